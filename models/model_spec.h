@@ -1,0 +1,85 @@
+/* model_spec.h — plain descriptions of a model, its optimiser and its data, as resolved
+ * from a scenario's [model] and [data] sections, plus the model's analytic cost profile.
+ * The simulator's cost model uses the profile, never its own estimates, so timing mode
+ * and train mode agree on every FLOP. */
+#ifndef MODEL_SPEC_H
+#define MODEL_SPEC_H
+
+#define MODEL_MAX_SIZES 16  /* MLP widths, input and output included */
+#define MODEL_MAX_BLOCKS 16 /* blocks a model is cut into; splits lie between blocks */
+
+typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1 } ModelArch;
+
+typedef struct ModelSpec {
+    ModelArch arch;
+    /* Input shape (from the dataset): channels x height x width; an MLP flattens it. */
+    int in_channels, in_height, in_width;
+    int classes;
+    /* MLP: sizes[0] = inputs, sizes[n_sizes-1] = classes. */
+    int n_sizes;
+    int sizes[MODEL_MAX_SIZES];
+    /* CNN: two conv(k x k, same padding) + ReLU + 2x2 max-pool blocks, then linear
+     * (hidden) + ReLU, then linear (classes). */
+    int conv_channels[2];
+    int kernel;
+    int hidden;
+    int batch;
+} ModelSpec;
+
+typedef enum { OPTIM_SGD = 0, OPTIM_MOMENTUM, OPTIM_ADAM, OPTIM_ADAMW } OptimKind;
+typedef enum { SCHED_CONSTANT = 0, SCHED_STEP, SCHED_COSINE } ScheduleKind;
+
+typedef struct OptimSpec {
+    OptimKind kind;
+    double lr;
+    double momentum;      /* OPTIM_MOMENTUM */
+    int nesterov;         /* OPTIM_MOMENTUM */
+    double beta1, beta2, eps; /* Adam/AdamW */
+    double weight_decay;  /* L2 for SGD/momentum/Adam, decoupled for AdamW */
+    ScheduleKind schedule;
+    double step_gamma;    /* SCHED_STEP: lr *= gamma every step_every rounds */
+    int step_every;
+    int warmup_rounds;    /* linear warm-up from lr/warmup to lr */
+} OptimSpec;
+
+typedef enum { DATA_FASHION_MNIST = 0, DATA_SYNTHETIC } DatasetKind;
+typedef enum { PART_IID = 0, PART_DIRICHLET, PART_SHARDS } PartitionKind;
+
+typedef struct DataSpec {
+    DatasetKind dataset;
+    char path[256];       /* folder of the IDX .gz files (fashion-mnist) */
+    PartitionKind partition;
+    double alpha;         /* dirichlet concentration */
+    int shards_per_agent; /* shards */
+    int test_samples;     /* held-out evaluation samples (0 = the whole test set) */
+    /* synthetic Gaussian mixture */
+    int features, classes, train_samples;
+    double separation;
+} DataSpec;
+
+/* Analytic cost of one sample through each block, and what crosses each split.
+ * Split m (1..n_blocks-1) cuts after block m; split 0 means "no offload". */
+typedef struct ModelProfile {
+    int n_blocks;
+    double fwd_flops[MODEL_MAX_BLOCKS];  /* per sample */
+    double bwd_flops[MODEL_MAX_BLOCKS];  /* per sample (input and weight gradients) */
+    double params[MODEL_MAX_BLOCKS];     /* parameter count per block */
+    double act_floats[MODEL_MAX_BLOCKS]; /* floats per sample leaving block m (index m-1) */
+    double aux_flops[MODEL_MAX_BLOCKS];  /* fwd+bwd per sample of the auxiliary head at split m (index m) */
+    double aux_params[MODEL_MAX_BLOCKS]; /* parameters of that head (index m) */
+    double total_flops;                  /* fwd+bwd per sample, whole model without heads */
+    double total_params;
+    double loss_flops;                   /* softmax cross-entropy per sample */
+} ModelProfile;
+
+/* Fills *profile for spec. Returns 0, or HS_E_INPUT if the spec is inconsistent. */
+int model_profile(const ModelSpec *spec, ModelProfile *profile);
+
+/* Fraction of per-batch compute on the slow side (blocks 1..m + head m) and on the fast
+ * side (blocks m+1..L) at split m; activation bytes per sample (float32 + 1 label byte
+ * share is added by the caller). m = 0: fs = 1, ff = 0. */
+double model_profile_slow_fraction(const ModelProfile *profile, int m);
+double model_profile_fast_fraction(const ModelProfile *profile, int m);
+double model_profile_split_bytes(const ModelProfile *profile, int m);
+
+#endif
