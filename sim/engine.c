@@ -1,0 +1,316 @@
+/* engine.c — the run loop, the cost-model primitives and per-round accounting. */
+#include "sim/engine.h"
+#include "sim/interrupt.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Runs with neither rounds nor a time budget stop at the target or at this cap. */
+enum { ENGINE_MAX_ROUNDS = 100000 };
+
+double engine_step_flops(const Engine *e, int batch)
+{
+    return batch * (e->profile.total_flops + e->profile.loss_flops);
+}
+
+double engine_model_bytes(const Engine *e)
+{
+    return 4.0 * e->profile.total_params;
+}
+
+int engine_agent_steps(const Engine *e, int agent)
+{
+    int batch = e->sc->model.batch;
+    return (e->world.agents[agent].samples + batch - 1) / batch;
+}
+
+int engine_round_steps(const Engine *e)
+{
+    double total = 0;
+    for (int i = 0; i < e->world.n; i++) total += e->world.agents[i].samples;
+    double mean = total / e->world.n;
+    int steps = (int)ceil(mean / e->sc->model.batch);
+    return steps < 1 ? 1 : steps;
+}
+
+/* Adds [start, end) to the agent's busy union. Intervals are booked roughly in start
+ * order per agent (its processor and uplink are FIFO), which this relies on. */
+static void engine_book_busy(AgentClock *c, double start, double end)
+{
+    if (end <= start) return;
+    if (start < c->busy_end) start = c->busy_end;
+    if (end > start) {
+        c->busy_s += end - start;
+        c->busy_end = end;
+    }
+}
+
+int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data)
+{
+    if (t < e->now) t = e->now;
+    return queue_push(e->queue, t, kind, agent, data);
+}
+
+double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data)
+{
+    AgentClock *c = &e->clocks[agent];
+    double start = c->compute_free > e->now ? c->compute_free : e->now;
+    double duration = flops / e->world.agents[agent].compute;
+    double finish = start + duration;
+    c->compute_free = finish;
+    c->compute_s += duration;
+    engine_book_busy(c, start, finish);
+    if (queue_push(e->queue, finish, kind, agent, data) != HS_OK)
+        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return finish;
+}
+
+double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
+{
+    AgentClock *c = &e->clocks[from];
+    double start = c->uplink_free > e->now ? c->uplink_free : e->now;
+    double transmit = bytes / world_link_bandwidth(&e->world, from, to);
+    double arrival = start + transmit + world_link_latency(&e->world, from, to);
+    c->uplink_free = start + transmit;
+    c->comm_s += transmit;
+    engine_book_busy(c, start, start + transmit);
+    e->round_bytes += bytes;
+    if (queue_push(e->queue, arrival, kind, to, data) != HS_OK)
+        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return arrival;
+}
+
+void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
+                             int blocking, int kind, int64_t data)
+{
+    *c = (Collective){.members = members, .n_members = n_members, .bytes = bytes,
+                      .blocking = blocking, .kind = kind, .data = data};
+}
+
+static int collective_member(const Collective *c, int k)
+{
+    return c->members ? c->members[k] : k;
+}
+
+int engine_collective_join(Engine *e, Collective *c, int agent)
+{
+    AgentClock *clock = &e->clocks[agent];
+    double t = e->now;
+    if (c->blocking && clock->compute_free > t) t = clock->compute_free;
+    if (clock->uplink_free > t) t = clock->uplink_free;
+    if (c->joined == 0 || t > c->ready) c->ready = t;
+    if (++c->joined < c->n_members) return HS_OK;
+
+    int n = c->n_members;
+    double duration = 0;
+    if (n > 1) {
+        double slowest = INFINITY, latency = 0;
+        for (int k = 0; k < n; k++) {
+            int a = collective_member(c, k), b = collective_member(c, (k + 1) % n);
+            double bw = world_link_bandwidth(&e->world, a, b);
+            double lat = world_link_latency(&e->world, a, b);
+            if (bw < slowest) slowest = bw;
+            if (lat > latency) latency = lat;
+        }
+        duration = 2.0 * (n - 1) * (c->bytes / n / slowest + latency);
+        e->round_bytes += 2.0 * (n - 1) * c->bytes;
+    }
+    double finish = c->ready + duration;
+    for (int k = 0; k < n; k++) {
+        AgentClock *m = &e->clocks[collective_member(c, k)];
+        m->comm_s += duration;
+        engine_book_busy(m, c->ready, finish);
+        m->uplink_free = finish;
+        if (c->blocking && m->compute_free < finish) m->compute_free = finish;
+    }
+    return queue_push(e->queue, finish, c->kind, -1, c->data);
+}
+
+void engine_end_round(Engine *e)
+{
+    e->round_over = 1;
+}
+
+void engine_set_role(Engine *e, int agent, SinkRole role)
+{
+    e->clocks[agent].role = role;
+}
+
+int engine_report_pairing(Engine *e, const SinkPairing *pairing)
+{
+    return e->sink.ops->pairing(e->sink.ctx, e->run_id, pairing);
+}
+
+int engine_report_metric(Engine *e, const SinkMetric *metric)
+{
+    return e->sink.ops->metric(e->sink.ctx, e->run_id, metric);
+}
+
+static void engine_round_reset(Engine *e)
+{
+    e->round_start = e->now;
+    e->round_over = 0;
+    e->round_bytes = 0;
+    e->round_extra = NAN;
+    for (int i = 0; i < e->world.n; i++) {
+        AgentClock *c = &e->clocks[i];
+        c->busy_end = e->now;
+        c->compute_s = c->comm_s = c->busy_s = 0;
+        c->role = SINK_ROLE_ALONE;
+    }
+}
+
+static int engine_round_report(Engine *e)
+{
+    double length = e->now - e->round_start;
+    double idle_total = 0;
+    for (int i = 0; i < e->world.n; i++) {
+        const AgentClock *c = &e->clocks[i];
+        double idle = length - c->busy_s;
+        if (idle < 0) idle = 0;
+        idle_total += idle;
+        e->rows[i] = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s,
+                                      .comm_s = c->comm_s, .idle_s = idle, .offline_s = 0,
+                                      .role = c->role};
+    }
+    e->total_bytes += e->round_bytes;
+    SinkRound row = {.round = e->round, .t_start = e->round_start, .t_end = e->now,
+                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = e->round_extra};
+    int status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
+    if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->world.n);
+    if (status == HS_OK && e->trainer == NULL) {
+        SinkMetric m = {.t = e->now, .round = e->round, .agent = -1, .train_loss = NAN,
+                        .test_loss = NAN, .test_accuracy = NAN, .bytes_sent = e->total_bytes};
+        status = engine_report_metric(e, &m);
+    }
+    return status;
+}
+
+/* Plays one round: the method schedules, events run in (time, seq) order. */
+static int engine_play_round(Engine *e)
+{
+    engine_round_reset(e);
+    int status = e->method->round_begin(e->method_state, e, e->round);
+    Event ev;
+    while (status == HS_OK && !e->round_over && queue_pop(e->queue, &ev)) {
+        e->now = ev.time;
+        status = e->method->on_event(e->method_state, e, &ev);
+        if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
+        if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
+    }
+    if (status == HS_OK && e->method->round_end) status = e->method->round_end(e->method_state, e, e->round);
+    if (status == HS_OK && e->trainer) status = trainer_round_end(e->trainer, e);
+    if (status == HS_OK) status = engine_round_report(e);
+    return status;
+}
+
+static SinkAgent *engine_sink_agents(const Engine *e)
+{
+    SinkAgent *rows = calloc((size_t)e->world.n, sizeof *rows);
+    if (rows == NULL) return NULL;
+    for (int i = 0; i < e->world.n; i++) {
+        const AgentProfile *a = &e->world.agents[i];
+        rows[i] = (SinkAgent){.agent = i, .group = e->sc->groups[a->group].name, .compute = a->compute,
+                              .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
+                              .samples = a->samples};
+    }
+    return rows;
+}
+
+static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
+{
+    memset(e, 0, sizeof *e);
+    e->sc = sc;
+    e->sink = sink;
+    e->diag = diag;
+    e->last_accuracy = NAN;
+    e->run_id = -1;
+    int status = world_build(sc, &e->world, diag);
+    if (status != HS_OK) return status;
+    if (model_profile(&sc->model, &e->profile) != HS_OK)
+        return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "[model] does not describe a valid network");
+    e->queue = queue_create((size_t)e->world.n * 2 + 16);
+    e->clocks = calloc((size_t)e->world.n, sizeof *e->clocks);
+    e->rows = calloc((size_t)e->world.n, sizeof *e->rows);
+    if (e->queue == NULL || e->clocks == NULL || e->rows == NULL)
+        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->world.n);
+    e->method = method_lookup(sc->method);
+    if (e->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
+    if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(e, &e->trainer)) != HS_OK) return status;
+    return e->method->create(e, &e->method_state);
+}
+
+static void engine_teardown(Engine *e)
+{
+    if (e->method && e->method_state) e->method->destroy(e->method_state);
+    trainer_free(e->trainer);
+    queue_free(e->queue);
+    free(e->clocks);
+    free(e->rows);
+    world_free(&e->world);
+}
+
+static double engine_wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
+{
+    Engine e;
+    double wall_start = engine_wall_seconds();
+    memset(outcome, 0, sizeof *outcome);
+    outcome->run_id = -1;
+    outcome->final_accuracy = NAN;
+    int status = engine_setup(&e, sc, sink, diag);
+    char *config = NULL;
+    SinkAgent *agents = NULL;
+    if (status != HS_OK) goto done;
+
+    config = scenario_config_string(sc);
+    agents = engine_sink_agents(&e);
+    if (config == NULL || agents == NULL) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        goto done;
+    }
+    SinkRunInfo info = {.name = sc->name, .scenario = sc->file, .method = sc->method, .seed = sc->seed,
+                        .mode = sc->mode == RUN_MODE_TRAIN ? "train" : "timing", .config = config};
+    if ((status = sink.ops->run_begin(sink.ctx, &info, &e.run_id)) != HS_OK) goto done;
+    outcome->run_id = e.run_id;
+    status = sink.ops->agents(sink.ctx, e.run_id, agents, e.world.n);
+
+    int max_rounds = sc->rounds > 0 ? sc->rounds : ENGINE_MAX_ROUNDS;
+    for (e.round = 0; status == HS_OK && e.round < max_rounds; e.round++) {
+        if (e.now >= sc->time_budget) break;
+        status = engine_play_round(&e);
+        if (status == HS_OK) outcome->rounds_done = e.round + 1;
+        if (status == HS_OK && sc->target_accuracy > 0 && e.last_accuracy >= sc->target_accuracy) {
+            e.target_reached = 1;
+            break;
+        }
+    }
+
+    SinkRunEnd end = {.wall_s = engine_wall_seconds() - wall_start, .sim_time_s = e.now,
+                      .final_accuracy = e.last_accuracy, .rounds_done = outcome->rounds_done};
+    if (status == HS_OK) end.status = SINK_STATUS_DONE;
+    else if (status == HS_E_DIVERGED) end.status = SINK_STATUS_DIVERGED;
+    else if (status == HS_E_INTERRUPTED) end.status = SINK_STATUS_INTERRUPTED;
+    else end.status = SINK_STATUS_FAILED;
+    if (status != HS_OK && diag->status == HS_OK) hs_diag_set(diag, status, NULL, 0, "%s", hs_error_name(status));
+    end.message = status == HS_OK ? NULL : diag->message;
+    int end_status = sink.ops->run_end(sink.ctx, e.run_id, &end);
+    if (status == HS_OK) status = end_status;
+    outcome->status = end.status;
+    outcome->sim_time_s = e.now;
+    outcome->final_accuracy = e.last_accuracy;
+done:
+    free(config);
+    free(agents);
+    engine_teardown(&e);
+    return status;
+}

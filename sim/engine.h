@@ -1,0 +1,114 @@
+/* engine.h — the discrete-event kernel of one run and the primitives methods use.
+ * The engine owns the virtual clock, the event queue, per-agent resource clocks and the
+ * per-round accounting; a method (sim/methods/) decides what happens. Every primitive
+ * computes its finishing time from the cost model (DESIGN.md) and schedules an event;
+ * nothing here reads the wall clock.
+ *
+ * Cost model:
+ *   compute  flops / agent.compute seconds, FIFO on the agent's processor;
+ *   send     latency + bytes / min(uplink_from, downlink_to), FIFO on the sender's uplink
+ *            (the uplink is busy for the transmission; latency is propagation);
+ *   ring all-reduce of B bytes among N agents: 2(N-1) steps of B/N bytes at the slowest
+ *            link of the ring plus 2(N-1) link latencies, starting when the last member
+ *            joins.
+ * Accounting per agent and round: compute_s and comm_s are the times booked on the
+ * processor and the uplink; idle_s = round length - the union of busy intervals. */
+#ifndef SIM_ENGINE_H
+#define SIM_ENGINE_H
+
+#include "models/model_spec.h"
+#include "sim/methods/method.h"
+#include "sim/queue.h"
+#include "sim/scenario.h"
+#include "sim/sink.h"
+#include "sim/world.h"
+
+struct Trainer;
+
+/* Event kinds below this are the engine's; methods use ENGINE_EVENT_METHOD + k. */
+enum { ENGINE_EVENT_METHOD = 16 };
+
+typedef struct AgentClock {
+    double compute_free;  /* virtual time its processor is free */
+    double uplink_free;   /* virtual time its uplink is free */
+    double busy_end;      /* end of the union of busy intervals booked this round */
+    double compute_s, comm_s, busy_s; /* this round */
+    SinkRole role;        /* this round */
+} AgentClock;
+
+typedef struct Engine {
+    const Scenario *sc;
+    World world;
+    ModelProfile profile;
+    EventQueue *queue;
+    double now;
+    int round;
+    double round_start;
+    int round_over;
+    AgentClock *clocks;   /* (world.n) */
+    double round_bytes, total_bytes;
+    double round_extra;   /* method figure for rounds.extra (NaN when none) */
+    Sink sink;
+    int64_t run_id;
+    HsDiag *diag;
+    const MethodOps *method;
+    void *method_state;
+    struct Trainer *trainer; /* NULL in timing mode */
+    double last_accuracy;    /* NaN until evaluated */
+    int target_reached;
+    SinkAgentRound *rows;    /* (world.n) buffer for agent_rounds */
+} Engine;
+
+/* A ring all-reduce being assembled: members join one by one; when the last joins the
+ * engine schedules one event (kind, agent -1, data) at the finishing time. */
+typedef struct Collective {
+    const int *members;  /* NULL: all agents 0..n-1 in index order (the ring order) */
+    int n_members;
+    int joined;
+    double ready;        /* latest join time so far */
+    double bytes;        /* payload per member */
+    int blocking;        /* members' processors wait for it (sync); 0 overlaps compute (CO2) */
+    int kind;
+    int64_t data;
+} Collective;
+
+typedef struct RunOutcome {
+    int64_t run_id;
+    SinkStatus status;
+    int rounds_done;
+    double sim_time_s;
+    double final_accuracy;
+} RunOutcome;
+
+/* Runs the scenario to its stop condition, reporting to sink. Input problems found
+ * before the run starts return HS_E_INPUT and write nothing to the sink. */
+int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome);
+
+/* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
+double engine_step_flops(const Engine *e, int batch);
+/* Parameter bytes of the whole model (float32). */
+double engine_model_bytes(const Engine *e);
+/* Steps in one pass over agent's local data. */
+int engine_agent_steps(const Engine *e, int agent);
+/* Steps of a "global epoch": ceil(mean samples / batch). */
+int engine_round_steps(const Engine *e);
+
+/* Books flops on agent's processor after its queued work; schedules (kind, agent, data)
+ * at the finish. Returns the finishing time. */
+double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data);
+/* Sends bytes from -> to on from's uplink; schedules (kind, to, data) on arrival. */
+double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
+
+void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
+                             int blocking, int kind, int64_t data);
+/* Agent joins once its queued compute (and sends) are done. Returns HS_OK. */
+int engine_collective_join(Engine *e, Collective *c, int agent);
+/* Schedules (kind, agent, data) at time t >= now. */
+int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data);
+
+void engine_end_round(Engine *e);
+void engine_set_role(Engine *e, int agent, SinkRole role);
+int engine_report_pairing(Engine *e, const SinkPairing *pairing);
+int engine_report_metric(Engine *e, const SinkMetric *metric);
+
+#endif

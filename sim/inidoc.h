@@ -1,0 +1,50 @@
+/* inidoc.h — an INI file as an ordered list of (section, key, value, line) entries.
+ * Parsing goes through libinih with a line-counting reader, so every entry keeps the
+ * line it came from and later validation can still say FILE:LINE. `--set` overrides and
+ * sweep points edit the document before it is resolved into a Scenario. */
+#ifndef SIM_INIDOC_H
+#define SIM_INIDOC_H
+
+#include "sim/hs_error.h"
+
+#define INIDOC_NAME_MAX 64
+#define INIDOC_VALUE_MAX 1024
+
+typedef struct IniEntry {
+    char section[INIDOC_NAME_MAX];
+    char key[INIDOC_NAME_MAX];
+    char value[INIDOC_VALUE_MAX];
+    const char *file;  /* points at IniDoc.file, or "--set" for overrides */
+    int line;          /* 0 for overrides */
+    int used;          /* set by the resolver; unused entries are reported as unknown */
+} IniEntry;
+
+typedef struct IniDoc {
+    char file[512];
+    IniEntry *entries;
+    int count, capacity;
+    /* Sections in order of appearance, including empty ones (they are still checked). */
+    char (*sections)[INIDOC_NAME_MAX];
+    int *section_lines;
+    int n_sections, sections_capacity;
+} IniDoc;
+
+/* Reads path. Indented lines continue the previous value (joined with a space); a key
+ * given twice in one section is an error. Returns 0, HS_E_INPUT (unreadable or malformed) or HS_E_NOMEM. */
+int inidoc_load(const char *path, IniDoc *doc, HsDiag *diag);
+/* Same for text held in memory; name is used in messages. */
+int inidoc_load_string(const char *name, const char *text, IniDoc *doc, HsDiag *diag);
+void inidoc_free(IniDoc *doc);
+int inidoc_copy(IniDoc *dst, const IniDoc *src);
+
+/* Applies "SECTION.KEY=VALUE" (SECTION may contain dots: agents.slow.count=2). */
+int inidoc_apply_set(IniDoc *doc, const char *assignment, HsDiag *diag);
+/* Sets or replaces section.key; file/line name where the value came from. */
+int inidoc_set(IniDoc *doc, const char *section, const char *key, const char *value,
+               const char *file, int line);
+
+IniEntry *inidoc_find(IniDoc *doc, const char *section, const char *key);
+int inidoc_has_section(const IniDoc *doc, const char *section);
+int inidoc_section_line(const IniDoc *doc, const char *section);
+
+#endif

@@ -1,0 +1,25 @@
+/* registry.c — the list of methods a scenario can name in [run] method. */
+#include "sim/methods/method.h"
+
+#include <string.h>
+
+extern const MethodOps method_sync;
+extern const MethodOps method_localsgd;
+
+static const MethodOps *const method_registry[] = {
+    &method_sync,
+    &method_localsgd,
+    NULL,
+};
+
+const MethodOps *const *method_all(void)
+{
+    return method_registry;
+}
+
+const MethodOps *method_lookup(const char *name)
+{
+    for (const MethodOps *const *m = method_registry; *m; m++)
+        if (strcmp((*m)->name, name) == 0) return *m;
+    return NULL;
+}

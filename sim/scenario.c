@@ -1,0 +1,666 @@
+/* scenario.c — validation and resolution of scenario documents.
+ * Order matters for good messages: unknown sections and keys are reported first (they
+ * are usually typos that would otherwise surface as a confusing "missing key"), then
+ * each section is resolved top to bottom. */
+#include "sim/scenario.h"
+#include "sim/methods/method.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
+                                                "agents", "sweep", NULL};
+static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
+                                       "target_accuracy", "mode", "eval_every", "threads", NULL};
+static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
+                                        "test_samples", "features", "classes", "train_samples",
+                                        "separation", NULL};
+static const char *const keys_model[] = {"arch", "layers", "channels", "kernel", "hidden",
+                                         "batch", "optimizer", "lr", "momentum", "nesterov",
+                                         "weight_decay", "beta1", "beta2", "eps", "schedule",
+                                         "step_gamma", "step_every", "warmup", NULL};
+static const char *const keys_topology[] = {"graph", "degree", "file", NULL};
+static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
+                                          "latency", "samples", NULL};
+
+typedef struct Resolver {
+    IniDoc *doc;
+    Scenario *sc;
+    HsDiag *diag;
+} Resolver;
+
+int scenario_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int row[64];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+            int best = diagonal + cost;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Writes " (did you mean 'x'?)" for the closest name within a small distance. */
+static void scenario_suggest(const char *name, const char *const *known, char *out, size_t size)
+{
+    const char *best = NULL;
+    int best_distance = INT_MAX;
+    for (int i = 0; known && known[i]; i++) {
+        int d = scenario_edit_distance(name, known[i]);
+        if (d < best_distance) {
+            best_distance = d;
+            best = known[i];
+        }
+    }
+    int limit = (int)strlen(name) / 3 + 1;
+    if (best && best_distance <= (limit < 3 ? limit : 3))
+        snprintf(out, size, " (did you mean '%s'?)", best);
+    else
+        out[0] = '\0';
+}
+
+static int scenario_is_group(const char *section)
+{
+    return strncmp(section, "agents.", 7) == 0 && section[7] != '\0';
+}
+
+static const char *const *scenario_section_keys(const char *section)
+{
+    if (strcmp(section, "run") == 0) return keys_run;
+    if (strcmp(section, "data") == 0) return keys_data;
+    if (strcmp(section, "model") == 0) return keys_model;
+    if (strcmp(section, "topology") == 0) return keys_topology;
+    if (strcmp(section, "agents") == 0 || scenario_is_group(section)) return keys_agents;
+    return NULL;
+}
+
+static int scenario_check_names(Resolver *r)
+{
+    IniDoc *doc = r->doc;
+    char hint[128];
+    for (int i = 0; i < doc->n_sections; i++) {
+        const char *s = doc->sections[i];
+        int known = scenario_is_group(s);
+        for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
+        if (!known) {
+            scenario_suggest(s, scenario_sections, hint, sizeof hint);
+            const char *file = doc->section_lines[i] > 0 ? doc->file : "--set";
+            return hs_diag_set(r->diag, HS_E_INPUT, file, doc->section_lines[i],
+                               "unknown section [%s]%s", s, hint);
+        }
+    }
+    for (int i = 0; i < doc->count; i++) {
+        IniEntry *e = &doc->entries[i];
+        const char *const *keys = scenario_section_keys(e->section);
+        if (keys == NULL) continue; /* [method] and [sweep] are checked later */
+        int known = 0;
+        for (int k = 0; !known && keys[k]; k++) known = strcmp(e->key, keys[k]) == 0;
+        if (!known) {
+            scenario_suggest(e->key, keys, hint, sizeof hint);
+            return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "unknown key '%s' in [%s]%s",
+                               e->key, e->section, hint);
+        }
+    }
+    return HS_OK;
+}
+
+static IniEntry *scenario_take(Resolver *r, const char *section, const char *key)
+{
+    IniEntry *e = inidoc_find(r->doc, section, key);
+    if (e) e->used = 1;
+    return e;
+}
+
+static int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *detail)
+{
+    char message[400];
+    snprintf(message, sizeof message, fmt, detail);
+    return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "[%s] %s: %s", e->section, e->key,
+                       message);
+}
+
+static int scenario_missing(Resolver *r, const char *section, const char *key)
+{
+    int line = inidoc_section_line(r->doc, section);
+    return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line > 0 ? line : 0,
+                       "missing required key '%s' in [%s]", key, section);
+}
+
+static int scenario_double(Resolver *r, const char *section, const char *key, double fallback,
+                           UnitKind unit, double min, double max, double *out)
+{
+    IniEntry *e = scenario_take(r, section, key);
+    if (e == NULL) {
+        *out = fallback;
+        return HS_OK;
+    }
+    char why[300];
+    if (units_parse(e->value, unit, out, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
+    if (!(*out >= min && *out <= max)) {
+        char range[128];
+        snprintf(range, sizeof range, "%.6g is outside [%.6g, %.6g]", *out, min, max);
+        return scenario_bad(r, e, "%s", range);
+    }
+    return HS_OK;
+}
+
+static int scenario_parse_int(const char *text, long long min, long long max, long long *out)
+{
+    while (isspace((unsigned char)*text)) text++;
+    errno = 0;
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == text || *end != '\0' || errno) return HS_E_INPUT;
+    if (v < min || v > max) return HS_E_INPUT;
+    *out = v;
+    return HS_OK;
+}
+
+static int scenario_int(Resolver *r, const char *section, const char *key, int fallback, int min,
+                        int max, int *out)
+{
+    IniEntry *e = scenario_take(r, section, key);
+    if (e == NULL) {
+        *out = fallback;
+        return HS_OK;
+    }
+    long long v;
+    if (scenario_parse_int(e->value, min, max, &v) != HS_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "expected a whole number in [%d, %d], found '%.60s'", min, max, e->value);
+        return scenario_bad(r, e, "%s", why);
+    }
+    *out = (int)v;
+    return HS_OK;
+}
+
+/* value must be one of "a|b|c"; returns its index in *out. */
+static int scenario_match_choice(const char *value, const char *choices)
+{
+    int index = 0;
+    const char *p = choices;
+    size_t len = strlen(value);
+    for (;;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncmp(p, value, n) == 0) return index;
+        if (!bar) return -1;
+        p = bar + 1;
+        index++;
+    }
+}
+
+static void scenario_trim_copy(char *dst, size_t size, const char *src)
+{
+    while (isspace((unsigned char)*src)) src++;
+    snprintf(dst, size, "%s", src);
+    size_t len = strlen(dst);
+    while (len > 0 && isspace((unsigned char)dst[len - 1])) dst[--len] = '\0';
+}
+
+static int scenario_choice(Resolver *r, const char *section, const char *key, const char *fallback,
+                           const char *choices, int *out)
+{
+    IniEntry *e = scenario_take(r, section, key);
+    char value[INIDOC_VALUE_MAX];
+    scenario_trim_copy(value, sizeof value, e ? e->value : fallback);
+    *out = scenario_match_choice(value, choices);
+    if (*out < 0) {
+        char why[400];
+        snprintf(why, sizeof why, "'%.60s' is not one of %s", value, choices);
+        return scenario_bad(r, e, "%s", why);
+    }
+    return HS_OK;
+}
+
+static int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int *count)
+{
+    char buf[INIDOC_VALUE_MAX];
+    snprintf(buf, sizeof buf, "%s", e->value);
+    *count = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        long long v;
+        if (*count == max_count) return scenario_bad(r, e, "more than %s values", max_count == MODEL_MAX_SIZES ? "16" : "2");
+        if (scenario_parse_int(tok, 1, 1 << 20, &v) != HS_OK)
+            return scenario_bad(r, e, "'%s' is not a positive whole number", tok);
+        values[(*count)++] = (int)v;
+    }
+    return HS_OK;
+}
+
+static int scenario_resolve_run(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    IniEntry *e = scenario_take(r, "run", "name");
+    if (e) {
+        scenario_trim_copy(sc->name, sizeof sc->name, e->value);
+    } else {
+        const char *base = strrchr(r->doc->file, '/');
+        base = base ? base + 1 : r->doc->file;
+        snprintf(sc->name, sizeof sc->name, "%s", base);
+        char *dot = strrchr(sc->name, '.');
+        if (dot && dot != sc->name) *dot = '\0';
+    }
+    e = scenario_take(r, "run", "method");
+    if (e == NULL) return scenario_missing(r, "run", "method");
+    scenario_trim_copy(sc->method, sizeof sc->method, e->value);
+    if (method_lookup(sc->method) == NULL) {
+        const char *names[64];
+        int n = 0;
+        for (const MethodOps *const *m = method_all(); *m && n < 63; m++) names[n++] = (*m)->name;
+        names[n] = NULL;
+        char hint[128], list[400] = "";
+        scenario_suggest(sc->method, names, hint, sizeof hint);
+        for (int i = 0; i < n; i++) {
+            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, names[i], sizeof list - strlen(list) - 1);
+        }
+        return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "[run] method: unknown method '%s'%s; known: %s",
+                           sc->method, hint, list);
+    }
+    e = scenario_take(r, "run", "seed");
+    sc->seed = 1;
+    if (e) {
+        char *end;
+        errno = 0;
+        const char *v = e->value;
+        while (isspace((unsigned char)*v)) v++;
+        unsigned long long seed = strtoull(v, &end, 10);
+        while (isspace((unsigned char)*end)) end++;
+        if (*v == '-' || end == v || *end || errno || seed > (unsigned long long)INT64_MAX)
+            return scenario_bad(r, e, "%s", "expected a whole number in [0, 2^63)");
+        sc->seed = seed;
+    }
+    int status;
+    if ((status = scenario_int(r, "run", "rounds", 0, 1, 1000000, &sc->rounds)) ||
+        (status = scenario_double(r, "run", "time_budget", INFINITY, UNIT_TIME, 1e-9, INFINITY, &sc->time_budget)) ||
+        (status = scenario_double(r, "run", "target_accuracy", 0, UNIT_PLAIN, 0, 1, &sc->target_accuracy)) ||
+        (status = scenario_int(r, "run", "eval_every", 1, 1, 1000000, &sc->eval_every)) ||
+        (status = scenario_int(r, "run", "threads", 1, 1, 256, &sc->threads)))
+        return status;
+    int mode;
+    if ((status = scenario_choice(r, "run", "mode", "train", "train|timing", &mode))) return status;
+    sc->mode = mode == 0 ? RUN_MODE_TRAIN : RUN_MODE_TIMING;
+    if (sc->rounds == 0 && !isfinite(sc->time_budget) && sc->target_accuracy == 0)
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
+                           "[run] needs a stop: rounds, time_budget or target_accuracy");
+    if (sc->target_accuracy > 0 && sc->mode == RUN_MODE_TIMING && sc->rounds == 0 && !isfinite(sc->time_budget))
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
+                           "[run] target_accuracy needs mode = train (timing mode measures no accuracy); "
+                           "add rounds or time_budget");
+    return HS_OK;
+}
+
+static int scenario_resolve_data(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    DataSpec *d = &sc->data;
+    int dataset, partition, status;
+    if ((status = scenario_choice(r, "data", "dataset", "fashion-mnist", "fashion-mnist|synthetic", &dataset)) ||
+        (status = scenario_choice(r, "data", "partition", "iid", "iid|dirichlet|shards", &partition)))
+        return status;
+    d->dataset = dataset == 0 ? DATA_FASHION_MNIST : DATA_SYNTHETIC;
+    d->partition = (PartitionKind)partition;
+    IniEntry *e = scenario_take(r, "data", "path");
+    scenario_trim_copy(d->path, sizeof d->path, e ? e->value : "/usr/share/datasets/fashion-mnist");
+    double alpha, separation;
+    if ((status = scenario_double(r, "data", "alpha", 0.5, UNIT_PLAIN, 1e-6, 1e6, &alpha)) ||
+        (status = scenario_int(r, "data", "shards", 2, 1, 1000, &d->shards_per_agent)) ||
+        (status = scenario_int(r, "data", "test_samples", 0, 0, 10000000, &d->test_samples)) ||
+        (status = scenario_int(r, "data", "features", 32, 1, 1 << 20, &d->features)) ||
+        (status = scenario_int(r, "data", "classes", 10, 2, 1000, &d->classes)) ||
+        (status = scenario_int(r, "data", "train_samples", 60000, 1, 100000000, &d->train_samples)) ||
+        (status = scenario_double(r, "data", "separation", 2.0, UNIT_PLAIN, 0, 1e6, &separation)))
+        return status;
+    d->alpha = alpha;
+    d->separation = separation;
+    ModelSpec *m = &sc->model;
+    if (d->dataset == DATA_FASHION_MNIST) {
+        m->in_channels = 1;
+        m->in_height = m->in_width = 28;
+        m->classes = 10;
+        d->features = 784;
+        d->classes = 10;
+        sc->dataset_train_size = 60000;
+        sc->dataset_test_size = 10000;
+    } else {
+        m->in_channels = d->features;
+        m->in_height = m->in_width = 1;
+        m->classes = d->classes;
+        sc->dataset_train_size = d->train_samples;
+        sc->dataset_test_size = d->test_samples > 0 ? d->test_samples : d->train_samples / 6 + 1;
+    }
+    if (d->test_samples > sc->dataset_test_size && d->dataset == DATA_FASHION_MNIST)
+        return scenario_bad(r, inidoc_find(r->doc, "data", "test_samples"), "%s",
+                            "more than the 10000 test images");
+    return HS_OK;
+}
+
+static int scenario_resolve_model(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    ModelSpec *m = &sc->model;
+    int arch, status;
+    if ((status = scenario_choice(r, "model", "arch", "mlp", "mlp|cnn", &arch))) return status;
+    m->arch = arch == 0 ? MODEL_ARCH_MLP : MODEL_ARCH_CNN;
+    int features = m->in_channels * m->in_height * m->in_width;
+    IniEntry *e = scenario_take(r, "model", "layers");
+    if (e) {
+        if ((status = scenario_int_list(r, e, m->sizes, MODEL_MAX_SIZES, &m->n_sizes))) return status;
+        if (m->n_sizes < 2) return scenario_bad(r, e, "%s", "needs at least an input and an output size");
+        if (m->sizes[0] != features) {
+            char why[128];
+            snprintf(why, sizeof why, "the first size must be the input size %d", features);
+            return scenario_bad(r, e, "%s", why);
+        }
+        if (m->sizes[m->n_sizes - 1] != m->classes) {
+            char why[128];
+            snprintf(why, sizeof why, "the last size must be the class count %d", m->classes);
+            return scenario_bad(r, e, "%s", why);
+        }
+    } else {
+        int defaults[] = {features, 256, 128, m->classes};
+        memcpy(m->sizes, defaults, sizeof defaults);
+        m->n_sizes = 4;
+    }
+    m->conv_channels[0] = 32;
+    m->conv_channels[1] = 64;
+    e = scenario_take(r, "model", "channels");
+    if (e) {
+        int n;
+        if ((status = scenario_int_list(r, e, m->conv_channels, 2, &n))) return status;
+        if (n != 2) return scenario_bad(r, e, "%s", "needs two channel counts, e.g. 32,64");
+    }
+    if ((status = scenario_int(r, "model", "kernel", 5, 1, 15, &m->kernel)) ||
+        (status = scenario_int(r, "model", "hidden", 128, 1, 1 << 16, &m->hidden)) ||
+        (status = scenario_int(r, "model", "batch", 64, 1, 1 << 16, &m->batch)))
+        return status;
+    if (m->kernel % 2 == 0)
+        return scenario_bad(r, inidoc_find(r->doc, "model", "kernel"), "%s", "must be odd (same padding)");
+    if (m->arch == MODEL_ARCH_CNN && (m->in_height < 4 || m->in_width < 4)) {
+        int line = inidoc_section_line(r->doc, "model");
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line,
+                           "[model] arch = cnn needs image data (fashion-mnist), not %d features",
+                           features);
+    }
+    OptimSpec *o = &sc->optim;
+    int kind, schedule;
+    if ((status = scenario_choice(r, "model", "optimizer", "sgd", "sgd|momentum|adam|adamw", &kind)) ||
+        (status = scenario_double(r, "model", "lr", 0.05, UNIT_PLAIN, 0, 1e6, &o->lr)) ||
+        (status = scenario_double(r, "model", "momentum", 0.9, UNIT_PLAIN, 0, 0.999999, &o->momentum)) ||
+        (status = scenario_int(r, "model", "nesterov", 0, 0, 1, &o->nesterov)) ||
+        (status = scenario_double(r, "model", "weight_decay", 0, UNIT_PLAIN, 0, 1e3, &o->weight_decay)) ||
+        (status = scenario_double(r, "model", "beta1", 0.9, UNIT_PLAIN, 0, 0.999999, &o->beta1)) ||
+        (status = scenario_double(r, "model", "beta2", 0.999, UNIT_PLAIN, 0, 0.99999999, &o->beta2)) ||
+        (status = scenario_double(r, "model", "eps", 1e-8, UNIT_PLAIN, 1e-30, 1, &o->eps)) ||
+        (status = scenario_choice(r, "model", "schedule", "constant", "constant|step|cosine", &schedule)) ||
+        (status = scenario_double(r, "model", "step_gamma", 0.1, UNIT_PLAIN, 0, 1, &o->step_gamma)) ||
+        (status = scenario_int(r, "model", "step_every", 10, 1, 1000000, &o->step_every)) ||
+        (status = scenario_int(r, "model", "warmup", 0, 0, 1000000, &o->warmup_rounds)))
+        return status;
+    o->kind = (OptimKind)kind;
+    o->schedule = (ScheduleKind)schedule;
+    ModelProfile profile;
+    if (model_profile(m, &profile) != HS_OK)
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"),
+                           "[model] does not describe a valid network");
+    return HS_OK;
+}
+
+static int scenario_resolve_topology(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    int graph, status;
+    IniEntry *e = scenario_take(r, "topology", "graph");
+    char value[INIDOC_VALUE_MAX];
+    scenario_trim_copy(value, sizeof value, e ? e->value : "full");
+    graph = scenario_match_choice(value, "full|ring|torus|random-regular|exponential");
+    if (graph < 0) {
+        size_t len = strlen(value);
+        if (len > 6 && strcmp(value + len - 6, ".edges") == 0) {
+            graph = TOPO_FILE;
+            snprintf(sc->topology_file, sizeof sc->topology_file, "%s", value);
+        } else {
+            return scenario_bad(r, e, "'%s' is not one of full|ring|torus|random-regular|exponential|FILE.edges",
+                                value);
+        }
+    }
+    sc->topology = (TopologyKind)graph;
+    if ((status = scenario_int(r, "topology", "degree", 4, 1, 100000, &sc->degree))) return status;
+    e = scenario_take(r, "topology", "file");
+    if (e) scenario_trim_copy(sc->topology_file, sizeof sc->topology_file, e->value);
+    return HS_OK;
+}
+
+static int scenario_dist(Resolver *r, const char *section, const char *key, UnitKind unit,
+                         Distribution *out, int *present)
+{
+    IniEntry *e = scenario_take(r, section, key);
+    *present = e != NULL;
+    if (e == NULL) return HS_OK;
+    char why[300];
+    if (distribution_parse(e->value, unit, out, why, sizeof why) != HS_OK)
+        return scenario_bad(r, e, "%s", why);
+    int positive_only = unit != UNIT_TIME;
+    double lowest = out->kind == DIST_CHOICE ? out->values[0] : out->a;
+    for (int i = 1; out->kind == DIST_CHOICE && i < out->n_choices; i++)
+        if (out->values[i] < lowest) lowest = out->values[i];
+    if (out->kind == DIST_NORMAL) lowest = out->a;
+    if (positive_only ? !(lowest > 0) : !(lowest >= 0))
+        return scenario_bad(r, e, "%s", positive_only ? "values must be positive" : "values must not be negative");
+    return HS_OK;
+}
+
+/* Resolves one agents section into *g, inheriting from base when given. */
+static int scenario_resolve_group(Resolver *r, const char *section, const AgentGroupSpec *base,
+                                  AgentGroupSpec *g)
+{
+    int status, present;
+    Distribution bandwidth;
+    if ((status = scenario_dist(r, section, "compute", UNIT_COMPUTE, &g->compute, &present))) return status;
+    if (!present) {
+        if (!base) return scenario_missing(r, section, "compute");
+        g->compute = base->compute;
+    }
+    int has_bw, has_up, has_down;
+    if ((status = scenario_dist(r, section, "bandwidth", UNIT_BANDWIDTH, &bandwidth, &has_bw)) ||
+        (status = scenario_dist(r, section, "uplink", UNIT_BANDWIDTH, &g->uplink, &has_up)) ||
+        (status = scenario_dist(r, section, "downlink", UNIT_BANDWIDTH, &g->downlink, &has_down)))
+        return status;
+    if (!has_up) g->uplink = has_bw ? bandwidth : (base ? base->uplink : g->uplink);
+    if (!has_down) g->downlink = has_bw ? bandwidth : (base ? base->downlink : g->downlink);
+    /* `bandwidth` alone describes one symmetric link per agent; separate uplink and
+     * downlink keys (here or inherited) make them independent draws. */
+    if (has_up || has_down) g->symmetric_link = 0;
+    else g->symmetric_link = has_bw ? 1 : (base ? base->symmetric_link : 0);
+    if (!base && !(has_bw || (has_up && has_down)))
+        return scenario_missing(r, section, "bandwidth");
+    if ((status = scenario_dist(r, section, "latency", UNIT_TIME, &g->latency, &present))) return status;
+    if (!present) {
+        if (base) g->latency = base->latency;
+        else g->latency = (Distribution){.kind = DIST_CONSTANT, .a = 0};
+    }
+    if ((status = scenario_dist(r, section, "samples", UNIT_PLAIN, &g->samples, &present))) return status;
+    g->has_samples = present || (base && base->has_samples);
+    if (!present && base) g->samples = base->samples;
+    return HS_OK;
+}
+
+static int scenario_resolve_agents(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    if (!inidoc_has_section(r->doc, "agents"))
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "missing section [agents]");
+    int status;
+    IniEntry *count_entry = inidoc_find(r->doc, "agents", "count");
+    if (count_entry == NULL) return scenario_missing(r, "agents", "count");
+    if ((status = scenario_int(r, "agents", "count", 0, 1, 10000000, &sc->n_agents))) return status;
+    AgentGroupSpec *base = &sc->groups[0];
+    snprintf(base->name, sizeof base->name, "default");
+    base->line = inidoc_section_line(r->doc, "agents");
+    if ((status = scenario_resolve_group(r, "agents", NULL, base))) return status;
+    sc->n_groups = 1;
+    int taken = 0;
+    for (int i = 0; i < r->doc->n_sections; i++) {
+        const char *s = r->doc->sections[i];
+        if (!scenario_is_group(s)) continue;
+        int line = r->doc->section_lines[i];
+        if (sc->n_groups == SCENARIO_MAX_GROUPS)
+            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line, "more than %d agent groups",
+                               SCENARIO_MAX_GROUPS - 1);
+        AgentGroupSpec *g = &sc->groups[sc->n_groups++];
+        snprintf(g->name, sizeof g->name, "%s", s + 7);
+        g->line = line;
+        if (inidoc_find(r->doc, s, "count") == NULL) return scenario_missing(r, s, "count");
+        if ((status = scenario_int(r, s, "count", 0, 0, 10000000, &g->count))) return status;
+        if ((status = scenario_resolve_group(r, s, base, g))) return status;
+        taken += g->count;
+        if (taken > sc->n_agents) {
+            IniEntry *e = inidoc_find(r->doc, s, "count");
+            char why[160];
+            snprintf(why, sizeof why, "groups take %d agents, but [agents] count is %d", taken, sc->n_agents);
+            return scenario_bad(r, e, "%s", why);
+        }
+    }
+    base->count = sc->n_agents - taken;
+    if (sc->mode == RUN_MODE_TRAIN && sc->n_agents > sc->dataset_train_size)
+        return scenario_bad(r, count_entry, "%s", "more agents than training samples");
+    return HS_OK;
+}
+
+static int scenario_resolve_method(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    const MethodOps *ops = method_lookup(sc->method);
+    const char *names[SCENARIO_MAX_PARAMS + 1];
+    int n = 0;
+    for (const MethodKey *k = ops->keys; k && k->name && n < SCENARIO_MAX_PARAMS; k++) names[n++] = k->name;
+    names[n] = NULL;
+    for (int i = 0; i < r->doc->count; i++) {
+        IniEntry *e = &r->doc->entries[i];
+        if (strcmp(e->section, "method") != 0) continue;
+        int known = 0;
+        for (int k = 0; !known && k < n; k++) known = strcmp(e->key, names[k]) == 0;
+        if (!known) {
+            char hint[128];
+            scenario_suggest(e->key, names, hint, sizeof hint);
+            return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line,
+                               "unknown key '%s' in [method] for method %s%s", e->key, sc->method, hint);
+        }
+    }
+    sc->n_params = 0;
+    for (int k = 0; k < n; k++) {
+        MethodParam *p = &sc->params[sc->n_params++];
+        IniEntry *e = scenario_take(r, "method", names[k]);
+        snprintf(p->key, sizeof p->key, "%s", names[k]);
+        scenario_trim_copy(p->value, sizeof p->value, e ? e->value : ops->keys[k].default_value);
+        p->file = e ? e->file : r->doc->file;
+        p->line = e ? e->line : 0;
+    }
+    return HS_OK;
+}
+
+int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
+{
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->file, sizeof sc->file, "%s", doc->file);
+    Resolver r = {.doc = doc, .sc = sc, .diag = diag};
+    int status;
+    if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
+        (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
+        (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
+        (status = scenario_resolve_agents(&r)))
+        return status;
+    sc->has_sweep = inidoc_has_section(doc, "sweep");
+    return HS_OK;
+}
+
+int scenario_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
+                  HsDiag *diag)
+{
+    IniDoc doc;
+    int status = inidoc_load(path, &doc, diag);
+    for (int i = 0; status == HS_OK && i < n_overrides; i++) status = inidoc_apply_set(&doc, overrides[i], diag);
+    if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
+    inidoc_free(&doc);
+    return status;
+}
+
+const MethodParam *scenario_param(const Scenario *sc, const char *key)
+{
+    for (int i = 0; i < sc->n_params; i++)
+        if (strcmp(sc->params[i].key, key) == 0) return &sc->params[i];
+    return NULL;
+}
+
+static int scenario_param_bad(const Scenario *sc, const MethodParam *p, const char *what, HsDiag *diag)
+{
+    return hs_diag_set(diag, HS_E_INPUT, p->line > 0 ? p->file : sc->file, p->line,
+                       "[method] %s: %s, found '%s'", p->key, what, p->value);
+}
+
+int scenario_param_double(const Scenario *sc, const char *key, double *out, HsDiag *diag)
+{
+    const MethodParam *p = scenario_param(sc, key);
+    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
+    char why[200];
+    if (units_parse(p->value, UNIT_PLAIN, out, why, sizeof why) != HS_OK)
+        return scenario_param_bad(sc, p, "expected a number", diag);
+    return HS_OK;
+}
+
+int scenario_param_int(const Scenario *sc, const char *key, int *out, HsDiag *diag)
+{
+    const MethodParam *p = scenario_param(sc, key);
+    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
+    long long v;
+    if (scenario_parse_int(p->value, INT_MIN, INT_MAX, &v) != HS_OK)
+        return scenario_param_bad(sc, p, "expected a whole number", diag);
+    *out = (int)v;
+    return HS_OK;
+}
+
+int scenario_param_steps(const Scenario *sc, const char *key, int *out, HsDiag *diag)
+{
+    const MethodParam *p = scenario_param(sc, key);
+    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
+    if (strcmp(p->value, "epoch") == 0) {
+        *out = 0;
+        return HS_OK;
+    }
+    long long v;
+    if (scenario_parse_int(p->value, 1, 100000000, &v) != HS_OK)
+        return scenario_param_bad(sc, p, "expected a positive whole number or 'epoch'", diag);
+    *out = (int)v;
+    return HS_OK;
+}
+
+int scenario_param_choice(const Scenario *sc, const char *key, const char *choices, int *index,
+                          HsDiag *diag)
+{
+    const MethodParam *p = scenario_param(sc, key);
+    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
+    *index = scenario_match_choice(p->value, choices);
+    if (*index < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "expected one of %s", choices);
+        return scenario_param_bad(sc, p, what, diag);
+    }
+    return HS_OK;
+}

@@ -1,0 +1,106 @@
+/* scenario.h — a scenario file resolved into plain data: every default filled in, every
+ * unit converted to SI. Resolution validates everything a run will use, so a scenario
+ * that resolves cannot fail later for a reason that was in the file.
+ * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [sweep]. */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include "models/model_spec.h"
+#include "sim/distribution.h"
+#include "sim/inidoc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SCENARIO_MAX_GROUPS 32
+#define SCENARIO_MAX_PARAMS 32
+
+typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;
+
+typedef enum {
+    TOPO_FULL = 0, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_FILE
+} TopologyKind;
+
+/* Which attributes a group sets itself (the rest come from [agents]). */
+typedef struct AgentGroupSpec {
+    char name[INIDOC_NAME_MAX]; /* "default" for [agents] itself */
+    int count;
+    int line;                   /* where the group's section starts */
+    Distribution compute;       /* FLOP/s */
+    Distribution uplink;        /* bytes/s */
+    Distribution downlink;      /* bytes/s */
+    int symmetric_link;         /* `bandwidth` given: downlink = the uplink's draw */
+    Distribution latency;       /* s */
+    Distribution samples;       /* count; drawn and rounded */
+    int has_samples;            /* else the dataset is shared out evenly */
+} AgentGroupSpec;
+
+/* A resolved [method] key: the given value or the method's default. */
+typedef struct MethodParam {
+    char key[INIDOC_NAME_MAX];
+    char value[INIDOC_VALUE_MAX];
+    const char *file;
+    int line;   /* 0 when the value is a default or an override */
+} MethodParam;
+
+typedef struct Scenario {
+    char file[512];             /* as given on the command line */
+    /* [run] */
+    char name[INIDOC_NAME_MAX];
+    char method[INIDOC_NAME_MAX];
+    uint64_t seed;
+    int rounds;
+    double time_budget;         /* s of virtual time; inf when unlimited */
+    double target_accuracy;     /* 0 when none */
+    RunMode mode;
+    int eval_every;             /* rounds between evaluations (train mode) */
+    int threads;                /* worker threads for train mode; results do not depend on it */
+    /* [data] [model] */
+    DataSpec data;
+    int dataset_train_size, dataset_test_size;
+    ModelSpec model;
+    OptimSpec optim;
+    /* [method] */
+    MethodParam params[SCENARIO_MAX_PARAMS];
+    int n_params;
+    /* [topology] */
+    TopologyKind topology;
+    int degree;
+    char topology_file[512];
+    /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
+    int n_agents;
+    AgentGroupSpec groups[SCENARIO_MAX_GROUPS];
+    int n_groups;
+    /* [sweep] is kept as written; sweep.c expands it */
+    int has_sweep;
+} Scenario;
+
+/* Resolves doc into *sc. Errors: HS_E_INPUT with "FILE:LINE: ..." in diag. Marks the
+ * entries it used. */
+int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
+
+/* Loads path, applies the --set overrides in order and resolves. */
+int scenario_load(const char *path, const char *const *overrides, int n_overrides,
+                  Scenario *sc, HsDiag *diag);
+
+/* Writes the fully resolved scenario as INI that scenario_resolve reads back to the
+ * same Scenario (runs.config). */
+void scenario_write_config(const Scenario *sc, FILE *out);
+/* Same into a malloc'd string; NULL when out of memory. Caller frees. */
+char *scenario_config_string(const Scenario *sc);
+
+/* A resolved [method] key's value, or NULL if the method declares no such key. */
+const MethodParam *scenario_param(const Scenario *sc, const char *key);
+/* Typed readers: errors (HS_E_INPUT) name the key's file:line. */
+int scenario_param_double(const Scenario *sc, const char *key, double *out, HsDiag *diag);
+int scenario_param_int(const Scenario *sc, const char *key, int *out, HsDiag *diag);
+/* "epoch" reads as 0 (one local epoch); otherwise a positive integer. */
+int scenario_param_steps(const Scenario *sc, const char *key, int *out, HsDiag *diag);
+/* value must be one of the '|'-separated choices ("exact|ip|greedy"); *index gets its place. */
+int scenario_param_choice(const Scenario *sc, const char *key, const char *choices, int *index,
+                          HsDiag *diag);
+
+/* Edit distance, for "did you mean" suggestions. */
+int scenario_edit_distance(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,104 @@
+/* scenario_config.c — the resolved scenario written back as INI (runs.config).
+ * Numbers are written in SI with 17 significant digits so that reading the text back
+ * resolves to the same bits; the round trip is tested. */
+#include "sim/scenario.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static const char *const config_optimizers[] = {"sgd", "momentum", "adam", "adamw"};
+static const char *const config_schedules[] = {"constant", "step", "cosine"};
+static const char *const config_partitions[] = {"iid", "dirichlet", "shards"};
+static const char *const config_graphs[] = {"full", "ring", "torus", "random-regular", "exponential"};
+
+static void config_write_group(const AgentGroupSpec *g, int write_samples, FILE *out)
+{
+    fputs("compute = ", out);
+    distribution_write(&g->compute, out);
+    if (g->symmetric_link) {
+        fputs("\nbandwidth = ", out);
+        distribution_write(&g->uplink, out);
+    } else {
+        fputs("\nuplink = ", out);
+        distribution_write(&g->uplink, out);
+        fputs("\ndownlink = ", out);
+        distribution_write(&g->downlink, out);
+    }
+    fputs("\nlatency = ", out);
+    distribution_write(&g->latency, out);
+    fputc('\n', out);
+    if (write_samples) {
+        fputs("samples = ", out);
+        distribution_write(&g->samples, out);
+        fputc('\n', out);
+    }
+}
+
+void scenario_write_config(const Scenario *sc, FILE *out)
+{
+    fprintf(out, "[run]\nname = %s\nmethod = %s\nseed = %llu\n", sc->name, sc->method,
+            (unsigned long long)sc->seed);
+    if (sc->rounds > 0) fprintf(out, "rounds = %d\n", sc->rounds);
+    if (isfinite(sc->time_budget)) fprintf(out, "time_budget = %.17g\n", sc->time_budget);
+    fprintf(out, "target_accuracy = %.17g\nmode = %s\neval_every = %d\nthreads = %d\n",
+            sc->target_accuracy, sc->mode == RUN_MODE_TRAIN ? "train" : "timing", sc->eval_every,
+            sc->threads);
+
+    const DataSpec *d = &sc->data;
+    fprintf(out, "\n[data]\ndataset = %s\n", d->dataset == DATA_FASHION_MNIST ? "fashion-mnist" : "synthetic");
+    if (d->dataset == DATA_FASHION_MNIST) fprintf(out, "path = %s\n", d->path);
+    fprintf(out, "partition = %s\nalpha = %.17g\nshards = %d\ntest_samples = %d\n",
+            config_partitions[d->partition], d->alpha, d->shards_per_agent, d->test_samples);
+    if (d->dataset == DATA_SYNTHETIC)
+        fprintf(out, "features = %d\nclasses = %d\ntrain_samples = %d\nseparation = %.17g\n",
+                d->features, d->classes, d->train_samples, d->separation);
+
+    const ModelSpec *m = &sc->model;
+    fprintf(out, "\n[model]\narch = %s\n", m->arch == MODEL_ARCH_MLP ? "mlp" : "cnn");
+    if (m->arch == MODEL_ARCH_MLP) {
+        fputs("layers = ", out);
+        for (int i = 0; i < m->n_sizes; i++) fprintf(out, "%s%d", i ? "," : "", m->sizes[i]);
+        fputc('\n', out);
+    } else {
+        fprintf(out, "channels = %d,%d\nkernel = %d\nhidden = %d\n", m->conv_channels[0],
+                m->conv_channels[1], m->kernel, m->hidden);
+    }
+    const OptimSpec *o = &sc->optim;
+    fprintf(out,
+            "batch = %d\noptimizer = %s\nlr = %.17g\nmomentum = %.17g\nnesterov = %d\n"
+            "weight_decay = %.17g\nbeta1 = %.17g\nbeta2 = %.17g\neps = %.17g\nschedule = %s\n"
+            "step_gamma = %.17g\nstep_every = %d\nwarmup = %d\n",
+            m->batch, config_optimizers[o->kind], o->lr, o->momentum, o->nesterov, o->weight_decay,
+            o->beta1, o->beta2, o->eps, config_schedules[o->schedule], o->step_gamma, o->step_every,
+            o->warmup_rounds);
+
+    if (sc->n_params > 0) {
+        fputs("\n[method]\n", out);
+        for (int i = 0; i < sc->n_params; i++) fprintf(out, "%s = %s\n", sc->params[i].key, sc->params[i].value);
+    }
+
+    fprintf(out, "\n[topology]\ngraph = %s\ndegree = %d\n",
+            sc->topology == TOPO_FILE ? sc->topology_file : config_graphs[sc->topology], sc->degree);
+
+    const AgentGroupSpec *base = &sc->groups[0];
+    fprintf(out, "\n[agents]\ncount = %d\n", sc->n_agents);
+    config_write_group(base, base->has_samples, out);
+    for (int g = 1; g < sc->n_groups; g++) {
+        fprintf(out, "\n[agents.%s]\ncount = %d\n", sc->groups[g].name, sc->groups[g].count);
+        config_write_group(&sc->groups[g], sc->groups[g].has_samples, out);
+    }
+}
+
+char *scenario_config_string(const Scenario *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) return NULL;
+    scenario_write_config(sc, f);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

@@ -1,0 +1,34 @@
+/* trainer.c — placeholder until models/ lands: train mode is refused with a clear
+ * message rather than silently timing only. */
+#include "sim/trainer.h"
+#include "sim/engine.h"
+
+int trainer_create(struct Engine *e, Trainer **out)
+{
+    *out = NULL;
+    return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, 0,
+                       "[run] mode = train is not available in this build yet; use mode = timing");
+}
+
+void trainer_free(Trainer *t)
+{
+    (void)t;
+}
+
+int trainer_round_end(Trainer *t, struct Engine *e)
+{
+    (void)t;
+    (void)e;
+    return 0;
+}
+
+int trainer_setup_shared(struct Engine *e) { (void)e; return 0; }
+int trainer_shared_gradients(struct Engine *e) { (void)e; return 0; }
+int trainer_shared_apply(struct Engine *e) { (void)e; return 0; }
+int trainer_setup_local(struct Engine *e) { (void)e; return 0; }
+int trainer_local_step(struct Engine *e, int agent) { (void)e; (void)agent; return 0; }
+int trainer_average(struct Engine *e, const int *members, int n_members, int by_samples)
+{
+    (void)e; (void)members; (void)n_members; (void)by_samples;
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* units.h — numbers with SI suffixes, as written in scenario files.
+ * Prefixes are decimal (k = 1e3, M = 1e6, G = 1e9, T = 1e12; "KB" is 1e3 bytes too).
+ * Every quantity resolves to SI: FLOP/s, bytes/s, seconds, bytes, plain counts. */
+#ifndef SIM_UNITS_H
+#define SIM_UNITS_H
+
+typedef enum {
+    UNIT_PLAIN = 0,  /* a bare number: ratio, count, probability */
+    UNIT_COMPUTE,    /* FLOP/s: FLOPS, kFLOPS, MFLOPS, GFLOPS, TFLOPS, FLOP/s, GFLOP/s */
+    UNIT_BANDWIDTH,  /* bytes/s: bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s, GB/s */
+    UNIT_TIME,       /* seconds: us, ms, s, min, h, d */
+    UNIT_BYTES,      /* bytes: B, kB, MB, GB */
+} UnitKind;
+
+/* Parses "NUMBER [UNIT]" from text (surrounding spaces allowed; "inf" allowed for
+ * bandwidth and time). A bare number is taken in SI base units. Returns 0 and *out, or
+ * HS_E_INPUT with a message in why (size why_size) that lists the accepted units. */
+int units_parse(const char *text, UnitKind kind, double *out, char *why, int why_size);
+
+/* Name of the base unit for messages ("FLOP/s", "B/s", "s", "B", ""). */
+const char *units_base_name(UnitKind kind);
+
+#endif

@@ -1,0 +1,249 @@
+/* check_engine.c — the cost model against closed forms, FIFO uplinks, determinism and a
+ * golden whole-scenario result. */
+#include "sim/engine.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int run_text(const char *text, const char *const *overrides, int n, TestSink *ts)
+{
+    IniDoc doc;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    Scenario sc;
+    int status = inidoc_load_string("t.ini", text, &doc, &diag);
+    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, overrides[i], &diag);
+    if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
+    inidoc_free(&doc);
+    if (status != 0) {
+        fprintf(stderr, "%s\n", diag.message);
+        return status;
+    }
+    Sink sink = test_sink_init(ts);
+    RunOutcome outcome;
+    status = engine_run(&sc, sink, &diag, &outcome);
+    if (status != 0) fprintf(stderr, "%s\n", diag.message);
+    return status;
+}
+
+/* 4 agents, one at half speed; 640 samples each = 10 steps of 64. */
+static const char *two_speed =
+    "[run]\nmethod = sync\nrounds = 1\nmode = timing\n"
+    "[model]\nlayers = 784,256,128,10\nbatch = 64\n"
+    "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 0 s\nsamples = 640\n"
+    "[agents.slow]\ncount = 1\ncompute = 500 MFLOPS\n";
+
+static double step_flops(int batch, const int *sizes, int n)
+{
+    ModelSpec spec = {.arch = MODEL_ARCH_MLP, .n_sizes = n, .classes = sizes[n - 1], .batch = batch};
+    memcpy(spec.sizes, sizes, (size_t)n * sizeof *sizes);
+    ModelProfile p;
+    ck_assert_int_eq(model_profile(&spec, &p), 0);
+    return batch * (p.total_flops + p.loss_flops);
+}
+
+static double model_bytes(const int *sizes, int n)
+{
+    double params = 0;
+    for (int i = 0; i + 1 < n; i++) params += (double)sizes[i] * sizes[i + 1] + sizes[i + 1];
+    return 4 * params;
+}
+
+START_TEST(test_sync_round_time_and_idle_closed_form)
+{
+    TestSink ts;
+    ck_assert_int_eq(run_text(two_speed, NULL, 0, &ts), 0);
+    int sizes[] = {784, 256, 128, 10};
+    double f = step_flops(64, sizes, 4), bytes = model_bytes(sizes, 4);
+    double fast = f / 1e9, slow = f / 5e8;
+    double reduce = 2.0 * 3 * (bytes / 4 / 10e6);
+    double round = 10 * (slow + reduce);
+    ck_assert_int_eq(ts.rounds, 1);
+    ck_assert_msg(fabs(ts.last_t_end - round) < 1e-9 * round, "round %.17g expected %.17g", ts.last_t_end, round);
+    /* A fast agent idles (slow - fast) every step; the slow one never does. */
+    ck_assert(fabs(ts.agent_round_rows[0].idle_s - 10 * (slow - fast)) < 1e-9);
+    ck_assert(fabs(ts.agent_round_rows[3].idle_s) < 1e-9);
+    ck_assert(fabs(ts.agent_round_rows[0].compute_s - 10 * fast) < 1e-9);
+    ck_assert(fabs(ts.agent_round_rows[0].comm_s - 10 * reduce) < 1e-9);
+    /* Idle share of the fleet: 3 fast agents idle (slow - fast) of (slow + reduce). */
+    double share = ts.round_rows[0].idle_s / (4 * round);
+    double expected = 3 * (slow - fast) / (4 * (slow + reduce));
+    ck_assert(fabs(share - expected) < 1e-12);
+    ck_assert(fabs(ts.round_rows[0].bytes - 10 * 2.0 * 3 * bytes) < 1e-3);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_allreduce_latency_term)
+{
+    const char *set[] = {"agents.latency=10 ms", "agents.slow.count=0"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(two_speed, set, 2, &ts), 0);
+    int sizes[] = {784, 256, 128, 10};
+    double f = step_flops(64, sizes, 4), bytes = model_bytes(sizes, 4);
+    double reduce = 2.0 * 3 * (bytes / 4 / 10e6 + 0.010);
+    double round = 10 * (f / 1e9 + reduce);
+    ck_assert(fabs(ts.last_t_end - round) < 1e-9 * round);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_localsgd_epoch_waits_for_longest_epoch)
+{
+    const char *set[] = {"run.method=localsgd", "agents.slow.compute=1 GFLOPS", "agents.slow.samples=1280"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(two_speed, set, 3, &ts), 0);
+    int sizes[] = {784, 256, 128, 10};
+    double f = step_flops(64, sizes, 4), bytes = model_bytes(sizes, 4);
+    double round = 20 * f / 1e9 + 2.0 * 3 * (bytes / 4 / 10e6);
+    ck_assert(fabs(ts.last_t_end - round) < 1e-9 * round);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_localsgd_numeric_period)
+{
+    /* S = 10 steps, H = 4: periods of 4, 4, 2 steps, three averagings. */
+    const char *set[] = {"run.method=localsgd", "method.local_steps=4", "agents.slow.count=0"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(two_speed, set, 3, &ts), 0);
+    int sizes[] = {784, 256, 128, 10};
+    double f = step_flops(64, sizes, 4), bytes = model_bytes(sizes, 4);
+    double round = 10 * f / 1e9 + 3 * 2.0 * 3 * (bytes / 4 / 10e6);
+    ck_assert(fabs(ts.last_t_end - round) < 1e-9 * round);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_send_is_fifo_on_the_uplink)
+{
+    Engine e;
+    memset(&e, 0, sizeof e);
+    AgentProfile agents[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                              {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
+    AgentClock clocks[2];
+    memset(clocks, 0, sizeof clocks);
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    e.world.n = 2;
+    e.world.agents = agents;
+    e.clocks = clocks;
+    e.diag = &diag;
+    e.queue = queue_create(8);
+    /* bottleneck = receiver downlink 5e5 B/s; latency = max(10 ms, 2 ms) */
+    double first = engine_send(&e, 0, 1, 1e5, 99, 0);
+    double second = engine_send(&e, 0, 1, 1e5, 99, 0);
+    ck_assert(fabs(first - (0.2 + 0.01)) < 1e-12);
+    ck_assert(fabs(second - (0.4 + 0.01)) < 1e-12);
+    ck_assert(fabs(clocks[0].comm_s - 0.4) < 1e-12);
+    /* compute queues FIFO on the processor, independent of the uplink */
+    double c1 = engine_compute(&e, 0, 1e9, 98, 0);
+    double c2 = engine_compute(&e, 0, 5e8, 98, 0);
+    ck_assert(fabs(c1 - 1.0) < 1e-12 && fabs(c2 - 1.5) < 1e-12);
+    Event ev;
+    ck_assert(queue_pop(e.queue, &ev) && fabs(ev.time - 0.21) < 1e-12 && ev.agent == 1);
+    queue_free(e.queue);
+}
+END_TEST
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    size_t got = fread(text, 1, (size_t)n, f);
+    text[got] = '\0';
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_determinism_same_rows_twice)
+{
+    char *text = read_file("tests/fixtures/scenarios/golden-timing.ini");
+    ck_assert_ptr_nonnull(text);
+    TestSink a, b;
+    ck_assert_int_eq(run_text(text, NULL, 0, &a), 0);
+    ck_assert_int_eq(run_text(text, NULL, 0, &b), 0);
+    ck_assert_str_eq(a.text, b.text);
+    /* and a different seed changes the draws */
+    const char *set[] = {"run.seed=8"};
+    TestSink c;
+    ck_assert_int_eq(run_text(text, set, 1, &c), 0);
+    ck_assert(strcmp(a.text, c.text) != 0);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    test_sink_free(&c);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_golden_whole_scenario)
+{
+    char *text = read_file("tests/fixtures/scenarios/golden-timing.ini");
+    ck_assert_ptr_nonnull(text);
+    const char *methods[] = {"sync", "localsgd"};
+    for (int m = 0; m < 2; m++) {
+        char set_method[64], golden_path[256];
+        snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
+        snprintf(golden_path, sizeof golden_path, "tests/golden/golden-timing-%s.txt", methods[m]);
+        const char *set[] = {set_method};
+        TestSink ts;
+        ck_assert_int_eq(run_text(text, set, 1, &ts), 0);
+        if (getenv("HETSIM_UPDATE_GOLDEN")) {
+            FILE *f = fopen(golden_path, "wb");
+            fputs(ts.text, f);
+            fclose(f);
+        }
+        char *golden = read_file(golden_path);
+        ck_assert_msg(golden != NULL, "missing %s (HETSIM_UPDATE_GOLDEN=1 writes it)", golden_path);
+        ck_assert_msg(strcmp(golden, ts.text) == 0, "%s differs from this run", golden_path);
+        free(golden);
+        test_sink_free(&ts);
+    }
+    free(text);
+}
+END_TEST
+
+START_TEST(test_time_budget_stops_at_round_boundary)
+{
+    const char *set[] = {"run.rounds=50", "run.time_budget=2 s"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(two_speed, set, 2, &ts), 0);
+    ck_assert(ts.rounds < 50);
+    ck_assert(ts.round_rows[ts.rounds - 2].t_end < 2.0);
+    ck_assert(ts.last_t_end >= 2.0);
+    test_sink_free(&ts);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_sync_round_time_and_idle_closed_form);
+    tcase_add_test(tc, test_allreduce_latency_term);
+    tcase_add_test(tc, test_localsgd_epoch_waits_for_longest_epoch);
+    tcase_add_test(tc, test_localsgd_numeric_period);
+    tcase_add_test(tc, test_send_is_fifo_on_the_uplink);
+    tcase_add_test(tc, test_determinism_same_rows_twice);
+    tcase_add_test(tc, test_golden_whole_scenario);
+    tcase_add_test(tc, test_time_budget_stops_at_round_boundary);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(engine_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,337 @@
+/* check_scenario.c — units, distributions, groups, overrides, every error class with
+ * its FILE:LINE, the runs.config round trip, and per-agent stream independence. */
+#include "sim/scenario.h"
+#include "sim/world.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *base_text =
+    "[run]\n"                                 /* 1 */
+    "method = sync\n"                         /* 2 */
+    "rounds = 3\n"                            /* 3 */
+    "mode = timing\n"                         /* 4 */
+    "[agents]\n"                              /* 5 */
+    "count = 8\n"                             /* 6 */
+    "compute = 2 GFLOPS\n"                    /* 7 */
+    "bandwidth = 100 Mbit/s\n"                /* 8 */
+    "latency = 10 ms\n";                      /* 9 */
+
+static int resolve_text(const char *text, Scenario *sc, HsDiag *diag)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    int status = inidoc_load_string("t.ini", text, &doc, diag);
+    if (status == 0) status = scenario_resolve(&doc, sc, diag);
+    inidoc_free(&doc);
+    return status;
+}
+
+/* Resolves base_text with extra appended and expects an error that starts with prefix. */
+static void expect_error(const char *extra, const char *prefix, const char *fragment)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", base_text, extra);
+    Scenario sc;
+    HsDiag diag;
+    int status = resolve_text(text, &sc, &diag);
+    ck_assert_msg(status == HS_E_INPUT, "expected an input error for: %s", extra);
+    ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "message '%s' does not start with '%s'",
+                  diag.message, prefix);
+    ck_assert_msg(strstr(diag.message, fragment) != NULL, "message '%s' lacks '%s'", diag.message, fragment);
+}
+
+START_TEST(test_minimal_resolves_with_defaults)
+{
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(base_text, &sc, &diag), 0);
+    ck_assert_str_eq(sc.method, "sync");
+    ck_assert_str_eq(sc.name, "t");
+    ck_assert_int_eq(sc.rounds, 3);
+    ck_assert_int_eq(sc.n_agents, 8);
+    ck_assert_int_eq(sc.groups[0].count, 8);
+    ck_assert(sc.groups[0].compute.a == 2e9);
+    ck_assert(sc.groups[0].uplink.a == 12.5e6);
+    ck_assert(sc.groups[0].downlink.a == 12.5e6);
+    ck_assert(fabs(sc.groups[0].latency.a - 0.010) < 1e-15);
+    ck_assert_int_eq(sc.model.batch, 64);
+    ck_assert_int_eq(sc.model.n_sizes, 4);
+    ck_assert_int_eq(sc.model.sizes[0], 784);
+    ck_assert(sc.seed == 1);
+}
+END_TEST
+
+START_TEST(test_units)
+{
+    double v;
+    char why[200];
+    ck_assert_int_eq(units_parse("2 GFLOPS", UNIT_COMPUTE, &v, why, 200), 0);
+    ck_assert(v == 2e9);
+    ck_assert_int_eq(units_parse("100 Mbit/s", UNIT_BANDWIDTH, &v, why, 200), 0);
+    ck_assert(v == 12.5e6);
+    ck_assert_int_eq(units_parse("12.5 MB/s", UNIT_BANDWIDTH, &v, why, 200), 0);
+    ck_assert(v == 12.5e6);
+    ck_assert_int_eq(units_parse("2h", UNIT_TIME, &v, why, 200), 0);
+    ck_assert(v == 7200);
+    ck_assert_int_eq(units_parse("250us", UNIT_TIME, &v, why, 200), 0);
+    ck_assert(fabs(v - 250e-6) < 1e-18);
+    ck_assert_int_eq(units_parse("1.5e9", UNIT_COMPUTE, &v, why, 200), 0);
+    ck_assert(v == 1.5e9);
+    ck_assert_int_eq(units_parse("inf", UNIT_BANDWIDTH, &v, why, 200), 0);
+    ck_assert(isinf(v));
+    ck_assert_int_eq(units_parse("10 Mbps", UNIT_BANDWIDTH, &v, why, 200), HS_E_INPUT);
+    ck_assert(strstr(why, "Mbit/s") != NULL);
+    ck_assert_int_eq(units_parse("fast", UNIT_COMPUTE, &v, why, 200), HS_E_INPUT);
+    ck_assert_int_eq(units_parse("", UNIT_TIME, &v, why, 200), HS_E_INPUT);
+    ck_assert_int_eq(units_parse("3 GFLOPS", UNIT_PLAIN, &v, why, 200), HS_E_INPUT);
+}
+END_TEST
+
+START_TEST(test_distributions)
+{
+    Distribution d;
+    char why[300];
+    ck_assert_int_eq(distribution_parse("uniform(10 Mbit/s, 100 Mbit/s)", UNIT_BANDWIDTH, &d, why, 300), 0);
+    ck_assert(d.kind == DIST_UNIFORM && d.a == 1.25e6 && d.b == 12.5e6);
+    ck_assert_int_eq(distribution_parse("lognormal(2 GFLOPS, 0.8)", UNIT_COMPUTE, &d, why, 300), 0);
+    ck_assert(d.kind == DIST_LOGNORMAL && d.a == 2e9 && d.b == 0.8);
+    ck_assert_int_eq(distribution_parse("normal(1 GFLOPS, 100 MFLOPS)", UNIT_COMPUTE, &d, why, 300), 0);
+    ck_assert_int_eq(distribution_parse("pareto(1 GFLOPS, 2.5)", UNIT_COMPUTE, &d, why, 300), 0);
+    ck_assert_int_eq(distribution_parse("choice(100 MB/s:0.2, 50 MB/s:0.3, 10 MB/s:0.5)", UNIT_BANDWIDTH, &d, why, 300), 0);
+    ck_assert_int_eq(d.n_choices, 3);
+    ck_assert(d.values[2] == 10e6 && d.probs[1] == 0.3);
+    ck_assert_int_eq(distribution_parse("choice(1:0.5, 2:0.4)", UNIT_PLAIN, &d, why, 300), HS_E_INPUT);
+    ck_assert(strstr(why, "sum to 0.9") != NULL);
+    ck_assert_int_eq(distribution_parse("uniform(5, 1)", UNIT_PLAIN, &d, why, 300), HS_E_INPUT);
+    ck_assert_int_eq(distribution_parse("gamma(1, 2)", UNIT_PLAIN, &d, why, 300), HS_E_INPUT);
+    ck_assert(strstr(why, "unknown distribution 'gamma'") != NULL);
+    ck_assert_int_eq(distribution_parse("uniform(1, 2", UNIT_PLAIN, &d, why, 300), HS_E_INPUT);
+    ck_assert_int_eq(distribution_parse("uniform(1)", UNIT_PLAIN, &d, why, 300), HS_E_INPUT);
+    ck_assert_int_eq(distribution_parse("lognormal(1 GFLOPS, 2 GFLOPS)", UNIT_COMPUTE, &d, why, 300), HS_E_INPUT);
+}
+END_TEST
+
+START_TEST(test_draws_follow_distribution)
+{
+    Distribution d;
+    char why[300];
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    ck_assert_int_eq(distribution_parse("choice(1:0.25, 2:0.75)", UNIT_PLAIN, &d, why, 300), 0);
+    int twos = 0;
+    for (int i = 0; i < 20000; i++) twos += distribution_draw(&d, rng) == 2.0;
+    ck_assert(fabs(twos / 20000.0 - 0.75) < 0.02);
+    ck_assert_int_eq(distribution_parse("lognormal(5, 1)", UNIT_PLAIN, &d, why, 300), 0);
+    int below = 0;
+    for (int i = 0; i < 20000; i++) below += distribution_draw(&d, rng) < 5.0;
+    ck_assert(fabs(below / 20000.0 - 0.5) < 0.02); /* the median is the first argument */
+    ck_assert_int_eq(distribution_parse("normal(1, 5)", UNIT_PLAIN, &d, why, 300), 0);
+    for (int i = 0; i < 1000; i++) ck_assert(distribution_draw(&d, rng) > 0);
+    gsl_rng_free(rng);
+}
+END_TEST
+
+START_TEST(test_groups_and_inheritance)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s[agents.slow]\ncount = 3\ncompute = 200 MFLOPS\n[agents.mid]\ncount = 2\n"
+             "latency = 50 ms\n", base_text);
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), 0);
+    ck_assert_int_eq(sc.n_groups, 3);
+    ck_assert_int_eq(sc.groups[0].count, 3);
+    ck_assert_str_eq(sc.groups[1].name, "slow");
+    ck_assert_int_eq(sc.groups[1].count, 3);
+    ck_assert(sc.groups[1].compute.a == 200e6);
+    ck_assert(sc.groups[1].uplink.a == 12.5e6); /* inherited */
+    ck_assert(sc.groups[2].compute.a == 2e9);
+    ck_assert(fabs(sc.groups[2].latency.a - 0.05) < 1e-15);
+    World w;
+    ck_assert_int_eq(world_build(&sc, &w, &diag), 0);
+    ck_assert_int_eq(w.agents[0].group, 0);
+    ck_assert_int_eq(w.agents[3].group, 1);
+    ck_assert(w.agents[3].compute == 200e6);
+    ck_assert_int_eq(w.agents[7].group, 2);
+    ck_assert_int_eq(w.agents[0].samples, 60000 / 8);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(test_overrides)
+{
+    IniDoc doc;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    char text[2048];
+    snprintf(text, sizeof text, "%s[agents.slow]\ncount = 3\ncompute = 200 MFLOPS\n", base_text);
+    ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "agents.count=16", &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "agents.slow.compute=lognormal(1 GFLOPS, 0.5)", &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "method.local_steps = 4", &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "run.method=localsgd", &diag), 0);
+    Scenario sc;
+    ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), 0);
+    ck_assert_int_eq(sc.n_agents, 16);
+    ck_assert_int_eq(sc.groups[0].count, 13);
+    ck_assert(sc.groups[1].compute.kind == DIST_LOGNORMAL);
+    ck_assert_str_eq(scenario_param(&sc, "local_steps")->value, "4");
+    ck_assert_int_eq(inidoc_apply_set(&doc, "nodot", &diag), HS_E_INPUT);
+    ck_assert(strncmp(diag.message, "--set: ", 7) == 0);
+    inidoc_free(&doc);
+
+    /* An override with a bad value names --set, not the file. */
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(inidoc_load_string("t.ini", base_text, &doc, &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "agents.count=many", &diag), 0);
+    ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strncmp(diag.message, "--set: ", 7) == 0, "%s", diag.message);
+    inidoc_free(&doc);
+}
+END_TEST
+
+START_TEST(test_error_classes_name_file_and_line)
+{
+    expect_error("bandwith = 10 Mbit/s\n", "t.ini:10:", "did you mean 'bandwidth'");
+    expect_error("[agnets]\nx = 1\n", "t.ini:10:", "unknown section [agnets] (did you mean 'agents'?)");
+    expect_error("[agents.slow]\ncount = 9\n", "t.ini:11:", "groups take 9 agents, but [agents] count is 8");
+    expect_error("[agents.slow]\ncompute = 1 GFLOPS\n", "t.ini:10:", "missing required key 'count' in [agents.slow]");
+    expect_error("[model]\nbatch = sixty\n", "t.ini:11:", "expected a whole number");
+    expect_error("[model]\nbatch = 0\n", "t.ini:11:", "[model] batch");
+    expect_error("[model]\nlr = -1\n", "t.ini:11:", "outside");
+    expect_error("[model]\nlayers = 784,100,9\n", "t.ini:11:", "class count 10");
+    expect_error("[model]\narch = transformer\n", "t.ini:11:", "not one of mlp|cnn");
+    expect_error("[model]\nbatch = 32\nbatch = 64\n", "t.ini:12:", "set twice");
+    expect_error("[agents.x]\ncount = 1\ncompute = 5 GHz\n", "t.ini:12:", "unknown unit 'GHz'");
+    expect_error("[agents.x]\ncount = 1\ncompute = choice(1 GFLOPS:0.5, 2 GFLOPS:0.6)\n", "t.ini:12:", "sum to 1.1");
+    expect_error("[method]\nlocal_steps = 3\n", "t.ini:11:", "unknown key 'local_steps' in [method] for method sync");
+    expect_error("[data]\npartition = random\n", "t.ini:11:", "not one of iid|dirichlet|shards");
+    expect_error("[data]\nthis line is not a key\n", "t.ini:11:", "cannot parse");
+    expect_error("[topology]\ngraph = star\n", "t.ini:11:", "not one of full|ring");
+
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text("[run]\nrounds = 3\n[agents]\ncount = 2\ncompute = 1\nbandwidth = 1\n", &sc, &diag),
+                     HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "t.ini:1: missing required key 'method' in [run]");
+    ck_assert_int_eq(resolve_text("[run]\nmethod = synk\nrounds = 3\n[agents]\ncount = 2\ncompute = 1\nbandwidth = 1\n",
+                                  &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:2: [run] method: unknown method 'synk' (did you mean 'sync'?)") ==
+                  diag.message, "%s", diag.message);
+    ck_assert_int_eq(resolve_text("[run]\nmethod = sync\n[agents]\ncount = 2\ncompute = 1\nbandwidth = 1\n", &sc, &diag),
+                     HS_E_INPUT);
+    ck_assert(strstr(diag.message, "needs a stop") != NULL);
+    ck_assert_int_eq(resolve_text("[run]\nmethod = sync\nrounds = 1\n", &sc, &diag), HS_E_INPUT);
+    ck_assert(strstr(diag.message, "missing section [agents]") != NULL);
+    ck_assert_int_eq(resolve_text("[run]\nmethod = sync\nrounds = 1\n[agents]\ncount = 2\ncompute = 1\n", &sc, &diag),
+                     HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "t.ini:4: missing required key 'bandwidth' in [agents]");
+    /* A line too long for the parser is an error, not a silent truncation. */
+    char text[1024];
+    snprintf(text, sizeof text, "%sname = %0300d\n", "[run]\n", 1);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
+    ck_assert(strstr(diag.message, "t.ini:2: line is longer") == diag.message);
+}
+END_TEST
+
+START_TEST(test_continuation_lines_join)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s[agents.x]\ncount = 1\ncompute = choice(1 GFLOPS:0.5,\n    2 GFLOPS:0.5)\n", base_text);
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), 0);
+    ck_assert_int_eq(sc.groups[1].compute.n_choices, 2);
+}
+END_TEST
+
+START_TEST(test_config_round_trip)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "%s[agents.slow]\ncount = 2\ncompute = lognormal(300 MFLOPS, 0.7)\nsamples = uniform(100, 900)\n"
+             "[model]\nlayers = 784,64,10\noptimizer = adamw\nlr = 0.001\n[data]\npartition = dirichlet\n"
+             "alpha = 0.3\n",
+             base_text);
+    Scenario a, b;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(text, &a, &diag), 0);
+    char *config = scenario_config_string(&a);
+    ck_assert_int_eq(resolve_text(config, &b, &diag), 0);
+    char *again = scenario_config_string(&b);
+    ck_assert_str_eq(config, again);
+    ck_assert(a.groups[1].compute.a == b.groups[1].compute.a);
+    ck_assert(a.optim.lr == b.optim.lr);
+    free(config);
+    free(again);
+}
+END_TEST
+
+START_TEST(test_adding_an_agent_keeps_earlier_draws)
+{
+    const char *fmt = "[run]\nmethod = sync\nrounds = 1\nmode = timing\n[agents]\ncount = %d\n"
+                      "compute = lognormal(1 GFLOPS, 1)\nbandwidth = uniform(1 MB/s, 10 MB/s)\n";
+    char text[1024];
+    Scenario sc;
+    HsDiag diag;
+    World small, large;
+    snprintf(text, sizeof text, fmt, 5);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), 0);
+    ck_assert_int_eq(world_build(&sc, &small, &diag), 0);
+    snprintf(text, sizeof text, fmt, 6);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), 0);
+    ck_assert_int_eq(world_build(&sc, &large, &diag), 0);
+    for (int i = 0; i < 5; i++) {
+        ck_assert(small.agents[i].compute == large.agents[i].compute);
+        ck_assert(small.agents[i].uplink == large.agents[i].uplink);
+    }
+    ck_assert(small.agents[0].compute != small.agents[1].compute);
+    world_free(&small);
+    world_free(&large);
+}
+END_TEST
+
+START_TEST(test_samples_exceeding_dataset_rejected)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "[run]\nmethod = sync\nrounds = 1\n[agents]\ncount = 4\ncompute = 1 GFLOPS\n"
+             "bandwidth = 1 MB/s\nsamples = 20000\n");
+    Scenario sc;
+    HsDiag diag;
+    World w;
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), 0);
+    ck_assert_int_eq(world_build(&sc, &w, &diag), HS_E_INPUT);
+    ck_assert(strstr(diag.message, "t.ini:4:") == diag.message);
+    ck_assert(strstr(diag.message, "80000 samples") != NULL);
+}
+END_TEST
+
+static Suite *scenario_suite(void)
+{
+    Suite *s = suite_create("scenario");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_minimal_resolves_with_defaults);
+    tcase_add_test(tc, test_units);
+    tcase_add_test(tc, test_distributions);
+    tcase_add_test(tc, test_draws_follow_distribution);
+    tcase_add_test(tc, test_groups_and_inheritance);
+    tcase_add_test(tc, test_overrides);
+    tcase_add_test(tc, test_error_classes_name_file_and_line);
+    tcase_add_test(tc, test_continuation_lines_join);
+    tcase_add_test(tc, test_config_round_trip);
+    tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
+    tcase_add_test(tc, test_samples_exceeding_dataset_rejected);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(scenario_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# CLI contract of `hetsim run`: exit statuses, FILE:LINE messages, nothing written for a
+# bad scenario, runs appended, stdout/stderr split.
+set -u
+HETSIM=${HETSIM:-./hetsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+
+"$HETSIM" --version > "$tmp/v" 2>&1
+check "--version prints the version" grep -q '^hetsim [0-9]' "$tmp/v"
+"$HETSIM" --help > "$tmp/h"; check "--help exits 0" test $? -eq 0
+"$HETSIM" run --help > "$tmp/h"; check "run --help lists --set" grep -q -- '--set' "$tmp/h"
+"$HETSIM" frobnicate 2> "$tmp/e"; check "unknown command exits 2" test $? -eq 2
+
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/r.db" --timing-only > "$tmp/out" 2> "$tmp/err"
+check "quickstart timing run exits 0" test $? -eq 0
+check "run prints its report on stdout" grep -q 'quickstart' "$tmp/out"
+check "progress goes to stderr" grep -q 'round 5/5' "$tmp/err"
+check "run is done in the database" test "$(sqlite3 "$tmp/r.db" "select status from runs")" = done
+check "agents rows" test "$(sqlite3 "$tmp/r.db" "select count(*) from agents")" = 16
+check "agent_rounds rows" test "$(sqlite3 "$tmp/r.db" "select count(*) from agent_rounds")" = 80
+check "config holds the resolved scenario" sh -c "sqlite3 '$tmp/r.db' 'select config from runs' | grep -q 'count = 4'"
+
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/r.db" --timing-only --quiet --set run.seed=2 > "$tmp/out"
+check "--quiet prints nothing" test ! -s "$tmp/out"
+check "runs append" test "$(sqlite3 "$tmp/r.db" "select count(*) from runs")" = 2
+
+cat > "$tmp/bad.ini" <<'INI'
+[run]
+method = sync
+rounds = 2
+[agents]
+count = 4
+compute = 1 GFLOPS
+bandwith = 10 Mbit/s
+INI
+"$HETSIM" run "$tmp/bad.ini" --db "$tmp/bad.db" 2> "$tmp/err"
+check "bad scenario exits 2" test $? -eq 2
+check "message names file:line and suggests" grep -q "bad.ini:7: unknown key 'bandwith' in \[agents\] (did you mean 'bandwidth'?)" "$tmp/err"
+check "bad scenario writes no database" test ! -e "$tmp/bad.db"
+
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/r.db" --set agents.count=abc 2> "$tmp/err"
+check "bad --set exits 2" test $? -eq 2
+check "bad --set is named" grep -q -- "--set: \[agents\] count" "$tmp/err"
+"$HETSIM" run "$tmp/missing.ini" 2> "$tmp/err"
+check "missing scenario exits 2" test $? -eq 2
+"$HETSIM" run scenarios/quickstart.ini --bogus 2> "$tmp/err"
+check "unknown flag exits 2" test $? -eq 2
+echo "run.sh: $pass passed, $fail failed"
+test $fail -eq 0

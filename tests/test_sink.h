@@ -1,0 +1,27 @@
+/* test_sink.h — a Sink that records every row as a line of text, so tests can compare
+ * runs (determinism), check accounting, and diff against golden files. Wall-clock
+ * fields (wall_s, solve_ms) are left out of the text. */
+#ifndef TESTS_TEST_SINK_H
+#define TESTS_TEST_SINK_H
+
+#include "sim/sink.h"
+
+#include <stddef.h>
+
+typedef struct TestSink {
+    char *text;       /* every row, one line each */
+    size_t len, cap;
+    int rounds, agent_rows, pairings, metrics;
+    int ended;
+    SinkStatus status;
+    double last_t_end;
+    /* the last round's rows, for accounting checks */
+    SinkRound round_rows[256];
+    SinkAgentRound *agent_round_rows; /* rows of the last round */
+    int n_agent_round_rows;
+} TestSink;
+
+Sink test_sink_init(TestSink *sink);
+void test_sink_free(TestSink *sink);
+
+#endif
