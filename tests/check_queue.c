@@ -1,5 +1,6 @@
 /* check_queue.c — the event heap: equal-time order, and a differential test against a
  * naive sorted array over random push/pop sequences. */
+#include "sim/hs_error.h"
 #include "sim/queue.h"
 
 #include <check.h>
@@ -19,6 +20,40 @@ START_TEST(test_equal_times_pop_in_push_order)
         ck_assert(e.time == 5.0);
     }
     ck_assert(!queue_pop(q, &e));
+    queue_free(q);
+}
+END_TEST
+
+START_TEST(test_push_into_the_past_is_refused)
+{
+    EventQueue *q = queue_create(4);
+    Event e;
+    ck_assert_int_eq(queue_push(q, 2.0, 0, 0, 0), 0);
+    ck_assert(queue_pop(q, &e));
+    ck_assert_int_eq(queue_push(q, 1.0, 0, 0, 0), HS_E_INTERNAL);
+    ck_assert_int_eq(queue_push(q, 2.0, 0, 1, 0), 0);
+    ck_assert(queue_peek(q)->agent == 1);
+    queue_free(q);
+}
+END_TEST
+
+START_TEST(test_extreme_times_and_many_ties)
+{
+    EventQueue *q = queue_create(4);
+    Event e;
+    ck_assert_int_eq(queue_push(q, 1e300, 0, 3, 0), 0);
+    ck_assert_int_eq(queue_push(q, 0.0, 0, 0, 0), 0);
+    ck_assert_int_eq(queue_push(q, 5e-324, 0, 1, 0), 0);
+    ck_assert_int_eq(queue_push(q, 1.0, 0, 2, 0), 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert(queue_pop(q, &e));
+        ck_assert_int_eq(e.agent, i);
+    }
+    for (int i = 0; i < 10000; i++) queue_push(q, 1e300, 0, i, 0);
+    for (int i = 0; i < 10000; i++) {
+        ck_assert(queue_pop(q, &e));
+        ck_assert_int_eq(e.agent, i);
+    }
     queue_free(q);
 }
 END_TEST
@@ -67,16 +102,19 @@ START_TEST(test_differential_against_naive)
         static NaiveQueue naive;
         naive.n = 0;
         naive.seq = 0;
+        double last = 0;
         for (int op = 0; op < 3000; op++) {
             int push = naive.n == 0 || (naive.n < 4000 && rand() % 3 != 0);
             if (push) {
-                /* few distinct times, so ties are common */
-                double t = (double)(rand() % 50) * 0.5;
+                /* monotone like a simulation: never before the last pop; few distinct
+                 * increments, so ties are common */
+                double t = last + (double)(rand() % 50) * 0.5;
                 queue_push(q, t, 0, op, 0);
                 naive_push(&naive, t, op);
             } else {
                 Event a, b = naive_pop(&naive);
                 ck_assert(queue_pop(q, &a));
+                last = a.time;
                 ck_assert(a.time == b.time);
                 ck_assert_int_eq(a.agent, b.agent);
             }
@@ -93,6 +131,8 @@ static Suite *queue_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_equal_times_pop_in_push_order);
     tcase_add_test(tc, test_empty_queue);
+    tcase_add_test(tc, test_push_into_the_past_is_refused);
+    tcase_add_test(tc, test_extreme_times_and_many_ties);
     tcase_add_test(tc, test_differential_against_naive);
     suite_add_tcase(s, tc);
     return s;
