@@ -89,13 +89,43 @@ static const char *const *scenario_section_keys(const char *section)
     return NULL;
 }
 
+/* [method.NAME]: knobs of method NAME, used only when NAME runs (so one file can sweep
+ * over methods with their own knobs). */
+static const MethodOps *scenario_method_section(const char *section)
+{
+    if (strncmp(section, "method.", 7) != 0) return NULL;
+    return method_lookup(section + 7);
+}
+
+static int scenario_check_method_keys(Resolver *r, const char *section, const MethodOps *ops)
+{
+    const char *names[SCENARIO_MAX_PARAMS + 1];
+    int n = 0;
+    for (const MethodKey *k = ops->keys; k && k->name && n < SCENARIO_MAX_PARAMS; k++) names[n++] = k->name;
+    names[n] = NULL;
+    for (int i = 0; i < r->doc->count; i++) {
+        IniEntry *e = &r->doc->entries[i];
+        if (strcmp(e->section, section) != 0) continue;
+        int known = 0;
+        for (int k = 0; !known && k < n; k++) known = strcmp(e->key, names[k]) == 0;
+        if (!known) {
+            char hint[128];
+            scenario_suggest(e->key, names, hint, sizeof hint);
+            return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "unknown key '%s' in [%s] for method %s%s%s",
+                               e->key, section, ops->name, hint,
+                               strcmp(section, "method") == 0 ? " (knobs of another method go in [method.NAME])" : "");
+        }
+    }
+    return HS_OK;
+}
+
 static int scenario_check_names(Resolver *r)
 {
     IniDoc *doc = r->doc;
     char hint[128];
     for (int i = 0; i < doc->n_sections; i++) {
         const char *s = doc->sections[i];
-        int known = scenario_is_group(s);
+        int known = scenario_is_group(s) || scenario_method_section(s) != NULL;
         for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
         if (!known) {
             scenario_suggest(s, scenario_sections, hint, sizeof hint);
@@ -548,28 +578,22 @@ static int scenario_resolve_method(Resolver *r)
 {
     Scenario *sc = r->sc;
     const MethodOps *ops = method_lookup(sc->method);
-    const char *names[SCENARIO_MAX_PARAMS + 1];
-    int n = 0;
-    for (const MethodKey *k = ops->keys; k && k->name && n < SCENARIO_MAX_PARAMS; k++) names[n++] = k->name;
-    names[n] = NULL;
-    for (int i = 0; i < r->doc->count; i++) {
-        IniEntry *e = &r->doc->entries[i];
-        if (strcmp(e->section, "method") != 0) continue;
-        int known = 0;
-        for (int k = 0; !known && k < n; k++) known = strcmp(e->key, names[k]) == 0;
-        if (!known) {
-            char hint[128];
-            scenario_suggest(e->key, names, hint, sizeof hint);
-            return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line,
-                               "unknown key '%s' in [method] for method %s%s", e->key, sc->method, hint);
-        }
+    int status = scenario_check_method_keys(r, "method", ops);
+    for (int i = 0; status == HS_OK && i < r->doc->n_sections; i++) {
+        const MethodOps *other = scenario_method_section(r->doc->sections[i]);
+        if (other) status = scenario_check_method_keys(r, r->doc->sections[i], other);
     }
+    if (status != HS_OK) return status;
+    char own_section[INIDOC_NAME_MAX + 8];
+    snprintf(own_section, sizeof own_section, "method.%s", sc->method);
     sc->n_params = 0;
-    for (int k = 0; k < n; k++) {
+    for (const MethodKey *k = ops->keys; k && k->name && sc->n_params < SCENARIO_MAX_PARAMS; k++) {
         MethodParam *p = &sc->params[sc->n_params++];
-        IniEntry *e = scenario_take(r, "method", names[k]);
-        snprintf(p->key, sizeof p->key, "%s", names[k]);
-        scenario_trim_copy(p->value, sizeof p->value, e ? e->value : ops->keys[k].default_value);
+        const char *name = k->name;
+        IniEntry *e = scenario_take(r, own_section, name);
+        if (e == NULL) e = scenario_take(r, "method", name);
+        snprintf(p->key, sizeof p->key, "%s", name);
+        scenario_trim_copy(p->value, sizeof p->value, e ? e->value : k->default_value);
         p->file = e ? e->file : r->doc->file;
         p->line = e ? e->line : 0;
     }

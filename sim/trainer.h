@@ -1,34 +1,48 @@
 /* trainer.h — the real arithmetic of train mode: the shared dataset, the partition,
- * per-agent batch streams, worker workspaces and evaluation. Methods ask it for models
- * and gradients; timing mode has no trainer at all (Engine.trainer == NULL). */
+ * per-agent batch streams, models, optimisers and evaluation. Methods ask it for
+ * gradients and parameter vectors; timing mode has no trainer at all
+ * (Engine.trainer == NULL), and every function below then does nothing and returns 0,
+ * so a method calls them unconditionally and its timing is the same in both modes.
+ * Vector accessors return NULL in timing mode: guard method-side vector math with
+ * `if (e->trainer)`. */
 #ifndef SIM_TRAINER_H
 #define SIM_TRAINER_H
+
+#include <stddef.h>
 
 struct Engine;
 typedef struct Trainer Trainer;
 
 int trainer_create(struct Engine *e, Trainer **out);
 void trainer_free(Trainer *t);
-/* After each round: evaluates the method's evaluation model every eval_every rounds
- * and records a metrics row; sets e->last_accuracy. */
+/* After each round: evaluates every eval_every rounds (the shared model, or the
+ * sample-weighted average of the agents' models), writes a metrics row and sets
+ * e->last_accuracy. */
 int trainer_round_end(Trainer *t, struct Engine *e);
 
-/* The helpers below do nothing (and return 0) in timing mode, so a method calls them
- * unconditionally and its timing stays the same in both modes. */
-
-/* One model shared by all agents (they hold identical parameters: sync). */
+/* --- one model shared by all agents (they hold identical parameters: sync) --- */
 int trainer_setup_shared(struct Engine *e);
 /* Each agent's gradient of its next batch on the shared model, averaged in agent order. */
 int trainer_shared_gradients(struct Engine *e);
 /* One optimiser step of the shared model with the averaged gradient. */
 int trainer_shared_apply(struct Engine *e);
 
-/* A model per agent, all initialised to the same parameters (local SGD and the rest). */
-int trainer_setup_local(struct Engine *e);
-/* One optimiser step of agent's own model on its next batch. */
+/* --- a model per agent, all initialised to the same parameters --- */
+/* n_buffers extra vectors of model size per agent (method state: momenta, copies). */
+int trainer_setup_local(struct Engine *e, int n_buffers);
+size_t trainer_param_count(const struct Engine *e);
+float *trainer_params(struct Engine *e, int agent);
+float *trainer_buffer(struct Engine *e, int agent, int which);
+/* Gradient of agent's next batch at its current parameters into grad (model size). */
+int trainer_gradient(struct Engine *e, int agent, float *grad);
+/* Agent's optimiser applies grad to its parameters (this round's learning rate). */
+int trainer_optimizer_step(struct Engine *e, int agent, const float *grad);
+/* trainer_gradient + trainer_optimizer_step. */
 int trainer_local_step(struct Engine *e, int agent);
-/* Replaces the models of members (NULL: all agents) by their average, weighted by
- * samples when by_samples, else uniformly; sums in member order. */
+/* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
+ * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(struct Engine *e, const int *members, int n_members, int by_samples);
+/* This round's learning rate from the [model] schedule. */
+double trainer_learning_rate(const struct Engine *e);
 
 #endif

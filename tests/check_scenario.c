@@ -207,6 +207,8 @@ START_TEST(test_error_classes_name_file_and_line)
     expect_error("[agents.x]\ncount = 1\ncompute = 5 GHz\n", "t.ini:12:", "unknown unit 'GHz'");
     expect_error("[agents.x]\ncount = 1\ncompute = choice(1 GFLOPS:0.5, 2 GFLOPS:0.6)\n", "t.ini:12:", "sum to 1.1");
     expect_error("[method]\nlocal_steps = 3\n", "t.ini:11:", "unknown key 'local_steps' in [method] for method sync");
+    expect_error("[method.localsgd]\nlocal_step = 3\n", "t.ini:11:", "did you mean 'local_steps'");
+    expect_error("[method.localsgdd]\nlocal_steps = 3\n", "t.ini:10:", "unknown section [method.localsgdd]");
     expect_error("[data]\npartition = random\n", "t.ini:11:", "not one of iid|dirichlet|shards");
     expect_error("[data]\nthis line is not a key\n", "t.ini:11:", "cannot parse");
     expect_error("[topology]\ngraph = star\n", "t.ini:11:", "not one of full|ring");
@@ -233,6 +235,25 @@ START_TEST(test_error_classes_name_file_and_line)
     snprintf(text, sizeof text, "%sname = %0300d\n", "[run]\n", 1);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
     ck_assert(strstr(diag.message, "t.ini:2: line is longer") == diag.message);
+}
+END_TEST
+
+START_TEST(test_method_sections_apply_to_their_method)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s[method.localsgd]\nlocal_steps = 7\n[method.co2]\nperiod = 3\n", base_text);
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), 0); /* sync runs: both sections are checked, unused */
+    ck_assert_int_eq(sc.n_params, 0);
+    IniDoc doc;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "run.method=localsgd", &diag), 0);
+    ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), 0);
+    ck_assert_str_eq(scenario_param(&sc, "local_steps")->value, "7");
+    ck_assert_str_eq(scenario_param(&sc, "weighting")->value, "samples"); /* the default */
+    inidoc_free(&doc);
 }
 END_TEST
 
@@ -320,6 +341,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_overrides);
     tcase_add_test(tc, test_error_classes_name_file_and_line);
     tcase_add_test(tc, test_continuation_lines_join);
+    tcase_add_test(tc, test_method_sections_apply_to_their_method);
     tcase_add_test(tc, test_config_round_trip);
     tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
     tcase_add_test(tc, test_samples_exceeding_dataset_rejected);

@@ -5,16 +5,32 @@
  *                        one averaging per round. This is ComDML's no-offload twin.
  *   local_steps = H      a round is a global epoch of S = ceil(mean n_i / batch) steps,
  *                        averaged every H steps (the last period may be shorter).
- *   weighting = samples (FedAvg) | uniform */
+ *   weighting = samples (FedAvg) | uniform
+ *   participation = p   each period a seeded random share p of the agents trains and
+ *                       averages; the others sit the period out (idle, no bytes)
+ * qsr — Local SGD with the Quadratic Synchronization Rule (Gu et al., ICLR 2024): the
+ * period is H = max(H_base, floor((alpha / lr)^2)) with lr this round's learning rate,
+ * so the period grows as the schedule decays lr. H is logged in rounds.extra. */
 #include "sim/engine.h"
 #include "sim/trainer.h"
 
+#include "sim/rng.h"
+
+#include <math.h>
 #include <stdlib.h>
 
 enum { LOCALSGD_STEPPED = ENGINE_EVENT_METHOD, LOCALSGD_AVERAGED };
 
 typedef struct LocalSgdState {
     int local_steps;      /* 0 = one local epoch */
+    int qsr;              /* period from the quadratic synchronization rule */
+    int h_base;
+    double qsr_alpha;
+    double participation;
+    gsl_rng *rng;         /* participation draws, re-seeded per (round, period) */
+    int *members;         /* (n) this period's participants */
+    int n_members;
+    int period_index;
     int by_samples;
     int round_steps;      /* S, for numeric local_steps */
     int period_done;      /* steps already done this round before this period */
@@ -23,29 +39,104 @@ typedef struct LocalSgdState {
     Collective average;
 } LocalSgdState;
 
-static int localsgd_create(Engine *e, void **state)
+static int localsgd_alloc(Engine *e, LocalSgdState **out)
 {
     LocalSgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
-    *state = s;
+    *out = s;
     s->remaining = calloc((size_t)e->world.n, sizeof *s->remaining);
-    if (s->remaining == NULL) return HS_E_NOMEM;
+    s->members = calloc((size_t)e->world.n, sizeof *s->members);
+    s->rng = gsl_rng_alloc(gsl_rng_taus2);
+    if (s->remaining == NULL || s->members == NULL || s->rng == NULL) return HS_E_NOMEM;
+    return HS_OK;
+}
+
+static int localsgd_read_common(Engine *e, LocalSgdState *s)
+{
     int weighting, status;
-    if ((status = scenario_param_steps(e->sc, "local_steps", &s->local_steps, e->diag)) ||
-        (status = scenario_param_choice(e->sc, "weighting", "samples|uniform", &weighting, e->diag)))
+    if ((status = scenario_param_choice(e->sc, "weighting", "samples|uniform", &weighting, e->diag)) ||
+        (status = scenario_param_double(e->sc, "participation", &s->participation, e->diag)))
         return status;
+    if (!(s->participation > 0 && s->participation <= 1))
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "participation")->line,
+                           "[method] participation: must be in (0, 1], found %g", s->participation);
     s->by_samples = weighting == 0;
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    return trainer_setup_local(e);
+    return trainer_setup_local(e, 0);
+}
+
+static int localsgd_create(Engine *e, void **state)
+{
+    LocalSgdState *s;
+    int status = localsgd_alloc(e, &s);
+    *state = s;
+    if (status == HS_OK) status = scenario_param_steps(e->sc, "local_steps", &s->local_steps, e->diag);
+    return status == HS_OK ? localsgd_read_common(e, s) : status;
+}
+
+static int qsr_create(Engine *e, void **state)
+{
+    LocalSgdState *s;
+    int status = localsgd_alloc(e, &s);
+    *state = s;
+    if (status != HS_OK) return status;
+    s->qsr = 1;
+    if ((status = scenario_param_int(e->sc, "H_base", &s->h_base, e->diag)) ||
+        (status = scenario_param_double(e->sc, "alpha", &s->qsr_alpha, e->diag)))
+        return status;
+    if (s->h_base < 1)
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "H_base")->line,
+                           "[method] H_base: must be at least 1, found %d", s->h_base);
+    if (s->qsr_alpha < 0)
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "alpha")->line,
+                           "[method] alpha: must not be negative, found %g", s->qsr_alpha);
+    return localsgd_read_common(e, s);
+}
+
+/* QSR: H = max(H_base, floor((alpha / lr)^2)), capped by the round's steps. */
+static int qsr_period(const LocalSgdState *s, double lr, int round_steps)
+{
+    double h = lr > 0 ? floor(pow(s->qsr_alpha / lr, 2)) : (double)round_steps;
+    if (h < s->h_base) h = s->h_base;
+    if (h > round_steps) h = round_steps;
+    return (int)h;
+}
+
+/* This period's participants: all agents, or a seeded share (at least one). */
+static void localsgd_draw_members(LocalSgdState *s, Engine *e)
+{
+    int n = e->world.n;
+    for (int i = 0; i < n; i++) s->members[i] = i;
+    s->n_members = n;
+    if (s->participation >= 1) return;
+    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)e->round * 65536u + (uint64_t)s->period_index, RNG_PURPOSE_METHOD);
+    int k = (int)ceil(s->participation * n);
+    if (k < 1) k = 1;
+    for (int i = 0; i < k; i++) { /* partial Fisher–Yates, then sort for the ring order */
+        int j = i + (int)gsl_rng_uniform_int(s->rng, (unsigned long)(n - i));
+        int tmp = s->members[i];
+        s->members[i] = s->members[j];
+        s->members[j] = tmp;
+    }
+    s->n_members = k;
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && s->members[j - 1] > s->members[j]; j--) {
+            int tmp = s->members[j];
+            s->members[j] = s->members[j - 1];
+            s->members[j - 1] = tmp;
+        }
 }
 
 static int localsgd_start_period(LocalSgdState *s, Engine *e)
 {
-    engine_collective_begin(&s->average, NULL, e->world.n, engine_model_bytes(e), 1, LOCALSGD_AVERAGED, 0);
+    localsgd_draw_members(s, e);
+    s->period_index++;
+    engine_collective_begin(&s->average, s->members, s->n_members, engine_model_bytes(e), 1, LOCALSGD_AVERAGED, 0);
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
-    for (int i = 0; i < e->world.n; i++) {
+    for (int k = 0; k < s->n_members; k++) {
+        int i = s->members[k];
         s->remaining[i] = s->local_steps == 0 ? engine_agent_steps(e, i) : period;
         engine_compute(e, i, s->step_flops, LOCALSGD_STEPPED, 0);
     }
@@ -57,6 +148,12 @@ static int localsgd_round_begin(void *state, Engine *e, int round)
 {
     LocalSgdState *s = state;
     s->period_done = 0;
+    s->period_index = 0;
+    if (s->qsr) {
+        s->local_steps = qsr_period(s, e->trainer ? trainer_learning_rate(e)
+                                                  : e->sc->optim.lr, s->round_steps);
+        e->round_extra = s->local_steps;
+    }
     return localsgd_start_period(s, e);
 }
 
@@ -74,7 +171,7 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
         }
         return engine_collective_join(e, &s->average, ev->agent);
     }
-    if ((status = trainer_average(e, NULL, e->world.n, s->by_samples)) != HS_OK) return status;
+    if ((status = trainer_average(e, s->members, s->n_members, s->by_samples)) != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
     engine_end_round(e);
     return HS_OK;
@@ -85,12 +182,15 @@ static void localsgd_destroy(void *state)
     LocalSgdState *s = state;
     if (s == NULL) return;
     free(s->remaining);
+    free(s->members);
+    if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }
 
 static const MethodKey localsgd_keys[] = {
     {"local_steps", "epoch", "local steps between averagings: a number, or epoch"},
     {"weighting", "samples", "model averaging weights: samples (FedAvg) or uniform"},
+    {"participation", "1", "share of agents that train and average each period"},
     {NULL, NULL, NULL},
 };
 
@@ -99,6 +199,24 @@ const MethodOps method_localsgd = {
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
     .create = localsgd_create,
+    .round_begin = localsgd_round_begin,
+    .on_event = localsgd_on_event,
+    .destroy = localsgd_destroy,
+};
+
+static const MethodKey qsr_keys[] = {
+    {"H_base", "2", "smallest period (local steps between averagings)"},
+    {"alpha", "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))"},
+    {"weighting", "samples", "model averaging weights: samples or uniform"},
+    {"participation", "1", "share of agents that train and average each period"},
+    {NULL, NULL, NULL},
+};
+
+const MethodOps method_qsr = {
+    .name = "qsr",
+    .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
+    .keys = qsr_keys,
+    .create = qsr_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,
     .destroy = localsgd_destroy,

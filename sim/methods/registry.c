@@ -5,10 +5,18 @@
 
 extern const MethodOps method_sync;
 extern const MethodOps method_localsgd;
+extern const MethodOps method_qsr;
+extern const MethodOps method_dpsgd;
+extern const MethodOps method_adpsgd;
+extern const MethodOps method_co2;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
     &method_localsgd,
+    &method_qsr,
+    &method_dpsgd,
+    &method_adpsgd,
+    &method_co2,
     NULL,
 };
 

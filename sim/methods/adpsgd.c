@@ -1,0 +1,158 @@
+/* adpsgd.c — AD-PSGD (Lian et al., ICML 2018): no global barrier.
+ * An agent loops: compute a gradient at its current model; send the model to one
+ * neighbour drawn uniformly from its own random stream; the neighbour averages
+ * atomically (x_i, x_j ← (x_i + x_j)/2) on receipt and sends its model back; on the
+ * reply the agent applies its now stale gradient and starts again. Passive agents keep
+ * computing: their uplink carries the replies. Stragglers slow only their neighbours.
+ * Rounds: round r ends when every agent has completed r+1 passes over its own data;
+ * agents never wait at a round boundary, so fast agents may be epochs ahead (their
+ * extra steps count in the round they happen in). rounds.extra holds the mean gradient
+ * staleness of the round: averagings an agent's model went through between computing a
+ * gradient and applying it. */
+#include "sim/engine.h"
+#include "sim/rng.h"
+#include "sim/topology.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ADPSGD_COMPUTED = ENGINE_EVENT_METHOD, ADPSGD_REQUEST, ADPSGD_REPLY };
+enum { ADPSGD_GRADIENT = 0 };
+
+typedef struct AdpsgdAgent {
+    long steps;           /* gradients applied, all rounds */
+    long averagings;      /* times its model was averaged, all rounds */
+    long averagings_at_gradient;
+    int partner;
+} AdpsgdAgent;
+
+typedef struct AdpsgdState {
+    Topology topology;
+    AdpsgdAgent *agents;
+    gsl_rng *rng;         /* re-seeded per draw from (seed, agent, step): stream per agent */
+    double step_flops;
+    int started;
+    int round;
+    int behind;           /* agents that have not finished round+1 epochs */
+    double staleness_sum;
+    long staleness_count;
+} AdpsgdState;
+
+static long adpsgd_epoch_steps(const Engine *e, int i)
+{
+    return engine_agent_steps(e, i);
+}
+
+static int adpsgd_create(Engine *e, void **state)
+{
+    AdpsgdState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int status = topology_build(e->sc, e->world.n, &s->topology, e->diag);
+    if (status != HS_OK) return status;
+    s->agents = calloc((size_t)e->world.n, sizeof *s->agents);
+    s->rng = gsl_rng_alloc(gsl_rng_taus2);
+    if (s->agents == NULL || s->rng == NULL) return HS_E_NOMEM;
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    return trainer_setup_local(e, 1);
+}
+
+static int adpsgd_start_gradient(AdpsgdState *s, Engine *e, int i)
+{
+    AdpsgdAgent *a = &s->agents[i];
+    a->averagings_at_gradient = a->averagings;
+    /* computed on the model as it is now: averagings during the computation make it stale */
+    int status = trainer_gradient(e, i, trainer_buffer(e, i, ADPSGD_GRADIENT));
+    if (status != HS_OK) return status;
+    engine_compute(e, i, s->step_flops, ADPSGD_COMPUTED, 0);
+    return HS_OK;
+}
+
+static void adpsgd_average(Engine *e, int i, int j)
+{
+    if (!e->trainer) return;
+    size_t n = trainer_param_count(e);
+    float *xi = trainer_params(e, i), *xj = trainer_params(e, j);
+    for (size_t p = 0; p < n; p++) {
+        float mean = 0.5f * (xi[p] + xj[p]);
+        xi[p] = xj[p] = mean;
+    }
+}
+
+static int adpsgd_round_begin(void *state, Engine *e, int round)
+{
+    AdpsgdState *s = state;
+    s->round = round;
+    s->staleness_sum = 0;
+    s->staleness_count = 0;
+    s->behind = 0;
+    for (int i = 0; i < e->world.n; i++)
+        if (s->agents[i].steps < (long)(round + 1) * adpsgd_epoch_steps(e, i)) s->behind++;
+    if (s->behind == 0) {
+        engine_end_round(e);
+        return HS_OK;
+    }
+    if (s->started) return HS_OK; /* agents are already running */
+    s->started = 1;
+    int status = HS_OK;
+    for (int i = 0; i < e->world.n && status == HS_OK; i++) status = adpsgd_start_gradient(s, e, i);
+    return status;
+}
+
+static int adpsgd_on_event(void *state, Engine *e, const Event *ev)
+{
+    AdpsgdState *s = state;
+    int i = ev->agent;
+    AdpsgdAgent *a = &s->agents[i];
+    double bytes = engine_model_bytes(e);
+    if (ev->kind == ADPSGD_COMPUTED) {
+        int degree = topology_degree(&s->topology, i);
+        rng_stream_reset(s->rng, e->sc->seed, (uint64_t)i * 1000003u + (uint64_t)a->steps, RNG_PURPOSE_METHOD);
+        a->partner = s->topology.adj[s->topology.offsets[i] + (int)gsl_rng_uniform_int(s->rng, (unsigned long)degree)];
+        engine_send(e, i, a->partner, bytes, ADPSGD_REQUEST, i);
+        return HS_OK;
+    }
+    if (ev->kind == ADPSGD_REQUEST) {
+        int from = (int)ev->data;
+        adpsgd_average(e, from, i);
+        s->agents[from].averagings++;
+        a->averagings++;
+        engine_send(e, i, from, bytes, ADPSGD_REPLY, i);
+        return HS_OK;
+    }
+    /* reply: apply the stale gradient, then the next one */
+    int status = trainer_optimizer_step(e, i, trainer_buffer(e, i, ADPSGD_GRADIENT));
+    if (status != HS_OK) return status;
+    s->staleness_sum += (double)(a->averagings - a->averagings_at_gradient);
+    s->staleness_count++;
+    a->steps++;
+    if (a->steps == (long)(s->round + 1) * adpsgd_epoch_steps(e, i) && --s->behind == 0) {
+        e->round_extra = s->staleness_count ? s->staleness_sum / s->staleness_count : NAN;
+        engine_end_round(e);
+    }
+    return adpsgd_start_gradient(s, e, i);
+}
+
+static void adpsgd_destroy(void *state)
+{
+    AdpsgdState *s = state;
+    if (s == NULL) return;
+    topology_free(&s->topology);
+    free(s->agents);
+    if (s->rng) gsl_rng_free(s->rng);
+    free(s);
+}
+
+static const MethodKey adpsgd_keys[] = {{NULL, NULL, NULL}};
+
+const MethodOps method_adpsgd = {
+    .name = "adpsgd",
+    .summary = "AD-PSGD: asynchronous gossip averaging with one random neighbour, stale gradients",
+    .keys = adpsgd_keys,
+    .create = adpsgd_create,
+    .round_begin = adpsgd_round_begin,
+    .on_event = adpsgd_on_event,
+    .destroy = adpsgd_destroy,
+};

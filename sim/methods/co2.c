@@ -1,0 +1,199 @@
+/* co2.c — CO2 (Sun et al., ICLR 2024): local updating with asynchronous communication.
+ * Every `period` local steps an agent launches a ring all-reduce of its parameters in
+ * the background (it does not block computation) and goes on with the next period; the
+ * average of period p is used at the end of period p+1 — one period late — in an outer
+ * step with outer momentum, the staleness-gap penalty and elementwise clipping:
+ *   m     ← beta · m + (theta_old − theta_avg) / lambda
+ *   m     ← clip(m, −clip, +clip)
+ *   theta_old ← theta_old − outer_lr · m ;   theta ← theta_old
+ * Timing: the end of period p+1 waits for the all-reduce of period p, if it is still
+ * running; with enough computation per period communication is hidden entirely.
+ * The very first period has no average to use yet and only launches its all-reduce.
+ * With period = 1, beta = 0, lambda = 1, clip = inf, outer_lr = 1 and an all-reduce
+ * that is applied at once, the outer step is plain model averaging: Local SGD. */
+#include "sim/engine.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CO2_STEPPED = ENGINE_EVENT_METHOD, CO2_REDUCED };
+enum { CO2_THETA_OLD = 0, CO2_MOMENTUM = 1, CO2_SENT = 2 };
+
+typedef struct Co2State {
+    int period;
+    double beta, lambda, clip, outer_lr;
+    int round_steps;
+    double step_flops;
+    int *remaining;        /* (n) local steps left in this period */
+    int *done;             /* (n) steps done this round */
+    int *waiting;          /* (n) agent finished a period and waits for the last average */
+    int *periods;          /* (n) periods the agent has finished, all rounds */
+    Collective reduce;     /* all-reduce number `launched` (at most one in flight) */
+    int launched;          /* index of the newest all-reduce begun, -1 before the first */
+    int completed;         /* all-reduces finished */
+    float *average;        /* (params) result of the newest finished all-reduce */
+    int finished;          /* agents done with this round */
+} Co2State;
+
+static int co2_create(Engine *e, void **state)
+{
+    Co2State *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int n = e->world.n, status;
+    s->remaining = calloc((size_t)n, sizeof *s->remaining);
+    s->done = calloc((size_t)n, sizeof *s->done);
+    s->waiting = calloc((size_t)n, sizeof *s->waiting);
+    s->periods = calloc((size_t)n, sizeof *s->periods);
+    if (!s->remaining || !s->done || !s->waiting || !s->periods) return HS_E_NOMEM;
+    s->launched = -1;
+    if ((status = scenario_param_int(e->sc, "period", &s->period, e->diag)) ||
+        (status = scenario_param_double(e->sc, "beta", &s->beta, e->diag)) ||
+        (status = scenario_param_double(e->sc, "lambda", &s->lambda, e->diag)) ||
+        (status = scenario_param_double(e->sc, "clip", &s->clip, e->diag)) ||
+        (status = scenario_param_double(e->sc, "outer_lr", &s->outer_lr, e->diag)))
+        return status;
+    if (s->period < 1 || s->lambda <= 0 || s->clip <= 0 || s->beta < 0 || s->beta >= 1)
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, 0,
+                           "[method] co2 needs period >= 1, lambda > 0, clip > 0, 0 <= beta < 1");
+    s->round_steps = engine_round_steps(e);
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
+    if (e->trainer) {
+        size_t p = trainer_param_count(e);
+        s->average = calloc(p, sizeof *s->average);
+        if (s->average == NULL) return HS_E_NOMEM;
+        for (int i = 0; i < n; i++) memcpy(trainer_buffer(e, i, CO2_THETA_OLD), trainer_params(e, i), p * sizeof(float));
+    }
+    return HS_OK;
+}
+
+static void co2_start_period(Co2State *s, Engine *e, int i)
+{
+    int left = s->round_steps - s->done[i];
+    s->remaining[i] = left < s->period ? left : s->period;
+    engine_compute(e, i, s->step_flops, CO2_STEPPED, 0);
+}
+
+/* The outer step of agent i with the stale average. */
+static void co2_outer_step(Co2State *s, Engine *e, int i)
+{
+    if (!e->trainer) return;
+    size_t p = trainer_param_count(e);
+    float *theta = trainer_params(e, i), *old = trainer_buffer(e, i, CO2_THETA_OLD);
+    float *m = trainer_buffer(e, i, CO2_MOMENTUM);
+    for (size_t k = 0; k < p; k++) {
+        double mk = s->beta * m[k] + (old[k] - s->average[k]) / s->lambda;
+        if (mk > s->clip) mk = s->clip;
+        if (mk < -s->clip) mk = -s->clip;
+        m[k] = (float)mk;
+        old[k] = (float)(old[k] - s->outer_lr * mk);
+        theta[k] = old[k];
+    }
+}
+
+/* Agent i joins all-reduce number c with a snapshot of its parameters. All-reduce c
+ * begins with its first member: c-1 has finished by then, since joining c requires it. */
+static int co2_launch(Co2State *s, Engine *e, int i, int c)
+{
+    if (s->launched < c) {
+        engine_collective_begin(&s->reduce, NULL, e->world.n, engine_model_bytes(e), 0, CO2_REDUCED, c);
+        s->launched = c;
+    }
+    if (e->trainer) memcpy(trainer_buffer(e, i, CO2_SENT), trainer_params(e, i), trainer_param_count(e) * sizeof(float));
+    return engine_collective_join(e, &s->reduce, i);
+}
+
+/* Agent i ended its period c and the average of period c-1 (if c > 0) is available. */
+static int co2_continue(Co2State *s, Engine *e, int i)
+{
+    int c = s->periods[i]++;
+    if (c > 0) co2_outer_step(s, e, i);
+    int status = co2_launch(s, e, i, c);
+    if (status != HS_OK) return status;
+    if (s->done[i] < s->round_steps) co2_start_period(s, e, i);
+    else if (++s->finished == e->world.n) engine_end_round(e);
+    return HS_OK;
+}
+
+static int co2_round_begin(void *state, Engine *e, int round)
+{
+    Co2State *s = state;
+    s->finished = 0;
+    for (int i = 0; i < e->world.n; i++) {
+        s->done[i] = 0;
+        co2_start_period(s, e, i);
+    }
+    return HS_OK;
+}
+
+static int co2_on_event(void *state, Engine *e, const Event *ev)
+{
+    Co2State *s = state;
+    int status;
+    if (ev->kind == CO2_STEPPED) {
+        int i = ev->agent;
+        if ((status = trainer_local_step(e, i)) != HS_OK) return status;
+        s->done[i]++;
+        if (--s->remaining[i] > 0) {
+            engine_compute(e, i, s->step_flops, CO2_STEPPED, 0);
+            return HS_OK;
+        }
+        /* Period c over: the all-reduce of period c-1 must have finished. */
+        if (s->periods[i] > 0 && s->completed < s->periods[i]) {
+            s->waiting[i] = 1;
+            return HS_OK;
+        }
+        return co2_continue(s, e, i);
+    }
+    /* The background all-reduce finished: average the sent snapshots in agent order. */
+    if (e->trainer) {
+        size_t p = trainer_param_count(e);
+        memset(s->average, 0, p * sizeof *s->average);
+        for (int i = 0; i < e->world.n; i++) {
+            const float *sent = trainer_buffer(e, i, CO2_SENT);
+            for (size_t k = 0; k < p; k++) s->average[k] += sent[k];
+        }
+        for (size_t k = 0; k < p; k++) s->average[k] /= (float)e->world.n;
+    }
+    s->completed++;
+    for (int i = 0; i < e->world.n; i++)
+        if (s->waiting[i]) {
+            s->waiting[i] = 0;
+            if ((status = co2_continue(s, e, i)) != HS_OK) return status;
+        }
+    return HS_OK;
+}
+
+static void co2_destroy(void *state)
+{
+    Co2State *s = state;
+    if (s == NULL) return;
+    free(s->remaining);
+    free(s->done);
+    free(s->waiting);
+    free(s->periods);
+    free(s->average);
+    free(s);
+}
+
+static const MethodKey co2_keys[] = {
+    {"period", "4", "local steps between background all-reduces (tau)"},
+    {"beta", "0.5", "outer momentum"},
+    {"lambda", "1", "staleness-gap penalty: the outer gradient is divided by it"},
+    {"clip", "1", "elementwise clip of the outer momentum"},
+    {"outer_lr", "1", "outer learning rate"},
+    {NULL, NULL, NULL},
+};
+
+const MethodOps method_co2 = {
+    .name = "co2",
+    .summary = "CO2: local steps with the parameter all-reduce overlapped and applied one period late",
+    .keys = co2_keys,
+    .create = co2_create,
+    .round_begin = co2_round_begin,
+    .on_event = co2_on_event,
+    .destroy = co2_destroy,
+};

@@ -1,0 +1,132 @@
+/* dpsgd.c — D-PSGD (Lian et al., NeurIPS 2017):
+ *   x_i^{k+1} = Σ_j W_ij x_j^k − lr · ∇F_i(x_i^k),   W = Metropolis–Hastings over [topology].
+ * Each step an agent computes its gradient and sends its model x^k to every neighbour
+ * (one message per neighbour, FIFO on its uplink). It finishes step k once its gradient
+ * is done and it holds x_j^k of every neighbour: a neighbourhood barrier, not a global
+ * one. A round is a global epoch of ceil(mean samples / batch) steps per agent.
+ * Train mode keeps two published snapshots per agent (x^k by step parity): a neighbour
+ * is at most one step ahead, so x^{k−1} is never needed once x^{k+1} is written. The
+ * optimiser then applies the gradient to the mixed parameters (plain SGD gives the
+ * paper's update exactly). */
+#include "sim/engine.h"
+#include "sim/topology.h"
+#include "sim/trainer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { DPSGD_COMPUTED = ENGINE_EVENT_METHOD, DPSGD_MODEL };
+enum { DPSGD_SNAPSHOT0 = 0, DPSGD_SNAPSHOT1 = 1, DPSGD_GRADIENT = 2 };
+
+typedef struct DpsgdAgent {
+    int step;          /* steps completed this round */
+    int computed;      /* gradient of the current step is done */
+    int received[2];   /* neighbour models received, by step parity */
+} DpsgdAgent;
+
+typedef struct DpsgdState {
+    Topology topology;
+    DpsgdAgent *agents; /* (n) */
+    int round_steps;
+    int finished;       /* agents done with this round */
+    double step_flops;
+} DpsgdState;
+
+static int dpsgd_create(Engine *e, void **state)
+{
+    DpsgdState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int status = topology_build(e->sc, e->world.n, &s->topology, e->diag);
+    if (status != HS_OK) return status;
+    s->agents = calloc((size_t)e->world.n, sizeof *s->agents);
+    if (s->agents == NULL) return HS_E_NOMEM;
+    s->round_steps = engine_round_steps(e);
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    return trainer_setup_local(e, 3);
+}
+
+/* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */
+static int dpsgd_start_step(DpsgdState *s, Engine *e, int i)
+{
+    DpsgdAgent *a = &s->agents[i];
+    a->computed = 0;
+    if (e->trainer) {
+        size_t n = trainer_param_count(e);
+        memcpy(trainer_buffer(e, i, a->step % 2), trainer_params(e, i), n * sizeof(float));
+        int status = trainer_gradient(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
+        if (status != HS_OK) return status;
+    }
+    engine_compute(e, i, s->step_flops, DPSGD_COMPUTED, 0);
+    double bytes = engine_model_bytes(e);
+    for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
+        engine_send(e, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
+    return HS_OK;
+}
+
+static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
+{
+    DpsgdAgent *a = &s->agents[i];
+    int parity = a->step % 2;
+    if (!a->computed || a->received[parity] < topology_degree(&s->topology, i)) return HS_OK;
+    a->received[parity] = 0;
+    if (e->trainer) {
+        size_t n = trainer_param_count(e);
+        float *x = trainer_params(e, i);
+        const float *own = trainer_buffer(e, i, parity);
+        double w_self = s->topology.self_weights[i];
+        for (size_t p = 0; p < n; p++) x[p] = (float)(w_self * own[p]);
+        for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
+            const float *xj = trainer_buffer(e, s->topology.adj[k], parity);
+            double w = s->topology.weights[k];
+            for (size_t p = 0; p < n; p++) x[p] += (float)(w * xj[p]);
+        }
+        int status = trainer_optimizer_step(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
+        if (status != HS_OK) return status;
+    }
+    if (++a->step < s->round_steps) return dpsgd_start_step(s, e, i);
+    if (++s->finished == e->world.n) engine_end_round(e);
+    return HS_OK;
+}
+
+static int dpsgd_round_begin(void *state, Engine *e, int round)
+{
+    DpsgdState *s = state;
+    s->finished = 0;
+    int status = HS_OK;
+    for (int i = 0; i < e->world.n && status == HS_OK; i++) {
+        s->agents[i].step = 0;
+        status = dpsgd_start_step(s, e, i);
+    }
+    return status;
+}
+
+static int dpsgd_on_event(void *state, Engine *e, const Event *ev)
+{
+    DpsgdState *s = state;
+    DpsgdAgent *a = &s->agents[ev->agent];
+    if (ev->kind == DPSGD_COMPUTED) a->computed = 1;
+    else a->received[ev->data % 2]++;
+    return dpsgd_try_finish(s, e, ev->agent);
+}
+
+static void dpsgd_destroy(void *state)
+{
+    DpsgdState *s = state;
+    if (s == NULL) return;
+    topology_free(&s->topology);
+    free(s->agents);
+    free(s);
+}
+
+static const MethodKey dpsgd_keys[] = {{NULL, NULL, NULL}};
+
+const MethodOps method_dpsgd = {
+    .name = "dpsgd",
+    .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
+    .keys = dpsgd_keys,
+    .create = dpsgd_create,
+    .round_begin = dpsgd_round_begin,
+    .on_event = dpsgd_on_event,
+    .destroy = dpsgd_destroy,
+};
