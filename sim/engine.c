@@ -1,6 +1,7 @@
 /* engine.c — the run loop, the cost-model primitives and per-round accounting. */
 #include "sim/engine.h"
 #include "sim/interrupt.h"
+#include "sim/rng.h"
 #include "sim/trainer.h"
 
 #include <math.h>
@@ -59,6 +60,10 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
     double duration = flops / e->world.agents[agent].compute;
+    const AgentGroupSpec *g = &e->sc->groups[e->world.agents[agent].group];
+    if (g->slowdown.kind != SLOWDOWN_NONE || g->jitter > 0)
+        duration *= slowdown_factor(&g->slowdown, g->jitter, start, &c->slow,
+                                    e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
     double finish = start + duration;
     c->compute_free = finish;
     c->compute_s += duration;
@@ -237,6 +242,14 @@ static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
     e->rows = calloc((size_t)e->world.n, sizeof *e->rows);
     if (e->queue == NULL || e->clocks == NULL || e->rows == NULL)
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->world.n);
+    for (int i = 0; i < e->world.n; i++) {
+        const AgentGroupSpec *g = &sc->groups[e->world.agents[i].group];
+        if (g->slowdown.kind != SLOWDOWN_MARKOV && g->jitter == 0) continue;
+        if (e->dynamics_rng == NULL && (e->dynamics_rng = calloc((size_t)e->world.n, sizeof *e->dynamics_rng)) == NULL)
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        if ((e->dynamics_rng[i] = rng_stream_create(sc->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL)
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
     e->method = method_lookup(sc->method);
     if (e->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
     if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(e, &e->trainer)) != HS_OK) return status;
@@ -250,6 +263,10 @@ static void engine_teardown(Engine *e)
     queue_free(e->queue);
     free(e->clocks);
     free(e->rows);
+    if (e->dynamics_rng)
+        for (int i = 0; i < e->world.n; i++)
+            if (e->dynamics_rng[i]) gsl_rng_free(e->dynamics_rng[i]);
+    free(e->dynamics_rng);
     world_free(&e->world);
 }
 

@@ -5,7 +5,8 @@
  * nothing here reads the wall clock.
  *
  * Cost model:
- *   compute  flops / agent.compute seconds, FIFO on the agent's processor;
+ *   compute  flops / agent.compute seconds times the agent's slowdown factor at the
+ *            start (sim/dynamics.h), FIFO on the agent's processor;
  *   send     latency + bytes / min(uplink_from, downlink_to), FIFO on the sender's uplink
  *            (the uplink is busy for the transmission; latency is propagation);
  *   ring all-reduce of B bytes among N agents: 2(N-1) steps of B/N bytes at the slowest
@@ -34,6 +35,7 @@ typedef struct AgentClock {
     double busy_end;      /* end of the union of busy intervals booked this round */
     double compute_s, comm_s, busy_s; /* this round */
     SinkRole role;        /* this round */
+    int slow;             /* markov slowdown state */
 } AgentClock;
 
 typedef struct Engine {
@@ -57,6 +59,7 @@ typedef struct Engine {
     double last_accuracy;    /* NaN until evaluated */
     int target_reached;
     SinkAgentRound *rows;    /* (world.n) buffer for agent_rounds */
+    gsl_rng **dynamics_rng;  /* (world.n) only for agents whose group is random over time */
 } Engine;
 
 /* A ring all-reduce being assembled: members join one by one; when the last joins the

@@ -25,7 +25,7 @@ static const char *const keys_model[] = {"arch", "layers", "channels", "kernel",
                                          "step_gamma", "step_every", "warmup", NULL};
 static const char *const keys_topology[] = {"graph", "degree", "file", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
-                                          "latency", "samples", NULL};
+                                          "latency", "samples", "slowdown", "jitter", NULL};
 
 typedef struct Resolver {
     IniDoc *doc;
@@ -529,7 +529,14 @@ static int scenario_resolve_group(Resolver *r, const char *section, const AgentG
     if ((status = scenario_dist(r, section, "samples", UNIT_PLAIN, &g->samples, &present))) return status;
     g->has_samples = present || (base && base->has_samples);
     if (!present && base) g->samples = base->samples;
-    return HS_OK;
+    IniEntry *e = scenario_take(r, section, "slowdown");
+    if (e) {
+        char why[300];
+        if (slowdown_parse(e->value, &g->slowdown, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
+    } else if (base) {
+        g->slowdown = base->slowdown;
+    }
+    return scenario_double(r, section, "jitter", base ? base->jitter : 0, UNIT_PLAIN, 0, 10, &g->jitter);
 }
 
 static int scenario_resolve_agents(Resolver *r)

@@ -7,6 +7,7 @@
 
 #include "models/model_spec.h"
 #include "sim/distribution.h"
+#include "sim/dynamics.h"
 #include "sim/inidoc.h"
 
 #include <stdint.h>
@@ -33,6 +34,8 @@ typedef struct AgentGroupSpec {
     Distribution latency;       /* s */
     Distribution samples;       /* count; drawn and rounded */
     int has_samples;            /* else the dataset is shared out evenly */
+    Slowdown slowdown;          /* speed over time */
+    double jitter;              /* lognormal sigma of per-computation noise */
 } AgentGroupSpec;
 
 /* A resolved [method] key: the given value or the method's default. */

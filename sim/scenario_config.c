@@ -26,7 +26,9 @@ static void config_write_group(const AgentGroupSpec *g, int write_samples, FILE 
     }
     fputs("\nlatency = ", out);
     distribution_write(&g->latency, out);
-    fputc('\n', out);
+    char slowdown[160];
+    slowdown_format(&g->slowdown, slowdown, sizeof slowdown);
+    fprintf(out, "\nslowdown = %s\njitter = %.17g\n", slowdown, g->jitter);
     if (write_samples) {
         fputs("samples = ", out);
         distribution_write(&g->samples, out);

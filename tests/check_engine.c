@@ -129,6 +129,8 @@ START_TEST(test_send_is_fifo_on_the_uplink)
     memset(clocks, 0, sizeof clocks);
     HsDiag diag;
     hs_diag_clear(&diag);
+    static Scenario sc; /* zeroed: no slowdown, no jitter */
+    e.sc = &sc;
     e.world.n = 2;
     e.world.agents = agents;
     e.clocks = clocks;
@@ -211,6 +213,45 @@ START_TEST(test_golden_whole_scenario)
 }
 END_TEST
 
+START_TEST(test_markov_slowdown_and_jitter)
+{
+    /* factor 3 always on (p_slow = 1, p_recover = 0): sync round time triples for compute */
+    const char *slow[] = {"agents.slow.count=0", "agents.slowdown=markov(1, 0, 3)", "agents.bandwidth=inf"};
+    const char *plain[] = {"agents.slow.count=0", "agents.bandwidth=inf"};
+    TestSink a, b;
+    ck_assert_int_eq(run_text(two_speed, slow, 3, &a), 0);
+    ck_assert_int_eq(run_text(two_speed, plain, 2, &b), 0);
+    ck_assert(fabs(a.last_t_end - 3 * b.last_t_end) < 1e-9 * b.last_t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    /* jitter: deterministic per seed, different across agents, median near 1 */
+    const char *jitter[] = {"agents.slow.count=0", "agents.jitter=0.5", "run.rounds=3"};
+    ck_assert_int_eq(run_text(two_speed, jitter, 3, &a), 0);
+    ck_assert_int_eq(run_text(two_speed, jitter, 3, &b), 0);
+    ck_assert_str_eq(a.text, b.text);
+    ck_assert(a.agent_round_rows[0].compute_s != a.agent_round_rows[1].compute_s);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
+START_TEST(test_periodic_slowdown_bounds)
+{
+    Slowdown s;
+    char why[200];
+    int slow = 0;
+    ck_assert_int_eq(slowdown_parse("periodic(10 s, 2)", &s, why, 200), 0);
+    ck_assert(fabs(slowdown_factor(&s, 0, 0, &slow, NULL) - 1) < 1e-12);
+    ck_assert(fabs(slowdown_factor(&s, 0, 5, &slow, NULL) - 3) < 1e-12);
+    ck_assert_int_eq(slowdown_parse("markov(0.1, 2, 3)", &s, why, 200), HS_E_INPUT);
+    ck_assert_int_eq(slowdown_parse("markov(0.1, 0.2, 0.5)", &s, why, 200), HS_E_INPUT);
+    ck_assert_int_eq(slowdown_parse("sometimes", &s, why, 200), HS_E_INPUT);
+    ck_assert_int_eq(slowdown_parse("periodic(1 s)", &s, why, 200), HS_E_INPUT);
+    ck_assert_int_eq(slowdown_parse("none", &s, why, 200), 0);
+    ck_assert(s.kind == SLOWDOWN_NONE);
+}
+END_TEST
+
 START_TEST(test_time_budget_stops_at_round_boundary)
 {
     const char *set[] = {"run.rounds=50", "run.time_budget=2 s"};
@@ -235,6 +276,8 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_determinism_same_rows_twice);
     tcase_add_test(tc, test_golden_whole_scenario);
     tcase_add_test(tc, test_time_budget_stops_at_round_boundary);
+    tcase_add_test(tc, test_markov_slowdown_and_jitter);
+    tcase_add_test(tc, test_periodic_slowdown_bounds);
     suite_add_tcase(s, tc);
     return s;
 }

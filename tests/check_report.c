@@ -1,0 +1,731 @@
+/* check_report.c — `hetsim report`: its numbers equal direct SQL on a fixture database
+ * (tests/fixtures/store/report_fixture.sql, written with plain SQL, not by the store),
+ * its CSV parses back with a strict RFC 4180 reader, awkward names survive quoting, the
+ * file is only ever read, and every error has its exit status and message. */
+#include <check.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "analysis/store.h"
+
+#define FIXTURE_SQL "tests/fixtures/store/report_fixture.sql"
+
+/* ---- scratch folder (made and removed by the parent process) ---- */
+
+static char scratch[256];
+
+static void scratch_setup(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/check_report.XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(scratch) == NULL) {
+        perror("mkdtemp");
+        abort();
+    }
+}
+
+static void scratch_teardown(void)
+{
+    DIR *dir = opendir(scratch);
+    if (dir != NULL) {
+        struct dirent *entry;
+        while ((entry = readdir(dir)) != NULL) {
+            char path[600];
+            if (entry->d_name[0] == '.' &&
+                (entry->d_name[1] == '\0' || strcmp(entry->d_name, "..") == 0))
+                continue;
+            snprintf(path, sizeof path, "%s/%s", scratch, entry->d_name);
+            unlink(path);
+        }
+        closedir(dir);
+    }
+    rmdir(scratch);
+}
+
+static const char *scratch_path(const char *name)
+{
+    static char paths[4][512];
+    static int next;
+    char *path = paths[next++ % 4];
+    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
+    return path;
+}
+
+static char *read_whole(FILE *file, long *size_out)
+{
+    fflush(file);
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)size, file), (size_t)size);
+    text[size] = '\0';
+    if (size_out) *size_out = size;
+    return text;
+}
+
+static char *read_path(const char *path, long *size)
+{
+    FILE *file = fopen(path, "rb");
+    ck_assert_msg(file != NULL, "cannot open %s", path);
+    char *text = read_whole(file, size);
+    fclose(file);
+    return text;
+}
+
+/* ---- databases ---- */
+
+static void raw_exec(sqlite3 *db, const char *sql)
+{
+    char *error = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &error);
+    ck_assert_msg(rc == SQLITE_OK, "sql failed: %s", error ? error : "?");
+}
+
+/* A hetsim database (schema by store_open) holding the fixture rows. */
+static const char *make_fixture(const char *name)
+{
+    const char *path = scratch_path(name);
+    Store *store = NULL;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_msg(store_open(path, &store, &diag) == HS_OK, "%s", diag.message);
+    store_close(store);
+    char *sql = read_path(FIXTURE_SQL, NULL);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    raw_exec(db, sql);
+    sqlite3_close(db);
+    free(sql);
+    return path;
+}
+
+/* ---- running the command ---- */
+
+typedef struct Output {
+    int status;
+    char *out, *err;
+} Output;
+
+static Output run_report(int argc, const char *const *argv)
+{
+    Output result;
+    FILE *out = tmpfile(), *err = tmpfile();
+    ck_assert(out && err);
+    char *args[16];
+    ck_assert_int_lt(argc, 16);
+    for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
+    args[argc] = NULL;
+    result.status = report_cli_stream(argc, args, out, err);
+    result.out = read_whole(out, NULL);
+    result.err = read_whole(err, NULL);
+    fclose(out);
+    fclose(err);
+    return result;
+}
+
+#define RUN_REPORT(...)                                                                  \
+    run_report((int)(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)),   \
+               (const char *const[]){ __VA_ARGS__ })
+
+static void output_free(Output *o)
+{
+    free(o->out);
+    free(o->err);
+}
+
+/* ---- a strict RFC 4180 reader: quoted fields, doubled quotes, CR/LF inside quotes ---- */
+
+enum { CSV_ROWS = 64, CSV_COLUMNS = 16 };
+
+typedef struct Csv {
+    int rows;
+    int columns[CSV_ROWS];
+    char *cell[CSV_ROWS][CSV_COLUMNS];
+} Csv;
+
+static void csv_free(Csv *csv)
+{
+    for (int r = 0; r < csv->rows; r++)
+        for (int c = 0; c < csv->columns[r]; c++) free(csv->cell[r][c]);
+}
+
+/* Returns 0, or -1 when text is not well-formed CSV (every record ends with '\n'). */
+static int csv_parse(const char *text, Csv *csv)
+{
+    memset(csv, 0, sizeof *csv);
+    const char *p = text;
+    while (*p != '\0') {
+        if (csv->rows == CSV_ROWS) return -1;
+        int row = csv->rows++;
+        for (;;) {
+            if (csv->columns[row] == CSV_COLUMNS) return -1;
+            size_t capacity = strlen(p) + 1, used = 0;
+            char *field = malloc(capacity);
+            if (field == NULL) return -1;
+            csv->cell[row][csv->columns[row]++] = field;
+            if (*p == '"') {
+                p++;
+                for (;;) {
+                    if (*p == '\0') return -1;  /* unterminated quote */
+                    if (*p == '"' && p[1] == '"') {
+                        field[used++] = '"';
+                        p += 2;
+                    } else if (*p == '"') {
+                        p++;
+                        break;
+                    } else {
+                        field[used++] = *p++;
+                    }
+                }
+            } else {
+                while (*p != ',' && *p != '\n' && *p != '\0') {
+                    if (*p == '"' || *p == '\r') return -1;  /* must have been quoted */
+                    field[used++] = *p++;
+                }
+            }
+            field[used] = '\0';
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p == '\n') {
+                p++;
+                break;
+            }
+            return -1;  /* junk after a closing quote, or no final newline */
+        }
+    }
+    return 0;
+}
+
+static int csv_column(const Csv *csv, const char *name)
+{
+    for (int c = 0; c < csv->columns[0]; c++)
+        if (strcmp(csv->cell[0][c], name) == 0) return c;
+    ck_abort_msg("no column %s", name);
+    return -1;
+}
+
+START_TEST(test_csv_reader_itself)
+{
+    Csv csv;
+    ck_assert_int_eq(csv_parse("a,\"b,\"\"c\"\"\",\n\"x\ny\",,z\n", &csv), 0);
+    ck_assert_int_eq(csv.rows, 2);
+    ck_assert_int_eq(csv.columns[0], 3);
+    ck_assert_str_eq(csv.cell[0][1], "b,\"c\"");
+    ck_assert_str_eq(csv.cell[0][2], "");
+    ck_assert_str_eq(csv.cell[1][0], "x\ny");
+    csv_free(&csv);
+    ck_assert_int_eq(csv_parse("a\"b\n", &csv), -1);
+    csv_free(&csv);
+    ck_assert_int_eq(csv_parse("\"open\n", &csv), -1);
+    csv_free(&csv);
+    ck_assert_int_eq(csv_parse("no newline", &csv), -1);
+    csv_free(&csv);
+}
+END_TEST
+
+/* ---- direct SQL, the reference the report is compared with ---- */
+
+typedef struct Expected {
+    int64_t id;
+    char *name, *method, *status;
+    uint64_t seed;
+    int has_time, has_idle, has_bytes, has_accuracy;
+    int64_t rounds;
+    double time, idle, bytes, accuracy;
+} Expected;
+
+/* One query per figure, written independently of report.c's summary query. */
+static int load_expected(const char *path, Expected *rows, int max)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *q = NULL;
+    const char *sql =
+        "WITH a AS (SELECT run_id, sum(idle_s) AS idle FROM agent_rounds GROUP BY run_id),"
+        " n AS (SELECT run_id, count(*) AS agents FROM agents GROUP BY run_id),"
+        " r AS (SELECT run_id, count(*) AS rounds, max(t_end) AS last,"
+        "       sum(t_end - t_start) AS span, sum(bytes) AS bytes FROM rounds GROUP BY run_id)"
+        " SELECT runs.id, runs.name, runs.method, runs.seed, runs.status,"
+        "  CASE WHEN runs.rounds_done IS NULL THEN ifnull(r.rounds, 0) ELSE runs.rounds_done END,"
+        "  CASE WHEN runs.sim_time_s IS NULL THEN r.last ELSE runs.sim_time_s END,"
+        "  CASE WHEN n.agents > 0 AND r.span > 0 THEN a.idle / (n.agents * r.span) END,"
+        "  r.bytes, runs.final_accuracy"
+        " FROM runs LEFT JOIN a ON a.run_id = runs.id LEFT JOIN n ON n.run_id = runs.id"
+        " LEFT JOIN r ON r.run_id = runs.id ORDER BY runs.id";
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    int count = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        ck_assert_int_lt(count, max);
+        Expected *e = &rows[count++];
+        e->id = sqlite3_column_int64(q, 0);
+        e->name = sqlite3_column_text(q, 1) ? strdup((const char *)sqlite3_column_text(q, 1)) : NULL;
+        e->method = strdup((const char *)sqlite3_column_text(q, 2));
+        e->seed = (uint64_t)sqlite3_column_int64(q, 3);
+        e->status = strdup((const char *)sqlite3_column_text(q, 4));
+        e->rounds = sqlite3_column_int64(q, 5);
+        e->has_time = sqlite3_column_type(q, 6) != SQLITE_NULL;
+        e->time = sqlite3_column_double(q, 6);
+        e->has_idle = sqlite3_column_type(q, 7) != SQLITE_NULL;
+        e->idle = sqlite3_column_double(q, 7);
+        e->has_bytes = sqlite3_column_type(q, 8) != SQLITE_NULL;
+        e->bytes = sqlite3_column_double(q, 8);
+        e->has_accuracy = sqlite3_column_type(q, 9) != SQLITE_NULL;
+        e->accuracy = sqlite3_column_double(q, 9);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return count;
+}
+
+static void expected_free(Expected *rows, int count)
+{
+    for (int i = 0; i < count; i++) {
+        free(rows[i].name);
+        free(rows[i].method);
+        free(rows[i].status);
+    }
+}
+
+/* A CSV number must read back as exactly the double SQL gave (%.17g round-trips). */
+static void expect_number(const char *field, int present, double want, const char *what)
+{
+    if (!present) {
+        ck_assert_msg(field[0] == '\0', "%s: want empty, got '%s'", what, field);
+        return;
+    }
+    char *end = NULL;
+    double got = strtod(field, &end);
+    ck_assert_msg(end != field && *end == '\0', "%s: '%s' is not a number", what, field);
+    ck_assert_msg(got == want, "%s: got %.17g ('%s'), want %.17g", what, got, field, want);
+}
+
+/* ---- normal path ---- */
+
+START_TEST(test_summary_csv_equals_sql)
+{
+    const char *path = make_fixture("summary.db");
+    Output o = RUN_REPORT("report", path, "--csv");
+    ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
+    ck_assert_str_eq(o.err, "");
+    ck_assert_msg(strncmp(o.out, "id,name,method,seed,status,rounds,sim_time_s,idle_share,"
+                                 "bytes,final_accuracy\n", 79) == 0, "header: %s", o.out);
+    Csv csv;
+    ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
+    Expected want[8];
+    int count = load_expected(path, want, 8);
+    ck_assert_int_eq(count, 4);
+    ck_assert_int_eq(csv.rows, count + 1);
+    for (int i = 0; i < count; i++) {
+        char *const *row = csv.cell[i + 1];
+        const Expected *e = &want[i];
+        ck_assert_int_eq(csv.columns[i + 1], 10);
+        ck_assert_int_eq(strtoll(row[csv_column(&csv, "id")], NULL, 10), e->id);
+        ck_assert_str_eq(row[csv_column(&csv, "name")], e->name);
+        ck_assert_str_eq(row[csv_column(&csv, "method")], e->method);
+        ck_assert_uint_eq(strtoull(row[csv_column(&csv, "seed")], NULL, 10), e->seed);
+        ck_assert_str_eq(row[csv_column(&csv, "status")], e->status);
+        ck_assert_int_eq(strtoll(row[csv_column(&csv, "rounds")], NULL, 10), e->rounds);
+        expect_number(row[csv_column(&csv, "sim_time_s")], e->has_time, e->time, "time");
+        expect_number(row[csv_column(&csv, "idle_share")], e->has_idle, e->idle, "idle");
+        expect_number(row[csv_column(&csv, "bytes")], e->has_bytes, e->bytes, "bytes");
+        expect_number(row[csv_column(&csv, "final_accuracy")], e->has_accuracy,
+                      e->accuracy, "accuracy");
+    }
+    /* And the hand-computed figures of the fixture's header comment. */
+    ck_assert_str_eq(csv.cell[1][7], "0.10000000000000001");  /* 6 / (2 * 30) */
+    ck_assert_str_eq(csv.cell[1][8], "3500");
+    ck_assert_str_eq(csv.cell[2][3], "18446744073709551615");
+    ck_assert_str_eq(csv.cell[2][9], "");
+    ck_assert_str_eq(csv.cell[3][5], "2");
+    ck_assert_str_eq(csv.cell[3][6], "12.5");
+    ck_assert_str_eq(csv.cell[3][3], "9223372036854775807");
+    ck_assert_str_eq(csv.cell[4][7], "");
+    ck_assert_str_eq(csv.cell[4][8], "");
+    expected_free(want, count);
+    csv_free(&csv);
+    output_free(&o);
+}
+END_TEST
+
+START_TEST(test_rounds_csv_equals_sql)
+{
+    const char *path = make_fixture("rounds.db");
+    for (int64_t run = 1; run <= 4; run++) {
+        char id[16];
+        snprintf(id, sizeof id, "%lld", (long long)run);
+        Output o = RUN_REPORT("report", "--csv", "--run", id, path);
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        Csv csv;
+        ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+        ck_assert_str_eq(o.out + 0, o.out);  /* header first: */
+        ck_assert(strncmp(o.out, "run_id,round,t_start,t_end,makespan,idle_s,bytes\n", 49) == 0);
+        sqlite3 *db = NULL;
+        sqlite3_stmt *q = NULL;
+        ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT round, t_start, t_end, idle_s, bytes"
+                                                " FROM rounds WHERE run_id = ?1 ORDER BY round",
+                                            -1, &q, NULL), SQLITE_OK);
+        sqlite3_bind_int64(q, 1, run);
+        int r = 1;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            ck_assert_int_lt(r, csv.rows);
+            char *const *row = csv.cell[r++];
+            ck_assert_int_eq(strtoll(row[0], NULL, 10), run);
+            ck_assert_int_eq(strtoll(row[1], NULL, 10), sqlite3_column_int64(q, 0));
+            expect_number(row[2], 1, sqlite3_column_double(q, 1), "t_start");
+            expect_number(row[3], 1, sqlite3_column_double(q, 2), "t_end");
+            expect_number(row[4], 1, sqlite3_column_double(q, 2) - sqlite3_column_double(q, 1),
+                          "makespan");
+            expect_number(row[5], 1, sqlite3_column_double(q, 3), "idle_s");
+            expect_number(row[6], 1, sqlite3_column_double(q, 4), "bytes");
+        }
+        ck_assert_int_eq(r, csv.rows);
+        sqlite3_finalize(q);
+        sqlite3_close(db);
+        csv_free(&csv);
+        output_free(&o);
+    }
+}
+END_TEST
+
+/* Display width in code points (as report.c measures it). */
+static size_t width_of(const char *line, size_t bytes)
+{
+    size_t width = 0;
+    for (size_t i = 0; i < bytes; i++)
+        if (((unsigned char)line[i] & 0xC0) != 0x80) width++;
+    return width;
+}
+
+START_TEST(test_text_table_is_aligned)
+{
+    const char *path = make_fixture("table.db");
+    Output o = RUN_REPORT("report", path);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_str_eq(o.err, "");
+    /* Header + 4 runs; the newline inside run 3's name must not break a row. */
+    int lines = 0;
+    size_t first_width = 0;
+    for (const char *line = o.out; *line; lines++) {
+        const char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        size_t width = width_of(line, (size_t)(end - line));
+        if (lines == 0) first_width = width;
+        /* The last column is right-aligned, so every line is exactly as wide. */
+        ck_assert_msg(width == first_width, "line %d is %zu wide, header %zu:\n%s", lines,
+                      width, first_width, o.out);
+        line = end + 1;
+    }
+    ck_assert_int_eq(lines, 5);
+    ck_assert(strncmp(o.out, "id  name", 8) == 0);
+    static const char *const needles[] = {
+        "virtual time (s)", "idle share", "final accuracy", "plain", "10.0%", "3.50 kB",
+        "0.8125", "30.000", "18446744073709551615", "名前", " leading, and newline ",
+        "12.500", "running",
+    };
+    for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
+        ck_assert_msg(strstr(o.out, needles[i]) != NULL, "'%s' missing:\n%s", needles[i], o.out);
+    /* Run 4 has no idle share and no bytes; run 2 has no accuracy. */
+    const char *run4 = strstr(o.out, "\n 4  ");
+    ck_assert_ptr_nonnull(run4);
+    ck_assert_ptr_nonnull(strstr(run4, " -  "));
+    output_free(&o);
+}
+END_TEST
+
+START_TEST(test_run_table)
+{
+    const char *path = make_fixture("run.db");
+    Output o = RUN_REPORT("report", path, "--run=1");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    /* Summary header and row, a blank line, the per-round header and 3 rounds. */
+    const char *blank = strstr(o.out, "\n\n");
+    ck_assert_ptr_nonnull(blank);
+    int before = 0, after = 0;
+    for (const char *p = o.out; p <= blank; p++) before += *p == '\n';
+    for (const char *p = blank + 2; *p; p++) after += *p == '\n';
+    ck_assert_int_eq(before, 2);
+    ck_assert_int_eq(after, 4);
+    ck_assert_ptr_nonnull(strstr(blank, "round"));
+    ck_assert_ptr_nonnull(strstr(blank, "makespan (s)"));
+    ck_assert_ptr_nonnull(strstr(blank, "20.000"));
+    ck_assert_ptr_nonnull(strstr(blank, "1.50 kB"));
+    ck_assert_ptr_null(strstr(o.out, "He said"));  /* only run 1 */
+    output_free(&o);
+}
+END_TEST
+
+/* Names written through the store (the real writer) come back from CSV byte for byte. */
+START_TEST(test_awkward_names_survive_csv)
+{
+    static const char *const names[] = {
+        "comma, inside", "say \"hi\"", "\"", ",", " padded ", "two  spaces",
+        "tab\there", "crlf\r\nline", "ünïcødé 名前 🙂", "trailing\n", "",
+    };
+    enum { COUNT = sizeof names / sizeof names[0] };
+    const char *path = scratch_path("names.db");
+    Store *store = NULL;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(store_open(path, &store, &diag), HS_OK);
+    Sink sink = store_sink(store);
+    for (int i = 0; i < COUNT; i++) {
+        SinkRunInfo info = { .name = names[i], .method = names[(i + 1) % COUNT],
+                             .seed = (uint64_t)i, .mode = "timing" };
+        int64_t id;
+        ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &info, &id), HS_OK);
+        SinkRunEnd end = { .status = SINK_STATUS_DONE, .wall_s = 0, .sim_time_s = 0.1 * i,
+                           .final_accuracy = 1.0 / 3.0, .rounds_done = 0 };
+        ck_assert_int_eq(sink.ops->run_end(sink.ctx, id, &end), HS_OK);
+    }
+    store_close(store);
+
+    Output o = RUN_REPORT("report", path, "--csv");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    Csv csv;
+    ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
+    ck_assert_int_eq(csv.rows, COUNT + 1);
+    for (int i = 0; i < COUNT; i++) {
+        ck_assert_int_eq(csv.columns[i + 1], 10);
+        ck_assert_str_eq(csv.cell[i + 1][1], names[i]);
+        ck_assert_str_eq(csv.cell[i + 1][2], names[(i + 1) % COUNT]);
+        expect_number(csv.cell[i + 1][6], 1, 0.1 * i, "sim_time_s");
+        expect_number(csv.cell[i + 1][9], 1, 1.0 / 3.0, "final_accuracy");
+    }
+    csv_free(&csv);
+    output_free(&o);
+
+    /* The table stays one line per run whatever the names hold. */
+    o = RUN_REPORT("report", path);
+    int lines = 0;
+    for (const char *p = o.out; *p; p++) lines += *p == '\n';
+    ck_assert_int_eq(lines, COUNT + 1);
+    output_free(&o);
+}
+END_TEST
+
+START_TEST(test_report_only_reads)
+{
+    const char *path = make_fixture("readonly.db");
+    long size_before = 0, size_after = 0;
+    char *before = read_path(path, &size_before);
+    struct stat st_before, st_after;
+    ck_assert_int_eq(stat(path, &st_before), 0);
+    ck_assert_int_eq(chmod(path, 0444), 0);  /* honoured for non-root users */
+    Output o = RUN_REPORT("report", path, "--run", "2");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    output_free(&o);
+    o = RUN_REPORT("report", "--csv", path);
+    ck_assert_int_eq(o.status, 0);
+    output_free(&o);
+    ck_assert_int_eq(chmod(path, 0644), 0);
+    char *after = read_path(path, &size_after);
+    ck_assert_int_eq(stat(path, &st_after), 0);
+    ck_assert_int_eq(size_after, size_before);
+    ck_assert(memcmp(before, after, (size_t)size_before) == 0);
+    ck_assert(st_after.st_mtime == st_before.st_mtime);
+    free(before);
+    free(after);
+}
+END_TEST
+
+START_TEST(test_report_while_a_run_writes)
+{
+    const char *path = scratch_path("live.db");
+    Store *store = NULL;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(store_open(path, &store, &diag), HS_OK);
+    Sink sink = store_sink(store);
+    SinkRunInfo info = { .name = "live", .method = "sync", .seed = 3, .mode = "timing" };
+    int64_t id;
+    ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &info, &id), HS_OK);
+    SinkRound round = { .round = 1, .t_start = 0, .t_end = 4, .idle_s = 1, .bytes = 8,
+                        .extra = NAN };
+    ck_assert_int_eq(sink.ops->round(sink.ctx, id, &round), HS_OK);  /* still buffered */
+    Output o = RUN_REPORT("report", path, "--csv");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,0,,,,\n"));
+    output_free(&o);
+    ck_assert_int_eq(store_flush(store), HS_OK);
+    o = RUN_REPORT("report", path, "--csv");
+    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,1,4,,8,\n"));
+    output_free(&o);
+    store_close(store);
+}
+END_TEST
+
+START_TEST(test_print_run_api)
+{
+    const char *path = make_fixture("api.db");
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    FILE *out = tmpfile();
+    ck_assert_int_eq(report_print_run(path, 1, 0, out, &diag), HS_OK);
+    char *text = read_whole(out, NULL);
+    int lines = 0;
+    for (const char *p = text; *p; p++) lines += *p == '\n';
+    ck_assert_int_eq(lines, 2);  /* header and the run */
+    ck_assert_ptr_nonnull(strstr(text, "plain"));
+    free(text);
+    fclose(out);
+
+    out = tmpfile();
+    ck_assert_int_eq(report_print_run(path, 42, 0, out, &diag), HS_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(diag.message, "no run with id 42"));
+    ck_assert_ptr_nonnull(strstr(diag.message, path));
+    text = read_whole(out, NULL);
+    ck_assert_str_eq(text, "");  /* nothing printed on failure */
+    free(text);
+    fclose(out);
+
+    /* An empty hetsim database: the header alone. */
+    const char *empty = scratch_path("empty.db");
+    Store *store = NULL;
+    ck_assert_int_eq(store_open(empty, &store, &diag), HS_OK);
+    store_close(store);
+    out = tmpfile();
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(report_print_runs(empty, REPORT_CSV, out, &diag), HS_OK);
+    text = read_whole(out, NULL);
+    ck_assert_str_eq(text, "id,name,method,seed,status,rounds,sim_time_s,idle_share,bytes,"
+                           "final_accuracy\n");
+    free(text);
+    fclose(out);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+static void expect_failure(Output o, int status, const char *needle)
+{
+    ck_assert_msg(o.status == status, "status %d, want %d (%s)", o.status, status, o.err);
+    ck_assert_msg(strstr(o.err, needle) != NULL, "'%s' not in: %s", needle, o.err);
+    ck_assert_msg(o.out[0] == '\0', "stdout not empty: %s", o.out);
+    output_free(&o);
+}
+
+START_TEST(test_file_errors)
+{
+    char message[600];
+    const char *missing = scratch_path("missing.db");
+    snprintf(message, sizeof message, "hetsim: %s: cannot open", missing);
+    expect_failure(RUN_REPORT("report", missing), 1, message);
+    ck_assert_int_ne(access(missing, F_OK), 0);  /* read-only open creates nothing */
+
+    const char *text = scratch_path("text.db");
+    FILE *file = fopen(text, "w");
+    fputs("this is not a database, but it is long enough to have a header\n", file);
+    fclose(file);
+    snprintf(message, sizeof message, "hetsim: %s: not a SQLite database", text);
+    expect_failure(RUN_REPORT("report", text), 2, message);
+
+    const char *empty = scratch_path("zero.db");
+    fclose(fopen(empty, "w"));
+    expect_failure(RUN_REPORT("report", empty), 2, "not a hetsim database");
+
+    const char *future = scratch_path("future.db");
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(future, &db), SQLITE_OK);
+    raw_exec(db, "CREATE TABLE runs(id); PRAGMA user_version = 7;");
+    sqlite3_close(db);
+    expect_failure(RUN_REPORT("report", future), 2, "version 7");
+
+    const char *other = scratch_path("other.db");
+    ck_assert_int_eq(sqlite3_open(other, &db), SQLITE_OK);
+    raw_exec(db, "CREATE TABLE notes(x)");
+    sqlite3_close(db);
+    expect_failure(RUN_REPORT("report", other, "--csv"), 2, "not a hetsim database");
+
+    const char *fixture = make_fixture("errors.db");
+    expect_failure(RUN_REPORT("report", fixture, "--run", "99"), 2, "no run with id 99");
+    expect_failure(RUN_REPORT("report", fixture, "--run", "99", "--csv"), 2, "no run with id 99");
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+    expect_failure(RUN_REPORT("report"), 2, "missing FILE.db");
+    expect_failure(RUN_REPORT("report", "--frobnicate", "x.db"), 2, "unknown option '--frobnicate'");
+    expect_failure(RUN_REPORT("report", "x.db", "--run"), 2, "--run needs a run id");
+    static const char *const bad_ids[] = { "abc", "0", "-3", "12x", "", "99999999999999999999" };
+    for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++)
+        expect_failure(RUN_REPORT("report", "x.db", "--run", bad_ids[i]), 2,
+                       "--run needs a positive whole number");
+    expect_failure(RUN_REPORT("report", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
+    expect_failure(RUN_REPORT("report", "a.db"), 1, "hetsim: a.db: cannot open");
+
+    Output o = RUN_REPORT("report", "--help");
+    ck_assert_int_eq(o.status, 0);
+    ck_assert(strncmp(o.out, "usage: hetsim report FILE.db [--run ID] [--csv]\n", 48) == 0);
+    ck_assert_str_eq(o.err, "");
+    output_free(&o);
+    o = RUN_REPORT("report", "x.db", "-h");
+    ck_assert_int_eq(o.status, 0);
+    output_free(&o);
+}
+END_TEST
+
+START_TEST(test_output_write_error)
+{
+    const char *path = make_fixture("full.db");
+    FILE *full = fopen("/dev/full", "w");
+    if (full == NULL) return;  /* no /dev/full here: nothing to test */
+    FILE *err = tmpfile();
+    char *args[] = { "report", (char *)path, NULL };
+    ck_assert_int_eq(report_cli_stream(2, args, full, err), 1);
+    char *text = read_whole(err, NULL);
+    ck_assert_msg(strstr(text, "hetsim: cannot write the report") != NULL, "%s", text);
+    free(text);
+    fclose(err);
+    fclose(full);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *normal = tcase_create("normal");
+    tcase_add_unchecked_fixture(normal, scratch_setup, scratch_teardown);
+    tcase_set_timeout(normal, 30);
+    tcase_add_test(normal, test_csv_reader_itself);
+    tcase_add_test(normal, test_summary_csv_equals_sql);
+    tcase_add_test(normal, test_rounds_csv_equals_sql);
+    tcase_add_test(normal, test_text_table_is_aligned);
+    tcase_add_test(normal, test_run_table);
+    tcase_add_test(normal, test_awkward_names_survive_csv);
+    tcase_add_test(normal, test_report_only_reads);
+    tcase_add_test(normal, test_report_while_a_run_writes);
+    tcase_add_test(normal, test_print_run_api);
+    suite_add_tcase(s, normal);
+
+    TCase *errors = tcase_create("errors");
+    tcase_add_unchecked_fixture(errors, scratch_setup, scratch_teardown);
+    tcase_set_timeout(errors, 30);
+    tcase_add_test(errors, test_file_errors);
+    tcase_add_test(errors, test_usage_errors);
+    tcase_add_test(errors, test_output_write_error);
+    suite_add_tcase(s, errors);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(report_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
