@@ -254,12 +254,13 @@ END_TEST
 
 START_TEST(test_time_budget_stops_at_round_boundary)
 {
-    const char *set[] = {"run.rounds=50", "run.time_budget=2 s"};
+    /* rounds last ~3.2 s: a 7 s budget ends after the third, the first to cross it */
+    const char *set[] = {"run.rounds=50", "run.time_budget=7 s"};
     TestSink ts;
     ck_assert_int_eq(run_text(two_speed, set, 2, &ts), 0);
-    ck_assert(ts.rounds < 50);
-    ck_assert(ts.round_rows[ts.rounds - 2].t_end < 2.0);
-    ck_assert(ts.last_t_end >= 2.0);
+    ck_assert_int_eq(ts.rounds, 3);
+    ck_assert(ts.round_rows[1].t_end < 7.0);
+    ck_assert(ts.last_t_end >= 7.0);
     test_sink_free(&ts);
 }
 END_TEST
