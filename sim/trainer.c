@@ -38,3 +38,8 @@ int trainer_average(struct Engine *e, const int *members, int n_members, int by_
     return 0;
 }
 double trainer_learning_rate(const struct Engine *e) { (void)e; return 0; }
+int trainer_split_begin(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
+int trainer_split_bottom_step(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
+int trainer_split_top_step(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
+int trainer_split_end(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
+int trainer_average_split(struct Engine *e, const int *splits) { (void)e; (void)splits; return 0; }

@@ -42,6 +42,21 @@ int trainer_local_step(struct Engine *e, int agent);
 /* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
  * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(struct Engine *e, const int *members, int n_members, int by_samples);
+/* --- ComDML's local-loss split training (models/ split entry points) --- */
+/* Starts a round in which slow offloads blocks split+1..L: its helper trains a copy of
+ * slow's top (with its own optimiser state), fed by a FIFO of activations. */
+int trainer_split_begin(struct Engine *e, int slow, int split);
+/* slow's next batch through blocks 1..split and auxiliary head split; one optimiser step
+ * on those ranges; the cut activations and labels join the FIFO. */
+int trainer_split_bottom_step(struct Engine *e, int slow, int split);
+/* The helper trains slow's top copy on the oldest activations in the FIFO. */
+int trainer_split_top_step(struct Engine *e, int slow, int split);
+/* The top copy's blocks go back into slow's model. */
+int trainer_split_end(struct Engine *e, int slow, int split);
+/* Sample-weighted average of every block over all agents; auxiliary head m averaged only
+ * among agents with splits[i] == m (m >= 1); heads of other splits are left as they are. */
+int trainer_average_split(struct Engine *e, const int *splits);
+
 /* This round's learning rate from the [model] schedule. */
 double trainer_learning_rate(const struct Engine *e);
 
