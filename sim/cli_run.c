@@ -97,7 +97,8 @@ int cli_run(int argc, char **argv)
     status = engine_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
     if (status != HS_OK) {
-        exit_status = cli_fail(status, diag.message);
+        const char *store_message = store_error_message(store);
+        exit_status = cli_fail(status, store_message && store_message[0] ? store_message : diag.message);
         if (status == HS_E_INTERRUPTED)
             fprintf(stderr, "hetsim: run %lld was interrupted and is marked so in %s; "
                             "start it again with the same command\n", (long long)outcome.run_id, db_path);

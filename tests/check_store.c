@@ -865,10 +865,10 @@ START_TEST(test_batches_become_visible)
         metric.t = i;
         ck_assert_int_eq(sink.ops->metric(sink.ctx, id, &metric), HS_OK);
     }
-    /* One full batch is committed; the rest waits for the next flush. */
-    int64_t seen = file_int(path, "SELECT count(*) FROM metrics");
-    ck_assert_int_ge(seen, STORE_BATCH_ROWS);
-    ck_assert_int_lt(seen, STORE_BATCH_ROWS + 10);
+    /* A full batch is committed without any flush call. (How many of the last 10 are
+     * also in depends on the one-second age rule, i.e. on the machine's speed, so it is
+     * not asserted.) */
+    ck_assert_int_ge(file_int(path, "SELECT count(*) FROM metrics"), STORE_BATCH_ROWS);
     ck_assert_int_eq(store_flush(store), HS_OK);
     ck_assert_int_eq(file_int(path, "SELECT count(*) FROM metrics"), STORE_BATCH_ROWS + 10);
     ck_assert_int_eq(store_flush(store), HS_OK);  /* nothing buffered: a no-op */
