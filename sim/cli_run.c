@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char cli_run_usage[] =
     "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--quiet]\n"
@@ -21,6 +22,16 @@ static const char cli_run_usage[] =
     "                     or a group key: --set agents.stragglers.compute=\"100 MFLOPS\"\n"
     "  --timing-only      same as --set run.mode=timing: no arithmetic, identical timings\n"
     "  --quiet            no progress on stderr and no report on stdout\n";
+
+static void cli_remove_database(const char *path)
+{
+    char side[4096];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
 
 int cli_fail(int status, const char *message)
 {
@@ -86,6 +97,7 @@ int cli_run(int argc, char **argv)
                         "(use 'hetsim sweep' for all points)\n", scenario_path);
 
     Store *store = NULL;
+    int db_existed = access(db_path, F_OK) == 0;
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) {
         free(sc);
         return cli_fail(status, diag.message);
@@ -104,6 +116,8 @@ int cli_run(int argc, char **argv)
                             "start it again with the same command\n", (long long)outcome.run_id, db_path);
     }
     store_close(store);
+    /* A run refused before it started (e.g. a bad trace) leaves no database behind. */
+    if (outcome.run_id < 0 && !db_existed) cli_remove_database(db_path);
     if (outcome.run_id >= 0 && !quiet && (status == HS_OK || status == HS_E_DIVERGED))
         if (report_print_run(db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
             fprintf(stderr, "hetsim: %s\n", diag.message);

@@ -145,12 +145,20 @@ int distribution_parse(const char *text, UnitKind kind, Distribution *out, char 
             snprintf(why, (size_t)why_size, "pareto(scale, shape) needs scale > 0 and shape > 0");
             status = HS_E_INPUT;
         }
+    } else if (strcmp(name, "trace") == 0) {
+        out->kind = DIST_TRACE;
+        if (n != 1 || args[0][0] == '\0') {
+            snprintf(why, (size_t)why_size, "trace() takes one file name");
+            return HS_E_INPUT;
+        }
+        snprintf(out->path, sizeof out->path, "%s", args[0]);
+        status = HS_OK;
     } else if (strcmp(name, "choice") == 0) {
         out->kind = DIST_CHOICE;
         status = distribution_parse_choice(args, n, kind, out, why, why_size);
     } else {
         snprintf(why, (size_t)why_size,
-                 "unknown distribution '%s' (use uniform, normal, lognormal, pareto, choice)", name);
+                 "unknown distribution '%s' (use uniform, normal, lognormal, pareto, choice, trace)", name);
         status = HS_E_INPUT;
     }
     return status;
@@ -171,6 +179,7 @@ double distribution_draw(const Distribution *d, gsl_rng *rng)
     }
     case DIST_LOGNORMAL: return d->a * exp(d->b * gsl_ran_ugaussian(rng));
     case DIST_PARETO: return gsl_ran_pareto(rng, d->b, d->a);
+    case DIST_TRACE: return NAN;
     case DIST_CHOICE: {
         double u = gsl_rng_uniform(rng), acc = 0;
         for (int i = 0; i < d->n_choices; i++) {
@@ -196,6 +205,7 @@ void distribution_write(const Distribution *d, FILE *out)
             fprintf(out, "%s%.17g:%.17g", i ? ", " : "", d->values[i], d->probs[i]);
         fputc(')', out);
         break;
+    case DIST_TRACE: fprintf(out, "trace(%s)", d->path); break;
     default: fprintf(out, "%.17g", d->a); break;
     }
 }

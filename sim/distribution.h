@@ -5,7 +5,9 @@
  *   normal(mean, sd)    redrawn while x <= 0 (attributes are positive)
  *   lognormal(median, sigma)   median * exp(sigma * N(0,1))
  *   pareto(scale, shape)       scale * U^(-1/shape), heavy-tailed
- *   choice(v1:p1, v2:p2, ...)  probabilities must sum to 1 (within 1e-6) */
+ *   choice(v1:p1, v2:p2, ...)  probabilities must sum to 1 (within 1e-6)
+ *   trace(FILE.csv)     the value follows a trace over time (sim/trace.h); drawing one
+ *                       gives NaN: the world reads the trace's value at time 0 */
 #ifndef SIM_DISTRIBUTION_H
 #define SIM_DISTRIBUTION_H
 
@@ -17,7 +19,8 @@
 #define DIST_MAX_CHOICES 32
 
 typedef enum {
-    DIST_CONSTANT = 0, DIST_UNIFORM, DIST_NORMAL, DIST_LOGNORMAL, DIST_PARETO, DIST_CHOICE
+    DIST_CONSTANT = 0, DIST_UNIFORM, DIST_NORMAL, DIST_LOGNORMAL, DIST_PARETO, DIST_CHOICE,
+    DIST_TRACE /* trace(FILE.csv): a value over time, see sim/trace.h */
 } DistKind;
 
 typedef struct Distribution {
@@ -26,6 +29,7 @@ typedef struct Distribution {
     int n_choices;
     double values[DIST_MAX_CHOICES];
     double probs[DIST_MAX_CHOICES];
+    char path[512];  /* DIST_TRACE: the CSV file as written (resolved by the scenario) */
 } Distribution;
 
 /* Parses text as a distribution of quantities of the given kind. On error returns

@@ -55,19 +55,43 @@ int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data)
     return queue_push(e->queue, t, kind, agent, data);
 }
 
+static const TraceSeries *engine_series(const TraceSeries **per_agent, int agent);
+
+/* min(uplink of from, downlink of to) at time t, traces included. */
+static double engine_link_bandwidth(const Engine *e, int from, int to, double t)
+{
+    const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
+    double u = up ? trace_value(up, t) : e->world.agents[from].uplink;
+    double d = down ? trace_value(down, t) : e->world.agents[to].downlink;
+    return u < d ? u : d;
+}
+
+static const TraceSeries *engine_series(const TraceSeries **per_agent, int agent)
+{
+    return per_agent ? per_agent[agent] : NULL;
+}
+
+/* When work of `seconds` started at start ends, pausing while the agent is offline. */
+static double engine_finish(const Engine *e, int agent, double start, double seconds)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    return availability ? trace_advance_online(availability, start, seconds) : start + seconds;
+}
+
 double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data)
 {
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
-    double duration = flops / e->world.agents[agent].compute;
+    const TraceSeries *speed = engine_series(e->compute_trace, agent);
+    double duration = flops / (speed ? trace_value(speed, start) : e->world.agents[agent].compute);
     const AgentGroupSpec *g = &e->sc->groups[e->world.agents[agent].group];
     if (g->slowdown.kind != SLOWDOWN_NONE || g->jitter > 0)
         duration *= slowdown_factor(&g->slowdown, g->jitter, start, &c->slow,
                                     e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
-    double finish = start + duration;
+    double finish = engine_finish(e, agent, start, duration);
     c->compute_free = finish;
     c->compute_s += duration;
-    engine_book_busy(c, start, finish);
+    engine_book_busy(c, start, start + duration);
     if (queue_push(e->queue, finish, kind, agent, data) != HS_OK)
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return finish;
@@ -77,9 +101,10 @@ double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t 
 {
     AgentClock *c = &e->clocks[from];
     double start = c->uplink_free > e->now ? c->uplink_free : e->now;
-    double transmit = bytes / world_link_bandwidth(&e->world, from, to);
-    double arrival = start + transmit + world_link_latency(&e->world, from, to);
-    c->uplink_free = start + transmit;
+    double transmit = bytes / engine_link_bandwidth(e, from, to, start);
+    double sent = engine_finish(e, from, start, transmit);
+    double arrival = sent + world_link_latency(&e->world, from, to);
+    c->uplink_free = sent;
     c->comm_s += transmit;
     engine_book_busy(c, start, start + transmit);
     e->round_bytes += bytes;
@@ -111,11 +136,16 @@ int engine_collective_join(Engine *e, Collective *c, int agent)
 
     int n = c->n_members;
     double duration = 0;
+    if (e->availability_trace)
+        for (int k = 0; k < n; k++) {
+            double online = engine_finish(e, collective_member(c, k), c->ready, 0);
+            if (online > c->ready) c->ready = online;
+        }
     if (n > 1) {
         double slowest = INFINITY, latency = 0;
         for (int k = 0; k < n; k++) {
             int a = collective_member(c, k), b = collective_member(c, (k + 1) % n);
-            double bw = world_link_bandwidth(&e->world, a, b);
+            double bw = engine_link_bandwidth(e, a, b, c->ready);
             double lat = world_link_latency(&e->world, a, b);
             if (bw < slowest) slowest = bw;
             if (lat > latency) latency = lat;
@@ -132,6 +162,12 @@ int engine_collective_join(Engine *e, Collective *c, int agent)
         if (c->blocking && m->compute_free < finish) m->compute_free = finish;
     }
     return queue_push(e->queue, finish, c->kind, -1, c->data);
+}
+
+int engine_agent_online(const Engine *e, int agent, double t)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    return availability == NULL || trace_value(availability, t) > 0.5;
 }
 
 void engine_end_round(Engine *e)
@@ -174,11 +210,13 @@ static int engine_round_report(Engine *e)
     double idle_total = 0;
     for (int i = 0; i < e->world.n; i++) {
         const AgentClock *c = &e->clocks[i];
-        double idle = length - c->busy_s;
+        const TraceSeries *availability = engine_series(e->availability_trace, i);
+        double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
+        double idle = length - c->busy_s - offline;
         if (idle < 0) idle = 0;
         idle_total += idle;
         e->rows[i] = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s,
-                                      .comm_s = c->comm_s, .idle_s = idle, .offline_s = 0,
+                                      .comm_s = c->comm_s, .idle_s = idle, .offline_s = offline,
                                       .role = c->role};
     }
     e->total_bytes += e->round_bytes;
@@ -225,6 +263,73 @@ static SinkAgent *engine_sink_agents(const Engine *e)
     return rows;
 }
 
+/* Loads the traces of one attribute: one file per group that uses one. */
+static int engine_load_attribute(Engine *e, int attribute, const TraceSeries ***per_agent, HsDiag *diag)
+{
+    const Scenario *sc = e->sc;
+    int n = e->world.n;
+    for (int g = 0; g < sc->n_groups; g++) {
+        const AgentGroupSpec *spec = &sc->groups[g];
+        const Distribution *d = attribute == 0 ? &spec->compute : attribute == 1 ? &spec->uplink
+                              : attribute == 2 ? &spec->downlink : &spec->availability;
+        if (d->kind != DIST_TRACE) continue;
+        if (*per_agent == NULL && (*per_agent = calloc((size_t)n, sizeof **per_agent)) == NULL) return HS_E_NOMEM;
+        char *needed = calloc((size_t)n, 1);
+        int *group_of = malloc((size_t)n * sizeof *group_of);
+        const char *names[SCENARIO_MAX_GROUPS];
+        Trace *grown = realloc(e->traces, (size_t)(e->n_traces + 1) * sizeof *e->traces);
+        if (needed == NULL || group_of == NULL || grown == NULL) {
+            free(needed);
+            free(group_of);
+            if (grown) e->traces = grown;
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        }
+        e->traces = grown;
+        for (int k = 0; k < sc->n_groups; k++) names[k] = sc->groups[k].name;
+        for (int i = 0; i < n; i++) {
+            group_of[i] = e->world.agents[i].group;
+            needed[i] = group_of[i] == g;
+        }
+        UnitKind unit = attribute == 0 ? UNIT_COMPUTE : attribute == 3 ? UNIT_PLAIN : UNIT_BANDWIDTH;
+        int status = trace_load(d->path, unit, n, group_of, names, sc->n_groups, needed, &e->traces[e->n_traces], diag);
+        free(group_of);
+        if (status != HS_OK) {
+            free(needed);
+            return status;
+        }
+        Trace *t = &e->traces[e->n_traces++];
+        for (int i = 0; i < n; i++)
+            if (needed[i]) {
+                (*per_agent)[i] = &t->series[i];
+                double v = trace_value(&t->series[i], 0);
+                if (attribute == 0) e->world.agents[i].compute = v;
+                if (attribute == 1) e->world.agents[i].uplink = v;
+                if (attribute == 2 || (attribute == 1 && spec->symmetric_link)) e->world.agents[i].downlink = v;
+            }
+        if (attribute == 1 && spec->symmetric_link) {
+            if (e->downlink_trace == NULL && (e->downlink_trace = calloc((size_t)n, sizeof *e->downlink_trace)) == NULL) {
+                free(needed);
+                return HS_E_NOMEM;
+            }
+            for (int i = 0; i < n; i++)
+                if (needed[i]) e->downlink_trace[i] = &t->series[i];
+        }
+        free(needed);
+    }
+    return HS_OK;
+}
+
+static int engine_load_traces(Engine *e, HsDiag *diag)
+{
+    int status;
+    if ((status = engine_load_attribute(e, 0, &e->compute_trace, diag)) ||
+        (status = engine_load_attribute(e, 1, &e->uplink_trace, diag)) ||
+        (status = engine_load_attribute(e, 2, &e->downlink_trace, diag)) ||
+        (status = engine_load_attribute(e, 3, &e->availability_trace, diag)))
+        return status;
+    return HS_OK;
+}
+
 static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
 {
     memset(e, 0, sizeof *e);
@@ -235,6 +340,7 @@ static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
     e->run_id = -1;
     int status = world_build(sc, &e->world, diag);
     if (status != HS_OK) return status;
+    if ((status = engine_load_traces(e, diag)) != HS_OK) return status;
     if (model_profile(&sc->model, &e->profile) != HS_OK)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "[model] does not describe a valid network");
     e->queue = queue_create((size_t)e->world.n * 2 + 16);
@@ -267,6 +373,12 @@ static void engine_teardown(Engine *e)
         for (int i = 0; i < e->world.n; i++)
             if (e->dynamics_rng[i]) gsl_rng_free(e->dynamics_rng[i]);
     free(e->dynamics_rng);
+    for (int i = 0; i < e->n_traces; i++) trace_free(&e->traces[i]);
+    free(e->traces);
+    free(e->compute_trace);
+    free(e->uplink_trace);
+    free(e->downlink_trace);
+    free(e->availability_trace);
     world_free(&e->world);
 }
 

@@ -12,8 +12,13 @@
  *   ring all-reduce of B bytes among N agents: 2(N-1) steps of B/N bytes at the slowest
  *            link of the ring plus 2(N-1) link latencies, starting when the last member
  *            joins.
+ * Availability (a 0/1 trace): an offline agent's processor and uplink pause and resume
+ * where they stopped; a collective starts once every member is online. So every method
+ * waits for an absent agent, except where the method says otherwise (AD-PSGD picks an
+ * online neighbour).
  * Accounting per agent and round: compute_s and comm_s are the times booked on the
- * processor and the uplink; idle_s = round length - the union of busy intervals. */
+ * processor and the uplink; offline_s the time offline; idle_s = round length - the
+ * union of busy intervals - offline_s. */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -22,6 +27,7 @@
 #include "sim/queue.h"
 #include "sim/scenario.h"
 #include "sim/sink.h"
+#include "sim/trace.h"
 #include "sim/world.h"
 
 struct Trainer;
@@ -60,6 +66,11 @@ typedef struct Engine {
     int target_reached;
     SinkAgentRound *rows;    /* (world.n) buffer for agent_rounds */
     gsl_rng **dynamics_rng;  /* (world.n) only for agents whose group is random over time */
+    /* Attribute traces (NULL arrays when no group uses one; NULL entries for agents
+     * without): the value at the start of a computation or message applies. */
+    Trace *traces;
+    int n_traces;
+    const TraceSeries **compute_trace, **uplink_trace, **downlink_trace, **availability_trace;
 } Engine;
 
 /* A ring all-reduce being assembled: members join one by one; when the last joins the
@@ -108,6 +119,9 @@ void engine_collective_begin(Collective *c, const int *members, int n_members, d
 int engine_collective_join(Engine *e, Collective *c, int agent);
 /* Schedules (kind, agent, data) at time t >= now. */
 int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data);
+
+/* 1 if the agent is online at time t (always, without an availability trace). */
+int engine_agent_online(const Engine *e, int agent, double t);
 
 void engine_end_round(Engine *e);
 void engine_set_role(Engine *e, int agent, SinkRole role);

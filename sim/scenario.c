@@ -2,6 +2,8 @@
  * Order matters for good messages: unknown sections and keys are reported first (they
  * are usually typos that would otherwise surface as a confusing "missing key"), then
  * each section is resolved top to bottom. */
+/* realpath() is XSI */
+#define _XOPEN_SOURCE 700
 #include "sim/scenario.h"
 #include "sim/methods/method.h"
 
@@ -25,7 +27,8 @@ static const char *const keys_model[] = {"arch", "layers", "channels", "kernel",
                                          "step_gamma", "step_every", "warmup", NULL};
 static const char *const keys_topology[] = {"graph", "degree", "file", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
-                                          "latency", "samples", "slowdown", "jitter", NULL};
+                                          "latency", "samples", "slowdown", "jitter", "availability",
+                                          NULL};
 
 typedef struct Resolver {
     IniDoc *doc;
@@ -478,6 +481,32 @@ static int scenario_resolve_topology(Resolver *r)
     return HS_OK;
 }
 
+/* A trace path is relative to the scenario file's folder; it is stored absolute so that
+ * runs.config still finds it from any working directory. */
+static int scenario_trace_path(Resolver *r, const IniEntry *e, Distribution *d)
+{
+    if (strcmp(e->key, "latency") == 0 || strcmp(e->key, "samples") == 0)
+        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink and availability");
+    char joined[1024];
+    if (d->path[0] == '/' || e->line == 0) {
+        snprintf(joined, sizeof joined, "%s", d->path);
+    } else {
+        const char *slash = strrchr(r->doc->file, '/');
+        int dir_len = slash ? (int)(slash - r->doc->file) : 0;
+        if (dir_len > 0) snprintf(joined, sizeof joined, "%.*s/%s", dir_len, r->doc->file, d->path);
+        else snprintf(joined, sizeof joined, "%s", d->path);
+    }
+    char *absolute = realpath(joined, NULL);
+    if (absolute == NULL) {
+        char why[1200];
+        snprintf(why, sizeof why, "cannot read trace %s: %s", joined, strerror(errno));
+        return scenario_bad(r, e, "%s", why);
+    }
+    snprintf(d->path, sizeof d->path, "%s", absolute);
+    free(absolute);
+    return HS_OK;
+}
+
 static int scenario_dist(Resolver *r, const char *section, const char *key, UnitKind unit,
                          Distribution *out, int *present)
 {
@@ -487,6 +516,7 @@ static int scenario_dist(Resolver *r, const char *section, const char *key, Unit
     char why[300];
     if (distribution_parse(e->value, unit, out, why, sizeof why) != HS_OK)
         return scenario_bad(r, e, "%s", why);
+    if (out->kind == DIST_TRACE) return scenario_trace_path(r, e, out);
     int positive_only = unit != UNIT_TIME;
     double lowest = out->kind == DIST_CHOICE ? out->values[0] : out->a;
     for (int i = 1; out->kind == DIST_CHOICE && i < out->n_choices; i++)
@@ -535,6 +565,23 @@ static int scenario_resolve_group(Resolver *r, const char *section, const AgentG
         if (slowdown_parse(e->value, &g->slowdown, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
     } else if (base) {
         g->slowdown = base->slowdown;
+    }
+    e = scenario_take(r, section, "availability");
+    if (e == NULL) {
+        if (base) g->availability = base->availability;
+        else g->availability = (Distribution){.kind = DIST_CONSTANT, .a = 1};
+    } else {
+        char value[INIDOC_VALUE_MAX];
+        scenario_trim_copy(value, sizeof value, e->value);
+        if (strcmp(value, "always") == 0) {
+            g->availability = (Distribution){.kind = DIST_CONSTANT, .a = 1};
+        } else {
+            char why[300];
+            if (distribution_parse(value, UNIT_PLAIN, &g->availability, why, sizeof why) != HS_OK ||
+                g->availability.kind != DIST_TRACE)
+                return scenario_bad(r, e, "%s", "expected always or trace(FILE.csv)");
+            if ((status = scenario_trace_path(r, e, &g->availability)) != HS_OK) return status;
+        }
     }
     return scenario_double(r, section, "jitter", base ? base->jitter : 0, UNIT_PLAIN, 0, 10, &g->jitter);
 }

@@ -36,6 +36,7 @@ typedef struct AgentGroupSpec {
     int has_samples;            /* else the dataset is shared out evenly */
     Slowdown slowdown;          /* speed over time */
     double jitter;              /* lognormal sigma of per-computation noise */
+    Distribution availability;  /* constant 1 (always) or a 0/1 trace */
 } AgentGroupSpec;
 
 /* A resolved [method] key: the given value or the method's default. */

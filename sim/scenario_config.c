@@ -29,6 +29,8 @@ static void config_write_group(const AgentGroupSpec *g, int write_samples, FILE 
     char slowdown[160];
     slowdown_format(&g->slowdown, slowdown, sizeof slowdown);
     fprintf(out, "\nslowdown = %s\njitter = %.17g\n", slowdown, g->jitter);
+    if (g->availability.kind == DIST_TRACE) fprintf(out, "availability = trace(%s)\n", g->availability.path);
+    else fputs("availability = always\n", out);
     if (write_samples) {
         fputs("samples = ", out);
         distribution_write(&g->samples, out);

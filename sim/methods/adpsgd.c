@@ -2,7 +2,8 @@
  * An agent loops: compute a gradient at its current model; send the model to one
  * neighbour drawn uniformly from its own random stream; the neighbour averages
  * atomically (x_i, x_j ← (x_i + x_j)/2) on receipt and sends its model back; on the
- * reply the agent applies its now stale gradient and starts again. Passive agents keep
+ * reply the agent applies its now stale gradient and starts again. An offline neighbour
+ * is skipped (the draw is among the neighbours online now, if any). Passive agents keep
  * computing: their uplink carries the replies. Stragglers slow only their neighbours.
  * Rounds: round r ends when every agent has completed r+1 passes over its own data;
  * agents never wait at a round boundary, so fast agents may be epochs ahead (their
@@ -108,9 +109,17 @@ static int adpsgd_on_event(void *state, Engine *e, const Event *ev)
     AdpsgdAgent *a = &s->agents[i];
     double bytes = engine_model_bytes(e);
     if (ev->kind == ADPSGD_COMPUTED) {
-        int degree = topology_degree(&s->topology, i);
+        const int *neighbours = s->topology.adj + s->topology.offsets[i];
+        int degree = topology_degree(&s->topology, i), online = 0;
+        for (int k = 0; k < degree; k++) online += engine_agent_online(e, neighbours[k], e->now);
         rng_stream_reset(s->rng, e->sc->seed, (uint64_t)i * 1000003u + (uint64_t)a->steps, RNG_PURPOSE_METHOD);
-        a->partner = s->topology.adj[s->topology.offsets[i] + (int)gsl_rng_uniform_int(s->rng, (unsigned long)degree)];
+        int pick = (int)gsl_rng_uniform_int(s->rng, (unsigned long)(online ? online : degree));
+        a->partner = neighbours[pick];
+        for (int k = 0; online && k < degree; k++)
+            if (engine_agent_online(e, neighbours[k], e->now) && pick-- == 0) {
+                a->partner = neighbours[k];
+                break;
+            }
         engine_send(e, i, a->partner, bytes, ADPSGD_REQUEST, i);
         return HS_OK;
     }

@@ -1,0 +1,42 @@
+/* trace.h — attribute values over time, from CSV files.
+ * Format: one row per change, `AGENT,TIME,VALUE`, where AGENT is an agent index or a
+ * group name (`default` for the agents of [agents] itself), TIME is virtual time (a
+ * number of seconds or with a time unit: `90 s`, `2 min`), and VALUE is in the
+ * attribute's units (`2 GFLOPS`, `10 MB/s`; availability: 1 online, 0 offline). A
+ * header line whose second field is not a number is skipped; `#` starts a comment.
+ * The value holds from its time until the next row of the same agent (a step
+ * function); before an agent's first row its first value applies. Rows for an agent
+ * index take precedence over rows for its group; every agent must be covered. */
+#ifndef SIM_TRACE_H
+#define SIM_TRACE_H
+
+#include "sim/hs_error.h"
+#include "sim/units.h"
+
+typedef struct TraceSeries {
+    int n;
+    double *times;   /* (n) increasing */
+    double *values;  /* (n) */
+} TraceSeries;
+
+typedef struct Trace {
+    int n_agents;
+    TraceSeries *series;  /* (n_agents) owned copies */
+} Trace;
+
+/* Loads path for agents whose group names are group_names[group_of[i]]; only agents
+ * with needed[i] set (NULL: all) must be covered, the others get an empty series. */
+int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_of,
+               const char *const *group_names, int n_groups, const char *needed, Trace *out,
+               HsDiag *diag);
+void trace_free(Trace *trace);
+
+/* The value at time t. */
+double trace_value(const TraceSeries *s, double t);
+/* For availability (value > 0.5 = online): the time at which `work` seconds of online
+ * time, starting at `start`, have elapsed. */
+double trace_advance_online(const TraceSeries *s, double start, double work);
+/* Offline seconds within [a, b). */
+double trace_offline_between(const TraceSeries *s, double a, double b);
+
+#endif
