@@ -1,45 +1,541 @@
-/* trainer.c — placeholder until models/ lands: train mode is refused with a clear
- * message rather than silently timing only. */
+/* trainer.c — train mode: real arithmetic behind the engine's virtual clock.
+ * Workload: N agents (up to ~1,000 with the MLP), each owning a Model (parameters and
+ * gradients in one allocation each) and an optimiser; the dataset is loaded once and
+ * agents hold index lists into it. One workspace serves every computation, which runs
+ * on the engine's thread in event order, so results are identical run to run.
+ * Batches: each agent walks its own indices in an order reshuffled every local epoch
+ * from its own stream (seed, agent, RNG_PURPOSE_TRAIN); a batch that crosses the end of
+ * the epoch continues into the next shuffle, so every batch has `batch` samples (or all
+ * of an agent's samples when it has fewer). */
 #include "sim/trainer.h"
+#include "models/dataset.h"
+#include "models/model.h"
+#include "models/optim.h"
+#include "models/partition.h"
 #include "sim/engine.h"
+#include "sim/rng.h"
 
-int trainer_create(struct Engine *e, Trainer **out)
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One offloader's activations in flight to its helper, in send order. */
+typedef struct SplitPair {
+    Model *top;          /* the helper's copy of the offloader's model (only its top is trained) */
+    Optim *top_optim;
+    float *act;          /* (capacity, B, split floats) */
+    int *labels;         /* (capacity, B) */
+    int *sizes;          /* (capacity) samples per queued batch */
+    int capacity, head, count, act_floats;
+} SplitPair;
+
+struct Trainer {
+    Dataset *data;
+    Partition *partition;
+    ModelWorkspace *ws;
+    int batch;
+    float *x;             /* (batch, features) */
+    int *y;               /* (batch) */
+    int *indices;         /* (batch) the batch's sample indices */
+    size_t n_params;
+    /* shared mode */
+    Model *shared;
+    Optim *shared_optim;
+    float *grad_sum;      /* (n_params) */
+    /* local mode */
+    Model **models;       /* (n) */
+    Optim **optims;       /* (n) */
+    float **buffers;      /* (n * n_buffers) */
+    int n_buffers;
+    float *scratch;       /* (n_params) averaging output */
+    double *weights;      /* (n) */
+    const float **vectors;/* (n) */
+    SplitPair *pairs;     /* (n) by offloader, created on first use */
+    /* batch streams */
+    int *order;           /* all agents' indices, agent i at order_offset[i] */
+    int *order_offset;    /* (n + 1) */
+    int *cursor;          /* (n) */
+    gsl_rng *shuffle_rng;
+    int *epoch;           /* (n) reshuffles so far */
+    Model *eval;          /* shape and scratch for evaluating an average */
+    int n_eval;
+    double loss_sum;
+    long loss_count;
+    int n_agents;
+};
+
+static int trainer_fail(Engine *e, int status, const char *what)
+{
+    return hs_diag_set(e->diag, status, NULL, 0, "%s", what);
+}
+
+static void trainer_shuffle(Trainer *t, const Engine *e, int agent)
+{
+    int *idx = t->order + t->order_offset[agent];
+    int n = t->order_offset[agent + 1] - t->order_offset[agent];
+    rng_stream_reset(t->shuffle_rng, e->sc->seed, (uint64_t)agent * 1000003u + (uint64_t)t->epoch[agent]++,
+                     RNG_PURPOSE_TRAIN);
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)gsl_rng_uniform_int(t->shuffle_rng, (unsigned long)i + 1);
+        int tmp = idx[i];
+        idx[i] = idx[j];
+        idx[j] = tmp;
+    }
+}
+
+/* Fills t->x, t->y with agent's next batch; returns its size. */
+static int trainer_next_batch(Trainer *t, const Engine *e, int agent)
+{
+    int n = t->order_offset[agent + 1] - t->order_offset[agent];
+    int b = t->batch < n ? t->batch : n;
+    for (int k = 0; k < b; k++) {
+        if (t->cursor[agent] == n) {
+            t->cursor[agent] = 0;
+            trainer_shuffle(t, e, agent);
+        }
+        t->indices[k] = t->order[t->order_offset[agent] + t->cursor[agent]++];
+    }
+    dataset_gather(t->data, 0, t->indices, b, t->x, t->y);
+    return b;
+}
+
+static int trainer_check_loss(Engine *e, double loss, int agent)
+{
+    if (isfinite(loss)) return HS_OK;
+    return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: loss %g at round %d, agent %d", loss,
+                       e->round, agent);
+}
+
+int trainer_create(Engine *e, Trainer **out)
 {
     *out = NULL;
-    return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, 0,
-                       "[run] mode = train is not available in this build yet; use mode = timing");
+    const Scenario *sc = e->sc;
+    Trainer *t = calloc(1, sizeof *t);
+    if (t == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    int n = e->world.n, status;
+    t->n_agents = n;
+    /* Agents' steps are small matrices: OpenBLAS threads only add synchronisation. */
+    openblas_set_num_threads(1);
+    t->batch = sc->model.batch;
+    gsl_rng *data_rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_DATA);
+    if (data_rng == NULL) goto nomem;
+    status = dataset_load(&sc->data, data_rng, &t->data, e->diag);
+    if (status == HS_OK) {
+        int *samples = malloc((size_t)n * sizeof *samples);
+        if (samples == NULL) status = HS_E_NOMEM;
+        for (int i = 0; status == HS_OK && i < n; i++) samples[i] = e->world.agents[i].samples;
+        if (status == HS_OK) status = partition_make(t->data, &sc->data, n, samples, data_rng, &t->partition, e->diag);
+        free(samples);
+    }
+    gsl_rng_free(data_rng);
+    if (status != HS_OK) goto fail;
+    t->order_offset = calloc((size_t)n + 1, sizeof *t->order_offset);
+    t->cursor = calloc((size_t)n, sizeof *t->cursor);
+    t->epoch = calloc((size_t)n, sizeof *t->epoch);
+    t->shuffle_rng = gsl_rng_alloc(gsl_rng_taus2);
+    if (!t->order_offset || !t->cursor || !t->epoch || !t->shuffle_rng) goto nomem;
+    for (int i = 0; i < n; i++) {
+        int count;
+        partition_indices(t->partition, i, &count);
+        t->order_offset[i + 1] = t->order_offset[i] + count;
+    }
+    t->order = malloc(((size_t)t->order_offset[n] + 1) * sizeof *t->order);
+    if (t->order == NULL) goto nomem;
+    for (int i = 0; i < n; i++) {
+        int count;
+        const int *idx = partition_indices(t->partition, i, &count);
+        memcpy(t->order + t->order_offset[i], idx, (size_t)count * sizeof *idx);
+        trainer_shuffle(t, e, i);
+    }
+    if ((status = model_workspace_create(&sc->model, &t->ws)) != HS_OK) goto fail;
+    t->x = malloc((size_t)t->batch * (size_t)t->data->features * sizeof *t->x);
+    t->y = malloc((size_t)t->batch * sizeof *t->y);
+    t->indices = malloc((size_t)t->batch * sizeof *t->indices);
+    if (t->x == NULL || t->y == NULL || t->indices == NULL) goto nomem;
+    gsl_rng *init = rng_stream_create(sc->seed, 0, RNG_PURPOSE_INIT);
+    if (init == NULL) goto nomem;
+    status = model_create(&sc->model, init, &t->eval);
+    gsl_rng_free(init);
+    if (status != HS_OK) goto fail;
+    t->n_params = model_param_count(t->eval);
+    t->n_eval = sc->data.test_samples > 0 && sc->data.test_samples < t->data->n_test ? sc->data.test_samples
+                                                                                       : t->data->n_test;
+    *out = t;
+    return HS_OK;
+nomem:
+    status = trainer_fail(e, HS_E_NOMEM, "out of memory for train mode");
+fail:
+    trainer_free(t);
+    return status;
+}
+
+static void trainer_free_pair(SplitPair *p)
+{
+    model_free(p->top);
+    optim_free(p->top_optim);
+    free(p->act);
+    free(p->labels);
+    free(p->sizes);
 }
 
 void trainer_free(Trainer *t)
 {
-    (void)t;
+    if (t == NULL) return;
+    for (int i = 0; t->models && i < t->n_agents; i++) {
+        model_free(t->models[i]);
+        optim_free(t->optims[i]);
+    }
+    for (int i = 0; t->buffers && i < t->n_agents * t->n_buffers; i++) free(t->buffers[i]);
+    for (int i = 0; t->pairs && i < t->n_agents; i++) trainer_free_pair(&t->pairs[i]);
+    free(t->pairs);
+    free(t->models);
+    free(t->optims);
+    free(t->buffers);
+    free(t->scratch);
+    free(t->weights);
+    free(t->vectors);
+    model_free(t->shared);
+    optim_free(t->shared_optim);
+    free(t->grad_sum);
+    model_free(t->eval);
+    model_workspace_free(t->ws);
+    free(t->x);
+    free(t->y);
+    free(t->indices);
+    free(t->order);
+    free(t->order_offset);
+    free(t->cursor);
+    free(t->epoch);
+    if (t->shuffle_rng) gsl_rng_free(t->shuffle_rng);
+    partition_free(t->partition);
+    dataset_free(t->data);
+    free(t);
 }
 
-int trainer_round_end(Trainer *t, struct Engine *e)
+double trainer_learning_rate(const Engine *e)
 {
-    (void)t;
-    (void)e;
-    return 0;
+    return optim_schedule_lr(&e->sc->optim, e->round, e->sc->rounds > 0 ? e->sc->rounds : 100);
 }
 
-int trainer_setup_shared(struct Engine *e) { (void)e; return 0; }
-int trainer_shared_gradients(struct Engine *e) { (void)e; return 0; }
-int trainer_shared_apply(struct Engine *e) { (void)e; return 0; }
-int trainer_setup_local(struct Engine *e, int n_buffers) { (void)e; (void)n_buffers; return 0; }
-size_t trainer_param_count(const struct Engine *e) { (void)e; return 0; }
-float *trainer_params(struct Engine *e, int agent) { (void)e; (void)agent; return NULL; }
-float *trainer_buffer(struct Engine *e, int agent, int which) { (void)e; (void)agent; (void)which; return NULL; }
-int trainer_gradient(struct Engine *e, int agent, float *grad) { (void)e; (void)agent; (void)grad; return 0; }
-int trainer_optimizer_step(struct Engine *e, int agent, const float *grad) { (void)e; (void)agent; (void)grad; return 0; }
-int trainer_local_step(struct Engine *e, int agent) { (void)e; (void)agent; return 0; }
-int trainer_average(struct Engine *e, const int *members, int n_members, int by_samples)
+/* --- shared model --- */
+
+int trainer_setup_shared(Engine *e)
 {
-    (void)e; (void)members; (void)n_members; (void)by_samples;
-    return 0;
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    gsl_rng *init = rng_stream_create(e->sc->seed, 0, RNG_PURPOSE_INIT);
+    if (init == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    int status = model_create(&e->sc->model, init, &t->shared);
+    gsl_rng_free(init);
+    if (status == HS_OK) status = optim_create(&e->sc->optim, t->n_params, &t->shared_optim);
+    t->grad_sum = calloc(t->n_params, sizeof *t->grad_sum);
+    if (status == HS_OK && t->grad_sum == NULL) status = HS_E_NOMEM;
+    return status == HS_OK ? HS_OK : trainer_fail(e, status, "cannot create the model");
 }
-double trainer_learning_rate(const struct Engine *e) { (void)e; return 0; }
-int trainer_split_begin(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
-int trainer_split_bottom_step(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
-int trainer_split_top_step(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
-int trainer_split_end(struct Engine *e, int slow, int split) { (void)e; (void)slow; (void)split; return 0; }
-int trainer_average_split(struct Engine *e, const int *splits) { (void)e; (void)splits; return 0; }
+
+int trainer_shared_gradients(Engine *e)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
+    float *grads = model_grads(t->shared);
+    for (int i = 0; i < e->world.n; i++) {
+        double loss;
+        int b = trainer_next_batch(t, e, i);
+        if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+        int status = model_grad_full_at(t->shared, model_params(t->shared), grads, t->ws, t->x, t->y, b, &loss);
+        if (status == HS_OK) status = trainer_check_loss(e, loss, i);
+        if (status != HS_OK) return status;
+        t->loss_sum += loss;
+        t->loss_count++;
+        vec_axpy(t->grad_sum, 1.0f, grads, t->n_params);
+    }
+    vec_scale(t->grad_sum, 1.0f / (float)e->world.n, t->n_params);
+    return HS_OK;
+}
+
+int trainer_shared_apply(Engine *e)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    optim_step(t->shared_optim, model_params(t->shared), t->grad_sum, 0, t->n_params, trainer_learning_rate(e));
+    return HS_OK;
+}
+
+/* --- a model per agent --- */
+
+int trainer_setup_local(Engine *e, int n_buffers)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    int n = e->world.n;
+    t->models = calloc((size_t)n, sizeof *t->models);
+    t->optims = calloc((size_t)n, sizeof *t->optims);
+    t->scratch = calloc(t->n_params, sizeof *t->scratch);
+    t->weights = calloc((size_t)n, sizeof *t->weights);
+    t->vectors = calloc((size_t)n, sizeof *t->vectors);
+    t->n_buffers = n_buffers;
+    t->buffers = calloc((size_t)n * (size_t)(n_buffers > 0 ? n_buffers : 1), sizeof *t->buffers);
+    if (!t->models || !t->optims || !t->scratch || !t->weights || !t->vectors || !t->buffers)
+        return trainer_fail(e, HS_E_NOMEM, "out of memory for the agents' models");
+    for (int i = 0; i < n; i++) {
+        /* every agent starts from the same parameters: the init stream is shared */
+        gsl_rng *init = rng_stream_create(e->sc->seed, 0, RNG_PURPOSE_INIT);
+        if (init == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+        int status = model_create(&e->sc->model, init, &t->models[i]);
+        gsl_rng_free(init);
+        if (status == HS_OK) status = optim_create(&e->sc->optim, t->n_params, &t->optims[i]);
+        if (status != HS_OK) return trainer_fail(e, status, "out of memory for the agents' models");
+        for (int k = 0; k < n_buffers; k++)
+            if ((t->buffers[i * n_buffers + k] = calloc(t->n_params, sizeof(float))) == NULL)
+                return trainer_fail(e, HS_E_NOMEM, "out of memory for method state");
+    }
+    return HS_OK;
+}
+
+size_t trainer_param_count(const Engine *e)
+{
+    return e->trainer ? e->trainer->n_params : 0;
+}
+
+float *trainer_params(Engine *e, int agent)
+{
+    return e->trainer && e->trainer->models ? model_params(e->trainer->models[agent]) : NULL;
+}
+
+float *trainer_buffer(Engine *e, int agent, int which)
+{
+    Trainer *t = e->trainer;
+    return t && which < t->n_buffers ? t->buffers[agent * t->n_buffers + which] : NULL;
+}
+
+int trainer_gradient(Engine *e, int agent, float *grad)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    double loss;
+    int b = trainer_next_batch(t, e, agent);
+    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    Model *m = t->models[agent];
+    int status = model_grad_full_at(m, model_params(m), grad, t->ws, t->x, t->y, b, &loss);
+    if (status == HS_OK) status = trainer_check_loss(e, loss, agent);
+    if (status == HS_OK) {
+        t->loss_sum += loss;
+        t->loss_count++;
+    }
+    return status;
+}
+
+int trainer_optimizer_step(Engine *e, int agent, const float *grad)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    optim_step(t->optims[agent], model_params(t->models[agent]), grad, 0, t->n_params, trainer_learning_rate(e));
+    return HS_OK;
+}
+
+int trainer_local_step(Engine *e, int agent)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    int status = trainer_gradient(e, agent, model_grads(t->models[agent]));
+    if (status == HS_OK) status = trainer_optimizer_step(e, agent, model_grads(t->models[agent]));
+    return status;
+}
+
+/* Averages [offset, offset+count) of the members' parameters into every member. */
+static int trainer_average_range(Trainer *t, const Engine *e, const int *members, int n_members, int by_samples,
+                                 size_t offset, size_t count)
+{
+    double total = 0;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        t->weights[k] = by_samples ? e->world.agents[i].samples : 1.0;
+        total += t->weights[k];
+        t->vectors[k] = model_params(t->models[i]) + offset;
+    }
+    for (int k = 0; k < n_members; k++) t->weights[k] /= total;
+    int status = vec_weighted_average(t->scratch, t->vectors, t->weights, n_members, count);
+    if (status != HS_OK) return status;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        memcpy(model_params(t->models[i]) + offset, t->scratch, count * sizeof *t->scratch);
+    }
+    return HS_OK;
+}
+
+int trainer_average(Engine *e, const int *members, int n_members, int by_samples)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL || n_members == 0) return HS_OK;
+    return trainer_average_range(t, e, members, n_members, by_samples, 0, t->n_params);
+}
+
+/* --- ComDML split training --- */
+
+static void trainer_top_range(const Model *m, int split, size_t *offset, size_t *count)
+{
+    size_t first_offset, first_count, last_offset, last_count;
+    model_block_range(m, split, &first_offset, &first_count);
+    model_block_range(m, model_n_blocks(m) - 1, &last_offset, &last_count);
+    *offset = first_offset;
+    *count = last_offset + last_count - first_offset;
+}
+
+static void trainer_bottom_range(const Model *m, int split, size_t *offset, size_t *count)
+{
+    size_t last_offset, last_count;
+    model_block_range(m, split - 1, &last_offset, &last_count);
+    *offset = 0;
+    *count = last_offset + last_count;
+}
+
+int trainer_split_begin(Engine *e, int slow, int split)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    if (t->pairs == NULL && (t->pairs = calloc((size_t)e->world.n, sizeof *t->pairs)) == NULL)
+        return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    SplitPair *p = &t->pairs[slow];
+    int steps = engine_agent_steps(e, slow);
+    int act_floats = model_split_floats(t->models[slow], split);
+    if (p->top == NULL) {
+        gsl_rng *init = rng_stream_create(e->sc->seed, 0, RNG_PURPOSE_INIT);
+        int status = init ? model_create(&e->sc->model, init, &p->top) : HS_E_NOMEM;
+        if (init) gsl_rng_free(init);
+        if (status == HS_OK) status = optim_create(&e->sc->optim, t->n_params, &p->top_optim);
+        if (status != HS_OK) return trainer_fail(e, status, "out of memory for a helper's copy");
+    }
+    if (p->capacity < steps || p->act_floats < act_floats) {
+        free(p->act);
+        free(p->labels);
+        free(p->sizes);
+        p->act = malloc((size_t)steps * (size_t)t->batch * (size_t)act_floats * sizeof *p->act);
+        p->labels = malloc((size_t)steps * (size_t)t->batch * sizeof *p->labels);
+        p->sizes = malloc((size_t)steps * sizeof *p->sizes);
+        if (!p->act || !p->labels || !p->sizes) return trainer_fail(e, HS_E_NOMEM, "out of memory for activations");
+        p->capacity = steps;
+        p->act_floats = act_floats;
+    }
+    p->head = p->count = 0;
+    model_copy_params(p->top, t->models[slow]);
+    return HS_OK;
+}
+
+int trainer_split_bottom_step(Engine *e, int slow, int split)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    SplitPair *p = &t->pairs[slow];
+    int b = trainer_next_batch(t, e, slow);
+    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    if (p->head + p->count >= p->capacity) return trainer_fail(e, HS_E_INTERNAL, "activation queue overflow");
+    int slot = p->head + p->count;
+    size_t act_floats = (size_t)model_split_floats(t->models[slow], split);
+    float *act = p->act + (size_t)slot * (size_t)t->batch * act_floats;
+    double loss;
+    Model *m = t->models[slow];
+    int status = model_grad_bottom(m, t->ws, split, t->x, t->y, b, &loss, act);
+    if (status == HS_OK) status = trainer_check_loss(e, loss, slow);
+    if (status != HS_OK) return status;
+    t->loss_sum += loss;
+    t->loss_count++;
+    memcpy(p->labels + (size_t)slot * (size_t)t->batch, t->y, (size_t)b * sizeof *t->y);
+    p->sizes[slot] = b;
+    p->count++;
+    double lr = trainer_learning_rate(e);
+    size_t offset, count;
+    trainer_bottom_range(m, split, &offset, &count);
+    optim_step(t->optims[slow], model_params(m), model_grads(m), offset, count, lr);
+    model_aux_range(m, split, &offset, &count);
+    optim_step(t->optims[slow], model_params(m), model_grads(m), offset, count, lr);
+    return HS_OK;
+}
+
+int trainer_split_top_step(Engine *e, int slow, int split)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    SplitPair *p = &t->pairs[slow];
+    if (p->count == 0) return trainer_fail(e, HS_E_INTERNAL, "no activations queued for the helper");
+    int slot = p->head++;
+    p->count--;
+    size_t act_floats = (size_t)model_split_floats(p->top, split);
+    double loss;
+    int status = model_grad_top(p->top, t->ws, split, p->act + (size_t)slot * (size_t)t->batch * act_floats,
+                                p->labels + (size_t)slot * (size_t)t->batch, p->sizes[slot], &loss);
+    if (status == HS_OK) status = trainer_check_loss(e, loss, slow);
+    if (status != HS_OK) return status;
+    size_t offset, count;
+    trainer_top_range(p->top, split, &offset, &count);
+    optim_step(p->top_optim, model_params(p->top), model_grads(p->top), offset, count, trainer_learning_rate(e));
+    return HS_OK;
+}
+
+int trainer_split_end(Engine *e, int slow, int split)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    SplitPair *p = &t->pairs[slow];
+    size_t offset, count;
+    trainer_top_range(p->top, split, &offset, &count);
+    memcpy(model_params(t->models[slow]) + offset, model_params(p->top) + offset, count * sizeof(float));
+    return HS_OK;
+}
+
+int trainer_average_split(Engine *e, const int *splits)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    Model *shape = t->models[0];
+    int n = e->world.n, blocks = model_n_blocks(shape);
+    size_t last_offset, last_count;
+    model_block_range(shape, blocks - 1, &last_offset, &last_count);
+    int status = trainer_average_range(t, e, NULL, n, 1, 0, last_offset + last_count);
+    int *members = malloc((size_t)n * sizeof *members);
+    if (members == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    for (int m = 1; status == HS_OK && m < blocks; m++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (splits[i] == m) members[k++] = i;
+        if (k < 2) continue;
+        size_t offset, count;
+        model_aux_range(shape, m, &offset, &count);
+        status = trainer_average_range(t, e, members, k, 1, offset, count);
+    }
+    free(members);
+    return status;
+}
+
+/* --- evaluation --- */
+
+int trainer_round_end(Trainer *t, Engine *e)
+{
+    if ((e->round + 1) % e->sc->eval_every != 0 && e->round + 1 != e->sc->rounds) return HS_OK;
+    Model *model = t->shared;
+    if (model == NULL) {
+        /* the sample-weighted average of the agents' models */
+        model = t->eval;
+        double total = 0;
+        for (int i = 0; i < e->world.n; i++) total += e->world.agents[i].samples;
+        for (int i = 0; i < e->world.n; i++) {
+            t->weights[i] = e->world.agents[i].samples / total;
+            t->vectors[i] = model_params(t->models[i]);
+        }
+        int status = vec_weighted_average(model_params(model), t->vectors, t->weights, e->world.n, t->n_params);
+        if (status != HS_OK) return trainer_fail(e, status, "out of memory");
+    }
+    double loss, accuracy;
+    int status = model_evaluate(model, t->ws, t->data, 1, NULL, t->n_eval, &loss, &accuracy);
+    if (status == HS_OK && !isfinite(loss))
+        status = hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: test loss %g after round %d", loss, e->round);
+    if (status != HS_OK) return status;
+    e->last_accuracy = accuracy;
+    SinkMetric metric = {.t = e->now, .round = e->round, .agent = -1,
+                         .train_loss = t->loss_count ? t->loss_sum / t->loss_count : NAN,
+                         .test_loss = loss, .test_accuracy = accuracy, .bytes_sent = e->total_bytes + e->round_bytes};
+    t->loss_sum = 0;
+    t->loss_count = 0;
+    return engine_report_metric(e, &metric);
+}
