@@ -1,0 +1,251 @@
+/* dataset.c — the IDX loader (zlib) and the synthetic Gaussian mixture. The whole set is
+ * read once into memory (Fashion-MNIST: 70,000 x 784 floats = 220 MB); agents never copy
+ * it, they gather batches by index. */
+#include "models/dataset.h"
+
+#include <errno.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define DATASET_IDX_MAX_BYTES (1u << 30)
+
+static const char dataset_package_hint[] =
+    "install the Fashion-MNIST files with `apt-get install dataset-fashion-mnist` or set [data] path";
+
+int dataset_read_idx(const char *file, int expect_dims, uint8_t **data, int dims[3], HsDiag *diag)
+{
+    *data = NULL;
+    uint8_t *payload = NULL;
+    gzFile gz = NULL;
+    int status = HS_OK;
+    if (access(file, F_OK) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return hs_diag_set(diag, HS_E_MISSING, file, 0, "not found (%s)", dataset_package_hint);
+        return hs_diag_set(diag, HS_E_IO, file, 0, "cannot access: %s", strerror(errno));
+    }
+    gz = gzopen(file, "rb");
+    if (!gz) {
+        status = hs_diag_set(diag, HS_E_IO, file, 0, "cannot open: %s", errno ? strerror(errno) : "zlib error");
+        goto fail;
+    }
+    unsigned char header[16];
+    int header_bytes = 4 + 4 * expect_dims;
+    int got = gzread(gz, header, (unsigned)header_bytes);
+    if (got != header_bytes) {
+        int zerr;
+        const char *why = got < 0 ? gzerror(gz, &zerr) : "file too short for an IDX header";
+        status = hs_diag_set(diag, HS_E_IO, file, 0, "corrupt IDX file: %s", why);
+        goto fail;
+    }
+    if (header[0] != 0 || header[1] != 0 || header[2] != 0x08 || header[3] != expect_dims) {
+        status = hs_diag_set(diag, HS_E_IO, file, 0,
+                             "corrupt IDX file: magic number 0x%02x%02x%02x%02x, expected 0x000008%02x "
+                             "(unsigned bytes, %d dimension%s)",
+                             header[0], header[1], header[2], header[3], expect_dims, expect_dims,
+                             expect_dims == 1 ? "" : "s");
+        goto fail;
+    }
+    size_t total = 1;
+    for (int d = 0; d < expect_dims; d++) {
+        const unsigned char *p = header + 4 + 4 * d;
+        uint32_t v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        if (v == 0 || v > DATASET_IDX_MAX_BYTES || (total *= v) > DATASET_IDX_MAX_BYTES) {
+            status = hs_diag_set(diag, HS_E_IO, file, 0, "corrupt IDX file: implausible size %u in dimension %d",
+                                 v, d);
+            goto fail;
+        }
+        dims[d] = (int)v;
+    }
+    payload = malloc(total);
+    if (!payload) {
+        status = hs_diag_set(diag, HS_E_NOMEM, file, 0, "out of memory for %zu bytes", total);
+        goto fail;
+    }
+    size_t have = 0;
+    while (have < total) {
+        int n = gzread(gz, payload + have, (unsigned)(total - have > (1u << 28) ? (1u << 28) : total - have));
+        if (n < 0) {
+            int zerr;
+            status = hs_diag_set(diag, HS_E_IO, file, 0, "corrupt gzip data: %s", gzerror(gz, &zerr));
+            goto fail;
+        }
+        if (n == 0) {
+            status = hs_diag_set(diag, HS_E_IO, file, 0, "truncated: expected %zu data bytes, found %zu", total,
+                                 have);
+            goto fail;
+        }
+        have += (size_t)n;
+    }
+    /* Reading past the payload makes zlib check the gzip trailer (CRC and length). */
+    unsigned char extra;
+    int n = gzread(gz, &extra, 1);
+    if (n != 0) {
+        int zerr;
+        status = hs_diag_set(diag, HS_E_IO, file, 0, "corrupt IDX file: %s",
+                             n < 0 ? gzerror(gz, &zerr) : "trailing bytes after the data");
+        goto fail;
+    }
+    gzclose(gz);
+    *data = payload;
+    return HS_OK;
+fail:
+    if (gz) gzclose(gz);
+    free(payload);
+    return status;
+}
+
+void dataset_free(Dataset *ds)
+{
+    if (!ds) return;
+    free(ds->train_x);
+    free(ds->train_y);
+    free(ds->test_x);
+    free(ds->test_y);
+    free(ds);
+}
+
+/* Reads one images+labels pair into x (n, rows*cols) floats and y. */
+static int dataset_read_pair(const char *folder, const char *images_name, const char *labels_name, float **x,
+                             uint8_t **y, int *n, int *rows, int *cols, HsDiag *diag)
+{
+    char images_file[512], labels_file[512];
+    uint8_t *pixels = NULL, *labels = NULL;
+    int image_dims[3], label_dims[3], status;
+    snprintf(images_file, sizeof images_file, "%s/%s", folder, images_name);
+    snprintf(labels_file, sizeof labels_file, "%s/%s", folder, labels_name);
+    /* Check both names first, so a missing package is reported as such. */
+    if ((status = dataset_read_idx(labels_file, 1, &labels, label_dims, diag)) ||
+        (status = dataset_read_idx(images_file, 3, &pixels, image_dims, diag)))
+        goto fail;
+    if (image_dims[0] != label_dims[0]) {
+        status = hs_diag_set(diag, HS_E_IO, labels_file, 0, "%d labels for the %d images of %s", label_dims[0],
+                             image_dims[0], images_file);
+        goto fail;
+    }
+    for (int i = 0; i < label_dims[0]; i++)
+        if (labels[i] >= 10) {
+            status = hs_diag_set(diag, HS_E_IO, labels_file, 0, "label %d of sample %d is not a class 0..9",
+                                 labels[i], i);
+            goto fail;
+        }
+    *n = image_dims[0];
+    *rows = image_dims[1];
+    *cols = image_dims[2];
+    size_t count = (size_t)image_dims[0] * image_dims[1] * image_dims[2];
+    *x = malloc(sizeof(float) * count);
+    if (!*x) {
+        status = hs_diag_set(diag, HS_E_NOMEM, images_file, 0, "out of memory");
+        goto fail;
+    }
+    float table[256];
+    for (int v = 0; v < 256; v++) table[v] = (float)v / 255.0f;
+    for (size_t i = 0; i < count; i++) (*x)[i] = table[pixels[i]];
+    free(pixels);
+    *y = labels;
+    return HS_OK;
+fail:
+    free(pixels);
+    free(labels);
+    return status;
+}
+
+static int dataset_load_fashion(const DataSpec *spec, Dataset *ds, HsDiag *diag)
+{
+    const char *folder = spec->path[0] ? spec->path : "/usr/share/datasets/fashion-mnist";
+    int rows, cols, test_rows, test_cols, status;
+    if ((status = dataset_read_pair(folder, "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                    &ds->train_x, &ds->train_y, &ds->n_train, &rows, &cols, diag)) ||
+        (status = dataset_read_pair(folder, "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz",
+                                    &ds->test_x, &ds->test_y, &ds->n_test, &test_rows, &test_cols, diag)))
+        return status;
+    if (rows != test_rows || cols != test_cols)
+        return hs_diag_set(diag, HS_E_IO, folder, 0, "training images are %dx%d but test images %dx%d", rows,
+                           cols, test_rows, test_cols);
+    if (spec->test_samples > 0 && spec->test_samples < ds->n_test) ds->n_test = spec->test_samples;
+    ds->channels = 1;
+    ds->height = rows;
+    ds->width = cols;
+    ds->features = rows * cols;
+    ds->classes = 10;
+    return HS_OK;
+}
+
+static void dataset_draw_mixture(gsl_rng *rng, const double *means, int features, int classes, int n, float *x,
+                                 uint8_t *y)
+{
+    for (int i = 0; i < n; i++) {
+        int c = (int)gsl_rng_uniform_int(rng, (unsigned long)classes);
+        y[i] = (uint8_t)c;
+        const double *mu = means + (size_t)c * features;
+        float *row = x + (size_t)i * features;
+        for (int j = 0; j < features; j++) row[j] = (float)(mu[j] + gsl_ran_gaussian_ziggurat(rng, 1.0));
+    }
+}
+
+static int dataset_make_synthetic(const DataSpec *spec, gsl_rng *rng, Dataset *ds, HsDiag *diag)
+{
+    if (!rng) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "synthetic data needs a random stream");
+    if (spec->features < 1 || spec->classes < 2 || spec->classes > 256 || spec->train_samples < 1 ||
+        spec->test_samples < 0 || !(spec->separation >= 0.0))
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
+                           "synthetic data needs features >= 1, 2 <= classes <= 256, train_samples >= 1 and "
+                           "separation >= 0");
+    int f = spec->features, k = spec->classes;
+    ds->n_train = spec->train_samples;
+    ds->n_test = spec->test_samples > 0 ? spec->test_samples : spec->train_samples / 6 + 1;
+    ds->channels = f;
+    ds->height = ds->width = 1;
+    ds->features = f;
+    ds->classes = k;
+    double *means = malloc(sizeof(double) * (size_t)f * k);
+    ds->train_x = malloc(sizeof(float) * (size_t)ds->n_train * f);
+    ds->train_y = malloc((size_t)ds->n_train);
+    ds->test_x = malloc(sizeof(float) * (size_t)ds->n_test * f);
+    ds->test_y = malloc((size_t)ds->n_test);
+    if (!means || !ds->train_x || !ds->train_y || !ds->test_x || !ds->test_y) {
+        free(means);
+        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the synthetic data set");
+    }
+    double sd = spec->separation / sqrt(2.0 * f);
+    for (size_t i = 0; i < (size_t)f * k; i++) means[i] = gsl_ran_gaussian_ziggurat(rng, 1.0) * sd;
+    dataset_draw_mixture(rng, means, f, k, ds->n_train, ds->train_x, ds->train_y);
+    dataset_draw_mixture(rng, means, f, k, ds->n_test, ds->test_x, ds->test_y);
+    free(means);
+    return HS_OK;
+}
+
+int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag)
+{
+    *out = NULL;
+    Dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    int status;
+    switch (spec->dataset) {
+    case DATA_FASHION_MNIST: status = dataset_load_fashion(spec, ds, diag); break;
+    case DATA_SYNTHETIC: status = dataset_make_synthetic(spec, rng, ds, diag); break;
+    default: status = hs_diag_set(diag, HS_E_INPUT, NULL, 0, "unknown dataset kind %d", (int)spec->dataset);
+    }
+    if (status != HS_OK) {
+        dataset_free(ds);
+        return status;
+    }
+    *out = ds;
+    return HS_OK;
+}
+
+void dataset_gather(const Dataset *ds, int test_set, const int *idx, int B, float *x, int *y)
+{
+    const float *src_x = test_set ? ds->test_x : ds->train_x;
+    const uint8_t *src_y = test_set ? ds->test_y : ds->train_y;
+    const size_t f = (size_t)ds->features;
+    for (int i = 0; i < B; i++) {
+        size_t row = idx ? (size_t)idx[i] : (size_t)i;
+        memcpy(x + i * f, src_x + row * f, sizeof(float) * f);
+        y[i] = src_y[row];
+    }
+}

@@ -1,0 +1,54 @@
+/* dataset.h — the training and test sets of a run, loaded once and shared read-only by
+ * every agent (agents hold index lists into it, see partition.h).
+ *
+ * fashion-mnist: the four IDX files, gzip'd, from DataSpec.path (default
+ * /usr/share/datasets/fashion-mnist, Debian package dataset-fashion-mnist):
+ * train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz,
+ * t10k-labels-idx1-ubyte.gz. Pixels become floats in [0, 1] (byte / 255). With
+ * DataSpec.test_samples > 0 only the first test_samples test images are kept.
+ *
+ * synthetic: a Gaussian mixture with `classes` components in `features` dimensions:
+ * class means mu_c ~ N(0, s^2 I) with s = separation / sqrt(2 * features), so two class
+ * means lie about `separation` noise standard deviations apart; a sample of class y
+ * (uniform over classes) is mu_y + N(0, I). train_samples training samples, and a test
+ * set from the same mixture of test_samples samples (0: train_samples / 6 + 1, as the
+ * scenario resolver assumes). Draw order: means, training set, test set, all from rng.
+ * Synthetic features are not bounded to [0, 1]. */
+#ifndef MODELS_DATASET_H
+#define MODELS_DATASET_H
+
+#include "models/model_spec.h"
+#include "sim/hs_error.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+typedef struct Dataset {
+    int n_train, n_test;
+    int channels, height, width; /* synthetic: channels = features, height = width = 1 */
+    int features;                /* channels * height * width */
+    int classes;
+    float *train_x;   /* (n_train, features) */
+    uint8_t *train_y; /* (n_train) */
+    float *test_x;    /* (n_test, features) */
+    uint8_t *test_y;  /* (n_test) */
+} Dataset;
+
+/* Loads or generates the data of spec into a new *out (free with dataset_free). rng is
+ * used by the synthetic generator only (may be NULL for fashion-mnist). Errors:
+ * HS_E_MISSING (a file is absent; the message names the file and the Debian package),
+ * HS_E_IO (unreadable or corrupt file; the message names it and what was wrong),
+ * HS_E_INPUT (bad spec), HS_E_NOMEM. Messages go to diag. */
+int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag);
+void dataset_free(Dataset *ds);
+
+/* Copies B samples into x (B, features) and y (B): rows idx[0..B-1] of the training set
+ * (test_set = 0) or of the test set; idx NULL takes rows 0..B-1. */
+void dataset_gather(const Dataset *ds, int test_set, const int *idx, int B, float *x, int *y);
+
+/* Reads one gzip'd IDX file of unsigned bytes: magic 0x0801 (labels, dims = 1) or 0x0803
+ * (images, dims = 3). On success *data (malloc'd, caller frees) holds the payload and
+ * dims[0..ndims-1] the sizes. Exposed for the tests' fixtures. */
+int dataset_read_idx(const char *file, int expect_dims, uint8_t **data, int dims[3], HsDiag *diag);
+
+#endif

@@ -1,0 +1,121 @@
+/* kernels.h — layer kernels for the MLP and the small CNN, in the llm.c shape: outputs
+ * first, then inputs, then sizes. Every `_backward` ADDS into the gradients it is given
+ * (weights, biases and inputs alike), so gradients can be accumulated over calls; a
+ * caller that wants a fresh gradient zeroes it first. Tensors are float32, row-major;
+ * images are NCHW. Flatten is the identity on NCHW memory ((B, C, H, W) is already
+ * (B, C*H*W)), so there is no flatten kernel: a linear layer reads the pooled buffer.
+ *
+ * Linear and convolution layers run on cblas_sgemm; the caller chooses OpenBLAS's thread
+ * count (the simulator runs it single-threaded inside each worker). Every optimised
+ * kernel has a naive twin (plain loops, `_naive` suffix, kernels_naive.c) that the tests
+ * compare it with; the twins are not meant for production use. */
+#ifndef MODELS_KERNELS_H
+#define MODELS_KERNELS_H
+
+#include <stddef.h>
+
+/* out = in W^T + b. */
+void linear_forward(float *out,      /* (B, OUT) */
+                    const float *in, /* (B, IN) */
+                    const float *w,  /* (OUT, IN) */
+                    const float *b,  /* (OUT), may be NULL */
+                    int B, int IN, int OUT);
+/* out = relu(in W^T + b): bias and ReLU fused in one pass after the sgemm. */
+void linear_relu_forward(float *out, /* (B, OUT) */
+                         const float *in, const float *w, const float *b, int B, int IN, int OUT);
+/* dw += dout^T in; db += column sums of dout; din += dout W (skipped when din is NULL). */
+void linear_backward(float *din,        /* (B, IN), may be NULL */
+                     float *dw,         /* (OUT, IN) */
+                     float *db,         /* (OUT), may be NULL */
+                     const float *dout, /* (B, OUT) */
+                     const float *in,   /* (B, IN) */
+                     const float *w,    /* (OUT, IN) */
+                     int B, int IN, int OUT);
+
+/* out = max(in, 0); out may equal in. */
+void relu_forward(float *out, const float *in, size_t n); /* (n) each */
+/* din += dout where out > 0. */
+void relu_backward(float *din, const float *dout, const float *out, size_t n);
+/* In place: d = d where out > 0, else 0 — relu_backward into a zeroed din, without the
+ * second buffer. The models use it on the gradient of a post-ReLU activation. */
+void relu_backward_inplace(float *d, const float *out, size_t n);
+
+/* Mean softmax cross-entropy over the batch, accumulated in double in sample order.
+ * Writes dlogits = (softmax(logits) - onehot(y)) / B unless dlogits is NULL. If correct
+ * is not NULL it receives the number of samples whose argmax (first maximum) equals y.
+ * Labels must lie in [0, C). A NaN/Inf logit makes the result NaN/Inf. */
+double softmax_crossentropy(float *dlogits,      /* (B, C), may be NULL */
+                            const float *logits, /* (B, C) */
+                            const int *y,        /* (B) */
+                            int B, int C, int *correct);
+
+/* Convolution, stride 1, same padding (K odd, pad K/2), via im2col + sgemm, one sample
+ * at a time so the column buffer stays small: col holds (C*K*K, H*W) floats. */
+size_t conv2d_col_floats(int C, int H, int W, int K);
+void im2col(float *col,      /* (C*K*K, H*W) */
+            const float *in, /* (C, H, W) one sample */
+            int C, int H, int W, int K);
+/* in += col2im(col), the adjoint of im2col. */
+void col2im_add(float *in,        /* (C, H, W) */
+                const float *col, /* (C*K*K, H*W) */
+                int C, int H, int W, int K);
+void conv2d_forward(float *out,      /* (B, OC, H, W) */
+                    const float *in, /* (B, C, H, W) */
+                    const float *w,  /* (OC, C, K, K) */
+                    const float *b,  /* (OC) */
+                    float *col,      /* workspace (conv2d_col_floats) */
+                    int B, int C, int H, int W, int OC, int K);
+/* conv2d_forward with bias and ReLU fused into one pass per sample. */
+void conv2d_relu_forward(float *out, const float *in, const float *w, const float *b, float *col,
+                         int B, int C, int H, int W, int OC, int K);
+/* dw += ..., db += ..., din += ... (din NULL: the input gradient is skipped, as for the
+ * first layer). col is a workspace of conv2d_col_floats. */
+void conv2d_backward(float *din,        /* (B, C, H, W), may be NULL */
+                     float *dw,         /* (OC, C, K, K) */
+                     float *db,         /* (OC) */
+                     const float *dout, /* (B, OC, H, W) */
+                     const float *in,   /* (B, C, H, W) */
+                     const float *w,    /* (OC, C, K, K) */
+                     float *col, int B, int C, int H, int W, int OC, int K);
+
+/* 2x2 max-pool, stride 2; odd trailing rows/columns are dropped (H/2, W/2 floor). */
+void maxpool2_forward(float *out,      /* (B, C, H/2, W/2) */
+                      const float *in, /* (B, C, H, W) */
+                      int B, int C, int H, int W);
+/* din += dout routed to the first maximum of each window (recomputed from in, so no
+ * index buffer is kept). */
+void maxpool2_backward(float *din, const float *dout, const float *in, int B, int C, int H, int W);
+/* Fused backward of ReLU then max-pool, for a pool fed by a ReLU output `in`:
+ * din = (in > 0) * maxpool2_backward(dout). Unlike the other backward kernels it WRITES
+ * every element of din (dropped odd rows/columns get 0), which saves the zeroing pass. */
+void maxpool2_relu_backward(float *din, const float *dout, const float *in, int B, int C, int H, int W);
+
+/* Global average pool over H*W. */
+void avgpool_global_forward(float *out,      /* (B, C) */
+                            const float *in, /* (B, C, H, W) */
+                            int B, int C, int HW);
+void avgpool_global_backward(float *din,        /* (B, C, H, W) */
+                             const float *dout, /* (B, C) */
+                             int B, int C, int HW);
+
+/* ---- naive twins (tests only) ---- */
+void linear_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT);
+void linear_relu_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int IN,
+                               int OUT);
+void linear_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
+                           int B, int IN, int OUT);
+void relu_backward_naive(float *din, const float *dout, const float *out, size_t n);
+double softmax_crossentropy_naive(float *dlogits, const float *logits, const int *y, int B, int C, int *correct);
+/* Direct convolution loops, no column buffer. */
+void conv2d_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int C, int H, int W,
+                          int OC, int K);
+void conv2d_relu_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int C, int H,
+                               int W, int OC, int K);
+void conv2d_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
+                           int B, int C, int H, int W, int OC, int K);
+void maxpool2_forward_naive(float *out, const float *in, int B, int C, int H, int W);
+void maxpool2_backward_naive(float *din, const float *dout, const float *in, int B, int C, int H, int W);
+void avgpool_global_forward_naive(float *out, const float *in, int B, int C, int HW);
+void avgpool_global_backward_naive(float *din, const float *dout, int B, int C, int HW);
+
+#endif

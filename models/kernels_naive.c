@@ -1,0 +1,204 @@
+/* kernels_naive.c — the naive twins of kernels.c: textbook loops, sums in double, no
+ * BLAS and no column buffers. The tests run both on the same inputs and compare; these
+ * are slow on purpose and never used by the models. */
+#include "models/kernels.h"
+
+#include <math.h>
+
+void linear_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT)
+{
+    for (int i = 0; i < B; i++)
+        for (int o = 0; o < OUT; o++) {
+            double sum = b ? b[o] : 0.0;
+            for (int k = 0; k < IN; k++) sum += (double)in[(size_t)i * IN + k] * w[(size_t)o * IN + k];
+            out[(size_t)i * OUT + o] = (float)sum;
+        }
+}
+
+void linear_relu_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT)
+{
+    linear_forward_naive(out, in, w, b, B, IN, OUT);
+    for (size_t i = 0; i < (size_t)B * OUT; i++)
+        if (!(out[i] > 0.0f)) out[i] = 0.0f;
+}
+
+void linear_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
+                           int B, int IN, int OUT)
+{
+    for (int o = 0; o < OUT; o++) {
+        for (int k = 0; k < IN; k++) {
+            double sum = 0.0;
+            for (int i = 0; i < B; i++) sum += (double)dout[(size_t)i * OUT + o] * in[(size_t)i * IN + k];
+            dw[(size_t)o * IN + k] += (float)sum;
+        }
+        if (db) {
+            double sum = 0.0;
+            for (int i = 0; i < B; i++) sum += dout[(size_t)i * OUT + o];
+            db[o] += (float)sum;
+        }
+    }
+    if (!din) return;
+    for (int i = 0; i < B; i++)
+        for (int k = 0; k < IN; k++) {
+            double sum = 0.0;
+            for (int o = 0; o < OUT; o++) sum += (double)dout[(size_t)i * OUT + o] * w[(size_t)o * IN + k];
+            din[(size_t)i * IN + k] += (float)sum;
+        }
+}
+
+void relu_backward_naive(float *din, const float *dout, const float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (out[i] > 0.0f) din[i] += dout[i];
+}
+
+double softmax_crossentropy_naive(float *dlogits, const float *logits, const int *y, int B, int C, int *correct)
+{
+    double total = 0.0;
+    int right = 0;
+    for (int i = 0; i < B; i++) {
+        const float *row = logits + (size_t)i * C;
+        double maxv = row[0];
+        int arg = 0;
+        for (int j = 1; j < C; j++)
+            if (row[j] > maxv) {
+                maxv = row[j];
+                arg = j;
+            }
+        double sum = 0.0;
+        for (int j = 0; j < C; j++) sum += exp(row[j] - maxv);
+        total += log(sum) + maxv - row[y[i]];
+        right += arg == y[i];
+        if (dlogits)
+            for (int j = 0; j < C; j++)
+                dlogits[(size_t)i * C + j] = (float)((exp(row[j] - maxv) / sum - (j == y[i])) / B);
+    }
+    if (correct) *correct = right;
+    return total / B;
+}
+
+/* in[n, c, h + ki - p, w + kj - p], zero outside the image. */
+static double conv_input(const float *in, int n, int c, int h, int w, int C, int H, int W)
+{
+    if (h < 0 || h >= H || w < 0 || w >= W) return 0.0;
+    return in[(((size_t)n * C + c) * H + h) * W + w];
+}
+
+void conv2d_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int C, int H, int W,
+                          int OC, int K)
+{
+    const int pad = K / 2;
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < OC; o++)
+            for (int h = 0; h < H; h++)
+                for (int x = 0; x < W; x++) {
+                    double sum = b ? b[o] : 0.0;
+                    for (int c = 0; c < C; c++)
+                        for (int ki = 0; ki < K; ki++)
+                            for (int kj = 0; kj < K; kj++)
+                                sum += w[(((size_t)o * C + c) * K + ki) * K + kj] *
+                                       conv_input(in, n, c, h + ki - pad, x + kj - pad, C, H, W);
+                    out[(((size_t)n * OC + o) * H + h) * W + x] = (float)sum;
+                }
+}
+
+void conv2d_relu_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int C, int H,
+                               int W, int OC, int K)
+{
+    conv2d_forward_naive(out, in, w, b, B, C, H, W, OC, K);
+    for (size_t i = 0; i < (size_t)B * OC * H * W; i++)
+        if (!(out[i] > 0.0f)) out[i] = 0.0f;
+}
+
+void conv2d_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
+                           int B, int C, int H, int W, int OC, int K)
+{
+    const int pad = K / 2;
+    for (int o = 0; o < OC; o++) {
+        if (db) {
+            double sum = 0.0;
+            for (int n = 0; n < B; n++)
+                for (int i = 0; i < H * W; i++) sum += dout[((size_t)n * OC + o) * H * W + i];
+            db[o] += (float)sum;
+        }
+        for (int c = 0; c < C; c++)
+            for (int ki = 0; ki < K; ki++)
+                for (int kj = 0; kj < K; kj++) {
+                    double sum = 0.0;
+                    for (int n = 0; n < B; n++)
+                        for (int h = 0; h < H; h++)
+                            for (int x = 0; x < W; x++)
+                                sum += dout[(((size_t)n * OC + o) * H + h) * W + x] *
+                                       conv_input(in, n, c, h + ki - pad, x + kj - pad, C, H, W);
+                    dw[(((size_t)o * C + c) * K + ki) * K + kj] += (float)sum;
+                }
+    }
+    if (!din) return;
+    for (int n = 0; n < B; n++)
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < H; h++)
+                for (int x = 0; x < W; x++) {
+                    /* out[o, h', x'] used in[c, h, x] with weight (ki, kj) where h = h' + ki - pad */
+                    double sum = 0.0;
+                    for (int o = 0; o < OC; o++)
+                        for (int ki = 0; ki < K; ki++)
+                            for (int kj = 0; kj < K; kj++) {
+                                int oh = h - ki + pad, ox = x - kj + pad;
+                                if (oh < 0 || oh >= H || ox < 0 || ox >= W) continue;
+                                sum += (double)dout[(((size_t)n * OC + o) * H + oh) * W + ox] *
+                                       w[(((size_t)o * C + c) * K + ki) * K + kj];
+                            }
+                    din[(((size_t)n * C + c) * H + h) * W + x] += (float)sum;
+                }
+}
+
+void maxpool2_forward_naive(float *out, const float *in, int B, int C, int H, int W)
+{
+    const int oh = H / 2, ow = W / 2;
+    for (int p = 0; p < B * C; p++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                float m = -INFINITY;
+                for (int di = 0; di < 2; di++)
+                    for (int dj = 0; dj < 2; dj++) {
+                        float v = in[((size_t)p * H + 2 * i + di) * W + 2 * j + dj];
+                        if (v > m) m = v;
+                    }
+                out[((size_t)p * oh + i) * ow + j] = m;
+            }
+}
+
+void maxpool2_backward_naive(float *din, const float *dout, const float *in, int B, int C, int H, int W)
+{
+    const int oh = H / 2, ow = W / 2;
+    for (int p = 0; p < B * C; p++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                size_t best = 0;
+                float m = -INFINITY;
+                for (int di = 0; di < 2; di++)
+                    for (int dj = 0; dj < 2; dj++) {
+                        size_t at = ((size_t)p * H + 2 * i + di) * W + 2 * j + dj;
+                        if (in[at] > m || (di == 0 && dj == 0)) {
+                            m = in[at];
+                            best = at;
+                        }
+                    }
+                din[best] += dout[((size_t)p * oh + i) * ow + j];
+            }
+}
+
+void avgpool_global_forward_naive(float *out, const float *in, int B, int C, int HW)
+{
+    for (int p = 0; p < B * C; p++) {
+        double sum = 0.0;
+        for (int i = 0; i < HW; i++) sum += in[(size_t)p * HW + i];
+        out[p] = (float)(sum / HW);
+    }
+}
+
+void avgpool_global_backward_naive(float *din, const float *dout, int B, int C, int HW)
+{
+    for (int p = 0; p < B * C; p++)
+        for (int i = 0; i < HW; i++) din[(size_t)p * HW + i] += (float)((double)dout[p] / HW);
+}

@@ -1,0 +1,543 @@
+/* model.c — blocks, heads, the flat parameter layout and the training entry points.
+ * The forward pass stores every block output in the workspace (ReLU outputs double as
+ * the ReLU masks, pre-pool conv outputs as the max-pool argmax source), the backward
+ * pass consumes them in reverse. A step allocates nothing. */
+#include "models/model.h"
+
+#include "models/kernels.h"
+#include "sim/hs_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct Model {
+    ModelSpec spec;
+    ModelProfile profile;
+    int n_blocks;
+    size_t n_params;
+    size_t block_offset[MODEL_MAX_BLOCKS + 1]; /* block b is [block_offset[b], block_offset[b+1]) */
+    size_t aux_offset[MODEL_MAX_BLOCKS];       /* head of split m, index m */
+    size_t aux_count[MODEL_MAX_BLOCKS];
+    /* Layer shapes. MLP: block b is linear(in[b] -> out[b]). CNN: blocks 0, 1 are conv
+     * from in[b] channels at height[b] x width[b] to out[b] channels, blocks 2, 3 linear. */
+    int in[MODEL_MAX_BLOCKS], out[MODEL_MAX_BLOCKS];
+    int height[2], width[2];
+    int head_in[MODEL_MAX_BLOCKS]; /* features entering head m (after GAP for conv) */
+    int head_hw[MODEL_MAX_BLOCKS]; /* GAP area for the head of split m, 0 = no GAP */
+    float *params; /* (n_params) */
+    float *grads;  /* (n_params) */
+};
+
+struct ModelWorkspace {
+    ModelSpec spec;
+    int batch;
+    float *memory;                 /* the one float allocation below */
+    float *act[MODEL_MAX_BLOCKS];  /* (batch, act_floats[b]) output of block b; last = logits */
+    float *dact[MODEL_MAX_BLOCKS]; /* same shape: gradient of the loss w.r.t. act[b] */
+    float *pre[2], *dpre[2];       /* CNN: (batch, out[b], height[b], width[b]) before pooling */
+    float *col;                    /* im2col buffer, (C*K*K, H*W) of the larger conv */
+    float *gap, *dgap;             /* (batch, max conv channels) */
+    float *head_logits, *dhead;    /* (batch, classes) */
+    float *x;                      /* (batch, features) gather buffer */
+    int *y;                        /* (batch) gather buffer */
+};
+
+/* ------------------------------------------------------------------ shapes */
+
+static int model_same_shape(const ModelSpec *a, const ModelSpec *b)
+{
+    if (a->arch != b->arch || a->in_channels != b->in_channels || a->in_height != b->in_height ||
+        a->in_width != b->in_width || a->classes != b->classes)
+        return 0;
+    if (a->arch == MODEL_ARCH_MLP) {
+        if (a->n_sizes != b->n_sizes) return 0;
+        for (int i = 0; i < a->n_sizes; i++)
+            if (a->sizes[i] != b->sizes[i]) return 0;
+        return 1;
+    }
+    return a->conv_channels[0] == b->conv_channels[0] && a->conv_channels[1] == b->conv_channels[1] &&
+           a->kernel == b->kernel && a->hidden == b->hidden;
+}
+
+static int model_spec_check(const ModelSpec *s, ModelProfile *profile)
+{
+    if (s->classes < 2 || s->in_channels < 1 || s->in_height < 1 || s->in_width < 1) return HS_E_INPUT;
+    if (model_profile(s, profile) != HS_OK) return HS_E_INPUT;
+    if (profile->n_blocks < 1 || profile->n_blocks > MODEL_MAX_BLOCKS) return HS_E_INPUT;
+    if (s->arch == MODEL_ARCH_MLP) {
+        if (s->sizes[0] != s->in_channels * s->in_height * s->in_width) return HS_E_INPUT;
+        if (s->sizes[s->n_sizes - 1] != s->classes) return HS_E_INPUT;
+        for (int i = 0; i < s->n_sizes; i++)
+            if (s->sizes[i] < 1) return HS_E_INPUT;
+    } else {
+        if (s->kernel % 2 == 0 || s->conv_channels[0] < 1 || s->conv_channels[1] < 1) return HS_E_INPUT;
+    }
+    return HS_OK;
+}
+
+/* Fills the layer shapes and the flat layout. */
+static void model_layout(Model *m)
+{
+    const ModelSpec *s = &m->spec;
+    const int L = m->n_blocks, C = s->classes;
+    size_t at = 0;
+    if (s->arch == MODEL_ARCH_MLP) {
+        for (int b = 0; b < L; b++) {
+            m->in[b] = s->sizes[b];
+            m->out[b] = s->sizes[b + 1];
+            m->block_offset[b] = at;
+            at += (size_t)m->in[b] * m->out[b] + m->out[b];
+        }
+        for (int k = 1; k < L; k++) {
+            m->head_in[k] = s->sizes[k];
+            m->head_hw[k] = 0;
+        }
+    } else {
+        int c = s->in_channels, h = s->in_height, w = s->in_width, k = s->kernel;
+        for (int b = 0; b < 2; b++) {
+            m->in[b] = c;
+            m->out[b] = s->conv_channels[b];
+            m->height[b] = h;
+            m->width[b] = w;
+            m->block_offset[b] = at;
+            at += (size_t)m->out[b] * c * k * k + m->out[b];
+            c = m->out[b];
+            h /= 2;
+            w /= 2;
+            m->head_in[b + 1] = c;
+            m->head_hw[b + 1] = h * w;
+        }
+        m->in[2] = c * h * w;
+        m->out[2] = s->hidden;
+        m->in[3] = s->hidden;
+        m->out[3] = C;
+        for (int b = 2; b < 4; b++) {
+            m->block_offset[b] = at;
+            at += (size_t)m->in[b] * m->out[b] + m->out[b];
+        }
+        m->head_in[3] = s->hidden;
+        m->head_hw[3] = 0;
+    }
+    m->block_offset[L] = at;
+    for (int k = 1; k < L; k++) {
+        m->aux_offset[k] = at;
+        m->aux_count[k] = (size_t)m->head_in[k] * C + C;
+        at += m->aux_count[k];
+    }
+    m->n_params = at;
+}
+
+static float model_uniform(gsl_rng *rng, double bound)
+{
+    return (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+}
+
+/* Weights of one layer at p (count weights, biases after them stay 0). */
+static void model_init_weights(float *p, size_t count, int fan_in, int relu_follows, gsl_rng *rng)
+{
+    double bound = relu_follows ? sqrt(6.0 / fan_in) : 1.0 / sqrt((double)fan_in);
+    for (size_t i = 0; i < count; i++) p[i] = model_uniform(rng, bound);
+}
+
+static void model_init(Model *m, gsl_rng *rng)
+{
+    const ModelSpec *s = &m->spec;
+    const int L = m->n_blocks;
+    for (int b = 0; b < L; b++) {
+        float *p = m->params + m->block_offset[b];
+        int relu = b < L - 1;
+        if (s->arch == MODEL_ARCH_CNN && b < 2) {
+            int fan_in = m->in[b] * s->kernel * s->kernel;
+            model_init_weights(p, (size_t)m->out[b] * fan_in, fan_in, 1, rng);
+        } else {
+            model_init_weights(p, (size_t)m->out[b] * m->in[b], m->in[b], relu, rng);
+        }
+    }
+    for (int k = 1; k < L; k++)
+        model_init_weights(m->params + m->aux_offset[k], (size_t)m->head_in[k] * s->classes, m->head_in[k], 0, rng);
+}
+
+int model_create(const ModelSpec *spec, gsl_rng *rng, Model **out)
+{
+    *out = NULL;
+    ModelProfile profile;
+    if (model_spec_check(spec, &profile) != HS_OK) return HS_E_INPUT;
+    Model *m = calloc(1, sizeof *m);
+    if (!m) return HS_E_NOMEM;
+    m->spec = *spec;
+    m->profile = profile;
+    m->n_blocks = profile.n_blocks;
+    model_layout(m);
+    m->params = calloc(m->n_params, sizeof(float));
+    m->grads = calloc(m->n_params, sizeof(float));
+    if (!m->params || !m->grads) {
+        model_free(m);
+        return HS_E_NOMEM;
+    }
+    model_init(m, rng);
+    *out = m;
+    return HS_OK;
+}
+
+void model_free(Model *m)
+{
+    if (!m) return;
+    free(m->params);
+    free(m->grads);
+    free(m);
+}
+
+const ModelSpec *model_spec(const Model *m) { return &m->spec; }
+const ModelProfile *model_get_profile(const Model *m) { return &m->profile; }
+size_t model_param_count(const Model *m) { return m->n_params; }
+float *model_params(Model *m) { return m->params; }
+float *model_grads(Model *m) { return m->grads; }
+int model_n_blocks(const Model *m) { return m->n_blocks; }
+
+void model_block_range(const Model *m, int block, size_t *offset, size_t *count)
+{
+    if (block < 0 || block >= m->n_blocks) {
+        *offset = 0;
+        *count = 0;
+        return;
+    }
+    *offset = m->block_offset[block];
+    *count = m->block_offset[block + 1] - m->block_offset[block];
+}
+
+void model_aux_range(const Model *m, int split, size_t *offset, size_t *count)
+{
+    if (split < 1 || split >= m->n_blocks) {
+        *offset = 0;
+        *count = 0;
+        return;
+    }
+    *offset = m->aux_offset[split];
+    *count = m->aux_count[split];
+}
+
+int model_split_floats(const Model *m, int split)
+{
+    if (split < 1 || split >= m->n_blocks) return 0;
+    return (int)m->profile.act_floats[split - 1];
+}
+
+int model_copy_params(Model *dst, const Model *src)
+{
+    if (dst->n_params != src->n_params) return HS_E_INPUT;
+    if (dst != src) memcpy(dst->params, src->params, sizeof(float) * src->n_params);
+    return HS_OK;
+}
+
+/* ------------------------------------------------------------------ vectors */
+
+void vec_axpy(float *y, float a, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+void vec_scale(float *x, float a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] *= a;
+}
+
+int vec_weighted_average(float *out, const float *const *vectors, const double *weights, int K, size_t n)
+{
+    if (K < 1) return HS_E_INPUT;
+    double total = 0.0;
+    for (int k = 0; k < K; k++) total += weights[k];
+    if (!(total > 0.0) || !isfinite(total)) return HS_E_INPUT;
+    double scaled[64];
+    /* Normalised weights; for K > 64 they are recomputed per element (same values). */
+    int cached = K <= 64;
+    if (cached)
+        for (int k = 0; k < K; k++) scaled[k] = weights[k] / total;
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0.0;
+        for (int k = 0; k < K; k++) sum += (cached ? scaled[k] : weights[k] / total) * vectors[k][i];
+        out[i] = (float)sum;
+    }
+    return HS_OK;
+}
+
+/* ------------------------------------------------------------------ workspace */
+
+int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
+{
+    *out = NULL;
+    ModelProfile p;
+    if (model_spec_check(spec, &p) != HS_OK || spec->batch < 1) return HS_E_INPUT;
+    Model shape; /* layout only, no vectors */
+    memset(&shape, 0, sizeof shape);
+    shape.spec = *spec;
+    shape.profile = p;
+    shape.n_blocks = p.n_blocks;
+    model_layout(&shape);
+    const size_t B = (size_t)spec->batch, L = (size_t)p.n_blocks, C = (size_t)spec->classes;
+    const size_t features = (size_t)spec->in_channels * spec->in_height * spec->in_width;
+    size_t total = 0, pre_floats[2] = {0, 0}, col = 0, gap = 0;
+    for (size_t b = 0; b < L; b++) total += 2 * B * (size_t)p.act_floats[b];
+    if (spec->arch == MODEL_ARCH_CNN) {
+        for (int b = 0; b < 2; b++) {
+            pre_floats[b] = B * shape.out[b] * shape.height[b] * shape.width[b];
+            total += 2 * pre_floats[b];
+            size_t c = conv2d_col_floats(shape.in[b], shape.height[b], shape.width[b], spec->kernel);
+            if (c > col) col = c;
+            if ((size_t)shape.out[b] > gap) gap = shape.out[b];
+        }
+    }
+    total += col + 2 * B * gap + 2 * B * C + B * features;
+    ModelWorkspace *ws = calloc(1, sizeof *ws);
+    if (!ws) return HS_E_NOMEM;
+    ws->spec = *spec;
+    ws->batch = spec->batch;
+    ws->memory = calloc(total, sizeof(float));
+    ws->y = calloc(B, sizeof(int));
+    if (!ws->memory || !ws->y) {
+        model_workspace_free(ws);
+        return HS_E_NOMEM;
+    }
+    float *at = ws->memory;
+    for (size_t b = 0; b < L; b++) {
+        size_t n = B * (size_t)p.act_floats[b];
+        ws->act[b] = at;
+        ws->dact[b] = at + n;
+        at += 2 * n;
+    }
+    for (int b = 0; b < 2; b++) {
+        if (!pre_floats[b]) continue;
+        ws->pre[b] = at;
+        ws->dpre[b] = at + pre_floats[b];
+        at += 2 * pre_floats[b];
+    }
+    ws->col = at;
+    at += col;
+    ws->gap = at;
+    ws->dgap = at + B * gap;
+    at += 2 * B * gap;
+    ws->head_logits = at;
+    ws->dhead = at + B * C;
+    at += 2 * B * C;
+    ws->x = at;
+    *out = ws;
+    return HS_OK;
+}
+
+void model_workspace_free(ModelWorkspace *ws)
+{
+    if (!ws) return;
+    free(ws->memory);
+    free(ws->y);
+    free(ws);
+}
+
+int model_workspace_batch(const ModelWorkspace *ws) { return ws->batch; }
+float *model_workspace_x(ModelWorkspace *ws) { return ws->x; }
+int *model_workspace_y(ModelWorkspace *ws) { return ws->y; }
+
+/* ------------------------------------------------------------------ blocks */
+
+/* Output floats per sample of block b's input (block 0: the model input). */
+static size_t model_block_in_floats(const Model *m, int b)
+{
+    if (b == 0) return (size_t)m->spec.in_channels * m->spec.in_height * m->spec.in_width;
+    return (size_t)m->profile.act_floats[b - 1];
+}
+
+static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, int b, const float *in, int B)
+{
+    const float *w = P + m->block_offset[b];
+    const int last = b == m->n_blocks - 1;
+    if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
+        const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
+        const float *bias = w + (size_t)OC * C * K * K;
+        conv2d_relu_forward(ws->pre[b], in, w, bias, ws->col, B, C, H, W, OC, K);
+        maxpool2_forward(ws->act[b], ws->pre[b], B, OC, H, W);
+        return;
+    }
+    const int IN = m->in[b], OUT = m->out[b];
+    const float *bias = w + (size_t)IN * OUT;
+    if (last)
+        linear_forward(ws->act[b], in, w, bias, B, IN, OUT);
+    else
+        linear_relu_forward(ws->act[b], in, w, bias, B, IN, OUT);
+}
+
+/* ws->dact[b] holds dLoss/d(output of b); adds the parameter gradient into G and, unless
+ * din is NULL, writes dLoss/d(input of b) into din. */
+static void block_backward(const Model *m, const float *P, float *G, ModelWorkspace *ws, int b, const float *in,
+                           float *din, int B)
+{
+    const size_t off = m->block_offset[b];
+    const float *w = P + off;
+    float *dw = G + off;
+    if (din) memset(din, 0, sizeof(float) * B * model_block_in_floats(m, b));
+    if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
+        const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
+        const size_t nw = (size_t)OC * C * K * K;
+        maxpool2_relu_backward(ws->dpre[b], ws->dact[b], ws->pre[b], B, OC, H, W);
+        conv2d_backward(din, dw, dw + nw, ws->dpre[b], in, w, ws->col, B, C, H, W, OC, K);
+        return;
+    }
+    const int IN = m->in[b], OUT = m->out[b];
+    if (b < m->n_blocks - 1) relu_backward_inplace(ws->dact[b], ws->act[b], (size_t)B * OUT);
+    linear_backward(din, dw, dw + (size_t)IN * OUT, ws->dact[b], in, w, B, IN, OUT);
+}
+
+static void blocks_forward(const Model *m, const float *P, ModelWorkspace *ws, int first, int end, const float *in,
+                           int B)
+{
+    for (int b = first; b < end; b++) block_forward(m, P, ws, b, b == first ? in : ws->act[b - 1], B);
+}
+
+static void blocks_backward(const Model *m, const float *P, float *G, ModelWorkspace *ws, int first, int end,
+                            const float *in, int B)
+{
+    for (int b = end - 1; b >= first; b--)
+        block_backward(m, P, G, ws, b, b == first ? in : ws->act[b - 1], b == first ? NULL : ws->dact[b - 1], B);
+}
+
+/* Head of split k on act[k-1]: logits into ws->head_logits. */
+static void head_forward(const Model *m, const float *P, ModelWorkspace *ws, int k, int B)
+{
+    const float *w = P + m->aux_offset[k];
+    const int IN = m->head_in[k], C = m->spec.classes;
+    const float *in = ws->act[k - 1];
+    if (m->head_hw[k]) {
+        avgpool_global_forward(ws->gap, in, B, IN, m->head_hw[k]);
+        in = ws->gap;
+    }
+    linear_forward(ws->head_logits, in, w, w + (size_t)IN * C, B, IN, C);
+}
+
+/* ws->dhead holds dLoss/dlogits; writes dLoss/d(act[k-1]) into ws->dact[k-1]. */
+static void head_backward(const Model *m, const float *P, float *G, ModelWorkspace *ws, int k, int B)
+{
+    const size_t off = m->aux_offset[k];
+    const int IN = m->head_in[k], C = m->spec.classes;
+    float *dact = ws->dact[k - 1];
+    size_t act_floats = (size_t)B * (size_t)m->profile.act_floats[k - 1];
+    memset(dact, 0, sizeof(float) * act_floats);
+    if (m->head_hw[k]) {
+        memset(ws->dgap, 0, sizeof(float) * B * IN);
+        linear_backward(ws->dgap, G + off, G + off + (size_t)IN * C, ws->dhead, ws->gap, P + off, B, IN, C);
+        avgpool_global_backward(dact, ws->dgap, B, IN, m->head_hw[k]);
+    } else {
+        linear_backward(dact, G + off, G + off + (size_t)IN * C, ws->dhead, ws->act[k - 1], P + off, B, IN, C);
+    }
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+static int model_check_call(const Model *m, const ModelWorkspace *ws, const int *y, int B)
+{
+    if (B < 1 || B > ws->batch || !model_same_shape(&m->spec, &ws->spec)) return HS_E_INPUT;
+    if (y)
+        for (int i = 0; i < B; i++)
+            if (y[i] < 0 || y[i] >= m->spec.classes) return HS_E_INPUT;
+    return HS_OK;
+}
+
+static int model_loss(float *dlogits, const float *logits, const int *y, int B, int C, double *loss)
+{
+    double value = softmax_crossentropy(dlogits, logits, y, B, C, NULL);
+    if (loss) *loss = value;
+    return isfinite(value) ? HS_OK : HS_E_DIVERGED;
+}
+
+int model_grad_full_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, const float *x, const int *y,
+                       int B, double *loss)
+{
+    int status = model_check_call(m, ws, y, B);
+    if (status != HS_OK) return status;
+    const int L = m->n_blocks;
+    memset(G, 0, sizeof(float) * m->block_offset[L]);
+    blocks_forward(m, P, ws, 0, L, x, B);
+    if ((status = model_loss(ws->dact[L - 1], ws->act[L - 1], y, B, m->spec.classes, loss))) return status;
+    blocks_backward(m, P, G, ws, 0, L, x, B);
+    return HS_OK;
+}
+
+int model_grad_full(Model *m, ModelWorkspace *ws, const float *x, const int *y, int B, double *loss)
+{
+    return model_grad_full_at(m, m->params, m->grads, ws, x, y, B, loss);
+}
+
+int model_grad_bottom(Model *m, ModelWorkspace *ws, int split, const float *x, const int *y, int B, double *loss,
+                      float *act_out)
+{
+    int status = model_check_call(m, ws, y, B);
+    if (status != HS_OK) return status;
+    if (split < 1 || split >= m->n_blocks) return HS_E_INPUT;
+    const float *P = m->params;
+    float *G = m->grads;
+    memset(G, 0, sizeof(float) * m->block_offset[split]);
+    memset(G + m->aux_offset[split], 0, sizeof(float) * m->aux_count[split]);
+    blocks_forward(m, P, ws, 0, split, x, B);
+    head_forward(m, P, ws, split, B);
+    if (act_out)
+        memcpy(act_out, ws->act[split - 1], sizeof(float) * B * (size_t)m->profile.act_floats[split - 1]);
+    if ((status = model_loss(ws->dhead, ws->head_logits, y, B, m->spec.classes, loss))) return status;
+    head_backward(m, P, G, ws, split, B);
+    blocks_backward(m, P, G, ws, 0, split, x, B);
+    return HS_OK;
+}
+
+int model_grad_top(Model *m, ModelWorkspace *ws, int split, const float *act_in, const int *y, int B, double *loss)
+{
+    int status = model_check_call(m, ws, y, B);
+    if (status != HS_OK) return status;
+    if (split < 1 || split >= m->n_blocks) return HS_E_INPUT;
+    const int L = m->n_blocks;
+    const float *P = m->params;
+    float *G = m->grads;
+    memset(G + m->block_offset[split], 0, sizeof(float) * (m->block_offset[L] - m->block_offset[split]));
+    blocks_forward(m, P, ws, split, L, act_in, B);
+    if ((status = model_loss(ws->dact[L - 1], ws->act[L - 1], y, B, m->spec.classes, loss))) return status;
+    blocks_backward(m, P, G, ws, split, L, act_in, B);
+    return HS_OK;
+}
+
+const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, int B)
+{
+    if (model_check_call(m, ws, NULL, B) != HS_OK) return NULL;
+    blocks_forward(m, m->params, ws, 0, m->n_blocks, x, B);
+    return ws->act[m->n_blocks - 1];
+}
+
+int model_evaluate(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices, int n,
+                   double *loss, double *accuracy)
+{
+    const int size = test_set ? ds->n_test : ds->n_train;
+    const int features = m->spec.in_channels * m->spec.in_height * m->spec.in_width;
+    if (ds->features != features || ds->classes > m->spec.classes || !model_same_shape(&m->spec, &ws->spec))
+        return HS_E_INPUT;
+    if (n <= 0) {
+        if (indices) return HS_E_INPUT;
+        n = size;
+    }
+    if (!indices && n > size) return HS_E_INPUT;
+    double total = 0.0;
+    long right = 0;
+    for (int start = 0; start < n; start += ws->batch) {
+        int B = n - start < ws->batch ? n - start : ws->batch;
+        const float *x = ws->x;
+        if (indices) {
+            dataset_gather(ds, test_set, indices + start, B, ws->x, ws->y);
+        } else { /* consecutive rows: read them in place */
+            x = (test_set ? ds->test_x : ds->train_x) + (size_t)start * features;
+            const uint8_t *labels = (test_set ? ds->test_y : ds->train_y) + start;
+            for (int i = 0; i < B; i++) ws->y[i] = labels[i];
+        }
+        blocks_forward(m, m->params, ws, 0, m->n_blocks, x, B);
+        int correct;
+        double batch_loss = softmax_crossentropy(NULL, ws->act[m->n_blocks - 1], ws->y, B, m->spec.classes, &correct);
+        total += batch_loss * B;
+        right += correct;
+    }
+    double mean = total / n;
+    if (loss) *loss = mean;
+    if (accuracy) *accuracy = (double)right / n;
+    return isfinite(mean) ? HS_OK : HS_E_DIVERGED;
+}

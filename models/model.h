@@ -1,0 +1,116 @@
+/* model.h — the MLP and the small CNN of a ModelSpec, cut into blocks with auxiliary
+ * heads at every split, for whole-model and local-loss split (ComDML) training.
+ *
+ * Blocks (the cost profile in model_profile.c counts exactly these layers):
+ *   MLP, L = n_sizes - 1 blocks: block b = linear(sizes[b] -> sizes[b+1]), + ReLU unless last.
+ *   CNN, L = 4: conv(k, same)+ReLU+maxpool2, conv+ReLU+maxpool2, linear(hidden)+ReLU,
+ *   linear(classes).
+ * Auxiliary head at split m (1..L-1), fed by the output of block m (1-based, i.e. the
+ * activation that crosses the cut): MLP: linear(sizes[m] -> classes); CNN: global average
+ * pool + linear(channels -> classes) after a conv block, linear(hidden -> classes) at m = 3.
+ *
+ * A Model owns two flat float vectors, parameters and gradients, one allocation each,
+ * both laid out as: blocks 0..L-1 in order, then the heads of splits 1..L-1. Inside
+ * every layer: weight then bias; weights are (OUT, IN) for linear layers and
+ * (OC, C, K, K) for convolutions. Everything else (activations, their gradients, the
+ * im2col buffer, batch gather buffers) lives in a ModelWorkspace, one per thread, so a
+ * Model costs 8 bytes per parameter and a thousand agents fit in memory.
+ *
+ * Split numbering follows the profile: split m cuts after block m (1-based), so the slow
+ * side runs blocks 1..m (indices 0..m-1) plus head m, the fast side blocks m+1..L
+ * (indices m..L-1). The entry points write only their own ranges of the gradient vector
+ * (they zero those ranges first), so a bottom and a top pass on the same Model touch
+ * disjoint memory and may run on two threads with two workspaces.
+ *
+ * Determinism: given the same parameters and batch, every entry point returns bitwise
+ * identical gradients and loss (fixed summation orders; OpenBLAS must run one thread). */
+#ifndef MODELS_MODEL_H
+#define MODELS_MODEL_H
+
+#include "models/dataset.h"
+#include "models/model_spec.h"
+
+#include <gsl/gsl_rng.h>
+#include <stddef.h>
+
+typedef struct Model Model;
+typedef struct ModelWorkspace ModelWorkspace;
+
+/* A new model for spec, initialised from rng: weights of layers followed by a ReLU are
+ * He-uniform, U(-sqrt(6/fan_in), +sqrt(6/fan_in)); the other weights (output layer and
+ * heads) U(-1/sqrt(fan_in), +1/sqrt(fan_in)); biases 0. Draws run over the flat vector
+ * in layout order. Gradients start at 0. Returns HS_E_INPUT for a spec model_profile
+ * rejects (or an MLP whose last size is not spec->classes), HS_E_NOMEM. The caller
+ * frees *out with model_free. */
+int model_create(const ModelSpec *spec, gsl_rng *rng, Model **out);
+void model_free(Model *m);
+
+const ModelSpec *model_spec(const Model *m);
+const ModelProfile *model_get_profile(const Model *m);
+size_t model_param_count(const Model *m);
+float *model_params(Model *m); /* (model_param_count) */
+float *model_grads(Model *m);  /* (model_param_count) */
+int model_n_blocks(const Model *m);
+/* Range of block (0-based, 0..L-1) in the flat vectors. */
+void model_block_range(const Model *m, int block, size_t *offset, size_t *count);
+/* Range of the auxiliary head of split (1..L-1); *count = 0 for other splits. */
+void model_aux_range(const Model *m, int split, size_t *offset, size_t *count);
+/* Floats per sample entering the head of split m (what crosses the cut), = profile
+ * act_floats[m-1]. */
+int model_split_floats(const Model *m, int split);
+
+/* Copies src's parameters into dst (same shape). HS_E_INPUT if the counts differ. */
+int model_copy_params(Model *dst, const Model *src);
+
+/* Flat-vector helpers. */
+void vec_axpy(float *y, float a, const float *x, size_t n); /* y += a x */
+void vec_scale(float *x, float a, size_t n);                /* x *= a */
+/* out = sum_k w_k v_k / sum_k w_k, element by element, summed in double in the order
+ * k = 0..K-1 and rounded once, so the result does not depend on threads. out may alias
+ * any vectors[k]. HS_E_INPUT if K < 1 or the weights do not sum to a positive number. */
+int vec_weighted_average(float *out, const float *const *vectors, const double *weights, int K, size_t n);
+
+/* Scratch memory for spec's model at batch sizes up to spec->batch; one per thread,
+ * usable with every Model of the same shape. */
+int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out);
+void model_workspace_free(ModelWorkspace *ws);
+int model_workspace_batch(const ModelWorkspace *ws);
+/* Gather buffers the caller may use for a batch: x (batch, features), y (batch). */
+float *model_workspace_x(ModelWorkspace *ws);
+int *model_workspace_y(ModelWorkspace *ws);
+
+/* Training entry points. x is (B, features) (images NCHW), y holds labels in [0, classes),
+ * 1 <= B <= workspace batch. Each zeroes its gradient ranges, then accumulates the
+ * gradient of the mean cross-entropy over the batch. *loss (may be NULL) receives that
+ * loss. HS_E_DIVERGED if the loss is NaN or Inf (gradients are then undefined),
+ * HS_E_INPUT for a bad B, split or workspace. */
+
+/* Whole model; gradients of the blocks only (head ranges are left untouched). */
+int model_grad_full(Model *m, ModelWorkspace *ws, const float *x, const int *y, int B, double *loss);
+/* The same at an outside parameter vector: reads params, writes grads (both of
+ * model_param_count floats, laid out like m's); m itself is only a shape. Lets several
+ * threads take gradients of one shared model. */
+int model_grad_full_at(const Model *m, const float *params, float *grads, ModelWorkspace *ws, const float *x,
+                       const int *y, int B, double *loss);
+/* Slow side of split (1..L-1): blocks 1..split and head split, loss on the head;
+ * gradients into those ranges only. Copies the cut activations (B, model_split_floats)
+ * into act_out unless it is NULL. */
+int model_grad_bottom(Model *m, ModelWorkspace *ws, int split, const float *x, const int *y, int B, double *loss,
+                      float *act_out);
+/* Fast side of split: blocks split+1..L from act_in (B, model_split_floats); gradients
+ * into those blocks only. No gradient flows back into act_in. */
+int model_grad_top(Model *m, ModelWorkspace *ws, int split, const float *act_in, const int *y, int B,
+                   double *loss);
+
+/* Forward only: logits (B, classes) of x into the workspace; returns a pointer to them
+ * (valid until the next call with ws) or NULL for a bad B. */
+const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, int B);
+
+/* Mean loss and accuracy over n samples of the training set (test_set = 0) or the test
+ * set: rows indices[0..n-1], or rows 0..n-1 when indices is NULL (n <= 0: the whole set).
+ * Batched by the workspace's batch size, loss summed in sample order. HS_E_DIVERGED for
+ * a NaN/Inf loss, HS_E_INPUT if the data do not fit the model. */
+int model_evaluate(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices, int n,
+                   double *loss, double *accuracy);
+
+#endif
