@@ -1,6 +1,7 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "analysis/report.h"
 #include "sim/cli.h"
+#include "solver/cli_pair.h"
 
 
 #include <stdio.h>
@@ -11,6 +12,8 @@ static const char main_usage[] =
     "\n"
     "usage:\n"
     "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--quiet]\n"
+    "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--resume]   (also under mpirun)\n"
+    "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit SECONDS]\n"
     "  hetsim report FILE.db [--run ID] [--csv]\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
@@ -32,6 +35,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(command, "run") == 0) return cli_run(argc - 2, argv + 2);
+    if (strcmp(command, "sweep") == 0) return cli_sweep(argc - 2, argv + 2);
+    if (strcmp(command, "pair") == 0) return solver_cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return report_cli(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
     return 2;
