@@ -34,9 +34,8 @@ int dataset_read_idx(const char *file, int expect_dims, uint8_t **data, int dims
         goto fail;
     }
     unsigned char header[16];
-    int header_bytes = 4 + 4 * expect_dims;
-    int got = gzread(gz, header, (unsigned)header_bytes);
-    if (got != header_bytes) {
+    int got = gzread(gz, header, 4);
+    if (got != 4) {
         int zerr;
         const char *why = got < 0 ? gzerror(gz, &zerr) : "file too short for an IDX header";
         status = hs_diag_set(diag, HS_E_IO, file, 0, "corrupt IDX file: %s", why);
@@ -48,6 +47,13 @@ int dataset_read_idx(const char *file, int expect_dims, uint8_t **data, int dims
                              "(unsigned bytes, %d dimension%s)",
                              header[0], header[1], header[2], header[3], expect_dims, expect_dims,
                              expect_dims == 1 ? "" : "s");
+        goto fail;
+    }
+    got = gzread(gz, header + 4, (unsigned)(4 * expect_dims));
+    if (got != 4 * expect_dims) {
+        int zerr;
+        const char *why = got < 0 ? gzerror(gz, &zerr) : "file too short for an IDX header";
+        status = hs_diag_set(diag, HS_E_IO, file, 0, "corrupt IDX file: %s", why);
         goto fail;
     }
     size_t total = 1;

@@ -21,8 +21,9 @@ void linear_forward(float *out, const float *in, const float *w, const float *b,
     linear_gemm(out, in, w, B, IN, OUT);
     if (!b) return;
     for (int i = 0; i < B; i++) {
-        float *row = out + (size_t)i * OUT;
-        for (int o = 0; o < OUT; o++) row[o] += b[o];
+        float *restrict row = out + (size_t)i * OUT;
+        const float *restrict bias = b;
+        for (int o = 0; o < OUT; o++) row[o] += bias[o];
     }
 }
 
@@ -30,14 +31,15 @@ void linear_relu_forward(float *out, const float *in, const float *w, const floa
 {
     linear_gemm(out, in, w, B, IN, OUT);
     for (int i = 0; i < B; i++) {
-        float *row = out + (size_t)i * OUT;
+        float *restrict row = out + (size_t)i * OUT;
         if (b) {
+            const float *restrict bias = b;
             for (int o = 0; o < OUT; o++) {
-                float v = row[o] + b[o];
-                row[o] = v > 0.0f ? v : 0.0f;
+                float v = row[o] + bias[o];
+                row[o] = v < 0.0f ? 0.0f : v;
             }
         } else {
-            for (int o = 0; o < OUT; o++) row[o] = row[o] > 0.0f ? row[o] : 0.0f;
+            for (int o = 0; o < OUT; o++) row[o] = row[o] < 0.0f ? 0.0f : row[o];
         }
     }
 }
@@ -49,9 +51,10 @@ void linear_backward(float *din, float *dw, float *db, const float *dout, const 
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, IN, OUT, 1.0f, dout, OUT, w, IN, 1.0f, din, IN);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OUT, IN, B, 1.0f, dout, OUT, in, IN, 1.0f, dw, IN);
     if (db) {
+        float *restrict sum = db;
         for (int i = 0; i < B; i++) {
-            const float *row = dout + (size_t)i * OUT;
-            for (int o = 0; o < OUT; o++) db[o] += row[o];
+            const float *restrict row = dout + (size_t)i * OUT;
+            for (int o = 0; o < OUT; o++) sum[o] += row[o];
         }
     }
 }
@@ -60,15 +63,15 @@ void linear_backward(float *din, float *dw, float *db, const float *dout, const 
 
 void relu_forward(float *out, const float *in, size_t n)
 {
-    for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    for (size_t i = 0; i < n; i++) out[i] = in[i] < 0.0f ? 0.0f : in[i];
 }
 
-void relu_backward(float *din, const float *dout, const float *out, size_t n)
+void relu_backward(float *restrict din, const float *restrict dout, const float *restrict out, size_t n)
 {
     for (size_t i = 0; i < n; i++) din[i] += out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
-void relu_backward_inplace(float *d, const float *out, size_t n)
+void relu_backward_inplace(float *restrict d, const float *restrict out, size_t n)
 {
     for (size_t i = 0; i < n; i++) d[i] = out[i] > 0.0f ? d[i] : 0.0f;
 }
@@ -191,12 +194,12 @@ static void conv2d_forward_common(float *out, const float *in, const float *w, c
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, OC, hw, ckk, 1.0f, w, ckk, cols, hw, 0.0f, y, hw);
         for (int o = 0; o < OC; o++) {
-            float *plane = y + (size_t)o * hw;
+            float *restrict plane = y + (size_t)o * hw;
             float bias = b ? b[o] : 0.0f;
             if (relu) {
                 for (int i = 0; i < hw; i++) {
                     float v = plane[i] + bias;
-                    plane[i] = v > 0.0f ? v : 0.0f;
+                    plane[i] = v < 0.0f ? 0.0f : v;
                 }
             } else {
                 for (int i = 0; i < hw; i++) plane[i] += bias;

@@ -32,7 +32,8 @@ void linear_backward(float *din,        /* (B, IN), may be NULL */
                      const float *w,    /* (OUT, IN) */
                      int B, int IN, int OUT);
 
-/* out = max(in, 0); out may equal in. */
+/* out = max(in, 0); out may equal in. NaN passes through (so a NaN weight reaches the
+ * loss and is reported as divergence); the same holds for the fused ReLUs. */
 void relu_forward(float *out, const float *in, size_t n); /* (n) each */
 /* din += dout where out > 0. */
 void relu_backward(float *din, const float *dout, const float *out, size_t n);

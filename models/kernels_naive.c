@@ -19,7 +19,7 @@ void linear_relu_forward_naive(float *out, const float *in, const float *w, cons
 {
     linear_forward_naive(out, in, w, b, B, IN, OUT);
     for (size_t i = 0; i < (size_t)B * OUT; i++)
-        if (!(out[i] > 0.0f)) out[i] = 0.0f;
+        if (out[i] < 0.0f) out[i] = 0.0f;
 }
 
 void linear_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
@@ -107,7 +107,7 @@ void conv2d_relu_forward_naive(float *out, const float *in, const float *w, cons
 {
     conv2d_forward_naive(out, in, w, b, B, C, H, W, OC, K);
     for (size_t i = 0; i < (size_t)B * OC * H * W; i++)
-        if (!(out[i] > 0.0f)) out[i] = 0.0f;
+        if (out[i] < 0.0f) out[i] = 0.0f;
 }
 
 void conv2d_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,

@@ -232,7 +232,7 @@ int model_copy_params(Model *dst, const Model *src)
 
 /* ------------------------------------------------------------------ vectors */
 
-void vec_axpy(float *y, float a, const float *x, size_t n)
+void vec_axpy(float *restrict y, float a, const float *restrict x, size_t n)
 {
     for (size_t i = 0; i < n; i++) y[i] += a * x[i];
 }

@@ -63,7 +63,7 @@ int model_split_floats(const Model *m, int split);
 int model_copy_params(Model *dst, const Model *src);
 
 /* Flat-vector helpers. */
-void vec_axpy(float *y, float a, const float *x, size_t n); /* y += a x */
+void vec_axpy(float *y, float a, const float *x, size_t n); /* y += a x; x, y must not overlap */
 void vec_scale(float *x, float a, size_t n);                /* x *= a */
 /* out = sum_k w_k v_k / sum_k w_k, element by element, summed in double in the order
  * k = 0..K-1 and rounded once, so the result does not depend on threads. out may alias

@@ -79,15 +79,15 @@ void optim_reset(Optim *o)
 
 size_t optim_size(const Optim *o) { return o->n; }
 
-static void optim_adam(Optim *o, float *p, const float *g, size_t begin, size_t end, double lr)
+static void optim_adam(Optim *o, float *restrict p, const float *restrict g, size_t begin, size_t end, double lr)
 {
     const OptimSpec *s = &o->spec;
     const float b1 = (float)s->beta1, b2 = (float)s->beta2, eps = (float)s->eps;
     const float one_b1 = (float)(1.0 - s->beta1), one_b2 = (float)(1.0 - s->beta2);
     const float l2 = s->kind == OPTIM_ADAM ? (float)s->weight_decay : 0.0f;
     const float decay = s->kind == OPTIM_ADAMW ? (float)(1.0 - lr * s->weight_decay) : 1.0f;
-    float *m = o->moment1, *v = o->moment2;
-    uint32_t *t = o->steps;
+    float *restrict m = o->moment1, *restrict v = o->moment2;
+    uint32_t *restrict t = o->steps;
     uint32_t cached_t = 0;
     float step_size = 0.0f, inv_sqrt_bc2 = 0.0f;
     for (size_t i = begin; i < end; i++) {
@@ -104,7 +104,7 @@ static void optim_adam(Optim *o, float *p, const float *g, size_t begin, size_t 
     }
 }
 
-void optim_step(Optim *o, float *params, const float *grads, size_t offset, size_t count, double lr)
+void optim_step(Optim *o, float *restrict params, const float *restrict grads, size_t offset, size_t count, double lr)
 {
     if (offset >= o->n) return;
     size_t end = count > o->n - offset ? o->n : offset + count;
@@ -119,7 +119,7 @@ void optim_step(Optim *o, float *params, const float *grads, size_t offset, size
         break;
     case OPTIM_MOMENTUM: {
         const float mu = (float)s->momentum;
-        float *v = o->velocity;
+        float *restrict v = o->velocity;
         if (s->nesterov) {
             for (size_t i = offset; i < end; i++) {
                 float gi = grads[i] + wd * params[i];

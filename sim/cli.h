@@ -6,6 +6,7 @@
 #define HETSIM_VERSION "0.1.0"
 
 int cli_run(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 
 /* Prints "hetsim: message" to stderr and returns the exit status for status. */
 int cli_fail(int status, const char *message);

@@ -216,6 +216,10 @@ int sweep_mpi_compiled(void);
 /* MPI_Init / MPI_Finalize (no-ops without MPI). */
 int sweep_mpi_init(HsDiag *diag);
 void sweep_mpi_finalize(void);
+/* Rank 0 passes the scenario text it read (or NULL with status its read error); every
+ * other rank gets a malloc'd copy in *text. All ranks return rank 0's status (an error
+ * other than rank 0's is HS_E_INPUT with a generic message). */
+int sweep_mpi_share_text(char **text, int status, HsDiag *diag);
 /* Rank 0: hands out runs on request and writes every rank's rows through m->out; it also
  * simulates runs itself between messages. Other ranks: sweep_mpi_work. */
 int sweep_drive_mpi(SweepMaster *m, HsDiag *diag);

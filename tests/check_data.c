@@ -1,0 +1,579 @@
+/* check_data.c — the IDX loader on small gzip fixtures written here with zlib (good,
+ * missing, corrupt, truncated, mismatched), the real Fashion-MNIST when installed (skipped
+ * otherwise), the synthetic mixture, and the partitions: disjoint, sizes honoured,
+ * Dirichlet label skew growing as alpha falls, shards seeing few labels, errors. */
+#include "models/dataset.h"
+#include "models/partition.h"
+#include "sim/hs_error.h"
+
+#include <check.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ------------------------------------------------------------------ fixtures */
+
+typedef struct Fixture {
+    char dir[64];
+} Fixture;
+
+static void fixture_open(Fixture *f)
+{
+    strcpy(f->dir, "/tmp/hetsim-idx-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(f->dir));
+}
+
+static void fixture_path(const Fixture *f, const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s", f->dir, name);
+}
+
+static void fixture_close(Fixture *f)
+{
+    const char *names[] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                           "t10k-labels-idx1-ubyte.gz"};
+    char path[128];
+    for (int i = 0; i < 4; i++) {
+        fixture_path(f, names[i], path, sizeof path);
+        unlink(path);
+    }
+    rmdir(f->dir);
+}
+
+/* Writes a gzip'd IDX file: magic 0x000008<ndims>, dims, then `bytes` payload bytes
+ * (fewer than the dims promise makes a truncated file, more a trailing-data one). */
+static void write_idx(const Fixture *f, const char *name, int ndims, const int *dims, const uint8_t *payload,
+                      size_t bytes)
+{
+    char path[128];
+    fixture_path(f, name, path, sizeof path);
+    gzFile gz = gzopen(path, "wb");
+    ck_assert_ptr_nonnull(gz);
+    unsigned char header[16] = {0, 0, 8, (unsigned char)ndims};
+    for (int d = 0; d < ndims; d++) {
+        uint32_t v = (uint32_t)dims[d];
+        header[4 + 4 * d] = (unsigned char)(v >> 24);
+        header[5 + 4 * d] = (unsigned char)(v >> 16);
+        header[6 + 4 * d] = (unsigned char)(v >> 8);
+        header[7 + 4 * d] = (unsigned char)v;
+    }
+    ck_assert_int_eq(gzwrite(gz, header, (unsigned)(4 + 4 * ndims)), 4 + 4 * ndims);
+    if (bytes) ck_assert_int_eq(gzwrite(gz, payload, (unsigned)bytes), (int)bytes);
+    ck_assert_int_eq(gzclose(gz), Z_OK);
+}
+
+/* Writes a complete, valid fixture: n_train images of rows x cols and n_test, pixel
+ * value (i * 7 + j) % 256 for image i, pixel j; label i % 10. */
+static void write_fixture(const Fixture *f, int n_train, int n_test, int rows, int cols)
+{
+    for (int set = 0; set < 2; set++) {
+        int n = set ? n_test : n_train;
+        size_t pixels = (size_t)n * rows * cols;
+        uint8_t *img = malloc(pixels), *lab = malloc((size_t)n);
+        for (int i = 0; i < n; i++) {
+            lab[i] = (uint8_t)(i % 10);
+            for (int j = 0; j < rows * cols; j++) img[(size_t)i * rows * cols + j] = (uint8_t)((i * 7 + j) % 256);
+        }
+        int idims[3] = {n, rows, cols}, ldims[1] = {n};
+        write_idx(f, set ? "t10k-images-idx3-ubyte.gz" : "train-images-idx3-ubyte.gz", 3, idims, img, pixels);
+        write_idx(f, set ? "t10k-labels-idx1-ubyte.gz" : "train-labels-idx1-ubyte.gz", 1, ldims, lab, (size_t)n);
+        free(img);
+        free(lab);
+    }
+}
+
+static DataSpec fashion_spec(const char *path)
+{
+    DataSpec d;
+    memset(&d, 0, sizeof d);
+    d.dataset = DATA_FASHION_MNIST;
+    snprintf(d.path, sizeof d.path, "%s", path);
+    return d;
+}
+
+static int load_expect(const DataSpec *d, int status, const char *must_contain)
+{
+    Dataset *ds = (Dataset *)1;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    int got = dataset_load(d, NULL, &ds, &diag);
+    ck_assert_int_eq(got, status);
+    if (status != HS_OK) {
+        ck_assert_ptr_null(ds);
+        ck_assert_int_eq(diag.status, status);
+        ck_assert_msg(strstr(diag.message, must_contain) != NULL, "message '%s' lacks '%s'", diag.message,
+                      must_contain);
+    }
+    dataset_free(ds);
+    return got;
+}
+
+/* ------------------------------------------------------------------ IDX loader */
+
+START_TEST(test_idx_fixture_loads)
+{
+    Fixture f;
+    fixture_open(&f);
+    write_fixture(&f, 12, 5, 4, 3);
+    DataSpec d = fashion_spec(f.dir);
+    Dataset *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(dataset_load(&d, NULL, &ds, &diag), HS_OK);
+    ck_assert_int_eq(ds->n_train, 12);
+    ck_assert_int_eq(ds->n_test, 5);
+    ck_assert_int_eq(ds->channels, 1);
+    ck_assert_int_eq(ds->height, 4);
+    ck_assert_int_eq(ds->width, 3);
+    ck_assert_int_eq(ds->features, 12);
+    ck_assert_int_eq(ds->classes, 10);
+    for (int i = 0; i < 12; i++) {
+        ck_assert_int_eq(ds->train_y[i], i % 10);
+        for (int j = 0; j < 12; j++) ck_assert_float_eq(ds->train_x[i * 12 + j], (float)((i * 7 + j) % 256) / 255.0f);
+    }
+    ck_assert_int_eq(ds->test_y[4], 4);
+    ck_assert_float_eq(ds->test_x[4 * 12 + 11], (float)(4 * 7 + 11) / 255.0f);
+    /* gather */
+    int idx[2] = {11, 3}, y[2];
+    float x[24];
+    dataset_gather(ds, 0, idx, 2, x, y);
+    ck_assert_int_eq(y[0], 1);
+    ck_assert_int_eq(y[1], 3);
+    ck_assert_mem_eq(x, ds->train_x + 11 * 12, 12 * sizeof(float));
+    ck_assert_mem_eq(x + 12, ds->train_x + 3 * 12, 12 * sizeof(float));
+    dataset_gather(ds, 1, NULL, 2, x, y);
+    ck_assert_mem_eq(x, ds->test_x, 24 * sizeof(float));
+    dataset_free(ds);
+    /* test_samples keeps the first images of the test set */
+    d.test_samples = 3;
+    ck_assert_int_eq(dataset_load(&d, NULL, &ds, &diag), HS_OK);
+    ck_assert_int_eq(ds->n_test, 3);
+    dataset_free(ds);
+    dataset_free(NULL);
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_idx_missing_files)
+{
+    Fixture f;
+    fixture_open(&f);
+    DataSpec d = fashion_spec(f.dir);
+    load_expect(&d, HS_E_MISSING, "apt-get install dataset-fashion-mnist");
+    load_expect(&d, HS_E_MISSING, "labels-idx1-ubyte.gz");
+    DataSpec nowhere = fashion_spec("/nonexistent/folder");
+    load_expect(&nowhere, HS_E_MISSING, "/nonexistent/folder/train-");
+    /* only the test files missing */
+    write_fixture(&f, 3, 2, 2, 2);
+    char path[128];
+    fixture_path(&f, "t10k-images-idx3-ubyte.gz", path, sizeof path);
+    unlink(path);
+    load_expect(&d, HS_E_MISSING, "t10k-images-idx3-ubyte.gz");
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_idx_corrupt_files)
+{
+    Fixture f;
+    fixture_open(&f);
+    DataSpec d = fashion_spec(f.dir);
+    uint8_t payload[64];
+    for (int i = 0; i < 64; i++) payload[i] = (uint8_t)(i % 10);
+    int dims3[3] = {4, 2, 2}, dims1[1] = {4};
+
+    /* wrong magic: a label file where images belong */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "train-images-idx3-ubyte.gz", 1, dims1, payload, 4);
+    load_expect(&d, HS_E_IO, "train-images-idx3-ubyte.gz: corrupt IDX file: magic number 0x00000801");
+
+    /* truncated payload */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "train-images-idx3-ubyte.gz", 3, dims3, payload, 15);
+    load_expect(&d, HS_E_IO, "truncated: expected 16 data bytes, found 15");
+
+    /* trailing data */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "t10k-labels-idx1-ubyte.gz", 1, (int[]){2}, payload, 3);
+    load_expect(&d, HS_E_IO, "t10k-labels-idx1-ubyte.gz: corrupt IDX file: trailing bytes");
+
+    /* short header */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "train-labels-idx1-ubyte.gz", 0, NULL, payload, 0);
+    load_expect(&d, HS_E_IO, "train-labels-idx1-ubyte.gz: corrupt IDX file");
+
+    /* label and image counts differ */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "train-labels-idx1-ubyte.gz", 1, (int[]){3}, payload, 3);
+    load_expect(&d, HS_E_IO, "3 labels for the 4 images");
+
+    /* a label outside 0..9 */
+    write_fixture(&f, 4, 2, 2, 2);
+    uint8_t bad_labels[4] = {0, 1, 12, 3};
+    write_idx(&f, "train-labels-idx1-ubyte.gz", 1, dims1, bad_labels, 4);
+    load_expect(&d, HS_E_IO, "label 12 of sample 2");
+
+    /* zero-sized dimension */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "train-images-idx3-ubyte.gz", 3, (int[]){4, 0, 2}, payload, 0);
+    load_expect(&d, HS_E_IO, "implausible size 0");
+
+    /* a damaged gzip trailer (CRC) */
+    write_fixture(&f, 4, 2, 2, 2);
+    char path[128];
+    fixture_path(&f, "t10k-images-idx3-ubyte.gz", path, sizeof path);
+    FILE *fp = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, -8, SEEK_END);
+    int c = fgetc(fp);
+    fseek(fp, -8, SEEK_END);
+    fputc(c ^ 0xff, fp);
+    fclose(fp);
+    load_expect(&d, HS_E_IO, "t10k-images-idx3-ubyte.gz: corrupt");
+
+    /* train and test image sizes differ */
+    write_fixture(&f, 4, 2, 2, 2);
+    write_idx(&f, "t10k-images-idx3-ubyte.gz", 3, (int[]){2, 1, 4}, payload, 8);
+    load_expect(&d, HS_E_IO, "training images are 2x2 but test images 1x4");
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_real_fashion_mnist)
+{
+    const char *dir = "/usr/share/datasets/fashion-mnist";
+    char probe[256];
+    snprintf(probe, sizeof probe, "%s/train-images-idx3-ubyte.gz", dir);
+    if (access(probe, R_OK) != 0) {
+        fprintf(stderr, "check_data: %s not installed, skipping the real Fashion-MNIST test\n", dir);
+        return;
+    }
+    DataSpec d = fashion_spec(dir);
+    Dataset *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(dataset_load(&d, NULL, &ds, &diag), HS_OK);
+    ck_assert_int_eq(ds->n_train, 60000);
+    ck_assert_int_eq(ds->n_test, 10000);
+    ck_assert_int_eq(ds->features, 784);
+    ck_assert_int_eq(ds->height, 28);
+    int counts[10] = {0}, test_counts[10] = {0};
+    for (int i = 0; i < ds->n_train; i++) counts[ds->train_y[i]]++;
+    for (int i = 0; i < ds->n_test; i++) test_counts[ds->test_y[i]]++;
+    for (int k = 0; k < 10; k++) {
+        ck_assert_int_eq(counts[k], 6000);
+        ck_assert_int_eq(test_counts[k], 1000);
+    }
+    float lo = 1, hi = 0;
+    for (size_t i = 0; i < (size_t)784 * 1000; i++) lo = fminf(lo, ds->train_x[i]), hi = fmaxf(hi, ds->train_x[i]);
+    ck_assert_float_eq(lo, 0.0f);
+    ck_assert_float_eq(hi, 1.0f);
+    dataset_free(ds);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ synthetic */
+
+static DataSpec synthetic_spec(int features, int classes, int n, double separation)
+{
+    DataSpec d;
+    memset(&d, 0, sizeof d);
+    d.dataset = DATA_SYNTHETIC;
+    d.features = features;
+    d.classes = classes;
+    d.train_samples = n;
+    d.separation = separation;
+    d.alpha = 0.5;
+    d.shards_per_agent = 2;
+    return d;
+}
+
+static Dataset *synthetic(const DataSpec *d, unsigned long seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    Dataset *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(dataset_load(d, r, &ds, &diag), HS_OK);
+    gsl_rng_free(r);
+    return ds;
+}
+
+START_TEST(test_synthetic_mixture)
+{
+    DataSpec d = synthetic_spec(8, 3, 3000, 30.0);
+    Dataset *a = synthetic(&d, 1), *b = synthetic(&d, 1), *c = synthetic(&d, 2);
+    ck_assert_int_eq(a->n_train, 3000);
+    ck_assert_int_eq(a->n_test, 501); /* train_samples / 6 + 1 */
+    ck_assert_int_eq(a->features, 8);
+    ck_assert_int_eq(a->channels, 8);
+    ck_assert_int_eq(a->height * a->width, 1);
+    ck_assert_mem_eq(a->train_x, b->train_x, sizeof(float) * 3000 * 8);
+    ck_assert_mem_eq(a->test_y, b->test_y, 501);
+    ck_assert(memcmp(a->train_x, c->train_x, sizeof(float) * 3000 * 8) != 0);
+    /* class means estimated on train classify the test set (separation 30 sd: easy) */
+    double mean[3][8] = {{0}};
+    int count[3] = {0};
+    for (int i = 0; i < a->n_train; i++) {
+        count[a->train_y[i]]++;
+        for (int j = 0; j < 8; j++) mean[a->train_y[i]][j] += a->train_x[i * 8 + j];
+    }
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_gt(count[k], 800);
+        for (int j = 0; j < 8; j++) mean[k][j] /= count[k];
+    }
+    int right = 0;
+    for (int i = 0; i < a->n_test; i++) {
+        int best = 0;
+        double best_d = INFINITY;
+        for (int k = 0; k < 3; k++) {
+            double dist = 0;
+            for (int j = 0; j < 8; j++) dist += pow(a->test_x[i * 8 + j] - mean[k][j], 2);
+            if (dist < best_d) best_d = dist, best = k;
+        }
+        right += best == a->test_y[i];
+    }
+    ck_assert_int_gt(right, 0.95 * a->n_test);
+    /* noise has unit variance around the means */
+    double var = 0;
+    for (int i = 0; i < a->n_train; i++)
+        for (int j = 0; j < 8; j++) var += pow(a->train_x[i * 8 + j] - mean[a->train_y[i]][j], 2);
+    var /= a->n_train * 8.0;
+    ck_assert_double_eq_tol(var, 1.0, 0.05);
+    dataset_free(a), dataset_free(b), dataset_free(c);
+    /* explicit test size, and bad specs */
+    d.test_samples = 7;
+    a = synthetic(&d, 1);
+    ck_assert_int_eq(a->n_test, 7);
+    dataset_free(a);
+    Dataset *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    d.classes = 1;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    ck_assert_int_eq(dataset_load(&d, r, &ds, &diag), HS_E_INPUT);
+    ck_assert_ptr_null(ds);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ partitions */
+
+static Partition *make_partition(const Dataset *ds, const DataSpec *d, int n, const int *sizes, unsigned long seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    Partition *p;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    int status = partition_make(ds, d, n, sizes, r, &p, &diag);
+    ck_assert_msg(status == HS_OK, "partition_make: %s", diag.message);
+    gsl_rng_free(r);
+    return p;
+}
+
+/* Disjoint, in range, and of the requested sizes. */
+static void check_partition_shape(const Partition *p, const Dataset *ds, const int *sizes)
+{
+    char *seen = calloc((size_t)ds->n_train, 1);
+    size_t total = 0;
+    for (int a = 0; a < partition_n_agents(p); a++) {
+        int count;
+        const int *idx = partition_indices(p, a, &count);
+        ck_assert_int_eq(count, sizes ? sizes[a] : ds->n_train / partition_n_agents(p));
+        for (int i = 0; i < count; i++) {
+            ck_assert(idx[i] >= 0 && idx[i] < ds->n_train);
+            ck_assert_msg(!seen[idx[i]], "sample %d held twice", idx[i]);
+            seen[idx[i]] = 1;
+        }
+        total += (size_t)count;
+    }
+    ck_assert_uint_eq(partition_total(p), total);
+    free(seen);
+}
+
+/* Mean over agents (holding >= 100 samples) of the total-variation distance between the agent's label
+ * distribution and the data set's. */
+static double label_skew(const Partition *p, const Dataset *ds)
+{
+    double global[256] = {0}, skew = 0;
+    for (int i = 0; i < ds->n_train; i++) global[ds->train_y[i]] += 1.0 / ds->n_train;
+    int agents = 0;
+    for (int a = 0; a < partition_n_agents(p); a++) {
+        int count;
+        const int *idx = partition_indices(p, a, &count);
+        if (count < 100) continue; /* tiny agents are skewed by chance */
+        double local[256] = {0}, tv = 0;
+        for (int i = 0; i < count; i++) local[ds->train_y[idx[i]]] += 1.0 / count;
+        for (int k = 0; k < ds->classes; k++) tv += fabs(local[k] - global[k]) / 2;
+        skew += tv;
+        agents++;
+    }
+    return skew / agents;
+}
+
+START_TEST(test_partition_iid_and_sizes)
+{
+    DataSpec d = synthetic_spec(2, 10, 5000, 1.0);
+    Dataset *ds = synthetic(&d, 3);
+    int sizes[7] = {100, 0, 1, 2000, 333, 1500, 1066}; /* sums to 5000: all samples */
+    d.partition = PART_IID;
+    Partition *p = make_partition(ds, &d, 7, sizes, 1);
+    check_partition_shape(p, ds, sizes);
+    ck_assert_uint_eq(partition_total(p), 5000);
+    ck_assert_double_lt(label_skew(p, ds), 0.1);
+    int count;
+    ck_assert_ptr_null(partition_indices(p, 7, &count));
+    ck_assert_int_eq(count, 0);
+    /* same seed, same partition; another seed, another */
+    Partition *q = make_partition(ds, &d, 7, sizes, 1), *other = make_partition(ds, &d, 7, sizes, 2);
+    int nq;
+    ck_assert_mem_eq(partition_indices(p, 3, &count), partition_indices(q, 3, &nq), sizeof(int) * 2000);
+    ck_assert(memcmp(partition_indices(p, 3, &count), partition_indices(other, 3, &nq), sizeof(int) * 2000) != 0);
+    partition_free(p), partition_free(q), partition_free(other);
+    /* NULL sizes: an even share */
+    p = make_partition(ds, &d, 3, NULL, 1);
+    check_partition_shape(p, ds, NULL);
+    ck_assert_uint_eq(partition_total(p), 4998);
+    partition_free(p);
+    partition_free(NULL);
+    dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_partition_dirichlet_skew)
+{
+    DataSpec d = synthetic_spec(2, 10, 20000, 1.0);
+    Dataset *ds = synthetic(&d, 4);
+    int sizes[20];
+    for (int a = 0; a < 20; a++) sizes[a] = 400 + 20 * a; /* 11,800 in total */
+    d.partition = PART_DIRICHLET;
+    const double alphas[] = {100.0, 1.0, 0.05};
+    double skew[3];
+    for (int i = 0; i < 3; i++) {
+        d.alpha = alphas[i];
+        Partition *p = make_partition(ds, &d, 20, sizes, 5);
+        check_partition_shape(p, ds, sizes);
+        skew[i] = label_skew(p, ds);
+        partition_free(p);
+    }
+    ck_assert_msg(skew[0] < 0.15 && skew[0] < skew[1] && skew[1] < skew[2] && skew[2] > 0.6,
+                  "skew at alpha 100, 1, 0.05: %.3f %.3f %.3f", skew[0], skew[1], skew[2]);
+    /* every sample handed out: later agents take what the classes have left */
+    int all[4] = {5000, 5000, 5000, 5000};
+    d.alpha = 0.1;
+    Partition *p = make_partition(ds, &d, 4, all, 6);
+    check_partition_shape(p, ds, all);
+    partition_free(p);
+    /* tiny alpha: Gamma draws underflow, each agent still gets a valid distribution */
+    d.alpha = 1e-6;
+    p = make_partition(ds, &d, 20, sizes, 7);
+    check_partition_shape(p, ds, sizes);
+    ck_assert_double_gt(label_skew(p, ds), 0.8);
+    partition_free(p);
+    dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_partition_shards)
+{
+    DataSpec d = synthetic_spec(2, 10, 10000, 1.0);
+    Dataset *ds = synthetic(&d, 8);
+    d.partition = PART_SHARDS;
+    d.shards_per_agent = 2;
+    int sizes[20];
+    for (int a = 0; a < 20; a++) sizes[a] = 500;
+    Partition *p = make_partition(ds, &d, 20, sizes, 9);
+    check_partition_shape(p, ds, sizes);
+    for (int a = 0; a < 20; a++) {
+        int count, labels[10] = {0}, distinct = 0;
+        const int *idx = partition_indices(p, a, &count);
+        for (int i = 0; i < count; i++) labels[ds->train_y[idx[i]]] = 1;
+        for (int k = 0; k < 10; k++) distinct += labels[k];
+        ck_assert_int_le(distinct, 4); /* 2 shards of 250 rows, each across at most 2 labels */
+    }
+    ck_assert_double_gt(label_skew(p, ds), 0.5);
+    partition_free(p);
+    /* uneven sizes, sizes not divisible by the shard count */
+    int uneven[5] = {7, 1, 0, 1234, 99};
+    d.shards_per_agent = 3;
+    p = make_partition(ds, &d, 5, uneven, 10);
+    check_partition_shape(p, ds, uneven);
+    partition_free(p);
+    dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_partition_errors)
+{
+    DataSpec d = synthetic_spec(2, 3, 100, 1.0);
+    Dataset *ds = synthetic(&d, 11);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    Partition *p = (Partition *)1;
+    HsDiag diag;
+    int too_many[3] = {50, 30, 21};
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(ds, &d, 3, too_many, r, &p, &diag), HS_E_INPUT);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strstr(diag.message, "would hold 101 samples but the training set has only 100"), "%s",
+                  diag.message);
+    int negative[2] = {5, -1};
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(ds, &d, 2, negative, r, &p, &diag), HS_E_INPUT);
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(ds, &d, 0, NULL, r, &p, &diag), HS_E_INPUT);
+    d.partition = PART_DIRICHLET;
+    d.alpha = 0;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(ds, &d, 2, NULL, r, &p, &diag), HS_E_INPUT);
+    ck_assert(strstr(diag.message, "alpha") != NULL);
+    d.partition = PART_SHARDS;
+    d.shards_per_agent = 0;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(ds, &d, 2, NULL, r, &p, &diag), HS_E_INPUT);
+    ck_assert(strstr(diag.message, "shards") != NULL);
+    gsl_rng_free(r);
+    dataset_free(ds);
+}
+END_TEST
+
+static Suite *dataset_suite(void)
+{
+    Suite *s = suite_create("dataset");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_idx_fixture_loads);
+    tcase_add_test(tc, test_idx_missing_files);
+    tcase_add_test(tc, test_idx_corrupt_files);
+    tcase_add_test(tc, test_real_fashion_mnist);
+    tcase_add_test(tc, test_synthetic_mixture);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *partition_suite(void)
+{
+    Suite *s = suite_create("partition");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_partition_iid_and_sizes);
+    tcase_add_test(tc, test_partition_dirichlet_skew);
+    tcase_add_test(tc, test_partition_shards);
+    tcase_add_test(tc, test_partition_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(dataset_suite());
+    srunner_add_suite(runner, partition_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

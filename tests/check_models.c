@@ -1,0 +1,1241 @@
+/* check_models.c — kernels against their naive twins, finite-difference gradient checks
+ * (a double-precision reference forward, central differences) for every layer and for
+ * the MLP and CNN end to end, bottom and top split passes, the cost profile against the
+ * implemented shapes, optimiser formulas on hand examples, schedules, determinism.
+ * Data sets and partitions are in check_data.c. */
+#include "models/dataset.h"
+#include "models/kernels.h"
+#include "models/model.h"
+#include "models/model_spec.h"
+#include "models/optim.h"
+#include "sim/hs_error.h"
+
+#include <check.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+static gsl_rng *test_rng(unsigned long seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, seed);
+    return r;
+}
+
+static void fill_uniform(float *x, size_t n, gsl_rng *r, double lo, double hi)
+{
+    for (size_t i = 0; i < n; i++) x[i] = (float)(lo + (hi - lo) * gsl_rng_uniform(r));
+}
+
+static float *alloc_uniform(size_t n, gsl_rng *r, double lo, double hi)
+{
+    float *x = malloc(sizeof(float) * (n ? n : 1));
+    fill_uniform(x, n, r, lo, hi);
+    return x;
+}
+
+static float *alloc_copy(const float *x, size_t n)
+{
+    float *y = malloc(sizeof(float) * (n ? n : 1));
+    memcpy(y, x, sizeof(float) * n);
+    return y;
+}
+
+/* max |a-b| / (atol + rtol |b|) over n entries; <= 1 means close. */
+static double worst_ratio(const float *a, const float *b, size_t n, double atol, double rtol)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs((double)a[i] - b[i]) / (atol + rtol * fabs((double)b[i]));
+        if (!(err <= worst)) worst = err; /* NaN propagates as "not close" */
+    }
+    return worst;
+}
+
+static int rand_int(gsl_rng *r, int lo, int hi) /* inclusive */
+{
+    return lo + (int)gsl_rng_uniform_int(r, (unsigned long)(hi - lo + 1));
+}
+
+/* ------------------------------------------------------------------ double references */
+
+static void ref_linear(double *out, const double *in, const double *w, const double *b, int B, int IN, int OUT)
+{
+    for (int i = 0; i < B; i++)
+        for (int o = 0; o < OUT; o++) {
+            double s = b ? b[o] : 0.0;
+            for (int k = 0; k < IN; k++) s += in[i * IN + k] * w[o * IN + k];
+            out[i * OUT + o] = s;
+        }
+}
+
+static void ref_relu(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (x[i] < 0) x[i] = 0;
+}
+
+static void ref_conv(double *out, const double *in, const double *w, const double *b, int B, int C, int H, int W,
+                     int OC, int K)
+{
+    int p = K / 2;
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < OC; o++)
+            for (int h = 0; h < H; h++)
+                for (int x = 0; x < W; x++) {
+                    double s = b[o];
+                    for (int c = 0; c < C; c++)
+                        for (int i = 0; i < K; i++)
+                            for (int j = 0; j < K; j++) {
+                                int ih = h + i - p, iw = x + j - p;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                s += w[((o * C + c) * K + i) * K + j] * in[((n * C + c) * H + ih) * W + iw];
+                            }
+                    out[((n * OC + o) * H + h) * W + x] = s;
+                }
+}
+
+static void ref_maxpool(double *out, const double *in, int B, int C, int H, int W)
+{
+    int oh = H / 2, ow = W / 2;
+    for (int p = 0; p < B * C; p++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                const double *a = in + (p * H + 2 * i) * W + 2 * j;
+                double m = fmax(fmax(a[0], a[1]), fmax(a[W], a[W + 1]));
+                out[(p * oh + i) * ow + j] = m;
+            }
+}
+
+static void ref_gap(double *out, const double *in, int B, int C, int HW)
+{
+    for (int p = 0; p < B * C; p++) {
+        double s = 0;
+        for (int i = 0; i < HW; i++) s += in[p * HW + i];
+        out[p] = s / HW;
+    }
+}
+
+static double ref_ce(const double *logits, const int *y, int B, int C)
+{
+    double total = 0;
+    for (int i = 0; i < B; i++) {
+        const double *r = logits + i * C;
+        double m = r[0];
+        for (int j = 1; j < C; j++) m = fmax(m, r[j]);
+        double s = 0;
+        for (int j = 0; j < C; j++) s += exp(r[j] - m);
+        total += log(s) + m - r[y[i]];
+    }
+    return total / B;
+}
+
+static double *to_double(const float *x, size_t n)
+{
+    double *d = malloc(sizeof(double) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) d[i] = x[i];
+    return d;
+}
+
+/* Central-difference gradient of f at v[i], eps 1e-6 (f is computed in double). */
+typedef double (*ScalarFn)(void *ctx);
+static double fd_at(double *v, size_t i, ScalarFn f, void *ctx)
+{
+    const double eps = 1e-6, keep = v[i];
+    v[i] = keep + eps;
+    double up = f(ctx);
+    v[i] = keep - eps;
+    double down = f(ctx);
+    v[i] = keep;
+    return (up - down) / (2 * eps);
+}
+
+/* Checks analytic (float) against numeric gradients of f over all n entries of v. */
+static void check_fd(double *v, const float *analytic, size_t n, ScalarFn f, void *ctx, const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        double num = fd_at(v, i, f, ctx);
+        double err = fabs(num - analytic[i]);
+        ck_assert_msg(err <= 2e-4 + 2e-3 * fabs(num), "%s[%zu]: analytic %.7g numeric %.7g", what, i,
+                      (double)analytic[i], num);
+    }
+}
+
+/* ------------------------------------------------------------------ kernels vs naive */
+
+START_TEST(test_linear_matches_naive)
+{
+    gsl_rng *r = test_rng(11);
+    for (int trial = 0; trial < 40; trial++) {
+        int B = rand_int(r, 1, 9), IN = rand_int(r, 1, 40), OUT = rand_int(r, 1, 33);
+        float *in = alloc_uniform((size_t)B * IN, r, -1, 1), *w = alloc_uniform((size_t)OUT * IN, r, -1, 1);
+        float *b = alloc_uniform(OUT, r, -1, 1), *dout = alloc_uniform((size_t)B * OUT, r, -1, 1);
+        float *o1 = malloc(sizeof(float) * B * OUT), *o2 = malloc(sizeof(float) * B * OUT);
+        linear_forward(o1, in, w, b, B, IN, OUT);
+        linear_forward_naive(o2, in, w, b, B, IN, OUT);
+        ck_assert_double_le(worst_ratio(o1, o2, (size_t)B * OUT, 1e-5, 1e-5), 1.0);
+        linear_relu_forward(o1, in, w, trial % 5 ? b : NULL, B, IN, OUT);
+        linear_relu_forward_naive(o2, in, w, trial % 5 ? b : NULL, B, IN, OUT);
+        ck_assert_double_le(worst_ratio(o1, o2, (size_t)B * OUT, 1e-5, 1e-5), 1.0);
+        /* backward adds onto what is there */
+        float *din1 = alloc_uniform((size_t)B * IN, r, -1, 1), *dw1 = alloc_uniform((size_t)OUT * IN, r, -1, 1);
+        float *db1 = alloc_uniform(OUT, r, -1, 1);
+        float *din2 = alloc_copy(din1, (size_t)B * IN), *dw2 = alloc_copy(dw1, (size_t)OUT * IN),
+              *db2 = alloc_copy(db1, OUT);
+        linear_backward(din1, dw1, db1, dout, in, w, B, IN, OUT);
+        linear_backward_naive(din2, dw2, db2, dout, in, w, B, IN, OUT);
+        ck_assert_double_le(worst_ratio(din1, din2, (size_t)B * IN, 1e-5, 1e-5), 1.0);
+        ck_assert_double_le(worst_ratio(dw1, dw2, (size_t)OUT * IN, 1e-5, 1e-5), 1.0);
+        ck_assert_double_le(worst_ratio(db1, db2, OUT, 1e-5, 1e-5), 1.0);
+        /* din NULL skips the input gradient only */
+        linear_backward(NULL, dw1, db1, dout, in, w, B, IN, OUT);
+        linear_backward_naive(NULL, dw2, db2, dout, in, w, B, IN, OUT);
+        ck_assert_double_le(worst_ratio(dw1, dw2, (size_t)OUT * IN, 1e-5, 1e-5), 1.0);
+        free(in), free(w), free(b), free(dout), free(o1), free(o2);
+        free(din1), free(dw1), free(db1), free(din2), free(dw2), free(db2);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_conv_matches_naive)
+{
+    gsl_rng *r = test_rng(12);
+    const int kernels[] = {1, 3, 5};
+    for (int trial = 0; trial < 30; trial++) {
+        int B = rand_int(r, 1, 3), C = rand_int(r, 1, 3), H = rand_int(r, 1, 9), W = rand_int(r, 1, 9);
+        int OC = rand_int(r, 1, 4), K = kernels[trial % 3];
+        size_t nin = (size_t)B * C * H * W, nout = (size_t)B * OC * H * W, nw = (size_t)OC * C * K * K;
+        float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *b = alloc_uniform(OC, r, -1, 1);
+        float *dout = alloc_uniform(nout, r, -1, 1), *col = malloc(sizeof(float) * conv2d_col_floats(C, H, W, K));
+        float *o1 = malloc(sizeof(float) * nout), *o2 = malloc(sizeof(float) * nout);
+        conv2d_forward(o1, in, w, b, col, B, C, H, W, OC, K);
+        conv2d_forward_naive(o2, in, w, b, B, C, H, W, OC, K);
+        ck_assert_double_le(worst_ratio(o1, o2, nout, 1e-5, 1e-5), 1.0);
+        conv2d_relu_forward(o1, in, w, b, col, B, C, H, W, OC, K);
+        conv2d_relu_forward_naive(o2, in, w, b, B, C, H, W, OC, K);
+        ck_assert_double_le(worst_ratio(o1, o2, nout, 1e-5, 1e-5), 1.0);
+        float *din1 = alloc_uniform(nin, r, -1, 1), *dw1 = alloc_uniform(nw, r, -1, 1), *db1 = alloc_uniform(OC, r, -1, 1);
+        float *din2 = alloc_copy(din1, nin), *dw2 = alloc_copy(dw1, nw), *db2 = alloc_copy(db1, OC);
+        conv2d_backward(din1, dw1, db1, dout, in, w, col, B, C, H, W, OC, K);
+        conv2d_backward_naive(din2, dw2, db2, dout, in, w, B, C, H, W, OC, K);
+        ck_assert_double_le(worst_ratio(din1, din2, nin, 1e-5, 1e-5), 1.0);
+        ck_assert_double_le(worst_ratio(dw1, dw2, nw, 1e-5, 1e-5), 1.0);
+        ck_assert_double_le(worst_ratio(db1, db2, OC, 1e-5, 1e-5), 1.0);
+        conv2d_backward(NULL, dw1, db1, dout, in, w, col, B, C, H, W, OC, K);
+        conv2d_backward_naive(NULL, dw2, db2, dout, in, w, B, C, H, W, OC, K);
+        ck_assert_double_le(worst_ratio(dw1, dw2, nw, 1e-5, 1e-5), 1.0);
+        free(in), free(w), free(b), free(dout), free(col), free(o1), free(o2);
+        free(din1), free(dw1), free(db1), free(din2), free(dw2), free(db2);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_pool_loss_relu_match_naive)
+{
+    gsl_rng *r = test_rng(13);
+    for (int trial = 0; trial < 30; trial++) {
+        int B = rand_int(r, 1, 3), C = rand_int(r, 1, 3), H = rand_int(r, 2, 9), W = rand_int(r, 2, 9);
+        size_t n = (size_t)B * C * H * W, np = (size_t)B * C * (H / 2) * (W / 2);
+        float *in = alloc_uniform(n, r, -1, 1), *g = alloc_uniform(np, r, -1, 1);
+        if (trial % 3 == 0) /* ties: whole windows equal */
+            for (size_t i = 0; i < n; i++) in[i] = (float)((int)(in[i] * 2));
+        float *o1 = malloc(sizeof(float) * np), *o2 = malloc(sizeof(float) * np);
+        maxpool2_forward(o1, in, B, C, H, W);
+        maxpool2_forward_naive(o2, in, B, C, H, W);
+        ck_assert_mem_eq(o1, o2, sizeof(float) * np);
+        float *d1 = alloc_uniform(n, r, -1, 1), *d2 = alloc_copy(d1, n);
+        maxpool2_backward(d1, g, in, B, C, H, W);
+        maxpool2_backward_naive(d2, g, in, B, C, H, W);
+        ck_assert_mem_eq(d1, d2, sizeof(float) * n);
+        /* fused ReLU + pool backward on a ReLU output = zeroed pool backward, then mask */
+        relu_forward(in, in, n);
+        for (size_t i = 0; i < n; i++) d1[i] = 123.0f;
+        maxpool2_relu_backward(d1, g, in, B, C, H, W);
+        memset(d2, 0, sizeof(float) * n);
+        maxpool2_backward_naive(d2, g, in, B, C, H, W);
+        float *masked = calloc(n, sizeof(float));
+        relu_backward_naive(masked, d2, in, n);
+        ck_assert_mem_eq(d1, masked, sizeof(float) * n);
+        relu_backward_inplace(d2, in, n);
+        ck_assert_mem_eq(d2, masked, sizeof(float) * n);
+        float *acc = alloc_uniform(n, r, -1, 1), *acc2 = alloc_copy(acc, n);
+        relu_backward(acc, d1, in, n);
+        relu_backward_naive(acc2, d1, in, n);
+        ck_assert_mem_eq(acc, acc2, sizeof(float) * n);
+        /* global average pool */
+        int HW = H * W;
+        float *a1 = malloc(sizeof(float) * B * C), *a2 = malloc(sizeof(float) * B * C);
+        avgpool_global_forward(a1, in, B, C, HW);
+        avgpool_global_forward_naive(a2, in, B, C, HW);
+        ck_assert_double_le(worst_ratio(a1, a2, (size_t)B * C, 1e-6, 1e-5), 1.0);
+        float *gd1 = alloc_uniform(n, r, -1, 1), *gd2 = alloc_copy(gd1, n);
+        avgpool_global_backward(gd1, a1, B, C, HW);
+        avgpool_global_backward_naive(gd2, a1, B, C, HW);
+        ck_assert_double_le(worst_ratio(gd1, gd2, n, 1e-6, 1e-5), 1.0);
+        free(in), free(g), free(o1), free(o2), free(d1), free(d2), free(masked), free(acc), free(acc2);
+        free(a1), free(a2), free(gd1), free(gd2);
+    }
+    /* softmax cross-entropy */
+    for (int trial = 0; trial < 20; trial++) {
+        int B = rand_int(r, 1, 8), C = rand_int(r, 2, 12);
+        float *logits = alloc_uniform((size_t)B * C, r, -8, 8);
+        int *y = malloc(sizeof(int) * B);
+        for (int i = 0; i < B; i++) y[i] = rand_int(r, 0, C - 1);
+        float *d1 = malloc(sizeof(float) * B * C), *d2 = malloc(sizeof(float) * B * C);
+        int c1, c2;
+        double l1 = softmax_crossentropy(d1, logits, y, B, C, &c1);
+        double l2 = softmax_crossentropy_naive(d2, logits, y, B, C, &c2);
+        ck_assert_double_eq_tol(l1, l2, 1e-6 * (1 + fabs(l2)));
+        ck_assert_int_eq(c1, c2);
+        ck_assert_double_le(worst_ratio(d1, d2, (size_t)B * C, 1e-7, 1e-5), 1.0);
+        ck_assert_double_eq(softmax_crossentropy(NULL, logits, y, B, C, NULL), l1);
+        free(logits), free(y), free(d1), free(d2);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_softmax_hand_example_and_nan)
+{
+    float logits[4] = {0, 0, 1, 3};
+    int y[2] = {0, 1};
+    float d[4];
+    int correct;
+    double loss = softmax_crossentropy(d, logits, y, 2, 2, &correct);
+    double l2 = log(1 + exp(-2.0)); /* second row: label 1, logit 3 vs 1 */
+    ck_assert_double_eq_tol(loss, (log(2.0) + l2) / 2, 1e-7);
+    ck_assert_float_eq_tol(d[0], -0.25f, 1e-7f);
+    ck_assert_float_eq_tol(d[1], 0.25f, 1e-7f);
+    double p = 1 / (1 + exp(2.0));
+    ck_assert_float_eq_tol(d[2], (float)(p / 2), 1e-7f);
+    ck_assert_float_eq_tol(d[3], (float)((1 - p - 1) / 2), 1e-7f);
+    ck_assert_int_eq(correct, 2); /* row 0 ties at class 0 (first maximum), row 1 argmax 1 */
+    logits[1] = NAN;
+    ck_assert(!isfinite(softmax_crossentropy(d, logits, y, 2, 2, NULL)));
+    logits[1] = INFINITY;
+    ck_assert(!isfinite(softmax_crossentropy(NULL, logits, y, 2, 2, NULL)));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ per-layer FD checks */
+
+typedef struct LayerCtx {
+    int kind; /* 0 linear, 1 conv, 2 maxpool, 3 gap, 4 relu, 5 cross-entropy */
+    int B, C, H, W, OC, K, IN, OUT;
+    double *in, *w, *b, *r; /* r: the random projection f = sum r * out */
+    int *y;
+    size_t n_out;
+    double *out;
+} LayerCtx;
+
+static double layer_objective(void *p)
+{
+    LayerCtx *c = p;
+    switch (c->kind) {
+    case 0: ref_linear(c->out, c->in, c->w, c->b, c->B, c->IN, c->OUT); break;
+    case 1: ref_conv(c->out, c->in, c->w, c->b, c->B, c->C, c->H, c->W, c->OC, c->K); break;
+    case 2: ref_maxpool(c->out, c->in, c->B, c->C, c->H, c->W); break;
+    case 3: ref_gap(c->out, c->in, c->B, c->C, c->H * c->W); break;
+    case 4:
+        memcpy(c->out, c->in, sizeof(double) * c->n_out);
+        ref_relu(c->out, c->n_out);
+        break;
+    default: return ref_ce(c->in, c->y, c->B, c->C);
+    }
+    double s = 0;
+    for (size_t i = 0; i < c->n_out; i++) s += c->r[i] * c->out[i];
+    return s;
+}
+
+START_TEST(test_layer_gradients_by_finite_differences)
+{
+    gsl_rng *r = test_rng(14);
+    /* linear */
+    {
+        LayerCtx c = {.kind = 0, .B = 3, .IN = 5, .OUT = 4};
+        size_t nin = 15, nw = 20;
+        float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *b = alloc_uniform(4, r, -1, 1);
+        float *dout = alloc_uniform(12, r, -1, 1);
+        float *din = calloc(nin, sizeof(float)), *dw = calloc(nw, sizeof(float)), *db = calloc(4, sizeof(float));
+        linear_backward(din, dw, db, dout, in, w, 3, 5, 4);
+        c.in = to_double(in, nin), c.w = to_double(w, nw), c.b = to_double(b, 4), c.r = to_double(dout, 12);
+        c.n_out = 12;
+        c.out = malloc(sizeof(double) * 12);
+        check_fd(c.in, din, nin, layer_objective, &c, "linear din");
+        check_fd(c.w, dw, nw, layer_objective, &c, "linear dw");
+        check_fd(c.b, db, 4, layer_objective, &c, "linear db");
+        free(in), free(w), free(b), free(dout), free(din), free(dw), free(db);
+        free(c.in), free(c.w), free(c.b), free(c.r), free(c.out);
+    }
+    /* conv, K = 3 and 5, odd and even sizes */
+    for (int K = 3; K <= 5; K += 2) {
+        LayerCtx c = {.kind = 1, .B = 2, .C = 2, .H = 5, .W = 4, .OC = 3, .K = K};
+        size_t nin = 2 * 2 * 5 * 4, nw = (size_t)3 * 2 * K * K, nout = 2 * 3 * 5 * 4;
+        float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *b = alloc_uniform(3, r, -1, 1);
+        float *dout = alloc_uniform(nout, r, -1, 1), *col = malloc(sizeof(float) * conv2d_col_floats(2, 5, 4, K));
+        float *din = calloc(nin, sizeof(float)), *dw = calloc(nw, sizeof(float)), *db = calloc(3, sizeof(float));
+        conv2d_backward(din, dw, db, dout, in, w, col, 2, 2, 5, 4, 3, K);
+        c.in = to_double(in, nin), c.w = to_double(w, nw), c.b = to_double(b, 3), c.r = to_double(dout, nout);
+        c.n_out = nout;
+        c.out = malloc(sizeof(double) * nout);
+        check_fd(c.in, din, nin, layer_objective, &c, "conv din");
+        check_fd(c.w, dw, nw, layer_objective, &c, "conv dw");
+        check_fd(c.b, db, 3, layer_objective, &c, "conv db");
+        free(in), free(w), free(b), free(dout), free(col), free(din), free(dw), free(db);
+        free(c.in), free(c.w), free(c.b), free(c.r), free(c.out);
+    }
+    /* maxpool (odd size drops a row and a column), gap, relu */
+    for (int kind = 2; kind <= 4; kind++) {
+        LayerCtx c = {.kind = kind, .B = 2, .C = 2, .H = 5, .W = 6};
+        size_t nin = 2 * 2 * 5 * 6;
+        size_t nout = kind == 2 ? 2 * 2 * 2 * 3 : kind == 3 ? 4 : nin;
+        float *in = alloc_uniform(nin, r, -1, 1), *dout = alloc_uniform(nout, r, -1, 1);
+        float *din = calloc(nin, sizeof(float));
+        if (kind == 2) maxpool2_backward(din, dout, in, 2, 2, 5, 6);
+        if (kind == 3) avgpool_global_backward(din, dout, 2, 2, 30);
+        if (kind == 4) {
+            float *out = malloc(sizeof(float) * nin);
+            relu_forward(out, in, nin);
+            relu_backward(din, dout, out, nin);
+            free(out);
+        }
+        c.in = to_double(in, nin), c.r = to_double(dout, nout);
+        c.n_out = nout;
+        c.out = malloc(sizeof(double) * nout);
+        check_fd(c.in, din, nin, layer_objective, &c, kind == 2 ? "maxpool" : kind == 3 ? "gap" : "relu");
+        free(in), free(dout), free(din), free(c.in), free(c.r), free(c.out);
+    }
+    /* cross-entropy w.r.t. the logits */
+    {
+        int y[3] = {2, 0, 3};
+        LayerCtx c = {.kind = 5, .B = 3, .C = 4, .y = y};
+        float *logits = alloc_uniform(12, r, -3, 3), *d = malloc(sizeof(float) * 12);
+        softmax_crossentropy(d, logits, y, 3, 4, NULL);
+        c.in = to_double(logits, 12);
+        check_fd(c.in, d, 12, layer_objective, &c, "cross-entropy");
+        free(logits), free(d), free(c.in);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ model reference */
+
+static ModelSpec mlp_spec(int n, const int *sizes, int batch)
+{
+    ModelSpec s;
+    memset(&s, 0, sizeof s);
+    s.arch = MODEL_ARCH_MLP;
+    s.in_channels = sizes[0];
+    s.in_height = s.in_width = 1;
+    s.classes = sizes[n - 1];
+    s.n_sizes = n;
+    memcpy(s.sizes, sizes, sizeof(int) * n);
+    s.batch = batch;
+    return s;
+}
+
+static ModelSpec cnn_spec(int c, int h, int w, int c1, int c2, int k, int hidden, int classes, int batch)
+{
+    ModelSpec s;
+    memset(&s, 0, sizeof s);
+    s.arch = MODEL_ARCH_CNN;
+    s.in_channels = c;
+    s.in_height = h;
+    s.in_width = w;
+    s.classes = classes;
+    s.conv_channels[0] = c1;
+    s.conv_channels[1] = c2;
+    s.kernel = k;
+    s.hidden = hidden;
+    s.batch = batch;
+    return s;
+}
+
+typedef struct RefModel {
+    const ModelSpec *spec;
+    const Model *model;
+    double *P; /* the parameters in double, same layout */
+    const double *x; /* model input (full, bottom) or cut activations (top) */
+    const int *y;
+    int B;
+    int mode, split; /* mode 0 full, 1 bottom (loss on head split), 2 top */
+    double *act_at_split; /* bottom: receives the cut activations */
+} RefModel;
+
+/* Runs blocks [first, end) of the reference and returns the output (malloc'd), its
+ * floats per sample in *width; for a CNN, *channels and *hw describe the last conv block. */
+static double *ref_blocks(const RefModel *rm, const double *x, int first, int end, int *width, int *channels,
+                          int *hw)
+{
+    const ModelSpec *s = rm->spec;
+    const int B = rm->B;
+    size_t off, count;
+    int cur = first == 0 ? s->in_channels * s->in_height * s->in_width : 0;
+    int c = s->in_channels, h = s->in_height, w = s->in_width;
+    if (s->arch == MODEL_ARCH_CNN)
+        for (int b = 0; b < first && b < 2; b++) c = s->conv_channels[b], h /= 2, w /= 2;
+    if (first > 0) cur = model_split_floats(rm->model, first);
+    double *in = malloc(sizeof(double) * B * cur);
+    memcpy(in, x, sizeof(double) * B * cur);
+    for (int b = first; b < end; b++) {
+        model_block_range(rm->model, b, &off, &count);
+        const double *W = rm->P + off;
+        double *out;
+        if (s->arch == MODEL_ARCH_CNN && b < 2) {
+            int oc = s->conv_channels[b], k = s->kernel;
+            double *conv = malloc(sizeof(double) * B * oc * h * w);
+            ref_conv(conv, in, W, W + (size_t)oc * c * k * k, B, c, h, w, oc, k);
+            ref_relu(conv, (size_t)B * oc * h * w);
+            out = malloc(sizeof(double) * B * oc * (h / 2) * (w / 2));
+            ref_maxpool(out, conv, B, oc, h, w);
+            free(conv);
+            c = oc, h /= 2, w /= 2;
+            cur = c * h * w;
+        } else {
+            int IN = cur, OUT = s->arch == MODEL_ARCH_MLP ? s->sizes[b + 1] : b == 2 ? s->hidden : s->classes;
+            ck_assert_uint_eq(count, (size_t)IN * OUT + OUT);
+            out = malloc(sizeof(double) * B * OUT);
+            ref_linear(out, in, W, W + (size_t)IN * OUT, B, IN, OUT);
+            if (b < model_n_blocks(rm->model) - 1) ref_relu(out, (size_t)B * OUT);
+            cur = OUT;
+        }
+        free(in);
+        in = out;
+    }
+    *width = cur;
+    *channels = c;
+    *hw = h * w;
+    return in;
+}
+
+static double ref_model_loss(void *p)
+{
+    RefModel *rm = p;
+    const ModelSpec *s = rm->spec;
+    const int L = model_n_blocks(rm->model), B = rm->B;
+    int width, channels, hw;
+    double loss;
+    if (rm->mode == 0 || rm->mode == 2) {
+        double *logits = ref_blocks(rm, rm->x, rm->mode == 0 ? 0 : rm->split, L, &width, &channels, &hw);
+        loss = ref_ce(logits, rm->y, B, s->classes);
+        free(logits);
+        return loss;
+    }
+    double *act = ref_blocks(rm, rm->x, 0, rm->split, &width, &channels, &hw);
+    if (rm->act_at_split) memcpy(rm->act_at_split, act, sizeof(double) * B * width);
+    size_t off, count;
+    model_aux_range(rm->model, rm->split, &off, &count);
+    const double *in = act;
+    double *pooled = NULL;
+    int IN = width;
+    if (s->arch == MODEL_ARCH_CNN && rm->split < 3) {
+        pooled = malloc(sizeof(double) * B * channels);
+        ref_gap(pooled, act, B, channels, hw);
+        in = pooled;
+        IN = channels;
+    }
+    ck_assert_uint_eq(count, (size_t)IN * s->classes + s->classes);
+    double *logits = malloc(sizeof(double) * B * s->classes);
+    ref_linear(logits, in, rm->P + off, rm->P + off + (size_t)IN * s->classes, B, IN, s->classes);
+    loss = ref_ce(logits, rm->y, B, s->classes);
+    free(logits);
+    free(pooled);
+    free(act);
+    return loss;
+}
+
+/* Checks the gradient ranges [first block, end block) (+ head when head > 0) against
+ * central differences, and that every other entry kept the sentinel value. */
+static void check_model_fd(Model *m, RefModel *rm, int first, int end, int head, float sentinel, const char *what)
+{
+    const float *g = model_grads(m);
+    size_t n = model_param_count(m);
+    char *tested = calloc(n, 1);
+    size_t off, count;
+    for (int b = first; b < end; b++) {
+        model_block_range(m, b, &off, &count);
+        for (size_t i = off; i < off + count; i++) tested[i] = 1;
+    }
+    if (head) {
+        model_aux_range(m, head, &off, &count);
+        for (size_t i = off; i < off + count; i++) tested[i] = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!tested[i]) {
+            ck_assert_msg(g[i] == sentinel, "%s: gradient %zu outside the pass's ranges was written", what, i);
+            continue;
+        }
+        double num = fd_at(rm->P, i, ref_model_loss, rm);
+        double err = fabs(num - g[i]);
+        ck_assert_msg(err <= 2e-4 + 2e-3 * fabs(num), "%s: param %zu analytic %.7g numeric %.7g", what, i,
+                      (double)g[i], num);
+    }
+    free(tested);
+}
+
+static void check_model_end_to_end(const ModelSpec *spec, unsigned long seed)
+{
+    gsl_rng *r = test_rng(seed);
+    Model *m;
+    ModelWorkspace *ws;
+    ck_assert_int_eq(model_create(spec, r, &m), HS_OK);
+    ck_assert_int_eq(model_workspace_create(spec, &ws), HS_OK);
+    const int B = spec->batch, L = model_n_blocks(m);
+    const int features = spec->in_channels * spec->in_height * spec->in_width;
+    const size_t n = model_param_count(m);
+    /* small random biases too, so bias gradients meet non-trivial activations */
+    float *P = model_params(m);
+    for (size_t i = 0; i < n; i++)
+        if (P[i] == 0.0f) P[i] = (float)(0.1 * (gsl_rng_uniform(r) - 0.5));
+    float *x = alloc_uniform((size_t)B * features, r, 0, 1);
+    int *y = malloc(sizeof(int) * B);
+    for (int i = 0; i < B; i++) y[i] = rand_int(r, 0, spec->classes - 1);
+    double *xd = to_double(x, (size_t)B * features);
+    RefModel rm = {.spec = spec, .model = m, .P = to_double(P, n), .x = xd, .y = y, .B = B};
+    const float sentinel = 7.5f;
+    float *G = model_grads(m);
+    double loss;
+
+    /* whole model */
+    for (size_t i = 0; i < n; i++) G[i] = sentinel;
+    ck_assert_int_eq(model_grad_full(m, ws, x, y, B, &loss), HS_OK);
+    ck_assert_double_eq_tol(loss, ref_model_loss(&rm), 1e-5);
+    check_model_fd(m, &rm, 0, L, 0, sentinel, "full");
+    /* model_grad_full_at gives the same bits */
+    float *G2 = malloc(sizeof(float) * n);
+    double loss2;
+    ck_assert_int_eq(model_grad_full_at(m, P, G2, ws, x, y, B, &loss2), HS_OK);
+    ck_assert(loss2 == loss);
+    for (int b = 0; b < L; b++) {
+        size_t off, count;
+        model_block_range(m, b, &off, &count);
+        ck_assert_mem_eq(G + off, G2 + off, sizeof(float) * count);
+    }
+
+    for (int split = 1; split < L; split++) {
+        /* bottom: blocks 1..split + head split */
+        int act_floats = model_split_floats(m, split);
+        float *act = malloc(sizeof(float) * B * act_floats);
+        double *act_ref = malloc(sizeof(double) * B * act_floats);
+        for (size_t i = 0; i < n; i++) G[i] = sentinel;
+        ck_assert_int_eq(model_grad_bottom(m, ws, split, x, y, B, &loss, act), HS_OK);
+        rm.mode = 1;
+        rm.split = split;
+        rm.x = xd;
+        rm.act_at_split = act_ref;
+        ck_assert_double_eq_tol(loss, ref_model_loss(&rm), 1e-5);
+        for (int i = 0; i < B * act_floats; i++) ck_assert_double_eq_tol(act[i], act_ref[i], 1e-5);
+        rm.act_at_split = NULL;
+        check_model_fd(m, &rm, 0, split, split, sentinel, "bottom");
+
+        /* top: blocks split+1..L from random cut activations */
+        float *act_in = alloc_uniform((size_t)B * act_floats, r, 0, 1);
+        double *act_in_d = to_double(act_in, (size_t)B * act_floats);
+        for (size_t i = 0; i < n; i++) G[i] = sentinel;
+        ck_assert_int_eq(model_grad_top(m, ws, split, act_in, y, B, &loss), HS_OK);
+        rm.mode = 2;
+        rm.x = act_in_d;
+        ck_assert_double_eq_tol(loss, ref_model_loss(&rm), 1e-5);
+        check_model_fd(m, &rm, split, L, 0, sentinel, "top");
+        rm.mode = 0;
+        rm.x = xd;
+        free(act), free(act_ref), free(act_in), free(act_in_d);
+    }
+    /* a smaller batch than the workspace's */
+    if (B > 1) {
+        rm.B = B - 1;
+        for (size_t i = 0; i < n; i++) G[i] = sentinel;
+        ck_assert_int_eq(model_grad_full(m, ws, x, y, B - 1, &loss), HS_OK);
+        ck_assert_double_eq_tol(loss, ref_model_loss(&rm), 1e-5);
+        check_model_fd(m, &rm, 0, L, 0, sentinel, "full, smaller batch");
+    }
+    free(G2), free(x), free(y), free(xd), free(rm.P);
+    model_workspace_free(ws);
+    model_free(m);
+    gsl_rng_free(r);
+}
+
+START_TEST(test_mlp_gradients_end_to_end)
+{
+    const int sizes[] = {6, 7, 5, 3};
+    ModelSpec s = mlp_spec(4, sizes, 4);
+    check_model_end_to_end(&s, 21);
+    const int two[] = {5, 4};
+    s = mlp_spec(2, two, 3); /* one block: no splits */
+    check_model_end_to_end(&s, 22);
+    const int deep[] = {4, 6, 6, 5, 5, 3};
+    s = mlp_spec(6, deep, 2);
+    check_model_end_to_end(&s, 23);
+}
+END_TEST
+
+START_TEST(test_cnn_gradients_end_to_end)
+{
+    ModelSpec s = cnn_spec(1, 8, 8, 2, 3, 3, 5, 4, 3);
+    check_model_end_to_end(&s, 31);
+    s = cnn_spec(2, 7, 6, 3, 2, 5, 4, 3, 2); /* odd sizes: 7x6 -> 3x3 -> 1x1 */
+    check_model_end_to_end(&s, 32);
+    s = cnn_spec(1, 4, 5, 2, 2, 1, 3, 2, 2); /* 1x1 kernels */
+    check_model_end_to_end(&s, 33);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ profile and layout */
+
+static void check_profile_matches(const ModelSpec *s)
+{
+    gsl_rng *r = test_rng(5);
+    Model *m;
+    ck_assert_int_eq(model_create(s, r, &m), HS_OK);
+    const ModelProfile *p = model_get_profile(m);
+    ModelProfile q;
+    ck_assert_int_eq(model_profile(s, &q), HS_OK);
+    ck_assert_mem_eq(p, &q, sizeof q);
+    const int L = model_n_blocks(m);
+    ck_assert_int_eq(L, p->n_blocks);
+    size_t expect = 0, total = 0;
+    for (int b = 0; b < L; b++) {
+        size_t off, count;
+        model_block_range(m, b, &off, &count);
+        ck_assert_uint_eq(off, expect);
+        ck_assert_double_eq((double)count, p->params[b]);
+        expect += count;
+    }
+    ck_assert_double_eq((double)expect, p->total_params);
+    for (int k = 1; k < L; k++) {
+        size_t off, count;
+        model_aux_range(m, k, &off, &count);
+        ck_assert_uint_eq(off, expect);
+        ck_assert_double_eq((double)count, p->aux_params[k]);
+        ck_assert_double_eq((double)model_split_floats(m, k), p->act_floats[k - 1]);
+        expect += count;
+        total += count;
+    }
+    ck_assert_uint_eq(model_param_count(m), expect);
+    /* FLOPs from the shapes the model runs: linear 2*in*out + out (+ out for ReLU), conv
+     * 2*C*K*K*OC*H*W + OC*H*W bias + ReLU + pool reads; backward adds both gradients. */
+    if (s->arch == MODEL_ARCH_MLP) {
+        for (int b = 0; b < L; b++) {
+            double in = s->sizes[b], out = s->sizes[b + 1], relu = b < L - 1 ? out : 0;
+            ck_assert_double_eq(p->fwd_flops[b], 2 * in * out + out + relu);
+            ck_assert_double_eq(p->bwd_flops[b], 4 * in * out + out + relu);
+        }
+    } else {
+        int c = s->in_channels, h = s->in_height, w = s->in_width, k = s->kernel;
+        for (int b = 0; b < 2; b++) {
+            double oc = s->conv_channels[b], macs = (double)c * k * k * oc * h * w, e = oc * h * w;
+            ck_assert_double_eq(p->fwd_flops[b], 2 * macs + 3 * e);
+            ck_assert_double_eq(p->bwd_flops[b], 4 * macs + 3 * e);
+            c = (int)oc, h /= 2, w /= 2;
+        }
+        double flat = (double)c * h * w;
+        ck_assert_double_eq(p->fwd_flops[2], 2 * flat * s->hidden + 2.0 * s->hidden);
+        ck_assert_double_eq(p->fwd_flops[3], 2.0 * s->hidden * s->classes + s->classes);
+    }
+    (void)total;
+    model_free(m);
+    gsl_rng_free(r);
+}
+
+START_TEST(test_profile_matches_layout)
+{
+    const int sizes[] = {784, 256, 128, 10};
+    ModelSpec s = mlp_spec(4, sizes, 64);
+    s.in_channels = 1, s.in_height = s.in_width = 28;
+    check_profile_matches(&s);
+    ck_assert_int_eq(s.sizes[0], 784);
+    s = cnn_spec(1, 28, 28, 32, 64, 5, 128, 10, 64);
+    check_profile_matches(&s);
+    s = cnn_spec(3, 9, 7, 4, 6, 3, 16, 5, 8);
+    check_profile_matches(&s);
+    /* the default MLP's size is what the README quotes: 235,146 parameters */
+    Model *m;
+    gsl_rng *r = test_rng(1);
+    s = mlp_spec(4, sizes, 64);
+    ck_assert_int_eq(model_create(&s, r, &m), HS_OK);
+    size_t off, count;
+    model_aux_range(m, 1, &off, &count);
+    ck_assert_uint_eq(off, 235146);
+    ck_assert_uint_eq(count, 2570);
+    model_aux_range(m, 0, &off, &count);
+    ck_assert_uint_eq(count, 0);
+    model_aux_range(m, 3, &off, &count);
+    ck_assert_uint_eq(count, 0);
+    model_block_range(m, 3, &off, &count);
+    ck_assert_uint_eq(count, 0);
+    ck_assert_int_eq(model_split_floats(m, 0), 0);
+    model_free(m);
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_init_is_he_uniform_and_deterministic)
+{
+    const int sizes[] = {100, 50, 10};
+    ModelSpec s = mlp_spec(3, sizes, 4);
+    gsl_rng *r1 = test_rng(3), *r2 = test_rng(3), *r3 = test_rng(4);
+    Model *a, *b, *c;
+    ck_assert_int_eq(model_create(&s, r1, &a), HS_OK);
+    ck_assert_int_eq(model_create(&s, r2, &b), HS_OK);
+    ck_assert_int_eq(model_create(&s, r3, &c), HS_OK);
+    size_t n = model_param_count(a);
+    ck_assert_mem_eq(model_params(a), model_params(b), n * sizeof(float));
+    ck_assert(memcmp(model_params(a), model_params(c), n * sizeof(float)) != 0);
+    const float *p = model_params(a);
+    double bound0 = sqrt(6.0 / 100), bound1 = 1 / sqrt(50.0), max0 = 0, max1 = 0;
+    for (int i = 0; i < 5000; i++) max0 = fmax(max0, fabs(p[i]));
+    for (int i = 0; i < 50; i++) ck_assert(p[5000 + i] == 0.0f);
+    for (int i = 0; i < 500; i++) max1 = fmax(max1, fabs(p[5050 + i]));
+    ck_assert(max0 <= bound0 && max0 > 0.9 * bound0);
+    ck_assert(max1 <= bound1 && max1 > 0.8 * bound1);
+    for (size_t i = 0; i < n; i++) ck_assert(model_grads(a)[i] == 0.0f);
+    ck_assert_int_eq(model_copy_params(c, a), HS_OK);
+    ck_assert_mem_eq(model_params(a), model_params(c), n * sizeof(float));
+    model_free(a), model_free(b), model_free(c);
+    model_free(NULL);
+    model_workspace_free(NULL);
+    optim_free(NULL);
+    gsl_rng_free(r1), gsl_rng_free(r2), gsl_rng_free(r3);
+}
+END_TEST
+
+START_TEST(test_model_errors)
+{
+    gsl_rng *r = test_rng(6);
+    Model *m = (Model *)1;
+    const int bad_last[] = {4, 3, 5};
+    ModelSpec s = mlp_spec(3, bad_last, 2);
+    s.classes = 3; /* last size 5 != classes */
+    ck_assert_int_eq(model_create(&s, r, &m), HS_E_INPUT);
+    ck_assert_ptr_null(m);
+    const int one[] = {4};
+    s = mlp_spec(1, one, 2);
+    ck_assert_int_eq(model_create(&s, r, &m), HS_E_INPUT);
+    s = cnn_spec(1, 8, 8, 2, 2, 4, 3, 2, 2); /* even kernel */
+    ck_assert_int_eq(model_create(&s, r, &m), HS_E_INPUT);
+    s = cnn_spec(1, 3, 8, 2, 2, 3, 3, 2, 2); /* too small */
+    ck_assert_int_eq(model_create(&s, r, &m), HS_E_INPUT);
+    ModelWorkspace *ws = (ModelWorkspace *)1;
+    s.batch = 0;
+    ck_assert_int_eq(model_workspace_create(&s, &ws), HS_E_INPUT);
+    ck_assert_ptr_null(ws);
+
+    const int sizes[] = {3, 4, 2};
+    s = mlp_spec(3, sizes, 2);
+    ck_assert_int_eq(model_create(&s, r, &m), HS_OK);
+    ck_assert_int_eq(model_workspace_create(&s, &ws), HS_OK);
+    float x[9] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f}, act[8];
+    int y[3] = {0, 1, 1};
+    double loss = -1;
+    ck_assert_int_eq(model_grad_full(m, ws, x, y, 0, &loss), HS_E_INPUT);
+    ck_assert_int_eq(model_grad_full(m, ws, x, y, 3, &loss), HS_E_INPUT); /* > batch */
+    ck_assert_int_eq(model_grad_bottom(m, ws, 0, x, y, 2, &loss, act), HS_E_INPUT);
+    ck_assert_int_eq(model_grad_bottom(m, ws, 2, x, y, 2, &loss, act), HS_E_INPUT);
+    ck_assert_int_eq(model_grad_top(m, ws, 2, act, y, 2, &loss), HS_E_INPUT);
+    int bad_y[2] = {0, 2};
+    ck_assert_int_eq(model_grad_full(m, ws, x, bad_y, 2, &loss), HS_E_INPUT);
+    bad_y[1] = -1;
+    ck_assert_int_eq(model_grad_top(m, ws, 1, act, bad_y, 2, &loss), HS_E_INPUT);
+    ck_assert_ptr_null(model_forward(m, ws, x, 3));
+    /* a workspace of another shape */
+    const int other[] = {3, 5, 2};
+    ModelSpec s2 = mlp_spec(3, other, 2);
+    ModelWorkspace *ws2;
+    ck_assert_int_eq(model_workspace_create(&s2, &ws2), HS_OK);
+    ck_assert_int_eq(model_grad_full(m, ws2, x, y, 2, &loss), HS_E_INPUT);
+    Model *m2;
+    ck_assert_int_eq(model_create(&s2, r, &m2), HS_OK);
+    ck_assert_int_eq(model_copy_params(m2, m), HS_E_INPUT);
+    /* divergence */
+    ck_assert_int_eq(model_grad_full(m, ws, x, y, 2, &loss), HS_OK);
+    ck_assert(isfinite(loss));
+    model_params(m)[0] = NAN;
+    ck_assert_int_eq(model_grad_full(m, ws, x, y, 2, &loss), HS_E_DIVERGED);
+    ck_assert_int_eq(model_grad_bottom(m, ws, 1, x, y, 2, &loss, act), HS_E_DIVERGED);
+    model_params(m)[0] = INFINITY;
+    ck_assert_int_eq(model_grad_full(m, ws, x, y, 2, &loss), HS_E_DIVERGED);
+    float huge[8];
+    for (int i = 0; i < 8; i++) huge[i] = NAN;
+    ck_assert_int_eq(model_grad_top(m, ws, 1, huge, y, 2, &loss), HS_E_DIVERGED);
+    model_free(m), model_free(m2);
+    model_workspace_free(ws), model_workspace_free(ws2);
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ vectors */
+
+START_TEST(test_vector_helpers)
+{
+    float a[3] = {1, 2, 3}, b[3] = {4, 5, 6}, c[3] = {-1, 0, 1}, out[3];
+    const float *vs[3] = {a, b, c};
+    double w[3] = {1, 2, 1};
+    ck_assert_int_eq(vec_weighted_average(out, vs, w, 3, 3), HS_OK);
+    ck_assert_float_eq(out[0], (1 + 8 - 1) / 4.0f);
+    ck_assert_float_eq(out[1], (2 + 10 + 0) / 4.0f);
+    ck_assert_float_eq(out[2], (3 + 12 + 1) / 4.0f);
+    /* in place, aliasing the first input */
+    ck_assert_int_eq(vec_weighted_average(a, vs, w, 3, 3), HS_OK);
+    ck_assert_mem_eq(a, out, sizeof out);
+    double zero[3] = {0, 0, 0};
+    ck_assert_int_eq(vec_weighted_average(out, vs, zero, 3, 3), HS_E_INPUT);
+    ck_assert_int_eq(vec_weighted_average(out, vs, w, 0, 3), HS_E_INPUT);
+    /* more vectors than the cached-weight path holds: same values as summing by hand */
+    enum { K = 70 };
+    float store[K][2];
+    const float *many[K];
+    double ww[K], s0 = 0, s1 = 0, total = 0;
+    for (int k = 0; k < K; k++) {
+        store[k][0] = (float)k;
+        store[k][1] = (float)(k * k) / 7.0f;
+        many[k] = store[k];
+        ww[k] = 1 + k % 3;
+        total += ww[k];
+    }
+    for (int k = 0; k < K; k++) s0 += ww[k] / total * store[k][0], s1 += ww[k] / total * store[k][1];
+    ck_assert_int_eq(vec_weighted_average(out, many, ww, K, 2), HS_OK);
+    ck_assert_float_eq(out[0], (float)s0);
+    ck_assert_float_eq(out[1], (float)s1);
+    vec_axpy(b, 0.5f, c, 3);
+    ck_assert_float_eq(b[0], 3.5f);
+    ck_assert_float_eq(b[2], 6.5f);
+    vec_scale(b, 2.0f, 3);
+    ck_assert_float_eq(b[1], 10.0f);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ optimisers */
+
+static OptimSpec optim_spec(OptimKind kind, double lr)
+{
+    OptimSpec s;
+    memset(&s, 0, sizeof s);
+    s.kind = kind;
+    s.lr = lr;
+    s.momentum = 0.9;
+    s.beta1 = 0.9;
+    s.beta2 = 0.999;
+    s.eps = 1e-8;
+    s.step_gamma = 0.5;
+    s.step_every = 2;
+    return s;
+}
+
+START_TEST(test_optim_hand_examples)
+{
+    Optim *o;
+    float p[2], g[2] = {0.5f, 1.0f};
+    /* sgd, with L2 */
+    OptimSpec s = optim_spec(OPTIM_SGD, 0.1);
+    ck_assert_int_eq(optim_create(&s, 2, &o), HS_OK);
+    p[0] = 1, p[1] = 2;
+    optim_step(o, p, g, 0, 2, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.95f, 1e-7f);
+    ck_assert_float_eq_tol(p[1], 1.9f, 1e-7f);
+    optim_free(o);
+    s.weight_decay = 0.1;
+    ck_assert_int_eq(optim_create(&s, 2, &o), HS_OK);
+    p[0] = 1;
+    optim_step(o, p, g, 0, 1, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.94f, 1e-7f);
+    optim_free(o);
+    /* momentum: v = .9 v + g */
+    s = optim_spec(OPTIM_MOMENTUM, 0.1);
+    ck_assert_int_eq(optim_create(&s, 1, &o), HS_OK);
+    p[0] = 1, g[0] = 1;
+    optim_step(o, p, g, 0, 1, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.9f, 1e-7f);
+    optim_step(o, p, g, 0, 1, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.71f, 1e-6f);
+    optim_reset(o);
+    p[0] = 1;
+    optim_step(o, p, g, 0, 1, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.9f, 1e-7f);
+    optim_free(o);
+    s.nesterov = 1; /* d = g + .9 v */
+    ck_assert_int_eq(optim_create(&s, 1, &o), HS_OK);
+    p[0] = 1;
+    optim_step(o, p, g, 0, 1, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.81f, 1e-6f);
+    optim_step(o, p, g, 0, 1, 0.1);
+    ck_assert_float_eq_tol(p[0], 0.539f, 1e-6f);
+    optim_free(o);
+    /* adam and adamw, two steps, against the formula in double */
+    for (int kind = OPTIM_ADAM; kind <= OPTIM_ADAMW; kind++) {
+        s = optim_spec((OptimKind)kind, 0.01);
+        s.weight_decay = 0.1;
+        ck_assert_int_eq(optim_create(&s, 1, &o), HS_OK);
+        double pd = 1, m = 0, v = 0, gs[2] = {0.5, -0.25};
+        p[0] = 1;
+        for (int t = 1; t <= 2; t++) {
+            g[0] = (float)gs[t - 1];
+            optim_step(o, p, g, 0, 1, 0.01);
+            double gi = gs[t - 1] + (kind == OPTIM_ADAM ? 0.1 * pd : 0);
+            if (kind == OPTIM_ADAMW) pd *= 1 - 0.01 * 0.1;
+            m = 0.9 * m + 0.1 * gi;
+            v = 0.999 * v + 0.001 * gi * gi;
+            pd -= 0.01 * (m / (1 - pow(0.9, t))) / (sqrt(v / (1 - pow(0.999, t))) + 1e-8);
+            ck_assert_double_eq_tol(p[0], pd, 1e-6);
+        }
+        optim_free(o);
+    }
+}
+END_TEST
+
+START_TEST(test_optim_ranges)
+{
+    /* Only [offset, offset+count) moves; Adam's bias correction counts steps per parameter. */
+    for (int kind = OPTIM_SGD; kind <= OPTIM_ADAMW; kind++) {
+        OptimSpec s = optim_spec((OptimKind)kind, 0.05);
+        Optim *o, *fresh;
+        ck_assert_int_eq(optim_create(&s, 10, &o), HS_OK);
+        ck_assert_int_eq(optim_create(&s, 10, &fresh), HS_OK);
+        ck_assert_uint_eq(optim_size(o), 10);
+        float p[10], q[10], g[10];
+        for (int i = 0; i < 10; i++) p[i] = q[i] = (float)i, g[i] = 0.1f * (i + 1);
+        optim_step(o, p, g, 2, 3, 0.05);
+        optim_step(o, p, g, 2, 3, 0.05);
+        for (int i = 0; i < 10; i++)
+            if (i < 2 || i >= 5) ck_assert(p[i] == (float)i);
+        optim_step(o, p, g, 7, 100, 0.05); /* clipped at the end */
+        optim_step(fresh, q, g, 7, 3, 0.05);
+        ck_assert_mem_eq(p + 7, q + 7, 3 * sizeof(float));
+        ck_assert(p[5] == 5.0f && p[6] == 6.0f);
+        optim_step(o, p, g, 10, 5, 0.05); /* past the end: nothing */
+        optim_free(o), optim_free(fresh);
+    }
+    OptimSpec bad = optim_spec(OPTIM_MOMENTUM, 0.1);
+    Optim *o = (Optim *)1;
+    bad.momentum = 1.0;
+    ck_assert_int_eq(optim_create(&bad, 4, &o), HS_E_INPUT);
+    ck_assert_ptr_null(o);
+    bad = optim_spec(OPTIM_ADAM, 0.1);
+    bad.eps = 0;
+    ck_assert_int_eq(optim_create(&bad, 4, &o), HS_E_INPUT);
+    bad = optim_spec(OPTIM_SGD, -1);
+    ck_assert_int_eq(optim_create(&bad, 4, &o), HS_E_INPUT);
+}
+END_TEST
+
+START_TEST(test_schedules)
+{
+    OptimSpec s = optim_spec(OPTIM_SGD, 0.1);
+    for (int r = 0; r < 5; r++) ck_assert_double_eq(optim_schedule_lr(&s, r, 5), 0.1);
+    s.schedule = SCHED_STEP; /* gamma .5 every 2 */
+    const double step[] = {0.1, 0.1, 0.05, 0.05, 0.025, 0.025};
+    for (int r = 0; r < 6; r++) ck_assert_double_eq_tol(optim_schedule_lr(&s, r, 6), step[r], 1e-15);
+    s.schedule = SCHED_COSINE;
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 0, 10), 0.1, 1e-15);
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 5, 10), 0.05, 1e-15);
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 9, 10), 0.05 * (1 + cos(3.14159265358979323846 * 0.9)), 1e-15);
+    ck_assert(optim_schedule_lr(&s, 9, 10) > 0);
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 12, 10), 0.0, 1e-15);
+    ck_assert_double_eq(optim_schedule_lr(&s, 3, 0), 0.1); /* open-ended: constant */
+    s.warmup_rounds = 4; /* lr/4, 2lr/4, 3lr/4, lr, then cosine over 6 rounds */
+    for (int r = 0; r < 4; r++) ck_assert_double_eq_tol(optim_schedule_lr(&s, r, 10), 0.1 * (r + 1) / 4, 1e-15);
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 4, 10), 0.1, 1e-15);
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 7, 10), 0.05, 1e-15);
+    s.schedule = SCHED_STEP;
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, 6, 10), 0.05, 1e-15);
+    ck_assert_double_eq_tol(optim_schedule_lr(&s, -3, 10), 0.025, 1e-15);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ training behaviour */
+
+static Dataset *mixture(int features, int classes, int n, double separation, unsigned long seed)
+{
+    DataSpec d;
+    memset(&d, 0, sizeof d);
+    d.dataset = DATA_SYNTHETIC;
+    d.features = features;
+    d.classes = classes;
+    d.train_samples = n;
+    d.test_samples = n / 4;
+    d.separation = separation;
+    gsl_rng *r = test_rng(seed);
+    Dataset *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(dataset_load(&d, r, &ds, &diag), HS_OK);
+    gsl_rng_free(r);
+    return ds;
+}
+
+/* Trains m for `epochs` over ds in order (batches of ws's size) and returns the params. */
+static void train_epochs(Model *m, ModelWorkspace *ws, Optim *o, const Dataset *ds, int epochs, double lr)
+{
+    int B = model_workspace_batch(ws);
+    for (int e = 0; e < epochs; e++)
+        for (int start = 0; start + B <= ds->n_train; start += B) {
+            int idx[64];
+            for (int i = 0; i < B; i++) idx[i] = (start + i * 7919) % ds->n_train;
+            dataset_gather(ds, 0, idx, B, model_workspace_x(ws), model_workspace_y(ws));
+            double loss;
+            ck_assert_int_eq(model_grad_full(m, ws, model_workspace_x(ws), model_workspace_y(ws), B, &loss), HS_OK);
+            optim_step(o, model_params(m), model_grads(m), 0, model_param_count(m), lr);
+        }
+}
+
+START_TEST(test_training_learns_and_is_deterministic)
+{
+    Dataset *ds = mixture(16, 4, 2000, 8.0, 41);
+    const int sizes[] = {16, 32, 4};
+    ModelSpec s = mlp_spec(3, sizes, 32);
+    OptimSpec os = optim_spec(OPTIM_MOMENTUM, 0.05);
+    Model *a, *b;
+    ModelWorkspace *wa, *wb;
+    Optim *oa, *ob;
+    gsl_rng *r1 = test_rng(9), *r2 = test_rng(9);
+    ck_assert_int_eq(model_create(&s, r1, &a), HS_OK);
+    ck_assert_int_eq(model_create(&s, r2, &b), HS_OK);
+    ck_assert_int_eq(model_workspace_create(&s, &wa), HS_OK);
+    ck_assert_int_eq(model_workspace_create(&s, &wb), HS_OK);
+    ck_assert_int_eq(optim_create(&os, model_param_count(a), &oa), HS_OK);
+    ck_assert_int_eq(optim_create(&os, model_param_count(b), &ob), HS_OK);
+    double loss0, acc0, loss1, acc1;
+    ck_assert_int_eq(model_evaluate(a, wa, ds, 1, NULL, 0, &loss0, &acc0), HS_OK);
+    train_epochs(a, wa, oa, ds, 3, 0.05);
+    train_epochs(b, wb, ob, ds, 3, 0.05);
+    ck_assert_mem_eq(model_params(a), model_params(b), model_param_count(a) * sizeof(float));
+    ck_assert_int_eq(model_evaluate(a, wa, ds, 1, NULL, 0, &loss1, &acc1), HS_OK);
+    ck_assert_msg(acc1 > 0.9 && loss1 < loss0, "accuracy %.3f -> %.3f, loss %.3f -> %.3f", acc0, acc1, loss0,
+                  loss1);
+    /* evaluation by index list = evaluation of the same rows in place; batch size does
+     * not change the figures beyond rounding */
+    int n = 77, *idx = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++) idx[i] = i;
+    double l_idx, a_idx, l_seq, a_seq;
+    ck_assert_int_eq(model_evaluate(a, wa, ds, 1, idx, n, &l_idx, &a_idx), HS_OK);
+    ck_assert_int_eq(model_evaluate(a, wa, ds, 1, NULL, n, &l_seq, &a_seq), HS_OK);
+    ck_assert_double_eq_tol(l_idx, l_seq, 1e-6);
+    ck_assert_double_eq(a_idx, a_seq);
+    ck_assert_int_eq(model_evaluate(a, wa, ds, 1, NULL, ds->n_test + 1, &l_seq, &a_seq), HS_E_INPUT);
+    ck_assert_int_eq(model_evaluate(a, wa, ds, 0, NULL, 100, &l_seq, &a_seq), HS_OK);
+    /* forward logits agree with evaluate's accuracy on one batch */
+    dataset_gather(ds, 1, NULL, 32, model_workspace_x(wa), model_workspace_y(wa));
+    const float *logits = model_forward(a, wa, model_workspace_x(wa), 32);
+    ck_assert_ptr_nonnull(logits);
+    int correct;
+    softmax_crossentropy(NULL, logits, model_workspace_y(wa), 32, 4, &correct);
+    double l32, a32;
+    ck_assert_int_eq(model_evaluate(a, wb, ds, 1, NULL, 32, &l32, &a32), HS_OK);
+    ck_assert_double_eq(a32, correct / 32.0);
+    free(idx);
+    model_free(a), model_free(b);
+    model_workspace_free(wa), model_workspace_free(wb);
+    optim_free(oa), optim_free(ob);
+    gsl_rng_free(r1), gsl_rng_free(r2);
+    dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_split_training_learns)
+{
+    /* Local-loss split training of a CNN on a tiny image mixture: the bottom learns from its
+     * head, the top from the activations it is sent; both halves end above chance. */
+    Dataset *ds = mixture(64, 3, 600, 12.0, 43);
+    ds->channels = 1, ds->height = 8, ds->width = 8; /* view the 64 features as an 8x8 image */
+    ModelSpec s = cnn_spec(1, 8, 8, 4, 4, 3, 16, 3, 20);
+    OptimSpec os = optim_spec(OPTIM_MOMENTUM, 0.05);
+    gsl_rng *r = test_rng(10);
+    Model *m;
+    ModelWorkspace *ws, *ws_top;
+    Optim *o;
+    ck_assert_int_eq(model_create(&s, r, &m), HS_OK);
+    ck_assert_int_eq(model_workspace_create(&s, &ws), HS_OK);
+    ck_assert_int_eq(model_workspace_create(&s, &ws_top), HS_OK);
+    ck_assert_int_eq(optim_create(&os, model_param_count(m), &o), HS_OK);
+    const int split = 2, B = 20;
+    float *act = malloc(sizeof(float) * B * model_split_floats(m, split));
+    /* the three ranges each side steps: blocks 1..split, head split, blocks split+1..L */
+    size_t off, count, bottom_count = 0, top_off, top_count = 0, aux_off, aux_count;
+    for (int b = 0; b < model_n_blocks(m); b++) {
+        model_block_range(m, b, &off, &count);
+        if (b < split) bottom_count += count;
+        else top_count += count;
+    }
+    model_block_range(m, split, &top_off, &count);
+    model_aux_range(m, split, &aux_off, &aux_count);
+    for (int e = 0; e < 4; e++)
+        for (int start = 0; start + B <= ds->n_train; start += B) {
+            int idx[20];
+            for (int i = 0; i < B; i++) idx[i] = start + i;
+            dataset_gather(ds, 0, idx, B, model_workspace_x(ws), model_workspace_y(ws));
+            double lb, lt;
+            ck_assert_int_eq(model_grad_bottom(m, ws, split, model_workspace_x(ws), model_workspace_y(ws), B, &lb, act),
+                             HS_OK);
+            ck_assert_int_eq(model_grad_top(m, ws_top, split, act, model_workspace_y(ws), B, &lt), HS_OK);
+            optim_step(o, model_params(m), model_grads(m), 0, bottom_count, 0.05);
+            optim_step(o, model_params(m), model_grads(m), aux_off, aux_count, 0.05);
+            optim_step(o, model_params(m), model_grads(m), top_off, top_count, 0.05);
+        }
+    double loss, acc;
+    ck_assert_int_eq(model_evaluate(m, ws, ds, 1, NULL, 0, &loss, &acc), HS_OK);
+    ck_assert_msg(acc > 0.8, "split-trained accuracy %.3f", acc);
+    free(act);
+    optim_free(o);
+    model_free(m);
+    model_workspace_free(ws), model_workspace_free(ws_top);
+    gsl_rng_free(r);
+    dataset_free(ds);
+}
+END_TEST
+
+static Suite *kernels_suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_linear_matches_naive);
+    tcase_add_test(tc, test_conv_matches_naive);
+    tcase_add_test(tc, test_pool_loss_relu_match_naive);
+    tcase_add_test(tc, test_softmax_hand_example_and_nan);
+    tcase_add_test(tc, test_layer_gradients_by_finite_differences);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_mlp_gradients_end_to_end);
+    tcase_add_test(tc, test_cnn_gradients_end_to_end);
+    tcase_add_test(tc, test_profile_matches_layout);
+    tcase_add_test(tc, test_init_is_he_uniform_and_deterministic);
+    tcase_add_test(tc, test_model_errors);
+    tcase_add_test(tc, test_vector_helpers);
+    tcase_add_test(tc, test_training_learns_and_is_deterministic);
+    tcase_add_test(tc, test_split_training_learns);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *optim_suite(void)
+{
+    Suite *s = suite_create("optim");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_optim_hand_examples);
+    tcase_add_test(tc, test_optim_ranges);
+    tcase_add_test(tc, test_schedules);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(kernels_suite());
+    srunner_add_suite(runner, model_suite());
+    srunner_add_suite(runner, optim_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

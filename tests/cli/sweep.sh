@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# CLI contract of `hetsim sweep`: bad input before anything runs, one row per point,
+# identical rows with 1 job, 2 jobs and 2 MPI ranks, kill -9 then --resume ends with every
+# point done exactly once, SIGINT stops cleanly. Timing-mode scenarios only.
+set -u
+HETSIM=${HETSIM:-./hetsim}
+HETSIM=$(cd "$(dirname "$HETSIM")" && pwd)/$(basename "$HETSIM")
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+q() { sqlite3 "$1" "$2"; }
+
+# 2 methods x 2 straggler speeds x 5 seeds = 20 runs of 100 agents, 30 rounds: long enough
+# to be killed in the middle, short enough to run in well under a second.
+cat > "$tmp/s.ini" <<'INI'
+[run]
+name = sweep-test
+method = sync
+seed = 1
+rounds = 30
+mode = timing
+
+[model]
+layers = 784,64,10
+batch = 50
+
+[agents]
+count = 100
+compute = lognormal(1 GFLOPS, 0.8)
+bandwidth = uniform(10 Mbit/s, 100 Mbit/s)
+latency = 5 ms
+samples = 500
+
+[agents.slow]
+count = 10
+compute = 100 MFLOPS
+
+[sweep]
+run.method = sync, localsgd
+agents.slow.compute = lognormal(100 MFLOPS, 0.2), lognormal(300 MFLOPS, 1.6)
+repeat = 5
+INI
+
+# Rows of every table by (point, order written), without the wall-clock columns. The
+# order within a run is the rowid order, so this also checks rows are written in the
+# order the engine produced them.
+dump() { # db
+  local db=$1
+  q "$db" "select point, name, scenario, method, seed, mode, config, status, quote(sim_time_s),
+             quote(final_accuracy), rounds_done, message from runs order by point"
+  for t in agents rounds agent_rounds pairings metrics; do
+    local cols
+    cols=$(q "$db" "select group_concat('quote(t.' || name || ')', ',') from pragma_table_info('$t')
+                    where name not in ('run_id', 'solve_ms')")
+    q "$db" "select '$t', r.point, $cols from $t t join runs r on r.id = t.run_id order by r.point, t.rowid"
+  done
+}
+
+"$HETSIM" sweep --help > "$tmp/h"; check "sweep --help exits 0" test $? -eq 0
+check "sweep --help names --resume" grep -q -- '--resume' "$tmp/h"
+"$HETSIM" --help | grep -q 'hetsim sweep'; check "hetsim --help lists sweep" test $? -eq 0
+
+# ---- bad input: exit 2, FILE:LINE of the [sweep] line, no database ----
+sed 's/^agents.slow.compute = .*/agents.slow.computer = 1 GFLOPS, 2 GFLOPS/' "$tmp/s.ini" > "$tmp/badkey.ini"
+"$HETSIM" sweep "$tmp/badkey.ini" --db "$tmp/bad.db" 2> "$tmp/err"
+check "bad sweep key exits 2" test $? -eq 2
+line=$(grep -n '^agents.slow.computer' "$tmp/badkey.ini" | cut -d: -f1)
+check "bad sweep key names the [sweep] line" grep -q "badkey.ini:$line: unknown key 'computer' in \[agents.slow\] (did you mean 'compute'?)" "$tmp/err"
+check "bad sweep key writes no database" test ! -e "$tmp/bad.db"
+sed 's/^run.method = .*/run.method = sync,,localsgd/' "$tmp/s.ini" > "$tmp/empty.ini"
+"$HETSIM" sweep "$tmp/empty.ini" --db "$tmp/bad.db" 2> "$tmp/err"
+check "empty sweep value exits 2" test $? -eq 2
+check "empty sweep value is named" grep -q "empty.ini:[0-9]*: \[sweep\] run.method: value 2 is empty" "$tmp/err"
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/bad.db" --jobs 0 2> "$tmp/err"
+check "--jobs 0 exits 2" test $? -eq 2
+check "bad usage writes no database" test ! -e "$tmp/bad.db"
+
+# ---- 1 job, 2 jobs: same rows ----
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j1.db" --jobs 1 > "$tmp/out1" 2> "$tmp/err1"
+check "1-job sweep exits 0" test $? -eq 0
+check "20 runs, all done" test "$(q "$tmp/j1.db" "select count(*) from runs where status = 'done'")" = 20
+check "20 distinct points of one sweep" test "$(q "$tmp/j1.db" "select count(distinct point) || ' ' || count(distinct sweep) from runs")" = "20 1"
+check "point label names keys and seed" test "$(q "$tmp/j1.db" "select count(*) from runs where point = 'run.method=localsgd agents.slow.compute=lognormal(300 MFLOPS, 1.6) seed=5'")" = 1
+check "method and seed come from the point" test "$(q "$tmp/j1.db" "select method || ' ' || seed from runs where point like 'run.method=localsgd % seed=3'" | sort -u)" = "localsgd 3"
+check "config holds the swept value" sh -c "sqlite3 '$tmp/j1.db' \"select config from runs where point like '%lognormal(300 MFLOPS, 1.6)%' limit 1\" | grep -q 'compute = lognormal(300000000, 1.6'"
+check "agent_rounds of every run" test "$(q "$tmp/j1.db" "select count(*) from agent_rounds")" = $((20 * 30 * 100))
+check "summary on stdout" grep -q '20 runs in .*20 done' "$tmp/out1"
+check "progress on stderr" grep -q 'sweep: 20/20 done' "$tmp/err1"
+
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j2.db" --jobs 2 --quiet > "$tmp/out2" 2>&1
+check "2-job sweep exits 0" test $? -eq 0
+check "--quiet prints nothing" test ! -s "$tmp/out2"
+dump "$tmp/j1.db" > "$tmp/d1"
+dump "$tmp/j2.db" > "$tmp/d2"
+check "1 job and 2 jobs give identical rows by point" cmp -s "$tmp/d1" "$tmp/d2"
+check "the comparison saw every table" test "$(cut -d'|' -f1 "$tmp/d1" | grep -c '^agent_rounds$')" = $((20 * 30 * 100))
+
+# ---- a sweep already in the database ----
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j1.db" --jobs 2 2> "$tmp/err"
+check "running a sweep twice without --resume exits 2" test $? -eq 2
+check "... and says to add --resume" grep -q 'add --resume' "$tmp/err"
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j1.db" --jobs 2 --resume > /dev/null 2> "$tmp/err"
+check "--resume of a finished sweep exits 0" test $? -eq 0
+check "... and runs nothing again" test "$(q "$tmp/j1.db" "select count(*) from runs")" = 20
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j1.db" --jobs 2 --set sweep.repeat=6 --resume --quiet
+check "a larger repeat is another sweep, appended" test "$(q "$tmp/j1.db" "select count(*) || ' ' || count(distinct sweep) from runs where status = 'done'")" = "44 2"
+
+# ---- kill -9 at some moment, then --resume ----
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/k.db" --jobs 2 --quiet > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do  # until a few runs are done, at most 10 s
+  n=$(q "$tmp/k.db" "select count(*) from runs where status = 'done'" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 3 ] && break
+  sleep 0.02
+done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+sleep 0.2  # its workers end at their next write to the dead parent
+before=$(q "$tmp/k.db" "select count(*) from runs where status = 'done'")
+echo "     (killed with $before of 20 runs done, $(q "$tmp/k.db" "select count(*) from runs where status = 'running'") running)"
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/k.db" --jobs 2 --resume > /dev/null 2> "$tmp/err"
+check "--resume after kill -9 exits 0" test $? -eq 0
+check "... says what it kept" grep -q "resuming sweep sw-[0-9a-f]*: $before of 20 runs kept" "$tmp/err"
+check "every point done exactly once" test "$(q "$tmp/k.db" "select count(*) || ' ' || count(distinct point) from runs where status = 'done'")" = "20 20"
+check "no run left 'running' or incomplete" test "$(q "$tmp/k.db" "select count(*) from runs where status <> 'done'")" = 0
+check "no rows of deleted runs" test "$(q "$tmp/k.db" "select count(*) from agent_rounds where run_id not in (select id from runs)")" = 0
+dump "$tmp/k.db" > "$tmp/dk"
+check "killed and resumed sweep has the same rows" cmp -s "$tmp/d1" "$tmp/dk"
+
+# ---- SIGINT: runs marked interrupted, the resume command printed ----
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 > /dev/null 2> "$tmp/err" &
+pid=$!
+for _ in $(seq 200); do
+  n=$(q "$tmp/i.db" "select count(*) from runs where status = 'done'" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 2 ] && break
+  sleep 0.02
+done
+kill -INT $pid; wait $pid; rc=$?
+if [ "$(q "$tmp/i.db" "select count(*) from runs where status = 'done'")" -lt 20 ]; then
+  check "SIGINT exits 1" test $rc -eq 1
+  check "SIGINT prints the resume command" grep -q "hetsim sweep .*--resume" "$tmp/err"
+  check "SIGINT leaves no run 'running'" test "$(q "$tmp/i.db" "select count(*) from runs where status = 'running'")" = 0
+else
+  echo "     (the sweep finished before SIGINT arrived; its checks are skipped)"
+fi
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 --resume --quiet
+check "--resume after SIGINT completes the sweep" test "$(q "$tmp/i.db" "select count(*) || ' ' || count(distinct point) from runs")" = "20 20"
+
+# ---- MPI: 2 ranks, rank 0 writes ----
+if command -v mpirun > /dev/null 2>&1; then
+  # Open MPI's own allocations outlive MPI_Finalize: no leak report for them.
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+  mpirun -np 2 --oversubscribe --allow-run-as-root "$HETSIM" sweep "$tmp/s.ini" --db "$tmp/m.db" --quiet \
+    > "$tmp/mout" 2>&1
+  rc=$?
+  if grep -q 'built without MPI' "$tmp/mout"; then
+    check "MPI-less build refuses to run under mpirun" test $rc -ne 0
+  else
+    check "2-rank sweep exits 0" test $rc -eq 0
+    dump "$tmp/m.db" > "$tmp/dm"
+    check "2 MPI ranks give the rows of 1 job" cmp -s "$tmp/d1" "$tmp/dm"
+  fi
+else
+  echo "skip MPI test: mpirun not found"
+fi
+
+echo "sweep.sh: $pass passed, $fail failed"
+test $fail -eq 0
