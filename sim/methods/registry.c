@@ -9,6 +9,7 @@ extern const MethodOps method_qsr;
 extern const MethodOps method_dpsgd;
 extern const MethodOps method_adpsgd;
 extern const MethodOps method_co2;
+extern const MethodOps method_comdml;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -17,6 +18,7 @@ static const MethodOps *const method_registry[] = {
     &method_dpsgd,
     &method_adpsgd,
     &method_co2,
+    &method_comdml,
     NULL,
 };
 
