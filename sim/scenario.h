@@ -58,7 +58,6 @@ typedef struct Scenario {
     double target_accuracy;     /* 0 when none */
     RunMode mode;
     int eval_every;             /* rounds between evaluations (train mode) */
-    int threads;                /* worker threads for train mode; results do not depend on it */
     /* [data] [model] */
     DataSpec data;
     int dataset_train_size, dataset_test_size;

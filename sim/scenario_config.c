@@ -44,9 +44,8 @@ void scenario_write_config(const Scenario *sc, FILE *out)
             (unsigned long long)sc->seed);
     if (sc->rounds > 0) fprintf(out, "rounds = %d\n", sc->rounds);
     if (isfinite(sc->time_budget)) fprintf(out, "time_budget = %.17g\n", sc->time_budget);
-    fprintf(out, "target_accuracy = %.17g\nmode = %s\neval_every = %d\nthreads = %d\n",
-            sc->target_accuracy, sc->mode == RUN_MODE_TRAIN ? "train" : "timing", sc->eval_every,
-            sc->threads);
+    fprintf(out, "target_accuracy = %.17g\nmode = %s\neval_every = %d\n",
+            sc->target_accuracy, sc->mode == RUN_MODE_TRAIN ? "train" : "timing", sc->eval_every);
 
     const DataSpec *d = &sc->data;
     fprintf(out, "\n[data]\ndataset = %s\n", d->dataset == DATA_FASHION_MNIST ? "fashion-mnist" : "synthetic");

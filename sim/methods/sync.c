@@ -32,7 +32,7 @@ static int sync_start_step(SyncState *s, Engine *e)
     engine_collective_begin(&s->allreduce, NULL, e->world.n, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
     for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, 0);
     /* Every agent starts from the same parameters, so the gradients can be computed
-     * now, all at once (and on worker threads), for the step that completes later. */
+     * now, all at once, for the step that completes later. */
     return trainer_shared_gradients(e);
 }
 
