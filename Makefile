@@ -102,9 +102,12 @@ bench: $(BENCH_BIN) $(BUILD)/hetsim
 
 PREFIX ?= /usr/local
 install: hetsim
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/hetsim/scenarios
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces
 	install -m 755 hetsim $(DESTDIR)$(PREFIX)/bin/hetsim
+	install -m 644 hetsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/hetsim.1
 	install -m 644 scenarios/*.ini $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/
+	install -m 644 scenarios/traces/*.csv $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces/
 
 clean:
 	rm -rf build hetsim
