@@ -110,9 +110,11 @@ static int co2_launch(Co2State *s, Engine *e, int i, int c)
 static int co2_continue(Co2State *s, Engine *e, int i)
 {
     int c = s->periods[i]++;
-    if (c > 0) co2_outer_step(s, e, i);
+    /* the period's local progress goes into the all-reduce first; only then does the
+     * outer step with the previous average reset the local parameters */
     int status = co2_launch(s, e, i, c);
     if (status != HS_OK) return status;
+    if (c > 0) co2_outer_step(s, e, i);
     if (s->done[i] < s->round_steps) co2_start_period(s, e, i);
     else if (++s->finished == e->world.n) engine_end_round(e);
     return HS_OK;

@@ -1,0 +1,150 @@
+/* check_train.c — train mode end to end on a small synthetic problem: every method
+ * learns, runs are bitwise deterministic, divergence ends a run as "diverged", the
+ * target accuracy stops it, and timings equal timing mode's exactly. */
+#include "sim/engine.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *synthetic =
+    "[run]\nmethod = sync\nrounds = 4\nmode = train\n"
+    "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 1600\ntest_samples = 400\n"
+    "separation = 3\n"
+    "[model]\nlayers = 16,32,4\nbatch = 16\noptimizer = momentum\nlr = 0.05\n"
+    "[topology]\ngraph = ring\n"
+    "[agents]\ncount = 8\ncompute = lognormal(1 GFLOPS, 0.7)\nbandwidth = 10 MB/s\nlatency = 1 ms\n"
+    "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n";
+
+static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    Scenario sc;
+    int status = inidoc_load_string("t.ini", synthetic, &doc, diag);
+    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
+    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
+    inidoc_free(&doc);
+    RunOutcome out;
+    if (status == 0) status = engine_run(&sc, test_sink_init(ts), diag, &out);
+    return status;
+}
+
+/* The last accuracy in the test sink's metrics rows. */
+static double last_accuracy(const TestSink *ts)
+{
+    double accuracy = NAN;
+    for (const char *p = strstr(ts->text, "metric "); p; p = strstr(p + 1, "metric ")) {
+        double t, train, test_loss, acc, bytes;
+        int round, agent;
+        if (sscanf(p, "metric %lf %d %d %lf %lf %lf %lf", &t, &round, &agent, &train, &test_loss, &acc, &bytes) == 7)
+            accuracy = acc;
+    }
+    return accuracy;
+}
+
+START_TEST(test_every_method_learns)
+{
+    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml"};
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        char set_method[64];
+        snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
+        const char *set[] = {set_method};
+        TestSink ts;
+        HsDiag diag;
+        ck_assert_msg(run(set, 1, &ts, &diag) == 0, "%s: %s", methods[m], diag.message);
+        double accuracy = last_accuracy(&ts);
+        /* four well-separated classes: chance is 0.25 */
+        ck_assert_msg(accuracy > 0.6, "%s reached only %.3f", methods[m], accuracy);
+        ck_assert(ts.status == SINK_STATUS_DONE);
+        test_sink_free(&ts);
+    }
+}
+END_TEST
+
+START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
+{
+    const char *methods[] = {"sync", "adpsgd", "comdml"};
+    for (size_t m = 0; m < 3; m++) {
+        char set_method[64];
+        snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
+        const char *set[] = {set_method, "run.mode=timing"};
+        TestSink a, b, timing;
+        HsDiag diag;
+        ck_assert_int_eq(run(set, 1, &a, &diag), 0);
+        ck_assert_int_eq(run(set, 1, &b, &diag), 0);
+        ck_assert_str_eq(a.text, b.text);
+        ck_assert_int_eq(run(set, 2, &timing, &diag), 0);
+        /* the virtual clock does not depend on the arithmetic */
+        ck_assert_int_eq(a.rounds, timing.rounds);
+        for (int r = 0; r < a.rounds; r++) ck_assert(a.round_rows[r].t_end == timing.round_rows[r].t_end);
+        test_sink_free(&a);
+        test_sink_free(&b);
+        test_sink_free(&timing);
+    }
+}
+END_TEST
+
+START_TEST(test_divergence_ends_the_run)
+{
+    const char *set[] = {"model.lr=1e5", "model.optimizer=sgd"};
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_int_eq(run(set, 2, &ts, &diag), HS_E_DIVERGED);
+    ck_assert(ts.ended);
+    ck_assert(ts.status == SINK_STATUS_DIVERGED);
+    ck_assert_msg(strstr(diag.message, "diverged") != NULL, "%s", diag.message);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_target_accuracy_stops_early)
+{
+    const char *set[] = {"run.rounds=50", "run.target_accuracy=0.5"};
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_int_eq(run(set, 2, &ts, &diag), 0);
+    ck_assert(ts.rounds < 50);
+    ck_assert(last_accuracy(&ts) >= 0.5);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_missing_dataset_is_a_clear_error)
+{
+    const char *set[] = {"data.dataset=fashion-mnist", "data.path=/nonexistent", "model.layers=784,10"};
+    TestSink ts;
+    HsDiag diag;
+    int status = run(set, 3, &ts, &diag);
+    ck_assert_int_ne(status, 0);
+    ck_assert_msg(strstr(diag.message, "dataset-fashion-mnist") != NULL, "%s", diag.message);
+    ck_assert(!ts.ended); /* refused before the run started: nothing was reported */
+    test_sink_free(&ts);
+}
+END_TEST
+
+static Suite *train_suite(void)
+{
+    Suite *s = suite_create("train");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_every_method_learns);
+    tcase_add_test(tc, test_train_runs_are_deterministic_and_time_like_timing_mode);
+    tcase_add_test(tc, test_divergence_ends_the_run);
+    tcase_add_test(tc, test_target_accuracy_stops_early);
+    tcase_add_test(tc, test_missing_dataset_is_a_clear_error);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(train_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
