@@ -326,7 +326,7 @@ static void local_assign(LocalWorker *w, int n_alive)
 }
 
 /* The worker's pipe closed: reap it, fail the run it left open, requeue the rest. */
-static void local_reap(LocalWorker *w, HsDiag *diag)
+static void local_reap(LocalWorker *w)
 {
     SweepMaster *m = w->master;
     int wstatus = 0;
@@ -350,7 +350,6 @@ static void local_reap(LocalWorker *w, HsDiag *diag)
     }
     for (int i = w->n_handed - 1; i >= first; i--) sweep_master_give_back(m, w->handed[i]);
     w->n_handed = 0;
-    (void)diag;
 }
 
 /* The database (or the stream) failed: nothing more of this worker can be recorded. Its
@@ -385,7 +384,7 @@ static void local_read(LocalWorker *w)
     ssize_t n = read(w->rec_fd, w->buf + w->len, w->cap - w->len);
     if (n < 0 && errno == EINTR) return;
     if (n <= 0) {
-        local_reap(w, NULL);
+        local_reap(w);
         return;
     }
     if (w->broken) return;
@@ -509,7 +508,7 @@ int sweep_drive_local(SweepMaster *m, int jobs, HsDiag *diag)
         for (int i = 0; i < started; i++)
             if (workers[i].rec_fd >= 0) {
                 kill(workers[i].pid, SIGKILL);
-                local_reap(&workers[i], NULL);
+                local_reap(&workers[i]);
             }
     }
     for (int i = 0; i < started; i++) {

@@ -1,7 +1,8 @@
 /* scenario.h — a scenario file resolved into plain data: every default filled in, every
  * unit converted to SI. Resolution validates everything a run will use, so a scenario
  * that resolves cannot fail later for a reason that was in the file.
- * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [sweep]. */
+ * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [compression]
+ * [byzantine] [sweep]. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 
@@ -47,6 +48,45 @@ typedef struct MethodParam {
     int line;   /* 0 when the value is a default or an override */
 } MethodParam;
 
+/* [compression] (sim/compress.h): what sync, localsgd/qsr and dpsgd send instead of dense
+ * vectors. present = 0 when the section is absent: nothing is compressed and nothing is
+ * written back, so such runs are bit-identical to runs before compression existed. */
+typedef enum { COMPRESS_NONE = 0, COMPRESS_TOPK, COMPRESS_RANDK, COMPRESS_DCT, COMPRESS_SLIMDP } CompressScheme;
+typedef enum { FEEDBACK_NONE = 0, FEEDBACK_EF21, FEEDBACK_ECONTROL } FeedbackKind;
+
+typedef struct CompressionSpec {
+    int present;
+    int line;              /* of its header (0 when it came from --set) */
+    CompressScheme scheme;
+    double ratio;          /* share of entries kept, (0, 1] */
+    FeedbackKind feedback;
+    double eta;            /* EControl's feedback strength */
+    int refresh;           /* DCT: steps between threshold recomputations */
+    double explore;        /* Slim-DP: random share of the kept entries */
+    double gamma;          /* dpsgd: consensus step of the CHOCO-style difference gossip */
+} CompressionSpec;
+
+/* [byzantine] (sim/byzantine.h): count attackers, their attack and the aggregator. */
+typedef enum { ATTACK_SIGNFLIP = 0, ATTACK_GAUSSIAN, ATTACK_ALIE, ATTACK_IPM, ATTACK_LABELFLIP } AttackKind;
+typedef enum { AGGREGATOR_MEAN = 0, AGGREGATOR_MEDIAN, AGGREGATOR_TRIMMED, AGGREGATOR_KRUM,
+               AGGREGATOR_CCLIP } AggregatorKind;
+
+typedef struct ByzantineSpec {
+    int present;
+    int line;
+    int count;             /* Byzantine agents, drawn from the seed */
+    AttackKind attack;
+    double scale;          /* signflip: send -scale * own vector */
+    double sigma;          /* gaussian: N(0, sigma^2) per entry */
+    double z;              /* ALIE: mean - z * std (default: Baruch et al.'s z_max) */
+    double epsilon;        /* IPM: -epsilon * honest mean */
+    AggregatorKind aggregator;
+    int trim;              /* trimmed: values dropped at each end per coordinate */
+    int f;                 /* krum: assumed Byzantine count */
+    double tau;            /* cclip: clipping radius */
+    int iters;             /* cclip: clipping iterations per step */
+} ByzantineSpec;
+
 typedef struct Scenario {
     char file[512];             /* as given on the command line */
     /* [run] */
@@ -74,6 +114,9 @@ typedef struct Scenario {
     int n_agents;
     AgentGroupSpec groups[SCENARIO_MAX_GROUPS];
     int n_groups;
+    /* [compression] [byzantine] */
+    CompressionSpec compression;
+    ByzantineSpec byzantine;
     /* [sweep] is kept as written; sweep.c expands it */
     int has_sweep;
 } Scenario;

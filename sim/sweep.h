@@ -74,7 +74,9 @@ void sweep_values_free(char **values, int count);
  * resolves every point. Errors: HS_E_INPUT "FILE:LINE: ..." in diag. On failure *sw is
  * freed. */
 int sweep_parse(const IniDoc *doc, Sweep *sw, HsDiag *diag);
-/* Resolves every run (so nothing runs unless all can), fills labels and the id. */
+/* Resolves every run and draws its agents (world_build), so nothing runs unless every
+ * run can start; fills labels and the id. Errors name the run: "... (in sweep point
+ * KEY=VALUE ...)". */
 int sweep_resolve(Sweep *sw, HsDiag *diag);
 /* The scenario of run index (0 <= index < n_runs), seed included. */
 int sweep_scenario(const Sweep *sw, int64_t index, Scenario *sc, HsDiag *diag);

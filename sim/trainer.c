@@ -215,7 +215,8 @@ void trainer_free(Trainer *t)
 
 double trainer_learning_rate(const Engine *e)
 {
-    return optim_schedule_lr(&e->sc->optim, e->round, e->sc->rounds > 0 ? e->sc->rounds : 100);
+    /* a run without a round count schedules over the cap the engine would stop at */
+    return optim_schedule_lr(&e->sc->optim, e->round, e->sc->rounds > 0 ? e->sc->rounds : 100000);
 }
 
 /* --- shared model --- */

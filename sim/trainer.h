@@ -57,7 +57,8 @@ int trainer_split_end(struct Engine *e, int slow, int split);
  * among agents with splits[i] == m (m >= 1); heads of other splits are left as they are. */
 int trainer_average_split(struct Engine *e, const int *splits);
 
-/* This round's learning rate from the [model] schedule. */
+/* This round's learning rate from the [model] schedule (timing mode too: methods such
+ * as QSR time themselves by it). */
 double trainer_learning_rate(const struct Engine *e);
 
 #endif

@@ -1,6 +1,7 @@
 /* check_train.c — train mode end to end on a small synthetic problem: every method
  * learns, runs are bitwise deterministic, divergence ends a run as "diverged", the
  * target accuracy stops it, and timings equal timing mode's exactly. */
+#include "models/optim.h"
 #include "sim/engine.h"
 #include "tests/test_sink.h"
 
@@ -126,6 +127,50 @@ START_TEST(test_missing_dataset_is_a_clear_error)
 }
 END_TEST
 
+/* rounds.extra of round r from the test sink. */
+static double round_extra(const TestSink *ts, int r)
+{
+    return ts->round_rows[r].extra;
+}
+
+START_TEST(test_dpsgd_consensus_shrinks_once_gradients_stop)
+{
+    /* lr drops to 0 after round 1 (step schedule, gamma 0): only mixing goes on, and the
+     * agents' models contract towards their average */
+    const char *set[] = {"run.method=dpsgd", "model.optimizer=sgd", "model.schedule=step", "model.step_every=1",
+                         "model.step_gamma=0", "data.partition=dirichlet", "data.alpha=0.1"};
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_msg(run(set, 7, &ts, &diag) == 0, "%s", diag.message);
+    ck_assert(round_extra(&ts, 0) > 0);
+    ck_assert(round_extra(&ts, 1) < 0.5 * round_extra(&ts, 0));
+    ck_assert(round_extra(&ts, 3) < 0.5 * round_extra(&ts, 2));
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_qsr_period_follows_the_rule)
+{
+    /* cosine from lr 0.1 over 6 rounds: H = max(H_base, floor((alpha / lr_r)^2)),
+     * capped by the round's 13 steps (200 samples in batches of 16) */
+    const char *set[] = {"run.method=qsr", "run.rounds=6", "run.mode=timing", "model.schedule=cosine",
+                         "model.lr=0.1", "method.H_base=2", "method.alpha=0.15"};
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_msg(run(set, 7, &ts, &diag) == 0, "%s", diag.message);
+    OptimSpec spec = {.lr = 0.1, .schedule = SCHED_COSINE};
+    for (int r = 0; r < 6; r++) {
+        double lr = optim_schedule_lr(&spec, r, 6);
+        double h = lr > 0 ? floor(pow(0.15 / lr, 2)) : 13;
+        if (h < 2) h = 2;
+        if (h > 13) h = 13;
+        ck_assert_msg(round_extra(&ts, r) == h, "round %d: H %g, expected %g (lr %g)", r, round_extra(&ts, r), h, lr);
+    }
+    ck_assert(round_extra(&ts, 5) > round_extra(&ts, 0)); /* the period grows as lr decays */
+    test_sink_free(&ts);
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -136,6 +181,8 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_divergence_ends_the_run);
     tcase_add_test(tc, test_target_accuracy_stops_early);
     tcase_add_test(tc, test_missing_dataset_is_a_clear_error);
+    tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);
+    tcase_add_test(tc, test_qsr_period_follows_the_rule);
     suite_add_tcase(s, tc);
     return s;
 }

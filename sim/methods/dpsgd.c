@@ -7,7 +7,8 @@
  * Train mode keeps two published snapshots per agent (x^k by step parity): a neighbour
  * is at most one step ahead, so x^{k−1} is never needed once x^{k+1} is written. The
  * optimiser then applies the gradient to the mixed parameters (plain SGD gives the
- * paper's update exactly). */
+ * paper's update exactly). In train mode rounds.extra holds the consensus distance at
+ * the round's end: the mean over agents of ||x_i - mean x||^2. */
 #include "sim/engine.h"
 #include "sim/topology.h"
 #include "sim/trainer.h"
@@ -110,6 +111,27 @@ static int dpsgd_on_event(void *state, Engine *e, const Event *ev)
     return dpsgd_try_finish(s, e, ev->agent);
 }
 
+static int dpsgd_round_end(void *state, Engine *e, int round)
+{
+    if (!e->trainer) return HS_OK;
+    size_t n = trainer_param_count(e);
+    double *mean = calloc(n, sizeof *mean);
+    if (mean == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < e->world.n; i++) {
+        const float *x = trainer_params(e, i);
+        for (size_t p = 0; p < n; p++) mean[p] += x[p];
+    }
+    for (size_t p = 0; p < n; p++) mean[p] /= e->world.n;
+    double distance = 0;
+    for (int i = 0; i < e->world.n; i++) {
+        const float *x = trainer_params(e, i);
+        for (size_t p = 0; p < n; p++) distance += (x[p] - mean[p]) * (x[p] - mean[p]);
+    }
+    free(mean);
+    e->round_extra = distance / e->world.n;
+    return HS_OK;
+}
+
 static void dpsgd_destroy(void *state)
 {
     DpsgdState *s = state;
@@ -128,5 +150,6 @@ const MethodOps method_dpsgd = {
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,
     .on_event = dpsgd_on_event,
+    .round_end = dpsgd_round_end,
     .destroy = dpsgd_destroy,
 };

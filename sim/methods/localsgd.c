@@ -150,8 +150,7 @@ static int localsgd_round_begin(void *state, Engine *e, int round)
     s->period_done = 0;
     s->period_index = 0;
     if (s->qsr) {
-        s->local_steps = qsr_period(s, e->trainer ? trainer_learning_rate(e)
-                                                  : e->sc->optim.lr, s->round_steps);
+        s->local_steps = qsr_period(s, trainer_learning_rate(e), s->round_steps);
         e->round_extra = s->local_steps;
     }
     return localsgd_start_period(s, e);
