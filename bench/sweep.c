@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,12 +68,25 @@ static double bench_engine_only(const char *path, int64_t *runs)
     return seconds;
 }
 
+static double bench_children_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* CPU seconds of the last bench_command: the command and every process it waited for
+ * (a sweep's workers, mpirun's ranks), so a busy machine does not distort it. */
+static double bench_last_cpu;
+
 /* Wall seconds of one shell command, -1 if it failed. */
 static double bench_command(const char *command)
 {
-    double start = bench_seconds();
+    double start = bench_seconds(), cpu = bench_children_cpu();
     int rc = system(command);
     double seconds = bench_seconds() - start;
+    bench_last_cpu = bench_children_cpu() - cpu;
     if (rc != 0) {
         fprintf(stderr, "bench: '%s' exited with %d\n", command, rc);
         return -1;
@@ -142,7 +156,7 @@ int main(int argc, char **argv)
     } else {
         printf("MPI: skipped (%s)\n", sweep_mpi_compiled() ? "mpirun not found" : "built without MPI");
     }
-    printf("%-7s %-22s %8s %10s %10s\n", "load", "how", "wall s", "runs/s", "efficiency");
+    printf("%-7s %-22s %8s %10s %10s %8s\n", "load", "how", "wall s", "runs/s", "efficiency", "cpu s");
     for (int w = 0; w < 2; w++) {
         char path[600], text[2048], cmd[2048];
         snprintf(path, sizeof path, "%s/%s.ini", dir, names[w]);
@@ -151,7 +165,8 @@ int main(int argc, char **argv)
         int64_t n = 0;
         double engine = bench_engine_only(path, &n);
         if (engine > 0)
-            printf("%-7s %-22s %8.3f %10.1f %10s\n", names[w], "engine only, 1 core", engine, n / engine, "-");
+            printf("%-7s %-22s %8.3f %10.1f %10s %8.3f\n", names[w], "engine only, 1 core", engine, n / engine, "-",
+                   engine);
         double one = -1;
         for (int jobs = 1; jobs <= 2; jobs++) {
             snprintf(cmd, sizeof cmd, "%s sweep %s --db %s/%s-j%d.db --jobs %d --quiet", hetsim, path, dir, names[w],
@@ -162,7 +177,7 @@ int main(int argc, char **argv)
             snprintf(how, sizeof how, "--jobs %d", jobs);
             if (jobs == 1) one = s;
             else if (one > 0) snprintf(eff, sizeof eff, "%.2f", one / (2 * s));
-            printf("%-7s %-22s %8.3f %10.1f %10s\n", names[w], how, s, n / s, eff);
+            printf("%-7s %-22s %8.3f %10.1f %10s %8.3f\n", names[w], how, s, n / s, eff, bench_last_cpu);
         }
         if (have_mpi) {
             snprintf(cmd, sizeof cmd, "%s %s sweep %s --db %s/%s-mpi.db --quiet", mpirun, hetsim, path, dir, names[w]);
@@ -170,7 +185,7 @@ int main(int argc, char **argv)
             if (s > 0) {
                 char eff[32] = "-", eff_net[32] = "-";
                 if (one > 0) snprintf(eff, sizeof eff, "%.2f", one / (2 * s));
-                printf("%-7s %-22s %8.3f %10.1f %10s\n", names[w], "mpirun -np 2", s, n / s, eff);
+                printf("%-7s %-22s %8.3f %10.1f %10s %8.3f\n", names[w], "mpirun -np 2", s, n / s, eff, bench_last_cpu);
                 if (mpi_startup > 0 && s > mpi_startup && one > 0) {
                     snprintf(eff_net, sizeof eff_net, "%.2f", one / (2 * (s - mpi_startup)));
                     printf("%-7s %-22s %8.3f %10.1f %10s\n", names[w], "  minus mpirun start-up", s - mpi_startup,

@@ -229,6 +229,9 @@ START_TEST(test_bad_keys_name_the_sweep_line)
                  "(in sweep point run.method=sync agents.count=-1)");
     /* A group swept into existence still needs its count. */
     expect_error("agents.fast.compute = 4 GFLOPS\n", "t.ini:19: missing required key 'count' in [agents.fast]", "");
+    /* What only drawing the agents finds is found before anything runs, too. */
+    expect_error("run.mode = train\nagents.samples = 200, 20000\n", "t.ini:9: [agents] samples",
+                 "(in sweep run run.mode=train agents.samples=20000 seed=5)");
     /* A swept key the base file is wrong about is still found at its own line. */
     expect_error("run.rounds = 2, zero\n", "t.ini:19: [run] rounds", "zero");
 }

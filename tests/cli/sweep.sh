@@ -99,6 +99,15 @@ dump "$tmp/j2.db" > "$tmp/d2"
 check "1 job and 2 jobs give identical rows by point" cmp -s "$tmp/d1" "$tmp/d2"
 check "the comparison saw every table" test "$(cut -d'|' -f1 "$tmp/d1" | grep -c '^agent_rounds$')" = $((20 * 30 * 100))
 
+# The demo sweeps ComDML too, whose pairings carry a wall-clock column (solve_ms).
+"$HETSIM" sweep scenarios/sweep-demo.ini --db "$tmp/demo1.db" --jobs 1 --quiet
+check "demo sweep exits 0" test $? -eq 0
+"$HETSIM" sweep scenarios/sweep-demo.ini --db "$tmp/demo2.db" --jobs 2 --quiet
+check "demo: 54 runs done, with pairings" test "$(q "$tmp/demo2.db" "select (select count(*) from runs where status = 'done') || ' ' || (select count(*) > 0 from pairings)")" = "54 1"
+dump "$tmp/demo1.db" > "$tmp/dd1"
+dump "$tmp/demo2.db" > "$tmp/dd2"
+check "demo: 1 job and 2 jobs give identical rows by point" cmp -s "$tmp/dd1" "$tmp/dd2"
+
 # ---- a sweep already in the database ----
 "$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j1.db" --jobs 2 2> "$tmp/err"
 check "running a sweep twice without --resume exits 2" test $? -eq 2
