@@ -1,5 +1,6 @@
 /* engine.c — the run loop, the cost-model primitives and per-round accounting. */
 #include "sim/engine.h"
+#include "sim/byzantine.h"
 #include "sim/interrupt.h"
 #include "sim/rng.h"
 #include "sim/trainer.h"
@@ -253,13 +254,19 @@ static int engine_play_round(Engine *e)
 static SinkAgent *engine_sink_agents(const Engine *e)
 {
     SinkAgent *rows = calloc((size_t)e->world.n, sizeof *rows);
-    if (rows == NULL) return NULL;
+    int *byzantine = calloc((size_t)e->world.n, sizeof *byzantine);
+    if (rows == NULL || byzantine == NULL || byzantine_pick(e->sc, e->world.n, byzantine) != HS_OK) {
+        free(rows);
+        free(byzantine);
+        return NULL;
+    }
     for (int i = 0; i < e->world.n; i++) {
         const AgentProfile *a = &e->world.agents[i];
         rows[i] = (SinkAgent){.agent = i, .group = e->sc->groups[a->group].name, .compute = a->compute,
                               .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
-                              .samples = a->samples};
+                              .samples = a->samples, .byzantine = byzantine[i]};
     }
+    free(byzantine);
     return rows;
 }
 
@@ -380,6 +387,25 @@ static void engine_teardown(Engine *e)
     free(e->downlink_trace);
     free(e->availability_trace);
     world_free(&e->world);
+}
+
+int engine_open(const Scenario *sc, Sink sink, HsDiag *diag, Engine **out)
+{
+    *out = malloc(sizeof **out);
+    if (*out == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    int status = engine_setup(*out, sc, sink, diag);
+    if (status != HS_OK) {
+        engine_close(*out);
+        *out = NULL;
+    }
+    return status;
+}
+
+void engine_close(Engine *e)
+{
+    if (e == NULL) return;
+    engine_teardown(e);
+    free(e);
 }
 
 static double engine_wall_seconds(void)

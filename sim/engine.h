@@ -98,6 +98,11 @@ typedef struct RunOutcome {
  * before the run starts return HS_E_INPUT and write nothing to the sink. */
 int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome);
 
+/* An engine set up for sc (world, traces, trainer, method) without running it: for
+ * tests that drive the primitives or the trainer by hand. Free with engine_close. */
+int engine_open(const Scenario *sc, Sink sink, HsDiag *diag, Engine **out);
+void engine_close(Engine *e);
+
 /* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
 double engine_step_flops(const Engine *e, int batch);
 /* Parameter bytes of the whole model (float32). */

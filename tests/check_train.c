@@ -3,6 +3,7 @@
  * target accuracy stops it, and timings equal timing mode's exactly. */
 #include "models/optim.h"
 #include "sim/engine.h"
+#include "sim/trainer.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -171,6 +172,53 @@ START_TEST(test_qsr_period_follows_the_rule)
 }
 END_TEST
 
+/* 1 if [offset, offset+count) of a and b are bitwise equal. */
+static int same_range(const float *a, const float *b, size_t offset, size_t count)
+{
+    return memcmp(a + offset, b + offset, count * sizeof *a) == 0;
+}
+
+START_TEST(test_split_step_touches_only_its_side)
+{
+    IniDoc doc;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    Scenario sc;
+    ck_assert_int_eq(inidoc_load_string("t.ini", synthetic, &doc, &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "run.method=comdml", &diag), 0);
+    ck_assert_int_eq(inidoc_apply_set(&doc, "model.layers=16,32,32,4", &diag), 0);
+    ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), 0);
+    inidoc_free(&doc);
+    TestSink ts;
+    Engine *e;
+    ck_assert_msg(engine_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
+    size_t n = trainer_param_count(e);
+    float *before = malloc(n * sizeof *before);
+    int slow = 6, split = 1; /* cut after block 1 of 3 */
+    ck_assert_int_eq(trainer_split_begin(e, slow, split), 0);
+    memcpy(before, trainer_params(e, slow), n * sizeof *before);
+    ck_assert_int_eq(trainer_split_bottom_step(e, slow, split), 0);
+    const float *after = trainer_params(e, slow);
+    /* layout: blocks 0..2, then heads for splits 1 and 2; block 0 and head 1 train */
+    size_t b1 = 16 * 32 + 32, b2 = 32 * 32 + 32, b3 = 32 * 4 + 4, head1 = 32 * 4 + 4;
+    ck_assert(!same_range(after, before, 0, b1));                    /* block 1 moved */
+    ck_assert(same_range(after, before, b1, b2 + b3));               /* the top did not */
+    ck_assert(!same_range(after, before, b1 + b2 + b3, head1));      /* its head moved */
+    ck_assert(same_range(after, before, b1 + b2 + b3 + head1, head1)); /* the other did not */
+    /* the helper's step: the slow agent's model does not change at all */
+    memcpy(before, after, n * sizeof *before);
+    ck_assert_int_eq(trainer_split_top_step(e, slow, split), 0);
+    ck_assert(same_range(trainer_params(e, slow), before, 0, n));
+    /* and the top copy's training reaches the slow model only at the round's end */
+    ck_assert_int_eq(trainer_split_end(e, slow, split), 0);
+    ck_assert(same_range(trainer_params(e, slow), before, 0, b1));
+    ck_assert(!same_range(trainer_params(e, slow), before, b1, b2 + b3));
+    free(before);
+    engine_close(e);
+    test_sink_free(&ts);
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -183,6 +231,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_missing_dataset_is_a_clear_error);
     tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);
     tcase_add_test(tc, test_qsr_period_follows_the_rule);
+    tcase_add_test(tc, test_split_step_touches_only_its_side);
     suite_add_tcase(s, tc);
     return s;
 }
