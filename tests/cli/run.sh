@@ -51,5 +51,26 @@ check "bad --set is named" grep -q -- "--set: \[agents\] count" "$tmp/err"
 check "missing scenario exits 2" test $? -eq 2
 "$HETSIM" run scenarios/quickstart.ini --bogus 2> "$tmp/err"
 check "unknown flag exits 2" test $? -eq 2
+# SIGINT mid-run: the run ends as 'interrupted', the database stays intact, exit 1
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/int.db" --timing-only --quiet \
+  --set agents.count=20000 --set agents.stragglers.count=0 --set run.rounds=1000 2> "$tmp/err" &
+pid=$!
+for i in $(seq 50); do
+  [ "$(sqlite3 "$tmp/int.db" "select count(*) from rounds" 2>/dev/null)" -gt 0 ] 2>/dev/null && break
+  sleep 0.2
+done
+kill -INT $pid
+wait $pid
+check "SIGINT exits 1" test $? -eq 1
+check "SIGINT marks the run interrupted" test "$(sqlite3 "$tmp/int.db" "select status from runs")" = interrupted
+check "SIGINT leaves the database intact" test "$(sqlite3 "$tmp/int.db" "pragma integrity_check")" = ok
+check "SIGINT says how to go on" grep -q "interrupted" "$tmp/err"
+
+# a database of another program is refused, and left untouched
+sqlite3 "$tmp/other.db" "create table t(x); pragma user_version = 7;"
+before=$(md5sum < "$tmp/other.db")
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/other.db" --timing-only --quiet 2> "$tmp/err"
+check "foreign database exits 2" test $? -eq 2
+check "foreign database untouched" test "$(md5sum < "$tmp/other.db")" = "$before"
 echo "run.sh: $pass passed, $fail failed"
 test $fail -eq 0
