@@ -6,6 +6,7 @@
 #include "sim/trainer.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -337,6 +338,38 @@ static int engine_load_traces(Engine *e, HsDiag *diag)
     return HS_OK;
 }
 
+/* Bytes of memory the system can still give, from /proc/meminfo (0 when unknown). */
+static double engine_available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f == NULL) return 0;
+    char line[256];
+    double kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024.0;
+}
+
+/* Refuses, before allocating, a run whose models cannot fit: each agent holds its
+ * parameters, gradients and optimiser state (Adam: two more vectors, momentum one). */
+static int engine_check_memory(const Engine *e, HsDiag *diag)
+{
+    const Scenario *sc = e->sc;
+    double vectors = 2 + (sc->optim.kind == OPTIM_ADAM || sc->optim.kind == OPTIM_ADAMW ? 2
+                          : sc->optim.kind == OPTIM_MOMENTUM ? 1 : 0);
+    double per_agent = sc->mode == RUN_MODE_TRAIN ? 4.0 * e->profile.total_params * vectors : 0;
+    per_agent += sizeof(AgentClock) + sizeof(AgentProfile) + sizeof(SinkAgentRound) + 64;
+    double need = per_agent * e->world.n;
+    double available = engine_available_memory();
+    if (available > 0 && need > available)
+        return hs_diag_set(diag, HS_E_NOMEM, sc->file, 0,
+                           "this run needs about %.1f GB (%d agents x %.1f MB) but only %.1f GB of memory is "
+                           "available; use fewer agents, a smaller model, or mode = timing",
+                           need / 1e9, e->world.n, per_agent / 1e6, available / 1e9);
+    return HS_OK;
+}
+
 static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
 {
     memset(e, 0, sizeof *e);
@@ -350,6 +383,7 @@ static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
     if ((status = engine_load_traces(e, diag)) != HS_OK) return status;
     if (model_profile(&sc->model, &e->profile) != HS_OK)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "[model] does not describe a valid network");
+    if ((status = engine_check_memory(e, diag)) != HS_OK) return status;
     e->queue = queue_create((size_t)e->world.n * 2 + 16);
     e->clocks = calloc((size_t)e->world.n, sizeof *e->clocks);
     e->rows = calloc((size_t)e->world.n, sizeof *e->rows);
