@@ -8,6 +8,7 @@
 #include "sim/methods/method.h"
 
 #include <ctype.h>
+#include <gsl/gsl_cdf.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 
 static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
-                                                "agents", "sweep", NULL};
+                                                "agents", "compression", "byzantine", "sweep", NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
                                        "target_accuracy", "mode", "eval_every", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
@@ -29,6 +30,10 @@ static const char *const keys_topology[] = {"graph", "degree", "file", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
+static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "refresh", "explore",
+                                               "gamma", NULL};
+static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
+                                             "trim", "f", "tau", "iters", NULL};
 
 typedef struct Resolver {
     IniDoc *doc;
@@ -89,6 +94,8 @@ static const char *const *scenario_section_keys(const char *section)
     if (strcmp(section, "model") == 0) return keys_model;
     if (strcmp(section, "topology") == 0) return keys_topology;
     if (strcmp(section, "agents") == 0 || scenario_is_group(section)) return keys_agents;
+    if (strcmp(section, "compression") == 0) return keys_compression;
+    if (strcmp(section, "byzantine") == 0) return keys_byzantine;
     return NULL;
 }
 
@@ -653,6 +660,141 @@ static int scenario_resolve_method(Resolver *r)
     return HS_OK;
 }
 
+/* An error about a whole section (a combination of keys), at its header line. */
+static int scenario_section_bad(Resolver *r, const char *section, const char *message)
+{
+    int line = inidoc_section_line(r->doc, section);
+    return hs_diag_set(r->diag, HS_E_INPUT, line > 0 ? r->doc->file : "--set", line > 0 ? line : 0, "[%s] %s",
+                       section, message);
+}
+
+static int scenario_method_is(const Scenario *sc, const char *names)
+{
+    return scenario_match_choice(sc->method, names) >= 0;
+}
+
+/* [compression]: after [method] and [agents], since what is valid depends on both. Keys
+ * the chosen scheme or method does not use are accepted (so a sweep can vary the scheme)
+ * and reset to their defaults, so the resolved scenario and runs.config leave them out. */
+static int scenario_resolve_compression(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    CompressionSpec *c = &sc->compression;
+    if (!inidoc_has_section(r->doc, "compression")) return HS_OK;
+    c->present = 1;
+    c->line = inidoc_section_line(r->doc, "compression");
+    if (c->line < 0) c->line = 0;
+    if (inidoc_find(r->doc, "compression", "scheme") == NULL) return scenario_missing(r, "compression", "scheme");
+    int scheme, feedback, status;
+    if ((status = scenario_choice(r, "compression", "scheme", "none", "none|topk|randk|dct|slimdp", &scheme)) ||
+        (status = scenario_double(r, "compression", "ratio", 0.01, UNIT_PLAIN, 0, 1, &c->ratio)) ||
+        (status = scenario_choice(r, "compression", "feedback", "none", "none|ef21|econtrol", &feedback)) ||
+        (status = scenario_double(r, "compression", "eta", 0.1, UNIT_PLAIN, 0, 1, &c->eta)) ||
+        (status = scenario_int(r, "compression", "refresh", 1000, 1, 1000000000, &c->refresh)) ||
+        (status = scenario_double(r, "compression", "explore", 0.1, UNIT_PLAIN, 0, 1, &c->explore)) ||
+        (status = scenario_double(r, "compression", "gamma", 0.1, UNIT_PLAIN, 0, 1, &c->gamma)))
+        return status;
+    c->scheme = (CompressScheme)scheme;
+    c->feedback = (FeedbackKind)feedback;
+    if (!(c->ratio > 0)) return scenario_bad(r, inidoc_find(r->doc, "compression", "ratio"), "%s", "must be in (0, 1]");
+    if (!(c->gamma > 0)) return scenario_bad(r, inidoc_find(r->doc, "compression", "gamma"), "%s", "must be in (0, 1]");
+    if (c->scheme == COMPRESS_NONE) c->feedback = FEEDBACK_NONE;
+    if (c->scheme == COMPRESS_NONE) c->ratio = 0.01;
+    if (c->feedback != FEEDBACK_ECONTROL) c->eta = 0.1;
+    if (c->scheme != COMPRESS_DCT) c->refresh = 1000;
+    if (c->scheme != COMPRESS_SLIMDP) c->explore = 0.1;
+    if (!scenario_method_is(sc, "dpsgd")) c->gamma = 0.1;
+    if (c->scheme == COMPRESS_NONE) return HS_OK;
+    char message[300];
+    if (!scenario_method_is(sc, "sync|localsgd|qsr|dpsgd")) {
+        static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
+        snprintf(message, sizeof message,
+                 "scheme = %s: compression applies to sync, localsgd, qsr and dpsgd, not to method %s "
+                 "(remove the section or set scheme = none)", schemes[scheme], sc->method);
+        return scenario_section_bad(r, "compression", message);
+    }
+    if (scenario_method_is(sc, "dpsgd") && c->feedback != FEEDBACK_NONE)
+        return scenario_section_bad(r, "compression",
+                                    "dpsgd sends C(x_i - xhat_i), the difference to what its neighbours already "
+                                    "hold (CHOCO-SGD), which is its own error feedback: leave feedback = none");
+    const MethodParam *participation = scenario_param(sc, "participation");
+    if (participation && scenario_method_is(sc, "localsgd|qsr") && strtod(participation->value, NULL) < 1)
+        return scenario_section_bad(r, "compression",
+                                    "compressed model deltas need every agent to average every period: "
+                                    "set [method] participation = 1");
+    return HS_OK;
+}
+
+/* Baruch et al.'s z_max for n agents of which m attack: s = floor(n/2 + 1) - m and
+ * z = Phi^-1((n - s) / n), clamped to [0, Phi^-1(0.999)] where the formula leaves (0, 1). */
+static double scenario_alie_z(int n, int m)
+{
+    int s = n / 2 + 1 - m;
+    double p = (double)(n - s) / n;
+    if (p < 0.5) p = 0.5;
+    if (p > 0.999) p = 0.999;
+    return gsl_cdf_ugaussian_Pinv(p);
+}
+
+static int scenario_resolve_byzantine(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    ByzantineSpec *b = &sc->byzantine;
+    if (!inidoc_has_section(r->doc, "byzantine")) return HS_OK;
+    b->present = 1;
+    b->line = inidoc_section_line(r->doc, "byzantine");
+    if (b->line < 0) b->line = 0;
+    int n = sc->n_agents, attack, aggregator, status;
+    if ((status = scenario_int(r, "byzantine", "count", 0, 0, n - 1, &b->count)) ||
+        (status = scenario_choice(r, "byzantine", "attack", "signflip", "signflip|gaussian|alie|ipm|labelflip",
+                                  &attack)) ||
+        (status = scenario_double(r, "byzantine", "scale", 1, UNIT_PLAIN, 0, 1e12, &b->scale)) ||
+        (status = scenario_double(r, "byzantine", "sigma", 1, UNIT_PLAIN, 0, 1e12, &b->sigma)) ||
+        (status = scenario_double(r, "byzantine", "z", scenario_alie_z(n, b->count), UNIT_PLAIN, 0, 1e6, &b->z)) ||
+        (status = scenario_double(r, "byzantine", "epsilon", 0.1, UNIT_PLAIN, 0, 1e12, &b->epsilon)) ||
+        (status = scenario_choice(r, "byzantine", "aggregator", "mean", "mean|median|trimmed|krum|cclip", &aggregator)) ||
+        (status = scenario_int(r, "byzantine", "trim", b->count, 0, (n - 1) / 2, &b->trim)) ||
+        (status = scenario_int(r, "byzantine", "f", b->count, 0, n, &b->f)) ||
+        (status = scenario_double(r, "byzantine", "tau", 1, UNIT_PLAIN, 0, 1e12, &b->tau)) ||
+        (status = scenario_int(r, "byzantine", "iters", 1, 1, 1000, &b->iters)))
+        return status;
+    b->attack = (AttackKind)attack;
+    b->aggregator = (AggregatorKind)aggregator;
+    if (!(b->tau > 0)) return scenario_bad(r, inidoc_find(r->doc, "byzantine", "tau"), "%s", "must be positive");
+    if (b->aggregator == AGGREGATOR_TRIMMED && 2 * b->trim >= n) {
+        char message[200];
+        snprintf(message, sizeof message, "aggregator = trimmed drops trim values at each end of every coordinate: "
+                 "needs 2 trim < %d agents, found trim = %d (it defaults to count)", n, b->trim);
+        return scenario_section_bad(r, "byzantine", message);
+    }
+    if (b->aggregator == AGGREGATOR_KRUM && n - b->f - 2 < 1) {
+        char message[200];
+        snprintf(message, sizeof message, "aggregator = krum scores each vector by its n - f - 2 nearest neighbours: "
+                 "needs f <= %d with %d agents, found f = %d", n - 3, n, b->f);
+        return scenario_section_bad(r, "byzantine", message);
+    }
+    if (b->attack != ATTACK_SIGNFLIP) b->scale = 1;
+    if (b->attack != ATTACK_GAUSSIAN) b->sigma = 1;
+    if (b->attack != ATTACK_ALIE) b->z = scenario_alie_z(n, b->count);
+    if (b->attack != ATTACK_IPM) b->epsilon = 0.1;
+    if (b->aggregator != AGGREGATOR_TRIMMED) b->trim = b->count;
+    if (b->aggregator != AGGREGATOR_KRUM) b->f = b->count;
+    if (b->aggregator != AGGREGATOR_CCLIP) {
+        b->tau = 1;
+        b->iters = 1;
+    }
+    int robust = b->count > 0 || b->aggregator != AGGREGATOR_MEAN;
+    if (robust && !scenario_method_is(sc, "sync|byzsgdnm")) {
+        char message[300];
+        snprintf(message, sizeof message, "Byzantine agents and robust aggregators apply to sync and byzsgdnm, "
+                 "not to method %s", sc->method);
+        return scenario_section_bad(r, "byzantine", message);
+    }
+    if (robust && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
+        return scenario_section_bad(r, "byzantine", "cannot be combined with [compression] (set its scheme = none)");
+    return HS_OK;
+}
+
 int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
 {
     memset(sc, 0, sizeof *sc);
@@ -662,7 +804,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
-        (status = scenario_resolve_agents(&r)))
+        (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_compression(&r)) ||
+        (status = scenario_resolve_byzantine(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     return HS_OK;

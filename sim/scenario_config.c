@@ -5,11 +5,43 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const config_optimizers[] = {"sgd", "momentum", "adam", "adamw"};
 static const char *const config_schedules[] = {"constant", "step", "cosine"};
 static const char *const config_partitions[] = {"iid", "dirichlet", "shards"};
 static const char *const config_graphs[] = {"full", "ring", "torus", "random-regular", "exponential"};
+static const char *const config_schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
+static const char *const config_feedbacks[] = {"none", "ef21", "econtrol"};
+static const char *const config_attacks[] = {"signflip", "gaussian", "alie", "ipm", "labelflip"};
+static const char *const config_aggregators[] = {"mean", "median", "trimmed", "krum", "cclip"};
+
+/* Only the keys the resolved scheme, attack and aggregator use (the resolver resets the
+ * others to their defaults), so the text reads back to the same Scenario. */
+static void config_write_compression(const Scenario *sc, FILE *out)
+{
+    const CompressionSpec *c = &sc->compression;
+    fprintf(out, "\n[compression]\nscheme = %s\n", config_schemes[c->scheme]);
+    if (c->scheme == COMPRESS_NONE) return;
+    fprintf(out, "ratio = %.17g\nfeedback = %s\n", c->ratio, config_feedbacks[c->feedback]);
+    if (c->feedback == FEEDBACK_ECONTROL) fprintf(out, "eta = %.17g\n", c->eta);
+    if (c->scheme == COMPRESS_DCT) fprintf(out, "refresh = %d\n", c->refresh);
+    if (c->scheme == COMPRESS_SLIMDP) fprintf(out, "explore = %.17g\n", c->explore);
+    if (strcmp(sc->method, "dpsgd") == 0) fprintf(out, "gamma = %.17g\n", c->gamma);
+}
+
+static void config_write_byzantine(const ByzantineSpec *b, FILE *out)
+{
+    fprintf(out, "\n[byzantine]\ncount = %d\nattack = %s\n", b->count, config_attacks[b->attack]);
+    if (b->attack == ATTACK_SIGNFLIP) fprintf(out, "scale = %.17g\n", b->scale);
+    if (b->attack == ATTACK_GAUSSIAN) fprintf(out, "sigma = %.17g\n", b->sigma);
+    if (b->attack == ATTACK_ALIE) fprintf(out, "z = %.17g\n", b->z);
+    if (b->attack == ATTACK_IPM) fprintf(out, "epsilon = %.17g\n", b->epsilon);
+    fprintf(out, "aggregator = %s\n", config_aggregators[b->aggregator]);
+    if (b->aggregator == AGGREGATOR_TRIMMED) fprintf(out, "trim = %d\n", b->trim);
+    if (b->aggregator == AGGREGATOR_KRUM) fprintf(out, "f = %d\n", b->f);
+    if (b->aggregator == AGGREGATOR_CCLIP) fprintf(out, "tau = %.17g\niters = %d\n", b->tau, b->iters);
+}
 
 static void config_write_group(const AgentGroupSpec *g, int write_samples, FILE *out)
 {
@@ -90,6 +122,8 @@ void scenario_write_config(const Scenario *sc, FILE *out)
         fprintf(out, "\n[agents.%s]\ncount = %d\n", sc->groups[g].name, sc->groups[g].count);
         config_write_group(&sc->groups[g], sc->groups[g].has_samples, out);
     }
+    if (sc->compression.present) config_write_compression(sc, out);
+    if (sc->byzantine.present) config_write_byzantine(&sc->byzantine, out);
 }
 
 char *scenario_config_string(const Scenario *sc)

@@ -643,6 +643,16 @@ static void check_model_end_to_end(const ModelSpec *spec, unsigned long seed)
         rm.x = act_in_d;
         ck_assert_double_eq_tol(loss, ref_model_loss(&rm), 1e-5);
         check_model_fd(m, &rm, split, L, 0, sentinel, "top");
+        /* a workspace carries no state between passes: a fresh one gives the same bits */
+        ModelWorkspace *fresh;
+        ck_assert_int_eq(model_workspace_create(spec, &fresh), HS_OK);
+        float *G_top = alloc_copy(G, n);
+        double loss_fresh;
+        ck_assert_int_eq(model_grad_top(m, fresh, split, act_in, y, B, &loss_fresh), HS_OK);
+        ck_assert(loss_fresh == loss);
+        ck_assert_mem_eq(G, G_top, sizeof(float) * n);
+        model_workspace_free(fresh);
+        free(G_top);
         rm.mode = 0;
         rm.x = xd;
         free(act), free(act_ref), free(act_in), free(act_in_d);

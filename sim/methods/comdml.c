@@ -9,10 +9,12 @@
  * activations in arrival order, on its own processor. Everyone then averages by ring
  * all-reduce: each block from whichever side trained it, weighted by samples; auxiliary
  * heads only among agents that used the same split.
+ * Links: any two agents under a full topology, the [topology] graph's edges otherwise.
  * Prediction vs play-out: the solver's T_i(j,m) ignores latency and the FIFO queueing of
  * activations behind the helper's own work is exact only when the activations arrive
  * before the helper is free; `pairings` stores both times. */
 #include "sim/engine.h"
+#include "sim/topology.h"
 #include "sim/trainer.h"
 #include "solver/pairing.h"
 
@@ -49,6 +51,40 @@ typedef struct ComdmlState {
     int pairs;
 } ComdmlState;
 
+/* Who may offload to whom: every pair under a full topology (a dense matrix, so at most
+ * COMDML_MAX_DENSE agents), the graph's links otherwise (sparse lists: 10,000+ agents). */
+enum { COMDML_MAX_DENSE = 4096 };
+
+static int comdml_links(ComdmlState *s, Engine *e, int splits)
+{
+    int n = e->world.n;
+    if (e->sc->topology == TOPO_FULL) {
+        if (n > COMDML_MAX_DENSE)
+            return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, 0,
+                               "comdml with [topology] graph = full pairs every two of %d agents (a %d x %d "
+                               "matrix); above %d agents give a sparse graph, e.g. graph = random-regular",
+                               n, n, n, COMDML_MAX_DENSE);
+        if (pairing_problem_init(&s->problem, n, splits) != HS_OK) return HS_E_NOMEM;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : world_link_bandwidth(&e->world, i, j);
+        return HS_OK;
+    }
+    Topology t;
+    int status = topology_build(e->sc, n, &t, e->diag);
+    if (status != HS_OK) return status;
+    status = pairing_problem_init_sparse(&s->problem, n, splits, (size_t)t.offsets[n]);
+    if (status == HS_OK) {
+        for (int i = 0; i <= n; i++) s->problem.link_offsets[i] = t.offsets[i];
+        for (int k = 0; k < t.offsets[n]; k++) s->problem.link_to[k] = t.adj[k];
+        for (int i = 0; i < n; i++)
+            for (int k = t.offsets[i]; k < t.offsets[i + 1]; k++)
+                s->problem.link_bandwidth[k] = world_link_bandwidth(&e->world, i, t.adj[k]);
+    }
+    topology_free(&t);
+    return status;
+}
+
 static int comdml_create(Engine *e, void **state)
 {
     ComdmlState *s = calloc(1, sizeof *s);
@@ -66,7 +102,7 @@ static int comdml_create(Engine *e, void **state)
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
     if (s->agents == NULL || s->splits == NULL) return HS_E_NOMEM;
-    if (pairing_problem_init(&s->problem, n, splits) != HS_OK) return HS_E_NOMEM;
+    if ((status = comdml_links(s, e, splits)) != HS_OK) return status;
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     for (int m = 0; m < splits; m++) {
         s->problem.fs[m] = model_profile_slow_fraction(&e->profile, m);
@@ -74,11 +110,7 @@ static int comdml_create(Engine *e, void **state)
         /* activations plus one 4-byte label per sample */
         s->problem.act[m] = m == 0 ? 0 : e->sc->model.batch * (model_profile_split_bytes(&e->profile, m) + 4.0);
     }
-    for (int i = 0; i < n; i++) {
-        s->agents[i].partner = -1;
-        for (int j = 0; j < n; j++)
-            s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : world_link_bandwidth(&e->world, i, j);
-    }
+    for (int i = 0; i < n; i++) s->agents[i].partner = -1;
     return trainer_setup_local(e, 0);
 }
 

@@ -8,7 +8,21 @@
  * is at most one step ahead, so x^{k−1} is never needed once x^{k+1} is written. The
  * optimiser then applies the gradient to the mixed parameters (plain SGD gives the
  * paper's update exactly). In train mode rounds.extra holds the consensus distance at
- * the round's end: the mean over agents of ||x_i - mean x||^2. */
+ * the round's end: the mean over agents of ||x_i - mean x||^2.
+ *
+ * [compression]: the difference gossip of CHOCO-SGD (Koloskova, Stich, Jaggi, ICML 2019)
+ * in D-PSGD's step order. Every agent i has a public copy xhat_i that all its neighbours
+ * hold too. At the start of step k it sends q_i = C(x_i^k - xhat_i^k) (one message of
+ * the encoded size per neighbour) and everyone sets xhat_i^{k+1} = xhat_i^k + q_i; at the
+ * end of the step
+ *   x_i^{k+1} = x_i^k + gamma sum_j W_ij (xhat_j^{k+1} - xhat_i^{k+1}) - lr grad F_i(x_i^k),
+ * which with C = identity and gamma = 1 is D-PSGD. CHOCO takes the gradient step before
+ * the gossip; here both use x^k, so the timing is D-PSGD's. xhat starts at the common
+ * initial model (known to all from the seed), so nothing dense is ever sent. The
+ * compressed difference is its own error feedback, so [compression] feedback must be
+ * none. The public copies are kept by parity of the global step count (two per agent,
+ * in the snapshot buffers): a neighbour is at most one step apart. */
+#include "sim/compress.h"
 #include "sim/engine.h"
 #include "sim/topology.h"
 #include "sim/trainer.h"
@@ -23,6 +37,8 @@ typedef struct DpsgdAgent {
     int step;          /* steps completed this round */
     int computed;      /* gradient of the current step is done */
     int received[2];   /* neighbour models received, by step parity */
+    long exchanges;    /* compressed: steps since the run began (xhat parity) */
+    double bytes;      /* compressed: this step's message size */
 } DpsgdAgent;
 
 typedef struct DpsgdState {
@@ -31,6 +47,10 @@ typedef struct DpsgdState {
     int round_steps;
     int finished;       /* agents done with this round */
     double step_flops;
+    Compressor *compressor; /* NULL: models are sent dense */
+    size_t d;           /* entries exchanged: the model's blocks */
+    float *difference;  /* (d) scratch */
+    float *message;     /* (d) scratch */
 } DpsgdState;
 
 static int dpsgd_create(Engine *e, void **state)
@@ -44,7 +64,54 @@ static int dpsgd_create(Engine *e, void **state)
     if (s->agents == NULL) return HS_E_NOMEM;
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    return trainer_setup_local(e, 3);
+    if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
+    const CompressionSpec *c = &e->sc->compression;
+    if (!c->present || c->scheme == COMPRESS_NONE) return HS_OK;
+    s->d = (size_t)e->profile.total_params;
+    if (compress_create(c, e->sc->seed, e->world.n, s->d, &s->compressor) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for compression");
+    if (e->trainer == NULL) return HS_OK;
+    s->difference = malloc(s->d * sizeof *s->difference);
+    s->message = malloc(s->d * sizeof *s->message);
+    if (!s->difference || !s->message) return HS_E_NOMEM;
+    for (int i = 0; i < e->world.n; i++) /* xhat^0 = x^0 */
+        memcpy(trainer_buffer(e, i, DPSGD_SNAPSHOT0), trainer_params(e, i), s->d * sizeof(float));
+    return HS_OK;
+}
+
+/* Compressed step start: q_i = C(x_i - xhat_i), xhat_i^{k+1} = xhat_i^k + q_i. */
+static void dpsgd_compress(DpsgdState *s, Engine *e, int i)
+{
+    DpsgdAgent *a = &s->agents[i];
+    if (e->trainer == NULL) {
+        a->bytes = compress_expected_bytes(s->compressor);
+        return;
+    }
+    int parity = (int)(a->exchanges % 2);
+    const float *x = trainer_params(e, i), *hat = trainer_buffer(e, i, parity);
+    float *next = trainer_buffer(e, i, 1 - parity);
+    for (size_t p = 0; p < s->d; p++) s->difference[p] = x[p] - hat[p];
+    size_t kept = compress_apply(s->compressor, i, s->difference, s->message);
+    for (size_t p = 0; p < s->d; p++) next[p] = hat[p] + s->message[p];
+    a->bytes = compress_wire_bytes(s->d, kept);
+}
+
+/* Compressed step end: x_i += gamma sum_j W_ij (xhat_j - xhat_i), then the gradient. */
+static int dpsgd_compressed_mix(DpsgdState *s, Engine *e, int i)
+{
+    DpsgdAgent *a = &s->agents[i];
+    int parity = (int)((a->exchanges + 1) % 2);
+    a->exchanges++;
+    if (e->trainer == NULL) return HS_OK;
+    float *x = trainer_params(e, i);
+    const float *own = trainer_buffer(e, i, parity);
+    double gamma = e->sc->compression.gamma;
+    for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
+        const float *hat = trainer_buffer(e, s->topology.adj[k], parity);
+        float w = (float)(gamma * s->topology.weights[k]);
+        for (size_t p = 0; p < s->d; p++) x[p] += w * (hat[p] - own[p]);
+    }
+    return trainer_optimizer_step(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
 }
 
 /* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */
@@ -52,14 +119,15 @@ static int dpsgd_start_step(DpsgdState *s, Engine *e, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     a->computed = 0;
+    if (s->compressor) dpsgd_compress(s, e, i);
     if (e->trainer) {
         size_t n = trainer_param_count(e);
-        memcpy(trainer_buffer(e, i, a->step % 2), trainer_params(e, i), n * sizeof(float));
+        if (s->compressor == NULL) memcpy(trainer_buffer(e, i, a->step % 2), trainer_params(e, i), n * sizeof(float));
         int status = trainer_gradient(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     }
     engine_compute(e, i, s->step_flops, DPSGD_COMPUTED, 0);
-    double bytes = engine_model_bytes(e);
+    double bytes = s->compressor ? a->bytes : engine_model_bytes(e);
     for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
         engine_send(e, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
     return HS_OK;
@@ -71,7 +139,10 @@ static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
     int parity = a->step % 2;
     if (!a->computed || a->received[parity] < topology_degree(&s->topology, i)) return HS_OK;
     a->received[parity] = 0;
-    if (e->trainer) {
+    if (s->compressor) {
+        int status = dpsgd_compressed_mix(s, e, i);
+        if (status != HS_OK) return status;
+    } else if (e->trainer) {
         size_t n = trainer_param_count(e);
         float *x = trainer_params(e, i);
         const float *own = trainer_buffer(e, i, parity);
@@ -138,6 +209,9 @@ static void dpsgd_destroy(void *state)
     if (s == NULL) return;
     topology_free(&s->topology);
     free(s->agents);
+    compress_free(s->compressor);
+    free(s->difference);
+    free(s->message);
     free(s);
 }
 

@@ -10,16 +10,27 @@
  *                       averages; the others sit the period out (idle, no bytes)
  * qsr — Local SGD with the Quadratic Synchronization Rule (Gu et al., ICLR 2024): the
  * period is H = max(H_base, floor((alpha / lr)^2)) with lr this round's learning rate,
- * so the period grows as the schedule decays lr. H is logged in rounds.extra. */
+ * so the period grows as the schedule decays lr. H is logged in rounds.extra.
+ *
+ * [compression] (sim/compress.h): instead of the models, each agent sends C(...) of its
+ * model delta since the last average, delta_i = x_i - xbar, with the configured feedback
+ * (EF21 then tracks the deltas: g_i += C(delta_i - g_i)); the messages go round a ring
+ * all-gather, and every agent sets xbar <- xbar + weighted mean of the contributions
+ * (g_i, h_i or C(delta_i)) over the blocks (the unused auxiliary heads stay as they
+ * are). Every agent must take part in every averaging (participation = 1, checked by the
+ * scenario), so xbar is common knowledge and held once. */
+#include "sim/compress.h"
 #include "sim/engine.h"
 #include "sim/trainer.h"
 
+#include "models/model.h"
 #include "sim/rng.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-enum { LOCALSGD_STEPPED = ENGINE_EVENT_METHOD, LOCALSGD_AVERAGED };
+enum { LOCALSGD_STEPPED = ENGINE_EVENT_METHOD, LOCALSGD_AVERAGED, LOCALSGD_BLOCK };
 
 typedef struct LocalSgdState {
     int local_steps;      /* 0 = one local epoch */
@@ -37,6 +48,17 @@ typedef struct LocalSgdState {
     int *remaining;       /* (n) steps left in the current period per agent */
     double step_flops;
     Collective average;
+    /* [compression] */
+    Compressor *compressor; /* NULL: dense model averaging */
+    RingGather gather;
+    size_t d;               /* entries exchanged: the model's blocks */
+    int n_state;            /* feedback vectors per agent: trainer buffers 1..n_state */
+    double *bytes;          /* (n) this period's message sizes */
+    double *weights;        /* (n) averaging weights of the members */
+    const float **contributions; /* (n) */
+    float *anchor;          /* (d) xbar, the last average */
+    float *delta;           /* (d) scratch */
+    float *mean;            /* (d) scratch */
 } LocalSgdState;
 
 static int localsgd_alloc(Engine *e, LocalSgdState **out)
@@ -63,7 +85,64 @@ static int localsgd_read_common(Engine *e, LocalSgdState *s)
     s->by_samples = weighting == 0;
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    return trainer_setup_local(e, 0);
+    const CompressionSpec *c = &e->sc->compression;
+    if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(e, 0);
+    /* buffer 0: the agent's contribution (its message, or EF21's g_i / EControl's h_i);
+     * buffer 1: EControl's e_i */
+    int n = e->world.n;
+    s->n_state = compress_state_vectors(c);
+    s->d = (size_t)e->profile.total_params;
+    if ((status = trainer_setup_local(e, s->n_state > 1 ? 2 : 1)) != HS_OK) return status;
+    s->bytes = calloc((size_t)n, sizeof *s->bytes);
+    s->weights = calloc((size_t)n, sizeof *s->weights);
+    s->contributions = calloc((size_t)n, sizeof *s->contributions);
+    if (!s->bytes || !s->weights || !s->contributions) return HS_E_NOMEM;
+    if ((status = compress_create(c, e->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
+        (status = ring_gather_init(&s->gather, n, LOCALSGD_BLOCK)) != HS_OK)
+        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for compression");
+    if (e->trainer) {
+        s->anchor = malloc(s->d * sizeof *s->anchor);
+        s->delta = malloc(s->d * sizeof *s->delta);
+        s->mean = malloc(s->d * sizeof *s->mean);
+        if (!s->anchor || !s->delta || !s->mean) return HS_E_NOMEM;
+        memcpy(s->anchor, trainer_params(e, 0), s->d * sizeof *s->anchor);
+    }
+    return HS_OK;
+}
+
+/* The agent's period is over: its message (train mode: the compressed delta). */
+static int localsgd_compress_delta(LocalSgdState *s, Engine *e, int agent)
+{
+    if (e->trainer == NULL) {
+        s->bytes[agent] = compress_expected_bytes(s->compressor);
+        return HS_OK;
+    }
+    const float *x = trainer_params(e, agent);
+    for (size_t j = 0; j < s->d; j++) s->delta[j] = x[j] - s->anchor[j];
+    float *contribution = trainer_buffer(e, agent, 0);
+    size_t kept;
+    if (s->n_state == 0) kept = compress_feedback(s->compressor, agent, s->delta, NULL, NULL, contribution);
+    else kept = compress_feedback(s->compressor, agent, s->delta, contribution,
+                                  s->n_state > 1 ? trainer_buffer(e, agent, 1) : NULL, s->mean);
+    s->bytes[agent] = compress_wire_bytes(s->d, kept);
+    return HS_OK;
+}
+
+/* Everybody holds every message: xbar += weighted mean of the contributions. */
+static int localsgd_compressed_average(LocalSgdState *s, Engine *e)
+{
+    if (e->trainer == NULL) return HS_OK;
+    for (int k = 0; k < s->n_members; k++) {
+        int i = s->members[k];
+        s->weights[k] = s->by_samples ? e->world.agents[i].samples : 1.0;
+        s->contributions[k] = trainer_buffer(e, i, 0);
+    }
+    int status = vec_weighted_average(s->mean, s->contributions, s->weights, s->n_members, s->d);
+    if (status != HS_OK) return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average the messages");
+    for (size_t j = 0; j < s->d; j++) s->anchor[j] += s->mean[j];
+    for (int k = 0; k < s->n_members; k++)
+        memcpy(trainer_params(e, s->members[k]), s->anchor, s->d * sizeof *s->anchor);
+    return HS_OK;
 }
 
 static int localsgd_create(Engine *e, void **state)
@@ -132,7 +211,8 @@ static int localsgd_start_period(LocalSgdState *s, Engine *e)
 {
     localsgd_draw_members(s, e);
     s->period_index++;
-    engine_collective_begin(&s->average, s->members, s->n_members, engine_model_bytes(e), 1, LOCALSGD_AVERAGED, 0);
+    if (s->compressor) ring_gather_begin(&s->gather, s->members, s->n_members);
+    else engine_collective_begin(&s->average, s->members, s->n_members, engine_model_bytes(e), 1, LOCALSGD_AVERAGED, 0);
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
@@ -168,9 +248,15 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
             engine_compute(e, ev->agent, s->step_flops, LOCALSGD_STEPPED, 0);
             return HS_OK;
         }
-        return engine_collective_join(e, &s->average, ev->agent);
+        if (s->compressor == NULL) return engine_collective_join(e, &s->average, ev->agent);
+        if ((status = localsgd_compress_delta(s, e, ev->agent)) != HS_OK) return status;
+        if (!ring_gather_offer(e, &s->gather, ev->agent, s->bytes[ev->agent])) return HS_OK;
+    } else if (ev->kind == LOCALSGD_BLOCK && !ring_gather_arrived(e, &s->gather, ev)) {
+        return HS_OK;
     }
-    if ((status = trainer_average(e, s->members, s->n_members, s->by_samples)) != HS_OK) return status;
+    if (s->compressor) status = localsgd_compressed_average(s, e);
+    else status = trainer_average(e, s->members, s->n_members, s->by_samples);
+    if (status != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
     engine_end_round(e);
     return HS_OK;
@@ -182,6 +268,14 @@ static void localsgd_destroy(void *state)
     if (s == NULL) return;
     free(s->remaining);
     free(s->members);
+    compress_free(s->compressor);
+    ring_gather_free(&s->gather);
+    free(s->bytes);
+    free(s->weights);
+    free(s->contributions);
+    free(s->anchor);
+    free(s->delta);
+    free(s->mean);
     if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }

@@ -10,6 +10,7 @@ extern const MethodOps method_dpsgd;
 extern const MethodOps method_adpsgd;
 extern const MethodOps method_co2;
 extern const MethodOps method_comdml;
+extern const MethodOps method_byzsgdnm;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -19,6 +20,7 @@ static const MethodOps *const method_registry[] = {
     &method_adpsgd,
     &method_co2,
     &method_comdml,
+    &method_byzsgdnm,
     NULL,
 };
 

@@ -52,7 +52,7 @@ check "missing scenario exits 2" test $? -eq 2
 "$HETSIM" run scenarios/quickstart.ini --bogus 2> "$tmp/err"
 check "unknown flag exits 2" test $? -eq 2
 # SIGINT mid-run: the run ends as 'interrupted', the database stays intact, exit 1
-"$HETSIM" run scenarios/quickstart.ini --db "$tmp/int.db" --timing-only --quiet \
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/int.db" --timing-only --quiet --set run.method=localsgd \
   --set agents.count=20000 --set agents.stragglers.count=0 --set run.rounds=1000 2> "$tmp/err" &
 pid=$!
 for i in $(seq 50); do

@@ -1,0 +1,114 @@
+/* compress.h — sparsifying compressors with error feedback, the size of what they put on
+ * the wire, and the ring all-gather that carries compressed vectors ([compression]).
+ *
+ * A Compressor holds, per agent, what its scheme needs between messages (a random
+ * stream, DCT's threshold); the feedback state (EF21's g_i, EControl's h_i and e_i) lives
+ * in vectors the caller owns (trainer buffers), so methods keep their memory in one place.
+ * Workload: n up to a few million floats, one compression per agent and step; selection
+ * is O(n) expected (a three-way quickselect on the magnitudes), never a full sort.
+ *
+ * Schemes (C below), all on the first n entries of a vector:
+ *   topk    the k = ceil(ratio n) largest magnitudes; ties go to the lower index, so
+ *           exactly k entries are kept and the result is deterministic.
+ *   randk   k entries drawn uniformly without replacement from the agent's own stream
+ *           (seed, agent, method purpose). Unscaled — the contractive compressor
+ *           E|C(x) - x|^2 = (1 - k/n)|x|^2 that EF21 assumes, not the unbiased n/k version.
+ *   dct     Dynamic Communication Thresholding (Gupta et al., KDD 2021): every `refresh`
+ *           compressions the agent sets its threshold to the k-th largest magnitude of the
+ *           vector at hand; every compression (including that one) sends the entries with
+ *           |x| >= threshold (and x != 0). The count varies from message to message. The
+ *           paper thresholds per layer; here one threshold covers the whole vector.
+ *   slimdp  Slim-DP (Sun et al., AAMAS 2018): k entries, of which round((1 - explore) k)
+ *           are the largest magnitudes ("significant") and the rest are drawn uniformly
+ *           from the other entries (exploration) from the agent's stream. The paper keeps
+ *           its significant set for several iterations; here it is re-chosen every message.
+ *
+ * Feedback (v = the vector the agent would send uncompressed, message = what it sends,
+ * contribution = what the receivers add into the average for this agent):
+ *   none      message = C(v);                      contribution = message
+ *   ef21      (Richtarik, Sokolov, Fatkhullin 2021) message = C(v - g_i); g_i += message;
+ *             contribution = g_i
+ *   econtrol  (Gao, Islamov, Stich 2023, Algorithm 1) message = C(eta e_i + v - h_i);
+ *             e_i += v - h_i - message, with h_i BEFORE its update; h_i += message;
+ *             contribution = h_i (= h_i^t + Delta_i^t, which the paper's server steps with).
+ *             METHODS.md writes the e update after the h update, which would subtract
+ *             Delta twice; the paper's order is used.
+ * g_i, h_i and e_i start at 0 (EF21 and EControl allow any start; the papers' h_i^0 =
+ * grad f_i(x^0) would cost a dense first message), so the first message is C(v).
+ *
+ * Wire size of a message with `kept` entries out of n: the cheapest of values plus 4-byte
+ * indices (8 kept), values plus a bitmap (4 kept + ceil(n/8)), and the dense vector (4 n). */
+#ifndef SIM_COMPRESS_H
+#define SIM_COMPRESS_H
+
+#include "sim/queue.h"
+#include "sim/scenario.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct Engine;
+typedef struct Compressor Compressor;
+
+/* Entries a message of n keeps: ceil(ratio n), at least 1, at most n. */
+size_t compress_keep(double ratio, size_t n);
+/* Bytes of a message keeping `kept` of n entries (see above). */
+double compress_wire_bytes(size_t n, size_t kept);
+
+/* A compressor for vectors of n floats and n_agents agents; random streams derive from
+ * seed. Returns HS_OK or HS_E_NOMEM. Free with compress_free (accepts NULL). */
+int compress_create(const CompressionSpec *spec, uint64_t seed, int n_agents, size_t n, Compressor **out);
+void compress_free(Compressor *c);
+size_t compress_length(const Compressor *c);
+/* Bytes of a message when its values are not known (timing mode): k entries. DCT's real
+ * sizes depend on the values, so its timing-mode runs assume k per message. */
+double compress_expected_bytes(const Compressor *c);
+
+/* out = C(in) for agent: kept entries copied, zeros elsewhere (in and out of n floats,
+ * must not overlap). Returns the number of entries kept. Advances the agent's stream and
+ * DCT step count. */
+size_t compress_apply(Compressor *c, int agent, const float *in, float *out);
+
+/* One message of agent with the spec's feedback: v is the uncompressed vector; h (EF21's
+ * g_i or EControl's h_i) and e (EControl's e_i) are the agent's state, updated in place
+ * (NULL when the feedback does not use them); message receives C(...). Afterwards the
+ * agent's contribution is h (ef21, econtrol) or message (none). Returns entries kept. */
+size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, float *e, float *message);
+/* Feedback state vectors a method must provide per agent: 0, 1 or 2. */
+int compress_state_vectors(const CompressionSpec *spec);
+
+/* --- ring all-gather of compressed vectors ---
+ * Members in ring order; each member's block (its compressed vector, of its own size)
+ * travels N-1 hops round the ring: a member sends its own block to its successor when it
+ * offers it, and forwards every block it receives, except to the block's origin. Every
+ * hop is an engine_send (FIFO uplink, latency + bytes / link bandwidth, bytes counted in
+ * rounds.bytes), so a gather costs (N-1) sum_i bytes_i on the wire; its time is about
+ * (N-1) (max_i bytes_i / bandwidth + latency) when blocks are offered together. The
+ * gather is complete when every member holds all N-1 other blocks. Then each member
+ * decompresses and averages locally, identically (no reduction happens in the network;
+ * sparse vectors with different supports do not stay sparse when summed). */
+typedef struct RingGather {
+    int n_agents;
+    int n;               /* members this gather */
+    const int *members;  /* NULL: agents 0..n-1 */
+    int *position;       /* (n_agents) ring position of an agent, -1 outside */
+    double *bytes;       /* (n_agents) block size by position */
+    int *received;       /* (n_agents) blocks held by position */
+    int complete;        /* members holding every block */
+    int kind;            /* event kind of block arrivals: data = origin position */
+} RingGather;
+
+int ring_gather_init(RingGather *g, int n_agents, int kind);
+void ring_gather_free(RingGather *g);
+void ring_gather_begin(RingGather *g, const int *members, int n_members);
+/* agent's own block of `bytes` is ready. Returns 1 when that completes the gather (a
+ * single member), else 0. */
+int ring_gather_offer(struct Engine *e, RingGather *g, int agent, double bytes);
+/* A block arrived (an event of g->kind): forwards it. Returns 1 once every member holds
+ * every block, else 0. */
+int ring_gather_arrived(struct Engine *e, RingGather *g, const Event *ev);
+
+/* For tests: the k-th largest (1-based) of a[0..n-1], reordering a. */
+float compress_select_largest(float *a, size_t n, size_t k);
+
+#endif

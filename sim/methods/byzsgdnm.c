@@ -1,0 +1,152 @@
+/* byzsgdnm.c — ByzSGDnm (Yang, Shi, Li, "On the effect of batch size in
+ * Byzantine-robust distributed learning", ICLR 2024): synchronous steps in which every
+ * worker keeps a momentum of its own gradients,
+ *   u_i <- beta u_i + (1 - beta) g_i          (u_i starts at 0)
+ * the robust aggregate of what the workers send is m = Agg(u_1..u_n) ([byzantine]
+ * aggregator; attackers send their attack instead of u_i), and the model takes a
+ * normalised step
+ *   w <- w - lr m / |m|                        (no step when m = 0)
+ * with lr this round's learning rate from [model] (its schedule applies; the [model]
+ * optimiser, momentum and weight decay do not: the update above replaces them).
+ * Timing is sync's: every step each agent computes a batch gradient and a blocking ring
+ * all-reduce of the model's bytes follows, so a step waits for the slowest agent. A
+ * round is a global epoch of ceil(mean samples / batch) steps. Like sync's robust path,
+ * agents keep identical models (agent 0's is stepped, the others copy). */
+#include "sim/byzantine.h"
+#include "sim/engine.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BYZSGDNM_COMPUTED = ENGINE_EVENT_METHOD, BYZSGDNM_REDUCED };
+enum { BYZSGDNM_GRADIENT = 0, BYZSGDNM_MOMENTUM = 1, BYZSGDNM_SENT = 2 };
+
+typedef struct ByzSgdnmState {
+    int steps_per_round;
+    int step;
+    double step_flops;
+    double beta;
+    size_t d;              /* entries exchanged: the model's blocks */
+    Collective allreduce;
+    Byzantine *byzantine;
+    float *aggregate;      /* (d) */
+    const float **vectors; /* (n) the momenta */
+    float **outs;          /* (n) attackers' vectors */
+    const float **sent;    /* (n) what each agent sends */
+} ByzSgdnmState;
+
+static int byzsgdnm_create(Engine *e, void **state)
+{
+    ByzSgdnmState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int status, n = e->world.n;
+    if ((status = scenario_param_double(e->sc, "beta", &s->beta, e->diag)) != HS_OK) return status;
+    if (!(s->beta >= 0 && s->beta < 1))
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "beta")->line,
+                           "[method] beta: must be in [0, 1), found %g", s->beta);
+    s->steps_per_round = engine_round_steps(e);
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->d = (size_t)e->profile.total_params;
+    s->vectors = calloc((size_t)n, sizeof *s->vectors);
+    s->outs = calloc((size_t)n, sizeof *s->outs);
+    s->sent = calloc((size_t)n, sizeof *s->sent);
+    if (!s->vectors || !s->outs || !s->sent) return HS_E_NOMEM;
+    if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
+    if (e->trainer && (s->aggregate = calloc(s->d, sizeof *s->aggregate)) == NULL) return HS_E_NOMEM;
+    return byzantine_create(e, s->d, &s->byzantine);
+}
+
+/* Gradients, momenta, attacks and the aggregate of this step (train mode). */
+static int byzsgdnm_aggregate(ByzSgdnmState *s, Engine *e)
+{
+    if (e->trainer == NULL) return HS_OK;
+    float beta = (float)s->beta, rest = (float)(1.0 - s->beta);
+    for (int i = 0; i < e->world.n; i++) {
+        float *g = trainer_buffer(e, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(e, i, BYZSGDNM_MOMENTUM);
+        int attacker = byzantine_is_attacker(s->byzantine, i);
+        int status = attacker && byzantine_flips_labels(s->byzantine)
+                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e, i), g)
+                         : trainer_gradient(e, i, g);
+        if (status != HS_OK) return status;
+        for (size_t j = 0; j < s->d; j++) u[j] = beta * u[j] + rest * g[j];
+        s->vectors[i] = u;
+        s->outs[i] = trainer_buffer(e, i, BYZSGDNM_SENT);
+        s->sent[i] = attacker ? s->outs[i] : u;
+    }
+    byzantine_attack(s->byzantine, s->vectors, s->outs);
+    return byzantine_aggregate(s->byzantine, s->sent, s->aggregate);
+}
+
+static int byzsgdnm_start_step(ByzSgdnmState *s, Engine *e)
+{
+    engine_collective_begin(&s->allreduce, NULL, e->world.n, engine_model_bytes(e), 1, BYZSGDNM_REDUCED, 0);
+    for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, BYZSGDNM_COMPUTED, 0);
+    return byzsgdnm_aggregate(s, e);
+}
+
+static int byzsgdnm_apply(ByzSgdnmState *s, Engine *e)
+{
+    if (e->trainer == NULL) return HS_OK;
+    double squares = 0;
+    for (size_t j = 0; j < s->d; j++) squares += (double)s->aggregate[j] * s->aggregate[j];
+    if (!isfinite(squares))
+        return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: aggregate norm %g at round %d",
+                           sqrt(squares), e->round);
+    if (squares > 0) {
+        float step = (float)(trainer_learning_rate(e) / sqrt(squares));
+        float *x = trainer_params(e, 0);
+        for (size_t j = 0; j < s->d; j++) x[j] -= step * s->aggregate[j];
+    }
+    size_t params = trainer_param_count(e);
+    const float *x = trainer_params(e, 0);
+    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e, i), x, params * sizeof *x);
+    return HS_OK;
+}
+
+static int byzsgdnm_round_begin(void *state, Engine *e, int round)
+{
+    ByzSgdnmState *s = state;
+    s->step = 0;
+    return byzsgdnm_start_step(s, e);
+}
+
+static int byzsgdnm_on_event(void *state, Engine *e, const Event *ev)
+{
+    ByzSgdnmState *s = state;
+    if (ev->kind == BYZSGDNM_COMPUTED) return engine_collective_join(e, &s->allreduce, ev->agent);
+    int status = byzsgdnm_apply(s, e);
+    if (status != HS_OK) return status;
+    if (++s->step < s->steps_per_round) return byzsgdnm_start_step(s, e);
+    engine_end_round(e);
+    return HS_OK;
+}
+
+static void byzsgdnm_destroy(void *state)
+{
+    ByzSgdnmState *s = state;
+    if (s == NULL) return;
+    byzantine_free(s->byzantine);
+    free(s->aggregate);
+    free(s->vectors);
+    free(s->outs);
+    free(s->sent);
+    free(s);
+}
+
+static const MethodKey byzsgdnm_keys[] = {
+    {"beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i"},
+    {NULL, NULL, NULL},
+};
+
+const MethodOps method_byzsgdnm = {
+    .name = "byzsgdnm",
+    .summary = "ByzSGDnm: worker momentum, robust aggregation, normalised step",
+    .keys = byzsgdnm_keys,
+    .create = byzsgdnm_create,
+    .round_begin = byzsgdnm_round_begin,
+    .on_event = byzsgdnm_on_event,
+    .destroy = byzsgdnm_destroy,
+};

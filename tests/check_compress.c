@@ -1,0 +1,494 @@
+/* check_compress.c — the compressors against naive twins and hand examples, EF21 and
+ * EControl state updates, wire sizes and their accounting in rounds.bytes, the ring
+ * all-gather's closed-form time, compressed training on a convex problem, and the
+ * [compression] section: round trip, defaults, errors with FILE:LINE. */
+#include "sim/compress.h"
+#include "sim/engine.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int resolve_text(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    int status = inidoc_load_string("t.ini", text, &doc, diag);
+    for (int i = 0; status == 0 && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], diag);
+    if (status == 0) status = scenario_resolve(&doc, sc, diag);
+    inidoc_free(&doc);
+    return status;
+}
+
+static int run_text(const char *text, const char *const *set, int n_set, TestSink *ts)
+{
+    Scenario sc;
+    HsDiag diag;
+    int status = resolve_text(text, set, n_set, &sc, &diag);
+    RunOutcome outcome;
+    if (status == 0) status = engine_run(&sc, test_sink_init(ts), &diag, &outcome);
+    if (status != 0) fprintf(stderr, "%s\n", diag.message);
+    return status;
+}
+
+/* The last metrics row's train loss, test loss and accuracy. */
+static void last_metric(const TestSink *ts, double *train_loss, double *test_loss, double *accuracy)
+{
+    *train_loss = *test_loss = *accuracy = NAN;
+    for (const char *p = strstr(ts->text, "metric "); p; p = strstr(p + 1, "metric ")) {
+        double t, train, test, acc, bytes;
+        int round, agent;
+        if (sscanf(p, "metric %lf %d %d %lf %lf %lf %lf", &t, &round, &agent, &train, &test, &acc, &bytes) == 7) {
+            *train_loss = train;
+            *test_loss = test;
+            *accuracy = acc;
+        }
+    }
+}
+
+static CompressionSpec spec_of(CompressScheme scheme, double ratio, FeedbackKind feedback)
+{
+    return (CompressionSpec){.present = 1, .scheme = scheme, .ratio = ratio, .feedback = feedback, .eta = 0.1,
+                             .refresh = 1000, .explore = 0.1, .gamma = 0.1};
+}
+
+static size_t count_nonzero(const float *v, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += v[i] != 0.0f;
+    return k;
+}
+
+static int compare_floats(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+START_TEST(test_select_matches_sort)
+{
+    /* differential: the quickselect against qsort, with and without many duplicates */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    for (int trial = 0; trial < 200; trial++) {
+        size_t n = 1 + gsl_rng_uniform_int(rng, 300);
+        float *a = malloc(n * sizeof *a), *sorted = malloc(n * sizeof *sorted);
+        int levels = trial % 3 == 0 ? 3 : 1000000;
+        for (size_t i = 0; i < n; i++) a[i] = (float)gsl_rng_uniform_int(rng, (unsigned long)levels);
+        memcpy(sorted, a, n * sizeof *a);
+        qsort(sorted, n, sizeof *sorted, compare_floats);
+        size_t k = 1 + gsl_rng_uniform_int(rng, n);
+        ck_assert(compress_select_largest(a, n, k) == sorted[n - k]);
+        free(a);
+        free(sorted);
+    }
+    gsl_rng_free(rng);
+}
+END_TEST
+
+START_TEST(test_topk_keeps_exactly_the_k_largest)
+{
+    size_t n = 1000;
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.037, FEEDBACK_NONE);
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, n, &c), 0);
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out), *magnitude = malloc(n * sizeof *magnitude);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    for (size_t i = 0; i < n; i++) in[i] = (float)(gsl_rng_uniform(rng) - 0.5);
+    size_t k = compress_keep(0.037, n);
+    ck_assert_uint_eq(k, 37);
+    ck_assert_uint_eq(compress_apply(c, 0, in, out), k);
+    ck_assert_uint_eq(count_nonzero(out, n), k);
+    for (size_t i = 0; i < n; i++) magnitude[i] = fabsf(in[i]);
+    qsort(magnitude, n, sizeof *magnitude, compare_floats);
+    float kth = magnitude[n - k];
+    for (size_t i = 0; i < n; i++) {
+        if (fabsf(in[i]) >= kth) ck_assert(out[i] == in[i]); /* distinct values: no ties */
+        else ck_assert(out[i] == 0.0f);
+    }
+    /* ties go to the lower indices, so exactly k are kept */
+    float tied[8] = {1, -2, 2, 2, 0.5f, -2, 0, 2};
+    float kept[8];
+    compress_free(c);
+    spec.ratio = 3.0 / 8;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 8, &c), 0);
+    ck_assert_uint_eq(compress_apply(c, 0, tied, kept), 3);
+    float expect[8] = {0, -2, 2, 2, 0, 0, 0, 0};
+    for (int i = 0; i < 8; i++) ck_assert(kept[i] == expect[i]);
+    compress_free(c);
+    gsl_rng_free(rng);
+    free(in);
+    free(out);
+    free(magnitude);
+}
+END_TEST
+
+START_TEST(test_randk_keeps_k_entries_reproducibly)
+{
+    size_t n = 500;
+    CompressionSpec spec = spec_of(COMPRESS_RANDK, 0.1, FEEDBACK_NONE);
+    Compressor *a, *b;
+    ck_assert_int_eq(compress_create(&spec, 9, 2, n, &a), 0);
+    ck_assert_int_eq(compress_create(&spec, 9, 2, n, &b), 0);
+    float *in = malloc(n * sizeof *in), *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
+    for (size_t i = 0; i < n; i++) in[i] = (float)(i + 1);
+    for (int round = 0; round < 5; round++) {
+        ck_assert_uint_eq(compress_apply(a, 0, in, x), 50);
+        ck_assert_uint_eq(count_nonzero(x, n), 50);
+        for (size_t i = 0; i < n; i++) ck_assert(x[i] == 0.0f || x[i] == in[i]);
+        ck_assert_uint_eq(compress_apply(b, 0, in, y), 50);
+        ck_assert(memcmp(x, y, n * sizeof *x) == 0); /* same seed, same agent: same draws */
+        compress_apply(a, 1, in, z);
+        ck_assert(memcmp(x, z, n * sizeof *x) != 0); /* another agent's stream */
+        compress_apply(b, 1, in, z);
+    }
+    compress_free(a);
+    compress_free(b);
+    free(in);
+    free(x);
+    free(y);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_dct_threshold_refresh)
+{
+    /* k = 2 of 6; the threshold (the 2nd largest magnitude) is recomputed every 3 messages
+     * and applied as a hard threshold in between */
+    CompressionSpec spec = spec_of(COMPRESS_DCT, 2.0 / 6, FEEDBACK_NONE);
+    spec.refresh = 3;
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 6, &c), 0);
+    float v1[6] = {5, -4, 3, 2, 1, 0.5f}, v2[6] = {10, 9, -8, 0, 0, 0}, v3[6] = {1, 1, 1, 1, 1, 1},
+          v4[6] = {1, 2, 3, 4, 5, -6}, out[6];
+    ck_assert_uint_eq(compress_apply(c, 0, v1, out), 2);
+    ck_assert(out[0] == 5 && out[1] == -4 && out[2] == 0);
+    ck_assert_uint_eq(compress_apply(c, 0, v2, out), 3); /* |x| >= 4 */
+    ck_assert_uint_eq(compress_apply(c, 0, v3, out), 0);
+    ck_assert_uint_eq(compress_apply(c, 0, v4, out), 2); /* refresh: threshold 5 */
+    ck_assert(out[4] == 5 && out[5] == -6 && out[3] == 0);
+    compress_free(c);
+}
+END_TEST
+
+START_TEST(test_slimdp_significant_plus_exploration)
+{
+    size_t n = 100;
+    CompressionSpec spec = spec_of(COMPRESS_SLIMDP, 0.1, FEEDBACK_NONE);
+    spec.explore = 0.3;
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 4, 1, n, &c), 0);
+    float in[100], out[100];
+    for (size_t i = 0; i < n; i++) in[i] = (float)(i + 1); /* the 7 largest sit at 93..99 */
+    int seen[100] = {0};
+    for (int trial = 0; trial < 20; trial++) {
+        ck_assert_uint_eq(compress_apply(c, 0, in, out), 10);
+        ck_assert_uint_eq(count_nonzero(out, n), 10);
+        for (size_t i = 93; i < n; i++) ck_assert(out[i] == in[i]);
+        for (size_t i = 0; i < 93; i++) seen[i] += out[i] != 0;
+    }
+    int distinct = 0;
+    for (size_t i = 0; i < 93; i++) distinct += seen[i] > 0;
+    ck_assert_msg(distinct > 20, "exploration drew only %d distinct entries", distinct);
+    compress_free(c);
+}
+END_TEST
+
+START_TEST(test_wire_bytes)
+{
+    ck_assert(compress_wire_bytes(1000, 10) == 80);        /* values + indices */
+    ck_assert(compress_wire_bytes(1000, 100) == 400 + 125); /* values + bitmap */
+    ck_assert(compress_wire_bytes(1000, 1000) == 4000);     /* dense */
+    ck_assert(compress_wire_bytes(1001, 100) == 400 + 126);
+    ck_assert_uint_eq(compress_keep(0.001, 235146), 236);
+    ck_assert_uint_eq(compress_keep(1e-9, 100), 1);
+    ck_assert_uint_eq(compress_keep(1, 100), 100);
+}
+END_TEST
+
+START_TEST(test_ef21_hand_example)
+{
+    /* top-2 of 4; g starts at 0: c = C(grad - g), g += c */
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.5, FEEDBACK_EF21);
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 4, &c), 0);
+    float g[4] = {0}, message[4];
+    float grad1[4] = {3, -1, 0.5f, -4}, grad2[4] = {1, 1, 1, 1};
+    ck_assert_uint_eq(compress_feedback(c, 0, grad1, g, NULL, message), 2);
+    float m1[4] = {3, 0, 0, -4}, g1[4] = {3, 0, 0, -4};
+    for (int i = 0; i < 4; i++) ck_assert(message[i] == m1[i] && g[i] == g1[i]);
+    compress_feedback(c, 0, grad2, g, NULL, message); /* grad - g = (-2, 1, 1, 5) */
+    float m2[4] = {-2, 0, 0, 5}, g2[4] = {1, 0, 0, 1};
+    for (int i = 0; i < 4; i++) ck_assert(message[i] == m2[i] && g[i] == g2[i]);
+    compress_free(c);
+}
+END_TEST
+
+START_TEST(test_econtrol_hand_example)
+{
+    /* eta = 0.5, top-2 of 4: Delta = C(eta e + grad - h); e += grad - h_old - Delta; h += Delta */
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.5, FEEDBACK_ECONTROL);
+    spec.eta = 0.5;
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 4, &c), 0);
+    float h[4] = {0}, e[4] = {0}, delta[4];
+    float grad1[4] = {3, -1, 0.5f, -4}, grad2[4] = {1, 1, 1, 1};
+    compress_feedback(c, 0, grad1, h, e, delta);
+    float d1[4] = {3, 0, 0, -4}, e1[4] = {0, -1, 0.5f, 0}, h1[4] = {3, 0, 0, -4};
+    for (int i = 0; i < 4; i++) ck_assert(delta[i] == d1[i] && e[i] == e1[i] && h[i] == h1[i]);
+    /* eta e + grad - h = (-2, 0.5, 1.25, 5) */
+    compress_feedback(c, 0, grad2, h, e, delta);
+    float d2[4] = {-2, 0, 0, 5}, e2[4] = {0, 0, 1.5f, 0}, h2[4] = {1, 0, 0, 1};
+    for (int i = 0; i < 4; i++) ck_assert(delta[i] == d2[i] && e[i] == e2[i] && h[i] == h2[i]);
+    compress_free(c);
+}
+END_TEST
+
+/* 4 equal agents, 640 samples = 10 steps of 64, no latency: closed forms. */
+static const char *four =
+    "[run]\nmethod = sync\nrounds = 1\nmode = timing\n"
+    "[model]\nlayers = 784,256,128,10\nbatch = 64\n"
+    "[topology]\ngraph = ring\n"
+    "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 0 s\nsamples = 640\n"
+    "[compression]\nscheme = topk\nratio = 0.01\n";
+
+static const size_t mlp_params = 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10;
+
+START_TEST(test_bytes_and_time_of_the_ring_gather)
+{
+    TestSink ts;
+    ck_assert_int_eq(run_text(four, NULL, 0, &ts), 0);
+    double block = compress_wire_bytes(mlp_params, compress_keep(0.01, mlp_params));
+    ck_assert(block == 8.0 * 2352);
+    /* every step: each of the 4 blocks makes 3 hops */
+    ck_assert(fabs(ts.round_rows[0].bytes - 10 * 3 * 4 * block) < 1e-6);
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(four, NULL, 0, &sc, &diag), 0);
+    Engine *e;
+    TestSink unused;
+    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), 0);
+    double flops = engine_step_flops(e, 64);
+    engine_close(e);
+    test_sink_free(&unused);
+    /* blocks offered together: 3 hops of one block each, back to back on every uplink */
+    double step = flops / 1e9 + 3 * block / 10e6;
+    ck_assert_msg(fabs(ts.last_t_end - 10 * step) < 1e-9 * ts.last_t_end, "round %.17g expected %.17g",
+                  ts.last_t_end, 10 * step);
+    ck_assert(fabs(ts.agent_round_rows[0].comm_s - 10 * 3 * block / 10e6) < 1e-9);
+    test_sink_free(&ts);
+
+    /* localsgd (one averaging per round) and dpsgd (2 ring neighbours, 10 steps) */
+    const char *local[] = {"run.method=localsgd"};
+    ck_assert_int_eq(run_text(four, local, 1, &ts), 0);
+    ck_assert(fabs(ts.round_rows[0].bytes - 3 * 4 * block) < 1e-6);
+    test_sink_free(&ts);
+    const char *gossip[] = {"run.method=dpsgd"};
+    ck_assert_int_eq(run_text(four, gossip, 1, &ts), 0);
+    ck_assert(fabs(ts.round_rows[0].bytes - 10 * 4 * 2 * block) < 1e-6);
+    test_sink_free(&ts);
+
+    /* scheme = none is the dense path, row for row */
+    const char *none[] = {"compression.scheme=none"};
+    TestSink dense, plain;
+    ck_assert_int_eq(run_text(four, none, 1, &dense), 0);
+    char text[2048];
+    snprintf(text, sizeof text, "%.*s", (int)(strstr(four, "[compression]") - four), four);
+    ck_assert_int_eq(run_text(text, NULL, 0, &plain), 0);
+    ck_assert_str_eq(dense.text, plain.text);
+    test_sink_free(&dense);
+    test_sink_free(&plain);
+}
+END_TEST
+
+/* A convex problem: multinomial logistic regression (layers = features, classes). */
+static const char *convex =
+    "[run]\nmethod = sync\nrounds = 8\nseed = 5\n"
+    "[data]\ndataset = synthetic\nfeatures = 32\nclasses = 10\ntrain_samples = 4000\ntest_samples = 1000\n"
+    "separation = 6\n"
+    "[model]\nlayers = 32,10\nbatch = 32\nlr = 0.1\n"
+    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n";
+
+START_TEST(test_error_feedback_reaches_uncompressed_loss)
+{
+    TestSink ts;
+    double dense_train, dense_test, dense_accuracy, train, test, accuracy;
+    ck_assert_int_eq(run_text(convex, NULL, 0, &ts), 0);
+    last_metric(&ts, &dense_train, &dense_test, &dense_accuracy);
+    test_sink_free(&ts);
+    const char *feedbacks[] = {"ef21", "econtrol", "none"};
+    for (int f = 0; f < 3; f++) {
+        char set_feedback[64];
+        snprintf(set_feedback, sizeof set_feedback, "compression.feedback=%s", feedbacks[f]);
+        const char *set[] = {"compression.scheme=topk", "compression.ratio=0.05", set_feedback};
+        ck_assert_int_eq(run_text(convex, set, 3, &ts), 0);
+        last_metric(&ts, &train, &test, &accuracy);
+        test_sink_free(&ts);
+        if (f < 2)
+            ck_assert_msg(test < 1.25 * dense_test && accuracy > dense_accuracy - 0.01,
+                          "%s: test loss %g accuracy %g, uncompressed %g %g", feedbacks[f], test, accuracy,
+                          dense_test, dense_accuracy);
+        else
+            ck_assert_msg(test > 2 * dense_test, "no feedback: test loss %g, uncompressed %g", test, dense_test);
+    }
+}
+END_TEST
+
+START_TEST(test_train_mode_timing_equals_timing_mode)
+{
+    /* top-k sizes do not depend on the values, so both modes book the same messages */
+    const char *schemes[] = {"compression.scheme=topk", "compression.scheme=slimdp"};
+    const char *methods[] = {"run.method=sync", "run.method=localsgd", "run.method=dpsgd"};
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 2; k++) {
+            TestSink train, timing;
+            const char *set[] = {schemes[k], methods[m], "run.rounds=2", "compression.feedback=none"};
+            const char *set_timing[] = {schemes[k], methods[m], "run.rounds=2", "compression.feedback=none",
+                                        "run.mode=timing"};
+            ck_assert_int_eq(run_text(convex, set, 4, &train), 0);
+            ck_assert_int_eq(run_text(convex, set_timing, 5, &timing), 0);
+            ck_assert_int_eq(train.rounds, timing.rounds);
+            for (int r = 0; r < train.rounds; r++) {
+                ck_assert(train.round_rows[r].t_end == timing.round_rows[r].t_end);
+                ck_assert(train.round_rows[r].bytes == timing.round_rows[r].bytes);
+            }
+            /* and a second train run is bitwise the same */
+            TestSink again;
+            ck_assert_int_eq(run_text(convex, set, 4, &again), 0);
+            ck_assert_str_eq(train.text, again.text);
+            test_sink_free(&train);
+            test_sink_free(&timing);
+            test_sink_free(&again);
+        }
+}
+END_TEST
+
+START_TEST(test_compressed_localsgd_and_dpsgd_learn)
+{
+    const char *sets[][5] = {
+        {"run.method=localsgd", "method.local_steps=8", "compression.scheme=topk", "compression.feedback=ef21",
+         "compression.ratio=0.1"},
+        {"run.method=qsr", "compression.scheme=dct", "compression.feedback=econtrol", "compression.refresh=10",
+         "compression.ratio=0.1"},
+        {"run.method=dpsgd", "topology.graph=ring", "compression.scheme=topk", "compression.ratio=0.1",
+         "compression.gamma=0.1"},
+    };
+    for (int s = 0; s < 3; s++) {
+        TestSink ts;
+        ck_assert_int_eq(run_text(convex, sets[s], 5, &ts), 0);
+        double train, test, accuracy;
+        last_metric(&ts, &train, &test, &accuracy);
+        ck_assert_msg(accuracy > 0.9, "%s: accuracy %g", sets[s][0], accuracy);
+        test_sink_free(&ts);
+    }
+}
+END_TEST
+
+static const char *base =
+    "[run]\n"                       /* 1 */
+    "method = sync\n"               /* 2 */
+    "rounds = 2\n"                  /* 3 */
+    "mode = timing\n"               /* 4 */
+    "[agents]\n"                    /* 5 */
+    "count = 8\n"                   /* 6 */
+    "compute = 1 GFLOPS\n"          /* 7 */
+    "bandwidth = 10 MB/s\n";        /* 8 */
+
+static void expect_error(const char *extra, const char *const *set, int n_set, const char *prefix,
+                         const char *fragment)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", base, extra);
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_msg(resolve_text(text, set, n_set, &sc, &diag) == HS_E_INPUT, "expected an error for %s", extra);
+    ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", diag.message,
+                  prefix);
+    ck_assert_msg(strstr(diag.message, fragment) != NULL, "'%s' lacks '%s'", diag.message, fragment);
+}
+
+START_TEST(test_section_round_trip_and_errors)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s[compression]\nscheme = dct\nratio = 0.001\nfeedback = econtrol\neta = 0.3\n"
+             "refresh = 50\nexplore = 0.5\n", base);
+    Scenario a, b;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert(a.compression.present && a.compression.scheme == COMPRESS_DCT && a.compression.ratio == 0.001);
+    ck_assert(a.compression.feedback == FEEDBACK_ECONTROL && a.compression.eta == 0.3 && a.compression.refresh == 50);
+    ck_assert(a.compression.explore == 0.1); /* not Slim-DP: reset to its default, left out */
+    char *config = scenario_config_string(&a);
+    ck_assert_ptr_nonnull(strstr(config, "[compression]\nscheme = dct\n"));
+    ck_assert_ptr_null(strstr(config, "explore"));
+    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    char *again = scenario_config_string(&b);
+    ck_assert_str_eq(config, again);
+    ck_assert(b.compression.scheme == a.compression.scheme && b.compression.ratio == a.compression.ratio &&
+              b.compression.eta == a.compression.eta && b.compression.refresh == a.compression.refresh);
+    free(config);
+    free(again);
+    /* no section: nothing written */
+    ck_assert_int_eq(resolve_text(base, NULL, 0, &a, &diag), 0);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_null(strstr(config, "[compression]"));
+    free(config);
+
+    expect_error("[compression]\nscheme = topk\nratoi = 0.1\n", NULL, 0, "t.ini:11:", "did you mean 'ratio'");
+    expect_error("[compresion]\nscheme = topk\n", NULL, 0, "t.ini:9:", "did you mean 'compression'");
+    expect_error("[compression]\nscheme = top-k\n", NULL, 0, "t.ini:10:", "not one of none|topk|randk|dct|slimdp");
+    expect_error("[compression]\nscheme = topk\nratio = 0\n", NULL, 0, "t.ini:11:", "must be in (0, 1]");
+    expect_error("[compression]\nscheme = topk\nratio = 2\n", NULL, 0, "t.ini:11:", "outside");
+    expect_error("[compression]\nscheme = topk\nfeedback = ef14\n", NULL, 0, "t.ini:11:", "none|ef21|econtrol");
+    expect_error("[compression]\nratio = 0.1\n", NULL, 0, "t.ini:9:", "missing required key 'scheme'");
+    const char *adpsgd[] = {"run.method=adpsgd"};
+    expect_error("[compression]\nscheme = topk\n", adpsgd, 1, "t.ini:9:", "not to method adpsgd");
+    const char *comdml[] = {"run.method=comdml"};
+    expect_error("[compression]\nscheme = randk\n", comdml, 1, "t.ini:9: [compression] scheme = randk",
+                 "not to method comdml");
+    const char *dpsgd[] = {"run.method=dpsgd"};
+    expect_error("[compression]\nscheme = topk\nfeedback = ef21\n", dpsgd, 1, "t.ini:9:", "leave feedback = none");
+    const char *partial[] = {"run.method=localsgd", "method.participation=0.5"};
+    expect_error("[compression]\nscheme = topk\n", partial, 2, "t.ini:9:", "participation = 1");
+    const char *overridden[] = {"compression.scheme=topk", "run.method=co2"};
+    expect_error("", overridden, 2, "--set:", "not to method co2");
+    /* scheme = none is allowed with any method */
+    snprintf(text, sizeof text, "%s[compression]\nscheme = none\nratio = 0.5\n", base);
+    const char *co2[] = {"run.method=co2"};
+    ck_assert_int_eq(resolve_text(text, co2, 1, &a, &diag), 0);
+}
+END_TEST
+
+static Suite *compress_suite(void)
+{
+    Suite *s = suite_create("compress");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_select_matches_sort);
+    tcase_add_test(tc, test_topk_keeps_exactly_the_k_largest);
+    tcase_add_test(tc, test_randk_keeps_k_entries_reproducibly);
+    tcase_add_test(tc, test_dct_threshold_refresh);
+    tcase_add_test(tc, test_slimdp_significant_plus_exploration);
+    tcase_add_test(tc, test_wire_bytes);
+    tcase_add_test(tc, test_ef21_hand_example);
+    tcase_add_test(tc, test_econtrol_hand_example);
+    tcase_add_test(tc, test_bytes_and_time_of_the_ring_gather);
+    tcase_add_test(tc, test_error_feedback_reaches_uncompressed_loss);
+    tcase_add_test(tc, test_train_mode_timing_equals_timing_mode);
+    tcase_add_test(tc, test_compressed_localsgd_and_dpsgd_learn);
+    tcase_add_test(tc, test_section_round_trip_and_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(compress_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
