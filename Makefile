@@ -86,11 +86,14 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Sanitized code runs several times slower: stretch Check's per-test timeouts with it.
+CK_SLOWDOWN := $(if $(SANITIZE),10,1)
+
 # Suites run from the top folder so fixtures resolve as tests/...; CK_FORK stays on so a
 # crashing case is reported, not fatal to the suite.
 test: $(TEST_BIN) $(BUILD)/hetsim
 	@failed=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 $$t || failed=1; \
+	  echo "== $$t"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 CK_TIMEOUT_MULTIPLIER=$(CK_SLOWDOWN) $$t || failed=1; \
 	done; \
 	for s in tests/cli/*.sh; do \
 	  echo "== $$s"; HETSIM=$(BUILD)/hetsim bash $$s || failed=1; \

@@ -115,6 +115,7 @@ START_TEST(test_offloading_shortens_the_round_against_localsgd)
     test_sink_free(&a);
     const char *bad[] = {"method.solver=magic"};
     ck_assert_int_eq(run(bad, 1, &a), HS_E_INPUT);
+    test_sink_free(&a);
 }
 END_TEST
 
