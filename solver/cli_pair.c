@@ -18,7 +18,8 @@ static const char cli_pair_usage[] =
     "  --solver exact   minimum makespan (matching + binary search; the default)\n"
     "           ip      integer program with lp_solve (falls back to exact on failure)\n"
     "           greedy  the published scheduler: slowest first, best available partner\n"
-    "  --time-limit S   lp_solve's limit in seconds (default 10)\n";
+    "  --time-limit S   wall-clock limit of ip in seconds, building the model included\n"
+    "                   (default 10); past it exact answers and stderr says so\n";
 
 int solver_cli_pair(int argc, char **argv)
 {

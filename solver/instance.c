@@ -1,6 +1,10 @@
-/* instance.c — a small line parser (no line-length limit) so every error can name its
- * line: lists of numbers are read once into growable arrays, then checked together. */
+/* instance.c — pairing instance files. A small line parser of its own (no line-length
+ * limit, unlike inih's) so that every error can name its line: each list is read once
+ * into a growable array that remembers its line, then all are checked together.
+ * Cost: linear in the file, plus a linear search for duplicate bandwidth rows, which is
+ * no more than reading the rows themselves (n rows of n values). */
 #include "solver/instance.h"
+#include "sim/scenario.h" /* scenario_edit_distance */
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,13 +15,21 @@
 
 typedef struct NumberList {
     double *v;
-    int n, line;
+    int n, cap;
+    int line; /* 0 while the key has not been seen */
 } NumberList;
 
+typedef struct BandwidthRow {
+    long index;
+    NumberList values;
+} BandwidthRow;
+
 typedef struct InstanceText {
+    const char *name;
+    int section_line; /* line of [pairing], 0 before it */
     NumberList batches, speed, fs, ff, act;
-    NumberList *rows;   /* bandwidth.i */
-    int n_rows;         /* highest row index + 1 */
+    BandwidthRow *rows; /* in file order */
+    int n_rows, cap_rows;
 } InstanceText;
 
 static void instance_text_free(InstanceText *t)
@@ -27,140 +39,234 @@ static void instance_text_free(InstanceText *t)
     free(t->fs.v);
     free(t->ff.v);
     free(t->act.v);
-    for (int i = 0; i < t->n_rows; i++) free(t->rows[i].v);
+    for (int r = 0; r < t->n_rows; r++)
+        free(t->rows[r].values.v);
     free(t->rows);
 }
 
 static char *instance_trim(char *s)
 {
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
     return s;
 }
 
-static int instance_numbers(const char *name, int line, const char *key, char *value, NumberList *out,
-                            HsDiag *diag)
+static int instance_push(NumberList *list, double x)
 {
-    if (out->line)
-        return hs_diag_set(diag, HS_E_INPUT, name, line, "'%s' is given twice (first at line %d)", key, out->line);
-    out->line = line;
-    int cap = 16;
-    out->v = malloc((size_t)cap * sizeof *out->v);
-    if (out->v == NULL) return HS_E_NOMEM;
-    char *save = NULL;
-    for (char *tok = strtok_r(value, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        tok = instance_trim(tok);
-        double x;
-        char *end;
-        if (strcmp(tok, "inf") == 0) {
-            x = INFINITY;
-        } else {
-            errno = 0;
-            x = strtod(tok, &end);
-            if (*tok == '\0' || *end != '\0' || errno || isnan(x))
-                return hs_diag_set(diag, HS_E_INPUT, name, line, "%s: '%s' is not a number", key, tok);
-        }
-        if (out->n == cap) {
-            cap *= 2;
-            double *grown = realloc(out->v, (size_t)cap * sizeof *grown);
-            if (grown == NULL) return HS_E_NOMEM;
-            out->v = grown;
-        }
-        out->v[out->n++] = x;
+    if (list->n == list->cap) {
+        int cap = list->cap ? 2 * list->cap : 16;
+        double *grown = realloc(list->v, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        list->v = grown;
+        list->cap = cap;
     }
-    if (out->n == 0) return hs_diag_set(diag, HS_E_INPUT, name, line, "%s: no values", key);
+    list->v[list->n++] = x;
     return HS_OK;
 }
 
-static int instance_line(const char *name, int line, char *text, int *in_section, InstanceText *t, HsDiag *diag)
+/* Reads "x, y, z" into out. Commas separate; an empty item is an error, not skipped. */
+static int instance_numbers(InstanceText *t, int line, const char *key, char *value, NumberList *out, HsDiag *diag)
 {
-    char *hash = strpbrk(text, ";#");
-    if (hash) *hash = '\0';
+    if (out->line)
+        return hs_diag_set(diag, HS_E_INPUT, t->name, line, "'%s' is given twice (first at line %d)", key, out->line);
+    out->line = line;
+    if (*instance_trim(value) == '\0') return hs_diag_set(diag, HS_E_INPUT, t->name, line, "%s: no values", key);
+    char *item = value;
+    for (int k = 1;; k++) {
+        char *comma = strchr(item, ',');
+        if (comma) *comma = '\0';
+        char *token = instance_trim(item);
+        if (*token == '\0')
+            return hs_diag_set(diag, HS_E_INPUT, t->name, line, "%s: value %d is empty (stray comma?)", key, k);
+        char *end;
+        errno = 0;
+        double x = strtod(token, &end);
+        if (*end != '\0' || isnan(x))
+            return hs_diag_set(diag, HS_E_INPUT, t->name, line, "%s: '%s' is not a number", key, token);
+        if (errno == ERANGE && isinf(x))
+            return hs_diag_set(diag, HS_E_INPUT, t->name, line, "%s: '%s' is out of range (write inf)", key, token);
+        if (instance_push(out, x) != HS_OK) return HS_E_NOMEM;
+        if (comma == NULL) return HS_OK;
+        item = comma + 1;
+    }
+}
+
+static int instance_row(InstanceText *t, int line, const char *key, char *value, HsDiag *diag)
+{
+    const char *digits = key + strlen("bandwidth.");
+    size_t n_digits = strspn(digits, "0123456789");
+    if (n_digits == 0 || digits[n_digits] != '\0' || n_digits > 9)
+        return hs_diag_set(diag, HS_E_INPUT, t->name, line, "'%s': expected bandwidth.ROW with ROW an agent number",
+                           key);
+    long index = strtol(digits, NULL, 10);
+    for (int r = 0; r < t->n_rows; r++)
+        if (t->rows[r].index == index)
+            return hs_diag_set(diag, HS_E_INPUT, t->name, line, "'%s' is given twice (first at line %d)", key,
+                               t->rows[r].values.line);
+    if (t->n_rows == t->cap_rows) {
+        int cap = t->cap_rows ? 2 * t->cap_rows : 16;
+        BandwidthRow *grown = realloc(t->rows, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        t->rows = grown;
+        t->cap_rows = cap;
+    }
+    BandwidthRow *row = &t->rows[t->n_rows++];
+    memset(row, 0, sizeof *row);
+    row->index = index;
+    return instance_numbers(t, line, key, value, &row->values, diag);
+}
+
+/* Writes " (did you mean 'x'?)" for a near miss of a known key, else "". */
+static void instance_suggest(const char *key, char *out, size_t size)
+{
+    static const char *const known[] = {"batches", "speed", "fs", "ff", "act"};
+    const char *dot = strchr(key, '.');
+    char stem[64];
+    snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - key) : (int)strlen(key), key);
+    int limit = (int)strlen(stem) / 3 + 1;
+    if (limit > 3) limit = 3;
+    out[0] = '\0';
+    if (dot && scenario_edit_distance(stem, "bandwidth") <= limit) {
+        snprintf(out, size, " (did you mean 'bandwidth%.20s'?)", dot);
+        return;
+    }
+    int best = limit + 1;
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
+        int d = scenario_edit_distance(key, known[k]);
+        if (d < best && d < (int)strlen(known[k])) {
+            best = d;
+            snprintf(out, size, " (did you mean '%s'?)", known[k]);
+        }
+    }
+}
+
+static int instance_line(InstanceText *t, int line, char *text, HsDiag *diag)
+{
+    char *comment = strpbrk(text, ";#");
+    if (comment) *comment = '\0';
     char *s = instance_trim(text);
     if (*s == '\0') return HS_OK;
     if (*s == '[') {
         if (strcmp(s, "[pairing]") != 0)
-            return hs_diag_set(diag, HS_E_INPUT, name, line, "unknown section %s (an instance has only [pairing])", s);
-        *in_section = 1;
+            return hs_diag_set(diag, HS_E_INPUT, t->name, line, "unknown section %s (an instance has only [pairing])",
+                               s);
+        if (t->section_line)
+            return hs_diag_set(diag, HS_E_INPUT, t->name, line, "[pairing] is given twice (first at line %d)",
+                               t->section_line);
+        t->section_line = line;
         return HS_OK;
     }
     char *eq = strchr(s, '=');
-    if (eq == NULL) return hs_diag_set(diag, HS_E_INPUT, name, line, "expected KEY = VALUES");
-    if (!*in_section) return hs_diag_set(diag, HS_E_INPUT, name, line, "key outside [pairing]");
+    if (eq == NULL) return hs_diag_set(diag, HS_E_INPUT, t->name, line, "expected KEY = VALUES, got '%s'", s);
+    if (!t->section_line) return hs_diag_set(diag, HS_E_INPUT, t->name, line, "key before the [pairing] section");
     *eq = '\0';
     char *key = instance_trim(s), *value = eq + 1;
-    if (strcmp(key, "batches") == 0) return instance_numbers(name, line, key, value, &t->batches, diag);
-    if (strcmp(key, "speed") == 0) return instance_numbers(name, line, key, value, &t->speed, diag);
-    if (strcmp(key, "fs") == 0) return instance_numbers(name, line, key, value, &t->fs, diag);
-    if (strcmp(key, "ff") == 0) return instance_numbers(name, line, key, value, &t->ff, diag);
-    if (strcmp(key, "act") == 0) return instance_numbers(name, line, key, value, &t->act, diag);
-    if (strncmp(key, "bandwidth.", 10) == 0) {
-        char *end;
-        long row = strtol(key + 10, &end, 10);
-        if (key[10] == '\0' || *end != '\0' || row < 0 || row > 1000000)
-            return hs_diag_set(diag, HS_E_INPUT, name, line, "'%s': expected bandwidth.ROW with ROW a number", key);
-        if (row >= t->n_rows) {
-            NumberList *grown = realloc(t->rows, (size_t)(row + 1) * sizeof *grown);
-            if (grown == NULL) return HS_E_NOMEM;
-            memset(grown + t->n_rows, 0, (size_t)(row + 1 - t->n_rows) * sizeof *grown);
-            t->rows = grown;
-            t->n_rows = (int)row + 1;
-        }
-        return instance_numbers(name, line, key, value, &t->rows[row], diag);
-    }
-    return hs_diag_set(diag, HS_E_INPUT, name, line,
-                       "unknown key '%s' (use batches, speed, fs, ff, act, bandwidth.ROW)", key);
+    struct {
+        const char *key;
+        NumberList *list;
+    } lists[] = {{"batches", &t->batches}, {"speed", &t->speed}, {"fs", &t->fs}, {"ff", &t->ff}, {"act", &t->act}};
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++)
+        if (strcmp(key, lists[k].key) == 0) return instance_numbers(t, line, key, value, lists[k].list, diag);
+    if (strncmp(key, "bandwidth.", strlen("bandwidth.")) == 0) return instance_row(t, line, key, value, diag);
+    char hint[64];
+    instance_suggest(key, hint, sizeof hint);
+    return hs_diag_set(diag, HS_E_INPUT, t->name, line, "unknown key '%s' in [pairing]%s", key,
+                       hint[0] ? hint : " (keys: batches, speed, fs, ff, act, bandwidth.ROW)");
 }
 
-static int instance_check(const char *name, InstanceText *t, HsDiag *diag)
+static const char *instance_plural(int n)
 {
-    NumberList *required[] = {&t->batches, &t->speed, &t->fs, &t->ff, &t->act};
-    const char *names[] = {"batches", "speed", "fs", "ff", "act"};
-    for (int k = 0; k < 5; k++)
-        if (required[k]->line == 0) return hs_diag_set(diag, HS_E_INPUT, name, 0, "missing key '%s'", names[k]);
+    return n == 1 ? "" : "s";
+}
+
+/* Checks the lists together and fills rows_by_agent[i] with row i. */
+static int instance_check(InstanceText *t, const NumberList **rows_by_agent, HsDiag *diag)
+{
+    const char *name = t->name;
+    if (!t->section_line) return hs_diag_set(diag, HS_E_INPUT, name, 1, "no [pairing] section");
+    struct {
+        const char *key;
+        const NumberList *list;
+    } required[] = {{"batches", &t->batches}, {"speed", &t->speed}, {"fs", &t->fs}, {"ff", &t->ff}, {"act", &t->act}};
+    for (size_t k = 0; k < sizeof required / sizeof *required; k++)
+        if (required[k].list->line == 0)
+            return hs_diag_set(diag, HS_E_INPUT, name, t->section_line, "[pairing] lacks the key '%s'",
+                               required[k].key);
     int n = t->batches.n, m = t->fs.n;
     if (t->speed.n != n)
-        return hs_diag_set(diag, HS_E_INPUT, name, t->speed.line, "speed has %d values, batches has %d", t->speed.n, n);
-    if (t->ff.n != m || t->act.n != m)
-        return hs_diag_set(diag, HS_E_INPUT, name, t->ff.n != m ? t->ff.line : t->act.line,
-                           "fs, ff and act must have the same length (%d, %d, %d)", m, t->ff.n, t->act.n);
+        return hs_diag_set(diag, HS_E_INPUT, name, t->speed.line,
+                           "speed has %d value%s but batches has %d (one per agent)", t->speed.n,
+                           instance_plural(t->speed.n), n);
+    const NumberList *per_split[] = {&t->ff, &t->act};
+    const char *split_key[] = {"ff", "act"};
+    for (int k = 0; k < 2; k++)
+        if (per_split[k]->n != m)
+            return hs_diag_set(diag, HS_E_INPUT, name, per_split[k]->line,
+                               "%s has %d value%s but fs has %d (fs, ff and act have one per split)", split_key[k],
+                               per_split[k]->n, instance_plural(per_split[k]->n), m);
     for (int i = 0; i < n; i++) {
         if (!(t->batches.v[i] >= 0) || !isfinite(t->batches.v[i]))
-            return hs_diag_set(diag, HS_E_INPUT, name, t->batches.line, "batches[%d] must be finite and >= 0", i);
+            return hs_diag_set(diag, HS_E_INPUT, name, t->batches.line, "batches[%d] = %g must be finite and >= 0", i,
+                               t->batches.v[i]);
         if (!(t->speed.v[i] > 0) || !isfinite(t->speed.v[i]))
-            return hs_diag_set(diag, HS_E_INPUT, name, t->speed.line, "speed[%d] must be finite and > 0", i);
+            return hs_diag_set(diag, HS_E_INPUT, name, t->speed.line, "speed[%d] = %g must be finite and > 0", i,
+                               t->speed.v[i]);
     }
-    for (int s = 0; s < m; s++) {
-        if (!(t->fs.v[s] >= 0 && t->fs.v[s] <= 1))
-            return hs_diag_set(diag, HS_E_INPUT, name, t->fs.line, "fs[%d] = %g is outside [0, 1]", s, t->fs.v[s]);
-        if (!(t->ff.v[s] >= 0 && t->ff.v[s] <= 1))
-            return hs_diag_set(diag, HS_E_INPUT, name, t->ff.line, "ff[%d] = %g is outside [0, 1]", s, t->ff.v[s]);
+    const NumberList *fractions[] = {&t->fs, &t->ff};
+    const char *fraction_key[] = {"fs", "ff"};
+    for (int k = 0; k < 2; k++)
+        for (int s = 0; s < m; s++)
+            if (!(fractions[k]->v[s] >= 0 && fractions[k]->v[s] <= 1))
+                return hs_diag_set(diag, HS_E_INPUT, name, fractions[k]->line, "%s[%d] = %g is outside [0, 1]",
+                                   fraction_key[k], s, fractions[k]->v[s]);
+    for (int s = 0; s < m; s++)
         if (!(t->act.v[s] >= 0) || !isfinite(t->act.v[s]))
-            return hs_diag_set(diag, HS_E_INPUT, name, t->act.line, "act[%d] must be finite and >= 0", s);
+            return hs_diag_set(diag, HS_E_INPUT, name, t->act.line, "act[%d] = %g must be finite and >= 0", s,
+                               t->act.v[s]);
+    if (t->fs.v[0] != 1)
+        return hs_diag_set(diag, HS_E_INPUT, name, t->fs.line,
+                           "fs[0] = %g: split 0 means no offload, so fs[0] must be 1", t->fs.v[0]);
+    if (t->ff.v[0] != 0)
+        return hs_diag_set(diag, HS_E_INPUT, name, t->ff.line,
+                           "ff[0] = %g: split 0 means no offload, so ff[0] must be 0", t->ff.v[0]);
+
+    for (int i = 0; i < n; i++)
+        rows_by_agent[i] = NULL;
+    for (int r = 0; r < t->n_rows; r++) {
+        const BandwidthRow *row = &t->rows[r];
+        if (row->index >= n)
+            return hs_diag_set(diag, HS_E_INPUT, name, row->values.line,
+                               "bandwidth.%ld: there are only %d agents (rows 0..%d)", row->index, n, n - 1);
+        rows_by_agent[row->index] = &row->values;
     }
-    if (t->fs.v[0] != 1 || t->ff.v[0] != 0)
-        return hs_diag_set(diag, HS_E_INPUT, name, t->fs.v[0] != 1 ? t->fs.line : t->ff.line,
-                           "split 0 means no offload: fs[0] must be 1 and ff[0] 0");
-    if (t->n_rows > n)
-        return hs_diag_set(diag, HS_E_INPUT, name, t->rows[t->n_rows - 1].line, "bandwidth.%d: only %d agents",
-                           t->n_rows - 1, n);
+    for (int i = 0; i < n; i++)
+        if (rows_by_agent[i] == NULL)
+            return hs_diag_set(diag, HS_E_INPUT, name, t->section_line,
+                               "[pairing] lacks the row bandwidth.%d (one row per agent, %d agents)", i, n);
     for (int i = 0; i < n; i++) {
-        if (i >= t->n_rows || t->rows[i].line == 0)
-            return hs_diag_set(diag, HS_E_INPUT, name, 0, "missing row bandwidth.%d", i);
-        if (t->rows[i].n != n)
-            return hs_diag_set(diag, HS_E_INPUT, name, t->rows[i].line, "bandwidth.%d has %d values, expected %d", i,
-                               t->rows[i].n, n);
+        const NumberList *row = rows_by_agent[i];
+        if (row->n != n)
+            return hs_diag_set(diag, HS_E_INPUT, name, row->line,
+                               "bandwidth.%d has %d value%s, expected %d (one per agent)", i, row->n,
+                               instance_plural(row->n), n);
         for (int j = 0; j < n; j++)
-            if (t->rows[i].v[j] < 0)
-                return hs_diag_set(diag, HS_E_INPUT, name, t->rows[i].line, "bandwidth.%d: negative value at column %d", i, j);
+            if (row->v[j] < 0)
+                return hs_diag_set(diag, HS_E_INPUT, name, row->line, "bandwidth.%d: value %d is %g, must be >= 0", i,
+                                   j, row->v[j]);
     }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)
-            if (t->rows[i].v[j] != t->rows[j].v[i])
-                return hs_diag_set(diag, HS_E_INPUT, name, t->rows[i].line,
-                                   "the matrix is not symmetric: bandwidth.%d[%d] = %g but bandwidth.%d[%d] = %g", i, j,
-                                   t->rows[i].v[j], j, i, t->rows[j].v[i]);
+            if (rows_by_agent[i]->v[j] != rows_by_agent[j]->v[i]) {
+                int line =
+                    rows_by_agent[i]->line > rows_by_agent[j]->line ? rows_by_agent[i]->line : rows_by_agent[j]->line;
+                return hs_diag_set(
+                    diag, HS_E_INPUT, name, line,
+                    "the bandwidth matrix is not symmetric: bandwidth.%d has %g at %d, bandwidth.%d has %g at %d", i,
+                    rows_by_agent[i]->v[j], j, j, rows_by_agent[j]->v[i], i);
+            }
     return HS_OK;
 }
 
@@ -169,59 +275,78 @@ int instance_parse(const char *name, const char *text, PairingProblem *p, HsDiag
     InstanceText t;
     memset(&t, 0, sizeof t);
     memset(p, 0, sizeof *p);
+    t.name = name;
+    const NumberList **rows_by_agent = NULL;
+    int status = HS_E_NOMEM, line = 0;
     char *copy = strdup(text);
-    if (copy == NULL) return HS_E_NOMEM;
-    int status = HS_OK, line = 0, in_section = 0;
-    char *cursor = copy;
-    while (status == HS_OK && *cursor) {
+    if (copy == NULL) goto fail;
+    status = HS_OK;
+    for (char *cursor = copy; status == HS_OK && *cursor;) {
         char *eol = strchr(cursor, '\n');
         if (eol) *eol = '\0';
         line++;
-        status = instance_line(name, line, cursor, &in_section, &t, diag);
+        status = instance_line(&t, line, cursor, diag);
         cursor = eol ? eol + 1 : cursor + strlen(cursor);
     }
-    free(copy);
-    if (status == HS_OK) status = instance_check(name, &t, diag);
-    if (status == HS_OK) status = pairing_problem_init(p, t.batches.n, t.fs.n);
-    if (status == HS_OK) {
-        int n = p->n;
-        memcpy(p->batches, t.batches.v, (size_t)n * sizeof *p->batches);
-        memcpy(p->speed, t.speed.v, (size_t)n * sizeof *p->speed);
-        memcpy(p->fs, t.fs.v, (size_t)p->n_splits * sizeof *p->fs);
-        memcpy(p->ff, t.ff.v, (size_t)p->n_splits * sizeof *p->ff);
-        memcpy(p->act, t.act.v, (size_t)p->n_splits * sizeof *p->act);
-        for (int i = 0; i < n; i++) memcpy(p->bandwidth + (size_t)i * n, t.rows[i].v, (size_t)n * sizeof(double));
-    }
+    if (status != HS_OK) goto fail;
+    status = HS_E_NOMEM;
+    rows_by_agent = malloc(((size_t)t.batches.n + 1) * sizeof *rows_by_agent);
+    if (rows_by_agent == NULL) goto fail;
+    if ((status = instance_check(&t, rows_by_agent, diag)) != HS_OK) goto fail;
+    if ((status = pairing_problem_init(p, t.batches.n, t.fs.n)) != HS_OK) goto fail;
+    int n = p->n;
+    memcpy(p->batches, t.batches.v, (size_t)n * sizeof *p->batches);
+    memcpy(p->speed, t.speed.v, (size_t)n * sizeof *p->speed);
+    memcpy(p->fs, t.fs.v, (size_t)p->n_splits * sizeof *p->fs);
+    memcpy(p->ff, t.ff.v, (size_t)p->n_splits * sizeof *p->ff);
+    memcpy(p->act, t.act.v, (size_t)p->n_splits * sizeof *p->act);
+    for (int i = 0; i < n; i++)
+        memcpy(p->bandwidth + (size_t)i * (size_t)n, rows_by_agent[i]->v, (size_t)n * sizeof *p->bandwidth);
+    status = HS_OK;
+fail:
     if (status == HS_E_NOMEM) hs_diag_set(diag, status, name, 0, "out of memory");
+    if (status != HS_OK) pairing_problem_free(p);
+    free(rows_by_agent);
+    free(copy);
     instance_text_free(&t);
     return status;
 }
 
 int instance_load(const char *path, PairingProblem *p, HsDiag *diag)
 {
+    memset(p, 0, sizeof *p);
+    int status = HS_E_NOMEM;
+    char *text = NULL;
     FILE *f = fopen(path, "rb");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    size_t got;
-    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+    if (f == NULL) {
+        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
+        goto fail;
+    }
+    size_t cap = 4096, len = 0, got;
+    text = malloc(cap);
+    if (text == NULL) goto fail;
+    while ((got = fread(text + len, 1, cap - len - 1, f)) > 0) {
         len += got;
         if (len + 1 == cap) {
-            char *grown = realloc(text, cap * 2);
-            if (grown == NULL) {
-                free(text);
-                text = NULL;
-                break;
-            }
+            char *grown = realloc(text, 2 * cap);
+            if (grown == NULL) goto fail;
             text = grown;
             cap *= 2;
         }
     }
-    fclose(f);
-    if (text == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
+    if (ferror(f)) {
+        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot read: %s", strerror(errno));
+        goto fail;
+    }
     text[len] = '\0';
-    int status = memchr(text, '\0', len) ? hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file")
-                                          : instance_parse(path, text, p, diag);
+    if (memchr(text, '\0', len)) {
+        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (it holds a NUL byte)");
+        goto fail;
+    }
+    status = instance_parse(path, text, p, diag);
+fail:
+    if (status == HS_E_NOMEM) hs_diag_set(diag, status, path, 0, "out of memory");
+    if (f) fclose(f);
     free(text);
     return status;
 }

@@ -1,21 +1,28 @@
 /* instance.h — pairing instance files (`hetsim pair`), the format of DESIGN.md:
  *   [pairing]
- *   batches  = 12, 10, 15        ; n_i
- *   speed    = 0.4, 1, 1.2       ; s_i, batches per second (> 0)
- *   fs       = 1, .99, .73       ; per split m; fs[0] = 1 and ff[0] = 0 (no offload)
- *   ff       = 0, .02, .13
- *   act      = 0, 1.25, 1.25     ; bytes per batch at split m (>= 0)
- *   bandwidth.0 = inf, 50, 0     ; row i of b_ij: inf on the diagonal, 0 = no link
- * Rows must be complete and the matrix symmetric (b_ij = b_ji). `;` and `#` comment. */
+ *   batches  = 12, 10, 15        ; n_i per agent, finite, >= 0
+ *   speed    = 0.4, 1, 1.2       ; s_i, batches per second, finite, > 0
+ *   fs       = 1, .99, .73       ; per split m, in [0, 1]; fs[0] = 1 (split 0 = no offload)
+ *   ff       = 0, .02, .13       ; per split m, in [0, 1]; ff[0] = 0
+ *   act      = 0, 1.25, 1.25     ; bytes per batch at split m, finite, >= 0
+ *   bandwidth.0 = inf, 50, 0     ; row i of b_ij, >= 0 or inf; 0 = no link
+ *   bandwidth.1 = 50, inf, 10
+ *   bandwidth.2 = 0, 10, inf
+ * Every key exactly once, in any order; one row per agent with one value per agent; the
+ * matrix symmetric (b_ij = b_ji). The diagonal is not used (write inf). Values are
+ * comma-separated numbers (strtod syntax, `inf` allowed); `;` and `#` start a comment;
+ * lines may be of any length. fs, ff and act have one value per split, split 0 included.
+ * Every error is HS_E_INPUT with "FILE:LINE: what is wrong"; a missing key or row is
+ * reported at the [pairing] line. */
 #ifndef SOLVER_INSTANCE_H
 #define SOLVER_INSTANCE_H
 
 #include "solver/pairing.h"
 
-/* Parses path into *p (allocated; free with pairing_problem_free). Errors: HS_E_INPUT
- * with "FILE:LINE: ..." in diag, HS_E_NOMEM. */
+/* Parses the file at path into *p, a dense problem (free with pairing_problem_free; *p is
+ * zeroed on error). Errors: HS_E_INPUT (message in diag), HS_E_NOMEM. */
 int instance_load(const char *path, PairingProblem *p, HsDiag *diag);
-/* The same from text in memory; name is used in messages. */
+/* The same from NUL-terminated text in memory; name is the FILE of messages. */
 int instance_parse(const char *name, const char *text, PairingProblem *p, HsDiag *diag);
 
 #endif

@@ -1,48 +1,58 @@
-/* pairing.c — the cost table and what every solver shares. */
-#include "solver/pairing.h"
+/* pairing.c — the cost table and what every solver shares: allocation, validation, the
+ * useful-edge list (one best split per link, computed once), result checking, and the
+ * solver_pair entry point. */
+#include "solver/edges.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int pairing_problem_init(PairingProblem *p, int n, int n_splits)
+static int pairing_alloc_common(PairingProblem *p, int n, int n_splits)
 {
     memset(p, 0, sizeof *p);
+    if (n < 0 || n_splits < 1) return HS_E_INPUT;
     p->n = n;
     p->n_splits = n_splits;
-    p->batches = calloc((size_t)n, sizeof *p->batches);
-    p->speed = calloc((size_t)n, sizeof *p->speed);
+    /* +1 so that n = 0 still yields non-NULL arrays */
+    p->batches = calloc((size_t)n + 1, sizeof *p->batches);
+    p->speed = calloc((size_t)n + 1, sizeof *p->speed);
     p->fs = calloc((size_t)n_splits, sizeof *p->fs);
     p->ff = calloc((size_t)n_splits, sizeof *p->ff);
     p->act = calloc((size_t)n_splits, sizeof *p->act);
-    p->bandwidth = calloc((size_t)n * (size_t)n, sizeof *p->bandwidth);
-    if (!p->batches || !p->speed || !p->fs || !p->ff || !p->act || !p->bandwidth) {
-        pairing_problem_free(p);
-        return HS_E_NOMEM;
+    return p->batches && p->speed && p->fs && p->ff && p->act ? HS_OK : HS_E_NOMEM;
+}
+
+int pairing_problem_init(PairingProblem *p, int n, int n_splits)
+{
+    int status = pairing_alloc_common(p, n, n_splits);
+    if (status != HS_OK) goto fail;
+    p->bandwidth = calloc((size_t)n * (size_t)n + 1, sizeof *p->bandwidth);
+    if (p->bandwidth == NULL) {
+        status = HS_E_NOMEM;
+        goto fail;
     }
     return HS_OK;
+fail:
+    pairing_problem_free(p);
+    return status;
 }
 
 int pairing_problem_init_sparse(PairingProblem *p, int n, int n_splits, size_t n_links)
 {
-    memset(p, 0, sizeof *p);
-    p->n = n;
-    p->n_splits = n_splits;
-    p->batches = calloc((size_t)n, sizeof *p->batches);
-    p->speed = calloc((size_t)n, sizeof *p->speed);
-    p->fs = calloc((size_t)n_splits, sizeof *p->fs);
-    p->ff = calloc((size_t)n_splits, sizeof *p->ff);
-    p->act = calloc((size_t)n_splits, sizeof *p->act);
+    int status = pairing_alloc_common(p, n, n_splits);
+    if (status != HS_OK) goto fail;
     p->link_offsets = calloc((size_t)n + 1, sizeof *p->link_offsets);
     p->link_to = calloc(n_links + 1, sizeof *p->link_to);
     p->link_bandwidth = calloc(n_links + 1, sizeof *p->link_bandwidth);
-    if (!p->batches || !p->speed || !p->fs || !p->ff || !p->act || !p->link_offsets || !p->link_to ||
-        !p->link_bandwidth) {
-        pairing_problem_free(p);
-        return HS_E_NOMEM;
+    if (!p->link_offsets || !p->link_to || !p->link_bandwidth) {
+        status = HS_E_NOMEM;
+        goto fail;
     }
     return HS_OK;
+fail:
+    pairing_problem_free(p);
+    return status;
 }
 
 void pairing_problem_free(PairingProblem *p)
@@ -60,14 +70,62 @@ void pairing_problem_free(PairingProblem *p)
     memset(p, 0, sizeof *p);
 }
 
+int pairing_problem_check(const PairingProblem *p, HsDiag *diag)
+{
+    if (p == NULL || p->n < 0 || p->n_splits < 1)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: needs n >= 0 agents and at least one split");
+    if (!p->batches || !p->speed || !p->fs || !p->ff || !p->act || (!p->bandwidth && !p->link_offsets))
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: arrays not allocated");
+    int n = p->n;
+    for (int i = 0; i < n; i++) {
+        if (!(p->batches[i] >= 0) || !isfinite(p->batches[i]))
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: batches[%d] = %g must be finite and >= 0",
+                               i, p->batches[i]);
+        if (!(p->speed[i] > 0) || !isfinite(p->speed[i]))
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: speed[%d] = %g must be finite and > 0", i,
+                               p->speed[i]);
+    }
+    for (int m = 0; m < p->n_splits; m++) {
+        double v[3] = {p->fs[m], p->ff[m], p->act[m]};
+        const char *name[3] = {"fs", "ff", "act"};
+        for (int k = 0; k < 3; k++)
+            if (!(v[k] >= 0) || !isfinite(v[k]))
+                return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: %s[%d] = %g must be finite and >= 0",
+                                   name[k], m, v[k]);
+    }
+    if (p->bandwidth) {
+        for (size_t k = 0; k < (size_t)n * (size_t)n; k++)
+            if (!(p->bandwidth[k] >= 0))
+                return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: bandwidth[%d][%d] = %g must be >= 0",
+                                   (int)(k / (size_t)n), (int)(k % (size_t)n), p->bandwidth[k]);
+        return HS_OK;
+    }
+    if (p->link_offsets[0] != 0)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: link_offsets[0] must be 0");
+    for (int i = 0; i < n; i++) {
+        if (p->link_offsets[i + 1] < p->link_offsets[i])
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: link_offsets decrease at agent %d", i);
+        for (int k = p->link_offsets[i]; k < p->link_offsets[i + 1]; k++) {
+            if (p->link_to[k] < 0 || p->link_to[k] >= n)
+                return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: link %d of agent %d goes to %d", k, i,
+                                   p->link_to[k]);
+            if (!(p->link_bandwidth[k] >= 0))
+                return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: link %d of agent %d has bandwidth %g",
+                                   k, i, p->link_bandwidth[k]);
+        }
+    }
+    return HS_OK;
+}
+
 int pairing_result_init(PairingResult *r, int n)
 {
     memset(r, 0, sizeof *r);
+    if (n < 0) return HS_E_INPUT;
     r->n = n;
-    r->partner = malloc((size_t)n * sizeof *r->partner);
-    r->split = malloc((size_t)n * sizeof *r->split);
-    r->role = malloc((size_t)n * sizeof *r->role);
-    r->time = malloc((size_t)n * sizeof *r->time);
+    r->partner = calloc((size_t)n + 1, sizeof *r->partner);
+    r->split = calloc((size_t)n + 1, sizeof *r->split);
+    r->role = calloc((size_t)n + 1, sizeof *r->role);
+    r->time = calloc((size_t)n + 1, sizeof *r->time);
     if (!r->partner || !r->split || !r->role || !r->time) {
         pairing_result_free(r);
         return HS_E_NOMEM;
@@ -90,12 +148,21 @@ double pairing_standalone(const PairingProblem *p, int i)
     return p->batches[i] / p->speed[i];
 }
 
+double pairing_link(const PairingProblem *p, int i, int j)
+{
+    if (p->bandwidth) return p->bandwidth[(size_t)i * (size_t)p->n + (size_t)j];
+    for (int k = p->link_offsets[i]; k < p->link_offsets[i + 1]; k++)
+        if (p->link_to[k] == j) return p->link_bandwidth[k];
+    return 0;
+}
+
 double pairing_time_with(const PairingProblem *p, int i, int j, int m, double b)
 {
-    if (m <= 0 || i == j || !(b > 0)) return INFINITY;
+    if (m <= 0 || m >= p->n_splits || i == j || !(b > 0)) return INFINITY;
     double n = p->batches[i];
     double slow = n * p->fs[m] / p->speed[i];
     double fast = pairing_standalone(p, j) + n * p->ff[m] / p->speed[j];
+    /* act = 0 over an infinite link would be 0/inf = 0 anyway; the test keeps 0*inf out */
     double comm = p->act[m] > 0 ? n * p->act[m] / b : 0;
     double t = slow > fast ? slow : fast;
     return t > comm ? t : comm;
@@ -103,10 +170,10 @@ double pairing_time_with(const PairingProblem *p, int i, int j, int m, double b)
 
 double pairing_time(const PairingProblem *p, int i, int j, int m)
 {
-    return pairing_time_with(p, i, j, m, p->bandwidth ? p->bandwidth[(size_t)i * p->n + j] : 0);
+    return pairing_time_with(p, i, j, m, pairing_link(p, i, j));
 }
 
-/* Calls back for every link i -> j (j != i, bandwidth > 0) in increasing j. */
+/* i's best split over a link of bandwidth b; ties go to the lower split. */
 static double pairing_best_split(const PairingProblem *p, int i, int j, double b, int *split)
 {
     double best = INFINITY;
@@ -121,41 +188,54 @@ static double pairing_best_split(const PairingProblem *p, int i, int j, double b
     return best;
 }
 
-int pairing_useful_edges(const PairingProblem *p, PairingEdge **edges, size_t *count)
+static int pairing_edge_order(const void *a, const void *b)
+{
+    const PairingEdge *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return (x->fast > y->fast) - (x->fast < y->fast);
+}
+
+int pairing_useful_edges(const PairingProblem *p, PairingEdge **edges, size_t *count, size_t **first)
 {
     size_t cap = 1024, n_edges = 0;
     PairingEdge *list = malloc(cap * sizeof *list);
-    if (list == NULL) return HS_E_NOMEM;
+    size_t *starts = calloc((size_t)p->n + 1, sizeof *starts);
+    if (list == NULL || starts == NULL) goto fail;
     for (int i = 0; i < p->n; i++) {
         double tau_i = pairing_standalone(p, i);
-        int first = p->bandwidth ? 0 : p->link_offsets[i];
-        int last = p->bandwidth ? p->n : p->link_offsets[i + 1];
-        for (int k = first; k < last; k++) {
-            int j = p->bandwidth ? k : p->link_to[k];
-            double b = p->bandwidth ? p->bandwidth[(size_t)i * p->n + j] : p->link_bandwidth[k];
+        int dense = p->bandwidth != NULL;
+        int begin = dense ? 0 : p->link_offsets[i], end = dense ? p->n : p->link_offsets[i + 1];
+        starts[i] = n_edges;
+        for (int k = begin; k < end; k++) {
+            int j = dense ? k : p->link_to[k];
+            double b = dense ? p->bandwidth[(size_t)i * (size_t)p->n + (size_t)j] : p->link_bandwidth[k];
+            /* T_i(j,m) >= tau_j, so a helper no faster than i can never beat tau_i */
             if (j == i || !(b > 0) || !(pairing_standalone(p, j) < tau_i)) continue;
             int split;
             double t = pairing_best_split(p, i, j, b, &split);
             if (!(t < tau_i)) continue;
             if (n_edges == cap) {
-                cap *= 2;
-                PairingEdge *grown = realloc(list, cap * sizeof *list);
-                if (grown == NULL) {
-                    free(list);
-                    return HS_E_NOMEM;
-                }
+                PairingEdge *grown = realloc(list, 2 * cap * sizeof *list);
+                if (grown == NULL) goto fail;
                 list = grown;
+                cap *= 2;
             }
             list[n_edges++] = (PairingEdge){.slow = i, .fast = j, .split = split, .time = t};
         }
+        qsort(list + starts[i], n_edges - starts[i], sizeof *list, pairing_edge_order);
     }
+    starts[p->n] = n_edges;
     *edges = list;
     *count = n_edges;
+    *first = starts;
     return HS_OK;
+fail:
+    free(list);
+    free(starts);
+    return HS_E_NOMEM;
 }
 
-void pairing_result_from_edges(const PairingProblem *p, const PairingEdge *pairs, size_t n_pairs,
-                               PairingResult *out)
+void pairing_result_from_edges(const PairingProblem *p, const PairingEdge *pairs, size_t n_pairs, PairingResult *out)
 {
     for (int i = 0; i < p->n; i++) {
         out->partner[i] = -1;
@@ -177,60 +257,67 @@ void pairing_result_from_edges(const PairingProblem *p, const PairingEdge *pairs
         if (out->time[i] > out->makespan) out->makespan = out->time[i];
 }
 
-static double pairing_link(const PairingProblem *p, int i, int j)
+static int pairing_close(double a, double b)
 {
-    if (p->bandwidth) return p->bandwidth[(size_t)i * p->n + j];
-    for (int k = p->link_offsets[i]; k < p->link_offsets[i + 1]; k++)
-        if (p->link_to[k] == j) return p->link_bandwidth[k];
-    return 0;
+    return a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
 }
 
 int pairing_result_check(const PairingProblem *p, const PairingResult *r)
 {
+    if (r->n != p->n || !r->partner || !r->split || !r->role || !r->time) return HS_E_INTERNAL;
     double makespan = 0;
     for (int i = 0; i < p->n; i++) {
         double t;
         int j = r->partner[i];
         if (r->role[i] == PAIRING_ALONE) {
-            if (j != -1) return HS_E_INTERNAL;
+            if (j != -1 || r->split[i] != 0) return HS_E_INTERNAL;
             t = pairing_standalone(p, i);
-        } else {
+        } else if (r->role[i] == PAIRING_OFFLOADER || r->role[i] == PAIRING_HELPER) {
             if (j < 0 || j >= p->n || j == i || r->partner[j] != i || r->split[j] != r->split[i]) return HS_E_INTERNAL;
+            if (r->split[i] < 1 || r->split[i] >= p->n_splits) return HS_E_INTERNAL;
             int slow = r->role[i] == PAIRING_OFFLOADER ? i : j, fast = slow == i ? j : i;
             if (r->role[slow] != PAIRING_OFFLOADER || r->role[fast] != PAIRING_HELPER) return HS_E_INTERNAL;
-            t = pairing_time_with(p, slow, fast, r->split[i], pairing_link(p, slow, fast));
-            if (!isfinite(t)) return HS_E_INTERNAL;
+            t = pairing_time(p, slow, fast, r->split[i]);
+            if (!isfinite(t)) return HS_E_INTERNAL; /* no link */
+        } else {
+            return HS_E_INTERNAL;
         }
-        if (fabs(t - r->time[i]) > 1e-9 * (1 + t)) return HS_E_INTERNAL;
+        if (!pairing_close(t, r->time[i])) return HS_E_INTERNAL;
         if (t > makespan) makespan = t;
     }
-    return fabs(makespan - r->makespan) <= 1e-9 * (1 + makespan) ? HS_OK : HS_E_INTERNAL;
+    return pairing_close(makespan, r->makespan) ? HS_OK : HS_E_INTERNAL;
 }
 
 int solver_pair(const PairingProblem *p, const char *solver_name, double ip_time_limit, PairingResult *out,
                 HsDiag *diag)
 {
-    int status;
+    int status = pairing_problem_check(p, diag);
+    if (status != HS_OK) return status;
+    if (out == NULL || out->n != p->n || out->partner == NULL)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing result not sized for the problem's %d agents", p->n);
     out->fell_back = 0;
     out->note[0] = '\0';
-    if (strcmp(solver_name, "exact") == 0) {
+    if (solver_name != NULL && strcmp(solver_name, "exact") == 0) {
         status = solver_exact(p, out);
-    } else if (strcmp(solver_name, "greedy") == 0) {
+    } else if (solver_name != NULL && strcmp(solver_name, "greedy") == 0) {
         status = solver_greedy(p, out);
-    } else if (strcmp(solver_name, "ip") == 0) {
+    } else if (solver_name != NULL && strcmp(solver_name, "ip") == 0) {
         HsDiag ip_diag;
         hs_diag_clear(&ip_diag);
         status = solver_ip(p, ip_time_limit, out, &ip_diag);
         if (status == HS_E_SOLVER) {
-            /* say so, then answer exactly: the run goes on with the optimum */
+            /* the run goes on with the optimum; the caller sees why in note and solver */
             status = solver_exact(p, out);
             out->fell_back = 1;
-            snprintf(out->note, sizeof out->note, "%s; the exact solver answered", ip_diag.message);
+            snprintf(out->note, sizeof out->note, "ip: %.150s; the exact solver answered", ip_diag.message);
             snprintf(out->solver, sizeof out->solver, "ip>exact");
         }
     } else {
-        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "unknown solver '%s' (use exact, ip or greedy)", solver_name);
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "unknown solver '%s' (use exact, ip or greedy)",
+                           solver_name ? solver_name : "(null)");
     }
-    if (status == HS_E_NOMEM) hs_diag_set(diag, status, NULL, 0, "out of memory in the %s solver", solver_name);
-    return status;
+    if (status == HS_E_NOMEM) return hs_diag_set(diag, status, NULL, 0, "out of memory in the %s solver", solver_name);
+    if (status != HS_OK)
+        return hs_diag_set(diag, status, NULL, 0, "the %s solver failed (%s)", solver_name, hs_error_name(status));
+    return HS_OK;
 }

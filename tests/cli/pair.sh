@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# CLI contract of `hetsim pair`: the output lines of the worked example, exit statuses.
+# CLI contract of `hetsim pair`: the worked example's output lines exactly, for every
+# solver; ip's fallback said on stderr only; malformed instances exit 2 with FILE:LINE on
+# stderr and nothing on stdout; usage errors exit 2. One line per check; exits non-zero
+# when any check fails. Run from the top folder with HETSIM set to the binary.
 set -u
 HETSIM=${HETSIM:-./hetsim}
+fixtures=tests/fixtures/pairing
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -9,23 +13,58 @@ check() {
   local name=$1; shift
   if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
 }
+
 printf 'pair 0 2 4 16.8\npair 3 1 6 16.5\nalone 4 15\nmakespan 16.8\n' > "$tmp/expected"
 for solver in greedy exact ip; do
-  "$HETSIM" pair tests/fixtures/pairing/example5.ini --solver $solver > "$tmp/out" 2> "$tmp/err"
+  "$HETSIM" pair $fixtures/example5.ini --solver $solver > "$tmp/out" 2> "$tmp/err"
   check "$solver exits 0" test $? -eq 0
   check "$solver prints the worked example" cmp -s "$tmp/out" "$tmp/expected"
+  check "$solver is quiet on stderr" test ! -s "$tmp/err"
 done
-"$HETSIM" pair tests/fixtures/pairing/example5.ini > "$tmp/out"
+"$HETSIM" pair $fixtures/example5.ini > "$tmp/out"
 check "exact is the default" cmp -s "$tmp/out" "$tmp/expected"
-sed 's/^bandwidth.3 = 20, 10, 50, inf, 0/bandwidth.3 = 20, 10, 50, inf/' tests/fixtures/pairing/example5.ini > "$tmp/ragged.ini"
-"$HETSIM" pair "$tmp/ragged.ini" 2> "$tmp/err"
-check "ragged matrix exits 2" test $? -eq 2
-check "ragged matrix names file:line" grep -q "ragged.ini:11: bandwidth.3 has 4 values, expected 5" "$tmp/err"
-"$HETSIM" pair tests/fixtures/pairing/example5.ini --solver magic 2> "$tmp/err"
+"$HETSIM" pair $fixtures/example5_variant.ini --solver greedy > "$tmp/out"
+check "CRLF, comments and key order do not matter" cmp -s "$tmp/out" "$tmp/expected"
+
+# a limit too short for lp_solve: exact answers, the note goes to stderr, stdout keeps its lines
+"$HETSIM" pair $fixtures/example5.ini --solver ip --time-limit 1e-9 > "$tmp/out" 2> "$tmp/err"
+check "ip fallback exits 0" test $? -eq 0
+check "ip fallback prints the optimum" cmp -s "$tmp/out" "$tmp/expected"
+check "ip fallback is said on stderr" grep -q "^hetsim: note: ip: lp_solve ran out of time.*exact solver answered" "$tmp/err"
+
+# malformed instances: exit 2, FILE:LINE on stderr, nothing on stdout
+malformed() {
+  local fixture=$1 line=$2 text=$3
+  "$HETSIM" pair "$fixtures/$fixture" > "$tmp/out" 2> "$tmp/err"
+  local status=$?
+  check "$fixture exits 2" test $status -eq 2
+  check "$fixture names $fixture:$line" grep -qF "hetsim: $fixtures/$fixture:$line: $text" "$tmp/err"
+  check "$fixture prints nothing on stdout" test ! -s "$tmp/out"
+}
+malformed err_ragged_row.ini 11 "bandwidth.3 has 4 values, expected 5"
+malformed err_asymmetric.ini 11 "the bandwidth matrix is not symmetric"
+malformed err_unknown_key.ini 8 "unknown key 'bandwith.0'"
+malformed err_missing_row.ini 2 "[pairing] lacks the row bandwidth.4"
+malformed err_zero_speed.ini 4 "speed[2] = 0 must be finite and > 0"
+
+# usage
+"$HETSIM" pair $fixtures/example5.ini --solver magic > "$tmp/out" 2> "$tmp/err"
 check "unknown solver exits 2" test $? -eq 2
+check "unknown solver is named" grep -q "unknown solver 'magic'" "$tmp/err"
+"$HETSIM" pair $fixtures/example5.ini --time-limit soon 2> "$tmp/err"
+check "bad --time-limit exits 2" test $? -eq 2
+"$HETSIM" pair $fixtures/example5.ini --solver 2> "$tmp/err"
+check "--solver without a value exits 2" test $? -eq 2
+"$HETSIM" pair 2> "$tmp/err"
+check "no instance exits 2" test $? -eq 2
+"$HETSIM" pair $fixtures/example5.ini $fixtures/example5.ini 2> "$tmp/err"
+check "two instances exit 2" test $? -eq 2
 "$HETSIM" pair "$tmp/none.ini" 2> "$tmp/err"
-check "missing instance exits 2" test $? -eq 2
+check "missing file exits 2" test $? -eq 2
+check "missing file is named" grep -q "none.ini: cannot open" "$tmp/err"
 "$HETSIM" pair --help > "$tmp/out"
-check "--help lists the solvers" grep -q greedy "$tmp/out"
+check "--help exits 0" test $? -eq 0
+check "--help lists the solvers" grep -q "exact|ip|greedy" "$tmp/out"
+
 echo "pair.sh: $pass passed, $fail failed"
 test $fail -eq 0
