@@ -172,6 +172,35 @@ START_TEST(test_qsr_period_follows_the_rule)
 }
 END_TEST
 
+START_TEST(test_async_and_delayed_methods_track_their_synchronous_twins)
+{
+    /* Equal speeds and a complete graph: AD-PSGD's gossip averages like D-PSGD's mixing
+     * in expectation; CO2 with period 1, no momentum, no clipping and outer lr 1 applies
+     * Local SGD's average one step late. Both must land near their twins. */
+    const char *equal[] = {"agents.slow.count=0", "agents.compute=1 GFLOPS", "topology.graph=full"};
+    const char *pairs[][5] = {
+        {"run.method=adpsgd"}, {"run.method=dpsgd"},
+        {"run.method=co2", "method.period=1", "method.beta=0", "method.clip=1e30"},
+        {"run.method=localsgd", "method.local_steps=1"},
+    };
+    int counts[] = {1, 1, 4, 2};
+    double accuracy[4];
+    for (int k = 0; k < 4; k++) {
+        const char *set[8];
+        int n = 0;
+        for (int i = 0; i < 3; i++) set[n++] = equal[i];
+        for (int i = 0; i < counts[k]; i++) set[n++] = pairs[k][i];
+        TestSink ts;
+        HsDiag diag;
+        ck_assert_msg(run(set, n, &ts, &diag) == 0, "%s", diag.message);
+        accuracy[k] = last_accuracy(&ts);
+        test_sink_free(&ts);
+    }
+    ck_assert_msg(fabs(accuracy[0] - accuracy[1]) < 0.06, "adpsgd %.3f vs dpsgd %.3f", accuracy[0], accuracy[1]);
+    ck_assert_msg(fabs(accuracy[2] - accuracy[3]) < 0.06, "co2 %.3f vs localsgd %.3f", accuracy[2], accuracy[3]);
+}
+END_TEST
+
 /* 1 if [offset, offset+count) of a and b are bitwise equal. */
 static int same_range(const float *a, const float *b, size_t offset, size_t count)
 {
@@ -232,6 +261,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);
     tcase_add_test(tc, test_qsr_period_follows_the_rule);
     tcase_add_test(tc, test_split_step_touches_only_its_side);
+    tcase_add_test(tc, test_async_and_delayed_methods_track_their_synchronous_twins);
     suite_add_tcase(s, tc);
     return s;
 }
