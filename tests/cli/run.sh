@@ -72,5 +72,25 @@ before=$(md5sum < "$tmp/other.db")
 "$HETSIM" run scenarios/quickstart.ini --db "$tmp/other.db" --timing-only --quiet 2> "$tmp/err"
 check "foreign database exits 2" test $? -eq 2
 check "foreign database untouched" test "$(md5sum < "$tmp/other.db")" = "$before"
+# a run far too big for the machine is refused before it allocates, with an estimate
+cat > "$tmp/huge.ini" <<'INI'
+[run]
+method = localsgd
+rounds = 1
+[data]
+dataset = synthetic
+features = 784
+train_samples = 4000000
+[model]
+layers = 784,8192,8192,10
+[agents]
+count = 1000000
+compute = 1 GFLOPS
+bandwidth = 1 MB/s
+INI
+"$HETSIM" run "$tmp/huge.ini" --db "$tmp/huge.db" --quiet 2> "$tmp/err"
+check "huge run exits 1" test $? -eq 1
+check "huge run gives its estimate" grep -q "needs about" "$tmp/err"
+check "huge run leaves no database" test ! -e "$tmp/huge.db"
 echo "run.sh: $pass passed, $fail failed"
 test $fail -eq 0
