@@ -1,7 +1,8 @@
-/* report.c — `hetsim report`: read-only queries into in-memory tables, printed as
- * aligned text or CSV. Tables are small (one row per run or per round), so holding one
- * whole in memory is cheap and buys two things: column widths, and no partial output
- * when a query fails half-way. */
+/* report.c — `hetsim report`: the runs of a database (analysis/runset.h computes every
+ * figure) laid out as in-memory tables, printed as aligned text or CSV. Tables are
+ * small (one row per run, point or round), so holding them whole in memory is cheap and
+ * buys two things: column widths, and no partial output when a query fails half-way
+ * (the text is formatted into memory and written at the end). */
 #include "analysis/report.h"
 
 #include <errno.h>
@@ -10,9 +11,9 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "analysis/store.h"
+#include "analysis/dbread.h"
+#include "analysis/runset.h"
 
 /* ---- cells and tables ---- */
 
@@ -30,13 +31,19 @@ typedef struct Cell {
 
 /* How a column reads in the text table; CSV ignores it and prints the raw value. */
 typedef enum {
-    FMT_TEXT, FMT_INT, FMT_SECONDS, FMT_SHARE, FMT_BYTES, FMT_ACCURACY
+    FMT_TEXT, FMT_INT, FMT_SECONDS, FMT_SHARE, FMT_BYTES, FMT_ACCURACY, FMT_NUMBER
 } ColumnFormat;
+
+enum {
+    COL_OPTIONAL = 1u << 0,  /* text: left out when every row misses it */
+    COL_CSV_ONLY = 1u << 1,  /* text: never shown */
+};
 
 typedef struct Column {
     const char *title;      /* text table header */
     const char *csv_name;   /* CSV header */
     ColumnFormat format;
+    unsigned flags;
 } Column;
 
 typedef struct Table {
@@ -46,46 +53,98 @@ typedef struct Table {
     size_t row_count, row_capacity;
 } Table;
 
-static const Column summary_columns[] = {
-    { "id", "id", FMT_INT },
-    { "name", "name", FMT_TEXT },
-    { "method", "method", FMT_TEXT },
-    { "seed", "seed", FMT_INT },
-    { "status", "status", FMT_TEXT },
-    { "rounds", "rounds", FMT_INT },
-    { "virtual time (s)", "sim_time_s", FMT_SECONDS },
-    { "idle share", "idle_share", FMT_SHARE },
-    { "bytes", "bytes", FMT_BYTES },
-    { "final accuracy", "final_accuracy", FMT_ACCURACY },
+static const Column run_columns[] = {
+    { "id", "id", FMT_INT, 0 },
+    { "name", "name", FMT_TEXT, 0 },
+    { "method", "method", FMT_TEXT, 0 },
+    { "seed", "seed", FMT_INT, 0 },
+    { "status", "status", FMT_TEXT, 0 },
+    { "rounds", "rounds", FMT_INT, 0 },
+    { "virtual time (s)", "sim_time_s", FMT_SECONDS, 0 },
+    { "idle share", "idle_share", FMT_SHARE, 0 },
+    { "bytes", "bytes", FMT_BYTES, 0 },
+    { "final accuracy", "final_accuracy", FMT_ACCURACY, 0 },
+    { "target", "target_accuracy", FMT_ACCURACY, COL_OPTIONAL },
+    { "time to target (s)", "time_to_target_s", FMT_SECONDS, COL_OPTIONAL },
+    { "predicted round (s)", "predicted_round_s", FMT_SECONDS, COL_OPTIONAL },
+    { "actual round (s)", "actual_round_s", FMT_SECONDS, COL_OPTIONAL },
+    { "offloading", "offload_share", FMT_SHARE, COL_OPTIONAL },
+    { "sweep", "sweep", FMT_TEXT, COL_OPTIONAL },
+    { "point", "point", FMT_TEXT, COL_OPTIONAL },
 };
 enum {
-    SUM_ID, SUM_NAME, SUM_METHOD, SUM_SEED, SUM_STATUS, SUM_ROUNDS, SUM_TIME, SUM_IDLE,
-    SUM_BYTES, SUM_ACCURACY, SUM_COLUMNS
+    RUN_COL_ID, RUN_COL_NAME, RUN_COL_METHOD, RUN_COL_SEED, RUN_COL_STATUS, RUN_COL_ROUNDS,
+    RUN_COL_TIME, RUN_COL_IDLE, RUN_COL_BYTES, RUN_COL_ACCURACY, RUN_COL_TARGET,
+    RUN_COL_TO_TARGET, RUN_COL_PREDICTED, RUN_COL_ACTUAL, RUN_COL_OFFLOAD, RUN_COL_SWEEP,
+    RUN_COL_POINT, RUN_COLUMNS
 };
+
+static const Column point_columns[] = {
+    { "method", "method", FMT_TEXT, 0 },
+    { "level", "level", FMT_NUMBER, 0 },
+    { "seeds", "seeds", FMT_INT, 0 },
+    { "not done", "not_done", FMT_INT, 0 },
+    { "virtual time (s)", "sim_time_s_mean", FMT_SECONDS, 0 },
+    { "±", "sim_time_s_ci95", FMT_SECONDS, 0 },
+    { "time to target (s)", "time_to_target_s_mean", FMT_SECONDS, COL_OPTIONAL },
+    { "±", "time_to_target_s_ci95", FMT_SECONDS, COL_OPTIONAL },
+    { "reached", "reached", FMT_INT, COL_OPTIONAL },
+    { "final accuracy", "final_accuracy_mean", FMT_ACCURACY, COL_OPTIONAL },
+    { "±", "final_accuracy_ci95", FMT_ACCURACY, COL_OPTIONAL },
+    { "idle share", "idle_share_mean", FMT_SHARE, 0 },
+    { "±", "idle_share_ci95", FMT_SHARE, 0 },
+    { "makespan (s)", "makespan_s_mean", FMT_SECONDS, 0 },
+    { "±", "makespan_s_ci95", FMT_SECONDS, 0 },
+    { "bytes", "bytes_mean", FMT_BYTES, 0 },
+    { "±", "bytes_ci95", FMT_BYTES, COL_CSV_ONLY },
+    { "predicted round (s)", "predicted_round_s_mean", FMT_SECONDS, COL_OPTIONAL },
+    { "actual round (s)", "actual_round_s_mean", FMT_SECONDS, COL_OPTIONAL },
+    { "offloading", "offload_share_mean", FMT_SHARE, COL_OPTIONAL },
+    { "level axis", "level_axis", FMT_TEXT, COL_CSV_ONLY },
+    { "sweep", "sweep", FMT_TEXT, COL_OPTIONAL },
+    { "point", "point", FMT_TEXT, 0 },
+};
+enum {
+    POINT_COL_METHOD, POINT_COL_LEVEL, POINT_COL_SEEDS, POINT_COL_NOT_DONE, POINT_COL_TIME,
+    POINT_COL_TO_TARGET = POINT_COL_TIME + 2, POINT_COL_REACHED = POINT_COL_TO_TARGET + 2,
+    POINT_COL_ACCURACY, POINT_COL_IDLE = POINT_COL_ACCURACY + 2,
+    POINT_COL_MAKESPAN = POINT_COL_IDLE + 2, POINT_COL_BYTES = POINT_COL_MAKESPAN + 2,
+    POINT_COL_PREDICTED = POINT_COL_BYTES + 2, POINT_COL_ACTUAL, POINT_COL_OFFLOAD,
+    POINT_COL_AXIS, POINT_COL_SWEEP, POINT_COL_POINT, POINT_COLUMNS
+};
+
+static const Column speedup_columns[] = {
+    { "method", "method", FMT_TEXT, 0 },
+    { "level", "level", FMT_NUMBER, 0 },
+    { "pairs", "pairs", FMT_INT, 0 },
+    { "basis", "basis", FMT_TEXT, 0 },
+    { "speedup", "speedup_mean", FMT_NUMBER, 0 },
+    { "±", "speedup_ci95", FMT_NUMBER, 0 },
+    { "time (s)", "time_s_mean", FMT_SECONDS, 0 },
+    { "sync time (s)", "sync_time_s_mean", FMT_SECONDS, 0 },
+    { "sweep", "sweep", FMT_TEXT, COL_OPTIONAL },
+    { "scenario", "scenario", FMT_TEXT, COL_OPTIONAL },
+};
+enum {
+    SPEED_COL_METHOD, SPEED_COL_LEVEL, SPEED_COL_PAIRS, SPEED_COL_BASIS, SPEED_COL_MEAN,
+    SPEED_COL_HALF, SPEED_COL_TIME, SPEED_COL_SYNC_TIME, SPEED_COL_SWEEP,
+    SPEED_COL_SCENARIO, SPEED_COLUMNS
+};
+
+_Static_assert(sizeof run_columns / sizeof run_columns[0] == RUN_COLUMNS, "run columns");
+_Static_assert(sizeof point_columns / sizeof point_columns[0] == POINT_COLUMNS, "point columns");
+_Static_assert(sizeof speedup_columns / sizeof speedup_columns[0] == SPEED_COLUMNS, "speedup columns");
 
 static const Column round_columns[] = {
-    { "run", "run_id", FMT_INT },
-    { "round", "round", FMT_INT },
-    { "t_start (s)", "t_start", FMT_SECONDS },
-    { "t_end (s)", "t_end", FMT_SECONDS },
-    { "makespan (s)", "makespan", FMT_SECONDS },
-    { "idle (s)", "idle_s", FMT_SECONDS },
-    { "bytes", "bytes", FMT_BYTES },
+    { "run", "run_id", FMT_INT, 0 },
+    { "round", "round", FMT_INT, 0 },
+    { "t_start (s)", "t_start", FMT_SECONDS, 0 },
+    { "t_end (s)", "t_end", FMT_SECONDS, 0 },
+    { "makespan (s)", "makespan", FMT_SECONDS, 0 },
+    { "idle (s)", "idle_s", FMT_SECONDS, 0 },
+    { "bytes", "bytes", FMT_BYTES, 0 },
 };
 enum { ROUND_COLUMNS = 7 };
-
-/* The summary query. Sub-selects per run use the (run_id, round) indexes; the idle
- * share is finished in C (summary_idle_share) from its three parts. */
-static const char summary_sql[] =
-    "SELECT r.id, r.name, r.method, r.seed, r.status,"
-    " coalesce(r.rounds_done, (SELECT count(*) FROM rounds WHERE run_id = r.id)),"
-    " coalesce(r.sim_time_s, (SELECT max(t_end) FROM rounds WHERE run_id = r.id)),"
-    " (SELECT sum(idle_s) FROM agent_rounds WHERE run_id = r.id),"
-    " (SELECT count(*) FROM agents WHERE run_id = r.id),"
-    " (SELECT sum(t_end - t_start) FROM rounds WHERE run_id = r.id),"
-    " (SELECT sum(bytes) FROM rounds WHERE run_id = r.id),"
-    " r.final_accuracy"
-    " FROM runs r WHERE ?1 IS NULL OR r.id = ?1 ORDER BY r.id";
 
 static const char rounds_sql[] =
     "SELECT run_id, round, t_start, t_end, t_end - t_start, idle_s, bytes"
@@ -152,6 +211,34 @@ static int cell_from_column(Cell *cell, sqlite3_stmt *stmt, int column)
     }
 }
 
+static void cell_real(Cell *cell, double value)
+{
+    if (isnan(value)) {
+        cell->type = CELL_NULL;
+        return;
+    }
+    cell->type = CELL_REAL;
+    cell->v.d = value;
+}
+
+static void cell_int(Cell *cell, int64_t value)
+{
+    cell->type = CELL_INT;
+    cell->v.i = value;
+}
+
+/* NULL text makes a NULL cell; -1 when out of memory. */
+static int cell_text(Cell *cell, const char *text)
+{
+    if (text == NULL) {
+        cell->type = CELL_NULL;
+        return 0;
+    }
+    if ((cell->v.s = strdup(text)) == NULL) return -1;
+    cell->type = CELL_TEXT;
+    return 0;
+}
+
 static int cell_number(const Cell *cell, double *value)
 {
     switch (cell->type) {
@@ -162,193 +249,125 @@ static int cell_number(const Cell *cell, double *value)
     }
 }
 
-/* ---- reading the database ---- */
+/* ---- filling the tables ---- */
 
-static const char probe_sql[] =
-    "SELECT (SELECT user_version FROM pragma_user_version),"
-    " (SELECT application_id FROM pragma_application_id),"
-    " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
-    "  name IN ('runs','agents','rounds','agent_rounds','pairings','metrics'))";
-
-/* The first read of a connection: the schema facts report_open checks. */
-static int probe_schema(sqlite3 *db, sqlite3_stmt **stmt)
+static int fill_runs(const RunSet *set, Table *table)
 {
-    int rc = sqlite3_prepare_v2(db, probe_sql, -1, stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_step(*stmt);
-    return rc;
-}
-
-/* Appends text to w percent-encoded as URI paths require: every byte outside
- * [A-Za-z0-9-._~/]. Returns the new end. */
-static char *uri_encode(char *w, const char *text)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-            (*p >= '0' && *p <= '9') || strchr("-._~/", *p) != NULL) {
-            *w++ = (char)*p;
-        } else {
-            *w++ = '%';
-            *w++ = hex[*p >> 4];
-            *w++ = hex[*p & 15];
-        }
-    }
-    return w;
-}
-
-/* "file:///ABSOLUTE/PATH?immutable=1" (a relative path is taken from the current
- * folder); malloc'd, NULL when the folder cannot be read or memory runs out. */
-static char *immutable_uri(const char *path)
-{
-    static const char suffix[] = "?immutable=1";
-    char folder[4096] = "";
-    if (path[0] != '/' && getcwd(folder, sizeof folder) == NULL) return NULL;
-    char *uri = malloc(7 + 3 * (strlen(folder) + 1 + strlen(path)) + sizeof suffix);
-    if (uri == NULL) return NULL;
-    memcpy(uri, "file://", 7);
-    char *w = uri + 7;
-    if (folder[0] != '\0') {
-        w = uri_encode(w, folder);
-        *w++ = '/';
-    }
-    w = uri_encode(w, path);
-    memcpy(w, suffix, sizeof suffix);
-    return uri;
-}
-
-/* A read-only connection, checked to be a hetsim database of our schema version. */
-static int report_open(const char *path, sqlite3 **out, HsDiag *diag)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *stmt = NULL;
-    int status = HS_OK;
-    *out = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-    if (rc != SQLITE_OK) {
-        int err = db ? sqlite3_system_errno(db) : 0;
-        status = hs_diag_set(diag, rc == SQLITE_NOMEM ? HS_E_NOMEM : HS_E_IO, path, 0,
-                             "cannot open database: %s%s%s",
-                             db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
-                             err ? ": " : "", err ? strerror(err) : "");
-        goto fail;
-    }
-    sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
-    rc = probe_schema(db, &stmt);
-    if ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) {
-        /* A WAL database in a folder we may not write (a shared results folder, a
-         * read-only mount): a reader must create the -shm file and cannot. No writer has
-         * the file open then (a writer keeps its -shm), so the main file holds every
-         * committed row and can be read as immutable, without -shm. */
-        char *uri = immutable_uri(path);
-        if (uri != NULL) {
-            sqlite3_finalize(stmt);
-            stmt = NULL;
-            sqlite3_close(db);
-            db = NULL;
-            int open_rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-            free(uri);
-            rc = open_rc == SQLITE_OK ? probe_schema(db, &stmt) : open_rc;
-        }
-    }
-    if (rc != SQLITE_ROW) {
-        int primary = rc & 0xff;
-        if (primary == SQLITE_NOTADB)
-            status = hs_diag_set(diag, HS_E_INPUT, path, 0, "not a SQLite database");
-        else
-            status = hs_diag_set(diag, primary == SQLITE_NOMEM ? HS_E_NOMEM : HS_E_IO, path, 0,
-                                 "cannot read database: %s",
-                                 db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-        goto fail;
-    }
-    int64_t version = sqlite3_column_int64(stmt, 0);
-    int64_t application = sqlite3_column_int64(stmt, 1);
-    int64_t tables = sqlite3_column_int64(stmt, 2);
-    if (application != 0 && application != STORE_APPLICATION_ID) {
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0,
-                             "not a hetsim database (application_id 0x%08llx)",
-                             (unsigned long long)application);
-        goto fail;
-    }
-    if (version != STORE_SCHEMA_VERSION && (version != 0 || application != 0)) {
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0,
-                             "database has schema version %lld (PRAGMA user_version), "
-                             "but this hetsim reads version %d",
-                             (long long)version, STORE_SCHEMA_VERSION);
-        goto fail;
-    }
-    if (version != STORE_SCHEMA_VERSION || tables != 6) {
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "not a hetsim database");
-        goto fail;
-    }
-    sqlite3_finalize(stmt);
-    *out = db;
-    return HS_OK;
-fail:
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return status;
-}
-
-static int query_fail(sqlite3 *db, int rc, const char *path, HsDiag *diag)
-{
-    return hs_diag_set(diag, (rc & 0xff) == SQLITE_NOMEM ? HS_E_NOMEM : HS_E_IO, path, 0,
-                       "query failed: %s", sqlite3_errmsg(db));
-}
-
-/* idle / (agents * span) with the guards the header documents; NULL otherwise. */
-static void summary_idle_share(Cell *out, sqlite3_stmt *stmt)
-{
-    out->type = CELL_NULL;
-    if (sqlite3_column_type(stmt, 7) == SQLITE_NULL || sqlite3_column_type(stmt, 9) == SQLITE_NULL)
-        return;
-    double idle = sqlite3_column_double(stmt, 7);
-    int64_t agents = sqlite3_column_int64(stmt, 8);
-    double span = sqlite3_column_double(stmt, 9);
-    if (agents <= 0 || !(span > 0)) return;
-    out->type = CELL_REAL;
-    out->v.d = idle / ((double)agents * span);
-}
-
-/* Fills table with the summary of one run (have_id) or of all runs. */
-static int load_summary(sqlite3 *db, const char *path, int have_id, int64_t run_id,
-                        Table *table, HsDiag *diag)
-{
-    sqlite3_stmt *stmt = NULL;
-    int status = HS_OK;
-    int rc = sqlite3_prepare_v2(db, summary_sql, -1, &stmt, NULL);
-    if (rc == SQLITE_OK && have_id) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc != SQLITE_OK) goto query_failed;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    for (int i = 0; i < set->run_count; i++) {
+        const RunFacts *run = &set->runs[i];
         Cell *row = table_add_row(table);
-        if (row == NULL) goto nomem;
-        static const struct { int cell, column; } copies[] = {
-            { SUM_ID, 0 }, { SUM_NAME, 1 }, { SUM_METHOD, 2 }, { SUM_SEED, 3 },
-            { SUM_STATUS, 4 }, { SUM_ROUNDS, 5 }, { SUM_TIME, 6 }, { SUM_BYTES, 10 },
-            { SUM_ACCURACY, 11 },
-        };
-        for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
-            if (cell_from_column(&row[copies[i].cell], stmt, copies[i].column) != 0)
-                goto nomem;
-        /* runs.seed holds the uint64 seed's bit pattern (store.h): undo the cast. */
-        if (row[SUM_SEED].type == CELL_INT) {
-            row[SUM_SEED].type = CELL_UINT;
-            row[SUM_SEED].v.u = (uint64_t)row[SUM_SEED].v.i;
-        }
-        summary_idle_share(&row[SUM_IDLE], stmt);
+        if (row == NULL) return HS_E_NOMEM;
+        cell_int(&row[RUN_COL_ID], run->id);
+        row[RUN_COL_SEED].type = CELL_UINT;
+        row[RUN_COL_SEED].v.u = run->seed;
+        if (run->has_rounds) cell_int(&row[RUN_COL_ROUNDS], run->rounds);
+        cell_real(&row[RUN_COL_TIME], run->sim_time_s);
+        cell_real(&row[RUN_COL_IDLE], run->idle_share);
+        cell_real(&row[RUN_COL_BYTES], run->bytes);
+        cell_real(&row[RUN_COL_ACCURACY], run->final_accuracy);
+        cell_real(&row[RUN_COL_TARGET], run->target_accuracy);
+        cell_real(&row[RUN_COL_TO_TARGET], run->time_to_target_s);
+        cell_real(&row[RUN_COL_PREDICTED], run->predicted_s);
+        cell_real(&row[RUN_COL_ACTUAL], run->actual_s);
+        cell_real(&row[RUN_COL_OFFLOAD], run->offload_share);
+        if (cell_text(&row[RUN_COL_NAME], run->name) != 0 ||
+            cell_text(&row[RUN_COL_METHOD], run->method) != 0 ||
+            cell_text(&row[RUN_COL_STATUS], run->status) != 0 ||
+            cell_text(&row[RUN_COL_SWEEP], run->sweep) != 0 ||
+            cell_text(&row[RUN_COL_POINT], run->point) != 0)
+            return HS_E_NOMEM;
     }
-    if (rc != SQLITE_DONE) goto query_failed;
-    if (have_id && table->row_count == 0)
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "no run with id %lld",
-                             (long long)run_id);
-    sqlite3_finalize(stmt);
+    return HS_OK;
+}
+
+/* The mean and half-width cells of one figure of a point. */
+static int point_figure(const RunSet *set, int p, RunField field, Cell *mean, Cell *half)
+{
+    RunStat stat;
+    if (runset_point_stat(set, p, field, &stat) != HS_OK) return HS_E_NOMEM;
+    cell_real(mean, stat.mean);
+    if (half != NULL) cell_real(half, stat.half);
+    return HS_OK;
+}
+
+static int fill_points(const RunSet *set, Table *table)
+{
+    for (int p = 0; p < set->point_count; p++) {
+        const RunPoint *point = &set->points[p];
+        const RunGroup *group = &set->groups[point->group];
+        Cell *row = table_add_row(table);
+        if (row == NULL) return HS_E_NOMEM;
+        cell_real(&row[POINT_COL_LEVEL], point->level);
+        cell_int(&row[POINT_COL_SEEDS], point->done_count);
+        cell_int(&row[POINT_COL_NOT_DONE], point->run_count - point->done_count);
+        int targets = 0, reached = 0;
+        for (int k = 0; k < point->run_count; k++) {
+            const RunFacts *run = &set->runs[point->runs[k]];
+            if (!run->done || isnan(run->target_accuracy)) continue;
+            targets++;
+            reached += !isnan(run->time_to_target_s);
+        }
+        if (targets > 0) cell_int(&row[POINT_COL_REACHED], reached);
+        static const struct { int column; RunField field; int half; } figures[] = {
+            { POINT_COL_TIME, RUN_SIM_TIME, 1 },
+            { POINT_COL_ACCURACY, RUN_FINAL_ACCURACY, 1 },
+            { POINT_COL_IDLE, RUN_IDLE_SHARE, 1 },
+            { POINT_COL_MAKESPAN, RUN_MAKESPAN, 1 },
+            { POINT_COL_BYTES, RUN_BYTES, 1 },
+            { POINT_COL_PREDICTED, RUN_PREDICTED, 0 },
+            { POINT_COL_ACTUAL, RUN_ACTUAL, 0 },
+            { POINT_COL_OFFLOAD, RUN_OFFLOAD_SHARE, 0 },
+        };
+        for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++) {
+            int c = figures[f].column;
+            if (point_figure(set, p, figures[f].field, &row[c],
+                             figures[f].half ? &row[c + 1] : NULL) != HS_OK)
+                return HS_E_NOMEM;
+        }
+        /* a mean time to target only when every done seed got there: a mean over the
+         * seeds that did would flatter the point */
+        if (point->done_count > 0 && reached == point->done_count &&
+            point_figure(set, p, RUN_TIME_TO_TARGET, &row[POINT_COL_TO_TARGET],
+                         &row[POINT_COL_TO_TARGET + 1]) != HS_OK)
+            return HS_E_NOMEM;
+        if (cell_text(&row[POINT_COL_METHOD], point->method) != 0 ||
+            cell_text(&row[POINT_COL_AXIS], group->axis_title) != 0 ||
+            cell_text(&row[POINT_COL_SWEEP], group->sweep[0] ? group->sweep : NULL) != 0 ||
+            cell_text(&row[POINT_COL_POINT], point->label) != 0)
+            return HS_E_NOMEM;
+    }
+    return HS_OK;
+}
+
+static int fill_speedups(const RunSet *set, Table *table)
+{
+    RunSpeedup *rows = NULL;
+    int count = 0;
+    if (runset_speedups(set, &rows, &count) != HS_OK) return HS_E_NOMEM;
+    int status = HS_OK;
+    for (int i = 0; i < count && status == HS_OK; i++) {
+        const RunSpeedup *speedup = &rows[i];
+        const RunPoint *point = &set->points[speedup->point];
+        const RunGroup *group = &set->groups[point->group];
+        Cell *row = table_add_row(table);
+        if (row == NULL) {
+            status = HS_E_NOMEM;
+            break;
+        }
+        cell_real(&row[SPEED_COL_LEVEL], point->level);
+        cell_int(&row[SPEED_COL_PAIRS], speedup->speedup.n);
+        cell_real(&row[SPEED_COL_MEAN], speedup->speedup.mean);
+        cell_real(&row[SPEED_COL_HALF], speedup->speedup.half);
+        cell_real(&row[SPEED_COL_TIME], speedup->time.mean);
+        cell_real(&row[SPEED_COL_SYNC_TIME], speedup->sync_time.mean);
+        if (cell_text(&row[SPEED_COL_METHOD], point->method) != 0 ||
+            cell_text(&row[SPEED_COL_BASIS], runset_basis_name(speedup->basis)) != 0 ||
+            cell_text(&row[SPEED_COL_SWEEP], group->sweep[0] ? group->sweep : NULL) != 0 ||
+            cell_text(&row[SPEED_COL_SCENARIO], point->scenario[0] ? point->scenario : NULL) != 0)
+            status = HS_E_NOMEM;
+    }
+    free(rows);
     return status;
-query_failed:
-    status = query_fail(db, rc, path, diag);
-    sqlite3_finalize(stmt);
-    return status;
-nomem:
-    sqlite3_finalize(stmt);
-    return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
 }
 
 static int load_rounds(sqlite3 *db, const char *path, int64_t run_id, Table *table,
@@ -369,7 +388,7 @@ static int load_rounds(sqlite3 *db, const char *path, int64_t run_id, Table *tab
     sqlite3_finalize(stmt);
     return HS_OK;
 query_failed:
-    status = query_fail(db, rc, path, diag);
+    status = dbread_query_fail(db, rc, path, diag);
     sqlite3_finalize(stmt);
     return status;
 nomem:
@@ -466,6 +485,8 @@ static char *cell_display(const Cell *cell, ColumnFormat format)
         format_bytes(buffer, sizeof buffer, number);
     else if (format == FMT_ACCURACY)
         snprintf(buffer, sizeof buffer, "%.4f", number);
+    else if (format == FMT_NUMBER)
+        snprintf(buffer, sizeof buffer, "%.4g", number);
     else
         snprintf(buffer, sizeof buffer, "%.6g", number);
     return strdup(buffer);
@@ -490,32 +511,57 @@ static void print_padded(FILE *out, const char *text, size_t width, int right, i
         for (size_t i = 0; i < pad; i++) fputc(' ', out);
 }
 
+/* Whether column c shows in the text table. */
+static int column_shown(const Table *table, size_t c)
+{
+    unsigned flags = table->columns[c].flags;
+    if (flags & COL_CSV_ONLY) return 0;
+    if (!(flags & COL_OPTIONAL)) return 1;
+    for (size_t r = 0; r < table->row_count; r++)
+        if (table->cells[r * (size_t)table->column_count + c].type != CELL_NULL) return 1;
+    return 0;
+}
+
 static int table_print_text(const Table *table, FILE *out)
 {
     size_t columns = (size_t)table->column_count;
     size_t count = table->row_count * columns;
-    size_t widths[16] = { 0 };
+    size_t *widths = calloc(columns, sizeof *widths);
+    int *shown_column = calloc(columns, sizeof *shown_column);
     char **shown = calloc(count ? count : 1, sizeof *shown);
     int status = HS_OK;
-    if (shown == NULL || columns > 16) goto nomem;
-    for (size_t c = 0; c < columns; c++) widths[c] = text_width(table->columns[c].title);
+    size_t last = 0;
+    if (shown == NULL || widths == NULL || shown_column == NULL) goto nomem;
+    for (size_t c = 0; c < columns; c++) {
+        shown_column[c] = column_shown(table, c);
+        if (shown_column[c]) last = c;
+        widths[c] = text_width(table->columns[c].title);
+    }
     for (size_t i = 0; i < count; i++) {
+        if (!shown_column[i % columns]) continue;
         shown[i] = cell_display(&table->cells[i], table->columns[i % columns].format);
         if (shown[i] == NULL) goto nomem;
         size_t width = text_width(shown[i]);
         if (width > widths[i % columns]) widths[i % columns] = width;
     }
+    int first = 1;
     for (size_t c = 0; c < columns; c++) {
-        if (c > 0) fputs("  ", out);
+        if (!shown_column[c]) continue;
+        if (!first) fputs("  ", out);
+        first = 0;
         print_padded(out, table->columns[c].title, widths[c],
-                     table->columns[c].format != FMT_TEXT, c + 1 == columns);
+                     table->columns[c].format != FMT_TEXT, c == last);
     }
     fputc('\n', out);
     for (size_t i = 0; i < count; i++) {
         size_t c = i % columns;
-        if (c > 0) fputs("  ", out);
-        print_padded(out, shown[i], widths[c], table->columns[c].format != FMT_TEXT,
-                     c + 1 == columns);
+        if (c == 0) first = 1;
+        if (shown_column[c]) {
+            if (!first) fputs("  ", out);
+            first = 0;
+            print_padded(out, shown[i], widths[c], table->columns[c].format != FMT_TEXT,
+                         c == last);
+        }
         if (c + 1 == columns) fputc('\n', out);
     }
     goto done;
@@ -525,6 +571,8 @@ done:
     if (shown != NULL)
         for (size_t i = 0; i < count; i++) free(shown[i]);
     free(shown);
+    free(widths);
+    free(shown_column);
     return status;
 }
 
@@ -545,72 +593,182 @@ static int check_output(FILE *out, HsDiag *diag)
     return HS_OK;
 }
 
-/* The one reporting path: summary of all runs or one run, rounds on request. */
-static int report_print(const char *path, int have_id, int64_t run_id, unsigned flags,
-                        FILE *out, HsDiag *diag)
+/* ---- the reports ---- */
+
+typedef struct ReportRequest {
+    const char *sweep;      /* NULL: every run */
+    int have_run;
+    int64_t run_id;
+    ReportTable table;
+    unsigned flags;
+} ReportRequest;
+
+/* Whether the points table says more than the runs table: some point aggregates more
+ * than one run, or some run belongs to a sweep. */
+static int points_say_more(const RunSet *set)
 {
-    sqlite3 *db = NULL;
-    Table summary, rounds;
-    int want_rounds = have_id && (flags & REPORT_ROUNDS);
-    table_init(&summary, summary_columns, SUM_COLUMNS);
+    for (int p = 0; p < set->point_count; p++)
+        if (set->points[p].run_count > 1) return 1;
+    for (int i = 0; i < set->run_count; i++)
+        if (set->runs[i].sweep != NULL) return 1;
+    return 0;
+}
+
+static const char points_title[] =
+    "Points: mean and 95 % interval (±) over the done runs (seeds) of each point\n";
+static const char speedup_title[] =
+    "Speedup over sync (t_sync / t_method, same scenario point and seed; mean ± 95 % interval)\n";
+
+/* Formats the requested tables into text (malloc'd, *size bytes). */
+static int format_report(sqlite3 *db, const char *path, const RunSet *set,
+                         const ReportRequest *request, char **text, size_t *size,
+                         HsDiag *diag)
+{
+    Table runs, points, speedups, rounds;
+    table_init(&runs, run_columns, RUN_COLUMNS);
+    table_init(&points, point_columns, POINT_COLUMNS);
+    table_init(&speedups, speedup_columns, SPEED_COLUMNS);
     table_init(&rounds, round_columns, ROUND_COLUMNS);
-    int status = report_open(path, &db, diag);
-    if (status != HS_OK) goto fail;
-    status = load_summary(db, path, have_id, run_id, &summary, diag);
-    if (status != HS_OK) goto fail;
-    if (want_rounds) {
-        status = load_rounds(db, path, run_id, &rounds, diag);
-        if (status != HS_OK) goto fail;
+    FILE *memory = NULL;
+    int status = HS_OK, csv = (request->flags & REPORT_CSV) != 0;
+    int want_rounds = request->have_run && (request->flags & REPORT_ROUNDS);
+    ReportTable table = request->table;
+    int all = table == REPORT_TABLE_ALL && !request->have_run;
+    *text = NULL;
+    *size = 0;
+    if ((status = fill_runs(set, &runs)) != HS_OK) goto nomem;
+    if (!request->have_run) {
+        if ((status = fill_points(set, &points)) != HS_OK) goto nomem;
+        if ((status = fill_speedups(set, &speedups)) != HS_OK) goto nomem;
     }
-    if (want_rounds && (flags & REPORT_CSV)) {
-        status = print_table(&rounds, flags, out);
+    if (want_rounds && (status = load_rounds(db, path, request->run_id, &rounds, diag)) != HS_OK)
+        goto fail;
+    memory = open_memstream(text, size);
+    if (memory == NULL) goto nomem;
+    if (want_rounds && csv) {
+        status = print_table(&rounds, request->flags, memory);
+    } else if (table == REPORT_TABLE_POINTS) {
+        status = print_table(&points, request->flags, memory);
+    } else if (table == REPORT_TABLE_SPEEDUP) {
+        status = print_table(&speedups, request->flags, memory);
     } else {
-        status = print_table(&summary, flags, out);
+        status = print_table(&runs, request->flags, memory);
         if (status == HS_OK && want_rounds) {
-            fputc('\n', out);
-            status = print_table(&rounds, flags, out);
+            fputc('\n', memory);
+            status = print_table(&rounds, request->flags, memory);
+        }
+        if (status == HS_OK && all && !csv && points.row_count > 0 && points_say_more(set)) {
+            fputc('\n', memory);
+            fputs(points_title, memory);
+            status = print_table(&points, request->flags, memory);
+        }
+        if (status == HS_OK && all && !csv && speedups.row_count > 0) {
+            fputc('\n', memory);
+            fputs(speedup_title, memory);
+            status = print_table(&speedups, request->flags, memory);
         }
     }
-    if (status != HS_OK) {
-        hs_diag_set(diag, status, path, 0, "out of memory");
-        goto fail;
+    if (status != HS_OK) goto nomem;
+    if (fclose(memory) != 0) {
+        memory = NULL;
+        goto nomem;
     }
-    status = check_output(out, diag);
+    memory = NULL;
+    goto done;
+nomem:
+    status = hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
 fail:
-    table_free(&summary);
+    if (memory != NULL) fclose(memory);
+    memory = NULL;
+    free(*text);
+    *text = NULL;
+    *size = 0;
+done:
+    table_free(&runs);
+    table_free(&points);
+    table_free(&speedups);
     table_free(&rounds);
+    return status;
+}
+
+/* The one reporting path. */
+static int report_run_request(const char *path, const ReportRequest *request, FILE *out,
+                              HsDiag *diag)
+{
+    sqlite3 *db = NULL;
+    RunSet *set = NULL;
+    char *text = NULL;
+    size_t size = 0;
+    RunSetFilter filter = { request->sweep, request->have_run, request->run_id };
+    int status = dbread_open(path, &db, diag);
+    if (status != HS_OK) goto done;
+    status = runset_load(db, path, &filter, &set, diag);
+    if (status != HS_OK) goto done;
+    if (request->have_run && set->run_count == 0) {
+        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "no run with id %lld",
+                             (long long)request->run_id);
+        goto done;
+    }
+    if (request->sweep != NULL && set->run_count == 0) {
+        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "no run of sweep '%s'", request->sweep);
+        goto done;
+    }
+    status = format_report(db, path, set, request, &text, &size, diag);
+    if (status != HS_OK) goto done;
+    if (size > 0) fwrite(text, 1, size, out);
+    status = check_output(out, diag);
+done:
+    free(text);
+    runset_free(set);
     sqlite3_close(db);
     return status;
 }
 
 int report_print_runs(const char *db_path, unsigned flags, FILE *out, HsDiag *diag)
 {
-    return report_print(db_path, 0, 0, flags, out, diag);
+    ReportRequest request = { NULL, 0, 0, REPORT_TABLE_RUNS, flags };
+    return report_run_request(db_path, &request, out, diag);
+}
+
+int report_print_tables(const char *db_path, const char *sweep, ReportTable table,
+                        unsigned flags, FILE *out, HsDiag *diag)
+{
+    ReportRequest request = { sweep, 0, 0, table, flags };
+    return report_run_request(db_path, &request, out, diag);
 }
 
 int report_print_run(const char *db_path, int64_t run_id, unsigned flags, FILE *out,
                      HsDiag *diag)
 {
-    return report_print(db_path, 1, run_id, flags, out, diag);
+    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, flags };
+    return report_run_request(db_path, &request, out, diag);
 }
 
 /* ---- the command line ---- */
 
 static const char usage_text[] =
-    "usage: hetsim report FILE.db [--run ID] [--csv]\n"
+    "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv]\n"
     "\n"
     "Prints one row per run of the database: id, name, method, seed, status, rounds,\n"
     "virtual time, idle share (summed agent idle time over agents x round time), bytes\n"
-    "on the wire and final accuracy.\n"
+    "on the wire, final accuracy, the run's target accuracy and the virtual time at which\n"
+    "it was first reached, for ComDML the mean predicted and played-out pair time and\n"
+    "the share of agent-rounds offloading, and the sweep point. Then, when they add\n"
+    "something, the points table (each sweep point's mean and 95 % t-interval over its\n"
+    "seeds) and the speedup table (t_sync / t_method on the same point and seed, by\n"
+    "time to target when both reached it, else by total virtual time).\n"
     "\n"
-    "  --run ID   the summary of run ID, then its per-round table\n"
-    "             (round, t_start, t_end, makespan, idle, bytes)\n"
-    "  --csv      CSV with a header and unrounded numbers instead of a table\n"
-    "             (with --run: the per-round rows only)\n"
-    "  --help     this text\n"
+    "  --run ID      the summary of run ID, then its per-round table\n"
+    "                (round, t_start, t_end, makespan, idle, bytes)\n"
+    "  --sweep ID    only the runs of sweep ID (runs.sweep)\n"
+    "  --table T     only table T: runs, points or speedup\n"
+    "  --csv         CSV with a header and unrounded numbers instead of a table (one\n"
+    "                table: runs unless --table says otherwise; with --run the\n"
+    "                per-round rows only)\n"
+    "  --help        this text\n"
     "\n"
     "The database is opened read-only. Exit status: 0 ok, 1 the file cannot be read,\n"
-    "2 bad usage, not a hetsim database, or no such run.\n";
+    "2 bad usage, not a hetsim database, or no such run or sweep.\n";
 
 static int usage_error(FILE *err, const char *fmt, const char *arg)
 {
@@ -632,15 +790,32 @@ static int parse_run_id(const char *text, int64_t *out)
     return 0;
 }
 
+/* "--name VALUE" or "--name=VALUE": 1 and *value when arg is that option, 0 when not,
+ * -1 when its value is missing. */
+static int option_value(const char *name, int argc, char **argv, int *i, const char **value)
+{
+    size_t length = strlen(name);
+    const char *arg = argv[*i];
+    if (strncmp(arg, name, length) != 0) return 0;
+    if (arg[length] == '=') {
+        *value = arg + length + 1;
+        return 1;
+    }
+    if (arg[length] != '\0') return 0;
+    if (*i + 1 >= argc) return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
 int report_cli_stream(int argc, char **argv, FILE *out, FILE *err)
 {
-    const char *path = NULL;
-    const char *run_text = NULL;
+    const char *path = NULL, *run_text = NULL, *sweep = NULL, *table_text = NULL;
     int csv = 0, options_done = 0;
     int64_t run_id = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            int found;
             if (strcmp(arg, "--") == 0) {
                 options_done = 1;
             } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -648,11 +823,12 @@ int report_cli_stream(int argc, char **argv, FILE *out, FILE *err)
                 return 0;
             } else if (strcmp(arg, "--csv") == 0) {
                 csv = 1;
-            } else if (strcmp(arg, "--run") == 0) {
-                if (i + 1 >= argc) return usage_error(err, "%s needs a run id", arg);
-                run_text = argv[++i];
-            } else if (strncmp(arg, "--run=", 6) == 0) {
-                run_text = arg + 6;
+            } else if ((found = option_value("--run", argc, argv, &i, &run_text)) != 0) {
+                if (found < 0) return usage_error(err, "%s needs a run id", arg);
+            } else if ((found = option_value("--sweep", argc, argv, &i, &sweep)) != 0) {
+                if (found < 0) return usage_error(err, "%s needs a sweep id", arg);
+            } else if ((found = option_value("--table", argc, argv, &i, &table_text)) != 0) {
+                if (found < 0) return usage_error(err, "%s needs runs, points or speedup", arg);
             } else {
                 return usage_error(err, "unknown option '%s'", arg);
             }
@@ -665,13 +841,26 @@ int report_cli_stream(int argc, char **argv, FILE *out, FILE *err)
     if (path == NULL) return usage_error(err, "%s", "missing FILE.db");
     if (run_text != NULL && parse_run_id(run_text, &run_id) != 0)
         return usage_error(err, "--run needs a positive whole number, not '%s'", run_text);
+    if (run_text != NULL && sweep != NULL)
+        return usage_error(err, "%s", "--run and --sweep exclude each other");
+    ReportTable table = REPORT_TABLE_ALL;
+    if (table_text != NULL) {
+        if (run_text != NULL)
+            return usage_error(err, "%s", "--run and --table exclude each other");
+        if (strcmp(table_text, "runs") == 0) table = REPORT_TABLE_RUNS;
+        else if (strcmp(table_text, "points") == 0) table = REPORT_TABLE_POINTS;
+        else if (strcmp(table_text, "speedup") == 0) table = REPORT_TABLE_SPEEDUP;
+        else
+            return usage_error(err, "--table takes runs, points or speedup, not '%s'",
+                               table_text);
+    }
 
     HsDiag diag;
     hs_diag_clear(&diag);
     unsigned flags = csv ? REPORT_CSV : 0;
     int status = run_text != NULL
                      ? report_print_run(path, run_id, flags | REPORT_ROUNDS, out, &diag)
-                     : report_print_runs(path, flags, out, &diag);
+                     : report_print_tables(path, sweep, table, flags, out, &diag);
     if (status != HS_OK) fprintf(err, "hetsim: %s\n", diag.message);
     return hs_error_exit_status(status);
 }

@@ -1,32 +1,47 @@
 /* report.h — tables and CSV from a hetsim database (`hetsim report`).
  *
- * Reports open the database read-only (SQLITE_OPEN_READONLY): they never change a file,
- * and they can run while a sweep is still writing to it (WAL readers do not block
- * writers). A closed WAL database in a folder the reader cannot write (no -shm file can
- * be made) is read as immutable instead. Everything is read and formatted before the
- * first byte is printed, so a failing report prints nothing on stdout. A report may
- * leave empty -wal/-shm files next to the database: a read-only reader cannot delete
- * them, and the next writer reuses them.
+ * Reports open the database read-only (analysis/dbread.h): they never change a file,
+ * and they can run while a sweep is still writing to it. Everything is read and
+ * formatted before the first byte is printed, so a failing report prints nothing on
+ * stdout. A report may leave empty -wal/-shm files next to the database: a read-only
+ * reader cannot delete them, and the next writer reuses them. Every derived figure is
+ * defined once, in analysis/runset.h (idle share, time to target, points, heterogeneity
+ * level, interval, speedup); the tables below print them.
  *
- * Summary (one row per run, ordered by id):
- *   id, name, method, seed (as uint64), status,
- *   rounds       runs.rounds_done, or the number of logged rounds while none is set
- *                (a running or crashed run),
- *   virtual time runs.sim_time_s, or max(rounds.t_end) while none is set,
- *   idle share   sum(agent_rounds.idle_s) / (N_agents * sum(rounds.t_end - t_start)):
- *                the fraction of agent-time spent idle over the run's rounds, with
- *                N_agents = count(agents rows of the run); '-' when the run has no
- *                agent_rounds, no agents or no round time,
- *   bytes        sum(rounds.bytes),
- *   final accuracy runs.final_accuracy.
- * Per-round (--run ID): round, t_start, t_end, makespan = t_end - t_start, idle_s, bytes.
+ * Runs table (one row per run, ordered by id; CSV name, then what it holds):
+ *   id, name, method, seed (as uint64), status, rounds, sim_time_s (virtual time),
+ *   idle_share, bytes, final_accuracy,
+ *   target_accuracy   [run] target_accuracy of the run's config (empty when none or 0),
+ *   time_to_target_s  virtual time at which the averaged model first reached it,
+ *   predicted_round_s, actual_round_s, offload_share   ComDML runs: mean predicted and
+ *                     played-out time of a pair (pairings) and the share of agent-rounds
+ *                     in the offloader role,
+ *   sweep, point      runs.sweep and the point label without the seed.
+ * Points table (one row per sweep point; runs outside a sweep make points too):
+ *   method, level (heterogeneity level), seeds (done runs aggregated), not_done (runs of
+ *   the point that are not done), then FIGURE_mean and FIGURE_ci95 (half-width of the
+ *   95 % interval) for sim_time_s, time_to_target_s (only when every seed reached the
+ *   target; `reached` counts those that did), final_accuracy, idle_share, makespan_s
+ *   (mean round makespan t_end - t_start), bytes; predicted_round_s_mean,
+ *   actual_round_s_mean, offload_share_mean for ComDML; level_axis (what the level
+ *   measures), sweep, point (label without the seed).
+ * Speedup table (one row per non-sync point with a sync baseline):
+ *   method, level, pairs (seeds compared), basis (time to target | total virtual time |
+ *   mixed), speedup_mean, speedup_ci95 (t_sync / t_method, > 1 is faster than sync),
+ *   time_s_mean, sync_time_s_mean, sweep, scenario (point label without run.method and
+ *   the seed).
+ * Per-round (--run ID): run_id, round, t_start, t_end, makespan = t_end - t_start,
+ *   idle_s, bytes.
  *
  * Text output aligns columns (width counted in UTF-8 code points; double-width
- * characters are not measured) and rounds numbers for reading; a missing value is '-'.
- * CSV output (REPORT_CSV) has one header line, '\n' line ends, numbers unrounded (%.17g,
- * integers exact), missing values empty, and text quoted as RFC 4180 asks when it holds
- * a quote, comma, CR or LF, or starts or ends with a space. With --run, CSV holds only
- * the per-round rows (one header per CSV stream), with a run_id column first. */
+ * characters are not measured), rounds numbers for reading, shows a missing value as
+ * '-', and leaves out the optional columns (target, time to target, ComDML figures,
+ * sweep, point, ...) that are missing in every row. CSV output (REPORT_CSV) has every
+ * column, one header line, '\n' line ends, numbers unrounded (%.17g, integers exact),
+ * missing values empty, and text quoted as RFC 4180 asks when it holds a quote, comma,
+ * CR or LF, or starts or ends with a space. CSV holds one table per stream: the runs
+ * table unless another is asked for; with --run only the per-round rows, with a run_id
+ * column first. */
 #ifndef ANALYSIS_REPORT_H
 #define ANALYSIS_REPORT_H
 
@@ -40,11 +55,20 @@ enum {
     REPORT_ROUNDS = 1u << 1, /* report_print_run: the per-round table after the summary */
 };
 
-/* `hetsim report FILE.db [--run ID] [--csv]` and `--help`. argv[0] is the command word
- * ("report") and is not read; options may come before or after FILE. Prints results to
- * stdout and "hetsim: FILE: message" errors to stderr. Returns the exit status: 0 ok,
- * 1 the file cannot be opened or read (I/O), 2 bad usage, not a hetsim database (or
- * another schema version), or no run with that ID. */
+typedef enum {
+    REPORT_TABLE_ALL = 0,    /* text: runs, then points and speedup when they say more;
+                                CSV: runs */
+    REPORT_TABLE_RUNS,
+    REPORT_TABLE_POINTS,
+    REPORT_TABLE_SPEEDUP,
+} ReportTable;
+
+/* `hetsim report FILE.db [--run ID | --sweep ID] [--table T] [--csv]` and `--help`.
+ * argv[0] is the command word ("report") and is not read; options may come before or
+ * after FILE. Prints results to stdout and "hetsim: FILE: message" errors to stderr.
+ * Returns the exit status: 0 ok, 1 the file cannot be opened or read (I/O), 2 bad usage,
+ * not a hetsim database (or another schema version), no run with that ID or no run of
+ * that sweep. */
 int report_cli(int argc, char **argv);
 
 /* report_cli writing to out and err instead of stdout and stderr (tests use it). */
@@ -54,6 +78,11 @@ int report_cli_stream(int argc, char **argv, FILE *out, FILE *err);
  * CSV (flags & REPORT_CSV). Returns 0, or HS_E_IO / HS_E_INPUT / HS_E_NOMEM with
  * "PATH: message" in diag; nothing is printed on failure. */
 int report_print_runs(const char *db_path, unsigned flags, FILE *out, HsDiag *diag);
+
+/* Prints table (REPORT_TABLE_ALL: as report_cli does) of the runs of sweep (NULL: every
+ * run). HS_E_INPUT when sweep names no run; otherwise as report_print_runs. */
+int report_print_tables(const char *db_path, const char *sweep, ReportTable table,
+                        unsigned flags, FILE *out, HsDiag *diag);
 
 /* Prints the summary row of one run; with REPORT_ROUNDS also its per-round table (as
  * CSV: only the per-round rows). sim/main.c calls it after run_end with flags 0 to show

@@ -1,4 +1,5 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
+#include "analysis/plot.h"
 #include "analysis/report.h"
 #include "sim/cli.h"
 #include "solver/cli_pair.h"
@@ -14,7 +15,8 @@ static const char main_usage[] =
     "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--quiet]\n"
     "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--resume]   (also under mpirun)\n"
     "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit SECONDS]\n"
-    "  hetsim report FILE.db [--run ID] [--csv]\n"
+    "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv]\n"
+    "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--format png,svg]\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
     "Exit status: 0 success, 1 a run failed, 2 bad usage or bad input.\n";
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
     if (strcmp(command, "sweep") == 0) return cli_sweep(argc - 2, argv + 2);
     if (strcmp(command, "pair") == 0) return solver_cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return report_cli(argc - 1, argv + 1);
+    if (strcmp(command, "plot") == 0) return plot_cli(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
     return 2;
 }

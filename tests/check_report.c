@@ -1,7 +1,10 @@
-/* check_report.c — `hetsim report`: its numbers equal direct SQL on a fixture database
- * (tests/fixtures/store/report_fixture.sql, written with plain SQL, not by the store),
- * its CSV parses back with a strict RFC 4180 reader, awkward names survive quoting, the
- * file is only ever read, and every error has its exit status and message. */
+/* check_report.c — `hetsim report`: its numbers equal direct SQL on fixture databases
+ * (tests/fixtures/store/report_fixture.sql and sweep_fixture.sql, written with plain
+ * SQL, not by the store), per-point means, intervals and speedups equal a hand
+ * computation, its CSV parses back with a strict RFC 4180 reader, awkward names survive
+ * quoting, the file is only ever read, and every error has its exit status and message.
+ * Also the pieces the report stands on: point labels (analysis/label.h) and the
+ * heterogeneity level rules (analysis/runset.h). */
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
@@ -13,10 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/dbread.h"
+#include "analysis/label.h"
 #include "analysis/report.h"
+#include "analysis/runset.h"
 #include "analysis/store.h"
 
 #define FIXTURE_SQL "tests/fixtures/store/report_fixture.sql"
+#define SWEEP_SQL "tests/fixtures/store/sweep_fixture.sql"
 
 /* ---- scratch folder (made and removed by the parent process) ---- */
 
@@ -91,8 +98,8 @@ static void raw_exec(sqlite3 *db, const char *sql)
     ck_assert_msg(rc == SQLITE_OK, "sql failed: %s", error ? error : "?");
 }
 
-/* A hetsim database (schema by store_open) holding the fixture rows. */
-static const char *make_fixture(const char *name)
+/* A hetsim database (schema by store_open) holding the rows of the SQL file sql_path. */
+static const char *make_database(const char *name, const char *sql_path)
 {
     const char *path = scratch_path(name);
     Store *store = NULL;
@@ -100,12 +107,33 @@ static const char *make_fixture(const char *name)
     hs_diag_clear(&diag);
     ck_assert_msg(store_open(path, &store, &diag) == HS_OK, "%s", diag.message);
     store_close(store);
-    char *sql = read_path(FIXTURE_SQL, NULL);
+    char *sql = read_path(sql_path, NULL);
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
     raw_exec(db, sql);
     sqlite3_close(db);
     free(sql);
+    return path;
+}
+
+static const char *make_fixture(const char *name)
+{
+    return make_database(name, FIXTURE_SQL);
+}
+
+/* A hetsim database holding the rows of the SQL text sql. */
+static const char *make_from_sql(const char *name, const char *sql)
+{
+    const char *path = scratch_path(name);
+    Store *store = NULL;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_msg(store_open(path, &store, &diag) == HS_OK, "%s", diag.message);
+    store_close(store);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    raw_exec(db, sql);
+    sqlite3_close(db);
     return path;
 }
 
@@ -145,7 +173,7 @@ static void output_free(Output *o)
 
 /* ---- a strict RFC 4180 reader: quoted fields, doubled quotes, CR/LF inside quotes ---- */
 
-enum { CSV_ROWS = 64, CSV_COLUMNS = 16 };
+enum { CSV_ROWS = 64, CSV_COLUMNS = 32 };
 
 typedef struct Csv {
     int rows;
@@ -320,7 +348,8 @@ START_TEST(test_summary_csv_equals_sql)
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     ck_assert_str_eq(o.err, "");
     static const char header[] = "id,name,method,seed,status,rounds,sim_time_s,idle_share,"
-                                 "bytes,final_accuracy\n";
+                                 "bytes,final_accuracy,target_accuracy,time_to_target_s,"
+                                 "predicted_round_s,actual_round_s,offload_share,sweep,point\n";
     ck_assert_msg(strncmp(o.out, header, sizeof header - 1) == 0, "header: %s", o.out);
     Csv csv;
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
@@ -331,7 +360,7 @@ START_TEST(test_summary_csv_equals_sql)
     for (int i = 0; i < count; i++) {
         char *const *row = csv.cell[i + 1];
         const Expected *e = &want[i];
-        ck_assert_int_eq(csv.columns[i + 1], 10);
+        ck_assert_int_eq(csv.columns[i + 1], 17);
         ck_assert_int_eq(strtoll(row[csv_column(&csv, "id")], NULL, 10), e->id);
         ck_assert_str_eq(row[csv_column(&csv, "name")], e->name);
         ck_assert_str_eq(row[csv_column(&csv, "method")], e->method);
@@ -354,6 +383,18 @@ START_TEST(test_summary_csv_equals_sql)
     ck_assert_str_eq(csv.cell[3][3], "9223372036854775807");
     ck_assert_str_eq(csv.cell[4][7], "");
     ck_assert_str_eq(csv.cell[4][8], "");
+    /* configs without a target; run 2 is the only ComDML run (no pairings, nobody
+     * offloading) and the only one of a sweep */
+    for (int r = 1; r <= 4; r++) {
+        ck_assert_str_eq(csv.cell[r][csv_column(&csv, "target_accuracy")], "");
+        ck_assert_str_eq(csv.cell[r][csv_column(&csv, "time_to_target_s")], "");
+        ck_assert_str_eq(csv.cell[r][csv_column(&csv, "predicted_round_s")], "");
+    }
+    ck_assert_str_eq(csv.cell[2][csv_column(&csv, "offload_share")], "0");
+    ck_assert_str_eq(csv.cell[1][csv_column(&csv, "offload_share")], "");
+    ck_assert_str_eq(csv.cell[2][csv_column(&csv, "sweep")], "s");
+    ck_assert_str_eq(csv.cell[2][csv_column(&csv, "point")], "run.method=comdml");
+    ck_assert_str_eq(csv.cell[1][csv_column(&csv, "point")], "");
     expected_free(want, count);
     csv_free(&csv);
     output_free(&o);
@@ -410,23 +451,37 @@ static size_t width_of(const char *line, size_t bytes)
     return width;
 }
 
+/* Byte offset in line at which display column `column` starts, or -1. */
+static long byte_at_column(const char *line, size_t bytes, size_t column)
+{
+    size_t width = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        if (((unsigned char)line[i] & 0xC0) == 0x80) continue;
+        if (width == column) return (long)i;
+        width++;
+    }
+    return -1;
+}
+
 START_TEST(test_text_table_is_aligned)
 {
     const char *path = make_fixture("table.db");
-    Output o = RUN_REPORT("report", path);
+    Output o = RUN_REPORT("report", path, "--table", "runs");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_str_eq(o.err, "");
-    /* Header + 4 runs; the newline inside run 3's name must not break a row. */
+    /* Header + 4 runs; the newline inside run 3's name must not break a row. Every
+     * column up to the left-aligned sweep and point columns ends where the header's
+     * does, so the sweep column starts at the same display column on every line. */
+    const char *header_sweep = strstr(o.out, "  sweep");
+    ck_assert_ptr_nonnull(header_sweep);
+    size_t sweep_column = width_of(o.out, (size_t)(header_sweep - o.out)) + 2;
     int lines = 0;
-    size_t first_width = 0;
     for (const char *line = o.out; *line; lines++) {
         const char *end = strchr(line, '\n');
         ck_assert_ptr_nonnull(end);
-        size_t width = width_of(line, (size_t)(end - line));
-        if (lines == 0) first_width = width;
-        /* The last column is right-aligned, so every line is exactly as wide. */
-        ck_assert_msg(width == first_width, "line %d is %zu wide, header %zu:\n%s", lines,
-                      width, first_width, o.out);
+        long at = byte_at_column(line, (size_t)(end - line), sweep_column);
+        ck_assert_msg(at >= 2 && line[at - 1] == ' ' && line[at - 2] == ' ' && line[at] != ' ',
+                      "line %d: sweep column not at %zu:\n%s", lines, sweep_column, o.out);
         line = end + 1;
     }
     ck_assert_int_eq(lines, 5);
@@ -434,14 +489,24 @@ START_TEST(test_text_table_is_aligned)
     static const char *const needles[] = {
         "virtual time (s)", "idle share", "final accuracy", "plain", "10.0%", "3.50 kB",
         "0.8125", "30.000", "18446744073709551615", "名前", " leading, and newline ",
-        "12.500", "running",
+        "12.500", "running", "offloading", "0.0%", "run.method=comdml",
     };
     for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
         ck_assert_msg(strstr(o.out, needles[i]) != NULL, "'%s' missing:\n%s", needles[i], o.out);
+    /* no run has a target or pairings: those columns stay out of the text */
+    ck_assert_ptr_null(strstr(o.out, "time to target"));
+    ck_assert_ptr_null(strstr(o.out, "predicted round"));
     /* Run 4 has no idle share and no bytes; run 2 has no accuracy. */
     const char *run4 = strstr(o.out, "\n 4  ");
     ck_assert_ptr_nonnull(run4);
     ck_assert_ptr_nonnull(strstr(run4, " -  "));
+    output_free(&o);
+
+    /* Without --table the points table follows (a run belongs to a sweep). */
+    o = RUN_REPORT("report", path);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_ptr_nonnull(strstr(o.out, "\n\nPoints: mean and 95 % interval"));
+    ck_assert_ptr_null(strstr(o.out, "Speedup over sync"));  /* no sync/other pair */
     output_free(&o);
 }
 END_TEST
@@ -499,7 +564,7 @@ START_TEST(test_awkward_names_survive_csv)
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
     ck_assert_int_eq(csv.rows, COUNT + 1);
     for (int i = 0; i < COUNT; i++) {
-        ck_assert_int_eq(csv.columns[i + 1], 10);
+        ck_assert_int_eq(csv.columns[i + 1], 17);
         ck_assert_str_eq(csv.cell[i + 1][1], names[i]);
         ck_assert_str_eq(csv.cell[i + 1][2], names[(i + 1) % COUNT]);
         expect_number(csv.cell[i + 1][6], 1, 0.1 * i, "sim_time_s");
@@ -587,11 +652,11 @@ START_TEST(test_report_while_a_run_writes)
     ck_assert_int_eq(sink.ops->round(sink.ctx, id, &round), HS_OK);  /* still buffered */
     Output o = RUN_REPORT("report", path, "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,0,,,,\n"));
+    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,0,,,,,,,,,,,\n"));
     output_free(&o);
     ck_assert_int_eq(store_flush(store), HS_OK);
     o = RUN_REPORT("report", path, "--csv");
-    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,1,4,,8,\n"));
+    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,1,4,,8,,,,,,,,\n"));
     output_free(&o);
     store_close(store);
 }
@@ -631,9 +696,434 @@ START_TEST(test_print_run_api)
     ck_assert_int_eq(report_print_runs(empty, REPORT_CSV, out, &diag), HS_OK);
     text = read_whole(out, NULL);
     ck_assert_str_eq(text, "id,name,method,seed,status,rounds,sim_time_s,idle_share,bytes,"
-                           "final_accuracy\n");
+                           "final_accuracy,target_accuracy,time_to_target_s,predicted_round_s,"
+                           "actual_round_s,offload_share,sweep,point\n");
     free(text);
     fclose(out);
+}
+END_TEST
+
+/* ---- point labels and heterogeneity levels ---- */
+
+START_TEST(test_label_parse)
+{
+    Label label;
+    ck_assert_int_eq(label_parse("run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5) seed=2",
+                                 &label), HS_OK);
+    ck_assert_int_eq(label.count, 2);
+    ck_assert_str_eq(label.pairs[0].key, "run.method");
+    ck_assert_str_eq(label.pairs[0].value, "sync");
+    ck_assert_str_eq(label.pairs[1].key, "agents.compute");
+    ck_assert_str_eq(label.pairs[1].value, "lognormal(2 GFLOPS, 0.5)");
+    ck_assert(label.has_seed);
+    ck_assert_uint_eq(label.seed, 2);
+    char *joined = label_join(&label, NULL);
+    ck_assert_str_eq(joined, "run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5)");
+    free(joined);
+    joined = label_join(&label, "run.method");
+    ck_assert_str_eq(joined, "agents.compute=lognormal(2 GFLOPS, 0.5)");
+    free(joined);
+    ck_assert_str_eq(label_value(&label, "run.method"), "sync");
+    ck_assert_ptr_null(label_value(&label, "seed"));
+    label_free(&label);
+
+    /* spaces inside an unparenthesised value; the largest seed */
+    ck_assert_int_eq(label_parse("agents.stragglers.compute=200 MFLOPS data.partition=iid "
+                                 "seed=18446744073709551615", &label), HS_OK);
+    ck_assert_int_eq(label.count, 2);
+    ck_assert_str_eq(label.pairs[0].value, "200 MFLOPS");
+    ck_assert_str_eq(label.pairs[1].value, "iid");
+    ck_assert_uint_eq(label.seed, UINT64_MAX);
+    label_free(&label);
+
+    /* a sweep of one run; text before any KEY=; a seed that is not a number stays a pair;
+     * " k=" inside parentheses does not split */
+    ck_assert_int_eq(label_parse("seed=1", &label), HS_OK);
+    ck_assert_int_eq(label.count, 0);
+    ck_assert(label.has_seed);
+    label_free(&label);
+    ck_assert_int_eq(label_parse("junk text run.name=a b x=f(a, k=b) seed=x", &label), HS_OK);
+    ck_assert_int_eq(label.count, 4);
+    ck_assert_str_eq(label.pairs[0].key, "");
+    ck_assert_str_eq(label.pairs[0].value, "junk text");
+    ck_assert_str_eq(label.pairs[1].value, "a b");
+    ck_assert_str_eq(label.pairs[2].key, "x");
+    ck_assert_str_eq(label.pairs[2].value, "f(a, k=b)");
+    ck_assert_str_eq(label.pairs[3].key, "seed");
+    ck_assert(!label.has_seed);
+    label_free(&label);
+    ck_assert_int_eq(label_parse("", &label), HS_OK);
+    ck_assert_int_eq(label.count, 0);
+    label_free(&label);
+
+    double value = 0;
+    ck_assert_int_eq(label_lognormal_sigma("lognormal(2 GFLOPS, 0.5)", &value), 0);
+    ck_assert(value == 0.5);
+    ck_assert_int_eq(label_lognormal_sigma("lognormal( 2000000000 ,1.5 )", &value), 0);
+    ck_assert(value == 1.5);
+    ck_assert_int_eq(label_lognormal_sigma("normal(1, 2)", &value), -1);
+    ck_assert_int_eq(label_lognormal_sigma("lognormal(1)", &value), -1);
+    ck_assert_int_eq(label_lognormal_sigma("lognormal(1, 2, 3)", &value), -1);
+    ck_assert_int_eq(label_lognormal_sigma("lognormal(1, x)", &value), -1);
+    ck_assert_int_eq(label_number("200 MFLOPS", &value), 0);
+    ck_assert(value == 2e8);
+    ck_assert_int_eq(label_number("10 ms", &value), 0);
+    ck_assert(value == 0.01);
+    ck_assert_int_eq(label_number("0.5", &value), 0);
+    ck_assert(value == 0.5);
+    ck_assert_int_eq(label_number("iid", &value), -1);
+    ck_assert_int_eq(label_number("inf", &value), -1);
+}
+END_TEST
+
+/* The runs of sweep in a RunSet, for checking points directly. */
+static RunSet *load_set(const char *path)
+{
+    sqlite3 *db = NULL;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_msg(dbread_open(path, &db, &diag) == HS_OK, "%s", diag.message);
+    RunSet *set = NULL;
+    ck_assert_msg(runset_load(db, path, NULL, &set, &diag) == HS_OK, "%s", diag.message);
+    sqlite3_close(db);
+    return set;
+}
+
+static const RunPoint *find_point(const RunSet *set, const char *label)
+{
+    for (int p = 0; p < set->point_count; p++)
+        if (strcmp(set->points[p].label, label) == 0) return &set->points[p];
+    ck_abort_msg("no point '%s'", label);
+    return NULL;
+}
+
+START_TEST(test_heterogeneity_levels)
+{
+    const char *path = make_from_sql("levels.db",
+        "INSERT INTO runs(id, name, method, seed, status, sweep, point) VALUES"
+        /* a: the sigma of the lognormal; the partition tells lines apart */
+        " (1, 'a', 'sync', 1, 'done', 'a', 'run.method=sync agents.compute=lognormal(2 GFLOPS, 0.2) data.partition=iid seed=1'),"
+        " (2, 'a', 'sync', 1, 'done', 'a', 'run.method=sync agents.compute=lognormal(2 GFLOPS, 1.6) data.partition=iid seed=1'),"
+        " (3, 'a', 'sync', 1, 'done', 'a', 'run.method=sync agents.compute=lognormal(2 GFLOPS, 0.2) data.partition=dirichlet seed=1'),"
+        /* b: a number with a unit */
+        " (4, 'b', 'sync', 1, 'done', 'b', 'agents.stragglers.compute=200 MFLOPS seed=1'),"
+        " (5, 'b', 'sync', 1, 'done', 'b', 'agents.stragglers.compute=1 GFLOPS seed=1'),"
+        /* c: text values: their index, in order of appearance */
+        " (6, 'c', 'sync', 1, 'done', 'c', 'data.partition=shards seed=1'),"
+        " (7, 'c', 'sync', 1, 'done', 'c', 'data.partition=iid seed=1'),"
+        " (8, 'c', 'sync', 2, 'done', 'c', 'data.partition=shards seed=2'),"
+        /* d: only the method varies */
+        " (9, 'd', 'sync', 1, 'done', 'd', 'run.method=sync seed=1'),"
+        " (10, 'd', 'comdml', 1, 'done', 'd', 'run.method=comdml seed=1');");
+    RunSet *set = load_set(path);
+    ck_assert_int_eq(set->group_count, 4);
+    ck_assert_int_eq(set->point_count, 9);
+    const RunPoint *p = find_point(set, "run.method=sync agents.compute=lognormal(2 GFLOPS, 1.6) data.partition=iid");
+    const RunGroup *a = &set->groups[p->group];
+    ck_assert_str_eq(a->sweep, "a");
+    ck_assert_int_eq(a->axis_kind, RUNSET_AXIS_SIGMA);
+    ck_assert_str_eq(a->axis_title, "sigma of agents.compute (lognormal)");
+    ck_assert(p->level == 1.6);
+    ck_assert_str_eq(set->series[p->series].name, "sync, data.partition=iid");
+    p = find_point(set, "run.method=sync agents.compute=lognormal(2 GFLOPS, 0.2) data.partition=dirichlet");
+    ck_assert(p->level == 0.2);
+    ck_assert_str_eq(set->series[p->series].name, "sync, data.partition=dirichlet");
+
+    p = find_point(set, "agents.stragglers.compute=1 GFLOPS");
+    ck_assert_int_eq(set->groups[p->group].axis_kind, RUNSET_AXIS_VALUE);
+    ck_assert_str_eq(set->groups[p->group].axis_title, "agents.stragglers.compute");
+    ck_assert(p->level == 1e9);
+    ck_assert_str_eq(p->method, "sync");  /* no run.method in the label: runs.method */
+    ck_assert(find_point(set, "agents.stragglers.compute=200 MFLOPS")->level == 2e8);
+
+    p = find_point(set, "data.partition=shards");
+    const RunGroup *c = &set->groups[p->group];
+    ck_assert_int_eq(c->axis_kind, RUNSET_AXIS_INDEX);
+    ck_assert_int_eq(c->level_count, 2);
+    ck_assert_str_eq(c->level_names[0], "shards");
+    ck_assert_str_eq(c->level_names[1], "iid");
+    ck_assert(p->level == 0);
+    ck_assert_int_eq(p->run_count, 2);  /* seeds 1 and 2 */
+    ck_assert(find_point(set, "data.partition=iid")->level == 1);
+
+    p = find_point(set, "run.method=comdml");
+    ck_assert_int_eq(set->groups[p->group].axis_kind, RUNSET_AXIS_NONE);
+    ck_assert(p->level == 0);
+    ck_assert_str_eq(p->scenario, "");
+    runset_free(set);
+}
+END_TEST
+
+/* ---- points and speedups over the sweep fixture ---- */
+
+/* t(0.975, 2) in closed form: (2p - 1) / sqrt(2p(1 - p)) for 2 degrees of freedom. */
+static double t_two(void)
+{
+    return 0.95 / sqrt(2 * 0.975 * 0.025);
+}
+
+static int csv_row(const Csv *csv, const char *column, const char *value)
+{
+    int c = csv_column(csv, column);
+    for (int r = 1; r < csv->rows; r++)
+        if (strcmp(csv->cell[r][c], value) == 0) return r;
+    ck_abort_msg("no row with %s = '%s'", column, value);
+    return -1;
+}
+
+static double csv_number(const Csv *csv, int row, const char *column)
+{
+    const char *field = csv->cell[row][csv_column(csv, column)];
+    char *end = NULL;
+    double value = strtod(field, &end);
+    ck_assert_msg(end != field && *end == '\0', "%s: '%s' is not a number", column, field);
+    return value;
+}
+
+static void expect_close(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want)), "%s: got %.17g, want %.17g",
+                  what, got, want);
+}
+
+START_TEST(test_points_hand_computed)
+{
+    const char *path = make_database("points.db", SWEEP_SQL);
+    Output o = RUN_REPORT("report", path, "--table", "points", "--csv");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    Csv csv;
+    ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
+    ck_assert_int_eq(csv.rows, 5);
+    ck_assert_int_eq(csv.columns[0], 23);
+    double t = t_two();
+
+    int r = csv_row(&csv, "point", "run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5)");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "method")], "sync");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "seeds")], "3");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "not_done")], "1");  /* run 113 failed */
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "sweep")], "sw-fixture");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "level_axis")], "sigma of agents.compute (lognormal)");
+    expect_close(csv_number(&csv, r, "level"), 0.5, "level");
+    expect_close(csv_number(&csv, r, "sim_time_s_mean"), 12, "time mean");
+    expect_close(csv_number(&csv, r, "sim_time_s_ci95"), t * 2 / sqrt(3), "time interval");
+    expect_close(csv_number(&csv, r, "time_to_target_s_mean"), 5, "target mean");
+    expect_close(csv_number(&csv, r, "time_to_target_s_ci95"), t * 1 / sqrt(3), "target interval");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "reached")], "3");
+    expect_close(csv_number(&csv, r, "idle_share_mean"), 0.25, "idle");
+    expect_close(csv_number(&csv, r, "idle_share_ci95"), 0, "idle interval");
+    expect_close(csv_number(&csv, r, "makespan_s_mean"), 6, "makespan");
+    expect_close(csv_number(&csv, r, "makespan_s_ci95"), t / sqrt(3), "makespan interval");
+    expect_close(csv_number(&csv, r, "final_accuracy_mean"), 0.9, "accuracy");
+    expect_close(csv_number(&csv, r, "bytes_mean"), 3000, "bytes");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "predicted_round_s_mean")], "");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "offload_share_mean")], "");
+
+    /* sync at sigma 1: seed 3 never reached the target, so no mean time to target */
+    r = csv_row(&csv, "point", "run.method=sync agents.compute=lognormal(2 GFLOPS, 1)");
+    expect_close(csv_number(&csv, r, "sim_time_s_mean"), 24, "time mean");
+    expect_close(csv_number(&csv, r, "sim_time_s_ci95"), t * 4 / sqrt(3), "time interval");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "time_to_target_s_mean")], "");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "reached")], "2");
+
+    /* comdml at sigma 1: 8, 8, 11 (sd sqrt 3); its ComDML figures */
+    r = csv_row(&csv, "point", "run.method=comdml agents.compute=lognormal(2 GFLOPS, 1)");
+    expect_close(csv_number(&csv, r, "sim_time_s_mean"), 9, "time mean");
+    expect_close(csv_number(&csv, r, "sim_time_s_ci95"), t, "time interval");
+    expect_close(csv_number(&csv, r, "time_to_target_s_mean"), 14.0 / 3, "target mean");
+    expect_close(csv_number(&csv, r, "idle_share_mean"), 0.125, "idle");
+    expect_close(csv_number(&csv, r, "offload_share_mean"), 0.5, "offloading");
+    expect_close(csv_number(&csv, r, "predicted_round_s_mean"), 0.45 * 9, "predicted");
+    /* played out: (0.95 + 0.01 k + 0.005) T/2 per run, k = 0, 1, 2 */
+    expect_close(csv_number(&csv, r, "actual_round_s_mean"),
+                 ((0.955 * 8) + (0.965 * 8) + (0.975 * 11)) / 2 / 3, "actual");
+    csv_free(&csv);
+    output_free(&o);
+}
+END_TEST
+
+/* Each point's mean virtual time and counts against SQL over the label without its seed. */
+START_TEST(test_points_equal_sql)
+{
+    const char *path = make_database("points_sql.db", SWEEP_SQL);
+    Output o = RUN_REPORT("report", path, "--csv", "--table=points");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    Csv csv;
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+        "SELECT substr(point, 1, instr(point, ' seed=') - 1) AS p,"
+        " sum(status = 'done'), sum(status <> 'done'),"
+        " avg(CASE WHEN status = 'done' THEN sim_time_s END), method"
+        " FROM runs GROUP BY p ORDER BY min(id)", -1, &q, NULL), SQLITE_OK);
+    int rows = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        rows++;
+        ck_assert_int_lt(rows, csv.rows);
+        char *const *row = csv.cell[rows];  /* points come in order of their first run */
+        ck_assert_str_eq(row[csv_column(&csv, "point")], (const char *)sqlite3_column_text(q, 0));
+        ck_assert_int_eq(strtoll(row[csv_column(&csv, "seeds")], NULL, 10), sqlite3_column_int64(q, 1));
+        ck_assert_int_eq(strtoll(row[csv_column(&csv, "not_done")], NULL, 10), sqlite3_column_int64(q, 2));
+        ck_assert_str_eq(row[csv_column(&csv, "method")], (const char *)sqlite3_column_text(q, 4));
+        expect_close(csv_number(&csv, rows, "sim_time_s_mean"), sqlite3_column_double(q, 3), "mean");
+    }
+    ck_assert_int_eq(rows + 1, csv.rows);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    csv_free(&csv);
+    output_free(&o);
+}
+END_TEST
+
+/* The new per-run figures against independent SQL. */
+START_TEST(test_run_figures_equal_sql)
+{
+    const char *path = make_database("runs_sql.db", SWEEP_SQL);
+    Output o = RUN_REPORT("report", path, "--csv");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    Csv csv;
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    ck_assert_int_eq(csv.rows, 14);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+        "SELECT r.id,"
+        " (SELECT min(t) FROM metrics m WHERE m.run_id = r.id AND m.agent IS NULL"
+        "  AND m.test_accuracy >= 0.8),"
+        " (SELECT avg(predicted_s) FROM pairings p WHERE p.run_id = r.id),"
+        " (SELECT avg(actual_s) FROM pairings p WHERE p.run_id = r.id),"
+        " CASE WHEN r.method = 'comdml' THEN (SELECT avg(CASE WHEN role = 'offloader' THEN 1.0"
+        "  ELSE 0.0 END) FROM agent_rounds a WHERE a.run_id = r.id) END,"
+        " substr(r.point, 1, instr(r.point, ' seed=') - 1)"
+        " FROM runs r ORDER BY r.id", -1, &q, NULL), SQLITE_OK);
+    int row = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        char *const *cells = csv.cell[++row];
+        ck_assert_int_eq(strtoll(cells[csv_column(&csv, "id")], NULL, 10), sqlite3_column_int64(q, 0));
+        expect_number(cells[csv_column(&csv, "target_accuracy")], 1, 0.8, "target");
+        static const struct { int column; const char *name; } figures[] = {
+            { 1, "time_to_target_s" }, { 2, "predicted_round_s" }, { 3, "actual_round_s" },
+            { 4, "offload_share" },
+        };
+        for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++)
+            expect_number(cells[csv_column(&csv, figures[f].name)],
+                          sqlite3_column_type(q, figures[f].column) != SQLITE_NULL,
+                          sqlite3_column_double(q, figures[f].column), figures[f].name);
+        ck_assert_str_eq(cells[csv_column(&csv, "point")], (const char *)sqlite3_column_text(q, 5));
+    }
+    ck_assert_int_eq(row, 13);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    csv_free(&csv);
+    output_free(&o);
+}
+END_TEST
+
+START_TEST(test_speedup_rows)
+{
+    const char *path = make_database("speedup.db", SWEEP_SQL);
+    Output o = RUN_REPORT("report", path, "--table", "speedup", "--csv");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    static const char header[] = "method,level,pairs,basis,speedup_mean,speedup_ci95,time_s_mean,"
+                                 "sync_time_s_mean,sweep,scenario\n";
+    ck_assert_msg(strncmp(o.out, header, sizeof header - 1) == 0, "header: %s", o.out);
+    Csv csv;
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    ck_assert_int_eq(csv.rows, 3);  /* comdml at both levels; sync is the baseline */
+    int r = csv_row(&csv, "scenario", "agents.compute=lognormal(2 GFLOPS, 0.5)");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "method")], "comdml");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "basis")], "time to target");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "pairs")], "3");
+    expect_close(csv_number(&csv, r, "speedup_mean"), 2, "speedup");
+    expect_close(csv_number(&csv, r, "speedup_ci95"), 0, "interval");
+    expect_close(csv_number(&csv, r, "time_s_mean"), 2.5, "time");
+    expect_close(csv_number(&csv, r, "sync_time_s_mean"), 5, "sync time");
+    r = csv_row(&csv, "scenario", "agents.compute=lognormal(2 GFLOPS, 1)");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "basis")], "mixed");
+    double ratios[3] = { 10.0 / 5, 12.0 / 4, 28.0 / 11 };
+    double mean = (ratios[0] + ratios[1] + ratios[2]) / 3, square = 0;
+    for (int i = 0; i < 3; i++) square += (ratios[i] - mean) * (ratios[i] - mean);
+    expect_close(csv_number(&csv, r, "speedup_mean"), mean, "speedup");
+    expect_close(csv_number(&csv, r, "speedup_ci95"), t_two() * sqrt(square / 2) / sqrt(3), "interval");
+    expect_close(csv_number(&csv, r, "level"), 1, "level");
+    csv_free(&csv);
+    output_free(&o);
+
+    /* the text report carries both tables after the runs */
+    o = RUN_REPORT("report", path);
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    const char *speedup = strstr(o.out, "\n\nSpeedup over sync");
+    ck_assert_ptr_nonnull(speedup);
+    ck_assert_ptr_nonnull(strstr(speedup, "time to target"));
+    ck_assert_ptr_nonnull(strstr(speedup, "mixed"));
+    ck_assert_ptr_nonnull(strstr(o.out, "\n\nPoints: mean"));
+    output_free(&o);
+}
+END_TEST
+
+START_TEST(test_sweep_filter)
+{
+    const char *path = make_database("filter.db", SWEEP_SQL);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    raw_exec(db, "INSERT INTO runs(id, name, method, seed, status, sweep, point) VALUES"
+                 " (200, 'other', 'sync', 1, 'done', 'sw-other', 'run.method=sync seed=1')");
+    sqlite3_close(db);
+    Output o = RUN_REPORT("report", path, "--csv", "--sweep", "sw-other");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    Csv csv;
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    ck_assert_int_eq(csv.rows, 2);
+    ck_assert_str_eq(csv.cell[1][0], "200");
+    csv_free(&csv);
+    output_free(&o);
+    o = RUN_REPORT("report", path, "--csv", "--sweep=sw-fixture", "--table", "points");
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    ck_assert_int_eq(csv.rows, 5);
+    csv_free(&csv);
+    output_free(&o);
+}
+END_TEST
+
+/* Runs outside a sweep: same name and configuration but for method and seed make one
+ * point per method, compared with sync by seed; another configuration is another point. */
+START_TEST(test_runs_outside_sweeps)
+{
+    const char *path = make_from_sql("outside.db",
+        "INSERT INTO runs(id, name, method, seed, status, config, sim_time_s) VALUES"
+        " (1, 'q', 'sync', 1, 'done', '[run]\nname = q\nmethod = sync\nseed = 1\n\n[method]\n\n"
+        "[agents]\ncount = 4\n', 10),"
+        " (2, 'q', 'localsgd', 1, 'done', '[run]\nname = q\nmethod = localsgd\nseed = 1\n\n"
+        "[method]\nlocal_steps = epoch\n\n[agents]\ncount = 4\n', 4),"
+        " (3, 'q', 'localsgd', 2, 'done', '[run]\nname = q\nmethod = localsgd\nseed = 2\n\n"
+        "[method]\nlocal_steps = epoch\n\n[agents]\ncount = 4\n', 5),"
+        " (4, 'q', 'sync', 1, 'done', '[run]\nname = q\nmethod = sync\nseed = 1\n\n[method]\n\n"
+        "[agents]\ncount = 8\n', 20);");
+    Output o = RUN_REPORT("report", path, "--csv", "--table", "points");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    Csv csv;
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    ck_assert_int_eq(csv.rows, 4);
+    int r = csv_row(&csv, "point", "run.method=localsgd run.name=q");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "seeds")], "2");
+    expect_close(csv_number(&csv, r, "sim_time_s_mean"), 4.5, "mean");
+    ck_assert_str_eq(csv.cell[r][csv_column(&csv, "sweep")], "");
+    csv_row(&csv, "point", "run.method=sync run.name=q");
+    csv_row(&csv, "point", "run.method=sync run.name=q config=#2");
+    csv_free(&csv);
+    output_free(&o);
+    o = RUN_REPORT("report", path, "--csv", "--table", "speedup");
+    ck_assert_int_eq(csv_parse(o.out, &csv), 0);
+    ck_assert_int_eq(csv.rows, 2);
+    ck_assert_str_eq(csv.cell[1][csv_column(&csv, "method")], "localsgd");
+    ck_assert_str_eq(csv.cell[1][csv_column(&csv, "pairs")], "1");  /* sync has seed 1 only */
+    ck_assert_str_eq(csv.cell[1][csv_column(&csv, "basis")], "total virtual time");
+    expect_close(csv_number(&csv, 1, "speedup_mean"), 2.5, "speedup");
+    ck_assert_str_eq(csv.cell[1][csv_column(&csv, "speedup_ci95")], "");  /* one pair */
+    csv_free(&csv);
+    output_free(&o);
 }
 END_TEST
 
@@ -682,6 +1172,7 @@ START_TEST(test_file_errors)
     const char *fixture = make_fixture("errors.db");
     expect_failure(RUN_REPORT("report", fixture, "--run", "99"), 2, "no run with id 99");
     expect_failure(RUN_REPORT("report", fixture, "--run", "99", "--csv"), 2, "no run with id 99");
+    expect_failure(RUN_REPORT("report", fixture, "--sweep", "nope"), 2, "no run of sweep 'nope'");
 }
 END_TEST
 
@@ -695,11 +1186,20 @@ START_TEST(test_usage_errors)
         expect_failure(RUN_REPORT("report", "x.db", "--run", bad_ids[i]), 2,
                        "--run needs a positive whole number");
     expect_failure(RUN_REPORT("report", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
+    expect_failure(RUN_REPORT("report", "x.db", "--table", "bogus"), 2,
+                   "--table takes runs, points or speedup, not 'bogus'");
+    expect_failure(RUN_REPORT("report", "x.db", "--table"), 2, "--table needs");
+    expect_failure(RUN_REPORT("report", "x.db", "--sweep"), 2, "--sweep needs a sweep id");
+    expect_failure(RUN_REPORT("report", "x.db", "--run", "1", "--sweep", "s"), 2,
+                   "--run and --sweep exclude each other");
+    expect_failure(RUN_REPORT("report", "x.db", "--run", "1", "--table", "points"), 2,
+                   "--run and --table exclude each other");
     expect_failure(RUN_REPORT("report", "a.db"), 1, "hetsim: a.db: cannot open");
 
     Output o = RUN_REPORT("report", "--help");
     ck_assert_int_eq(o.status, 0);
-    static const char usage[] = "usage: hetsim report FILE.db [--run ID] [--csv]\n";
+    static const char usage[] =
+        "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv]\n";
     ck_assert(strncmp(o.out, usage, sizeof usage - 1) == 0);
     ck_assert_str_eq(o.err, "");
     output_free(&o);
@@ -741,6 +1241,14 @@ static Suite *report_suite(void)
     tcase_add_test(normal, test_report_from_read_only_folder);
     tcase_add_test(normal, test_report_while_a_run_writes);
     tcase_add_test(normal, test_print_run_api);
+    tcase_add_test(normal, test_label_parse);
+    tcase_add_test(normal, test_heterogeneity_levels);
+    tcase_add_test(normal, test_points_hand_computed);
+    tcase_add_test(normal, test_points_equal_sql);
+    tcase_add_test(normal, test_run_figures_equal_sql);
+    tcase_add_test(normal, test_speedup_rows);
+    tcase_add_test(normal, test_sweep_filter);
+    tcase_add_test(normal, test_runs_outside_sweeps);
     suite_add_tcase(s, normal);
 
     TCase *errors = tcase_create("errors");
