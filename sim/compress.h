@@ -17,7 +17,8 @@
  *           compressions the agent sets its threshold to the k-th largest magnitude of the
  *           vector at hand; every compression (including that one) sends the entries with
  *           |x| >= threshold (and x != 0). The count varies from message to message. The
- *           paper thresholds per layer; here one threshold covers the whole vector.
+ *           paper thresholds per layer and keeps the residual as error feedback; here one
+ *           threshold covers the whole vector and the feedback is [compression] feedback.
  *   slimdp  Slim-DP (Sun et al., AAMAS 2018): k entries, of which round((1 - explore) k)
  *           are the largest magnitudes ("significant") and the rest are drawn uniformly
  *           from the other entries (exploration) from the agent's stream. The paper keeps
@@ -33,8 +34,12 @@
  *             contribution = h_i (= h_i^t + Delta_i^t, which the paper's server steps with).
  *             METHODS.md writes the e update after the h update, which would subtract
  *             Delta twice; the paper's order is used.
- * g_i, h_i and e_i start at 0 (EF21 and EControl allow any start; the papers' h_i^0 =
- * grad f_i(x^0) would cost a dense first message), so the first message is C(v).
+ * Start: by default (warm_start = 0) the state starts at 0 and the first message is C(v).
+ * With warm_start = 1 an agent's first message is its dense vector and g_i = h_i = v,
+ * e_i = 0, as the EF21 authors' code (g_i^0 = grad f_i(x^0)) and EControl's Algorithm 1
+ * (h_i^0 = g_i^0) start; it costs 4 n bytes once. Measured on Fashion-MNIST over three
+ * epochs it hurts (the first, largest gradient lingers in g_i for many steps, since
+ * each step corrects only k of n entries), hence the default.
  *
  * Wire size of a message with `kept` entries out of n: the cheapest of values plus 4-byte
  * indices (8 kept), values plus a bitmap (4 kept + ceil(n/8)), and the dense vector (4 n). */
@@ -60,9 +65,10 @@ double compress_wire_bytes(size_t n, size_t kept);
 int compress_create(const CompressionSpec *spec, uint64_t seed, int n_agents, size_t n, Compressor **out);
 void compress_free(Compressor *c);
 size_t compress_length(const Compressor *c);
-/* Bytes of a message when its values are not known (timing mode): k entries. DCT's real
+/* Bytes of agent's next message when its values are not known (timing mode): k entries,
+ * or the dense vector for a warm start's first message; counts the message. DCT's real
  * sizes depend on the values, so its timing-mode runs assume k per message. */
-double compress_expected_bytes(const Compressor *c);
+double compress_expected_bytes(Compressor *c, int agent);
 
 /* out = C(in) for agent: kept entries copied, zeros elsewhere (in and out of n floats,
  * must not overlap). Returns the number of entries kept. Advances the agent's stream and
@@ -71,8 +77,9 @@ size_t compress_apply(Compressor *c, int agent, const float *in, float *out);
 
 /* One message of agent with the spec's feedback: v is the uncompressed vector; h (EF21's
  * g_i or EControl's h_i) and e (EControl's e_i) are the agent's state, updated in place
- * (NULL when the feedback does not use them); message receives C(...). Afterwards the
- * agent's contribution is h (ef21, econtrol) or message (none). Returns entries kept. */
+ * (NULL when the feedback does not use them); message receives C(...) (or v itself for a
+ * warm start's first message). Afterwards the agent's contribution is h (ef21, econtrol)
+ * or message (none). Returns entries sent (n for a dense message). */
 size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, float *e, float *message);
 /* Feedback state vectors a method must provide per agent: 0, 1 or 2. */
 int compress_state_vectors(const CompressionSpec *spec);

@@ -30,8 +30,8 @@ static const char *const keys_topology[] = {"graph", "degree", "file", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
-static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "refresh", "explore",
-                                               "gamma", NULL};
+static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
+                                               "explore", "gamma", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
                                              "trim", "f", "tau", "iters", NULL};
 
@@ -690,6 +690,7 @@ static int scenario_resolve_compression(Resolver *r)
         (status = scenario_double(r, "compression", "ratio", 0.01, UNIT_PLAIN, 0, 1, &c->ratio)) ||
         (status = scenario_choice(r, "compression", "feedback", "none", "none|ef21|econtrol", &feedback)) ||
         (status = scenario_double(r, "compression", "eta", 0.1, UNIT_PLAIN, 0, 1, &c->eta)) ||
+        (status = scenario_int(r, "compression", "warm_start", 0, 0, 1, &c->warm_start)) ||
         (status = scenario_int(r, "compression", "refresh", 1000, 1, 1000000000, &c->refresh)) ||
         (status = scenario_double(r, "compression", "explore", 0.1, UNIT_PLAIN, 0, 1, &c->explore)) ||
         (status = scenario_double(r, "compression", "gamma", 0.1, UNIT_PLAIN, 0, 1, &c->gamma)))
@@ -701,6 +702,7 @@ static int scenario_resolve_compression(Resolver *r)
     if (c->scheme == COMPRESS_NONE) c->feedback = FEEDBACK_NONE;
     if (c->scheme == COMPRESS_NONE) c->ratio = 0.01;
     if (c->feedback != FEEDBACK_ECONTROL) c->eta = 0.1;
+    if (c->feedback == FEEDBACK_NONE) c->warm_start = 0;
     if (c->scheme != COMPRESS_DCT) c->refresh = 1000;
     if (c->scheme != COMPRESS_SLIMDP) c->explore = 0.1;
     if (!scenario_method_is(sc, "dpsgd")) c->gamma = 0.1;

@@ -61,6 +61,7 @@ typedef struct CompressionSpec {
     double ratio;          /* share of entries kept, (0, 1] */
     FeedbackKind feedback;
     double eta;            /* EControl's feedback strength */
+    int warm_start;        /* ef21/econtrol: the first message is the dense vector */
     int refresh;           /* DCT: steps between threshold recomputations */
     double explore;        /* Slim-DP: random share of the kept entries */
     double gamma;          /* dpsgd: consensus step of the CHOCO-style difference gossip */

@@ -25,6 +25,7 @@ static void config_write_compression(const Scenario *sc, FILE *out)
     if (c->scheme == COMPRESS_NONE) return;
     fprintf(out, "ratio = %.17g\nfeedback = %s\n", c->ratio, config_feedbacks[c->feedback]);
     if (c->feedback == FEEDBACK_ECONTROL) fprintf(out, "eta = %.17g\n", c->eta);
+    if (c->feedback != FEEDBACK_NONE) fprintf(out, "warm_start = %d\n", c->warm_start);
     if (c->scheme == COMPRESS_DCT) fprintf(out, "refresh = %d\n", c->refresh);
     if (c->scheme == COMPRESS_SLIMDP) fprintf(out, "explore = %.17g\n", c->explore);
     if (strcmp(sc->method, "dpsgd") == 0) fprintf(out, "gamma = %.17g\n", c->gamma);

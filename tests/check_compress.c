@@ -126,6 +126,48 @@ START_TEST(test_topk_keeps_exactly_the_k_largest)
 }
 END_TEST
 
+/* The naive twin of top-k: sort indices by (|x| descending, index ascending). */
+static const float *twin_values;
+static int twin_compare(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    float x = fabsf(twin_values[i]), y = fabsf(twin_values[j]);
+    if (x != y) return x > y ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+START_TEST(test_topk_matches_naive_twin)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    for (int trial = 0; trial < 60; trial++) {
+        size_t n = 1 + gsl_rng_uniform_int(rng, 20000);
+        double ratio = trial % 4 == 0 ? 0.3 : 0.001 + 0.05 * gsl_rng_uniform(rng);
+        int levels = trial % 3 == 0 ? 5 : 1 << 30; /* many ties, or hardly any */
+        float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out), *expect = calloc(n, sizeof *expect);
+        size_t *order = malloc(n * sizeof *order);
+        for (size_t i = 0; i < n; i++) {
+            in[i] = (float)gsl_rng_uniform_int(rng, (unsigned long)levels) * (gsl_rng_uniform(rng) < 0.5 ? -1 : 1);
+            order[i] = i;
+        }
+        CompressionSpec spec = spec_of(COMPRESS_TOPK, ratio, FEEDBACK_NONE);
+        Compressor *c;
+        ck_assert_int_eq(compress_create(&spec, 1, 1, n, &c), 0);
+        size_t k = compress_keep(ratio, n);
+        twin_values = in;
+        qsort(order, n, sizeof *order, twin_compare);
+        for (size_t t = 0; t < k; t++) expect[order[t]] = in[order[t]];
+        ck_assert_uint_eq(compress_apply(c, 0, in, out), k);
+        ck_assert_msg(memcmp(out, expect, n * sizeof *out) == 0, "trial %d: n %zu k %zu differs", trial, n, k);
+        compress_free(c);
+        free(in);
+        free(out);
+        free(expect);
+        free(order);
+    }
+    gsl_rng_free(rng);
+}
+END_TEST
+
 START_TEST(test_randk_keeps_k_entries_reproducibly)
 {
     size_t n = 500;
@@ -227,6 +269,24 @@ START_TEST(test_ef21_hand_example)
 }
 END_TEST
 
+START_TEST(test_warm_start_sends_the_first_vector_dense)
+{
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.25, FEEDBACK_EF21);
+    spec.warm_start = 1;
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 2, 4, &c), 0);
+    float g[4] = {0}, message[4], grad[4] = {3, -1, 0.5f, -4}, grad2[4] = {4, -1, 0.5f, -4};
+    ck_assert_uint_eq(compress_feedback(c, 0, grad, g, NULL, message), 4);
+    for (int i = 0; i < 4; i++) ck_assert(message[i] == grad[i] && g[i] == grad[i]);
+    ck_assert_uint_eq(compress_feedback(c, 0, grad2, g, NULL, message), 1); /* then compressed */
+    ck_assert(message[0] == 1 && g[0] == 4 && message[3] == 0);
+    /* timing mode books the same sizes */
+    ck_assert(compress_expected_bytes(c, 1) == 16);
+    ck_assert(compress_expected_bytes(c, 1) == 5); /* 1 value + a 1-byte bitmap */
+    compress_free(c);
+}
+END_TEST
+
 START_TEST(test_econtrol_hand_example)
 {
     /* eta = 0.5, top-2 of 4: Delta = C(eta e + grad - h); e += grad - h_old - Delta; h += Delta */
@@ -291,6 +351,12 @@ START_TEST(test_bytes_and_time_of_the_ring_gather)
     ck_assert(fabs(ts.round_rows[0].bytes - 10 * 4 * 2 * block) < 1e-6);
     test_sink_free(&ts);
 
+    /* a warm start's first message is dense: 4 n bytes once per agent */
+    const char *warm[] = {"compression.feedback=ef21", "compression.warm_start=1"};
+    ck_assert_int_eq(run_text(four, warm, 2, &ts), 0);
+    ck_assert(fabs(ts.round_rows[0].bytes - (3 * 4 * 4.0 * mlp_params + 9 * 3 * 4 * block)) < 1e-6);
+    test_sink_free(&ts);
+
     /* scheme = none is the dense path, row for row */
     const char *none[] = {"compression.scheme=none"};
     TestSink dense, plain;
@@ -345,11 +411,13 @@ START_TEST(test_train_mode_timing_equals_timing_mode)
     for (int m = 0; m < 3; m++)
         for (int k = 0; k < 2; k++) {
             TestSink train, timing;
-            const char *set[] = {schemes[k], methods[m], "run.rounds=2", "compression.feedback=none"};
-            const char *set_timing[] = {schemes[k], methods[m], "run.rounds=2", "compression.feedback=none",
-                                        "run.mode=timing"};
-            ck_assert_int_eq(run_text(convex, set, 4, &train), 0);
-            ck_assert_int_eq(run_text(convex, set_timing, 5, &timing), 0);
+            /* dpsgd takes no feedback; the others use EF21 with a warm start */
+            const char *feedback = m == 2 ? "compression.feedback=none" : "compression.feedback=ef21";
+            const char *warm = m == 2 ? "compression.warm_start=0" : "compression.warm_start=1";
+            const char *set[] = {schemes[k], methods[m], "run.rounds=2", feedback, warm};
+            const char *set_timing[] = {schemes[k], methods[m], "run.rounds=2", feedback, warm, "run.mode=timing"};
+            ck_assert_int_eq(run_text(convex, set, 5, &train), 0);
+            ck_assert_int_eq(run_text(convex, set_timing, 6, &timing), 0);
             ck_assert_int_eq(train.rounds, timing.rounds);
             for (int r = 0; r < train.rounds; r++) {
                 ck_assert(train.round_rows[r].t_end == timing.round_rows[r].t_end);
@@ -357,7 +425,7 @@ START_TEST(test_train_mode_timing_equals_timing_mode)
             }
             /* and a second train run is bitwise the same */
             TestSink again;
-            ck_assert_int_eq(run_text(convex, set, 4, &again), 0);
+            ck_assert_int_eq(run_text(convex, set, 5, &again), 0);
             ck_assert_str_eq(train.text, again.text);
             test_sink_free(&train);
             test_sink_free(&timing);
@@ -414,13 +482,14 @@ START_TEST(test_section_round_trip_and_errors)
 {
     char text[4096];
     snprintf(text, sizeof text, "%s[compression]\nscheme = dct\nratio = 0.001\nfeedback = econtrol\neta = 0.3\n"
-             "refresh = 50\nexplore = 0.5\n", base);
+             "refresh = 50\nexplore = 0.5\nwarm_start = 1\n", base);
     Scenario a, b;
     HsDiag diag;
     ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
     ck_assert(a.compression.present && a.compression.scheme == COMPRESS_DCT && a.compression.ratio == 0.001);
     ck_assert(a.compression.feedback == FEEDBACK_ECONTROL && a.compression.eta == 0.3 && a.compression.refresh == 50);
     ck_assert(a.compression.explore == 0.1); /* not Slim-DP: reset to its default, left out */
+    ck_assert(a.compression.warm_start == 1);
     char *config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "[compression]\nscheme = dct\n"));
     ck_assert_ptr_null(strstr(config, "explore"));
@@ -428,7 +497,8 @@ START_TEST(test_section_round_trip_and_errors)
     char *again = scenario_config_string(&b);
     ck_assert_str_eq(config, again);
     ck_assert(b.compression.scheme == a.compression.scheme && b.compression.ratio == a.compression.ratio &&
-              b.compression.eta == a.compression.eta && b.compression.refresh == a.compression.refresh);
+              b.compression.eta == a.compression.eta && b.compression.refresh == a.compression.refresh &&
+              b.compression.warm_start == 1);
     free(config);
     free(again);
     /* no section: nothing written */
@@ -469,11 +539,13 @@ static Suite *compress_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_select_matches_sort);
     tcase_add_test(tc, test_topk_keeps_exactly_the_k_largest);
+    tcase_add_test(tc, test_topk_matches_naive_twin);
     tcase_add_test(tc, test_randk_keeps_k_entries_reproducibly);
     tcase_add_test(tc, test_dct_threshold_refresh);
     tcase_add_test(tc, test_slimdp_significant_plus_exploration);
     tcase_add_test(tc, test_wire_bytes);
     tcase_add_test(tc, test_ef21_hand_example);
+    tcase_add_test(tc, test_warm_start_sends_the_first_vector_dense);
     tcase_add_test(tc, test_econtrol_hand_example);
     tcase_add_test(tc, test_bytes_and_time_of_the_ring_gather);
     tcase_add_test(tc, test_error_feedback_reaches_uncompressed_loss);

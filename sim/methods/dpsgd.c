@@ -84,7 +84,7 @@ static void dpsgd_compress(DpsgdState *s, Engine *e, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     if (e->trainer == NULL) {
-        a->bytes = compress_expected_bytes(s->compressor);
+        a->bytes = compress_expected_bytes(s->compressor, i);
         return;
     }
     int parity = (int)(a->exchanges % 2);

@@ -114,7 +114,7 @@ static int localsgd_read_common(Engine *e, LocalSgdState *s)
 static int localsgd_compress_delta(LocalSgdState *s, Engine *e, int agent)
 {
     if (e->trainer == NULL) {
-        s->bytes[agent] = compress_expected_bytes(s->compressor);
+        s->bytes[agent] = compress_expected_bytes(s->compressor, agent);
         return HS_OK;
     }
     const float *x = trainer_params(e, agent);

@@ -94,7 +94,7 @@ static int sync_compress_step(SyncState *s, Engine *e)
 {
     int n = e->world.n;
     if (e->trainer == NULL) {
-        for (int i = 0; i < n; i++) s->bytes[i] = compress_expected_bytes(s->compressor);
+        for (int i = 0; i < n; i++) s->bytes[i] = compress_expected_bytes(s->compressor, i);
         return HS_OK;
     }
     memset(s->update, 0, s->d * sizeof *s->update);
