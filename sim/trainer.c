@@ -237,11 +237,17 @@ int trainer_setup_shared(Engine *e)
 
 int trainer_shared_gradients(Engine *e)
 {
+    return trainer_shared_gradients_of(e, NULL, e->world.n);
+}
+
+int trainer_shared_gradients_of(Engine *e, const int *members, int n_members)
+{
     Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
     float *grads = model_grads(t->shared);
-    for (int i = 0; i < e->world.n; i++) {
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
         double loss;
         int b = trainer_next_batch(t, e, i);
         if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
@@ -252,7 +258,7 @@ int trainer_shared_gradients(Engine *e)
         t->loss_count++;
         vec_axpy(t->grad_sum, 1.0f, grads, t->n_params);
     }
-    vec_scale(t->grad_sum, 1.0f / (float)e->world.n, t->n_params);
+    vec_scale(t->grad_sum, 1.0f / (float)n_members, t->n_params);
     return HS_OK;
 }
 

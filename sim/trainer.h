@@ -24,6 +24,8 @@ int trainer_round_end(Trainer *t, struct Engine *e);
 int trainer_setup_shared(struct Engine *e);
 /* Each agent's gradient of its next batch on the shared model, averaged in agent order. */
 int trainer_shared_gradients(struct Engine *e);
+/* The same over members only (in their order): the agents that made a deadline. */
+int trainer_shared_gradients_of(struct Engine *e, const int *members, int n_members);
 /* One optimiser step of the shared model with the averaged gradient. */
 int trainer_shared_apply(struct Engine *e);
 

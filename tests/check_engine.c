@@ -78,6 +78,34 @@ START_TEST(test_sync_round_time_and_idle_closed_form)
 }
 END_TEST
 
+START_TEST(test_sync_deadline_drops_the_straggler)
+{
+    /* deadline 0: the step's all-reduce starts when the fast agents are done; the slow
+     * agent never makes it and each step averages the other three */
+    const char *set[] = {"method.deadline=0 s"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(two_speed, set, 1, &ts), 0);
+    int sizes[] = {784, 256, 128, 10};
+    double f = step_flops(64, sizes, 4), bytes = model_bytes(sizes, 4);
+    double round = 10 * (f / 1e9 + 2.0 * 2 * (bytes / 3 / 10e6));
+    ck_assert_msg(fabs(ts.last_t_end - round) < 1e-9 * round, "round %.17g expected %.17g", ts.last_t_end, round);
+    ck_assert(ts.round_rows[0].extra == 10); /* ten agent-steps left out */
+    test_sink_free(&ts);
+    /* a generous deadline changes nothing against waiting for everyone */
+    const char *patient[] = {"method.deadline=1 h"};
+    TestSink a, b;
+    ck_assert_int_eq(run_text(two_speed, patient, 1, &a), 0);
+    ck_assert_int_eq(run_text(two_speed, NULL, 0, &b), 0);
+    ck_assert(fabs(a.last_t_end - b.last_t_end) < 1e-12 * b.last_t_end);
+    ck_assert(a.round_rows[0].extra == 0);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    const char *bad[] = {"method.deadline=soon"};
+    ck_assert_int_eq(run_text(two_speed, bad, 1, &a), HS_E_INPUT);
+    test_sink_free(&a);
+}
+END_TEST
+
 START_TEST(test_allreduce_latency_term)
 {
     const char *set[] = {"agents.latency=10 ms", "agents.slow.count=0"};
@@ -271,6 +299,7 @@ static Suite *engine_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_sync_round_time_and_idle_closed_form);
     tcase_add_test(tc, test_allreduce_latency_term);
+    tcase_add_test(tc, test_sync_deadline_drops_the_straggler);
     tcase_add_test(tc, test_localsgd_epoch_waits_for_longest_epoch);
     tcase_add_test(tc, test_localsgd_numeric_period);
     tcase_add_test(tc, test_send_is_fifo_on_the_uplink);

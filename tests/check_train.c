@@ -90,6 +90,18 @@ START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 }
 END_TEST
 
+START_TEST(test_sync_with_a_deadline_learns_without_the_stragglers)
+{
+    const char *set[] = {"method.deadline=0 s"};
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_msg(run(set, 1, &ts, &diag) == 0, "%s", diag.message);
+    ck_assert(last_accuracy(&ts) > 0.6);
+    ck_assert(ts.round_rows[0].extra > 0); /* the two slow agents were left out */
+    test_sink_free(&ts);
+}
+END_TEST
+
 START_TEST(test_divergence_ends_the_run)
 {
     const char *set[] = {"model.lr=1e5", "model.optimizer=sgd"};
@@ -256,6 +268,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_every_method_learns);
     tcase_add_test(tc, test_train_runs_are_deterministic_and_time_like_timing_mode);
     tcase_add_test(tc, test_divergence_ends_the_run);
+    tcase_add_test(tc, test_sync_with_a_deadline_learns_without_the_stragglers);
     tcase_add_test(tc, test_target_accuracy_stops_early);
     tcase_add_test(tc, test_missing_dataset_is_a_clear_error);
     tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);

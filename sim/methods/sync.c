@@ -24,20 +24,31 @@
 #include "sim/byzantine.h"
 #include "sim/compress.h"
 #include "sim/engine.h"
+#include "sim/units.h"
 #include "sim/trainer.h"
 
 #include "models/model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { SYNC_COMPUTED = ENGINE_EVENT_METHOD, SYNC_REDUCED, SYNC_BLOCK };
+enum { SYNC_COMPUTED = ENGINE_EVENT_METHOD, SYNC_REDUCED, SYNC_BLOCK, SYNC_DEADLINE };
 
 typedef struct SyncState {
     int steps_per_round;
     int step;
     double step_flops;
     Collective allreduce;
+    /* [method] deadline: the all-reduce starts at the latest `deadline` seconds after the
+     * first gradient of a step is done; agents not done by then are left out of that
+     * step (their late gradient is discarded) */
+    double deadline;        /* INFINITY: wait for everyone */
+    long serial;            /* steps started, all rounds: tags compute events */
+    int *members;           /* (n) agents on time this step, in arrival order */
+    int n_members;
+    int closed;             /* this step's all-reduce has started */
+    long dropped;           /* agent-steps left out this round (rounds.extra) */
     /* compressed and robust paths */
     size_t d;               /* entries exchanged: the model's blocks (heads excluded) */
     Compressor *compressor; /* compressed path */
@@ -52,6 +63,19 @@ typedef struct SyncState {
     float **outs;           /* (n) */
 } SyncState;
 
+static int sync_read_deadline(Engine *e, SyncState *s)
+{
+    const MethodParam *p = scenario_param(e->sc, "deadline");
+    s->deadline = INFINITY;
+    if (strcmp(p->value, "none") == 0) return HS_OK;
+    char why[200];
+    if (units_parse(p->value, UNIT_TIME, &s->deadline, why, sizeof why) != HS_OK || !(s->deadline >= 0))
+        return hs_diag_set(e->diag, HS_E_INPUT, p->line > 0 ? p->file : e->sc->file, p->line,
+                           "[method] deadline: expected none or a time (e.g. 500 ms), found '%s'", p->value);
+    s->members = calloc((size_t)e->world.n, sizeof *s->members);
+    return s->members ? HS_OK : HS_E_NOMEM;
+}
+
 static int sync_create(Engine *e, void **state)
 {
     SyncState *s = calloc(1, sizeof *s);
@@ -59,13 +83,18 @@ static int sync_create(Engine *e, void **state)
     *state = s;
     s->steps_per_round = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    int status;
+    if ((status = sync_read_deadline(e, s)) != HS_OK) return status;
     const CompressionSpec *c = &e->sc->compression;
     const ByzantineSpec *b = &e->sc->byzantine;
     int compressed = c->present && c->scheme != COMPRESS_NONE;
     int robust = b->present && (b->count > 0 || b->aggregator != AGGREGATOR_MEAN);
     if (!compressed && !robust) return trainer_setup_shared(e);
 
-    int n = e->world.n, status;
+    if (isfinite(s->deadline))
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "deadline")->line,
+                           "[method] deadline: not available with [compression] or [byzantine]");
+    int n = e->world.n;
     s->d = (size_t)e->profile.total_params;
     s->n_state = compressed ? compress_state_vectors(c) : 0;
     if ((status = trainer_setup_local(e, compressed ? s->n_state : 1)) != HS_OK) return status;
@@ -147,6 +176,13 @@ static int sync_start_step(SyncState *s, Engine *e)
         for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, 0);
         return sync_compress_step(s, e);
     }
+    if (isfinite(s->deadline)) {
+        s->serial++;
+        s->n_members = 0;
+        s->closed = 0;
+        for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, s->serial);
+        return HS_OK;
+    }
     engine_collective_begin(&s->allreduce, NULL, e->world.n, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
     for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, 0);
     if (s->byzantine) return sync_robust_step(s, e);
@@ -159,7 +195,31 @@ static int sync_round_begin(void *state, Engine *e, int round)
 {
     SyncState *s = state;
     s->step = 0;
+    s->dropped = 0;
+    if (isfinite(s->deadline)) e->round_extra = 0;
     return sync_start_step(s, e);
+}
+
+/* Deadline path: the step's all-reduce among the agents on time. Their gradients are
+ * taken now: the shared parameters have not changed since the step began. */
+static int sync_close_step(SyncState *s, Engine *e)
+{
+    s->closed = 1;
+    s->dropped += e->world.n - s->n_members;
+    e->round_extra = (double)s->dropped;
+    engine_collective_begin(&s->allreduce, s->members, s->n_members, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
+    for (int k = 0; k < s->n_members; k++) engine_collective_join(e, &s->allreduce, s->members[k]);
+    return trainer_shared_gradients_of(e, s->members, s->n_members);
+}
+
+static int sync_deadline_event(SyncState *s, Engine *e, const Event *ev)
+{
+    if (ev->kind == SYNC_DEADLINE) return ev->data == s->serial && !s->closed ? sync_close_step(s, e) : HS_OK;
+    if (ev->data != s->serial || s->closed) return HS_OK; /* a late gradient: discarded */
+    if (s->n_members == 0 && engine_schedule(e, e->now + s->deadline, SYNC_DEADLINE, -1, s->serial) != HS_OK)
+        return HS_E_NOMEM;
+    s->members[s->n_members++] = ev->agent;
+    return s->n_members == e->world.n ? sync_close_step(s, e) : HS_OK;
 }
 
 static int sync_finish_step(SyncState *s, Engine *e)
@@ -179,8 +239,9 @@ static int sync_on_event(void *state, Engine *e, const Event *ev)
                                              : ring_gather_arrived(e, &s->gather, ev);
         return done ? sync_finish_step(s, e) : HS_OK;
     }
-    if (ev->kind == SYNC_COMPUTED) return engine_collective_join(e, &s->allreduce, ev->agent);
-    return sync_finish_step(s, e);
+    if (ev->kind == SYNC_REDUCED) return sync_finish_step(s, e);
+    if (isfinite(s->deadline)) return sync_deadline_event(s, e, ev);
+    return engine_collective_join(e, &s->allreduce, ev->agent);
 }
 
 static void sync_destroy(void *state)
@@ -196,10 +257,14 @@ static void sync_destroy(void *state)
     free(s->update);
     free(s->vectors);
     free(s->outs);
+    free(s->members);
     free(s);
 }
 
-static const MethodKey sync_keys[] = {{NULL, NULL, NULL}};
+static const MethodKey sync_keys[] = {
+    {"deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out"},
+    {NULL, NULL, NULL},
+};
 
 const MethodOps method_sync = {
     .name = "sync",
