@@ -245,7 +245,9 @@ START_TEST(test_method_sections_apply_to_their_method)
     Scenario sc;
     HsDiag diag;
     ck_assert_int_eq(resolve_text(text, &sc, &diag), 0); /* sync runs: both sections are checked, unused */
-    ck_assert_int_eq(sc.n_params, 0);
+    ck_assert_int_eq(sc.n_params, 1);                    /* only sync's own key, at its default */
+    ck_assert_str_eq(scenario_param(&sc, "deadline")->value, "none");
+    ck_assert_ptr_null(scenario_param(&sc, "local_steps"));
     IniDoc doc;
     hs_diag_clear(&diag);
     ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), 0);
