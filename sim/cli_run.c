@@ -41,39 +41,22 @@ int cli_fail(int status, const char *message)
 
 int cli_run(int argc, char **argv)
 {
-    const char *scenario_path = NULL, *db_path = "results.db";
-    int quiet = 0;
     const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
-    int n_overrides = 0;
     if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cli_run_usage, stdout);
             free(overrides);
             return 0;
-        } else if (strcmp(a, "--db") == 0 && i + 1 < argc) {
-            db_path = argv[++i];
-        } else if (strcmp(a, "--set") == 0 && i + 1 < argc) {
-            overrides[n_overrides++] = argv[++i];
-        } else if (strncmp(a, "--set=", 6) == 0) {
-            overrides[n_overrides++] = a + 6;
-        } else if (strcmp(a, "--timing-only") == 0) {
-            overrides[n_overrides++] = "run.mode=timing";
-        } else if (strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "hetsim run: unknown or incomplete option '%s'\n%s", a, cli_run_usage);
-            free(overrides);
-            return 2;
-        } else if (scenario_path == NULL) {
-            scenario_path = a;
-        } else {
-            fprintf(stderr, "hetsim run: one scenario at a time (got '%s' and '%s')\n", scenario_path, a);
+        }
+        if (cli_scenario_arg("run", cli_run_usage, argc, argv, &i, &args) != 0) {
             free(overrides);
             return 2;
         }
     }
+    const char *scenario_path = args.scenario_path, *db_path = args.db_path;
+    int quiet = args.quiet, n_overrides = args.n_overrides;
     if (scenario_path == NULL) {
         fputs(cli_run_usage, stderr);
         free(overrides);

@@ -687,23 +687,16 @@ static void sweep_print_resume(int argc, char **argv, int resume, int mpi_size)
 
 int cli_sweep(int argc, char **argv)
 {
-    const char *scenario_path = NULL, *db_path = "results.db";
-    int quiet = 0, resume = 0, jobs = 0;
+    int resume = 0, jobs = 0;
     const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
-    int n_overrides = 0;
     if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(cli_sweep_usage, stdout);
             free(overrides);
             return 0;
-        } else if (strcmp(a, "--db") == 0 && i + 1 < argc) {
-            db_path = argv[++i];
-        } else if (strcmp(a, "--set") == 0 && i + 1 < argc) {
-            overrides[n_overrides++] = argv[++i];
-        } else if (strncmp(a, "--set=", 6) == 0) {
-            overrides[n_overrides++] = a + 6;
         } else if ((strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) && i + 1 < argc) {
             char *end;
             long n = strtol(argv[++i], &end, 10);
@@ -715,22 +708,13 @@ int cli_sweep(int argc, char **argv)
             jobs = (int)n;
         } else if (strcmp(a, "--resume") == 0) {
             resume = 1;
-        } else if (strcmp(a, "--timing-only") == 0) {
-            overrides[n_overrides++] = "run.mode=timing";
-        } else if (strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "hetsim sweep: unknown or incomplete option '%s'\n%s", a, cli_sweep_usage);
-            free(overrides);
-            return 2;
-        } else if (scenario_path == NULL) {
-            scenario_path = a;
-        } else {
-            fprintf(stderr, "hetsim sweep: one scenario at a time (got '%s' and '%s')\n", scenario_path, a);
+        } else if (cli_scenario_arg("sweep", cli_sweep_usage, argc, argv, &i, &args) != 0) {
             free(overrides);
             return 2;
         }
     }
+    const char *scenario_path = args.scenario_path, *db_path = args.db_path;
+    int quiet = args.quiet, n_overrides = args.n_overrides;
     if (scenario_path == NULL) {
         fputs(cli_sweep_usage, stderr);
         free(overrides);
