@@ -522,15 +522,11 @@ int model_evaluate(const Model *m, ModelWorkspace *ws, const Dataset *ds, int te
     long right = 0;
     for (int start = 0; start < n; start += ws->batch) {
         int B = n - start < ws->batch ? n - start : ws->batch;
-        const float *x = ws->x;
-        if (indices) {
+        if (indices)
             dataset_gather(ds, test_set, indices + start, B, ws->x, ws->y);
-        } else { /* consecutive rows: read them in place */
-            x = (test_set ? ds->test_x : ds->train_x) + (size_t)start * features;
-            const uint8_t *labels = (test_set ? ds->test_y : ds->train_y) + start;
-            for (int i = 0; i < B; i++) ws->y[i] = labels[i];
-        }
-        blocks_forward(m, m->params, ws, 0, m->n_blocks, x, B);
+        else
+            dataset_gather_range(ds, test_set, start, B, ws->x, ws->y);
+        blocks_forward(m, m->params, ws, 0, m->n_blocks, ws->x, B);
         int correct;
         double batch_loss = softmax_crossentropy(NULL, ws->act[m->n_blocks - 1], ws->y, B, m->spec.classes, &correct);
         total += batch_loss * B;

@@ -127,10 +127,9 @@ static int byzantine_load_rows(Byzantine *b, Engine *e)
             status = HS_E_NOMEM;
             goto done;
         }
+        dataset_gather(ds, 0, idx, count, r->x, r->y);
         for (int k = 0; k < count; k++) {
-            memcpy(r->x + (size_t)k * (size_t)b->features, ds->train_x + (size_t)idx[k] * (size_t)b->features,
-                   (size_t)b->features * sizeof *r->x);
-            r->y[k] = ds->classes - 1 - (int)ds->train_y[idx[k]];
+            r->y[k] = ds->classes - 1 - r->y[k];
             r->order[k] = k;
         }
         byzantine_shuffle(b, a);

@@ -131,22 +131,34 @@ START_TEST(test_idx_fixture_loads)
     ck_assert_int_eq(ds->width, 3);
     ck_assert_int_eq(ds->features, 12);
     ck_assert_int_eq(ds->classes, 10);
+    /* pixels are kept as bytes and gathered as byte / 255 */
+    ck_assert_ptr_null(ds->train_x);
+    float all[12 * 12];
+    int labels[12];
+    dataset_gather_range(ds, 0, 0, 12, all, labels);
     for (int i = 0; i < 12; i++) {
-        ck_assert_int_eq(ds->train_y[i], i % 10);
-        for (int j = 0; j < 12; j++) ck_assert_float_eq(ds->train_x[i * 12 + j], (float)((i * 7 + j) % 256) / 255.0f);
+        ck_assert_int_eq(labels[i], i % 10);
+        for (int j = 0; j < 12; j++) {
+            ck_assert_int_eq(ds->train_pixels[i * 12 + j], (i * 7 + j) % 256);
+            ck_assert_float_eq(all[i * 12 + j], (float)((i * 7 + j) % 256) / 255.0f);
+        }
     }
-    ck_assert_int_eq(ds->test_y[4], 4);
-    ck_assert_float_eq(ds->test_x[4 * 12 + 11], (float)(4 * 7 + 11) / 255.0f);
-    /* gather */
+    dataset_gather_range(ds, 1, 4, 1, all, labels);
+    ck_assert_int_eq(labels[0], 4);
+    ck_assert_float_eq(all[11], (float)(4 * 7 + 11) / 255.0f);
+    /* gather by index, and rows 0..B-1 without one */
     int idx[2] = {11, 3}, y[2];
     float x[24];
     dataset_gather(ds, 0, idx, 2, x, y);
     ck_assert_int_eq(y[0], 1);
     ck_assert_int_eq(y[1], 3);
-    ck_assert_mem_eq(x, ds->train_x + 11 * 12, 12 * sizeof(float));
-    ck_assert_mem_eq(x + 12, ds->train_x + 3 * 12, 12 * sizeof(float));
+    dataset_gather_range(ds, 0, 0, 12, all, labels);
+    ck_assert_mem_eq(x, all + 11 * 12, 12 * sizeof(float));
+    ck_assert_mem_eq(x + 12, all + 3 * 12, 12 * sizeof(float));
     dataset_gather(ds, 1, NULL, 2, x, y);
-    ck_assert_mem_eq(x, ds->test_x, 24 * sizeof(float));
+    dataset_gather_range(ds, 1, 0, 2, all, labels);
+    ck_assert_mem_eq(x, all, 24 * sizeof(float));
+    ck_assert_mem_eq(y, labels, 2 * sizeof(int));
     dataset_free(ds);
     /* test_samples keeps the first images of the test set */
     d.test_samples = 3;
@@ -268,8 +280,13 @@ START_TEST(test_real_fashion_mnist)
         ck_assert_int_eq(counts[k], 6000);
         ck_assert_int_eq(test_counts[k], 1000);
     }
-    float lo = 1, hi = 0;
-    for (size_t i = 0; i < (size_t)784 * 1000; i++) lo = fminf(lo, ds->train_x[i]), hi = fmaxf(hi, ds->train_x[i]);
+    float lo = 1, hi = 0, *x = malloc(sizeof(float) * 784 * 1000);
+    int *y = malloc(sizeof(int) * 1000);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(y);
+    dataset_gather_range(ds, 0, 0, 1000, x, y);
+    for (size_t i = 0; i < (size_t)784 * 1000; i++) lo = fminf(lo, x[i]), hi = fmaxf(hi, x[i]);
+    free(x), free(y);
     ck_assert_float_eq(lo, 0.0f);
     ck_assert_float_eq(hi, 1.0f);
     dataset_free(ds);
