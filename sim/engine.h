@@ -127,6 +127,9 @@ int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data);
 
 /* 1 if the agent is online at time t (always, without an availability trace). */
 int engine_agent_online(const Engine *e, int agent, double t);
+/* The first time >= t at which the agent is offline; INFINITY without an availability
+ * trace or when it stays online. Methods use it to react to an absence when it starts. */
+double engine_agent_next_offline(const Engine *e, int agent, double t);
 
 void engine_end_round(Engine *e);
 void engine_set_role(Engine *e, int agent, SinkRole role);
