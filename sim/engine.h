@@ -15,7 +15,8 @@
  * Availability (a 0/1 trace): an offline agent's processor and uplink pause and resume
  * where they stopped; a collective starts once every member is online. So every method
  * waits for an absent agent, except where the method says otherwise (AD-PSGD picks an
- * online neighbour).
+ * online neighbour; sync's deadline; ComDML leaves offline agents out of its pairing and
+ * its helpers stop waiting for an offline partner, see comdml.c).
  * Accounting per agent and round: compute_s and comm_s are the times booked on the
  * processor and the uplink; offline_s the time offline; idle_s = round length - the
  * union of busy intervals - offline_s. */

@@ -30,9 +30,9 @@
  *   is the played-out time. Batches still on the wire at that moment count as dropped.
  * - The offloader, back online, finishes the rest of its bottom-side batches on its local
  *   loss and sends nothing more (its helper has stopped listening; a transmission paused
- *   mid-way still completes and is discarded on arrival). Its top blocks trained only on
- *   the batches the helper took, so the averaging weights them by that share of its
- *   epoch (weight 0 when none), see trainer_average_split.
+ *   mid-way still completes, counts in bytes, and is discarded on arrival). Its top
+ *   blocks trained only on the batches the helper took, so the averaging weights them by
+ *   that share of its epoch (weight 0 when none), see trainer_average_split.
  * - A helper that goes offline pauses its own and the partner's work; activations keep
  *   arriving and queue on its processor until it returns. Nobody waits for a message
  *   from it, so this cannot deadlock; its round just ends later.
@@ -329,8 +329,9 @@ static int comdml_helper_check(ComdmlState *s, Engine *e, int j)
     return HS_OK;
 }
 
-/* Activations carry their round, so a batch that arrives after its round ended (a paused
- * transmission of a dropped partner) is recognised and discarded. */
+/* Activations carry their round. The end-of-round all-reduce outlasts any link's latency,
+ * so none should arrive after its round ends; the tag keeps it that way if the timing
+ * changes. A dropped partner's late batches are discarded by `released`. */
 static int64_t comdml_activation_tag(const Engine *e, int slow)
 {
     return (int64_t)e->round * e->world.n + slow;
