@@ -172,6 +172,12 @@ int engine_agent_online(const Engine *e, int agent, double t)
     return availability == NULL || trace_value(availability, t) > 0.5;
 }
 
+double engine_agent_next_offline(const Engine *e, int agent, double t)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    return availability ? trace_next_offline(availability, t) : INFINITY;
+}
+
 void engine_end_round(Engine *e)
 {
     e->round_over = 1;

@@ -15,7 +15,8 @@
  * Availability (a 0/1 trace): an offline agent's processor and uplink pause and resume
  * where they stopped; a collective starts once every member is online. So every method
  * waits for an absent agent, except where the method says otherwise (AD-PSGD picks an
- * online neighbour).
+ * online neighbour; sync's deadline; ComDML leaves offline agents out of its pairing and
+ * its helpers stop waiting for an offline partner, see comdml.c).
  * Accounting per agent and round: compute_s and comm_s are the times booked on the
  * processor and the uplink; offline_s the time offline; idle_s = round length - the
  * union of busy intervals - offline_s. */
@@ -127,6 +128,9 @@ int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data);
 
 /* 1 if the agent is online at time t (always, without an availability trace). */
 int engine_agent_online(const Engine *e, int agent, double t);
+/* The first time >= t at which the agent is offline; INFINITY without an availability
+ * trace or when it stays online. Methods use it to react to an absence when it starts. */
+double engine_agent_next_offline(const Engine *e, int agent, double t);
 
 void engine_end_round(Engine *e);
 void engine_set_role(Engine *e, int agent, SinkRole role);

@@ -225,3 +225,12 @@ double trace_offline_between(const TraceSeries *s, double a, double b)
     }
     return offline;
 }
+
+double trace_next_offline(const TraceSeries *s, double t)
+{
+    int k = trace_index(s, t);
+    if (!(s->values[k] > 0.5)) return t;
+    for (k++; k < s->n; k++)
+        if (!(s->values[k] > 0.5)) return s->times[k] > t ? s->times[k] : t;
+    return INFINITY;
+}

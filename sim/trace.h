@@ -38,5 +38,8 @@ double trace_value(const TraceSeries *s, double t);
 double trace_advance_online(const TraceSeries *s, double start, double work);
 /* Offline seconds within [a, b). */
 double trace_offline_between(const TraceSeries *s, double a, double b);
+/* For availability: the first time >= t at which the agent is offline (t itself when it
+ * is offline at t), INFINITY when it stays online for good. */
+double trace_next_offline(const TraceSeries *s, double t);
 
 #endif

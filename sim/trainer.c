@@ -28,6 +28,7 @@ typedef struct SplitPair {
     int *labels;         /* (capacity, B) */
     int *sizes;          /* (capacity) samples per queued batch */
     int capacity, head, count, act_floats;
+    int top_batches;     /* batches the top copy trained on this round (fewer when the helper dropped some) */
 } SplitPair;
 
 struct Trainer {
@@ -426,6 +427,7 @@ int trainer_split_begin(Engine *e, int slow, int split)
         p->act_floats = act_floats;
     }
     p->head = p->count = 0;
+    p->top_batches = 0;
     model_copy_params(p->top, t->models[slow]);
     return HS_OK;
 }
@@ -477,6 +479,7 @@ int trainer_split_top_step(Engine *e, int slow, int split)
     size_t offset, count;
     trainer_top_range(p->top, split, &offset, &count);
     optim_step(p->top_optim, model_params(p->top), model_grads(p->top), offset, count, trainer_learning_rate(e));
+    p->top_batches++;
     return HS_OK;
 }
 
@@ -491,6 +494,49 @@ int trainer_split_end(Engine *e, int slow, int split)
     return HS_OK;
 }
 
+/* 1 when some offloader's top copy trained on fewer samples than the agent holds: its
+ * helper dropped batches of an absent partner (ComDML under churn). */
+static int trainer_split_partial(const Trainer *t, const Engine *e, const int *splits)
+{
+    for (int i = 0; i < e->world.n; i++)
+        if (splits[i] > 0 && t->pairs[i].top_batches != engine_agent_steps(e, i)) return 1;
+    return 0;
+}
+
+/* An offloader's top blocks count for the share of its epoch they trained on. */
+static double trainer_top_weight(const Trainer *t, const Engine *e, int i)
+{
+    int steps = engine_agent_steps(e, i), done = t->pairs[i].top_batches;
+    double samples = e->world.agents[i].samples;
+    return done >= steps ? samples : samples * done / steps;
+}
+
+/* Block by block, every agent's weight is its samples, except the top blocks of an
+ * offloader whose helper dropped batches: the share its helper trained (none: weight 0,
+ * so an untouched copy does not pull the average back). Every block has a full-weight
+ * agent (the helper), so no total is 0. */
+static int trainer_average_blocks_by_trained(Trainer *t, const Engine *e, const int *splits, int blocks)
+{
+    int n = e->world.n;
+    for (int b = 0; b < blocks; b++) {
+        size_t offset, count;
+        model_block_range(t->models[0], b, &offset, &count);
+        double total = 0;
+        for (int i = 0; i < n; i++) {
+            int top = splits[i] > 0 && b >= splits[i];
+            t->weights[i] = top ? trainer_top_weight(t, e, i) : e->world.agents[i].samples;
+            total += t->weights[i];
+            t->vectors[i] = model_params(t->models[i]) + offset;
+        }
+        if (!(total > 0)) return HS_E_INTERNAL;
+        for (int i = 0; i < n; i++) t->weights[i] /= total;
+        int status = vec_weighted_average(t->scratch, t->vectors, t->weights, n, count);
+        if (status != HS_OK) return status;
+        for (int i = 0; i < n; i++) memcpy(model_params(t->models[i]) + offset, t->scratch, count * sizeof *t->scratch);
+    }
+    return HS_OK;
+}
+
 int trainer_average_split(Engine *e, const int *splits)
 {
     Trainer *t = e->trainer;
@@ -499,7 +545,11 @@ int trainer_average_split(Engine *e, const int *splits)
     int n = e->world.n, blocks = model_n_blocks(shape);
     size_t last_offset, last_count;
     model_block_range(shape, blocks - 1, &last_offset, &last_count);
-    int status = trainer_average_range(t, e, NULL, n, 1, 0, last_offset + last_count);
+    /* Without dropped batches every block's weights are the samples: one pass, as always. */
+    int status = t->pairs && trainer_split_partial(t, e, splits)
+                     ? trainer_average_blocks_by_trained(t, e, splits, blocks)
+                     : trainer_average_range(t, e, NULL, n, 1, 0, last_offset + last_count);
+    if (status == HS_E_INTERNAL) return trainer_fail(e, status, "a block that no agent trained");
     int *members = malloc((size_t)n * sizeof *members);
     if (members == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
     for (int m = 1; status == HS_OK && m < blocks; m++) {

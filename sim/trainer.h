@@ -56,7 +56,10 @@ int trainer_split_top_step(struct Engine *e, int slow, int split);
 /* The top copy's blocks go back into slow's model. */
 int trainer_split_end(struct Engine *e, int slow, int split);
 /* Sample-weighted average of every block over all agents; auxiliary head m averaged only
- * among agents with splits[i] == m (m >= 1); heads of other splits are left as they are. */
+ * among agents with splits[i] == m (m >= 1); heads of other splits are left as they are.
+ * When a helper trained only some of its offloader's batches (it dropped the rest under
+ * churn), that offloader's top blocks weigh samples x trained / batches instead (0 when
+ * none): a copy that did not train does not pull the average back. */
 int trainer_average_split(struct Engine *e, const int *splits);
 
 /* This round's learning rate from the [model] schedule (timing mode too: methods such

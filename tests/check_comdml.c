@@ -1,8 +1,14 @@
 /* check_comdml.c — ComDML played out in the event queue against the solver's
  * prediction: equal when the activations reach the helper before it is free, and larger
  * by exactly the last batch's transfer and top computation when the slow side is the
- * bottleneck; roles and pairings rows; the offload shortens the round. */
+ * bottleneck; roles and pairings rows; the offload shortens the round.
+ * Churn: a helper whose offloader goes offline ends at its own work plus the batches that
+ * arrived (closed forms, dropped batches in rounds.extra); an agent offline at a
+ * rebalance is never paired (dense and sparse links, every solver); train mode times
+ * like timing mode under churn; runs repeat bitwise; a dropped top does not pull the
+ * average. */
 #include "sim/engine.h"
+#include "sim/trainer.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -10,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* An MLP whose compute sits in its third block, so split 2 leaves little on the slow side. */
 static const char *pair_text =
@@ -119,6 +126,354 @@ START_TEST(test_offloading_shortens_the_round_against_localsgd)
 }
 END_TEST
 
+/* --- churn --- */
+
+static char trace_path[64];
+static char trace_set[128];
+
+/* Writes an availability trace and the --set that gives it to every agent. */
+static const char *write_trace(const char *text)
+{
+    snprintf(trace_path, sizeof trace_path, "/tmp/hetsim-comdml-%d.csv", (int)getpid());
+    FILE *f = fopen(trace_path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    snprintf(trace_set, sizeof trace_set, "agents.availability=trace(%s)", trace_path);
+    return trace_set;
+}
+
+/* The pair of pair_text in closed form: step costs at the pair's split. */
+typedef struct PairTimes {
+    double slow_step; /* the slow side of one batch on 100 MFLOPS */
+    double own;       /* the helper's own epoch: 10 full steps */
+    double top;       /* one top batch on the helper */
+    double transfer;  /* one batch of activations and labels at 1 GB/s */
+    double allreduce; /* two agents, no latency: the model's bytes at 1 GB/s */
+    double act_bytes, model_bytes;
+} PairTimes;
+
+static PairTimes pair_times(double helper_flops, int split)
+{
+    ModelProfile p = profile_of("784,32,512,512,10");
+    double step = 64 * (p.total_flops + p.loss_flops);
+    PairTimes t = {.slow_step = model_profile_slow_fraction(&p, split) * step / 1e8,
+                   .own = 10 * step / helper_flops,
+                   .top = model_profile_fast_fraction(&p, split) * step / helper_flops,
+                   .act_bytes = 64 * (model_profile_split_bytes(&p, split) + 4),
+                   .model_bytes = 4.0 * p.total_params, .allreduce = 4.0 * p.total_params / 1e9};
+    t.transfer = t.act_bytes / 1e9;
+    return t;
+}
+
+static void assert_near(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-9 * fabs(want) + 1e-12, "%s: got %.17g want %.17g", what, got, want);
+}
+
+START_TEST(test_helper_drops_an_offline_offloaders_batches)
+{
+    /* The slow agent leaves halfway through its 5th batch (4 sent) and comes back long after
+     * the helper is done; the helper ends at its own epoch plus the 4 batches that arrived,
+     * not at the return, and drops the other 6. */
+    PairTimes t = pair_times(1e9, 2); /* split 2, as in the first test */
+    double off = 4.5 * t.slow_step, back = t.own + 10;
+    ck_assert(4 * t.slow_step + t.transfer < off && off < t.own); /* the premise */
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
+    const char *set[] = {write_trace(text)};
+    TestSink ts;
+    ck_assert_int_eq(run(set, 1, &ts), 0);
+    int slow, fast, split;
+    double predicted, actual;
+    first_pairing(&ts, &slow, &fast, &split, &predicted, &actual);
+    ck_assert_int_eq(slow, 1);
+    ck_assert_int_eq(split, 2);
+    assert_near(actual, t.own + 4 * t.top, "helper's played-out time");
+    ck_assert(actual < back);
+    ck_assert(ts.round_rows[0].extra == 6);
+    /* the slow agent resumes its 5th batch and does 5 more on its local loss, sending none */
+    assert_near(ts.round_rows[0].t_end, back + 5.5 * t.slow_step + t.allreduce, "round end");
+    assert_near(ts.round_rows[0].bytes, 4 * t.act_bytes + 2 * t.model_bytes, "round bytes");
+    /* offline time is the offloader's offline_s, not idle; the helper waits idle */
+    const SinkAgentRound *helper = &ts.agent_round_rows[0], *offloader = &ts.agent_round_rows[1];
+    assert_near(offloader->offline_s, back - off, "offloader offline_s");
+    ck_assert(fabs(offloader->idle_s) < 1e-9);
+    ck_assert(helper->offline_s == 0);
+    assert_near(helper->idle_s, back + 5.5 * t.slow_step - (t.own + 4 * t.top), "helper idle_s");
+    ck_assert_str_eq(sink_role_name(helper->role), "helper");
+    ck_assert_str_eq(sink_role_name(offloader->role), "offloader");
+    test_sink_free(&ts);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_helper_waiting_stops_when_its_partner_leaves)
+{
+    /* A 5 GFLOPS helper is idle between batches; when the slow agent leaves (4 batches
+     * trained), the helper stops at that instant. */
+    const char *compute = "agents.compute=5 GFLOPS";
+    TestSink ts;
+    int slow, fast, split;
+    double predicted, actual;
+    ck_assert_int_eq(run(&compute, 1, &ts), 0); /* the split this pair uses */
+    first_pairing(&ts, &slow, &fast, &split, &predicted, &actual);
+    test_sink_free(&ts);
+    PairTimes t = pair_times(5e9, split);
+    double off = 4.5 * t.slow_step, back = 30;
+    ck_assert(4 * t.slow_step + t.transfer + t.top < off && t.own < 4 * t.slow_step); /* idle at off */
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
+    const char *set[] = {compute, write_trace(text)};
+    ck_assert_int_eq(run(set, 2, &ts), 0);
+    first_pairing(&ts, &slow, &fast, &split, &predicted, &actual);
+    assert_near(actual, off, "helper stops when the partner leaves");
+    ck_assert_msg(ts.round_rows[0].extra == 6, "%s", ts.text);
+    test_sink_free(&ts);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_paused_transmission_is_dropped_on_arrival)
+{
+    /* The slow agent leaves in the middle of sending its 4th batch: the helper trains 3,
+     * drops 7; the paused transmission completes after the return and is discarded. */
+    PairTimes t = pair_times(1e9, 2); /* split 2, as in the first test */
+    double off = 4 * t.slow_step + 0.5 * t.transfer, back = t.own + 10;
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
+    const char *set[] = {write_trace(text)};
+    TestSink ts;
+    ck_assert_int_eq(run(set, 1, &ts), 0);
+    int slow, fast, split;
+    double predicted, actual;
+    first_pairing(&ts, &slow, &fast, &split, &predicted, &actual);
+    assert_near(actual, t.own + 3 * t.top, "helper trains the 3 batches that arrived");
+    ck_assert(ts.round_rows[0].extra == 7);
+    ck_assert_int_eq(ts.pairings, 1);
+    test_sink_free(&ts);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_offloader_back_in_time_loses_nothing)
+{
+    /* Offline for a moment while the helper still does its own epoch: nothing is dropped;
+     * rounds.extra is 0 (a run with a trace), and NaN without one. */
+    PairTimes t = pair_times(1e9, 2); /* split 2, as in the first test */
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", 4.5 * t.slow_step,
+             5.5 * t.slow_step);
+    const char *set[] = {write_trace(text)};
+    TestSink ts;
+    ck_assert_int_eq(run(set, 1, &ts), 0);
+    ck_assert(ts.round_rows[0].extra == 0);
+    ck_assert_int_eq(ts.pairings, 1);
+    test_sink_free(&ts);
+    unlink(trace_path);
+    ck_assert_int_eq(run(NULL, 0, &ts), 0);
+    ck_assert(isnan(ts.round_rows[0].extra));
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* Roles of round r in the sink text, by agent ('a', 'o', 'h'); count of its pairings and
+ * whether any involves agent x or y. */
+static void round_roles(const TestSink *ts, int r, char *roles, int n, int *pairs, int x, int y, int *touched)
+{
+    *pairs = 0;
+    *touched = 0;
+    for (const char *p = ts->text; (p = strstr(p, "agent_round ")) != NULL; p++) {
+        int round, agent;
+        double c, m, idle, off;
+        char role[16];
+        if (sscanf(p, "agent_round %d %d %lf %lf %lf %lf %15s", &round, &agent, &c, &m, &idle, &off, role) == 7 &&
+            round == r && agent < n)
+            roles[agent] = role[0];
+    }
+    for (const char *p = ts->text; (p = strstr(p, "pairing ")) != NULL; p++) {
+        int round, slow, fast;
+        if (sscanf(p, "pairing %d %d %d", &round, &slow, &fast) == 3 && round == r) {
+            (*pairs)++;
+            if (slow == x || slow == y || fast == x || fast == y) *touched = 1;
+        }
+    }
+}
+
+START_TEST(test_offline_at_rebalance_is_never_paired)
+{
+    /* Two fast (0, 1) and two slow (2, 3) agents: all online, both slow agents offload. With
+     * 1 and 3 offline at round 0's start, they are alone and 2 pairs with 0; round 1 (all
+     * back) pairs everyone again. On a ring 0-1-2-3 the only online neighbour of 2 is gone,
+     * so round 0 has no pair at all. */
+    const char *trace = write_trace("agent,time,value\n0,0,1\n1,0,0\n1,0.5,1\n2,0,1\n3,0,0\n3,0.3,1\n");
+    const char *solvers[] = {"method.solver=exact", "method.solver=greedy", "method.solver=ip"};
+    for (int k = 0; k < 3; k++) {
+        const char *all_online[] = {"agents.count=4", "agents.slow.count=2", "run.rounds=2", solvers[k]};
+        const char *churn[] = {"agents.count=4", "agents.slow.count=2", "run.rounds=2", solvers[k], trace};
+        const char *ring[] = {"agents.count=4", "agents.slow.count=2", "run.rounds=2", solvers[k], trace,
+                              "topology.graph=ring"};
+        TestSink ts;
+        char roles[4];
+        int pairs, touched;
+        ck_assert_int_eq(run(all_online, 4, &ts), 0);
+        round_roles(&ts, 0, roles, 4, &pairs, 1, 3, &touched);
+        ck_assert_int_eq(pairs, 2);
+        ck_assert_msg(touched, "without churn 1 and 3 are paired");
+        test_sink_free(&ts);
+
+        ck_assert_int_eq(run(churn, 5, &ts), 0);
+        round_roles(&ts, 0, roles, 4, &pairs, 1, 3, &touched);
+        ck_assert_int_eq(pairs, 1);
+        ck_assert_msg(!touched, "%s: an offline agent was paired", solvers[k]);
+        ck_assert(roles[1] == 'a' && roles[3] == 'a' && roles[2] == 'o' && roles[0] == 'h');
+        round_roles(&ts, 1, roles, 4, &pairs, 1, 3, &touched);
+        ck_assert_int_eq(pairs, 2); /* the links came back */
+        ck_assert(roles[1] == 'h' && roles[3] == 'o');
+        test_sink_free(&ts);
+
+        ck_assert_int_eq(run(ring, 6, &ts), 0);
+        round_roles(&ts, 0, roles, 4, &pairs, 1, 3, &touched);
+        ck_assert_int_eq(pairs, 0);
+        ck_assert(roles[0] == 'a' && roles[1] == 'a' && roles[2] == 'a' && roles[3] == 'a');
+        round_roles(&ts, 1, roles, 4, &pairs, 1, 3, &touched);
+        ck_assert_int_eq(pairs, 2);
+        test_sink_free(&ts);
+    }
+    unlink(trace_path);
+}
+END_TEST
+
+/* Four agents on synthetic data, three rounds: 1 and 3 are offline at the first
+ * rebalance, 3 leaves in the middle of round 1 (its helper drops batches) and 1 is
+ * offline at round 1's end, so the all-reduce waits for it. */
+static const char *churn_set[] = {
+    "agents.count=4", "agents.slow.count=2", "run.rounds=3", "data.dataset=synthetic", "data.features=784",
+    "data.classes=10", "data.train_samples=2560", "data.test_samples=200", "model.lr=0.01", NULL};
+
+static const char *churn_trace =
+    "agent,time,value\n0,0,1\n1,0,0\n1,0.5,1\n1,15.3,0\n1,16,1\n2,0,1\n3,0,0\n3,0.3,1\n3,13,0\n3,14.5,1\n";
+
+static int run_churn(const char *mode, TestSink *ts)
+{
+    const char *set[16];
+    int n = 0;
+    while (churn_set[n]) {
+        set[n] = churn_set[n];
+        n++;
+    }
+    set[n++] = mode;
+    set[n++] = trace_set;
+    return run(set, n, ts);
+}
+
+/* The lines of the sink text that carry timings: round, agent_round, pairing. */
+static char *timing_lines(const TestSink *ts)
+{
+    char *out = calloc(ts->len + 1, 1);
+    size_t len = 0;
+    for (const char *p = ts->text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p + 1) : strlen(p);
+        if (strncmp(p, "round ", 6) == 0 || strncmp(p, "agent_round ", 12) == 0 || strncmp(p, "pairing ", 8) == 0) {
+            /* pairing rows end with the solver's name only: wall-clock solve_ms is not in the text */
+            memcpy(out + len, p, n);
+            len += n;
+        }
+        p += n;
+    }
+    return out;
+}
+
+START_TEST(test_train_mode_times_like_timing_mode_under_churn)
+{
+    write_trace(churn_trace);
+    TestSink timing, train;
+    ck_assert_int_eq(run_churn("run.mode=timing", &timing), 0);
+    ck_assert_int_eq(run_churn("run.mode=train", &train), 0);
+    /* the scenario does churn: 1 alone in round 0, batches dropped in round 1, 1 offline at its end */
+    char roles[4];
+    int pairs, touched;
+    round_roles(&timing, 0, roles, 4, &pairs, 1, 1, &touched);
+    ck_assert(roles[1] == 'a' && !touched);
+    ck_assert_msg(timing.round_rows[1].extra > 0, "no batch dropped: %s", timing.text);
+    ck_assert(timing.round_rows[1].t_end >= 16);
+    char *a = timing_lines(&timing), *b = timing_lines(&train);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    ck_assert(strstr(train.text, "metric ") != NULL);
+    test_sink_free(&timing);
+    test_sink_free(&train);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_churn_runs_repeat_bitwise)
+{
+    write_trace(churn_trace);
+    const char *modes[] = {"run.mode=timing", "run.mode=train"};
+    for (int k = 0; k < 2; k++) {
+        TestSink a, b;
+        ck_assert_int_eq(run_churn(modes[k], &a), 0);
+        ck_assert_int_eq(run_churn(modes[k], &b), 0);
+        ck_assert_str_eq(a.text, b.text);
+        test_sink_free(&a);
+        test_sink_free(&b);
+    }
+    unlink(trace_path);
+}
+END_TEST
+
+/* 1 if [offset, offset+count) of a and b are bitwise equal. */
+static int same_range(const float *a, const float *b, size_t offset, size_t count)
+{
+    return memcmp(a + offset, b + offset, count * sizeof *a) == 0;
+}
+
+START_TEST(test_dropped_top_does_not_pull_the_average)
+{
+    /* Agent 1 offloads at split 1 of 16-32-4 and its helper trains none of its top: the
+     * top block averages to the helper's own (weight 0 for the untouched copy), the bottom
+     * block to the sample-weighted mean of both. */
+    const char *text = "[run]\nmethod = comdml\nrounds = 1\nmode = train\n"
+                       "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 400\n"
+                       "test_samples = 100\n"
+                       "[model]\nlayers = 16,32,4\nbatch = 20\n"
+                       "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\n";
+    IniDoc doc;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    Scenario sc;
+    ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), 0);
+    ck_assert_msg(scenario_resolve(&doc, &sc, &diag) == 0, "%s", diag.message);
+    inidoc_free(&doc);
+    TestSink ts;
+    Engine *e;
+    ck_assert_msg(engine_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
+    size_t n = trainer_param_count(e), bottom = 16 * 32 + 32, top = 32 * 4 + 4;
+    int splits[2] = {0, 1};
+    ck_assert_int_eq(trainer_split_begin(e, 1, 1), 0);
+    for (int k = 0; k < engine_agent_steps(e, 1); k++) ck_assert_int_eq(trainer_split_bottom_step(e, 1, 1), 0);
+    ck_assert_int_eq(trainer_local_step(e, 0), 0);
+    ck_assert_int_eq(trainer_split_end(e, 1, 1), 0);
+    float *helper = malloc(n * sizeof *helper), *offloader = malloc(n * sizeof *offloader);
+    memcpy(helper, trainer_params(e, 0), n * sizeof *helper);
+    memcpy(offloader, trainer_params(e, 1), n * sizeof *offloader);
+    ck_assert(!same_range(helper, offloader, bottom, top)); /* the helper's step moved its top */
+    ck_assert_int_eq(trainer_average_split(e, splits), 0);
+    ck_assert(same_range(trainer_params(e, 0), helper, bottom, top));
+    ck_assert(same_range(trainer_params(e, 1), helper, bottom, top));
+    ck_assert(!same_range(trainer_params(e, 0), helper, 0, bottom));
+    ck_assert(!same_range(trainer_params(e, 0), offloader, 0, bottom));
+    ck_assert(same_range(trainer_params(e, 0), trainer_params(e, 1), 0, bottom));
+    free(helper);
+    free(offloader);
+    engine_close(e);
+    test_sink_free(&ts);
+}
+END_TEST
+
 static Suite *comdml_suite(void)
 {
     Suite *s = suite_create("comdml");
@@ -127,6 +482,16 @@ static Suite *comdml_suite(void)
     tcase_add_test(tc, test_slow_side_bottleneck_adds_the_last_batch);
     tcase_add_test(tc, test_offloading_shortens_the_round_against_localsgd);
     suite_add_tcase(s, tc);
+    TCase *churn = tcase_create("churn");
+    tcase_add_test(churn, test_helper_drops_an_offline_offloaders_batches);
+    tcase_add_test(churn, test_helper_waiting_stops_when_its_partner_leaves);
+    tcase_add_test(churn, test_paused_transmission_is_dropped_on_arrival);
+    tcase_add_test(churn, test_offloader_back_in_time_loses_nothing);
+    tcase_add_test(churn, test_offline_at_rebalance_is_never_paired);
+    tcase_add_test(churn, test_train_mode_times_like_timing_mode_under_churn);
+    tcase_add_test(churn, test_churn_runs_repeat_bitwise);
+    tcase_add_test(churn, test_dropped_top_does_not_pull_the_average);
+    suite_add_tcase(s, churn);
     return s;
 }
 

@@ -57,6 +57,10 @@ START_TEST(test_availability_pauses_work)
     ck_assert(fabs(trace_advance_online(s, 12, 0) - 15) < 1e-12);  /* next online instant */
     ck_assert(fabs(trace_offline_between(s, 0, 20) - 5) < 1e-12);
     ck_assert(fabs(trace_offline_between(s, 12, 14) - 2) < 1e-12);
+    ck_assert(trace_next_offline(s, 0) == 10);   /* online now: when it leaves */
+    ck_assert(trace_next_offline(s, 12) == 12);  /* offline now: now */
+    ck_assert(isinf(trace_next_offline(s, 15))); /* back for good */
+    ck_assert(isinf(trace_next_offline(&t.series[2], 0)));
     trace_free(&t);
     write_trace("default,0,1\ndefault,3,0\nslow,0,1\n");
     ck_assert_int_eq(trace_load(trace_path, UNIT_PLAIN, 3, group_of, groups, 2, NULL, &t, &diag), 0);

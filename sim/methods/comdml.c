@@ -12,7 +12,33 @@
  * Links: any two agents under a full topology, the [topology] graph's edges otherwise.
  * Prediction vs play-out: the solver's T_i(j,m) ignores latency and the FIFO queueing of
  * activations behind the helper's own work is exact only when the activations arrive
- * before the helper is free; `pairings` stores both times. */
+ * before the helper is free; `pairings` stores both times.
+ *
+ * Availability (churn). The engine pauses an offline agent's processor and uplink; on
+ * top of that ComDML reacts as follows, the same in timing and train mode:
+ * - Re-pairing sees availability: at a rebalance, an agent offline at the round's start
+ *   takes no part (role alone; the solver gets no link to it and counts none of its
+ *   batches, so the online agents are balanced among themselves). The solver does not
+ *   look ahead in the trace: a deployment knows who is reachable now, not who will leave,
+ *   and a mid-round absence is handled by the rule below. Between rebalances the pairs
+ *   stand, even with an absent member.
+ * - The helper drops an absent offloader's work: once it has done its own epoch and every
+ *   activation batch that has arrived, and its partner is offline (then, or later while it
+ *   waits), it stops waiting: the partner's batches not yet trained are dropped
+ *   (rounds.extra = batches dropped in the round, 0 when none, for runs with an
+ *   availability trace; NaN otherwise) and its pairings row is written then, so actual_s
+ *   is the played-out time. Batches still on the wire at that moment count as dropped.
+ * - The offloader, back online, finishes the rest of its bottom-side batches on its local
+ *   loss and sends nothing more (its helper has stopped listening; a transmission paused
+ *   mid-way still completes, counts in bytes, and is discarded on arrival). Its top
+ *   blocks trained only on the batches the helper took, so the averaging weights them by
+ *   that share of its epoch (weight 0 when none), see trainer_average_split.
+ * - A helper that goes offline pauses its own and the partner's work; activations keep
+ *   arriving and queue on its processor until it returns. Nobody waits for a message
+ *   from it, so this cannot deadlock; its round just ends later.
+ * - The round ends with the all-reduce, which starts once every member is online: an
+ *   agent offline at the round's end delays it, and the time shows up as its offline_s
+ *   and as the others' idle_s. */
 #include "sim/engine.h"
 #include "sim/topology.h"
 #include "sim/trainer.h"
@@ -24,7 +50,7 @@
 #include <time.h>
 
 enum { COMDML_OWN_STEP = ENGINE_EVENT_METHOD, COMDML_SLOW_STEP, COMDML_ACTIVATIONS, COMDML_TOP_STEP,
-       COMDML_AVERAGED };
+       COMDML_AVERAGED, COMDML_PARTNER_CHECK };
 
 static const char *const comdml_solvers = "exact|ip|greedy";
 
@@ -34,6 +60,9 @@ typedef struct ComdmlAgent {
     SinkRole role;
     int own_left;      /* own full steps (alone, helper) or slow-side steps (offloader) left */
     int top_left;      /* helper: top batches of its partner still to train */
+    int top_queued;    /* helper: of those, arrived and booked on its processor */
+    int released;      /* helper: stopped waiting for an absent partner; later arrivals are dropped */
+    double check_at;   /* helper: time of its pending look at an online partner, -1 none */
     int done;          /* finished all its work this round */
     double predicted;  /* solver's time for its pair or itself */
 } ComdmlAgent;
@@ -49,6 +78,9 @@ typedef struct ComdmlState {
     double solve_ms;
     Collective average;
     int pairs;
+    int dropped;          /* this round: partner batches helpers dropped */
+    char *online;         /* (n) availability the problem's links reflect; NULL without traces */
+    int *flipped;         /* (n) scratch: agents whose availability changed since */
 } ComdmlState;
 
 /* Who may offload to whom: every pair under a full topology (a dense matrix, so at most
@@ -85,6 +117,53 @@ static int comdml_links(ComdmlState *s, Engine *e, int splits)
     return status;
 }
 
+/* b_ij as the solver should see it: none to or from an agent that is offline. */
+static double comdml_link_bandwidth(const ComdmlState *s, const Engine *e, int i, int j)
+{
+    if (s->online && !(s->online[i] && s->online[j])) return 0;
+    return world_link_bandwidth(&e->world, i, j);
+}
+
+/* Rewrites every link of agent i (both directions) after its availability changed. */
+static void comdml_relink(ComdmlState *s, const Engine *e, int i)
+{
+    PairingProblem *p = &s->problem;
+    int n = p->n;
+    if (p->bandwidth) {
+        for (int j = 0; j < n; j++) {
+            if (j == i) continue;
+            p->bandwidth[(size_t)i * n + j] = comdml_link_bandwidth(s, e, i, j);
+            p->bandwidth[(size_t)j * n + i] = comdml_link_bandwidth(s, e, j, i);
+        }
+        return;
+    }
+    for (int k = p->link_offsets[i]; k < p->link_offsets[i + 1]; k++) {
+        int j = p->link_to[k];
+        p->link_bandwidth[k] = comdml_link_bandwidth(s, e, i, j);
+        for (int r = p->link_offsets[j]; r < p->link_offsets[j + 1]; r++)
+            if (p->link_to[r] == i) p->link_bandwidth[r] = comdml_link_bandwidth(s, e, j, i);
+    }
+}
+
+/* Takes the agents offline now out of the pairing: no links (so no pair with them) and no
+ * batches (so their standalone time does not set the makespan the others are balanced
+ * to). Only agents whose availability changed are rewritten: O(n) each under a full
+ * topology, O(degree^2) over a graph. */
+static void comdml_mask_offline(ComdmlState *s, Engine *e)
+{
+    if (s->online == NULL) return;
+    int n = e->world.n, n_flipped = 0;
+    for (int i = 0; i < n; i++) {
+        char on = (char)engine_agent_online(e, i, e->now);
+        if (on != s->online[i]) {
+            s->online[i] = on;
+            s->flipped[n_flipped++] = i;
+        }
+        if (!on) s->problem.batches[i] = 0;
+    }
+    for (int k = 0; k < n_flipped; k++) comdml_relink(s, e, s->flipped[k]);
+}
+
 static int comdml_create(Engine *e, void **state)
 {
     ComdmlState *s = calloc(1, sizeof *s);
@@ -111,6 +190,12 @@ static int comdml_create(Engine *e, void **state)
         s->problem.act[m] = m == 0 ? 0 : e->sc->model.batch * (model_profile_split_bytes(&e->profile, m) + 4.0);
     }
     for (int i = 0; i < n; i++) s->agents[i].partner = -1;
+    if (e->availability_trace) {
+        s->online = malloc((size_t)n);
+        s->flipped = malloc((size_t)n * sizeof *s->flipped);
+        if (s->online == NULL || s->flipped == NULL) return HS_E_NOMEM;
+        memset(s->online, 1, (size_t)n);
+    }
     return trainer_setup_local(e, 0);
 }
 
@@ -142,6 +227,7 @@ static int comdml_repair(ComdmlState *s, Engine *e)
         s->problem.batches[i] = engine_agent_steps(e, i);
         s->problem.speed[i] = comdml_speed(e, i, s->step_flops);
     }
+    comdml_mask_offline(s, e);
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     const char *names[] = {"exact", "ip", "greedy"};
@@ -176,10 +262,15 @@ static int comdml_round_begin(void *state, Engine *e, int round)
     int status;
     if (round % s->rebalance == 0 && (status = comdml_repair(s, e)) != HS_OK) return status;
     engine_collective_begin(&s->average, NULL, e->world.n, engine_model_bytes(e), 1, COMDML_AVERAGED, 0);
+    s->dropped = 0;
+    if (e->availability_trace) e->round_extra = 0;
     for (int i = 0; i < e->world.n; i++) {
         ComdmlAgent *a = &s->agents[i];
         engine_set_role(e, i, a->role);
         a->done = 0;
+        a->top_queued = 0;
+        a->released = 0;
+        a->check_at = -1;
         a->own_left = engine_agent_steps(e, i);
         a->top_left = a->role == SINK_ROLE_HELPER ? engine_agent_steps(e, a->partner) : 0;
         /* All of an agent's own work is booked now, so its processor's FIFO puts the
@@ -192,10 +283,68 @@ static int comdml_round_begin(void *state, Engine *e, int round)
     return HS_OK;
 }
 
+static int comdml_report_pairing(ComdmlState *s, Engine *e, int slow, int fast)
+{
+    SinkPairing row = {.round = e->round, .slow = slow, .fast = fast, .split = s->agents[slow].split,
+                       .predicted_s = s->agents[slow].predicted, .actual_s = e->now - e->round_start,
+                       .solver = (const char *[]){"exact", "ip", "greedy"}[s->solver_index],
+                       .solve_ms = s->solve_ms};
+    return engine_report_pairing(e, &row);
+}
+
+/* The helper stops waiting for its offline partner: what has not been trained is dropped. */
+static int comdml_drop_partner(ComdmlState *s, Engine *e, int j)
+{
+    ComdmlAgent *a = &s->agents[j];
+    s->dropped += a->top_left;
+    e->round_extra = s->dropped;
+    a->top_left = 0;
+    a->released = 1;
+    return comdml_report_pairing(s, e, a->partner, j);
+}
+
+/* The helper waits for an online partner; if the partner leaves while it still waits,
+ * a look at that moment lets it stop then rather than at the partner's return. */
+static int comdml_watch_partner(ComdmlState *s, Engine *e, int j)
+{
+    ComdmlAgent *a = &s->agents[j];
+    double leaves = engine_agent_next_offline(e, a->partner, e->now);
+    if (!isfinite(leaves) || leaves == a->check_at) return HS_OK;
+    a->check_at = leaves;
+    return engine_schedule(e, leaves, COMDML_PARTNER_CHECK, j, e->round);
+}
+
+/* Called whenever the helper's processor may have run dry: it finishes once its own work
+ * and its partner's batches are done, or drops the rest when the partner is offline. */
 static int comdml_helper_check(ComdmlState *s, Engine *e, int j)
 {
     ComdmlAgent *a = &s->agents[j];
-    if (a->own_left == 0 && a->top_left == 0 && !a->done) comdml_finish_agent(s, e, j);
+    if (a->done || a->own_left > 0 || a->top_queued > 0) return HS_OK;
+    if (a->top_left > 0) {
+        if (engine_agent_online(e, a->partner, e->now)) return comdml_watch_partner(s, e, j);
+        int status = comdml_drop_partner(s, e, j);
+        if (status != HS_OK) return status;
+    }
+    comdml_finish_agent(s, e, j);
+    return HS_OK;
+}
+
+/* Activations carry their round. The end-of-round all-reduce outlasts any link's latency,
+ * so none should arrive after its round ends; the tag keeps it that way if the timing
+ * changes. A dropped partner's late batches are discarded by `released`. */
+static int64_t comdml_activation_tag(const Engine *e, int slow)
+{
+    return (int64_t)e->round * e->world.n + slow;
+}
+
+static int comdml_on_activations(ComdmlState *s, Engine *e, int j, int64_t tag)
+{
+    ComdmlAgent *a = &s->agents[j];
+    int slow = (int)(tag % e->world.n);
+    if (tag / e->world.n != e->round || a->released || a->partner != slow) return HS_OK; /* dropped */
+    /* queued on the helper's processor behind its own work (FIFO) */
+    a->top_queued++;
+    engine_compute(e, j, s->problem.ff[s->agents[slow].split] * s->step_flops, COMDML_TOP_STEP, slow);
     return HS_OK;
 }
 
@@ -213,27 +362,22 @@ static int comdml_on_event(void *state, Engine *e, const Event *ev)
         return HS_OK;
     case COMDML_SLOW_STEP:
         if ((status = trainer_split_bottom_step(e, i, a->split)) != HS_OK) return status;
-        engine_send(e, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS, i);
+        /* a released helper no longer listens: the rest trains on the local loss only */
+        if (!s->agents[a->partner].released)
+            engine_send(e, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS, comdml_activation_tag(e, i));
         if (--a->own_left == 0) comdml_finish_agent(s, e, i);
         return HS_OK;
-    case COMDML_ACTIVATIONS: {
-        /* queued on the helper's processor behind its own work (FIFO) */
-        int slow = (int)ev->data;
-        engine_compute(e, i, s->problem.ff[s->agents[slow].split] * s->step_flops, COMDML_TOP_STEP, slow);
-        return HS_OK;
-    }
+    case COMDML_ACTIVATIONS:
+        return comdml_on_activations(s, e, i, ev->data);
     case COMDML_TOP_STEP: {
         int slow = (int)ev->data;
         if ((status = trainer_split_top_step(e, slow, s->agents[slow].split)) != HS_OK) return status;
-        if (--a->top_left == 0) {
-            SinkPairing row = {.round = e->round, .slow = slow, .fast = i, .split = s->agents[slow].split,
-                               .predicted_s = s->agents[slow].predicted, .actual_s = e->now - e->round_start,
-                               .solver = (const char *[]){"exact", "ip", "greedy"}[s->solver_index],
-                               .solve_ms = s->solve_ms};
-            if ((status = engine_report_pairing(e, &row)) != HS_OK) return status;
-        }
+        a->top_queued--;
+        if (--a->top_left == 0 && (status = comdml_report_pairing(s, e, slow, i)) != HS_OK) return status;
         return comdml_helper_check(s, e, i);
     }
+    case COMDML_PARTNER_CHECK:
+        return ev->data == e->round ? comdml_helper_check(s, e, i) : HS_OK;
     default: /* COMDML_AVERAGED */
         for (int k = 0; k < e->world.n; k++)
             if (s->agents[k].role == SINK_ROLE_OFFLOADER &&
@@ -251,6 +395,8 @@ static void comdml_destroy(void *state)
     if (s == NULL) return;
     free(s->agents);
     free(s->splits);
+    free(s->online);
+    free(s->flipped);
     pairing_problem_free(&s->problem);
     free(s);
 }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# ComDML under churn end to end (tests/fixtures/scenarios/comdml-churn.ini and its trace):
+# agents offline at a rebalance are left alone, a helper drops an absent offloader's
+# batches (rounds.extra), offline time is offline_s, and train mode times like timing.
+set -u
+HETSIM=${HETSIM:-./hetsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { # name, condition-command...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
+}
+q() { sqlite3 "$tmp/c.db" "$1"; }
+scenario=tests/fixtures/scenarios/comdml-churn.ini
+
+"$HETSIM" run "$scenario" --db "$tmp/c.db" --timing-only --quiet
+check "churn timing run exits 0" test $? -eq 0
+"$HETSIM" run "$scenario" --db "$tmp/c.db" --quiet
+check "churn train run exits 0" test $? -eq 0
+check "both runs are done" test "$(q "select group_concat(status) from runs")" = "done,done"
+check "agents 1 and 3 (offline at the first rebalance) are alone" \
+  test "$(q "select group_concat(role) from agent_rounds where run_id = 1 and round = 0 and agent in (1, 3)")" = "alone,alone"
+check "no pairing of round 0 involves an offline agent" \
+  test "$(q "select count(*) from pairings where round = 0 and (slow in (1, 3) or fast in (1, 3))")" = 0
+check "round 0 pairs the online agents" test "$(q "select slow || '>' || fast from pairings where run_id = 1 and round = 0")" = "2>0"
+check "round 1: the helper of 3 dropped 6 batches" test "$(q "select extra from rounds where run_id = 1 and round = 1")" = 6.0
+check "no batch dropped in the other rounds" test "$(q "select group_concat(extra) from rounds where run_id = 1 and round != 1")" = "0.0,0.0"
+check "the helper stopped before its partner came back (14.5 s)" \
+  test "$(q "select t_start + actual_s < 14.5 from pairings join rounds using (run_id, round) where run_id = 1 and round = 1 and slow = 3")" = 1
+check "offline time is offline_s" test "$(q "select offline_s from agent_rounds where run_id = 1 and round = 1 and agent = 3")" = 1.5
+check "the round waited for agent 1, offline at its end" \
+  test "$(q "select t_end > 16 from rounds where run_id = 1 and round = 1")" = 1
+check "train mode times like timing mode" test \
+  "$(q "select count(*) from rounds a join rounds b on a.round = b.round and a.run_id = 1 and b.run_id = 2 where a.t_end = b.t_end and a.idle_s = b.idle_s and a.bytes = b.bytes and a.extra = b.extra")" = 3
+check "train mode pairs and plays out like timing mode" test \
+  "$(q "select count(*) from pairings a join pairings b on a.round = b.round and a.slow = b.slow and a.run_id = 1 and b.run_id = 2 where a.fast = b.fast and a.actual_s = b.actual_s")" = 5
+
+echo "churn.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
