@@ -241,12 +241,27 @@ static int engine_round_report(Engine *e)
 }
 
 /* Plays one round: the method schedules, events run in (time, seq) order. */
+int engine_fail_stranded(Engine *e, int agent)
+{
+    if (agent < 0)
+        for (agent = 0; agent < e->world.n - 1 && engine_agent_online(e, agent, INFINITY); agent++) continue;
+    const Distribution *trace = &e->sc->groups[e->world.agents[agent].group].availability;
+    return hs_diag_set(e->diag, HS_E_INPUT, trace->kind == DIST_TRACE ? trace->path : e->sc->file, 0,
+                       "round %d can never end: agent %d is offline for good from this availability trace's "
+                       "last row (end it with the agent online)",
+                       e->round + 1, agent);
+}
+
 static int engine_play_round(Engine *e)
 {
     engine_round_reset(e);
     int status = e->method->round_begin(e->method_state, e, e->round);
     Event ev;
     while (status == HS_OK && !e->round_over && queue_pop(e->queue, &ev)) {
+        if (!isfinite(ev.time)) {
+            status = engine_fail_stranded(e, -1); /* only work at t = inf is left */
+            break;
+        }
         e->now = ev.time;
         status = e->method->on_event(e->method_state, e, &ev);
         if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;

@@ -131,6 +131,12 @@ int engine_agent_online(const Engine *e, int agent, double t);
 /* The first time >= t at which the agent is offline; INFINITY without an availability
  * trace or when it stays online. Methods use it to react to an absence when it starts. */
 double engine_agent_next_offline(const Engine *e, int agent, double t);
+/* Fails the run (HS_E_INPUT, naming the trace) because the agent's availability trace
+ * leaves it offline for good while the round still needs it: work would finish at
+ * t = inf and the round could never end. agent < 0: the first agent offline for good.
+ * The engine calls it when only such work is left; a method whose other agents keep
+ * working (AD-PSGD) calls it itself. */
+int engine_fail_stranded(Engine *e, int agent);
 
 void engine_end_round(Engine *e);
 void engine_set_role(Engine *e, int agent, SinkRole role);

@@ -67,7 +67,11 @@ static int adpsgd_start_gradient(AdpsgdState *s, Engine *e, int i)
     /* computed on the model as it is now: averagings during the computation make it stale */
     int status = trainer_gradient(e, i, trainer_buffer(e, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
-    engine_compute(e, i, s->step_flops, ADPSGD_COMPUTED, 0);
+    double finish = engine_compute(e, i, s->step_flops, ADPSGD_COMPUTED, 0);
+    /* Offline for good before its last epoch: the others would gossip on forever while
+     * the round waits for it. */
+    if (!isfinite(finish) && (e->sc->rounds <= 0 || a->steps < (long)e->sc->rounds * adpsgd_epoch_steps(e, i)))
+        return engine_fail_stranded(e, i);
     return HS_OK;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ComDML under churn end to end (tests/fixtures/scenarios/comdml-churn.ini and its trace):
 # agents offline at a rebalance are left alone, a helper drops an absent offloader's
-# batches (rounds.extra), offline time is offline_s, and train mode times like timing.
+# batches (rounds.extra), offline time is offline_s, and train mode times like timing; an
+# agent offline for good while a round needs it fails the run (every method, exit 2).
 set -u
 HETSIM=${HETSIM:-./hetsim}
 tmp=$(mktemp -d)
@@ -35,6 +36,21 @@ check "train mode times like timing mode" test \
   "$(q "select count(*) from rounds a join rounds b on a.round = b.round and a.run_id = 1 and b.run_id = 2 where a.t_end = b.t_end and a.idle_s = b.idle_s and a.bytes = b.bytes and a.extra = b.extra")" = 3
 check "train mode pairs and plays out like timing mode" test \
   "$(q "select count(*) from pairings a join pairings b on a.round = b.round and a.slow = b.slow and a.run_id = 1 and b.run_id = 2 where a.fast = b.fast and a.actual_s = b.actual_s")" = 5
+
+# An agent offline for good while a round needs it: the run fails, it is not `done` at t = inf
+# (and AD-PSGD's others do not gossip on forever). Offline for good only after the run's end is fine.
+head -n -1 tests/fixtures/scenarios/comdml-churn.csv > "$tmp/gone.csv"
+for method in comdml sync adpsgd; do
+  timeout 60 "$HETSIM" run "$scenario" --db "$tmp/gone.db" --timing-only --quiet --set run.method=$method \
+    --set "agents.availability=trace($tmp/gone.csv)" 2> "$tmp/gone.err"
+  check "$method: agent offline for good exits 2" test $? -eq 2
+  check "$method: the message names the trace and the agent" grep -Eq "gone.csv: round [12] can never end: agent 3 is offline for good" "$tmp/gone.err"
+done
+check "those runs are failed, never done" test "$(sqlite3 "$tmp/gone.db" "select group_concat(status) from runs")" = "failed,failed,failed"
+printf '3,1000,0\n' >> "$tmp/late.csv"
+cat tests/fixtures/scenarios/comdml-churn.csv "$tmp/late.csv" > "$tmp/late-all.csv"
+"$HETSIM" run "$scenario" --db "$tmp/late.db" --timing-only --quiet --set "agents.availability=trace($tmp/late-all.csv)"
+check "offline for good after the run has ended is fine" test $? -eq 0
 
 echo "churn.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
