@@ -311,6 +311,17 @@ size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, flo
     return kept;
 }
 
+void compress_worker_momentum(float *u, float *out, const float *x, const float *grad, size_t d, double momentum,
+                              double weight_decay, int nesterov)
+{
+    const float mu = (float)momentum, wd = (float)weight_decay;
+    for (size_t j = 0; j < d; j++) {
+        float a = grad[j] + wd * x[j];
+        u[j] = mu * u[j] + a;
+        out[j] = nesterov ? a + mu * u[j] : u[j];
+    }
+}
+
 /* --- ring all-gather --- */
 
 int ring_gather_init(RingGather *g, int n_agents, int kind)

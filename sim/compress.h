@@ -34,6 +34,9 @@
  *             contribution = h_i (= h_i^t + Delta_i^t, which the paper's server steps with).
  *             METHODS.md writes the e update after the h update, which would subtract
  *             Delta twice; the paper's order is used.
+ * Momentum: with [compression] momentum = worker (sync only) v is not the raw gradient
+ * but the agent's own heavy-ball vector (compress_worker_momentum below), so EF21's g_i
+ * tracks a slowly varying vector instead of raw batch gradients (EF21-SGDM).
  * Start: by default (warm_start = 0) the state starts at 0 and the first message is C(v).
  * With warm_start = 1 an agent's first message is its dense vector and g_i = h_i = v,
  * e_i = 0, as the EF21 authors' code (g_i^0 = grad f_i(x^0)) and EControl's Algorithm 1
@@ -81,6 +84,13 @@ size_t compress_apply(Compressor *c, int agent, const float *in, float *out);
  * warm start's first message). Afterwards the agent's contribution is h (ef21, econtrol)
  * or message (none). Returns entries sent (n for a dense message). */
 size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, float *e, float *message);
+/* [compression] momentum = worker (sync): the [model] heavy ball moved to an agent, before
+ * compression (EF21-SGDM, Fatkhullin, Tyurin, Richtarik, NeurIPS 2023). With
+ * a = grad + wd x: u <- mu u + a; out = u, or a + mu u with Nesterov. The same float
+ * expressions as models/optim.c, so dense it differs from heavy ball on the mean only in
+ * the order of the sums. u (state) and out are of d floats; x and grad are read. */
+void compress_worker_momentum(float *u, float *out, const float *x, const float *grad, size_t d, double momentum,
+                              double weight_decay, int nesterov);
 /* Feedback state vectors a method must provide per agent: 0, 1 or 2. */
 int compress_state_vectors(const CompressionSpec *spec);
 

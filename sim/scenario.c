@@ -31,7 +31,7 @@ static const char *const keys_agents[] = {"count", "compute", "bandwidth", "upli
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
-                                               "explore", "gamma", NULL};
+                                               "explore", "gamma", "momentum", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
                                              "trim", "f", "tau", "iters", NULL};
 
@@ -687,6 +687,8 @@ static int scenario_resolve_compression(Resolver *r)
     if (inidoc_find(r->doc, "compression", "scheme") == NULL) return scenario_missing(r, "compression", "scheme");
     int scheme, feedback, status;
     if ((status = scenario_choice(r, "compression", "scheme", "none", "none|topk|randk|dct|slimdp", &scheme)) ||
+        (status = scenario_choice(r, "compression", "momentum", "aggregate", "aggregate|worker",
+                                  &c->worker_momentum)) ||
         (status = scenario_double(r, "compression", "ratio", 0.01, UNIT_PLAIN, 0, 1, &c->ratio)) ||
         (status = scenario_choice(r, "compression", "feedback", "none", "none|ef21|econtrol", &feedback)) ||
         (status = scenario_double(r, "compression", "eta", 0.1, UNIT_PLAIN, 0, 1, &c->eta)) ||
@@ -706,6 +708,9 @@ static int scenario_resolve_compression(Resolver *r)
     if (c->scheme != COMPRESS_DCT) c->refresh = 1000;
     if (c->scheme != COMPRESS_SLIMDP) c->explore = 0.1;
     if (!scenario_method_is(sc, "dpsgd")) c->gamma = 0.1;
+    /* Dense, worker-side heavy ball is the same arithmetic as heavy ball on the mean
+     * (linearity), so scheme = none keeps the dense path and drops the key. */
+    if (c->scheme == COMPRESS_NONE) c->worker_momentum = 0;
     if (c->scheme == COMPRESS_NONE) return HS_OK;
     char message[300];
     if (!scenario_method_is(sc, "sync|localsgd|qsr|dpsgd")) {
@@ -724,6 +729,17 @@ static int scenario_resolve_compression(Resolver *r)
         return scenario_section_bad(r, "compression",
                                     "compressed model deltas need every agent to average every period: "
                                     "set [method] participation = 1");
+    if (c->worker_momentum) {
+        const IniEntry *m = inidoc_find(r->doc, "compression", "momentum");
+        if (!scenario_method_is(sc, "sync"))
+            return scenario_bad(r, m, "%s",
+                                "worker applies to sync only (localsgd, qsr and dpsgd already step each agent's "
+                                "own optimiser; remove the key or set momentum = aggregate)");
+        if (sc->optim.kind != OPTIM_MOMENTUM)
+            return scenario_bad(r, m, "%s",
+                                "worker moves the [model] momentum to the agents, so it needs [model] optimizer "
+                                "= momentum (sgd has none to move; adam's update is not linear in the gradient)");
+    }
     return HS_OK;
 }
 

@@ -65,6 +65,8 @@ typedef struct CompressionSpec {
     int refresh;           /* DCT: steps between threshold recomputations */
     double explore;        /* Slim-DP: random share of the kept entries */
     double gamma;          /* dpsgd: consensus step of the CHOCO-style difference gossip */
+    int worker_momentum;   /* sync: momentum = worker — each agent applies the [model] momentum
+                            * to its own gradient before compressing (EF21-SGDM); 0 = aggregate */
 } CompressionSpec;
 
 /* [byzantine] (sim/byzantine.h): count attackers, their attack and the aggregator. */

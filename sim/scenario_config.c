@@ -29,6 +29,7 @@ static void config_write_compression(const Scenario *sc, FILE *out)
     if (c->scheme == COMPRESS_DCT) fprintf(out, "refresh = %d\n", c->refresh);
     if (c->scheme == COMPRESS_SLIMDP) fprintf(out, "explore = %.17g\n", c->explore);
     if (strcmp(sc->method, "dpsgd") == 0) fprintf(out, "gamma = %.17g\n", c->gamma);
+    if (c->worker_momentum) fputs("momentum = worker\n", out);
 }
 
 static void config_write_byzantine(const ByzantineSpec *b, FILE *out)

@@ -450,6 +450,39 @@ START_TEST(test_section_round_trip_defaults_and_errors)
     ck_assert_int_eq(engine_run(&a, test_sink_init(&ts), &diag, &outcome), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "[method] beta: must be in [0, 1)") != NULL, "%s", diag.message);
     test_sink_free(&ts);
+    /* byzsgdnm's lr_scaling: batch 64 against reference 32 doubles the step length (linear)
+     * or multiplies it by sqrt 2 — the same run, bit for bit, as that lr unscaled */
+    const char *scaled[] = {"run.method=byzsgdnm", "model.batch=64", "model.lr=0.05", "method.lr_scaling=linear",
+                            "run.rounds=2", "byzantine.aggregator=median"};
+    const char *doubled[] = {"run.method=byzsgdnm", "model.batch=64", "model.lr=0.1", "method.lr_scaling=none",
+                             "run.rounds=2", "byzantine.aggregator=median"};
+    TestSink x, y;
+    ck_assert_int_eq(run_text(convex, scaled, 6, &x), 0);
+    ck_assert_int_eq(run_text(convex, doubled, 6, &y), 0);
+    ck_assert_str_eq(x.text, y.text);
+    test_sink_free(&x);
+    test_sink_free(&y);
+    const char *root[] = {"run.method=byzsgdnm", "model.batch=128", "model.lr=0.05", "method.lr_scaling=sqrt",
+                          "run.rounds=2", "byzantine.aggregator=median"};
+    const char *root_lr[] = {"run.method=byzsgdnm", "model.batch=128", "model.lr=0.1", "run.rounds=2",
+                             "byzantine.aggregator=median"};
+    ck_assert_int_eq(run_text(convex, root, 6, &x), 0);
+    ck_assert_int_eq(run_text(convex, root_lr, 5, &y), 0);
+    ck_assert_str_eq(x.text, y.text); /* (128 / 32)^(1/2) = 2 */
+    test_sink_free(&x);
+    test_sink_free(&y);
+    const char *cubic[] = {"run.method=byzsgdnm", "method.lr_scaling=cubic", "run.mode=train"};
+    ck_assert_int_eq(resolve_text(convex, cubic, 3, &a, &diag), 0);
+    ck_assert_int_eq(engine_run(&a, test_sink_init(&ts), &diag, &outcome), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "[method] lr_scaling: expected one of none|linear|sqrt") != NULL, "%s",
+                  diag.message);
+    test_sink_free(&ts);
+    const char *zero[] = {"run.method=byzsgdnm", "method.reference_batch=0", "run.mode=train"};
+    ck_assert_int_eq(resolve_text(convex, zero, 3, &a, &diag), 0);
+    ck_assert_int_eq(engine_run(&a, test_sink_init(&ts), &diag, &outcome), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "[method] reference_batch: must be a whole number >= 1") != NULL, "%s",
+                  diag.message);
+    test_sink_free(&ts);
 }
 END_TEST
 

@@ -1,5 +1,5 @@
 /* check_compress.c — the compressors against naive twins and hand examples, EF21 and
- * EControl state updates, wire sizes and their accounting in rounds.bytes, the ring
+ * EControl state updates, worker-side momentum (EF21-SGDM), wire sizes and their accounting in rounds.bytes, the ring
  * all-gather's closed-form time, compressed training on a convex problem, and the
  * [compression] section: round trip, defaults, errors with FILE:LINE. */
 #include "sim/compress.h"
@@ -403,6 +403,96 @@ START_TEST(test_error_feedback_reaches_uncompressed_loss)
 }
 END_TEST
 
+START_TEST(test_worker_momentum_hand_example)
+{
+    /* EF21-SGDM: u = mu u + grad + wd x; the agent compresses u with EF21 (top-2 of 4):
+     * c = C(u - g), g += c */
+    float u[4] = {0}, g[4] = {0}, sent[4], message[4], x[4] = {1, 1, 1, 1};
+    float grad1[4] = {3, -1, 0.5f, -4}, grad2[4] = {1, 1, 1, 1};
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.5, FEEDBACK_EF21);
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 4, &c), 0);
+    compress_worker_momentum(u, sent, x, grad1, 4, 0.5, 0, 0);
+    for (int i = 0; i < 4; i++) ck_assert(u[i] == grad1[i] && sent[i] == grad1[i]);
+    compress_feedback(c, 0, sent, g, NULL, message);
+    float g1[4] = {3, 0, 0, -4};
+    for (int i = 0; i < 4; i++) ck_assert(g[i] == g1[i]);
+    /* u = 0.5 (3, -1, 0.5, -4) + (1, 1, 1, 1) = (2.5, 0.5, 1.25, -1); u - g = (-0.5, 0.5, 1.25, 3) */
+    compress_worker_momentum(u, sent, x, grad2, 4, 0.5, 0, 0);
+    float u2[4] = {2.5f, 0.5f, 1.25f, -1};
+    for (int i = 0; i < 4; i++) ck_assert(u[i] == u2[i] && sent[i] == u2[i]);
+    compress_feedback(c, 0, sent, g, NULL, message);
+    float m2[4] = {0, 0, 1.25f, 3}, g2[4] = {3, 0, 1.25f, -1};
+    for (int i = 0; i < 4; i++) ck_assert(message[i] == m2[i] && g[i] == g2[i]);
+    /* weight decay joins the gradient; Nesterov sends a + mu u */
+    float v[2] = {2, 0}, out[2], y[2] = {10, -10}, grad[2] = {1, 1};
+    compress_worker_momentum(v, out, y, grad, 2, 0.5, 0.1, 1);
+    /* a = (2, 0); u = (1 + 2, 0 + 0) = (3, 0); out = a + 0.5 u = (3.5, 0) */
+    ck_assert(v[0] == 3 && v[1] == 0 && out[0] == 3.5f && out[1] == 0);
+    compress_free(c);
+}
+END_TEST
+
+/* The convex problem with heavy ball (lr 0.01, momentum 0.9: the same effective step as
+ * plain SGD at 0.1). */
+static const char *const heavy_ball[] = {"model.optimizer=momentum", "model.momentum=0.9", "model.lr=0.01"};
+
+START_TEST(test_worker_momentum_dense_equals_heavy_ball)
+{
+    /* top-k with ratio 1 keeps every entry: worker-side heavy ball must give the dense
+     * run's model up to the order of float sums (linearity) */
+    TestSink dense, worker, nesterov_dense, nesterov_worker;
+    const char *set[] = {heavy_ball[0], heavy_ball[1], heavy_ball[2], "compression.scheme=topk",
+                         "compression.ratio=1", "compression.momentum=worker", "model.nesterov=1"};
+    ck_assert_int_eq(run_text(convex, set, 3, &dense), 0);
+    ck_assert_int_eq(run_text(convex, set, 6, &worker), 0);
+    const char *nesterov[] = {set[0], set[1], set[2], set[6], set[3], set[4], set[5]};
+    ck_assert_int_eq(run_text(convex, nesterov, 4, &nesterov_dense), 0);
+    ck_assert_int_eq(run_text(convex, nesterov, 7, &nesterov_worker), 0);
+    TestSink *pairs[2][2] = {{&dense, &worker}, {&nesterov_dense, &nesterov_worker}};
+    for (int p = 0; p < 2; p++) {
+        double a[3], b[3];
+        last_metric(pairs[p][0], &a[0], &a[1], &a[2]);
+        last_metric(pairs[p][1], &b[0], &b[1], &b[2]);
+        for (int m = 0; m < 3; m++)
+            ck_assert_msg(fabs(a[m] - b[m]) <= 1e-4 * fabs(a[m]), "%s: metric %d dense %.9g worker %.9g",
+                          p ? "nesterov" : "heavy ball", m, a[m], b[m]);
+        ck_assert(a[1] < 0.5); /* it learned */
+        test_sink_free(pairs[p][0]);
+        test_sink_free(pairs[p][1]);
+    }
+}
+END_TEST
+
+START_TEST(test_worker_momentum_ef21_reaches_uncompressed_loss)
+{
+    TestSink ts;
+    double dense_train, dense_test, dense_accuracy, train, test, accuracy;
+    ck_assert_int_eq(run_text(convex, heavy_ball, 3, &ts), 0);
+    last_metric(&ts, &dense_train, &dense_test, &dense_accuracy);
+    test_sink_free(&ts);
+    const char *set[] = {heavy_ball[0], heavy_ball[1], heavy_ball[2], "compression.scheme=topk",
+                         "compression.ratio=0.05", "compression.feedback=ef21", "compression.momentum=worker"};
+    ck_assert_int_eq(run_text(convex, set, 7, &ts), 0);
+    last_metric(&ts, &train, &test, &accuracy);
+    test_sink_free(&ts);
+    ck_assert_msg(test < 1.25 * dense_test && accuracy > dense_accuracy - 0.01,
+                  "ef21-sgdm: test loss %g accuracy %g, uncompressed %g %g", test, accuracy, dense_test,
+                  dense_accuracy);
+    /* timing mode books the same messages */
+    TestSink train_mode, timing;
+    const char *timed[] = {set[0], set[1], set[2], set[3], set[4], set[5], set[6], "run.rounds=2", "run.mode=timing"};
+    ck_assert_int_eq(run_text(convex, timed, 8, &train_mode), 0);
+    ck_assert_int_eq(run_text(convex, timed, 9, &timing), 0);
+    ck_assert_int_eq(train_mode.rounds, timing.rounds);
+    for (int r = 0; r < train_mode.rounds; r++)
+        ck_assert(train_mode.round_rows[r].t_end == timing.round_rows[r].t_end &&
+                  train_mode.round_rows[r].bytes == timing.round_rows[r].bytes);
+    test_sink_free(&train_mode);
+    test_sink_free(&timing);
+}
+END_TEST
+
 START_TEST(test_train_mode_timing_equals_timing_mode)
 {
     /* top-k sizes do not depend on the values, so both modes book the same messages */
@@ -525,6 +615,34 @@ START_TEST(test_section_round_trip_and_errors)
     expect_error("[compression]\nscheme = topk\n", partial, 2, "t.ini:9:", "participation = 1");
     const char *overridden[] = {"compression.scheme=topk", "run.method=co2"};
     expect_error("", overridden, 2, "--set:", "not to method co2");
+    /* momentum = worker: sync with heavy ball only; dropped with scheme = none */
+    expect_error("[compression]\nscheme = topk\nmomentum = workers\n", NULL, 0, "t.ini:11:",
+                 "not one of aggregate|worker");
+    expect_error("[compression]\nscheme = topk\nmomentum = worker\n", NULL, 0, "t.ini:11: [compression] momentum",
+                 "optimizer = momentum");
+    const char *adam[] = {"model.optimizer=adam"};
+    expect_error("[compression]\nscheme = topk\nmomentum = worker\n", adam, 1, "t.ini:11:", "optimizer = momentum");
+    const char *local_momentum[] = {"run.method=localsgd", "model.optimizer=momentum"};
+    expect_error("[compression]\nscheme = topk\nmomentum = worker\n", local_momentum, 2, "t.ini:11:",
+                 "sync only");
+    const char *worker_set[] = {"model.optimizer=momentum", "compression.momentum=worker"};
+    expect_error("[compression]\nscheme = topk\n", worker_set + 1, 1, "--set:", "optimizer = momentum");
+    snprintf(text, sizeof text, "%s[model]\noptimizer = momentum\n[compression]\nscheme = topk\nmomentum = worker\n",
+             base);
+    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(a.compression.worker_momentum, 1);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_nonnull(strstr(config, "momentum = worker\n"));
+    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(b.compression.worker_momentum, 1);
+    free(config);
+    const char *none[] = {"compression.scheme=none"};
+    ck_assert_int_eq(resolve_text(text, none, 1, &a, &diag), 0);
+    ck_assert_int_eq(a.compression.worker_momentum, 0);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_null(strstr(config, "worker"));
+    free(config);
+    ck_assert_int_eq(resolve_text(text, worker_set, 2, &a, &diag), 0);
     /* scheme = none is allowed with any method */
     snprintf(text, sizeof text, "%s[compression]\nscheme = none\nratio = 0.5\n", base);
     const char *co2[] = {"run.method=co2"};
@@ -547,6 +665,9 @@ static Suite *compress_suite(void)
     tcase_add_test(tc, test_ef21_hand_example);
     tcase_add_test(tc, test_warm_start_sends_the_first_vector_dense);
     tcase_add_test(tc, test_econtrol_hand_example);
+    tcase_add_test(tc, test_worker_momentum_hand_example);
+    tcase_add_test(tc, test_worker_momentum_dense_equals_heavy_ball);
+    tcase_add_test(tc, test_worker_momentum_ef21_reaches_uncompressed_loss);
     tcase_add_test(tc, test_bytes_and_time_of_the_ring_gather);
     tcase_add_test(tc, test_error_feedback_reaches_uncompressed_loss);
     tcase_add_test(tc, test_train_mode_timing_equals_timing_mode);

@@ -7,7 +7,13 @@
  * normalised step
  *   w <- w - lr m / |m|                        (no step when m = 0)
  * with lr this round's learning rate from [model] (its schedule applies; the [model]
- * optimiser, momentum and weight decay do not: the update above replaces them).
+ * optimiser, momentum and weight decay do not: the update above replaces them), times
+ * (batch / reference_batch)^p for [method] lr_scaling = none (p = 0, the default),
+ * linear (p = 1) or sqrt (p = 1/2). Since the step is normalised, lr is its length: at
+ * a fixed number of gradient computations a batch B takes steps in proportion to 1/B,
+ * so with a fixed lr a larger batch also travels less far; linear scaling keeps the
+ * distance lr x steps the same for every batch, which is what a batch-size comparison
+ * at fixed computation (the paper's experiment) needs to vary only the noise.
  * Timing is sync's: every step each agent computes a batch gradient and a blocking ring
  * all-reduce of the model's bytes follows, so a step waits for the slowest agent. A
  * round is a global epoch of ceil(mean samples / batch) steps. Like sync's robust path,
@@ -28,6 +34,7 @@ typedef struct ByzSgdnmState {
     int step;
     double step_flops;
     double beta;
+    double lr_factor;      /* (batch / reference_batch)^p of lr_scaling */
     size_t d;              /* entries exchanged: the model's blocks */
     Collective allreduce;
     Byzantine *byzantine;
@@ -47,6 +54,15 @@ static int byzsgdnm_create(Engine *e, void **state)
     if (!(s->beta >= 0 && s->beta < 1))
         return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "beta")->line,
                            "[method] beta: must be in [0, 1), found %g", s->beta);
+    int scaling, reference;
+    if ((status = scenario_param_choice(e->sc, "lr_scaling", "none|linear|sqrt", &scaling, e->diag)) != HS_OK ||
+        (status = scenario_param_int(e->sc, "reference_batch", &reference, e->diag)) != HS_OK)
+        return status;
+    if (reference < 1)
+        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "reference_batch")->line,
+                           "[method] reference_batch: must be a whole number >= 1, found %d", reference);
+    static const double power[] = {0, 1, 0.5};
+    s->lr_factor = pow((double)e->sc->model.batch / reference, power[scaling]);
     s->steps_per_round = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     s->d = (size_t)e->profile.total_params;
@@ -96,7 +112,7 @@ static int byzsgdnm_apply(ByzSgdnmState *s, Engine *e)
         return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: aggregate norm %g at round %d",
                            sqrt(squares), e->round);
     if (squares > 0) {
-        float step = (float)(trainer_learning_rate(e) / sqrt(squares));
+        float step = (float)(trainer_learning_rate(e) * s->lr_factor / sqrt(squares));
         float *x = trainer_params(e, 0);
         for (size_t j = 0; j < s->d; j++) x[j] -= step * s->aggregate[j];
     }
@@ -138,6 +154,8 @@ static void byzsgdnm_destroy(void *state)
 
 static const MethodKey byzsgdnm_keys[] = {
     {"beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i"},
+    {"lr_scaling", "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)"},
+    {"reference_batch", "32", "the batch at which lr_scaling leaves lr as it is"},
     {NULL, NULL, NULL},
 };
 

@@ -13,6 +13,15 @@
  *               agent steps with the mean of the contributions (EF21: mean g_i; EControl:
  *               mean h_i after the update; none: mean C(grad_i)). The optimiser of
  *               [model] then applies that vector (plain SGD gives the papers' updates).
+ *               With [compression] momentum = worker the [model] momentum moves to the
+ *               agents instead (EF21-SGDM, Fatkhullin, Tyurin, Richtarik, NeurIPS 2023):
+ *               each keeps u_i <- mu u_i + grad_i (+ wd x), compresses u_i (Nesterov:
+ *               grad_i + mu u_i) with the feedback, and the mean is applied as a plain
+ *               step x <- x - lr mean. Dense, that is heavy ball on the mean by
+ *               linearity; compressed, EF21's g_i tracks the slowly varying u_i instead of
+ *               raw batch gradients. The paper's v_i <- (1-eta) v_i + eta grad_i with step
+ *               gamma is the same method for eta = 1 - mu, gamma = lr / (1 - mu): top-k
+ *               and the feedback rules commute with that positive scaling.
  *   robust      ([byzantine] with attackers or a robust aggregator): per-agent gradients,
  *               attackers replace theirs (sim/byzantine.h), the aggregator combines them.
  *               The timing stays the dense all-reduce's, as the brief asks: a real
@@ -54,6 +63,8 @@ typedef struct SyncState {
     Compressor *compressor; /* compressed path */
     RingGather gather;
     int n_state;            /* feedback vectors per agent (trainer buffers 0..n_state-1) */
+    int worker_momentum;    /* [compression] momentum = worker: trainer buffer n_state is u_i */
+    float *sent;            /* (d) worker momentum: the vector an agent compresses */
     double *bytes;          /* (n) this step's message sizes */
     float *gradient;        /* (params) scratch */
     float *message;         /* (d) scratch */
@@ -97,7 +108,9 @@ static int sync_create(Engine *e, void **state)
     int n = e->world.n;
     s->d = (size_t)e->profile.total_params;
     s->n_state = compressed ? compress_state_vectors(c) : 0;
-    if ((status = trainer_setup_local(e, compressed ? s->n_state : 1)) != HS_OK) return status;
+    s->worker_momentum = compressed && c->worker_momentum;
+    int buffers = compressed ? s->n_state + s->worker_momentum : 1;
+    if ((status = trainer_setup_local(e, buffers)) != HS_OK) return status;
     size_t params = trainer_param_count(e);
     s->bytes = calloc((size_t)n, sizeof *s->bytes);
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
@@ -107,7 +120,8 @@ static int sync_create(Engine *e, void **state)
         s->update = calloc(params, sizeof *s->update);
         s->gradient = calloc(params, sizeof *s->gradient);
         s->message = calloc(s->d, sizeof *s->message);
-        if (!s->update || !s->gradient || !s->message) return HS_E_NOMEM;
+        s->sent = calloc(s->d, sizeof *s->sent);
+        if (!s->update || !s->gradient || !s->message || !s->sent) return HS_E_NOMEM;
     }
     if (compressed) {
         if ((status = compress_create(c, e->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
@@ -132,7 +146,14 @@ static int sync_compress_step(SyncState *s, Engine *e)
         if (status != HS_OK) return status;
         float *h = s->n_state > 0 ? trainer_buffer(e, i, 0) : NULL;
         float *err = s->n_state > 1 ? trainer_buffer(e, i, 1) : NULL;
-        size_t kept = compress_feedback(s->compressor, i, s->gradient, h, err, s->message);
+        const float *v = s->gradient;
+        if (s->worker_momentum) {
+            const OptimSpec *o = &e->sc->optim;
+            compress_worker_momentum(trainer_buffer(e, i, s->n_state), s->sent, trainer_params(e, i), s->gradient,
+                                     s->d, o->momentum, o->weight_decay, o->nesterov);
+            v = s->sent;
+        }
+        size_t kept = compress_feedback(s->compressor, i, v, h, err, s->message);
         s->bytes[i] = compress_wire_bytes(s->d, kept);
         vec_axpy(s->update, 1.0f, h ? h : s->message, s->d);
     }
@@ -161,10 +182,16 @@ static int sync_robust_step(SyncState *s, Engine *e)
 static int sync_apply_local(SyncState *s, Engine *e)
 {
     if (e->trainer == NULL) return HS_OK;
-    int status = trainer_optimizer_step(e, 0, s->update);
-    if (status != HS_OK) return status;
     size_t params = trainer_param_count(e);
-    const float *x = trainer_params(e, 0);
+    float *x = trainer_params(e, 0);
+    if (s->worker_momentum) {
+        /* the momentum (and weight decay) are in the agents' vectors already */
+        const float rate = (float)trainer_learning_rate(e);
+        for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->update[j];
+    } else {
+        int status = trainer_optimizer_step(e, 0, s->update);
+        if (status != HS_OK) return status;
+    }
     for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e, i), x, params * sizeof *x);
     return HS_OK;
 }
@@ -254,6 +281,7 @@ static void sync_destroy(void *state)
     free(s->bytes);
     free(s->gradient);
     free(s->message);
+    free(s->sent);
     free(s->update);
     free(s->vectors);
     free(s->outs);
