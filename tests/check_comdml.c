@@ -143,6 +143,14 @@ static const char *write_trace(const char *text)
     return trace_set;
 }
 
+/* A trace in which agent 1 (the slow one of pair_text) is offline from off to back. */
+static const char *write_absence(double off, double back)
+{
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
+    return write_trace(text);
+}
+
 /* The pair of pair_text in closed form: step costs at the pair's split. */
 typedef struct PairTimes {
     double slow_step; /* the slow side of one batch on 100 MFLOPS */
@@ -179,9 +187,7 @@ START_TEST(test_helper_drops_an_offline_offloaders_batches)
     PairTimes t = pair_times(1e9, 2); /* split 2, as in the first test */
     double off = 4.5 * t.slow_step, back = t.own + 10;
     ck_assert(4 * t.slow_step + t.transfer < off && off < t.own); /* the premise */
-    char text[256];
-    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
-    const char *set[] = {write_trace(text)};
+    const char *set[] = {write_absence(off, back)};
     TestSink ts;
     ck_assert_int_eq(run(set, 1, &ts), 0);
     int slow, fast, split;
@@ -222,9 +228,7 @@ START_TEST(test_helper_waiting_stops_when_its_partner_leaves)
     PairTimes t = pair_times(5e9, split);
     double off = 4.5 * t.slow_step, back = 30;
     ck_assert(4 * t.slow_step + t.transfer + t.top < off && t.own < 4 * t.slow_step); /* idle at off */
-    char text[256];
-    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
-    const char *set[] = {compute, write_trace(text)};
+    const char *set[] = {compute, write_absence(off, back)};
     ck_assert_int_eq(run(set, 2, &ts), 0);
     first_pairing(&ts, &slow, &fast, &split, &predicted, &actual);
     assert_near(actual, off, "helper stops when the partner leaves");
@@ -240,9 +244,7 @@ START_TEST(test_paused_transmission_is_dropped_on_arrival)
      * drops 7; the paused transmission completes after the return and is discarded. */
     PairTimes t = pair_times(1e9, 2); /* split 2, as in the first test */
     double off = 4 * t.slow_step + 0.5 * t.transfer, back = t.own + 10;
-    char text[256];
-    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
-    const char *set[] = {write_trace(text)};
+    const char *set[] = {write_absence(off, back)};
     TestSink ts;
     ck_assert_int_eq(run(set, 1, &ts), 0);
     int slow, fast, split;
@@ -261,10 +263,7 @@ START_TEST(test_offloader_back_in_time_loses_nothing)
     /* Offline for a moment while the helper still does its own epoch: nothing is dropped;
      * rounds.extra is 0 (a run with a trace), and NaN without one. */
     PairTimes t = pair_times(1e9, 2); /* split 2, as in the first test */
-    char text[256];
-    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", 4.5 * t.slow_step,
-             5.5 * t.slow_step);
-    const char *set[] = {write_trace(text)};
+    const char *set[] = {write_absence(4.5 * t.slow_step, 5.5 * t.slow_step)};
     TestSink ts;
     ck_assert_int_eq(run(set, 1, &ts), 0);
     ck_assert(ts.round_rows[0].extra == 0);
