@@ -252,11 +252,14 @@ static void dataset_copy_row(const Dataset *ds, int test_set, size_t row, float 
 
 void dataset_gather(const Dataset *ds, int test_set, const int *idx, int B, float *x, int *y)
 {
+    if (!idx) {
+        dataset_gather_range(ds, test_set, 0, B, x, y);
+        return;
+    }
     const uint8_t *labels = test_set ? ds->test_y : ds->train_y;
     for (int i = 0; i < B; i++) {
-        size_t row = idx ? (size_t)idx[i] : (size_t)i;
-        dataset_copy_row(ds, test_set, row, x + (size_t)i * ds->features);
-        y[i] = labels[row];
+        dataset_copy_row(ds, test_set, (size_t)idx[i], x + (size_t)i * ds->features);
+        y[i] = labels[idx[i]];
     }
 }
 

@@ -120,8 +120,8 @@ static int sync_create(Engine *e, void **state)
         s->update = calloc(params, sizeof *s->update);
         s->gradient = calloc(params, sizeof *s->gradient);
         s->message = calloc(s->d, sizeof *s->message);
-        s->sent = calloc(s->d, sizeof *s->sent);
-        if (!s->update || !s->gradient || !s->message || !s->sent) return HS_E_NOMEM;
+        if (s->worker_momentum) s->sent = calloc(s->d, sizeof *s->sent);
+        if (!s->update || !s->gradient || !s->message || (s->worker_momentum && !s->sent)) return HS_E_NOMEM;
     }
     if (compressed) {
         if ((status = compress_create(c, e->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
