@@ -108,7 +108,7 @@ static int inidoc_handler(void *user, const char *section, const char *name, con
         hs_diag_set(p->diag, HS_E_INPUT, doc->file, line, "value of '%s' is too long", name);
         return 0;
     }
-    if (inidoc_set(doc, section, name, value, doc->file, line) != HS_OK) return 0;
+    if (inidoc_set(doc, section, name, value, doc->file, line, INIDOC_FROM_FILE) != HS_OK) return 0;
     p->last = &doc->entries[doc->count - 1];
     return 1;
 }
@@ -256,7 +256,7 @@ int inidoc_section_line(const IniDoc *doc, const char *section)
 }
 
 int inidoc_set(IniDoc *doc, const char *section, const char *key, const char *value,
-               const char *file, int line)
+               const char *file, int line, IniOrigin origin)
 {
     if (strlen(section) >= INIDOC_NAME_MAX || strlen(key) >= INIDOC_NAME_MAX ||
         strlen(value) >= INIDOC_VALUE_MAX)
@@ -273,7 +273,20 @@ int inidoc_set(IniDoc *doc, const char *section, const char *key, const char *va
     snprintf(e->value, sizeof e->value, "%s", value);
     e->file = file;
     e->line = line;
+    e->origin = origin;
+    e->order = ++doc->next_order;
     return HS_OK;
+}
+
+const char *inidoc_entry_where(const IniEntry *e, char *buf, size_t size)
+{
+    if (e->origin == INIDOC_FROM_SET)
+        snprintf(buf, size, "--set %s.%s=%s", e->section, e->key, e->value);
+    else if (e->line > 0)
+        snprintf(buf, size, "%s:%d", e->file, e->line);
+    else
+        snprintf(buf, size, "%s", e->file);
+    return buf;
 }
 
 int inidoc_apply_set(IniDoc *doc, const char *assignment, HsDiag *diag)
@@ -294,7 +307,7 @@ int inidoc_apply_set(IniDoc *doc, const char *assignment, HsDiag *diag)
     *dot = '\0';
     const char *value = eq + 1;
     while (*value == ' ') value++;
-    if (inidoc_set(doc, path, dot + 1, value, "--set", 0) != HS_OK)
+    if (inidoc_set(doc, path, dot + 1, value, "--set", 0, INIDOC_FROM_SET) != HS_OK)
         return hs_diag_set(diag, HS_E_INPUT, "--set", 0, "'%s': name or value too long", assignment);
     return HS_OK;
 }

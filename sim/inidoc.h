@@ -10,12 +10,18 @@
 #define INIDOC_NAME_MAX 64
 #define INIDOC_VALUE_MAX 1024
 
+/* Where an entry's value came from. Overrides outrank the file: a --set value wins over
+ * the file's, a swept value over both (see scenario.c for [method] vs [method.NAME]). */
+typedef enum { INIDOC_FROM_FILE = 0, INIDOC_FROM_SET = 1, INIDOC_FROM_SWEEP = 2 } IniOrigin;
+
 typedef struct IniEntry {
     char section[INIDOC_NAME_MAX];
     char key[INIDOC_NAME_MAX];
     char value[INIDOC_VALUE_MAX];
     const char *file;  /* points at IniDoc.file, or "--set" for overrides */
-    int line;          /* 0 for overrides */
+    int line;          /* 0 for overrides; the [sweep] line for swept values */
+    IniOrigin origin;
+    int order;         /* when it was last set: later entries have larger orders */
     int used;          /* set by the resolver; unused entries are reported as unknown */
 } IniEntry;
 
@@ -27,6 +33,7 @@ typedef struct IniDoc {
     char (*sections)[INIDOC_NAME_MAX];
     int *section_lines;
     int n_sections, sections_capacity;
+    int next_order;
 } IniDoc;
 
 /* Reads path. Indented lines continue the previous value (joined with a space); a key
@@ -39,9 +46,12 @@ int inidoc_copy(IniDoc *dst, const IniDoc *src);
 
 /* Applies "SECTION.KEY=VALUE" (SECTION may contain dots: agents.slow.count=2). */
 int inidoc_apply_set(IniDoc *doc, const char *assignment, HsDiag *diag);
-/* Sets or replaces section.key; file/line name where the value came from. */
+/* Sets or replaces section.key; file/line/origin name where the value came from. */
 int inidoc_set(IniDoc *doc, const char *section, const char *key, const char *value,
-               const char *file, int line);
+               const char *file, int line, IniOrigin origin);
+/* Where a message about e points, written into buf: "FILE:LINE" for a line of the file or
+ * of [sweep], "--set SECTION.KEY=VALUE" for an override. Returns buf. */
+const char *inidoc_entry_where(const IniEntry *e, char *buf, size_t size);
 
 IniEntry *inidoc_find(IniDoc *doc, const char *section, const char *key);
 int inidoc_has_section(const IniDoc *doc, const char *section);

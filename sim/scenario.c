@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +88,7 @@ static int scenario_is_group(const char *section)
     return strncmp(section, "agents.", 7) == 0 && section[7] != '\0';
 }
 
-static const char *const *scenario_section_keys(const char *section)
+const char *const *scenario_section_keys(const char *section)
 {
     if (strcmp(section, "run") == 0) return keys_run;
     if (strcmp(section, "data") == 0) return keys_data;
@@ -107,26 +108,13 @@ static const MethodOps *scenario_method_section(const char *section)
     return method_lookup(section + 7);
 }
 
-static int scenario_check_method_keys(Resolver *r, const char *section, const MethodOps *ops)
+/* Where a section that has no line of its own came from: the first override that made it. */
+static const char *scenario_section_where(const IniDoc *doc, const char *section, char *where, size_t size)
 {
-    const char *names[SCENARIO_MAX_PARAMS + 1];
-    int n = 0;
-    for (const MethodKey *k = ops->keys; k && k->name && n < SCENARIO_MAX_PARAMS; k++) names[n++] = k->name;
-    names[n] = NULL;
-    for (int i = 0; i < r->doc->count; i++) {
-        IniEntry *e = &r->doc->entries[i];
-        if (strcmp(e->section, section) != 0) continue;
-        int known = 0;
-        for (int k = 0; !known && k < n; k++) known = strcmp(e->key, names[k]) == 0;
-        if (!known) {
-            char hint[128];
-            scenario_suggest(e->key, names, hint, sizeof hint);
-            return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "unknown key '%s' in [%s] for method %s%s%s",
-                               e->key, section, ops->name, hint,
-                               strcmp(section, "method") == 0 ? " (knobs of another method go in [method.NAME])" : "");
-        }
-    }
-    return HS_OK;
+    snprintf(where, size, "--set");
+    for (int i = 0; i < doc->count; i++)
+        if (strcmp(doc->entries[i].section, section) == 0) return inidoc_entry_where(&doc->entries[i], where, size);
+    return where;
 }
 
 static int scenario_check_names(Resolver *r)
@@ -139,9 +127,10 @@ static int scenario_check_names(Resolver *r)
         for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
         if (!known) {
             scenario_suggest(s, scenario_sections, hint, sizeof hint);
-            const char *file = doc->section_lines[i] > 0 ? doc->file : "--set";
-            return hs_diag_set(r->diag, HS_E_INPUT, file, doc->section_lines[i],
-                               "unknown section [%s]%s", s, hint);
+            char where[INIDOC_VALUE_MAX + 160];
+            if (doc->section_lines[i] > 0) snprintf(where, sizeof where, "%s:%d", doc->file, doc->section_lines[i]);
+            else scenario_section_where(doc, s, where, sizeof where);
+            return hs_diag_set(r->diag, HS_E_INPUT, where, 0, "unknown section [%s]%s", s, hint);
         }
     }
     for (int i = 0; i < doc->count; i++) {
@@ -151,9 +140,10 @@ static int scenario_check_names(Resolver *r)
         int known = 0;
         for (int k = 0; !known && keys[k]; k++) known = strcmp(e->key, keys[k]) == 0;
         if (!known) {
+            char where[INIDOC_VALUE_MAX + 160];
             scenario_suggest(e->key, keys, hint, sizeof hint);
-            return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "unknown key '%s' in [%s]%s",
-                               e->key, e->section, hint);
+            return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
+                               "unknown key '%s' in [%s]%s", e->key, e->section, hint);
         }
     }
     return HS_OK;
@@ -166,12 +156,21 @@ static IniEntry *scenario_take(Resolver *r, const char *section, const char *key
     return e;
 }
 
+/* "FILE:LINE: [section] key: detail", or "--set section.key=value: detail" for an
+ * override, which names the section and key itself. */
+static int scenario_entry_bad(HsDiag *diag, const IniEntry *e, const char *detail)
+{
+    char where[INIDOC_VALUE_MAX + 160];
+    inidoc_entry_where(e, where, sizeof where);
+    if (e->origin == INIDOC_FROM_SET) return hs_diag_set(diag, HS_E_INPUT, where, 0, "%s", detail);
+    return hs_diag_set(diag, HS_E_INPUT, where, 0, "[%s] %s: %s", e->section, e->key, detail);
+}
+
 static int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *detail)
 {
     char message[400];
     snprintf(message, sizeof message, fmt, detail);
-    return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "[%s] %s: %s", e->section, e->key,
-                       message);
+    return scenario_entry_bad(r->diag, e, message);
 }
 
 static int scenario_missing(Resolver *r, const char *section, const char *key)
@@ -269,19 +268,40 @@ static int scenario_choice(Resolver *r, const char *section, const char *key, co
     return HS_OK;
 }
 
+/* A comma-separated list of positive whole numbers. An empty element (two commas in a
+ * row, a leading or trailing comma, only blanks) is an error, never dropped: a `layers`
+ * list that lost an element would silently describe a shallower model. */
 static int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int *count)
 {
-    char buf[INIDOC_VALUE_MAX];
-    snprintf(buf, sizeof buf, "%s", e->value);
     *count = 0;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    const char *p = e->value;
+    for (int index = 1;; index++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        if (len >= sizeof item) return scenario_bad(r, e, "element %s is too long", index == 1 ? "1" : "of the list");
+        memcpy(item, p, len);
+        item[len] = '\0';
+        char trimmed[64];
+        scenario_trim_copy(trimmed, sizeof trimmed, item);
+        char why[160];
+        if (trimmed[0] == '\0') {
+            snprintf(why, sizeof why, "element %d of the list is empty (a list is N,N,...,N)", index);
+            return scenario_bad(r, e, "%s", why);
+        }
+        if (*count == max_count) {
+            snprintf(why, sizeof why, "more than %d values", max_count);
+            return scenario_bad(r, e, "%s", why);
+        }
         long long v;
-        if (*count == max_count) return scenario_bad(r, e, "more than %s values", max_count == MODEL_MAX_SIZES ? "16" : "2");
-        if (scenario_parse_int(tok, 1, 1 << 20, &v) != HS_OK)
-            return scenario_bad(r, e, "'%s' is not a positive whole number", tok);
+        if (scenario_parse_int(trimmed, 1, 1 << 20, &v) != HS_OK) {
+            snprintf(why, sizeof why, "'%.60s' is not a whole number in [1, %d]", trimmed, 1 << 20);
+            return scenario_bad(r, e, "%s", why);
+        }
         values[(*count)++] = (int)v;
+        if (comma == NULL) return HS_OK;
+        p = comma + 1;
     }
-    return HS_OK;
 }
 
 static int scenario_resolve_run(Resolver *r)
@@ -481,6 +501,7 @@ static int scenario_resolve_topology(Resolver *r)
         }
     }
     sc->topology = (TopologyKind)graph;
+    sc->topology_line = inidoc_section_line(r->doc, "topology") > 0 ? inidoc_section_line(r->doc, "topology") : 0;
     if ((status = scenario_int(r, "topology", "degree", 4, 1, 100000, &sc->degree))) return status;
     e = scenario_take(r, "topology", "file");
     if (e) scenario_trim_copy(sc->topology_file, sizeof sc->topology_file, e->value);
@@ -634,28 +655,127 @@ static int scenario_resolve_agents(Resolver *r)
     return HS_OK;
 }
 
+/* Reads text as key k says; *why gets the reason when it does not fit. */
+static int scenario_method_value(const MethodKey *k, const char *text, MethodParam *p, char *why, size_t size)
+{
+    char range[128];
+    snprintf(range, sizeof range, "%s%.15g, %.15g%s", k->open & METHOD_KEY_OPEN_MIN ? "(" : "[", k->min, k->max,
+             k->open & METHOD_KEY_OPEN_MAX ? ")" : "]");
+    long long whole;
+    char inner[200];
+    switch (k->type) {
+    case METHOD_KEY_CHOICE:
+        p->index = scenario_match_choice(text, k->choices);
+        if (p->index >= 0) return HS_OK;
+        snprintf(why, size, "expected one of %s, found '%.60s'", k->choices, text);
+        return HS_E_INPUT;
+    case METHOD_KEY_STEPS:
+    case METHOD_KEY_INT:
+        if (k->type == METHOD_KEY_STEPS && strcmp(text, "epoch") == 0) {
+            p->number = 0;
+            return HS_OK;
+        }
+        if (scenario_parse_int(text, (long long)k->min, (long long)k->max, &whole) == HS_OK) {
+            p->number = (double)whole;
+            return HS_OK;
+        }
+        snprintf(why, size, "expected %sa whole number in %s, found '%.60s'",
+                 k->type == METHOD_KEY_STEPS ? "epoch or " : "", range, text);
+        return HS_E_INPUT;
+    case METHOD_KEY_TIME:
+        if (strcmp(text, "none") == 0) p->number = INFINITY;
+        else if (units_parse(text, UNIT_TIME, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
+        break;
+    case METHOD_KEY_REAL:
+        if (units_parse(text, UNIT_PLAIN, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
+        break;
+    }
+    double v = p->number;
+    int inside = (k->open & METHOD_KEY_OPEN_MIN ? v > k->min : v >= k->min) &&
+                 (k->open & METHOD_KEY_OPEN_MAX ? v < k->max : v <= k->max);
+    if (inside) return HS_OK;
+    if (k->type == METHOD_KEY_TIME)
+        snprintf(why, size, "expected %sa time in %s s (e.g. 500 ms), found '%.60s'",
+                 isinf(k->max) ? "none or " : "", range, text);
+    else
+        snprintf(why, size, "expected a number in %s, found '%.60s'", range, text);
+    return HS_E_INPUT;
+}
+
+static const MethodKey *scenario_method_key(const MethodOps *ops, const char *name)
+{
+    for (const MethodKey *k = ops->keys; k && k->name; k++)
+        if (strcmp(k->name, name) == 0) return k;
+    return NULL;
+}
+
+/* Every entry of [method] (keys of the method that runs) and of each [method.NAME] (keys
+ * of NAME, whether or not it runs) must be a key of that method with a value of its type. */
+static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
+{
+    for (int i = 0; i < r->doc->count; i++) {
+        IniEntry *e = &r->doc->entries[i];
+        const MethodOps *ops = strcmp(e->section, "method") == 0 ? running : scenario_method_section(e->section);
+        if (ops == NULL) continue;
+        e->used = 1;
+        const MethodKey *k = scenario_method_key(ops, e->key);
+        if (k == NULL) {
+            const char *names[SCENARIO_MAX_PARAMS + 1];
+            int n = 0;
+            for (const MethodKey *m = ops->keys; m && m->name && n < SCENARIO_MAX_PARAMS; m++) names[n++] = m->name;
+            names[n] = NULL;
+            char hint[128], where[INIDOC_VALUE_MAX + 160];
+            scenario_suggest(e->key, names, hint, sizeof hint);
+            return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
+                               "unknown key '%s' in [%s] for method %s%s%s", e->key, e->section, ops->name, hint,
+                               ops == running && strcmp(e->section, "method") == 0
+                                   ? " (knobs of another method go in [method.NAME])" : "");
+        }
+        char value[INIDOC_VALUE_MAX], why[300];
+        scenario_trim_copy(value, sizeof value, e->value);
+        MethodParam scratch;
+        if (scenario_method_value(k, value, &scratch, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
+    }
+    return HS_OK;
+}
+
+/* The value of one key of the running method. [method] and [method.NAME] may both hold
+ * it: within the file that is a conflict (an error: which one was meant?); otherwise an
+ * override wins over the file and a swept value over an override, and between two
+ * overrides of the same kind the later one wins. */
+static int scenario_method_entry(Resolver *r, const char *own_section, const char *key, IniEntry **out)
+{
+    IniEntry *general = inidoc_find(r->doc, "method", key), *own = inidoc_find(r->doc, own_section, key);
+    *out = general ? general : own;
+    if (general == NULL || own == NULL) return HS_OK;
+    if (general->origin == INIDOC_FROM_FILE && own->origin == INIDOC_FROM_FILE)
+        return hs_diag_set(r->diag, HS_E_INPUT, own->file, own->line,
+                           "[%s] %s: also set in [method] at line %d; keep one of the two", own_section, key,
+                           general->line);
+    if (own->origin > general->origin || (own->origin == general->origin && own->order > general->order))
+        *out = own;
+    return HS_OK;
+}
+
 static int scenario_resolve_method(Resolver *r)
 {
     Scenario *sc = r->sc;
     const MethodOps *ops = method_lookup(sc->method);
-    int status = scenario_check_method_keys(r, "method", ops);
-    for (int i = 0; status == HS_OK && i < r->doc->n_sections; i++) {
-        const MethodOps *other = scenario_method_section(r->doc->sections[i]);
-        if (other) status = scenario_check_method_keys(r, r->doc->sections[i], other);
-    }
+    int status = scenario_check_method_entries(r, ops);
     if (status != HS_OK) return status;
     char own_section[INIDOC_NAME_MAX + 8];
     snprintf(own_section, sizeof own_section, "method.%s", sc->method);
     sc->n_params = 0;
     for (const MethodKey *k = ops->keys; k && k->name && sc->n_params < SCENARIO_MAX_PARAMS; k++) {
         MethodParam *p = &sc->params[sc->n_params++];
-        const char *name = k->name;
-        IniEntry *e = scenario_take(r, own_section, name);
-        if (e == NULL) e = scenario_take(r, "method", name);
-        snprintf(p->key, sizeof p->key, "%s", name);
+        IniEntry *e;
+        if ((status = scenario_method_entry(r, own_section, k->name, &e)) != HS_OK) return status;
+        snprintf(p->key, sizeof p->key, "%s", k->name);
         scenario_trim_copy(p->value, sizeof p->value, e ? e->value : k->default_value);
-        p->file = e ? e->file : r->doc->file;
-        p->line = e ? e->line : 0;
+        if (e) inidoc_entry_where(e, p->where, sizeof p->where);
+        char why[300];
+        if (scenario_method_value(k, p->value, p, why, sizeof why) != HS_OK)
+            return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "method %s: default of %s: %s", ops->name, k->name, why);
     }
     return HS_OK;
 }
@@ -664,13 +784,31 @@ static int scenario_resolve_method(Resolver *r)
 static int scenario_section_bad(Resolver *r, const char *section, const char *message)
 {
     int line = inidoc_section_line(r->doc, section);
-    return hs_diag_set(r->diag, HS_E_INPUT, line > 0 ? r->doc->file : "--set", line > 0 ? line : 0, "[%s] %s",
-                       section, message);
+    if (line > 0) return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line, "[%s] %s", section, message);
+    char where[INIDOC_VALUE_MAX + 160];
+    return hs_diag_set(r->diag, HS_E_INPUT, scenario_section_where(r->doc, section, where, sizeof where), 0,
+                       "[%s] %s", section, message);
 }
 
-static int scenario_method_is(const Scenario *sc, const char *names)
+static int scenario_method_can(const Scenario *sc, int capability)
 {
-    return scenario_match_choice(sc->method, names) >= 0;
+    return (method_lookup(sc->method)->capabilities & capability) != 0;
+}
+
+/* "a, b and c": the methods with a capability, for messages. */
+static void scenario_methods_with(int capability, char *out, size_t size)
+{
+    const MethodOps *const *all = method_all();
+    int total = 0, written = 0;
+    for (int i = 0; all[i]; i++) total += (all[i]->capabilities & capability) != 0;
+    out[0] = '\0';
+    for (int i = 0; all[i]; i++) {
+        if (!(all[i]->capabilities & capability)) continue;
+        const char *sep = written == 0 ? "" : written == total - 1 ? " and " : ", ";
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", sep, all[i]->name);
+        written++;
+    }
 }
 
 /* [compression]: after [method] and [agents], since what is valid depends on both. Keys
@@ -707,34 +845,40 @@ static int scenario_resolve_compression(Resolver *r)
     if (c->feedback == FEEDBACK_NONE) c->warm_start = 0;
     if (c->scheme != COMPRESS_DCT) c->refresh = 1000;
     if (c->scheme != COMPRESS_SLIMDP) c->explore = 0.1;
-    if (!scenario_method_is(sc, "dpsgd")) c->gamma = 0.1;
+    if (!scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES)) c->gamma = 0.1;
     /* Dense, worker-side heavy ball is the same arithmetic as heavy ball on the mean
      * (linearity), so scheme = none keeps the dense path and drops the key. */
     if (c->scheme == COMPRESS_NONE) c->worker_momentum = 0;
     if (c->scheme == COMPRESS_NONE) return HS_OK;
-    char message[300];
-    if (!scenario_method_is(sc, "sync|localsgd|qsr|dpsgd")) {
+    char message[400], methods[200];
+    if (!scenario_method_can(sc, METHOD_COMPRESSES)) {
         static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
+        scenario_methods_with(METHOD_COMPRESSES, methods, sizeof methods);
         snprintf(message, sizeof message,
-                 "scheme = %s: compression applies to sync, localsgd, qsr and dpsgd, not to method %s "
-                 "(remove the section or set scheme = none)", schemes[scheme], sc->method);
+                 "scheme = %s: compression applies to %s, not to method %s "
+                 "(remove the section or set scheme = none)", schemes[scheme], methods, sc->method);
         return scenario_section_bad(r, "compression", message);
     }
-    if (scenario_method_is(sc, "dpsgd") && c->feedback != FEEDBACK_NONE)
-        return scenario_section_bad(r, "compression",
-                                    "dpsgd sends C(x_i - xhat_i), the difference to what its neighbours already "
-                                    "hold (CHOCO-SGD), which is its own error feedback: leave feedback = none");
+    if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {
+        snprintf(message, sizeof message,
+                 "%s sends C(x_i - xhat_i), the difference to what its neighbours already hold (CHOCO-SGD), "
+                 "which is its own error feedback: leave feedback = none", sc->method);
+        return scenario_section_bad(r, "compression", message);
+    }
     const MethodParam *participation = scenario_param(sc, "participation");
-    if (participation && scenario_method_is(sc, "localsgd|qsr") && strtod(participation->value, NULL) < 1)
+    if (participation && participation->number < 1)
         return scenario_section_bad(r, "compression",
                                     "compressed model deltas need every agent to average every period: "
                                     "set [method] participation = 1");
     if (c->worker_momentum) {
         const IniEntry *m = inidoc_find(r->doc, "compression", "momentum");
-        if (!scenario_method_is(sc, "sync"))
-            return scenario_bad(r, m, "%s",
-                                "worker applies to sync only (localsgd, qsr and dpsgd already step each agent's "
-                                "own optimiser; remove the key or set momentum = aggregate)");
+        if (!scenario_method_can(sc, METHOD_WORKER_MOMENTUM)) {
+            scenario_methods_with(METHOD_WORKER_MOMENTUM, methods, sizeof methods);
+            snprintf(message, sizeof message,
+                     "worker applies to %s only (the other methods step each agent's own optimiser "
+                     "already; remove the key or set momentum = aggregate)", methods);
+            return scenario_bad(r, m, "%s", message);
+        }
         if (sc->optim.kind != OPTIM_MOMENTUM)
             return scenario_bad(r, m, "%s",
                                 "worker moves the [model] momentum to the agents, so it needs [model] optimizer "
@@ -802,10 +946,11 @@ static int scenario_resolve_byzantine(Resolver *r)
         b->iters = 1;
     }
     int robust = b->count > 0 || b->aggregator != AGGREGATOR_MEAN;
-    if (robust && !scenario_method_is(sc, "sync|byzsgdnm")) {
-        char message[300];
-        snprintf(message, sizeof message, "Byzantine agents and robust aggregators apply to sync and byzsgdnm, "
-                 "not to method %s", sc->method);
+    if (robust && !scenario_method_can(sc, METHOD_ROBUST)) {
+        char message[300], methods[200];
+        scenario_methods_with(METHOD_ROBUST, methods, sizeof methods);
+        snprintf(message, sizeof message, "Byzantine agents and robust aggregators apply to %s, "
+                 "not to method %s", methods, sc->method);
         return scenario_section_bad(r, "byzantine", message);
     }
     if (robust && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
@@ -826,7 +971,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_resolve_byzantine(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
-    return HS_OK;
+    const MethodOps *ops = method_lookup(sc->method);
+    return ops->validate ? ops->validate(sc, diag) : HS_OK;
 }
 
 int scenario_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
@@ -847,58 +993,39 @@ const MethodParam *scenario_param(const Scenario *sc, const char *key)
     return NULL;
 }
 
-static int scenario_param_bad(const Scenario *sc, const MethodParam *p, const char *what, HsDiag *diag)
-{
-    return hs_diag_set(diag, HS_E_INPUT, p->line > 0 ? p->file : sc->file, p->line,
-                       "[method] %s: %s, found '%s'", p->key, what, p->value);
-}
-
-int scenario_param_double(const Scenario *sc, const char *key, double *out, HsDiag *diag)
+static const MethodParam *scenario_param_declared(const Scenario *sc, const char *key)
 {
     const MethodParam *p = scenario_param(sc, key);
-    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
-    char why[200];
-    if (units_parse(p->value, UNIT_PLAIN, out, why, sizeof why) != HS_OK)
-        return scenario_param_bad(sc, p, "expected a number", diag);
-    return HS_OK;
-}
-
-int scenario_param_int(const Scenario *sc, const char *key, int *out, HsDiag *diag)
-{
-    const MethodParam *p = scenario_param(sc, key);
-    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
-    long long v;
-    if (scenario_parse_int(p->value, INT_MIN, INT_MAX, &v) != HS_OK)
-        return scenario_param_bad(sc, p, "expected a whole number", diag);
-    *out = (int)v;
-    return HS_OK;
-}
-
-int scenario_param_steps(const Scenario *sc, const char *key, int *out, HsDiag *diag)
-{
-    const MethodParam *p = scenario_param(sc, key);
-    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
-    if (strcmp(p->value, "epoch") == 0) {
-        *out = 0;
-        return HS_OK;
+    if (p == NULL) {
+        fprintf(stderr, "hetsim: bug: method %s reads the undeclared key '%s'\n", sc->method, key);
+        abort();
     }
-    long long v;
-    if (scenario_parse_int(p->value, 1, 100000000, &v) != HS_OK)
-        return scenario_param_bad(sc, p, "expected a positive whole number or 'epoch'", diag);
-    *out = (int)v;
-    return HS_OK;
+    return p;
 }
 
-int scenario_param_choice(const Scenario *sc, const char *key, const char *choices, int *index,
-                          HsDiag *diag)
+double scenario_param_number(const Scenario *sc, const char *key)
 {
-    const MethodParam *p = scenario_param(sc, key);
-    if (p == NULL) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "method reads undeclared key '%s'", key);
-    *index = scenario_match_choice(p->value, choices);
-    if (*index < 0) {
-        char what[300];
-        snprintf(what, sizeof what, "expected one of %s", choices);
-        return scenario_param_bad(sc, p, what, diag);
-    }
-    return HS_OK;
+    return scenario_param_declared(sc, key)->number;
+}
+
+int scenario_param_int(const Scenario *sc, const char *key)
+{
+    return (int)scenario_param_declared(sc, key)->number;
+}
+
+int scenario_param_index(const Scenario *sc, const char *key)
+{
+    return scenario_param_declared(sc, key)->index;
+}
+
+int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
+{
+    const MethodParam *p = scenario_param_declared(sc, key);
+    char message[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (strncmp(p->where, "--set ", 6) == 0) return hs_diag_set(diag, HS_E_INPUT, p->where, 0, "%s", message);
+    return hs_diag_set(diag, HS_E_INPUT, p->where[0] ? p->where : sc->file, 0, "[method] %s: %s", key, message);
 }

@@ -40,12 +40,14 @@ typedef struct AgentGroupSpec {
     Distribution availability;  /* constant 1 (always) or a 0/1 trace */
 } AgentGroupSpec;
 
-/* A resolved [method] key: the given value or the method's default. */
+/* A resolved [method] key of the method that runs: the given value or the method's
+ * default, already checked against the key's type and range (sim/methods/method.h). */
 typedef struct MethodParam {
     char key[INIDOC_NAME_MAX];
-    char value[INIDOC_VALUE_MAX];
-    const char *file;
-    int line;   /* 0 when the value is a default or an override */
+    char value[INIDOC_VALUE_MAX];  /* as written (trimmed): runs.config */
+    double number;                 /* int, real, steps (epoch = 0), time (none = inf) */
+    int index;                     /* a choice: its place in the key's choices */
+    char where[160];               /* "FILE:LINE" or "--set ..." of the value; "" for the default */
 } MethodParam;
 
 /* [compression] (sim/compress.h): what sync, localsgd/qsr and dpsgd send instead of dense
@@ -110,6 +112,7 @@ typedef struct Scenario {
     MethodParam params[SCENARIO_MAX_PARAMS];
     int n_params;
     /* [topology] */
+    int topology_line;          /* of its header; 0 when the file has none */
     TopologyKind topology;
     int degree;
     char topology_file[512];
@@ -138,16 +141,22 @@ void scenario_write_config(const Scenario *sc, FILE *out);
 /* Same into a malloc'd string; NULL when out of memory. Caller frees. */
 char *scenario_config_string(const Scenario *sc);
 
-/* A resolved [method] key's value, or NULL if the method declares no such key. */
+/* A resolved [method] key, or NULL if the running method declares no such key. */
 const MethodParam *scenario_param(const Scenario *sc, const char *key);
-/* Typed readers: errors (HS_E_INPUT) name the key's file:line. */
-int scenario_param_double(const Scenario *sc, const char *key, double *out, HsDiag *diag);
-int scenario_param_int(const Scenario *sc, const char *key, int *out, HsDiag *diag);
-/* "epoch" reads as 0 (one local epoch); otherwise a positive integer. */
-int scenario_param_steps(const Scenario *sc, const char *key, int *out, HsDiag *diag);
-/* value must be one of the '|'-separated choices ("exact|ip|greedy"); *index gets its place. */
-int scenario_param_choice(const Scenario *sc, const char *key, const char *choices, int *index,
-                          HsDiag *diag);
+/* Its value, read as its type says. Asking for a key the method does not declare is a
+ * bug, and aborts. */
+double scenario_param_number(const Scenario *sc, const char *key);
+int scenario_param_int(const Scenario *sc, const char *key);
+int scenario_param_index(const Scenario *sc, const char *key);
+/* An input error about a [method] key: "WHERE: [method] KEY: message" (WHERE is the
+ * scenario file for a default). Returns HS_E_INPUT. */
+int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The keys a section accepts (NULL-terminated), for the section names the file may hold:
+ * run, data, model, topology, agents (and agents.NAME), compression, byzantine; NULL for
+ * the others ([method] keys come from sim/methods, [sweep] keys are SECTION.KEY). */
+const char *const *scenario_section_keys(const char *section);
 
 /* Edit distance, for "did you mean" suggestions. */
 int scenario_edit_distance(const char *a, const char *b);

@@ -2,6 +2,7 @@
  * Numbers are written in SI with 17 significant digits so that reading the text back
  * resolves to the same bits; the round trip is tested. */
 #include "sim/scenario.h"
+#include "sim/methods/method.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static void config_write_compression(const Scenario *sc, FILE *out)
     if (c->feedback != FEEDBACK_NONE) fprintf(out, "warm_start = %d\n", c->warm_start);
     if (c->scheme == COMPRESS_DCT) fprintf(out, "refresh = %d\n", c->refresh);
     if (c->scheme == COMPRESS_SLIMDP) fprintf(out, "explore = %.17g\n", c->explore);
-    if (strcmp(sc->method, "dpsgd") == 0) fprintf(out, "gamma = %.17g\n", c->gamma);
+    if (method_lookup(sc->method)->capabilities & METHOD_GOSSIPS_DIFFERENCES) fprintf(out, "gamma = %.17g\n", c->gamma);
     if (c->worker_momentum) fputs("momentum = worker\n", out);
 }
 

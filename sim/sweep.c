@@ -232,7 +232,8 @@ static int sweep_point_doc(const Sweep *sw, int64_t point, IniDoc *doc, int *dig
     }
     for (int a = 0; a < sw->n_axes; a++) {
         const SweepAxis *axis = &sw->axes[a];
-        if (inidoc_set(doc, axis->section, axis->key, axis->values[digits[a]], doc->file, axis->line) != HS_OK) {
+        if (inidoc_set(doc, axis->section, axis->key, axis->values[digits[a]], doc->file, axis->line,
+                       INIDOC_FROM_SWEEP) != HS_OK) {
             inidoc_free(doc);
             return HS_E_NOMEM;
         }

@@ -614,7 +614,7 @@ START_TEST(test_section_round_trip_and_errors)
     const char *partial[] = {"run.method=localsgd", "method.participation=0.5"};
     expect_error("[compression]\nscheme = topk\n", partial, 2, "t.ini:9:", "participation = 1");
     const char *overridden[] = {"compression.scheme=topk", "run.method=co2"};
-    expect_error("", overridden, 2, "--set:", "not to method co2");
+    expect_error("", overridden, 2, "--set compression.scheme=topk: [compression]", "not to method co2");
     /* momentum = worker: sync with heavy ball only; dropped with scheme = none */
     expect_error("[compression]\nscheme = topk\nmomentum = workers\n", NULL, 0, "t.ini:11:",
                  "not one of aggregate|worker");
@@ -626,7 +626,8 @@ START_TEST(test_section_round_trip_and_errors)
     expect_error("[compression]\nscheme = topk\nmomentum = worker\n", local_momentum, 2, "t.ini:11:",
                  "sync only");
     const char *worker_set[] = {"model.optimizer=momentum", "compression.momentum=worker"};
-    expect_error("[compression]\nscheme = topk\n", worker_set + 1, 1, "--set:", "optimizer = momentum");
+    expect_error("[compression]\nscheme = topk\n", worker_set + 1, 1, "--set compression.momentum=worker: ",
+                 "optimizer = momentum");
     snprintf(text, sizeof text, "%s[model]\noptimizer = momentum\n[compression]\nscheme = topk\nmomentum = worker\n",
              base);
     ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);

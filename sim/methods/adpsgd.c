@@ -158,12 +158,13 @@ static void adpsgd_destroy(void *state)
     free(s);
 }
 
-static const MethodKey adpsgd_keys[] = {{NULL, NULL, NULL}};
+static const MethodKey adpsgd_keys[] = {{0}};
 
 const MethodOps method_adpsgd = {
     .name = "adpsgd",
     .summary = "AD-PSGD: asynchronous gossip averaging with one random neighbour, stale gradients",
     .keys = adpsgd_keys,
+    .capabilities = METHOD_USES_TOPOLOGY,
     .create = adpsgd_create,
     .round_begin = adpsgd_round_begin,
     .on_event = adpsgd_on_event,

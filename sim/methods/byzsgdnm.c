@@ -50,17 +50,8 @@ static int byzsgdnm_create(Engine *e, void **state)
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int status, n = e->world.n;
-    if ((status = scenario_param_double(e->sc, "beta", &s->beta, e->diag)) != HS_OK) return status;
-    if (!(s->beta >= 0 && s->beta < 1))
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "beta")->line,
-                           "[method] beta: must be in [0, 1), found %g", s->beta);
-    int scaling, reference;
-    if ((status = scenario_param_choice(e->sc, "lr_scaling", "none|linear|sqrt", &scaling, e->diag)) != HS_OK ||
-        (status = scenario_param_int(e->sc, "reference_batch", &reference, e->diag)) != HS_OK)
-        return status;
-    if (reference < 1)
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "reference_batch")->line,
-                           "[method] reference_batch: must be a whole number >= 1, found %d", reference);
+    s->beta = scenario_param_number(e->sc, "beta");
+    int scaling = scenario_param_index(e->sc, "lr_scaling"), reference = scenario_param_int(e->sc, "reference_batch");
     static const double power[] = {0, 1, 0.5};
     s->lr_factor = pow((double)e->sc->model.batch / reference, power[scaling]);
     s->steps_per_round = engine_round_steps(e);
@@ -153,16 +144,20 @@ static void byzsgdnm_destroy(void *state)
 }
 
 static const MethodKey byzsgdnm_keys[] = {
-    {"beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i"},
-    {"lr_scaling", "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)"},
-    {"reference_batch", "32", "the batch at which lr_scaling leaves lr as it is"},
-    {NULL, NULL, NULL},
+    {"beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MAX},
+    {"lr_scaling", "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)",
+     .type = METHOD_KEY_CHOICE, .choices = "none|linear|sqrt"},
+    {"reference_batch", "32", "the batch at which lr_scaling leaves lr as it is",
+     .type = METHOD_KEY_INT, .min = 1, .max = 1 << 20},
+    {0},
 };
 
 const MethodOps method_byzsgdnm = {
     .name = "byzsgdnm",
     .summary = "ByzSGDnm: worker momentum, robust aggregation, normalised step",
     .keys = byzsgdnm_keys,
+    .capabilities = METHOD_ROBUST,
     .create = byzsgdnm_create,
     .round_begin = byzsgdnm_round_begin,
     .on_event = byzsgdnm_on_event,

@@ -49,15 +49,11 @@ static int co2_create(Engine *e, void **state)
     s->periods = calloc((size_t)n, sizeof *s->periods);
     if (!s->remaining || !s->done || !s->waiting || !s->periods) return HS_E_NOMEM;
     s->launched = -1;
-    if ((status = scenario_param_int(e->sc, "period", &s->period, e->diag)) ||
-        (status = scenario_param_double(e->sc, "beta", &s->beta, e->diag)) ||
-        (status = scenario_param_double(e->sc, "lambda", &s->lambda, e->diag)) ||
-        (status = scenario_param_double(e->sc, "clip", &s->clip, e->diag)) ||
-        (status = scenario_param_double(e->sc, "outer_lr", &s->outer_lr, e->diag)))
-        return status;
-    if (s->period < 1 || s->lambda <= 0 || s->clip <= 0 || s->beta < 0 || s->beta >= 1)
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, 0,
-                           "[method] co2 needs period >= 1, lambda > 0, clip > 0, 0 <= beta < 1");
+    s->period = scenario_param_int(e->sc, "period");
+    s->beta = scenario_param_number(e->sc, "beta");
+    s->lambda = scenario_param_number(e->sc, "lambda");
+    s->clip = scenario_param_number(e->sc, "clip");
+    s->outer_lr = scenario_param_number(e->sc, "outer_lr");
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
@@ -182,12 +178,15 @@ static void co2_destroy(void *state)
 }
 
 static const MethodKey co2_keys[] = {
-    {"period", "4", "local steps between background all-reduces (tau)"},
-    {"beta", "0.5", "outer momentum"},
-    {"lambda", "1", "staleness-gap penalty: the outer gradient is divided by it"},
-    {"clip", "1", "elementwise clip of the outer momentum"},
-    {"outer_lr", "1", "outer learning rate"},
-    {NULL, NULL, NULL},
+    {"period", "4", "local steps between background all-reduces (tau)",
+     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
+    {"beta", "0.5", "outer momentum", .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MAX},
+    {"lambda", "1", "staleness-gap penalty: the outer gradient is divided by it",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1e6, .open = METHOD_KEY_OPEN_MIN},
+    {"clip", "1", "elementwise clip of the outer momentum",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1e300, .open = METHOD_KEY_OPEN_MIN},
+    {"outer_lr", "1", "outer learning rate", .type = METHOD_KEY_REAL, .min = 0, .max = 1e6},
+    {0},
 };
 
 const MethodOps method_co2 = {

@@ -52,7 +52,6 @@
 enum { COMDML_OWN_STEP = ENGINE_EVENT_METHOD, COMDML_SLOW_STEP, COMDML_ACTIVATIONS, COMDML_TOP_STEP,
        COMDML_AVERAGED, COMDML_PARTNER_CHECK };
 
-static const char *const comdml_solvers = "exact|ip|greedy";
 
 typedef struct ComdmlAgent {
     int partner;       /* helper of an offloader, offloader of a helper, -1 alone */
@@ -87,15 +86,21 @@ typedef struct ComdmlState {
  * COMDML_MAX_DENSE agents), the graph's links otherwise (sparse lists: 10,000+ agents). */
 enum { COMDML_MAX_DENSE = 4096 };
 
+static int comdml_validate(const Scenario *sc, HsDiag *diag)
+{
+    int n = sc->n_agents;
+    if (sc->topology == TOPO_FULL && n > COMDML_MAX_DENSE)
+        return hs_diag_set(diag, HS_E_INPUT, sc->file, sc->topology_line,
+                           "comdml with [topology] graph = full pairs every two of %d agents (a %d x %d "
+                           "matrix); above %d agents give a sparse graph, e.g. graph = random-regular",
+                           n, n, n, COMDML_MAX_DENSE);
+    return HS_OK;
+}
+
 static int comdml_links(ComdmlState *s, Engine *e, int splits)
 {
     int n = e->world.n;
     if (e->sc->topology == TOPO_FULL) {
-        if (n > COMDML_MAX_DENSE)
-            return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, 0,
-                               "comdml with [topology] graph = full pairs every two of %d agents (a %d x %d "
-                               "matrix); above %d agents give a sparse graph, e.g. graph = random-regular",
-                               n, n, n, COMDML_MAX_DENSE);
         if (pairing_problem_init(&s->problem, n, splits) != HS_OK) return HS_E_NOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
@@ -170,13 +175,9 @@ static int comdml_create(Engine *e, void **state)
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int status;
-    if ((status = scenario_param_choice(e->sc, "solver", comdml_solvers, &s->solver_index, e->diag)) ||
-        (status = scenario_param_int(e->sc, "rebalance", &s->rebalance, e->diag)) ||
-        (status = scenario_param_double(e->sc, "ip_time_limit", &s->ip_time_limit, e->diag)))
-        return status;
-    if (s->rebalance < 1)
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "rebalance")->line,
-                           "[method] rebalance: must be at least 1 round");
+    s->solver_index = scenario_param_index(e->sc, "solver");
+    s->rebalance = scenario_param_int(e->sc, "rebalance");
+    s->ip_time_limit = scenario_param_number(e->sc, "ip_time_limit");
     int n = e->world.n, splits = e->profile.n_blocks;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
@@ -402,16 +403,20 @@ static void comdml_destroy(void *state)
 }
 
 static const MethodKey comdml_keys[] = {
-    {"solver", "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)"},
-    {"rebalance", "1", "rounds between re-pairings"},
-    {"ip_time_limit", "10", "seconds lp_solve may take before the exact solver is used instead"},
-    {NULL, NULL, NULL},
+    {"solver", "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)",
+     .type = METHOD_KEY_CHOICE, .choices = "exact|ip|greedy"},
+    {"rebalance", "1", "rounds between re-pairings", .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
+    {"ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
+     .type = METHOD_KEY_TIME, .min = 0, .max = 86400, .open = METHOD_KEY_OPEN_MIN},
+    {0},
 };
 
 const MethodOps method_comdml = {
     .name = "comdml",
     .summary = "ComDML: slow agents offload their model's tail to fast agents (local-loss split training)",
     .keys = comdml_keys,
+    .capabilities = METHOD_USES_TOPOLOGY,
+    .validate = comdml_validate,
     .create = comdml_create,
     .round_begin = comdml_round_begin,
     .on_event = comdml_on_event,

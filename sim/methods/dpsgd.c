@@ -215,12 +215,13 @@ static void dpsgd_destroy(void *state)
     free(s);
 }
 
-static const MethodKey dpsgd_keys[] = {{NULL, NULL, NULL}};
+static const MethodKey dpsgd_keys[] = {{0}};
 
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_COMPRESSES | METHOD_GOSSIPS_DIFFERENCES,
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,
     .on_event = dpsgd_on_event,

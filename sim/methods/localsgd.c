@@ -75,14 +75,9 @@ static int localsgd_alloc(Engine *e, LocalSgdState **out)
 
 static int localsgd_read_common(Engine *e, LocalSgdState *s)
 {
-    int weighting, status;
-    if ((status = scenario_param_choice(e->sc, "weighting", "samples|uniform", &weighting, e->diag)) ||
-        (status = scenario_param_double(e->sc, "participation", &s->participation, e->diag)))
-        return status;
-    if (!(s->participation > 0 && s->participation <= 1))
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "participation")->line,
-                           "[method] participation: must be in (0, 1], found %g", s->participation);
-    s->by_samples = weighting == 0;
+    int status;
+    s->participation = scenario_param_number(e->sc, "participation");
+    s->by_samples = scenario_param_index(e->sc, "weighting") == 0;
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     const CompressionSpec *c = &e->sc->compression;
@@ -150,8 +145,9 @@ static int localsgd_create(Engine *e, void **state)
     LocalSgdState *s;
     int status = localsgd_alloc(e, &s);
     *state = s;
-    if (status == HS_OK) status = scenario_param_steps(e->sc, "local_steps", &s->local_steps, e->diag);
-    return status == HS_OK ? localsgd_read_common(e, s) : status;
+    if (status != HS_OK) return status;
+    s->local_steps = scenario_param_int(e->sc, "local_steps");
+    return localsgd_read_common(e, s);
 }
 
 static int qsr_create(Engine *e, void **state)
@@ -161,15 +157,8 @@ static int qsr_create(Engine *e, void **state)
     *state = s;
     if (status != HS_OK) return status;
     s->qsr = 1;
-    if ((status = scenario_param_int(e->sc, "H_base", &s->h_base, e->diag)) ||
-        (status = scenario_param_double(e->sc, "alpha", &s->qsr_alpha, e->diag)))
-        return status;
-    if (s->h_base < 1)
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "H_base")->line,
-                           "[method] H_base: must be at least 1, found %d", s->h_base);
-    if (s->qsr_alpha < 0)
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "alpha")->line,
-                           "[method] alpha: must not be negative, found %g", s->qsr_alpha);
+    s->h_base = scenario_param_int(e->sc, "H_base");
+    s->qsr_alpha = scenario_param_number(e->sc, "alpha");
     return localsgd_read_common(e, s);
 }
 
@@ -281,16 +270,20 @@ static void localsgd_destroy(void *state)
 }
 
 static const MethodKey localsgd_keys[] = {
-    {"local_steps", "epoch", "local steps between averagings: a number, or epoch"},
-    {"weighting", "samples", "model averaging weights: samples (FedAvg) or uniform"},
-    {"participation", "1", "share of agents that train and average each period"},
-    {NULL, NULL, NULL},
+    {"local_steps", "epoch", "local steps between averagings: a number, or epoch",
+     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
+    {"weighting", "samples", "model averaging weights: samples (FedAvg) or uniform", 
+     .type = METHOD_KEY_CHOICE, .choices = "samples|uniform"},
+    {"participation", "1", "share of agents that train and average each period",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+    {0},
 };
 
 const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
+    .capabilities = METHOD_COMPRESSES,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,
@@ -298,17 +291,22 @@ const MethodOps method_localsgd = {
 };
 
 static const MethodKey qsr_keys[] = {
-    {"H_base", "2", "smallest period (local steps between averagings)"},
-    {"alpha", "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))"},
-    {"weighting", "samples", "model averaging weights: samples or uniform"},
-    {"participation", "1", "share of agents that train and average each period"},
-    {NULL, NULL, NULL},
+    {"H_base", "2", "smallest period (local steps between averagings)",
+     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
+    {"alpha", "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1e6},
+    {"weighting", "samples", "model averaging weights: samples or uniform", 
+     .type = METHOD_KEY_CHOICE, .choices = "samples|uniform"},
+    {"participation", "1", "share of agents that train and average each period",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+    {0},
 };
 
 const MethodOps method_qsr = {
     .name = "qsr",
     .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
     .keys = qsr_keys,
+    .capabilities = METHOD_COMPRESSES,
     .create = qsr_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

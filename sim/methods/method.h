@@ -5,23 +5,58 @@
 #ifndef SIM_METHOD_H
 #define SIM_METHOD_H
 
+#include "sim/hs_error.h"
 #include "sim/queue.h"
 
 struct Engine;
+
+struct Scenario;
+
+/* How a [method] key's value is read. scenario_resolve checks every value of every
+ * method named in the file against its key's type and range before anything runs, so a
+ * method's create() reads values that are known to be good. */
+typedef enum {
+    METHOD_KEY_INT,     /* a whole number in [min, max] */
+    METHOD_KEY_REAL,    /* a finite number in [min, max]; an end in `open` is excluded */
+    METHOD_KEY_CHOICE,  /* one of `choices` ("a|b|c"); read as its index */
+    METHOD_KEY_STEPS,   /* `epoch` (read as 0) or a whole number in [min, max] */
+    METHOD_KEY_TIME,    /* `none` (read as inf) or a time (`500 ms`) in [min, max] */
+} MethodKeyType;
+
+enum { METHOD_KEY_OPEN_MIN = 1, METHOD_KEY_OPEN_MAX = 2 };
 
 /* One [method] key a method accepts, with the default written into runs.config. */
 typedef struct MethodKey {
     const char *name;
     const char *default_value;
     const char *help;
+    MethodKeyType type;
+    double min, max;
+    int open;             /* METHOD_KEY_OPEN_* */
+    const char *choices;  /* METHOD_KEY_CHOICE */
 } MethodKey;
+
+/* What a method does, so that scenario validation asks the method instead of listing
+ * names: which sections and keys apply to it. */
+enum {
+    METHOD_USES_TOPOLOGY = 1 << 0,      /* reads the [topology] graph */
+    METHOD_COMPRESSES = 1 << 1,         /* [compression] applies */
+    METHOD_GOSSIPS_DIFFERENCES = 1 << 2, /* compresses x_i - xhat_i (CHOCO): its own error
+                                         * feedback, and [compression] gamma applies */
+    METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
+    METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
+};
 
 typedef struct MethodOps {
     const char *name;
     const char *summary;
     const MethodKey *keys;  /* terminated by {NULL} */
-    /* Reads its [method] keys (errors name FILE:LINE via the engine's diag) and
-     * allocates its state. */
+    int capabilities;       /* METHOD_* flags */
+    /* Optional: checks that involve several sections (e.g. a key that no other option
+     * combines with), called by scenario_resolve for the method that runs. Errors are
+     * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */
+    int (*validate)(const struct Scenario *sc, HsDiag *diag);
+    /* Reads its [method] keys (already validated) and allocates its state. */
     int (*create)(struct Engine *engine, void **state);
     int (*round_begin)(void *state, struct Engine *engine, int round);
     int (*on_event)(void *state, struct Engine *engine, const Event *event);

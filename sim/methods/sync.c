@@ -74,17 +74,15 @@ typedef struct SyncState {
     float **outs;           /* (n) */
 } SyncState;
 
-static int sync_read_deadline(Engine *e, SyncState *s)
+/* Both paths that leave stragglers out would have to agree on what a missing agent's
+ * compressed message or robust vote means; neither is modelled. */
+static int sync_validate(const Scenario *sc, HsDiag *diag)
 {
-    const MethodParam *p = scenario_param(e->sc, "deadline");
-    s->deadline = INFINITY;
-    if (strcmp(p->value, "none") == 0) return HS_OK;
-    char why[200];
-    if (units_parse(p->value, UNIT_TIME, &s->deadline, why, sizeof why) != HS_OK || !(s->deadline >= 0))
-        return hs_diag_set(e->diag, HS_E_INPUT, p->line > 0 ? p->file : e->sc->file, p->line,
-                           "[method] deadline: expected none or a time (e.g. 500 ms), found '%s'", p->value);
-    s->members = calloc((size_t)e->world.n, sizeof *s->members);
-    return s->members ? HS_OK : HS_E_NOMEM;
+    int compressed = sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
+    int robust = sc->byzantine.present && (sc->byzantine.count > 0 || sc->byzantine.aggregator != AGGREGATOR_MEAN);
+    if (isfinite(scenario_param_number(sc, "deadline")) && (compressed || robust))
+        return scenario_param_error(sc, "deadline", diag, "not available with [compression] or [byzantine]");
+    return HS_OK;
 }
 
 static int sync_create(Engine *e, void **state)
@@ -95,16 +93,15 @@ static int sync_create(Engine *e, void **state)
     s->steps_per_round = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     int status;
-    if ((status = sync_read_deadline(e, s)) != HS_OK) return status;
+    s->deadline = scenario_param_number(e->sc, "deadline");
+    if (isfinite(s->deadline) && (s->members = calloc((size_t)e->world.n, sizeof *s->members)) == NULL)
+        return HS_E_NOMEM;
     const CompressionSpec *c = &e->sc->compression;
     const ByzantineSpec *b = &e->sc->byzantine;
     int compressed = c->present && c->scheme != COMPRESS_NONE;
     int robust = b->present && (b->count > 0 || b->aggregator != AGGREGATOR_MEAN);
     if (!compressed && !robust) return trainer_setup_shared(e);
 
-    if (isfinite(s->deadline))
-        return hs_diag_set(e->diag, HS_E_INPUT, e->sc->file, scenario_param(e->sc, "deadline")->line,
-                           "[method] deadline: not available with [compression] or [byzantine]");
     int n = e->world.n;
     s->d = (size_t)e->profile.total_params;
     s->n_state = compressed ? compress_state_vectors(c) : 0;
@@ -290,14 +287,17 @@ static void sync_destroy(void *state)
 }
 
 static const MethodKey sync_keys[] = {
-    {"deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out"},
-    {NULL, NULL, NULL},
+    {"deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out",
+     .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY},
+    {0},
 };
 
 const MethodOps method_sync = {
     .name = "sync",
     .summary = "synchronous data parallel: all-reduce of gradients every step",
     .keys = sync_keys,
+    .capabilities = METHOD_COMPRESSES | METHOD_WORKER_MOMENTUM | METHOD_ROBUST,
+    .validate = sync_validate,
     .create = sync_create,
     .round_begin = sync_round_begin,
     .on_event = sync_on_event,

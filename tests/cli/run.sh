@@ -46,7 +46,7 @@ check "bad scenario writes no database" test ! -e "$tmp/bad.db"
 
 "$HETSIM" run scenarios/quickstart.ini --db "$tmp/r.db" --set agents.count=abc 2> "$tmp/err"
 check "bad --set exits 2" test $? -eq 2
-check "bad --set is named" grep -q -- "--set: \[agents\] count" "$tmp/err"
+check "bad --set is named" grep -q -- "^hetsim: --set agents.count=abc: expected a whole number" "$tmp/err"
 "$HETSIM" run "$tmp/missing.ini" 2> "$tmp/err"
 check "missing scenario exits 2" test $? -eq 2
 "$HETSIM" run scenarios/quickstart.ini --bogus 2> "$tmp/err"
