@@ -6,7 +6,9 @@
 #include "sim/cli.h"
 #include "sim/engine.h"
 #include "sim/interrupt.h"
+#include "sim/methods/method.h"
 #include "sim/progress.h"
+#include "sim/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,33 @@ static void cli_remove_database(const char *path)
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", path);
     unlink(side);
+}
+
+/* The base point of the scenario (the file without [sweep], with the overrides). A
+ * [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a typo there is
+ * not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
+static int cli_run_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
+                        int64_t *sweep_runs, HsDiag *diag)
+{
+    IniDoc doc;
+    *sweep_runs = 0;
+    int status = inidoc_load(path, &doc, diag);
+    for (int i = 0; status == HS_OK && i < n_overrides; i++) status = inidoc_apply_set(&doc, overrides[i], diag);
+    if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
+    if (status == HS_OK && sc->has_sweep) status = sweep_check(&doc, sweep_runs, diag);
+    inidoc_free(&doc);
+    return status;
+}
+
+/* One line on stderr for what the file holds that this run does not use. */
+static void cli_run_notes(const Scenario *sc, int64_t sweep_runs, const char *path)
+{
+    if (sc->has_sweep)
+        fprintf(stderr, "hetsim: note: %s defines a sweep of %lld runs; 'hetsim sweep' runs them, 'run' runs "
+                        "its base point only\n", path, (long long)sweep_runs);
+    if (!sc->has_sweep && sc->topology_line > 0 && !(method_lookup(sc->method)->capabilities & METHOD_USES_TOPOLOGY))
+        fprintf(stderr, "hetsim: note: %s:%d: method %s does not use [topology]\n", path, sc->topology_line,
+                sc->method);
 }
 
 int cli_fail(int status, const char *message)
@@ -69,15 +98,14 @@ int cli_run(int argc, char **argv)
         free(overrides);
         return cli_fail(HS_E_NOMEM, "out of memory");
     }
-    int status = scenario_load(scenario_path, overrides, n_overrides, sc, &diag);
+    int64_t sweep_runs;
+    int status = cli_run_load(scenario_path, overrides, n_overrides, sc, &sweep_runs, &diag);
     free(overrides);
     if (status != HS_OK) {
         free(sc);
         return cli_fail(status, diag.message);
     }
-    if (sc->has_sweep && !quiet)
-        fprintf(stderr, "hetsim: note: %s has a [sweep]; 'run' runs its base point only "
-                        "(use 'hetsim sweep' for all points)\n", scenario_path);
+    if (!quiet) cli_run_notes(sc, sweep_runs, scenario_path);
 
     Store *store = NULL;
     int db_existed = access(db_path, F_OK) == 0;

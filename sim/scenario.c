@@ -551,6 +551,18 @@ static int scenario_dist(Resolver *r, const char *section, const char *key, Unit
     if (out->kind == DIST_NORMAL) lowest = out->a;
     if (positive_only ? !(lowest > 0) : !(lowest >= 0))
         return scenario_bad(r, e, "%s", positive_only ? "values must be positive" : "values must not be negative");
+    /* A constant or a choice() is written value by value: each must be what the key
+     * holds. Continuous draws are rounded (samples) and checked when drawn (world.c). */
+    int n_written = out->kind == DIST_CONSTANT ? 1 : out->kind == DIST_CHOICE ? out->n_choices : 0;
+    for (int i = 0; i < n_written; i++) {
+        double v = out->kind == DIST_CHOICE ? out->values[i] : out->a;
+        if (strcmp(key, "samples") == 0 && (v != floor(v) || v > SCENARIO_MAX_SAMPLES)) {
+            char whole[160];
+            snprintf(whole, sizeof whole, "%.17g is not a whole number of samples in [1, %d]", v, SCENARIO_MAX_SAMPLES);
+            return scenario_bad(r, e, "%s", whole);
+        }
+        if (unit == UNIT_TIME && isinf(v)) return scenario_bad(r, e, "%s", "a latency must be finite");
+    }
     return HS_OK;
 }
 

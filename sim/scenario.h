@@ -16,6 +16,8 @@
 
 #define SCENARIO_MAX_GROUPS 32
 #define SCENARIO_MAX_PARAMS 32
+/* Local samples per agent, in timing mode too (train mode: at most the data set). */
+#define SCENARIO_MAX_SAMPLES 1000000000
 
 typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;
 

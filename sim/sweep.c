@@ -100,6 +100,17 @@ nomem:
     return HS_E_NOMEM;
 }
 
+int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag)
+{
+    Sweep sw;
+    int status = sweep_parse(doc, &sw, diag);
+    if (status != HS_OK) return status;
+    status = sweep_resolve(&sw, diag);
+    *n_runs = sw.n_runs;
+    sweep_free(&sw);
+    return status;
+}
+
 void sweep_free(Sweep *sw)
 {
     if (sw == NULL) return;

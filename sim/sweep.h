@@ -84,6 +84,10 @@ int sweep_scenario(const Sweep *sw, int64_t index, Scenario *sc, HsDiag *diag);
 int64_t sweep_find(const Sweep *sw, const char *label);
 /* Accepts a zeroed or freed Sweep. */
 void sweep_free(Sweep *sw);
+/* Checks doc's [sweep] exactly as `hetsim sweep` does (sweep_parse, then sweep_resolve:
+ * every point resolved and its agents drawn) and counts its runs; for `hetsim run`, which
+ * runs the base point of such a file. */
+int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
 
 /* ---- the record stream ----
  * A producer (worker process, MPI rank, or rank 0 itself) runs engine_run into a

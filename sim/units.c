@@ -92,6 +92,10 @@ int units_parse(const char *text, UnitKind kind, double *out, char *why, int why
     for (const UnitSuffix *u = table; u && u->suffix; u++) {
         if (strlen(u->suffix) == len && strncmp(end, u->suffix, len) == 0) {
             *out = value * u->factor;
+            if (isinf(*out) && !isinf(value)) {
+                snprintf(why, (size_t)why_size, "'%s' is beyond the largest number a double holds", text);
+                return HS_E_INPUT;
+            }
             return HS_OK;
         }
     }

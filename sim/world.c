@@ -6,6 +6,31 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* A draw the run cannot use (a wide lognormal or pareto overflows, a uniform reaches inf,
+ * a heavy tail draws more samples than exist): an input error at the group's line. */
+static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index, double samples, HsDiag *diag)
+{
+    const AgentGroupSpec *g = &sc->groups[a->group];
+    char section[INIDOC_NAME_MAX + 8];
+    snprintf(section, sizeof section, a->group == 0 ? "agents" : "agents.%s", g->name);
+    const char *key = NULL;
+    double value = 0;
+    if (!(a->compute > 0 && isfinite(a->compute))) key = "compute", value = a->compute;
+    else if (!(a->uplink > 0)) key = "uplink", value = a->uplink;
+    else if (!(a->downlink > 0)) key = "downlink", value = a->downlink;
+    else if (!(a->latency >= 0 && isfinite(a->latency))) key = "latency", value = a->latency;
+    if (key)
+        return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
+                           "[%s] %s: agent %d drew %g, which no run can use (a distribution this wide "
+                           "overflows; narrow it)", section, key, index, value);
+    int limit = sc->mode == RUN_MODE_TRAIN ? sc->dataset_train_size : SCENARIO_MAX_SAMPLES;
+    if (g->has_samples && !(floor(samples + 0.5) <= limit))
+        return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
+                           "[%s] samples: agent %d drew %g samples, more than %s (%d)", section, index, samples,
+                           sc->mode == RUN_MODE_TRAIN ? "the training set holds" : "an agent may hold", limit);
+    return HS_OK;
+}
+
 int world_build(const Scenario *sc, World *world, HsDiag *diag)
 {
     world->n = sc->n_agents;
@@ -31,6 +56,12 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             if (spec->symmetric_link) a->downlink = a->uplink;
             a->latency = distribution_draw(&spec->latency, rng);
             double samples = distribution_draw(&spec->samples, rng);
+            int status = world_check_draw(sc, a, index, samples, diag);
+            if (status != HS_OK) {
+                gsl_rng_free(rng);
+                world_free(world);
+                return status;
+            }
             a->samples = spec->has_samples ? (int)fmax(1.0, floor(samples + 0.5)) : even_share;
             if (a->samples < 1) a->samples = 1;
             total_samples += a->samples;
