@@ -27,7 +27,7 @@ static const char *const keys_model[] = {"arch", "layers", "channels", "kernel",
                                          "batch", "optimizer", "lr", "momentum", "nesterov",
                                          "weight_decay", "beta1", "beta2", "eps", "schedule",
                                          "step_gamma", "step_every", "warmup", NULL};
-static const char *const keys_topology[] = {"graph", "degree", "file", NULL};
+static const char *const keys_topology[] = {"graph", "degree", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
@@ -482,6 +482,39 @@ static int scenario_resolve_model(Resolver *r)
     return HS_OK;
 }
 
+/* A file a scenario names (a trace, an edges list) is relative to the scenario file's
+ * folder (an override's, to the current folder); it is stored absolute so that
+ * runs.config still finds it from any working directory. */
+static int scenario_input_path(Resolver *r, const IniEntry *e, char *path, size_t size)
+{
+    char joined[1024];
+    if (path[0] == '/' || e->origin == INIDOC_FROM_SET) {
+        snprintf(joined, sizeof joined, "%s", path);
+    } else {
+        const char *slash = strrchr(r->doc->file, '/');
+        int dir_len = slash ? (int)(slash - r->doc->file) : 0;
+        if (dir_len > 0) snprintf(joined, sizeof joined, "%.*s/%s", dir_len, r->doc->file, path);
+        else snprintf(joined, sizeof joined, "%s", path);
+    }
+    char *absolute = realpath(joined, NULL);
+    if (absolute == NULL) {
+        char why[1200];
+        snprintf(why, sizeof why, "cannot read %s: %s", joined, strerror(errno));
+        return scenario_bad(r, e, "%s", why);
+    }
+    int fits = strlen(absolute) < size;
+    if (fits) snprintf(path, size, "%s", absolute);
+    free(absolute);
+    return fits ? HS_OK : scenario_bad(r, e, "%s", "the file's absolute path is too long");
+}
+
+static int scenario_trace_path(Resolver *r, const IniEntry *e, Distribution *d)
+{
+    if (strcmp(e->key, "latency") == 0 || strcmp(e->key, "samples") == 0)
+        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink and availability");
+    return scenario_input_path(r, e, d->path, sizeof d->path);
+}
+
 static int scenario_resolve_topology(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -503,34 +536,7 @@ static int scenario_resolve_topology(Resolver *r)
     sc->topology = (TopologyKind)graph;
     sc->topology_line = inidoc_section_line(r->doc, "topology") > 0 ? inidoc_section_line(r->doc, "topology") : 0;
     if ((status = scenario_int(r, "topology", "degree", 4, 1, 100000, &sc->degree))) return status;
-    e = scenario_take(r, "topology", "file");
-    if (e) scenario_trim_copy(sc->topology_file, sizeof sc->topology_file, e->value);
-    return HS_OK;
-}
-
-/* A trace path is relative to the scenario file's folder; it is stored absolute so that
- * runs.config still finds it from any working directory. */
-static int scenario_trace_path(Resolver *r, const IniEntry *e, Distribution *d)
-{
-    if (strcmp(e->key, "latency") == 0 || strcmp(e->key, "samples") == 0)
-        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink and availability");
-    char joined[1024];
-    if (d->path[0] == '/' || e->line == 0) {
-        snprintf(joined, sizeof joined, "%s", d->path);
-    } else {
-        const char *slash = strrchr(r->doc->file, '/');
-        int dir_len = slash ? (int)(slash - r->doc->file) : 0;
-        if (dir_len > 0) snprintf(joined, sizeof joined, "%.*s/%s", dir_len, r->doc->file, d->path);
-        else snprintf(joined, sizeof joined, "%s", d->path);
-    }
-    char *absolute = realpath(joined, NULL);
-    if (absolute == NULL) {
-        char why[1200];
-        snprintf(why, sizeof why, "cannot read trace %s: %s", joined, strerror(errno));
-        return scenario_bad(r, e, "%s", why);
-    }
-    snprintf(d->path, sizeof d->path, "%s", absolute);
-    free(absolute);
+    if (graph == TOPO_FILE) return scenario_input_path(r, e, sc->topology_file, sizeof sc->topology_file);
     return HS_OK;
 }
 
