@@ -310,6 +310,7 @@ static int scenario_resolve_run(Resolver *r)
     IniEntry *e = scenario_take(r, "run", "name");
     if (e) {
         scenario_trim_copy(sc->name, sizeof sc->name, e->value);
+        if (sc->name[0] == '\0') return scenario_bad(r, e, "%s", "is empty (leave the key out for the file's name)");
     } else {
         const char *base = strrchr(r->doc->file, '/');
         base = base ? base + 1 : r->doc->file;
@@ -331,8 +332,9 @@ static int scenario_resolve_run(Resolver *r)
             strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
             strncat(list, names[i], sizeof list - strlen(list) - 1);
         }
-        return hs_diag_set(r->diag, HS_E_INPUT, e->file, e->line, "[run] method: unknown method '%s'%s; known: %s",
-                           sc->method, hint, list);
+        char why[700];
+        snprintf(why, sizeof why, "unknown method '%s'%s; known: %s", sc->method, hint, list);
+        return scenario_bad(r, e, "%s", why);
     }
     e = scenario_take(r, "run", "seed");
     sc->seed = 1;
@@ -378,6 +380,7 @@ static int scenario_resolve_data(Resolver *r)
     d->partition = (PartitionKind)partition;
     IniEntry *e = scenario_take(r, "data", "path");
     scenario_trim_copy(d->path, sizeof d->path, e ? e->value : "/usr/share/datasets/fashion-mnist");
+    if (d->path[0] == '\0') return scenario_bad(r, e, "%s", "is empty (leave the key out for Debian's folder)");
     double alpha, separation;
     if ((status = scenario_double(r, "data", "alpha", 0.5, UNIT_PLAIN, 1e-6, 1e6, &alpha)) ||
         (status = scenario_int(r, "data", "shards", 2, 1, 1000, &d->shards_per_agent)) ||

@@ -47,6 +47,51 @@ check "bad scenario writes no database" test ! -e "$tmp/bad.db"
 "$HETSIM" run scenarios/quickstart.ini --db "$tmp/r.db" --set agents.count=abc 2> "$tmp/err"
 check "bad --set exits 2" test $? -eq 2
 check "bad --set is named" grep -q -- "^hetsim: --set agents.count=abc: expected a whole number" "$tmp/err"
+# Inputs that used to be altered or ignored (issues 13 and 21): each exits 2, names the
+# --set or FILE:LINE, and leaves no database.
+refused() { # name, expected message fragment, run arguments...
+  local name=$1 fragment=$2; shift 2
+  rm -f "$tmp/refused.db"
+  "$HETSIM" run "$@" --db "$tmp/refused.db" --quiet 2> "$tmp/err"
+  local status=$?
+  check "$name exits 2" test $status -eq 2
+  check "$name is named" grep -qF -- "$fragment" "$tmp/err"
+  check "$name writes no database" test ! -e "$tmp/refused.db"
+}
+q=scenarios/quickstart.ini
+refused "method.rebalance=abc over [method.comdml]" "--set method.rebalance=abc: expected a whole number" \
+  $q --set method.rebalance=abc
+refused "method.rebalance=-3" "--set method.rebalance=-3: expected a whole number in [1, 1000000]" \
+  $q --set method.rebalance=-3
+refused "method.solver=foo" "--set method.solver=foo: expected one of exact|ip|greedy" $q --set method.solver=foo
+refused "a bad key of a method that does not run" "--set method.co2.period=0:" $q --set method.co2.period=0
+refused "layers with an empty element" "element 3 of the list is empty" $q --set model.layers=784,256,,10
+refused "a fraction of a sample" "12.5 is not a whole number of samples" $q --set agents.samples=12.5
+refused "1e308 TFLOPS" "beyond the largest number" $q --set "agents.compute=1e308 TFLOPS"
+cat > "$tmp/sweep-typo.ini" <<'INI'
+[run]
+method = sync
+rounds = 1
+mode = timing
+[agents]
+count = 4
+compute = 1 GFLOPS
+bandwidth = 10 Mbit/s
+[sweep]
+agents.bandwith = 1 MB/s, 2 MB/s
+INI
+refused "run on a file whose [sweep] has a typo" "sweep-typo.ini:10: unknown key 'bandwith'" "$tmp/sweep-typo.ini"
+sed -i 's/^agents.bandwith.*/agents.count = 8, -3/' "$tmp/sweep-typo.ini"
+refused "run on a file whose [sweep] has a bad value" "sweep-typo.ini:10: [agents] count" "$tmp/sweep-typo.ini"
+sed -i 's/^agents.count = 8, -3/agents.count = 8, 16/' "$tmp/sweep-typo.ini"
+"$HETSIM" run "$tmp/sweep-typo.ini" --db "$tmp/base.db" > /dev/null 2> "$tmp/err"
+check "run on a sweep file runs its base point" test "$(sqlite3 "$tmp/base.db" "select count(*) from agents")" = 4
+check "and says how many runs the sweep has" grep -q "defines a sweep of 2 runs; 'hetsim sweep' runs them" "$tmp/err"
+printf '[topology]\ngraph = ring\n' >> "$tmp/sweep-typo.ini"
+sed -i '/^\[sweep\]/,/^agents.count/d' "$tmp/sweep-typo.ini"
+"$HETSIM" run "$tmp/sweep-typo.ini" --db "$tmp/base.db" > /dev/null 2> "$tmp/err"
+check "an unused [topology] gets a note" grep -q "sweep-typo.ini:9: method sync does not use \[topology\]" "$tmp/err"
+
 "$HETSIM" run "$tmp/missing.ini" 2> "$tmp/err"
 check "missing scenario exits 2" test $? -eq 2
 "$HETSIM" run scenarios/quickstart.ini --bogus 2> "$tmp/err"

@@ -1,0 +1,501 @@
+/* check_scenario_keys.c — nothing a user writes is silently altered or ignored: the
+ * [method] / [method.NAME] rule, list elements, whole numbers, overflow after units,
+ * and a walk over every key of every section and every method key with a table of bad
+ * values, each of which must be an input error naming the --set that carried it (and,
+ * through the binary, exit 2 with no database written). */
+#include "sim/methods/method.h"
+#include "sim/scenario.h"
+#include "sim/world.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Every section is present, so every key is live; byzantine keys get their own base
+ * (a robust aggregator cannot be combined with compression). */
+static const char *const walk_base =
+    "[run]\nmethod = sync\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\n"
+    "[model]\nlayers = 32,16,10\n"
+    "[topology]\ngraph = ring\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\nlatency = 1 ms\n"
+    "[agents.slow]\ncount = 2\ncompute = 1 GFLOPS\n"
+    "[compression]\nscheme = topk\n";
+static const char *const walk_base_byzantine =
+    "[run]\nmethod = sync\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\n"
+    "[model]\nlayers = 32,16,10\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+    "[byzantine]\ncount = 0\n";
+
+static int resolve_with(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    int status = inidoc_load_string("t.ini", text, &doc, diag);
+    for (int i = 0; status == HS_OK && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], diag);
+    if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
+    inidoc_free(&doc);
+    return status;
+}
+
+/* ---- the rule for [method] and [method.NAME] ---- */
+
+START_TEST(test_method_and_method_name_merge)
+{
+    char text[2048];
+    Scenario sc;
+    HsDiag diag;
+    /* Both sections set the key in the file: which was meant? An error at the later line. */
+    snprintf(text, sizeof text, "%s[method]\nsolver = ip\n[method.comdml]\nsolver = greedy\n", walk_base_byzantine);
+    const char *comdml[] = {"run.method=comdml"};
+    ck_assert_int_eq(resolve_with(text, comdml, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "t.ini:18: [method.comdml] solver: also set in [method] at line 16; keep one of the two");
+    /* An override wins over the file, whichever section either names. */
+    snprintf(text, sizeof text, "%s[method.comdml]\nsolver = greedy\nrebalance = 2\n", walk_base_byzantine);
+    const char *general[] = {"run.method=comdml", "method.solver=ip", "method.rebalance=5"};
+    ck_assert_int_eq(resolve_with(text, general, 3, &sc, &diag), HS_OK);
+    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "ip");
+    ck_assert_int_eq(scenario_param_index(&sc, "solver"), 1);
+    ck_assert_int_eq(scenario_param_int(&sc, "rebalance"), 5);
+    ck_assert_str_eq(scenario_param(&sc, "rebalance")->where, "--set method.rebalance=5");
+    /* Between two overrides, the later one. */
+    const char *both[] = {"run.method=comdml", "method.solver=ip", "method.comdml.solver=exact"};
+    ck_assert_int_eq(resolve_with(text, both, 3, &sc, &diag), HS_OK);
+    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "exact");
+    const char *reversed[] = {"run.method=comdml", "method.comdml.solver=exact", "method.solver=ip"};
+    ck_assert_int_eq(resolve_with(text, reversed, 3, &sc, &diag), HS_OK);
+    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "ip");
+    /* The file alone: [method.comdml]'s value, with its line. */
+    ck_assert_int_eq(resolve_with(text, comdml, 1, &sc, &diag), HS_OK);
+    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "greedy");
+    ck_assert_str_eq(scenario_param(&sc, "solver")->where, "t.ini:16");
+    /* A bad value in the section of a method that does not run is still an error. */
+    snprintf(text, sizeof text, "%s[method.comdml]\nsolver = fast\n", walk_base_byzantine);
+    ck_assert_int_eq(resolve_with(text, NULL, 0, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "t.ini:16: [method.comdml] solver: expected one of exact|ip|greedy, found 'fast'");
+    /* A [method] key of another method is unknown for the one that runs. */
+    const char *other[] = {"method.rebalance=2"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, other, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "--set method.rebalance=2: unknown key 'rebalance' in [method] for method sync")
+                      == diag.message, "%s", diag.message);
+}
+END_TEST
+
+/* ---- values that used to be altered ---- */
+
+START_TEST(test_list_elements_are_never_dropped)
+{
+    static const char *const lists[] = {"32,,10", "32,16,", ",32,10", "32, ,10", "32,16,10,", " , ", ""};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        char set[128];
+        snprintf(set, sizeof set, "model.layers=%s", lists[i]);
+        const char *sets[] = {set};
+        Scenario sc;
+        HsDiag diag;
+        ck_assert_int_eq(resolve_with(walk_base_byzantine, sets, 1, &sc, &diag), HS_E_INPUT);
+        ck_assert_msg(strstr(diag.message, "is empty") != NULL, "%s: %s", lists[i], diag.message);
+    }
+    Scenario sc;
+    HsDiag diag;
+    char text[2048];
+    snprintf(text, sizeof text, "%s[model]\nchannels = 32,,64\n", walk_base_byzantine);
+    /* the base has a [model] already: put channels there instead */
+    const char *cnn[] = {"model.channels=32,,64"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, cnn, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set model.channels=32,,64: element 2 of the list is empty (a list is N,N,...,N)");
+}
+END_TEST
+
+START_TEST(test_whole_numbers_and_overflow)
+{
+    Scenario sc;
+    HsDiag diag;
+    const char *fraction[] = {"agents.samples=12.5"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, fraction, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set agents.samples=12.5: 12.5 is not a whole number of samples in [1, 1000000000]");
+    const char *choice[] = {"agents.samples=choice(10:0.5, 10.5:0.5)"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, choice, 1, &sc, &diag), HS_E_INPUT);
+    const char *huge[] = {"agents.samples=1e12"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, huge, 1, &sc, &diag), HS_E_INPUT);
+    const char *overflow[] = {"agents.compute=1e308 TFLOPS"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, overflow, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set agents.compute=1e308 TFLOPS: '1e308 TFLOPS' is beyond the largest number a "
+                                   "double holds");
+    const char *latency[] = {"agents.latency=inf"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, latency, 1, &sc, &diag), HS_E_INPUT);
+    /* Draws the run cannot use are refused when the agents are drawn, at the group's line. */
+    const char *wide[] = {"agents.compute=lognormal(1 GFLOPS, 400)"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, wide, 1, &sc, &diag), HS_OK);
+    World w;
+    ck_assert_int_eq(world_build(&sc, &w, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9: [agents] compute: agent") == diag.message, "%s", diag.message);
+    const char *tail[] = {"agents.samples=pareto(100, 0.01)"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, tail, 1, &sc, &diag), HS_OK);
+    ck_assert_int_eq(world_build(&sc, &w, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "more than an agent may hold (1000000000)") != NULL, "%s", diag.message);
+    /* A 64-bit integer beyond int is refused, not wrapped. */
+    const char *rounds[] = {"run.rounds=4294967297"};
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, rounds, 1, &sc, &diag), HS_E_INPUT);
+    /* An empty group is allowed: a sweep over a group's size may start at 0. */
+    char text[2048];
+    snprintf(text, sizeof text, "%s[agents.slow]\ncount = 0\ncompute = 1 GFLOPS\n", walk_base_byzantine);
+    ck_assert_int_eq(resolve_with(text, NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(sc.n_groups, 2);
+    ck_assert_int_eq(sc.groups[1].count, 0);
+    ck_assert_int_eq(world_build(&sc, &w, &diag), HS_OK);
+    ck_assert_int_eq(w.n, 8);
+    world_free(&w);
+}
+END_TEST
+
+/* ---- the walk ---- */
+
+typedef enum {
+    WALK_COUNT,     /* whole number >= 1 */
+    WALK_WHOLE,     /* whole number >= 0 */
+    WALK_SEED,      /* whole number in [0, 2^63) */
+    WALK_FLAG,      /* 0 or 1 */
+    WALK_POSITIVE,  /* real > 0, finite */
+    WALK_NONNEG,    /* real >= 0, finite */
+    WALK_UNIT,      /* real in [0, 1] */
+    WALK_TIME,      /* time > 0, inf allowed */
+    WALK_CHOICE,
+    WALK_LIST,      /* whole numbers, comma-separated */
+    WALK_TEXT,      /* any non-empty text */
+    WALK_DIST_COMPUTE, WALK_DIST_BANDWIDTH, WALK_DIST_TIME, WALK_DIST_SAMPLES,
+    WALK_SLOWDOWN, WALK_AVAILABILITY,
+} WalkKind;
+
+typedef struct WalkKey {
+    const char *name;   /* SECTION.KEY */
+    WalkKind kind;
+    const char *extra;  /* more bad values for this key, '|'-separated */
+} WalkKey;
+
+static const WalkKey walk_keys[] = {
+    {"run.name", WALK_TEXT, NULL},
+    {"run.method", WALK_CHOICE, NULL},
+    {"run.seed", WALK_SEED, NULL},
+    {"run.rounds", WALK_COUNT, "1000001"},
+    {"run.time_budget", WALK_TIME, NULL},
+    {"run.target_accuracy", WALK_UNIT, NULL},
+    {"run.mode", WALK_CHOICE, NULL},
+    {"run.eval_every", WALK_COUNT, NULL},
+    {"data.dataset", WALK_CHOICE, NULL},
+    {"data.path", WALK_TEXT, NULL},
+    {"data.partition", WALK_CHOICE, NULL},
+    {"data.alpha", WALK_POSITIVE, NULL},
+    {"data.shards", WALK_COUNT, NULL},
+    {"data.test_samples", WALK_WHOLE, NULL},
+    {"data.features", WALK_COUNT, NULL},
+    {"data.classes", WALK_COUNT, "1"},
+    {"data.train_samples", WALK_COUNT, NULL},
+    {"data.separation", WALK_NONNEG, NULL},
+    {"model.arch", WALK_CHOICE, NULL},
+    {"model.layers", WALK_LIST, "32|32,10,16"},
+    {"model.channels", WALK_LIST, "32|32,64,128"},
+    {"model.kernel", WALK_COUNT, "2|17"},
+    {"model.hidden", WALK_COUNT, NULL},
+    {"model.batch", WALK_COUNT, NULL},
+    {"model.optimizer", WALK_CHOICE, NULL},
+    {"model.lr", WALK_NONNEG, NULL},
+    {"model.momentum", WALK_UNIT, "1"},
+    {"model.nesterov", WALK_FLAG, NULL},
+    {"model.weight_decay", WALK_NONNEG, NULL},
+    {"model.beta1", WALK_UNIT, "1"},
+    {"model.beta2", WALK_UNIT, "1"},
+    {"model.eps", WALK_POSITIVE, "2"},
+    {"model.schedule", WALK_CHOICE, NULL},
+    {"model.step_gamma", WALK_UNIT, NULL},
+    {"model.step_every", WALK_COUNT, NULL},
+    {"model.warmup", WALK_WHOLE, NULL},
+    {"topology.graph", WALK_CHOICE, "missing.edges"},
+    {"topology.degree", WALK_COUNT, NULL},
+    {"agents.count", WALK_COUNT, NULL},
+    {"agents.compute", WALK_DIST_COMPUTE, NULL},
+    {"agents.bandwidth", WALK_DIST_BANDWIDTH, NULL},
+    {"agents.uplink", WALK_DIST_BANDWIDTH, NULL},
+    {"agents.downlink", WALK_DIST_BANDWIDTH, NULL},
+    {"agents.latency", WALK_DIST_TIME, NULL},
+    {"agents.samples", WALK_DIST_SAMPLES, NULL},
+    {"agents.slowdown", WALK_SLOWDOWN, NULL},
+    {"agents.jitter", WALK_NONNEG, "11"},
+    {"agents.availability", WALK_AVAILABILITY, NULL},
+    {"compression.scheme", WALK_CHOICE, NULL},
+    {"compression.ratio", WALK_UNIT, "0"},
+    {"compression.feedback", WALK_CHOICE, NULL},
+    {"compression.eta", WALK_UNIT, NULL},
+    {"compression.warm_start", WALK_FLAG, NULL},
+    {"compression.refresh", WALK_COUNT, NULL},
+    {"compression.explore", WALK_UNIT, NULL},
+    {"compression.gamma", WALK_UNIT, "0"},
+    {"compression.momentum", WALK_CHOICE, NULL},
+    {"byzantine.count", WALK_WHOLE, "8"},
+    {"byzantine.attack", WALK_CHOICE, NULL},
+    {"byzantine.scale", WALK_NONNEG, NULL},
+    {"byzantine.sigma", WALK_NONNEG, NULL},
+    {"byzantine.z", WALK_NONNEG, NULL},
+    {"byzantine.epsilon", WALK_NONNEG, NULL},
+    {"byzantine.aggregator", WALK_CHOICE, NULL},
+    {"byzantine.trim", WALK_WHOLE, "4"},
+    {"byzantine.f", WALK_WHOLE, "9"},
+    {"byzantine.tau", WALK_POSITIVE, NULL},
+    {"byzantine.iters", WALK_COUNT, NULL},
+};
+
+/* Bad values of each kind ('|'-separated): empty, blank, not a number, NaN, overflow,
+ * negative, zero, fractions, beyond int, wrong unit, wrong type. */
+static const char *walk_bad_values(WalkKind kind)
+{
+    switch (kind) {
+    case WALK_COUNT: return "| |abc|nan|inf|-1|0|1.5|1e999|4294967297|99999999999999999999|5 s|1,2";
+    case WALK_WHOLE: return "| |abc|nan|inf|-1|1.5|1e999|4294967297|99999999999999999999|5 s|1,2";
+    case WALK_SEED: return "| |abc|nan|inf|-1|1.5|1e999|9223372036854775808|99999999999999999999|5 s|1,2";
+    case WALK_FLAG: return "| |abc|nan|-1|2|0.5|5 s";
+    case WALK_POSITIVE: return "| |abc|nan|NaN|inf|-1|0|1e999|-1e999|5 s|1,2";
+    case WALK_NONNEG: return "| |abc|nan|inf|-1|1e999|-1e999|5 s|1,2";
+    case WALK_UNIT: return "| |abc|nan|inf|-1|1.5|1e999|5 s";
+    case WALK_TIME: return "| |abc|nan|-1|0|-1 s|5 GFLOPS|1e999 s|1e308 d";
+    case WALK_CHOICE: return "| |nonsense|1|nan";
+    case WALK_LIST: return "| |abc|0|-1|1.5|99999999999999999999";
+    case WALK_TEXT: return "| ";
+    case WALK_DIST_COMPUTE:
+        return "| |abc|nan|inf|-1 GFLOPS|0|5 ms|5 GHz|1e308 TFLOPS|uniform(1 GFLOPS, )|uniform(2 GFLOPS, 1 GFLOPS)"
+               "|normal(-1 GFLOPS, 1 GFLOPS)|lognormal(1 GFLOPS)|lognormal(1 GFLOPS, -1)|choice(1 GFLOPS:0.5)"
+               "|choice(1 GFLOPS:0.5, 2 GFLOPS:0.6)|choice(1 GFLOPS:0.5,,2 GFLOPS:0.5)|pareto(0, 1)|zipf(1, 2)"
+               "|trace(missing.csv)";
+    case WALK_DIST_BANDWIDTH:
+        return "| |abc|nan|-1 MB/s|0|5 ms|5 GFLOPS|1e300 GB/s|uniform(1 MB/s)|lognormal(0, 1)|trace(missing.csv)";
+    case WALK_DIST_TIME: return "| |abc|nan|inf|-1 ms|5 GFLOPS|1e308 d|uniform(1 ms, 0)|trace(latency.csv)";
+    case WALK_DIST_SAMPLES: return "| |abc|nan|inf|-1|0|12.5|1e12|5 s|choice(10:0.5, 10.5:0.5)|trace(samples.csv)";
+    case WALK_SLOWDOWN:
+        return "| |abc|markov(0.1, 0.2)|markov(1.5, 0.2, 2)|markov(0.1, 0.2, 0.5)|periodic(0, 1)|periodic(1 s, -1)"
+               "|periodic(1e999 s, 1)";
+    case WALK_AVAILABILITY: return "| |abc|sometimes|1|trace(missing.csv)";
+    }
+    return "";
+}
+
+typedef struct WalkCase {
+    char set[1200];
+    const char *base;
+} WalkCase;
+
+static WalkCase *walk_cases;
+static int walk_n, walk_capacity;
+
+static void walk_add(const char *base, const char *section, const char *key, const char *value)
+{
+    if (walk_n == walk_capacity) {
+        walk_capacity = walk_capacity ? 2 * walk_capacity : 512;
+        walk_cases = realloc(walk_cases, (size_t)walk_capacity * sizeof *walk_cases);
+        ck_assert_ptr_nonnull(walk_cases);
+    }
+    WalkCase *c = &walk_cases[walk_n++];
+    snprintf(c->set, sizeof c->set, "%s.%s=%s", section, key, value);
+    c->base = base;
+}
+
+static void walk_add_values(const char *base, const char *section, const char *key, const char *values)
+{
+    const char *p = values;
+    for (;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        char value[256];
+        snprintf(value, sizeof value, "%.*s", (int)len, p);
+        walk_add(base, section, key, value);
+        if (!bar) return;
+        p = bar + 1;
+    }
+}
+
+/* Scenario keys: every key the resolver knows must be in walk_keys (so a new key cannot
+ * go unwalked); group keys are walked in [agents.slow] too. */
+static void walk_collect_scenario_keys(void)
+{
+    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "compression", "byzantine"};
+    for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
+        const char *const *keys = scenario_section_keys(sections[s]);
+        ck_assert_ptr_nonnull(keys);
+        for (int k = 0; keys[k]; k++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s.%s", sections[s], keys[k]);
+            const WalkKey *w = NULL;
+            for (size_t i = 0; i < sizeof walk_keys / sizeof *walk_keys; i++)
+                if (strcmp(walk_keys[i].name, name) == 0) w = &walk_keys[i];
+            ck_assert_msg(w != NULL, "%s has no bad values in the walk table: add it", name);
+            const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine : walk_base;
+            walk_add_values(base, sections[s], keys[k], walk_bad_values(w->kind));
+            if (w->extra) walk_add_values(base, sections[s], keys[k], w->extra);
+            if (strcmp(sections[s], "agents") == 0) {
+                /* a group may be empty; everything else is as for [agents] */
+                const char *values = walk_bad_values(w->kind == WALK_COUNT ? WALK_WHOLE : w->kind);
+                walk_add_values(base, "agents.slow", keys[k], values);
+            }
+        }
+    }
+}
+
+static void walk_method_values(const MethodKey *k, char *out, size_t size)
+{
+    char low[64], high[64];
+    int whole = k->type == METHOD_KEY_INT || k->type == METHOD_KEY_STEPS;
+    snprintf(low, sizeof low, whole ? "%.0f" : "%.17g", k->open & METHOD_KEY_OPEN_MIN ? k->min : k->min - 1);
+    snprintf(high, sizeof high, whole ? "%.0f" : "%.17g", k->open & METHOD_KEY_OPEN_MAX ? k->max : k->max * 2 + 1);
+    switch (k->type) {
+    case METHOD_KEY_CHOICE: snprintf(out, size, "| |nonsense|0"); return;
+    case METHOD_KEY_INT:
+    case METHOD_KEY_STEPS:
+        snprintf(out, size, "| |abc|nan|inf|1.5|1e999|99999999999999999999|5 s|%s|%s%s", low, high,
+                 k->type == METHOD_KEY_STEPS ? "|epochs" : "");
+        return;
+    case METHOD_KEY_REAL:
+        snprintf(out, size, "| |abc|nan|inf|1e999|5 s|%s%s%s", low, isinf(k->max) ? "" : "|", isinf(k->max) ? "" : high);
+        return;
+    case METHOD_KEY_TIME:
+        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s", k->open & METHOD_KEY_OPEN_MIN ? "0" : "-1",
+                 isinf(k->max) ? "" : "|", isinf(k->max) ? "inf" : high);
+        return;
+    }
+}
+
+/* Method keys: in [method] with the method running, and in [method.NAME] while another
+ * method runs (its section is validated all the same). */
+static void walk_collect_method_keys(void)
+{
+    static char method_bases[16][1024];
+    int m = 0;
+    for (const MethodOps *const *ops = method_all(); *ops; ops++, m++) {
+        ck_assert_int_lt(m, 16);
+        const char *plain = "[run]\nmethod = %s\nrounds = 2\nmode = timing\n[data]\ndataset = synthetic\n"
+                            "[model]\nlayers = 32,16,10\n[agents]\ncount = 8\ncompute = 2 GFLOPS\n"
+                            "bandwidth = 100 Mbit/s\n";
+        snprintf(method_bases[m], sizeof method_bases[m], plain, (*ops)->name);
+        const char *other_base = strcmp((*ops)->name, "sync") == 0 ? method_bases[0] : walk_base_byzantine;
+        for (const MethodKey *k = (*ops)->keys; k->name; k++) {
+            char values[512], section[80];
+            walk_method_values(k, values, sizeof values);
+            walk_add_values(method_bases[m], "method", k->name, values);
+            snprintf(section, sizeof section, "method.%s", (*ops)->name);
+            walk_add_values(strcmp((*ops)->name, "sync") == 0 ? walk_base_byzantine : other_base, section, k->name,
+                            values);
+        }
+    }
+}
+
+/* A case that resolves must not, and its message must start with the --set it names. */
+START_TEST(test_every_key_rejects_every_bad_value)
+{
+    walk_n = 0;
+    walk_collect_scenario_keys();
+    walk_collect_method_keys();
+    int checked = 0, failures = 0;
+    for (int i = 0; i < walk_n; i++) {
+        const WalkCase *c = &walk_cases[i];
+        const char *sets[] = {c->set};
+        Scenario sc;
+        HsDiag diag;
+        int status = resolve_with(c->base, sets, 1, &sc, &diag);
+        if (status == HS_OK) {
+            /* draws are checked when the agents are drawn (world.c) */
+            World w;
+            status = world_build(&sc, &w, &diag);
+            if (status == HS_OK) world_free(&w);
+        }
+        if (status != HS_E_INPUT) {
+            fprintf(stderr, "FAIL --set %s was accepted\n", c->set);
+            failures++;
+            continue;
+        }
+        /* --set drops the blanks after '=' */
+        const char *eq = strchr(c->set, '=');
+        const char *value = eq + 1;
+        while (*value == ' ') value++;
+        char prefix[1300];
+        snprintf(prefix, sizeof prefix, "--set %.*s%s: ", (int)(eq + 1 - c->set), c->set, value);
+        int names_set = strncmp(diag.message, prefix, strlen(prefix)) == 0;
+        /* a bad draw is reported at its group's line, where the distribution's file line is */
+        int names_group = strstr(diag.message, "t.ini:") == diag.message && strstr(diag.message, " drew ") != NULL;
+        if (!(names_set || names_group)) {
+            fprintf(stderr, "FAIL --set %s: message '%s' does not name the --set\n", c->set, diag.message);
+            failures++;
+        }
+        checked++;
+    }
+    fprintf(stderr, "check_scenario_keys: %d bad values over every key, each refused\n", checked);
+    ck_assert_int_eq(failures, 0);
+    ck_assert_int_gt(checked, 900);
+}
+END_TEST
+
+/* The same cases through the binary, a deterministic sample of them: exit 2 and no
+ * database file. */
+START_TEST(test_binary_exits_2_and_writes_nothing)
+{
+    const char *binary = getenv("HETSIM");
+    ck_assert_msg(binary != NULL, "HETSIM must name the hetsim binary (make test sets it)");
+    walk_n = 0;
+    walk_collect_scenario_keys();
+    walk_collect_method_keys();
+    char dir[] = "/tmp/hetsim-keys-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    int ran = 0;
+    for (int i = 0; i < walk_n; i += 7) {
+        const WalkCase *c = &walk_cases[i];
+        char ini[600], db[600];
+        snprintf(ini, sizeof ini, "%s/t.ini", dir);
+        snprintf(db, sizeof db, "%s/out.db", dir);
+        FILE *f = fopen(ini, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(c->base, f);
+        fclose(f);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            freopen("/dev/null", "w", stderr);
+            execl(binary, binary, "run", ini, "--db", db, "--quiet", "--set", c->set, (char *)NULL);
+            _exit(127);
+        }
+        int wstatus;
+        ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
+        ck_assert_msg(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 2, "--set %s: exit %d", c->set,
+                      WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+        ck_assert_msg(access(db, F_OK) != 0, "--set %s left a database", c->set);
+        ran++;
+    }
+    char command[700];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    ck_assert_int_eq(system(command), 0);
+    fprintf(stderr, "check_scenario_keys: %d cases through %s, each exit 2 with no database\n", ran, binary);
+}
+END_TEST
+
+static Suite *scenario_keys_suite(void)
+{
+    Suite *s = suite_create("scenario_keys");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_method_and_method_name_merge);
+    tcase_add_test(tc, test_list_elements_are_never_dropped);
+    tcase_add_test(tc, test_whole_numbers_and_overflow);
+    tcase_add_test(tc, test_every_key_rejects_every_bad_value);
+    tcase_add_test(tc, test_binary_exits_2_and_writes_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(scenario_keys_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    free(walk_cases);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
