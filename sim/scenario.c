@@ -304,6 +304,16 @@ static int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_coun
     }
 }
 
+/* Text that runs.config must give back as it was: a ';' or '#' there would start a
+ * comment when the config is read again. */
+static int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text)
+{
+    if (strpbrk(text, ";#") == NULL) return HS_OK;
+    char why[INIDOC_VALUE_MAX + 80];
+    snprintf(why, sizeof why, "'%.200s' holds ';' or '#', which start comments in a scenario file", text);
+    return scenario_bad(r, e, "%s", why);
+}
+
 static int scenario_resolve_run(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -311,6 +321,8 @@ static int scenario_resolve_run(Resolver *r)
     if (e) {
         scenario_trim_copy(sc->name, sizeof sc->name, e->value);
         if (sc->name[0] == '\0') return scenario_bad(r, e, "%s", "is empty (leave the key out for the file's name)");
+        int status = scenario_plain_text(r, e, sc->name);
+        if (status != HS_OK) return status;
     } else {
         const char *base = strrchr(r->doc->file, '/');
         base = base ? base + 1 : r->doc->file;
@@ -381,6 +393,7 @@ static int scenario_resolve_data(Resolver *r)
     IniEntry *e = scenario_take(r, "data", "path");
     scenario_trim_copy(d->path, sizeof d->path, e ? e->value : "/usr/share/datasets/fashion-mnist");
     if (d->path[0] == '\0') return scenario_bad(r, e, "%s", "is empty (leave the key out for Debian's folder)");
+    if (e && (status = scenario_plain_text(r, e, d->path)) != HS_OK) return status;
     double alpha, separation;
     if ((status = scenario_double(r, "data", "alpha", 0.5, UNIT_PLAIN, 1e-6, 1e6, &alpha)) ||
         (status = scenario_int(r, "data", "shards", 2, 1, 1000, &d->shards_per_agent)) ||
@@ -508,7 +521,7 @@ static int scenario_input_path(Resolver *r, const IniEntry *e, char *path, size_
     int fits = strlen(absolute) < size;
     if (fits) snprintf(path, size, "%s", absolute);
     free(absolute);
-    return fits ? HS_OK : scenario_bad(r, e, "%s", "the file's absolute path is too long");
+    return fits ? scenario_plain_text(r, e, path) : scenario_bad(r, e, "%s", "the file's absolute path is too long");
 }
 
 static int scenario_trace_path(Resolver *r, const IniEntry *e, Distribution *d)

@@ -178,7 +178,7 @@ typedef struct WalkKey {
 } WalkKey;
 
 static const WalkKey walk_keys[] = {
-    {"run.name", WALK_TEXT, NULL},
+    {"run.name", WALK_TEXT, "a;b|x #y|;"},
     {"run.method", WALK_CHOICE, NULL},
     {"run.seed", WALK_SEED, NULL},
     {"run.rounds", WALK_COUNT, "1000001"},
@@ -187,7 +187,7 @@ static const WalkKey walk_keys[] = {
     {"run.mode", WALK_CHOICE, NULL},
     {"run.eval_every", WALK_COUNT, NULL},
     {"data.dataset", WALK_CHOICE, NULL},
-    {"data.path", WALK_TEXT, NULL},
+    {"data.path", WALK_TEXT, "/usr/share;x"},
     {"data.partition", WALK_CHOICE, NULL},
     {"data.alpha", WALK_POSITIVE, NULL},
     {"data.shards", WALK_COUNT, NULL},
