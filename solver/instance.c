@@ -257,16 +257,6 @@ static int instance_check(InstanceText *t, const NumberList **rows_by_agent, HsD
                 return hs_diag_set(diag, HS_E_INPUT, name, row->line, "bandwidth.%d: value %d is %g, must be >= 0", i,
                                    j, row->v[j]);
     }
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < i; j++)
-            if (rows_by_agent[i]->v[j] != rows_by_agent[j]->v[i]) {
-                int line =
-                    rows_by_agent[i]->line > rows_by_agent[j]->line ? rows_by_agent[i]->line : rows_by_agent[j]->line;
-                return hs_diag_set(
-                    diag, HS_E_INPUT, name, line,
-                    "the bandwidth matrix is not symmetric: bandwidth.%d has %g at %d, bandwidth.%d has %g at %d", i,
-                    rows_by_agent[i]->v[j], j, j, rows_by_agent[j]->v[i], i);
-            }
     return HS_OK;
 }
 

@@ -8,8 +8,10 @@
  *   bandwidth.0 = inf, 50, 0     ; row i of b_ij, >= 0 or inf; 0 = no link
  *   bandwidth.1 = 50, inf, 10
  *   bandwidth.2 = 0, 10, inf
- * Every key exactly once, in any order; one row per agent with one value per agent; the
- * matrix symmetric (b_ij = b_ji). The diagonal is not used (write inf). Values are
+ * Every key exactly once, in any order; one row per agent with one value per agent.
+ * Links are directed: b_ij (row i, column j) is the bandwidth from i to j, the direction
+ * activations travel when i offloads to j, and need not equal b_ji (an uplink and a
+ * downlink differ). The diagonal is not used (write inf). Values are
  * comma-separated numbers (strtod syntax, `inf` allowed); `;` and `#` start a comment;
  * lines may be of any length. fs, ff and act have one value per split, split 0 included.
  * Every error is HS_E_INPUT with "FILE:LINE: what is wrong"; a missing key or row is

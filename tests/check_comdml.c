@@ -126,6 +126,46 @@ START_TEST(test_offloading_shortens_the_round_against_localsgd)
 }
 END_TEST
 
+/* Every pairings row's solver column (the last field) equals want; returns the row count. */
+static int pairing_solvers_are(const TestSink *ts, const char *want)
+{
+    int rows = 0;
+    for (const char *p = ts->text; (p = strstr(p, "pairing ")) != NULL; p++) {
+        const char *end = strchr(p, '\n'), *last = end;
+        while (last > p && last[-1] != ' ') last--;
+        ck_assert_msg((size_t)(end - last) == strlen(want) && strncmp(last, want, strlen(want)) == 0,
+                      "pairing row says '%.*s', expected '%s'", (int)(end - last), last, want);
+        rows++;
+    }
+    return rows;
+}
+
+START_TEST(test_pairings_record_the_solver_that_answered)
+{
+    /* Two rounds, one re-pairing each: every row names who produced the pairing. */
+    const char *names[] = {"exact", "ip", "greedy"};
+    for (int k = 0; k < 3; k++) {
+        char solver[32];
+        snprintf(solver, sizeof solver, "method.solver=%s", names[k]);
+        const char *set[] = {"run.rounds=2", solver};
+        TestSink ts;
+        ck_assert_int_eq(run(set, 2, &ts), 0);
+        ck_assert_int_eq(pairing_solvers_are(&ts, names[k]), 2);
+        test_sink_free(&ts);
+    }
+    /* A forced lp_solve timeout: ip's deadline is its entry time plus the limit on the
+     * monotonic clock, and 1e-300 s added to any clock reading past 1e-280 s changes
+     * nothing, so the deadline is the entry time itself and the first look at the clock
+     * finds it passed. Deterministic, no test hook: the exact solver answers, and the rows
+     * say so rather than the requested "ip". */
+    const char *timeout[] = {"run.rounds=2", "method.solver=ip", "method.ip_time_limit=1e-300"};
+    TestSink ts;
+    ck_assert_int_eq(run(timeout, 3, &ts), 0);
+    ck_assert_int_eq(pairing_solvers_are(&ts, "ip>exact"), 2);
+    test_sink_free(&ts);
+}
+END_TEST
+
 /* --- churn --- */
 
 static char trace_path[64];
@@ -480,6 +520,7 @@ static Suite *comdml_suite(void)
     tcase_add_test(tc, test_played_out_equals_prediction_when_activations_arrive_early);
     tcase_add_test(tc, test_slow_side_bottleneck_adds_the_last_batch);
     tcase_add_test(tc, test_offloading_shortens_the_round_against_localsgd);
+    tcase_add_test(tc, test_pairings_record_the_solver_that_answered);
     suite_add_tcase(s, tc);
     TCase *churn = tcase_create("churn");
     tcase_add_test(churn, test_helper_drops_an_offline_offloaders_batches);

@@ -7,6 +7,7 @@
  * heterogeneity level rules (analysis/runset.h). */
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -21,6 +22,7 @@
 #include "analysis/report.h"
 #include "analysis/runset.h"
 #include "analysis/store.h"
+#include "tests/test_user.h"
 
 #define FIXTURE_SQL "tests/fixtures/store/report_fixture.sql"
 #define SWEEP_SQL "tests/fixtures/store/sweep_fixture.sql"
@@ -607,12 +609,47 @@ START_TEST(test_report_only_reads)
 }
 END_TEST
 
+/* The report as an unprivileged user (tests/test_user.h): the folder must really be
+ * unwritable to it, the report must exit 0 and print run 1's CSV row. No ck_assert here. */
+typedef struct ReadOnlyFolder {
+    const char *folder, *path;
+} ReadOnlyFolder;
+
+static int report_as_reader(void *arg)
+{
+    const ReadOnlyFolder *t = arg;
+    if (access(t->path, R_OK) != 0) {
+        fprintf(stderr, "uid %d cannot read %s: %s (is TMPDIR open to others?)\n", (int)geteuid(), t->path,
+                strerror(errno));
+        return 1;
+    }
+    if (access(t->folder, W_OK) == 0) {
+        fprintf(stderr, "uid %d can write %s: the check would prove nothing\n", (int)geteuid(), t->folder);
+        return 1;
+    }
+    FILE *out = tmpfile(), *err = tmpfile();
+    if (out == NULL || err == NULL) {
+        fprintf(stderr, "tmpfile: %s\n", strerror(errno));
+        return 1;
+    }
+    char *argv[] = {"report", (char *)t->path, "--csv", NULL};
+    int status = report_cli_stream(3, argv, out, err);
+    char text[4096] = "", message[1024] = "";
+    rewind(out);
+    rewind(err);
+    text[fread(text, 1, sizeof text - 1, out)] = '\0';
+    message[fread(message, 1, sizeof message - 1, err)] = '\0';
+    int ok = status == 0 && strstr(text, "\n1,plain,sync,1,done,3,30,") != NULL;
+    if (!ok) fprintf(stderr, "report as uid %d: status %d, stderr '%s', stdout '%s'\n", (int)geteuid(), status,
+                     message, text);
+    return ok ? 0 : 1;
+}
+
 /* A closed WAL database in a folder the reader cannot write: SQLite cannot make the -shm
  * file a reader needs, and the report falls back to reading the file as immutable.
- * Root writes everywhere, so this runs only for other users. */
+ * Root writes everywhere, so the report runs in a child that drops root to nobody. */
 START_TEST(test_report_from_read_only_folder)
 {
-    if (geteuid() == 0) return;
     const char *source = make_fixture("shared.db");
     char folder[600], path[700];
     snprintf(folder, sizeof folder, "%s/read only ?#%%", scratch);  /* URI-hostile name */
@@ -625,14 +662,17 @@ START_TEST(test_report_from_read_only_folder)
     ck_assert_uint_eq(fwrite(bytes, 1, (size_t)size, copy), (size_t)size);
     fclose(copy);
     free(bytes);
+    /* nobody must reach the file: through the scratch folder (0700 from mkdtemp), to read */
+    ck_assert_int_eq(chmod(scratch, 0711), 0);
+    ck_assert_int_eq(chmod(path, 0644), 0);
     ck_assert_int_eq(chmod(folder, 0555), 0);
-    Output o = RUN_REPORT("report", path, "--csv");
+    ReadOnlyFolder t = {.folder = folder, .path = path};
+    char why[200];
+    int failed = test_user_run_unprivileged(report_as_reader, &t, why, sizeof why);
     ck_assert_int_eq(chmod(folder, 0755), 0);
     unlink(path);
     rmdir(folder);
-    ck_assert_msg(o.status == 0, "%s", o.err);
-    ck_assert_ptr_nonnull(strstr(o.out, "\n1,plain,sync,1,done,3,30,"));
-    output_free(&o);
+    ck_assert_msg(!failed, "report from a read-only folder: %s", why);
 }
 END_TEST
 

@@ -2,8 +2,9 @@
  *  - the published worked example (greedy's pairs, splits and times; exact and ip);
  *  - differential: exact against a naive brute force over every matching, direction and
  *    split, ip against exact, greedy against a naive twin of the published loop, on a
- *    few hundred random instances of up to 9 agents from three families (paper-like,
- *    tie-heavy, sparse); every result through pairing_result_check;
+ *    few hundred random instances of up to 9 agents from four families (paper-like,
+ *    tie-heavy, sparse, directed); every result through pairing_result_check;
+ *  - directed links: an offload uses b[offloader][helper] in every solver, dense and sparse;
  *  - limits: no agents, one agent, no splits, no links, zero work, 1,000 agents with a
  *    full matrix, 10,000 with link lists, sparse and dense storage agreeing;
  *  - errors: solver names, invalid problems, corrupted results caught by the checker,
@@ -102,7 +103,7 @@ static void naive_greedy(const PairingProblem *p, int *partner, int *split)
 
 /* ---- instances ---------------------------------------------------------------------- */
 
-enum { FAMILY_PAPER, FAMILY_TIES, FAMILY_SPARSE };
+enum { FAMILY_PAPER, FAMILY_TIES, FAMILY_SPARSE, FAMILY_DIRECTED };
 
 static double draw(gsl_rng *rng, const double *values, const double *probs, int n)
 {
@@ -114,7 +115,9 @@ static double draw(gsl_rng *rng, const double *values, const double *probs, int 
 
 /* paper: the authors' compute times and bandwidths, varied batches and profiles;
  * ties: small integers and quarter fractions, so equal times are everywhere (exercises
- * the <= of feasibility and greedy's tie rule); sparse: as paper, 60 % of links absent. */
+ * the <= of feasibility and greedy's tie rule); sparse: as paper, 60 % of links absent;
+ * directed: as paper, but b_ij and b_ji drawn apart (30 % of directions absent), so a
+ * solver that reads a link the wrong way round disagrees with the references. */
 static void random_instance(PairingProblem *p, gsl_rng *rng, int n, int family)
 {
     static const double batch_time[] = {16, 22, 54, 72, 256}, time_prob[] = {.1, .2, .4, .2, .1};
@@ -143,18 +146,28 @@ static void random_instance(PairingProblem *p, gsl_rng *rng, int n, int family)
             p->act[m] = 0.1 + 20 * gsl_rng_uniform(rng);
         }
     }
-    double absent = family == FAMILY_SPARSE ? 0.6 : family == FAMILY_PAPER ? 0.15 : 0.2;
+    double absent = family == FAMILY_SPARSE      ? 0.6
+                    : family == FAMILY_PAPER    ? 0.15
+                    : family == FAMILY_DIRECTED ? 0.3
+                                                : 0.2;
     for (int i = 0; i < n; i++) {
         p->bandwidth[(size_t)i * n + i] = INFINITY;
         for (int j = i + 1; j < n; j++) {
-            double b;
-            if (gsl_rng_uniform(rng) < absent)
-                b = 0;
-            else if (family == FAMILY_TIES)
-                b = (double[]){1, 2, INFINITY}[gsl_rng_uniform_int(rng, 3)];
-            else
-                b = draw(rng, bw, bw_prob, 3);
-            p->bandwidth[(size_t)i * n + j] = p->bandwidth[(size_t)j * n + i] = b;
+            for (int direction = 0; direction < 2; direction++) {
+                double b;
+                if (gsl_rng_uniform(rng) < absent)
+                    b = 0;
+                else if (family == FAMILY_TIES)
+                    b = (double[]){1, 2, INFINITY}[gsl_rng_uniform_int(rng, 3)];
+                else
+                    b = draw(rng, bw, bw_prob, 3);
+                if (family == FAMILY_DIRECTED) {
+                    p->bandwidth[direction ? (size_t)j * n + i : (size_t)i * n + j] = b;
+                    continue;
+                }
+                p->bandwidth[(size_t)i * n + j] = p->bandwidth[(size_t)j * n + i] = b;
+                break;
+            }
         }
     }
 }
@@ -233,6 +246,8 @@ START_TEST(test_worked_example)
     load(FIXTURES "example5.ini", &p);
     ck_assert_int_eq(p.n, 5);
     ck_assert_int_eq(p.n_splits, 8);
+    /* the authors' matrix is directed: 0 -> 3 at 20, 3 -> 0 at 50 */
+    ck_assert(p.bandwidth[0 * 5 + 3] == 20 && p.bandwidth[3 * 5 + 0] == 50);
     double tau[] = {30, 10, 12.5, 50, 15};
     for (int i = 0; i < 5; i++)
         ck_assert(close_to(pairing_standalone(&p, i), tau[i], 1e-15));
@@ -322,7 +337,8 @@ START_TEST(test_against_naive_references)
     }
     /* the instances are not trivial: pairs form, and greedy is sometimes beaten */
     ck_assert_msg(paired > trials / 2, "family %d: only %d pairs", _i, paired);
-    if (_i == FAMILY_PAPER) ck_assert_msg(greedy_worse > 0, "family %d: greedy always optimal", _i);
+    if (_i == FAMILY_PAPER || _i == FAMILY_DIRECTED)
+        ck_assert_msg(greedy_worse > 0, "family %d: greedy always optimal", _i);
     gsl_rng_free(rng);
 }
 END_TEST
@@ -334,7 +350,7 @@ START_TEST(test_sparse_links_match_dense)
     for (int trial = 0; trial < 60; trial++) {
         PairingProblem dense, sparse;
         int n = 2 + trial % 14;
-        random_instance(&dense, rng, n, trial % 3);
+        random_instance(&dense, rng, n, trial % 4);
         to_sparse(&dense, &sparse);
         const char *solvers[] = {"exact", "greedy", "ip"};
         for (int s = 0; s < 3; s++) {
@@ -355,6 +371,59 @@ START_TEST(test_sparse_links_match_dense)
         pairing_problem_free(&sparse);
     }
     gsl_rng_free(rng);
+}
+END_TEST
+
+/* Links are directed and an offload uses b[offloader][helper], the way activations
+ * travel (tests/fixtures/pairing/directed.ini: 0 -> 1 fast, 1 -> 0 slow; 2 -> 3 slow,
+ * 3 -> 2 fast). Every solver, dense and sparse, pairs 0 with 1 and leaves 2 alone; with
+ * the matrix transposed 0 cannot offload and the makespan is 20. */
+static void expect_directed(const PairingProblem *p, const char *solver, int transposed)
+{
+    PairingResult r;
+    ck_assert_int_eq(pairing_result_init(&r, 4), HS_OK);
+    solve(p, solver, &r);
+    if (!transposed) {
+        ck_assert_msg(r.role[0] == PAIRING_OFFLOADER && r.partner[0] == 1 && r.split[0] == 1, "%s: 0 -> %d", solver,
+                      r.partner[0]);
+        ck_assert_msg(r.role[2] == PAIRING_ALONE, "%s: 2 offloads over its slow link", solver);
+        ck_assert(r.time[0] == 10 && r.time[2] == 12);
+        ck_assert(r.makespan == 12);
+    } else {
+        ck_assert_msg(r.role[0] == PAIRING_ALONE, "%s: 0 offloads over its slow link", solver);
+        ck_assert(r.makespan == 20);
+        /* only greedy pairs where the makespan does not need it: 2 -> 3, now fast */
+        if (strcmp(solver, "greedy") == 0)
+            ck_assert(r.role[2] == PAIRING_OFFLOADER && r.partner[2] == 3 && r.time[2] == 6.5);
+    }
+    pairing_result_free(&r);
+}
+
+START_TEST(test_directed_links)
+{
+    PairingProblem p, sparse;
+    load(FIXTURES "directed.ini", &p);
+    ck_assert(p.bandwidth[0 * 4 + 1] == 100 && p.bandwidth[1 * 4 + 0] == 0.1);
+    ck_assert(pairing_time(&p, 0, 1, 1) == 10);
+    ck_assert(pairing_time(&p, 2, 3, 1) == 60);
+    const char *solvers[] = {"exact", "ip", "greedy"};
+    for (int transposed = 0; transposed < 2; transposed++) {
+        to_sparse(&p, &sparse);
+        for (int s = 0; s < 3; s++) {
+            expect_directed(&p, solvers[s], transposed);
+            expect_directed(&sparse, solvers[s], transposed);
+        }
+        int used[4] = {0};
+        ck_assert(naive_brute(&p, used) == (transposed ? 20 : 12));
+        pairing_problem_free(&sparse);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < i; j++) {
+                double b = p.bandwidth[i * 4 + j];
+                p.bandwidth[i * 4 + j] = p.bandwidth[j * 4 + i];
+                p.bandwidth[j * 4 + i] = b;
+            }
+    }
+    pairing_problem_free(&p);
 }
 END_TEST
 
@@ -636,7 +705,6 @@ static const struct {
     {"err_ragged_row.ini", 11, "bandwidth.3 has 4 values, expected 5"},
     {"err_missing_row.ini", 2, "[pairing] lacks the row bandwidth.4"},
     {"err_extra_row.ini", 13, "bandwidth.5: there are only 5 agents"},
-    {"err_asymmetric.ini", 11, "not symmetric: bandwidth.3 has 20 at 1, bandwidth.1 has 10 at 3"},
     {"err_negative_bandwidth.ini", 12, "bandwidth.4: value 0 is -5, must be >= 0"},
     {"err_unknown_section.ini", 13, "unknown section [agents]"},
     {"err_duplicate_section.ini", 13, "[pairing] is given twice (first at line 2)"},
@@ -724,7 +792,8 @@ static Suite *solver_suite(void)
     TCase *normal = tcase_create("normal");
     tcase_add_test(normal, test_worked_example);
     tcase_add_test(normal, test_instance_variant_parses_the_same);
-    tcase_add_loop_test(normal, test_against_naive_references, FAMILY_PAPER, FAMILY_SPARSE + 1);
+    tcase_add_loop_test(normal, test_against_naive_references, FAMILY_PAPER, FAMILY_DIRECTED + 1);
+    tcase_add_test(normal, test_directed_links);
     tcase_add_test(normal, test_sparse_links_match_dense);
     tcase_set_timeout(normal, 120);
     suite_add_tcase(s, normal);

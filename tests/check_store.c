@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analysis/store.h"
+#include "tests/test_user.h"
 
 /* ---- a scratch folder per test case, removed by the parent process ---- */
 
@@ -1071,6 +1072,36 @@ START_TEST(test_non_database_refused_untouched)
 }
 END_TEST
 
+/* store_open as an unprivileged user (tests/test_user.h) on a location it cannot write:
+ * it must fail with status and a message naming the file and holding needle. The
+ * location must really be unwritable to that user, or the check proves nothing.
+ * No ck_assert here. */
+typedef struct Unwritable {
+    const char *path, *unwritable, *needle;
+    int status;
+} Unwritable;
+
+static int open_fails_as_reader(void *arg)
+{
+    const Unwritable *t = arg;
+    if (access(t->unwritable, W_OK) == 0) {
+        fprintf(stderr, "uid %d can write %s: the check would prove nothing\n", (int)geteuid(), t->unwritable);
+        return 1;
+    }
+    Store *store = (Store *)&store; /* must come back NULL */
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    int got = store_open(t->path, &store, &diag);
+    int ok = got == t->status && store == NULL && diag.status == t->status && strstr(diag.message, t->path) &&
+             strstr(diag.message, t->needle);
+    if (!ok) {
+        fprintf(stderr, "store_open(%s) as uid %d = %d, want %d with '%s': %s\n", t->path, (int)geteuid(), got,
+                t->status, t->needle, diag.message);
+        if (got == HS_OK && store != NULL) store_close(store);
+    }
+    return ok ? 0 : 1;
+}
+
 START_TEST(test_unwritable_locations)
 {
     /* Root-proof cases first: a missing folder, and /proc where nobody creates files. */
@@ -1078,14 +1109,17 @@ START_TEST(test_unwritable_locations)
     expect_open_fails(missing, HS_E_IO, "cannot open", "No such file");
     expect_open_fails("/proc/hetsim-check-store.db", HS_E_IO, "cannot open", NULL);
 
-    /* chmod 0444 cannot stop root (tests often run as root in containers), so the
-     * permission cases run only for other users. */
-    if (geteuid() == 0) return;
+    /* chmod 0444 cannot stop root, and CI runs as root: the permission cases run in a
+     * child that drops root to nobody, which must reach them through the scratch folder. */
+    ck_assert_int_eq(chmod(scratch, 0711), 0);
     const char *path = scratch_path("readonly.db");
     Store *store = open_store(path);
     store_close(store);
     ck_assert_int_eq(chmod(path, 0444), 0);
-    expect_open_fails(path, HS_E_IO, "read-only", NULL);
+    char why[200];
+    Unwritable file = {.path = path, .unwritable = path, .needle = "read-only", .status = HS_E_IO};
+    int failed = test_user_run_unprivileged(open_fails_as_reader, &file, why, sizeof why);
+    ck_assert_msg(!failed, "a read-only file: %s", why);
     ck_assert_int_eq(chmod(path, 0644), 0);
 
     char folder[512];
@@ -1094,7 +1128,10 @@ START_TEST(test_unwritable_locations)
     ck_assert_int_eq(chmod(folder, 0555), 0);
     char inside[600];
     snprintf(inside, sizeof inside, "%s/x.db", folder);
-    expect_open_fails(inside, HS_E_IO, "cannot open", NULL);
+    Unwritable in_folder = {.path = inside, .unwritable = folder, .needle = "cannot open", .status = HS_E_IO};
+    failed = test_user_run_unprivileged(open_fails_as_reader, &in_folder, why, sizeof why);
+    ck_assert_msg(!failed, "a read-only folder: %s", why);
+    ck_assert_int_eq(access(inside, F_OK), -1); /* and nothing was created there */
 }
 END_TEST
 

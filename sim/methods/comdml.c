@@ -45,6 +45,7 @@
 #include "solver/pairing.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +69,7 @@ typedef struct ComdmlAgent {
 
 typedef struct ComdmlState {
     int solver_index;
+    char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
     int rebalance;
     double ip_time_limit;
     ComdmlAgent *agents;  /* (n) */
@@ -236,6 +238,7 @@ static int comdml_repair(ComdmlState *s, Engine *e)
     int status = solver_pair(&s->problem, names[s->solver_index], s->ip_time_limit, &result, e->diag);
     s->solve_ms = comdml_wall_ms() - start;
     if (status == HS_OK) {
+        snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
         s->pairs = 0;
         for (int i = 0; i < n; i++) {
             ComdmlAgent *a = &s->agents[i];
@@ -288,7 +291,7 @@ static int comdml_report_pairing(ComdmlState *s, Engine *e, int slow, int fast)
 {
     SinkPairing row = {.round = e->round, .slow = slow, .fast = fast, .split = s->agents[slow].split,
                        .predicted_s = s->agents[slow].predicted, .actual_s = e->now - e->round_start,
-                       .solver = (const char *[]){"exact", "ip", "greedy"}[s->solver_index],
+                       .solver = s->solver_used,
                        .solve_ms = s->solve_ms};
     return engine_report_pairing(e, &row);
 }

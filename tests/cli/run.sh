@@ -30,6 +30,17 @@ check "config holds the resolved scenario" sh -c "sqlite3 '$tmp/r.db' 'select co
 check "--quiet prints nothing" test ! -s "$tmp/out"
 check "runs append" test "$(sqlite3 "$tmp/r.db" "select count(*) from runs")" = 2
 
+# pairings.solver names who answered: a limit of 1e-300 s puts ip's deadline at its own
+# entry time (the addition rounds away), so lp_solve always runs out and exact answers.
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/ip.db" --timing-only --quiet --set run.rounds=1 \
+  --set method.comdml.solver=ip --set method.comdml.ip_time_limit=1e-300
+check "an ip fallback is stored as ip>exact" \
+  test "$(sqlite3 "$tmp/ip.db" "select group_concat(distinct solver) from pairings")" = "ip>exact"
+"$HETSIM" run scenarios/quickstart.ini --db "$tmp/ip.db" --timing-only --quiet --set run.rounds=1 \
+  --set method.comdml.solver=ip
+check "an ip answer is stored as ip" \
+  test "$(sqlite3 "$tmp/ip.db" "select group_concat(distinct solver) from pairings where run_id = 2")" = ip
+
 cat > "$tmp/bad.ini" <<'INI'
 [run]
 method = sync

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CLI contract of `hetsim sweep`: bad input before anything runs, one row per point,
 # identical rows with 1 job, 2 jobs and 2 MPI ranks, kill -9 then --resume ends with every
-# point done exactly once, SIGINT stops cleanly. Timing-mode scenarios only.
+# point done exactly once, SIGINT stops cleanly (always mid-sweep: the workers are paused
+# around it, so a fast machine cannot finish first). Timing-mode scenarios only.
 set -u
 HETSIM=${HETSIM:-./hetsim}
 HETSIM=$(cd "$(dirname "$HETSIM")" && pwd)/$(basename "$HETSIM")
@@ -140,21 +141,62 @@ dump "$tmp/k.db" > "$tmp/dk"
 check "killed and resumed sweep has the same rows" cmp -s "$tmp/d1" "$tmp/dk"
 
 # ---- SIGINT: runs marked interrupted, the resume command printed ----
+# However fast the machine, SIGINT must arrive mid-sweep: the workers are paused
+# (SIGSTOP) the moment they are seen and let go in slices of 10 ms until both runs
+# handed out first have begun (their rows exist); then the parent gets SIGINT while they
+# stay paused, and they resume only once the signal it forwards is pending in them
+# (ShdPnd in /proc/PID/status), so none can finish another run first. /proc, not
+# procps: CI images may lack pgrep.
+workers=()
+children() { # pid: its child processes into workers[]
+  if [ -r "/proc/$1/task/$1/children" ]; then  # one read, no fork: quick enough to catch them early
+    read -r -a workers < "/proc/$1/task/$1/children"
+    return
+  fi
+  local stat cpid comm state ppid
+  workers=()
+  for stat in /proc/[0-9]*/stat; do
+    read -r cpid comm state ppid _ 2>/dev/null < "$stat" && [ "$ppid" = "$1" ] && workers+=("$cpid")
+  done
+}
+sigint_pending() { # pid
+  local field
+  field=$(awk '/^ShdPnd:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$field" ] &&
+    [ $((16#$field & 2)) -ne 0 ]
+}
+runs_with() { q "$tmp/i.db" "select count(*) from runs where $1" 2>/dev/null || echo 0; }
 "$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 > /dev/null 2> "$tmp/err" &
 pid=$!
-for _ in $(seq 200); do
-  n=$(q "$tmp/i.db" "select count(*) from runs where status = 'done'" 2>/dev/null || echo 0)
-  [ "${n:-0}" -ge 2 ] && break
+for _ in $(seq 5000); do  # both workers forked, each paused as soon as it is seen: at most 10 s
+  children $pid
+  [ ${#workers[@]} -gt 0 ] && kill -STOP "${workers[@]}" 2>/dev/null
+  [ ${#workers[@]} -eq 2 ] && break
+  sleep 0.002
+done
+caught=$(runs_with "status = 'done'")
+for _ in $(seq 1000); do  # two runs begun
+  [ "$(runs_with 1)" -ge 2 ] && break
+  kill -CONT "${workers[@]}" 2>/dev/null; sleep 0.01; kill -STOP "${workers[@]}" 2>/dev/null
+done
+paused=$(runs_with "status = 'done'")
+echo "     (workers ${workers[*]} caught with $caught runs done; SIGINT with $paused done, $(runs_with 1) begun)"
+kill -INT $pid
+forwarded=0
+for _ in $(seq 500); do  # the parent forwarded SIGINT to both: at most 10 s
+  forwarded=0
+  for w in "${workers[@]}"; do sigint_pending $w && forwarded=$((forwarded + 1)); done
+  [ $forwarded -eq 2 ] && break
   sleep 0.02
 done
-kill -INT $pid; wait $pid; rc=$?
-if [ "$(q "$tmp/i.db" "select count(*) from runs where status = 'done'")" -lt 20 ]; then
-  check "SIGINT exits 1" test $rc -eq 1
-  check "SIGINT prints the resume command" grep -q "hetsim sweep .*--resume" "$tmp/err"
-  check "SIGINT leaves no run 'running'" test "$(q "$tmp/i.db" "select count(*) from runs where status = 'running'")" = 0
-else
-  echo "     (the sweep finished before SIGINT arrived; its checks are skipped)"
-fi
+kill -CONT "${workers[@]}" 2>/dev/null
+wait $pid; rc=$?
+check "SIGINT arrived mid-sweep (both workers paused, runs begun, not all done)" \
+  test ${#workers[@]} -eq 2 -a "$(runs_with 1)" -ge 2 -a "$paused" -lt 20
+check "the parent forwarded SIGINT to both workers" test $forwarded -eq 2
+check "SIGINT exits 1" test $rc -eq 1
+check "SIGINT prints the resume command" grep -q "hetsim sweep .*--resume" "$tmp/err"
+check "SIGINT leaves no run 'running'" test "$(runs_with "status = 'running'")" = 0
+check "SIGINT stops the sweep short" test "$(runs_with "status = 'done'")" -lt 20
 "$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 --resume --quiet
 check "--resume after SIGINT completes the sweep" test "$(q "$tmp/i.db" "select count(*) || ' ' || count(distinct point) from runs")" = "20 20"
 
