@@ -31,6 +31,20 @@ static char *trace_trim(char *s)
     return s;
 }
 
+/* Splits line at its commas into fields (at most max kept); returns how many fields the
+ * line has, so that an extra column is seen rather than folded into the last one. */
+static int trace_split(char *line, char **fields, int max)
+{
+    int n = 0;
+    for (char *p = line;; n++) {
+        char *comma = strchr(p, ',');
+        if (n < max) fields[n] = p;
+        if (comma == NULL) return n + 1;
+        *comma = '\0';
+        p = comma + 1;
+    }
+}
+
 static int trace_series_from(const TraceRow *rows, int n, TraceSeries *out)
 {
     out->n = n;
@@ -53,6 +67,11 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
     if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open trace: %s", strerror(errno));
     TraceRow *rows = NULL;
     int n_rows = 0, cap = 0, lineno = 0, status = HS_OK, data_lines = 0;
+    /* the previous row of each series (agents 0..n_agents-1, then the groups): times must
+     * increase, checked in file order so that the first bad line is the one named */
+    int *last_line = calloc((size_t)n_agents + (size_t)n_groups, sizeof *last_line);
+    double *last_time = calloc((size_t)n_agents + (size_t)n_groups, sizeof *last_time);
+    if (last_line == NULL || last_time == NULL) status = HS_E_NOMEM;
     char line[1024];
     while (status == HS_OK && fgets(line, sizeof line, f)) {
         lineno++;
@@ -62,29 +81,28 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
         }
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
-        char *fields[3], *p = line;
-        int nf = 0;
-        for (; nf < 3; nf++) {
-            fields[nf] = p;
-            char *comma = strchr(p, ',');
-            if (comma == NULL) {
-                nf++;
-                break;
-            }
-            *comma = '\0';
-            p = comma + 1;
-        }
+        char *fields[3];
+        int nf = trace_split(line, fields, 3);
         if (nf == 1 && trace_trim(fields[0])[0] == '\0') continue;
         data_lines++;
-        if (nf != 3 || strchr(p, ',') != NULL) {
-            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "expected AGENT,TIME,VALUE");
+        if (nf != 3) {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "expected AGENT,TIME,VALUE, found %d field%s", nf,
+                                 nf == 1 ? "" : "s");
             break;
         }
         char *agent = trace_trim(fields[0]), *time_text = trace_trim(fields[1]), *value_text = trace_trim(fields[2]);
         char why[300];
         TraceRow row = {.line = lineno};
-        if (units_parse(time_text, UNIT_TIME, &row.time, why, sizeof why) != HS_OK) {
-            if (data_lines == 1) continue; /* a header */
+        int time_status = units_parse(time_text, UNIT_TIME, &row.time, why, sizeof why);
+        /* a header names its columns: TIME and VALUE are words, not numbers */
+        if (data_lines == 1 && time_status != HS_OK && isalpha((unsigned char)time_text[0]) &&
+            isalpha((unsigned char)value_text[0]))
+            continue;
+        if (agent[0] == '\0') {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "AGENT is empty");
+            break;
+        }
+        if (time_status != HS_OK) {
             status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "time: %s", why);
             break;
         }
@@ -96,18 +114,25 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
             status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "value: %s", why);
             break;
         }
-        if (row.value < 0 || (unit != UNIT_PLAIN && row.value == 0)) {
-            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "value must be %s", unit == UNIT_PLAIN ? "0 or more" : "positive");
+        if (unit == UNIT_PLAIN && row.value != 0 && row.value != 1) {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "availability must be 0 (offline) or 1 (online), found %s",
+                                 value_text);
+            break;
+        }
+        if (unit != UNIT_PLAIN && !(row.value > 0)) {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "value must be positive");
             break;
         }
         char *end;
         long index = strtol(agent, &end, 10);
-        if (*agent && *end == '\0') {
+        int slot;
+        if (*end == '\0') {
             if (index < 0 || index >= n_agents) {
-                status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "agent %ld is outside 0..%d", index, n_agents - 1);
+                status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "agent %s is outside 0..%d", agent, n_agents - 1);
                 break;
             }
             row.agent = (int)index;
+            slot = row.agent;
         } else {
             int g = 0;
             while (g < n_groups && strcmp(group_names[g], agent) != 0) g++;
@@ -116,7 +141,21 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
                 break;
             }
             row.agent = -1 - g;
+            slot = n_agents + g;
         }
+        if (last_line[slot] > 0 && row.time == last_time[slot]) {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "a second value at the same time (first at line %d)",
+                                 last_line[slot]);
+            break;
+        }
+        if (last_line[slot] > 0 && row.time < last_time[slot]) {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno,
+                                 "time %g s goes back: the previous row of %s %s (line %d) is at %g s; times must increase",
+                                 row.time, row.agent >= 0 ? "agent" : "group", agent, last_line[slot], last_time[slot]);
+            break;
+        }
+        last_line[slot] = lineno;
+        last_time[slot] = row.time;
         if (n_rows == cap) {
             cap = cap ? cap * 2 : 64;
             TraceRow *grown = realloc(rows, (size_t)cap * sizeof *rows);
@@ -128,14 +167,13 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
         }
         rows[n_rows++] = row;
     }
+    free(last_line);
+    free(last_time);
     fclose(f);
     if (status == HS_OK && n_rows == 0) status = hs_diag_set(diag, HS_E_INPUT, path, 0, "trace has no rows");
     if (status == HS_OK) {
+        /* each series' rows are in increasing time already: this groups them by agent */
         qsort(rows, (size_t)n_rows, sizeof *rows, trace_row_compare);
-        for (int k = 1; k < n_rows && status == HS_OK; k++)
-            if (rows[k].agent == rows[k - 1].agent && rows[k].time == rows[k - 1].time)
-                status = hs_diag_set(diag, HS_E_INPUT, path, rows[k].line, "a second value at the same time (first at line %d)",
-                                     rows[k - 1].line);
     }
     if (status == HS_OK) {
         out->n_agents = n_agents;

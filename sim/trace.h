@@ -2,8 +2,11 @@
  * Format: one row per change, `AGENT,TIME,VALUE`, where AGENT is an agent index or a
  * group name (`default` for the agents of [agents] itself), TIME is virtual time (a
  * number of seconds or with a time unit: `90 s`, `2 min`), and VALUE is in the
- * attribute's units (`2 GFLOPS`, `10 MB/s`; availability: 1 online, 0 offline). A
- * header line whose second field is not a number is skipped; `#` starts a comment.
+ * attribute's units (`2 GFLOPS`, `10 MB/s`; availability: 1 online, 0 offline). A row
+ * has exactly three fields, none empty. A first line whose TIME and VALUE are words (a
+ * header: `agent,time,value`) is skipped; `#` starts a comment. The rows of one series
+ * (an agent index, or a group) must have increasing times: a time equal to or below the
+ * previous row's of the same series is an error naming both lines.
  * The value holds from its time until the next row of the same agent (a step
  * function); before an agent's first row its first value applies. Rows for an agent
  * index take precedence over rows for its group; every agent must be covered. */
@@ -25,7 +28,10 @@ typedef struct Trace {
 } Trace;
 
 /* Loads path for agents whose group names are group_names[group_of[i]]; only agents
- * with needed[i] set (NULL: all) must be covered, the others get an empty series. */
+ * with needed[i] set (NULL: all) must be covered, the others get an empty series.
+ * unit UNIT_PLAIN is availability: every value 0 or 1; other units: values > 0.
+ * Errors are HS_E_INPUT with "path:line: ..." in diag and leave nothing to free; on
+ * success the caller frees *out with trace_free. */
 int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_of,
                const char *const *group_names, int n_groups, const char *needed, Trace *out,
                HsDiag *diag);

@@ -91,6 +91,7 @@ int units_parse(const char *text, UnitKind kind, double *out, char *why, int why
     const UnitSuffix *table = units_table(kind);
     for (const UnitSuffix *u = table; u && u->suffix; u++) {
         if (strlen(u->suffix) == len && strncmp(end, u->suffix, len) == 0) {
+            /* "1e308 TFLOPS" is finite as written but not in SI: an error, not inf */
             *out = value * u->factor;
             if (isinf(*out) && !isinf(value)) {
                 snprintf(why, (size_t)why_size, "'%s' is beyond the largest number a double holds", text);

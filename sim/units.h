@@ -13,7 +13,8 @@ typedef enum {
 } UnitKind;
 
 /* Parses "NUMBER [UNIT]" from text (surrounding spaces allowed; "inf" allowed for
- * bandwidth and time). A bare number is taken in SI base units. Returns 0 and *out, or
+ * bandwidth and time). A bare number is taken in SI base units; a finite number that
+ * overflows once converted to them ("1e308 TFLOPS") is an error. Returns 0 and *out, or
  * HS_E_INPUT with a message in why (size why_size) that lists the accepted units. */
 int units_parse(const char *text, UnitKind kind, double *out, char *why, int why_size);
 

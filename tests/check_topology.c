@@ -1,5 +1,6 @@
 /* check_topology.c — every graph kind: symmetric, doubly stochastic Metropolis–Hastings
- * weights, expected degrees, connectivity, and the edges-file errors. */
+ * weights, expected degrees, connectivity, and the edges-file errors; topology_check
+ * against the builder (differential: it passes exactly when the build succeeds). */
 #include "sim/topology.h"
 
 #include <check.h>
@@ -129,6 +130,233 @@ START_TEST(test_edges_file)
 }
 END_TEST
 
+/* Issue 21: topology_check succeeds exactly when topology_build_kind does, and when both
+ * fail they say the same thing. */
+START_TEST(test_check_matches_build)
+{
+    TopologyKind kinds[] = {TOPO_FULL, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL};
+    int passed = 0, refused = 0, unlucky = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (int n = -2; n <= 40; n++)
+            for (int degree = -2; degree <= (n > 0 ? n : 0) + 2; degree++)
+                for (uint64_t seed = 1; seed <= (kinds[k] == TOPO_RANDOM_REGULAR ? 2u : 1u); seed++) {
+                    HsDiag checked, built;
+                    hs_diag_clear(&checked);
+                    hs_diag_clear(&built);
+                    int c = topology_check(kinds[k], n, degree, NULL, "t.ini", 0, &checked);
+                    /* past degree 5 nearly every draw fails: 1000 of them cost milliseconds each */
+                    if (c == HS_OK && kinds[k] == TOPO_RANDOM_REGULAR && degree > 5 && n > 12) continue;
+                    Topology t;
+                    int b = topology_build_kind(kinds[k], n, degree, "t.ini", seed, &t, &built);
+                    if (b == HS_OK) topology_free(&t);
+                    if (c != HS_OK) {
+                        ck_assert_int_eq(c, HS_E_INPUT);
+                        ck_assert_msg(b == c && strcmp(checked.message, built.message) == 0,
+                                      "kind %d n %d degree %d: check '%s', build %d '%s'", kinds[k], n, degree,
+                                      checked.message, b, built.message);
+                        refused++;
+                    } else if (kinds[k] == TOPO_RANDOM_REGULAR && degree >= 5 && b != HS_OK) {
+                        /* the documented exception: no simple draw in 1000 */
+                        ck_assert_msg(strstr(built.message, "1000 draws") != NULL, "%s", built.message);
+                        unlucky++;
+                    } else {
+                        ck_assert_msg(b == HS_OK, "kind %d n %d degree %d: check passed, build: %s", kinds[k], n,
+                                      degree, built.message);
+                        passed++;
+                    }
+                }
+    ck_assert_int_gt(passed, 500);
+    ck_assert_int_gt(refused, 500);
+    ck_assert_int_gt(unlucky, 0);
+}
+END_TEST
+
+static void expect_check_error(TopologyKind kind, int n, int degree, const char *message)
+{
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(topology_check(kind, n, degree, NULL, "s.ini", 12, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, message);
+}
+
+/* The parameter errors name the scenario line the caller gives. */
+START_TEST(test_check_parameters)
+{
+    expect_check_error(TOPO_RANDOM_REGULAR, 8, 9, "s.ini:12: [topology] random-regular needs degree < agents (8), found 9");
+    expect_check_error(TOPO_RANDOM_REGULAR, 8, 8, "s.ini:12: [topology] random-regular needs degree < agents (8), found 8");
+    expect_check_error(TOPO_RANDOM_REGULAR, 5, 3, "s.ini:12: [topology] random-regular needs agents x degree even, found 5 x 3");
+    expect_check_error(TOPO_RANDOM_REGULAR, 8, 1,
+                       "s.ini:12: [topology] random-regular with degree 1 cannot connect 8 agents: use degree 2 or more");
+    expect_check_error(TOPO_RANDOM_REGULAR, 3, 0, "s.ini:12: [topology] random-regular with degree 0 cannot connect 3 agents: "
+                                                  "use degree 2 or more");
+    expect_check_error(TOPO_RANDOM_REGULAR, 8, -1, "s.ini:12: [topology] random-regular needs degree >= 0, found -1");
+    expect_check_error(TOPO_RANDOM_REGULAR, 100000, 30000, "s.ini:12: [topology] random-regular over 100000 agents has "
+                                                           "1500000000 links, more than a topology holds (1073741823)");
+    TopologyKind kinds[] = {TOPO_FULL, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_FILE};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        expect_check_error(kinds[k], 0, 4, "s.ini:12: [topology] needs at least one agent, found 0");
+    expect_check_error(TOPO_FILE, 4, 4, "s.ini:12: [topology] graph = FILE.edges names no file");
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(topology_check(TOPO_RANDOM_REGULAR, 8, 9, NULL, "s.ini", 0, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "s.ini: [topology] random-regular needs degree < agents (8), found 9");
+    /* what can be built passes, at once: no draw, whatever the size; degree is read only
+     * by random-regular */
+    ck_assert_int_eq(topology_check(TOPO_RANDOM_REGULAR, 2, 1, NULL, "s.ini", 12, &diag), HS_OK);
+    ck_assert_int_eq(topology_check(TOPO_RANDOM_REGULAR, 1, 0, NULL, "s.ini", 12, &diag), HS_OK);
+    ck_assert_int_eq(topology_check(TOPO_RANDOM_REGULAR, 10000000, 6, NULL, "s.ini", 12, &diag), HS_OK);
+    ck_assert_int_eq(topology_check(TOPO_EXPONENTIAL, 10000000, 9, NULL, "s.ini", 12, &diag), HS_OK);
+    ck_assert_int_eq(topology_check(TOPO_TORUS, 1, 100, NULL, "s.ini", 12, &diag), HS_OK);
+    ck_assert_int_eq(topology_check(TOPO_RING, 2, -5, NULL, "s.ini", 12, &diag), HS_OK);
+    /* full, the default graph, passes at any size; its builder refuses what CSR cannot hold */
+    ck_assert_int_eq(topology_check(TOPO_FULL, 100000, 4, NULL, "s.ini", 12, &diag), HS_OK);
+    Topology t;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(topology_build_kind(TOPO_FULL, 46342, 4, "s.ini", 1, &t, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "s.ini: [topology] full over 46342 agents has 1073767311 links, more than a topology "
+                                   "holds (1073741823): give a sparse graph, e.g. random-regular");
+}
+END_TEST
+
+static char edges_path[64];
+
+static void write_edges(const char *text)
+{
+    snprintf(edges_path, sizeof edges_path, "/tmp/hetsim-edges-%d.edges", (int)getpid());
+    FILE *f = fopen(edges_path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Both topology_check and the builder refuse text over n agents with the same message,
+ * "path:line: ..." (line 0: "path: ..."), containing fragment. */
+static void expect_edges_error(const char *text, int n, int line, const char *fragment)
+{
+    write_edges(text);
+    HsDiag checked, built;
+    hs_diag_clear(&checked);
+    hs_diag_clear(&built);
+    ck_assert_msg(topology_check(TOPO_FILE, n, 4, edges_path, "s.ini", 3, &checked) == HS_E_INPUT, "accepted: %s", text);
+    Topology t;
+    ck_assert_int_eq(topology_build_kind(TOPO_FILE, n, 4, edges_path, 1, &t, &built), HS_E_INPUT);
+    ck_assert_str_eq(checked.message, built.message);
+    char prefix[128];
+    if (line > 0) snprintf(prefix, sizeof prefix, "%s:%d: ", edges_path, line);
+    else snprintf(prefix, sizeof prefix, "%s: ", edges_path);
+    ck_assert_msg(strncmp(checked.message, prefix, strlen(prefix)) == 0, "%s", checked.message);
+    ck_assert_msg(strstr(checked.message, fragment) != NULL, "%s lacks %s", checked.message, fragment);
+    unlink(edges_path);
+}
+
+/* Issue 21: a link listed twice was merged silently. */
+START_TEST(test_edges_duplicate_links)
+{
+    expect_edges_error("0 1\n1 2\n0 1\n2 3\n", 4, 3, "link 0-1 is listed twice (first at line 1)");
+    expect_edges_error("# a path\n0 1\n1 2\n\n2 3\n1 0 # back\n", 4, 6, "link 1-0 is listed twice (first at line 2)");
+    expect_edges_error("2 3\n0 1\n1 2\n3 2\n", 4, 4, "link 3-2 is listed twice (first at line 1)");
+    /* the first repeat in file order, before a later bad line */
+    expect_edges_error("0 1\n1 0\n0 1\n1 2\nx y\n", 4, 2, "(first at line 1)");
+    /* many links: the set grows without losing one */
+    char *text = malloc(20000 * 16);
+    size_t used = 0;
+    for (int i = 0; i + 1 < 20000; i++) used += (size_t)sprintf(text + used, "%d %d\n", i, i + 1);
+    sprintf(text + used, "%d %d\n", 12345, 12344);
+    expect_edges_error(text, 20000, 20000, "link 12345-12344 is listed twice (first at line 12345)");
+    free(text);
+}
+END_TEST
+
+START_TEST(test_edges_bad_lines)
+{
+    expect_edges_error("0 1\n1 2 3\n", 4, 2, "expected two agent indices 'I J', found more: '3'");
+    expect_edges_error("0 1\n1 2 x\n", 4, 2, "found more: 'x'");
+    expect_edges_error("0 1\n1 2\t, \r\n", 4, 2, "found more: ','");
+    expect_edges_error("0 1\n1 x\n", 4, 2, "expected two agent indices 'I J'");
+    expect_edges_error("a b\n", 4, 1, "expected two agent indices");
+    expect_edges_error("0 1\n2\n", 4, 2, "expected two agent indices");
+    expect_edges_error("0 1\n1.5 2\n", 4, 2, "expected two agent indices");
+    expect_edges_error("0 1\n1,2\n", 4, 2, "expected two agent indices");
+    expect_edges_error("0 1\n0x1 2\n", 4, 2, "expected two agent indices");
+    expect_edges_error("0 1\n1 2x\n", 4, 2, "expected two agent indices");
+    expect_edges_error("0 1\n- 1\n", 4, 2, "expected two agent indices");
+    expect_edges_error("0 1\n-1 2\n", 4, 2, "agent index -1 is outside 0..3");
+    expect_edges_error("0 1\n2 -3\n", 4, 2, "agent index -3 is outside 0..3");
+    expect_edges_error("0 1\n0 4\n", 4, 2, "agent index 4 is outside 0..3");
+    expect_edges_error("0 99999999999999999999\n", 4, 1, "agent index 99999999999999999999 is outside 0..3");
+    expect_edges_error("0 4294967297\n", 4, 1, "agent index 4294967297 is outside 0..3"); /* not 1 mod 2^32 */
+    expect_edges_error("0 1\n2 2\n", 4, 2, "self-loop 2-2");
+    char long_line[600];
+    memset(long_line, ' ', sizeof long_line);
+    memcpy(long_line, "0 1 #", 5);
+    long_line[sizeof long_line - 2] = '\n';
+    long_line[sizeof long_line - 1] = '\0';
+    expect_edges_error(long_line, 4, 1, "line longer than 510 characters");
+}
+END_TEST
+
+START_TEST(test_edges_whole_file)
+{
+    /* no links: fine for one agent (any link would be a self-loop), an error for more */
+    expect_edges_error("", 4, 0, "no links: 4 agents need at least 3");
+    expect_edges_error("# nothing yet\n\n  \t\n", 2, 0, "no links: 2 agents need at least 1");
+    expect_edges_error("0 1\n2 3\n", 4, 0, "the graph is disconnected: agent 2 cannot reach agent 0");
+    expect_edges_error("1 2\n", 3, 0, "agent 1 cannot reach agent 0");
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    Topology t;
+    write_edges("# one agent\n");
+    ck_assert_int_eq(topology_check(TOPO_FILE, 1, 4, edges_path, "s.ini", 3, &diag), HS_OK);
+    ck_assert_int_eq(topology_build_kind(TOPO_FILE, 1, 4, edges_path, 1, &t, &diag), HS_OK);
+    topology_free(&t);
+    /* blank lines, comments, tabs, CRLF and signs are fine */
+    write_edges("# a star\r\n\r\n0 1\r\n\t0\t2 # tab\n  0 3   \n#\n+0 +4\n");
+    ck_assert_int_eq(topology_check(TOPO_FILE, 5, 4, edges_path, "s.ini", 3, &diag), HS_OK);
+    ck_assert_int_eq(topology_build_kind(TOPO_FILE, 5, 4, edges_path, 1, &t, &diag), HS_OK);
+    ck_assert_int_eq(topology_degree(&t, 0), 4);
+    topology_free(&t);
+    unlink(edges_path);
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(topology_check(TOPO_FILE, 5, 4, edges_path, "s.ini", 3, &diag), HS_E_INPUT);
+    ck_assert(strstr(diag.message, "cannot open edges file") != NULL);
+}
+END_TEST
+
+/* Random edges files over 6 agents, good and bad lines mixed: check and build agree. */
+START_TEST(test_edges_check_matches_build)
+{
+    static const char *const odd[] = {"# c", "", "  ", "3 3", "0 6", "-1 2", "1 2 3", "x", "1 2 # c", "\t4 5"};
+    unsigned state = 12345;
+    int passed = 0;
+    for (int file = 0; file < 400; file++) {
+        char text[2048];
+        size_t used = 0;
+        int lines = 1 + (int)((state = state * 1103515245u + 12345u) >> 16) % 12;
+        for (int l = 0; l < lines; l++) {
+            unsigned r = (state = state * 1103515245u + 12345u) >> 16;
+            if (r % 8 == 0) used += (size_t)snprintf(text + used, sizeof text - used, "%s\n", odd[(r / 8) % 10]);
+            else used += (size_t)snprintf(text + used, sizeof text - used, "%u %u\n", (r / 8) % 6, (r / 48) % 6);
+        }
+        write_edges(text);
+        HsDiag checked, built;
+        hs_diag_clear(&checked);
+        hs_diag_clear(&built);
+        int c = topology_check(TOPO_FILE, 6, 4, edges_path, "s.ini", 3, &checked);
+        Topology t;
+        int b = topology_build_kind(TOPO_FILE, 6, 4, edges_path, 1, &t, &built);
+        ck_assert_msg(c == b, "%s: check %d '%s', build %d '%s'", text, c, checked.message, b, built.message);
+        if (b == HS_OK) {
+            ck_assert(topology_connected(&t));
+            topology_free(&t);
+            passed++;
+        } else {
+            ck_assert_str_eq(checked.message, built.message);
+        }
+    }
+    ck_assert_int_gt(passed, 0);
+    unlink(edges_path);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
     Suite *s = suite_create("topology");
@@ -137,6 +365,12 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, test_degrees);
     tcase_add_test(tc, test_random_regular_is_seeded);
     tcase_add_test(tc, test_edges_file);
+    tcase_add_test(tc, test_check_matches_build);
+    tcase_add_test(tc, test_check_parameters);
+    tcase_add_test(tc, test_edges_duplicate_links);
+    tcase_add_test(tc, test_edges_bad_lines);
+    tcase_add_test(tc, test_edges_whole_file);
+    tcase_add_test(tc, test_edges_check_matches_build);
     suite_add_tcase(s, tc);
     return s;
 }
