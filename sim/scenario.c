@@ -6,6 +6,7 @@
 #define _XOPEN_SOURCE 700
 #include "sim/scenario.h"
 #include "sim/methods/method.h"
+#include "sim/topology.h"
 
 #include <ctype.h>
 #include <gsl/gsl_cdf.h>
@@ -814,6 +815,26 @@ static int scenario_resolve_method(Resolver *r)
     return HS_OK;
 }
 
+/* After [agents]: whether the graph can be built over this many agents, whatever the
+ * method (an impossible [topology] is an error even where no method reads it). A
+ * problem is reported at the key that sets it: degree for random-regular, else graph. */
+static int scenario_check_topology(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    IniEntry *e = sc->topology == TOPO_RANDOM_REGULAR ? inidoc_find(r->doc, "topology", "degree") : NULL;
+    if (e == NULL) e = inidoc_find(r->doc, "topology", "graph");
+    char where[INIDOC_VALUE_MAX + 160];
+    const char *file = r->doc->file;
+    int line = sc->topology_line;
+    if (e && e->origin == INIDOC_FROM_SET) {
+        file = inidoc_entry_where(e, where, sizeof where);
+        line = 0;
+    } else if (e) {
+        line = e->line;
+    }
+    return topology_check(sc->topology, sc->n_agents, sc->degree, sc->topology_file, file, line, r->diag);
+}
+
 /* An error about a whole section (a combination of keys), at its header line. */
 static int scenario_section_bad(Resolver *r, const char *section, const char *message)
 {
@@ -1001,7 +1022,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
-        (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_compression(&r)) ||
+        (status = scenario_resolve_agents(&r)) || (status = scenario_check_topology(&r)) ||
+        (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");

@@ -79,6 +79,10 @@ refused "a bad key of a method that does not run" "--set method.co2.period=0:" $
 refused "layers with an empty element" "element 3 of the list is empty" $q --set model.layers=784,256,,10
 refused "a fraction of a sample" "12.5 is not a whole number of samples" $q --set agents.samples=12.5
 refused "1e308 TFLOPS" "beyond the largest number" $q --set "agents.compute=1e308 TFLOPS"
+refused "an impossible graph under a method that never reads it" \
+  "--set topology.degree=9: [topology] random-regular needs degree < agents (8), found 9" \
+  $q --set run.method=localsgd --set agents.count=8 --set agents.stragglers.count=2 \
+  --set topology.graph=random-regular --set topology.degree=9
 cat > "$tmp/sweep-typo.ini" <<'INI'
 [run]
 method = sync
