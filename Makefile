@@ -42,8 +42,8 @@ CC := mpicc
 CPPFLAGS += -DHS_HAVE_MPI=1
 endif
 
-LIB_SRC   := $(sort $(wildcard sim/*.c sim/methods/*.c models/*.c solver/*.c analysis/*.c))
-LIB_SRC   := $(filter-out sim/main.c,$(LIB_SRC))
+LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/methods/*.c analysis/*.c cli/*.c))
+LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  := $(sort $(wildcard tests/check_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -58,7 +58,7 @@ all: hetsim
 hetsim: $(BUILD)/hetsim
 	cp $< $@
 
-$(BUILD)/hetsim: $(BUILD)/sim/main.o $(LIB)
+$(BUILD)/hetsim: $(BUILD)/cli/main.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -101,6 +101,7 @@ test: $(TEST_BIN) $(BUILD)/hetsim
 	@failed=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 CK_TIMEOUT_MULTIPLIER=$(CK_SLOWDOWN) $$t || failed=1; \
 	done; \
+	echo "== tests/check_layers.sh"; bash tests/check_layers.sh || failed=1; \
 	for s in tests/cli/*.sh; do \
 	  echo "== $$s"; HETSIM=$(BUILD)/hetsim bash $$s || failed=1; \
 	done; \

@@ -10,7 +10,7 @@
 
 #include <sqlite3.h>
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 /* Opens path read-only into *out (closed by the caller with sqlite3_close). Errors, with
  * "PATH: message" in diag and *out NULL:

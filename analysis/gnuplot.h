@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 /* The program used when neither the caller nor the environment names one. */
 #define GNUPLOT_DEFAULT_PROGRAM "gnuplot"

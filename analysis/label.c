@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/hs_error.h"
-#include "sim/units.h"
+#include "base/hs_error.h"
+#include "base/units.h"
 
 static int is_key_char(char c)
 {

@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 enum { PLOT_PNG = 1u << 0, PLOT_SVG = 1u << 1 };
 

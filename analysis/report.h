@@ -48,7 +48,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 enum {
     REPORT_CSV = 1u << 0,    /* CSV instead of an aligned table */
@@ -85,7 +85,7 @@ int report_print_tables(const char *db_path, const char *sweep, ReportTable tabl
                         unsigned flags, FILE *out, HsDiag *diag);
 
 /* Prints the summary row of one run; with REPORT_ROUNDS also its per-round table (as
- * CSV: only the per-round rows). sim/main.c calls it after run_end with flags 0 to show
+ * CSV: only the per-round rows). cli/cli_run.c calls it after run_end with flags 0 to show
  * the result of a run: run_end has committed every row, and this opens its own
  * read-only connection, so it works while the writer's Store is still open.
  * Returns HS_E_INPUT when there is no such run; otherwise as report_print_runs. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/dbread.h"
+#include "base/hash.h"
 #include "analysis/label.h"
 
 static const char facts_sql[] =
@@ -94,15 +95,6 @@ typedef struct Fingerprint {
     uint64_t hash;
 } Fingerprint;
 
-static uint64_t fnv(uint64_t hash, const char *data, size_t length)
-{
-    for (size_t i = 0; i < length; i++) {
-        hash ^= (unsigned char)data[i];
-        hash *= 0x100000001b3ULL;
-    }
-    return hash;
-}
-
 static void visit_fingerprint(void *ctx, const char *section, const char *key,
                               const char *value, const char *line, const char *line_end)
 {
@@ -111,8 +103,8 @@ static void visit_fingerprint(void *ctx, const char *section, const char *key,
     if (strcmp(section, "run") == 0 && (strcmp(key, "method") == 0 ||
                                         strcmp(key, "seed") == 0 || strcmp(key, "name") == 0))
         return;
-    print->hash = fnv(print->hash, line, (size_t)(line_end - line));
-    print->hash = fnv(print->hash, "\n", 1);
+    print->hash = hash_fnv1a(print->hash, line, (size_t)(line_end - line));
+    print->hash = hash_fnv1a(print->hash, "\n", 1);
 }
 
 static double config_target(const char *config)
@@ -124,7 +116,7 @@ static double config_target(const char *config)
 
 static uint64_t config_fingerprint(const char *config)
 {
-    Fingerprint print = { 0xcbf29ce484222325ULL };
+    Fingerprint print = {HASH_FNV1A_START};
     if (config != NULL) config_walk(config, visit_fingerprint, &print);
     return print.hash;
 }

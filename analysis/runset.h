@@ -57,7 +57,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 typedef struct RunFacts {
     int64_t id;

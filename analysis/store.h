@@ -45,7 +45,7 @@
 
 #include <stdint.h>
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 #include "sim/sink.h"
 
 #define STORE_SCHEMA_VERSION 1

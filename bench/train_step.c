@@ -10,7 +10,7 @@
 #include "models/dataset.h"
 #include "models/model.h"
 #include "models/optim.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <cblas.h>
 #include <gsl/gsl_rng.h>

@@ -20,7 +20,7 @@
 #define MODELS_DATASET_H
 
 #include "models/model_spec.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <gsl/gsl_rng.h>
 #include <stdint.h>

@@ -5,7 +5,7 @@
 #include "models/model.h"
 
 #include "models/kernels.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <math.h>
 #include <stdlib.h>

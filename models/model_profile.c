@@ -3,7 +3,7 @@
  * the weight gradient (2x forward for linear and conv layers); elementwise layers
  * (ReLU, pooling) cost one FLOP per element forward and one backward. */
 #include "models/model_spec.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * step count changes along the range (in practice once per call). */
 #include "models/optim.h"
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <math.h>
 #include <stdint.h>

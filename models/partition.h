@@ -19,7 +19,7 @@
 
 #include "models/dataset.h"
 #include "models/model_spec.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <gsl/gsl_rng.h>
 #include <stddef.h>

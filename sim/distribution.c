@@ -1,6 +1,6 @@
 /* distribution.c — parsing "name(arg, arg)" forms and drawing with GSL. */
 #include "sim/distribution.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <ctype.h>
 #include <gsl/gsl_randist.h>

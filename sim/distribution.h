@@ -11,7 +11,7 @@
 #ifndef SIM_DISTRIBUTION_H
 #define SIM_DISTRIBUTION_H
 
-#include "sim/units.h"
+#include "base/units.h"
 
 #include <gsl/gsl_rng.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* dynamics.c — parsing and evaluating slowdown profiles. */
 #include "sim/dynamics.h"
-#include "sim/hs_error.h"
-#include "sim/units.h"
+#include "base/hs_error.h"
+#include "base/units.h"
 
 #include <ctype.h>
 #include <gsl/gsl_randist.h>

@@ -5,7 +5,7 @@
 #ifndef SIM_INIDOC_H
 #define SIM_INIDOC_H
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #define INIDOC_NAME_MAX 64
 #define INIDOC_VALUE_MAX 1024

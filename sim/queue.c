@@ -9,7 +9,7 @@
  * Keys: a non-negative double's bits order like the double, and seq breaks ties, so
  * (time bits, seq) is unique and gives exactly the (time, push order) contract. */
 #include "sim/queue.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario.h"
+#include "base/names.h"
 #include "sim/methods/method.h"
 #include "sim/topology.h"
 
@@ -42,47 +43,6 @@ typedef struct Resolver {
     Scenario *sc;
     HsDiag *diag;
 } Resolver;
-
-int scenario_edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63) return 99;
-    int row[64];
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diagonal = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-            int best = diagonal + cost;
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = up;
-        }
-    }
-    return row[lb];
-}
-
-/* Writes " (did you mean 'x'?)" for the closest name within a small distance. */
-static void scenario_suggest(const char *name, const char *const *known, char *out, size_t size)
-{
-    const char *best = NULL;
-    int best_distance = INT_MAX;
-    for (int i = 0; known && known[i]; i++) {
-        int d = scenario_edit_distance(name, known[i]);
-        if (d < best_distance) {
-            best_distance = d;
-            best = known[i];
-        }
-    }
-    int limit = (int)strlen(name) / 3 + 1;
-    if (best && best_distance <= (limit < 3 ? limit : 3))
-        snprintf(out, size, " (did you mean '%s'?)", best);
-    else
-        out[0] = '\0';
-}
 
 static int scenario_is_group(const char *section)
 {
@@ -127,7 +87,7 @@ static int scenario_check_names(Resolver *r)
         int known = scenario_is_group(s) || scenario_method_section(s) != NULL;
         for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
         if (!known) {
-            scenario_suggest(s, scenario_sections, hint, sizeof hint);
+            names_suggest(s, scenario_sections, hint, sizeof hint);
             char where[INIDOC_VALUE_MAX + 160];
             if (doc->section_lines[i] > 0) snprintf(where, sizeof where, "%s:%d", doc->file, doc->section_lines[i]);
             else scenario_section_where(doc, s, where, sizeof where);
@@ -142,7 +102,7 @@ static int scenario_check_names(Resolver *r)
         for (int k = 0; !known && keys[k]; k++) known = strcmp(e->key, keys[k]) == 0;
         if (!known) {
             char where[INIDOC_VALUE_MAX + 160];
-            scenario_suggest(e->key, keys, hint, sizeof hint);
+            names_suggest(e->key, keys, hint, sizeof hint);
             return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
                                "unknown key '%s' in [%s]%s", e->key, e->section, hint);
         }
@@ -340,7 +300,7 @@ static int scenario_resolve_run(Resolver *r)
         for (const MethodOps *const *m = method_all(); *m && n < 63; m++) names[n++] = (*m)->name;
         names[n] = NULL;
         char hint[128], list[400] = "";
-        scenario_suggest(sc->method, names, hint, sizeof hint);
+        names_suggest(sc->method, names, hint, sizeof hint);
         for (int i = 0; i < n; i++) {
             strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
             strncat(list, names[i], sizeof list - strlen(list) - 1);
@@ -760,7 +720,7 @@ static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
             for (const MethodKey *m = ops->keys; m && m->name && n < SCENARIO_MAX_PARAMS; m++) names[n++] = m->name;
             names[n] = NULL;
             char hint[128], where[INIDOC_VALUE_MAX + 160];
-            scenario_suggest(e->key, names, hint, sizeof hint);
+            names_suggest(e->key, names, hint, sizeof hint);
             return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
                                "unknown key '%s' in [%s] for method %s%s%s", e->key, e->section, ops->name, hint,
                                ops == running && strcmp(e->section, "method") == 0

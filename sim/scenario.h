@@ -160,7 +160,4 @@ int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, cons
  * the others ([method] keys come from sim/methods, [sweep] keys are SECTION.KEY). */
 const char *const *scenario_section_keys(const char *section);
 
-/* Edit distance, for "did you mean" suggestions. */
-int scenario_edit_distance(const char *a, const char *b);
-
 #endif

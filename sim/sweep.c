@@ -5,6 +5,7 @@
  * sweep before the first run, and the sweep id covers every run's resolved config. */
 #include "sim/sweep.h"
 
+#include "base/hash.h"
 #include "sim/engine.h"
 #include "sim/world.h"
 
@@ -298,16 +299,6 @@ int sweep_scenario(const Sweep *sw, int64_t index, Scenario *sc, HsDiag *diag)
     return sweep_add_seed(sw, sc, (int)(index % sw->repeat), diag);
 }
 
-static uint64_t sweep_fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 /* qsort has no context argument, hence the labels travel with each element. */
 typedef struct SweepLabelRef {
     const char *label;
@@ -330,7 +321,7 @@ int sweep_resolve(Sweep *sw, HsDiag *diag)
     refs = malloc((size_t)sw->n_runs * sizeof *refs);
     if (sc == NULL || sw->labels == NULL || sw->by_label == NULL || refs == NULL) goto nomem;
     static const char version[] = "hetsim sweep 1\n";
-    uint64_t hash = sweep_fnv(0xcbf29ce484222325ULL, version, sizeof version);
+    uint64_t hash = hash_fnv1a(HASH_FNV1A_START, version, sizeof version);
     for (int64_t p = 0; p < sw->n_points; p++) {
         int digits[SWEEP_MAX_AXES];
         if ((status = sweep_resolve_point(sw, p, sc, digits, diag)) != HS_OK) goto fail;
@@ -357,8 +348,8 @@ int sweep_resolve(Sweep *sw, HsDiag *diag)
             world_free(&world);
             char *config = scenario_config_string(sc);
             if (config == NULL) goto nomem;
-            hash = sweep_fnv(hash, sw->labels[index], strlen(sw->labels[index]) + 1);
-            hash = sweep_fnv(hash, config, strlen(config) + 1);
+            hash = hash_fnv1a(hash, sw->labels[index], strlen(sw->labels[index]) + 1);
+            hash = hash_fnv1a(hash, config, strlen(config) + 1);
             free(config);
             refs[index] = (SweepLabelRef){sw->labels[index], index};
         }

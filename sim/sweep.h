@@ -28,7 +28,7 @@
 #ifndef SIM_SWEEP_H
 #define SIM_SWEEP_H
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 #include "sim/inidoc.h"
 #include "sim/scenario.h"
 #include "sim/sink.h"

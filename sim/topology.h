@@ -11,7 +11,7 @@
 #ifndef SIM_TOPOLOGY_H
 #define SIM_TOPOLOGY_H
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 #include "sim/scenario.h"
 
 #include <stdint.h>

@@ -13,8 +13,8 @@
 #ifndef SIM_TRACE_H
 #define SIM_TRACE_H
 
-#include "sim/hs_error.h"
-#include "sim/units.h"
+#include "base/hs_error.h"
+#include "base/units.h"
 
 typedef struct TraceSeries {
     int n;

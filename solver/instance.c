@@ -4,7 +4,7 @@
  * Cost: linear in the file, plus a linear search for duplicate bandwidth rows, which is
  * no more than reading the rows themselves (n rows of n values). */
 #include "solver/instance.h"
-#include "sim/scenario.h" /* scenario_edit_distance */
+#include "base/names.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -126,16 +126,15 @@ static void instance_suggest(const char *key, char *out, size_t size)
     const char *dot = strchr(key, '.');
     char stem[64];
     snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - key) : (int)strlen(key), key);
-    int limit = (int)strlen(stem) / 3 + 1;
-    if (limit > 3) limit = 3;
+    int limit = names_near_limit(stem);
     out[0] = '\0';
-    if (dot && scenario_edit_distance(stem, "bandwidth") <= limit) {
+    if (dot && names_edit_distance(stem, "bandwidth") <= limit) {
         snprintf(out, size, " (did you mean 'bandwidth%.20s'?)", dot);
         return;
     }
     int best = limit + 1;
     for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
-        int d = scenario_edit_distance(key, known[k]);
+        int d = names_edit_distance(key, known[k]);
         if (d < best && d < (int)strlen(known[k])) {
             best = d;
             snprintf(out, size, " (did you mean '%s'?)", known[k]);

@@ -17,7 +17,7 @@
 #ifndef SOLVER_PAIRING_H
 #define SOLVER_PAIRING_H
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <stddef.h>
 

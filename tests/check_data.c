@@ -4,7 +4,7 @@
  * Dirichlet label skew growing as alpha falls, shards seeing few labels, errors. */
 #include "models/dataset.h"
 #include "models/partition.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <check.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "models/model.h"
 #include "models/model_spec.h"
 #include "models/optim.h"
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <check.h>
 #include <gsl/gsl_rng.h>

@@ -1,6 +1,6 @@
 /* check_queue.c — the event heap: equal-time order, and a differential test against a
  * naive sorted array over random push/pop sequences. */
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 #include "sim/queue.h"
 
 #include <check.h>

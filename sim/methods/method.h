@@ -5,7 +5,7 @@
 #ifndef SIM_METHOD_H
 #define SIM_METHOD_H
 
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 #include "sim/queue.h"
 
 struct Engine;

@@ -33,7 +33,7 @@
 #include "sim/byzantine.h"
 #include "sim/compress.h"
 #include "sim/engine.h"
-#include "sim/units.h"
+#include "base/units.h"
 #include "sim/trainer.h"
 
 #include "models/model.h"

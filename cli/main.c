@@ -1,8 +1,8 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "analysis/plot.h"
 #include "analysis/report.h"
-#include "sim/cli.h"
-#include "solver/cli_pair.h"
+#include "cli/cli.h"
+#include "cli/cli_pair.h"
 
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* units.c — suffix tables per quantity kind. Suffix matching is case-sensitive for the
  * prefix letter (m = milli for time, M = mega elsewhere) because "ms" and "Ms" differ. */
-#include "sim/units.h"
-#include "sim/hs_error.h"
+#include "base/units.h"
+#include "base/hs_error.h"
 
 #include <ctype.h>
 #include <math.h>

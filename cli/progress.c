@@ -1,5 +1,5 @@
 /* progress.c — forwarding callbacks; only round and metric rows produce output. */
-#include "sim/progress.h"
+#include "cli/progress.h"
 
 #include <math.h>
 #include <unistd.h>

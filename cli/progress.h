@@ -1,8 +1,8 @@
 /* progress.h — a sink that forwards to another sink and tells the user how far a run
  * has got, on stderr: a redrawn bar on a terminal, one plain line per round otherwise.
  * stdout stays free for results. */
-#ifndef SIM_PROGRESS_H
-#define SIM_PROGRESS_H
+#ifndef CLI_PROGRESS_H
+#define CLI_PROGRESS_H
 
 #include "sim/sink.h"
 

@@ -3,11 +3,11 @@
  * never touches the database. */
 #include "analysis/report.h"
 #include "analysis/store.h"
-#include "sim/cli.h"
+#include "cli/cli.h"
 #include "sim/engine.h"
 #include "sim/interrupt.h"
 #include "sim/methods/method.h"
-#include "sim/progress.h"
+#include "cli/progress.h"
 #include "sim/sweep.h"
 
 #include <stdio.h>

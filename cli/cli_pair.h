@@ -1,6 +1,6 @@
 /* cli_pair.h — `hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit S]`. */
-#ifndef SOLVER_CLI_PAIR_H
-#define SOLVER_CLI_PAIR_H
+#ifndef CLI_CLI_PAIR_H
+#define CLI_CLI_PAIR_H
 
 /* argv holds the arguments after "pair". Returns the exit status: 0 ok, 1 solver
  * failure, 2 bad usage or a malformed instance. */

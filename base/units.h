@@ -1,8 +1,8 @@
 /* units.h — numbers with SI suffixes, as written in scenario files.
  * Prefixes are decimal (k = 1e3, M = 1e6, G = 1e9, T = 1e12; "KB" is 1e3 bytes too).
  * Every quantity resolves to SI: FLOP/s, bytes/s, seconds, bytes, plain counts. */
-#ifndef SIM_UNITS_H
-#define SIM_UNITS_H
+#ifndef BASE_UNITS_H
+#define BASE_UNITS_H
 
 typedef enum {
     UNIT_PLAIN = 0,  /* a bare number: ratio, count, probability */

@@ -1,7 +1,7 @@
 /* cli_pair.c — prints `pair SLOW FAST SPLIT TIME` per pair (by slow agent), then
  * `alone AGENT TIME` per unpaired agent, then `makespan TIME` (times %.6g). A fallback
  * of the ip solver is said on stderr, so stdout keeps the contract's lines only. */
-#include "solver/cli_pair.h"
+#include "cli/cli_pair.h"
 #include "solver/instance.h"
 
 #include <stdio.h>

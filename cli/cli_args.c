@@ -1,5 +1,5 @@
 /* cli_args.c — the options `hetsim run` and `hetsim sweep` share, parsed in one place. */
-#include "sim/cli.h"
+#include "cli/cli.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* hs_error.c — status names and the first-error-wins diagnostic buffer. */
-#include "sim/hs_error.h"
+#include "base/hs_error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* cli.h — the hetsim subcommands. Each takes the arguments after its name and returns
  * the process exit status: 0 success, 1 a run failed, 2 bad usage or bad input. */
-#ifndef SIM_CLI_H
-#define SIM_CLI_H
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
 
 #define HETSIM_VERSION "0.1.0"
 

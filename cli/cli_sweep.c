@@ -1,0 +1,362 @@
+/* cli_sweep.c — `hetsim sweep SCENARIO.ini --db FILE [--set S.K=V]... [--jobs N] [--resume]`.
+ *
+ * Every run of the expansion is resolved before the database is opened, so a bad point
+ * stops the sweep before anything is written. Runs then go to worker processes (fork,
+ * default one per core; sim/sweep_local.c) or, under mpirun, to MPI ranks (sim/sweep_mpi.c). Either way one
+ * process writes the database: workers simulate into a SweepWire sink whose records
+ * travel over a pipe to the parent, which replays them into the Store. So there is no
+ * lock contention, rows of a run are written in the order the engine produced them, and
+ * a killed worker leaves only its open run, which the parent marks failed.
+
+ *
+ * --resume: the sweep id is a hash of the resolved expansion (sweep.h). The runs of that
+ * id already in the database that are 'done' (or 'diverged', a complete and
+ * deterministic result) are kept; every other run of it ('running' from a killed sweep,
+ * 'interrupted', 'failed') is deleted with its rows, and only the missing points run.
+ * Without --resume a database that already holds runs of the sweep is refused, so a
+ * point never appears twice. Do not resume a sweep that is still running.
+ *
+ * SIGINT/SIGTERM: the parent forwards the signal to the workers; each ends its run as
+ * 'interrupted' through the engine's normal path, the parent writes what arrives, hands
+ * out nothing more, and prints the command that finishes the sweep. */
+#include "analysis/store.h"
+#include "cli/cli.h"
+#include "sim/interrupt.h"
+#include "sim/sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char cli_sweep_usage[] =
+    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
+    "                    [--timing-only] [--quiet]\n"
+    "\n"
+    "Runs every point of the scenario's [sweep] (Cartesian product of the listed values,\n"
+    "`repeat` seeds each) and appends them to the database (default results.db).\n"
+    "  --db FILE          result database; only this process writes it\n"
+    "  --jobs N           worker processes (default: the number of cores)\n"
+    "  --resume           finish an interrupted or killed sweep: keep its done runs,\n"
+    "                     drop the incomplete ones, run the missing points\n"
+    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win)\n"
+    "  --timing-only      same as --set run.mode=timing\n"
+    "  --quiet            no progress on stderr and no summary on stdout\n"
+    "Under `mpirun -np K hetsim sweep ...` the runs spread over the K ranks instead (rank 0\n"
+    "writes the database; --jobs is ignored).\n";
+
+/* ---- the command ---- */
+
+static int sweep_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Reads path whole (the text is what every MPI rank resolves). */
+static int sweep_read_text(const char *path, char **text, HsDiag *diag)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len - 1 == 0) {
+            char *grown = realloc(buf, cap * 2);
+            if (grown == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    int read_error = ferror(f);
+    fclose(f);
+    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
+    if (read_error) {
+        free(buf);
+        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        free(buf);
+        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
+    }
+    *text = buf;
+    return HS_OK;
+}
+
+/* Decides which runs to do. With --resume, drops the sweep's incomplete runs. */
+static int sweep_plan(Store *store, const Sweep *sw, int resume, const char *db_path, int quiet,
+                      int64_t **todo, int64_t *n_todo, int64_t *n_kept, int64_t *n_kept_diverged, HsDiag *diag)
+{
+    StoreSweepRun *runs = NULL;
+    int count = 0;
+    unsigned char *kept = calloc((size_t)sw->n_runs, 1);
+    *todo = malloc((size_t)sw->n_runs * sizeof **todo);
+    int status = HS_OK;
+    if (kept == NULL || *todo == NULL) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        goto done;
+    }
+    if ((status = store_list_sweep_runs(store, sw->id, &runs, &count)) != HS_OK) {
+        hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
+        goto done;
+    }
+    int64_t done_before = 0, deleted = 0;
+    *n_kept_diverged = 0;
+    for (int i = 0; i < count; i++)
+        if (runs[i].status && strcmp(runs[i].status, "done") == 0) done_before++;
+    if (count > 0 && !resume) {
+        status = hs_diag_set(diag, HS_E_INPUT, db_path, 0,
+                             "already holds %d runs of this sweep (%s, %lld of %lld done); add --resume to "
+                             "finish it, or use another --db",
+                             count, sw->id, (long long)done_before, (long long)sw->n_runs);
+        goto done;
+    }
+    for (int i = 0; i < count; i++) {
+        int64_t index = sweep_find(sw, runs[i].point);
+        int complete = runs[i].status != NULL &&
+                       (strcmp(runs[i].status, "done") == 0 || strcmp(runs[i].status, "diverged") == 0);
+        if (index >= 0 && complete && !kept[index]) {
+            kept[index] = 1;
+            if (strcmp(runs[i].status, "diverged") == 0) (*n_kept_diverged)++;
+            continue;
+        }
+        /* Incomplete, or a second copy: delete it whole, rows first (one transaction). */
+        if ((status = store_delete_run(store, runs[i].run_id)) != HS_OK) {
+            hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
+            goto done;
+        }
+        deleted++;
+    }
+    *n_todo = *n_kept = 0;
+    for (int64_t i = 0; i < sw->n_runs; i++) {
+        if (kept[i]) (*n_kept)++;
+        else (*todo)[(*n_todo)++] = i;
+    }
+    if (resume && !quiet) {
+        if (count == 0)
+            fprintf(stderr, "hetsim: no earlier runs of sweep %s in %s; starting it\n", sw->id, db_path);
+        else
+            fprintf(stderr, "hetsim: resuming sweep %s: %lld of %lld runs kept, %lld incomplete deleted, %lld to run\n",
+                    sw->id, (long long)*n_kept, (long long)sw->n_runs, (long long)deleted, (long long)*n_todo);
+    }
+done:
+    store_sweep_runs_free(runs, count);
+    free(kept);
+    if (status != HS_OK) {
+        free(*todo);
+        *todo = NULL;
+    }
+    return status;
+}
+
+static void sweep_print_summary(const SweepMaster *m, const char *db_path, int64_t kept, int64_t kept_diverged,
+                                FILE *out)
+{
+    const Sweep *sw = m->sweep;
+    fprintf(out, "sweep %s: %lld runs in %s: %lld done", sw->id, (long long)sw->n_runs, db_path,
+            (long long)(m->done + kept - kept_diverged));
+    if (kept > 0) fprintf(out, " (%lld before this attempt)", (long long)(kept - kept_diverged));
+    if (m->failed) fprintf(out, ", %lld failed", (long long)m->failed);
+    if (m->diverged + kept_diverged) fprintf(out, ", %lld diverged", (long long)(m->diverged + kept_diverged));
+    if (m->interrupted) fprintf(out, ", %lld interrupted", (long long)m->interrupted);
+    int64_t not_run = m->total - m->finished;
+    if (not_run > 0) fprintf(out, ", %lld not run", (long long)not_run);
+    fputc('\n', out);
+    if (m->finished == 0) return;
+    size_t width = 5;
+    for (int64_t i = 0; i < sw->n_runs; i++)
+        if (m->state[i] >= SWEEP_STATE_DONE && strlen(sw->labels[i]) > width) width = strlen(sw->labels[i]);
+    if (width > 100) width = 100;
+    fprintf(out, "%-*s  %-11s  %14s  %8s\n", (int)width, "point", "status", "virtual time s", "accuracy");
+    static const char *const names[] = {"todo", "kept", "handed", "done", "failed", "diverged", "interrupted"};
+    for (int64_t i = 0; i < sw->n_runs; i++) {
+        if (m->state[i] < SWEEP_STATE_DONE) continue;
+        char t[32] = "-", a[32] = "-";
+        if (isfinite(m->sim_time[i])) snprintf(t, sizeof t, "%.6g", m->sim_time[i]);
+        if (isfinite(m->accuracy[i])) snprintf(a, sizeof a, "%.4f", m->accuracy[i]);
+        fprintf(out, "%-*s  %-11s  %14s  %8s\n", (int)width, sw->labels[i], names[m->state[i]], t, a);
+    }
+}
+
+/* Prints the command that finishes the sweep: the same arguments plus --resume. */
+static void sweep_print_resume(int argc, char **argv, int resume, int mpi_size)
+{
+    fputs("hetsim: finish the sweep with: ", stderr);
+    if (mpi_size > 1) fprintf(stderr, "mpirun -np %d ", mpi_size);
+    fputs("hetsim sweep", stderr);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int plain = a[0] != '\0' && strpbrk(a, " \t'\"$`\\()*?;&|<>") == NULL;
+        if (plain) fprintf(stderr, " %s", a);
+        else {
+            fputs(" '", stderr);
+            for (const char *p = a; *p; p++) {
+                if (*p == '\'') fputs("'\\''", stderr);
+                else fputc(*p, stderr);
+            }
+            fputc('\'', stderr);
+        }
+    }
+    if (!resume) fputs(" --resume", stderr);
+    fputc('\n', stderr);
+}
+
+int cli_sweep(int argc, char **argv)
+{
+    int resume = 0, jobs = 0;
+    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cli_sweep_usage, stdout);
+            free(overrides);
+            return 0;
+        } else if ((strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || end == argv[i] || n < 1 || n > 4096) {
+                fprintf(stderr, "hetsim sweep: --jobs needs a number in [1, 4096], got '%s'\n", argv[i]);
+                free(overrides);
+                return 2;
+            }
+            jobs = (int)n;
+        } else if (strcmp(a, "--resume") == 0) {
+            resume = 1;
+        } else if (cli_scenario_arg("sweep", cli_sweep_usage, argc, argv, &i, &args) != 0) {
+            free(overrides);
+            return 2;
+        }
+    }
+    const char *scenario_path = args.scenario_path, *db_path = args.db_path;
+    int quiet = args.quiet, n_overrides = args.n_overrides;
+    if (scenario_path == NULL) {
+        fputs(cli_sweep_usage, stderr);
+        free(overrides);
+        return 2;
+    }
+    if (jobs == 0) jobs = sweep_cores();
+
+    /* Under mpirun every rank gets here; only rank 0 talks to the user. */
+    int mpi = sweep_mpi_size() > 1, rank = mpi ? sweep_mpi_rank() : 0;
+    int talk = rank == 0;
+    if (mpi && !sweep_mpi_compiled()) {
+        if (talk)
+            fprintf(stderr, "hetsim: launched by mpirun with %d ranks, but this hetsim was built without MPI "
+                            "(rebuild with mpicc, or run without mpirun and use --jobs)\n", sweep_mpi_size());
+        free(overrides);
+        return 2;
+    }
+
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    int status = HS_OK, exit_status = 0, mpi_started = 0, ranks_waiting = 0;
+    char *text = NULL;
+    IniDoc doc;
+    Sweep sw;
+    Store *store = NULL;
+    SweepMaster master;
+    int64_t *todo = NULL, n_todo = 0, n_kept = 0, n_kept_diverged = 0;
+    memset(&doc, 0, sizeof doc);
+    memset(&sw, 0, sizeof sw);
+    memset(&master, 0, sizeof master);
+
+    if (mpi) {
+        if ((status = sweep_mpi_init(&diag)) != HS_OK) goto fail;
+        mpi_started = 1;
+    }
+    /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
+    if (talk) status = sweep_read_text(scenario_path, &text, &diag);
+    if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
+    if (status != HS_OK) goto fail;
+    if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
+    for (int i = 0; i < n_overrides; i++)
+        if ((status = inidoc_apply_set(&doc, overrides[i], &diag)) != HS_OK) goto fail;
+    if ((status = sweep_parse(&doc, &sw, &diag)) != HS_OK) goto fail;
+    if (talk && !quiet)
+        for (int i = 0; i < n_overrides; i++)
+            for (int a = 0; a < sw.n_axes; a++) {
+                char name[2 * INIDOC_NAME_MAX + 2];
+                snprintf(name, sizeof name, "%s.%s", sw.axes[a].section, sw.axes[a].key);
+                size_t len = strlen(name);
+                if (strncmp(overrides[i], name, len) == 0 && (overrides[i][len] == '=' || overrides[i][len] == ' '))
+                    fprintf(stderr, "hetsim: note: --set %s is replaced by the swept values of %s (%s:%d)\n",
+                            overrides[i], name, scenario_path, sw.axes[a].line);
+            }
+    if ((status = sweep_resolve(&sw, &diag)) != HS_OK) goto fail;
+    /* Every rank resolved the same text the same way; from here the other ranks wait for
+     * rank 0's orders, so a failure of rank 0 must tell them to stop. */
+    ranks_waiting = mpi;
+
+    if (rank != 0) {
+        status = sweep_mpi_work(&sw, &diag);
+        if (status != HS_OK) fprintf(stderr, "hetsim: rank %d: %s\n", rank, diag.message);
+        exit_status = hs_error_exit_status(status);
+        goto cleanup;
+    }
+
+    if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
+    status = sweep_plan(store, &sw, resume, db_path, quiet, &todo, &n_todo, &n_kept, &n_kept_diverged, &diag);
+    if (status != HS_OK) goto fail;
+    if ((status = sweep_master_init(&master, &sw, store_sink(store), todo, n_todo, stderr, quiet)) != HS_OK) {
+        hs_diag_set(&diag, status, NULL, 0, "out of memory");
+        goto fail;
+    }
+    if (!quiet)
+        fprintf(stderr, "hetsim: sweep %s: %lld runs (%lld points x %d), %lld to run on %d %s\n", sw.id,
+                (long long)sw.n_runs, (long long)sw.n_points, sw.repeat, (long long)n_todo,
+                mpi ? sweep_mpi_size() : (int)(jobs < n_todo ? jobs : (n_todo > 0 ? n_todo : 1)),
+                mpi ? "ranks" : "worker processes");
+    interrupt_install();
+    signal(SIGPIPE, SIG_IGN);  /* a dead worker's pipe reports EPIPE instead of killing us */
+    ranks_waiting = 0;  /* the MPI driver stops them itself, whatever happens */
+    status = mpi ? sweep_drive_mpi(&master, &diag) : sweep_drive_local(&master, jobs, &diag);
+    sweep_master_end_progress(&master);
+    if (status != HS_OK) goto fail;
+    if (master.fatal) {
+        fprintf(stderr, "hetsim: %s%s%s\n", master.diag.message, store_error_message(store)[0] ? ": " : "",
+                store_error_message(store));
+        exit_status = 1;
+    }
+    if (!quiet) sweep_print_summary(&master, db_path, n_kept, n_kept_diverged, stdout);
+    /* A diverged run is complete and kept by --resume, but it is not a success. */
+    if (master.done + n_kept - n_kept_diverged < sw.n_runs) exit_status = 1;
+    if (interrupt_requested() || master.interrupted > 0 || master.finished < master.total) {
+        if (interrupt_requested())
+            fprintf(stderr, "hetsim: sweep interrupted: %lld of %lld runs done; interrupted runs are marked so in %s\n",
+                    (long long)(master.done + n_kept), (long long)sw.n_runs, db_path);
+        sweep_print_resume(argc, argv, resume, mpi ? sweep_mpi_size() : 0);
+    } else if (master.failed > 0) {
+        fprintf(stderr, "hetsim: %lld of %lld runs failed; --resume runs them again\n", (long long)master.failed,
+                (long long)sw.n_runs);
+    }
+    goto cleanup;
+
+fail:
+    if (talk) cli_fail(status, diag.message);
+    exit_status = hs_error_exit_status(status);
+    if (ranks_waiting && talk) sweep_mpi_stop_all();
+cleanup:
+    store_close(store);
+    sweep_master_free(&master);
+    free(todo);
+    sweep_free(&sw);
+    inidoc_free(&doc);
+    free(text);
+    free(overrides);
+    if (mpi_started) sweep_mpi_finalize();
+    return exit_status;
+}
