@@ -276,19 +276,13 @@ static int engine_play_round(Engine *e)
 static SinkAgent *engine_sink_agents(const Engine *e)
 {
     SinkAgent *rows = calloc((size_t)e->world.n, sizeof *rows);
-    int *byzantine = calloc((size_t)e->world.n, sizeof *byzantine);
-    if (rows == NULL || byzantine == NULL || byzantine_pick(e->sc, e->world.n, byzantine) != HS_OK) {
-        free(rows);
-        free(byzantine);
-        return NULL;
-    }
+    if (rows == NULL) return NULL;
     for (int i = 0; i < e->world.n; i++) {
         const AgentProfile *a = &e->world.agents[i];
         rows[i] = (SinkAgent){.agent = i, .group = e->sc->groups[a->group].name, .compute = a->compute,
                               .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
-                              .samples = a->samples, .byzantine = byzantine[i]};
+                              .samples = a->samples, .byzantine = a->byzantine};
     }
-    free(byzantine);
     return rows;
 }
 
