@@ -1,0 +1,990 @@
+/* network.c — max-min fair link sharing, incremental, with closed-form rings.
+ * Data: links (2n + backbone) each hold the flows transferring on them (swap-remove, each
+ * flow knows its slot); flows live in a pool of indices; one indexed binary heap orders
+ * every timed thing (a flow's latency end or completion, a closed-form ring's end, a
+ * link's next capacity change) by (time, creation sequence), so runs are deterministic.
+ * Shares are recomputed lazily, once per instant, over the connected component of the
+ * links that changed (progressive filling with a heap of link levels: O(F log L) for F
+ * flows on L links of the component). */
+#include "sim/network.h"
+#include "sim/hs_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE };
+enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
+
+typedef struct NetFlow {
+    int src, dst;
+    int n_links;
+    int links[3];
+    int slots[3];      /* position in each link's flow array while active */
+    int state;
+    int ring;          /* -1, or the ring this flow is a hop of */
+    int heap;          /* position in the heap, -1 when not scheduled */
+    int next;          /* uplink queue, free list */
+    int scratch;       /* recompute: index into the share scratch, -1 once frozen */
+    unsigned mark;     /* recompute epoch */
+    double bytes_left; /* at `updated` */
+    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
+    double updated;
+    double weight;
+    double latency;
+    double when;
+    uint64_t seq;
+    NetworkPayload payload;
+} NetFlow;
+
+typedef struct NetLink {
+    double capacity;
+    int *flows;        /* transferring flows */
+    int n, cap;
+    int users;         /* flows in any state that will cross it */
+    int ring;          /* closed-form ring holding it, -1 */
+    int heap;          /* capacity change event */
+    double when;
+    int dirty;
+    unsigned mark;
+    /* progressive filling */
+    double residual, weights;
+    int unfrozen;
+    unsigned version;
+} NetLink;
+
+typedef struct NetRing {
+    int used;
+    int *members;      /* (n) */
+    int n;
+    double chunk;
+    int steps, step, pending;
+    int closed;
+    double t0, period, reported;
+    double *lat, *rate; /* (n) hop k -> k+1, closed form */
+    int heap;
+    double when;
+    uint64_t seq;
+    NetworkPayload payload;
+} NetRing;
+
+typedef struct FillItem {
+    double key;
+    int link;
+    unsigned version;
+} FillItem;
+
+struct Network {
+    NetworkOptions opt;
+    NetworkHooks hooks;
+    int n;             /* agents */
+    int n_links;
+    NetLink *links;
+    double *latency;   /* (n) */
+    NetFlow *flows;
+    int cap_flows, used_flows, free_flow;
+    NetRing *rings;
+    int n_rings;
+    int *active_count; /* (n) own flows transferring */
+    double *active_since;
+    int *outgoing;     /* (n) */
+    int *queue_head, *queue_tail, *sending; /* (n) uplink fifo */
+    int64_t *heap;
+    int heap_n, heap_cap;
+    int *dirty;
+    int n_dirty;
+    double now;
+    uint64_t seq;
+    unsigned epoch;
+    int live;          /* messages and rings not finished */
+    /* recompute scratch */
+    int *comp_links, *comp_flows;
+    int cap_comp_links, cap_comp_flows;
+    FillItem *fill;
+    int fill_n, fill_cap;
+    double *share;
+    int cap_share;
+    NetworkStats stats;
+};
+
+/* ---- heap of handles keyed by (when, seq) ---- */
+
+static int64_t handle(int type, int index)
+{
+    return ((int64_t)type << 32) | (uint32_t)index;
+}
+
+static int handle_type(int64_t h)
+{
+    return (int)(h >> 32);
+}
+
+static int handle_index(int64_t h)
+{
+    return (int)(uint32_t)h;
+}
+
+static double handle_when(const Network *net, int64_t h)
+{
+    int i = handle_index(h);
+    switch (handle_type(h)) {
+    case HANDLE_FLOW: return net->flows[i].when;
+    case HANDLE_RING: return net->rings[i].when;
+    default: return net->links[i].when;
+    }
+}
+
+static uint64_t handle_seq(const Network *net, int64_t h)
+{
+    int i = handle_index(h);
+    switch (handle_type(h)) {
+    case HANDLE_FLOW: return net->flows[i].seq;
+    case HANDLE_RING: return net->rings[i].seq;
+    default: return (uint64_t)i;
+    }
+}
+
+static int *handle_pos(Network *net, int64_t h)
+{
+    int i = handle_index(h);
+    switch (handle_type(h)) {
+    case HANDLE_FLOW: return &net->flows[i].heap;
+    case HANDLE_RING: return &net->rings[i].heap;
+    default: return &net->links[i].heap;
+    }
+}
+
+static int heap_less(const Network *net, int64_t a, int64_t b)
+{
+    double ta = handle_when(net, a), tb = handle_when(net, b);
+    if (ta != tb) return ta < tb;
+    int ya = handle_type(a), yb = handle_type(b);
+    if (ya != yb) return ya > yb; /* at equal times: capacity changes, then rings, then flows */
+    return handle_seq(net, a) < handle_seq(net, b);
+}
+
+static void heap_set(Network *net, int pos, int64_t h)
+{
+    net->heap[pos] = h;
+    *handle_pos(net, h) = pos;
+}
+
+static void heap_up(Network *net, int pos)
+{
+    int64_t h = net->heap[pos];
+    while (pos > 0) {
+        int parent = (pos - 1) / 2;
+        if (!heap_less(net, h, net->heap[parent])) break;
+        heap_set(net, pos, net->heap[parent]);
+        pos = parent;
+    }
+    heap_set(net, pos, h);
+}
+
+static void heap_down(Network *net, int pos)
+{
+    int64_t h = net->heap[pos];
+    for (;;) {
+        int child = 2 * pos + 1;
+        if (child >= net->heap_n) break;
+        if (child + 1 < net->heap_n && heap_less(net, net->heap[child + 1], net->heap[child])) child++;
+        if (!heap_less(net, net->heap[child], h)) break;
+        heap_set(net, pos, net->heap[child]);
+        pos = child;
+    }
+    heap_set(net, pos, h);
+}
+
+/* Inserts h, or moves it after its time changed. */
+static int heap_update(Network *net, int64_t h)
+{
+    int *pos = handle_pos(net, h);
+    if (*pos >= 0) {
+        heap_up(net, *pos);
+        heap_down(net, *pos);
+        return HS_OK;
+    }
+    if (net->heap_n == net->heap_cap) {
+        int cap = net->heap_cap ? net->heap_cap * 2 : 64;
+        int64_t *grown = realloc(net->heap, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->heap = grown;
+        net->heap_cap = cap;
+    }
+    net->heap[net->heap_n] = h;
+    *pos = net->heap_n++;
+    heap_up(net, *pos);
+    return HS_OK;
+}
+
+static void heap_remove(Network *net, int64_t h)
+{
+    int *pos = handle_pos(net, h);
+    int at = *pos;
+    if (at < 0) return;
+    *pos = -1;
+    int64_t last = net->heap[--net->heap_n];
+    if (at == net->heap_n) return;
+    heap_set(net, at, last);
+    heap_up(net, at);
+    heap_down(net, *handle_pos(net, last));
+}
+
+/* ---- links ---- */
+
+static int link_up(const Network *net, int agent)
+{
+    (void)net;
+    return agent;
+}
+
+static int link_down(const Network *net, int agent)
+{
+    return net->n + agent;
+}
+
+static void link_mark_dirty(Network *net, int l)
+{
+    NetLink *link = &net->links[l];
+    if (link->dirty) return;
+    link->dirty = 1;
+    net->dirty[net->n_dirty++] = l;
+}
+
+/* Current capacity; schedules its next change while flows use it. */
+static int link_refresh(Network *net, int l)
+{
+    NetLink *link = &net->links[l];
+    if (net->opt.capacity == NULL) return HS_OK;
+    double next = INFINITY;
+    link->capacity = net->opt.capacity(net->opt.capacity_ctx, l, net->now, &next);
+    link->when = next;
+    if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l));
+    heap_remove(net, handle(HANDLE_LINK, l));
+    return HS_OK;
+}
+
+static int link_add_flow(Network *net, int l, int f)
+{
+    NetLink *link = &net->links[l];
+    if (link->n == link->cap) {
+        int cap = link->cap ? link->cap * 2 : 4;
+        int *grown = realloc(link->flows, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        link->flows = grown;
+        link->cap = cap;
+    }
+    NetFlow *flow = &net->flows[f];
+    for (int k = 0; k < flow->n_links; k++)
+        if (flow->links[k] == l) flow->slots[k] = link->n;
+    link->flows[link->n++] = f;
+    link_mark_dirty(net, l);
+    if (link->n == 1) return link_refresh(net, l);
+    return HS_OK;
+}
+
+static void link_remove_flow(Network *net, int l, int slot)
+{
+    NetLink *link = &net->links[l];
+    int moved = link->flows[--link->n];
+    if (slot < link->n) {
+        link->flows[slot] = moved;
+        NetFlow *m = &net->flows[moved];
+        for (int k = 0; k < m->n_links; k++)
+            if (m->links[k] == l) m->slots[k] = slot;
+    }
+    link_mark_dirty(net, l);
+}
+
+/* ---- activity ---- */
+
+static void activity_open(Network *net, int agent)
+{
+    if (net->active_count[agent]++ == 0) net->active_since[agent] = net->now;
+}
+
+static void activity_close(Network *net, int agent)
+{
+    if (--net->active_count[agent] == 0 && net->hooks.active && net->now > net->active_since[agent])
+        net->hooks.active(net->hooks.ctx, agent, net->active_since[agent], net->now);
+}
+
+/* ---- flows ---- */
+
+static int flow_alloc(Network *net)
+{
+    if (net->free_flow < 0) {
+        int cap = net->cap_flows ? net->cap_flows * 2 : 64;
+        NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return -1;
+        net->flows = grown;
+        for (int i = cap - 1; i >= net->cap_flows; i--) {
+            grown[i].state = FLOW_FREE;
+            grown[i].next = net->free_flow;
+            net->free_flow = i;
+        }
+        net->cap_flows = cap;
+    }
+    int f = net->free_flow;
+    net->free_flow = net->flows[f].next;
+    net->used_flows++;
+    return f;
+}
+
+static void flow_release(Network *net, int f)
+{
+    net->flows[f].state = FLOW_FREE;
+    net->flows[f].next = net->free_flow;
+    net->free_flow = f;
+    net->used_flows--;
+}
+
+static double flow_speed(const Network *net, const NetFlow *f)
+{
+    return f->share * net->opt.bandwidth_factor;
+}
+
+/* Settles bytes_left at now under the current share. */
+static void flow_settle(Network *net, NetFlow *f)
+{
+    double dt = net->now - f->updated;
+    if (dt > 0 && f->share > 0) {
+        f->bytes_left -= isinf(f->share) ? f->bytes_left : flow_speed(net, f) * dt;
+        if (f->bytes_left < 0) f->bytes_left = 0;
+    }
+    f->updated = net->now;
+}
+
+static void flow_set_when_by_share(Network *net, NetFlow *f)
+{
+    double speed = flow_speed(net, f);
+    if (f->bytes_left <= 0 || isinf(speed)) f->when = net->now;
+    else if (speed > 0) f->when = net->now + f->bytes_left / speed;
+    else f->when = INFINITY;
+}
+
+static int flow_begin_latency(Network *net, int f, double wait)
+{
+    NetFlow *flow = &net->flows[f];
+    flow->state = FLOW_LATENCY;
+    flow->when = net->now + wait;
+    if (net->opt.uplink_fifo) net->sending[flow->src] = 1;
+    return heap_update(net, handle(HANDLE_FLOW, f));
+}
+
+/* Latency paid: the flow joins its links (share 0 until the recompute). */
+static int flow_activate(Network *net, int f)
+{
+    NetFlow *flow = &net->flows[f];
+    flow->state = FLOW_ACTIVE;
+    flow->share = 0;
+    flow->updated = net->now;
+    flow->when = INFINITY;
+    activity_open(net, flow->src);
+    if (flow->dst != flow->src) activity_open(net, flow->dst);
+    int status = HS_OK;
+    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
+    if (flow->bytes_left <= 0) {
+        flow->when = net->now;
+        if (status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f));
+    }
+    return status;
+}
+
+static int ring_hop_done(Network *net, int r);
+static int ring_convert(Network *net, int r);
+
+/* A new flow over the links of a closed-form ring turns that ring into hop flows first. */
+static int flow_claim_links(Network *net, const int *links, int n_links)
+{
+    for (int k = 0; k < n_links; k++) {
+        int r = net->links[links[k]].ring;
+        if (r >= 0) {
+            int status = ring_convert(net, r);
+            if (status != HS_OK) return status;
+        }
+    }
+    return HS_OK;
+}
+
+static int flow_start(Network *net, int from, int to, double bytes, int ring, NetworkPayload payload,
+                      double latency_left, int *out)
+{
+    int links[3], n_links = 0;
+    links[n_links++] = link_up(net, from);
+    links[n_links++] = link_down(net, to);
+    if (isfinite(net->opt.backbone)) links[n_links++] = 2 * net->n;
+    int status = flow_claim_links(net, links, n_links);
+    if (status != HS_OK) return status;
+    int f = flow_alloc(net);
+    if (f < 0) return HS_E_NOMEM;
+    NetFlow *flow = &net->flows[f];
+    memset(flow, 0, sizeof *flow);
+    flow->src = from;
+    flow->dst = to;
+    flow->n_links = n_links;
+    memcpy(flow->links, links, sizeof links);
+    flow->ring = ring;
+    flow->heap = -1;
+    flow->next = -1;
+    flow->bytes_left = bytes;
+    flow->updated = net->now;
+    flow->seq = net->seq++;
+    flow->payload = payload;
+    double raw = net->latency[from] > net->latency[to] ? net->latency[from] : net->latency[to];
+    flow->latency = raw * net->opt.latency_factor;
+    flow->weight = 1;
+    if (net->opt.weight_s > 0) {
+        double penalty = raw;
+        for (int k = 0; k < n_links; k++) {
+            NetLink *link = &net->links[links[k]];
+            if (net->opt.capacity && link->n == 0) link_refresh(net, links[k]);
+            penalty += net->opt.weight_s / link->capacity;
+        }
+        if (penalty > 0) flow->weight = 1 / penalty;
+    }
+    for (int k = 0; k < n_links; k++) net->links[links[k]].users++;
+    net->outgoing[from]++;
+    net->live++;
+    net->stats.flows_started++;
+    if (out) *out = f;
+    if (net->opt.uplink_fifo && net->sending[from]) {
+        flow->state = FLOW_WAITING;
+        if (net->queue_tail[from] >= 0) net->flows[net->queue_tail[from]].next = f;
+        else net->queue_head[from] = f;
+        net->queue_tail[from] = f;
+        return HS_OK;
+    }
+    return flow_begin_latency(net, f, latency_left < 0 ? flow->latency : latency_left);
+}
+
+/* The transfer ended at now. */
+static int flow_finish(Network *net, int f)
+{
+    NetFlow *flow = &net->flows[f];
+    for (int k = 0; k < flow->n_links; k++) {
+        link_remove_flow(net, flow->links[k], flow->slots[k]);
+        net->links[flow->links[k]].users--;
+    }
+    activity_close(net, flow->src);
+    if (flow->dst != flow->src) activity_close(net, flow->dst);
+    int src = flow->src, ring = flow->ring;
+    NetworkPayload payload = flow->payload;
+    flow_release(net, f);
+    net->live--;
+    net->stats.flows_finished++;
+    int status = HS_OK;
+    if (net->opt.uplink_fifo) {
+        net->sending[src] = 0;
+        int next = net->queue_head[src];
+        if (next >= 0) {
+            net->queue_head[src] = net->flows[next].next;
+            if (net->queue_head[src] < 0) net->queue_tail[src] = -1;
+            net->flows[next].next = -1;
+            status = flow_begin_latency(net, next, net->flows[next].latency);
+        }
+    }
+    if (--net->outgoing[src] == 0 && net->hooks.sender_idle) net->hooks.sender_idle(net->hooks.ctx, src, net->now);
+    if (status != HS_OK) return status;
+    if (ring >= 0) return ring_hop_done(net, ring);
+    if (net->hooks.done) net->hooks.done(net->hooks.ctx, &payload, net->now);
+    return HS_OK;
+}
+
+int network_send(Network *net, double now, int from, int to, double bytes, NetworkPayload payload)
+{
+    if (now > net->now) net->now = now;
+    return flow_start(net, from, to, bytes, -1, payload, -1, NULL);
+}
+
+/* ---- rings ---- */
+
+static int ring_alloc(Network *net)
+{
+    for (int r = 0; r < net->n_rings; r++)
+        if (!net->rings[r].used) return r;
+    NetRing *grown = realloc(net->rings, (size_t)(net->n_rings + 1) * sizeof *grown);
+    if (grown == NULL) return -1;
+    net->rings = grown;
+    memset(&grown[net->n_rings], 0, sizeof *grown);
+    return net->n_rings++;
+}
+
+static void ring_release(Network *net, int r)
+{
+    NetRing *ring = &net->rings[r];
+    free(ring->members);
+    free(ring->lat);
+    free(ring->rate);
+    memset(ring, 0, sizeof *ring);
+    net->live--;
+}
+
+/* Hop k's transfer within a step of a closed-form ring: [lat, lat + chunk / rate). */
+static double ring_hop_end(const NetRing *ring, int k)
+{
+    return ring->lat[k] + (isinf(ring->rate[k]) ? 0 : ring->chunk / ring->rate[k]);
+}
+
+/* Reports the closed-form ring's activity in [ring->reported, to) for every member. */
+static void ring_report(Network *net, int r, double to)
+{
+    NetRing *ring = &net->rings[r];
+    if (net->hooks.active_periodic && to > ring->reported) {
+        for (int k = 0; k < ring->n; k++) {
+            int prev = (k + ring->n - 1) % ring->n;
+            double a0 = ring->lat[k], b0 = ring_hop_end(ring, k);
+            double a1 = ring->lat[prev], b1 = ring_hop_end(ring, prev);
+            NetworkPeriodic p = {.t0 = ring->t0, .period = ring->period, .count = ring->steps,
+                                 .from = ring->reported, .to = to};
+            if (a1 < a0) { /* sort */
+                double ta = a0, tb = b0;
+                a0 = a1, b0 = b1, a1 = ta, b1 = tb;
+            }
+            if (a1 <= b0) { /* overlap: one interval */
+                p.n_sub = 1;
+                p.a[0] = a0;
+                p.b[0] = b1 > b0 ? b1 : b0;
+            } else {
+                p.n_sub = 2;
+                p.a[0] = a0, p.b[0] = b0, p.a[1] = a1, p.b[1] = b1;
+            }
+            net->hooks.active_periodic(net->hooks.ctx, ring->members[k], &p);
+        }
+    }
+    if (to > ring->reported) ring->reported = to;
+}
+
+static void ring_unreserve(Network *net, NetRing *ring)
+{
+    for (int k = 0; k < ring->n; k++) {
+        net->links[link_up(net, ring->members[k])].ring = -1;
+        net->links[link_down(net, ring->members[k])].ring = -1;
+    }
+}
+
+static int ring_start_step(Network *net, int r)
+{
+    NetRing *ring = &net->rings[r];
+    int n = ring->n;
+    ring->pending = n;
+    for (int k = 0; k < n; k++) {
+        int status = flow_start(net, net->rings[r].members[k], net->rings[r].members[(k + 1) % n],
+                                net->rings[r].chunk, r, net->rings[r].payload, -1, NULL);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+static int ring_finish(Network *net, int r)
+{
+    NetworkPayload payload = net->rings[r].payload;
+    ring_release(net, r);
+    if (net->hooks.done) net->hooks.done(net->hooks.ctx, &payload, net->now);
+    return HS_OK;
+}
+
+static int ring_step_over(Network *net, int r)
+{
+    NetRing *ring = &net->rings[r];
+    if (++ring->step == ring->steps) return ring_finish(net, r);
+    return ring_start_step(net, r);
+}
+
+static int ring_hop_done(Network *net, int r)
+{
+    if (--net->rings[r].pending > 0) return HS_OK;
+    return ring_step_over(net, r);
+}
+
+/* The closed form stops being exact at now: the hops of the current step become flows,
+ * each where the closed form had it; the ring goes on step by step. */
+static int ring_convert(Network *net, int r)
+{
+    NetRing *ring = &net->rings[r];
+    ring_report(net, r, net->now);
+    ring_unreserve(net, ring);
+    heap_remove(net, handle(HANDLE_RING, r));
+    ring->closed = 0;
+    int step = ring->period > 0 ? (int)floor((net->now - ring->t0) / ring->period) : ring->steps - 1;
+    if (step < 0) step = 0;
+    if (step >= ring->steps) step = ring->steps - 1;
+    double offset = net->now - (ring->t0 + step * ring->period);
+    if (offset < 0) offset = 0; /* rounding at a step boundary */
+    ring->step = step;
+    ring->pending = 0;
+    int n = ring->n;
+    for (int k = 0; k < n; k++) {
+        ring = &net->rings[r];
+        if (offset >= ring_hop_end(ring, k)) continue;
+        ring->pending++;
+        double lat = ring->lat[k], rate = ring->rate[k], chunk = ring->chunk;
+        int f, status;
+        if (offset < lat) {
+            status = flow_start(net, ring->members[k], ring->members[(k + 1) % n], chunk, r, ring->payload,
+                                lat - offset, &f);
+        } else {
+            double left = chunk - rate * (offset - lat);
+            status = flow_start(net, ring->members[k], ring->members[(k + 1) % n], left > 0 ? left : 0, r,
+                                ring->payload, 0, &f);
+        }
+        if (status != HS_OK) return status;
+    }
+    if (net->rings[r].pending == 0) return ring_step_over(net, r); /* the step ended just now */
+    return HS_OK;
+}
+
+int network_ring_start(Network *net, double now, const int *members, int n, double bytes, NetworkPayload payload)
+{
+    if (now > net->now) net->now = now;
+    int r = ring_alloc(net);
+    if (r < 0) return HS_E_NOMEM;
+    NetRing *ring = &net->rings[r];
+    ring->used = 1;
+    ring->heap = -1;
+    ring->seq = net->seq++;
+    ring->payload = payload;
+    ring->n = n;
+    ring->chunk = bytes / n;
+    ring->steps = 2 * (n - 1);
+    ring->members = malloc((size_t)n * sizeof *ring->members);
+    ring->lat = malloc((size_t)n * sizeof *ring->lat);
+    ring->rate = malloc((size_t)n * sizeof *ring->rate);
+    net->live++;
+    if (ring->members == NULL || ring->lat == NULL || ring->rate == NULL) return HS_E_NOMEM;
+    memcpy(ring->members, members, (size_t)n * sizeof *members);
+    int alone = !isfinite(net->opt.backbone) && net->opt.capacity == NULL;
+    for (int k = 0; alone && k < n; k++) {
+        const NetLink *up = &net->links[link_up(net, members[k])], *down = &net->links[link_down(net, members[k])];
+        alone = up->users == 0 && down->users == 0 && up->ring < 0 && down->ring < 0;
+    }
+    if (!alone) {
+        net->stats.rings_stepped++;
+        return ring_start_step(net, r);
+    }
+    net->stats.rings_closed_form++;
+    ring->closed = 1;
+    ring->t0 = ring->reported = net->now;
+    ring->period = 0;
+    for (int k = 0; k < n; k++) {
+        int a = members[k], b = members[(k + 1) % n];
+        double up = net->links[link_up(net, a)].capacity, down = net->links[link_down(net, b)].capacity;
+        double lat = net->latency[a] > net->latency[b] ? net->latency[a] : net->latency[b];
+        ring->lat[k] = lat * net->opt.latency_factor;
+        ring->rate[k] = (up < down ? up : down) * net->opt.bandwidth_factor;
+        double end = ring_hop_end(ring, k);
+        if (end > ring->period) ring->period = end;
+        net->links[link_up(net, a)].ring = r;
+        net->links[link_down(net, a)].ring = r;
+    }
+    ring->when = net->now + ring->steps * ring->period;
+    return heap_update(net, handle(HANDLE_RING, r));
+}
+
+/* ---- shares: progressive filling over the component of the dirty links ---- */
+
+static int fill_push(Network *net, int l)
+{
+    NetLink *link = &net->links[l];
+    if (net->fill_n == net->fill_cap) {
+        int cap = net->fill_cap ? net->fill_cap * 2 : 64;
+        FillItem *grown = realloc(net->fill, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->fill = grown;
+        net->fill_cap = cap;
+    }
+    double level = link->residual > 0 ? link->residual / link->weights : 0;
+    FillItem item = {.key = level, .link = l, .version = ++link->version};
+    int pos = net->fill_n++;
+    while (pos > 0) {
+        int parent = (pos - 1) / 2;
+        FillItem *p = &net->fill[parent];
+        if (p->key < item.key || (p->key == item.key && p->link < item.link)) break;
+        net->fill[pos] = *p;
+        pos = parent;
+    }
+    net->fill[pos] = item;
+    return HS_OK;
+}
+
+static FillItem fill_pop(Network *net)
+{
+    FillItem top = net->fill[0], last = net->fill[--net->fill_n];
+    int pos = 0;
+    for (;;) {
+        int child = 2 * pos + 1;
+        if (child >= net->fill_n) break;
+        FillItem *c = &net->fill[child];
+        if (child + 1 < net->fill_n) {
+            FillItem *d = &net->fill[child + 1];
+            if (d->key < c->key || (d->key == c->key && d->link < c->link)) c = d, child++;
+        }
+        if (last.key < c->key || (last.key == c->key && last.link < c->link)) break;
+        net->fill[pos] = *c;
+        pos = child;
+    }
+    if (net->fill_n > 0) net->fill[pos] = last;
+    return top;
+}
+
+static int push_int(int **array, int *cap, int n, int value)
+{
+    if (n == *cap) {
+        int grown_cap = *cap ? *cap * 2 : 64;
+        int *grown = realloc(*array, (size_t)grown_cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        *array = grown;
+        *cap = grown_cap;
+    }
+    (*array)[n] = value;
+    return HS_OK;
+}
+
+static int network_recompute(Network *net)
+{
+    unsigned epoch = ++net->epoch;
+    int n_links = 0, n_flows = 0;
+    /* the component: links reachable from the dirty ones through transferring flows;
+     * infinite links constrain nothing and do not connect */
+    for (int i = 0; i < net->n_dirty; i++) {
+        int l = net->dirty[i];
+        net->links[l].dirty = 0;
+        if (net->links[l].mark == epoch || !(net->links[l].capacity < INFINITY)) continue;
+        net->links[l].mark = epoch;
+        if (push_int(&net->comp_links, &net->cap_comp_links, n_links++, l)) return HS_E_NOMEM;
+    }
+    for (int i = 0; i < net->n_dirty; i++) { /* flows on dirty infinite links still need a share */
+        NetLink *link = &net->links[net->dirty[i]];
+        if (link->capacity < INFINITY) continue;
+        for (int j = 0; j < link->n; j++) {
+            NetFlow *f = &net->flows[link->flows[j]];
+            if (f->mark == epoch) continue;
+            f->mark = epoch;
+            if (push_int(&net->comp_flows, &net->cap_comp_flows, n_flows++, link->flows[j])) return HS_E_NOMEM;
+            for (int k = 0; k < f->n_links; k++) {
+                NetLink *other = &net->links[f->links[k]];
+                if (other->mark == epoch || !(other->capacity < INFINITY)) continue;
+                other->mark = epoch;
+                if (push_int(&net->comp_links, &net->cap_comp_links, n_links++, f->links[k])) return HS_E_NOMEM;
+            }
+        }
+    }
+    net->n_dirty = 0;
+    for (int i = 0; i < n_links; i++) {
+        NetLink *link = &net->links[net->comp_links[i]];
+        for (int j = 0; j < link->n; j++) {
+            int fi = link->flows[j];
+            NetFlow *f = &net->flows[fi];
+            if (f->mark == epoch) continue;
+            f->mark = epoch;
+            if (push_int(&net->comp_flows, &net->cap_comp_flows, n_flows++, fi)) return HS_E_NOMEM;
+            for (int k = 0; k < f->n_links; k++) {
+                NetLink *other = &net->links[f->links[k]];
+                if (other->mark == epoch || !(other->capacity < INFINITY)) continue;
+                other->mark = epoch;
+                if (push_int(&net->comp_links, &net->cap_comp_links, n_links++, f->links[k])) return HS_E_NOMEM;
+            }
+        }
+    }
+    net->stats.recomputes++;
+    net->stats.flows_recomputed += (uint64_t)n_flows;
+    /* progressive filling: the link with the lowest level (residual / unfrozen weight)
+     * saturates next; its unfrozen flows get weight x level */
+    net->fill_n = 0;
+    for (int i = 0; i < n_links; i++) {
+        NetLink *link = &net->links[net->comp_links[i]];
+        link->residual = link->capacity;
+        link->weights = 0;
+        link->unfrozen = link->n;
+        for (int j = 0; j < link->n; j++) link->weights += net->flows[link->flows[j]].weight;
+        if (link->n > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
+    }
+    if (n_flows > net->cap_share) {
+        double *grown = realloc(net->share, (size_t)n_flows * 2 * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->share = grown;
+        net->cap_share = n_flows * 2;
+    }
+    double *share = net->share;
+    for (int i = 0; i < n_flows; i++) {
+        net->flows[net->comp_flows[i]].scratch = i;
+        share[i] = INFINITY; /* a flow on infinite links only */
+    }
+    while (net->fill_n > 0) {
+        FillItem item = fill_pop(net);
+        NetLink *link = &net->links[item.link];
+        if (item.version != link->version || link->unfrozen == 0) continue;
+        double level = link->residual > 0 ? link->residual / link->weights : 0;
+        for (int j = 0; j < link->n; j++) {
+            NetFlow *f = &net->flows[link->flows[j]];
+            if (f->scratch < 0) continue; /* frozen */
+            double s = f->weight * level;
+            share[f->scratch] = s;
+            f->scratch = -1;
+            for (int k = 0; k < f->n_links; k++) {
+                NetLink *other = &net->links[f->links[k]];
+                if (other->mark != epoch) continue;
+                other->unfrozen--;
+                if (f->links[k] == item.link) continue;
+                other->residual -= s;
+                other->weights -= f->weight;
+                if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
+            }
+        }
+        link->unfrozen = 0;
+    }
+    int status = HS_OK;
+    for (int i = 0; i < n_flows && status == HS_OK; i++) {
+        int fi = net->comp_flows[i];
+        NetFlow *f = &net->flows[fi];
+        f->scratch = -1;
+        double s = share[i];
+        if (s == f->share && f->heap >= 0) continue;
+        flow_settle(net, f);
+        f->share = s;
+        flow_set_when_by_share(net, f);
+        status = heap_update(net, handle(HANDLE_FLOW, fi));
+    }
+    return status;
+}
+
+/* ---- driving ---- */
+
+int network_next_time(Network *net, double *t)
+{
+    int status = net->n_dirty > 0 ? network_recompute(net) : HS_OK;
+    *t = net->heap_n > 0 ? handle_when(net, net->heap[0]) : INFINITY;
+    return status;
+}
+
+int network_advance(Network *net, double t)
+{
+    if (t > net->now) net->now = t;
+    for (;;) {
+        while (net->heap_n > 0 && handle_when(net, net->heap[0]) <= net->now) {
+            int64_t h = net->heap[0];
+            int i = handle_index(h), status = HS_OK;
+            heap_remove(net, h);
+            switch (handle_type(h)) {
+            case HANDLE_LINK:
+                if (net->links[i].n > 0) {
+                    link_mark_dirty(net, i);
+                    status = link_refresh(net, i);
+                } else {
+                    net->links[i].when = INFINITY;
+                }
+                break;
+            case HANDLE_RING:
+                ring_report(net, i, net->now);
+                ring_unreserve(net, &net->rings[i]);
+                status = ring_finish(net, i);
+                break;
+            default:
+                if (net->flows[i].state == FLOW_LATENCY) status = flow_activate(net, i);
+                else status = flow_finish(net, i);
+            }
+            if (status != HS_OK) return status;
+        }
+        if (net->n_dirty == 0) return HS_OK;
+        int status = network_recompute(net);
+        if (status != HS_OK) return status;
+        if (net->heap_n == 0 || handle_when(net, net->heap[0]) > net->now) return HS_OK;
+    }
+}
+
+void network_flush_activity(Network *net, double now)
+{
+    if (now > net->now) net->now = now;
+    for (int a = 0; a < net->n; a++)
+        if (net->active_count[a] > 0 && net->now > net->active_since[a]) {
+            if (net->hooks.active) net->hooks.active(net->hooks.ctx, a, net->active_since[a], net->now);
+            net->active_since[a] = net->now;
+        }
+    for (int r = 0; r < net->n_rings; r++)
+        if (net->rings[r].used && net->rings[r].closed) ring_report(net, r, net->now);
+}
+
+int network_outgoing(const Network *net, int agent)
+{
+    return net->outgoing[agent];
+}
+
+int network_pending(const Network *net)
+{
+    return net->live;
+}
+
+void network_stats(const Network *net, NetworkStats *out)
+{
+    *out = net->stats;
+}
+
+Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks)
+{
+    Network *net = calloc(1, sizeof *net);
+    if (net == NULL) return NULL;
+    net->opt = *options;
+    net->hooks = *hooks;
+    int n = options->n_agents;
+    net->n = n;
+    net->n_links = 2 * n + (isfinite(options->backbone) ? 1 : 0);
+    net->links = calloc((size_t)net->n_links, sizeof *net->links);
+    net->latency = malloc((size_t)n * sizeof *net->latency);
+    net->active_count = calloc((size_t)n, sizeof *net->active_count);
+    net->active_since = calloc((size_t)n, sizeof *net->active_since);
+    net->outgoing = calloc((size_t)n, sizeof *net->outgoing);
+    net->dirty = malloc((size_t)net->n_links * sizeof *net->dirty);
+    net->free_flow = -1;
+    if (options->uplink_fifo) {
+        net->queue_head = malloc((size_t)n * sizeof *net->queue_head);
+        net->queue_tail = malloc((size_t)n * sizeof *net->queue_tail);
+        net->sending = calloc((size_t)n, sizeof *net->sending);
+    }
+    if (!net->links || !net->latency || !net->active_count || !net->active_since || !net->outgoing || !net->dirty ||
+        (options->uplink_fifo && (!net->queue_head || !net->queue_tail || !net->sending))) {
+        network_free(net);
+        return NULL;
+    }
+    for (int a = 0; a < n; a++) {
+        net->latency[a] = options->latency[a];
+        net->links[link_up(net, a)].capacity = options->uplink[a];
+        net->links[link_down(net, a)].capacity = options->downlink[a];
+        if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
+    }
+    if (isfinite(options->backbone)) net->links[2 * n].capacity = options->backbone;
+    for (int l = 0; l < net->n_links; l++) {
+        net->links[l].ring = -1;
+        net->links[l].heap = -1;
+        net->links[l].when = INFINITY;
+    }
+    net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
+    return net;
+}
+
+void network_free(Network *net)
+{
+    if (net == NULL) return;
+    for (int l = 0; net->links && l < net->n_links; l++) free(net->links[l].flows);
+    for (int r = 0; r < net->n_rings; r++) {
+        free(net->rings[r].members);
+        free(net->rings[r].lat);
+        free(net->rings[r].rate);
+    }
+    free(net->links);
+    free(net->latency);
+    free(net->flows);
+    free(net->rings);
+    free(net->active_count);
+    free(net->active_since);
+    free(net->outgoing);
+    free(net->queue_head);
+    free(net->queue_tail);
+    free(net->sending);
+    free(net->heap);
+    free(net->dirty);
+    free(net->comp_links);
+    free(net->comp_flows);
+    free(net->fill);
+    free(net->share);
+    free(net);
+}
