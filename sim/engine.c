@@ -229,6 +229,12 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
     c->compute_s += duration;
     if (e->network) engine_activity_add(e, agent, 1, start, start + duration);
     else engine_book_busy(c, start, start + duration);
+    if (e->sink.ops->activity && e->network) {
+        SinkActivity a = {.kind = SINK_ACTIVITY_COMPUTE, .agent = agent, .to = -1, .amount = flops, .start = start,
+                          .transfer = start, .end = start + duration};
+        if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
+            hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+    }
     if (queue_push(e->queue, finish, kind, agent, data) != HS_OK)
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return finish;
@@ -691,6 +697,15 @@ static void engine_on_sender_idle(void *ctx, int agent, double t)
     if (status != HS_OK && e->diag->status == HS_OK) hs_diag_set(e->diag, status, NULL, 0, "%s", hs_error_name(status));
 }
 
+static void engine_on_traced(void *ctx, int from, int to, double bytes, double start, double transfer, double end)
+{
+    Engine *e = ctx;
+    SinkActivity a = {.kind = SINK_ACTIVITY_MESSAGE, .agent = from, .to = to, .amount = bytes, .start = start,
+                      .transfer = transfer, .end = end};
+    if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
+        hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+}
+
 /* The first change of a series after t (INFINITY: none). */
 static double engine_series_next(const TraceSeries *s, double t)
 {
@@ -747,7 +762,8 @@ static int engine_network_create(Engine *e)
                                   .weight_s = lv08 ? engine_lv08_weight_s : 0,
                                   .capacity = varying ? engine_link_capacity : NULL, .capacity_ctx = e};
         NetworkHooks hooks = {.ctx = e, .done = engine_on_done, .active = engine_on_active,
-                              .active_periodic = engine_on_periodic, .sender_idle = engine_on_sender_idle};
+                              .active_periodic = engine_on_periodic, .sender_idle = engine_on_sender_idle,
+                              .traced = e->sink.ops->activity ? engine_on_traced : NULL};
         e->network = network_create(&options, &hooks);
         if (e->network) status = HS_OK;
     }
@@ -878,6 +894,7 @@ int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
         }
     }
 
+    if (e.network && sink.ops->activity) network_trace_pending(e.network);
     SinkRunEnd end = {.wall_s = engine_wall_seconds() - wall_start, .sim_time_s = e.now,
                       .final_accuracy = e.last_accuracy, .rounds_done = outcome->rounds_done};
     if (status == HS_OK) end.status = SINK_STATUS_DONE;

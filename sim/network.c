@@ -33,6 +33,9 @@ typedef struct NetFlow {
     double weight;
     double latency;
     double when;
+    double bytes;      /* for the trace hook */
+    double created;    /* its latency began */
+    double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
     uint64_t seq;
     NetworkPayload payload;
 } NetFlow;
@@ -59,6 +62,7 @@ typedef struct NetRing {
     int n;
     double chunk;
     int steps, step, pending;
+    int traced;        /* closed form: steps already reported to the trace hook */
     int closed;
     double t0, period, reported;
     double *lat, *rate; /* (n) hop k -> k+1, closed form */
@@ -368,6 +372,7 @@ static int flow_begin_latency(Network *net, int f, double wait)
     NetFlow *flow = &net->flows[f];
     flow->state = FLOW_LATENCY;
     flow->when = net->now + wait;
+    flow->created = net->now;
     if (net->opt.uplink_fifo) net->sending[flow->src] = 1;
     return heap_update(net, handle(HANDLE_FLOW, f));
 }
@@ -379,6 +384,7 @@ static int flow_activate(Network *net, int f)
     flow->state = FLOW_ACTIVE;
     flow->share = 0;
     flow->updated = net->now;
+    if (isnan(flow->activated)) flow->activated = net->now;
     flow->when = INFINITY;
     activity_open(net, flow->src);
     if (flow->dst != flow->src) activity_open(net, flow->dst);
@@ -427,8 +433,9 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     flow->ring = ring;
     flow->heap = -1;
     flow->next = -1;
-    flow->bytes_left = bytes;
+    flow->bytes_left = flow->bytes = bytes;
     flow->updated = net->now;
+    flow->activated = NAN;
     flow->seq = net->seq++;
     flow->payload = payload;
     double raw = net->latency[from] > net->latency[to] ? net->latency[from] : net->latency[to];
@@ -468,6 +475,8 @@ static int flow_finish(Network *net, int f)
     }
     activity_close(net, flow->src);
     if (flow->dst != flow->src) activity_close(net, flow->dst);
+    if (net->hooks.traced)
+        net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, flow->bytes, flow->created, flow->activated, net->now);
     int src = flow->src, ring = flow->ring;
     NetworkPayload payload = flow->payload;
     flow_release(net, f);
@@ -555,6 +564,19 @@ static void ring_report(Network *net, int r, double to)
     if (to > ring->reported) ring->reported = to;
 }
 
+/* Reports the closed-form hops of steps [ring->traced, upto) to the trace hook. */
+static void ring_trace(Network *net, NetRing *ring, int upto)
+{
+    if (net->hooks.traced)
+        for (int s = ring->traced; s < upto; s++) {
+            double start = ring->t0 + s * ring->period;
+            for (int k = 0; k < ring->n; k++)
+                net->hooks.traced(net->hooks.ctx, ring->members[k], ring->members[(k + 1) % ring->n], ring->chunk,
+                                  start, start + ring->lat[k], start + ring_hop_end(ring, k));
+        }
+    if (upto > ring->traced) ring->traced = upto;
+}
+
 static void ring_unreserve(Network *net, NetRing *ring)
 {
     for (int k = 0; k < ring->n; k++) {
@@ -609,14 +631,20 @@ static int ring_convert(Network *net, int r)
     int step = ring->period > 0 ? (int)floor((net->now - ring->t0) / ring->period) : ring->steps - 1;
     if (step < 0) step = 0;
     if (step >= ring->steps) step = ring->steps - 1;
-    double offset = net->now - (ring->t0 + step * ring->period);
+    double step_start = ring->t0 + step * ring->period, offset = net->now - step_start;
     if (offset < 0) offset = 0; /* rounding at a step boundary */
     ring->step = step;
     ring->pending = 0;
+    ring_trace(net, ring, step);
     int n = ring->n;
     for (int k = 0; k < n; k++) {
         ring = &net->rings[r];
-        if (offset >= ring_hop_end(ring, k)) continue;
+        if (offset >= ring_hop_end(ring, k)) {
+            if (net->hooks.traced)
+                net->hooks.traced(net->hooks.ctx, ring->members[k], ring->members[(k + 1) % n], ring->chunk, step_start,
+                                  step_start + ring->lat[k], step_start + ring_hop_end(ring, k));
+            continue;
+        }
         ring->pending++;
         double lat = ring->lat[k], rate = ring->rate[k], chunk = ring->chunk;
         int f, status;
@@ -627,8 +655,11 @@ static int ring_convert(Network *net, int r)
             double left = chunk - rate * (offset - lat);
             status = flow_start(net, ring->members[k], ring->members[(k + 1) % n], left > 0 ? left : 0, r,
                                 ring->payload, 0, &f);
+            if (status == HS_OK) net->flows[f].activated = step_start + lat;
         }
         if (status != HS_OK) return status;
+        net->flows[f].created = step_start;
+        net->flows[f].bytes = chunk;
     }
     if (net->rings[r].pending == 0) return ring_step_over(net, r); /* the step ended just now */
     return HS_OK;
@@ -875,6 +906,7 @@ int network_advance(Network *net, double t)
                 }
                 break;
             case HANDLE_RING:
+                ring_trace(net, &net->rings[i], net->rings[i].steps);
                 ring_report(net, i, net->now);
                 ring_unreserve(net, &net->rings[i]);
                 status = ring_finish(net, i);
@@ -902,6 +934,16 @@ void network_flush_activity(Network *net, double now)
         }
     for (int r = 0; r < net->n_rings; r++)
         if (net->rings[r].used && net->rings[r].closed) ring_report(net, r, net->now);
+}
+
+void network_trace_pending(Network *net)
+{
+    if (net->hooks.traced == NULL) return;
+    for (int f = 0; f < net->cap_flows; f++) {
+        const NetFlow *flow = &net->flows[f];
+        if (flow->state == FLOW_LATENCY || flow->state == FLOW_ACTIVE)
+            net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, flow->bytes, flow->created, flow->activated, INFINITY);
+    }
 }
 
 int network_outgoing(const Network *net, int agent)

@@ -60,6 +60,9 @@ typedef struct NetworkHooks {
     void (*active_periodic)(void *ctx, int agent, const NetworkPeriodic *p);
     /* every message agent sent has finished (t is now); may be NULL */
     void (*sender_idle)(void *ctx, int agent, double t);
+    /* optional, for replays: a message or ring hop from -> to ended; it waited its latency
+     * from start, transferred from transfer to end (closed-form hops included) */
+    void (*traced)(void *ctx, int from, int to, double bytes, double start, double transfer, double end);
 } NetworkHooks;
 
 /* Capacity of a link at time t, and the next time it changes (INFINITY: never).
@@ -103,6 +106,10 @@ int network_advance(Network *net, double t);
 /* Reports the activity up to now of flows still transferring and of closed-form rings
  * (the round ends). */
 void network_flush_activity(Network *net, double now);
+
+/* Reports the messages still in latency or transferring to the trace hook, with end =
+ * INFINITY (the run ends with them in flight). */
+void network_trace_pending(Network *net);
 
 /* Messages from agent not finished yet (queued, in latency or transferring). */
 int network_outgoing(const Network *net, int agent);
