@@ -3,9 +3,9 @@
  * flow knows its slot); flows live in a pool of indices; one indexed binary heap orders
  * every timed thing (a flow's latency end or completion, a closed-form ring's end, a
  * link's next capacity change) by (time, creation sequence), so runs are deterministic.
- * Shares are recomputed lazily, once per instant, over the connected component of the
- * links that changed (progressive filling with a heap of link levels: O(F log L) for F
- * flows on L links of the component). */
+ * Shares are recomputed lazily, once per instant, by progressive filling (a heap of link
+ * levels: O(F log L) for F flows on L links) over the flows of the links that changed,
+ * grown only as far as the new shares disturb other flows (network_recompute). */
 #include "sim/network.h"
 #include "sim/hs_error.h"
 
@@ -25,7 +25,8 @@ typedef struct NetFlow {
     int ring;          /* -1, or the ring this flow is a hop of */
     int heap;          /* position in the heap, -1 when not scheduled */
     int next;          /* uplink queue, free list */
-    int scratch;       /* recompute: index into the share scratch, -1 once frozen */
+    int scratch;       /* recompute: index in S */
+    int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
     unsigned mark;     /* recompute epoch */
     double bytes_left; /* at `updated` */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
@@ -50,9 +51,10 @@ typedef struct NetLink {
     double when;
     int dirty;
     unsigned mark;
-    /* progressive filling */
-    double residual, weights;
-    int unfrozen;
+    /* recompute: the link's residual, weight and count of S flows without their shares
+     * (base_), and while filling */
+    double base_residual, base_weights, residual, weights;
+    int base_unfrozen, unfrozen;
     unsigned version;
 } NetLink;
 
@@ -71,6 +73,12 @@ typedef struct NetRing {
     uint64_t seq;
     NetworkPayload payload;
 } NetRing;
+
+typedef struct HeapItem {
+    double when;
+    uint64_t tie;
+    int64_t handle;
+} HeapItem;
 
 typedef struct FillItem {
     double key;
@@ -93,7 +101,7 @@ struct Network {
     double *active_since;
     int *outgoing;     /* (n) */
     int *queue_head, *queue_tail, *sending; /* (n) uplink fifo */
-    int64_t *heap;
+    HeapItem *heap;
     int heap_n, heap_cap;
     int *dirty;
     int n_dirty;
@@ -106,7 +114,8 @@ struct Network {
     int cap_comp_links, cap_comp_flows;
     FillItem *fill;
     int fill_n, fill_cap;
-    double *share;
+    double *share;     /* (cap_share) by S index */
+    int *bottleneck;   /* (cap_share) */
     int cap_share;
     NetworkStats stats;
 };
@@ -158,64 +167,73 @@ static int *handle_pos(Network *net, int64_t h)
     }
 }
 
-static int heap_less(const Network *net, int64_t a, int64_t b)
+/* (time, tie) of an entity as the heap orders it: at equal times capacity changes, then
+ * rings, then flows, each in creation order. Kept in the heap entries so comparisons do
+ * not chase the entities. */
+static HeapItem heap_item(const Network *net, int64_t h)
 {
-    double ta = handle_when(net, a), tb = handle_when(net, b);
-    if (ta != tb) return ta < tb;
-    int ya = handle_type(a), yb = handle_type(b);
-    if (ya != yb) return ya > yb; /* at equal times: capacity changes, then rings, then flows */
-    return handle_seq(net, a) < handle_seq(net, b);
+    uint64_t tie = ((uint64_t)(2 - handle_type(h)) << 62) | (handle_seq(net, h) & ((1ull << 62) - 1));
+    return (HeapItem){.when = handle_when(net, h), .tie = tie, .handle = h};
 }
 
-static void heap_set(Network *net, int pos, int64_t h)
+static int heap_less(const HeapItem *a, const HeapItem *b)
 {
-    net->heap[pos] = h;
-    *handle_pos(net, h) = pos;
+    return a->when < b->when || (a->when == b->when && a->tie < b->tie);
+}
+
+static void heap_set(Network *net, int pos, HeapItem item)
+{
+    net->heap[pos] = item;
+    *handle_pos(net, item.handle) = pos;
 }
 
 static void heap_up(Network *net, int pos)
 {
-    int64_t h = net->heap[pos];
+    HeapItem item = net->heap[pos];
     while (pos > 0) {
         int parent = (pos - 1) / 2;
-        if (!heap_less(net, h, net->heap[parent])) break;
+        if (!heap_less(&item, &net->heap[parent])) break;
         heap_set(net, pos, net->heap[parent]);
         pos = parent;
     }
-    heap_set(net, pos, h);
+    heap_set(net, pos, item);
 }
 
 static void heap_down(Network *net, int pos)
 {
-    int64_t h = net->heap[pos];
+    HeapItem item = net->heap[pos];
     for (;;) {
         int child = 2 * pos + 1;
         if (child >= net->heap_n) break;
-        if (child + 1 < net->heap_n && heap_less(net, net->heap[child + 1], net->heap[child])) child++;
-        if (!heap_less(net, net->heap[child], h)) break;
+        if (child + 1 < net->heap_n && heap_less(&net->heap[child + 1], &net->heap[child])) child++;
+        if (!heap_less(&net->heap[child], &item)) break;
         heap_set(net, pos, net->heap[child]);
         pos = child;
     }
-    heap_set(net, pos, h);
+    heap_set(net, pos, item);
 }
 
 /* Inserts h, or moves it after its time changed. */
 static int heap_update(Network *net, int64_t h)
 {
     int *pos = handle_pos(net, h);
+    HeapItem item = heap_item(net, h);
     if (*pos >= 0) {
-        heap_up(net, *pos);
-        heap_down(net, *pos);
+        int at = *pos;
+        int earlier = heap_less(&item, &net->heap[at]);
+        net->heap[at] = item;
+        if (earlier) heap_up(net, at);
+        else heap_down(net, at);
         return HS_OK;
     }
     if (net->heap_n == net->heap_cap) {
         int cap = net->heap_cap ? net->heap_cap * 2 : 64;
-        int64_t *grown = realloc(net->heap, (size_t)cap * sizeof *grown);
+        HeapItem *grown = realloc(net->heap, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
         net->heap = grown;
         net->heap_cap = cap;
     }
-    net->heap[net->heap_n] = h;
+    net->heap[net->heap_n] = item;
     *pos = net->heap_n++;
     heap_up(net, *pos);
     return HS_OK;
@@ -227,11 +245,12 @@ static void heap_remove(Network *net, int64_t h)
     int at = *pos;
     if (at < 0) return;
     *pos = -1;
-    int64_t last = net->heap[--net->heap_n];
+    HeapItem last = net->heap[--net->heap_n];
     if (at == net->heap_n) return;
+    int earlier = heap_less(&last, &net->heap[at]);
     heap_set(net, at, last);
-    heap_up(net, at);
-    heap_down(net, *handle_pos(net, last));
+    if (earlier) heap_up(net, at);
+    else heap_down(net, at);
 }
 
 /* ---- links ---- */
@@ -432,6 +451,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     memcpy(flow->links, links, sizeof links);
     flow->ring = ring;
     flow->heap = -1;
+    flow->bottleneck = -1;
     flow->next = -1;
     flow->bytes_left = flow->bytes = bytes;
     flow->updated = net->now;
@@ -771,75 +791,53 @@ static int push_int(int **array, int *cap, int n, int value)
     return HS_OK;
 }
 
-static int network_recompute(Network *net)
+/* Adds flow fi to S: its links join T (their base residual is the capacity minus the
+ * shares of the flows outside S), and its current share goes back to them. */
+static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links)
 {
-    unsigned epoch = ++net->epoch;
-    int n_links = 0, n_flows = 0;
-    /* the component: links reachable from the dirty ones through transferring flows;
-     * infinite links constrain nothing and do not connect */
-    for (int i = 0; i < net->n_dirty; i++) {
-        int l = net->dirty[i];
-        net->links[l].dirty = 0;
-        if (net->links[l].mark == epoch || !(net->links[l].capacity < INFINITY)) continue;
-        net->links[l].mark = epoch;
-        if (push_int(&net->comp_links, &net->cap_comp_links, n_links++, l)) return HS_E_NOMEM;
-    }
-    for (int i = 0; i < net->n_dirty; i++) { /* flows on dirty infinite links still need a share */
-        NetLink *link = &net->links[net->dirty[i]];
-        if (link->capacity < INFINITY) continue;
-        for (int j = 0; j < link->n; j++) {
-            NetFlow *f = &net->flows[link->flows[j]];
-            if (f->mark == epoch) continue;
-            f->mark = epoch;
-            if (push_int(&net->comp_flows, &net->cap_comp_flows, n_flows++, link->flows[j])) return HS_E_NOMEM;
-            for (int k = 0; k < f->n_links; k++) {
-                NetLink *other = &net->links[f->links[k]];
-                if (other->mark == epoch || !(other->capacity < INFINITY)) continue;
-                other->mark = epoch;
-                if (push_int(&net->comp_links, &net->cap_comp_links, n_links++, f->links[k])) return HS_E_NOMEM;
-            }
+    NetFlow *f = &net->flows[fi];
+    if (f->mark == epoch) return HS_OK;
+    f->mark = epoch;
+    f->scratch = *n_flows;
+    if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
+    for (int k = 0; k < f->n_links; k++) {
+        int l = f->links[k];
+        NetLink *link = &net->links[l];
+        if (!(link->capacity < INFINITY)) continue;
+        if (link->mark != epoch) {
+            link->mark = epoch;
+            if (push_int(&net->comp_links, &net->cap_comp_links, (*n_links)++, l)) return HS_E_NOMEM;
+            double used = 0;
+            for (int j = 0; j < link->n; j++) used += net->flows[link->flows[j]].share;
+            link->base_residual = link->capacity - used;
+            link->base_weights = 0;
+            link->base_unfrozen = 0;
         }
+        link->base_residual += f->share;
+        link->base_weights += f->weight;
+        link->base_unfrozen++;
     }
-    net->n_dirty = 0;
-    for (int i = 0; i < n_links; i++) {
-        NetLink *link = &net->links[net->comp_links[i]];
-        for (int j = 0; j < link->n; j++) {
-            int fi = link->flows[j];
-            NetFlow *f = &net->flows[fi];
-            if (f->mark == epoch) continue;
-            f->mark = epoch;
-            if (push_int(&net->comp_flows, &net->cap_comp_flows, n_flows++, fi)) return HS_E_NOMEM;
-            for (int k = 0; k < f->n_links; k++) {
-                NetLink *other = &net->links[f->links[k]];
-                if (other->mark == epoch || !(other->capacity < INFINITY)) continue;
-                other->mark = epoch;
-                if (push_int(&net->comp_links, &net->cap_comp_links, n_links++, f->links[k])) return HS_E_NOMEM;
-            }
-        }
+    return HS_OK;
+}
+
+/* Progressive filling of S over T, flows outside S fixed: the link with the lowest level
+ * (residual / unfrozen weight) saturates next; its unfrozen flows get weight x level.
+ * Writes share[] and bottleneck[] by S index. */
+static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links)
+{
+    double *share = net->share;
+    int *bottleneck = net->bottleneck;
+    for (int i = 0; i < n_flows; i++) {
+        share[i] = -1; /* unfrozen */
+        bottleneck[i] = -1;
     }
-    net->stats.recomputes++;
-    net->stats.flows_recomputed += (uint64_t)n_flows;
-    /* progressive filling: the link with the lowest level (residual / unfrozen weight)
-     * saturates next; its unfrozen flows get weight x level */
     net->fill_n = 0;
     for (int i = 0; i < n_links; i++) {
         NetLink *link = &net->links[net->comp_links[i]];
-        link->residual = link->capacity;
-        link->weights = 0;
-        link->unfrozen = link->n;
-        for (int j = 0; j < link->n; j++) link->weights += net->flows[link->flows[j]].weight;
-        if (link->n > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
-    }
-    if (n_flows > net->cap_share) {
-        double *grown = realloc(net->share, (size_t)n_flows * 2 * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        net->share = grown;
-        net->cap_share = n_flows * 2;
-    }
-    double *share = net->share;
-    for (int i = 0; i < n_flows; i++) {
-        net->flows[net->comp_flows[i]].scratch = i;
-        share[i] = INFINITY; /* a flow on infinite links only */
+        link->residual = link->base_residual;
+        link->weights = link->base_weights;
+        link->unfrozen = link->base_unfrozen;
+        if (link->unfrozen > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
     }
     while (net->fill_n > 0) {
         FillItem item = fill_pop(net);
@@ -848,13 +846,13 @@ static int network_recompute(Network *net)
         double level = link->residual > 0 ? link->residual / link->weights : 0;
         for (int j = 0; j < link->n; j++) {
             NetFlow *f = &net->flows[link->flows[j]];
-            if (f->scratch < 0) continue; /* frozen */
+            if (f->mark != epoch || share[f->scratch] >= 0) continue; /* outside S, or frozen */
             double s = f->weight * level;
             share[f->scratch] = s;
-            f->scratch = -1;
+            bottleneck[f->scratch] = item.link;
             for (int k = 0; k < f->n_links; k++) {
                 NetLink *other = &net->links[f->links[k]];
-                if (other->mark != epoch) continue;
+                if (other->mark != epoch) continue; /* infinite */
                 other->unfrozen--;
                 if (f->links[k] == item.link) continue;
                 other->residual -= s;
@@ -864,12 +862,102 @@ static int network_recompute(Network *net)
         }
         link->unfrozen = 0;
     }
+    for (int i = 0; i < n_flows; i++)
+        if (share[i] < 0) share[i] = INFINITY; /* infinite links only */
+    return HS_OK;
+}
+
+/* Every flow outside S that the new shares of S leave without a valid bottleneck joins S:
+ * one whose bottleneck link is no longer saturated or now carries an S flow at a higher
+ * level, and one above the level at which S flows froze on a link they share. Returns
+ * how many joined (< 0 on error). */
+static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int *n_links)
+{
+    const double eps = 1e-9;
+    int joined = 0, links = *n_links;
+    for (int i = 0; i < links; i++) {
+        int l = net->comp_links[i];
+        NetLink *link = &net->links[l];
+        double used = 0, top = 0, frozen_at = -1;
+        int outside = 0;
+        for (int j = 0; j < link->n; j++) {
+            const NetFlow *f = &net->flows[link->flows[j]];
+            if (f->mark != epoch) {
+                used += f->share;
+                outside = 1;
+                continue;
+            }
+            double s = net->share[f->scratch], level = s / f->weight;
+            used += s;
+            if (level > top) top = level;
+            if (net->bottleneck[f->scratch] == l && level > frozen_at) frozen_at = level;
+        }
+        if (!outside) continue;
+        int saturated = used >= link->capacity * (1 - eps);
+        int violated = 0;
+        for (int j = 0; j < link->n && !violated; j++) {
+            const NetFlow *g = &net->flows[link->flows[j]];
+            if (g->mark == epoch) continue;
+            double level = g->share / g->weight;
+            if (g->bottleneck == l && (!saturated || top > level * (1 + eps))) violated = 1;
+            if (frozen_at >= 0 && level > frozen_at * (1 + eps) + 1e-300) violated = 1;
+        }
+        if (!violated) continue;
+        for (int j = 0; j < link->n; j++) { /* the whole link joins: fewer rounds */
+            int g = link->flows[j];
+            if (net->flows[g].mark == epoch) continue;
+            if (recompute_add(net, g, epoch, n_flows, n_links)) return HS_E_NOMEM;
+            joined++;
+        }
+    }
+    return joined;
+}
+
+static int recompute_scratch(Network *net, int n_flows)
+{
+    if (n_flows <= net->cap_share) return HS_OK;
+    int cap = n_flows * 2;
+    double *share = realloc(net->share, (size_t)cap * sizeof *share);
+    if (share) net->share = share;
+    int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
+    if (bottleneck) net->bottleneck = bottleneck;
+    if (share == NULL || bottleneck == NULL) return HS_E_NOMEM;
+    net->cap_share = cap;
+    return HS_OK;
+}
+
+/* New shares after the dirty links changed. S starts as the flows on the dirty links; the
+ * rest keep their shares; S is filled again, and grows by the flows its new shares leave
+ * without a valid bottleneck, until none is left. Then every flow has a bottleneck (a
+ * saturated link on which no flow has a higher level): the max-min fair allocation, which
+ * is unique, is reached while S is usually a small part of the connected component. */
+static int network_recompute(Network *net)
+{
+    unsigned epoch = ++net->epoch;
+    int n_links = 0, n_flows = 0;
+    for (int i = 0; i < net->n_dirty; i++) {
+        NetLink *link = &net->links[net->dirty[i]];
+        link->dirty = 0;
+        for (int j = 0; j < link->n; j++)
+            if (recompute_add(net, link->flows[j], epoch, &n_flows, &n_links)) return HS_E_NOMEM;
+    }
+    net->n_dirty = 0;
+    for (;;) {
+        if (recompute_scratch(net, n_flows) || recompute_fill(net, epoch, n_flows, n_links)) return HS_E_NOMEM;
+        int joined = recompute_violations(net, epoch, &n_flows, &n_links);
+        if (joined < 0) return HS_E_NOMEM;
+        if (joined == 0) break;
+        net->stats.expansions++;
+    }
+    net->stats.recomputes++;
+    net->stats.flows_recomputed += (uint64_t)n_flows;
     int status = HS_OK;
     for (int i = 0; i < n_flows && status == HS_OK; i++) {
         int fi = net->comp_flows[i];
         NetFlow *f = &net->flows[fi];
+        double s = net->share[i];
+        f->bottleneck = net->bottleneck[i];
         f->scratch = -1;
-        double s = share[i];
         if (s == f->share && f->heap >= 0) continue;
         flow_settle(net, f);
         f->share = s;
@@ -884,7 +972,7 @@ static int network_recompute(Network *net)
 int network_next_time(Network *net, double *t)
 {
     int status = net->n_dirty > 0 ? network_recompute(net) : HS_OK;
-    *t = net->heap_n > 0 ? handle_when(net, net->heap[0]) : INFINITY;
+    *t = net->heap_n > 0 ? net->heap[0].when : INFINITY;
     return status;
 }
 
@@ -892,8 +980,8 @@ int network_advance(Network *net, double t)
 {
     if (t > net->now) net->now = t;
     for (;;) {
-        while (net->heap_n > 0 && handle_when(net, net->heap[0]) <= net->now) {
-            int64_t h = net->heap[0];
+        while (net->heap_n > 0 && net->heap[0].when <= net->now) {
+            int64_t h = net->heap[0].handle;
             int i = handle_index(h), status = HS_OK;
             heap_remove(net, h);
             switch (handle_type(h)) {
@@ -920,7 +1008,7 @@ int network_advance(Network *net, double t)
         if (net->n_dirty == 0) return HS_OK;
         int status = network_recompute(net);
         if (status != HS_OK) return status;
-        if (net->heap_n == 0 || handle_when(net, net->heap[0]) > net->now) return HS_OK;
+        if (net->heap_n == 0 || net->heap[0].when > net->now) return HS_OK;
     }
 }
 
@@ -1028,5 +1116,6 @@ void network_free(Network *net)
     free(net->comp_flows);
     free(net->fill);
     free(net->share);
+    free(net->bottleneck);
     free(net);
 }

@@ -4,9 +4,9 @@
  * waits its latency (max(latency_a, latency_b), once per message, using no bandwidth),
  * then transfers at its share: the max-min fair allocation of every link among the flows
  * transferring on it (weighted, under LV08). Shares are recomputed at every flow start
- * and end, and at every capacity change, for the flows connected to the changed links
- * only (a flow's share depends on the flows it shares a link with, and theirs on
- * theirs...): the connected component of the changed links in the flow-link graph.
+ * and end, and at every capacity change, starting from the flows on the changed links and
+ * reaching further only while the new shares leave another flow without a valid
+ * bottleneck (in principle the whole connected component; in practice a few links).
  * SimGrid's CM02 model with factors 1, no TCP window bound and no cross traffic computes
  * the same allocation (tests/oracle/).
  *
@@ -118,7 +118,8 @@ int network_pending(const Network *net);
 
 /* Counters since creation, for benchmarks. */
 typedef struct NetworkStats {
-    uint64_t flows_started, flows_finished, recomputes, flows_recomputed, rings_closed_form, rings_stepped;
+    uint64_t flows_started, flows_finished, recomputes, flows_recomputed, expansions, rings_closed_form,
+        rings_stepped;
 } NetworkStats;
 void network_stats(const Network *net, NetworkStats *out);
 
