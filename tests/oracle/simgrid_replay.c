@@ -204,7 +204,8 @@ int main(int argc, char **argv)
     close(fd);
     write_platform(path, flops, up, down, backbone);
     simgrid_load_platform(path);
-    unlink(path);
+    if (getenv("HETSIM_ORACLE_KEEP")) fprintf(stderr, "platform kept in %s\n", path);
+    else unlink(path);
     for (int i = 0; i < n_tasks; i++) {
         Task *t = &tasks[i];
         t->done = sg_sem_init(0);
