@@ -682,7 +682,7 @@ static int scenario_resolve_network(Resolver *r)
 {
     NetworkSpec *n = &r->sc->network;
     int model, uplink, tcp, status;
-    if ((status = scenario_choice(r, "network", "model", "fifo", "maxmin|fifo", &model)) ||
+    if ((status = scenario_choice(r, "network", "model", "maxmin", "maxmin|fifo", &model)) ||
         (status = scenario_choice(r, "network", "uplink", "shared", "shared|fifo", &uplink)) ||
         (status = scenario_double(r, "network", "backbone", INFINITY, UNIT_BANDWIDTH, 0, INFINITY, &n->backbone)) ||
         (status = scenario_choice(r, "network", "tcp", "none", "none|lv08", &tcp)))
