@@ -229,7 +229,7 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
     c->compute_s += duration;
     if (e->network) engine_activity_add(e, agent, 1, start, start + duration);
     else engine_book_busy(c, start, start + duration);
-    if (e->sink.ops->activity && e->network) {
+    if (e->network && e->sink.ops->activity) {
         SinkActivity a = {.kind = SINK_ACTIVITY_COMPUTE, .agent = agent, .to = -1, .amount = flops, .start = start,
                           .transfer = start, .end = start + duration};
         if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)

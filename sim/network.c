@@ -110,8 +110,8 @@ struct Network {
     unsigned epoch;
     int live;          /* messages and rings not finished */
     /* recompute scratch */
-    int *comp_links, *comp_flows;
-    int cap_comp_links, cap_comp_flows;
+    int *comp_links, *comp_flows, *violated;
+    int cap_comp_links, cap_comp_flows, cap_violated;
     FillItem *fill;
     int fill_n, fill_cap;
     double *share;     /* (cap_share) by S index */
@@ -874,7 +874,8 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
 static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int *n_links)
 {
     const double eps = 1e-9;
-    int joined = 0, links = *n_links;
+    int links = *n_links, n_violated = 0;
+    /* first every link is judged against the current S, then the violated links' flows join */
     for (int i = 0; i < links; i++) {
         int l = net->comp_links[i];
         NetLink *link = &net->links[l];
@@ -902,8 +903,12 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
             if (g->bottleneck == l && (!saturated || top > level * (1 + eps))) violated = 1;
             if (frozen_at >= 0 && level > frozen_at * (1 + eps) + 1e-300) violated = 1;
         }
-        if (!violated) continue;
-        for (int j = 0; j < link->n; j++) { /* the whole link joins: fewer rounds */
+        if (violated && push_int(&net->violated, &net->cap_violated, n_violated++, l)) return HS_E_NOMEM;
+    }
+    int joined = 0;
+    for (int v = 0; v < n_violated; v++) { /* the whole link joins: fewer rounds */
+        NetLink *link = &net->links[net->violated[v]];
+        for (int j = 0; j < link->n; j++) {
             int g = link->flows[j];
             if (net->flows[g].mark == epoch) continue;
             if (recompute_add(net, g, epoch, n_flows, n_links)) return HS_E_NOMEM;
@@ -1114,6 +1119,7 @@ void network_free(Network *net)
     free(net->dirty);
     free(net->comp_links);
     free(net->comp_flows);
+    free(net->violated);
     free(net->fill);
     free(net->share);
     free(net->bottleneck);
