@@ -8,7 +8,7 @@
  *           bench/scale, without its database). Goal: < 10 s.
  * Each workload runs under maxmin (the default) and fifo, REPEAT times (default 5),
  * alternating; the medians are printed with every sample.
- * Usage: bench/network [REPEAT] */
+ * Usage: bench/network [REPEAT [dpsgd|sync]] */
 #include "sim/engine.h"
 
 #include <stdio.h>
@@ -91,7 +91,9 @@ int main(int argc, char **argv)
              "bandwidth = uniform(10 Mbit/s, 100 Mbit/s)\nlatency = 1 ms\nsamples = 640\n");
     const char *models[] = {"maxmin", "fifo"};
     double events = 2.0 * dpsgd_agents * degree * steps;
+    const char *only = argc > 2 ? argv[2] : NULL;
     for (int w = 0; w < 2; w++) {
+        if (only && strcmp(only, w == 0 ? "dpsgd" : "sync") != 0) continue;
         const char *text = w == 0 ? dpsgd : sync;
         double samples[2][100], sim[2] = {0, 0};
         for (int r = 0; r < repeat; r++)

@@ -17,21 +17,23 @@ enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
 typedef struct NetFlow {
-    int src, dst;
+    /* what the recomputation reads, in the first cache line */
+    unsigned mark;     /* recompute epoch */
+    int scratch;       /* recompute: index in S */
+    int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
     int n_links;
     int links[3];
+    int heap;          /* position in the heap, -1 when not scheduled */
+    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
+    double weight;
+    /* the rest */
+    int src, dst;
     int slots[3];      /* position in each link's flow array while active */
     int state;
     int ring;          /* -1, or the ring this flow is a hop of */
-    int heap;          /* position in the heap, -1 when not scheduled */
     int next;          /* uplink queue, free list */
-    int scratch;       /* recompute: index in S */
-    int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
-    unsigned mark;     /* recompute epoch */
     double bytes_left; /* at `updated` */
-    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
     double updated;
-    double weight;
     double latency;
     double when;
     double bytes;      /* for the trace hook */
@@ -43,6 +45,7 @@ typedef struct NetFlow {
 
 typedef struct NetLink {
     double capacity;
+    double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
     int *flows;        /* transferring flows */
     int n, cap;
     int users;         /* flows in any state that will cross it */
@@ -309,6 +312,7 @@ static int link_add_flow(Network *net, int l, int f)
 static void link_remove_flow(Network *net, int l, int slot)
 {
     NetLink *link = &net->links[l];
+    link->used = link->n == 1 ? 0 : link->used - net->flows[link->flows[slot]].share;
     int moved = link->flows[--link->n];
     if (slot < link->n) {
         link->flows[slot] = moved;
@@ -807,9 +811,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
         if (link->mark != epoch) {
             link->mark = epoch;
             if (push_int(&net->comp_links, &net->cap_comp_links, (*n_links)++, l)) return HS_E_NOMEM;
-            double used = 0;
-            for (int j = 0; j < link->n; j++) used += net->flows[link->flows[j]].share;
-            link->base_residual = link->capacity - used;
+            link->base_residual = link->capacity - link->used;
             link->base_weights = 0;
             link->base_unfrozen = 0;
         }
@@ -879,30 +881,30 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
     for (int i = 0; i < links; i++) {
         int l = net->comp_links[i];
         NetLink *link = &net->links[l];
-        double used = 0, top = 0, frozen_at = -1;
+        double used = link->used, top = 0, frozen_at = -1, outside_top = -1, held_low = INFINITY;
         int outside = 0;
         for (int j = 0; j < link->n; j++) {
             const NetFlow *f = &net->flows[link->flows[j]];
+            double level;
             if (f->mark != epoch) {
-                used += f->share;
                 outside = 1;
+                level = f->share / f->weight;
+                if (level > outside_top) outside_top = level;
+                if (f->bottleneck == l && level < held_low) held_low = level;
                 continue;
             }
-            double s = net->share[f->scratch], level = s / f->weight;
-            used += s;
+            double s = net->share[f->scratch];
+            used += s - f->share;
+            level = s / f->weight;
             if (level > top) top = level;
             if (net->bottleneck[f->scratch] == l && level > frozen_at) frozen_at = level;
         }
         if (!outside) continue;
         int saturated = used >= link->capacity * (1 - eps);
-        int violated = 0;
-        for (int j = 0; j < link->n && !violated; j++) {
-            const NetFlow *g = &net->flows[link->flows[j]];
-            if (g->mark == epoch) continue;
-            double level = g->share / g->weight;
-            if (g->bottleneck == l && (!saturated || top > level * (1 + eps))) violated = 1;
-            if (frozen_at >= 0 && level > frozen_at * (1 + eps) + 1e-300) violated = 1;
-        }
+        /* an outside flow held here needs the link full and no S flow above it; an S flow
+         * held here needs no outside flow above it */
+        int violated = (held_low < INFINITY && (!saturated || top > held_low * (1 + eps))) ||
+                       (frozen_at >= 0 && outside_top > frozen_at * (1 + eps) + 1e-300);
         if (violated && push_int(&net->violated, &net->cap_violated, n_violated++, l)) return HS_E_NOMEM;
     }
     int joined = 0;
@@ -965,6 +967,10 @@ static int network_recompute(Network *net)
         f->scratch = -1;
         if (s == f->share && f->heap >= 0) continue;
         flow_settle(net, f);
+        for (int k = 0; k < f->n_links; k++) {
+            NetLink *link = &net->links[f->links[k]];
+            if (link->capacity < INFINITY) link->used += s - f->share;
+        }
         f->share = s;
         flow_set_when_by_share(net, f);
         status = heap_update(net, handle(HANDLE_FLOW, fi));
