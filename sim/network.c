@@ -17,9 +17,8 @@ enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
 typedef struct NetFlow {
-    /* what the recomputation reads, in the first cache line */
-    unsigned mark;     /* recompute epoch */
-    int scratch;       /* recompute: index in S */
+    /* what the recomputation reads, in the first cache line (its S membership and
+     * index are in Network.mark and .index, dense) */
     int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
     int n_links;
     int links[3];
@@ -43,10 +42,18 @@ typedef struct NetFlow {
     NetworkPayload payload;
 } NetFlow;
 
+/* A flow on a link, with the copies of its share, weight and whether this link holds
+ * it that the recomputation reads: scanning a link touches no flow. */
+typedef struct LinkEntry {
+    int flow;
+    int held;          /* the flow's bottleneck is this link */
+    double share, weight;
+} LinkEntry;
+
 typedef struct NetLink {
     double capacity;
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
-    int *flows;        /* transferring flows */
+    LinkEntry *entries; /* transferring flows */
     int n, cap;
     int users;         /* flows in any state that will cross it */
     int ring;          /* closed-form ring holding it, -1 */
@@ -97,6 +104,8 @@ struct Network {
     NetLink *links;
     double *latency;   /* (n) */
     NetFlow *flows;
+    unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
+    int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
     NetRing *rings;
     int n_rings;
@@ -295,15 +304,16 @@ static int link_add_flow(Network *net, int l, int f)
     NetLink *link = &net->links[l];
     if (link->n == link->cap) {
         int cap = link->cap ? link->cap * 2 : 4;
-        int *grown = realloc(link->flows, (size_t)cap * sizeof *grown);
+        LinkEntry *grown = realloc(link->entries, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
-        link->flows = grown;
+        link->entries = grown;
         link->cap = cap;
     }
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++)
         if (flow->links[k] == l) flow->slots[k] = link->n;
-    link->flows[link->n++] = f;
+    link->entries[link->n++] = (LinkEntry){.flow = f, .held = flow->bottleneck == l, .share = flow->share,
+                                           .weight = flow->weight};
     link_mark_dirty(net, l);
     if (link->n == 1) return link_refresh(net, l);
     return HS_OK;
@@ -312,10 +322,11 @@ static int link_add_flow(Network *net, int l, int f)
 static void link_remove_flow(Network *net, int l, int slot)
 {
     NetLink *link = &net->links[l];
-    link->used = link->n == 1 ? 0 : link->used - net->flows[link->flows[slot]].share;
-    int moved = link->flows[--link->n];
+    link->used = link->n == 1 ? 0 : link->used - link->entries[slot].share;
+    LinkEntry last = link->entries[--link->n];
+    int moved = last.flow;
     if (slot < link->n) {
-        link->flows[slot] = moved;
+        link->entries[slot] = last;
         NetFlow *m = &net->flows[moved];
         for (int k = 0; k < m->n_links; k++)
             if (m->links[k] == l) m->slots[k] = slot;
@@ -345,6 +356,12 @@ static int flow_alloc(Network *net)
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
+        unsigned *mark = realloc(net->mark, (size_t)cap * sizeof *mark);
+        if (mark) net->mark = mark;
+        int *index = realloc(net->index, (size_t)cap * sizeof *index);
+        if (index) net->index = index;
+        if (mark == NULL || index == NULL) return -1;
+        for (int i = net->cap_flows; i < cap; i++) mark[i] = 0;
         for (int i = cap - 1; i >= net->cap_flows; i--) {
             grown[i].state = FLOW_FREE;
             grown[i].next = net->free_flow;
@@ -799,10 +816,10 @@ static int push_int(int **array, int *cap, int n, int value)
  * shares of the flows outside S), and its current share goes back to them. */
 static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links)
 {
+    if (net->mark[fi] == epoch) return HS_OK;
     NetFlow *f = &net->flows[fi];
-    if (f->mark == epoch) return HS_OK;
-    f->mark = epoch;
-    f->scratch = *n_flows;
+    net->mark[fi] = epoch;
+    net->index[fi] = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -847,11 +864,14 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
         if (item.version != link->version || link->unfrozen == 0) continue;
         double level = link->residual > 0 ? link->residual / link->weights : 0;
         for (int j = 0; j < link->n; j++) {
-            NetFlow *f = &net->flows[link->flows[j]];
-            if (f->mark != epoch || share[f->scratch] >= 0) continue; /* outside S, or frozen */
-            double s = f->weight * level;
-            share[f->scratch] = s;
-            bottleneck[f->scratch] = item.link;
+            const LinkEntry *e = &link->entries[j];
+            if (net->mark[e->flow] != epoch) continue; /* outside S */
+            int index = net->index[e->flow];
+            if (share[index] >= 0) continue; /* frozen */
+            double s = e->weight * level;
+            share[index] = s;
+            bottleneck[index] = item.link;
+            const NetFlow *f = &net->flows[e->flow];
             for (int k = 0; k < f->n_links; k++) {
                 NetLink *other = &net->links[f->links[k]];
                 if (other->mark != epoch) continue; /* infinite */
@@ -884,20 +904,21 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
         double used = link->used, top = 0, frozen_at = -1, outside_top = -1, held_low = INFINITY;
         int outside = 0;
         for (int j = 0; j < link->n; j++) {
-            const NetFlow *f = &net->flows[link->flows[j]];
+            const LinkEntry *e = &link->entries[j];
             double level;
-            if (f->mark != epoch) {
+            if (net->mark[e->flow] != epoch) {
                 outside = 1;
-                level = f->share / f->weight;
+                level = e->share / e->weight;
                 if (level > outside_top) outside_top = level;
-                if (f->bottleneck == l && level < held_low) held_low = level;
+                if (e->held && level < held_low) held_low = level;
                 continue;
             }
-            double s = net->share[f->scratch];
-            used += s - f->share;
-            level = s / f->weight;
+            int index = net->index[e->flow];
+            double s = net->share[index];
+            used += s - e->share;
+            level = s / e->weight;
             if (level > top) top = level;
-            if (net->bottleneck[f->scratch] == l && level > frozen_at) frozen_at = level;
+            if (net->bottleneck[index] == l && level > frozen_at) frozen_at = level;
         }
         if (!outside) continue;
         int saturated = used >= link->capacity * (1 - eps);
@@ -911,8 +932,8 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
     for (int v = 0; v < n_violated; v++) { /* the whole link joins: fewer rounds */
         NetLink *link = &net->links[net->violated[v]];
         for (int j = 0; j < link->n; j++) {
-            int g = link->flows[j];
-            if (net->flows[g].mark == epoch) continue;
+            int g = link->entries[j].flow;
+            if (net->mark[g] == epoch) continue;
             if (recompute_add(net, g, epoch, n_flows, n_links)) return HS_E_NOMEM;
             joined++;
         }
@@ -946,7 +967,7 @@ static int network_recompute(Network *net)
         NetLink *link = &net->links[net->dirty[i]];
         link->dirty = 0;
         for (int j = 0; j < link->n; j++)
-            if (recompute_add(net, link->flows[j], epoch, &n_flows, &n_links)) return HS_E_NOMEM;
+            if (recompute_add(net, link->entries[j].flow, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
     }
     net->n_dirty = 0;
     for (;;) {
@@ -963,14 +984,18 @@ static int network_recompute(Network *net)
         int fi = net->comp_flows[i];
         NetFlow *f = &net->flows[fi];
         double s = net->share[i];
+        int held_changed = f->bottleneck != net->bottleneck[i];
         f->bottleneck = net->bottleneck[i];
-        f->scratch = -1;
-        if (s == f->share && f->heap >= 0) continue;
-        flow_settle(net, f);
+        if (s == f->share && f->heap >= 0 && !held_changed) continue;
         for (int k = 0; k < f->n_links; k++) {
             NetLink *link = &net->links[f->links[k]];
+            LinkEntry *e = &link->entries[f->slots[k]];
+            e->held = f->bottleneck == f->links[k];
+            e->share = s;
             if (link->capacity < INFINITY) link->used += s - f->share;
         }
+        if (s == f->share && f->heap >= 0) continue;
+        flow_settle(net, f);
         f->share = s;
         flow_set_when_by_share(net, f);
         status = heap_update(net, handle(HANDLE_FLOW, fi));
@@ -1105,7 +1130,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
 void network_free(Network *net)
 {
     if (net == NULL) return;
-    for (int l = 0; net->links && l < net->n_links; l++) free(net->links[l].flows);
+    for (int l = 0; net->links && l < net->n_links; l++) free(net->links[l].entries);
     for (int r = 0; r < net->n_rings; r++) {
         free(net->rings[r].members);
         free(net->rings[r].lat);
@@ -1114,6 +1139,8 @@ void network_free(Network *net)
     free(net->links);
     free(net->latency);
     free(net->flows);
+    free(net->mark);
+    free(net->index);
     free(net->rings);
     free(net->active_count);
     free(net->active_since);
