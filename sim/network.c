@@ -331,7 +331,13 @@ static void link_remove_flow(Network *net, int l, int slot)
         for (int k = 0; k < m->n_links; k++)
             if (m->links[k] == l) m->slots[k] = slot;
     }
-    link_mark_dirty(net, l);
+    /* The freed share matters only to flows this link holds: the others are held below
+     * its level elsewhere, where nothing changed (capacity changes always mark). */
+    for (int j = 0; j < link->n; j++)
+        if (link->entries[j].held) {
+            link_mark_dirty(net, l);
+            return;
+        }
 }
 
 /* ---- activity ---- */
