@@ -53,8 +53,9 @@ typedef struct Span {
 typedef struct AgentActivity {
     Span *compute, *comm;
     int n_compute, cap_compute, n_comm, cap_comm;
-    NetworkPeriodic *rings;
+    NetworkPeriodic *rings; /* those that overlap a computation */
     int n_rings, cap_rings;
+    double ring_s;          /* the measure of the others */
 } AgentActivity;
 
 static int activity_grow(void **array, int *cap, int n, size_t size)
@@ -151,8 +152,9 @@ static void engine_activity_close(Engine *e, int agent, double from, double to, 
                                   a->compute[k].end > to ? to : a->compute[k].end);
         }
     }
-    *busy = b;
-    *comm = c;
+    *busy = b + a->ring_s;
+    *comm = c + a->ring_s;
+    a->ring_s = 0;
     int kept = 0; /* compute spans still running or queued for later */
     for (int k = 0; k < a->n_compute; k++)
         if (a->compute[k].end > to) a->compute[kept++] = a->compute[k];
@@ -680,6 +682,15 @@ static void engine_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
 {
     Engine *e = ctx;
     AgentActivity *a = &e->activity[agent];
+    /* Reported up to now, so later computations start after it: only the ones booked
+     * already can overlap it (a blocking collective has none: its measure is enough). */
+    int overlaps = 0;
+    for (int k = a->n_compute - 1; k >= 0 && a->compute[k].end > p->from && !overlaps; k--)
+        overlaps = a->compute[k].start < p->to;
+    if (!overlaps) {
+        a->ring_s += periodic_measure(p, p->from, p->to);
+        return;
+    }
     if (activity_grow((void **)&a->rings, &a->cap_rings, a->n_rings, sizeof *a->rings) != HS_OK) {
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
         return;
