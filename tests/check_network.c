@@ -508,12 +508,12 @@ START_TEST(test_train_mode_times_like_timing_mode)
         "latency = uniform(1 ms, 9 ms)\n"
         "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\ndownlink = 200 kB/s\nuplink = 2 MB/s\n";
     const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "byzsgdnm"};
+    const char *variants[] = {"network.uplink=shared", "network.uplink=fifo", "network.model=fifo"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
-        for (int uplink = 0; uplink < 2; uplink++) {
+        for (int v = 0; v < 3; v++) {
             char set_method[64];
             snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
-            const char *set[] = {set_method, uplink ? "network.uplink=fifo" : "network.uplink=shared",
-                                 "run.mode=timing"};
+            const char *set[] = {set_method, variants[v], "run.mode=timing"};
             TestSink train, timing;
             HsDiag diag;
             ck_assert_msg(run_text(synthetic, set, 2, &train, &diag) == 0, "%s: %s", methods[m], diag.message);
