@@ -206,7 +206,7 @@ END_TEST
 
 typedef struct NaiveFlow {
     int src, dst;
-    double start, latency, left, rate, end;
+    double start, latency, left, rate, end, weight;
 } NaiveFlow;
 
 static void naive_rates(NaiveFlow *f, int nf, const double *cap, int n_links, int n, int backbone, double now)
@@ -222,20 +222,20 @@ static void naive_rates(NaiveFlow *f, int nf, const double *cap, int n_links, in
         double best = INFINITY;
         int best_link = -1;
         for (int l = 0; l < n_links; l++) {
-            int count = 0;
+            double weights = 0;
             for (int i = 0; i < nf; i++)
-                if (!frozen[i] && (f[i].src == l || n + f[i].dst == l || (backbone && l == 2 * n))) count++;
-            if (count && residual[l] / count < best) best = residual[l] / count, best_link = l;
+                if (!frozen[i] && (f[i].src == l || n + f[i].dst == l || (backbone && l == 2 * n))) weights += f[i].weight;
+            if (weights > 0 && residual[l] / weights < best) best = residual[l] / weights, best_link = l;
         }
         if (best_link < 0) break;
         for (int i = 0; i < nf; i++) {
             if (frozen[i]) continue;
             int links[3] = {f[i].src, n + f[i].dst, backbone ? 2 * n : -1};
             if (links[0] != best_link && links[1] != best_link && links[2] != best_link) continue;
-            f[i].rate = best;
+            f[i].rate = best * f[i].weight;
             frozen[i] = 1;
             for (int k = 0; k < 3; k++)
-                if (links[k] >= 0) residual[links[k]] -= best;
+                if (links[k] >= 0) residual[links[k]] -= f[i].rate;
         }
     }
 }
@@ -266,8 +266,9 @@ static void naive_run(NaiveFlow *f, int nf, const double *cap, int n_links, int 
 START_TEST(test_incremental_equals_naive_twin)
 {
     srand(12345);
-    for (int trial = 0; trial < 200; trial++) {
+    for (int trial = 0; trial < 300; trial++) {
         int n = 2 + rand() % 6, nf = 1 + rand() % 24, backbone = rand() % 4 == 0;
+        double weight_s = trial % 3 == 2 ? 5 : 0; /* every third trial: LV08-like weighted shares */
         double up[8], down[8], lat[8], cap[17];
         for (int a = 0; a < n; a++) {
             up[a] = 1 + rand() % 20;
@@ -285,6 +286,9 @@ START_TEST(test_incremental_equals_naive_twin)
             f[i].start = (rand() % 10) * 0.5;
             f[i].latency = lat[f[i].src] > lat[f[i].dst] ? lat[f[i].src] : lat[f[i].dst];
             f[i].left = 1 + rand() % 50;
+            double penalty = f[i].latency + weight_s / up[f[i].src] + weight_s / down[f[i].dst] +
+                             (backbone ? weight_s / cap[2 * n] : 0);
+            f[i].weight = weight_s > 0 && penalty > 0 ? 1 / penalty : 1;
         }
         /* starts in time order for the network */
         int order[32];
@@ -296,7 +300,13 @@ START_TEST(test_incremental_equals_naive_twin)
                 order[j - 1] = tmp;
             }
         Recorder rec;
-        Network *net = make_net(n, up, down, lat, backbone ? cap[2 * n] : INFINITY, &rec);
+        memset(&rec, 0, sizeof rec);
+        for (int i = 0; i < REC_MAX; i++) rec.done_at[i] = NAN;
+        NetworkOptions o = {.n_agents = n, .uplink = up, .downlink = down, .latency = lat,
+                            .backbone = backbone ? cap[2 * n] : INFINITY, .latency_factor = 1,
+                            .bandwidth_factor = 1, .weight_s = weight_s};
+        NetworkHooks h = {.ctx = &rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic};
+        Network *net = network_create(&o, &h);
         int next = 0;
         for (;;) {
             double t;
