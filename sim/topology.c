@@ -1,5 +1,6 @@
 /* topology.c — graph construction from an edge list, deduplicated and sorted into CSR,
- * and the checks that say whether a graph can be built before anything runs. */
+ * the random-regular generator, and the checks that say whether a graph can be built
+ * before anything runs. */
 #include "sim/topology.h"
 #include "sim/rng.h"
 
@@ -123,38 +124,22 @@ int topology_connected(const Topology *t)
     return reached == t->n;
 }
 
-/* Configuration model: n·d stubs paired by a seeded shuffle; rejected when the result
- * has self-loops or repeated edges. */
-static int topology_random_regular(int n, int d, gsl_rng *rng, EdgeList *e)
+static int union_find_root(int *parent, int i)
 {
-    int stubs_n = n * d;
-    int *stubs = malloc(((size_t)stubs_n + 1) * sizeof *stubs);
-    if (stubs == NULL) return HS_E_NOMEM;
-    for (int i = 0; i < stubs_n; i++) stubs[i] = i / d;
-    for (int i = stubs_n - 1; i > 0; i--) {
-        int j = (int)gsl_rng_uniform_int(rng, (unsigned long)i + 1);
-        int tmp = stubs[i];
-        stubs[i] = stubs[j];
-        stubs[j] = tmp;
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]]; /* path halving */
+        i = parent[i];
     }
-    e->n = 0;
-    int status = HS_OK;
-    for (int k = 0; k + 1 < stubs_n && status == HS_OK; k += 2) {
-        if (stubs[k] == stubs[k + 1]) {
-            status = 1; /* self-loop: caller retries */
-            break;
-        }
-        status = edges_add(e, stubs[k], stubs[k + 1]);
-    }
-    free(stubs);
-    return status;
+    return i;
 }
 
-/* The links an edges file listed so far, keyed a·2^32 + b (a < b) with the line of each:
- * an open-addressing hash set, so a repeated link is found in O(1) as it is read. */
+/* A set of links, keyed a·2^32 + b (a < b), each with an int value: an edges file's links
+ * with the line that listed each, or a random-regular draw's links with their index in
+ * its EdgeList. Open addressing with linear probing, so membership is O(1) and a link can
+ * be removed (backward shift, no tombstones). */
 typedef struct LinkSlot {
     uint64_t key; /* 0 marks an empty slot (a < b makes every key nonzero) */
-    int line;
+    int value;
 } LinkSlot;
 
 typedef struct LinkSet {
@@ -162,20 +147,31 @@ typedef struct LinkSet {
     size_t n, cap;   /* cap a power of two, at least twice n */
 } LinkSet;
 
-static size_t link_set_slot(const LinkSet *s, uint64_t key)
+static uint64_t link_key(int a, int b)
+{
+    return a < b ? (uint64_t)a << 32 | (uint64_t)b : (uint64_t)b << 32 | (uint64_t)a;
+}
+
+static size_t link_set_home(const LinkSet *s, uint64_t key)
 {
     uint64_t z = key; /* splitmix64's finaliser: neighbouring keys land far apart */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
-    size_t i = (size_t)z & (s->cap - 1);
+    return (size_t)z & (s->cap - 1);
+}
+
+/* The slot holding key, or the empty slot where it would go. cap must be nonzero. */
+static size_t link_set_slot(const LinkSet *s, uint64_t key)
+{
+    size_t i = link_set_home(s, key);
     while (s->slots[i].key != 0 && s->slots[i].key != key) i = (i + 1) & (s->cap - 1);
     return i;
 }
 
-/* Adds link a-b (a < b) listed at line: 0 when it is new, the line that listed it first
- * otherwise, HS_E_NOMEM when the set cannot grow. */
-static int link_set_add(LinkSet *s, int a, int b, int line)
+/* Adds link a-b with value: 0 when it is new, the value it already had otherwise (so an
+ * edges file's first line, never 0), HS_E_NOMEM when the set cannot grow. */
+static int link_set_add(LinkSet *s, int a, int b, int value)
 {
     if (2 * (s->n + 1) > s->cap) {
         LinkSet grown = {.cap = s->cap ? 2 * s->cap : 64, .n = s->n};
@@ -186,12 +182,255 @@ static int link_set_add(LinkSet *s, int a, int b, int line)
         free(s->slots);
         *s = grown;
     }
-    uint64_t key = (uint64_t)a << 32 | (uint64_t)b;
+    uint64_t key = link_key(a, b);
     LinkSlot *slot = &s->slots[link_set_slot(s, key)];
-    if (slot->key == key) return slot->line;
-    *slot = (LinkSlot){.key = key, .line = line};
+    if (slot->key == key) return slot->value;
+    *slot = (LinkSlot){.key = key, .value = value};
     s->n++;
     return 0;
+}
+
+/* An empty set that holds links without growing. */
+static int link_set_reserve(LinkSet *s, size_t links)
+{
+    size_t cap = 64;
+    while (cap < 2 * (links + 1)) cap *= 2;
+    *s = (LinkSet){.slots = calloc(cap, sizeof *s->slots), .cap = cap};
+    return s->slots == NULL ? HS_E_NOMEM : HS_OK;
+}
+
+static int link_set_has(const LinkSet *s, int a, int b)
+{
+    if (s->cap == 0) return 0;
+    uint64_t key = link_key(a, b);
+    return s->slots[link_set_slot(s, key)].key == key;
+}
+
+/* Removes link a-b if present: the later slots of its probe run shift back into the hole
+ * unless their home lies cyclically in (hole, slot], where they already are reachable. */
+static void link_set_remove(LinkSet *s, int a, int b)
+{
+    if (s->cap == 0) return;
+    size_t mask = s->cap - 1, hole = link_set_slot(s, link_key(a, b));
+    if (s->slots[hole].key == 0) return;
+    for (size_t i = (hole + 1) & mask; s->slots[i].key != 0; i = (i + 1) & mask) {
+        size_t home = link_set_home(s, s->slots[i].key);
+        if (((i - home) & mask) >= ((i - hole) & mask)) {
+            s->slots[hole] = s->slots[i];
+            hole = i;
+        }
+    }
+    s->slots[hole].key = 0;
+    s->n--;
+}
+
+/* Random regular graphs.
+ *
+ * The configuration model pairs all n·d stubs at once and rejects the whole draw when it
+ * holds a self-loop or a repeated link; it keeps a draw with probability about
+ * exp(−(d²−1)/4): 1 in 40 at degree 4, 1 in 400 at 5, 1 in 6,000 at 6. Retried up to 1000
+ * times (as this file once did) it often failed at degree 5 and nearly always from 6 on.
+ * Instead stubs are paired one link at a time, as in Steger and Wormald's algorithm
+ * (networkx's random_regular_graph): a uniform remaining stub u, then a uniform partner
+ * among the remaining stubs that make a new link with it. When none does (every other
+ * remaining stub sits on u or on one of its neighbours), one existing link is switched
+ * to make room instead of restarting, which always succeeds when 2d <= n − 1
+ * (regular_switch says why); denser graphs are drawn as the complement of a
+ * (n − 1 − d)-regular one. The components are then joined by switches (regular_connect).
+ * The result is simple, d-regular and connected, near uniform but not exactly (Steger–
+ * Wormald's pairing is uniform only as n grows; joining favours some graphs, which
+ * matters for degree 2, where most draws have several cycles). No retries: every (n, d)
+ * that topology_check_parameters accepts is built, in expected O(n·d) time (O(n²) when
+ * 2d >= n, the size of the result). */
+
+/* Whether a stub at u and one at w make a new link. */
+static int regular_can_link(const LinkSet *links, int u, int w)
+{
+    return u != w && !link_set_has(links, u, w);
+}
+
+static int regular_link(LinkSet *links, EdgeList *e, int u, int w)
+{
+    int status = edges_add(e, u, w);
+    if (status == HS_OK) status = link_set_add(links, u, w, (int)(e->n - 1));
+    return status < 0 ? status : HS_OK;
+}
+
+/* Links a stub at u with one at v (v == u, or v a neighbour of u) when no remaining stub
+ * can link with u, by switching an existing link z-y into u-y and v-z.
+ * Such a link exists when 2d <= n − 1. u and v each have a free stub, so at most d − 1
+ * neighbours, and every stub still free sits on u or a neighbour of u. So at least
+ * n − 2d >= 1 agents z are neither u, v nor next to either; each has all its d links,
+ * and they cannot all go to u's d − 1 (or fewer) neighbours, so one goes to a y that is
+ * neither u nor next to u (nor v, which is next to u). (When v == u, u has at most d − 2
+ * neighbours and any z outside u's neighbourhood will do.) The scan over all links, each
+ * read both ways, starts at a random one: O(links) at worst, O(1) when d is small against
+ * n, where nearly any link will do. */
+static int regular_switch(LinkSet *links, EdgeList *e, int u, int v, gsl_rng *rng)
+{
+    if (e->n == 0) return HS_E_INTERNAL;
+    size_t start = (size_t)gsl_rng_uniform_int(rng, (unsigned long)e->n);
+    for (size_t step = 0; step < 2 * e->n; step++) {
+        size_t k = (start + step / 2) % e->n;
+        int z = step % 2 ? e->b[k] : e->a[k], y = step % 2 ? e->a[k] : e->b[k];
+        if (z == u || z == v || y == u || y == v || link_set_has(links, u, z) || link_set_has(links, v, z) ||
+            link_set_has(links, u, y))
+            continue;
+        link_set_remove(links, z, y);
+        e->a[k] = u < y ? u : y;
+        e->b[k] = u < y ? y : u;
+        int status = link_set_add(links, u, y, (int)k);
+        return status < 0 ? status : regular_link(links, e, v, z);
+    }
+    return HS_E_INTERNAL; /* unreachable when 2d <= n − 1 */
+}
+
+/* A simple d-regular graph over n agents, 2d <= n − 1, not necessarily connected, into e. */
+static int regular_pairing(int n, int d, gsl_rng *rng, EdgeList *e)
+{
+    enum { TRIES = 32 }; /* random partners tried before scanning all the remaining stubs */
+    size_t left = (size_t)n * (size_t)d;
+    int *stubs = malloc((left + 1) * sizeof *stubs); /* (left) the agent of each free stub */
+    LinkSet links;
+    if (link_set_reserve(&links, left / 2) != HS_OK || stubs == NULL) {
+        free(stubs);
+        free(links.slots);
+        return HS_E_NOMEM;
+    }
+    for (size_t k = 0; k < left; k++) stubs[k] = (int)(k / (size_t)d);
+    e->n = 0;
+    int status = HS_OK;
+    while (left > 0 && status == HS_OK) {
+        size_t pick = (size_t)gsl_rng_uniform_int(rng, (unsigned long)left), last = left - 1;
+        int u = stubs[pick];
+        stubs[pick] = stubs[last];
+        stubs[last] = u;
+        /* the partner, uniform among the stubs in 0..last-1 that can link with u: random
+         * tries are that when one succeeds, and cost O(1) unless u has few partners left */
+        size_t partner = last;
+        for (int t = 0; t < TRIES && partner == last; t++) {
+            size_t k = (size_t)gsl_rng_uniform_int(rng, (unsigned long)last);
+            if (regular_can_link(&links, u, stubs[k])) partner = k;
+        }
+        if (partner == last) {
+            size_t usable = 0;
+            for (size_t k = 0; k < last; k++) usable += (size_t)regular_can_link(&links, u, stubs[k]);
+            if (usable > 0) {
+                size_t nth = (size_t)gsl_rng_uniform_int(rng, (unsigned long)usable);
+                for (partner = 0; !regular_can_link(&links, u, stubs[partner]) || nth-- > 0; partner++) {}
+            }
+        }
+        if (partner < last) {
+            status = regular_link(&links, e, u, stubs[partner]);
+        } else {
+            partner = (size_t)gsl_rng_uniform_int(rng, (unsigned long)last);
+            status = regular_switch(&links, e, u, stubs[partner], rng);
+        }
+        int w = stubs[partner];
+        stubs[partner] = stubs[last - 1];
+        stubs[last - 1] = w;
+        left -= 2;
+    }
+    free(stubs);
+    free(links.slots);
+    return status;
+}
+
+/* Replaces the d_h-regular graph in e by its complement. O(n²), the size of the result
+ * when d_h < n/2. */
+static int regular_complement(int n, int d_h, EdgeList *e)
+{
+    int *rows = malloc(((size_t)n * (size_t)d_h + 1) * sizeof *rows); /* (n, d_h) sorted */
+    int *fill = calloc((size_t)n, sizeof *fill);
+    EdgeList complement = {0};
+    int status = HS_E_NOMEM;
+    if (rows == NULL || fill == NULL) goto done;
+    for (size_t k = 0; k < e->n; k++) {
+        rows[(size_t)e->a[k] * d_h + fill[e->a[k]]++] = e->b[k];
+        rows[(size_t)e->b[k] * d_h + fill[e->b[k]]++] = e->a[k];
+    }
+    status = HS_OK;
+    for (int i = 0; i < n && status == HS_OK; i++) {
+        int *row = rows + (size_t)i * d_h, k = 0;
+        qsort(row, (size_t)d_h, sizeof *row, compare_int);
+        for (int j = i + 1; j < n && status == HS_OK; j++) {
+            while (k < d_h && row[k] < j) k++;
+            if (k == d_h || row[k] != j) status = edges_add(&complement, i, j);
+        }
+    }
+    if (status == HS_OK) {
+        EdgeList swap = *e;
+        *e = complement;
+        complement = swap;
+    }
+done:
+    free(rows);
+    free(fill);
+    edges_free(&complement);
+    return status;
+}
+
+/* Joins the components of a simple graph of minimum degree 2 into one, keeping every
+ * degree and no loop or repeated link. Union-find over the links in order: a link whose
+ * ends are already joined closes a cycle, so removing it leaves its component connected.
+ * Each other component C is joined to the growing part M by switching such a link a-b of
+ * C and a link c-x of M into c-a and x-b: C minus a-b stays whole and both halves of M
+ * minus c-x (if c-x was a bridge) attach to it; the new links run between components,
+ * so neither existed. O(n + links). */
+static int regular_connect(int n, EdgeList *e)
+{
+    int *parent = malloc((size_t)n * sizeof *parent);
+    int *cycle = malloc((size_t)n * sizeof *cycle); /* a cycle link of a root's component */
+    if (parent == NULL || cycle == NULL) {
+        free(parent);
+        free(cycle);
+        return HS_E_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        parent[i] = i;
+        cycle[i] = -1;
+    }
+    for (size_t k = 0; k < e->n; k++) {
+        int ra = union_find_root(parent, e->a[k]), rb = union_find_root(parent, e->b[k]);
+        if (ra == rb) {
+            if (cycle[ra] < 0) cycle[ra] = (int)k;
+        } else {
+            parent[ra] = rb;
+            if (cycle[rb] < 0) cycle[rb] = cycle[ra];
+        }
+    }
+    int status = HS_OK, root = union_find_root(parent, 0), joint = cycle[root]; /* a link of M */
+    for (int i = 1; i < n && status == HS_OK; i++) {
+        int r = union_find_root(parent, i);
+        if (r == root) continue;
+        if (cycle[r] < 0 || joint < 0) {
+            status = HS_E_INTERNAL; /* a component without a cycle: a degree below 2 */
+            break;
+        }
+        int k = cycle[r], a = e->a[k], b = e->b[k], c = e->a[joint], x = e->b[joint];
+        e->a[joint] = c < a ? c : a;
+        e->b[joint] = c < a ? a : c;
+        e->a[k] = x < b ? x : b;
+        e->b[k] = x < b ? b : x;
+        parent[r] = root;
+    }
+    free(parent);
+    free(cycle);
+    return status;
+}
+
+/* A random simple connected d-regular graph over n agents into e, for any (n, d) that
+ * topology_check_parameters accepts. */
+static int topology_random_regular(int n, int d, gsl_rng *rng, EdgeList *e)
+{
+    if (2 * d > n - 1) {
+        /* the complement of a sparse draw; any two agents of degree >= n/2 that are not
+         * linked share a neighbour, so it is connected */
+        int status = regular_pairing(n, n - 1 - d, rng, e);
+        return status == HS_OK ? regular_complement(n, n - 1 - d, e) : status;
+    }
+    int status = regular_pairing(n, d, rng, e);
+    return status == HS_OK && d >= 2 ? regular_connect(n, e) : status;
 }
 
 /* Reads one agent index after blanks at *p, which must end at a blank or the end of the
@@ -268,15 +507,6 @@ static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *dia
     fclose(f);
     free(seen.slots);
     return status;
-}
-
-static int union_find_root(int *parent, int i)
-{
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]]; /* path halving */
-        i = parent[i];
-    }
-    return i;
 }
 
 /* An edges file's graph: parsed, and connected (union-find, O(n + links)). */
@@ -403,24 +633,15 @@ int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, 
         break;
     case TOPO_RANDOM_REGULAR: {
         gsl_rng *rng = rng_stream_create(seed, 0, RNG_PURPOSE_METHOD + 100);
-        int tries = 0;
-        for (;; tries++) {
-            status = topology_random_regular(n, degree, rng, &e);
-            if (status < 0) break;
-            if (status == HS_OK) {
-                Topology probe;
-                if ((status = topology_from_edges(n, &e, &probe)) != HS_OK) break;
-                int simple = probe.offsets[n] == n * degree, connected = topology_connected(&probe);
-                topology_free(&probe);
-                if (simple && connected) break;
-            }
-            if (tries == 1000) {
-                status = hs_diag_set(diag, HS_E_INPUT, file, 0,
-                                     "[topology] no simple connected %d-regular graph found in 1000 draws", degree);
-                break;
-            }
+        if (rng == NULL) {
+            status = HS_E_NOMEM;
+            break;
         }
+        status = topology_random_regular(n, degree, rng, &e);
         gsl_rng_free(rng);
+        if (status == HS_E_INTERNAL)
+            status = hs_diag_set(diag, status, file, 0, "[topology] random-regular draw of degree %d over %d agents "
+                                                       "broke an invariant (a bug)", degree, n);
         break;
     }
     case TOPO_FILE:
@@ -430,6 +651,11 @@ int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, 
     if (status == HS_OK) status = topology_from_edges(n, &e, out);
     edges_free(&e);
     if (status != HS_OK) return status;
+    if (kind == TOPO_RANDOM_REGULAR && out->offsets[n] != n * degree) { /* topology_from_edges merged a repeat */
+        topology_free(out);
+        return hs_diag_set(diag, HS_E_INTERNAL, file, 0, "[topology] random-regular draw of degree %d over %d agents "
+                                                        "is not simple (a bug)", degree, n);
+    }
     if (!topology_connected(out)) {
         topology_free(out);
         return hs_diag_set(diag, HS_E_INPUT, file, 0, "[topology] the graph is disconnected: every agent must "

@@ -3,11 +3,12 @@
  *   W_ij = 1 / (1 + max(deg_i, deg_j)) for each edge, W_ii = 1 − Σ_j W_ij,
  * which are symmetric and doubly stochastic for any connected graph.
  * Graphs: full; ring; torus (a near-square r x c grid with wrap-around; r·c = n);
- * random-regular (degree d, n·d even; a seeded configuration-model draw retried until
- * simple and connected); exponential (i links to i ± 2^k mod n, the graph of SGP/
- * "exponential graph" papers); FILE.edges (one "i j" pair per line, '#' comments and
- * blank lines; a self-loop, a link listed twice either way round, or a disconnected
- * graph is an error). */
+ * random-regular (degree d, n·d even; a seeded simple connected draw, near uniform, in
+ * one pass: stubs paired one link at a time, switching a link when stuck, complement
+ * of a sparse draw when 2d >= n, components joined by switches; see topology.c);
+ * exponential (i links to i ± 2^k mod n, the graph of SGP/"exponential graph" papers);
+ * FILE.edges (one "i j" pair per line, '#' comments and blank lines; a self-loop, a
+ * link listed twice either way round, or a disconnected graph is an error). */
 #ifndef SIM_TOPOLOGY_H
 #define SIM_TOPOLOGY_H
 
@@ -45,16 +46,12 @@ void topology_free(Topology *t);
  *  - kind TOPO_FILE: edges_file parsed in full with the builder's own code, so the same
  *    error at EDGES_FILE:LINE (bad line, index out of range, self-loop, a link listed
  *    twice naming the first line) or at EDGES_FILE (cannot open, no links, disconnected).
- * check passes <=> build succeeds, for any (kind, n, degree), with two exceptions:
- *  - random-regular: the builder retries its configuration-model draw 1000 times for a
- *    simple connected graph, and the chance that a draw is simple falls like
- *    exp(-(d²-1)/4): degrees 2 to 4 build (measured: every n <= 64, seeds 0-9), degree
- *    5 fails on about a quarter of those seeds and degree 6 or more on nearly all (8
- *    agents, degree 6: 2 seeds of 3 fail; 100 agents, degree 6: 3 of 3). check does not
- *    draw, so it cannot see this.
- *  - full over more than 46,341 agents: n(n-1)/2 links overflow the CSR's int offsets,
- *    and the builder says so; check accepts it because full is the default graph and
- *    the methods that never build a topology run any number of agents. */
+ * check passes <=> build succeeds, for any (kind, n, degree), memory permitting, with
+ * one exception: full over more than 46,341 agents, whose n(n-1)/2 links overflow the
+ * CSR's int offsets; the builder says so, but check accepts it because full is the
+ * default graph and the methods that never build a topology run any number of agents.
+ * (random-regular draws never fail: its generator builds every (n, degree) above, for
+ * any seed, without retries; tests/check_topology.c builds every one for n <= 60.) */
 int topology_check(TopologyKind kind, int n, int degree, const char *edges_file, const char *scenario_file,
                    int scenario_line, HsDiag *diag);
 
