@@ -27,7 +27,7 @@
 
 /* ---- running a figure ---- */
 
-static const struct { const char *name; PlotFigureWrite write; } plot_figures[] = {
+static const struct { const char *name; PlotFigureWrite *write; } plot_figures[] = {
     { "straggler", plot_figure_straggler },
     { "accuracy", plot_figure_accuracy },
     { "timeline", plot_figure_timeline },

@@ -73,7 +73,7 @@ int plot_figure_accuracy(Plot *plot, const char *data_path, FILE *data, FILE *bo
     canvas->height = 620;
     fputs("set title ", body);
     plot_labelf(plot, body, "Accuracy against virtual time: %s (averaged model; one line per run)",
-           plot->title);
+                plot->title);
     fputs("\nset grid\nset key bottom right\n"
           "set xlabel 'virtual time (s)'\nset ylabel 'test accuracy'\n", body);
     plot_range_print(body, "x", x, 1);

@@ -4,11 +4,13 @@
  * flat line draws without warnings. */
 #include "analysis/plot_internal.h"
 
+#include "analysis/dbread.h"
 #include "analysis/gnuplot.h"
 #include "analysis/runset.h"
 #include "base/hs_error.h"
 
 #include <math.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,6 +93,45 @@ int plot_text_columns(const char *text)
     for (const unsigned char *p = (const unsigned char *)text; *p; p++)
         width += (*p & 0xC0) != 0x80;
     return width;
+}
+
+int plot_grow(void **array, int count, int *capacity, int first, size_t size)
+{
+    if (count < *capacity) return 0;
+    int more = *capacity ? 2 * *capacity : first;
+    void *grown = realloc(*array, (size_t)more * size);
+    if (grown == NULL) return -1;
+    *array = grown;
+    *capacity = more;
+    return 0;
+}
+
+/* ---- queries ---- */
+
+int plot_query_run(const Plot *plot, const char *sql, int64_t run_id, sqlite3_stmt **stmt,
+                   HsDiag *diag)
+{
+    int rc = sqlite3_prepare_v2(plot->db, sql, -1, stmt, NULL);
+    if (rc != SQLITE_OK) {
+        int status = plot_query_failed(plot, *stmt, rc, diag);
+        *stmt = NULL;
+        return status;
+    }
+    sqlite3_bind_int64(*stmt, 1, run_id);
+    return HS_OK;
+}
+
+int plot_query_failed(const Plot *plot, sqlite3_stmt *stmt, int rc, HsDiag *diag)
+{
+    int status = dbread_query_fail(plot->db, rc, plot->db_path, diag);
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+int plot_query_nomem(sqlite3_stmt *stmt, HsDiag *diag)
+{
+    sqlite3_finalize(stmt);
+    return plot_nomem(diag);
 }
 
 /* ---- axes, sorting, intervals ---- */

@@ -18,6 +18,8 @@
 #include "base/hs_error.h"
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum { PLOT_SKIP = 1 };  /* a figure without data: not an error */
@@ -48,26 +50,20 @@ typedef struct PlotCanvas {
     int width, height;
 } PlotCanvas;
 
-/* Writes the figure's numbers to data (data_path is its name for the script), the
- * script body to body, and sets the canvas size. Returns HS_OK, PLOT_SKIP (with the
- * reason set by plot_note), or an error in diag. */
-typedef int (*PlotFigureWrite)(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                               PlotCanvas *canvas, HsDiag *diag);
+/* A figure writer: writes the figure's numbers to data (data_path is its name for the
+ * script), the script body to body, and sets the canvas size. Returns HS_OK, PLOT_SKIP
+ * (with the reason set by plot_note), or an error in diag. */
+typedef int PlotFigureWrite(Plot *plot, const char *data_path, FILE *data, FILE *body,
+                            PlotCanvas *canvas, HsDiag *diag);
 
 /* ---- the figures ---- */
 
-int plot_figure_straggler(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                          PlotCanvas *canvas, HsDiag *diag);
-int plot_figure_speedup(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                        PlotCanvas *canvas, HsDiag *diag);
-int plot_figure_accuracy(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                         PlotCanvas *canvas, HsDiag *diag);
-int plot_figure_timeline(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                         PlotCanvas *canvas, HsDiag *diag);
-int plot_figure_pairing(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                        PlotCanvas *canvas, HsDiag *diag);
-int plot_figure_predicted(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                          PlotCanvas *canvas, HsDiag *diag);
+PlotFigureWrite plot_figure_straggler;  /* plot_outcomes.c: makespan and idle share */
+PlotFigureWrite plot_figure_speedup;    /* plot_outcomes.c: speedup over sync */
+PlotFigureWrite plot_figure_accuracy;   /* plot_accuracy.c: accuracy against virtual time */
+PlotFigureWrite plot_figure_timeline;   /* plot_timeline.c: plot->run's per-agent accounts */
+PlotFigureWrite plot_figure_pairing;    /* plot_comdml.c: plot->comdml's pairing map */
+PlotFigureWrite plot_figure_predicted;  /* plot_comdml.c: its predicted and played-out times */
 
 /* ---- ranges ---- */
 
@@ -106,6 +102,24 @@ int plot_nomem(HsDiag *diag);
 
 /* Display width of text in code points. */
 int plot_text_columns(const char *text);
+
+/* Room for element `count` of *array (*capacity elements of size bytes, doubled; `first`
+ * when there are none yet); -1 when out of memory (*array is kept). */
+int plot_grow(void **array, int count, int *capacity, int first, size_t size);
+
+/* ---- queries ---- */
+
+/* Prepares sql with ?1 bound to run_id into *stmt; the query error in diag (and *stmt
+ * NULL) on failure. */
+int plot_query_run(const Plot *plot, const char *sql, int64_t run_id, sqlite3_stmt **stmt,
+                   HsDiag *diag);
+
+/* A failed step: the query error in diag (taken before stmt is finalized), then
+ * finalizes stmt. */
+int plot_query_failed(const Plot *plot, sqlite3_stmt *stmt, int rc, HsDiag *diag);
+
+/* Out of memory while stepping: finalizes stmt, HS_E_NOMEM in diag. */
+int plot_query_nomem(sqlite3_stmt *stmt, HsDiag *diag);
 
 /* ---- axes, sorting, intervals ---- */
 

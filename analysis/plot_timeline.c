@@ -4,7 +4,6 @@
  * are shown is said in analysis/plot.h. */
 #include "analysis/plot_internal.h"
 
-#include "analysis/dbread.h"
 #include "analysis/runset.h"
 #include "base/hs_error.h"
 
@@ -20,8 +19,11 @@ typedef struct AccountRow {
     int slot;        /* index among the shown rounds */
     int64_t agent;
     double part[4];  /* compute, communication, idle, offline (s) */
-    int role;        /* 0 alone, 1 offloader, 2 helper */
+    int role;        /* TIMELINE_ALONE, _OFFLOADER or _HELPER */
 } AccountRow;
+
+/* A row's role; each is also the category of its compute bar. */
+enum { TIMELINE_ALONE = 0, TIMELINE_OFFLOADER = 1, TIMELINE_HELPER = 2 };
 
 /* Bar categories, in legend order; the three compute ones depend on the role. */
 static const struct { const char *title; const char *colour; } plot_timeline_categories[] = {
@@ -36,10 +38,10 @@ enum { CATEGORY_COUNT = 6 };
 
 static int plot_timeline_role(const char *role)
 {
-    if (role == NULL) return 0;
-    if (strcmp(role, "offloader") == 0) return 1;
-    if (strcmp(role, "helper") == 0) return 2;
-    return 0;
+    if (role == NULL) return TIMELINE_ALONE;
+    if (strcmp(role, "offloader") == 0) return TIMELINE_OFFLOADER;
+    if (strcmp(role, "helper") == 0) return TIMELINE_HELPER;
+    return TIMELINE_ALONE;
 }
 
 /* Which part of a row a category draws (0..3), -1 when it draws nothing of it. */
@@ -62,7 +64,6 @@ static int plot_timeline_compare_load(const void *a, const void *b)
     return (x->agent > y->agent) - (x->agent < y->agent);
 }
 
-
 /* A tic step of 1, 2 or 5 times a power of ten giving about `target` tics over span. */
 static double plot_timeline_nice_step(double span, int target)
 {
@@ -72,105 +73,128 @@ static double plot_timeline_nice_step(double span, int target)
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * power;
 }
 
-int plot_figure_timeline(Plot *plot, const char *data_path, FILE *data, FILE *body,
-                         PlotCanvas *canvas, HsDiag *diag)
-{
-    const RunFacts *run = plot->run;
-    sqlite3_stmt *stmt = NULL;
-    int status = HS_OK, rc;
-    int64_t *round_number = NULL;
-    double *t_start = NULL, *t_end = NULL, *offset = NULL, *width = NULL;
-    int round_count = 0, round_capacity = 0;
-    int slots[PLOT_MAX_ROUNDS + 3], slot_count = 0;
-    AccountRow *rows = NULL;
-    int row_count = 0, row_capacity = 0;
-    int64_t *agents = NULL, *shown = NULL;
-    char **groups = NULL;
-    int agent_count = 0, shown_count = 0;
-    double *compute_total = NULL;
+typedef struct TimelineRound {
+    int64_t number;
+    double t_start, t_end;
+} TimelineRound;
 
-    /* the run's rounds */
-    rc = sqlite3_prepare_v2(plot->db, "SELECT round, t_start, t_end FROM rounds WHERE run_id = ?1"
-                                      " AND t_start IS NOT NULL AND t_end IS NOT NULL"
-                                      " ORDER BY round, rowid", -1, &stmt, NULL);
-    if (rc != SQLITE_OK) goto query_failed;
-    sqlite3_bind_int64(stmt, 1, run->id);
+/* A round's makespan. */
+static double plot_timeline_length(const TimelineRound *round)
+{
+    return round->t_end - round->t_start;
+}
+
+/* What the figure is drawn from, filled step by step by plot_figure_timeline. */
+typedef struct Timeline {
+    const RunFacts *run;
+    TimelineRound *rounds;       /* (round_count) the run's rounds, in order */
+    int round_count, round_capacity;
+    int slots[PLOT_MAX_ROUNDS + 3];  /* the shown rounds (indices of the above), in order */
+    int slot_count;
+    AccountRow *rows;            /* (row_count) agent_rounds rows of the shown rounds */
+    int row_count, row_capacity;
+    int64_t *shown;              /* (shown_count) the agents shown, ascending */
+    char **groups;               /* (shown_count) their groups, owned; NULL when unknown */
+    int shown_count;
+    double *offset;              /* (slot_count + 1) where each shown round starts */
+    double *width;               /* (slot_count) its length or its longest stack */
+    double gap;                  /* between rounds */
+    int drawn[CATEGORY_COUNT];   /* the categories with bars, one data block each */
+    int blocks;
+} Timeline;
+
+static void plot_timeline_free(Timeline *tl)
+{
+    free(tl->rounds);
+    free(tl->offset);
+    free(tl->width);
+    free(tl->rows);
+    free(tl->shown);
+    if (tl->groups != NULL)
+        for (int i = 0; i < tl->shown_count; i++) free(tl->groups[i]);
+    free(tl->groups);
+}
+
+/* The run's rounds with both times, one per round number. */
+static int plot_timeline_load_rounds(Plot *plot, Timeline *tl, HsDiag *diag)
+{
+    static const char sql[] = "SELECT round, t_start, t_end FROM rounds WHERE run_id = ?1"
+                              " AND t_start IS NOT NULL AND t_end IS NOT NULL ORDER BY round, rowid";
+    sqlite3_stmt *stmt = NULL;
+    int rc, status = plot_query_run(plot, sql, tl->run->id, &stmt, diag);
+    if (status != HS_OK) return status;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         int64_t number = sqlite3_column_int64(stmt, 0);
-        if (round_count > 0 && round_number[round_count - 1] == number) continue;
-        if (round_count == round_capacity) {
-            round_capacity = round_capacity ? 2 * round_capacity : 64;
-            int64_t *n = realloc(round_number, (size_t)round_capacity * sizeof *n);
-            if (n) round_number = n;
-            double *a = realloc(t_start, (size_t)round_capacity * sizeof *a);
-            if (a) t_start = a;
-            double *b = realloc(t_end, (size_t)round_capacity * sizeof *b);
-            if (b) t_end = b;
-            if (!n || !a || !b) goto out_of_memory;
-        }
-        round_number[round_count] = number;
-        t_start[round_count] = sqlite3_column_double(stmt, 1);
-        t_end[round_count] = sqlite3_column_double(stmt, 2);
-        round_count++;
+        if (tl->round_count > 0 && tl->rounds[tl->round_count - 1].number == number) continue;
+        if (plot_grow((void **)&tl->rounds, tl->round_count, &tl->round_capacity, 64,
+                      sizeof *tl->rounds) != 0)
+            return plot_query_nomem(stmt, diag);
+        tl->rounds[tl->round_count++] = (TimelineRound){ number, sqlite3_column_double(stmt, 1),
+                                                         sqlite3_column_double(stmt, 2) };
     }
-    if (rc != SQLITE_DONE) goto query_failed;
+    if (rc != SQLITE_DONE) return plot_query_failed(plot, stmt, rc, diag);
     sqlite3_finalize(stmt);
-    stmt = NULL;
+    return HS_OK;
+}
+
+/* --rounds (at most PLOT_MAX_ROUNDS of them), else the first, the slowest and the last
+ * round, in round order. PLOT_SKIP when none is left. */
+static int plot_timeline_choose_rounds(Plot *plot, Timeline *tl)
+{
     const PlotOptions *options = plot->options;
     if (options->have_rounds) {
         int chosen = 0;
-        for (int r = 0; r < round_count; r++)
-            if (round_number[r] >= options->first_round && round_number[r] <= options->last_round) {
-                if (slot_count < PLOT_MAX_ROUNDS) slots[slot_count++] = r;
+        for (int r = 0; r < tl->round_count; r++)
+            if (tl->rounds[r].number >= options->first_round && tl->rounds[r].number <= options->last_round) {
+                if (tl->slot_count < PLOT_MAX_ROUNDS) tl->slots[tl->slot_count++] = r;
                 chosen++;
             }
         if (chosen > PLOT_MAX_ROUNDS)
             plot_inform(plot, "timeline shows the first %d of the %d rounds asked for\n",
-                   PLOT_MAX_ROUNDS, chosen);
-    } else if (round_count > 0) {
+                        PLOT_MAX_ROUNDS, chosen);
+    } else if (tl->round_count > 0) {
         int slowest = 0;
-        for (int r = 1; r < round_count; r++)
-            if (t_end[r] - t_start[r] > t_end[slowest] - t_start[slowest]) slowest = r;
-        int picks[3] = { 0, slowest, round_count - 1 };
+        for (int r = 1; r < tl->round_count; r++)
+            if (plot_timeline_length(&tl->rounds[r]) > plot_timeline_length(&tl->rounds[slowest]))
+                slowest = r;
+        int picks[3] = { 0, slowest, tl->round_count - 1 };
         for (int k = 0; k < 3; k++) {
             int known = 0;
-            for (int j = 0; j < slot_count; j++) known |= slots[j] == picks[k];
-            if (!known) slots[slot_count++] = picks[k];
+            for (int j = 0; j < tl->slot_count; j++) known |= tl->slots[j] == picks[k];
+            if (!known) tl->slots[tl->slot_count++] = picks[k];
         }
-        for (int i = 1; i < slot_count; i++)  /* in round order */
-            for (int j = i; j > 0 && slots[j - 1] > slots[j]; j--) {
-                int swap = slots[j];
-                slots[j] = slots[j - 1];
-                slots[j - 1] = swap;
+        for (int i = 1; i < tl->slot_count; i++)  /* in round order */
+            for (int j = i; j > 0 && tl->slots[j - 1] > tl->slots[j]; j--) {
+                int swap = tl->slots[j];
+                tl->slots[j] = tl->slots[j - 1];
+                tl->slots[j - 1] = swap;
             }
     }
-    if (slot_count == 0) {
-        if (options->have_rounds)
-            plot_note(plot, "run %" PRId64 " has no rounds %" PRId64 "-%" PRId64, run->id,
-                 options->first_round, options->last_round);
-        else
-            plot_note(plot, "run %" PRId64 " has no rounds", run->id);
-        status = PLOT_SKIP;
-        goto done;
-    }
+    if (tl->slot_count > 0) return HS_OK;
+    if (options->have_rounds)
+        plot_note(plot, "run %" PRId64 " has no rounds %" PRId64 "-%" PRId64, tl->run->id,
+                  options->first_round, options->last_round);
+    else
+        plot_note(plot, "run %" PRId64 " has no rounds", tl->run->id);
+    return PLOT_SKIP;
+}
 
-    /* the accounts of those rounds */
-    rc = sqlite3_prepare_v2(plot->db, "SELECT agent, compute_s, comm_s, idle_s, offline_s, role"
-                                      " FROM agent_rounds WHERE run_id = ?1 AND round = ?2"
-                                      " ORDER BY agent, rowid", -1, &stmt, NULL);
-    if (rc != SQLITE_OK) goto query_failed;
-    for (int k = 0; k < slot_count; k++) {
-        sqlite3_reset(stmt);
-        sqlite3_bind_int64(stmt, 1, run->id);
-        sqlite3_bind_int64(stmt, 2, round_number[slots[k]]);
+/* The agent_rounds rows of the shown rounds; PLOT_SKIP when there are none. */
+static int plot_timeline_load_accounts(Plot *plot, Timeline *tl, HsDiag *diag)
+{
+    static const char sql[] = "SELECT agent, compute_s, comm_s, idle_s, offline_s, role FROM agent_rounds"
+                              " WHERE run_id = ?1 AND round = ?2 ORDER BY agent, rowid";
+    sqlite3_stmt *stmt = NULL;
+    int rc, status = plot_query_run(plot, sql, tl->run->id, &stmt, diag);
+    if (status != HS_OK) return status;
+    for (int k = 0; k < tl->slot_count; k++) {
+        sqlite3_reset(stmt);  /* keeps ?1 */
+        sqlite3_bind_int64(stmt, 2, tl->rounds[tl->slots[k]].number);
         while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-            if (row_count == row_capacity) {
-                row_capacity = row_capacity ? 2 * row_capacity : 256;
-                AccountRow *grown = realloc(rows, (size_t)row_capacity * sizeof *grown);
-                if (grown == NULL) goto out_of_memory;
-                rows = grown;
-            }
-            AccountRow *row = &rows[row_count++];
+            if (plot_grow((void **)&tl->rows, tl->row_count, &tl->row_capacity, 256,
+                          sizeof *tl->rows) != 0)
+                return plot_query_nomem(stmt, diag);
+            AccountRow *row = &tl->rows[tl->row_count++];
             row->slot = k;
             row->agent = sqlite3_column_int64(stmt, 0);
             for (int part = 0; part < 4; part++) {
@@ -179,190 +203,227 @@ int plot_figure_timeline(Plot *plot, const char *data_path, FILE *data, FILE *bo
             }
             row->role = plot_timeline_role((const char *)sqlite3_column_text(stmt, 5));
         }
-        if (rc != SQLITE_DONE) goto query_failed;
+        if (rc != SQLITE_DONE) return plot_query_failed(plot, stmt, rc, diag);
     }
     sqlite3_finalize(stmt);
-    stmt = NULL;
-    if (row_count == 0) {
-        plot_note(plot, "run %" PRId64 " has no per-agent accounts (agent_rounds) in the chosen rounds",
-             run->id);
-        status = PLOT_SKIP;
+    if (tl->row_count > 0) return HS_OK;
+    plot_note(plot, "run %" PRId64 " has no per-agent accounts (agent_rounds) in the chosen rounds",
+              tl->run->id);
+    return PLOT_SKIP;
+}
+
+/* The agents of the rows, ascending; of more than PLOT_MAX_AGENTS, the half with the
+ * most and the half with the fewest compute seconds in the shown rounds. */
+static int plot_timeline_choose_agents(Plot *plot, Timeline *tl, HsDiag *diag)
+{
+    int status = HS_OK, agent_count = 0;
+    int64_t *agents = malloc((size_t)tl->row_count * sizeof *agents);
+    double *compute_total = NULL;
+    AgentLoad *by_compute = NULL;
+    if (agents == NULL) goto out_of_memory;
+    for (int i = 0; i < tl->row_count; i++) agents[i] = tl->rows[i].agent;
+    qsort(agents, (size_t)tl->row_count, sizeof *agents, plot_compare_int64);
+    for (int i = 0; i < tl->row_count; i++)
+        if (agent_count == 0 || agents[agent_count - 1] != agents[i]) agents[agent_count++] = agents[i];
+    tl->shown = malloc((size_t)agent_count * sizeof *tl->shown);
+    compute_total = calloc((size_t)agent_count, sizeof *compute_total);
+    if (tl->shown == NULL || compute_total == NULL) goto out_of_memory;
+    if (agent_count <= PLOT_MAX_AGENTS) {
+        memcpy(tl->shown, agents, (size_t)agent_count * sizeof *tl->shown);
+        tl->shown_count = agent_count;
         goto done;
     }
-
-    /* the agents: distinct, sorted; at most PLOT_MAX_AGENTS shown */
-    agents = malloc((size_t)row_count * sizeof *agents);
-    if (agents == NULL) goto out_of_memory;
-    for (int i = 0; i < row_count; i++) agents[i] = rows[i].agent;
-    qsort(agents, (size_t)row_count, sizeof *agents, plot_compare_int64);
-    for (int i = 0; i < row_count; i++)
-        if (agent_count == 0 || agents[agent_count - 1] != agents[i]) agents[agent_count++] = agents[i];
-    shown = malloc((size_t)agent_count * sizeof *shown);
-    compute_total = calloc((size_t)agent_count, sizeof *compute_total);
-    if (shown == NULL || compute_total == NULL) goto out_of_memory;
-    if (agent_count <= PLOT_MAX_AGENTS) {
-        memcpy(shown, agents, (size_t)agent_count * sizeof *shown);
-        shown_count = agent_count;
-    } else {
-        for (int i = 0; i < row_count; i++) {
-            int64_t *at = bsearch(&rows[i].agent, agents, (size_t)agent_count, sizeof *agents,
-                                  plot_compare_int64);
-            compute_total[at - agents] += rows[i].part[0];
-        }
-        AgentLoad *by_compute = malloc((size_t)agent_count * sizeof *by_compute);
-        if (by_compute == NULL) goto out_of_memory;
-        for (int i = 0; i < agent_count; i++) by_compute[i] = (AgentLoad){ compute_total[i], agents[i] };
-        qsort(by_compute, (size_t)agent_count, sizeof *by_compute, plot_timeline_compare_load);
-        for (int i = 0; i < PLOT_MAX_AGENTS / 2; i++) {
-            shown[shown_count++] = by_compute[i].agent;
-            shown[shown_count++] = by_compute[agent_count - 1 - i].agent;
-        }
-        free(by_compute);
-        qsort(shown, (size_t)shown_count, sizeof *shown, plot_compare_int64);
-        plot_inform(plot, "timeline shows %d of run %" PRId64 "'s %d agents: the %d with the most "
-                     "and the %d with the fewest compute seconds\n",
-               shown_count, run->id, agent_count, PLOT_MAX_AGENTS / 2, PLOT_MAX_AGENTS / 2);
+    for (int i = 0; i < tl->row_count; i++) {
+        int64_t *at = bsearch(&tl->rows[i].agent, agents, (size_t)agent_count, sizeof *agents,
+                              plot_compare_int64);
+        compute_total[at - agents] += tl->rows[i].part[0];
     }
-    /* their groups, for the tic labels */
-    groups = calloc((size_t)shown_count, sizeof *groups);
-    if (groups == NULL) goto out_of_memory;
-    rc = sqlite3_prepare_v2(plot->db, "SELECT agent, grp FROM agents WHERE run_id = ?1", -1,
-                            &stmt, NULL);
-    if (rc != SQLITE_OK) goto query_failed;
-    sqlite3_bind_int64(stmt, 1, run->id);
+    by_compute = malloc((size_t)agent_count * sizeof *by_compute);
+    if (by_compute == NULL) goto out_of_memory;
+    for (int i = 0; i < agent_count; i++) by_compute[i] = (AgentLoad){ compute_total[i], agents[i] };
+    qsort(by_compute, (size_t)agent_count, sizeof *by_compute, plot_timeline_compare_load);
+    for (int i = 0; i < PLOT_MAX_AGENTS / 2; i++) {
+        tl->shown[tl->shown_count++] = by_compute[i].agent;
+        tl->shown[tl->shown_count++] = by_compute[agent_count - 1 - i].agent;
+    }
+    qsort(tl->shown, (size_t)tl->shown_count, sizeof *tl->shown, plot_compare_int64);
+    plot_inform(plot, "timeline shows %d of run %" PRId64 "'s %d agents: the %d with the most "
+                      "and the %d with the fewest compute seconds\n",
+                tl->shown_count, tl->run->id, agent_count, PLOT_MAX_AGENTS / 2, PLOT_MAX_AGENTS / 2);
+    goto done;
+out_of_memory:
+    status = plot_nomem(diag);
+done:
+    free(agents);
+    free(compute_total);
+    free(by_compute);
+    return status;
+}
+
+/* The shown agents' groups (agents.grp), for the tic labels. */
+static int plot_timeline_load_groups(Plot *plot, Timeline *tl, HsDiag *diag)
+{
+    tl->groups = calloc((size_t)tl->shown_count, sizeof *tl->groups);
+    if (tl->groups == NULL) return plot_nomem(diag);
+    sqlite3_stmt *stmt = NULL;
+    int rc, status = plot_query_run(plot, "SELECT agent, grp FROM agents WHERE run_id = ?1",
+                                    tl->run->id, &stmt, diag);
+    if (status != HS_OK) return status;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         int64_t agent = sqlite3_column_int64(stmt, 0);
         const char *group = (const char *)sqlite3_column_text(stmt, 1);
-        int64_t *at = bsearch(&agent, shown, (size_t)shown_count, sizeof *shown, plot_compare_int64);
-        if (at == NULL || group == NULL || groups[at - shown] != NULL) continue;
-        if ((groups[at - shown] = strdup(group)) == NULL) goto out_of_memory;
+        int64_t *at = bsearch(&agent, tl->shown, (size_t)tl->shown_count, sizeof *tl->shown,
+                              plot_compare_int64);
+        if (at == NULL || group == NULL || tl->groups[at - tl->shown] != NULL) continue;
+        if ((tl->groups[at - tl->shown] = strdup(group)) == NULL)
+            return plot_query_nomem(stmt, diag);
     }
-    if (rc != SQLITE_DONE) goto query_failed;
+    if (rc != SQLITE_DONE) return plot_query_failed(plot, stmt, rc, diag);
     sqlite3_finalize(stmt);
-    stmt = NULL;
+    return HS_OK;
+}
 
-    /* rounds side by side: each as wide as its length or its longest stack */
-    offset = calloc((size_t)slot_count + 1, sizeof *offset);
-    width = calloc((size_t)slot_count, sizeof *width);
-    if (offset == NULL || width == NULL) goto out_of_memory;
-    for (int k = 0; k < slot_count; k++) width[k] = t_end[slots[k]] - t_start[slots[k]];
-    for (int i = 0; i < row_count; i++) {
-        double sum = rows[i].part[0] + rows[i].part[1] + rows[i].part[2] + rows[i].part[3];
-        if (sum > width[rows[i].slot]) width[rows[i].slot] = sum;
+/* Rounds side by side: each as wide as its length or its longest stack, 3 % of the
+ * total apart. */
+static int plot_timeline_lay_out(Timeline *tl, HsDiag *diag)
+{
+    tl->offset = calloc((size_t)tl->slot_count + 1, sizeof *tl->offset);
+    tl->width = calloc((size_t)tl->slot_count, sizeof *tl->width);
+    if (tl->offset == NULL || tl->width == NULL) return plot_nomem(diag);
+    for (int k = 0; k < tl->slot_count; k++)
+        tl->width[k] = plot_timeline_length(&tl->rounds[tl->slots[k]]);
+    for (int i = 0; i < tl->row_count; i++) {
+        const double *part = tl->rows[i].part;
+        double sum = part[0] + part[1] + part[2] + part[3];
+        if (sum > tl->width[tl->rows[i].slot]) tl->width[tl->rows[i].slot] = sum;
     }
     double total = 0;
-    for (int k = 0; k < slot_count; k++) total += width[k] > 0 ? width[k] : 0;
-    double gap = total > 0 ? 0.03 * total : 1;
-    for (int k = 0; k < slot_count; k++)
-        offset[k + 1] = offset[k] + (width[k] > 0 ? width[k] : 0) + gap;
+    for (int k = 0; k < tl->slot_count; k++) total += tl->width[k] > 0 ? tl->width[k] : 0;
+    tl->gap = total > 0 ? 0.03 * total : 1;
+    for (int k = 0; k < tl->slot_count; k++)
+        tl->offset[k + 1] = tl->offset[k] + (tl->width[k] > 0 ? tl->width[k] : 0) + tl->gap;
+    return HS_OK;
+}
 
-    int drawn[CATEGORY_COUNT] = { 0 }, blocks = 0;
+/* One block per category with bars: (x from, x to, y from, y to) per bar segment. */
+static void plot_timeline_write_data(Timeline *tl, FILE *data)
+{
     for (int c = 0; c < CATEGORY_COUNT; c++) {
         int segments = 0;
-        for (int i = 0; i < row_count; i++) {
-            const AccountRow *row = &rows[i];
+        for (int i = 0; i < tl->row_count; i++) {
+            const AccountRow *row = &tl->rows[i];
             int part = plot_timeline_category_part(c, row->role);
             if (part < 0 || row->part[part] <= 0) continue;
-            int64_t *at = bsearch(&row->agent, shown, (size_t)shown_count, sizeof *shown,
+            int64_t *at = bsearch(&row->agent, tl->shown, (size_t)tl->shown_count, sizeof *tl->shown,
                                   plot_compare_int64);
             if (at == NULL) continue;
-            double start = offset[row->slot];
+            double start = tl->offset[row->slot];
             for (int before = 0; before < part; before++) start += row->part[before];
-            double y = (double)(at - shown);
+            double y = (double)(at - tl->shown);
             fprintf(data, "%.17g %.17g %.17g %.17g\n", start, start + row->part[part], y - 0.38,
                     y + 0.38);
             segments++;
         }
         if (segments == 0) continue;
         fputs("\n\n", data);
-        drawn[blocks++] = c;
+        tl->drawn[tl->blocks++] = c;
     }
+}
 
+/* The x axis: per-round tics from 0 at each round's start, the round numbers on x2 and
+ * a dashed line between rounds. */
+static void plot_timeline_print_rounds(const Plot *plot, const Timeline *tl, FILE *body)
+{
+    double longest = 0;
+    for (int k = 0; k < tl->slot_count; k++) if (tl->width[k] > longest) longest = tl->width[k];
+    double step = plot_timeline_nice_step(longest, tl->slot_count > 3 ? 3 : 5);
+    fputs("set xtics (", body);
+    int first_tic = 1;
+    for (int k = 0; k < tl->slot_count; k++)
+        for (double tic = 0; tic <= tl->width[k] + 1e-9 * tl->width[k]; tic += step) {
+            fprintf(body, "%s'%g' %.17g", first_tic ? "" : ", ", tic, tl->offset[k] + tic);
+            first_tic = 0;
+            if (step <= 0) break;
+        }
+    fputs(")\nset link x2\nset x2tics (", body);
+    for (int k = 0; k < tl->slot_count; k++) {
+        if (k > 0) fputs(", ", body);
+        plot_labelf(plot, body, "round %" PRId64, tl->rounds[tl->slots[k]].number);
+        fprintf(body, " %.17g", tl->offset[k]);
+    }
+    fputs(")\n", body);
+    for (int k = 1; k < tl->slot_count; k++)
+        fprintf(body, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead dt 2 lc rgb 'gray50'\n",
+                tl->offset[k] - tl->gap / 2, tl->offset[k] - tl->gap / 2);
+}
+
+static void plot_timeline_write_script(const Plot *plot, const Timeline *tl, const char *data_path,
+                                       FILE *body, PlotCanvas *canvas)
+{
+    const RunFacts *run = tl->run;
     canvas->width = 1100;
     int longest_title = 0;
-    for (int b = 0; b < blocks; b++) {
-        int title_width = plot_text_columns(plot_timeline_categories[drawn[b]].title);
+    for (int b = 0; b < tl->blocks; b++) {
+        int title_width = plot_text_columns(plot_timeline_categories[tl->drawn[b]].title);
         if (title_width > longest_title) longest_title = title_width;
     }
-    int legend_rows = plot_key_rows(canvas->width, blocks, longest_title);
-    canvas->height = 170 + 18 * legend_rows + 18 * shown_count;
+    int legend_rows = plot_key_rows(canvas->width, tl->blocks, longest_title);
+    canvas->height = 170 + 18 * legend_rows + 18 * tl->shown_count;
     if (canvas->height < 460) canvas->height = 460;
     if (canvas->height > 1640) canvas->height = 1640;
     fputs("set title ", body);
     plot_labelf(plot, body, "Per-agent accounts: run %" PRId64 " (%s, %s, seed %" PRIu64 ")", run->id,
-           run->name, run->method, run->seed);
+                run->name, run->method, run->seed);
     fputs("\nset xlabel 'seconds since the start of each round (rounds side by side; stacked: "
           "compute, communication, idle, offline)'\n", body);
     fputs("set ylabel 'agent'\nset style fill solid 1.0 noborder\n"
           "set grid xtics\nset xtics nomirror out\n", body);
     /* room on the left for the longest "AGENT GROUP" tic label */
     int longest_tic = 0;
-    for (int i = 0; i < shown_count; i++) {
+    for (int i = 0; i < tl->shown_count; i++) {
         char tic[64];
-        snprintf(tic, sizeof tic, "%" PRId64 " ", shown[i]);
-        int tic_width = plot_text_columns(tic) + (groups[i] ? plot_text_columns(groups[i]) : 0);
+        snprintf(tic, sizeof tic, "%" PRId64 " ", tl->shown[i]);
+        int tic_width = plot_text_columns(tic) + (tl->groups[i] ? plot_text_columns(tl->groups[i]) : 0);
         if (tic_width > longest_tic) longest_tic = tic_width;
     }
     double left = (55.0 + 7.0 * longest_tic) / canvas->width;
     plot_print_key_under(body, canvas, legend_rows, left < 0.08 ? 0.08 : left > 0.45 ? 0.45 : left);
-    fprintf(body, "set xrange [0:%.17g]\n", offset[slot_count] - gap);
-    fprintf(body, "set yrange [%.17g:-0.6]\n", shown_count - 0.4);
-    /* per-round tics: 0 at each round's start */
-    double longest = 0;
-    for (int k = 0; k < slot_count; k++) if (width[k] > longest) longest = width[k];
-    double step = plot_timeline_nice_step(longest, slot_count > 3 ? 3 : 5);
-    fputs("set xtics (", body);
-    int first_tic = 1;
-    for (int k = 0; k < slot_count; k++)
-        for (double tic = 0; tic <= width[k] + 1e-9 * width[k]; tic += step) {
-            fprintf(body, "%s'%g' %.17g", first_tic ? "" : ", ", tic, offset[k] + tic);
-            first_tic = 0;
-            if (step <= 0) break;
-        }
-    fputs(")\nset link x2\nset x2tics (", body);
-    for (int k = 0; k < slot_count; k++) {
-        if (k > 0) fputs(", ", body);
-        plot_labelf(plot, body, "round %" PRId64, round_number[slots[k]]);
-        fprintf(body, " %.17g", offset[k]);
-    }
-    fputs(")\n", body);
-    for (int k = 1; k < slot_count; k++)
-        fprintf(body, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead dt 2 lc rgb 'gray50'\n",
-                offset[k] - gap / 2, offset[k] - gap / 2);
-    fprintf(body, "set ytics font ',%d' (", shown_count > 32 ? 7 : 9);
-    for (int i = 0; i < shown_count; i++) {
+    fprintf(body, "set xrange [0:%.17g]\n", tl->offset[tl->slot_count] - tl->gap);
+    fprintf(body, "set yrange [%.17g:-0.6]\n", tl->shown_count - 0.4);
+    plot_timeline_print_rounds(plot, tl, body);
+    fprintf(body, "set ytics font ',%d' (", tl->shown_count > 32 ? 7 : 9);
+    for (int i = 0; i < tl->shown_count; i++) {
         if (i > 0) fputs(", ", body);
-        plot_labelf(plot, body, "%" PRId64 " %s", shown[i], groups[i] ? groups[i] : "");
+        plot_labelf(plot, body, "%" PRId64 " %s", tl->shown[i], tl->groups[i] ? tl->groups[i] : "");
         fprintf(body, " %d", i);
     }
     fputs(")\nplot ", body);
-    for (int b = 0; b < blocks; b++) {
+    for (int b = 0; b < tl->blocks; b++) {
         if (b > 0) fputs(", \\\n     ", body);
         plot_quote_path(body, data_path);
         fprintf(body, " index %d using (($1+$2)/2):(($3+$4)/2):1:2:3:4 with boxxyerror lc rgb '%s'"
-                      " title ", b, plot_timeline_categories[drawn[b]].colour);
-        plot_label(plot, body, plot_timeline_categories[drawn[b]].title);
+                      " title ", b, plot_timeline_categories[tl->drawn[b]].colour);
+        plot_label(plot, body, plot_timeline_categories[tl->drawn[b]].title);
     }
     fputs("\n", body);
-    goto done;
-query_failed:
-    status = dbread_query_fail(plot->db, rc, plot->db_path, diag);
-    goto done;
-out_of_memory:
-    status = plot_nomem(diag);
-done:
-    sqlite3_finalize(stmt);
-    free(round_number);
-    free(t_start);
-    free(t_end);
-    free(offset);
-    free(width);
-    free(rows);
-    free(agents);
-    free(shown);
-    free(compute_total);
-    if (groups != NULL)
-        for (int i = 0; i < shown_count; i++) free(groups[i]);
-    free(groups);
+}
+
+int plot_figure_timeline(Plot *plot, const char *data_path, FILE *data, FILE *body,
+                         PlotCanvas *canvas, HsDiag *diag)
+{
+    Timeline tl;
+    memset(&tl, 0, sizeof tl);
+    tl.run = plot->run;
+    int status = plot_timeline_load_rounds(plot, &tl, diag);
+    if (status == HS_OK) status = plot_timeline_choose_rounds(plot, &tl);
+    if (status == HS_OK) status = plot_timeline_load_accounts(plot, &tl, diag);
+    if (status == HS_OK) status = plot_timeline_choose_agents(plot, &tl, diag);
+    if (status == HS_OK) status = plot_timeline_load_groups(plot, &tl, diag);
+    if (status == HS_OK) status = plot_timeline_lay_out(&tl, diag);
+    if (status == HS_OK) {
+        plot_timeline_write_data(&tl, data);
+        plot_timeline_write_script(plot, &tl, data_path, body, canvas);
+    }
+    plot_timeline_free(&tl);
     return status;
 }
