@@ -35,10 +35,10 @@
 #ifndef ANALYSIS_PLOT_H
 #define ANALYSIS_PLOT_H
 
+#include "base/hs_error.h"
+
 #include <stdint.h>
 #include <stdio.h>
-
-#include "base/hs_error.h"
 
 enum { PLOT_PNG = 1u << 0, PLOT_SVG = 1u << 1 };
 

@@ -46,10 +46,10 @@
 #ifndef ANALYSIS_REPORT_H
 #define ANALYSIS_REPORT_H
 
+#include "base/hs_error.h"
+
 #include <stdint.h>
 #include <stdio.h>
-
-#include "base/hs_error.h"
 
 enum {
     REPORT_CSV = 1u << 0,    /* CSV instead of an aligned table */
