@@ -6,9 +6,9 @@
  *
  * A figure writer gets the data file (numbers only, gnuplot's blank-line-separated
  * blocks) and a script body in memory. It runs once per format: plot->raster says
- * whether the body is for PNG (labels drop characters no font has) and plot->quiet
- * whether an earlier pass has already said its notes; each pass writes the same
- * numbers. */
+ * whether the body is for PNG (labels turn characters no font has into '?'),
+ * plot->quiet whether an earlier pass has already said its notes; each pass writes the
+ * same numbers. */
 #ifndef ANALYSIS_PLOT_INTERNAL_H
 #define ANALYSIS_PLOT_INTERNAL_H
 
