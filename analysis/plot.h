@@ -1,5 +1,6 @@
-/* plot.h — straggler-effect figures from a hetsim database (`hetsim plot`), drawn by
- * gnuplot (analysis/gnuplot.h) as PNG (pngcairo) and SVG.
+/* plot.h — straggler-effect figures from a hetsim database (`hetsim plot`; its command
+ * line is cli/cli_plot.c), drawn by gnuplot (analysis/gnuplot.h) as PNG (pngcairo) and
+ * SVG.
  *
  * Figures, each written as DIR/NAME.png and/or DIR/NAME.svg:
  *   straggler  round makespan (mean t_end - t_start) and idle share against the
@@ -34,10 +35,10 @@
 #ifndef ANALYSIS_PLOT_H
 #define ANALYSIS_PLOT_H
 
+#include "base/hs_error.h"
+
 #include <stdint.h>
 #include <stdio.h>
-
-#include "base/hs_error.h"
 
 enum { PLOT_PNG = 1u << 0, PLOT_SVG = 1u << 1 };
 
@@ -66,13 +67,5 @@ typedef struct PlotOptions {
  *   HS_E_NOMEM    out of memory.
  * Figures written before a failure stay written (and were printed). */
 int plot_write(const PlotOptions *options, FILE *out, FILE *err, HsDiag *diag);
-
-/* `hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]]
- * [--format png,svg]` and `--help`; argv[0] is the command word. Returns the exit
- * status: 0 ok, 1 gnuplot missing or failed / I/O, 2 bad usage or input. */
-int plot_cli(int argc, char **argv);
-
-/* plot_cli writing to out and err (tests use it). */
-int plot_cli_stream(int argc, char **argv, FILE *out, FILE *err);
 
 #endif

@@ -1,4 +1,5 @@
-/* report.h — tables and CSV from a hetsim database (`hetsim report`).
+/* report.h — tables and CSV from a hetsim database (`hetsim report`; its command line is
+ * cli/cli_report.c).
  *
  * Reports open the database read-only (analysis/dbread.h): they never change a file,
  * and they can run while a sweep is still writing to it. Everything is read and
@@ -45,10 +46,10 @@
 #ifndef ANALYSIS_REPORT_H
 #define ANALYSIS_REPORT_H
 
+#include "base/hs_error.h"
+
 #include <stdint.h>
 #include <stdio.h>
-
-#include "base/hs_error.h"
 
 enum {
     REPORT_CSV = 1u << 0,    /* CSV instead of an aligned table */
@@ -63,23 +64,12 @@ typedef enum {
     REPORT_TABLE_SPEEDUP,
 } ReportTable;
 
-/* `hetsim report FILE.db [--run ID | --sweep ID] [--table T] [--csv]` and `--help`.
- * argv[0] is the command word ("report") and is not read; options may come before or
- * after FILE. Prints results to stdout and "hetsim: FILE: message" errors to stderr.
- * Returns the exit status: 0 ok, 1 the file cannot be opened or read (I/O), 2 bad usage,
- * not a hetsim database (or another schema version), no run with that ID or no run of
- * that sweep. */
-int report_cli(int argc, char **argv);
-
-/* report_cli writing to out and err instead of stdout and stderr (tests use it). */
-int report_cli_stream(int argc, char **argv, FILE *out, FILE *err);
-
 /* Prints the summary of every run in the database at db_path to out, as a table or as
  * CSV (flags & REPORT_CSV). Returns 0, or HS_E_IO / HS_E_INPUT / HS_E_NOMEM with
  * "PATH: message" in diag; nothing is printed on failure. */
 int report_print_runs(const char *db_path, unsigned flags, FILE *out, HsDiag *diag);
 
-/* Prints table (REPORT_TABLE_ALL: as report_cli does) of the runs of sweep (NULL: every
+/* Prints table (REPORT_TABLE_ALL: as `hetsim report` does) of the runs of sweep (NULL: every
  * run). HS_E_INPUT when sweep names no run; otherwise as report_print_runs. */
 int report_print_tables(const char *db_path, const char *sweep, ReportTable table,
                         unsigned flags, FILE *out, HsDiag *diag);

@@ -1,7 +1,11 @@
-/* cli_args.c — the options `hetsim run` and `hetsim sweep` share, parsed in one place. */
+/* cli_args.c — the options `hetsim run` and `hetsim sweep` share, parsed in one place,
+ * and the option helpers of `hetsim report` and `hetsim plot`. */
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
@@ -29,4 +33,93 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
         return 2;
     }
     return 0;
+}
+
+/* "--name VALUE" or "--name=VALUE": 1 and *value when argv[*i] is that option (advancing
+ * *i past a separate value), 0 when not, -1 when its value is missing. */
+static int cli_option_value(const char *name, int argc, char **argv, int *i, const char **value)
+{
+    size_t length = strlen(name);
+    const char *arg = argv[*i];
+    if (strncmp(arg, name, length) != 0) return 0;
+    if (arg[length] == '=') {
+        *value = arg + length + 1;
+        return 1;
+    }
+    if (arg[length] != '\0') return 0;
+    if (*i + 1 >= argc) return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+/* Takes the option argv[*i] (advancing *i past its value): -1 when taken, else the exit
+ * status of bad usage. */
+static int cli_take_option(const char *command, const CliOption *options, int count, int argc,
+                           char **argv, int *i, FILE *err)
+{
+    const char *arg = argv[*i];
+    for (int k = 0; k < count; k++) {
+        if (options[k].value == NULL) {
+            if (strcmp(arg, options[k].name) != 0) continue;
+            *options[k].flag = 1;
+            return -1;
+        }
+        int found = cli_option_value(options[k].name, argc, argv, i, options[k].value);
+        if (found > 0) return -1;
+        if (found < 0) {
+            fprintf(err, "hetsim %s: %s needs %s\nTry 'hetsim %s --help'.\n", command, arg,
+                    options[k].needs, command);
+            return 2;
+        }
+    }
+    return cli_usage_error(err, command, "unknown option '%s'", arg);
+}
+
+int cli_parse_db_command(const char *command, const char *usage, const CliOption *options,
+                         int count, int argc, char **argv, const char **db_path, FILE *out,
+                         FILE *err)
+{
+    int options_done = 0;
+    *db_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && arg[0] == '-' && arg[1] != '\0') {
+            if (strcmp(arg, "--") == 0) {
+                options_done = 1;
+            } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+                fputs(usage, out);
+                return 0;
+            } else {
+                int status = cli_take_option(command, options, count, argc, argv, &i, err);
+                if (status >= 0) return status;
+            }
+        } else if (*db_path == NULL) {
+            *db_path = arg;
+        } else {
+            return cli_usage_error(err, command, "unexpected argument '%s' (one FILE.db only)", arg);
+        }
+    }
+    if (*db_path == NULL) return cli_usage_error(err, command, "%s", "missing FILE.db");
+    return -1;
+}
+
+int cli_parse_whole(const char *text, int64_t minimum, int64_t *out, const char **end_out)
+{
+    char *end = NULL;
+    if (text == NULL || *text < '0' || *text > '9') return -1;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno != 0 || value < minimum) return -1;
+    *out = value;
+    if (end_out != NULL) *end_out = end;
+    else if (*end != '\0') return -1;
+    return 0;
+}
+
+int cli_usage_error(FILE *err, const char *command, const char *fmt, const char *arg)
+{
+    fprintf(err, "hetsim %s: ", command);
+    fprintf(err, fmt, arg);
+    fprintf(err, "\nTry 'hetsim %s --help'.\n", command);
+    return 2;
 }

@@ -1,9 +1,8 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
-#include "analysis/plot.h"
-#include "analysis/report.h"
 #include "cli/cli.h"
 #include "cli/cli_pair.h"
-
+#include "cli/cli_plot.h"
+#include "cli/cli_report.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,8 +38,8 @@ int main(int argc, char **argv)
     if (strcmp(command, "run") == 0) return cli_run(argc - 2, argv + 2);
     if (strcmp(command, "sweep") == 0) return cli_sweep(argc - 2, argv + 2);
     if (strcmp(command, "pair") == 0) return solver_cli_pair(argc - 2, argv + 2);
-    if (strcmp(command, "report") == 0) return report_cli(argc - 1, argv + 1);
-    if (strcmp(command, "plot") == 0) return plot_cli(argc - 1, argv + 1);
+    if (strcmp(command, "report") == 0) return cli_report(argc - 1, argv + 1);
+    if (strcmp(command, "plot") == 0) return cli_plot(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
     return 2;
 }

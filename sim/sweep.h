@@ -1,6 +1,10 @@
 /* sweep.h — a scenario's [sweep] expanded into runs, the record stream that carries a
  * run's rows from the process that simulates it to the one process that writes the
  * database, and the bookkeeping both sweep drivers (local processes, MPI ranks) share.
+ * One header for the sweep files: the expansion is sweep.c, the record stream
+ * sweep_stream.c, the master sweep_master.c, the drivers sweep_local.c and sweep_mpi.c.
+ * It stays one because the parts use each other: the replay reads the Sweep's id and
+ * labels, the master is every replay's FINISHED callback, and the drivers use all three.
  *
  * Expansion rules (the contract tests and users rely on):
  *  - Every [sweep] key but `repeat` is SECTION.KEY, split at its last dot, so group keys
@@ -89,7 +93,7 @@ void sweep_free(Sweep *sw);
  * runs the base point of such a file. */
 int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
 
-/* ---- the record stream ----
+/* ---- the record stream (sweep_stream.c) ----
  * A producer (worker process, MPI rank, or rank 0 itself) runs engine_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
  * the buffer to flush() at each round end, at run end and when it grows past
@@ -161,7 +165,8 @@ void sweep_replay_free(SweepReplay *r);
 /* Runs index into sink in this process: resolve, engine_run. Returns engine_run's status. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
-/* ---- what both drivers share: which runs are left, what came of them, progress ---- */
+/* ---- what both drivers share: which runs are left, what came of them, progress
+ * (sweep_master.c) ---- */
 typedef enum {
     SWEEP_STATE_TODO = 0, SWEEP_STATE_SKIP, /* done before this attempt (--resume) */
     SWEEP_STATE_HANDED, SWEEP_STATE_DONE, SWEEP_STATE_FAILED, SWEEP_STATE_DIVERGED,

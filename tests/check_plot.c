@@ -4,6 +4,11 @@
  * script; absent data skips a figure with a note; a missing gnuplot (PATH without it,
  * or a bad $HETSIM_GNUPLOT) gives the clear error naming the package; a failing gnuplot
  * is reported with its message; nothing but the images lands in the output folder. */
+#include "analysis/gnuplot.h"
+#include "analysis/plot.h"
+#include "analysis/store.h"
+#include "cli/cli_plot.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
@@ -13,10 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "analysis/gnuplot.h"
-#include "analysis/plot.h"
-#include "analysis/store.h"
 
 #define SWEEP_SQL "tests/fixtures/store/sweep_fixture.sql"
 
@@ -222,7 +223,7 @@ static Output run_plot(int argc, const char *const *argv)
     ck_assert_int_lt(argc, 24);
     for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
     args[argc] = NULL;
-    result.status = plot_cli_stream(argc, args, out, err);
+    result.status = cli_plot_stream(argc, args, out, err);
     result.out = read_stream(out);
     result.err = read_stream(err);
     fclose(out);

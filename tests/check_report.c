@@ -5,6 +5,14 @@
  * quoting, the file is only ever read, and every error has its exit status and message.
  * Also the pieces the report stands on: point labels (analysis/label.h) and the
  * heterogeneity level rules (analysis/runset.h). */
+#include "analysis/dbread.h"
+#include "analysis/label.h"
+#include "analysis/report.h"
+#include "analysis/runset.h"
+#include "analysis/store.h"
+#include "cli/cli_report.h"
+#include "tests/test_user.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
@@ -16,13 +24,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "analysis/dbread.h"
-#include "analysis/label.h"
-#include "analysis/report.h"
-#include "analysis/runset.h"
-#include "analysis/store.h"
-#include "tests/test_user.h"
 
 #define FIXTURE_SQL "tests/fixtures/store/report_fixture.sql"
 #define SWEEP_SQL "tests/fixtures/store/sweep_fixture.sql"
@@ -155,7 +156,7 @@ static Output run_report(int argc, const char *const *argv)
     ck_assert_int_lt(argc, 16);
     for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
     args[argc] = NULL;
-    result.status = report_cli_stream(argc, args, out, err);
+    result.status = cli_report_stream(argc, args, out, err);
     result.out = read_whole(out, NULL);
     result.err = read_whole(err, NULL);
     fclose(out);
@@ -633,7 +634,7 @@ static int report_as_reader(void *arg)
         return 1;
     }
     char *argv[] = {"report", (char *)t->path, "--csv", NULL};
-    int status = report_cli_stream(3, argv, out, err);
+    int status = cli_report_stream(3, argv, out, err);
     char text[4096] = "", message[1024] = "";
     rewind(out);
     rewind(err);
@@ -1256,7 +1257,7 @@ START_TEST(test_output_write_error)
     if (full == NULL) return;  /* no /dev/full here: nothing to test */
     FILE *err = tmpfile();
     char *args[] = { "report", (char *)path, NULL };
-    ck_assert_int_eq(report_cli_stream(2, args, full, err), 1);
+    ck_assert_int_eq(cli_report_stream(2, args, full, err), 1);
     char *text = read_whole(err, NULL);
     ck_assert_msg(strstr(text, "hetsim: cannot write the report") != NULL, "%s", text);
     free(text);
