@@ -36,7 +36,7 @@ static const char *const keys_agents[] = {"count", "compute", "bandwidth", "upli
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
                                                "explore", "gamma", "momentum", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
-                                             "trim", "f", "tau", "iters", NULL};
+                                             "trim", "f", "tau", "iters", "rank", "lambda", NULL};
 
 typedef struct Resolver {
     IniDoc *doc;
@@ -929,11 +929,17 @@ static int scenario_resolve_byzantine(Resolver *r)
         (status = scenario_double(r, "byzantine", "sigma", 1, UNIT_PLAIN, 0, 1e12, &b->sigma)) ||
         (status = scenario_double(r, "byzantine", "z", scenario_alie_z(n, b->count), UNIT_PLAIN, 0, 1e6, &b->z)) ||
         (status = scenario_double(r, "byzantine", "epsilon", 0.1, UNIT_PLAIN, 0, 1e12, &b->epsilon)) ||
-        (status = scenario_choice(r, "byzantine", "aggregator", "mean", "mean|median|trimmed|krum|cclip", &aggregator)) ||
+        (status = scenario_choice(r, "byzantine", "aggregator", "mean", "mean|median|trimmed|krum|cclip|betamle",
+                                  &aggregator)) ||
         (status = scenario_int(r, "byzantine", "trim", b->count, 0, (n - 1) / 2, &b->trim)) ||
         (status = scenario_int(r, "byzantine", "f", b->count, 0, n, &b->f)) ||
         (status = scenario_double(r, "byzantine", "tau", 1, UNIT_PLAIN, 0, 1e12, &b->tau)) ||
-        (status = scenario_int(r, "byzantine", "iters", 1, 1, 1000, &b->iters)))
+        /* cclip: clipping iterations (1 by default); betamle: IRLS reweightings after the
+         * flag mean (4 by default, as the authors' flag_median.py; 0 is the flag mean) */
+        (status = scenario_int(r, "byzantine", "iters", aggregator == AGGREGATOR_BETAMLE ? 4 : 1,
+                               aggregator == AGGREGATOR_BETAMLE ? 0 : 1, 1000, &b->iters)) ||
+        (status = scenario_int(r, "byzantine", "rank", 1, 1, n, &b->rank)) ||
+        (status = scenario_double(r, "byzantine", "lambda", 0, UNIT_PLAIN, 0, 1e6, &b->lambda)))
         return status;
     b->attack = (AttackKind)attack;
     b->aggregator = (AggregatorKind)aggregator;
@@ -956,9 +962,11 @@ static int scenario_resolve_byzantine(Resolver *r)
     if (b->attack != ATTACK_IPM) b->epsilon = 0.1;
     if (b->aggregator != AGGREGATOR_TRIMMED) b->trim = b->count;
     if (b->aggregator != AGGREGATOR_KRUM) b->f = b->count;
-    if (b->aggregator != AGGREGATOR_CCLIP) {
-        b->tau = 1;
-        b->iters = 1;
+    if (b->aggregator != AGGREGATOR_CCLIP) b->tau = 1;
+    if (b->aggregator != AGGREGATOR_CCLIP && b->aggregator != AGGREGATOR_BETAMLE) b->iters = 1;
+    if (b->aggregator != AGGREGATOR_BETAMLE) {
+        b->rank = 1;
+        b->lambda = 0;
     }
     int robust = b->count > 0 || b->aggregator != AGGREGATOR_MEAN;
     if (robust && !scenario_method_can(sc, METHOD_ROBUST)) {

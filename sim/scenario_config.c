@@ -15,7 +15,7 @@ static const char *const config_graphs[] = {"full", "ring", "torus", "random-reg
 static const char *const config_schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
 static const char *const config_feedbacks[] = {"none", "ef21", "econtrol"};
 static const char *const config_attacks[] = {"signflip", "gaussian", "alie", "ipm", "labelflip"};
-static const char *const config_aggregators[] = {"mean", "median", "trimmed", "krum", "cclip"};
+static const char *const config_aggregators[] = {"mean", "median", "trimmed", "krum", "cclip", "betamle"};
 
 /* Only the keys the resolved scheme, attack and aggregator use (the resolver resets the
  * others to their defaults), so the text reads back to the same Scenario. */
@@ -44,6 +44,8 @@ static void config_write_byzantine(const ByzantineSpec *b, FILE *out)
     if (b->aggregator == AGGREGATOR_TRIMMED) fprintf(out, "trim = %d\n", b->trim);
     if (b->aggregator == AGGREGATOR_KRUM) fprintf(out, "f = %d\n", b->f);
     if (b->aggregator == AGGREGATOR_CCLIP) fprintf(out, "tau = %.17g\niters = %d\n", b->tau, b->iters);
+    if (b->aggregator == AGGREGATOR_BETAMLE)
+        fprintf(out, "rank = %d\nlambda = %.17g\niters = %d\n", b->rank, b->lambda, b->iters);
 }
 
 static void config_write_group(const AgentGroupSpec *g, int write_samples, FILE *out)

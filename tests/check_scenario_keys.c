@@ -246,6 +246,8 @@ static const WalkKey walk_keys[] = {
     {"byzantine.f", WALK_WHOLE, "9"},
     {"byzantine.tau", WALK_POSITIVE, NULL},
     {"byzantine.iters", WALK_COUNT, NULL},
+    {"byzantine.rank", WALK_COUNT, "9"},
+    {"byzantine.lambda", WALK_NONNEG, "1e7"},
 };
 
 /* Bad values of each kind ('|'-separated): empty, blank, not a number, NaN, overflow,
