@@ -271,6 +271,28 @@ int trainer_shared_apply(Engine *e)
     return HS_OK;
 }
 
+float *trainer_shared_params(Engine *e)
+{
+    return e->trainer && e->trainer->shared ? model_params(e->trainer->shared) : NULL;
+}
+
+int trainer_gradient_at(Engine *e, int agent, const float *params, float *grad)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    double loss;
+    int b = trainer_next_batch(t, e, agent);
+    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    /* t->eval is only the shape: evaluation runs after the round's last event */
+    int status = model_grad_full_at(t->eval, params, grad, t->ws, t->x, t->y, b, &loss);
+    if (status == HS_OK) status = trainer_check_loss(e, loss, agent);
+    if (status == HS_OK) {
+        t->loss_sum += loss;
+        t->loss_count++;
+    }
+    return status;
+}
+
 /* --- a model per agent --- */
 
 int trainer_setup_local(Engine *e, int n_buffers)
