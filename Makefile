@@ -92,12 +92,29 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The SimGrid oracle (tests only, tests/oracle/): oracle_check drives hetsim and compares;
+# simgrid_replay plays the same tasks in SimGrid. The latter is built only when pkg-config
+# finds SimGrid (libsimgrid-dev), and never with sanitizers (SimGrid switches stacks);
+# tests/cli/oracle.sh skips with a reason without it.
+SIMGRID := $(shell pkg-config --exists simgrid 2>/dev/null && echo 1)
+ORACLE_BIN := $(BUILD)/tests/oracle_check $(if $(SIMGRID),$(BUILD)/tests/simgrid_replay)
+
+$(BUILD)/tests/oracle_check: $(BUILD)/tests/oracle/oracle.o $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/simgrid_replay: tests/oracle/simgrid_replay.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=c11 -O2 -g -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror $(shell pkg-config --cflags simgrid) \
+	  -o $@ $< $(shell pkg-config --libs simgrid) -lm
+
 # Sanitized code runs several times slower: stretch Check's per-test timeouts with it.
 CK_SLOWDOWN := $(if $(SANITIZE),10,1)
 
 # Suites run from the top folder so fixtures resolve as tests/...; CK_FORK stays on so a
 # crashing case is reported, not fatal to the suite.
-test: $(TEST_BIN) $(BUILD)/hetsim
+test: $(TEST_BIN) $(BUILD)/hetsim $(ORACLE_BIN)
 	@failed=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 CK_TIMEOUT_MULTIPLIER=$(CK_SLOWDOWN) $$t || failed=1; \
 	done; \

@@ -37,7 +37,7 @@ static int discard_pairing(void *ctx, int64_t id, const SinkPairing *p) { return
 static int discard_metric(void *ctx, int64_t id, const SinkMetric *m) { return 0; }
 static int discard_end(void *ctx, int64_t id, const SinkRunEnd *e) { return 0; }
 static const SinkOps discard_ops = {discard_begin, discard_agents, discard_round, discard_agent_rounds,
-                                    discard_pairing, discard_metric, discard_end};
+                                    discard_pairing, discard_metric, discard_end, NULL};
 
 /* Runs every run of the sweep in path here, into the discarding sink. */
 static double bench_engine_only(const char *path, int64_t *runs)

@@ -68,54 +68,25 @@ int cli_fail(int status, const char *message)
     return hs_error_exit_status(status);
 }
 
-int cli_run(int argc, char **argv)
+/* Runs the scenario into the database and prints its report; the exit status. */
+static int cli_run_scenario(const CliScenarioArgs *args)
 {
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
-    if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(cli_run_usage, stdout);
-            free(overrides);
-            return 0;
-        }
-        if (cli_scenario_arg("run", cli_run_usage, argc, argv, &i, &args) != 0) {
-            free(overrides);
-            return 2;
-        }
-    }
-    const char *scenario_path = args.scenario_path, *db_path = args.db_path;
-    int quiet = args.quiet, n_overrides = args.n_overrides;
-    if (scenario_path == NULL) {
-        fputs(cli_run_usage, stderr);
-        free(overrides);
-        return 2;
-    }
     HsDiag diag;
     hs_diag_clear(&diag);
-    Scenario *sc = malloc(sizeof *sc);
-    if (sc == NULL) {
-        free(overrides);
-        return cli_fail(HS_E_NOMEM, "out of memory");
-    }
-    int64_t sweep_runs;
-    int status = cli_run_load(scenario_path, overrides, n_overrides, sc, &sweep_runs, &diag);
-    free(overrides);
-    if (status != HS_OK) {
-        free(sc);
-        return cli_fail(status, diag.message);
-    }
-    if (!quiet) cli_run_notes(sc, sweep_runs, scenario_path);
-
     Store *store = NULL;
+    Scenario *sc = malloc(sizeof *sc);
+    int64_t sweep_runs;
+    int status = sc ? cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, &diag)
+                    : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status != HS_OK) goto fail;
+    if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
+
+    const char *db_path = args->db_path;
     int db_existed = access(db_path, F_OK) == 0;
-    if ((status = store_open(db_path, &store, &diag)) != HS_OK) {
-        free(sc);
-        return cli_fail(status, diag.message);
-    }
+    if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;
-    Sink sink = progress_sink(&progress, store_sink(store), stderr, quiet, sc->rounds, sc->name);
+    Sink sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
     RunOutcome outcome;
     status = engine_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
@@ -129,9 +100,35 @@ int cli_run(int argc, char **argv)
     store_close(store);
     /* A run refused before it started (e.g. a bad trace) leaves no database behind. */
     if (outcome.run_id < 0 && !db_existed) cli_remove_database(db_path);
-    if (outcome.run_id >= 0 && !quiet && (status == HS_OK || status == HS_E_DIVERGED))
+    if (outcome.run_id >= 0 && !args->quiet && (status == HS_OK || status == HS_E_DIVERGED))
         if (report_print_run(db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
             fprintf(stderr, "hetsim: %s\n", diag.message);
     free(sc);
+    return exit_status;
+fail:
+    free(sc);
+    return cli_fail(status, diag.message);
+}
+
+int cli_run(int argc, char **argv)
+{
+    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    int exit_status = -1;
+    for (int i = 0; exit_status < 0 && i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(cli_run_usage, stdout);
+            exit_status = 0;
+        } else if (cli_scenario_arg("run", cli_run_usage, argc, argv, &i, &args) != 0) {
+            exit_status = 2;
+        }
+    }
+    if (exit_status < 0 && args.scenario_path == NULL) {
+        fputs(cli_run_usage, stderr);
+        exit_status = 2;
+    }
+    if (exit_status < 0) exit_status = cli_run_scenario(&args);
+    free(overrides);
     return exit_status;
 }

@@ -6,11 +6,12 @@
  * the normalized vectors, then O((K + K^2 [lambda > 0]) K^2) per IRLS iteration in the
  * K-dimensional span of the vectors. */
 #include "sim/byzantine.h"
+
 #include "models/dataset.h"
 #include "models/model.h"
-#include "models/partition.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
+#include "sim/trainer.h"
 
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_randist.h>
@@ -90,46 +91,30 @@ static void byzantine_shuffle(Byzantine *b, int agent)
     }
 }
 
-/* Loads the data exactly as the trainer does (same streams, same partition) and keeps a
- * copy of the attackers' rows with labels y -> classes - 1 - y. */
+/* Keeps a copy of the attackers' rows of the trainer's partition with labels
+ * y -> classes - 1 - y (the trainer's own data stays untouched). */
 static int byzantine_load_rows(Byzantine *b, Engine *e)
 {
     const Scenario *sc = e->sc;
-    int n = e->world.n, status;
-    Dataset *ds = NULL;
-    Partition *part = NULL;
-    int *samples = malloc((size_t)n * sizeof *samples);
-    gsl_rng *data_rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_DATA);
-    if (samples == NULL || data_rng == NULL) {
-        status = HS_E_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < n; i++) samples[i] = e->world.agents[i].samples;
-    if ((status = dataset_load(&sc->data, data_rng, &ds, e->diag)) != HS_OK) goto done;
-    if ((status = partition_make(ds, &sc->data, n, samples, data_rng, &part, e->diag)) != HS_OK) goto done;
+    const Dataset *ds = trainer_dataset(e->trainer);
+    int n = e->world.n, status = HS_E_NOMEM;
     b->features = ds->features;
     b->batch = sc->model.batch;
     b->rows = calloc((size_t)n, sizeof *b->rows);
     b->x = malloc((size_t)b->batch * (size_t)b->features * sizeof *b->x);
     b->y = malloc((size_t)b->batch * sizeof *b->y);
     b->shuffle = gsl_rng_alloc(gsl_rng_taus2);
-    if (!b->rows || !b->x || !b->y || !b->shuffle) {
-        status = HS_E_NOMEM;
-        goto done;
-    }
+    if (!b->rows || !b->x || !b->y || !b->shuffle) goto done;
     for (int a = 0; a < n; a++) {
         if (!b->flags[a]) continue;
         int count;
-        const int *idx = partition_indices(part, a, &count);
+        const int *idx = trainer_agent_samples(e->trainer, a, &count);
         FlipRows *r = &b->rows[a];
         r->count = count;
         r->x = malloc(((size_t)count * (size_t)b->features + 1) * sizeof *r->x);
         r->y = malloc(((size_t)count + 1) * sizeof *r->y);
         r->order = malloc(((size_t)count + 1) * sizeof *r->order);
-        if (!r->x || !r->y || !r->order) {
-            status = HS_E_NOMEM;
-            goto done;
-        }
+        if (!r->x || !r->y || !r->order) goto done;
         dataset_gather(ds, 0, idx, count, r->x, r->y);
         for (int k = 0; k < count; k++) {
             r->y[k] = ds->classes - 1 - r->y[k];
@@ -143,10 +128,6 @@ static int byzantine_load_rows(Byzantine *b, Engine *e)
     if (status == HS_OK) status = model_workspace_create(&sc->model, &b->ws);
 done:
     if (status == HS_E_NOMEM) hs_diag_set(e->diag, status, NULL, 0, "out of memory for label-flipping agents");
-    partition_free(part);
-    dataset_free(ds);
-    if (data_rng) gsl_rng_free(data_rng);
-    free(samples);
     return status;
 }
 
@@ -169,8 +150,7 @@ int byzantine_create(Engine *e, size_t d, Byzantine **out)
     b->center = calloc(d ? d : 1, sizeof *b->center);
     b->scratch = calloc((size_t)n * (size_t)n + 1, sizeof *b->scratch);
     if (!b->flags || !b->honest || !b->noise || !b->mean || !b->sd || !b->center || !b->scratch) goto fail;
-    if ((status = byzantine_pick(e->sc, n, b->flags)) != HS_OK) goto fail;
-    status = HS_E_NOMEM;
+    for (int i = 0; i < n; i++) b->flags[i] = e->world.agents[i].byzantine;
     for (int i = 0; i < n; i++)
         if (b->flags[i] && b->spec.attack == ATTACK_GAUSSIAN &&
             (b->noise[i] = rng_stream_create(b->seed, (BYZANTINE_NOISE_TAG << 32) | (uint64_t)i, RNG_PURPOSE_METHOD)) == NULL)

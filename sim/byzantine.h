@@ -2,8 +2,9 @@
  * their honest vector, and the robust aggregators that combine what everybody sent.
  *
  * Identity: `count` agents drawn from the scenario seed alone (a partial Fisher–Yates on
- * one stream), so the same seed marks the same agents whatever the method; the engine
- * reports them in agents.byzantine. Attackers follow the protocol's timing exactly (they
+ * one stream), so the same seed marks the same agents whatever the method; world_build
+ * draws them once (AgentProfile.byzantine) and the engine reports them in
+ * agents.byzantine. Attackers follow the protocol's timing exactly (they
  * compute and send when an honest agent would), only the values differ.
  *
  * Attacks (v_i = what agent i would send if honest; mu, sd = coordinate-wise mean and
@@ -15,7 +16,7 @@
  *   ipm        -epsilon mu (inner product manipulation, Xie et al. 2020)
  *   labelflip  an honest computation on labels y -> classes - 1 - y: the attacker's
  *              gradient is taken on its own partition with flipped labels (a copy of its
- *              rows is kept here, so the trainer is untouched)
+ *              rows of the trainer's data set is kept here, so the trainer is untouched)
  *
  * Aggregators over K vectors of d floats (sums in double, in vector order):
  *   mean; median (coordinate-wise; the mean of the two middle values for even K);
@@ -41,7 +42,8 @@
 struct Engine;
 typedef struct Byzantine Byzantine;
 
-/* flags[0..n-1] = 1 for the Byzantine agents of sc (all 0 without [byzantine]).
+/* flags[0..n-1] = 1 for the Byzantine agents of sc (all 0 without [byzantine]); called
+ * once per run, by world_build.
  * Returns HS_OK or HS_E_NOMEM. */
 int byzantine_pick(const Scenario *sc, int n, int *flags);
 

@@ -98,7 +98,7 @@ int compress_state_vectors(const CompressionSpec *spec);
  * Members in ring order; each member's block (its compressed vector, of its own size)
  * travels N-1 hops round the ring: a member sends its own block to its successor when it
  * offers it, and forwards every block it receives, except to the block's origin. Every
- * hop is an engine_send (FIFO uplink, latency + bytes / link bandwidth, bytes counted in
+ * hop is an engine_send (timed by the [network] model like any message, bytes counted in
  * rounds.bytes), so a gather costs (N-1) sum_i bytes_i on the wire; its time is about
  * (N-1) (max_i bytes_i / bandwidth + latency) when blocks are offered together. The
  * gather is complete when every member holds all N-1 other blocks. Then each member

@@ -2,6 +2,7 @@
 #include "sim/engine.h"
 #include "sim/byzantine.h"
 #include "sim/interrupt.h"
+#include "sim/network.h"
 #include "sim/rng.h"
 #include "sim/trainer.h"
 
@@ -37,6 +38,141 @@ int engine_round_steps(const Engine *e)
     double mean = total / e->world.n;
     int steps = (int)ceil(mean / e->sc->model.batch);
     return steps < 1 ? 1 : steps;
+}
+
+/* ---- maxmin accounting: an agent's busy intervals of the round, united at its end ----
+ * Compute intervals come in start order (the processor is FIFO) and may lie in the
+ * future; transfer intervals come from the network as they end, disjoint and in order;
+ * closed-form rings come as periodic sets, which never overlap the agent's transfer
+ * intervals (a flow on a member's link ends the closed form first) but may overlap its
+ * compute (a non-blocking collective). */
+typedef struct Span {
+    double start, end;
+} Span;
+
+typedef struct AgentActivity {
+    Span *compute, *comm;
+    int n_compute, cap_compute, n_comm, cap_comm;
+    NetworkPeriodic *rings; /* those that overlap a computation */
+    int n_rings, cap_rings;
+    double ring_s;          /* the measure of the others */
+} AgentActivity;
+
+static int activity_grow(void **array, int *cap, int n, size_t size)
+{
+    if (n < *cap) return HS_OK;
+    int grown_cap = *cap ? *cap * 2 : 8;
+    void *grown = realloc(*array, (size_t)grown_cap * size);
+    if (grown == NULL) return HS_E_NOMEM;
+    *array = grown;
+    *cap = grown_cap;
+    return HS_OK;
+}
+
+/* Appends [start, end) to a list in start order, merging with the last span it touches. */
+static int activity_add_span(Span **spans, int *n, int *cap, double start, double end)
+{
+    if (end <= start) return HS_OK;
+    if (*n > 0 && start <= (*spans)[*n - 1].end) {
+        if (end > (*spans)[*n - 1].end) (*spans)[*n - 1].end = end;
+        return HS_OK;
+    }
+    if (activity_grow((void **)spans, cap, *n, sizeof **spans) != HS_OK) return HS_E_NOMEM;
+    (*spans)[(*n)++] = (Span){start, end};
+    return HS_OK;
+}
+
+/* Measure of the periodic set within [t0, t] (all periods, no window). */
+static double periodic_cumulative(const NetworkPeriodic *p, double t)
+{
+    double u = t - p->t0, per = 0;
+    if (!(u > 0) || !(p->period > 0)) return 0;
+    for (int i = 0; i < p->n_sub; i++) per += p->b[i] - p->a[i];
+    double j = floor(u / p->period);
+    if (j >= p->count) return p->count * per;
+    double r = u - j * p->period, total = j * per;
+    for (int i = 0; i < p->n_sub; i++) {
+        double part = r - p->a[i];
+        if (part > p->b[i] - p->a[i]) part = p->b[i] - p->a[i];
+        if (part > 0) total += part;
+    }
+    return total;
+}
+
+/* Measure of the periodic set within [x, y] and its window. */
+static double periodic_measure(const NetworkPeriodic *p, double x, double y)
+{
+    if (x < p->from) x = p->from;
+    if (y > p->to) y = p->to;
+    if (!(y > x)) return 0;
+    double m = periodic_cumulative(p, y) - periodic_cumulative(p, x);
+    return m > 0 ? m : 0;
+}
+
+static void engine_activity_add(Engine *e, int agent, int compute, double start, double end)
+{
+    AgentActivity *a = &e->activity[agent];
+    int status = compute ? activity_add_span(&a->compute, &a->n_compute, &a->cap_compute, start, end)
+                         : activity_add_span(&a->comm, &a->n_comm, &a->cap_comm, start, end);
+    if (status != HS_OK) hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+}
+
+/* busy = |(compute U comm) within [from, to]| + rings - rings within compute;
+ * comm = |comm within [from, to]| + rings. Keeps compute spans that reach past `to`. */
+static void engine_activity_close(Engine *e, int agent, double from, double to, double *busy, double *comm)
+{
+    AgentActivity *a = &e->activity[agent];
+    double b = 0, c = 0, cursor = from;
+    int i = 0, j = 0;
+    while (i < a->n_compute || j < a->n_comm) {
+        Span s;
+        if (j >= a->n_comm || (i < a->n_compute && a->compute[i].start <= a->comm[j].start)) {
+            s = a->compute[i++];
+        } else {
+            s = a->comm[j++];
+            double lo = s.start > from ? s.start : from, hi = s.end < to ? s.end : to;
+            if (hi > lo) c += hi - lo;
+        }
+        if (s.start < cursor) s.start = cursor;
+        if (s.end > to) s.end = to;
+        if (s.end > s.start) {
+            b += s.end - s.start;
+            cursor = s.end;
+        }
+    }
+    for (int r = 0; r < a->n_rings; r++) {
+        const NetworkPeriodic *p = &a->rings[r];
+        double m = periodic_measure(p, from, to);
+        b += m;
+        c += m;
+        for (int k = 0; k < a->n_compute; k++) {
+            if (a->compute[k].end <= p->from) continue;
+            if (a->compute[k].start >= p->to) break;
+            b -= periodic_measure(p, a->compute[k].start < from ? from : a->compute[k].start,
+                                  a->compute[k].end > to ? to : a->compute[k].end);
+        }
+    }
+    *busy = b + a->ring_s;
+    *comm = c + a->ring_s;
+    a->ring_s = 0;
+    int kept = 0; /* compute spans still running or queued for later */
+    for (int k = 0; k < a->n_compute; k++)
+        if (a->compute[k].end > to) a->compute[kept++] = a->compute[k];
+    a->n_compute = kept;
+    a->n_comm = 0;
+    a->n_rings = 0;
+}
+
+static void engine_activity_free(Engine *e)
+{
+    if (e->activity == NULL) return;
+    for (int i = 0; i < e->world.n; i++) {
+        free(e->activity[i].compute);
+        free(e->activity[i].comm);
+        free(e->activity[i].rings);
+    }
+    free(e->activity);
+    e->activity = NULL;
 }
 
 /* Adds [start, end) to the agent's busy union. Intervals are booked roughly in start
@@ -93,19 +229,48 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
     double finish = engine_finish(e, agent, start, duration);
     c->compute_free = finish;
     c->compute_s += duration;
-    engine_book_busy(c, start, start + duration);
+    if (e->network) engine_activity_add(e, agent, 1, start, start + duration);
+    else engine_book_busy(c, start, start + duration);
+    if (e->network && e->sink.ops->activity) {
+        SinkActivity a = {.kind = SINK_ACTIVITY_COMPUTE, .agent = agent, .to = -1, .amount = flops, .start = start,
+                          .transfer = start, .end = start + duration};
+        if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
+            hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+    }
     if (queue_push(e->queue, finish, kind, agent, data) != HS_OK)
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return finish;
 }
 
+/* [network] tcp = lv08 under fifo: SimGrid's LV08 factors. */
+static const double engine_lv08_latency = 13.01, engine_lv08_bandwidth = 0.97, engine_lv08_weight_s = 20537;
+
+static double engine_latency(const Engine *e, int from, int to)
+{
+    double latency = world_link_latency(&e->world, from, to);
+    return e->sc->network.tcp == TCP_LV08 ? latency * engine_lv08_latency : latency;
+}
+
+static double engine_bandwidth(const Engine *e, int from, int to, double t)
+{
+    double bandwidth = engine_link_bandwidth(e, from, to, t);
+    return e->sc->network.tcp == TCP_LV08 ? bandwidth * engine_lv08_bandwidth : bandwidth;
+}
+
 double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
+    if (e->network) {
+        e->round_bytes += bytes;
+        NetworkPayload payload = {.kind = kind, .agent = to, .data = data};
+        if (network_send(e->network, e->now, from, to, bytes, payload) != HS_OK)
+            hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
+        return NAN;
+    }
     AgentClock *c = &e->clocks[from];
     double start = c->uplink_free > e->now ? c->uplink_free : e->now;
-    double transmit = bytes / engine_link_bandwidth(e, from, to, start);
+    double transmit = bytes / engine_bandwidth(e, from, to, start);
     double sent = engine_finish(e, from, start, transmit);
-    double arrival = sent + world_link_latency(&e->world, from, to);
+    double arrival = sent + engine_latency(e, from, to);
     c->uplink_free = sent;
     c->comm_s += transmit;
     engine_book_busy(c, start, start + transmit);
@@ -127,8 +292,67 @@ static int collective_member(const Collective *c, int k)
     return c->members ? c->members[k] : k;
 }
 
+/* maxmin: the collective starts (an engine event at its ready time) once every member
+ * has joined; a member joins once its queued compute (blocking) and its sends are done. */
+static int engine_collective_join_maxmin(Engine *e, Collective *c, int agent)
+{
+    if (network_outgoing(e->network, agent) > 0) {
+        e->pending_join[agent] = c; /* joins when its last message is out (engine_sender_idle) */
+        return HS_OK;
+    }
+    AgentClock *clock = &e->clocks[agent];
+    double t = e->now;
+    if (c->blocking && clock->compute_free > t) t = clock->compute_free;
+    if (c->joined == 0 || t > c->ready) c->ready = t;
+    if (++c->joined < c->n_members) return HS_OK;
+    int slot = 0;
+    while (slot < e->n_collectives && e->collectives[slot] != NULL) slot++;
+    if (slot == e->n_collectives) {
+        Collective **grown = realloc(e->collectives, (size_t)(slot + 1) * sizeof *grown);
+        if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        e->collectives = grown;
+        e->n_collectives++;
+    }
+    e->collectives[slot] = c;
+    return queue_push(e->queue, c->ready, ENGINE_EVENT_COLLECTIVE_START, -1, slot);
+}
+
+static int engine_collective_done(Engine *e, int slot);
+
+static int engine_collective_start(Engine *e, int slot)
+{
+    Collective *c = e->collectives[slot];
+    int n = c->n_members;
+    NetworkPayload payload = {.kind = ENGINE_EVENT_COLLECTIVE_DONE, .agent = -1, .data = slot};
+    if (n <= 1) return engine_collective_done(e, slot);
+    const int *members = c->members;
+    int *all = NULL;
+    if (members == NULL) {
+        if ((all = malloc((size_t)n * sizeof *all)) == NULL) return HS_E_NOMEM;
+        for (int k = 0; k < n; k++) all[k] = k;
+        members = all;
+    }
+    e->round_bytes += 2.0 * (n - 1) * c->bytes;
+    int status = network_ring_start(e->network, e->now, members, n, c->bytes, payload);
+    free(all);
+    return status;
+}
+
+static int engine_collective_done(Engine *e, int slot)
+{
+    Collective *c = e->collectives[slot];
+    e->collectives[slot] = NULL;
+    if (c->blocking)
+        for (int k = 0; k < c->n_members; k++) {
+            AgentClock *m = &e->clocks[c->members ? c->members[k] : k];
+            if (m->compute_free < e->now) m->compute_free = e->now;
+        }
+    return queue_push(e->queue, e->now, c->kind, -1, c->data);
+}
+
 int engine_collective_join(Engine *e, Collective *c, int agent)
 {
+    if (e->network) return engine_collective_join_maxmin(e, c, agent);
     AgentClock *clock = &e->clocks[agent];
     double t = e->now;
     if (c->blocking && clock->compute_free > t) t = clock->compute_free;
@@ -147,8 +371,8 @@ int engine_collective_join(Engine *e, Collective *c, int agent)
         double slowest = INFINITY, latency = 0;
         for (int k = 0; k < n; k++) {
             int a = collective_member(c, k), b = collective_member(c, (k + 1) % n);
-            double bw = engine_link_bandwidth(e, a, b, c->ready);
-            double lat = world_link_latency(&e->world, a, b);
+            double bw = engine_bandwidth(e, a, b, c->ready);
+            double lat = engine_latency(e, a, b);
             if (bw < slowest) slowest = bw;
             if (lat > latency) latency = lat;
         }
@@ -216,6 +440,13 @@ static int engine_round_report(Engine *e)
 {
     double length = e->now - e->round_start;
     double idle_total = 0;
+    if (e->network) {
+        network_flush_activity(e->network, e->now);
+        for (int i = 0; i < e->world.n; i++) {
+            AgentClock *c = &e->clocks[i];
+            engine_activity_close(e, i, e->round_start, e->now, &c->busy_s, &c->comm_s);
+        }
+    }
     for (int i = 0; i < e->world.n; i++) {
         const AgentClock *c = &e->clocks[i];
         const TraceSeries *availability = engine_series(e->availability_trace, i);
@@ -252,18 +483,59 @@ int engine_fail_stranded(Engine *e, int agent)
                        e->round + 1, agent);
 }
 
+static int engine_network_wakeup(Engine *e, const Event *ev);
+
+static int engine_internal_event(Engine *e, const Event *ev)
+{
+    switch (ev->kind) {
+    case ENGINE_EVENT_COLLECTIVE_START: return engine_collective_start(e, (int)ev->data);
+    case ENGINE_EVENT_COLLECTIVE_DONE: return engine_collective_done(e, (int)ev->data);
+    case ENGINE_EVENT_NETWORK: return engine_network_wakeup(e, ev);
+    default: return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev->kind);
+    }
+}
+
+/* maxmin: the network's next due time is an engine event (ENGINE_EVENT_NETWORK) in the
+ * queue, re-armed after every event; one that became stale (the network's next time moved
+ * later) does nothing. A message arriving at t is delivered by an event queued at t. */
+static int engine_network_arm(Engine *e)
+{
+    double t;
+    if (network_next_time(e->network, &t) != HS_OK) return HS_E_NOMEM;
+    if (!(t < e->network_wakeup)) return HS_OK;
+    e->network_wakeup = t;
+    return queue_push(e->queue, t, ENGINE_EVENT_NETWORK, -1, 0);
+}
+
+static int engine_network_wakeup(Engine *e, const Event *ev)
+{
+    if (ev->time == e->network_wakeup) e->network_wakeup = INFINITY;
+    double t;
+    if (network_next_time(e->network, &t) != HS_OK) return HS_E_NOMEM;
+    if (t > e->now) return HS_OK;
+    return network_advance(e->network, e->now);
+}
+
 static int engine_play_round(Engine *e)
 {
     engine_round_reset(e);
     int status = e->method->round_begin(e->method_state, e, e->round);
+    if (status == HS_OK && e->network) status = engine_network_arm(e);
     Event ev;
-    while (status == HS_OK && !e->round_over && queue_pop(e->queue, &ev)) {
+    while (status == HS_OK && !e->round_over) {
+        if (!queue_pop(e->queue, &ev)) {
+            /* messages left that can never move: an agent offline for good */
+            if (e->network && network_pending(e->network) > 0) status = engine_fail_stranded(e, -1);
+            break;
+        }
         if (!isfinite(ev.time)) {
             status = engine_fail_stranded(e, -1); /* only work at t = inf is left */
             break;
         }
         e->now = ev.time;
-        status = e->method->on_event(e->method_state, e, &ev);
+        if (ev.kind < ENGINE_EVENT_METHOD) status = engine_internal_event(e, &ev);
+        else status = e->method->on_event(e->method_state, e, &ev);
+        if (status == HS_OK && e->network) status = engine_network_arm(e);
         if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
         if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
     }
@@ -276,19 +548,13 @@ static int engine_play_round(Engine *e)
 static SinkAgent *engine_sink_agents(const Engine *e)
 {
     SinkAgent *rows = calloc((size_t)e->world.n, sizeof *rows);
-    int *byzantine = calloc((size_t)e->world.n, sizeof *byzantine);
-    if (rows == NULL || byzantine == NULL || byzantine_pick(e->sc, e->world.n, byzantine) != HS_OK) {
-        free(rows);
-        free(byzantine);
-        return NULL;
-    }
+    if (rows == NULL) return NULL;
     for (int i = 0; i < e->world.n; i++) {
         const AgentProfile *a = &e->world.agents[i];
         rows[i] = (SinkAgent){.agent = i, .group = e->sc->groups[a->group].name, .compute = a->compute,
                               .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
-                              .samples = a->samples, .byzantine = byzantine[i]};
+                              .samples = a->samples, .byzantine = a->byzantine};
     }
-    free(byzantine);
     return rows;
 }
 
@@ -391,6 +657,127 @@ static int engine_check_memory(const Engine *e, HsDiag *diag)
     return HS_OK;
 }
 
+/* ---- the network's hooks ---- */
+
+static void engine_on_done(void *ctx, const NetworkPayload *p, double t)
+{
+    Engine *e = ctx;
+    int status = queue_push(e->queue, t, p->kind, p->agent, p->data);
+    if (status != HS_OK)
+        hs_diag_set(e->diag, status, NULL, 0, "cannot queue a delivery at t = %.17g (now %.17g)", t, e->now);
+}
+
+static void engine_on_active(void *ctx, int agent, double start, double end)
+{
+    engine_activity_add(ctx, agent, 0, start, end);
+}
+
+static void engine_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
+{
+    Engine *e = ctx;
+    AgentActivity *a = &e->activity[agent];
+    /* Reported up to now, so later computations start after it: only the ones booked
+     * already can overlap it (a blocking collective has none: its measure is enough). */
+    int overlaps = 0;
+    for (int k = a->n_compute - 1; k >= 0 && a->compute[k].end > p->from && !overlaps; k--)
+        overlaps = a->compute[k].start < p->to;
+    if (!overlaps) {
+        a->ring_s += periodic_measure(p, p->from, p->to);
+        return;
+    }
+    if (activity_grow((void **)&a->rings, &a->cap_rings, a->n_rings, sizeof *a->rings) != HS_OK) {
+        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+        return;
+    }
+    a->rings[a->n_rings++] = *p;
+}
+
+static void engine_on_sender_idle(void *ctx, int agent, double t)
+{
+    Engine *e = ctx;
+    Collective *c = e->pending_join[agent];
+    if (c == NULL) return;
+    e->pending_join[agent] = NULL;
+    int status = engine_collective_join_maxmin(e, c, agent);
+    if (status != HS_OK && e->diag->status == HS_OK) hs_diag_set(e->diag, status, NULL, 0, "%s", hs_error_name(status));
+}
+
+static void engine_on_traced(void *ctx, int from, int to, double bytes, double start, double transfer, double end)
+{
+    Engine *e = ctx;
+    SinkActivity a = {.kind = SINK_ACTIVITY_MESSAGE, .agent = from, .to = to, .amount = bytes, .start = start,
+                      .transfer = transfer, .end = end};
+    if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
+        hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+}
+
+/* The first change of a series after t (INFINITY: none). */
+static double engine_series_next(const TraceSeries *s, double t)
+{
+    if (s == NULL) return INFINITY;
+    int lo = 0, hi = s->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->times[mid] > t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < s->n ? s->times[lo] : INFINITY;
+}
+
+/* Link capacity under traces: the bandwidth trace's value, 0 while the agent is offline. */
+static double engine_link_capacity(void *ctx, int link, double t, double *next)
+{
+    Engine *e = ctx;
+    int n = e->world.n;
+    if (link >= 2 * n) {
+        *next = INFINITY;
+        return e->sc->network.backbone;
+    }
+    int agent = link < n ? link : link - n;
+    const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    double value = bw ? trace_value(bw, t) : link < n ? e->world.agents[agent].uplink : e->world.agents[agent].downlink;
+    if (availability && trace_value(availability, t) <= 0.5) value = 0;
+    double a = engine_series_next(bw, t), b = engine_series_next(availability, t);
+    *next = a < b ? a : b;
+    return value;
+}
+
+static int engine_network_create(Engine *e)
+{
+    const NetworkSpec *spec = &e->sc->network;
+    int n = e->world.n;
+    double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
+    double *latency = malloc((size_t)n * sizeof *latency);
+    e->activity = calloc((size_t)n, sizeof *e->activity);
+    e->pending_join = calloc((size_t)n, sizeof *e->pending_join);
+    int status = HS_E_NOMEM;
+    if (up && down && latency && e->activity && e->pending_join) {
+        for (int i = 0; i < n; i++) {
+            up[i] = e->world.agents[i].uplink;
+            down[i] = e->world.agents[i].downlink;
+            latency[i] = e->world.agents[i].latency;
+        }
+        int lv08 = spec->tcp == TCP_LV08;
+        int varying = e->uplink_trace || e->downlink_trace || e->availability_trace;
+        NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down, .latency = latency,
+                                  .backbone = spec->backbone, .uplink_fifo = spec->uplink == UPLINK_FIFO,
+                                  .latency_factor = lv08 ? engine_lv08_latency : 1,
+                                  .bandwidth_factor = lv08 ? engine_lv08_bandwidth : 1,
+                                  .weight_s = lv08 ? engine_lv08_weight_s : 0,
+                                  .capacity = varying ? engine_link_capacity : NULL, .capacity_ctx = e};
+        NetworkHooks hooks = {.ctx = e, .done = engine_on_done, .active = engine_on_active,
+                              .active_periodic = engine_on_periodic, .sender_idle = engine_on_sender_idle,
+                              .traced = e->sink.ops->activity ? engine_on_traced : NULL};
+        e->network = network_create(&options, &hooks);
+        if (e->network) status = HS_OK;
+    }
+    free(up);
+    free(down);
+    free(latency);
+    return status;
+}
+
 static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
 {
     memset(e, 0, sizeof *e);
@@ -418,6 +805,9 @@ static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
         if ((e->dynamics_rng[i] = rng_stream_create(sc->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL)
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
+    e->network_wakeup = INFINITY;
+    if (sc->network.model == NETWORK_MAXMIN && engine_network_create(e) != HS_OK)
+        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->world.n);
     e->method = method_lookup(sc->method);
     if (e->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
     if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(e, &e->trainer)) != HS_OK) return status;
@@ -428,6 +818,10 @@ static void engine_teardown(Engine *e)
 {
     if (e->method && e->method_state) e->method->destroy(e->method_state);
     trainer_free(e->trainer);
+    network_free(e->network);
+    engine_activity_free(e);
+    free(e->collectives);
+    free(e->pending_join);
     queue_free(e->queue);
     free(e->clocks);
     free(e->rows);
@@ -505,6 +899,7 @@ int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
         }
     }
 
+    if (e.network && sink.ops->activity) network_trace_pending(e.network);
     SinkRunEnd end = {.wall_s = engine_wall_seconds() - wall_start, .sim_time_s = e.now,
                       .final_accuracy = e.last_accuracy, .rounds_done = outcome->rounds_done};
     if (status == HS_OK) end.status = SINK_STATUS_DONE;

@@ -7,19 +7,30 @@
  * Cost model:
  *   compute  flops / agent.compute seconds times the agent's slowdown factor at the
  *            start (sim/dynamics.h), FIFO on the agent's processor;
- *   send     latency + bytes / min(uplink_from, downlink_to), FIFO on the sender's uplink
+ *   [network] model = maxmin (sim/network.h):
+ *     send   a flow over up_from and down_to (and the backbone): latency first, then the
+ *            bytes at the flow's max-min fair share of every link it crosses;
+ *     ring all-reduce of B bytes among N agents: 2(N-1) steps of B/N bytes per hop, each
+ *            step as long as its slowest hop (that hop's own latency and share), starting
+ *            when the last member joins; closed form when the ring is alone on its links;
+ *   [network] model = fifo (the older model):
+ *     send   latency + bytes / min(uplink_from, downlink_to), FIFO on the sender's uplink
  *            (the uplink is busy for the transmission; latency is propagation);
- *   ring all-reduce of B bytes among N agents: 2(N-1) steps of B/N bytes at the slowest
- *            link of the ring plus 2(N-1) link latencies, starting when the last member
- *            joins.
+ *     ring all-reduce: 2(N-1) steps of B/N bytes at the slowest link of the ring plus
+ *            2(N-1) times the largest link latency.
+ *   [network] tcp = lv08 scales latencies by 13.01 and bandwidths by 0.97 in both.
  * Availability (a 0/1 trace): an offline agent's processor and uplink pause and resume
- * where they stopped; a collective starts once every member is online. So every method
+ * where they stopped (maxmin: both its links carry nothing while it is offline); a fifo
+ * collective starts once every member is online. So every method
  * waits for an absent agent, except where the method says otherwise (AD-PSGD picks an
  * online neighbour; sync's deadline; ComDML leaves offline agents out of its pairing and
  * its helpers stop waiting for an offline partner, see comdml.c).
- * Accounting per agent and round: compute_s and comm_s are the times booked on the
- * processor and the uplink; offline_s the time offline; idle_s = round length - the
- * union of busy intervals - offline_s. */
+ * Accounting per agent and round: compute_s is the time booked on the processor; offline_s
+ * the time offline; idle_s = round length - the union of busy intervals - offline_s.
+ * comm_s: fifo, the time booked on the uplink (a collective books every member for its
+ * whole length); maxmin, the time during which at least one message the agent sends or
+ * receives is transferring (latency excluded), so an agent waiting inside a collective
+ * for a slower hop is idle. */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
 
@@ -34,7 +45,16 @@
 struct Trainer;
 
 /* Event kinds below this are the engine's; methods use ENGINE_EVENT_METHOD + k. */
-enum { ENGINE_EVENT_METHOD = 16 };
+enum {
+    ENGINE_EVENT_COLLECTIVE_START = 1, /* data: collective slot */
+    ENGINE_EVENT_COLLECTIVE_DONE = 2,  /* data: collective slot */
+    ENGINE_EVENT_NETWORK = 3,          /* the network has something due */
+    ENGINE_EVENT_METHOD = 16
+};
+
+struct Network;
+struct AgentActivity;
+struct Collective;
 
 typedef struct AgentClock {
     double compute_free;  /* virtual time its processor is free */
@@ -72,6 +92,13 @@ typedef struct Engine {
     Trace *traces;
     int n_traces;
     const TraceSeries **compute_trace, **uplink_trace, **downlink_trace, **availability_trace;
+    /* [network] model = maxmin; NULL under fifo */
+    struct Network *network;
+    struct AgentActivity *activity;       /* (world.n) busy intervals of this round */
+    struct Collective **collectives;      /* started collectives by slot (event data) */
+    int n_collectives;
+    struct Collective **pending_join;     /* (world.n) a join waiting for the agent's sends */
+    double network_wakeup;                /* earliest ENGINE_EVENT_NETWORK queued */
 } Engine;
 
 /* A ring all-reduce being assembled: members join one by one; when the last joins the
@@ -116,7 +143,8 @@ int engine_round_steps(const Engine *e);
 /* Books flops on agent's processor after its queued work; schedules (kind, agent, data)
  * at the finish. Returns the finishing time. */
 double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data);
-/* Sends bytes from -> to on from's uplink; schedules (kind, to, data) on arrival. */
+/* Sends bytes from -> to; schedules (kind, to, data) on arrival. Returns the arrival time
+ * under fifo; NAN under maxmin, where it depends on the flows that start later. */
 double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
 
 void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,

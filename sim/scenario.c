@@ -19,7 +19,8 @@
 #include <string.h>
 
 static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
-                                                "agents", "compression", "byzantine", "sweep", NULL};
+                                                "agents", "network", "compression", "byzantine", "sweep",
+                                                NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
                                        "target_accuracy", "mode", "eval_every", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
@@ -33,6 +34,7 @@ static const char *const keys_topology[] = {"graph", "degree", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
+static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp", NULL};
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
                                                "explore", "gamma", "momentum", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
@@ -56,6 +58,7 @@ const char *const *scenario_section_keys(const char *section)
     if (strcmp(section, "model") == 0) return keys_model;
     if (strcmp(section, "topology") == 0) return keys_topology;
     if (strcmp(section, "agents") == 0 || scenario_is_group(section)) return keys_agents;
+    if (strcmp(section, "network") == 0) return keys_network;
     if (strcmp(section, "compression") == 0) return keys_compression;
     if (strcmp(section, "byzantine") == 0) return keys_byzantine;
     return NULL;
@@ -932,6 +935,29 @@ static void scenario_methods_with(int capability, char *out, size_t size)
     }
 }
 
+/* [network]: the link-sharing model. Keys the chosen model does not use are accepted (so a
+ * sweep can vary the model) and reset to their defaults, like [compression]'s. */
+static int scenario_resolve_network(Resolver *r)
+{
+    NetworkSpec *n = &r->sc->network;
+    int model, uplink, tcp, status;
+    if ((status = scenario_choice(r, "network", "model", "maxmin", "maxmin|fifo", &model)) ||
+        (status = scenario_choice(r, "network", "uplink", "shared", "shared|fifo", &uplink)) ||
+        (status = scenario_double(r, "network", "backbone", INFINITY, UNIT_BANDWIDTH, 0, INFINITY, &n->backbone)) ||
+        (status = scenario_choice(r, "network", "tcp", "none", "none|lv08", &tcp)))
+        return status;
+    if (!(n->backbone > 0))
+        return scenario_bad(r, inidoc_find(r->doc, "network", "backbone"), "%s", "must be positive (or inf)");
+    n->model = (NetworkModelKind)model;
+    n->uplink = (UplinkKind)uplink;
+    n->tcp = (TcpKind)tcp;
+    if (n->model == NETWORK_FIFO) {
+        n->uplink = UPLINK_SHARED;
+        n->backbone = INFINITY;
+    }
+    return HS_OK;
+}
+
 /* [compression]: after [method] and [agents], since what is valid depends on both. Keys
  * the chosen scheme or method does not use are accepted (so a sweep can vary the scheme)
  * and reset to their defaults, so the resolved scenario and runs.config leave them out. */
@@ -1097,7 +1123,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
         (status = scenario_resolve_agents(&r)) || (status = scenario_check_topology(&r)) ||
-        (status = scenario_check_domains(&r)) ||
+        (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)))
         return status;

@@ -1,8 +1,8 @@
 /* scenario.h — a scenario file resolved into plain data: every default filled in, every
  * unit converted to SI. Resolution validates everything a run will use, so a scenario
  * that resolves cannot fail later for a reason that was in the file.
- * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [compression]
- * [byzantine] [sweep]. */
+ * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [network]
+ * [compression] [byzantine] [sweep]. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 
@@ -96,6 +96,21 @@ typedef struct ByzantineSpec {
     double lambda;         /* betamle: weight of the pairwise terms */
 } ByzantineSpec;
 
+/* [network] (sim/network.h): how messages share the links. model = fifo is the older
+ * model (a sender's uplink sends one message at a time at min(uplink, downlink);
+ * downlinks unshared); maxmin shares every link among its flows by max-min fairness. */
+typedef enum { NETWORK_MAXMIN = 0, NETWORK_FIFO } NetworkModelKind;
+typedef enum { UPLINK_SHARED = 0, UPLINK_FIFO } UplinkKind;
+typedef enum { TCP_NONE = 0, TCP_LV08 } TcpKind;
+
+typedef struct NetworkSpec {
+    NetworkModelKind model;
+    UplinkKind uplink;     /* maxmin: a sender's concurrent messages share its uplink, or queue */
+    double backbone;       /* maxmin: bytes/s of a link every message crosses; INFINITY: none */
+    TcpKind tcp;           /* lv08: SimGrid's LV08 corrections (latency x13.01, bandwidth
+                            * x0.97, shares weighted by 1 / (latency + 20537 B / bandwidth)) */
+} NetworkSpec;
+
 typedef struct Scenario {
     char file[512];             /* as given on the command line */
     /* [run] */
@@ -124,7 +139,8 @@ typedef struct Scenario {
     int n_agents;
     AgentGroupSpec groups[SCENARIO_MAX_GROUPS];
     int n_groups;
-    /* [compression] [byzantine] */
+    /* [network] [compression] [byzantine] */
+    NetworkSpec network;
     CompressionSpec compression;
     ByzantineSpec byzantine;
     /* [sweep] is kept as written; sweep.c expands it */

@@ -136,6 +136,14 @@ void scenario_write_config(const Scenario *sc, FILE *out)
         fprintf(out, "\n[agents.%s]\ncount = %d\n", sc->groups[g].name, sc->groups[g].count);
         config_write_group(&sc->groups[g], sc->groups[g].has_samples, out);
     }
+    const NetworkSpec *net = &sc->network;
+    fprintf(out, "\n[network]\nmodel = %s\n", net->model == NETWORK_FIFO ? "fifo" : "maxmin");
+    if (net->model == NETWORK_MAXMIN) {
+        fprintf(out, "uplink = %s\n", net->uplink == UPLINK_FIFO ? "fifo" : "shared");
+        if (isfinite(net->backbone)) fprintf(out, "backbone = %.17g B/s\n", net->backbone);
+        else fputs("backbone = inf\n", out);
+    }
+    fprintf(out, "tcp = %s\n", net->tcp == TCP_LV08 ? "lv08" : "none");
     if (sc->compression.present) config_write_compression(sc, out);
     if (sc->byzantine.present) config_write_byzantine(&sc->byzantine, out);
 }

@@ -81,6 +81,19 @@ typedef struct SinkRunEnd {
     const char *message;    /* why it failed/diverged; NULL when done */
 } SinkRunEnd;
 
+/* One computation or message of a maxmin run, for tests that replay the run elsewhere
+ * (tests/oracle/: SimGrid). Messages: start = its latency begins, transfer = its first
+ * byte moves, end = it arrived; ring all-reduce hops count as messages. */
+typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1 } SinkActivityKind;
+
+typedef struct SinkActivity {
+    SinkActivityKind kind;
+    int agent;          /* compute: the agent; message: the sender */
+    int to;             /* message: the receiver; compute: -1 */
+    double amount;      /* FLOPs or bytes */
+    double start, transfer, end;
+} SinkActivity;
+
 typedef struct SinkOps {
     int (*run_begin)(void *ctx, const SinkRunInfo *info, int64_t *run_id);
     int (*agents)(void *ctx, int64_t run_id, const SinkAgent *agents, int count);
@@ -89,6 +102,8 @@ typedef struct SinkOps {
     int (*pairing)(void *ctx, int64_t run_id, const SinkPairing *pairing);
     int (*metric)(void *ctx, int64_t run_id, const SinkMetric *metric);
     int (*run_end)(void *ctx, int64_t run_id, const SinkRunEnd *end);
+    /* optional (NULL: not wanted) */
+    int (*activity)(void *ctx, int64_t run_id, const SinkActivity *activity);
 } SinkOps;
 
 typedef struct Sink {

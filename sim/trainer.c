@@ -337,6 +337,16 @@ int trainer_setup_local(Engine *e, int n_buffers)
     return HS_OK;
 }
 
+const Dataset *trainer_dataset(const Trainer *t)
+{
+    return t->data;
+}
+
+const int *trainer_agent_samples(const Trainer *t, int agent, int *count)
+{
+    return partition_indices(t->partition, agent, count);
+}
+
 size_t trainer_param_count(const Engine *e)
 {
     return e->trainer ? e->trainer->n_params : 0;

@@ -8,6 +8,8 @@
 #ifndef SIM_TRAINER_H
 #define SIM_TRAINER_H
 
+#include "models/dataset.h"
+
 #include <stddef.h>
 
 struct Engine;
@@ -39,6 +41,10 @@ int trainer_gradient_at(struct Engine *e, int agent, const float *params, float 
 /* n_buffers extra vectors of model size per agent (method state: momenta, copies). */
 int trainer_setup_local(struct Engine *e, int n_buffers);
 size_t trainer_param_count(const struct Engine *e);
+/* The data set, loaded once per run, and agent's rows of it (its partition), for code
+ * that needs the same samples the agent trains on (label-flipping attackers). */
+const Dataset *trainer_dataset(const Trainer *t);
+const int *trainer_agent_samples(const Trainer *t, int agent, int *count);
 float *trainer_params(struct Engine *e, int agent);
 float *trainer_buffer(struct Engine *e, int agent, int which);
 /* Gradient of agent's next batch at its current parameters into grad (model size). */

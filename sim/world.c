@@ -1,7 +1,9 @@
 /* world.c — per-agent draws. One taus2 stream is re-seeded per agent instead of
  * allocating 100,000 generators. */
 #include "sim/world.h"
+
 #include "models/partition.h"
+#include "sim/byzantine.h"
 #include "sim/rng.h"
 
 #include <math.h>
@@ -98,6 +100,14 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             return status;
         }
     }
+    int *attackers = calloc((size_t)sc->n_agents, sizeof *attackers);
+    if (attackers == NULL || byzantine_pick(sc, sc->n_agents, attackers) != HS_OK) {
+        free(attackers);
+        world_free(world);
+        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
+    for (int i = 0; i < sc->n_agents; i++) world->agents[i].byzantine = attackers[i];
+    free(attackers);
     if (sc->mode == RUN_MODE_TRAIN && total_samples > sc->dataset_train_size) {
         world_free(world);
         return hs_diag_set(diag, HS_E_INPUT, sc->file, sc->groups[0].line,

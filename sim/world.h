@@ -16,6 +16,7 @@ typedef struct AgentProfile {
     double latency;   /* s, added to every message the agent sends or receives */
     int samples;      /* local training samples */
     int group;        /* index into Scenario.groups */
+    int byzantine;    /* 1 for the [byzantine] attackers, drawn here once (sim/byzantine.h) */
 } AgentProfile;
 
 typedef struct World {

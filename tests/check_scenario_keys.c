@@ -164,6 +164,7 @@ typedef enum {
     WALK_NONNEG,    /* real >= 0, finite */
     WALK_UNIT,      /* real in [0, 1] */
     WALK_TIME,      /* time > 0, inf allowed */
+    WALK_BANDWIDTH, /* bandwidth > 0, inf allowed */
     WALK_CHOICE,
     WALK_LIST,      /* whole numbers, comma-separated */
     WALK_ANGLES,    /* numbers in degrees, comma-separated */
@@ -230,6 +231,10 @@ static const WalkKey walk_keys[] = {
     {"agents.slowdown", WALK_SLOWDOWN, NULL},
     {"agents.jitter", WALK_NONNEG, "11"},
     {"agents.availability", WALK_AVAILABILITY, NULL},
+    {"network.model", WALK_CHOICE, NULL},
+    {"network.uplink", WALK_CHOICE, NULL},
+    {"network.backbone", WALK_BANDWIDTH, NULL},
+    {"network.tcp", WALK_CHOICE, NULL},
     {"compression.scheme", WALK_CHOICE, NULL},
     {"compression.ratio", WALK_UNIT, "0"},
     {"compression.feedback", WALK_CHOICE, NULL},
@@ -267,6 +272,7 @@ static const char *walk_bad_values(WalkKind kind)
     case WALK_NONNEG: return "| |abc|nan|inf|-1|1e999|-1e999|5 s|1,2";
     case WALK_UNIT: return "| |abc|nan|inf|-1|1.5|1e999|5 s";
     case WALK_TIME: return "| |abc|nan|-1|0|-1 s|5 GFLOPS|1e999 s|1e308 d";
+    case WALK_BANDWIDTH: return "| |abc|nan|-1|0|-1 MB/s|5 ms|5 GFLOPS|1e300 GB/s|1,2";
     case WALK_CHOICE: return "| |nonsense|1|nan";
     case WALK_LIST: return "| |abc|0|-1|1.5|99999999999999999999";
     case WALK_ANGLES: return "| |abc|nan|inf|1e999|5 s|0,,15|15,|,0|400|-360.5";
@@ -326,7 +332,8 @@ static void walk_add_values(const char *base, const char *section, const char *k
  * go unwalked); group keys are walked in [agents.slow] too. */
 static void walk_collect_scenario_keys(void)
 {
-    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "compression", "byzantine"};
+    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "network", "compression",
+                                           "byzantine"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
         const char *const *keys = scenario_section_keys(sections[s]);
         ck_assert_ptr_nonnull(keys);

@@ -98,7 +98,7 @@ static int ts_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
 }
 
 static const SinkOps test_sink_ops = {ts_run_begin, ts_agents, ts_round, ts_agent_rounds,
-                                      ts_pairing, ts_metric, ts_run_end};
+                                      ts_pairing, ts_metric, ts_run_end, NULL};
 
 Sink test_sink_init(TestSink *s)
 {

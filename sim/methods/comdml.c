@@ -223,7 +223,7 @@ static double comdml_speed(const Engine *e, int i, double step_flops)
     return e->world.agents[i].compute / (step_flops * factor);
 }
 
-static int comdml_repair(ComdmlState *s, Engine *e)
+static int comdml_pair_agents(ComdmlState *s, Engine *e)
 {
     int n = e->world.n;
     for (int i = 0; i < n; i++) {
@@ -243,28 +243,30 @@ static int comdml_repair(ComdmlState *s, Engine *e)
         for (int i = 0; i < n; i++) {
             ComdmlAgent *a = &s->agents[i];
             a->partner = result.partner[i];
-            a->split = result.role[i] == 1 ? result.split[i] : 0;
-            a->role = result.role[i] == 1 ? SINK_ROLE_OFFLOADER : result.role[i] == 2 ? SINK_ROLE_HELPER : SINK_ROLE_ALONE;
+            int offloads = result.role[i] == PAIRING_OFFLOADER;
+            a->split = offloads ? result.split[i] : 0;
+            a->role = offloads ? SINK_ROLE_OFFLOADER
+                      : result.role[i] == PAIRING_HELPER ? SINK_ROLE_HELPER : SINK_ROLE_ALONE;
             a->predicted = result.time[i];
             s->splits[i] = a->split;
-            s->pairs += result.role[i] == 1;
+            s->pairs += offloads;
         }
     }
     pairing_result_free(&result);
     return status;
 }
 
-static void comdml_finish_agent(ComdmlState *s, Engine *e, int i)
+static int comdml_finish_agent(ComdmlState *s, Engine *e, int i)
 {
     s->agents[i].done = 1;
-    engine_collective_join(e, &s->average, i);
+    return engine_collective_join(e, &s->average, i);
 }
 
 static int comdml_round_begin(void *state, Engine *e, int round)
 {
     ComdmlState *s = state;
     int status;
-    if (round % s->rebalance == 0 && (status = comdml_repair(s, e)) != HS_OK) return status;
+    if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, e)) != HS_OK) return status;
     engine_collective_begin(&s->average, NULL, e->world.n, engine_model_bytes(e), 1, COMDML_AVERAGED, 0);
     s->dropped = 0;
     if (e->availability_trace) e->round_extra = 0;
@@ -329,8 +331,7 @@ static int comdml_helper_check(ComdmlState *s, Engine *e, int j)
         int status = comdml_drop_partner(s, e, j);
         if (status != HS_OK) return status;
     }
-    comdml_finish_agent(s, e, j);
-    return HS_OK;
+    return comdml_finish_agent(s, e, j);
 }
 
 /* Activations carry their round. The end-of-round all-reduce outlasts any link's latency,
@@ -362,15 +363,13 @@ static int comdml_on_event(void *state, Engine *e, const Event *ev)
         if ((status = trainer_local_step(e, i)) != HS_OK) return status;
         if (--a->own_left > 0) return HS_OK;
         if (a->role == SINK_ROLE_HELPER) return comdml_helper_check(s, e, i);
-        comdml_finish_agent(s, e, i);
-        return HS_OK;
+        return comdml_finish_agent(s, e, i);
     case COMDML_SLOW_STEP:
         if ((status = trainer_split_bottom_step(e, i, a->split)) != HS_OK) return status;
         /* a released helper no longer listens: the rest trains on the local loss only */
         if (!s->agents[a->partner].released)
             engine_send(e, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS, comdml_activation_tag(e, i));
-        if (--a->own_left == 0) comdml_finish_agent(s, e, i);
-        return HS_OK;
+        return --a->own_left == 0 ? comdml_finish_agent(s, e, i) : HS_OK;
     case COMDML_ACTIVATIONS:
         return comdml_on_activations(s, e, i, ev->data);
     case COMDML_TOP_STEP: {

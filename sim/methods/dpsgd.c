@@ -1,9 +1,9 @@
 /* dpsgd.c — D-PSGD (Lian et al., NeurIPS 2017):
  *   x_i^{k+1} = Σ_j W_ij x_j^k − lr · ∇F_i(x_i^k),   W = Metropolis–Hastings over [topology].
  * Each step an agent computes its gradient and sends its model x^k to every neighbour
- * (one message per neighbour, FIFO on its uplink). It finishes step k once its gradient
- * is done and it holds x_j^k of every neighbour: a neighbourhood barrier, not a global
- * one. A round is a global epoch of ceil(mean samples / batch) steps per agent.
+ * (one message per neighbour; under maxmin they share its uplink). It finishes step k
+ * once its gradient is done and it holds x_j^k of every neighbour: a neighbourhood
+ * barrier, not a global one. A round is a global epoch of ceil(mean samples / batch) steps per agent.
  * Train mode keeps two published snapshots per agent (x^k by step parity): a neighbour
  * is at most one step ahead, so x^{k−1} is never needed once x^{k+1} is written. The
  * optimiser then applies the gradient to the mixed parameters (plain SGD gives the

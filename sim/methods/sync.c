@@ -232,7 +232,10 @@ static int sync_close_step(SyncState *s, Engine *e)
     s->dropped += e->world.n - s->n_members;
     e->round_extra = (double)s->dropped;
     engine_collective_begin(&s->allreduce, s->members, s->n_members, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
-    for (int k = 0; k < s->n_members; k++) engine_collective_join(e, &s->allreduce, s->members[k]);
+    for (int k = 0; k < s->n_members; k++) {
+        int status = engine_collective_join(e, &s->allreduce, s->members[k]);
+        if (status != HS_OK) return status;
+    }
     return trainer_shared_gradients_of(e, s->members, s->n_members);
 }
 

@@ -1,0 +1,126 @@
+/* network.h — links shared by concurrent flows: max-min fairness by progressive filling.
+ * Every agent has an uplink and a downlink of its own bandwidth; a message a->b is a flow
+ * over up_a and down_b (and over a shared backbone when there is one). A message first
+ * waits its latency (max(latency_a, latency_b), once per message, using no bandwidth),
+ * then transfers at its share: the max-min fair allocation of every link among the flows
+ * transferring on it (weighted, under LV08). Shares are recomputed at every flow start
+ * and end, and at every capacity change, starting from the flows on the changed links and
+ * reaching further only while the new shares leave another flow without a valid
+ * bottleneck (in principle the whole connected component; in practice a few links).
+ * SimGrid's CM02 model with factors 1, no TCP window bound and no cross traffic computes
+ * the same allocation (tests/oracle/).
+ *
+ * Ring all-reduce (network_ring_start): 2(N-1) steps of bytes/N per hop k -> k+1, each
+ * step starting when the slowest hop of the previous one is done. When the ring is alone
+ * on its members' links (no other flow on them when it starts, no backbone, constant
+ * capacities), every hop runs at min(up_k, down_k+1) by itself, so a step lasts
+ * max_k(latency_k + chunk / bandwidth_k) and the ring 2(N-1) such steps: the closed form,
+ * O(N). A flow that later touches a member's link turns the ring into explicit hop flows
+ * from that moment on (each in progress where the closed form had it). Otherwise, the
+ * ring is played step by step as flows.
+ *
+ * Accounting: an agent is active (comm) while at least one message it sends or receives
+ * is transferring (its latency excluded); the hooks report those intervals.
+ *
+ * The caller owns the clock: every call passes `now`, which never decreases. The module
+ * reports through hooks; it never reads the wall clock. Workload: up to ~1e6 flows alive,
+ * a few links each. */
+#ifndef SIM_NETWORK_H
+#define SIM_NETWORK_H
+
+#include <stdint.h>
+
+typedef struct Network Network;
+
+/* What the caller gets back when a message or a ring finishes. */
+typedef struct NetworkPayload {
+    int32_t kind;
+    int32_t agent;
+    int64_t data;
+} NetworkPayload;
+
+/* Activity of a closed-form ring for one agent: active in
+ * [t0 + j*period + a[i], t0 + j*period + b[i]) for 0 <= j < count and i < n_sub,
+ * restricted to the window [from, to). */
+typedef struct NetworkPeriodic {
+    double t0, period;
+    int count;
+    int n_sub;
+    double a[2], b[2];
+    double from, to;
+} NetworkPeriodic;
+
+typedef struct NetworkHooks {
+    void *ctx;
+    /* a message arrived or a ring finished, at time t */
+    void (*done)(void *ctx, const NetworkPayload *payload, double t);
+    /* agent had at least one own flow transferring throughout [start, end) */
+    void (*active)(void *ctx, int agent, double start, double end);
+    /* agent's activity in a closed-form ring */
+    void (*active_periodic)(void *ctx, int agent, const NetworkPeriodic *p);
+    /* every message agent sent has finished (t is now); may be NULL */
+    void (*sender_idle)(void *ctx, int agent, double t);
+    /* optional, for replays: a message or ring hop from -> to ended; it waited its latency
+     * from start, transferred from transfer to end (closed-form hops included) */
+    void (*traced)(void *ctx, int from, int to, double bytes, double start, double transfer, double end);
+} NetworkHooks;
+
+/* Capacity of a link at time t, and the next time it changes (INFINITY: never).
+ * Links: 0..n-1 uplinks, n..2n-1 downlinks, 2n the backbone. */
+typedef double (*NetworkCapacityFn)(void *ctx, int link, double t, double *next_change);
+
+typedef struct NetworkOptions {
+    int n_agents;
+    const double *uplink;      /* (n) bytes/s, copied */
+    const double *downlink;    /* (n) bytes/s, copied */
+    const double *latency;     /* (n) s, copied: a message a->b waits max(latency_a, latency_b) */
+    double backbone;           /* bytes/s; INFINITY: none */
+    int uplink_fifo;           /* a sender's messages queue: one transfers at a time */
+    double latency_factor;     /* 1; LV08 13.01 */
+    double bandwidth_factor;   /* a flow progresses at factor x its share; 1; LV08 0.97 */
+    double weight_s;           /* 0: equal shares; LV08 20537: share weight 1 / (latency +
+                                * weight_s / bandwidth of each link crossed) */
+    NetworkCapacityFn capacity; /* NULL: the bandwidths above, constant */
+    void *capacity_ctx;
+} NetworkOptions;
+
+/* NULL when out of memory. Free with network_free (accepts NULL). */
+Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks);
+void network_free(Network *net);
+
+/* Starts a message of bytes from -> to at now; payload comes back through hooks.done.
+ * Returns 0 or HS_E_NOMEM. */
+int network_send(Network *net, double now, int from, int to, double bytes, NetworkPayload payload);
+
+/* Starts a ring all-reduce of bytes per member (members in ring order; n >= 2; the array
+ * is copied). Returns 0 or HS_E_NOMEM. */
+int network_ring_start(Network *net, double now, const int *members, int n, double bytes,
+                       NetworkPayload payload);
+
+/* *t = the time of the next thing the network does (INFINITY: nothing scheduled).
+ * Recomputes shares first when flows changed. Returns 0 or HS_E_NOMEM. */
+int network_next_time(Network *net, double *t);
+/* Does everything due at t (= network_next_time), calling the hooks. Returns 0 or HS_E_NOMEM. */
+int network_advance(Network *net, double t);
+
+/* Reports the activity up to now of flows still transferring and of closed-form rings
+ * (the round ends). */
+void network_flush_activity(Network *net, double now);
+
+/* Reports the messages still in latency or transferring to the trace hook, with end =
+ * INFINITY (the run ends with them in flight). */
+void network_trace_pending(Network *net);
+
+/* Messages from agent not finished yet (queued, in latency or transferring). */
+int network_outgoing(const Network *net, int agent);
+/* Messages and rings not finished. */
+int network_pending(const Network *net);
+
+/* Counters since creation, for benchmarks. */
+typedef struct NetworkStats {
+    uint64_t flows_started, flows_finished, recomputes, flows_recomputed, expansions, rings_closed_form,
+        rings_stepped;
+} NetworkStats;
+void network_stats(const Network *net, NetworkStats *out);
+
+#endif

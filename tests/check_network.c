@@ -1,0 +1,573 @@
+/* check_network.c — max-min link sharing (sim/network.c) against hand-computed allocations
+ * and against a naive twin (full progressive filling from scratch at every event);
+ * closed-form rings against the same rings played hop by hop; the [network] section;
+ * whole runs under both models (fifo keeps the goldens, train mode times like timing). */
+#include "sim/engine.h"
+#include "sim/network.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a recorder for the hooks ---- */
+
+enum { REC_MAX = 512 };
+
+typedef struct Recorder {
+    double done_at[REC_MAX]; /* by payload data */
+    int done;
+    double active[16];       /* per agent: total active time */
+    int idle_calls;
+} Recorder;
+
+static void rec_done(void *ctx, const NetworkPayload *p, double t)
+{
+    Recorder *r = ctx;
+    if (p->data >= 0 && p->data < REC_MAX) r->done_at[p->data] = t;
+    r->done++;
+}
+
+static void rec_active(void *ctx, int agent, double start, double end)
+{
+    Recorder *r = ctx;
+    ck_assert(end > start);
+    r->active[agent] += end - start;
+}
+
+static double periodic_total(const NetworkPeriodic *p)
+{
+    /* brute force over the periods: a test twin of the engine's arithmetic */
+    double total = 0;
+    for (int j = 0; j < p->count; j++)
+        for (int i = 0; i < p->n_sub; i++) {
+            double a = p->t0 + j * p->period + p->a[i], b = p->t0 + j * p->period + p->b[i];
+            if (a < p->from) a = p->from;
+            if (b > p->to) b = p->to;
+            if (b > a) total += b - a;
+        }
+    return total;
+}
+
+static void rec_periodic(void *ctx, int agent, const NetworkPeriodic *p)
+{
+    Recorder *r = ctx;
+    r->active[agent] += periodic_total(p);
+}
+
+static void rec_idle(void *ctx, int agent, double t)
+{
+    Recorder *r = ctx;
+    r->idle_calls++;
+}
+
+static Network *make_net(int n, const double *up, const double *down, const double *lat, double backbone,
+                         Recorder *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    for (int i = 0; i < REC_MAX; i++) rec->done_at[i] = NAN;
+    NetworkOptions o = {.n_agents = n, .uplink = up, .downlink = down, .latency = lat, .backbone = backbone,
+                        .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
+                      .sender_idle = rec_idle};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    return net;
+}
+
+/* Runs the network until nothing is left, returns the last time. */
+static double drain(Network *net)
+{
+    double t = 0, last = 0;
+    while (network_next_time(net, &t) == 0 && t < INFINITY) {
+        ck_assert_int_eq(network_advance(net, t), 0);
+        last = t;
+    }
+    network_flush_activity(net, last);
+    return last;
+}
+
+static NetworkPayload tag(int data)
+{
+    return (NetworkPayload){.kind = 100, .agent = 0, .data = data};
+}
+
+static int close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * (fabs(b) > 1 ? fabs(b) : 1);
+}
+
+START_TEST(test_single_flow_latency_then_bytes)
+{
+    double up[] = {10, 10}, down[] = {10, 4}, lat[] = {0.5, 0.25};
+    Recorder rec;
+    Network *net = make_net(2, up, down, lat, INFINITY, &rec);
+    ck_assert_int_eq(network_send(net, 1.0, 0, 1, 8, tag(0)), 0);
+    drain(net);
+    /* latency max(0.5, 0.25), then 8 bytes at min(10, 4) */
+    ck_assert(close_to(rec.done_at[0], 1.0 + 0.5 + 2.0));
+    ck_assert(close_to(rec.active[0], 2.0) && close_to(rec.active[1], 2.0));
+    ck_assert_int_eq(rec.idle_calls, 1);
+    network_free(net);
+}
+END_TEST
+
+START_TEST(test_fan_in_shares_the_downlink)
+{
+    /* three senders into one 9 B/s downlink: 3 each; the 3-byte flow ends at 1, then the
+     * other two get 4.5 each */
+    double up[] = {100, 100, 100, 100}, down[] = {100, 100, 100, 9}, lat[] = {0, 0, 0, 0};
+    Recorder rec;
+    Network *net = make_net(4, up, down, lat, INFINITY, &rec);
+    network_send(net, 0, 0, 3, 3, tag(0));
+    network_send(net, 0, 1, 3, 12, tag(1));
+    network_send(net, 0, 2, 3, 12, tag(2));
+    drain(net);
+    ck_assert(close_to(rec.done_at[0], 1.0));
+    ck_assert(close_to(rec.done_at[1], 1.0 + 9.0 / 4.5));
+    ck_assert(close_to(rec.done_at[2], rec.done_at[1]));
+    ck_assert(close_to(rec.active[3], 3.0)); /* the receiver is busy until the last byte */
+    network_free(net);
+}
+END_TEST
+
+START_TEST(test_progressive_filling_textbook)
+{
+    /* A: 0->2, B: 1->2, C: 1->3; up1 = 4 binds B and C at 2, then A takes the 8 left on
+     * down2 (its uplink allows 10) */
+    double up[] = {10, 4, 100, 100}, down[] = {100, 100, 10, 10}, lat[] = {0, 0, 0, 0};
+    Recorder rec;
+    Network *net = make_net(4, up, down, lat, INFINITY, &rec);
+    network_send(net, 0, 0, 2, 80, tag(0));
+    network_send(net, 0, 1, 2, 20, tag(1));
+    network_send(net, 0, 1, 3, 20, tag(2));
+    drain(net);
+    ck_assert(close_to(rec.done_at[1], 10.0));
+    ck_assert(close_to(rec.done_at[2], 10.0));
+    ck_assert(close_to(rec.done_at[0], 10.0));
+    network_free(net);
+}
+END_TEST
+
+START_TEST(test_backbone_and_uplink_fifo)
+{
+    double up[] = {10, 10, 10, 10}, down[] = {10, 10, 10, 10}, lat[] = {0, 0, 0, 0};
+    Recorder rec;
+    Network *net = make_net(4, up, down, lat, 10, &rec); /* two pairs share a 10 B/s backbone */
+    network_send(net, 0, 0, 1, 10, tag(0));
+    network_send(net, 0, 2, 3, 10, tag(1));
+    drain(net);
+    ck_assert(close_to(rec.done_at[0], 2.0) && close_to(rec.done_at[1], 2.0));
+    network_free(net);
+
+    /* uplink = fifo: one message at a time, each paying its latency */
+    double lat2[] = {1, 1, 0, 0};
+    memset(&rec, 0, sizeof rec);
+    NetworkOptions o = {.n_agents = 4, .uplink = up, .downlink = down, .latency = lat2, .backbone = INFINITY,
+                        .uplink_fifo = 1, .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = &rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic};
+    net = network_create(&o, &h);
+    network_send(net, 0, 0, 1, 10, tag(0));
+    network_send(net, 0, 0, 2, 10, tag(1));
+    ck_assert_int_eq(network_outgoing(net, 0), 2);
+    drain(net);
+    ck_assert(close_to(rec.done_at[0], 2.0) && close_to(rec.done_at[1], 4.0));
+    ck_assert_int_eq(network_outgoing(net, 0), 0);
+    network_free(net);
+}
+END_TEST
+
+START_TEST(test_weighted_shares)
+{
+    /* weight_s: weights 1 / (latency + S/up + S/down); two flows into one downlink */
+    double up[] = {100, 50, 100}, down[] = {100, 100, 10}, lat[] = {0.1, 0.1, 0.1};
+    Recorder rec;
+    memset(&rec, 0, sizeof rec);
+    NetworkOptions o = {.n_agents = 3, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                        .latency_factor = 1, .bandwidth_factor = 1, .weight_s = 10};
+    NetworkHooks h = {.ctx = &rec, .done = rec_done};
+    Network *net = network_create(&o, &h);
+    network_send(net, 0, 0, 2, 1000, tag(0));
+    network_send(net, 0, 1, 2, 1000, tag(1));
+    network_next_time(net, &(double){0});
+    ck_assert_int_eq(network_advance(net, 0.1), 0);
+    double t;
+    network_next_time(net, &t);
+    double w0 = 1 / (0.1 + 10.0 / 100 + 10.0 / 10), w1 = 1 / (0.1 + 10.0 / 50 + 10.0 / 10);
+    double r0 = 10 * w0 / (w0 + w1);
+    ck_assert(close_to(t, 0.1 + 1000 / r0)); /* the heavier flow ends first */
+    network_free(net);
+}
+END_TEST
+
+/* ---- the naive twin: full progressive filling from scratch at every event ---- */
+
+typedef struct NaiveFlow {
+    int src, dst;
+    double start, latency, left, rate, end, weight;
+} NaiveFlow;
+
+static void naive_rates(NaiveFlow *f, int nf, const double *cap, int n_links, int n, int backbone, double now)
+{
+    int frozen[256] = {0};
+    double residual[64];
+    for (int l = 0; l < n_links; l++) residual[l] = cap[l];
+    for (int i = 0; i < nf; i++) {
+        f[i].rate = 0;
+        frozen[i] = !(f[i].start + f[i].latency <= now && isnan(f[i].end));
+    }
+    for (;;) {
+        double best = INFINITY;
+        int best_link = -1;
+        for (int l = 0; l < n_links; l++) {
+            double weights = 0;
+            for (int i = 0; i < nf; i++)
+                if (!frozen[i] && (f[i].src == l || n + f[i].dst == l || (backbone && l == 2 * n))) weights += f[i].weight;
+            if (weights > 0 && residual[l] / weights < best) best = residual[l] / weights, best_link = l;
+        }
+        if (best_link < 0) break;
+        for (int i = 0; i < nf; i++) {
+            if (frozen[i]) continue;
+            int links[3] = {f[i].src, n + f[i].dst, backbone ? 2 * n : -1};
+            if (links[0] != best_link && links[1] != best_link && links[2] != best_link) continue;
+            f[i].rate = best * f[i].weight;
+            frozen[i] = 1;
+            for (int k = 0; k < 3; k++)
+                if (links[k] >= 0) residual[links[k]] -= f[i].rate;
+        }
+    }
+}
+
+static void naive_run(NaiveFlow *f, int nf, const double *cap, int n_links, int n, int backbone)
+{
+    double now = 0;
+    for (int i = 0; i < nf; i++) f[i].end = NAN;
+    for (;;) {
+        naive_rates(f, nf, cap, n_links, n, backbone, now);
+        double next = INFINITY;
+        for (int i = 0; i < nf; i++) {
+            if (!isnan(f[i].end)) continue;
+            double active = f[i].start + f[i].latency;
+            if (active > now && active < next) next = active;
+            if (active <= now && f[i].rate > 0 && now + f[i].left / f[i].rate < next) next = now + f[i].left / f[i].rate;
+        }
+        if (!(next < INFINITY)) break;
+        for (int i = 0; i < nf; i++) {
+            if (!isnan(f[i].end) || f[i].start + f[i].latency > now) continue;
+            f[i].left -= f[i].rate * (next - now);
+            if (f[i].left <= 1e-9 * (1 + f[i].rate)) f[i].end = next;
+        }
+        now = next;
+    }
+}
+
+START_TEST(test_incremental_equals_naive_twin)
+{
+    srand(12345);
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 2 + rand() % 6, nf = 1 + rand() % 24, backbone = rand() % 4 == 0;
+        double weight_s = trial % 3 == 2 ? 5 : 0; /* every third trial: LV08-like weighted shares */
+        double up[8], down[8], lat[8], cap[17];
+        for (int a = 0; a < n; a++) {
+            up[a] = 1 + rand() % 20;
+            down[a] = 1 + rand() % 20;
+            lat[a] = (rand() % 3) * 0.1;
+            cap[a] = up[a];
+            cap[n + a] = down[a];
+        }
+        cap[2 * n] = 5 + rand() % 30;
+        NaiveFlow f[32];
+        for (int i = 0; i < nf; i++) {
+            f[i].src = rand() % n;
+            do f[i].dst = rand() % n;
+            while (f[i].dst == f[i].src);
+            f[i].start = (rand() % 10) * 0.5;
+            f[i].latency = lat[f[i].src] > lat[f[i].dst] ? lat[f[i].src] : lat[f[i].dst];
+            f[i].left = 1 + rand() % 50;
+            double penalty = f[i].latency + weight_s / up[f[i].src] + weight_s / down[f[i].dst] +
+                             (backbone ? weight_s / cap[2 * n] : 0);
+            f[i].weight = weight_s > 0 && penalty > 0 ? 1 / penalty : 1;
+        }
+        /* starts in time order for the network */
+        int order[32];
+        for (int i = 0; i < nf; i++) order[i] = i;
+        for (int i = 1; i < nf; i++)
+            for (int j = i; j > 0 && f[order[j - 1]].start > f[order[j]].start; j--) {
+                int tmp = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = tmp;
+            }
+        Recorder rec;
+        memset(&rec, 0, sizeof rec);
+        for (int i = 0; i < REC_MAX; i++) rec.done_at[i] = NAN;
+        NetworkOptions o = {.n_agents = n, .uplink = up, .downlink = down, .latency = lat,
+                            .backbone = backbone ? cap[2 * n] : INFINITY, .latency_factor = 1,
+                            .bandwidth_factor = 1, .weight_s = weight_s};
+        NetworkHooks h = {.ctx = &rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic};
+        Network *net = network_create(&o, &h);
+        int next = 0;
+        for (;;) {
+            double t;
+            ck_assert_int_eq(network_next_time(net, &t), 0);
+            if (next < nf && f[order[next]].start <= t) {
+                NaiveFlow *g = &f[order[next]];
+                ck_assert_int_eq(network_send(net, g->start, g->src, g->dst, g->left, tag(order[next])), 0);
+                next++;
+                continue;
+            }
+            if (!(t < INFINITY)) break;
+            ck_assert_int_eq(network_advance(net, t), 0);
+        }
+        naive_run(f, nf, cap, 2 * n + 1, n, backbone);
+        for (int i = 0; i < nf; i++)
+            ck_assert_msg(fabs(rec.done_at[i] - f[i].end) < 1e-7 * (1 + f[i].end),
+                          "trial %d flow %d: network %.12g, naive %.12g", trial, i, rec.done_at[i], f[i].end);
+        network_free(net);
+    }
+}
+END_TEST
+
+/* ---- rings ---- */
+
+static double ring_run(int n, const double *up, const double *down, const double *lat, double backbone,
+                       double bytes, double interfere_at, Recorder *rec)
+{
+    Network *net = make_net(n, up, down, lat, backbone, rec);
+    int members[8];
+    for (int k = 0; k < n; k++) members[k] = k;
+    ck_assert_int_eq(network_ring_start(net, 0, members, n, bytes, tag(0)), 0);
+    double t;
+    int sent = 0;
+    for (;;) {
+        ck_assert_int_eq(network_next_time(net, &t), 0);
+        if (!sent && interfere_at < t) {
+            ck_assert_int_eq(network_send(net, interfere_at, 0, 1, bytes, tag(1)), 0);
+            sent = 1;
+            continue;
+        }
+        if (!(t < INFINITY)) break;
+        ck_assert_int_eq(network_advance(net, t), 0);
+    }
+    network_flush_activity(net, t);
+    network_free(net);
+    return rec->done_at[0];
+}
+
+START_TEST(test_ring_closed_form_equals_hop_by_hop)
+{
+    /* heterogeneous hops: the latencies and the slowest link sit on different agents */
+    double up[] = {10, 3, 8, 10}, down[] = {10, 10, 4, 10}, lat[] = {0.001, 0.002, 0.005, 0.04};
+    Recorder closed, stepped;
+    double a = ring_run(4, up, down, lat, INFINITY, 40, INFINITY, &closed);
+    double b = ring_run(4, up, down, lat, 1e30, 40, INFINITY, &stepped); /* a backbone forces hops */
+    /* per step: max over hops of latency + 10 bytes / min(up_k, down_k+1) */
+    double step = 0;
+    for (int k = 0; k < 4; k++) {
+        int j = (k + 1) % 4;
+        double bw = up[k] < down[j] ? up[k] : down[j];
+        double l = lat[k] > lat[j] ? lat[k] : lat[j];
+        if (l + 10 / bw > step) step = l + 10 / bw;
+    }
+    ck_assert(close_to(a, 6 * step));
+    ck_assert(close_to(b, a));
+    for (int k = 0; k < 4; k++)
+        ck_assert_msg(close_to(closed.active[k], stepped.active[k]), "agent %d: %.17g vs %.17g", k,
+                      closed.active[k], stepped.active[k]);
+    /* an agent whose hops are fast is active for part of each step only */
+    ck_assert(closed.active[3] < 0.5 * a);
+}
+END_TEST
+
+START_TEST(test_ring_turns_into_hops_when_a_flow_arrives)
+{
+    double up[] = {10, 3, 8, 10}, down[] = {10, 10, 4, 10}, lat[] = {0.001, 0.002, 0.005, 0.04};
+    double times[] = {0.5, 3.3333333, 7.0, 11.9};
+    for (int i = 0; i < 4; i++) {
+        Recorder closed, stepped;
+        double a = ring_run(4, up, down, lat, INFINITY, 40, times[i], &closed);
+        double b = ring_run(4, up, down, lat, 1e30, 40, times[i], &stepped);
+        ck_assert_msg(close_to(a, b), "interference at %g: %.17g vs %.17g", times[i], a, b);
+        ck_assert(close_to(closed.done_at[1], stepped.done_at[1]));
+        for (int k = 0; k < 4; k++) ck_assert(close_to(closed.active[k], stepped.active[k]));
+    }
+}
+END_TEST
+
+/* ---- scenarios ---- */
+
+static const char *small =
+    "[run]\nmethod = sync\nrounds = 2\nmode = timing\n"
+    "[model]\nlayers = 784,64,10\nbatch = 50\n"
+    "[agents]\ncount = 5\ncompute = lognormal(1 GFLOPS, 0.8)\nbandwidth = uniform(10 Mbit/s, 100 Mbit/s)\n"
+    "latency = 5 ms\nsamples = 500\n"
+    "[agents.straggler]\ncount = 1\ncompute = 100 MFLOPS\n";
+
+static int run_text(const char *text, const char *const *set, int n, TestSink *ts, HsDiag *diag)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    Scenario sc;
+    int status = inidoc_load_string("t.ini", text, &doc, diag);
+    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
+    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
+    inidoc_free(&doc);
+    RunOutcome out;
+    if (status == 0) status = engine_run(&sc, test_sink_init(ts), diag, &out);
+    return status;
+}
+
+static void expect_error(const char *extra, const char *fragment)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s[network]\n%s", small, extra);
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_int_eq(run_text(text, NULL, 0, &ts, &diag), HS_E_INPUT);
+    ck_assert_msg(strncmp(diag.message, "t.ini:18:", 9) == 0, "message '%s'", diag.message);
+    ck_assert_msg(strstr(diag.message, fragment), "message '%s' lacks '%s'", diag.message, fragment);
+}
+
+START_TEST(test_network_section_errors)
+{
+    expect_error("model = maxmn\n", "[network] model: 'maxmn' is not one of maxmin|fifo");
+    expect_error("uplink = queue\n", "is not one of shared|fifo");
+    expect_error("backbone = 0\n", "must be positive");
+    expect_error("backbone = fast\n", "[network] backbone");
+    expect_error("tcp = reno\n", "is not one of none|lv08");
+    expect_error("modle = fifo\n", "did you mean 'model'");
+}
+END_TEST
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    size_t got = fread(text, 1, (size_t)n, f);
+    text[got] = '\0';
+    fclose(f);
+    return text;
+}
+
+START_TEST(test_fifo_keeps_the_goldens)
+{
+    char *text = read_file("tests/fixtures/scenarios/golden-timing.ini");
+    ck_assert_ptr_nonnull(text);
+    const char *methods[] = {"sync", "localsgd"};
+    for (int m = 0; m < 2; m++) {
+        char set_method[64], path[256];
+        snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
+        snprintf(path, sizeof path, "tests/golden/fifo-timing-%s.txt", methods[m]);
+        const char *set[] = {set_method, "network.model=fifo"};
+        TestSink ts;
+        HsDiag diag;
+        ck_assert_int_eq(run_text(text, set, 2, &ts, &diag), 0);
+        char *golden = read_file(path);
+        ck_assert_msg(golden != NULL, "missing %s", path);
+        ck_assert_msg(strcmp(golden, ts.text) == 0, "%s differs from this run under model = fifo", path);
+        free(golden);
+        test_sink_free(&ts);
+    }
+    free(text);
+}
+END_TEST
+
+START_TEST(test_maxmin_sync_per_hop_latency)
+{
+    /* 4 agents, latencies 1/2/5/40 ms, the slowest link on agent 1: the ring's step is set
+     * by its slowest hop, not by the worst latency plus the worst bandwidth */
+    const char *text =
+        "[run]\nmethod = sync\nrounds = 1\nmode = timing\n"
+        "[model]\nlayers = 784,64,10\nbatch = 50\n"
+        "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\nsamples = 500\n"
+        "[agents.b]\ncount = 1\nbandwidth = 1 MB/s\nlatency = 2 ms\n"
+        "[agents.c]\ncount = 1\nlatency = 5 ms\n"
+        "[agents.d]\ncount = 1\nlatency = 40 ms\n";
+    const char *maxmin[] = {"network.model=maxmin"}, *fifo[] = {"network.model=fifo"};
+    TestSink a, b;
+    HsDiag diag;
+    ck_assert_int_eq(run_text(text, maxmin, 1, &a, &diag), 0);
+    ck_assert_int_eq(run_text(text, fifo, 1, &b, &diag), 0);
+    double bytes = 4.0 * (784 * 64 + 64 + 64 * 10 + 10), chunk = bytes / 4;
+    /* hops 0->1 and 1->2 cross agent 1's 1 MB/s link (with 2 and 5 ms); hop 3->0 has 40 ms
+     * at 100 MB/s; compute is the same under both models */
+    double slow = 0.005 + chunk / 1e6, far = 0.040 + chunk / 1e8;
+    double step_maxmin = slow > far ? slow : far, step_fifo = 0.040 + chunk / 1e6;
+    double compute = a.round_rows[0].t_end - 10 * 6 * step_maxmin;
+    ck_assert(close_to(b.round_rows[0].t_end - 10 * 6 * step_fifo, compute));
+    ck_assert(a.round_rows[0].t_end < b.round_rows[0].t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
+START_TEST(test_train_mode_times_like_timing_mode)
+{
+    const char *synthetic =
+        "[run]\nmethod = sync\nrounds = 2\nmode = train\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 800\ntest_samples = 200\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[topology]\ngraph = ring\n"
+        "[network]\nmodel = maxmin\n"
+        "[agents]\ncount = 6\ncompute = lognormal(1 GFLOPS, 0.7)\nbandwidth = uniform(1 MB/s, 10 MB/s)\n"
+        "latency = uniform(1 ms, 9 ms)\n"
+        "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\ndownlink = 200 kB/s\nuplink = 2 MB/s\n";
+    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "byzsgdnm"};
+    const char *variants[] = {"network.uplink=shared", "network.uplink=fifo", "network.model=fifo"};
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        for (int v = 0; v < 3; v++) {
+            char set_method[64];
+            snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
+            const char *set[] = {set_method, variants[v], "run.mode=timing"};
+            TestSink train, timing;
+            HsDiag diag;
+            ck_assert_msg(run_text(synthetic, set, 2, &train, &diag) == 0, "%s: %s", methods[m], diag.message);
+            ck_assert_msg(run_text(synthetic, set, 3, &timing, &diag) == 0, "%s: %s", methods[m], diag.message);
+            ck_assert_int_eq(train.rounds, timing.rounds);
+            for (int r = 0; r < train.rounds; r++)
+                ck_assert_msg(train.round_rows[r].t_end == timing.round_rows[r].t_end &&
+                                  train.round_rows[r].idle_s == timing.round_rows[r].idle_s,
+                              "%s round %d", methods[m], r);
+            for (int i = 0; i < train.n_agent_round_rows; i++)
+                ck_assert(train.agent_round_rows[i].comm_s == timing.agent_round_rows[i].comm_s);
+            test_sink_free(&train);
+            test_sink_free(&timing);
+        }
+    }
+}
+END_TEST
+
+static Suite *network_suite(void)
+{
+    Suite *s = suite_create("network");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_single_flow_latency_then_bytes);
+    tcase_add_test(tc, test_fan_in_shares_the_downlink);
+    tcase_add_test(tc, test_progressive_filling_textbook);
+    tcase_add_test(tc, test_backbone_and_uplink_fifo);
+    tcase_add_test(tc, test_weighted_shares);
+    tcase_add_test(tc, test_incremental_equals_naive_twin);
+    tcase_add_test(tc, test_ring_closed_form_equals_hop_by_hop);
+    tcase_add_test(tc, test_ring_turns_into_hops_when_a_flow_arrives);
+    tcase_add_test(tc, test_network_section_errors);
+    tcase_add_test(tc, test_fifo_keeps_the_goldens);
+    tcase_add_test(tc, test_maxmin_sync_per_hop_latency);
+    tcase_add_test(tc, test_train_mode_times_like_timing_mode);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(network_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

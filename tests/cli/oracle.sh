@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# SimGrid as an independent oracle of the maxmin network model (tests/oracle/): random
+# small platforms and flow patterns from a fixed seed; hetsim's message arrivals, round
+# lengths and per-agent busy and comm times must agree with SimGrid's within 0.1 %.
+set -u
+HETSIM=${HETSIM:-./hetsim}
+bin=$(dirname "$HETSIM")/tests
+if [ ! -x "$bin/simgrid_replay" ]; then
+  if pkg-config --exists simgrid 2>/dev/null; then
+    echo "oracle.sh: FAIL: SimGrid is installed but $bin/simgrid_replay was not built"
+    exit 1
+  fi
+  echo "oracle.sh: skipped: SimGrid not found (pkg-config simgrid); install libsimgrid-dev (scripts/install-deps)"
+  exit 0
+fi
+"$bin/oracle_check" "$bin/simgrid_replay" random "${ORACLE_SEED:-19}" "${ORACLE_CASES:-30}"
