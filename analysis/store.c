@@ -66,7 +66,8 @@ static const char schema_sql[] =
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " t REAL, round INTEGER,"
     " agent INTEGER,"  /* NULL for the averaged model */
-    " train_loss REAL, test_loss REAL, test_accuracy REAL, bytes_sent REAL);"
+    " train_loss REAL, test_loss REAL, test_accuracy REAL, bytes_sent REAL,"
+    " heldout_accuracy REAL, seen_accuracy REAL);"  /* [data] partition = domains, else NULL */
     "CREATE INDEX metrics_run ON metrics(run_id, round);";
 
 /* runs, agents, rounds, agent_rounds, pairings, metrics */
@@ -116,7 +117,8 @@ static const char *const statement_sql[STMT_COUNT] = {
         " solver, solve_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [STMT_INSERT_METRIC] =
         "INSERT INTO metrics(run_id, t, round, agent, train_loss, test_loss,"
-        " test_accuracy, bytes_sent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        " test_accuracy, bytes_sent, heldout_accuracy, seen_accuracy)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [STMT_DELETE_AGENTS] = "DELETE FROM agents WHERE run_id = ?1",
     [STMT_DELETE_ROUNDS] = "DELETE FROM rounds WHERE run_id = ?1",
     [STMT_DELETE_AGENT_ROUNDS] = "DELETE FROM agent_rounds WHERE run_id = ?1",
@@ -325,6 +327,8 @@ static int store_write_row(Store *store, const PendingRow *row)
         bind_double(stmt, 6, m->test_loss, &rc);
         bind_double(stmt, 7, m->test_accuracy, &rc);
         bind_double(stmt, 8, m->bytes_sent, &rc);
+        bind_double(stmt, 9, m->has_domains ? m->heldout_accuracy : NAN, &rc);
+        bind_double(stmt, 10, m->has_domains ? m->seen_accuracy : NAN, &rc);
         return store_exec_bound(store, STMT_INSERT_METRIC, rc, "insert metric");
     }
     }
@@ -893,6 +897,28 @@ static int set_pragmas(Store *store)
     return exec_sql(store, "PRAGMA foreign_keys = ON", "enable foreign keys");
 }
 
+/* A database written before metrics had its domain columns gets them, NULL in its older
+ * rows (the schema version stays 1: readers name their columns, and the new ones are
+ * optional). Checked again under the write lock, so two processes cannot both add them. */
+static int add_domain_columns(Store *store)
+{
+    static const char has_sql[] =
+        "SELECT count(*) FROM pragma_table_info('metrics') WHERE name = 'heldout_accuracy'";
+    int64_t has = 0;
+    int status = query_int(store, has_sql, &has);
+    if (status != HS_OK || has) return status;
+    status = exec_sql(store, "BEGIN IMMEDIATE", "add the metrics' domain columns");
+    if (status == HS_OK) status = query_int(store, has_sql, &has);
+    if (status == HS_OK && !has)
+        status = exec_sql(store,
+                          "ALTER TABLE metrics ADD COLUMN heldout_accuracy REAL;"
+                          "ALTER TABLE metrics ADD COLUMN seen_accuracy REAL;",
+                          "add the metrics' domain columns");
+    if (status == HS_OK) return exec_sql(store, "COMMIT", "add the metrics' domain columns");
+    if (!sqlite3_get_autocommit(store->db)) sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
+    return status;
+}
+
 int store_open(const char *path, Store **out, HsDiag *diag)
 {
     Store *store = NULL;
@@ -936,6 +962,8 @@ int store_open(const char *path, Store **out, HsDiag *diag)
         status = create_schema(store);
         if (status != HS_OK) goto fail;
     }
+    status = add_domain_columns(store);
+    if (status != HS_OK) goto fail;
     for (int i = 0; i < STMT_COUNT; i++) {
         rc = sqlite3_prepare_v2(store->db, statement_sql[i], -1, &store->stmt[i], NULL);
         if (rc != SQLITE_OK) {

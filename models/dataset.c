@@ -153,6 +153,57 @@ fail:
     return status;
 }
 
+void dataset_rotate(const uint8_t *in, uint8_t *out, int height, int width, double degrees)
+{
+    /* multiples of 90 degrees: exact cosines and sines, so pixels move without blur */
+    double turns = degrees / 90.0, c, s;
+    if (turns == floor(turns)) {
+        static const double cosines[4] = {1, 0, -1, 0}, sines[4] = {0, 1, 0, -1};
+        int q = (int)fmod(fmod(turns, 4.0) + 4.0, 4.0);
+        c = cosines[q];
+        s = sines[q];
+    } else {
+        double radians = degrees * 3.14159265358979323846 / 180.0;
+        c = cos(radians);
+        s = sin(radians);
+    }
+    double cy = (height - 1) / 2.0, cx = (width - 1) / 2.0;
+    for (int r = 0; r < height; r++)
+        for (int col = 0; col < width; col++) {
+            /* (x, y) with y up; the source is the point rotated back by -degrees */
+            double x = col - cx, y = cy - r;
+            double xs = c * x + s * y, ys = -s * x + c * y;
+            double rs = cy - ys, cs = xs + cx;
+            double r0 = floor(rs), c0 = floor(cs), fr = rs - r0, fc = cs - c0;
+            double value = 0;
+            for (int dr = 0; dr <= 1; dr++)
+                for (int dc = 0; dc <= 1; dc++) {
+                    double w = (dr ? fr : 1 - fr) * (dc ? fc : 1 - fc);
+                    int rr = (int)r0 + dr, cc = (int)c0 + dc;
+                    if (w == 0 || rr < 0 || rr >= height || cc < 0 || cc >= width) continue;
+                    value += w * in[(size_t)rr * width + cc];
+                }
+            double rounded = floor(value + 0.5);
+            out[(size_t)r * width + col] = (uint8_t)(rounded > 255 ? 255 : rounded < 0 ? 0 : rounded);
+        }
+}
+
+/* Rotates every image of a set by its domain's angle, in place. */
+static int dataset_rotate_set(const DataSpec *spec, uint8_t *pixels, int n, int height, int width)
+{
+    size_t f = (size_t)height * width;
+    uint8_t *copy = malloc(f);
+    if (!copy) return HS_E_NOMEM;
+    for (int k = 0; k < n; k++) {
+        double degrees = spec->domain_degrees[k % spec->n_domains];
+        if (degrees == 0) continue;
+        memcpy(copy, pixels + (size_t)k * f, f);
+        dataset_rotate(copy, pixels + (size_t)k * f, height, width, degrees);
+    }
+    free(copy);
+    return HS_OK;
+}
+
 static int dataset_load_fashion(const DataSpec *spec, Dataset *ds, HsDiag *diag)
 {
     const char *folder = spec->path[0] ? spec->path : "/usr/share/datasets/fashion-mnist";
@@ -171,6 +222,12 @@ static int dataset_load_fashion(const DataSpec *spec, Dataset *ds, HsDiag *diag)
     ds->width = cols;
     ds->features = rows * cols;
     ds->classes = 10;
+    if (spec->partition == PART_DOMAINS && spec->n_domains > 0) {
+        ds->n_domains = spec->n_domains;
+        if (dataset_rotate_set(spec, ds->train_pixels, ds->n_train, rows, cols) != HS_OK ||
+            dataset_rotate_set(spec, ds->test_pixels, ds->n_test, rows, cols) != HS_OK)
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the rotated domains");
+    }
     return HS_OK;
 }
 

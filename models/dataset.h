@@ -15,7 +15,14 @@
  * (uniform over classes) is mu_y + N(0, I). train_samples training samples, and a test
  * set from the same mixture of test_samples samples (0: train_samples / 6 + 1, as the
  * scenario resolver assumes). Draw order: means, training set, test set, all from rng.
- * Synthetic features are not bounded to [0, 1]. */
+ * Synthetic features are not bounded to [0, 1].
+ *
+ * Domains ([data] partition = domains, fashion-mnist only): image k of the training set
+ * and image k of the test set belong to domain k mod n_domains (the files' order is
+ * already random, so every domain is a random tenth, sixth, ... of the images, as
+ * DomainBed's Rotated MNIST splits its images among the rotations) and are rotated once,
+ * at load, by that domain's angle: counter-clockwise about the image centre, bilinear,
+ * zero outside, rounded to the nearest byte (dataset_rotate). */
 #ifndef MODELS_DATASET_H
 #define MODELS_DATASET_H
 
@@ -38,7 +45,25 @@ typedef struct Dataset {
     float *test_x;         /* (n_test, features) */
     uint8_t *train_y;      /* (n_train) */
     uint8_t *test_y;       /* (n_test) */
+    int n_domains;         /* 0 without domains; else row k is in domain k mod n_domains */
 } Dataset;
+
+/* The domain of a row of either set (0 without domains). */
+static inline int dataset_domain(const Dataset *ds, int row)
+{
+    return ds->n_domains > 0 ? row % ds->n_domains : 0;
+}
+/* Rows of a set of n rows in domain d of n_domains: ceil((n - d) / n_domains). */
+static inline int dataset_domain_size(int n, int n_domains, int d)
+{
+    return n > d ? (n - d + n_domains - 1) / n_domains : 0;
+}
+
+/* One image (height, width) rotated counter-clockwise by degrees into out (which must
+ * not alias in): out(r, c) is the bilinear interpolation of in at the point that the
+ * rotation brings to (r, c), about the centre ((height-1)/2, (width-1)/2), 0 outside,
+ * rounded to the nearest byte. 0 degrees copies; multiples of 90 move pixels exactly. */
+void dataset_rotate(const uint8_t *in, uint8_t *out, int height, int width, double degrees);
 
 /* Loads or generates the data of spec into a new *out (free with dataset_free). rng is
  * used by the synthetic generator only (may be NULL for fashion-mnist). Errors:

@@ -43,7 +43,9 @@ typedef struct OptimSpec {
 } OptimSpec;
 
 typedef enum { DATA_FASHION_MNIST = 0, DATA_SYNTHETIC } DatasetKind;
-typedef enum { PART_IID = 0, PART_DIRICHLET, PART_SHARDS } PartitionKind;
+typedef enum { PART_IID = 0, PART_DIRICHLET, PART_SHARDS, PART_DOMAINS } PartitionKind;
+
+#define DATA_MAX_DOMAINS 16
 
 typedef struct DataSpec {
     DatasetKind dataset;
@@ -51,6 +53,13 @@ typedef struct DataSpec {
     PartitionKind partition;
     double alpha;         /* dirichlet concentration */
     int shards_per_agent; /* shards */
+    /* domains (federated domain generalization, see partition.h): image k of the
+     * training (test) set belongs to domain k mod n_domains and is rotated by that
+     * domain's angle; held-out domains are left out of training. */
+    int n_domains;
+    double domain_degrees[DATA_MAX_DOMAINS]; /* counter-clockwise rotation of each domain */
+    int held_out[DATA_MAX_DOMAINS];          /* 1: a test domain, never trained on */
+    double lambda;        /* heterogeneity: 1 every agent sees every domain alike, 0 one each */
     int test_samples;     /* held-out evaluation samples (0 = the whole test set) */
     /* synthetic Gaussian mixture */
     int features, classes, train_samples;

@@ -188,6 +188,125 @@ fail:
     return status;
 }
 
+void partition_domain_sizes(const DataSpec *spec, int n_train, int *sizes)
+{
+    for (int d = 0; d < spec->n_domains; d++)
+        sizes[d] = spec->held_out[d] ? 0 : dataset_domain_size(n_train, spec->n_domains, d);
+}
+
+int partition_domain_counts(const int *domain_sizes, int n_domains, int n_agents, double lambda, int *counts)
+{
+    const int D = n_domains, C = n_agents;
+    if (D < 1 || D > DATA_MAX_DOMAINS || C < 1 || !(lambda >= 0 && lambda <= 1)) return HS_E_INPUT;
+    int non_empty = 0;
+    for (int d = 0; d < D; d++) non_empty += domain_sizes[d] > 0;
+    if (non_empty == 0) return HS_E_INPUT;
+    double *f = malloc(sizeof(double) * (size_t)C * D);
+    if (!f) return HS_E_NOMEM;
+    if (non_empty <= C) {
+        int mains[DATA_MAX_DOMAINS], total = 0;
+        for (int d = 0; d < D; d++) total += mains[d] = domain_sizes[d] > 0;
+        while (total < C) {
+            int best = 0;
+            double best_ratio = -1;
+            for (int d = 0; d < D; d++) {
+                double ratio = mains[d] ? (double)domain_sizes[d] / mains[d] : 0;
+                if (ratio > best_ratio) {
+                    best_ratio = ratio;
+                    best = d;
+                }
+            }
+            mains[best]++;
+            total++;
+        }
+        for (int c = 0, m = 0, left = mains[0]; c < C; c++) {
+            while (left == 0) left = mains[++m];
+            left--;
+            for (int d = 0; d < D; d++) {
+                /* the code's float arithmetic, in its order */
+                double main_ratio = d == m ? 1.0 / mains[m] : 0.0;
+                f[(size_t)c * D + d] = domain_sizes[d] * (main_ratio * (1 - lambda) + (1.0 / C) * lambda);
+            }
+        }
+    } else {
+        /* ascending by size, stable (numpy's argsort is an insertion sort below 17
+         * elements), then dealt from the end: largest first, equal sizes higher index first */
+        int order[DATA_MAX_DOMAINS];
+        for (int d = 0; d < D; d++) order[d] = d;
+        for (int a = 1; a < D; a++)
+            for (int b = a; b > 0 && domain_sizes[order[b]] < domain_sizes[order[b - 1]]; b--) {
+                int t = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = t;
+            }
+        double *load = calloc((size_t)C, sizeof *load);
+        if (!load) {
+            free(f);
+            return HS_E_NOMEM;
+        }
+        for (size_t k = 0; k < (size_t)C * D; k++) f[k] = 0;
+        for (int k = D - 1; k >= 0; k--) {
+            int d = order[k], least = 0;
+            for (int c = 1; c < C; c++)
+                if (load[c] < load[least]) least = c;
+            f[(size_t)least * D + d] = domain_sizes[d];
+            load[least] += domain_sizes[d];
+        }
+        free(load);
+        for (int c = 0; c < C; c++)
+            for (int d = 0; d < D; d++)
+                f[(size_t)c * D + d] = ((double)domain_sizes[d] / C) * lambda + f[(size_t)c * D + d] * (1 - lambda);
+    }
+    for (int d = 0; d < D; d++) {
+        double remainder = 0;
+        long held = 0;
+        for (int c = 0; c < C; c++) {
+            double v = f[(size_t)c * D + d];
+            counts[(size_t)c * D + d] = (int)floor(v);
+            remainder += v - floor(v);
+            held += counts[(size_t)c * D + d];
+        }
+        /* C >= D: the code rounds the summed fractions; C < D: it takes what is missing.
+         * Both are the same whole number up to rounding error. */
+        long extra = non_empty <= C ? (long)rint(remainder) : domain_sizes[d] - held;
+        if (held + extra > domain_sizes[d]) extra = domain_sizes[d] - held; /* never more rows than exist */
+        for (int c = 0; c < C && extra > 0; c++, extra--) counts[(size_t)c * D + d]++;
+    }
+    free(f);
+    return HS_OK;
+}
+
+static int partition_domains(Partition *p, const Dataset *ds, const DataSpec *spec, const int *counts, gsl_rng *rng)
+{
+    const int D = spec->n_domains;
+    int status = HS_E_NOMEM;
+    int *rows = malloc(sizeof(int) * (size_t)(ds->n_train ? ds->n_train : 1));
+    size_t start[DATA_MAX_DOMAINS + 1], used[DATA_MAX_DOMAINS] = {0};
+    if (!rows) goto fail;
+    /* each domain's rows in a random order, domain after domain */
+    start[0] = 0;
+    for (int d = 0; d < D; d++) {
+        size_t n = 0;
+        for (int k = d; k < ds->n_train; k += D) rows[start[d] + n++] = k;
+        if (n > 1) gsl_ran_shuffle(rng, rows + start[d], n, sizeof(int));
+        start[d + 1] = start[d] + n;
+    }
+    for (int a = 0; a < p->n_agents; a++) {
+        size_t at = p->offsets[a];
+        for (int d = 0; d < D; d++) {
+            size_t take = (size_t)counts[(size_t)a * D + d];
+            memcpy(p->indices + at, rows + start[d] + used[d], sizeof(int) * take);
+            at += take;
+            used[d] += take;
+        }
+    }
+    partition_shuffle_agents(p, rng);
+    status = HS_OK;
+fail:
+    free(rows);
+    return status;
+}
+
 int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const int *samples_per_agent,
                    gsl_rng *rng, Partition **out, HsDiag *diag)
 {
@@ -207,9 +326,40 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     p->offsets[0] = 0;
+    int *domain_counts = NULL;
+    if (spec->partition == PART_DOMAINS) {
+        int sizes[DATA_MAX_DOMAINS], status;
+        if (ds->n_domains != spec->n_domains || spec->n_domains < 1) {
+            partition_free(p);
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "partition: domains needs a data set loaded with its domains");
+        }
+        partition_domain_sizes(spec, ds->n_train, sizes);
+        domain_counts = malloc(sizeof(int) * (size_t)n_agents * spec->n_domains);
+        status = domain_counts ? partition_domain_counts(sizes, spec->n_domains, n_agents, spec->lambda, domain_counts)
+                               : HS_E_NOMEM;
+        if (status != HS_OK) {
+            free(domain_counts);
+            partition_free(p);
+            return hs_diag_set(diag, status, NULL, 0, "partition: bad domains (lambda %g, %d domains)", spec->lambda,
+                               spec->n_domains);
+        }
+    }
     for (int a = 0; a < n_agents; a++) {
         long long n = samples_per_agent ? samples_per_agent[a] : ds->n_train / n_agents;
+        if (domain_counts) {
+            long long held = 0;
+            for (int d = 0; d < spec->n_domains; d++) held += domain_counts[(size_t)a * spec->n_domains + d];
+            if (samples_per_agent && held != n) {
+                free(domain_counts);
+                partition_free(p);
+                return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0,
+                                   "partition: agent %d holds %lld rows of its domains, not its %lld samples", a, held,
+                                   n);
+            }
+            n = held;
+        }
         if (n < 0) {
+            free(domain_counts);
             partition_free(p);
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "partition: agent %d has a negative sample count %lld",
                                a, n);
@@ -218,6 +368,7 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
         if (p->offsets[a + 1] > (size_t)ds->n_train) {
             long long total = 0;
             for (int b = 0; b < n_agents; b++) total += samples_per_agent ? samples_per_agent[b] : 0;
+            free(domain_counts);
             partition_free(p);
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
                                "partition: the %d agents would hold %lld samples but the training set has only "
@@ -228,15 +379,18 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
     size_t total = p->offsets[n_agents];
     p->indices = malloc(sizeof(int) * (total ? total : 1));
     if (!p->indices) {
+        free(domain_counts);
         partition_free(p);
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     int status;
     switch (spec->partition) {
+    case PART_DOMAINS: status = partition_domains(p, ds, spec, domain_counts, rng); break;
     case PART_DIRICHLET: status = partition_dirichlet(p, ds, spec->alpha, rng); break;
     case PART_SHARDS: status = partition_shards(p, ds, spec->shards_per_agent, rng); break;
     default: status = partition_iid(p, ds, rng); break;
     }
+    free(domain_counts);
     if (status != HS_OK) {
         partition_free(p);
         return hs_diag_set(diag, status, NULL, 0, "partition: out of memory");

@@ -13,6 +13,13 @@
  *              shards_per_agent pieces per agent (agent i's pieces hold n_i in total, as
  *              equal as possible), laid along the sorted rows in a random order: each
  *              agent sees about shards_per_agent label ranges (McMahan et al.'s shards).
+ *   domains:   federated domain generalization (Bai, Bagchi, Inouye, "Benchmarking
+ *              Algorithms for Federated Domain Generalization", ICLR 2024): the rows of
+ *              the training domains (dataset.h: row k is in domain k mod n_domains; the
+ *              held-out domains are left out) are dealt by the paper's heterogeneous
+ *              partitioning with parameter lambda (partition_domain_counts), each domain's
+ *              rows in a random order, taken by the agents in index order. The agents'
+ *              sizes are the partition's, not samples_per_agent.
  * Within an agent the rows are shuffled. All randomness comes from rng, in agent order. */
 #ifndef MODELS_PARTITION_H
 #define MODELS_PARTITION_H
@@ -33,6 +40,29 @@ typedef struct Partition Partition;
 int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const int *samples_per_agent,
                    gsl_rng *rng, Partition **out, HsDiag *diag);
 void partition_free(Partition *p);
+
+/* The paper's heterogeneous partitioning, as its authors' code does it
+ * (inouye-lab/FedDG_Benchmark, src/splitter.py, NonIIDSplitter; lambda is its `iid`):
+ * counts[c * n_domains + d] = the rows of domain d that agent c holds, from the domain
+ * sizes alone (no randomness; a held-out domain has size 0).
+ *  C agents >= D non-empty domains: every non-empty domain gets one "main" agent, and
+ *    the rest go one at a time to the domain with the most rows per main agent (the
+ *    first on ties); main agents are laid out domain by domain in index order. Agent c
+ *    with main domain m holds n_d ((1 - lambda) [d = m] / s_m + lambda / C) of domain d
+ *    (s_m = m's main agents), truncated; each domain's rounding remainder (rounded to
+ *    nearest) goes one row each to agents 0, 1, ...
+ *  C < D: lambda = 0 deals whole domains, largest first (ties: the higher index, as the
+ *    code's reversed stable argsort), each to the agent holding the fewest rows so far
+ *    (the first on ties); the mix lambda (n_d / C each) + (1 - lambda) (that deal) is
+ *    truncated and each domain's remainder goes to agents 0, 1, ...
+ * lambda = 1 gives every agent the same share of every domain; lambda = 0 gives each
+ * agent rows of one domain only (C >= D) or whole domains (C < D).
+ * Returns HS_OK, HS_E_INPUT (no rows, lambda outside [0, 1], n_domains outside
+ * [1, DATA_MAX_DOMAINS], n_agents < 1) or HS_E_NOMEM. */
+int partition_domain_counts(const int *domain_sizes, int n_domains, int n_agents, double lambda, int *counts);
+/* The training-domain sizes of spec for a training set of n_train rows (held-out
+ * domains 0) into sizes (n_domains). */
+void partition_domain_sizes(const DataSpec *spec, int n_train, int *sizes);
 
 int partition_n_agents(const Partition *p);
 /* Samples held by all agents together. */

@@ -25,7 +25,12 @@
  *   closest in squared distance; ties to the lower index);
  *   cclip (centered clipping, Karimireddy, He, Jaggi 2021: iters times
  *   v <- v + mean_i (x_i - v) min(1, tau / |x_i - v|), starting from the previous
- *   aggregate; the first starts from 0). */
+ *   aggregate; the first starts from 0);
+ *   betamle (the Beta-MLE / Flag Aggregator of Almasi et al., ICLR 2024: the m-dimensional
+ *   subspace that maximizes the likelihood of every worker's reconstruction ratio
+ *   |Y^T g_i|^2/|g_i|^2 under Beta densities, with pairwise terms weighted by lambda, by
+ *   `iters` iteratively reweighted least-squares steps from the flag mean; the aggregate is
+ *   sum_i Y Y^T g_i/|g_i| / m — see aggregate_betamle in byzantine.c). */
 #ifndef SIM_BYZANTINE_H
 #define SIM_BYZANTINE_H
 
@@ -69,6 +74,9 @@ int aggregate_krum(const float *const *v, int K, size_t d, int f, double *distan
 /* center (d): the starting point; out may alias center. scale: K doubles of scratch. */
 void aggregate_cclip(const float *const *v, int K, size_t d, const float *center, double tau, int iters,
                      double *scale, float *out);
+/* rank: the subspace dimension m >= 1; lambda >= 0: the pairwise terms' weight; iters >= 0
+ * reweightings after the flag mean. Returns 0, or -1 when out of memory. */
+int aggregate_betamle(const float *const *v, int K, size_t d, int rank, double lambda, int iters, float *out);
 /* Coordinate-wise mean and standard deviation (population) of the K vectors. */
 void byzantine_moments(const float *const *v, int K, size_t d, float *mean, float *sd);
 

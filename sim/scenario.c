@@ -25,7 +25,7 @@ static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time
                                        "target_accuracy", "mode", "eval_every", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
                                         "test_samples", "features", "classes", "train_samples",
-                                        "separation", NULL};
+                                        "separation", "domains", "test_domains", "lambda", NULL};
 static const char *const keys_model[] = {"arch", "layers", "channels", "kernel", "hidden",
                                          "batch", "optimizer", "lr", "momentum", "nesterov",
                                          "weight_decay", "beta1", "beta2", "eps", "schedule",
@@ -38,7 +38,7 @@ static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp",
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
                                                "explore", "gamma", "momentum", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
-                                             "trim", "f", "tau", "iters", NULL};
+                                             "trim", "f", "tau", "iters", "rank", "lambda", NULL};
 
 typedef struct Resolver {
     IniDoc *doc;
@@ -268,6 +268,41 @@ static int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_coun
     }
 }
 
+/* A comma-separated list of numbers in [min, max] (no unit), at most max_count; empty
+ * elements are errors, as for scenario_int_list. */
+static int scenario_real_list(Resolver *r, IniEntry *e, const char *text, double min, double max, double *values,
+                              int max_count, int *count)
+{
+    *count = 0;
+    const char *p = text;
+    for (int index = 1;; index++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64], trimmed[64], why[200];
+        if (len >= sizeof item) return scenario_bad(r, e, "element %s is too long", index == 1 ? "1" : "of the list");
+        memcpy(item, p, len);
+        item[len] = '\0';
+        scenario_trim_copy(trimmed, sizeof trimmed, item);
+        if (trimmed[0] == '\0') {
+            snprintf(why, sizeof why, "element %d of the list is empty (a list is X,X,...,X)", index);
+            return scenario_bad(r, e, "%s", why);
+        }
+        if (*count == max_count) {
+            snprintf(why, sizeof why, "more than %d values", max_count);
+            return scenario_bad(r, e, "%s", why);
+        }
+        double v;
+        char unit_why[300];
+        if (units_parse(trimmed, UNIT_PLAIN, &v, unit_why, sizeof unit_why) != HS_OK || !(v >= min && v <= max)) {
+            snprintf(why, sizeof why, "'%.60s' is not a number in [%g, %g]", trimmed, min, max);
+            return scenario_bad(r, e, "%s", why);
+        }
+        values[(*count)++] = v;
+        if (comma == NULL) return HS_OK;
+        p = comma + 1;
+    }
+}
+
 /* Text that runs.config must give back as it was: a ';' or '#' there would start a
  * comment when the config is read again. */
 static int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text)
@@ -344,13 +379,58 @@ static int scenario_resolve_run(Resolver *r)
     return HS_OK;
 }
 
+/* [data] domains, test_domains, lambda: checked whatever the partition (every value is),
+ * used by partition = domains only. */
+static int scenario_resolve_domains(Resolver *r, DataSpec *d)
+{
+    IniEntry *e = scenario_take(r, "data", "domains");
+    int status;
+    if ((status = scenario_real_list(r, e, e ? e->value : "0,15,30,45,60,75", -360, 360, d->domain_degrees,
+                                     DATA_MAX_DOMAINS, &d->n_domains)) != HS_OK)
+        return status;
+    if (d->n_domains < 2) return scenario_bad(r, e, "%s", "needs at least two domains (angles in degrees)");
+    for (int a = 0; a < d->n_domains; a++)
+        for (int b = 0; b < a; b++)
+            if (d->domain_degrees[a] == d->domain_degrees[b]) {
+                char why[120];
+                snprintf(why, sizeof why, "the angle %g is listed twice", d->domain_degrees[a]);
+                return scenario_bad(r, e, "%s", why);
+            }
+    IniEntry *t = scenario_take(r, "data", "test_domains");
+    double held[DATA_MAX_DOMAINS];
+    int n_held;
+    char fallback[64];
+    snprintf(fallback, sizeof fallback, "%.17g", d->domain_degrees[d->n_domains - 1]);
+    if ((status = scenario_real_list(r, t, t ? t->value : fallback, -360, 360, held, DATA_MAX_DOMAINS, &n_held)) != HS_OK)
+        return status;
+    memset(d->held_out, 0, sizeof d->held_out);
+    for (int k = 0; k < n_held; k++) {
+        int found = -1;
+        for (int a = 0; a < d->n_domains; a++)
+            if (d->domain_degrees[a] == held[k]) found = a;
+        char why[160];
+        if (found < 0) {
+            snprintf(why, sizeof why, "%g is not one of the domains' angles", held[k]);
+            return scenario_bad(r, t, "%s", why);
+        }
+        if (d->held_out[found]) {
+            snprintf(why, sizeof why, "the angle %g is listed twice", held[k]);
+            return scenario_bad(r, t, "%s", why);
+        }
+        d->held_out[found] = 1;
+    }
+    if (n_held >= d->n_domains)
+        return scenario_bad(r, t ? t : e, "%s", "holds out every domain: at least one must be left to train on");
+    return scenario_double(r, "data", "lambda", 0.1, UNIT_PLAIN, 0, 1, &d->lambda);
+}
+
 static int scenario_resolve_data(Resolver *r)
 {
     Scenario *sc = r->sc;
     DataSpec *d = &sc->data;
     int dataset, partition, status;
     if ((status = scenario_choice(r, "data", "dataset", "fashion-mnist", "fashion-mnist|synthetic", &dataset)) ||
-        (status = scenario_choice(r, "data", "partition", "iid", "iid|dirichlet|shards", &partition)))
+        (status = scenario_choice(r, "data", "partition", "iid", "iid|dirichlet|shards|domains", &partition)))
         return status;
     d->dataset = dataset == 0 ? DATA_FASHION_MNIST : DATA_SYNTHETIC;
     d->partition = (PartitionKind)partition;
@@ -369,6 +449,10 @@ static int scenario_resolve_data(Resolver *r)
         return status;
     d->alpha = alpha;
     d->separation = separation;
+    if ((status = scenario_resolve_domains(r, d)) != HS_OK) return status;
+    if (d->partition == PART_DOMAINS && dataset != 0)
+        return scenario_bad(r, inidoc_find(r->doc, "data", "partition"), "%s",
+                            "domains are rotations of images: it needs dataset = fashion-mnist");
     ModelSpec *m = &sc->model;
     if (d->dataset == DATA_FASHION_MNIST) {
         m->in_channels = 1;
@@ -798,6 +882,28 @@ static int scenario_check_topology(Resolver *r)
     return topology_check(sc->topology, sc->n_agents, sc->degree, sc->topology_file, file, line, r->diag);
 }
 
+/* partition = domains sets every agent's samples (the partition deals the domains'
+ * rows): a `samples` key is then an error at that key. */
+static int scenario_check_domains(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    if (sc->data.partition != PART_DOMAINS) return HS_OK;
+    for (int g = 0; g < sc->n_groups; g++) {
+        const char *section = g == 0 ? "agents" : NULL;
+        char group[INIDOC_NAME_MAX + 8];
+        if (g > 0) {
+            snprintf(group, sizeof group, "agents.%s", sc->groups[g].name);
+            section = group;
+        }
+        IniEntry *e = inidoc_find(r->doc, section, "samples");
+        if (e)
+            return scenario_bad(r, e, "%s",
+                                "[data] partition = domains deals each agent its rows of the domains, so it sets "
+                                "every agent's samples (remove the key)");
+    }
+    return HS_OK;
+}
+
 /* An error about a whole section (a combination of keys), at its header line. */
 static int scenario_section_bad(Resolver *r, const char *section, const char *message)
 {
@@ -955,11 +1061,17 @@ static int scenario_resolve_byzantine(Resolver *r)
         (status = scenario_double(r, "byzantine", "sigma", 1, UNIT_PLAIN, 0, 1e12, &b->sigma)) ||
         (status = scenario_double(r, "byzantine", "z", scenario_alie_z(n, b->count), UNIT_PLAIN, 0, 1e6, &b->z)) ||
         (status = scenario_double(r, "byzantine", "epsilon", 0.1, UNIT_PLAIN, 0, 1e12, &b->epsilon)) ||
-        (status = scenario_choice(r, "byzantine", "aggregator", "mean", "mean|median|trimmed|krum|cclip", &aggregator)) ||
+        (status = scenario_choice(r, "byzantine", "aggregator", "mean", "mean|median|trimmed|krum|cclip|betamle",
+                                  &aggregator)) ||
         (status = scenario_int(r, "byzantine", "trim", b->count, 0, (n - 1) / 2, &b->trim)) ||
         (status = scenario_int(r, "byzantine", "f", b->count, 0, n, &b->f)) ||
         (status = scenario_double(r, "byzantine", "tau", 1, UNIT_PLAIN, 0, 1e12, &b->tau)) ||
-        (status = scenario_int(r, "byzantine", "iters", 1, 1, 1000, &b->iters)))
+        /* cclip: clipping iterations (1 by default); betamle: IRLS reweightings after the
+         * flag mean (4 by default, as the authors' flag_median.py; 0 is the flag mean) */
+        (status = scenario_int(r, "byzantine", "iters", aggregator == AGGREGATOR_BETAMLE ? 4 : 1,
+                               aggregator == AGGREGATOR_BETAMLE ? 0 : 1, 1000, &b->iters)) ||
+        (status = scenario_int(r, "byzantine", "rank", 1, 1, n, &b->rank)) ||
+        (status = scenario_double(r, "byzantine", "lambda", 0, UNIT_PLAIN, 0, 1e6, &b->lambda)))
         return status;
     b->attack = (AttackKind)attack;
     b->aggregator = (AggregatorKind)aggregator;
@@ -982,9 +1094,11 @@ static int scenario_resolve_byzantine(Resolver *r)
     if (b->attack != ATTACK_IPM) b->epsilon = 0.1;
     if (b->aggregator != AGGREGATOR_TRIMMED) b->trim = b->count;
     if (b->aggregator != AGGREGATOR_KRUM) b->f = b->count;
-    if (b->aggregator != AGGREGATOR_CCLIP) {
-        b->tau = 1;
-        b->iters = 1;
+    if (b->aggregator != AGGREGATOR_CCLIP) b->tau = 1;
+    if (b->aggregator != AGGREGATOR_CCLIP && b->aggregator != AGGREGATOR_BETAMLE) b->iters = 1;
+    if (b->aggregator != AGGREGATOR_BETAMLE) {
+        b->rank = 1;
+        b->lambda = 0;
     }
     int robust = b->count > 0 || b->aggregator != AGGREGATOR_MEAN;
     if (robust && !scenario_method_can(sc, METHOD_ROBUST)) {
@@ -1009,7 +1123,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
         (status = scenario_resolve_agents(&r)) || (status = scenario_check_topology(&r)) ||
-        (status = scenario_resolve_network(&r)) ||
+        (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)))
         return status;

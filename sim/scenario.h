@@ -76,7 +76,7 @@ typedef struct CompressionSpec {
 /* [byzantine] (sim/byzantine.h): count attackers, their attack and the aggregator. */
 typedef enum { ATTACK_SIGNFLIP = 0, ATTACK_GAUSSIAN, ATTACK_ALIE, ATTACK_IPM, ATTACK_LABELFLIP } AttackKind;
 typedef enum { AGGREGATOR_MEAN = 0, AGGREGATOR_MEDIAN, AGGREGATOR_TRIMMED, AGGREGATOR_KRUM,
-               AGGREGATOR_CCLIP } AggregatorKind;
+               AGGREGATOR_CCLIP, AGGREGATOR_BETAMLE } AggregatorKind;
 
 typedef struct ByzantineSpec {
     int present;
@@ -91,7 +91,9 @@ typedef struct ByzantineSpec {
     int trim;              /* trimmed: values dropped at each end per coordinate */
     int f;                 /* krum: assumed Byzantine count */
     double tau;            /* cclip: clipping radius */
-    int iters;             /* cclip: clipping iterations per step */
+    int iters;             /* cclip: clipping iterations per step; betamle: IRLS reweightings */
+    int rank;              /* betamle: subspace dimension */
+    double lambda;         /* betamle: weight of the pairwise terms */
 } ByzantineSpec;
 
 /* [network] (sim/network.h): how messages share the links. model = fifo is the older

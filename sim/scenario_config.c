@@ -10,12 +10,12 @@
 
 static const char *const config_optimizers[] = {"sgd", "momentum", "adam", "adamw"};
 static const char *const config_schedules[] = {"constant", "step", "cosine"};
-static const char *const config_partitions[] = {"iid", "dirichlet", "shards"};
+static const char *const config_partitions[] = {"iid", "dirichlet", "shards", "domains"};
 static const char *const config_graphs[] = {"full", "ring", "torus", "random-regular", "exponential"};
 static const char *const config_schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
 static const char *const config_feedbacks[] = {"none", "ef21", "econtrol"};
 static const char *const config_attacks[] = {"signflip", "gaussian", "alie", "ipm", "labelflip"};
-static const char *const config_aggregators[] = {"mean", "median", "trimmed", "krum", "cclip"};
+static const char *const config_aggregators[] = {"mean", "median", "trimmed", "krum", "cclip", "betamle"};
 
 /* Only the keys the resolved scheme, attack and aggregator use (the resolver resets the
  * others to their defaults), so the text reads back to the same Scenario. */
@@ -44,6 +44,8 @@ static void config_write_byzantine(const ByzantineSpec *b, FILE *out)
     if (b->aggregator == AGGREGATOR_TRIMMED) fprintf(out, "trim = %d\n", b->trim);
     if (b->aggregator == AGGREGATOR_KRUM) fprintf(out, "f = %d\n", b->f);
     if (b->aggregator == AGGREGATOR_CCLIP) fprintf(out, "tau = %.17g\niters = %d\n", b->tau, b->iters);
+    if (b->aggregator == AGGREGATOR_BETAMLE)
+        fprintf(out, "rank = %d\nlambda = %.17g\niters = %d\n", b->rank, b->lambda, b->iters);
 }
 
 static void config_write_group(const AgentGroupSpec *g, int write_samples, FILE *out)
@@ -87,6 +89,15 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (d->dataset == DATA_FASHION_MNIST) fprintf(out, "path = %s\n", d->path);
     fprintf(out, "partition = %s\nalpha = %.17g\nshards = %d\ntest_samples = %d\n",
             config_partitions[d->partition], d->alpha, d->shards_per_agent, d->test_samples);
+    if (d->partition == PART_DOMAINS) {
+        /* only for domains, so that every other run's config (and sweep id) is unchanged */
+        fputs("domains = ", out);
+        for (int k = 0; k < d->n_domains; k++) fprintf(out, "%s%.17g", k ? "," : "", d->domain_degrees[k]);
+        fputs("\ntest_domains = ", out);
+        for (int k = 0, n = 0; k < d->n_domains; k++)
+            if (d->held_out[k]) fprintf(out, "%s%.17g", n++ ? "," : "", d->domain_degrees[k]);
+        fprintf(out, "\nlambda = %.17g\n", d->lambda);
+    }
     if (d->dataset == DATA_SYNTHETIC)
         fprintf(out, "features = %d\nclasses = %d\ntrain_samples = %d\nseparation = %.17g\n",
                 d->features, d->classes, d->train_samples, d->separation);

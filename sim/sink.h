@@ -60,6 +60,11 @@ typedef struct SinkMetric {
     int agent;          /* -1 for the averaged model (NULL in the database) */
     double train_loss, test_loss, test_accuracy; /* NaN when not measured */
     double bytes_sent;
+    /* [data] partition = domains: accuracy on the test images of the held-out domains and
+     * of the training ("seen") domains; has_domains = 0 (NULL in the database) otherwise,
+     * so a zero-initialised metric has none. */
+    int has_domains;
+    double heldout_accuracy, seen_accuracy;
 } SinkMetric;
 
 typedef enum {

@@ -61,6 +61,8 @@ struct Trainer {
     int *epoch;           /* (n) reshuffles so far */
     Model *eval;          /* shape and scratch for evaluating an average */
     int n_eval;
+    int *heldout_rows, *seen_rows; /* domains: test rows < n_eval of held-out and seen domains */
+    int n_heldout, n_seen;
     double loss_sum;
     long loss_count;
     int n_agents;
@@ -162,6 +164,15 @@ int trainer_create(Engine *e, Trainer **out)
     t->n_params = model_param_count(t->eval);
     t->n_eval = sc->data.test_samples > 0 && sc->data.test_samples < t->data->n_test ? sc->data.test_samples
                                                                                        : t->data->n_test;
+    if (sc->data.partition == PART_DOMAINS) {
+        t->heldout_rows = malloc(sizeof(int) * (size_t)t->n_eval + 1);
+        t->seen_rows = malloc(sizeof(int) * (size_t)t->n_eval + 1);
+        if (!t->heldout_rows || !t->seen_rows) goto nomem;
+        for (int k = 0; k < t->n_eval; k++) {
+            if (sc->data.held_out[dataset_domain(t->data, k)]) t->heldout_rows[t->n_heldout++] = k;
+            else t->seen_rows[t->n_seen++] = k;
+        }
+    }
     *out = t;
     return HS_OK;
 nomem:
@@ -200,6 +211,8 @@ void trainer_free(Trainer *t)
     optim_free(t->shared_optim);
     free(t->grad_sum);
     model_free(t->eval);
+    free(t->heldout_rows);
+    free(t->seen_rows);
     model_workspace_free(t->ws);
     free(t->x);
     free(t->y);
@@ -269,6 +282,28 @@ int trainer_shared_apply(Engine *e)
     if (t == NULL) return HS_OK;
     optim_step(t->shared_optim, model_params(t->shared), t->grad_sum, 0, t->n_params, trainer_learning_rate(e));
     return HS_OK;
+}
+
+float *trainer_shared_params(Engine *e)
+{
+    return e->trainer && e->trainer->shared ? model_params(e->trainer->shared) : NULL;
+}
+
+int trainer_gradient_at(Engine *e, int agent, const float *params, float *grad)
+{
+    Trainer *t = e->trainer;
+    if (t == NULL) return HS_OK;
+    double loss;
+    int b = trainer_next_batch(t, e, agent);
+    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    /* t->eval is only the shape: evaluation runs after the round's last event */
+    int status = model_grad_full_at(t->eval, params, grad, t->ws, t->x, t->y, b, &loss);
+    if (status == HS_OK) status = trainer_check_loss(e, loss, agent);
+    if (status == HS_OK) {
+        t->loss_sum += loss;
+        t->loss_count++;
+    }
+    return status;
 }
 
 /* --- a model per agent --- */
@@ -602,6 +637,18 @@ int trainer_round_end(Trainer *t, Engine *e)
     SinkMetric metric = {.t = e->now, .round = e->round, .agent = -1,
                          .train_loss = t->loss_count ? t->loss_sum / t->loss_count : NAN,
                          .test_loss = loss, .test_accuracy = accuracy, .bytes_sent = e->total_bytes + e->round_bytes};
+    if (t->heldout_rows) {
+        /* domains: the same model on the held-out and the seen domains' test images */
+        double part_loss;
+        metric.has_domains = 1;
+        metric.heldout_accuracy = metric.seen_accuracy = NAN;
+        if (t->n_heldout > 0)
+            status = model_evaluate(model, t->ws, t->data, 1, t->heldout_rows, t->n_heldout, &part_loss,
+                                    &metric.heldout_accuracy);
+        if (status == HS_OK && t->n_seen > 0)
+            status = model_evaluate(model, t->ws, t->data, 1, t->seen_rows, t->n_seen, &part_loss, &metric.seen_accuracy);
+        if (status != HS_OK) return trainer_fail(e, status, "cannot evaluate the domains");
+    }
     t->loss_sum = 0;
     t->loss_count = 0;
     return engine_report_metric(e, &metric);

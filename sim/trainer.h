@@ -31,6 +31,12 @@ int trainer_shared_gradients_of(struct Engine *e, const int *members, int n_memb
 /* One optimiser step of the shared model with the averaged gradient. */
 int trainer_shared_apply(struct Engine *e);
 
+/* The shared model's parameters (NULL in timing mode or before trainer_setup_shared). */
+float *trainer_shared_params(struct Engine *e);
+/* Gradient of agent's next batch at params (a whole parameter vector that is not the
+ * agent's own, e.g. a token's model) into grad; counts toward the round's train loss. */
+int trainer_gradient_at(struct Engine *e, int agent, const float *params, float *grad);
+
 /* --- a model per agent, all initialised to the same parameters --- */
 /* n_buffers extra vectors of model size per agent (method state: momenta, copies). */
 int trainer_setup_local(struct Engine *e, int n_buffers);

@@ -2,6 +2,7 @@
  * allocating 100,000 generators. */
 #include "sim/world.h"
 
+#include "models/partition.h"
 #include "sim/byzantine.h"
 #include "sim/rng.h"
 
@@ -70,6 +71,35 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
         }
     }
     gsl_rng_free(rng);
+    if (sc->data.partition == PART_DOMAINS) {
+        /* the partition deals the domains' rows: each agent holds what it is dealt (in
+         * timing mode too, from the domain sizes alone) */
+        int sizes[DATA_MAX_DOMAINS];
+        int *counts = malloc(sizeof(int) * (size_t)world->n * sc->data.n_domains);
+        partition_domain_sizes(&sc->data, sc->dataset_train_size, sizes);
+        int status = counts ? partition_domain_counts(sizes, sc->data.n_domains, world->n, sc->data.lambda, counts)
+                            : HS_E_NOMEM;
+        if (status != HS_OK) status = hs_diag_set(diag, status, NULL, 0, "[data] domains: cannot deal the domains");
+        total_samples = 0;
+        for (int i = 0; status == HS_OK && i < world->n; i++) {
+            long long held = 0;
+            for (int d = 0; d < sc->data.n_domains; d++) held += counts[(size_t)i * sc->data.n_domains + d];
+            if (held < 1) {
+                status = hs_diag_set(diag, HS_E_INPUT, sc->file, 0,
+                                     "[data] partition = domains: agent %d is dealt no rows (%d agents share %d "
+                                     "training domains; raise lambda or lower [agents] count)",
+                                     i, world->n, sc->data.n_domains);
+                break;
+            }
+            world->agents[i].samples = (int)held;
+            total_samples += held;
+        }
+        free(counts);
+        if (status != HS_OK) {
+            world_free(world);
+            return status;
+        }
+    }
     int *attackers = calloc((size_t)sc->n_agents, sizeof *attackers);
     if (attackers == NULL || byzantine_pick(sc, sc->n_agents, attackers) != HS_OK) {
         free(attackers);

@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_math.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -156,6 +157,116 @@ START_TEST(test_centered_clipping_is_bounded)
     /* out may alias the center */
     aggregate_cclip(v, K, D, center, 100, 1, scale, center);
     for (int j = 0; j < D; j++) ck_assert(fabsf(center[j] - mean[j]) < 1e-5f);
+}
+END_TEST
+
+static double cosine(const float *a, const double *b, int d)
+{
+    double dot = 0, aa = 0, bb = 0;
+    for (int j = 0; j < d; j++) {
+        dot += a[j] * b[j];
+        aa += (double)a[j] * a[j];
+        bb += b[j] * b[j];
+    }
+    return dot / sqrt(aa * bb);
+}
+
+START_TEST(test_betamle_hand_examples)
+{
+    float out[2];
+    /* Lines at 0, 90 and 45 degrees (lengths do not matter: every vector is normalized).
+     * The flag mean is the 45-degree line, where the third vector's reconstruction ratio
+     * is 1: every IRLS step keeps it. The aggregate sums the projections of the unit
+     * vectors: 1/2 + 1/2 + 1/sqrt 2 on each axis. */
+    float a[3][2] = {{3, 0}, {0, 0.5f}, {2, 2}};
+    const float *v[3] = {a[0], a[1], a[2]};
+    for (int iters = 0; iters <= 8; iters += 4) {
+        ck_assert_int_eq(aggregate_betamle(v, 3, 2, 1, 0, iters, out), 0);
+        ck_assert(fabs(out[0] - (1 + M_SQRT1_2)) < 1e-6 && fabs(out[1] - (1 + M_SQRT1_2)) < 1e-6);
+    }
+    /* In the plane, lines at angles t_i: the reconstruction ratio in the line at phi is
+     * cos^2(phi - t_i), so the objective is sum_i |sin(phi - t_i)|, concave between data
+     * angles: its minimum is at a data angle. For 0, 10, 20, 90, 100 degrees the sums are
+     * 2.5005, 2.3321, 2.4401, 3.0981, 3.1432: the line at 10 degrees. The flag mean (the
+     * principal axis) is at 20 degrees, (1/2) atan2(sum sin 2t, sum cos 2t) = 40/2; IRLS
+     * walks from it to 10 degrees, lowering the objective at every step. The aggregate then
+     * is (cos 10 + 1 + cos 10 + cos 80 + cos 90) = 3.1433 along 10 degrees. */
+    const double degrees[5] = {0, 10, 20, 90, 100};
+    float b[5][2];
+    const float *w[5];
+    for (int i = 0; i < 5; i++) {
+        b[i][0] = (float)((i + 1) * cos(degrees[i] * M_PI / 180));
+        b[i][1] = (float)((i + 1) * sin(degrees[i] * M_PI / 180));
+        w[i] = b[i];
+    }
+    ck_assert_int_eq(aggregate_betamle(w, 5, 2, 1, 0, 0, out), 0);
+    ck_assert(fabs(atan2(out[1], out[0]) * 180 / M_PI - 20) < 1e-4);
+    double previous = INFINITY;
+    for (int iters = 0; iters <= 40; iters++) {
+        ck_assert_int_eq(aggregate_betamle(w, 5, 2, 1, 0, iters, out), 0);
+        double phi = atan2(out[1], out[0]), objective = 0;
+        for (int i = 0; i < 5; i++) objective += fabs(sin(phi - degrees[i] * M_PI / 180));
+        ck_assert_msg(objective <= previous + 1e-9, "iters %d: objective %g after %g", iters, objective, previous);
+        previous = objective;
+    }
+    ck_assert_msg(fabs(atan2(out[1], out[0]) * 180 / M_PI - 10) < 0.01, "angle %g", atan2(out[1], out[0]) * 180 / M_PI);
+    double length = 2 * cos(10 * M_PI / 180) + 1 + cos(80 * M_PI / 180);
+    ck_assert_msg(fabs(hypot(out[0], out[1]) - length) < 1e-3, "length %g", hypot(out[0], out[1]));
+    /* rank 2 in the plane: the projection is the identity, the aggregate is the sum of the
+     * unit vectors over 2 */
+    ck_assert_int_eq(aggregate_betamle(w, 5, 2, 2, 0, 4, out), 0);
+    double sx = 0, sy = 0;
+    for (int i = 0; i < 5; i++) {
+        sx += cos(degrees[i] * M_PI / 180) / 2;
+        sy += sin(degrees[i] * M_PI / 180) / 2;
+    }
+    ck_assert(fabs(out[0] - sx) < 1e-6 && fabs(out[1] - sy) < 1e-6);
+    /* zero vectors take no part; all zero gives zero */
+    float z[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+    const float *zv[3] = {z[0], z[1], z[2]};
+    ck_assert_int_eq(aggregate_betamle(zv, 3, 2, 1, 0, 4, out), 0);
+    ck_assert(out[0] == 0 && out[1] == 0);
+    const float *mixed[3] = {a[0], z[1], a[0]};
+    ck_assert_int_eq(aggregate_betamle(mixed, 3, 2, 1, 1, 4, out), 0);
+    ck_assert(fabs(out[0] - 2) < 1e-6 && out[1] == 0);
+}
+END_TEST
+
+START_TEST(test_betamle_ignores_outliers)
+{
+    float storage[K][D], out[D];
+    const float *v[K];
+    double h[D];
+    for (int j = 0; j < D; j++) h[j] = (double)(j % 7) - 3.0;
+    for (int f = 0; f <= (K - 1) / 2; f++) {
+        /* identical honest vectors: the aggregate is their direction, one unit per honest
+         * vector (the outliers lie almost orthogonal to it) */
+        make_vectors(storage, v, f, 0, 1);
+        for (int lambda = 0; lambda <= 1; lambda++) {
+            ck_assert_int_eq(aggregate_betamle(v, K, D, 1, lambda, 4, out), 0);
+            ck_assert_msg(cosine(out, h, D) > 0.9999, "f = %d: cosine %g", f, cosine(out, h, D));
+            double squares = 0;
+            for (int j = 0; j < D; j++) squares += (double)out[j] * out[j];
+            ck_assert_msg(fabs(sqrt(squares) - (K - f)) < 0.05 * (K - f), "f = %d: length %g", f, sqrt(squares));
+        }
+        /* spread honest vectors: still along the honest direction */
+        make_vectors(storage, v, f, 0.5, 2 + (unsigned long)f);
+        ck_assert_int_eq(aggregate_betamle(v, K, D, 1, 0, 4, out), 0);
+        ck_assert_msg(cosine(out, h, D) > 0.99, "f = %d, noise: cosine %g", f, cosine(out, h, D));
+    }
+    /* the mean under the same outliers points elsewhere */
+    make_vectors(storage, v, 1, 0, 1);
+    aggregate_mean(v, K, D, out);
+    ck_assert(fabs(cosine(out, h, D)) < 0.1);
+    /* sign flippers (-4 x an honest vector) share the honest line: they shorten the
+     * aggregate by one unit each, they cannot turn it while they are fewer */
+    for (int f = 1; f <= (K - 1) / 2; f++) {
+        make_vectors(storage, v, 0, 0.3, 40 + (unsigned long)f);
+        for (int k = 0; k < f; k++)
+            for (int j = 0; j < D; j++) storage[k][j] *= -4;
+        ck_assert_int_eq(aggregate_betamle(v, K, D, 1, 0, 4, out), 0);
+        ck_assert_msg(cosine(out, h, D) > 0.95, "f = %d flippers: cosine %g", f, cosine(out, h, D));
+    }
 }
 END_TEST
 
@@ -308,8 +419,8 @@ static const char *convex =
 
 START_TEST(test_robust_aggregation_survives_sign_flips)
 {
-    const char *aggregators[] = {"mean", "median", "trimmed", "krum", "cclip"};
-    for (int a = 0; a < 5; a++) {
+    const char *aggregators[] = {"mean", "median", "trimmed", "krum", "cclip", "betamle"};
+    for (int a = 0; a < 6; a++) {
         char set_aggregator[64];
         snprintf(set_aggregator, sizeof set_aggregator, "byzantine.aggregator=%s", aggregators[a]);
         const char *set[] = {set_aggregator};
@@ -427,11 +538,36 @@ START_TEST(test_section_round_trip_defaults_and_errors)
     ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
     ck_assert(b.byzantine.tau == 0.5 && b.byzantine.iters == 3 && b.byzantine.count == 2);
     free(config);
+    /* betamle: rank, lambda and iters (4 by default, 0 allowed), written back */
+    snprintf(text, sizeof text, "%s[byzantine]\ncount = 3\naggregator = betamle\nlambda = 0.5\ntau = 2\n", base);
+    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert(a.byzantine.aggregator == AGGREGATOR_BETAMLE && a.byzantine.rank == 1 && a.byzantine.lambda == 0.5 &&
+              a.byzantine.iters == 4 && a.byzantine.tau == 1);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_nonnull(strstr(config, "aggregator = betamle\nrank = 1\nlambda = 0.5\niters = 4\n"));
+    ck_assert_ptr_null(strstr(config, "tau"));
+    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    again = scenario_config_string(&b);
+    ck_assert_str_eq(config, again);
+    free(config);
+    free(again);
+    const char *flag_mean[] = {"byzantine.iters=0", "byzantine.rank=3"};
+    ck_assert_int_eq(resolve_text(text, flag_mean, 2, &a, &diag), 0);
+    ck_assert(a.byzantine.iters == 0 && a.byzantine.rank == 3);
+    /* rank and lambda are reset for the other aggregators */
+    const char *other[] = {"byzantine.aggregator=median", "byzantine.rank=3"};
+    ck_assert_int_eq(resolve_text(text, other, 2, &a, &diag), 0);
+    ck_assert(a.byzantine.rank == 1 && a.byzantine.lambda == 0 && a.byzantine.iters == 1);
 
     expect_error("[byzantine]\ncount = 2\nagregator = median\n", NULL, 0, "t.ini:11:", "did you mean 'aggregator'");
     expect_error("[byzantine]\ncount = 10\n", NULL, 0, "t.ini:10:", "[0, 9]");
     expect_error("[byzantine]\nattack = flip\n", NULL, 0, "t.ini:10:", "signflip|gaussian|alie|ipm|labelflip");
-    expect_error("[byzantine]\naggregator = bulyan\n", NULL, 0, "t.ini:10:", "mean|median|trimmed|krum|cclip");
+    expect_error("[byzantine]\naggregator = bulyan\n", NULL, 0, "t.ini:10:", "mean|median|trimmed|krum|cclip|betamle");
+    expect_error("[byzantine]\naggregator = betamle\nrank = 11\n", NULL, 0, "t.ini:11:", "[1, 10]");
+    expect_error("[byzantine]\naggregator = betamle\nlambda = -1\n", NULL, 0, "t.ini:11:", "outside [0, 1e+06]");
+    expect_error("[byzantine]\naggregator = cclip\niters = 0\n", NULL, 0, "t.ini:11:", "[1, 1000]");
+    const char *rank[] = {"byzantine.rank=0"};
+    expect_error("[byzantine]\naggregator = betamle\n", rank, 1, "--set byzantine.rank=0:", "[1, 10]");
     expect_error("[byzantine]\ncount = 4\naggregator = krum\nf = 8\n", NULL, 0, "t.ini:9:", "needs f <= 7");
     expect_error("[byzantine]\ncount = 5\naggregator = trimmed\n", NULL, 0, "t.ini:9:", "2 trim < 10");
     expect_error("[byzantine]\naggregator = cclip\ntau = 0\n", NULL, 0, "t.ini:11:", "must be positive");
@@ -485,6 +621,8 @@ static Suite *byzantine_suite(void)
     tcase_add_test(tc, test_median_and_trimmed_ignore_outliers);
     tcase_add_test(tc, test_krum_picks_an_honest_vector);
     tcase_add_test(tc, test_centered_clipping_is_bounded);
+    tcase_add_test(tc, test_betamle_hand_examples);
+    tcase_add_test(tc, test_betamle_ignores_outliers);
     tcase_add_test(tc, test_attacks_on_hand_vectors);
     tcase_add_test(tc, test_attackers_drawn_from_the_seed);
     tcase_add_test(tc, test_robust_aggregation_survives_sign_flips);

@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <gsl/gsl_math.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
@@ -566,6 +567,188 @@ START_TEST(test_partition_errors)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ domains */
+
+START_TEST(test_rotation)
+{
+    /* a 4 x 5 image with distinct pixels: 0 degrees copies, 90 moves pixels exactly
+     * (counter-clockwise: out(r, c) = in(c, w-1-r) for a square image), four quarter turns
+     * give the image back, 180 reverses it */
+    uint8_t square[25], out[25], back[25], tmp[25];
+    for (int j = 0; j < 25; j++) square[j] = (uint8_t)(10 * j + 1);
+    dataset_rotate(square, out, 5, 5, 0);
+    ck_assert_mem_eq(out, square, 25);
+    dataset_rotate(square, out, 5, 5, 90);
+    for (int r = 0; r < 5; r++)
+        for (int c = 0; c < 5; c++) ck_assert_int_eq(out[r * 5 + c], square[c * 5 + (4 - r)]);
+    memcpy(tmp, square, 25);
+    for (int k = 0; k < 4; k++) {
+        dataset_rotate(tmp, back, 5, 5, 90);
+        memcpy(tmp, back, 25);
+    }
+    ck_assert_mem_eq(back, square, 25);
+    dataset_rotate(square, out, 5, 5, -180);
+    for (int j = 0; j < 25; j++) ck_assert_int_eq(out[j], square[24 - j]);
+    /* 45 degrees: the centre pixel stays, corners fall outside (0), and a pixel between
+     * four others is their bilinear mix, rounded: by hand for a 3 x 3 image */
+    uint8_t three[9] = {0, 0, 0, 0, 200, 0, 0, 0, 0}, rotated[9];
+    dataset_rotate(three, rotated, 3, 3, 45);
+    ck_assert_int_eq(rotated[4], 200);
+    /* out(0, 1), at (x 0, y 1) from the centre, comes from (x, y) = (sin 45, cos 45) =
+     * (0.707, 0.707): row 1 - 0.707 = 0.293, col 1 + 0.707; between rows 0 and 1 and
+     * columns 1 and 2, in(1, 1) = 200 weighs 0.293 (row) x (1 - 0.707) (column) */
+    double w = (1 - M_SQRT1_2) * (1 - M_SQRT1_2);
+    ck_assert_int_eq(rotated[1], (int)floor(200 * w + 0.5));
+    ck_assert_int_eq(rotated[0], 0);
+}
+END_TEST
+
+/* The paper's counts, by hand. 50,000 rows in 5 training domains of 10,000 (a sixth,
+ * held out, has size 0). */
+START_TEST(test_domain_counts_by_hand)
+{
+    int sizes[6] = {10000, 10000, 10000, 10000, 10000, 0}, counts[16 * 6];
+    /* 10 agents >= 5 domains: two main agents per domain (ties to the first domain);
+     * lambda 0.1: main domain 10000 (0.9/2 + 0.1/10) = 4600, others 10000 (0.1/10) = 100 */
+    ck_assert_int_eq(partition_domain_counts(sizes, 6, 10, 0.1, counts), HS_OK);
+    for (int c = 0; c < 10; c++)
+        for (int d = 0; d < 6; d++)
+            ck_assert_int_eq(counts[c * 6 + d], d == 5 ? 0 : d == c / 2 ? 4600 : 100);
+    /* lambda 1: everyone 1000 of each; lambda 0: 5000 of its main domain only */
+    ck_assert_int_eq(partition_domain_counts(sizes, 6, 10, 1, counts), HS_OK);
+    for (int c = 0; c < 10; c++)
+        for (int d = 0; d < 5; d++) ck_assert_int_eq(counts[c * 6 + d], 1000);
+    ck_assert_int_eq(partition_domain_counts(sizes, 6, 10, 0, counts), HS_OK);
+    for (int c = 0; c < 10; c++)
+        for (int d = 0; d < 5; d++) ck_assert_int_eq(counts[c * 6 + d], d == c / 2 ? 5000 : 0);
+    /* 7 agents over sizes 10001, 10000, 9999, 9999: main agents 2, 2, 2, 1 (one more each
+     * to the domain with the most rows per main agent: 0, then 1, then 2); lambda 0.3:
+     * agent 0 gets 10001 (0.7/2 + 0.3/7) = 3929.0 (truncated) of domain 0 and
+     * 10000 (0.3/7) = 428.57 of domain 1; the remainders go to agents 0, 1, ... */
+    int uneven[4] = {10001, 10000, 9999, 9999};
+    ck_assert_int_eq(partition_domain_counts(uneven, 4, 7, 0.3, counts), HS_OK);
+    const int expect[7][4] = {{3929, 429, 429, 429}, {3929, 429, 429, 429}, {429, 3929, 429, 429},
+                              {429, 3929, 428, 429}, {429, 428, 3928, 428}, {428, 428, 3928, 428},
+                              {428, 428, 428, 7427}};
+    for (int c = 0; c < 7; c++)
+        for (int d = 0; d < 4; d++) ck_assert_int_eq(counts[c * 4 + d], expect[c][d]);
+    /* fewer agents than domains: whole domains dealt largest first (equal sizes: the
+     * higher index first) to the least loaded agent; lambda 0.1 mixes in a tenth of an
+     * even share: agent 0 gets domains 4 and 1, agent 1 domains 3 and 0, agent 2 domain 2 */
+    ck_assert_int_eq(partition_domain_counts(sizes, 6, 3, 0.1, counts), HS_OK);
+    const int three[3][6] = {{334, 9334, 334, 334, 9334, 0}, {9333, 333, 333, 9333, 333, 0},
+                             {333, 333, 9333, 333, 333, 0}};
+    for (int c = 0; c < 3; c++)
+        for (int d = 0; d < 6; d++) ck_assert_int_eq(counts[c * 6 + d], three[c][d]);
+    /* every row dealt exactly once, whatever the setting */
+    const int agents[] = {1, 2, 3, 5, 6, 9, 16};
+    const double lambdas[] = {0, 0.05, 0.1, 0.5, 0.999, 1};
+    for (size_t a = 0; a < sizeof agents / sizeof *agents; a++)
+        for (size_t l = 0; l < sizeof lambdas / sizeof *lambdas; l++) {
+            ck_assert_int_eq(partition_domain_counts(uneven, 4, agents[a], lambdas[l], counts), HS_OK);
+            for (int d = 0; d < 4; d++) {
+                int total = 0;
+                for (int c = 0; c < agents[a]; c++) {
+                    ck_assert_int_ge(counts[c * 4 + d], 0);
+                    total += counts[c * 4 + d];
+                }
+                ck_assert_msg(total == uneven[d], "%d agents, lambda %g, domain %d: %d of %d", agents[a],
+                              lambdas[l], d, total, uneven[d]);
+            }
+        }
+    ck_assert_int_eq(partition_domain_counts(sizes, 6, 3, 1.5, counts), HS_E_INPUT);
+    int none[2] = {0, 0};
+    ck_assert_int_eq(partition_domain_counts(none, 2, 3, 0.5, counts), HS_E_INPUT);
+    /* the sizes of a training set: row k in domain k mod D, held-out domains 0 */
+    DataSpec d;
+    memset(&d, 0, sizeof d);
+    d.n_domains = 4;
+    d.held_out[2] = 1;
+    int got[4];
+    partition_domain_sizes(&d, 10, got);
+    ck_assert(got[0] == 3 && got[1] == 3 && got[2] == 0 && got[3] == 2);
+}
+END_TEST
+
+/* Partition statistics on a fixture of 600 images in 6 rotation domains, one held out:
+ * every agent holds exactly its dealt rows of each domain, nobody holds a held-out row,
+ * rows are disjoint, and the domain mix moves from one domain per agent (lambda 0) to
+ * the common mix (lambda 1). */
+START_TEST(test_partition_domains)
+{
+    Fixture f;
+    fixture_open(&f);
+    write_fixture(&f, 600, 60, 4, 4);
+    DataSpec d = fashion_spec(f.dir);
+    d.partition = PART_DOMAINS;
+    d.n_domains = 6;
+    for (int k = 0; k < 6; k++) d.domain_degrees[k] = 15 * k;
+    d.held_out[5] = 1;
+    Dataset *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    ck_assert_int_eq(dataset_load(&d, NULL, &ds, &diag), HS_OK);
+    ck_assert_int_eq(ds->n_domains, 6);
+    ck_assert_int_eq(dataset_domain(ds, 13), 1);
+    /* domain 0 is not rotated; 90 would be exact, 15 blurs: row 1 differs from the fixture */
+    ck_assert_int_eq(ds->train_pixels[0 * 16 + 5], (0 * 7 + 5) % 256);
+    const double lambdas[] = {0, 0.1, 1};
+    double spread[3];
+    for (int l = 0; l < 3; l++) {
+        d.lambda = lambdas[l];
+        int sizes[6], counts[10 * 6], samples[10];
+        partition_domain_sizes(&d, ds->n_train, sizes);
+        ck_assert_int_eq(partition_domain_counts(sizes, 6, 10, d.lambda, counts), HS_OK);
+        for (int c = 0; c < 10; c++) {
+            samples[c] = 0;
+            for (int k = 0; k < 6; k++) samples[c] += counts[c * 6 + k];
+        }
+        Partition *p = make_partition(ds, &d, 10, samples, 3);
+        check_partition_shape(p, ds, samples);
+        ck_assert_uint_eq(partition_total(p), 500); /* the five training domains, all of them */
+        spread[l] = 0;
+        for (int c = 0; c < 10; c++) {
+            int count, held[6] = {0};
+            const int *idx = partition_indices(p, c, &count);
+            for (int i = 0; i < count; i++) held[dataset_domain(ds, idx[i])]++;
+            ck_assert_int_eq(held[5], 0);
+            double tv = 0;
+            for (int k = 0; k < 6; k++) {
+                ck_assert_int_eq(held[k], counts[c * 6 + k]);
+                tv += fabs((double)held[k] / count - (k == 5 ? 0 : 0.2)) / 2;
+            }
+            spread[l] += tv / 10;
+        }
+        /* the same seed deals the same rows */
+        Partition *q = make_partition(ds, &d, 10, samples, 3);
+        int nq, np;
+        ck_assert_mem_eq(partition_indices(p, 4, &np), partition_indices(q, 4, &nq), sizeof(int) * (size_t)np);
+        partition_free(p);
+        partition_free(q);
+    }
+    /* the domain-mix distance to the common mix: 0.8 with one domain each, 0 with all */
+    ck_assert_msg(fabs(spread[0] - 0.8) < 1e-12 && spread[1] < spread[0] && spread[2] < 1e-12,
+                  "spread %g %g %g", spread[0], spread[1], spread[2]);
+    ck_assert(fabs(spread[1] - 0.72) < 1e-12); /* (1 - lambda) 0.8 */
+    /* samples that disagree with the deal are a bug in the caller */
+    int wrong[10] = {50, 50, 50, 50, 50, 50, 50, 50, 50, 49};
+    Partition *p;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(ds, &d, 10, wrong, r, &p, &diag), HS_E_INTERNAL);
+    /* a data set loaded without its domains cannot be dealt by domain */
+    DataSpec plain = fashion_spec(f.dir);
+    Dataset *flat;
+    ck_assert_int_eq(dataset_load(&plain, NULL, &flat, &diag), HS_OK);
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(partition_make(flat, &d, 10, NULL, r, &p, &diag), HS_E_INPUT);
+    dataset_free(flat);
+    gsl_rng_free(r);
+    dataset_free(ds);
+    fixture_close(&f);
+}
+END_TEST
+
 static Suite *dataset_suite(void)
 {
     Suite *s = suite_create("dataset");
@@ -588,6 +771,9 @@ static Suite *partition_suite(void)
     tcase_add_test(tc, test_partition_dirichlet_skew);
     tcase_add_test(tc, test_partition_shards);
     tcase_add_test(tc, test_partition_errors);
+    tcase_add_test(tc, test_rotation);
+    tcase_add_test(tc, test_domain_counts_by_hand);
+    tcase_add_test(tc, test_partition_domains);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -331,6 +331,58 @@ START_TEST(test_samples_exceeding_dataset_rejected)
 }
 END_TEST
 
+START_TEST(test_domains_keys)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s[data]\npartition = domains\ndomains = 0, 20, -20, 45.5\ntest_domains = -20,45.5\n"
+             "lambda = 0.25\n", base_text);
+    Scenario a, b;
+    HsDiag diag;
+    ck_assert_int_eq(resolve_text(text, &a, &diag), 0);
+    const DataSpec *d = &a.data;
+    ck_assert(d->partition == PART_DOMAINS && d->n_domains == 4 && d->domain_degrees[2] == -20);
+    ck_assert(d->domain_degrees[3] == 45.5 && !d->held_out[0] && !d->held_out[1] && d->held_out[2] && d->held_out[3]);
+    ck_assert(d->lambda == 0.25);
+    char *config = scenario_config_string(&a);
+    ck_assert_ptr_nonnull(strstr(config, "partition = domains\nalpha = 0.5\nshards = 2\ntest_samples = 0\n"
+                                         "domains = 0,20,-20,45.5\ntest_domains = -20,45.5\nlambda = 0.25\n"));
+    ck_assert_int_eq(resolve_text(config, &b, &diag), 0);
+    char *again = scenario_config_string(&b);
+    ck_assert_str_eq(config, again);
+    free(config);
+    free(again);
+    /* the defaults: six domains 15 degrees apart, the last held out, lambda 0.1; another
+     * partition's config leaves them out */
+    snprintf(text, sizeof text, "%s[data]\npartition = domains\n", base_text);
+    ck_assert_int_eq(resolve_text(text, &a, &diag), 0);
+    ck_assert(a.data.n_domains == 6 && a.data.domain_degrees[5] == 75 && a.data.held_out[5] && !a.data.held_out[4]);
+    ck_assert(a.data.lambda == 0.1);
+    World w;
+    ck_assert_int_eq(world_build(&a, &w, &diag), 0);
+    /* 8 agents, 5 domains of 10000: 2, 2, 2, 1, 1 main agents; agent 0 holds
+     * 10000 (0.9/2 + 0.1/8) + 4 x 125 = 5125, agent 7 10000 (0.9 + 0.1/8) + 4 x 125 */
+    ck_assert_int_eq(w.agents[0].samples, 5125);
+    ck_assert_int_eq(w.agents[7].samples, 9625);
+    world_free(&w);
+    ck_assert_int_eq(resolve_text(base_text, &a, &diag), 0);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_null(strstr(config, "domains"));
+    ck_assert_ptr_null(strstr(config, "lambda"));
+    free(config);
+    /* errors, at their lines */
+    expect_error("[data]\ndomains = 0\n", "t.ini:11:", "at least two domains");
+    expect_error("[data]\ndomains = 0,15,0\n", "t.ini:11:", "listed twice");
+    expect_error("[data]\ndomains = 0,15,,30\n", "t.ini:11:", "element 3 of the list is empty");
+    expect_error("[data]\ndomains = 0,400\n", "t.ini:11:", "'400' is not a number in [-360, 360]");
+    expect_error("[data]\ntest_domains = 10\n", "t.ini:11:", "10 is not one of the domains' angles");
+    expect_error("[data]\ndomains = 0,15\ntest_domains = 0,15\n", "t.ini:12:", "at least one must be left");
+    expect_error("[data]\nlambda = 1.5\n", "t.ini:11:", "outside [0, 1]");
+    expect_error("[data]\npartition = domains\ndataset = synthetic\n", "t.ini:11:", "needs dataset = fashion-mnist");
+    expect_error("[data]\npartition = domains\n[agents.small]\ncount = 2\nsamples = 100\n", "t.ini:14:",
+                 "sets every agent's samples");
+}
+END_TEST
+
 static Suite *scenario_suite(void)
 {
     Suite *s = suite_create("scenario");
@@ -347,6 +399,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_config_round_trip);
     tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
     tcase_add_test(tc, test_samples_exceeding_dataset_rejected);
+    tcase_add_test(tc, test_domains_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -167,6 +167,7 @@ typedef enum {
     WALK_BANDWIDTH, /* bandwidth > 0, inf allowed */
     WALK_CHOICE,
     WALK_LIST,      /* whole numbers, comma-separated */
+    WALK_ANGLES,    /* numbers in degrees, comma-separated */
     WALK_TEXT,      /* any non-empty text */
     WALK_DIST_COMPUTE, WALK_DIST_BANDWIDTH, WALK_DIST_TIME, WALK_DIST_SAMPLES,
     WALK_SLOWDOWN, WALK_AVAILABILITY,
@@ -197,6 +198,9 @@ static const WalkKey walk_keys[] = {
     {"data.classes", WALK_COUNT, "1"},
     {"data.train_samples", WALK_COUNT, NULL},
     {"data.separation", WALK_NONNEG, NULL},
+    {"data.domains", WALK_ANGLES, "0|0,0|15,30,x|0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"},
+    {"data.test_domains", WALK_ANGLES, "10|-1|1.5|75,75|0,15,30,45,60,75"},
+    {"data.lambda", WALK_UNIT, NULL},
     {"model.arch", WALK_CHOICE, NULL},
     {"model.layers", WALK_LIST, "32|32,10,16"},
     {"model.channels", WALK_LIST, "32|32,64,128"},
@@ -251,6 +255,8 @@ static const WalkKey walk_keys[] = {
     {"byzantine.f", WALK_WHOLE, "9"},
     {"byzantine.tau", WALK_POSITIVE, NULL},
     {"byzantine.iters", WALK_COUNT, NULL},
+    {"byzantine.rank", WALK_COUNT, "9"},
+    {"byzantine.lambda", WALK_NONNEG, "1e7"},
 };
 
 /* Bad values of each kind ('|'-separated): empty, blank, not a number, NaN, overflow,
@@ -269,6 +275,7 @@ static const char *walk_bad_values(WalkKind kind)
     case WALK_BANDWIDTH: return "| |abc|nan|-1|0|-1 MB/s|5 ms|5 GFLOPS|1e300 GB/s|1,2";
     case WALK_CHOICE: return "| |nonsense|1|nan";
     case WALK_LIST: return "| |abc|0|-1|1.5|99999999999999999999";
+    case WALK_ANGLES: return "| |abc|nan|inf|1e999|5 s|0,,15|15,|,0|400|-360.5";
     case WALK_TEXT: return "| ";
     case WALK_DIST_COMPUTE:
         return "| |abc|nan|inf|-1 GFLOPS|0|5 ms|5 GHz|1e308 TFLOPS|uniform(1 GFLOPS, )|uniform(2 GFLOPS, 1 GFLOPS)"

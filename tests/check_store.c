@@ -250,7 +250,9 @@ static void synthetic_make(Synthetic *s, int variant)
                                   .test_accuracy = NAN, .bytes_sent = 3e5 };
     s->metrics[2] = (SinkMetric){ .t = 20.5 + shift, .round = 2, .agent = -1,
                                   .train_loss = 0.25, .test_loss = 0.5,
-                                  .test_accuracy = 0.8125, .bytes_sent = 2e6 };
+                                  .test_accuracy = 0.8125, .bytes_sent = 2e6,
+                                  .has_domains = 1, .heldout_accuracy = 0.375,
+                                  .seen_accuracy = 0.875 };
     s->end = variant ? (SinkRunEnd){ .status = SINK_STATUS_FAILED, .wall_s = 0.5,
                                      .sim_time_s = 20.5 + shift, .final_accuracy = NAN,
                                      .rounds_done = 2, .message = "solver failed: \"ip\"" }
@@ -380,8 +382,8 @@ static void synthetic_verify(sqlite3 *db, int64_t id, const Synthetic *s, const 
     ck_assert_int_eq(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
 
-    q = raw_query(db, "SELECT t, round, agent, train_loss, test_loss, test_accuracy, bytes_sent"
-                      " FROM metrics WHERE run_id = ?1 ORDER BY rowid", id);
+    q = raw_query(db, "SELECT t, round, agent, train_loss, test_loss, test_accuracy, bytes_sent,"
+                      " heldout_accuracy, seen_accuracy FROM metrics WHERE run_id = ?1 ORDER BY rowid", id);
     for (int m = 0; m < 3; m++) {
         const SinkMetric *x = &s->metrics[m];
         ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
@@ -393,6 +395,9 @@ static void synthetic_verify(sqlite3 *db, int64_t id, const Synthetic *s, const 
         expect_double(q, 4, x->test_loss, "metrics.test_loss");
         expect_double(q, 5, x->test_accuracy, "metrics.test_accuracy");
         expect_double(q, 6, x->bytes_sent, "metrics.bytes_sent");
+        /* NULL without domains (has_domains = 0), whatever the fields hold */
+        expect_double(q, 7, x->has_domains ? x->heldout_accuracy : NAN, "metrics.heldout_accuracy");
+        expect_double(q, 8, x->has_domains ? x->seen_accuracy : NAN, "metrics.seen_accuracy");
     }
     ck_assert_int_eq(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
@@ -503,7 +508,7 @@ START_TEST(test_schema_and_pragmas)
                  "SELECT run_id, round, slow, fast, split, predicted_s, actual_s, solver,"
                  " solve_ms FROM pairings;"
                  "SELECT run_id, t, round, agent, train_loss, test_loss, test_accuracy,"
-                 " bytes_sent FROM metrics;");
+                 " bytes_sent, heldout_accuracy, seen_accuracy FROM metrics;");
     ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
                                  " AND sql LIKE '%(run_id, round)%'"), 4);
     ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
@@ -529,6 +534,44 @@ START_TEST(test_append_to_existing_database)
 
     sqlite3 *db = raw_open(path);
     ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM runs"), 2);
+    synthetic_verify(db, id_a, &a, "done");
+    synthetic_verify(db, id_b, &b, "failed");
+    sqlite3_close(db);
+}
+END_TEST
+
+/* A file written before metrics had heldout_accuracy and seen_accuracy: opening it for
+ * writing adds them (its old rows read NULL there), and reopening does not add them twice. */
+START_TEST(test_old_file_gets_the_domain_columns)
+{
+    const char *path = scratch_path("before_domains.db");
+    Synthetic a, b;
+    synthetic_make(&a, 0);
+    synthetic_make(&b, 1);
+    Store *store = open_store(path);
+    int64_t id_a = synthetic_play(store_sink(store), &a, 1);
+    store_close(store);
+    /* rebuild metrics as the older schema had it, keeping its rows */
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, "CREATE TABLE old_metrics AS SELECT run_id, t, round, agent, train_loss, test_loss,"
+                 " test_accuracy, bytes_sent FROM metrics;"
+                 "DROP TABLE metrics;"
+                 "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                 " t REAL, round INTEGER, agent INTEGER, train_loss REAL, test_loss REAL,"
+                 " test_accuracy REAL, bytes_sent REAL);"
+                 "INSERT INTO metrics SELECT * FROM old_metrics; DROP TABLE old_metrics;"
+                 "CREATE INDEX metrics_run ON metrics(run_id, round);");
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 8);
+    sqlite3_close(db);
+    store = open_store(path);
+    int64_t id_b = synthetic_play(store_sink(store), &b, 1);
+    store_close(store);
+    store = open_store(path);
+    store_close(store);
+    db = raw_open(path);
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 10);
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    a.metrics[2].has_domains = 0; /* written before the columns existed: NULL */
     synthetic_verify(db, id_a, &a, "done");
     synthetic_verify(db, id_b, &b, "failed");
     sqlite3_close(db);
@@ -1247,6 +1290,7 @@ static Suite *store_suite(void)
     tcase_add_test(normal, test_round_trip_two_runs);
     tcase_add_test(normal, test_schema_and_pragmas);
     tcase_add_test(normal, test_append_to_existing_database);
+    tcase_add_test(normal, test_old_file_gets_the_domain_columns);
     tcase_add_test(normal, test_two_stores_on_one_file);
     tcase_add_test(normal, test_parallel_processes_share_a_file);
     tcase_add_test(normal, test_simultaneous_opens_of_new_files);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *synthetic =
     "[run]\nmethod = sync\nrounds = 4\nmode = train\n"
@@ -50,7 +51,7 @@ static double last_accuracy(const TestSink *ts)
 
 START_TEST(test_every_method_learns)
 {
-    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml"};
+    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "token"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
@@ -219,6 +220,69 @@ static int same_range(const float *a, const float *b, size_t offset, size_t coun
     return memcmp(a + offset, b + offset, count * sizeof *a) == 0;
 }
 
+/* [data] partition = domains on the real Fashion-MNIST (skipped when it is not installed,
+ * except in CI): four rotation domains, 90 degrees held out; the agents hold what the
+ * partition deals them (in timing mode too), and the metrics carry the held-out and seen
+ * domains' accuracy. */
+START_TEST(test_domains_run)
+{
+    const char *probe = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+    if (access(probe, R_OK) != 0) {
+        const char *ci = getenv("CI");
+        ck_assert_msg(!(ci && *ci && strcmp(ci, "false") != 0 && strcmp(ci, "0") != 0),
+                      "%s is missing (CI: the Debian package dataset-fashion-mnist must be installed)", probe);
+        fprintf(stderr, "check_train: Fashion-MNIST not installed, skipping the domains run\n");
+        return;
+    }
+    static const char *text =
+        "[run]\nmethod = localsgd\nrounds = 1\nmode = train\n"
+        "[data]\npartition = domains\ndomains = 0,30,60,90\ntest_domains = 90\nlambda = 0.1\ntest_samples = 2000\n"
+        "[model]\nlayers = 784,32,10\nbatch = 64\nlr = 0.1\n"
+        "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\n";
+    TestSink train, timing;
+    for (int mode = 0; mode < 2; mode++) {
+        IniDoc doc;
+        HsDiag diag;
+        Scenario sc;
+        hs_diag_clear(&diag);
+        int status = inidoc_load_string("t.ini", text, &doc, &diag);
+        if (status == 0 && mode) status = inidoc_apply_set(&doc, "run.mode=timing", &diag);
+        if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
+        inidoc_free(&doc);
+        RunOutcome out;
+        if (status == 0) status = engine_run(&sc, test_sink_init(mode ? &timing : &train), &diag, &out);
+        ck_assert_msg(status == 0, "%s", diag.message);
+    }
+    /* 15,000 rows per domain; 4 agents, 3 training domains: main agents 2, 1, 1; agent 0
+     * holds 15000 (0.9/2 + 0.1/4) = 7125 of domain 0 and 375 of each other */
+    const int samples[4] = {7875, 7875, 14625, 14625};
+    for (int a = 0; a < 4; a++) {
+        char row[64];
+        snprintf(row, sizeof row, "agent %d default ", a);
+        const char *p = strstr(train.text, row);
+        ck_assert_ptr_nonnull(p);
+        int agent, held, byzantine;
+        char group[32];
+        double x;
+        ck_assert_int_eq(sscanf(p, "agent %d %31s %lf %lf %lf %lf %d %d", &agent, group, &x, &x, &x, &x, &held,
+                                &byzantine), 8);
+        ck_assert_int_eq(held, samples[a]);
+        ck_assert_ptr_nonnull(strstr(timing.text, row));
+    }
+    ck_assert(train.round_rows[0].t_end == timing.round_rows[0].t_end);
+    const char *p = strstr(train.text, "domains 0 ");
+    ck_assert_ptr_nonnull(p);
+    int round;
+    double heldout, seen;
+    ck_assert_int_eq(sscanf(p, "domains %d %lf %lf", &round, &heldout, &seen), 3);
+    fprintf(stderr, "check_train: domains run, held-out (90 degrees) accuracy %.4f, seen %.4f\n", heldout, seen);
+    ck_assert(heldout > 0.05 && seen > 0.45 && seen > heldout + 0.2);
+    ck_assert_ptr_null(strstr(timing.text, "domains 0 "));
+    test_sink_free(&train);
+    test_sink_free(&timing);
+}
+END_TEST
+
 START_TEST(test_split_step_touches_only_its_side)
 {
     IniDoc doc;
@@ -274,6 +338,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);
     tcase_add_test(tc, test_qsr_period_follows_the_rule);
     tcase_add_test(tc, test_split_step_touches_only_its_side);
+    tcase_add_test(tc, test_domains_run);
     tcase_add_test(tc, test_async_and_delayed_methods_track_their_synchronous_twins);
     suite_add_tcase(s, tc);
     return s;

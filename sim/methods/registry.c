@@ -11,6 +11,7 @@ extern const MethodOps method_adpsgd;
 extern const MethodOps method_co2;
 extern const MethodOps method_comdml;
 extern const MethodOps method_byzsgdnm;
+extern const MethodOps method_token;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -21,6 +22,7 @@ static const MethodOps *const method_registry[] = {
     &method_co2,
     &method_comdml,
     &method_byzsgdnm,
+    &method_token,
     NULL,
 };
 

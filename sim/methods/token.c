@@ -1,0 +1,235 @@
+/* token.c — token algorithms: a model token walks the [topology] graph (SA-SRRW, Hu,
+ * Doshi, Eun, "Accelerating Distributed Stochastic Optimization via Self-Repellent Random
+ * Walks", ICLR 2024; the SRRW of Doshi, Hu, Eun, ICML 2023).
+ *
+ * A token is a model with its optimiser state. The agent it visits takes one step on its
+ * next batch with the token's model (its processor: engine_compute of one step's FLOPs),
+ * draws the next agent from the walk's kernel (sim/walk.h: simple, metropolis or srrw)
+ * and sends the token there (engine_send of the model's bytes, plus the optimiser's state
+ * vectors: velocity for momentum, two moments for Adam, since the state travels with the
+ * model). A self-loop (metropolis, srrw on it) keeps the token where it is: no transfer.
+ * SA-SRRW's iteration, one token:
+ *   X_{n+1} ~ K_{X_n, .}[x_n];  x_{n+1} = x_n + gamma_{n+1} (delta_{X_{n+1}} - x_n);
+ *   theta_{n+1} = theta_n - beta_{n+1} grad F_{X_{n+1}}(theta_n).
+ * It minimises sum_i mu_i F_i(theta), mu the base chain's stationary distribution:
+ * uniform for metropolis (the papers' experiments), degree-proportional for simple (the
+ * same on regular graphs: ring, torus, full, random-regular, exponential).
+ * Where this departs from the paper: theta's step is the [model] optimiser at this
+ * round's learning rate (its schedule), not the paper's beta_n = (n+1)^(-b), so that the
+ * token is compared with the other methods under the same optimiser; a decaying schedule
+ * is available through [model] schedule. gamma_n = (n+1)^(-a) is the paper's
+ * (measure_exponent = a).
+ *
+ * Several tokens (`tokens = K`): each walks and steps on its own model, with its own
+ * random stream, starting at an agent drawn from mu. They share one visit measure: an
+ * agent counts every token's visits, and a token at i reads its neighbours' counts (so
+ * the repellence also spreads the tokens apart). With one token this is SA-SRRW exactly.
+ * The model evaluated after a round is the uniform average of the tokens' models.
+ *
+ * Rounds: a round is as many visits (steps, all tokens together) as the agents hold
+ * batches: one pass over the whole data set, as in `sync`. Tokens never wait at a round
+ * boundary (like adpsgd): the round ends when its last step completes, and the tokens in
+ * flight carry on into the next round. rounds.extra holds the total-variation distance
+ * between the visit frequencies so far and mu: the quantity whose variance SRRW reduces.
+ * Timing mode walks the same way (the walk never reads a value), so both modes give
+ * identical timings. A visit waits for an offline agent (engine_compute pauses); an agent
+ * offline for good while the run still needs steps fails the run. */
+#include "models/optim.h"
+#include "sim/engine.h"
+#include "sim/rng.h"
+#include "sim/topology.h"
+#include "sim/trainer.h"
+#include "sim/walk.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TOKEN_ARRIVED = ENGINE_EVENT_METHOD, TOKEN_COMPUTED };
+
+/* Stream ids under RNG_PURPOSE_METHOD. */
+#define TOKEN_START_STREAM (0x70ULL << 32)
+#define TOKEN_WALK_TAG 0x71ULL
+
+typedef struct Token {
+    int at;              /* the agent that holds it, or that it travels to */
+    gsl_rng *rng;        /* its walk's draws */
+    float *params;       /* (n_params) train mode */
+    float *grad;         /* (n_params) */
+    Optim *optim;
+} Token;
+
+typedef struct TokenState {
+    Topology topology;
+    Walk walk;
+    Token *tokens;
+    int n_tokens;
+    int *targets;        /* (max degree + 1) scratch for the kernel */
+    double *probs;
+    double step_flops, bytes;
+    long steps_per_round, steps;
+    size_t n_params;
+    int round, started;
+} TokenState;
+
+static void token_destroy(void *state)
+{
+    TokenState *s = state;
+    if (s == NULL) return;
+    for (int k = 0; s->tokens && k < s->n_tokens; k++) {
+        if (s->tokens[k].rng) gsl_rng_free(s->tokens[k].rng);
+        free(s->tokens[k].params);
+        free(s->tokens[k].grad);
+        optim_free(s->tokens[k].optim);
+    }
+    free(s->tokens);
+    free(s->targets);
+    free(s->probs);
+    walk_free(&s->walk);
+    topology_free(&s->topology);
+    free(s);
+}
+
+/* State vectors an optimiser carries besides the parameters (they travel with the token). */
+static int token_state_vectors(OptimKind kind)
+{
+    return kind == OPTIM_SGD ? 0 : kind == OPTIM_MOMENTUM ? 1 : 2;
+}
+
+static int token_create(Engine *e, void **state)
+{
+    TokenState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    const Scenario *sc = e->sc;
+    int n = e->world.n;
+    int status = topology_build(sc, n, &s->topology, e->diag);
+    if (status != HS_OK) return status;
+    static const WalkKind kinds[] = {WALK_SIMPLE, WALK_METROPOLIS, WALK_SRRW};
+    static const WalkKind bases[] = {WALK_METROPOLIS, WALK_SIMPLE};
+    if (walk_init(&s->walk, &s->topology, kinds[scenario_param_index(sc, "walk")], bases[scenario_param_index(sc, "base")],
+                  scenario_param_number(sc, "alpha"), scenario_param_number(sc, "measure_exponent")) != HS_OK)
+        return HS_E_NOMEM;
+    s->n_tokens = scenario_param_int(sc, "tokens");
+    s->tokens = calloc((size_t)s->n_tokens, sizeof *s->tokens);
+    s->targets = calloc((size_t)s->walk.max_degree + 2, sizeof *s->targets);
+    s->probs = calloc((size_t)s->walk.max_degree + 2, sizeof *s->probs);
+    if (!s->tokens || !s->targets || !s->probs) return HS_E_NOMEM;
+    s->step_flops = engine_step_flops(e, sc->model.batch);
+    s->bytes = engine_model_bytes(e) * (1 + token_state_vectors(sc->optim.kind));
+    for (int i = 0; i < n; i++) s->steps_per_round += engine_agent_steps(e, i);
+    if ((status = trainer_setup_shared(e)) != HS_OK) return status;
+    s->n_params = trainer_param_count(e);
+    gsl_rng *start = rng_stream_create(sc->seed, TOKEN_START_STREAM, RNG_PURPOSE_METHOD);
+    if (start == NULL) return HS_E_NOMEM;
+    for (int k = 0; k < s->n_tokens; k++) {
+        Token *t = &s->tokens[k];
+        /* the start is drawn from mu, in token order */
+        double u = gsl_rng_uniform(start), cumulative = 0;
+        t->at = n - 1;
+        for (int i = 0; i < n - 1; i++) {
+            cumulative += s->walk.mu[i];
+            if (u < cumulative) {
+                t->at = i;
+                break;
+            }
+        }
+        t->rng = rng_stream_create(sc->seed, (TOKEN_WALK_TAG << 32) | (uint64_t)k, RNG_PURPOSE_METHOD);
+        if (t->rng == NULL) break;
+        if (e->trainer == NULL) continue;
+        /* every token starts from the shared model's initial parameters */
+        t->params = malloc(s->n_params * sizeof *t->params);
+        t->grad = calloc(s->n_params, sizeof *t->grad);
+        if (!t->params || !t->grad || optim_create(&sc->optim, s->n_params, &t->optim) != HS_OK) break;
+        memcpy(t->params, trainer_shared_params(e), s->n_params * sizeof *t->params);
+    }
+    gsl_rng_free(start);
+    for (int k = 0; k < s->n_tokens; k++)
+        if (s->tokens[k].rng == NULL || (e->trainer && s->tokens[k].optim == NULL))
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for %d tokens", s->n_tokens);
+    return HS_OK;
+}
+
+/* Token k arrives at (or stays on) its agent: the visit counts, the step begins. The
+ * gradient is taken on the token's model as it is when the computation starts. */
+static int token_begin_visit(TokenState *s, Engine *e, int k)
+{
+    Token *t = &s->tokens[k];
+    walk_visit(&s->walk, t->at);
+    int status = trainer_gradient_at(e, t->at, t->params, t->grad);
+    if (status != HS_OK) return status;
+    double finish = engine_compute(e, t->at, s->step_flops, TOKEN_COMPUTED, k);
+    if (!isfinite(finish) && (e->sc->rounds <= 0 || s->steps < (long)e->sc->rounds * s->steps_per_round))
+        return engine_fail_stranded(e, t->at);
+    return HS_OK;
+}
+
+static int token_round_begin(void *state, Engine *e, int round)
+{
+    TokenState *s = state;
+    s->round = round;
+    if (s->started) return HS_OK; /* the tokens are already walking */
+    s->started = 1;
+    int status = HS_OK;
+    for (int k = 0; k < s->n_tokens && status == HS_OK; k++) status = token_begin_visit(s, e, k);
+    return status;
+}
+
+static int token_on_event(void *state, Engine *e, const Event *ev)
+{
+    TokenState *s = state;
+    int k = (int)ev->data;
+    Token *t = &s->tokens[k];
+    if (ev->kind == TOKEN_ARRIVED) return token_begin_visit(s, e, k);
+    /* the step is done: apply it, count it, pass the token on */
+    if (e->trainer) optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_learning_rate(e));
+    s->steps++;
+    if (s->steps == (long)(s->round + 1) * s->steps_per_round) {
+        e->round_extra = walk_tv_distance(&s->walk);
+        engine_end_round(e);
+    }
+    int from = t->at;
+    t->at = walk_next(&s->walk, from, t->rng, s->targets, s->probs);
+    if (t->at == from) return token_begin_visit(s, e, k);
+    engine_send(e, from, t->at, s->bytes, TOKEN_ARRIVED, k);
+    return HS_OK;
+}
+
+/* The evaluated model: the tokens' average, summed in token order. */
+static int token_round_end(void *state, Engine *e, int round)
+{
+    TokenState *s = state;
+    float *shared = trainer_shared_params(e);
+    if (shared == NULL) return HS_OK;
+    for (size_t j = 0; j < s->n_params; j++) {
+        double sum = 0;
+        for (int k = 0; k < s->n_tokens; k++) sum += s->tokens[k].params[j];
+        shared[j] = (float)(sum / s->n_tokens);
+    }
+    return HS_OK;
+}
+
+static const MethodKey token_keys[] = {
+    {"walk", "srrw", "the token's transition kernel: simple, metropolis (uniform target) or srrw (self-repellent)",
+     .type = METHOD_KEY_CHOICE, .choices = "simple|metropolis|srrw"},
+    {"alpha", "1", "srrw: self-repellence strength (0 is the base chain)", .type = METHOD_KEY_REAL, .min = 0, .max = 100},
+    {"base", "metropolis", "srrw: the base chain it is built on", .type = METHOD_KEY_CHOICE,
+     .choices = "metropolis|simple"},
+    {"measure_exponent", "1", "a of the visit measure's step (k+1)^-a (1: the empirical measure)",
+     .type = METHOD_KEY_REAL, .min = 0.5, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+    {"tokens", "1", "tokens walking at once, each with its own model", .type = METHOD_KEY_INT, .min = 1, .max = 1024},
+    {0},
+};
+
+const MethodOps method_token = {
+    .name = "token",
+    .summary = "token algorithm: a model walks the graph (simple, Metropolis or self-repellent SRRW walk), "
+               "one step per visit",
+    .keys = token_keys,
+    .capabilities = METHOD_USES_TOPOLOGY,
+    .create = token_create,
+    .round_begin = token_round_begin,
+    .on_event = token_on_event,
+    .round_end = token_round_end,
+    .destroy = token_destroy,
+};
