@@ -21,7 +21,7 @@ static const char cli_pair_usage[] =
     "  --time-limit S   wall-clock limit of ip in seconds, building the model included\n"
     "                   (default 10); past it exact answers and stderr says so\n";
 
-int solver_cli_pair(int argc, char **argv)
+int cli_pair(int argc, char **argv)
 {
     const char *path = NULL, *solver = "exact";
     double time_limit = 10;

@@ -4,6 +4,6 @@
 
 /* argv holds the arguments after "pair". Returns the exit status: 0 ok, 1 solver
  * failure, 2 bad usage or a malformed instance. */
-int solver_cli_pair(int argc, char **argv);
+int cli_pair(int argc, char **argv);
 
 #endif

@@ -1,13 +1,14 @@
 /* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--quiet]`.
  * The scenario is resolved completely before the database is opened, so a bad scenario
  * never touches the database. */
+#include "cli/cli.h"
+
 #include "analysis/report.h"
 #include "analysis/store.h"
-#include "cli/cli.h"
+#include "cli/progress.h"
 #include "sim/engine.h"
 #include "sim/interrupt.h"
 #include "sim/methods/method.h"
-#include "cli/progress.h"
 #include "sim/sweep.h"
 
 #include <stdio.h>

@@ -19,8 +19,9 @@
  * SIGINT/SIGTERM: the parent forwards the signal to the workers; each ends its run as
  * 'interrupted' through the engine's normal path, the parent writes what arrives, hands
  * out nothing more, and prints the command that finishes the sweep. */
-#include "analysis/store.h"
 #include "cli/cli.h"
+
+#include "analysis/store.h"
 #include "sim/interrupt.h"
 #include "sim/sweep.h"
 

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "run") == 0) return cli_run(argc - 2, argv + 2);
     if (strcmp(command, "sweep") == 0) return cli_sweep(argc - 2, argv + 2);
-    if (strcmp(command, "pair") == 0) return solver_cli_pair(argc - 2, argv + 2);
+    if (strcmp(command, "pair") == 0) return cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return cli_report(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0) return cli_plot(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
