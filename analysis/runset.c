@@ -1,7 +1,8 @@
 /* runset.c — runs, points, levels and speedups: see runset.h for every definition.
  * Reads one row per run (sub-selects on the (run_id, round) indexes) plus one metrics
  * lookup per run with a target; grouping then sorts the runs once by (group, label),
- * so a sweep of 10^4 runs groups in O(n log n). */
+ * so a sweep of 10^4 runs groups in O(n log n).
+ * One file: grouping, fingerprints and the statistics read the same RunFacts in one pass. */
 #include "analysis/runset.h"
 
 #include <gsl/gsl_cdf.h>

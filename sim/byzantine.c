@@ -4,7 +4,8 @@
  * values, which beats qsort for the K <= 32 this simulator usually runs; larger K uses
  * qsort); Krum O(K^2 d) for the pairwise distances; betamle O(K^2 d) for the Gram matrix of
  * the normalized vectors, then O((K + K^2 [lambda > 0]) K^2) per IRLS iteration in the
- * K-dimensional span of the vectors. */
+ * K-dimensional span of the vectors.
+ * One file: attacks and aggregators share the honest statistics of a step. */
 #include "sim/byzantine.h"
 
 #include "models/dataset.h"

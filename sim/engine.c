@@ -1,4 +1,6 @@
-/* engine.c — the run loop, the cost-model primitives and per-round accounting. */
+/* engine.c — the run loop, the cost-model primitives and per-round accounting.
+ * It stays one file: the primitives share the agents' clocks and the round's accounting,
+ * whose invariants (busy intervals, offline time) every primitive must keep. */
 #include "sim/engine.h"
 #include "sim/byzantine.h"
 #include "sim/interrupt.h"

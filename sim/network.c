@@ -5,7 +5,9 @@
  * link's next capacity change) by (time, creation sequence), so runs are deterministic.
  * Shares are recomputed lazily, once per instant, by progressive filling (a heap of link
  * levels: O(F log L) for F flows on L links) over the flows of the links that changed,
- * grown only as far as the new shares disturb other flows (network_recompute). */
+ * grown only as far as the new shares disturb other flows (network_recompute).
+ * One file on purpose: the flow heap, the progressive filling and its incremental
+ * recomputation share invariants that only hold together (about 1,200 lines). */
 #include "sim/network.h"
 #include "base/hs_error.h"
 

@@ -1,6 +1,8 @@
 /* topology.c — graph construction from an edge list, deduplicated and sorted into CSR,
  * the random-regular generator, and the checks that say whether a graph can be built
- * before anything runs. */
+ * before anything runs.
+ * One file: the graph kinds, their parameter rules and the edges parser are checked and
+ * built by the same code (topology_check and topology_build must agree). */
 #include "sim/topology.h"
 #include "sim/rng.h"
 
