@@ -29,8 +29,7 @@ double engine_model_bytes(const Engine *e)
 
 int engine_agent_steps(const Engine *e, int agent)
 {
-    int batch = e->sc->model.batch;
-    return (e->world.agents[agent].samples + batch - 1) / batch;
+    return world_agent_steps(&e->world, agent, e->sc->model.batch);
 }
 
 int engine_round_steps(const Engine *e)
@@ -518,9 +517,23 @@ static int engine_network_wakeup(Engine *e, const Event *ev)
     return network_advance(e->network, e->now);
 }
 
+/* Train mode, after a round: the trainer's evaluation (when it is due) becomes the
+ * metrics row of the averaged model at the round's end. */
+static int engine_evaluate(Engine *e)
+{
+    SinkMetric metric;
+    int evaluated, status = trainer_round_end(e->trainer, &metric, &evaluated);
+    if (status != HS_OK || !evaluated) return status;
+    e->last_accuracy = metric.test_accuracy;
+    metric.t = e->now;
+    metric.bytes_sent = e->total_bytes + e->round_bytes;
+    return engine_report_metric(e, &metric);
+}
+
 static int engine_play_round(Engine *e)
 {
     engine_round_reset(e);
+    trainer_begin_round(e->trainer, e->round);
     int status = e->method->round_begin(e->method_state, e, e->round);
     if (status == HS_OK && e->network) status = engine_network_arm(e);
     Event ev;
@@ -542,7 +555,7 @@ static int engine_play_round(Engine *e)
         if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
     }
     if (status == HS_OK && e->method->round_end) status = e->method->round_end(e->method_state, e, e->round);
-    if (status == HS_OK && e->trainer) status = trainer_round_end(e->trainer, e);
+    if (status == HS_OK && e->trainer) status = engine_evaluate(e);
     if (status == HS_OK) status = engine_round_report(e);
     return status;
 }
@@ -812,7 +825,8 @@ static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->world.n);
     e->method = method_lookup(sc->method);
     if (e->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
-    if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(e, &e->trainer)) != HS_OK) return status;
+    if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(sc, &e->world, diag, &e->trainer)) != HS_OK)
+        return status;
     return e->method->create(e, &e->method_state);
 }
 

@@ -8,11 +8,11 @@
  * the epoch continues into the next shuffle, so every batch has `batch` samples (or all
  * of an agent's samples when it has fewer). */
 #include "sim/trainer.h"
+
 #include "models/dataset.h"
 #include "models/model.h"
 #include "models/optim.h"
 #include "models/partition.h"
-#include "sim/engine.h"
 #include "sim/rng.h"
 
 #include <cblas.h>
@@ -32,6 +32,10 @@ typedef struct SplitPair {
 } SplitPair;
 
 struct Trainer {
+    const Scenario *sc;
+    const World *world;
+    HsDiag *diag;
+    int round;            /* the engine's current round (trainer_begin_round) */
     Dataset *data;
     Partition *partition;
     ModelWorkspace *ws;
@@ -68,16 +72,16 @@ struct Trainer {
     int n_agents;
 };
 
-static int trainer_fail(Engine *e, int status, const char *what)
+static int trainer_fail(Trainer *t, int status, const char *what)
 {
-    return hs_diag_set(e->diag, status, NULL, 0, "%s", what);
+    return hs_diag_set(t->diag, status, NULL, 0, "%s", what);
 }
 
-static void trainer_shuffle(Trainer *t, const Engine *e, int agent)
+static void trainer_shuffle(Trainer *t, int agent)
 {
     int *idx = t->order + t->order_offset[agent];
     int n = t->order_offset[agent + 1] - t->order_offset[agent];
-    rng_stream_reset(t->shuffle_rng, e->sc->seed, (uint64_t)agent * 1000003u + (uint64_t)t->epoch[agent]++,
+    rng_stream_reset(t->shuffle_rng, t->sc->seed, (uint64_t)agent * 1000003u + (uint64_t)t->epoch[agent]++,
                      RNG_PURPOSE_TRAIN);
     for (int i = n - 1; i > 0; i--) {
         int j = (int)gsl_rng_uniform_int(t->shuffle_rng, (unsigned long)i + 1);
@@ -88,14 +92,14 @@ static void trainer_shuffle(Trainer *t, const Engine *e, int agent)
 }
 
 /* Fills t->x, t->y with agent's next batch; returns its size. */
-static int trainer_next_batch(Trainer *t, const Engine *e, int agent)
+static int trainer_next_batch(Trainer *t, int agent)
 {
     int n = t->order_offset[agent + 1] - t->order_offset[agent];
     int b = t->batch < n ? t->batch : n;
     for (int k = 0; k < b; k++) {
         if (t->cursor[agent] == n) {
             t->cursor[agent] = 0;
-            trainer_shuffle(t, e, agent);
+            trainer_shuffle(t, agent);
         }
         t->indices[k] = t->order[t->order_offset[agent] + t->cursor[agent]++];
     }
@@ -103,32 +107,34 @@ static int trainer_next_batch(Trainer *t, const Engine *e, int agent)
     return b;
 }
 
-static int trainer_check_loss(Engine *e, double loss, int agent)
+static int trainer_check_loss(Trainer *t, double loss, int agent)
 {
     if (isfinite(loss)) return HS_OK;
-    return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: loss %g at round %d, agent %d", loss,
-                       e->round, agent);
+    return hs_diag_set(t->diag, HS_E_DIVERGED, NULL, 0, "training diverged: loss %g at round %d, agent %d", loss,
+                       t->round, agent);
 }
 
-int trainer_create(Engine *e, Trainer **out)
+int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out)
 {
     *out = NULL;
-    const Scenario *sc = e->sc;
     Trainer *t = calloc(1, sizeof *t);
-    if (t == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
-    int n = e->world.n, status;
+    if (t == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    t->sc = sc;
+    t->world = world;
+    t->diag = diag;
+    int n = world->n, status;
     t->n_agents = n;
     /* Agents' steps are small matrices: OpenBLAS threads only add synchronisation. */
     openblas_set_num_threads(1);
     t->batch = sc->model.batch;
     gsl_rng *data_rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_DATA);
     if (data_rng == NULL) goto nomem;
-    status = dataset_load(&sc->data, data_rng, &t->data, e->diag);
+    status = dataset_load(&sc->data, data_rng, &t->data, t->diag);
     if (status == HS_OK) {
         int *samples = malloc((size_t)n * sizeof *samples);
         if (samples == NULL) status = HS_E_NOMEM;
-        for (int i = 0; status == HS_OK && i < n; i++) samples[i] = e->world.agents[i].samples;
-        if (status == HS_OK) status = partition_make(t->data, &sc->data, n, samples, data_rng, &t->partition, e->diag);
+        for (int i = 0; status == HS_OK && i < n; i++) samples[i] = t->world->agents[i].samples;
+        if (status == HS_OK) status = partition_make(t->data, &sc->data, n, samples, data_rng, &t->partition, t->diag);
         free(samples);
     }
     gsl_rng_free(data_rng);
@@ -149,7 +155,7 @@ int trainer_create(Engine *e, Trainer **out)
         int count;
         const int *idx = partition_indices(t->partition, i, &count);
         memcpy(t->order + t->order_offset[i], idx, (size_t)count * sizeof *idx);
-        trainer_shuffle(t, e, i);
+        trainer_shuffle(t, i);
     }
     if ((status = model_workspace_create(&sc->model, &t->ws)) != HS_OK) goto fail;
     t->x = malloc((size_t)t->batch * (size_t)t->data->features * sizeof *t->x);
@@ -176,7 +182,7 @@ int trainer_create(Engine *e, Trainer **out)
     *out = t;
     return HS_OK;
 nomem:
-    status = trainer_fail(e, HS_E_NOMEM, "out of memory for train mode");
+    status = trainer_fail(t, HS_E_NOMEM, "out of memory for train mode");
 fail:
     trainer_free(t);
     return status;
@@ -227,46 +233,49 @@ void trainer_free(Trainer *t)
     free(t);
 }
 
-double trainer_learning_rate(const Engine *e)
+double trainer_schedule_lr(const Scenario *sc, int round)
 {
     /* a run without a round count schedules over the cap the engine would stop at */
-    return optim_schedule_lr(&e->sc->optim, e->round, e->sc->rounds > 0 ? e->sc->rounds : 100000);
+    return optim_schedule_lr(&sc->optim, round, sc->rounds > 0 ? sc->rounds : 100000);
+}
+
+void trainer_begin_round(Trainer *t, int round)
+{
+    if (t) t->round = round;
 }
 
 /* --- shared model --- */
 
-int trainer_setup_shared(Engine *e)
+int trainer_setup_shared(Trainer *t)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
-    gsl_rng *init = rng_stream_create(e->sc->seed, 0, RNG_PURPOSE_INIT);
-    if (init == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
-    int status = model_create(&e->sc->model, init, &t->shared);
+    gsl_rng *init = rng_stream_create(t->sc->seed, 0, RNG_PURPOSE_INIT);
+    if (init == NULL) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    int status = model_create(&t->sc->model, init, &t->shared);
     gsl_rng_free(init);
-    if (status == HS_OK) status = optim_create(&e->sc->optim, t->n_params, &t->shared_optim);
+    if (status == HS_OK) status = optim_create(&t->sc->optim, t->n_params, &t->shared_optim);
     t->grad_sum = calloc(t->n_params, sizeof *t->grad_sum);
     if (status == HS_OK && t->grad_sum == NULL) status = HS_E_NOMEM;
-    return status == HS_OK ? HS_OK : trainer_fail(e, status, "cannot create the model");
+    return status == HS_OK ? HS_OK : trainer_fail(t, status, "cannot create the model");
 }
 
-int trainer_shared_gradients(Engine *e)
+int trainer_shared_gradients(Trainer *t)
 {
-    return trainer_shared_gradients_of(e, NULL, e->world.n);
+    return t ? trainer_shared_gradients_of(t, NULL, t->world->n) : HS_OK;
 }
 
-int trainer_shared_gradients_of(Engine *e, const int *members, int n_members)
+int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
     float *grads = model_grads(t->shared);
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
         double loss;
-        int b = trainer_next_batch(t, e, i);
-        if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+        int b = trainer_next_batch(t, i);
+        if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
         int status = model_grad_full_at(t->shared, model_params(t->shared), grads, t->ws, t->x, t->y, b, &loss);
-        if (status == HS_OK) status = trainer_check_loss(e, loss, i);
+        if (status == HS_OK) status = trainer_check_loss(t, loss, i);
         if (status != HS_OK) return status;
         t->loss_sum += loss;
         t->loss_count++;
@@ -276,29 +285,27 @@ int trainer_shared_gradients_of(Engine *e, const int *members, int n_members)
     return HS_OK;
 }
 
-int trainer_shared_apply(Engine *e)
+int trainer_shared_apply(Trainer *t)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
-    optim_step(t->shared_optim, model_params(t->shared), t->grad_sum, 0, t->n_params, trainer_learning_rate(e));
+    optim_step(t->shared_optim, model_params(t->shared), t->grad_sum, 0, t->n_params, trainer_schedule_lr(t->sc, t->round));
     return HS_OK;
 }
 
-float *trainer_shared_params(Engine *e)
+float *trainer_shared_params(Trainer *t)
 {
-    return e->trainer && e->trainer->shared ? model_params(e->trainer->shared) : NULL;
+    return t && t->shared ? model_params(t->shared) : NULL;
 }
 
-int trainer_gradient_at(Engine *e, int agent, const float *params, float *grad)
+int trainer_gradient_at(Trainer *t, int agent, const float *params, float *grad)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     double loss;
-    int b = trainer_next_batch(t, e, agent);
-    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    int b = trainer_next_batch(t, agent);
+    if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
     /* t->eval is only the shape: evaluation runs after the round's last event */
     int status = model_grad_full_at(t->eval, params, grad, t->ws, t->x, t->y, b, &loss);
-    if (status == HS_OK) status = trainer_check_loss(e, loss, agent);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
     if (status == HS_OK) {
         t->loss_sum += loss;
         t->loss_count++;
@@ -308,11 +315,10 @@ int trainer_gradient_at(Engine *e, int agent, const float *params, float *grad)
 
 /* --- a model per agent --- */
 
-int trainer_setup_local(Engine *e, int n_buffers)
+int trainer_setup_local(Trainer *t, int n_buffers)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
-    int n = e->world.n;
+    int n = t->world->n;
     t->models = calloc((size_t)n, sizeof *t->models);
     t->optims = calloc((size_t)n, sizeof *t->optims);
     t->scratch = calloc(t->n_params, sizeof *t->scratch);
@@ -321,18 +327,18 @@ int trainer_setup_local(Engine *e, int n_buffers)
     t->n_buffers = n_buffers;
     t->buffers = calloc((size_t)n * (size_t)(n_buffers > 0 ? n_buffers : 1), sizeof *t->buffers);
     if (!t->models || !t->optims || !t->scratch || !t->weights || !t->vectors || !t->buffers)
-        return trainer_fail(e, HS_E_NOMEM, "out of memory for the agents' models");
+        return trainer_fail(t, HS_E_NOMEM, "out of memory for the agents' models");
     for (int i = 0; i < n; i++) {
         /* every agent starts from the same parameters: the init stream is shared */
-        gsl_rng *init = rng_stream_create(e->sc->seed, 0, RNG_PURPOSE_INIT);
-        if (init == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
-        int status = model_create(&e->sc->model, init, &t->models[i]);
+        gsl_rng *init = rng_stream_create(t->sc->seed, 0, RNG_PURPOSE_INIT);
+        if (init == NULL) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+        int status = model_create(&t->sc->model, init, &t->models[i]);
         gsl_rng_free(init);
-        if (status == HS_OK) status = optim_create(&e->sc->optim, t->n_params, &t->optims[i]);
-        if (status != HS_OK) return trainer_fail(e, status, "out of memory for the agents' models");
+        if (status == HS_OK) status = optim_create(&t->sc->optim, t->n_params, &t->optims[i]);
+        if (status != HS_OK) return trainer_fail(t, status, "out of memory for the agents' models");
         for (int k = 0; k < n_buffers; k++)
             if ((t->buffers[i * n_buffers + k] = calloc(t->n_params, sizeof(float))) == NULL)
-                return trainer_fail(e, HS_E_NOMEM, "out of memory for method state");
+                return trainer_fail(t, HS_E_NOMEM, "out of memory for method state");
     }
     return HS_OK;
 }
@@ -347,32 +353,30 @@ const int *trainer_agent_samples(const Trainer *t, int agent, int *count)
     return partition_indices(t->partition, agent, count);
 }
 
-size_t trainer_param_count(const Engine *e)
+size_t trainer_param_count(const Trainer *t)
 {
-    return e->trainer ? e->trainer->n_params : 0;
+    return t ? t->n_params : 0;
 }
 
-float *trainer_params(Engine *e, int agent)
+float *trainer_params(Trainer *t, int agent)
 {
-    return e->trainer && e->trainer->models ? model_params(e->trainer->models[agent]) : NULL;
+    return t && t->models ? model_params(t->models[agent]) : NULL;
 }
 
-float *trainer_buffer(Engine *e, int agent, int which)
+float *trainer_buffer(Trainer *t, int agent, int which)
 {
-    Trainer *t = e->trainer;
     return t && which < t->n_buffers ? t->buffers[agent * t->n_buffers + which] : NULL;
 }
 
-int trainer_gradient(Engine *e, int agent, float *grad)
+int trainer_gradient(Trainer *t, int agent, float *grad)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     double loss;
-    int b = trainer_next_batch(t, e, agent);
-    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    int b = trainer_next_batch(t, agent);
+    if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
     Model *m = t->models[agent];
     int status = model_grad_full_at(m, model_params(m), grad, t->ws, t->x, t->y, b, &loss);
-    if (status == HS_OK) status = trainer_check_loss(e, loss, agent);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
     if (status == HS_OK) {
         t->loss_sum += loss;
         t->loss_count++;
@@ -380,31 +384,29 @@ int trainer_gradient(Engine *e, int agent, float *grad)
     return status;
 }
 
-int trainer_optimizer_step(Engine *e, int agent, const float *grad)
+int trainer_optimizer_step(Trainer *t, int agent, const float *grad)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
-    optim_step(t->optims[agent], model_params(t->models[agent]), grad, 0, t->n_params, trainer_learning_rate(e));
+    optim_step(t->optims[agent], model_params(t->models[agent]), grad, 0, t->n_params, trainer_schedule_lr(t->sc, t->round));
     return HS_OK;
 }
 
-int trainer_local_step(Engine *e, int agent)
+int trainer_local_step(Trainer *t, int agent)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
-    int status = trainer_gradient(e, agent, model_grads(t->models[agent]));
-    if (status == HS_OK) status = trainer_optimizer_step(e, agent, model_grads(t->models[agent]));
+    int status = trainer_gradient(t, agent, model_grads(t->models[agent]));
+    if (status == HS_OK) status = trainer_optimizer_step(t, agent, model_grads(t->models[agent]));
     return status;
 }
 
 /* Averages [offset, offset+count) of the members' parameters into every member. */
-static int trainer_average_range(Trainer *t, const Engine *e, const int *members, int n_members, int by_samples,
+static int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples,
                                  size_t offset, size_t count)
 {
     double total = 0;
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
-        t->weights[k] = by_samples ? e->world.agents[i].samples : 1.0;
+        t->weights[k] = by_samples ? t->world->agents[i].samples : 1.0;
         total += t->weights[k];
         t->vectors[k] = model_params(t->models[i]) + offset;
     }
@@ -418,11 +420,10 @@ static int trainer_average_range(Trainer *t, const Engine *e, const int *members
     return HS_OK;
 }
 
-int trainer_average(Engine *e, const int *members, int n_members, int by_samples)
+int trainer_average(Trainer *t, const int *members, int n_members, int by_samples)
 {
-    Trainer *t = e->trainer;
     if (t == NULL || n_members == 0) return HS_OK;
-    return trainer_average_range(t, e, members, n_members, by_samples, 0, t->n_params);
+    return trainer_average_range(t, members, n_members, by_samples, 0, t->n_params);
 }
 
 /* --- ComDML split training --- */
@@ -444,21 +445,20 @@ static void trainer_bottom_range(const Model *m, int split, size_t *offset, size
     *count = last_offset + last_count;
 }
 
-int trainer_split_begin(Engine *e, int slow, int split)
+int trainer_split_begin(Trainer *t, int slow, int split)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
-    if (t->pairs == NULL && (t->pairs = calloc((size_t)e->world.n, sizeof *t->pairs)) == NULL)
-        return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    if (t->pairs == NULL && (t->pairs = calloc((size_t)t->world->n, sizeof *t->pairs)) == NULL)
+        return trainer_fail(t, HS_E_NOMEM, "out of memory");
     SplitPair *p = &t->pairs[slow];
-    int steps = engine_agent_steps(e, slow);
+    int steps = world_agent_steps(t->world, slow, t->batch);
     int act_floats = model_split_floats(t->models[slow], split);
     if (p->top == NULL) {
-        gsl_rng *init = rng_stream_create(e->sc->seed, 0, RNG_PURPOSE_INIT);
-        int status = init ? model_create(&e->sc->model, init, &p->top) : HS_E_NOMEM;
+        gsl_rng *init = rng_stream_create(t->sc->seed, 0, RNG_PURPOSE_INIT);
+        int status = init ? model_create(&t->sc->model, init, &p->top) : HS_E_NOMEM;
         if (init) gsl_rng_free(init);
-        if (status == HS_OK) status = optim_create(&e->sc->optim, t->n_params, &p->top_optim);
-        if (status != HS_OK) return trainer_fail(e, status, "out of memory for a helper's copy");
+        if (status == HS_OK) status = optim_create(&t->sc->optim, t->n_params, &p->top_optim);
+        if (status != HS_OK) return trainer_fail(t, status, "out of memory for a helper's copy");
     }
     if (p->capacity < steps || p->act_floats < act_floats) {
         free(p->act);
@@ -467,7 +467,7 @@ int trainer_split_begin(Engine *e, int slow, int split)
         p->act = malloc((size_t)steps * (size_t)t->batch * (size_t)act_floats * sizeof *p->act);
         p->labels = malloc((size_t)steps * (size_t)t->batch * sizeof *p->labels);
         p->sizes = malloc((size_t)steps * sizeof *p->sizes);
-        if (!p->act || !p->labels || !p->sizes) return trainer_fail(e, HS_E_NOMEM, "out of memory for activations");
+        if (!p->act || !p->labels || !p->sizes) return trainer_fail(t, HS_E_NOMEM, "out of memory for activations");
         p->capacity = steps;
         p->act_floats = act_floats;
     }
@@ -477,28 +477,27 @@ int trainer_split_begin(Engine *e, int slow, int split)
     return HS_OK;
 }
 
-int trainer_split_bottom_step(Engine *e, int slow, int split)
+int trainer_split_bottom_step(Trainer *t, int slow, int split)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     SplitPair *p = &t->pairs[slow];
-    int b = trainer_next_batch(t, e, slow);
-    if (b < 0) return trainer_fail(e, HS_E_NOMEM, "out of memory");
-    if (p->head + p->count >= p->capacity) return trainer_fail(e, HS_E_INTERNAL, "activation queue overflow");
+    int b = trainer_next_batch(t, slow);
+    if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    if (p->head + p->count >= p->capacity) return trainer_fail(t, HS_E_INTERNAL, "activation queue overflow");
     int slot = p->head + p->count;
     size_t act_floats = (size_t)model_split_floats(t->models[slow], split);
     float *act = p->act + (size_t)slot * (size_t)t->batch * act_floats;
     double loss;
     Model *m = t->models[slow];
     int status = model_grad_bottom(m, t->ws, split, t->x, t->y, b, &loss, act);
-    if (status == HS_OK) status = trainer_check_loss(e, loss, slow);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, slow);
     if (status != HS_OK) return status;
     t->loss_sum += loss;
     t->loss_count++;
     memcpy(p->labels + (size_t)slot * (size_t)t->batch, t->y, (size_t)b * sizeof *t->y);
     p->sizes[slot] = b;
     p->count++;
-    double lr = trainer_learning_rate(e);
+    double lr = trainer_schedule_lr(t->sc, t->round);
     size_t offset, count;
     trainer_bottom_range(m, split, &offset, &count);
     optim_step(t->optims[slow], model_params(m), model_grads(m), offset, count, lr);
@@ -507,30 +506,28 @@ int trainer_split_bottom_step(Engine *e, int slow, int split)
     return HS_OK;
 }
 
-int trainer_split_top_step(Engine *e, int slow, int split)
+int trainer_split_top_step(Trainer *t, int slow, int split)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     SplitPair *p = &t->pairs[slow];
-    if (p->count == 0) return trainer_fail(e, HS_E_INTERNAL, "no activations queued for the helper");
+    if (p->count == 0) return trainer_fail(t, HS_E_INTERNAL, "no activations queued for the helper");
     int slot = p->head++;
     p->count--;
     size_t act_floats = (size_t)model_split_floats(p->top, split);
     double loss;
     int status = model_grad_top(p->top, t->ws, split, p->act + (size_t)slot * (size_t)t->batch * act_floats,
                                 p->labels + (size_t)slot * (size_t)t->batch, p->sizes[slot], &loss);
-    if (status == HS_OK) status = trainer_check_loss(e, loss, slow);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, slow);
     if (status != HS_OK) return status;
     size_t offset, count;
     trainer_top_range(p->top, split, &offset, &count);
-    optim_step(p->top_optim, model_params(p->top), model_grads(p->top), offset, count, trainer_learning_rate(e));
+    optim_step(p->top_optim, model_params(p->top), model_grads(p->top), offset, count, trainer_schedule_lr(t->sc, t->round));
     p->top_batches++;
     return HS_OK;
 }
 
-int trainer_split_end(Engine *e, int slow, int split)
+int trainer_split_end(Trainer *t, int slow, int split)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     SplitPair *p = &t->pairs[slow];
     size_t offset, count;
@@ -541,18 +538,18 @@ int trainer_split_end(Engine *e, int slow, int split)
 
 /* 1 when some offloader's top copy trained on fewer samples than the agent holds: its
  * helper dropped batches of an absent partner (ComDML under churn). */
-static int trainer_split_partial(const Trainer *t, const Engine *e, const int *splits)
+static int trainer_split_partial(const Trainer *t, const int *splits)
 {
-    for (int i = 0; i < e->world.n; i++)
-        if (splits[i] > 0 && t->pairs[i].top_batches != engine_agent_steps(e, i)) return 1;
+    for (int i = 0; i < t->world->n; i++)
+        if (splits[i] > 0 && t->pairs[i].top_batches != world_agent_steps(t->world, i, t->batch)) return 1;
     return 0;
 }
 
 /* An offloader's top blocks count for the share of its epoch they trained on. */
-static double trainer_top_weight(const Trainer *t, const Engine *e, int i)
+static double trainer_top_weight(const Trainer *t, int i)
 {
-    int steps = engine_agent_steps(e, i), done = t->pairs[i].top_batches;
-    double samples = e->world.agents[i].samples;
+    int steps = world_agent_steps(t->world, i, t->batch), done = t->pairs[i].top_batches;
+    double samples = t->world->agents[i].samples;
     return done >= steps ? samples : samples * done / steps;
 }
 
@@ -560,16 +557,16 @@ static double trainer_top_weight(const Trainer *t, const Engine *e, int i)
  * offloader whose helper dropped batches: the share its helper trained (none: weight 0,
  * so an untouched copy does not pull the average back). Every block has a full-weight
  * agent (the helper), so no total is 0. */
-static int trainer_average_blocks_by_trained(Trainer *t, const Engine *e, const int *splits, int blocks)
+static int trainer_average_blocks_by_trained(Trainer *t, const int *splits, int blocks)
 {
-    int n = e->world.n;
+    int n = t->world->n;
     for (int b = 0; b < blocks; b++) {
         size_t offset, count;
         model_block_range(t->models[0], b, &offset, &count);
         double total = 0;
         for (int i = 0; i < n; i++) {
             int top = splits[i] > 0 && b >= splits[i];
-            t->weights[i] = top ? trainer_top_weight(t, e, i) : e->world.agents[i].samples;
+            t->weights[i] = top ? trainer_top_weight(t, i) : t->world->agents[i].samples;
             total += t->weights[i];
             t->vectors[i] = model_params(t->models[i]) + offset;
         }
@@ -582,21 +579,20 @@ static int trainer_average_blocks_by_trained(Trainer *t, const Engine *e, const 
     return HS_OK;
 }
 
-int trainer_average_split(Engine *e, const int *splits)
+int trainer_average_split(Trainer *t, const int *splits)
 {
-    Trainer *t = e->trainer;
     if (t == NULL) return HS_OK;
     Model *shape = t->models[0];
-    int n = e->world.n, blocks = model_n_blocks(shape);
+    int n = t->world->n, blocks = model_n_blocks(shape);
     size_t last_offset, last_count;
     model_block_range(shape, blocks - 1, &last_offset, &last_count);
     /* Without dropped batches every block's weights are the samples: one pass, as always. */
-    int status = t->pairs && trainer_split_partial(t, e, splits)
-                     ? trainer_average_blocks_by_trained(t, e, splits, blocks)
-                     : trainer_average_range(t, e, NULL, n, 1, 0, last_offset + last_count);
-    if (status == HS_E_INTERNAL) return trainer_fail(e, status, "a block that no agent trained");
+    int status = t->pairs && trainer_split_partial(t, splits)
+                     ? trainer_average_blocks_by_trained(t, splits, blocks)
+                     : trainer_average_range(t, NULL, n, 1, 0, last_offset + last_count);
+    if (status == HS_E_INTERNAL) return trainer_fail(t, status, "a block that no agent trained");
     int *members = malloc((size_t)n * sizeof *members);
-    if (members == NULL) return trainer_fail(e, HS_E_NOMEM, "out of memory");
+    if (members == NULL) return trainer_fail(t, HS_E_NOMEM, "out of memory");
     for (int m = 1; status == HS_OK && m < blocks; m++) {
         int k = 0;
         for (int i = 0; i < n; i++)
@@ -604,7 +600,7 @@ int trainer_average_split(Engine *e, const int *splits)
         if (k < 2) continue;
         size_t offset, count;
         model_aux_range(shape, m, &offset, &count);
-        status = trainer_average_range(t, e, members, k, 1, offset, count);
+        status = trainer_average_range(t, members, k, 1, offset, count);
     }
     free(members);
     return status;
@@ -612,44 +608,45 @@ int trainer_average_split(Engine *e, const int *splits)
 
 /* --- evaluation --- */
 
-int trainer_round_end(Trainer *t, Engine *e)
+int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
 {
-    if ((e->round + 1) % e->sc->eval_every != 0 && e->round + 1 != e->sc->rounds) return HS_OK;
+    *evaluated = 0;
+    if ((t->round + 1) % t->sc->eval_every != 0 && t->round + 1 != t->sc->rounds) return HS_OK;
     Model *model = t->shared;
     if (model == NULL) {
         /* the sample-weighted average of the agents' models */
         model = t->eval;
         double total = 0;
-        for (int i = 0; i < e->world.n; i++) total += e->world.agents[i].samples;
-        for (int i = 0; i < e->world.n; i++) {
-            t->weights[i] = e->world.agents[i].samples / total;
+        for (int i = 0; i < t->world->n; i++) total += t->world->agents[i].samples;
+        for (int i = 0; i < t->world->n; i++) {
+            t->weights[i] = t->world->agents[i].samples / total;
             t->vectors[i] = model_params(t->models[i]);
         }
-        int status = vec_weighted_average(model_params(model), t->vectors, t->weights, e->world.n, t->n_params);
-        if (status != HS_OK) return trainer_fail(e, status, "out of memory");
+        int status = vec_weighted_average(model_params(model), t->vectors, t->weights, t->world->n, t->n_params);
+        if (status != HS_OK) return trainer_fail(t, status, "out of memory");
     }
     double loss, accuracy;
     int status = model_evaluate(model, t->ws, t->data, 1, NULL, t->n_eval, &loss, &accuracy);
     if (status == HS_OK && !isfinite(loss))
-        status = hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: test loss %g after round %d", loss, e->round);
+        status = hs_diag_set(t->diag, HS_E_DIVERGED, NULL, 0, "training diverged: test loss %g after round %d", loss, t->round);
     if (status != HS_OK) return status;
-    e->last_accuracy = accuracy;
-    SinkMetric metric = {.t = e->now, .round = e->round, .agent = -1,
-                         .train_loss = t->loss_count ? t->loss_sum / t->loss_count : NAN,
-                         .test_loss = loss, .test_accuracy = accuracy, .bytes_sent = e->total_bytes + e->round_bytes};
+    *metric = (SinkMetric){.round = t->round, .agent = -1,
+                           .train_loss = t->loss_count ? t->loss_sum / t->loss_count : NAN,
+                           .test_loss = loss, .test_accuracy = accuracy};
     if (t->heldout_rows) {
         /* domains: the same model on the held-out and the seen domains' test images */
         double part_loss;
-        metric.has_domains = 1;
-        metric.heldout_accuracy = metric.seen_accuracy = NAN;
+        metric->has_domains = 1;
+        metric->heldout_accuracy = metric->seen_accuracy = NAN;
         if (t->n_heldout > 0)
             status = model_evaluate(model, t->ws, t->data, 1, t->heldout_rows, t->n_heldout, &part_loss,
-                                    &metric.heldout_accuracy);
+                                    &metric->heldout_accuracy);
         if (status == HS_OK && t->n_seen > 0)
-            status = model_evaluate(model, t->ws, t->data, 1, t->seen_rows, t->n_seen, &part_loss, &metric.seen_accuracy);
-        if (status != HS_OK) return trainer_fail(e, status, "cannot evaluate the domains");
+            status = model_evaluate(model, t->ws, t->data, 1, t->seen_rows, t->n_seen, &part_loss, &metric->seen_accuracy);
+        if (status != HS_OK) return trainer_fail(t, status, "cannot evaluate the domains");
     }
     t->loss_sum = 0;
     t->loss_count = 0;
-    return engine_report_metric(e, &metric);
+    *evaluated = 1;
+    return HS_OK;
 }

@@ -125,6 +125,11 @@ void world_free(World *world)
     world->n = 0;
 }
 
+int world_agent_steps(const World *world, int agent, int batch)
+{
+    return (world->agents[agent].samples + batch - 1) / batch;
+}
+
 double world_link_latency(const World *world, int from, int to)
 {
     double a = world->agents[from].latency, b = world->agents[to].latency;

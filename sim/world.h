@@ -28,6 +28,8 @@ typedef struct World {
 int world_build(const Scenario *sc, World *world, HsDiag *diag);
 void world_free(World *world);
 
+/* Steps of one local epoch of agent: ceil(samples / batch). */
+int world_agent_steps(const World *world, int agent, int batch);
 /* Latency of a message from a to b: the larger of the two agents' latencies. */
 double world_link_latency(const World *world, int from, int to);
 /* Bottleneck bandwidth of a message from a to b: min(uplink a, downlink b). */

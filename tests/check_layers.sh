@@ -7,6 +7,7 @@
 #   sim/       base/, models/, solver/ (sim/methods/ likewise)
 #   analysis/  base/, and sim/'s sink interface (sim/sink.h) only
 #   cli/       anything; nothing includes cli/ but cli/ (and tests/, bench/)
+# and inside sim/: the trainer does not include the engine.
 set -u
 cd "$(dirname "$0")/.."
 allowed() { # folder -> a grep -E pattern of the include paths it may use
@@ -36,6 +37,11 @@ done
 # The sink interface analysis/ may use must itself stay free of the rest of sim/.
 if grep -n '^#include "' sim/sink.h | grep -Ev '"(base|sim/sink)' ; then
   echo "FAIL sim/sink.h includes more than base/: analysis/ would reach the rest of sim/ through it"
+  bad=$((bad + 1))
+fi
+# The trainer is reached through Engine.trainer and knows nothing of the engine.
+if grep -n '^#include "sim/engine.h"' sim/trainer.c sim/trainer.h; then
+  echo "FAIL sim/trainer includes sim/engine.h: the trainer must not reach back into the engine"
   bad=$((bad + 1))
 fi
 [ "$files" -gt 50 ] || { echo "FAIL only $files files found: is this the top folder?"; bad=$((bad + 1)); }

@@ -297,13 +297,13 @@ START_TEST(test_split_step_touches_only_its_side)
     TestSink ts;
     Engine *e;
     ck_assert_msg(engine_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
-    size_t n = trainer_param_count(e);
+    size_t n = trainer_param_count(e->trainer);
     float *before = malloc(n * sizeof *before);
     int slow = 6, split = 1; /* cut after block 1 of 3 */
-    ck_assert_int_eq(trainer_split_begin(e, slow, split), 0);
-    memcpy(before, trainer_params(e, slow), n * sizeof *before);
-    ck_assert_int_eq(trainer_split_bottom_step(e, slow, split), 0);
-    const float *after = trainer_params(e, slow);
+    ck_assert_int_eq(trainer_split_begin(e->trainer, slow, split), 0);
+    memcpy(before, trainer_params(e->trainer, slow), n * sizeof *before);
+    ck_assert_int_eq(trainer_split_bottom_step(e->trainer, slow, split), 0);
+    const float *after = trainer_params(e->trainer, slow);
     /* layout: blocks 0..2, then heads for splits 1 and 2; block 0 and head 1 train */
     size_t b1 = 16 * 32 + 32, b2 = 32 * 32 + 32, b3 = 32 * 4 + 4, head1 = 32 * 4 + 4;
     ck_assert(!same_range(after, before, 0, b1));                    /* block 1 moved */
@@ -312,12 +312,12 @@ START_TEST(test_split_step_touches_only_its_side)
     ck_assert(same_range(after, before, b1 + b2 + b3 + head1, head1)); /* the other did not */
     /* the helper's step: the slow agent's model does not change at all */
     memcpy(before, after, n * sizeof *before);
-    ck_assert_int_eq(trainer_split_top_step(e, slow, split), 0);
-    ck_assert(same_range(trainer_params(e, slow), before, 0, n));
+    ck_assert_int_eq(trainer_split_top_step(e->trainer, slow, split), 0);
+    ck_assert(same_range(trainer_params(e->trainer, slow), before, 0, n));
     /* and the top copy's training reaches the slow model only at the round's end */
-    ck_assert_int_eq(trainer_split_end(e, slow, split), 0);
-    ck_assert(same_range(trainer_params(e, slow), before, 0, b1));
-    ck_assert(!same_range(trainer_params(e, slow), before, b1, b2 + b3));
+    ck_assert_int_eq(trainer_split_end(e->trainer, slow, split), 0);
+    ck_assert(same_range(trainer_params(e->trainer, slow), before, 0, b1));
+    ck_assert(!same_range(trainer_params(e->trainer, slow), before, b1, b2 + b3));
     free(before);
     engine_close(e);
     test_sink_free(&ts);

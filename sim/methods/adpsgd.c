@@ -57,7 +57,7 @@ static int adpsgd_create(Engine *e, void **state)
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (s->agents == NULL || s->rng == NULL) return HS_E_NOMEM;
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    return trainer_setup_local(e, 1);
+    return trainer_setup_local(e->trainer, 1);
 }
 
 static int adpsgd_start_gradient(AdpsgdState *s, Engine *e, int i)
@@ -65,7 +65,7 @@ static int adpsgd_start_gradient(AdpsgdState *s, Engine *e, int i)
     AdpsgdAgent *a = &s->agents[i];
     a->averagings_at_gradient = a->averagings;
     /* computed on the model as it is now: averagings during the computation make it stale */
-    int status = trainer_gradient(e, i, trainer_buffer(e, i, ADPSGD_GRADIENT));
+    int status = trainer_gradient(e->trainer, i, trainer_buffer(e->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
     double finish = engine_compute(e, i, s->step_flops, ADPSGD_COMPUTED, 0);
     /* Offline for good before its last epoch: the others would gossip on forever while
@@ -78,8 +78,8 @@ static int adpsgd_start_gradient(AdpsgdState *s, Engine *e, int i)
 static void adpsgd_average(Engine *e, int i, int j)
 {
     if (!e->trainer) return;
-    size_t n = trainer_param_count(e);
-    float *xi = trainer_params(e, i), *xj = trainer_params(e, j);
+    size_t n = trainer_param_count(e->trainer);
+    float *xi = trainer_params(e->trainer, i), *xj = trainer_params(e->trainer, j);
     for (size_t p = 0; p < n; p++) {
         float mean = 0.5f * (xi[p] + xj[p]);
         xi[p] = xj[p] = mean;
@@ -136,7 +136,7 @@ static int adpsgd_on_event(void *state, Engine *e, const Event *ev)
         return HS_OK;
     }
     /* reply: apply the stale gradient, then the next one */
-    int status = trainer_optimizer_step(e, i, trainer_buffer(e, i, ADPSGD_GRADIENT));
+    int status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
     s->staleness_sum += (double)(a->averagings - a->averagings_at_gradient);
     s->staleness_count++;

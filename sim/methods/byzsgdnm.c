@@ -61,7 +61,7 @@ static int byzsgdnm_create(Engine *e, void **state)
     s->outs = calloc((size_t)n, sizeof *s->outs);
     s->sent = calloc((size_t)n, sizeof *s->sent);
     if (!s->vectors || !s->outs || !s->sent) return HS_E_NOMEM;
-    if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
+    if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
     if (e->trainer && (s->aggregate = calloc(s->d, sizeof *s->aggregate)) == NULL) return HS_E_NOMEM;
     return byzantine_create(e, s->d, &s->byzantine);
 }
@@ -72,15 +72,15 @@ static int byzsgdnm_aggregate(ByzSgdnmState *s, Engine *e)
     if (e->trainer == NULL) return HS_OK;
     float beta = (float)s->beta, rest = (float)(1.0 - s->beta);
     for (int i = 0; i < e->world.n; i++) {
-        float *g = trainer_buffer(e, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(e, i, BYZSGDNM_MOMENTUM);
+        float *g = trainer_buffer(e->trainer, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(e->trainer, i, BYZSGDNM_MOMENTUM);
         int attacker = byzantine_is_attacker(s->byzantine, i);
         int status = attacker && byzantine_flips_labels(s->byzantine)
-                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e, i), g)
-                         : trainer_gradient(e, i, g);
+                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e->trainer, i), g)
+                         : trainer_gradient(e->trainer, i, g);
         if (status != HS_OK) return status;
         for (size_t j = 0; j < s->d; j++) u[j] = beta * u[j] + rest * g[j];
         s->vectors[i] = u;
-        s->outs[i] = trainer_buffer(e, i, BYZSGDNM_SENT);
+        s->outs[i] = trainer_buffer(e->trainer, i, BYZSGDNM_SENT);
         s->sent[i] = attacker ? s->outs[i] : u;
     }
     byzantine_attack(s->byzantine, s->vectors, s->outs);
@@ -103,13 +103,13 @@ static int byzsgdnm_apply(ByzSgdnmState *s, Engine *e)
         return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: aggregate norm %g at round %d",
                            sqrt(squares), e->round);
     if (squares > 0) {
-        float step = (float)(trainer_learning_rate(e) * s->lr_factor / sqrt(squares));
-        float *x = trainer_params(e, 0);
+        float step = (float)(trainer_schedule_lr(e->sc, e->round) * s->lr_factor / sqrt(squares));
+        float *x = trainer_params(e->trainer, 0);
         for (size_t j = 0; j < s->d; j++) x[j] -= step * s->aggregate[j];
     }
-    size_t params = trainer_param_count(e);
-    const float *x = trainer_params(e, 0);
-    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e, i), x, params * sizeof *x);
+    size_t params = trainer_param_count(e->trainer);
+    const float *x = trainer_params(e->trainer, 0);
+    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e->trainer, i), x, params * sizeof *x);
     return HS_OK;
 }
 

@@ -56,12 +56,12 @@ static int co2_create(Engine *e, void **state)
     s->outer_lr = scenario_param_number(e->sc, "outer_lr");
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
+    if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
     if (e->trainer) {
-        size_t p = trainer_param_count(e);
+        size_t p = trainer_param_count(e->trainer);
         s->average = calloc(p, sizeof *s->average);
         if (s->average == NULL) return HS_E_NOMEM;
-        for (int i = 0; i < n; i++) memcpy(trainer_buffer(e, i, CO2_THETA_OLD), trainer_params(e, i), p * sizeof(float));
+        for (int i = 0; i < n; i++) memcpy(trainer_buffer(e->trainer, i, CO2_THETA_OLD), trainer_params(e->trainer, i), p * sizeof(float));
     }
     return HS_OK;
 }
@@ -77,9 +77,9 @@ static void co2_start_period(Co2State *s, Engine *e, int i)
 static void co2_outer_step(Co2State *s, Engine *e, int i)
 {
     if (!e->trainer) return;
-    size_t p = trainer_param_count(e);
-    float *theta = trainer_params(e, i), *old = trainer_buffer(e, i, CO2_THETA_OLD);
-    float *m = trainer_buffer(e, i, CO2_MOMENTUM);
+    size_t p = trainer_param_count(e->trainer);
+    float *theta = trainer_params(e->trainer, i), *old = trainer_buffer(e->trainer, i, CO2_THETA_OLD);
+    float *m = trainer_buffer(e->trainer, i, CO2_MOMENTUM);
     for (size_t k = 0; k < p; k++) {
         double mk = s->beta * m[k] + (old[k] - s->average[k]) / s->lambda;
         if (mk > s->clip) mk = s->clip;
@@ -98,7 +98,7 @@ static int co2_launch(Co2State *s, Engine *e, int i, int c)
         engine_collective_begin(&s->reduce, NULL, e->world.n, engine_model_bytes(e), 0, CO2_REDUCED, c);
         s->launched = c;
     }
-    if (e->trainer) memcpy(trainer_buffer(e, i, CO2_SENT), trainer_params(e, i), trainer_param_count(e) * sizeof(float));
+    if (e->trainer) memcpy(trainer_buffer(e->trainer, i, CO2_SENT), trainer_params(e->trainer, i), trainer_param_count(e->trainer) * sizeof(float));
     return engine_collective_join(e, &s->reduce, i);
 }
 
@@ -133,7 +133,7 @@ static int co2_on_event(void *state, Engine *e, const Event *ev)
     int status;
     if (ev->kind == CO2_STEPPED) {
         int i = ev->agent;
-        if ((status = trainer_local_step(e, i)) != HS_OK) return status;
+        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
         s->done[i]++;
         if (--s->remaining[i] > 0) {
             engine_compute(e, i, s->step_flops, CO2_STEPPED, 0);
@@ -148,10 +148,10 @@ static int co2_on_event(void *state, Engine *e, const Event *ev)
     }
     /* The background all-reduce finished: average the sent snapshots in agent order. */
     if (e->trainer) {
-        size_t p = trainer_param_count(e);
+        size_t p = trainer_param_count(e->trainer);
         memset(s->average, 0, p * sizeof *s->average);
         for (int i = 0; i < e->world.n; i++) {
-            const float *sent = trainer_buffer(e, i, CO2_SENT);
+            const float *sent = trainer_buffer(e->trainer, i, CO2_SENT);
             for (size_t k = 0; k < p; k++) s->average[k] += sent[k];
         }
         for (size_t k = 0; k < p; k++) s->average[k] /= (float)e->world.n;

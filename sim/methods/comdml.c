@@ -199,7 +199,7 @@ static int comdml_create(Engine *e, void **state)
         if (s->online == NULL || s->flipped == NULL) return HS_E_NOMEM;
         memset(s->online, 1, (size_t)n);
     }
-    return trainer_setup_local(e, 0);
+    return trainer_setup_local(e->trainer, 0);
 }
 
 static double comdml_wall_ms(void)
@@ -281,7 +281,7 @@ static int comdml_round_begin(void *state, Engine *e, int round)
         a->top_left = a->role == SINK_ROLE_HELPER ? engine_agent_steps(e, a->partner) : 0;
         /* All of an agent's own work is booked now, so its processor's FIFO puts the
          * partner's activations after it: "the helper first does its own work". */
-        if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(e, i, a->split)) != HS_OK) return status;
+        if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(e->trainer, i, a->split)) != HS_OK) return status;
         double flops = a->role == SINK_ROLE_OFFLOADER ? s->problem.fs[a->split] * s->step_flops : s->step_flops;
         int kind = a->role == SINK_ROLE_OFFLOADER ? COMDML_SLOW_STEP : COMDML_OWN_STEP;
         for (int k = 0; k < a->own_left; k++) engine_compute(e, i, flops, kind, 0);
@@ -360,12 +360,12 @@ static int comdml_on_event(void *state, Engine *e, const Event *ev)
     ComdmlAgent *a = i >= 0 ? &s->agents[i] : NULL;
     switch (ev->kind) {
     case COMDML_OWN_STEP:
-        if ((status = trainer_local_step(e, i)) != HS_OK) return status;
+        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
         if (--a->own_left > 0) return HS_OK;
         if (a->role == SINK_ROLE_HELPER) return comdml_helper_check(s, e, i);
         return comdml_finish_agent(s, e, i);
     case COMDML_SLOW_STEP:
-        if ((status = trainer_split_bottom_step(e, i, a->split)) != HS_OK) return status;
+        if ((status = trainer_split_bottom_step(e->trainer, i, a->split)) != HS_OK) return status;
         /* a released helper no longer listens: the rest trains on the local loss only */
         if (!s->agents[a->partner].released)
             engine_send(e, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS, comdml_activation_tag(e, i));
@@ -374,7 +374,7 @@ static int comdml_on_event(void *state, Engine *e, const Event *ev)
         return comdml_on_activations(s, e, i, ev->data);
     case COMDML_TOP_STEP: {
         int slow = (int)ev->data;
-        if ((status = trainer_split_top_step(e, slow, s->agents[slow].split)) != HS_OK) return status;
+        if ((status = trainer_split_top_step(e->trainer, slow, s->agents[slow].split)) != HS_OK) return status;
         a->top_queued--;
         if (--a->top_left == 0 && (status = comdml_report_pairing(s, e, slow, i)) != HS_OK) return status;
         return comdml_helper_check(s, e, i);
@@ -384,9 +384,9 @@ static int comdml_on_event(void *state, Engine *e, const Event *ev)
     default: /* COMDML_AVERAGED */
         for (int k = 0; k < e->world.n; k++)
             if (s->agents[k].role == SINK_ROLE_OFFLOADER &&
-                (status = trainer_split_end(e, k, s->agents[k].split)) != HS_OK)
+                (status = trainer_split_end(e->trainer, k, s->agents[k].split)) != HS_OK)
                 return status;
-        if ((status = trainer_average_split(e, s->splits)) != HS_OK) return status;
+        if ((status = trainer_average_split(e->trainer, s->splits)) != HS_OK) return status;
         engine_end_round(e);
         return HS_OK;
     }

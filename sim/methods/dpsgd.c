@@ -64,7 +64,7 @@ static int dpsgd_create(Engine *e, void **state)
     if (s->agents == NULL) return HS_E_NOMEM;
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    if ((status = trainer_setup_local(e, 3)) != HS_OK) return status;
+    if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
     const CompressionSpec *c = &e->sc->compression;
     if (!c->present || c->scheme == COMPRESS_NONE) return HS_OK;
     s->d = (size_t)e->profile.total_params;
@@ -75,7 +75,7 @@ static int dpsgd_create(Engine *e, void **state)
     s->message = malloc(s->d * sizeof *s->message);
     if (!s->difference || !s->message) return HS_E_NOMEM;
     for (int i = 0; i < e->world.n; i++) /* xhat^0 = x^0 */
-        memcpy(trainer_buffer(e, i, DPSGD_SNAPSHOT0), trainer_params(e, i), s->d * sizeof(float));
+        memcpy(trainer_buffer(e->trainer, i, DPSGD_SNAPSHOT0), trainer_params(e->trainer, i), s->d * sizeof(float));
     return HS_OK;
 }
 
@@ -88,8 +88,8 @@ static void dpsgd_compress(DpsgdState *s, Engine *e, int i)
         return;
     }
     int parity = (int)(a->exchanges % 2);
-    const float *x = trainer_params(e, i), *hat = trainer_buffer(e, i, parity);
-    float *next = trainer_buffer(e, i, 1 - parity);
+    const float *x = trainer_params(e->trainer, i), *hat = trainer_buffer(e->trainer, i, parity);
+    float *next = trainer_buffer(e->trainer, i, 1 - parity);
     for (size_t p = 0; p < s->d; p++) s->difference[p] = x[p] - hat[p];
     size_t kept = compress_apply(s->compressor, i, s->difference, s->message);
     for (size_t p = 0; p < s->d; p++) next[p] = hat[p] + s->message[p];
@@ -103,15 +103,15 @@ static int dpsgd_compressed_mix(DpsgdState *s, Engine *e, int i)
     int parity = (int)((a->exchanges + 1) % 2);
     a->exchanges++;
     if (e->trainer == NULL) return HS_OK;
-    float *x = trainer_params(e, i);
-    const float *own = trainer_buffer(e, i, parity);
+    float *x = trainer_params(e->trainer, i);
+    const float *own = trainer_buffer(e->trainer, i, parity);
     double gamma = e->sc->compression.gamma;
     for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
-        const float *hat = trainer_buffer(e, s->topology.adj[k], parity);
+        const float *hat = trainer_buffer(e->trainer, s->topology.adj[k], parity);
         float w = (float)(gamma * s->topology.weights[k]);
         for (size_t p = 0; p < s->d; p++) x[p] += w * (hat[p] - own[p]);
     }
-    return trainer_optimizer_step(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
+    return trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
 }
 
 /* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */
@@ -121,9 +121,9 @@ static int dpsgd_start_step(DpsgdState *s, Engine *e, int i)
     a->computed = 0;
     if (s->compressor) dpsgd_compress(s, e, i);
     if (e->trainer) {
-        size_t n = trainer_param_count(e);
-        if (s->compressor == NULL) memcpy(trainer_buffer(e, i, a->step % 2), trainer_params(e, i), n * sizeof(float));
-        int status = trainer_gradient(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
+        size_t n = trainer_param_count(e->trainer);
+        if (s->compressor == NULL) memcpy(trainer_buffer(e->trainer, i, a->step % 2), trainer_params(e->trainer, i), n * sizeof(float));
+        int status = trainer_gradient(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     }
     engine_compute(e, i, s->step_flops, DPSGD_COMPUTED, 0);
@@ -143,17 +143,17 @@ static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
         int status = dpsgd_compressed_mix(s, e, i);
         if (status != HS_OK) return status;
     } else if (e->trainer) {
-        size_t n = trainer_param_count(e);
-        float *x = trainer_params(e, i);
-        const float *own = trainer_buffer(e, i, parity);
+        size_t n = trainer_param_count(e->trainer);
+        float *x = trainer_params(e->trainer, i);
+        const float *own = trainer_buffer(e->trainer, i, parity);
         double w_self = s->topology.self_weights[i];
         for (size_t p = 0; p < n; p++) x[p] = (float)(w_self * own[p]);
         for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
-            const float *xj = trainer_buffer(e, s->topology.adj[k], parity);
+            const float *xj = trainer_buffer(e->trainer, s->topology.adj[k], parity);
             double w = s->topology.weights[k];
             for (size_t p = 0; p < n; p++) x[p] += (float)(w * xj[p]);
         }
-        int status = trainer_optimizer_step(e, i, trainer_buffer(e, i, DPSGD_GRADIENT));
+        int status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     }
     if (++a->step < s->round_steps) return dpsgd_start_step(s, e, i);
@@ -185,17 +185,17 @@ static int dpsgd_on_event(void *state, Engine *e, const Event *ev)
 static int dpsgd_round_end(void *state, Engine *e, int round)
 {
     if (!e->trainer) return HS_OK;
-    size_t n = trainer_param_count(e);
+    size_t n = trainer_param_count(e->trainer);
     double *mean = calloc(n, sizeof *mean);
     if (mean == NULL) return HS_E_NOMEM;
     for (int i = 0; i < e->world.n; i++) {
-        const float *x = trainer_params(e, i);
+        const float *x = trainer_params(e->trainer, i);
         for (size_t p = 0; p < n; p++) mean[p] += x[p];
     }
     for (size_t p = 0; p < n; p++) mean[p] /= e->world.n;
     double distance = 0;
     for (int i = 0; i < e->world.n; i++) {
-        const float *x = trainer_params(e, i);
+        const float *x = trainer_params(e->trainer, i);
         for (size_t p = 0; p < n; p++) distance += (x[p] - mean[p]) * (x[p] - mean[p]);
     }
     free(mean);

@@ -81,13 +81,13 @@ static int localsgd_read_common(Engine *e, LocalSgdState *s)
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     const CompressionSpec *c = &e->sc->compression;
-    if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(e, 0);
+    if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(e->trainer, 0);
     /* buffer 0: the agent's contribution (its message, or EF21's g_i / EControl's h_i);
      * buffer 1: EControl's e_i */
     int n = e->world.n;
     s->n_state = compress_state_vectors(c);
     s->d = (size_t)e->profile.total_params;
-    if ((status = trainer_setup_local(e, s->n_state > 1 ? 2 : 1)) != HS_OK) return status;
+    if ((status = trainer_setup_local(e->trainer, s->n_state > 1 ? 2 : 1)) != HS_OK) return status;
     s->bytes = calloc((size_t)n, sizeof *s->bytes);
     s->weights = calloc((size_t)n, sizeof *s->weights);
     s->contributions = calloc((size_t)n, sizeof *s->contributions);
@@ -100,7 +100,7 @@ static int localsgd_read_common(Engine *e, LocalSgdState *s)
         s->delta = malloc(s->d * sizeof *s->delta);
         s->mean = malloc(s->d * sizeof *s->mean);
         if (!s->anchor || !s->delta || !s->mean) return HS_E_NOMEM;
-        memcpy(s->anchor, trainer_params(e, 0), s->d * sizeof *s->anchor);
+        memcpy(s->anchor, trainer_params(e->trainer, 0), s->d * sizeof *s->anchor);
     }
     return HS_OK;
 }
@@ -112,13 +112,13 @@ static int localsgd_compress_delta(LocalSgdState *s, Engine *e, int agent)
         s->bytes[agent] = compress_expected_bytes(s->compressor, agent);
         return HS_OK;
     }
-    const float *x = trainer_params(e, agent);
+    const float *x = trainer_params(e->trainer, agent);
     for (size_t j = 0; j < s->d; j++) s->delta[j] = x[j] - s->anchor[j];
-    float *contribution = trainer_buffer(e, agent, 0);
+    float *contribution = trainer_buffer(e->trainer, agent, 0);
     size_t kept;
     if (s->n_state == 0) kept = compress_feedback(s->compressor, agent, s->delta, NULL, NULL, contribution);
     else kept = compress_feedback(s->compressor, agent, s->delta, contribution,
-                                  s->n_state > 1 ? trainer_buffer(e, agent, 1) : NULL, s->mean);
+                                  s->n_state > 1 ? trainer_buffer(e->trainer, agent, 1) : NULL, s->mean);
     s->bytes[agent] = compress_wire_bytes(s->d, kept);
     return HS_OK;
 }
@@ -130,13 +130,13 @@ static int localsgd_compressed_average(LocalSgdState *s, Engine *e)
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
         s->weights[k] = s->by_samples ? e->world.agents[i].samples : 1.0;
-        s->contributions[k] = trainer_buffer(e, i, 0);
+        s->contributions[k] = trainer_buffer(e->trainer, i, 0);
     }
     int status = vec_weighted_average(s->mean, s->contributions, s->weights, s->n_members, s->d);
     if (status != HS_OK) return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average the messages");
     for (size_t j = 0; j < s->d; j++) s->anchor[j] += s->mean[j];
     for (int k = 0; k < s->n_members; k++)
-        memcpy(trainer_params(e, s->members[k]), s->anchor, s->d * sizeof *s->anchor);
+        memcpy(trainer_params(e->trainer, s->members[k]), s->anchor, s->d * sizeof *s->anchor);
     return HS_OK;
 }
 
@@ -219,7 +219,7 @@ static int localsgd_round_begin(void *state, Engine *e, int round)
     s->period_done = 0;
     s->period_index = 0;
     if (s->qsr) {
-        s->local_steps = qsr_period(s, trainer_learning_rate(e), s->round_steps);
+        s->local_steps = qsr_period(s, trainer_schedule_lr(e->sc, e->round), s->round_steps);
         e->round_extra = s->local_steps;
     }
     return localsgd_start_period(s, e);
@@ -232,7 +232,7 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
     if (ev->kind == LOCALSGD_STEPPED) {
         /* The step's arithmetic runs at its completion: nobody else touches this
          * agent's model during a period, so the parameters are those it started with. */
-        if ((status = trainer_local_step(e, ev->agent)) != HS_OK) return status;
+        if ((status = trainer_local_step(e->trainer, ev->agent)) != HS_OK) return status;
         if (--s->remaining[ev->agent] > 0) {
             engine_compute(e, ev->agent, s->step_flops, LOCALSGD_STEPPED, 0);
             return HS_OK;
@@ -244,7 +244,7 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
         return HS_OK;
     }
     if (s->compressor) status = localsgd_compressed_average(s, e);
-    else status = trainer_average(e, s->members, s->n_members, s->by_samples);
+    else status = trainer_average(e->trainer, s->members, s->n_members, s->by_samples);
     if (status != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
     engine_end_round(e);

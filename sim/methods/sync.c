@@ -100,15 +100,15 @@ static int sync_create(Engine *e, void **state)
     const ByzantineSpec *b = &e->sc->byzantine;
     int compressed = c->present && c->scheme != COMPRESS_NONE;
     int robust = b->present && (b->count > 0 || b->aggregator != AGGREGATOR_MEAN);
-    if (!compressed && !robust) return trainer_setup_shared(e);
+    if (!compressed && !robust) return trainer_setup_shared(e->trainer);
 
     int n = e->world.n;
     s->d = (size_t)e->profile.total_params;
     s->n_state = compressed ? compress_state_vectors(c) : 0;
     s->worker_momentum = compressed && c->worker_momentum;
     int buffers = compressed ? s->n_state + s->worker_momentum : 1;
-    if ((status = trainer_setup_local(e, buffers)) != HS_OK) return status;
-    size_t params = trainer_param_count(e);
+    if ((status = trainer_setup_local(e->trainer, buffers)) != HS_OK) return status;
+    size_t params = trainer_param_count(e->trainer);
     s->bytes = calloc((size_t)n, sizeof *s->bytes);
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
     s->outs = calloc((size_t)n, sizeof *s->outs);
@@ -139,14 +139,14 @@ static int sync_compress_step(SyncState *s, Engine *e)
     }
     memset(s->update, 0, s->d * sizeof *s->update);
     for (int i = 0; i < n; i++) {
-        int status = trainer_gradient(e, i, s->gradient);
+        int status = trainer_gradient(e->trainer, i, s->gradient);
         if (status != HS_OK) return status;
-        float *h = s->n_state > 0 ? trainer_buffer(e, i, 0) : NULL;
-        float *err = s->n_state > 1 ? trainer_buffer(e, i, 1) : NULL;
+        float *h = s->n_state > 0 ? trainer_buffer(e->trainer, i, 0) : NULL;
+        float *err = s->n_state > 1 ? trainer_buffer(e->trainer, i, 1) : NULL;
         const float *v = s->gradient;
         if (s->worker_momentum) {
             const OptimSpec *o = &e->sc->optim;
-            compress_worker_momentum(trainer_buffer(e, i, s->n_state), s->sent, trainer_params(e, i), s->gradient,
+            compress_worker_momentum(trainer_buffer(e->trainer, i, s->n_state), s->sent, trainer_params(e->trainer, i), s->gradient,
                                      s->d, o->momentum, o->weight_decay, o->nesterov);
             v = s->sent;
         }
@@ -163,10 +163,10 @@ static int sync_robust_step(SyncState *s, Engine *e)
 {
     if (e->trainer == NULL) return HS_OK;
     for (int i = 0; i < e->world.n; i++) {
-        float *g = trainer_buffer(e, i, 0);
+        float *g = trainer_buffer(e->trainer, i, 0);
         int status = byzantine_is_attacker(s->byzantine, i) && byzantine_flips_labels(s->byzantine)
-                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e, i), g)
-                         : trainer_gradient(e, i, g);
+                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e->trainer, i), g)
+                         : trainer_gradient(e->trainer, i, g);
         if (status != HS_OK) return status;
         s->vectors[i] = g;
         s->outs[i] = g;
@@ -179,17 +179,17 @@ static int sync_robust_step(SyncState *s, Engine *e)
 static int sync_apply_local(SyncState *s, Engine *e)
 {
     if (e->trainer == NULL) return HS_OK;
-    size_t params = trainer_param_count(e);
-    float *x = trainer_params(e, 0);
+    size_t params = trainer_param_count(e->trainer);
+    float *x = trainer_params(e->trainer, 0);
     if (s->worker_momentum) {
         /* the momentum (and weight decay) are in the agents' vectors already */
-        const float rate = (float)trainer_learning_rate(e);
+        const float rate = (float)trainer_schedule_lr(e->sc, e->round);
         for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->update[j];
     } else {
-        int status = trainer_optimizer_step(e, 0, s->update);
+        int status = trainer_optimizer_step(e->trainer, 0, s->update);
         if (status != HS_OK) return status;
     }
-    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e, i), x, params * sizeof *x);
+    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e->trainer, i), x, params * sizeof *x);
     return HS_OK;
 }
 
@@ -212,7 +212,7 @@ static int sync_start_step(SyncState *s, Engine *e)
     if (s->byzantine) return sync_robust_step(s, e);
     /* Every agent starts from the same parameters, so the gradients can be computed
      * now, all at once, for the step that completes later. */
-    return trainer_shared_gradients(e);
+    return trainer_shared_gradients(e->trainer);
 }
 
 static int sync_round_begin(void *state, Engine *e, int round)
@@ -236,7 +236,7 @@ static int sync_close_step(SyncState *s, Engine *e)
         int status = engine_collective_join(e, &s->allreduce, s->members[k]);
         if (status != HS_OK) return status;
     }
-    return trainer_shared_gradients_of(e, s->members, s->n_members);
+    return trainer_shared_gradients_of(e->trainer, s->members, s->n_members);
 }
 
 static int sync_deadline_event(SyncState *s, Engine *e, const Event *ev)
@@ -251,7 +251,7 @@ static int sync_deadline_event(SyncState *s, Engine *e, const Event *ev)
 
 static int sync_finish_step(SyncState *s, Engine *e)
 {
-    int status = s->compressor || s->byzantine ? sync_apply_local(s, e) : trainer_shared_apply(e);
+    int status = s->compressor || s->byzantine ? sync_apply_local(s, e) : trainer_shared_apply(e->trainer);
     if (status != HS_OK) return status;
     if (++s->step < s->steps_per_round) return sync_start_step(s, e);
     engine_end_round(e);

@@ -118,8 +118,8 @@ static int token_create(Engine *e, void **state)
     s->step_flops = engine_step_flops(e, sc->model.batch);
     s->bytes = engine_model_bytes(e) * (1 + token_state_vectors(sc->optim.kind));
     for (int i = 0; i < n; i++) s->steps_per_round += engine_agent_steps(e, i);
-    if ((status = trainer_setup_shared(e)) != HS_OK) return status;
-    s->n_params = trainer_param_count(e);
+    if ((status = trainer_setup_shared(e->trainer)) != HS_OK) return status;
+    s->n_params = trainer_param_count(e->trainer);
     gsl_rng *start = rng_stream_create(sc->seed, TOKEN_START_STREAM, RNG_PURPOSE_METHOD);
     if (start == NULL) return HS_E_NOMEM;
     for (int k = 0; k < s->n_tokens; k++) {
@@ -141,7 +141,7 @@ static int token_create(Engine *e, void **state)
         t->params = malloc(s->n_params * sizeof *t->params);
         t->grad = calloc(s->n_params, sizeof *t->grad);
         if (!t->params || !t->grad || optim_create(&sc->optim, s->n_params, &t->optim) != HS_OK) break;
-        memcpy(t->params, trainer_shared_params(e), s->n_params * sizeof *t->params);
+        memcpy(t->params, trainer_shared_params(e->trainer), s->n_params * sizeof *t->params);
     }
     gsl_rng_free(start);
     for (int k = 0; k < s->n_tokens; k++)
@@ -156,7 +156,7 @@ static int token_begin_visit(TokenState *s, Engine *e, int k)
 {
     Token *t = &s->tokens[k];
     walk_visit(&s->walk, t->at);
-    int status = trainer_gradient_at(e, t->at, t->params, t->grad);
+    int status = trainer_gradient_at(e->trainer, t->at, t->params, t->grad);
     if (status != HS_OK) return status;
     double finish = engine_compute(e, t->at, s->step_flops, TOKEN_COMPUTED, k);
     if (!isfinite(finish) && (e->sc->rounds <= 0 || s->steps < (long)e->sc->rounds * s->steps_per_round))
@@ -182,7 +182,7 @@ static int token_on_event(void *state, Engine *e, const Event *ev)
     Token *t = &s->tokens[k];
     if (ev->kind == TOKEN_ARRIVED) return token_begin_visit(s, e, k);
     /* the step is done: apply it, count it, pass the token on */
-    if (e->trainer) optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_learning_rate(e));
+    if (e->trainer) optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_schedule_lr(e->sc, e->round));
     s->steps++;
     if (s->steps == (long)(s->round + 1) * s->steps_per_round) {
         e->round_extra = walk_tv_distance(&s->walk);
@@ -199,7 +199,7 @@ static int token_on_event(void *state, Engine *e, const Event *ev)
 static int token_round_end(void *state, Engine *e, int round)
 {
     TokenState *s = state;
-    float *shared = trainer_shared_params(e);
+    float *shared = trainer_shared_params(e->trainer);
     if (shared == NULL) return HS_OK;
     for (size_t j = 0; j < s->n_params; j++) {
         double sum = 0;
