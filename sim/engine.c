@@ -391,6 +391,16 @@ int engine_collective_join(Engine *e, Collective *c, int agent)
     return queue_push(e->queue, finish, c->kind, -1, c->data);
 }
 
+int engine_has_churn(const Engine *e)
+{
+    return e->availability_trace != NULL;
+}
+
+int engine_agent_slowed(const Engine *e, int agent)
+{
+    return e->clocks[agent].slow;
+}
+
 int engine_agent_online(const Engine *e, int agent, double t)
 {
     const TraceSeries *availability = engine_series(e->availability_trace, agent);

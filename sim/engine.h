@@ -66,23 +66,25 @@ typedef struct AgentClock {
 } AgentClock;
 
 typedef struct Engine {
+    /* ---- what a method may read (and round_extra, which it writes) ---- */
     const Scenario *sc;
     World world;
     ModelProfile profile;
-    EventQueue *queue;
     double now;
     int round;
     double round_start;
+    double round_extra;   /* method figure for rounds.extra (NaN when none) */
+    HsDiag *diag;
+    struct Trainer *trainer; /* NULL in timing mode */
+    /* ---- the engine's own state: methods use the primitives below instead ---- */
+    EventQueue *queue;
     int round_over;
     AgentClock *clocks;   /* (world.n) */
     double round_bytes, total_bytes;
-    double round_extra;   /* method figure for rounds.extra (NaN when none) */
     Sink sink;
     int64_t run_id;
-    HsDiag *diag;
     const MethodOps *method;
     void *method_state;
-    struct Trainer *trainer; /* NULL in timing mode */
     double last_accuracy;    /* NaN until evaluated */
     int target_reached;
     SinkAgentRound *rows;    /* (world.n) buffer for agent_rounds */
@@ -156,6 +158,10 @@ int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data);
 
 /* 1 if the agent is online at time t (always, without an availability trace). */
 int engine_agent_online(const Engine *e, int agent, double t);
+/* 1 if some group of the run follows an availability trace. */
+int engine_has_churn(const Engine *e);
+/* 1 if the agent's Markov slowdown is in its slow state now. */
+int engine_agent_slowed(const Engine *e, int agent);
 /* The first time >= t at which the agent is offline; INFINITY without an availability
  * trace or when it stays online. Methods use it to react to an absence when it starts. */
 double engine_agent_next_offline(const Engine *e, int agent, double t);

@@ -193,7 +193,7 @@ static int comdml_create(Engine *e, void **state)
         s->problem.act[m] = m == 0 ? 0 : e->sc->model.batch * (model_profile_split_bytes(&e->profile, m) + 4.0);
     }
     for (int i = 0; i < n; i++) s->agents[i].partner = -1;
-    if (e->availability_trace) {
+    if (engine_has_churn(e)) {
         s->online = malloc((size_t)n);
         s->flipped = malloc((size_t)n * sizeof *s->flipped);
         if (s->online == NULL || s->flipped == NULL) return HS_E_NOMEM;
@@ -215,7 +215,7 @@ static double comdml_speed(const Engine *e, int i, double step_flops)
 {
     const AgentGroupSpec *g = &e->sc->groups[e->world.agents[i].group];
     double factor = 1;
-    if (g->slowdown.kind == SLOWDOWN_MARKOV && e->clocks[i].slow) factor = g->slowdown.factor;
+    if (g->slowdown.kind == SLOWDOWN_MARKOV && engine_agent_slowed(e, i)) factor = g->slowdown.factor;
     else if (g->slowdown.kind == SLOWDOWN_PERIODIC) {
         int slow = 0;
         factor = slowdown_factor(&g->slowdown, 0, e->now, &slow, NULL);
@@ -269,7 +269,7 @@ static int comdml_round_begin(void *state, Engine *e, int round)
     if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, e)) != HS_OK) return status;
     engine_collective_begin(&s->average, NULL, e->world.n, engine_model_bytes(e), 1, COMDML_AVERAGED, 0);
     s->dropped = 0;
-    if (e->availability_trace) e->round_extra = 0;
+    if (engine_has_churn(e)) e->round_extra = 0;
     for (int i = 0; i < e->world.n; i++) {
         ComdmlAgent *a = &s->agents[i];
         engine_set_role(e, i, a->role);
