@@ -31,7 +31,7 @@ int cli_pair(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--solver") == 0 && i + 1 < argc) {
             solver = argv[++i];
-            if (strcmp(solver, "exact") && strcmp(solver, "ip") && strcmp(solver, "greedy")) {
+            if (!solver_known(solver)) {
                 fprintf(stderr, "hetsim pair: unknown solver '%s' (use exact, ip or greedy)\n", solver);
                 return 2;
             }

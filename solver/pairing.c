@@ -288,6 +288,18 @@ int pairing_result_check(const PairingProblem *p, const PairingResult *r)
     return pairing_close(makespan, r->makespan) ? HS_OK : HS_E_INTERNAL;
 }
 
+int solver_known(const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = SOLVER_NAMES; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncmp(p, name, n) == 0) return 1;
+        p += n + (bar != NULL);
+    }
+    return 0;
+}
+
 int solver_pair(const PairingProblem *p, const char *solver_name, double ip_time_limit, PairingResult *out,
                 HsDiag *diag)
 {

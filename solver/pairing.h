@@ -78,6 +78,12 @@ double pairing_time(const PairingProblem *p, int i, int j, int m);
  * HS_OK or HS_E_INTERNAL. */
 int pairing_result_check(const PairingProblem *p, const PairingResult *r);
 
+/* The solvers' names, the one list every caller checks against: a scenario's [method]
+ * solver key takes these choices, `hetsim pair --solver` these words. */
+#define SOLVER_NAMES "exact|ip|greedy"
+/* 1 if name is one of SOLVER_NAMES. */
+int solver_known(const char *name);
+
 /* The one entry point. out must come from pairing_result_init(out, p->n).
  * solver_name: "exact" (minimum makespan), "ip" (lp_solve integer program; on failure or
  * after ip_time_limit seconds of wall time, <= 0 for none, exact answers, out->fell_back

@@ -68,7 +68,6 @@ typedef struct ComdmlAgent {
 } ComdmlAgent;
 
 typedef struct ComdmlState {
-    int solver_index;
     char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
     int rebalance;
     double ip_time_limit;
@@ -177,7 +176,6 @@ static int comdml_create(Engine *e, void **state)
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int status;
-    s->solver_index = scenario_param_index(e->sc, "solver");
     s->rebalance = scenario_param_int(e->sc, "rebalance");
     s->ip_time_limit = scenario_param_number(e->sc, "ip_time_limit");
     int n = e->world.n, splits = e->profile.n_blocks;
@@ -233,9 +231,8 @@ static int comdml_pair_agents(ComdmlState *s, Engine *e)
     comdml_mask_offline(s, e);
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
-    const char *names[] = {"exact", "ip", "greedy"};
     double start = comdml_wall_ms();
-    int status = solver_pair(&s->problem, names[s->solver_index], s->ip_time_limit, &result, e->diag);
+    int status = solver_pair(&s->problem, scenario_param(e->sc, "solver")->value, s->ip_time_limit, &result, e->diag);
     s->solve_ms = comdml_wall_ms() - start;
     if (status == HS_OK) {
         snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
@@ -406,7 +403,7 @@ static void comdml_destroy(void *state)
 
 static const MethodKey comdml_keys[] = {
     {"solver", "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)",
-     .type = METHOD_KEY_CHOICE, .choices = "exact|ip|greedy"},
+     .type = METHOD_KEY_CHOICE, .choices = SOLVER_NAMES},
     {"rebalance", "1", "rounds between re-pairings", .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
     {"ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
      .type = METHOD_KEY_TIME, .min = 0, .max = 86400, .open = METHOD_KEY_OPEN_MIN},
