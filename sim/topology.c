@@ -4,6 +4,8 @@
  * One file: the graph kinds, their parameter rules and the edges parser are checked and
  * built by the same code (topology_check and topology_build must agree). */
 #include "sim/topology.h"
+
+#include "base/lines.h"
 #include "sim/rng.h"
 
 #include <ctype.h>
@@ -462,14 +464,12 @@ static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *dia
     LinkSet seen = {0};
     char line[512];
     int lineno = 0, status = HS_OK;
-    while (status == HS_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        if (strchr(line, '\n') == NULL && !feof(f)) {
-            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "line longer than %d characters", (int)sizeof line - 2);
+    int got;
+    while (status == HS_OK && (got = lines_next(f, path, line, (int)sizeof line, &lineno, diag)) != 0) {
+        if (got < 0) {
+            status = got;
             break;
         }
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
         const char *p = line;
         while (isspace((unsigned char)*p)) p++;
         if (*p == '\0') continue;

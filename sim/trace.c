@@ -2,6 +2,8 @@
  * Queries are O(log n) by binary search; traces are small next to a run. */
 #include "sim/trace.h"
 
+#include "base/lines.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -73,14 +75,12 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
     double *last_time = calloc((size_t)n_agents + (size_t)n_groups, sizeof *last_time);
     if (last_line == NULL || last_time == NULL) status = HS_E_NOMEM;
     char line[1024];
-    while (status == HS_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        if (strchr(line, '\n') == NULL && !feof(f)) {
-            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "line longer than %d characters", (int)sizeof line - 2);
+    int got;
+    while (status == HS_OK && (got = lines_next(f, path, line, (int)sizeof line, &lineno, diag)) != 0) {
+        if (got < 0) {
+            status = got;
             break;
         }
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
         char *fields[3];
         int nf = trace_split(line, fields, 3);
         if (nf == 1 && trace_trim(fields[0])[0] == '\0') continue;
