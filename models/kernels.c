@@ -312,31 +312,46 @@ void conv2d_backward(float *din, float *dw, float *db, const float *dout, const 
 
 /* ---------------------------------------------------------------- fused conv blocks */
 
-/* 2x2 max-pool of the ReLU outputs in plane (OC, H, W) into out, with the position of
- * each window's first maximum (0..3, row-major) into argmax: maxpool2_forward's
- * comparisons, in order. The position is arithmetic on the comparisons' outcomes rather
- * than a branch (they are coin flips on real data) and GCC vectorises the loop so. */
-static void conv_pool_sample(float *out, unsigned char *argmax, const float *plane, int OC, int H, int W)
+/* One row of windows: bias and ReLU on the conv outputs of rows r0 and r1 (the
+ * expressions of conv2d_relu_forward), then each window's maximum into dst and the
+ * position of its first maximum (0..3, row-major) into arg, by maxpool2_forward's
+ * comparisons in order. The position is arithmetic on the comparisons' outcomes rather
+ * than a branch (they are coin flips on real data); with restrict pointers and an int
+ * position (a byte would make GCC's vectors 16 windows wide, more than a row holds) the
+ * loop is vectorised. */
+static void conv_pool_row(float *restrict dst, int *restrict arg, const float *restrict r0, const float *restrict r1,
+                          float bias, int ow)
+{
+    for (int j = 0; j < ow; j++) {
+        float a = r0[2 * j] + bias, b = r0[2 * j + 1] + bias, c = r1[2 * j] + bias, d = r1[2 * j + 1] + bias;
+        a = a < 0.0f ? 0.0f : a;
+        b = b < 0.0f ? 0.0f : b;
+        c = c < 0.0f ? 0.0f : c;
+        d = d < 0.0f ? 0.0f : d;
+        int t1 = b > a;
+        float m = t1 ? b : a;
+        int t2 = c > m;
+        m = t2 ? c : m;
+        int t3 = d > m;
+        m = t3 ? d : m;
+        /* the last comparison that held names the position */
+        dst[j] = m;
+        arg[j] = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
+    }
+}
+
+/* Bias, ReLU and the 2x2 max-pool of one sample's conv output plane (OC, H, W) into out
+ * and argmax; plane itself is left as the sgemm wrote it. */
+static void conv_pool_sample(float *out, int *argmax, const float *plane, const float *b, int OC, int H, int W)
 {
     const int oh = H / 2, ow = W / 2;
     for (int o = 0; o < OC; o++) {
         const float *p = plane + (size_t)o * H * W;
+        const float bias = b ? b[o] : 0.0f;
         for (int i = 0; i < oh; i++) {
-            const float *restrict r0 = p + (size_t)(2 * i) * W, *restrict r1 = r0 + W;
-            float *restrict dst = out + ((size_t)o * oh + i) * ow;
-            unsigned char *restrict arg = argmax + ((size_t)o * oh + i) * ow;
-            for (int j = 0; j < ow; j++) {
-                float a = r0[2 * j], b = r0[2 * j + 1], c = r1[2 * j], d = r1[2 * j + 1];
-                int t1 = b > a;
-                float m = t1 ? b : a;
-                int t2 = c > m;
-                m = t2 ? c : m;
-                int t3 = d > m;
-                m = t3 ? d : m;
-                /* the last comparison that held names the position */
-                dst[j] = m;
-                arg[j] = (unsigned char)(t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1));
-            }
+            const float *r0 = p + (size_t)(2 * i) * W;
+            const size_t at = ((size_t)o * oh + i) * ow;
+            conv_pool_row(out + at, argmax + at, r0, r0 + W, bias, ow);
         }
     }
 }
@@ -348,7 +363,7 @@ static void conv_pool_sample(float *out, unsigned char *argmax, const float *pla
  * window is zeroed, then one store goes to an address computed from the argmax, of the
  * value's bits masked by the ReLU's outcome (all-zero bits are +0.0f): no branch on the
  * data, which GCC would otherwise emit for the float select. */
-static void conv_unpool_sample(float *plane, const float *dout, const float *out, const unsigned char *argmax, int OC,
+static void conv_unpool_sample(float *plane, const float *dout, const float *out, const int *argmax, int OC,
                                int H, int W)
 {
     const int oh = H / 2, ow = W / 2;
@@ -358,7 +373,7 @@ static void conv_unpool_sample(float *plane, const float *dout, const float *out
             float *restrict r0 = p + (size_t)(2 * i) * W;
             const size_t at = ((size_t)o * oh + i) * ow;
             const float *restrict g = dout + at, *restrict y = out + at;
-            const unsigned char *restrict arg = argmax + at;
+            const int *restrict arg = argmax + at;
             for (int j = 0; j < ow; j++) {
                 uint32_t bits;
                 memcpy(&bits, &g[j], sizeof bits);
@@ -373,19 +388,18 @@ static void conv_unpool_sample(float *plane, const float *dout, const float *out
     }
 }
 
-void conv2d_relu_pool_forward(float *out, unsigned char *argmax, const float *in, const float *w, const float *b,
+void conv2d_relu_pool_forward(float *out, int *argmax, const float *in, const float *w, const float *b,
                               float *col, float *plane, int B, int C, int H, int W, int OC, int K)
 {
     const size_t hw = (size_t)H * W, pooled = (size_t)OC * (H / 2) * (W / 2);
     for (int n = 0; n < B; n++) {
         conv_forward_sample(plane, in + (size_t)n * C * hw, w, col, C, H, W, OC, K);
-        conv_bias_relu(plane, b, OC, (int)hw, 1);
-        conv_pool_sample(out + (size_t)n * pooled, argmax + (size_t)n * pooled, plane, OC, H, W);
+        conv_pool_sample(out + (size_t)n * pooled, argmax + (size_t)n * pooled, plane, b, OC, H, W);
     }
 }
 
 void conv2d_relu_pool_backward(float *din, float *dw, float *db, const float *dout, const float *out,
-                               const unsigned char *argmax, const float *in, const float *w, float *col, float *plane,
+                               const int *argmax, const float *in, const float *w, float *col, float *plane,
                                int B, int C, int H, int W, int OC, int K)
 {
     const size_t hw = (size_t)H * W, pooled = (size_t)OC * (H / 2) * (W / 2);

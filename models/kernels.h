@@ -87,7 +87,7 @@ void conv2d_backward(float *din,        /* (B, C, H, W), may be NULL */
  * activation is never stored. The values are those of conv2d_relu_forward followed by
  * maxpool2_forward, bit for bit. */
 void conv2d_relu_pool_forward(float *out,             /* (B, OC, H/2, W/2) */
-                              unsigned char *argmax,  /* (B, OC, H/2, W/2) */
+                              int *argmax,            /* (B, OC, H/2, W/2) */
                               const float *in,        /* (B, C, H, W) */
                               const float *w,         /* (OC, C, K, K) */
                               const float *b,         /* (OC), may be NULL */
@@ -104,7 +104,7 @@ void conv2d_relu_pool_backward(float *din,                 /* (B, C, H, W), may 
                                float *db,                  /* (OC), may be NULL */
                                const float *dout,          /* (B, OC, H/2, W/2) */
                                const float *out,           /* (B, OC, H/2, W/2) pooled forward output */
-                               const unsigned char *argmax, /* (B, OC, H/2, W/2) from the forward */
+                               const int *argmax,          /* (B, OC, H/2, W/2) from the forward */
                                const float *in,            /* (B, C, H, W) */
                                const float *w,             /* (OC, C, K, K) */
                                float *col, float *plane,   /* workspaces as for the forward */
@@ -150,10 +150,10 @@ void im2col_naive(float *col, const float *in, int C, int H, int W, int K);
 void col2im_add_naive(float *in, const float *col, int C, int H, int W, int K);
 /* conv2d_relu_forward_naive, then the pool with its argmax; the backward routes dout
  * through the pool and the ReLU into a zeroed buffer, then conv2d_backward_naive. */
-void conv2d_relu_pool_forward_naive(float *out, unsigned char *argmax, const float *in, const float *w,
+void conv2d_relu_pool_forward_naive(float *out, int *argmax, const float *in, const float *w,
                                     const float *b, int B, int C, int H, int W, int OC, int K);
 void conv2d_relu_pool_backward_naive(float *din, float *dw, float *db, const float *dout, const float *out,
-                                     const unsigned char *argmax, const float *in, const float *w, int B, int C,
+                                     const int *argmax, const float *in, const float *w, int B, int C,
                                      int H, int W, int OC, int K);
 void maxpool2_forward_naive(float *out, const float *in, int B, int C, int H, int W);
 void maxpool2_backward_naive(float *din, const float *dout, const float *in, int B, int C, int H, int W);

@@ -179,7 +179,7 @@ void col2im_add_naive(float *in, const float *col, int C, int H, int W, int K)
                     }
 }
 
-void conv2d_relu_pool_forward_naive(float *out, unsigned char *argmax, const float *in, const float *w,
+void conv2d_relu_pool_forward_naive(float *out, int *argmax, const float *in, const float *w,
                                     const float *b, int B, int C, int H, int W, int OC, int K)
 {
     const int oh = H / 2, ow = W / 2;
@@ -198,13 +198,13 @@ void conv2d_relu_pool_forward_naive(float *out, unsigned char *argmax, const flo
                     }
                 }
                 out[((size_t)p * oh + i) * ow + j] = m;
-                argmax[((size_t)p * oh + i) * ow + j] = (unsigned char)best;
+                argmax[((size_t)p * oh + i) * ow + j] = best;
             }
     free(full);
 }
 
 void conv2d_relu_pool_backward_naive(float *din, float *dw, float *db, const float *dout, const float *out,
-                                     const unsigned char *argmax, const float *in, const float *w, int B, int C,
+                                     const int *argmax, const float *in, const float *w, int B, int C,
                                      int H, int W, int OC, int K)
 {
     const int oh = H / 2, ow = W / 2;

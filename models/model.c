@@ -36,7 +36,7 @@ struct ModelWorkspace {
     float *memory;                 /* the one float allocation below */
     float *act[MODEL_MAX_BLOCKS];  /* (batch, act_floats[b]) output of block b; last = logits */
     float *dact[MODEL_MAX_BLOCKS]; /* same shape: gradient of the loss w.r.t. act[b] */
-    unsigned char *argmax[2];      /* CNN: (batch, act_floats[b]) window argmax of block b's pool */
+    int *argmax[2];                /* CNN: (batch, act_floats[b]) window argmax of block b's pool */
     float *plane;                  /* CNN: one sample's conv output, then its gradient: (out[b], height[b],
                                     * width[b]) of the larger conv */
     float *col;                    /* im2col buffer, (C*K*K, H*W) of the larger conv */
@@ -298,8 +298,8 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
     ws->batch = spec->batch;
     ws->memory = calloc(total, sizeof(float));
     ws->y = calloc(B, sizeof(int));
-    unsigned char *argmax = NULL;
-    if (pooled[0] + pooled[1]) argmax = ws->argmax[0] = calloc(pooled[0] + pooled[1], 1);
+    int *argmax = NULL;
+    if (pooled[0] + pooled[1]) argmax = ws->argmax[0] = calloc(pooled[0] + pooled[1], sizeof(int));
     if (!ws->memory || !ws->y || (pooled[0] + pooled[1] && !argmax)) {
         model_workspace_free(ws);
         return HS_E_NOMEM;

@@ -287,12 +287,12 @@ START_TEST(test_conv_block_matches_naive_and_unfused)
         float *plane = malloc(sizeof(float) * OC * H * W);
         float *o1 = malloc(sizeof(float) * (nout + 1)), *o2 = malloc(sizeof(float) * (nout + 1));
         float *full = malloc(sizeof(float) * nfull), *o3 = malloc(sizeof(float) * (nout + 1));
-        unsigned char *a1 = malloc(nout + 1), *a2 = malloc(nout + 1);
+        int *a1 = malloc(sizeof(int) * (nout + 1)), *a2 = malloc(sizeof(int) * (nout + 1));
         conv2d_relu_pool_forward(o1, a1, in, w, b, col, plane, B, C, H, W, OC, K);
         conv2d_relu_pool_forward_naive(o2, a2, in, w, b, B, C, H, W, OC, K);
         if (exact) {
             ck_assert_mem_eq(o1, o2, sizeof(float) * nout);
-            ck_assert_mem_eq(a1, a2, nout);
+            ck_assert_mem_eq(a1, a2, sizeof(int) * nout);
         } else {
             ck_assert_double_le(worst_ratio(o1, o2, nout, 1e-5, 1e-5), 1.0);
         }
@@ -339,7 +339,7 @@ START_TEST(test_conv_block_nan_passes)
     /* a NaN weight reaches the pooled output (so the loss reports divergence), as through
      * the unfused kernels */
     float in[16], w[9], b[1] = {0}, col[9 * 16], plane[16], out[4], ref[4], full[16];
-    unsigned char arg[4];
+    int arg[4];
     for (int i = 0; i < 16; i++) in[i] = (float)(i % 5) - 2.0f;
     for (int i = 0; i < 9; i++) w[i] = 0.1f * (float)i;
     w[4] = NAN;
@@ -518,7 +518,7 @@ START_TEST(test_layer_gradients_by_finite_differences)
         float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *b = alloc_uniform(3, r, -1, 1);
         float *dout = alloc_uniform(nout, r, -1, 1), *col = malloc(sizeof(float) * conv2d_col_floats(2, 5, 7, 3));
         float *plane = malloc(sizeof(float) * 3 * 5 * 7), *out = malloc(sizeof(float) * nout);
-        unsigned char *argmax = malloc(nout);
+        int *argmax = malloc(sizeof(int) * nout);
         float *din = calloc(nin, sizeof(float)), *dw = calloc(nw, sizeof(float)), *db = calloc(3, sizeof(float));
         conv2d_relu_pool_forward(out, argmax, in, w, b, col, plane, 2, 2, 5, 7, 3, 3);
         conv2d_relu_pool_backward(din, dw, db, dout, out, argmax, in, w, col, plane, 2, 2, 5, 7, 3, 3);
