@@ -175,7 +175,12 @@ void im2col(float *col, const float *in, int C, int H, int W, int K)
     }
 }
 
-void col2im_add(float *in, const float *col, int C, int H, int W, int K)
+/* The adjoint of im2col, with the same trick: once the entries of row (c, ki, kj) that
+ * fall outside the image are zeroed, the row adds into the plane as one contiguous span
+ * at offset dy*W + dx, the zeros landing on the neighbouring row's edge. x + 0.0f is x
+ * for every x but -0.0f, so the sums are those of a row-by-row col2im, bit for bit as
+ * long as no element of in starts at -0.0f and receives only -0.0f. */
+void col2im_add(float *in, float *col, int C, int H, int W, int K)
 {
     const int pad = K / 2;
     const size_t hw = (size_t)H * W;
@@ -184,16 +189,23 @@ void col2im_add(float *in, const float *col, int C, int H, int W, int K)
         for (int ki = 0; ki < K; ki++) {
             int dy = ki - pad, top, bottom;
             conv_valid_span(H, dy, &top, &bottom);
+            if (bottom == top) continue;
             for (int kj = 0; kj < K; kj++) {
                 int dx = kj - pad, lo, hi;
                 conv_valid_span(W, dx, &lo, &hi);
-                const float *row = col + ((size_t)(c * K + ki) * K + kj) * hw;
-                const int n = hi - lo;
-                for (int h = top; h < bottom; h++) {
-                    const float *restrict src = row + (size_t)h * W + lo;
-                    float *restrict dst = plane + (size_t)(h + dy) * W + lo + dx;
-                    for (int w = 0; w < n; w++) dst[w] += src[w];
-                }
+                if (hi == lo) continue;
+                float *row = col + ((size_t)(c * K + ki) * K + kj) * hw;
+                float *valid = row + (size_t)top * W;
+                const int rows = bottom - top;
+                for (int w = 0; w < lo; w++)
+                    for (int h = 0; h < rows; h++) valid[(size_t)h * W + w] = 0.0f;
+                for (int w = hi; w < W; w++)
+                    for (int h = 0; h < rows; h++) valid[(size_t)h * W + w] = 0.0f;
+                /* from (top, lo) to (bottom - 1, hi - 1), landing inside the plane */
+                const size_t first = (size_t)top * W + lo, n = (size_t)(bottom - 1) * W + hi - first;
+                const float *restrict src = row + first;
+                float *restrict dst = plane + (ptrdiff_t)first + (ptrdiff_t)dy * W + dx;
+                for (size_t i = 0; i < n; i++) dst[i] += src[i];
             }
         }
     }
@@ -229,25 +241,18 @@ static void conv_bias_relu(float *y, const float *b, int OC, int hw, int relu)
     }
 }
 
-/* db[o] += the sum of plane o of dy, each in plane order from 0.0f. Four planes run side
- * by side so that the four dependency chains of additions overlap; each sum is still
+/* db[o] += the sum of plane o of dy, each in plane order from 0.0f. Eight planes run
+ * side by side so that eight dependency chains of additions overlap; each sum is still
  * added in its own order, so the result is that of one plane at a time. */
 static void conv_bias_grad(float *db, const float *dy, int OC, int hw)
 {
     int o = 0;
-    for (; o + 4 <= OC; o += 4) {
-        const float *p0 = dy + (size_t)o * hw, *p1 = p0 + hw, *p2 = p1 + hw, *p3 = p2 + hw;
-        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-        for (int i = 0; i < hw; i++) {
-            s0 += p0[i];
-            s1 += p1[i];
-            s2 += p2[i];
-            s3 += p3[i];
-        }
-        db[o] += s0;
-        db[o + 1] += s1;
-        db[o + 2] += s2;
-        db[o + 3] += s3;
+    for (; o + 8 <= OC; o += 8) {
+        const float *p = dy + (size_t)o * hw;
+        float s[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        for (int i = 0; i < hw; i++)
+            for (int k = 0; k < 8; k++) s[k] += p[(size_t)k * hw + i];
+        for (int k = 0; k < 8; k++) db[o + k] += s[k];
     }
     for (; o < OC; o++) {
         const float *plane = dy + (size_t)o * hw;

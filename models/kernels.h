@@ -56,9 +56,13 @@ size_t conv2d_col_floats(int C, int H, int W, int K);
 void im2col(float *col,      /* (C*K*K, H*W) */
             const float *in, /* (C, H, W) one sample */
             int C, int H, int W, int K);
-/* in += col2im(col), the adjoint of im2col. */
-void col2im_add(float *in,        /* (C, H, W) */
-                const float *col, /* (C*K*K, H*W) */
+/* in += col2im(col), the adjoint of im2col. col is scratch: its entries for positions
+ * outside the image are zeroed on the way, so that each of its rows adds as one
+ * contiguous span. That adds 0.0f where a row-by-row col2im adds nothing, which changes
+ * no value and no bit unless an element of in starts at -0.0f and receives only -0.0f
+ * (the models zero in, with +0.0f, first). */
+void col2im_add(float *in,  /* (C, H, W) */
+                float *col, /* (C*K*K, H*W) */
                 int C, int H, int W, int K);
 void conv2d_forward(float *out,      /* (B, OC, H, W) */
                     const float *in, /* (B, C, H, W) */

@@ -249,9 +249,10 @@ START_TEST(test_im2col_col2im_match_naive)
         im2col_naive(c2, in, C, H, W, K);
         ck_assert_mem_eq(c1, c2, sizeof(float) * ncol);
         fill_uniform(c1, ncol, r, -1, 1);
+        memcpy(c2, c1, sizeof(float) * ncol); /* col2im_add clobbers its column buffer */
         float *d1 = alloc_uniform(n, r, -1, 1), *d2 = alloc_copy(d1, n);
         col2im_add(d1, c1, C, H, W, K);
-        col2im_add_naive(d2, c1, C, H, W, K);
+        col2im_add_naive(d2, c2, C, H, W, K);
         ck_assert_mem_eq(d1, d2, sizeof(float) * n);
         free(in), free(c1), free(c2), free(d1), free(d2);
     }
