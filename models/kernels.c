@@ -317,55 +317,47 @@ void conv2d_backward(float *din, float *dw, float *db, const float *dout, const 
 
 /* ---------------------------------------------------------------- fused conv blocks */
 
-/* One row of windows: bias and ReLU on the conv outputs of rows r0 and r1 (the
- * expressions of conv2d_relu_forward), then each window's maximum into dst and the
- * position of its first maximum (0..3, row-major) into arg, by maxpool2_forward's
- * comparisons in order. The position is arithmetic on the comparisons' outcomes rather
- * than a branch (they are coin flips on real data); with restrict pointers and an int
- * position (a byte would make GCC's vectors 16 windows wide, more than a row holds) the
- * loop is vectorised. Not inlined: inlined with a constant count of four, GCC unrolled
- * it into scalar code with a branch per select. */
-__attribute__((noinline)) static void conv_pool_row(float *restrict dst, int *restrict arg, const float *restrict r0,
-                                                    const float *restrict r1, float bias, int ow)
-{
-    for (int j = 0; j < ow; j++) {
-        float a = r0[2 * j] + bias, b = r0[2 * j + 1] + bias, c = r1[2 * j] + bias, d = r1[2 * j + 1] + bias;
-        a = a < 0.0f ? 0.0f : a;
-        b = b < 0.0f ? 0.0f : b;
-        c = c < 0.0f ? 0.0f : c;
-        d = d < 0.0f ? 0.0f : d;
-        int t1 = b > a;
-        float m = t1 ? b : a;
-        int t2 = c > m;
-        m = t2 ? c : m;
-        int t3 = d > m;
-        m = t3 ? d : m;
-        /* the last comparison that held names the position */
-        dst[j] = m;
-        arg[j] = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
-    }
-}
-
 /* Bias, ReLU and the 2x2 max-pool of one sample's conv output plane (OC, H, W) into out
- * and argmax; plane itself is left as the sgemm wrote it. */
+ * and argmax; plane itself is left as the sgemm wrote it. For each window: bias and
+ * ReLU on its four conv outputs (the expressions of conv2d_relu_forward), its maximum
+ * and the position of its first maximum (0..3, row-major), by maxpool2_forward's
+ * comparisons in order. The position is arithmetic on the comparisons' outcomes rather
+ * than a branch (they are coin flips on real data), and the position is an int (a byte
+ * would make GCC's vectors 16 windows wide, more than a row holds), so the window loop
+ * is vectorised, four windows at a time. GCC would do the rest of a row one window at a
+ * time with a branch per select (a fifth of the forward pass's own time on 7-window
+ * rows), so a row ends instead with its last four windows again, the same values
+ * written twice. */
 static void conv_pool_sample(float *out, int *argmax, const float *plane, const float *b, int OC, int H, int W)
 {
-    const int oh = H / 2, ow = W / 2;
+    const int oh = H / 2, ow = W / 2, body = ow > 4 ? ow & ~3 : ow;
     for (int o = 0; o < OC; o++) {
         const float *p = plane + (size_t)o * H * W;
         const float bias = b ? b[o] : 0.0f;
         for (int i = 0; i < oh; i++) {
-            const float *r0 = p + (size_t)(2 * i) * W;
-            const size_t at = ((size_t)o * oh + i) * ow;
-            /* GCC's loop runs four windows at a time and the rest one by one, with
-             * branches for the selects there (a fifth of the forward pass's own time on
-             * 7-window rows); a row ends instead with its last four again, the same
-             * values written twice */
-            const int body = ow > 4 ? ow & ~3 : ow;
-            conv_pool_row(out + at, argmax + at, r0, r0 + W, bias, body);
-            if (body < ow) {
-                const int last = ow - 4;
-                conv_pool_row(out + at + last, argmax + at + last, r0 + 2 * last, r0 + W + 2 * last, bias, 4);
+            const float *restrict r0 = p + (size_t)(2 * i) * W, *restrict r1 = r0 + W;
+            float *restrict dst = out + ((size_t)o * oh + i) * ow;
+            int *restrict arg = argmax + ((size_t)o * oh + i) * ow;
+            for (int pass = 0; pass < 2; pass++) {
+                const int from = pass ? ow - 4 : 0, to = pass ? ow : body;
+                if (pass && body == ow) break;
+                for (int j = from; j < to; j++) {
+                    float a = r0[2 * j] + bias, bb = r0[2 * j + 1] + bias;
+                    float c = r1[2 * j] + bias, d = r1[2 * j + 1] + bias;
+                    a = a < 0.0f ? 0.0f : a;
+                    bb = bb < 0.0f ? 0.0f : bb;
+                    c = c < 0.0f ? 0.0f : c;
+                    d = d < 0.0f ? 0.0f : d;
+                    int t1 = bb > a;
+                    float m = t1 ? bb : a;
+                    int t2 = c > m;
+                    m = t2 ? c : m;
+                    int t3 = d > m;
+                    m = t3 ? d : m;
+                    /* the last comparison that held names the position */
+                    dst[j] = m;
+                    arg[j] = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
+                }
             }
         }
     }
