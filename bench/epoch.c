@@ -86,12 +86,13 @@ static EpochTime epoch_hetsim(const char *hetsim, const char *run, const char *d
 }
 
 /* PyTorch's bare loop, as the script reports it; wall < 0 if torch is unavailable or the
- * script failed. */
+ * script failed. OMP_NUM_THREADS=1: torch.set_num_threads(1) alone leaves an OpenMP
+ * worker that takes a fifth of a core beside the loop (and counts in its CPU time). */
 static EpochTime epoch_torch(const char *python, const char *data, const char *mode)
 {
     EpochTime t = {-1, -1};
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' bench/torch_epoch.py '%s' 1 %s 2>/dev/null", python, data, mode);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' bench/torch_epoch.py '%s' 1 %s 2>/dev/null", python, data, mode);
     FILE *p = popen(cmd, "r");
     if (!p) return t;
     if (fscanf(p, "%lf %lf", &t.wall, &t.cpu) != 2) t.wall = -1;

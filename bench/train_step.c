@@ -165,14 +165,15 @@ static const char torch_cnn[] =
     "torch.nn.Linear(3136, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))";
 
 /* The same step in PyTorch on one thread (model: torch_mlp or torch_cnn); returns
- * steps/s or 0 if unavailable. */
+ * steps/s or 0 if unavailable. OMP_NUM_THREADS=1: torch.set_num_threads(1) alone leaves
+ * an OpenMP worker that takes a fifth of a core beside the loop. */
 static double bench_torch(const char *model, int B, double seconds)
 {
     if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) return 0;
     int cnn = model == torch_cnn;
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "python3 - <<'EOF'\n"
+             "OMP_NUM_THREADS=1 python3 - <<'EOF'\n"
              "import time, torch\n"
              "torch.set_num_threads(1)\n"
              "torch.manual_seed(0)\n"
