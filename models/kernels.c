@@ -325,9 +325,9 @@ void conv2d_backward(float *din, float *dw, float *db, const float *dout, const 
  * than a branch (they are coin flips on real data), and the position is an int (a byte
  * would make GCC's vectors 16 windows wide, more than a row holds), so the window loop
  * is vectorised, four windows at a time. GCC would do the rest of a row one window at a
- * time with a branch per select (a fifth of the forward pass's own time on 7-window
- * rows), so a row ends instead with its last four windows again, the same values
- * written twice. */
+ * time with a branch per select (on rows of 7 windows that remainder took most of the
+ * pooling's time), so a row ends instead with its last four windows again, the same
+ * values written twice. */
 static void conv_pool_sample(float *out, int *argmax, const float *plane, const float *b, int OC, int H, int W)
 {
     const int oh = H / 2, ow = W / 2, body = ow > 4 ? ow & ~3 : ow;
