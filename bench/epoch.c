@@ -1,29 +1,51 @@
-/* epoch.c — a whole one-epoch central run of hetsim against PyTorch's bare epoch loop on
- * the same data (issue #3's goal: no slower). Prints figures, asserts nothing.
+/* epoch.c — a whole hetsim run against PyTorch's bare training loop on the same number
+ * of images (issue #3's goal for the MLP: no slower; issue #18's for the CNN: 1.1x
+ * faster). Prints figures, asserts nothing.
  *
- * hetsim: `hetsim run scenarios/central-mlp.ini --set run.rounds=1` as a process, timed
- * in wall-clock seconds from exec to exit: loading the gzip'd IDX files, partitioning,
- * 938 steps of batch 64, the evaluation on the 10,000 test images and the SQLite writes
+ * mlp (default): `hetsim run scenarios/central-mlp.ini --set run.rounds=1`, one epoch of
+ * 60,000 images, 938 steps of batch 64.
+ * cnn: one round of 8 local-SGD agents with 1,000 images each on the CNN of
+ * scenarios/central-cnn.ini (conv 32 then 64 channels, kernel 5, hidden 128, batch 64):
+ * 8 x 16 steps, the last of each agent 40 images.
+ *
+ * hetsim runs as a process, timed from exec to exit: loading the gzip'd IDX files,
+ * partitioning, training, the evaluation on the 10,000 test images and the SQLite writes
  * are all inside. PyTorch: bench/torch_epoch.py times only its training loop (same model,
- * batch, optimiser and learning rate, one thread); its loading and start-up are not
- * counted. The two alternate, REPS times each, and the medians are compared, so a
- * passing load on the shared machine hits both alike.
+ * batches, optimiser and learning rate, one thread); its loading, start-up and any
+ * evaluation are not counted. The two alternate, REPS times each, and the medians are
+ * compared, so a passing load on the shared machine hits both alike. Both wall-clock and
+ * CPU seconds are reported (hetsim's from the child's rusage, PyTorch's process time of
+ * the loop): on a machine shared with other work, CPU time is the fairer of the two.
  *
- * Usage: bench/epoch [REPS]   (HETSIM names the binary, default ./hetsim; PYTHON the
- * interpreter with torch, default python3; DATA the dataset folder) */
+ * Usage: bench/epoch [REPS] [mlp|cnn]   (HETSIM names the binary, default ./hetsim;
+ * PYTHON the interpreter with torch, default python3; DATA the dataset folder) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #define EPOCH_MAX_REPS 25
+
+typedef struct EpochTime {
+    double wall, cpu; /* seconds; wall < 0: the run failed */
+} EpochTime;
 
 static double epoch_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* User + system seconds of the children waited for so far. */
+static double epoch_children_cpu(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0) return 0;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static int epoch_compare(const void *a, const void *b)
@@ -44,67 +66,92 @@ static const char *epoch_env(const char *name, const char *fallback)
     return v && *v ? v : fallback;
 }
 
-/* Wall seconds of one hetsim run into a fresh database in dir; < 0 if it failed. */
-static double epoch_hetsim(const char *hetsim, const char *dir, const char *data, int rep)
+/* The hetsim arguments of each mode. */
+static const char mlp_run[] = "scenarios/central-mlp.ini --set run.rounds=1";
+static const char cnn_run[] = "scenarios/central-cnn.ini --set run.method=localsgd "
+                              "--set method.localsgd.local_steps=epoch --set agents.count=8 "
+                              "--set agents.samples=1000 --set run.rounds=1";
+
+/* One hetsim run into a fresh database in dir. */
+static EpochTime epoch_hetsim(const char *hetsim, const char *run, const char *dir, const char *data, int rep)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "OPENBLAS_NUM_THREADS=1 '%s' run scenarios/central-mlp.ini --set run.rounds=1 --set 'data.path=%s' "
-             "--db '%s/epoch-%d.db' --quiet",
-             hetsim, data, dir, rep);
-    double start = epoch_now();
+    snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 '%s' run %s --set 'data.path=%s' --db '%s/epoch-%d.db' --quiet",
+             hetsim, run, data, dir, rep);
+    double cpu = epoch_children_cpu(), start = epoch_now();
     int status = system(cmd);
-    double seconds = epoch_now() - start;
-    return status == 0 ? seconds : -1;
+    EpochTime t = {epoch_now() - start, epoch_children_cpu() - cpu};
+    if (status != 0) t.wall = -1;
+    return t;
 }
 
-/* Seconds of PyTorch's bare loop for one epoch, as the script reports it; < 0 if torch
- * is unavailable or the script failed. */
-static double epoch_torch(const char *python, const char *data)
+/* PyTorch's bare loop, as the script reports it; wall < 0 if torch is unavailable or the
+ * script failed. OMP_NUM_THREADS=1: torch.set_num_threads(1) alone leaves an OpenMP
+ * worker that takes a fifth of a core beside the loop (and counts in its CPU time). */
+static EpochTime epoch_torch(const char *python, const char *data, const char *mode)
 {
+    EpochTime t = {-1, -1};
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' bench/torch_epoch.py '%s' 1 2>/dev/null", python, data);
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s' bench/torch_epoch.py '%s' 1 %s 2>/dev/null", python, data, mode);
     FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    double seconds = -1;
-    if (fscanf(p, "%lf", &seconds) != 1) seconds = -1;
-    return pclose(p) == 0 ? seconds : -1;
+    if (!p) return t;
+    if (fscanf(p, "%lf %lf", &t.wall, &t.cpu) != 2) t.wall = -1;
+    if (pclose(p) != 0) t.wall = -1;
+    return t;
 }
 
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
+    const char *mode = argc > 2 ? argv[2] : "mlp";
+    if (strcmp(mode, "mlp") != 0 && strcmp(mode, "cnn") != 0) {
+        fprintf(stderr, "usage: epoch [REPS] [mlp|cnn]\n");
+        return 2;
+    }
+    const int cnn = !strcmp(mode, "cnn");
     if (reps < 1) reps = 1;
     if (reps > EPOCH_MAX_REPS) reps = EPOCH_MAX_REPS;
     const char *hetsim = epoch_env("HETSIM", "./hetsim"), *python = epoch_env("PYTHON", "python3");
     const char *data = epoch_env("DATA", "/usr/share/datasets/fashion-mnist");
+    const char *run = cnn ? cnn_run : mlp_run;
     char dir[] = "/tmp/hetsim-bench-epoch-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    double ours[EPOCH_MAX_REPS], theirs[EPOCH_MAX_REPS];
+    double ours_wall[EPOCH_MAX_REPS], ours_cpu[EPOCH_MAX_REPS], theirs_wall[EPOCH_MAX_REPS], theirs_cpu[EPOCH_MAX_REPS];
     int have_torch = 1;
     for (int r = 0; r < reps; r++) {
-        if ((ours[r] = epoch_hetsim(hetsim, dir, data, r)) < 0) {
-            fprintf(stderr, "epoch: %s run scenarios/central-mlp.ini failed (is %s installed and built?)\n", hetsim,
-                    data);
+        EpochTime t = epoch_hetsim(hetsim, run, dir, data, r);
+        if (t.wall < 0) {
+            fprintf(stderr, "epoch: %s run %s failed (is %s installed and built?)\n", hetsim, run, data);
             return 1;
         }
-        if (have_torch && (theirs[r] = epoch_torch(python, data)) < 0) have_torch = 0;
+        ours_wall[r] = t.wall, ours_cpu[r] = t.cpu;
+        if (!have_torch) continue;
+        t = epoch_torch(python, data, mode);
+        if (t.wall < 0) have_torch = 0;
+        theirs_wall[r] = t.wall, theirs_cpu[r] = t.cpu;
     }
     char cleanup[128];
     snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
     if (system(cleanup) != 0) fprintf(stderr, "epoch: could not remove %s\n", dir);
-    double mine = epoch_median(ours, reps);
-    printf("one epoch of scenarios/central-mlp.ini (MLP 784-256-128-10, batch 64, 60,000 images), median of %d:\n",
-           reps);
-    printf("  hetsim run, whole process (load + train + evaluate + SQLite): %.3f s\n", mine);
+    double wall = epoch_median(ours_wall, reps), cpu = epoch_median(ours_cpu, reps);
+    if (cnn)
+        printf("one round of 8 local-SGD agents x 1,000 images, CNN 32,64 k5 hidden 128, batch 64 "
+               "(scenarios/central-cnn.ini), median of %d:\n",
+               reps);
+    else
+        printf("one epoch of scenarios/central-mlp.ini (MLP 784-256-128-10, batch 64, 60,000 images), median of %d:\n",
+               reps);
+    printf("  hetsim run, whole process (load + train + evaluate + SQLite): %7.3f s wall, %7.3f s CPU\n", wall, cpu);
     if (!have_torch) {
         printf("  PyTorch comparison skipped: `%s bench/torch_epoch.py` fails (python3-torch, python3-numpy?)\n",
                python);
         return 0;
     }
-    double loop = epoch_median(theirs, reps);
-    printf("  PyTorch 1 thread, the training loop alone:                %.3f s\n", loop);
-    printf("  hetsim / PyTorch time = %.2f (below 1: the whole hetsim run is faster than the bare loop)\n",
-           mine / loop);
+    double loop_wall = epoch_median(theirs_wall, reps), loop_cpu = epoch_median(theirs_cpu, reps);
+    printf("  PyTorch 1 thread, the training loop alone:                %7.3f s wall, %7.3f s CPU\n", loop_wall,
+           loop_cpu);
+    printf("  hetsim / PyTorch time = %.2f wall, %.2f CPU (below 1: the whole hetsim run is faster than the bare "
+           "loop; PyTorch / hetsim = %.2fx, %.2fx)\n",
+           wall / loop_wall, cpu / loop_cpu, loop_wall / wall, loop_cpu / cpu);
     return 0;
 }

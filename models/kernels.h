@@ -56,9 +56,13 @@ size_t conv2d_col_floats(int C, int H, int W, int K);
 void im2col(float *col,      /* (C*K*K, H*W) */
             const float *in, /* (C, H, W) one sample */
             int C, int H, int W, int K);
-/* in += col2im(col), the adjoint of im2col. */
-void col2im_add(float *in,        /* (C, H, W) */
-                const float *col, /* (C*K*K, H*W) */
+/* in += col2im(col), the adjoint of im2col. col is scratch: its entries for positions
+ * outside the image are zeroed on the way, so that each of its rows adds as one
+ * contiguous span. That adds 0.0f where a row-by-row col2im adds nothing, which changes
+ * no value and no bit unless an element of in starts at -0.0f and receives only -0.0f
+ * (the models zero in, with +0.0f, first). */
+void col2im_add(float *in,  /* (C, H, W) */
+                float *col, /* (C*K*K, H*W) */
                 int C, int H, int W, int K);
 void conv2d_forward(float *out,      /* (B, OC, H, W) */
                     const float *in, /* (B, C, H, W) */
@@ -78,6 +82,37 @@ void conv2d_backward(float *din,        /* (B, C, H, W), may be NULL */
                      const float *in,   /* (B, C, H, W) */
                      const float *w,    /* (OC, C, K, K) */
                      float *col, int B, int C, int H, int W, int OC, int K);
+
+/* A whole conv block, convolution + bias + ReLU + 2x2 max-pool, one sample at a time so
+ * that the full-resolution output never leaves the cache: plane is a workspace of one
+ * sample's (OC, H, W) conv output, col one of conv2d_col_floats. Writes the pooled output
+ * and, per pooled value, the position of its window's first maximum (0..3, row-major);
+ * with the pooled output that is all the backward pass needs, so the (B, OC, H, W)
+ * activation is never stored. The values are those of conv2d_relu_forward followed by
+ * maxpool2_forward, bit for bit. */
+void conv2d_relu_pool_forward(float *out,             /* (B, OC, H/2, W/2) */
+                              int *argmax,            /* (B, OC, H/2, W/2) */
+                              const float *in,        /* (B, C, H, W) */
+                              const float *w,         /* (OC, C, K, K) */
+                              const float *b,         /* (OC), may be NULL */
+                              float *col,             /* workspace (conv2d_col_floats) */
+                              float *plane,           /* workspace (OC, H, W) */
+                              int B, int C, int H, int W, int OC, int K);
+/* Its backward from dout, the gradient of the pooled output: routed to each window's
+ * argmax where out > 0 (maxpool2_relu_backward's gradient, one sample at a time in
+ * plane), then through the convolution as conv2d_backward does: dw += ..., db += ...,
+ * din += ... (din NULL: skipped). Bit for bit the result of maxpool2_relu_backward
+ * followed by conv2d_backward. */
+void conv2d_relu_pool_backward(float *din,                 /* (B, C, H, W), may be NULL */
+                               float *dw,                  /* (OC, C, K, K) */
+                               float *db,                  /* (OC), may be NULL */
+                               const float *dout,          /* (B, OC, H/2, W/2) */
+                               const float *out,           /* (B, OC, H/2, W/2) pooled forward output */
+                               const int *argmax,          /* (B, OC, H/2, W/2) from the forward */
+                               const float *in,            /* (B, C, H, W) */
+                               const float *w,             /* (OC, C, K, K) */
+                               float *col, float *plane,   /* workspaces as for the forward */
+                               int B, int C, int H, int W, int OC, int K);
 
 /* 2x2 max-pool, stride 2; odd trailing rows/columns are dropped (H/2, W/2 floor). */
 void maxpool2_forward(float *out,      /* (B, C, H/2, W/2) */
@@ -114,6 +149,16 @@ void conv2d_relu_forward_naive(float *out, const float *in, const float *w, cons
                                int W, int OC, int K);
 void conv2d_backward_naive(float *din, float *dw, float *db, const float *dout, const float *in, const float *w,
                            int B, int C, int H, int W, int OC, int K);
+/* Row-by-row copies and adds, one output element at a time. */
+void im2col_naive(float *col, const float *in, int C, int H, int W, int K);
+void col2im_add_naive(float *in, const float *col, int C, int H, int W, int K);
+/* conv2d_relu_forward_naive, then the pool with its argmax; the backward routes dout
+ * through the pool and the ReLU into a zeroed buffer, then conv2d_backward_naive. */
+void conv2d_relu_pool_forward_naive(float *out, int *argmax, const float *in, const float *w,
+                                    const float *b, int B, int C, int H, int W, int OC, int K);
+void conv2d_relu_pool_backward_naive(float *din, float *dw, float *db, const float *dout, const float *out,
+                                     const int *argmax, const float *in, const float *w, int B, int C,
+                                     int H, int W, int OC, int K);
 void maxpool2_forward_naive(float *out, const float *in, int B, int C, int H, int W);
 void maxpool2_backward_naive(float *din, const float *dout, const float *in, int B, int C, int H, int W);
 void avgpool_global_forward_naive(float *out, const float *in, int B, int C, int HW);

@@ -4,6 +4,7 @@
 #include "models/kernels.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 void linear_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT)
 {
@@ -150,6 +151,74 @@ void conv2d_backward_naive(float *din, float *dw, float *db, const float *dout, 
                             }
                     din[(((size_t)n * C + c) * H + h) * W + x] += (float)sum;
                 }
+}
+
+void im2col_naive(float *col, const float *in, int C, int H, int W, int K)
+{
+    const int pad = K / 2;
+    for (int c = 0; c < C; c++)
+        for (int ki = 0; ki < K; ki++)
+            for (int kj = 0; kj < K; kj++)
+                for (int h = 0; h < H; h++)
+                    for (int x = 0; x < W; x++)
+                        col[((((size_t)c * K + ki) * K + kj) * H + h) * W + x] =
+                            (float)conv_input(in, 0, c, h + ki - pad, x + kj - pad, C, H, W);
+}
+
+void col2im_add_naive(float *in, const float *col, int C, int H, int W, int K)
+{
+    const int pad = K / 2;
+    for (int c = 0; c < C; c++)
+        for (int ki = 0; ki < K; ki++)
+            for (int kj = 0; kj < K; kj++)
+                for (int h = 0; h < H; h++)
+                    for (int x = 0; x < W; x++) {
+                        int ih = h + ki - pad, ix = x + kj - pad;
+                        if (ih < 0 || ih >= H || ix < 0 || ix >= W) continue;
+                        in[((size_t)c * H + ih) * W + ix] += col[((((size_t)c * K + ki) * K + kj) * H + h) * W + x];
+                    }
+}
+
+void conv2d_relu_pool_forward_naive(float *out, int *argmax, const float *in, const float *w,
+                                    const float *b, int B, int C, int H, int W, int OC, int K)
+{
+    const int oh = H / 2, ow = W / 2;
+    float *full = malloc(sizeof(float) * ((size_t)B * OC * H * W + 1));
+    conv2d_relu_forward_naive(full, in, w, b, B, C, H, W, OC, K);
+    for (int p = 0; p < B * OC; p++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                int best = 0;
+                float m = full[((size_t)p * H + 2 * i) * W + 2 * j];
+                for (int k = 1; k < 4; k++) {
+                    float v = full[((size_t)p * H + 2 * i + k / 2) * W + 2 * j + k % 2];
+                    if (v > m) {
+                        m = v;
+                        best = k;
+                    }
+                }
+                out[((size_t)p * oh + i) * ow + j] = m;
+                argmax[((size_t)p * oh + i) * ow + j] = best;
+            }
+    free(full);
+}
+
+void conv2d_relu_pool_backward_naive(float *din, float *dw, float *db, const float *dout, const float *out,
+                                     const int *argmax, const float *in, const float *w, int B, int C,
+                                     int H, int W, int OC, int K)
+{
+    const int oh = H / 2, ow = W / 2;
+    float *dfull = calloc((size_t)B * OC * H * W + 1, sizeof(float));
+    for (int p = 0; p < B * OC; p++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                size_t at = ((size_t)p * oh + i) * ow + j;
+                if (!(out[at] > 0.0f)) continue; /* the ReLU passed nothing through this window */
+                int k = argmax[at];
+                dfull[((size_t)p * H + 2 * i + k / 2) * W + 2 * j + k % 2] = dout[at];
+            }
+    conv2d_backward_naive(din, dw, db, dfull, in, w, B, C, H, W, OC, K);
+    free(dfull);
 }
 
 void maxpool2_forward_naive(float *out, const float *in, int B, int C, int H, int W)

@@ -1,7 +1,8 @@
 /* model.c — blocks, heads, the flat parameter layout and the training entry points.
  * The forward pass stores every block output in the workspace (ReLU outputs double as
- * the ReLU masks, pre-pool conv outputs as the max-pool argmax source), the backward
- * pass consumes them in reverse. A step allocates nothing. */
+ * the ReLU masks; a conv block keeps its pooled output and each window's argmax, not
+ * its full-resolution output, which lives one sample at a time in a cached scratch
+ * plane), the backward pass consumes them in reverse. A step allocates nothing. */
 #include "models/model.h"
 
 #include "models/kernels.h"
@@ -35,7 +36,9 @@ struct ModelWorkspace {
     float *memory;                 /* the one float allocation below */
     float *act[MODEL_MAX_BLOCKS];  /* (batch, act_floats[b]) output of block b; last = logits */
     float *dact[MODEL_MAX_BLOCKS]; /* same shape: gradient of the loss w.r.t. act[b] */
-    float *pre[2], *dpre[2];       /* CNN: (batch, out[b], height[b], width[b]) before pooling */
+    int *argmax[2];                /* CNN: (batch, act_floats[b]) window argmax of block b's pool */
+    float *plane;                  /* CNN: one sample's conv output, then its gradient: (out[b], height[b],
+                                    * width[b]) of the larger conv */
     float *col;                    /* im2col buffer, (C*K*K, H*W) of the larger conv */
     float *gap, *dgap;             /* (batch, max conv channels) */
     float *head_logits, *dhead;    /* (batch, classes) */
@@ -276,25 +279,28 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
     model_layout(&shape);
     const size_t B = (size_t)spec->batch, L = (size_t)p.n_blocks, C = (size_t)spec->classes;
     const size_t features = (size_t)spec->in_channels * spec->in_height * spec->in_width;
-    size_t total = 0, pre_floats[2] = {0, 0}, col = 0, gap = 0;
+    size_t total = 0, plane = 0, pooled[2] = {0, 0}, col = 0, gap = 0;
     for (size_t b = 0; b < L; b++) total += 2 * B * (size_t)p.act_floats[b];
     if (spec->arch == MODEL_ARCH_CNN) {
         for (int b = 0; b < 2; b++) {
-            pre_floats[b] = B * shape.out[b] * shape.height[b] * shape.width[b];
-            total += 2 * pre_floats[b];
+            size_t one = (size_t)shape.out[b] * shape.height[b] * shape.width[b];
+            if (one > plane) plane = one;
+            pooled[b] = B * (size_t)p.act_floats[b];
             size_t c = conv2d_col_floats(shape.in[b], shape.height[b], shape.width[b], spec->kernel);
             if (c > col) col = c;
             if ((size_t)shape.out[b] > gap) gap = shape.out[b];
         }
     }
-    total += col + 2 * B * gap + 2 * B * C + B * features;
+    total += plane + col + 2 * B * gap + 2 * B * C + B * features;
     ModelWorkspace *ws = calloc(1, sizeof *ws);
     if (!ws) return HS_E_NOMEM;
     ws->spec = *spec;
     ws->batch = spec->batch;
     ws->memory = calloc(total, sizeof(float));
     ws->y = calloc(B, sizeof(int));
-    if (!ws->memory || !ws->y) {
+    int *argmax = NULL;
+    if (pooled[0] + pooled[1]) argmax = ws->argmax[0] = calloc(pooled[0] + pooled[1], sizeof(int));
+    if (!ws->memory || !ws->y || (pooled[0] + pooled[1] && !argmax)) {
         model_workspace_free(ws);
         return HS_E_NOMEM;
     }
@@ -305,12 +311,9 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
         ws->dact[b] = at + n;
         at += 2 * n;
     }
-    for (int b = 0; b < 2; b++) {
-        if (!pre_floats[b]) continue;
-        ws->pre[b] = at;
-        ws->dpre[b] = at + pre_floats[b];
-        at += 2 * pre_floats[b];
-    }
+    if (argmax) ws->argmax[1] = argmax + pooled[0];
+    ws->plane = at;
+    at += plane;
     ws->col = at;
     at += col;
     ws->gap = at;
@@ -329,6 +332,7 @@ void model_workspace_free(ModelWorkspace *ws)
     if (!ws) return;
     free(ws->memory);
     free(ws->y);
+    free(ws->argmax[0]);
     free(ws);
 }
 
@@ -352,8 +356,7 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const float *bias = w + (size_t)OC * C * K * K;
-        conv2d_relu_forward(ws->pre[b], in, w, bias, ws->col, B, C, H, W, OC, K);
-        maxpool2_forward(ws->act[b], ws->pre[b], B, OC, H, W);
+        conv2d_relu_pool_forward(ws->act[b], ws->argmax[b], in, w, bias, ws->col, ws->plane, B, C, H, W, OC, K);
         return;
     }
     const int IN = m->in[b], OUT = m->out[b];
@@ -376,8 +379,8 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const size_t nw = (size_t)OC * C * K * K;
-        maxpool2_relu_backward(ws->dpre[b], ws->dact[b], ws->pre[b], B, OC, H, W);
-        conv2d_backward(din, dw, dw + nw, ws->dpre[b], in, w, ws->col, B, C, H, W, OC, K);
+        conv2d_relu_pool_backward(din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in, w, ws->col, ws->plane,
+                                  B, C, H, W, OC, K);
         return;
     }
     const int IN = m->in[b], OUT = m->out[b];

@@ -235,6 +235,123 @@ START_TEST(test_conv_matches_naive)
 }
 END_TEST
 
+START_TEST(test_im2col_col2im_match_naive)
+{
+    /* the contiguous-copy im2col and col2im give exactly the row-by-row values, kernels
+     * wider than the image included */
+    gsl_rng *r = test_rng(15);
+    const int kernels[] = {1, 3, 5, 7};
+    for (int trial = 0; trial < 60; trial++) {
+        int C = rand_int(r, 1, 3), H = rand_int(r, 1, 9), W = rand_int(r, 1, 9), K = kernels[trial % 4];
+        size_t n = (size_t)C * H * W, ncol = conv2d_col_floats(C, H, W, K);
+        float *in = alloc_uniform(n, r, -1, 1), *c1 = alloc_uniform(ncol, r, -1, 1), *c2 = alloc_copy(c1, ncol);
+        im2col(c1, in, C, H, W, K);
+        im2col_naive(c2, in, C, H, W, K);
+        ck_assert_mem_eq(c1, c2, sizeof(float) * ncol);
+        fill_uniform(c1, ncol, r, -1, 1);
+        memcpy(c2, c1, sizeof(float) * ncol); /* col2im_add clobbers its column buffer */
+        float *d1 = alloc_uniform(n, r, -1, 1), *d2 = alloc_copy(d1, n);
+        col2im_add(d1, c1, C, H, W, K);
+        col2im_add_naive(d2, c2, C, H, W, K);
+        ck_assert_mem_eq(d1, d2, sizeof(float) * n);
+        free(in), free(c1), free(c2), free(d1), free(d2);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+/* Small integers: every sum is exact in float, so the fast kernel and the naive twin
+ * agree bit for bit, and pooling windows are full of ties. */
+static float *alloc_small_ints(size_t n, gsl_rng *r)
+{
+    float *x = malloc(sizeof(float) * (n ? n : 1));
+    for (size_t i = 0; i < n; i++) x[i] = (float)rand_int(r, -2, 2);
+    return x;
+}
+
+START_TEST(test_conv_block_matches_naive_and_unfused)
+{
+    /* conv + bias + ReLU + max-pool fused: against its naive twin, and bit for bit
+     * against the unfused optimised kernels the model ran before */
+    gsl_rng *r = test_rng(16);
+    const int kernels[] = {1, 3, 5};
+    for (int trial = 0; trial < 60; trial++) {
+        int B = rand_int(r, 1, 3), C = rand_int(r, 1, 3), H = rand_int(r, 1, 9), W = rand_int(r, 1, 9);
+        int OC = rand_int(r, 1, 5), K = kernels[trial % 3], exact = trial % 2 == 0, bias = trial % 5 != 4;
+        int oh = H / 2, ow = W / 2;
+        size_t nin = (size_t)B * C * H * W, nfull = (size_t)B * OC * H * W, nout = (size_t)B * OC * oh * ow;
+        size_t nw = (size_t)OC * C * K * K;
+        float *in = exact ? alloc_small_ints(nin, r) : alloc_uniform(nin, r, -1, 1);
+        float *w = exact ? alloc_small_ints(nw, r) : alloc_uniform(nw, r, -1, 1);
+        float *b = bias ? (exact ? alloc_small_ints(OC, r) : alloc_uniform(OC, r, -1, 1)) : NULL;
+        float *col = malloc(sizeof(float) * conv2d_col_floats(C, H, W, K));
+        float *plane = malloc(sizeof(float) * OC * H * W);
+        float *o1 = malloc(sizeof(float) * (nout + 1)), *o2 = malloc(sizeof(float) * (nout + 1));
+        float *full = malloc(sizeof(float) * nfull), *o3 = malloc(sizeof(float) * (nout + 1));
+        int *a1 = malloc(sizeof(int) * (nout + 1)), *a2 = malloc(sizeof(int) * (nout + 1));
+        conv2d_relu_pool_forward(o1, a1, in, w, b, col, plane, B, C, H, W, OC, K);
+        conv2d_relu_pool_forward_naive(o2, a2, in, w, b, B, C, H, W, OC, K);
+        if (exact) {
+            ck_assert_mem_eq(o1, o2, sizeof(float) * nout);
+            ck_assert_mem_eq(a1, a2, sizeof(int) * nout);
+        } else {
+            ck_assert_double_le(worst_ratio(o1, o2, nout, 1e-5, 1e-5), 1.0);
+        }
+        conv2d_relu_forward(full, in, w, b, col, B, C, H, W, OC, K);
+        maxpool2_forward(o3, full, B, OC, H, W);
+        ck_assert_mem_eq(o1, o3, sizeof(float) * nout);
+        for (size_t i = 0; i < nout; i++) { /* the argmax names a window maximum, the first */
+            size_t p = i / ((size_t)oh * ow), at = i % ((size_t)oh * ow), y = at / ow, x = at % ow;
+            const float *win = full + (p * H + 2 * y) * W + 2 * x;
+            const float v[4] = {win[0], win[1], win[W], win[W + 1]};
+            ck_assert_int_lt(a1[i], 4);
+            ck_assert(memcmp(&v[a1[i]], &o1[i], sizeof(float)) == 0);
+            for (int k = 0; k < a1[i]; k++) ck_assert(!(v[k] >= o1[i]));
+        }
+        /* backward, with and without the input gradient */
+        float *dout = alloc_uniform(nout, r, -1, 1), *dpre = malloc(sizeof(float) * nfull);
+        float *din1 = alloc_uniform(nin, r, -1, 1), *dw1 = alloc_uniform(nw, r, -1, 1);
+        float *db1 = alloc_uniform(OC, r, -1, 1);
+        float *din2 = alloc_copy(din1, nin), *dw2 = alloc_copy(dw1, nw), *db2 = alloc_copy(db1, OC);
+        float *din3 = alloc_copy(din1, nin), *dw3 = alloc_copy(dw1, nw), *db3 = alloc_copy(db1, OC);
+        for (int pass = 0; pass < 2; pass++) {
+            float *d1 = pass ? NULL : din1, *d2 = pass ? NULL : din2, *d3 = pass ? NULL : din3;
+            conv2d_relu_pool_backward(d1, dw1, db1, dout, o1, a1, in, w, col, plane, B, C, H, W, OC, K);
+            conv2d_relu_pool_backward_naive(d2, dw2, db2, dout, o1, a1, in, w, B, C, H, W, OC, K);
+            maxpool2_relu_backward(dpre, dout, full, B, OC, H, W);
+            conv2d_backward(d3, dw3, db3, dpre, in, w, col, B, C, H, W, OC, K);
+            ck_assert_double_le(worst_ratio(din1, din2, nin, 1e-5, 1e-5), 1.0);
+            ck_assert_double_le(worst_ratio(dw1, dw2, nw, 1e-5, 1e-5), 1.0);
+            ck_assert_double_le(worst_ratio(db1, db2, OC, 1e-5, 1e-5), 1.0);
+            ck_assert_mem_eq(din1, din3, sizeof(float) * nin);
+            ck_assert_mem_eq(dw1, dw3, sizeof(float) * nw);
+            ck_assert_mem_eq(db1, db3, sizeof(float) * OC);
+        }
+        free(in), free(w), free(b), free(col), free(plane), free(o1), free(o2), free(full), free(o3), free(a1);
+        free(a2), free(dout), free(dpre), free(din1), free(dw1), free(db1), free(din2), free(dw2), free(db2);
+        free(din3), free(dw3), free(db3);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_conv_block_nan_passes)
+{
+    /* a NaN weight reaches the pooled output (so the loss reports divergence), as through
+     * the unfused kernels */
+    float in[16], w[9], b[1] = {0}, col[9 * 16], plane[16], out[4], ref[4], full[16];
+    int arg[4];
+    for (int i = 0; i < 16; i++) in[i] = (float)(i % 5) - 2.0f;
+    for (int i = 0; i < 9; i++) w[i] = 0.1f * (float)i;
+    w[4] = NAN;
+    conv2d_relu_pool_forward(out, arg, in, w, b, col, plane, 1, 1, 4, 4, 1, 3);
+    conv2d_relu_forward(full, in, w, b, col, 1, 1, 4, 4, 1, 3);
+    maxpool2_forward(ref, full, 1, 1, 4, 4);
+    ck_assert_mem_eq(out, ref, sizeof out);
+    ck_assert(isnan(out[0]));
+}
+END_TEST
+
 START_TEST(test_pool_loss_relu_match_naive)
 {
     gsl_rng *r = test_rng(13);
@@ -325,12 +442,13 @@ END_TEST
 /* ------------------------------------------------------------------ per-layer FD checks */
 
 typedef struct LayerCtx {
-    int kind; /* 0 linear, 1 conv, 2 maxpool, 3 gap, 4 relu, 5 cross-entropy */
+    int kind; /* 0 linear, 1 conv, 2 maxpool, 3 gap, 4 relu, 5 cross-entropy, 6 conv+relu+maxpool */
     int B, C, H, W, OC, K, IN, OUT;
     double *in, *w, *b, *r; /* r: the random projection f = sum r * out */
     int *y;
     size_t n_out;
     double *out;
+    double *full; /* kind 6: the conv output before pooling */
 } LayerCtx;
 
 static double layer_objective(void *p)
@@ -344,6 +462,11 @@ static double layer_objective(void *p)
     case 4:
         memcpy(c->out, c->in, sizeof(double) * c->n_out);
         ref_relu(c->out, c->n_out);
+        break;
+    case 6:
+        ref_conv(c->full, c->in, c->w, c->b, c->B, c->C, c->H, c->W, c->OC, c->K);
+        ref_relu(c->full, (size_t)c->B * c->OC * c->H * c->W);
+        ref_maxpool(c->out, c->full, c->B, c->OC, c->H, c->W);
         break;
     default: return ref_ce(c->in, c->y, c->B, c->C);
     }
@@ -388,6 +511,27 @@ START_TEST(test_layer_gradients_by_finite_differences)
         check_fd(c.b, db, 3, layer_objective, &c, "conv db");
         free(in), free(w), free(b), free(dout), free(col), free(din), free(dw), free(db);
         free(c.in), free(c.w), free(c.b), free(c.r), free(c.out);
+    }
+    /* the fused conv block, odd sizes (a dropped row and column) */
+    {
+        LayerCtx c = {.kind = 6, .B = 2, .C = 2, .H = 5, .W = 7, .OC = 3, .K = 3};
+        size_t nin = 2 * 2 * 5 * 7, nw = 3 * 2 * 3 * 3, nout = 2 * 3 * 2 * 3;
+        float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *b = alloc_uniform(3, r, -1, 1);
+        float *dout = alloc_uniform(nout, r, -1, 1), *col = malloc(sizeof(float) * conv2d_col_floats(2, 5, 7, 3));
+        float *plane = malloc(sizeof(float) * 3 * 5 * 7), *out = malloc(sizeof(float) * nout);
+        int *argmax = malloc(sizeof(int) * nout);
+        float *din = calloc(nin, sizeof(float)), *dw = calloc(nw, sizeof(float)), *db = calloc(3, sizeof(float));
+        conv2d_relu_pool_forward(out, argmax, in, w, b, col, plane, 2, 2, 5, 7, 3, 3);
+        conv2d_relu_pool_backward(din, dw, db, dout, out, argmax, in, w, col, plane, 2, 2, 5, 7, 3, 3);
+        c.in = to_double(in, nin), c.w = to_double(w, nw), c.b = to_double(b, 3), c.r = to_double(dout, nout);
+        c.n_out = nout;
+        c.out = malloc(sizeof(double) * nout);
+        c.full = malloc(sizeof(double) * 2 * 3 * 5 * 7);
+        check_fd(c.in, din, nin, layer_objective, &c, "conv block din");
+        check_fd(c.w, dw, nw, layer_objective, &c, "conv block dw");
+        check_fd(c.b, db, 3, layer_objective, &c, "conv block db");
+        free(in), free(w), free(b), free(dout), free(col), free(plane), free(out), free(argmax);
+        free(din), free(dw), free(db), free(c.in), free(c.w), free(c.b), free(c.r), free(c.out), free(c.full);
     }
     /* maxpool (odd size drops a row and a column), gap, relu */
     for (int kind = 2; kind <= 4; kind++) {
@@ -1204,6 +1348,9 @@ static Suite *kernels_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_linear_matches_naive);
     tcase_add_test(tc, test_conv_matches_naive);
+    tcase_add_test(tc, test_im2col_col2im_match_naive);
+    tcase_add_test(tc, test_conv_block_matches_naive_and_unfused);
+    tcase_add_test(tc, test_conv_block_nan_passes);
     tcase_add_test(tc, test_pool_loss_relu_match_naive);
     tcase_add_test(tc, test_softmax_hand_example_and_nan);
     tcase_add_test(tc, test_layer_gradients_by_finite_differences);
