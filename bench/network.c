@@ -9,29 +9,13 @@
  * Each workload runs under maxmin (the default) and fifo, REPEAT times (default 5),
  * alternating; the medians are printed with every sample.
  * Usage: bench/network [REPEAT [dpsgd|sync]] */
+#include "bench/bench.h"
 #include "sim/engine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double bench_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int discard_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id) { *run_id = 1; return 0; }
-static int discard_agents(void *ctx, int64_t id, const SinkAgent *a, int n) { return 0; }
-static int discard_round(void *ctx, int64_t id, const SinkRound *r) { return 0; }
-static int discard_agent_rounds(void *ctx, int64_t id, const SinkAgentRound *r, int n) { return 0; }
-static int discard_pairing(void *ctx, int64_t id, const SinkPairing *p) { return 0; }
-static int discard_metric(void *ctx, int64_t id, const SinkMetric *m) { return 0; }
-static int discard_end(void *ctx, int64_t id, const SinkRunEnd *e) { return 0; }
-static const SinkOps discard_ops = {discard_begin, discard_agents, discard_round, discard_agent_rounds,
-                                    discard_pairing, discard_metric, discard_end, NULL};
 
 /* Wall seconds of one run of text with [network] model = model; -1 on error. */
 static double bench_run(const char *text, const char *model, double *sim_time)
@@ -51,7 +35,7 @@ static double bench_run(const char *text, const char *model, double *sim_time)
     inidoc_free(&doc);
     RunOutcome out;
     double start = bench_seconds();
-    int status = engine_run(&sc, (Sink){&discard_ops, NULL}, &diag, &out);
+    int status = engine_run(&sc, sink_discard(), &diag, &out);
     double wall = bench_seconds() - start;
     if (status != HS_OK) {
         fprintf(stderr, "bench: %s\n", diag.message);

@@ -1,19 +1,13 @@
 /* queue_hold.c — the classic hold benchmark: with P events pending, pop the earliest
  * and push one a random increment later, many times. Prints operations per second
  * (a hold = one pop + one push = 2 operations) for P = 1e3 ... 1e6; median of 5. */
+#include "bench/bench.h"
 #include "sim/queue.h"
 
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double bench_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int compare_double(const void *a, const void *b)
 {

@@ -1,6 +1,7 @@
 /* scale.c — timing-mode `sync` with 10 ... 100,000 agents, 5 rounds of 10 steps, into a
  * SQLite database in a temporary folder (the writes are part of the cost). Prints wall
  * time, peak memory per agent (resident set growth / agents) and events per second. */
+#include "bench/bench.h"
 #include "analysis/store.h"
 #include "sim/engine.h"
 
@@ -10,13 +11,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-static double bench_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Current resident set in bytes (from /proc/self/statm). */
 static double bench_rss(void)

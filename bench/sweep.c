@@ -13,6 +13,7 @@
  * process on the two cores halves any parallel speed-up. The MPI figure includes
  * mpirun's start-up, measured separately on a one-run sweep.
  * Usage: bench/sweep [RUNS_PER_WORKLOAD]   (HETSIM names the binary; default ./hetsim) */
+#include "bench/bench.h"
 #include "sim/sweep.h"
 
 #include <stdio.h>
@@ -21,23 +22,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-static double bench_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int discard_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id) { *run_id = 1; return 0; }
-static int discard_agents(void *ctx, int64_t id, const SinkAgent *a, int n) { return 0; }
-static int discard_round(void *ctx, int64_t id, const SinkRound *r) { return 0; }
-static int discard_agent_rounds(void *ctx, int64_t id, const SinkAgentRound *r, int n) { return 0; }
-static int discard_pairing(void *ctx, int64_t id, const SinkPairing *p) { return 0; }
-static int discard_metric(void *ctx, int64_t id, const SinkMetric *m) { return 0; }
-static int discard_end(void *ctx, int64_t id, const SinkRunEnd *e) { return 0; }
-static const SinkOps discard_ops = {discard_begin, discard_agents, discard_round, discard_agent_rounds,
-                                    discard_pairing, discard_metric, discard_end, NULL};
 
 /* Runs every run of the sweep in path here, into the discarding sink. */
 static double bench_engine_only(const char *path, int64_t *runs)
@@ -58,7 +42,7 @@ static double bench_engine_only(const char *path, int64_t *runs)
     }
     double start = bench_seconds();
     for (int64_t i = 0; i < sw.n_runs; i++)
-        if (sweep_run_one(&sw, i, (Sink){&discard_ops, NULL}, &diag) != HS_OK) {
+        if (sweep_run_one(&sw, i, sink_discard(), &diag) != HS_OK) {
             fprintf(stderr, "bench: %s\n", diag.message);
             break;
         }

@@ -3,18 +3,12 @@
  * degree 8) to a million agents, and dense ones: the densest pairing (2d = n − 1) and
  * complements (2d >= n). Prints the median of 3 builds (seeds 1-3) in ms; asserts
  * nothing about time. About half a minute. */
+#include "bench/bench.h"
 #include "sim/topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double bench_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int compare_double(const void *x, const void *y)
 {

@@ -111,6 +111,9 @@ typedef struct Sink {
     void *ctx;
 } Sink;
 
+/* A sink that keeps nothing (run id 1), for runs measured rather than recorded. */
+Sink sink_discard(void);
+
 const char *sink_role_name(SinkRole role);
 const char *sink_status_name(SinkStatus status);
 
