@@ -383,7 +383,7 @@ static void walk_method_values(const MethodKey *k, char *out, size_t size)
  * method runs (its section is validated all the same). */
 static void walk_collect_method_keys(void)
 {
-    static char method_bases[16][1024];
+    static char method_bases[16][1024], localsgd_base[1024];
     int m = 0;
     for (const MethodOps *const *ops = method_all(); *ops; ops++, m++) {
         ck_assert_int_lt(m, 16);
@@ -391,14 +391,15 @@ static void walk_collect_method_keys(void)
                             "[model]\nlayers = 32,16,10\n[agents]\ncount = 8\ncompute = 2 GFLOPS\n"
                             "bandwidth = 100 Mbit/s\n";
         snprintf(method_bases[m], sizeof method_bases[m], plain, (*ops)->name);
-        const char *other_base = strcmp((*ops)->name, "sync") == 0 ? method_bases[0] : walk_base_byzantine;
+        /* walk_base_byzantine runs sync; sync's own section is walked while localsgd runs */
+        snprintf(localsgd_base, sizeof localsgd_base, plain, "localsgd");
+        const char *other_base = strcmp((*ops)->name, "sync") == 0 ? localsgd_base : walk_base_byzantine;
         for (const MethodKey *k = (*ops)->keys; k->name; k++) {
             char values[512], section[80];
             walk_method_values(k, values, sizeof values);
             walk_add_values(method_bases[m], "method", k->name, values);
             snprintf(section, sizeof section, "method.%s", (*ops)->name);
-            walk_add_values(strcmp((*ops)->name, "sync") == 0 ? walk_base_byzantine : other_base, section, k->name,
-                            values);
+            walk_add_values(other_base, section, k->name, values);
         }
     }
 }
