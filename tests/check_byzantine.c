@@ -40,18 +40,6 @@ static int run_text(const char *text, const char *const *set, int n_set, TestSin
     return status;
 }
 
-static double last_accuracy(const TestSink *ts)
-{
-    double accuracy = NAN;
-    for (const char *p = strstr(ts->text, "metric "); p; p = strstr(p + 1, "metric ")) {
-        double t, train, test, acc, bytes;
-        int round, agent;
-        if (sscanf(p, "metric %lf %d %d %lf %lf %lf %lf", &t, &round, &agent, &train, &test, &acc, &bytes) == 7)
-            accuracy = acc;
-    }
-    return accuracy;
-}
-
 /* K vectors: honest ones h + noise * N(0, 1), the first `outliers` replaced by huge ones. */
 static void make_vectors(float storage[K][D], const float **v, int outliers, double noise, unsigned long seed)
 {
@@ -426,7 +414,7 @@ START_TEST(test_robust_aggregation_survives_sign_flips)
         const char *set[] = {set_aggregator};
         TestSink ts;
         ck_assert_int_eq(run_text(convex, set, 1, &ts), 0);
-        double accuracy = last_accuracy(&ts);
+        double accuracy = test_sink_last_accuracy(&ts);
         if (a == 0) ck_assert_msg(accuracy < 0.5, "mean under attack: accuracy %g", accuracy);
         else ck_assert_msg(accuracy > 0.85, "%s under attack: accuracy %g", aggregators[a], accuracy);
         test_sink_free(&ts);
@@ -436,10 +424,10 @@ START_TEST(test_robust_aggregation_survives_sign_flips)
     const char *attacked[] = {"run.method=byzsgdnm", "byzantine.aggregator=median", "run.rounds=8"};
     TestSink ts;
     ck_assert_int_eq(run_text(convex, clean, 2, &ts), 0);
-    ck_assert_msg(last_accuracy(&ts) > 0.9, "byzsgdnm: accuracy %g", last_accuracy(&ts));
+    ck_assert_msg(test_sink_last_accuracy(&ts) > 0.9, "byzsgdnm: accuracy %g", test_sink_last_accuracy(&ts));
     test_sink_free(&ts);
     ck_assert_int_eq(run_text(convex, attacked, 3, &ts), 0);
-    ck_assert_msg(last_accuracy(&ts) > 0.85, "byzsgdnm under attack: accuracy %g", last_accuracy(&ts));
+    ck_assert_msg(test_sink_last_accuracy(&ts) > 0.85, "byzsgdnm under attack: accuracy %g", test_sink_last_accuracy(&ts));
     test_sink_free(&ts);
     /* label flipping and the other attacks run; timing is sync's whatever the attack */
     const char *attacks[] = {"byzantine.attack=labelflip", "byzantine.attack=alie", "byzantine.attack=ipm",
@@ -450,7 +438,7 @@ START_TEST(test_robust_aggregation_survives_sign_flips)
     for (int k = 0; k < 4; k++) {
         const char *set[] = {attacks[k], "byzantine.aggregator=median", "run.rounds=2"};
         ck_assert_int_eq(run_text(convex, set, 3, &ts), 0);
-        ck_assert_msg(last_accuracy(&ts) > 0.5, "%s: accuracy %g", attacks[k], last_accuracy(&ts));
+        ck_assert_msg(test_sink_last_accuracy(&ts) > 0.5, "%s: accuracy %g", attacks[k], test_sink_last_accuracy(&ts));
         for (int r = 0; r < 2; r++) ck_assert(ts.round_rows[r].t_end == reference.round_rows[r].t_end);
         test_sink_free(&ts);
     }

@@ -1,6 +1,7 @@
 /* check_engine.c — the cost model against closed forms, FIFO uplinks, determinism and a
  * golden whole-scenario result. */
 #include "sim/engine.h"
+#include "tests/test_files.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -180,23 +181,9 @@ START_TEST(test_send_is_fifo_on_the_uplink)
 }
 END_TEST
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    size_t got = fread(text, 1, (size_t)n, f);
-    text[got] = '\0';
-    fclose(f);
-    return text;
-}
-
 START_TEST(test_determinism_same_rows_twice)
 {
-    char *text = read_file("tests/fixtures/scenarios/golden-timing.ini");
+    char *text = test_read_file("tests/fixtures/scenarios/golden-timing.ini", NULL);
     ck_assert_ptr_nonnull(text);
     TestSink a, b;
     ck_assert_int_eq(run_text(text, NULL, 0, &a), 0);
@@ -216,7 +203,7 @@ END_TEST
 
 START_TEST(test_golden_whole_scenario)
 {
-    char *text = read_file("tests/fixtures/scenarios/golden-timing.ini");
+    char *text = test_read_file("tests/fixtures/scenarios/golden-timing.ini", NULL);
     ck_assert_ptr_nonnull(text);
     const char *methods[] = {"sync", "localsgd"};
     for (int m = 0; m < 2; m++) {
@@ -231,7 +218,7 @@ START_TEST(test_golden_whole_scenario)
             fputs(ts.text, f);
             fclose(f);
         }
-        char *golden = read_file(golden_path);
+        char *golden = test_read_file(golden_path, NULL);
         ck_assert_msg(golden != NULL, "missing %s (HETSIM_UPDATE_GOLDEN=1 writes it)", golden_path);
         ck_assert_msg(strcmp(golden, ts.text) == 0, "%s differs from this run", golden_path);
         free(golden);

@@ -4,6 +4,7 @@
  * whole runs under both models (fifo keeps the goldens, train mode times like timing). */
 #include "sim/engine.h"
 #include "sim/network.h"
+#include "tests/test_files.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -440,23 +441,9 @@ START_TEST(test_network_section_errors)
 }
 END_TEST
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    size_t got = fread(text, 1, (size_t)n, f);
-    text[got] = '\0';
-    fclose(f);
-    return text;
-}
-
 START_TEST(test_fifo_keeps_the_goldens)
 {
-    char *text = read_file("tests/fixtures/scenarios/golden-timing.ini");
+    char *text = test_read_file("tests/fixtures/scenarios/golden-timing.ini", NULL);
     ck_assert_ptr_nonnull(text);
     const char *methods[] = {"sync", "localsgd"};
     for (int m = 0; m < 2; m++) {
@@ -467,7 +454,7 @@ START_TEST(test_fifo_keeps_the_goldens)
         TestSink ts;
         HsDiag diag;
         ck_assert_int_eq(run_text(text, set, 2, &ts, &diag), 0);
-        char *golden = read_file(path);
+        char *golden = test_read_file(path, NULL);
         ck_assert_msg(golden != NULL, "missing %s", path);
         ck_assert_msg(strcmp(golden, ts.text) == 0, "%s differs from this run under model = fifo", path);
         free(golden);

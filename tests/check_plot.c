@@ -8,6 +8,7 @@
 #include "analysis/plot.h"
 #include "analysis/store.h"
 #include "cli/cli_plot.h"
+#include "tests/test_files.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -74,17 +75,8 @@ static const char *scratch_path(const char *name)
 
 static char *read_path(const char *path, long *size_out)
 {
-    FILE *file = fopen(path, "rb");
-    ck_assert_msg(file != NULL, "cannot open %s", path);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_uint_eq(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
-    fclose(file);
-    if (size_out) *size_out = size;
+    char *text = test_read_file(path, size_out);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
     return text;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analysis/store.h"
+#include "tests/test_files.h"
 #include "tests/test_user.h"
 
 /* ---- a scratch folder per test case, removed by the parent process ---- */
@@ -434,15 +435,8 @@ static void expect_open_fails(const char *path, int status, const char *needle1,
 
 static char *read_file_bytes(const char *path, long *size)
 {
-    FILE *file = fopen(path, "rb");
-    ck_assert_ptr_nonnull(file);
-    fseek(file, 0, SEEK_END);
-    *size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *bytes = malloc((size_t)*size + 1);
-    ck_assert_ptr_nonnull(bytes);
-    ck_assert_uint_eq(fread(bytes, 1, (size_t)*size, file), (size_t)*size);
-    fclose(file);
+    char *bytes = test_read_file(path, size);
+    ck_assert_msg(bytes != NULL, "cannot read %s", path);
     return bytes;
 }
 

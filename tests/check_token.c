@@ -227,18 +227,6 @@ static void strip_metrics(char *text)
     *out = '\0';
 }
 
-static double last_accuracy(const TestSink *ts)
-{
-    double accuracy = NAN;
-    for (const char *p = strstr(ts->text, "metric "); p; p = strstr(p + 1, "metric ")) {
-        double t, train, test, acc, bytes;
-        int round, agent;
-        if (sscanf(p, "metric %lf %d %d %lf %lf %lf %lf", &t, &round, &agent, &train, &test, &acc, &bytes) == 7)
-            accuracy = acc;
-    }
-    return accuracy;
-}
-
 START_TEST(test_round_time_in_closed_form)
 {
     /* One token on a ring (no self-loops): every visit is a step of F FLOPs at 1 GFLOPS
@@ -287,7 +275,7 @@ START_TEST(test_deterministic_and_timing_equals_train)
         ck_assert_int_eq(run_text(train, 5, &a), 0);
         ck_assert_int_eq(run_text(train, 5, &b), 0);
         ck_assert_str_eq(a.text, b.text);
-        ck_assert_msg(last_accuracy(&a) > 0.9, "%s: accuracy %g", walks[w], last_accuracy(&a));
+        ck_assert_msg(test_sink_last_accuracy(&a) > 0.9, "%s: accuracy %g", walks[w], test_sink_last_accuracy(&a));
         ck_assert_int_eq(run_text(timing, 6, &c), 0);
         strip_metrics(a.text);
         strip_metrics(c.text);

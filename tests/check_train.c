@@ -37,18 +37,6 @@ static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
 }
 
 /* The last accuracy in the test sink's metrics rows. */
-static double last_accuracy(const TestSink *ts)
-{
-    double accuracy = NAN;
-    for (const char *p = strstr(ts->text, "metric "); p; p = strstr(p + 1, "metric ")) {
-        double t, train, test_loss, acc, bytes;
-        int round, agent;
-        if (sscanf(p, "metric %lf %d %d %lf %lf %lf %lf", &t, &round, &agent, &train, &test_loss, &acc, &bytes) == 7)
-            accuracy = acc;
-    }
-    return accuracy;
-}
-
 START_TEST(test_every_method_learns)
 {
     const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "token"};
@@ -59,7 +47,7 @@ START_TEST(test_every_method_learns)
         TestSink ts;
         HsDiag diag;
         ck_assert_msg(run(set, 1, &ts, &diag) == 0, "%s: %s", methods[m], diag.message);
-        double accuracy = last_accuracy(&ts);
+        double accuracy = test_sink_last_accuracy(&ts);
         /* four well-separated classes: chance is 0.25 */
         ck_assert_msg(accuracy > 0.6, "%s reached only %.3f", methods[m], accuracy);
         ck_assert(ts.status == SINK_STATUS_DONE);
@@ -97,7 +85,7 @@ START_TEST(test_sync_with_a_deadline_learns_without_the_stragglers)
     TestSink ts;
     HsDiag diag;
     ck_assert_msg(run(set, 1, &ts, &diag) == 0, "%s", diag.message);
-    ck_assert(last_accuracy(&ts) > 0.6);
+    ck_assert(test_sink_last_accuracy(&ts) > 0.6);
     ck_assert(ts.round_rows[0].extra > 0); /* the two slow agents were left out */
     test_sink_free(&ts);
 }
@@ -123,7 +111,7 @@ START_TEST(test_target_accuracy_stops_early)
     HsDiag diag;
     ck_assert_int_eq(run(set, 2, &ts, &diag), 0);
     ck_assert(ts.rounds < 50);
-    ck_assert(last_accuracy(&ts) >= 0.5);
+    ck_assert(test_sink_last_accuracy(&ts) >= 0.5);
     test_sink_free(&ts);
 }
 END_TEST
@@ -206,7 +194,7 @@ START_TEST(test_async_and_delayed_methods_track_their_synchronous_twins)
         TestSink ts;
         HsDiag diag;
         ck_assert_msg(run(set, n, &ts, &diag) == 0, "%s", diag.message);
-        accuracy[k] = last_accuracy(&ts);
+        accuracy[k] = test_sink_last_accuracy(&ts);
         test_sink_free(&ts);
     }
     ck_assert_msg(fabs(accuracy[0] - accuracy[1]) < 0.06, "adpsgd %.3f vs dpsgd %.3f", accuracy[0], accuracy[1]);

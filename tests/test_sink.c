@@ -1,6 +1,7 @@
 /* test_sink.c — rows as text with %.17g, so equal text means bitwise-equal numbers. */
 #include "tests/test_sink.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,4 +114,16 @@ void test_sink_free(TestSink *s)
     free(s->text);
     free(s->agent_round_rows);
     memset(s, 0, sizeof *s);
+}
+
+double test_sink_last_accuracy(const TestSink *sink)
+{
+    double accuracy = NAN;
+    for (const char *p = strstr(sink->text, "metric "); p; p = strstr(p + 1, "metric ")) {
+        double t, train, test_loss, acc, bytes;
+        int round, agent;
+        if (sscanf(p, "metric %lf %d %d %lf %lf %lf %lf", &t, &round, &agent, &train, &test_loss, &acc, &bytes) == 7)
+            accuracy = acc;
+    }
+    return accuracy;
 }

@@ -23,5 +23,8 @@ typedef struct TestSink {
 
 Sink test_sink_init(TestSink *sink);
 void test_sink_free(TestSink *sink);
+/* The test accuracy of the last metrics row of the averaged model or an agent; NaN when
+ * the run wrote none. */
+double test_sink_last_accuracy(const TestSink *sink);
 
 #endif
