@@ -523,6 +523,47 @@ int trainer_average_split(Trainer *t, const int *splits)
 
 /* --- evaluation --- */
 
+/* The test batches cut into contiguous pieces, a few per slot, evaluated at once. */
+typedef struct EvalPieces {
+    Trainer *t;
+    const Model *model;
+    const int *rows;
+    int n, n_batches, n_pieces;
+    double *batch_loss;
+    int *batch_correct;
+    int *status;        /* (n_pieces) */
+} EvalPieces;
+
+static void trainer_eval_piece(void *ctx, int piece, int slot)
+{
+    EvalPieces *e = ctx;
+    int first = (int)((long)e->n_batches * piece / e->n_pieces), last = (int)((long)e->n_batches * (piece + 1) / e->n_pieces);
+    e->status[piece] = last > first ? model_evaluate_batches(e->model, e->t->slots[slot].ws, e->t->data, 1, e->rows, e->n,
+                                                             first, last - first, e->batch_loss + first,
+                                                             e->batch_correct + first)
+                                    : HS_OK;
+}
+
+/* model_evaluate on the test rows (NULL: 0..n-1), the batches spread over the slots;
+ * bitwise its figures. */
+static int trainer_evaluate(Trainer *t, const Model *model, const int *rows, int n, double *loss, double *accuracy)
+{
+    int batch = model_workspace_batch(t->slots[0].ws);
+    EvalPieces e = {.t = t, .model = model, .rows = rows, .n = n, .n_batches = (n + batch - 1) / batch};
+    e.n_pieces = e.n_batches < 4 * t->n_slots ? e.n_batches : 4 * t->n_slots;
+    e.batch_loss = malloc((size_t)e.n_batches * sizeof *e.batch_loss);
+    e.batch_correct = malloc((size_t)e.n_batches * sizeof *e.batch_correct);
+    e.status = malloc((size_t)e.n_pieces * sizeof *e.status);
+    int status = e.batch_loss && e.batch_correct && e.status ? HS_OK : HS_E_NOMEM;
+    if (status == HS_OK) workers_run(t->workers, e.n_pieces, trainer_eval_piece, &e);
+    for (int k = 0; status == HS_OK && k < e.n_pieces; k++) status = e.status[k];
+    if (status == HS_OK) model_evaluate_sum(e.batch_loss, e.batch_correct, n, batch, loss, accuracy);
+    free(e.batch_loss);
+    free(e.batch_correct);
+    free(e.status);
+    return status;
+}
+
 int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
 {
     *evaluated = 0;
@@ -543,7 +584,7 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
         if (status != HS_OK) return trainer_fail(t, status, "out of memory");
     }
     double loss, accuracy;
-    int status = model_evaluate(model, t->slots[0].ws, t->data, 1, NULL, t->n_eval, &loss, &accuracy);
+    int status = trainer_evaluate(t, model, NULL, t->n_eval, &loss, &accuracy);
     if (status == HS_OK && !isfinite(loss))
         status = hs_diag_set(t->diag, HS_E_DIVERGED, NULL, 0, "training diverged: test loss %g after round %d", loss, t->round);
     if (status != HS_OK) return status;
@@ -556,10 +597,9 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
         metric->has_domains = 1;
         metric->heldout_accuracy = metric->seen_accuracy = NAN;
         if (t->n_heldout > 0)
-            status = model_evaluate(model, t->slots[0].ws, t->data, 1, t->heldout_rows, t->n_heldout, &part_loss,
-                                    &metric->heldout_accuracy);
+            status = trainer_evaluate(t, model, t->heldout_rows, t->n_heldout, &part_loss, &metric->heldout_accuracy);
         if (status == HS_OK && t->n_seen > 0)
-            status = model_evaluate(model, t->slots[0].ws, t->data, 1, t->seen_rows, t->n_seen, &part_loss, &metric->seen_accuracy);
+            status = trainer_evaluate(t, model, t->seen_rows, t->n_seen, &part_loss, &metric->seen_accuracy);
         if (status != HS_OK) return trainer_fail(t, status, "cannot evaluate the domains");
     }
     t->loss_sum = 0;
