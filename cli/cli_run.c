@@ -1,4 +1,4 @@
-/* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--quiet]`.
+/* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--threads N] [--quiet]`.
  * The scenario is resolved completely before the database is opened, so a bad scenario
  * never touches the database. */
 #include "cli/cli.h"
