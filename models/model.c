@@ -183,6 +183,12 @@ int model_create(const ModelSpec *spec, gsl_rng *rng, Model **out)
     return HS_OK;
 }
 
+void model_release_grads(Model *m)
+{
+    free(m->grads);
+    m->grads = NULL;
+}
+
 void model_free(Model *m)
 {
     if (!m) return;
@@ -464,17 +470,23 @@ int model_grad_full_at(const Model *m, const float *P, float *G, ModelWorkspace 
 
 int model_grad_full(Model *m, ModelWorkspace *ws, const float *x, const int *y, int B, double *loss)
 {
+    if (m->grads == NULL) return HS_E_INPUT;
     return model_grad_full_at(m, m->params, m->grads, ws, x, y, B, loss);
 }
 
 int model_grad_bottom(Model *m, ModelWorkspace *ws, int split, const float *x, const int *y, int B, double *loss,
                       float *act_out)
 {
+    if (m->grads == NULL) return HS_E_INPUT;
+    return model_grad_bottom_at(m, m->params, m->grads, ws, split, x, y, B, loss, act_out);
+}
+
+int model_grad_bottom_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, int split, const float *x,
+                         const int *y, int B, double *loss, float *act_out)
+{
     int status = model_check_call(m, ws, y, B);
     if (status != HS_OK) return status;
     if (split < 1 || split >= m->n_blocks) return HS_E_INPUT;
-    const float *P = m->params;
-    float *G = m->grads;
     memset(G, 0, sizeof(float) * m->block_offset[split]);
     memset(G + m->aux_offset[split], 0, sizeof(float) * m->aux_count[split]);
     blocks_forward(m, P, ws, 0, split, x, B);
@@ -489,12 +501,17 @@ int model_grad_bottom(Model *m, ModelWorkspace *ws, int split, const float *x, c
 
 int model_grad_top(Model *m, ModelWorkspace *ws, int split, const float *act_in, const int *y, int B, double *loss)
 {
+    if (m->grads == NULL) return HS_E_INPUT;
+    return model_grad_top_at(m, m->params, m->grads, ws, split, act_in, y, B, loss);
+}
+
+int model_grad_top_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, int split, const float *act_in,
+                      const int *y, int B, double *loss)
+{
     int status = model_check_call(m, ws, y, B);
     if (status != HS_OK) return status;
     if (split < 1 || split >= m->n_blocks) return HS_E_INPUT;
     const int L = m->n_blocks;
-    const float *P = m->params;
-    float *G = m->grads;
     memset(G + m->block_offset[split], 0, sizeof(float) * (m->block_offset[L] - m->block_offset[split]));
     blocks_forward(m, P, ws, split, L, act_in, B);
     if ((status = model_loss(ws->dact[L - 1], ws->act[L - 1], y, B, m->spec.classes, loss))) return status;

@@ -44,6 +44,10 @@ typedef struct ModelWorkspace ModelWorkspace;
  * frees *out with model_free. */
 int model_create(const ModelSpec *spec, gsl_rng *rng, Model **out);
 void model_free(Model *m);
+/* Frees m's gradient vector for a Model whose gradients always go to an outside vector
+ * (the _at entry points): 4 bytes per parameter fewer, which is a gigabyte for a thousand
+ * agents' MLPs. model_grads then returns NULL and the entry points without _at fail. */
+void model_release_grads(Model *m);
 
 const ModelSpec *model_spec(const Model *m);
 const ModelProfile *model_get_profile(const Model *m);
@@ -101,6 +105,12 @@ int model_grad_bottom(Model *m, ModelWorkspace *ws, int split, const float *x, c
  * into those blocks only. No gradient flows back into act_in. */
 int model_grad_top(Model *m, ModelWorkspace *ws, int split, const float *act_in, const int *y, int B,
                    double *loss);
+/* The two at outside parameter and gradient vectors (laid out like m's; only their
+ * ranges are read and written), as model_grad_full_at. */
+int model_grad_bottom_at(const Model *m, const float *params, float *grads, ModelWorkspace *ws, int split,
+                         const float *x, const int *y, int B, double *loss, float *act_out);
+int model_grad_top_at(const Model *m, const float *params, float *grads, ModelWorkspace *ws, int split,
+                      const float *act_in, const int *y, int B, double *loss);
 
 /* Forward only: logits (B, classes) of x into the workspace; returns a pointer to them
  * (valid until the next call with ws) or NULL for a bad B. */

@@ -53,6 +53,12 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     t->cursor = calloc((size_t)n, sizeof *t->cursor);
     t->epoch = calloc((size_t)n, sizeof *t->epoch);
     if (!t->order_offset || !t->cursor || !t->epoch) goto nomem;
+    gsl_rng *init = rng_stream_create(sc->seed, 0, RNG_PURPOSE_INIT);
+    if (init == NULL) goto nomem;
+    status = model_create(&sc->model, init, &t->eval);
+    gsl_rng_free(init);
+    if (status != HS_OK) goto fail;
+    t->n_params = model_param_count(t->eval);
     t->eager = sc->threads == SCENARIO_THREADS_EAGER;
     if ((status = trainer_slots_create(t, sc->threads > 0 ? sc->threads : t->eager ? 1 : workers_online_cpus())) != HS_OK) {
         status = trainer_fail(t, status, status == HS_E_NOMEM ? "out of memory for train mode"
@@ -72,12 +78,6 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
         memcpy(t->order + t->order_offset[i], idx, (size_t)count * sizeof *idx);
         trainer_shuffle(t, &t->slots[0], i);
     }
-    gsl_rng *init = rng_stream_create(sc->seed, 0, RNG_PURPOSE_INIT);
-    if (init == NULL) goto nomem;
-    status = model_create(&sc->model, init, &t->eval);
-    gsl_rng_free(init);
-    if (status != HS_OK) goto fail;
-    t->n_params = model_param_count(t->eval);
     t->n_eval = sc->data.test_samples > 0 && sc->data.test_samples < t->data->n_test ? sc->data.test_samples
                                                                                        : t->data->n_test;
     if (sc->data.partition == PART_DOMAINS) {
@@ -264,6 +264,7 @@ int trainer_setup_local(Trainer *t, int n_buffers)
         if (init == NULL) return trainer_fail(t, HS_E_NOMEM, "out of memory");
         int status = model_create(&t->sc->model, init, &t->models[i]);
         gsl_rng_free(init);
+        if (status == HS_OK) model_release_grads(t->models[i]);
         if (status == HS_OK) status = optim_create(&t->sc->optim, t->n_params, &t->optims[i]);
         if (status != HS_OK) return trainer_fail(t, status, "out of memory for the agents' models");
         for (int k = 0; k < n_buffers; k++)
@@ -390,6 +391,7 @@ int trainer_split_begin(Trainer *t, int slow, int split)
         gsl_rng *init = rng_stream_create(t->sc->seed, 0, RNG_PURPOSE_INIT);
         int status = init ? model_create(&t->sc->model, init, &p->top) : HS_E_NOMEM;
         if (init) gsl_rng_free(init);
+        if (status == HS_OK) model_release_grads(p->top);
         if (status == HS_OK) status = optim_create(&t->sc->optim, t->n_params, &p->top_optim);
         if (status != HS_OK) return trainer_fail(t, status, "out of memory for a helper's copy");
     }

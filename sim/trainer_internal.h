@@ -40,6 +40,7 @@ typedef struct TrainerSlot {
     int *y;               /* (batch) */
     int *indices;         /* (batch) the batch's sample indices */
     gsl_rng *shuffle_rng; /* reseeded for every reshuffle, so whichever slot shuffles draws the same */
+    float *grad;          /* (n_params) a job's gradient: agents' models keep none (model_release_grads) */
 } TrainerSlot;
 
 typedef enum {

@@ -24,7 +24,8 @@ int trainer_slots_create(Trainer *t, int threads)
         slot->y = malloc((size_t)t->batch * sizeof *slot->y);
         slot->indices = malloc((size_t)t->batch * sizeof *slot->indices);
         slot->shuffle_rng = gsl_rng_alloc(gsl_rng_taus2);
-        if (!slot->x || !slot->y || !slot->indices || !slot->shuffle_rng) return HS_E_NOMEM;
+        slot->grad = malloc(t->n_params * sizeof *slot->grad);
+        if (!slot->x || !slot->y || !slot->indices || !slot->shuffle_rng || !slot->grad) return HS_E_NOMEM;
     }
     int n = t->n_agents;
     t->first_job = malloc((size_t)n * sizeof *t->first_job);
@@ -46,6 +47,7 @@ void trainer_slots_free(Trainer *t)
         free(slot->x);
         free(slot->y);
         free(slot->indices);
+        free(slot->grad);
         if (slot->shuffle_rng) gsl_rng_free(slot->shuffle_rng);
     }
     free(t->slots);
@@ -122,16 +124,17 @@ static int trainer_job_split_bottom(Trainer *t, TrainerSlot *slot, TrainerJob *j
     int b = trainer_next_batch(t, slot, job->agent);
     size_t act_floats = (size_t)model_split_floats(m, job->split);
     float *act = p->act + (size_t)job->fifo * (size_t)t->batch * act_floats;
-    int status = model_grad_bottom(m, slot->ws, job->split, slot->x, slot->y, b, &job->loss, act);
+    int status = model_grad_bottom_at(m, model_params(m), slot->grad, slot->ws, job->split, slot->x, slot->y, b,
+                                      &job->loss, act);
     job->has_loss = 1;
     if (status != HS_OK || !isfinite(job->loss)) return status;
     memcpy(p->labels + (size_t)job->fifo * (size_t)t->batch, slot->y, (size_t)b * sizeof *slot->y);
     p->sizes[job->fifo] = b;
     size_t last_offset, last_count, offset, count;
     model_block_range(m, job->split - 1, &last_offset, &last_count);
-    optim_step(t->optims[job->agent], model_params(m), model_grads(m), 0, last_offset + last_count, job->lr);
+    optim_step(t->optims[job->agent], model_params(m), slot->grad, 0, last_offset + last_count, job->lr);
     model_aux_range(m, job->split, &offset, &count);
-    optim_step(t->optims[job->agent], model_params(m), model_grads(m), offset, count, job->lr);
+    optim_step(t->optims[job->agent], model_params(m), slot->grad, offset, count, job->lr);
     return HS_OK;
 }
 
@@ -141,8 +144,9 @@ static int trainer_job_split_top(Trainer *t, TrainerSlot *slot, TrainerJob *job)
     SplitPair *p = &t->pairs[job->agent];
     size_t act_floats = (size_t)model_split_floats(p->top, job->split);
     double loss;
-    int status = model_grad_top(p->top, slot->ws, job->split, p->act + (size_t)job->fifo * (size_t)t->batch * act_floats,
-                                p->labels + (size_t)job->fifo * (size_t)t->batch, p->sizes[job->fifo], &loss);
+    int status = model_grad_top_at(p->top, model_params(p->top), slot->grad, slot->ws, job->split,
+                                   p->act + (size_t)job->fifo * (size_t)t->batch * act_floats,
+                                   p->labels + (size_t)job->fifo * (size_t)t->batch, p->sizes[job->fifo], &loss);
     /* the top's loss is the helper's, and was never counted as training loss */
     if (status == HS_OK && !isfinite(loss)) status = HS_E_DIVERGED;
     if (status != HS_OK) {
@@ -153,7 +157,7 @@ static int trainer_job_split_top(Trainer *t, TrainerSlot *slot, TrainerJob *job)
     size_t first_offset, first_count, last_offset, last_count;
     model_block_range(p->top, job->split, &first_offset, &first_count);
     model_block_range(p->top, model_n_blocks(p->top) - 1, &last_offset, &last_count);
-    optim_step(p->top_optim, model_params(p->top), model_grads(p->top), first_offset,
+    optim_step(p->top_optim, model_params(p->top), slot->grad, first_offset,
                last_offset + last_count - first_offset, job->lr);
     return HS_OK;
 }
@@ -165,10 +169,10 @@ static int trainer_job_run(Trainer *t, TrainerSlot *slot, TrainerJob *job)
     switch (job->kind) {
     case TRAINER_JOB_LOCAL_STEP: {
         int b = trainer_next_batch(t, slot, agent);
-        int status = model_grad_full_at(m, model_params(m), model_grads(m), slot->ws, slot->x, slot->y, b, &job->loss);
+        int status = model_grad_full_at(m, model_params(m), slot->grad, slot->ws, slot->x, slot->y, b, &job->loss);
         job->has_loss = 1;
         if (status != HS_OK || !isfinite(job->loss)) return status;
-        optim_step(t->optims[agent], model_params(m), model_grads(m), 0, t->n_params, job->lr);
+        optim_step(t->optims[agent], model_params(m), slot->grad, 0, t->n_params, job->lr);
         return HS_OK;
     }
     case TRAINER_JOB_SPLIT_BOTTOM: return trainer_job_split_bottom(t, slot, job);
