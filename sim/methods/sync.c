@@ -168,7 +168,8 @@ static int sync_compress_step(SyncState *s, Engine *e)
             v = s->sent;
         }
         if (s->dgc) {
-            /* momentum correction; the weight decay stays out of what is sent (sync_apply_local) */
+            /* h is e_i, err is u_i. Momentum correction: e_i accumulates the velocity; the
+             * weight decay stays out of what is sent (sync_apply_local) */
             const OptimSpec *o = &e->sc->optim;
             int heavy = o->kind == OPTIM_MOMENTUM;
             compress_dgc_clip(s->gradient, s->d, e->sc->compression.clip, n);
