@@ -4,6 +4,8 @@
 #include "sim/engine.h"
 #include "sim/rng.h"
 
+#include "models/model.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +49,50 @@ double compress_wire_bytes(size_t n, size_t kept)
 int compress_state_vectors(const CompressionSpec *spec)
 {
     if (spec->scheme == COMPRESS_NONE) return 0;
-    return spec->feedback == FEEDBACK_ECONTROL ? 2 : spec->feedback == FEEDBACK_EF21 ? 1 : 0;
+    switch (spec->feedback) {
+    case FEEDBACK_NONE: return 0;
+    case FEEDBACK_EF21:
+    case FEEDBACK_EF: return 1;
+    case FEEDBACK_ECONTROL:
+    case FEEDBACK_DGC: return 2;
+    }
+    return 0;
+}
+
+int compress_contributes_message(const CompressionSpec *spec)
+{
+    return spec->feedback != FEEDBACK_EF21 && spec->feedback != FEEDBACK_ECONTROL;
+}
+
+double compress_round_density(const CompressionSpec *spec, int round)
+{
+    int w = spec->warmup_epochs;
+    if (spec->feedback != FEEDBACK_DGC || w <= 0 || round >= w) return spec->ratio;
+    double q = pow(spec->ratio, 1.0 / (double)(w + 1));
+    double density = pow(q, (double)(round + 1));
+    return density > spec->ratio ? density : spec->ratio;
+}
+
+void compress_begin_round(Compressor *c, int round)
+{
+    c->k = compress_keep(compress_round_density(&c->spec, round), c->n);
+}
+
+void compress_dgc_clip(float *g, size_t d, double clip, int n_agents)
+{
+    if (!(clip > 0)) return;
+    double sum = 0;
+    for (size_t j = 0; j < d; j++) sum += (double)g[j] * (double)g[j];
+    double norm = sqrt(sum), limit = clip / sqrt((double)n_agents);
+    /* torch's clip_grad_norm_ (the authors' clip_grad.py): coefficient limit / (norm + 1e-6) */
+    double coefficient = limit / (norm + 1e-6);
+    if (coefficient < 1) vec_scale(g, (float)coefficient, d);
+}
+
+void compress_dgc_mask(float *u, const float *message, size_t d)
+{
+    for (size_t j = 0; j < d; j++)
+        if (message[j] != 0.0f) u[j] = 0.0f;
 }
 
 int compress_create(const CompressionSpec *spec, uint64_t seed, int n_agents, size_t n, Compressor **out)
@@ -295,6 +340,12 @@ size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, flo
         return n;
     }
     float *w = c->work;
+    if (feedback == FEEDBACK_EF || feedback == FEEDBACK_DGC) {
+        for (size_t i = 0; i < n; i++) w[i] = h[i] + v[i];
+        size_t kept = compress_apply(c, agent, w, message);
+        for (size_t i = 0; i < n; i++) h[i] = w[i] - message[i];
+        return kept;
+    }
     if (feedback == FEEDBACK_EF21) {
         for (size_t i = 0; i < n; i++) w[i] = v[i] - h[i];
         size_t kept = compress_apply(c, agent, w, message);

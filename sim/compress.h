@@ -34,6 +34,20 @@
  *             contribution = h_i (= h_i^t + Delta_i^t, which the paper's server steps with).
  *             METHODS.md writes the e update after the h update, which would subtract
  *             Delta twice; the paper's order is used.
+ *   ef        classic error feedback / error accumulation (Seide et al. 2014, "1-bit SGD";
+ *             Stich, Cordonnier, Jaggi 2018, "Sparsified SGD with memory"):
+ *             message = C(e_i + v); e_i <- e_i + v - message; contribution = message.
+ *             Stich et al. accumulate lr-scaled steps (m + gamma g); here e_i is in the
+ *             units of v (as Seide et al. and DGC's code carry it), so with a decaying
+ *             [model] schedule an entry held back is applied at the later, smaller lr.
+ *   dgc       Deep Gradient Compression (Lin, Han, Mao, Wang, Dally, ICLR 2018), on top of
+ *             ef's accumulation: local gradient clipping (the agent's gradient is scaled
+ *             to L2 norm <= clip / sqrt(N), compress_dgc_clip), momentum correction (the
+ *             agent keeps the velocity u_i <- mu u_i + g and accumulates u_i, not g, into
+ *             e_i; compress_worker_momentum with wd = 0), momentum factor masking (u_i is
+ *             zeroed where the message sent e_i, compress_dgc_mask) and warm-up of the
+ *             sparsity (compress_begin_round). The methods compose these (sync.c,
+ *             localsgd.c), since what is accumulated differs (gradients, model deltas).
  * Momentum: with [compression] momentum = worker (sync only) v is not the raw gradient
  * but the agent's own heavy-ball vector (compress_worker_momentum below), so EF21's g_i
  * tracks a slowly varying vector instead of raw batch gradients (EF21-SGDM).
@@ -79,10 +93,12 @@ double compress_expected_bytes(Compressor *c, int agent);
 size_t compress_apply(Compressor *c, int agent, const float *in, float *out);
 
 /* One message of agent with the spec's feedback: v is the uncompressed vector; h (EF21's
- * g_i or EControl's h_i) and e (EControl's e_i) are the agent's state, updated in place
- * (NULL when the feedback does not use them); message receives C(...) (or v itself for a
- * warm start's first message). Afterwards the agent's contribution is h (ef21, econtrol)
- * or message (none). Returns entries sent (n for a dense message). */
+ * g_i or EControl's h_i; ef's and dgc's accumulated error e_i) and e (EControl's e_i) are
+ * the agent's state, updated in place (NULL when the feedback does not use them); message
+ * receives C(...) (or v itself for a warm start's first message). Afterwards the agent's
+ * contribution is h (ef21, econtrol) or message (none, ef, dgc). dgc's clipping, momentum
+ * and masking are the caller's (see above): here it accumulates like ef. Returns entries
+ * sent (n for a dense message). */
 size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, float *e, float *message);
 /* [compression] momentum = worker (sync): the [model] heavy ball moved to an agent, before
  * compression (EF21-SGDM, Fatkhullin, Tyurin, Richtarik, NeurIPS 2023). With
@@ -91,8 +107,28 @@ size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, flo
  * the order of the sums. u (state) and out are of d floats; x and grad are read. */
 void compress_worker_momentum(float *u, float *out, const float *x, const float *grad, size_t d, double momentum,
                               double weight_decay, int nesterov);
-/* Feedback state vectors a method must provide per agent: 0, 1 or 2. */
+/* Feedback state vectors a method must provide per agent: 0, 1 or 2 (dgc: e_i and u_i). */
 int compress_state_vectors(const CompressionSpec *spec);
+/* 1 when the receivers add the message itself (none, ef, dgc), 0 when they add the state
+ * h (ef21, econtrol). */
+int compress_contributes_message(const CompressionSpec *spec);
+
+/* DGC's warm-up of the sparsity, as the authors' code (DGCCompressor.warmup_compress_ratio)
+ * does it: in round r < warmup_epochs the density is max(ratio, q^(r+1)) with
+ * q = ratio^(1/(warmup_epochs+1)), then ratio. (The paper lists 75 %, 93.75 %, 98.4375 %,
+ * 99.6 % sparsity over 4 epochs, i.e. q = 1/4 and a final 99.9 %; the code's geometric
+ * q ends exactly at ratio instead.) Rounds are the methods' rounds, which are global
+ * epochs for sync and localsgd. No effect unless feedback = dgc and warmup_epochs > 0. */
+void compress_begin_round(Compressor *c, int round);
+/* The density a round uses (ratio outside the warm-up). */
+double compress_round_density(const CompressionSpec *spec, int round);
+/* DGC's local gradient clipping: g (d floats) is scaled so that |g|_2 <= clip / sqrt(n_agents)
+ * (the paper scales the global threshold by N^(-1/2), the sum of N independent local
+ * gradients then having about the global norm); clip = 0 does nothing. */
+void compress_dgc_clip(float *g, size_t d, double clip, int n_agents);
+/* DGC's momentum factor masking: u[j] = 0 where message[j] != 0. (The paper masks the
+ * indices sent; an index sent with the value exactly 0 keeps its momentum here.) */
+void compress_dgc_mask(float *u, const float *message, size_t d);
 
 /* --- ring all-gather of compressed vectors ---
  * Members in ring order; each member's block (its compressed vector, of its own size)

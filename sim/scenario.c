@@ -41,7 +41,8 @@ static const char *const keys_agents[] = {"count", "compute", "bandwidth", "upli
                                           NULL};
 static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp", NULL};
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
-                                               "explore", "gamma", "momentum", NULL};
+                                               "explore", "gamma", "momentum", "warmup_epochs",
+                                               "clip", "masking", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
                                              "trim", "f", "tau", "iters", "rank", "lambda", NULL};
 

@@ -57,7 +57,7 @@ typedef struct MethodParam {
  * vectors. present = 0 when the section is absent: nothing is compressed and nothing is
  * written back, so such runs are bit-identical to runs before compression existed. */
 typedef enum { COMPRESS_NONE = 0, COMPRESS_TOPK, COMPRESS_RANDK, COMPRESS_DCT, COMPRESS_SLIMDP } CompressScheme;
-typedef enum { FEEDBACK_NONE = 0, FEEDBACK_EF21, FEEDBACK_ECONTROL } FeedbackKind;
+typedef enum { FEEDBACK_NONE = 0, FEEDBACK_EF21, FEEDBACK_ECONTROL, FEEDBACK_EF, FEEDBACK_DGC } FeedbackKind;
 
 typedef struct CompressionSpec {
     int present;
@@ -72,6 +72,9 @@ typedef struct CompressionSpec {
     double gamma;          /* dpsgd: consensus step of the CHOCO-style difference gossip */
     int worker_momentum;   /* sync: momentum = worker — each agent applies the [model] momentum
                             * to its own gradient before compressing (EF21-SGDM); 0 = aggregate */
+    int warmup_epochs;     /* dgc: rounds of geometrically decreasing density before ratio */
+    double clip;           /* dgc: global L2 clipping threshold (each agent: clip / sqrt(N)); 0 = off */
+    int masking;           /* dgc: momentum factor masking (1) or not (0) */
 } CompressionSpec;
 
 /* [byzantine] (sim/byzantine.h): count attackers, their attack and the aggregator. */

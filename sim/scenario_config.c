@@ -13,7 +13,7 @@ static const char *const config_schedules[] = {"constant", "step", "cosine"};
 static const char *const config_partitions[] = {"iid", "dirichlet", "shards", "domains"};
 static const char *const config_graphs[] = {"full", "ring", "torus", "random-regular", "exponential"};
 static const char *const config_schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
-static const char *const config_feedbacks[] = {"none", "ef21", "econtrol"};
+static const char *const config_feedbacks[] = {"none", "ef21", "econtrol", "ef", "dgc"};
 static const char *const config_attacks[] = {"signflip", "gaussian", "alie", "ipm", "labelflip"};
 static const char *const config_aggregators[] = {"mean", "median", "trimmed", "krum", "cclip", "betamle"};
 
@@ -31,6 +31,8 @@ static void config_write_compression(const Scenario *sc, FILE *out)
     if (c->scheme == COMPRESS_SLIMDP) fprintf(out, "explore = %.17g\n", c->explore);
     if (method_lookup(sc->method)->capabilities & METHOD_GOSSIPS_DIFFERENCES) fprintf(out, "gamma = %.17g\n", c->gamma);
     if (c->worker_momentum) fputs("momentum = worker\n", out);
+    if (c->feedback == FEEDBACK_DGC)
+        fprintf(out, "warmup_epochs = %d\nclip = %.17g\nmasking = %d\n", c->warmup_epochs, c->clip, c->masking);
 }
 
 static void config_write_byzantine(const ByzantineSpec *b, FILE *out)

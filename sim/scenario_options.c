@@ -69,12 +69,15 @@ int scenario_resolve_compression(Resolver *r)
         (status = scenario_choice(r, "compression", "momentum", "aggregate", "aggregate|worker",
                                   &c->worker_momentum)) ||
         (status = scenario_double(r, "compression", "ratio", 0.01, UNIT_PLAIN, 0, 1, &c->ratio)) ||
-        (status = scenario_choice(r, "compression", "feedback", "none", "none|ef21|econtrol", &feedback)) ||
+        (status = scenario_choice(r, "compression", "feedback", "none", "none|ef21|econtrol|ef|dgc", &feedback)) ||
         (status = scenario_double(r, "compression", "eta", 0.1, UNIT_PLAIN, 0, 1, &c->eta)) ||
         (status = scenario_int(r, "compression", "warm_start", 0, 0, 1, &c->warm_start)) ||
         (status = scenario_int(r, "compression", "refresh", 1000, 1, 1000000000, &c->refresh)) ||
         (status = scenario_double(r, "compression", "explore", 0.1, UNIT_PLAIN, 0, 1, &c->explore)) ||
-        (status = scenario_double(r, "compression", "gamma", 0.1, UNIT_PLAIN, 0, 1, &c->gamma)))
+        (status = scenario_double(r, "compression", "gamma", 0.1, UNIT_PLAIN, 0, 1, &c->gamma)) ||
+        (status = scenario_int(r, "compression", "warmup_epochs", 0, 0, 1000000, &c->warmup_epochs)) ||
+        (status = scenario_double(r, "compression", "clip", 0, UNIT_PLAIN, 0, 1e30, &c->clip)) ||
+        (status = scenario_int(r, "compression", "masking", 1, 0, 1, &c->masking)))
         return status;
     c->scheme = (CompressScheme)scheme;
     c->feedback = (FeedbackKind)feedback;
@@ -84,6 +87,11 @@ int scenario_resolve_compression(Resolver *r)
     if (c->scheme == COMPRESS_NONE) c->ratio = 0.01;
     if (c->feedback != FEEDBACK_ECONTROL) c->eta = 0.1;
     if (c->feedback == FEEDBACK_NONE) c->warm_start = 0;
+    if (c->feedback != FEEDBACK_DGC) {
+        c->warmup_epochs = 0;
+        c->clip = 0;
+        c->masking = 1;
+    }
     if (c->scheme != COMPRESS_DCT) c->refresh = 1000;
     if (c->scheme != COMPRESS_SLIMDP) c->explore = 0.1;
     if (!scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES)) c->gamma = 0.1;
@@ -105,6 +113,29 @@ int scenario_resolve_compression(Resolver *r)
                  "%s sends C(x_i - xhat_i), the difference to what its neighbours already hold (CHOCO-SGD), "
                  "which is its own error feedback: leave feedback = none", sc->method);
         return scenario_section_bad(r, "compression", message);
+    }
+    if (c->feedback == FEEDBACK_EF || c->feedback == FEEDBACK_DGC) {
+        const IniEntry *f = inidoc_find(r->doc, "compression", "feedback");
+        if (!scenario_method_can(sc, METHOD_ACCUMULATES)) {
+            scenario_methods_with(METHOD_ACCUMULATES, methods, sizeof methods);
+            snprintf(message, sizeof message, "ef and dgc apply to %s, not to method %s", methods, sc->method);
+            return scenario_bad(r, f, "%s", message);
+        }
+        if (c->warm_start)
+            return scenario_bad(r, inidoc_find(r->doc, "compression", "warm_start"), "%s",
+                                "ef and dgc accumulate what was not sent; a dense first message has nothing to "
+                                "correct (set warm_start = 0)");
+    }
+    if (c->feedback == FEEDBACK_DGC) {
+        const IniEntry *f = inidoc_find(r->doc, "compression", "feedback");
+        if (sc->optim.kind != OPTIM_SGD && sc->optim.kind != OPTIM_MOMENTUM)
+            return scenario_bad(r, f, "%s",
+                                "dgc applies the [model] momentum at the agents (momentum correction), so it "
+                                "needs [model] optimizer = momentum or sgd");
+        if (c->worker_momentum)
+            return scenario_bad(r, inidoc_find(r->doc, "compression", "momentum"), "%s",
+                                "dgc moves the momentum to the agents itself (momentum correction): "
+                                "remove momentum = worker");
     }
     const MethodParam *participation = scenario_param(sc, "participation");
     if (participation && participation->number < 1)

@@ -1,5 +1,6 @@
 /* check_compress.c — the compressors against naive twins and hand examples, EF21 and
- * EControl state updates, worker-side momentum (EF21-SGDM), wire sizes and their accounting in rounds.bytes, the ring
+ * EControl state updates, ef and DGC (hand examples, momentum correction, clipping, masking,
+ * warm-up), worker-side momentum (EF21-SGDM), wire sizes and their accounting in rounds.bytes, the ring
  * all-gather's closed-form time, compressed training on a convex problem, and the
  * [compression] section: round trip, defaults, errors with FILE:LINE. */
 #include "sim/compress.h"
@@ -307,6 +308,134 @@ START_TEST(test_econtrol_hand_example)
 }
 END_TEST
 
+START_TEST(test_ef_hand_example)
+{
+    /* top-2 of 4; e starts at 0: m = C(e + v), e = e + v - m */
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.5, FEEDBACK_EF);
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 4, &c), 0);
+    ck_assert_int_eq(compress_state_vectors(&spec), 1);
+    ck_assert(compress_contributes_message(&spec));
+    float e[4] = {0}, message[4];
+    float v1[4] = {3, -1, 0.5f, -4}, v2[4] = {1, 1, 1, 1};
+    ck_assert_uint_eq(compress_feedback(c, 0, v1, e, NULL, message), 2);
+    float m1[4] = {3, 0, 0, -4}, e1[4] = {0, -1, 0.5f, 0};
+    for (int i = 0; i < 4; i++) ck_assert(message[i] == m1[i] && e[i] == e1[i]);
+    compress_feedback(c, 0, v2, e, NULL, message); /* e + v = (1, 0, 1.5, 1): the tie goes to index 0 */
+    float m2[4] = {1, 0, 1.5f, 0}, e2[4] = {0, 0, 0, 1};
+    for (int i = 0; i < 4; i++) ck_assert(message[i] == m2[i] && e[i] == e2[i]);
+    compress_free(c);
+}
+END_TEST
+
+/* One DGC message as sync composes it: clip, u = mu u + g, m = C(e + u), e -= m, mask u. */
+static void dgc_message(Compressor *c, const float *g_in, float *u, float *e, float *message, double mu, int masking)
+{
+    float g[4], v[4], x[4] = {0};
+    memcpy(g, g_in, sizeof g);
+    compress_dgc_clip(g, 4, 0, 1);
+    compress_worker_momentum(u, v, x, g, 4, mu, 0, 0);
+    compress_feedback(c, 0, v, e, NULL, message);
+    if (masking) compress_dgc_mask(u, message, 4);
+}
+
+START_TEST(test_dgc_momentum_correction_hand_example)
+{
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.5, FEEDBACK_DGC);
+    spec.masking = 1;
+    ck_assert_int_eq(compress_state_vectors(&spec), 2);
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, 4, &c), 0);
+    float g1[4] = {3, -1, 0.5f, -4}, g2[4] = {1, 1, 1, 1};
+    /* momentum 0.5, masking: step 1 u = g1, m = (3, 0, 0, -4), e = (0, -1, 0.5, 0), u masked
+     * to (0, -1, 0.5, 0); step 2 u = 0.5 u + g2 = (1, 0.5, 1.25, 1), e + u = (1, -0.5, 1.75, 1),
+     * m = (1, 0, 1.75, 0) (tie to index 0), e = (0, -0.5, 0, 1), u masked to (0, 0.5, 0, 1) */
+    float u[4] = {0}, e[4] = {0}, m[4];
+    dgc_message(c, g1, u, e, m, 0.5, 1);
+    float m1[4] = {3, 0, 0, -4}, e1[4] = {0, -1, 0.5f, 0}, u1[4] = {0, -1, 0.5f, 0};
+    for (int i = 0; i < 4; i++) ck_assert(m[i] == m1[i] && e[i] == e1[i] && u[i] == u1[i]);
+    dgc_message(c, g2, u, e, m, 0.5, 1);
+    float m2[4] = {1, 0, 1.75f, 0}, e2[4] = {0, -0.5f, 0, 1}, u2[4] = {0, 0.5f, 0, 1};
+    for (int i = 0; i < 4; i++) ck_assert(m[i] == m2[i] && e[i] == e2[i] && u[i] == u2[i]);
+    /* without masking: u keeps (3, -1, 0.5, -4), then u = (2.5, 0.5, 1.25, -1),
+     * e + u = (2.5, -0.5, 1.75, -1), m = (2.5, 0, 1.75, 0), e = (0, -0.5, 0, -1) */
+    float v[4] = {0}, f[4] = {0};
+    dgc_message(c, g1, v, f, m, 0.5, 0);
+    for (int i = 0; i < 4; i++) ck_assert(v[i] == g1[i]);
+    dgc_message(c, g2, v, f, m, 0.5, 0);
+    float m3[4] = {2.5f, 0, 1.75f, 0}, e3[4] = {0, -0.5f, 0, -1}, u3[4] = {2.5f, 0.5f, 1.25f, -1};
+    for (int i = 0; i < 4; i++) ck_assert(m[i] == m3[i] && f[i] == e3[i] && v[i] == u3[i]);
+    compress_free(c);
+}
+END_TEST
+
+START_TEST(test_dgc_accumulates_the_dense_momentum)
+{
+    /* momentum correction without masking: everything sent plus what is held back is the
+     * sum of the dense heavy-ball velocities, whatever the compressor kept */
+    size_t n = 200;
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.03, FEEDBACK_DGC);
+    Compressor *c;
+    ck_assert_int_eq(compress_create(&spec, 1, 1, n, &c), 0);
+    float *u = calloc(n, sizeof *u), *e = calloc(n, sizeof *e), *g = malloc(n * sizeof *g), *v = malloc(n * sizeof *v);
+    float *m = malloc(n * sizeof *m), *x = calloc(n, sizeof *x), *dense = calloc(n, sizeof *dense);
+    double *sent = calloc(n, sizeof *sent), *velocities = calloc(n, sizeof *velocities);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    for (int t = 0; t < 50; t++) {
+        for (size_t j = 0; j < n; j++) g[j] = (float)(gsl_rng_uniform(rng) - 0.4);
+        compress_worker_momentum(u, v, x, g, n, 0.9, 0, 0);
+        compress_feedback(c, 0, v, e, NULL, m);
+        for (size_t j = 0; j < n; j++) {
+            dense[j] = 0.9f * dense[j] + g[j];
+            velocities[j] += dense[j];
+            sent[j] += m[j];
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        ck_assert(u[j] == dense[j]); /* the same float expression: unmasked u is the dense velocity */
+        ck_assert_msg(fabs(sent[j] + e[j] - velocities[j]) < 1e-3 * (1 + fabs(velocities[j])), "entry %zu", j);
+    }
+    gsl_rng_free(rng);
+    free(u);
+    free(e);
+    free(g);
+    free(v);
+    free(m);
+    free(x);
+    free(dense);
+    free(sent);
+    free(velocities);
+    compress_free(c);
+}
+END_TEST
+
+START_TEST(test_dgc_clipping_and_warm_up)
+{
+    /* the threshold is scaled by N^(-1/2): clip 2 over 4 agents limits the norm to 1 */
+    float g[2] = {3, 4};
+    compress_dgc_clip(g, 2, 2, 4);
+    ck_assert(fabs(g[0] - 0.6) < 1e-6 && fabs(g[1] - 0.8) < 1e-6);
+    float h[2] = {3, 4};
+    compress_dgc_clip(h, 2, 10.0001, 4); /* limit 5.00005 > 5: untouched */
+    ck_assert(h[0] == 3 && h[1] == 4);
+    compress_dgc_clip(h, 2, 0, 4); /* 0: off */
+    ck_assert(h[0] == 3 && h[1] == 4);
+    /* masking zeroes exactly where the message is non-zero */
+    float u[4] = {1, 2, 3, 4}, message[4] = {0, -1, 0, 5};
+    compress_dgc_mask(u, message, 4);
+    ck_assert(u[0] == 1 && u[1] == 0 && u[2] == 3 && u[3] == 0);
+    /* warm-up: max(ratio, q^(r+1)), q = ratio^(1/(W+1)); ratio once r >= W */
+    CompressionSpec spec = spec_of(COMPRESS_TOPK, 0.001, FEEDBACK_DGC);
+    spec.warmup_epochs = 4;
+    double q = pow(0.001, 0.2);
+    for (int r = 0; r < 4; r++) ck_assert(fabs(compress_round_density(&spec, r) - pow(q, r + 1)) < 1e-12);
+    ck_assert(compress_round_density(&spec, 4) == 0.001 && compress_round_density(&spec, 9) == 0.001);
+    ck_assert(fabs(compress_round_density(&spec, 0) - 0.2512) < 1e-4);
+    spec.feedback = FEEDBACK_EF; /* the warm-up is DGC's */
+    ck_assert(compress_round_density(&spec, 0) == 0.001);
+}
+END_TEST
+
 /* 4 equal agents, 640 samples = 10 steps of 64, no latency: closed forms. */
 static const char *four =
     "[run]\nmethod = sync\nrounds = 1\nmode = timing\n"
@@ -385,15 +514,15 @@ START_TEST(test_error_feedback_reaches_uncompressed_loss)
     ck_assert_int_eq(run_text(convex, NULL, 0, &ts), 0);
     last_metric(&ts, &dense_train, &dense_test, &dense_accuracy);
     test_sink_free(&ts);
-    const char *feedbacks[] = {"ef21", "econtrol", "none"};
-    for (int f = 0; f < 3; f++) {
+    const char *feedbacks[] = {"ef21", "econtrol", "ef", "dgc", "none"};
+    for (int f = 0; f < 5; f++) {
         char set_feedback[64];
         snprintf(set_feedback, sizeof set_feedback, "compression.feedback=%s", feedbacks[f]);
         const char *set[] = {"compression.scheme=topk", "compression.ratio=0.05", set_feedback};
         ck_assert_int_eq(run_text(convex, set, 3, &ts), 0);
         last_metric(&ts, &train, &test, &accuracy);
         test_sink_free(&ts);
-        if (f < 2)
+        if (f < 4)
             ck_assert_msg(test < 1.25 * dense_test && accuracy > dense_accuracy - 0.01,
                           "%s: test loss %g accuracy %g, uncompressed %g %g", feedbacks[f], test, accuracy,
                           dense_test, dense_accuracy);
@@ -493,17 +622,150 @@ START_TEST(test_worker_momentum_ef21_reaches_uncompressed_loss)
 }
 END_TEST
 
+START_TEST(test_dgc_dense_equals_heavy_ball)
+{
+    /* ratio 1 sends every entry; without masking DGC's velocities are then the dense heavy
+     * ball's, and the weight decay's locally applied heavy ball adds up to heavy ball on
+     * grad + wd x (linearity): the dense run's model up to the order of float sums. With
+     * masking every entry's momentum is reset every step: plain SGD, a different run. */
+    const char *set[] = {heavy_ball[0], heavy_ball[1], heavy_ball[2], "model.weight_decay=0.01", "model.nesterov=0",
+                         "compression.scheme=topk", "compression.ratio=1", "compression.feedback=dgc",
+                         "compression.masking=0"};
+    for (int nesterov = 0; nesterov < 2; nesterov++) {
+        set[4] = nesterov ? "model.nesterov=1" : "model.nesterov=0";
+        TestSink dense, dgc, masked;
+        ck_assert_int_eq(run_text(convex, set, 5, &dense), 0);
+        ck_assert_int_eq(run_text(convex, set, 9, &dgc), 0);
+        ck_assert_int_eq(run_text(convex, set, 8, &masked), 0);
+        double a[3], b[3], c[3];
+        last_metric(&dense, &a[0], &a[1], &a[2]);
+        last_metric(&dgc, &b[0], &b[1], &b[2]);
+        last_metric(&masked, &c[0], &c[1], &c[2]);
+        for (int m = 0; m < 3; m++)
+            ck_assert_msg(fabs(a[m] - b[m]) <= 1e-4 * fabs(a[m]), "nesterov %d metric %d: dense %.9g dgc %.9g",
+                          nesterov, m, a[m], b[m]);
+        ck_assert(a[1] < 0.5);
+        ck_assert_msg(fabs(a[0] - c[0]) > 1e-3 * a[0], "masking changed nothing: %.9g %.9g", a[0], c[0]);
+        test_sink_free(&dense);
+        test_sink_free(&dgc);
+        test_sink_free(&masked);
+    }
+}
+END_TEST
+
+START_TEST(test_ef_and_dgc_with_momentum_and_local_steps)
+{
+    TestSink ts;
+    double dense_train, dense_test, dense_accuracy, train, test, accuracy;
+    /* sync with heavy ball at 5 %: ef (heavy ball on the mean) and dgc without masking
+     * (momentum correction alone) reach the uncompressed loss. Masking resets the momentum
+     * of every entry sent, so over these 8 epochs the entries sent often move at about lr
+     * instead of lr / (1 - mu): measured 0.297 against 0.159 (0.144 unmasked, 0.476 without
+     * feedback) */
+    ck_assert_int_eq(run_text(convex, heavy_ball, 3, &ts), 0);
+    last_metric(&ts, &dense_train, &dense_test, &dense_accuracy);
+    test_sink_free(&ts);
+    const char *feedbacks[] = {"compression.feedback=dgc", "compression.feedback=ef", "compression.feedback=none"};
+    double masked_test = NAN, none_test = NAN;
+    for (int f = 0; f < 4; f++) {
+        const char *set[] = {heavy_ball[0], heavy_ball[1], heavy_ball[2], "compression.scheme=topk",
+                             "compression.ratio=0.05", feedbacks[f < 3 ? f : 0], "compression.masking=0"};
+        ck_assert_int_eq(run_text(convex, set, f == 0 ? 7 : 6, &ts), 0);
+        last_metric(&ts, &train, &test, &accuracy);
+        test_sink_free(&ts);
+        if (f == 2) none_test = test;
+        if (f == 3) masked_test = test;
+        if (f < 2)
+            ck_assert_msg(test < 1.25 * dense_test && accuracy > dense_accuracy - 0.01,
+                          "%s with heavy ball: test loss %g accuracy %g, uncompressed %g %g", feedbacks[f], test,
+                          accuracy, dense_test, dense_accuracy);
+    }
+    ck_assert_msg(masked_test < 0.75 * none_test && masked_test > 1.25 * dense_test,
+                  "dgc masked: test loss %g, no feedback %g, uncompressed %g", masked_test, none_test, dense_test);
+    /* localsgd, 8 local steps: top-5 % of the deltas stalls without feedback; ef and dgc
+     * reach the uncompressed loss */
+    const char *local[] = {"run.method=localsgd", "method.local_steps=8", "compression.scheme=none",
+                           "compression.ratio=0.05", "compression.feedback=none"};
+    ck_assert_int_eq(run_text(convex, local, 3, &ts), 0);
+    last_metric(&ts, &dense_train, &dense_test, &dense_accuracy);
+    test_sink_free(&ts);
+    const char *schemes[] = {"compression.feedback=none", "compression.feedback=ef", "compression.feedback=dgc"};
+    for (int f = 0; f < 3; f++) {
+        local[2] = "compression.scheme=topk";
+        local[4] = schemes[f];
+        ck_assert_int_eq(run_text(convex, local, 5, &ts), 0);
+        last_metric(&ts, &train, &test, &accuracy);
+        test_sink_free(&ts);
+        if (f == 0)
+            ck_assert_msg(test > 2 * dense_test, "localsgd without feedback: test loss %g, uncompressed %g", test,
+                          dense_test);
+        else
+            ck_assert_msg(test < 1.25 * dense_test && accuracy > dense_accuracy - 0.01,
+                          "localsgd %s: test loss %g accuracy %g, uncompressed %g %g", schemes[f], test, accuracy,
+                          dense_test, dense_accuracy);
+    }
+    /* localsgd's dgc with plain SGD and no clipping takes the [model] optimiser's steps */
+    TestSink ef, dgc;
+    const char *set_ef[] = {local[0], local[1], "compression.scheme=topk", local[3], "compression.feedback=ef"};
+    const char *set_dgc[] = {local[0], local[1], "compression.scheme=topk", local[3], "compression.feedback=dgc"};
+    ck_assert_int_eq(run_text(convex, set_ef, 5, &ef), 0);
+    ck_assert_int_eq(run_text(convex, set_dgc, 5, &dgc), 0);
+    ck_assert_str_eq(ef.text, dgc.text);
+    test_sink_free(&ef);
+    test_sink_free(&dgc);
+    /* a small clipping threshold slows learning (pins that clip reaches the steps) */
+    const char *clipped[] = {local[0], local[1], "compression.scheme=topk", local[3], "compression.feedback=dgc",
+                             "compression.clip=0.01"};
+    ck_assert_int_eq(run_text(convex, clipped, 6, &ts), 0);
+    last_metric(&ts, &train, &test, &accuracy);
+    test_sink_free(&ts);
+    ck_assert_msg(test > 2 * dense_test, "clip 0.01: test loss %g, uncompressed %g", test, dense_test);
+}
+END_TEST
+
+START_TEST(test_dgc_warm_up_bytes)
+{
+    /* 10 steps per round, 4 agents, 3 hops per block: the round's bytes follow the density */
+    const char *set[] = {"compression.feedback=dgc", "compression.ratio=0.001", "compression.warmup_epochs=2",
+                         "run.rounds=4"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(four, set, 4, &ts), 0);
+    ck_assert_int_eq(ts.rounds, 4);
+    double q = pow(0.001, 1.0 / 3);
+    double density[4] = {q, q * q, 0.001, 0.001};
+    for (int r = 0; r < 4; r++) {
+        double block = compress_wire_bytes(mlp_params, compress_keep(density[r], mlp_params));
+        ck_assert_msg(fabs(ts.round_rows[r].bytes - 10 * 3 * 4 * block) < 1e-6, "round %d: %.17g bytes", r,
+                      ts.round_rows[r].bytes);
+    }
+    ck_assert(ts.round_rows[0].bytes > 10 * ts.round_rows[2].bytes);
+    test_sink_free(&ts);
+    /* localsgd: one averaging per round */
+    const char *local[] = {set[0], set[1], set[2], set[3], "run.method=localsgd"};
+    ck_assert_int_eq(run_text(four, local, 5, &ts), 0);
+    for (int r = 0; r < 4; r++) {
+        double block = compress_wire_bytes(mlp_params, compress_keep(density[r], mlp_params));
+        ck_assert(fabs(ts.round_rows[r].bytes - 3 * 4 * block) < 1e-6);
+    }
+    test_sink_free(&ts);
+}
+END_TEST
+
 START_TEST(test_train_mode_timing_equals_timing_mode)
 {
     /* top-k sizes do not depend on the values, so both modes book the same messages */
     const char *schemes[] = {"compression.scheme=topk", "compression.scheme=slimdp"};
-    const char *methods[] = {"run.method=sync", "run.method=localsgd", "run.method=dpsgd"};
-    for (int m = 0; m < 3; m++)
+    const char *methods[] = {"run.method=sync", "run.method=localsgd", "run.method=dpsgd", "run.method=sync",
+                             "run.method=localsgd"};
+    for (int m = 0; m < 5; m++)
         for (int k = 0; k < 2; k++) {
             TestSink train, timing;
-            /* dpsgd takes no feedback; the others use EF21 with a warm start */
-            const char *feedback = m == 2 ? "compression.feedback=none" : "compression.feedback=ef21";
-            const char *warm = m == 2 ? "compression.warm_start=0" : "compression.warm_start=1";
+            /* dpsgd takes no feedback; sync and localsgd use EF21 with a warm start, then
+             * DGC with a one-round warm-up of the sparsity */
+            const char *feedback = m == 2 ? "compression.feedback=none"
+                                   : m < 2 ? "compression.feedback=ef21" : "compression.feedback=dgc";
+            const char *warm = m == 2 ? "compression.warm_start=0"
+                               : m < 2 ? "compression.warm_start=1" : "compression.warmup_epochs=1";
             const char *set[] = {schemes[k], methods[m], "run.rounds=2", feedback, warm};
             const char *set_timing[] = {schemes[k], methods[m], "run.rounds=2", feedback, warm, "run.mode=timing"};
             ck_assert_int_eq(run_text(convex, set, 5, &train), 0);
@@ -602,7 +864,7 @@ START_TEST(test_section_round_trip_and_errors)
     expect_error("[compression]\nscheme = top-k\n", NULL, 0, "t.ini:10:", "not one of none|topk|randk|dct|slimdp");
     expect_error("[compression]\nscheme = topk\nratio = 0\n", NULL, 0, "t.ini:11:", "must be in (0, 1]");
     expect_error("[compression]\nscheme = topk\nratio = 2\n", NULL, 0, "t.ini:11:", "outside");
-    expect_error("[compression]\nscheme = topk\nfeedback = ef14\n", NULL, 0, "t.ini:11:", "none|ef21|econtrol");
+    expect_error("[compression]\nscheme = topk\nfeedback = ef14\n", NULL, 0, "t.ini:11:", "none|ef21|econtrol|ef|dgc");
     expect_error("[compression]\nratio = 0.1\n", NULL, 0, "t.ini:9:", "missing required key 'scheme'");
     const char *adpsgd[] = {"run.method=adpsgd"};
     expect_error("[compression]\nscheme = topk\n", adpsgd, 1, "t.ini:9:", "not to method adpsgd");
@@ -644,6 +906,40 @@ START_TEST(test_section_round_trip_and_errors)
     ck_assert_ptr_null(strstr(config, "worker"));
     free(config);
     ck_assert_int_eq(resolve_text(text, worker_set, 2, &a, &diag), 0);
+    /* ef and dgc: sync, localsgd, qsr; dgc needs heavy ball or sgd and its own momentum */
+    const char *dpsgd_ef[] = {"run.method=dpsgd"};
+    expect_error("[compression]\nscheme = topk\nfeedback = ef\n", dpsgd_ef, 1, "t.ini:9:", "leave feedback = none");
+    expect_error("[compression]\nscheme = topk\nfeedback = dgc\n", adam, 1, "t.ini:11: [compression] feedback",
+                 "optimizer = momentum or sgd");
+    expect_error("[model]\noptimizer = momentum\n[compression]\nscheme = topk\nfeedback = dgc\nmomentum = worker\n",
+                 NULL, 0, "t.ini:14: [compression] momentum", "remove momentum = worker");
+    expect_error("[compression]\nscheme = topk\nfeedback = ef\nwarm_start = 1\n", NULL, 0,
+                 "t.ini:12: [compression] warm_start", "set warm_start = 0");
+    expect_error("[compression]\nscheme = topk\nfeedback = dgc\nclip = -1\n", NULL, 0, "t.ini:12:", "outside");
+    expect_error("[compression]\nscheme = topk\nfeedback = dgc\nmasking = 2\n", NULL, 0, "t.ini:12:", "");
+    expect_error("[compression]\nscheme = topk\nfeedback = dgc\nwarmup_epochs = 1.5\n", NULL, 0, "t.ini:12:", "");
+    const char *qsr[] = {"run.method=qsr"};
+    snprintf(text, sizeof text, "%s[compression]\nscheme = topk\nfeedback = ef\n", base);
+    ck_assert_int_eq(resolve_text(text, qsr, 1, &a, &diag), 0);
+    snprintf(text, sizeof text, "%s[compression]\nscheme = topk\nratio = 0.003\nfeedback = dgc\nwarmup_epochs = 4\n"
+             "clip = 2.5\nmasking = 0\n", base);
+    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert(a.compression.feedback == FEEDBACK_DGC && a.compression.warmup_epochs == 4 && a.compression.clip == 2.5 &&
+              a.compression.masking == 0);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_nonnull(strstr(config, "feedback = dgc\n"));
+    ck_assert_ptr_nonnull(strstr(config, "warmup_epochs = 4\nclip = 2.5\nmasking = 0\n"));
+    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert(b.compression.warmup_epochs == 4 && b.compression.clip == 2.5 && b.compression.masking == 0);
+    free(config);
+    /* not dgc: its keys are accepted (a sweep may vary the feedback), reset and left out */
+    const char *to_ef[] = {"compression.feedback=ef"};
+    ck_assert_int_eq(resolve_text(text, to_ef, 1, &a, &diag), 0);
+    ck_assert(a.compression.warmup_epochs == 0 && a.compression.clip == 0 && a.compression.masking == 1);
+    config = scenario_config_string(&a);
+    ck_assert_ptr_nonnull(strstr(config, "feedback = ef\n"));
+    ck_assert_ptr_null(strstr(config, "masking"));
+    free(config);
     /* scheme = none is allowed with any method */
     snprintf(text, sizeof text, "%s[compression]\nscheme = none\nratio = 0.5\n", base);
     const char *co2[] = {"run.method=co2"};
@@ -666,6 +962,13 @@ static Suite *compress_suite(void)
     tcase_add_test(tc, test_ef21_hand_example);
     tcase_add_test(tc, test_warm_start_sends_the_first_vector_dense);
     tcase_add_test(tc, test_econtrol_hand_example);
+    tcase_add_test(tc, test_ef_hand_example);
+    tcase_add_test(tc, test_dgc_momentum_correction_hand_example);
+    tcase_add_test(tc, test_dgc_accumulates_the_dense_momentum);
+    tcase_add_test(tc, test_dgc_clipping_and_warm_up);
+    tcase_add_test(tc, test_dgc_dense_equals_heavy_ball);
+    tcase_add_test(tc, test_ef_and_dgc_with_momentum_and_local_steps);
+    tcase_add_test(tc, test_dgc_warm_up_bytes);
     tcase_add_test(tc, test_worker_momentum_hand_example);
     tcase_add_test(tc, test_worker_momentum_dense_equals_heavy_ball);
     tcase_add_test(tc, test_worker_momentum_ef21_reaches_uncompressed_loss);

@@ -18,7 +18,18 @@
  * all-gather, and every agent sets xbar <- xbar + weighted mean of the contributions
  * (g_i, h_i or C(delta_i)) over the blocks (the unused auxiliary heads stay as they
  * are). Every agent must take part in every averaging (participation = 1, checked by the
- * scenario), so xbar is common knowledge and held once. */
+ * scenario), so xbar is common knowledge and held once.
+ * feedback = ef: the agent sends C(e_i + delta_i) and keeps the rest in e_i for the next
+ * period; the contribution is the message.
+ * feedback = dgc (Lin et al., ICLR 2018, there for per-step gradients): the local steps
+ * are DGC's own instead of the [model] optimiser's: g is clipped to clip / sqrt(N) and the
+ * agent steps x_i <- x_i - lr (u_i <- mu u_i + g + wd x_i; Nesterov: g + wd x_i + mu u_i).
+ * At the end of the period delta_i (= -lr times the sum of those velocities: momentum
+ * correction, the accumulated quantity is the velocity, not the gradient) goes through
+ * ef's accumulation, and u_i is zeroed where the message is non-zero (momentum factor
+ * masking). With local_steps = 1 and a constant lr this is sync's dgc scaled by -lr,
+ * except that the weight decay joins u_i here (each agent's x_i differs within a period).
+ * The paper does not treat local steps; this composition is ours. */
 #include "sim/compress.h"
 #include "sim/engine.h"
 #include "sim/trainer.h"
@@ -52,7 +63,10 @@ typedef struct LocalSgdState {
     Compressor *compressor; /* NULL: dense model averaging */
     RingGather gather;
     size_t d;               /* entries exchanged: the model's blocks */
-    int n_state;            /* feedback vectors per agent: trainer buffers 1..n_state */
+    int n_state;            /* feedback vectors per agent (compress_state_vectors) */
+    int dgc;                /* feedback = dgc: local steps by localsgd_dgc_step */
+    float *gradient;        /* (params) dgc scratch */
+    float *step;            /* (d) dgc scratch */
     double *bytes;          /* (n) this period's message sizes */
     double *weights;        /* (n) averaging weights of the members */
     const float **contributions; /* (n) */
@@ -83,11 +97,13 @@ static int localsgd_read_common(Engine *e, LocalSgdState *s)
     const CompressionSpec *c = &e->sc->compression;
     if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(e->trainer, 0);
     /* buffer 0: the agent's contribution (its message, or EF21's g_i / EControl's h_i);
-     * buffer 1: EControl's e_i */
+     * buffer 1: EControl's e_i, or ef's and dgc's accumulated e_i; buffer 2: dgc's u_i */
     int n = e->world.n;
     s->n_state = compress_state_vectors(c);
     s->d = (size_t)e->profile.total_params;
-    if ((status = trainer_setup_local(e->trainer, s->n_state > 1 ? 2 : 1)) != HS_OK) return status;
+    int message_buffer = compress_contributes_message(c) && s->n_state > 0;
+    if ((status = trainer_setup_local(e->trainer, message_buffer + (s->n_state > 1 ? 2 : 1))) != HS_OK) return status;
+    s->dgc = c->feedback == FEEDBACK_DGC;
     s->bytes = calloc((size_t)n, sizeof *s->bytes);
     s->weights = calloc((size_t)n, sizeof *s->weights);
     s->contributions = calloc((size_t)n, sizeof *s->contributions);
@@ -100,6 +116,11 @@ static int localsgd_read_common(Engine *e, LocalSgdState *s)
         s->delta = malloc(s->d * sizeof *s->delta);
         s->mean = malloc(s->d * sizeof *s->mean);
         if (!s->anchor || !s->delta || !s->mean) return HS_E_NOMEM;
+        if (s->dgc) {
+            s->gradient = malloc(trainer_param_count(e->trainer) * sizeof *s->gradient);
+            s->step = malloc(s->d * sizeof *s->step);
+            if (!s->gradient || !s->step) return HS_E_NOMEM;
+        }
         memcpy(s->anchor, trainer_params(e->trainer, 0), s->d * sizeof *s->anchor);
     }
     return HS_OK;
@@ -116,10 +137,36 @@ static int localsgd_compress_delta(LocalSgdState *s, Engine *e, int agent)
     for (size_t j = 0; j < s->d; j++) s->delta[j] = x[j] - s->anchor[j];
     float *contribution = trainer_buffer(e->trainer, agent, 0);
     size_t kept;
-    if (s->n_state == 0) kept = compress_feedback(s->compressor, agent, s->delta, NULL, NULL, contribution);
-    else kept = compress_feedback(s->compressor, agent, s->delta, contribution,
-                                  s->n_state > 1 ? trainer_buffer(e->trainer, agent, 1) : NULL, s->mean);
+    const CompressionSpec *c = &e->sc->compression;
+    if (s->n_state == 0) {
+        kept = compress_feedback(s->compressor, agent, s->delta, NULL, NULL, contribution);
+    } else if (compress_contributes_message(c)) { /* ef, dgc: e_i in buffer 1 */
+        kept = compress_feedback(s->compressor, agent, s->delta, trainer_buffer(e->trainer, agent, 1), NULL,
+                                 contribution);
+        if (s->dgc && c->masking) compress_dgc_mask(trainer_buffer(e->trainer, agent, 2), contribution, s->d);
+    } else {
+        kept = compress_feedback(s->compressor, agent, s->delta, contribution,
+                                 s->n_state > 1 ? trainer_buffer(e->trainer, agent, 1) : NULL, s->mean);
+    }
     s->bytes[agent] = compress_wire_bytes(s->d, kept);
+    return HS_OK;
+}
+
+/* DGC's local step: clipped gradient, the agent's own velocity u_i (buffer 2), a plain
+ * step on the block parameters (the auxiliary heads are not trained by localsgd). */
+static int localsgd_dgc_step(LocalSgdState *s, Engine *e, int agent)
+{
+    if (e->trainer == NULL) return HS_OK;
+    int status = trainer_gradient(e->trainer, agent, s->gradient);
+    if (status != HS_OK) return status;
+    const OptimSpec *o = &e->sc->optim;
+    int heavy = o->kind == OPTIM_MOMENTUM;
+    float *x = trainer_params(e->trainer, agent);
+    compress_dgc_clip(s->gradient, s->d, e->sc->compression.clip, e->world.n);
+    compress_worker_momentum(trainer_buffer(e->trainer, agent, 2), s->step, x, s->gradient, s->d,
+                             heavy ? o->momentum : 0, o->weight_decay, heavy && o->nesterov);
+    const float rate = (float)trainer_schedule_lr(e->sc, e->round);
+    for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->step[j];
     return HS_OK;
 }
 
@@ -218,6 +265,7 @@ static int localsgd_round_begin(void *state, Engine *e, int round)
     LocalSgdState *s = state;
     s->period_done = 0;
     s->period_index = 0;
+    if (s->compressor) compress_begin_round(s->compressor, round);
     if (s->qsr) {
         s->local_steps = qsr_period(s, trainer_schedule_lr(e->sc, e->round), s->round_steps);
         e->round_extra = s->local_steps;
@@ -232,7 +280,8 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
     if (ev->kind == LOCALSGD_STEPPED) {
         /* The step's arithmetic runs at its completion: nobody else touches this
          * agent's model during a period, so the parameters are those it started with. */
-        if ((status = trainer_local_step(e->trainer, ev->agent)) != HS_OK) return status;
+        status = s->dgc ? localsgd_dgc_step(s, e, ev->agent) : trainer_local_step(e->trainer, ev->agent);
+        if (status != HS_OK) return status;
         if (--s->remaining[ev->agent] > 0) {
             engine_compute(e, ev->agent, s->step_flops, LOCALSGD_STEPPED, 0);
             return HS_OK;
@@ -265,6 +314,8 @@ static void localsgd_destroy(void *state)
     free(s->anchor);
     free(s->delta);
     free(s->mean);
+    free(s->gradient);
+    free(s->step);
     if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }
@@ -283,7 +334,7 @@ const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
-    .capabilities = METHOD_COMPRESSES,
+    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,
@@ -306,7 +357,7 @@ const MethodOps method_qsr = {
     .name = "qsr",
     .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
     .keys = qsr_keys,
-    .capabilities = METHOD_COMPRESSES,
+    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES,
     .create = qsr_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

@@ -22,6 +22,17 @@
  *               raw batch gradients. The paper's v_i <- (1-eta) v_i + eta grad_i with step
  *               gamma is the same method for eta = 1 - mu, gamma = lr / (1 - mu): top-k
  *               and the feedback rules commute with that positive scaling.
+ *               feedback = ef: each agent sends C(e_i + grad_i) and keeps the rest in e_i;
+ *               the [model] optimiser steps with the mean of the messages.
+ *               feedback = dgc (Lin et al., ICLR 2018): each agent clips its gradient to
+ *               clip / sqrt(N), keeps the [model] momentum itself (u_i <- mu u_i + g_i;
+ *               Nesterov sends g_i + mu u_i, as the authors' DGCSGDMemory), accumulates
+ *               that into e_i, sends C(e_i), zeroes e_i and (masking) u_i where it sent,
+ *               and the model takes x <- x - lr (mean of the messages + b) where b is the
+ *               heavy ball of the weight decay wd x, applied locally and never sent (the
+ *               authors' DGCSGD optimiser: every agent holds the same x, so the decay
+ *               needs no communication). With ratio 1 and masking = 0 that is heavy ball
+ *               on the mean gradient, by linearity.
  *   robust      ([byzantine] with attackers or a robust aggregator): per-agent gradients,
  *               attackers replace theirs (sim/byzantine.h), the aggregator combines them.
  *               The timing stays the dense all-reduce's, as the brief asks: a real
@@ -64,6 +75,8 @@ typedef struct SyncState {
     RingGather gather;
     int n_state;            /* feedback vectors per agent (trainer buffers 0..n_state-1) */
     int worker_momentum;    /* [compression] momentum = worker: trainer buffer n_state is u_i */
+    int dgc;                /* feedback = dgc: trainer buffer 0 is e_i, buffer 1 is u_i */
+    float *decay;           /* (d) dgc: heavy ball of the weight decay, shared (same x everywhere) */
     float *sent;            /* (d) worker momentum: the vector an agent compresses */
     double *bytes;          /* (n) this step's message sizes */
     float *gradient;        /* (params) scratch */
@@ -117,8 +130,12 @@ static int sync_create(Engine *e, void **state)
         s->update = calloc(params, sizeof *s->update);
         s->gradient = calloc(params, sizeof *s->gradient);
         s->message = calloc(s->d, sizeof *s->message);
-        if (s->worker_momentum) s->sent = calloc(s->d, sizeof *s->sent);
-        if (!s->update || !s->gradient || !s->message || (s->worker_momentum && !s->sent)) return HS_E_NOMEM;
+        s->dgc = compressed && c->feedback == FEEDBACK_DGC;
+        if (s->worker_momentum || s->dgc) s->sent = calloc(s->d, sizeof *s->sent);
+        if (s->dgc) s->decay = calloc(s->d, sizeof *s->decay);
+        if (!s->update || !s->gradient || !s->message || ((s->worker_momentum || s->dgc) && !s->sent) ||
+            (s->dgc && !s->decay))
+            return HS_E_NOMEM;
     }
     if (compressed) {
         if ((status = compress_create(c, e->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
@@ -150,9 +167,20 @@ static int sync_compress_step(SyncState *s, Engine *e)
                                      s->d, o->momentum, o->weight_decay, o->nesterov);
             v = s->sent;
         }
+        if (s->dgc) {
+            /* h is e_i, err is u_i. Momentum correction: e_i accumulates the velocity; the
+             * weight decay stays out of what is sent (sync_apply_local) */
+            const OptimSpec *o = &e->sc->optim;
+            int heavy = o->kind == OPTIM_MOMENTUM;
+            compress_dgc_clip(s->gradient, s->d, e->sc->compression.clip, n);
+            compress_worker_momentum(err, s->sent, trainer_params(e->trainer, i), s->gradient, s->d,
+                                     heavy ? o->momentum : 0, 0, heavy && o->nesterov);
+            v = s->sent;
+        }
         size_t kept = compress_feedback(s->compressor, i, v, h, err, s->message);
+        if (s->dgc && e->sc->compression.masking) compress_dgc_mask(err, s->message, s->d);
         s->bytes[i] = compress_wire_bytes(s->d, kept);
-        vec_axpy(s->update, 1.0f, h ? h : s->message, s->d);
+        vec_axpy(s->update, 1.0f, compress_contributes_message(&e->sc->compression) ? s->message : h, s->d);
     }
     vec_scale(s->update, 1.0f / (float)n, s->d);
     return HS_OK;
@@ -181,7 +209,22 @@ static int sync_apply_local(SyncState *s, Engine *e)
     if (e->trainer == NULL) return HS_OK;
     size_t params = trainer_param_count(e->trainer);
     float *x = trainer_params(e->trainer, 0);
-    if (s->worker_momentum) {
+    if (s->dgc) {
+        /* DGC: the sparse mean plus the locally applied heavy ball of the weight decay */
+        const OptimSpec *o = &e->sc->optim;
+        const float rate = (float)trainer_schedule_lr(e->sc, e->round), wd = (float)o->weight_decay;
+        const float mu = o->kind == OPTIM_MOMENTUM ? (float)o->momentum : 0.0f;
+        const int nesterov = o->kind == OPTIM_MOMENTUM && o->nesterov;
+        for (size_t j = 0; j < s->d; j++) {
+            float step = s->update[j];
+            if (wd != 0.0f) {
+                float a = wd * x[j];
+                s->decay[j] = mu * s->decay[j] + a;
+                step += nesterov ? a + mu * s->decay[j] : s->decay[j];
+            }
+            x[j] -= rate * step;
+        }
+    } else if (s->worker_momentum) {
         /* the momentum (and weight decay) are in the agents' vectors already */
         const float rate = (float)trainer_schedule_lr(e->sc, e->round);
         for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->update[j];
@@ -221,6 +264,7 @@ static int sync_round_begin(void *state, Engine *e, int round)
     s->step = 0;
     s->dropped = 0;
     if (isfinite(s->deadline)) e->round_extra = 0;
+    if (s->compressor) compress_begin_round(s->compressor, round);
     return sync_start_step(s, e);
 }
 
@@ -282,6 +326,7 @@ static void sync_destroy(void *state)
     free(s->gradient);
     free(s->message);
     free(s->sent);
+    free(s->decay);
     free(s->update);
     free(s->vectors);
     free(s->outs);
@@ -299,7 +344,7 @@ const MethodOps method_sync = {
     .name = "sync",
     .summary = "synchronous data parallel: all-reduce of gradients every step",
     .keys = sync_keys,
-    .capabilities = METHOD_COMPRESSES | METHOD_WORKER_MOMENTUM | METHOD_ROBUST,
+    .capabilities = METHOD_COMPRESSES | METHOD_WORKER_MOMENTUM | METHOD_ROBUST | METHOD_ACCUMULATES,
     .validate = sync_validate,
     .create = sync_create,
     .round_begin = sync_round_begin,
