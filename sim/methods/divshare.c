@@ -106,7 +106,9 @@ static int divshare_create(Engine *e, void **state)
     mix_fragment_bounds(s->params, s->fragments, 0, &begin, &end);
     s->longest = end - begin;
     if ((status = trainer_setup_local(e->trainer, 1)) != HS_OK) return status;
-    if (e->trainer && trainer_param_count(e->trainer) != s->params) /* fragments and bytes use the profile's count */
+    /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
+     * after them (models/model.h): fragments, copies and bytes cover the blocks only */
+    if (e->trainer && trainer_param_count(e->trainer) < s->params)
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
                            "divshare", trainer_param_count(e->trainer), s->params);
     if (e->trainer) {

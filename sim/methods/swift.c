@@ -73,7 +73,9 @@ static int swift_create(Engine *e, void **state)
     s->gather = malloc((size_t)max_degree * sizeof *s->gather);
     if (!s->steps || !s->in_flight || !s->sent_step || !s->copy_step || !s->gather) return HS_E_NOMEM;
     if ((status = trainer_setup_local(e->trainer, 0)) != HS_OK) return status;
-    if (e->trainer && trainer_param_count(e->trainer) != s->params) /* fragments and bytes use the profile's count */
+    /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
+     * after them (models/model.h): fragments, copies and bytes cover the blocks only */
+    if (e->trainer && trainer_param_count(e->trainer) < s->params)
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
                            "swift", trainer_param_count(e->trainer), s->params);
     if (e->trainer) {
