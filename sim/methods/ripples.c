@@ -35,8 +35,9 @@
  * Rounds: round r ends when every worker has completed r+1 passes over its own data
  * (sim/methods/async_round.h). rounds.extra = P-Reduces per local step in the round,
  * over all workers: 1 when every worker joins exactly one group per iteration (static,
- * and division without conflicts); more under random groups, where a worker is drawn into
- * groups other workers start. */
+ * and division without conflicts); more where a worker is drawn into groups other
+ * workers start (conflicts). A round ends at a step, before that step's P-Reduce, which
+ * counts in the next round (the first round of a static run shows (S-1)/S). */
 #include "sim/engine.h"
 #include "sim/methods/async_round.h"
 #include "sim/rng.h"
