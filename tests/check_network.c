@@ -504,7 +504,8 @@ START_TEST(test_train_mode_times_like_timing_mode)
         "[agents]\ncount = 6\ncompute = lognormal(1 GFLOPS, 0.7)\nbandwidth = uniform(1 MB/s, 10 MB/s)\n"
         "latency = uniform(1 ms, 9 ms)\n"
         "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\ndownlink = 200 kB/s\nuplink = 2 MB/s\n";
-    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "byzsgdnm"};
+    const char *methods[] = {"sync",    "localsgd", "qsr",     "dpsgd",    "adpsgd", "co2",
+                             "comdml",  "byzsgdnm", "ripples", "divshare", "swift"};
     const char *variants[] = {"network.uplink=shared", "network.uplink=fifo", "network.model=fifo"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         for (int v = 0; v < 3; v++) {

@@ -39,7 +39,8 @@ static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
 /* The last accuracy in the test sink's metrics rows. */
 START_TEST(test_every_method_learns)
 {
-    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "token"};
+    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "token",
+                             "ripples", "divshare", "swift"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
@@ -58,8 +59,8 @@ END_TEST
 
 START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 {
-    const char *methods[] = {"sync", "adpsgd", "comdml"};
-    for (size_t m = 0; m < 3; m++) {
+    const char *methods[] = {"sync", "adpsgd", "comdml", "ripples", "divshare", "swift"};
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
         const char *set[] = {set_method, "run.mode=timing"};

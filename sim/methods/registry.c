@@ -12,6 +12,9 @@ extern const MethodOps method_co2;
 extern const MethodOps method_comdml;
 extern const MethodOps method_byzsgdnm;
 extern const MethodOps method_token;
+extern const MethodOps method_ripples;
+extern const MethodOps method_divshare;
+extern const MethodOps method_swift;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -23,6 +26,9 @@ static const MethodOps *const method_registry[] = {
     &method_comdml,
     &method_byzsgdnm,
     &method_token,
+    &method_ripples,
+    &method_divshare,
+    &method_swift,
     NULL,
 };
 

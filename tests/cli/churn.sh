@@ -37,16 +37,32 @@ check "train mode times like timing mode" test \
 check "train mode pairs and plays out like timing mode" test \
   "$(q "select count(*) from pairings a join pairings b on a.round = b.round and a.slow = b.slow and a.run_id = 1 and b.run_id = 2 where a.fast = b.fast and a.actual_s = b.actual_s")" = 5
 
+# The asynchronous methods under the same trace: offline agents neither send nor receive;
+# train mode times like timing mode (every ripples schedule; static waits for the absent).
+for variant in "run.method=ripples" "method.ripples.schedule=random" "method.ripples.schedule=static" \
+               "run.method=divshare" "run.method=swift"; do
+  method=$(case $variant in *ripples*) echo ripples;; *) echo "${variant#run.method=}";; esac)
+  rm -f "$tmp/a.db"
+  "$HETSIM" run "$scenario" --db "$tmp/a.db" --timing-only --quiet --set run.method=$method --set "$variant"
+  check "$variant under churn: timing run exits 0" test $? -eq 0
+  "$HETSIM" run "$scenario" --db "$tmp/a.db" --quiet --set run.method=$method --set "$variant"
+  check "$variant under churn: train run exits 0" test $? -eq 0
+  check "$variant under churn: train mode times like timing mode" test "$(sqlite3 "$tmp/a.db" \
+    "select count(*) from rounds a join rounds b on a.round = b.round and a.run_id = 1 and b.run_id = 2
+     where a.t_end = b.t_end and a.idle_s = b.idle_s and a.bytes = b.bytes and a.extra is b.extra")" = 3
+done
+
 # An agent offline for good while a round needs it: the run fails, it is not `done` at t = inf
 # (and AD-PSGD's others do not gossip on forever). Offline for good only after the run's end is fine.
 head -n -1 tests/fixtures/scenarios/comdml-churn.csv > "$tmp/gone.csv"
-for method in comdml sync adpsgd; do
+for method in comdml sync adpsgd ripples divshare swift; do
   timeout 60 "$HETSIM" run "$scenario" --db "$tmp/gone.db" --timing-only --quiet --set run.method=$method \
     --set "agents.availability=trace($tmp/gone.csv)" 2> "$tmp/gone.err"
   check "$method: agent offline for good exits 2" test $? -eq 2
   check "$method: the message names the trace and the agent" grep -Eq "gone.csv: round [12] can never end: agent 3 is offline for good" "$tmp/gone.err"
 done
-check "those runs are failed, never done" test "$(sqlite3 "$tmp/gone.db" "select group_concat(status) from runs")" = "failed,failed,failed"
+check "those runs are failed, never done" \
+  test "$(sqlite3 "$tmp/gone.db" "select group_concat(status) from runs")" = "failed,failed,failed,failed,failed,failed"
 printf '3,1000,0\n' >> "$tmp/late.csv"
 cat tests/fixtures/scenarios/comdml-churn.csv "$tmp/late.csv" > "$tmp/late-all.csv"
 "$HETSIM" run "$scenario" --db "$tmp/late.db" --timing-only --quiet --set "agents.availability=trace($tmp/late-all.csv)"

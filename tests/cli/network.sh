@@ -26,13 +26,13 @@ check "--set network.tcp=cubic exits 2" test $? -eq 2
 "$HETSIM" run "$base" --db "$tmp/r.db" --quiet --set network.model=maxmin --set network.backbone=1Gbit/s
 check "maxmin run with a backbone exits 0" test $? -eq 0
 check "config holds [network]" sh -c "sqlite3 '$tmp/r.db' 'select config from runs' | grep -q '^backbone = 125000000 B/s'"
-for method in sync localsgd qsr dpsgd adpsgd co2 comdml byzsgdnm; do
+for method in sync localsgd qsr dpsgd adpsgd co2 comdml byzsgdnm ripples divshare swift; do
   for model in fifo maxmin; do
     "$HETSIM" run "$base" --db "$tmp/m.db" --quiet --set run.method=$method --set network.model=$model
     check "$method runs under $model" test $? -eq 0
   done
 done
-check "every run done" test "$(sqlite3 "$tmp/m.db" "select count(*) from runs where status = 'done'")" = 16
+check "every run done" test "$(sqlite3 "$tmp/m.db" "select count(*) from runs where status = 'done'")" = 22
 
 echo "network.sh: $pass passed, $fail failed"
 test "$fail" -eq 0

@@ -109,6 +109,41 @@ dump "$tmp/demo1.db" > "$tmp/dd1"
 dump "$tmp/demo2.db" > "$tmp/dd2"
 check "demo: 1 job and 2 jobs give identical rows by point" cmp -s "$tmp/dd1" "$tmp/dd2"
 
+# The asynchronous methods in train mode (arithmetic included): identical rows too.
+cat > "$tmp/async.ini" <<'INI'
+[run]
+name = sweep-async
+rounds = 2
+mode = train
+[data]
+dataset = synthetic
+features = 16
+classes = 4
+train_samples = 800
+test_samples = 200
+[model]
+layers = 16,32,4
+batch = 16
+[topology]
+graph = ring
+[agents]
+count = 6
+compute = lognormal(1 GFLOPS, 0.7)
+bandwidth = uniform(200 kB/s, 10 MB/s)
+latency = 2 ms
+[sweep]
+run.method = ripples, divshare, swift
+method.ripples.schedule = random, division
+repeat = 2
+INI
+"$HETSIM" sweep "$tmp/async.ini" --db "$tmp/async1.db" --jobs 1 --quiet
+check "async sweep exits 0" test $? -eq 0
+"$HETSIM" sweep "$tmp/async.ini" --db "$tmp/async2.db" --jobs 2 --quiet
+check "async: 12 runs done" test "$(q "$tmp/async2.db" "select count(*) from runs where status = 'done'")" = 12
+dump "$tmp/async1.db" > "$tmp/da1"
+dump "$tmp/async2.db" > "$tmp/da2"
+check "async: 1 job and 2 jobs give identical rows by point" cmp -s "$tmp/da1" "$tmp/da2"
+
 # ---- a sweep already in the database ----
 "$HETSIM" sweep "$tmp/s.ini" --db "$tmp/j1.db" --jobs 2 2> "$tmp/err"
 check "running a sweep twice without --resume exits 2" test $? -eq 2

@@ -1,0 +1,309 @@
+/* divshare.c — DivShare (Biswas, Kermarrec, Marouani, Pires, Sharma, de Vos, "Boosting
+ * Asynchronous Decentralized Learning with Model Fragmentation", WWW 2025, arXiv
+ * 2410.12918). Asynchronous: a node trains `local_steps` steps, then splits its model
+ * into `fragments` parameter subsets and sends each to `degree` nodes drawn uniformly
+ * from all other nodes (no [topology]: the paper samples among every node), in parallel
+ * with its next computation. A receiver keeps what arrives and, at its next aggregation,
+ * averages each fragment with its own parameters: x[p] = (x[p] + sum of the received
+ * copies of p) / (1 + copies) per fragment (models/mix.h); parameters nobody sent stay.
+ * Loop of a node: train `local_steps` steps → snapshot the model and queue its fragments
+ * → aggregate what arrived → train again.
+ *
+ * Sending (the communication thread of the paper): a snapshot becomes a queue of
+ * fragments x degree messages — fragments in a random order drawn per snapshot, each to
+ * `degree` distinct nodes drawn uniformly. A node keeps one connection per peer, carrying
+ * one message at a time: every queued message whose recipient has nothing from this node
+ * on the wire starts at once, so messages to different peers are concurrent flows that
+ * share the node's uplink and, under [network] model = maxmin, each recipient's downlink
+ * with whatever else arrives there; a slow recipient holds up only its own messages.
+ * When a newer snapshot is ready before the queue is empty, the messages not started yet
+ * are dropped and the newer ones take their place (those on the wire finish): a node with
+ * a slow uplink contributes the first fragments of every snapshot rather than a whole
+ * stale model late, which is the paper's argument for fragmenting. hetsim's reading: the
+ * paper's fragments are parameter subsets; here fragment k is the k-th contiguous slice
+ * of the flat parameter vector, and the random order per snapshot spreads the slices
+ * that get through. A message carries its slice as it was when the message started. A
+ * recipient offline when its message would start is skipped (an offline node neither
+ * sends nor receives; its links pause); the message counts as dropped.
+ * Under [network] model = fifo a sender's flows queue on its uplink one at a time and
+ * downlinks are unshared, so fan-in at a popular recipient costs nothing: fifo
+ * understates the sharing DivShare's many small flows meet.
+ *
+ * Rounds: round r ends when every node has done r+1 passes over its own data
+ * (sim/methods/async_round.h). rounds.extra = fragment messages dropped in the round
+ * (replaced by a newer snapshot before they started, or their recipient offline). */
+#include "models/mix.h"
+#include "sim/engine.h"
+#include "sim/methods/async_round.h"
+#include "sim/rng.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DIVSHARE_COMPUTED = ENGINE_EVENT_METHOD, DIVSHARE_FRAGMENT };
+enum { DIVSHARE_SNAPSHOT = 0 };
+enum { DIVSHARE_MAX_FRAGMENTS = 65536, DIVSHARE_MAX_SLOTS = 1 << 20 };
+
+typedef struct DivshareNode {
+    int block_left;      /* local steps left before the next snapshot */
+    int *fragment, *to;  /* (fragments x degree) the message queue of the current snapshot */
+    char *started;       /* (fragments x degree) */
+    int n_queue, first;  /* messages queued; all before `first` have started */
+    int *slot_to;        /* (n_slots) recipient of the message in that slot, -1: free */
+    float *slot_data;    /* (n_slots x longest) train mode: the slice it carries */
+    int n_slots;
+    long draws;          /* draws from its stream so far */
+} DivshareNode;
+
+typedef struct DivshareState {
+    int fragments, degree, local_steps;
+    size_t params;       /* parameters of the model (both modes) */
+    double step_flops;
+    long *steps;         /* (n) local steps, all rounds */
+    DivshareNode *nodes;
+    int *scratch;        /* (max(n, fragments)) */
+    int *pool;           /* (n) */
+    int n_nodes;
+    double *sum;         /* (n x params) train mode: received copies, summed */
+    int *count;          /* (n x fragments) train mode: copies received per fragment */
+    size_t longest;      /* parameters of the longest fragment */
+    gsl_rng *rng;
+    AsyncRound rounds;
+    long dropped;        /* this round */
+} DivshareState;
+
+static int divshare_create(Engine *e, void **state)
+{
+    DivshareState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int n = e->world.n, status;
+    s->fragments = scenario_param_int(e->sc, "fragments");
+    s->degree = scenario_param_int(e->sc, "degree");
+    s->local_steps = scenario_param_int(e->sc, "local_steps");
+    s->params = (size_t)e->profile.total_params;
+    if ((size_t)s->fragments > s->params) s->fragments = (int)s->params; /* no empty fragment */
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->steps = calloc((size_t)n, sizeof *s->steps);
+    s->nodes = calloc((size_t)n, sizeof *s->nodes);
+    s->scratch = malloc((size_t)(n > s->fragments ? n : s->fragments) * sizeof *s->scratch);
+    s->pool = malloc((size_t)n * sizeof *s->pool);
+    s->rng = gsl_rng_alloc(gsl_rng_taus2);
+    if (!s->steps || !s->nodes || !s->scratch || !s->pool || !s->rng) return HS_E_NOMEM;
+    s->n_nodes = n;
+    if (s->degree > n - 1) s->degree = n - 1 > 0 ? n - 1 : 1; /* at most every other node */
+    size_t queue = (size_t)s->fragments * (size_t)s->degree;
+    for (int i = 0; i < n; i++) {
+        DivshareNode *d = &s->nodes[i];
+        d->fragment = malloc(queue * sizeof *d->fragment);
+        d->to = malloc(queue * sizeof *d->to);
+        d->started = calloc(queue, 1);
+        if (!d->fragment || !d->to || !d->started) return HS_E_NOMEM;
+    }
+    size_t begin, end;
+    mix_fragment_bounds(s->params, s->fragments, 0, &begin, &end);
+    s->longest = end - begin;
+    if ((status = trainer_setup_local(e->trainer, 1)) != HS_OK) return status;
+    /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
+     * after them (models/model.h): fragments, copies and bytes cover the blocks only */
+    if (e->trainer && trainer_param_count(e->trainer) < s->params)
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
+                           "divshare", trainer_param_count(e->trainer), s->params);
+    if (e->trainer) {
+        s->sum = calloc((size_t)n * s->params, sizeof *s->sum);
+        s->count = calloc((size_t)n * (size_t)s->fragments, sizeof *s->count);
+        if (s->sum == NULL || s->count == NULL) return HS_E_NOMEM;
+    }
+    return HS_OK;
+}
+
+static void divshare_reseed(DivshareState *s, Engine *e, int i)
+{
+    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)i * 1000003u + (uint64_t)s->nodes[i].draws++, RNG_PURPOSE_METHOD);
+}
+
+static int divshare_block_steps(const DivshareState *s, const Engine *e, int i)
+{
+    return s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, i);
+}
+
+static int divshare_compute(DivshareState *s, Engine *e, int i)
+{
+    double finish = engine_compute(e, i, s->step_flops, DIVSHARE_COMPUTED, 0);
+    if (async_round_stranded(e, i, s->steps[i], finish)) return engine_fail_stranded(e, i);
+    return HS_OK;
+}
+
+/* A free message slot of node i (grown when none is); -1 when out of memory. */
+static int divshare_slot(DivshareState *s, Engine *e, DivshareNode *d)
+{
+    for (int k = 0; k < d->n_slots; k++)
+        if (d->slot_to[k] < 0) return k;
+    if (d->n_slots == DIVSHARE_MAX_SLOTS) return -1;
+    int *to = realloc(d->slot_to, (size_t)(d->n_slots + 1) * sizeof *to);
+    if (to == NULL) return -1;
+    d->slot_to = to;
+    if (e->trainer) {
+        float *data = realloc(d->slot_data, (size_t)(d->n_slots + 1) * s->longest * sizeof *data);
+        if (data == NULL) return -1;
+        d->slot_data = data;
+    }
+    d->slot_to[d->n_slots] = -1;
+    return d->n_slots++;
+}
+
+/* Starts every queued message of node i whose recipient has nothing from i on the wire. */
+static int divshare_send_next(DivshareState *s, Engine *e, int i)
+{
+    DivshareNode *d = &s->nodes[i];
+    for (int q = d->first; q < d->n_queue; q++) {
+        if (d->started[q]) continue;
+        int to = d->to[q], busy = 0;
+        for (int k = 0; k < d->n_slots && !busy; k++) busy = d->slot_to[k] == to;
+        if (busy) continue;
+        d->started[q] = 1;
+        if (!engine_agent_online(e, to, e->now)) {
+            s->dropped++;
+            continue;
+        }
+        int slot = divshare_slot(s, e, d);
+        if (slot < 0) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for fragments");
+        d->slot_to[slot] = to;
+        size_t begin, end;
+        mix_fragment_bounds(s->params, s->fragments, d->fragment[q], &begin, &end);
+        if (e->trainer) /* the slice as it is now travels with the message */
+            memcpy(d->slot_data + (size_t)slot * s->longest, trainer_buffer(e->trainer, i, DIVSHARE_SNAPSHOT) + begin,
+                   (end - begin) * sizeof(float));
+        int64_t data = ((int64_t)i * DIVSHARE_MAX_SLOTS + slot) * DIVSHARE_MAX_FRAGMENTS + d->fragment[q];
+        engine_send(e, i, to, 4.0 * (double)(end - begin), DIVSHARE_FRAGMENT, data);
+    }
+    while (d->first < d->n_queue && d->started[d->first]) d->first++;
+    return HS_OK;
+}
+
+/* Node i ends a block: snapshot, queue the messages (dropping the unsent ones of the
+ * previous snapshot), aggregate what arrived, train on. */
+static int divshare_share(DivshareState *s, Engine *e, int i)
+{
+    DivshareNode *d = &s->nodes[i];
+    int n = e->world.n;
+    for (int q = d->first; q < d->n_queue; q++) s->dropped += !d->started[q];
+    if (e->trainer)
+        memcpy(trainer_buffer(e->trainer, i, DIVSHARE_SNAPSHOT), trainer_params(e->trainer, i),
+               s->params * sizeof(float));
+    divshare_reseed(s, e, i);
+    int *order = s->scratch; /* fragments in a random order */
+    for (int k = 0; k < s->fragments; k++) order[k] = k;
+    for (int a = s->fragments - 1; a > 0; a--) {
+        int b = (int)gsl_rng_uniform_int(s->rng, (unsigned long)(a + 1));
+        int tmp = order[a];
+        order[a] = order[b];
+        order[b] = tmp;
+    }
+    d->n_queue = d->first = 0;
+    for (int a = 0; n > 1 && a < s->fragments; a++) {
+        /* degree distinct recipients among the other nodes: partial Fisher-Yates */
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i) s->pool[m++] = j;
+        for (int x = 0; x < s->degree; x++) {
+            int y = x + (int)gsl_rng_uniform_int(s->rng, (unsigned long)(m - x));
+            int tmp = s->pool[x];
+            s->pool[x] = s->pool[y];
+            s->pool[y] = tmp;
+            d->fragment[d->n_queue] = order[a];
+            d->started[d->n_queue] = 0;
+            d->to[d->n_queue++] = s->pool[x];
+        }
+    }
+    int status = divshare_send_next(s, e, i);
+    if (status != HS_OK) return status;
+    if (e->trainer)
+        mix_fragment_average(trainer_params(e->trainer, i), s->sum + (size_t)i * s->params,
+                             s->count + (size_t)i * (size_t)s->fragments, s->params, s->fragments);
+    d->block_left = divshare_block_steps(s, e, i);
+    return divshare_compute(s, e, i);
+}
+
+static int divshare_round_begin(void *state, Engine *e, int round)
+{
+    DivshareState *s = state;
+    s->dropped = 0;
+    if (async_round_begin(&s->rounds, e, round, s->steps) || round > 0) {
+        if (e->round_over) e->round_extra = 0;
+        return HS_OK;
+    }
+    int status = HS_OK;
+    for (int i = 0; i < e->world.n && status == HS_OK; i++) {
+        s->nodes[i].block_left = divshare_block_steps(s, e, i);
+        status = divshare_compute(s, e, i);
+    }
+    return status;
+}
+
+static int divshare_on_event(void *state, Engine *e, const Event *ev)
+{
+    DivshareState *s = state;
+    if (ev->kind == DIVSHARE_FRAGMENT) {
+        int k = (int)(ev->data % DIVSHARE_MAX_FRAGMENTS);
+        int64_t sender = ev->data / DIVSHARE_MAX_FRAGMENTS;
+        int from = (int)(sender / DIVSHARE_MAX_SLOTS), slot = (int)(sender % DIVSHARE_MAX_SLOTS);
+        DivshareNode *d = &s->nodes[from];
+        int to = ev->agent;
+        if (e->trainer)
+            mix_fragment_receive(s->sum + (size_t)to * s->params, s->count + (size_t)to * (size_t)s->fragments,
+                                 s->params, s->fragments, k, d->slot_data + (size_t)slot * s->longest);
+        d->slot_to[slot] = -1;
+        return divshare_send_next(s, e, from);
+    }
+    int i = ev->agent, status;
+    if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+    s->steps[i]++;
+    if (async_round_step(&s->rounds, e, i, s->steps[i])) e->round_extra = (double)s->dropped;
+    if (--s->nodes[i].block_left > 0) return divshare_compute(s, e, i);
+    return divshare_share(s, e, i);
+}
+
+static void divshare_destroy(void *state)
+{
+    DivshareState *s = state;
+    if (s == NULL) return;
+    if (s->nodes)
+        for (int i = 0; i < s->n_nodes; i++) {
+            free(s->nodes[i].fragment);
+            free(s->nodes[i].to);
+            free(s->nodes[i].started);
+            free(s->nodes[i].slot_to);
+            free(s->nodes[i].slot_data);
+        }
+    free(s->nodes);
+    free(s->steps);
+    free(s->scratch);
+    free(s->pool);
+    free(s->sum);
+    free(s->count);
+    if (s->rng) gsl_rng_free(s->rng);
+    free(s);
+}
+
+static const MethodKey divshare_keys[] = {
+    {"fragments", "8", "parameter subsets a model is split into (Omega)",
+     .type = METHOD_KEY_INT, .min = 1, .max = DIVSHARE_MAX_FRAGMENTS},
+    {"degree", "2", "recipients drawn per fragment (J; at most the other agents)",
+     .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
+    {"local_steps", "10", "local steps between two snapshots (`epoch`: one pass over the node's data)",
+     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
+    {0},
+};
+
+const MethodOps method_divshare = {
+    .name = "divshare",
+    .summary = "DivShare: asynchronous; model fragments sent to random nodes while computing, averaged per fragment",
+    .keys = divshare_keys,
+    .create = divshare_create,
+    .round_begin = divshare_round_begin,
+    .on_event = divshare_on_event,
+    .destroy = divshare_destroy,
+};

@@ -1,0 +1,190 @@
+/* swift.c — SWIFT (Bornstein, Rabbani, Wang, Bedi, Huang, "SWIFT: Rapid Decentralized
+ * Federated Learning via Wait-Free Model Communication", ICLR 2023). Wait-free: every
+ * client trains at its own pace on its own model; every `period` local steps (the
+ * communication set C_s: iterations that are multiples of s) it averages its model with
+ * the latest copy it holds of each [topology] neighbour's model and broadcasts the result
+ * to its neighbours without waiting for anything (non-blocking sends). A neighbour that
+ * has sent nothing new is represented by the copy it sent last (initially the common
+ * starting model), so no client ever waits for a slow one.
+ *   x_i ← (x_i + Σ_{j ∈ N(i)} x̂_j) / (1 + |N(i)|)          (models/mix.h)
+ * hetsim's reading of the paper's weights: uniform over the closed neighbourhood; the
+ * paper's client-influence scores (non-uniform p_i) are not modelled.
+ * A message carries the model as it was when sent; the receiver replaces its copy on
+ * arrival. A broadcast skips a neighbour whose previous message from this client is still
+ * on the wire (it gets the next one): the queue of a slow link stays bounded, a slow
+ * neighbour does not hold back the others, and what arrives is as fresh as the link
+ * allows. Neighbours offline when a broadcast starts are skipped too (an offline client
+ * neither sends nor receives); they keep their older copy.
+ * Memory (train mode): two model copies per directed edge of the graph (what is on the
+ * wire, what the receiver holds).
+ *
+ * Rounds: round r ends when every client has done r+1 passes over its own data
+ * (sim/methods/async_round.h). rounds.extra = mean staleness of the neighbour copies the
+ * round's averagings used: local steps the neighbour had done since the copy was sent. */
+#include "models/mix.h"
+#include "sim/engine.h"
+#include "sim/methods/async_round.h"
+#include "sim/topology.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SWIFT_COMPUTED = ENGINE_EVENT_METHOD, SWIFT_MODEL };
+
+typedef struct SwiftState {
+    Topology topology;
+    int period;
+    size_t params;
+    double step_flops;
+    long *steps;          /* (n) local steps, all rounds */
+    char *in_flight;      /* (edges) per slot offsets[i] + q: a message i -> its q-th
+                           * neighbour is on the wire */
+    long *sent_step;      /* (edges) the sender's step count when that message left */
+    float *outbox;        /* (edges x params) train mode: the model that message carries */
+    long *copy_step;      /* (edges) per slot offsets[j] + q: sent_step of the copy j holds
+                           * of its q-th neighbour */
+    float *copies;        /* (edges x params) train mode: those copies */
+    const float **gather; /* (max degree) */
+    AsyncRound rounds;
+    double staleness_sum; /* this round */
+    long staleness_count;
+} SwiftState;
+
+static int swift_create(Engine *e, void **state)
+{
+    SwiftState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int n = e->world.n, status = topology_build(e->sc, n, &s->topology, e->diag);
+    if (status != HS_OK) return status;
+    s->period = scenario_param_int(e->sc, "period");
+    s->params = (size_t)e->profile.total_params;
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    size_t edges = (size_t)s->topology.offsets[n];
+    int max_degree = 1;
+    for (int i = 0; i < n; i++)
+        if (topology_degree(&s->topology, i) > max_degree) max_degree = topology_degree(&s->topology, i);
+    s->steps = calloc((size_t)n, sizeof *s->steps);
+    s->in_flight = calloc(edges ? edges : 1, sizeof *s->in_flight);
+    s->sent_step = calloc(edges ? edges : 1, sizeof *s->sent_step);
+    s->copy_step = calloc(edges ? edges : 1, sizeof *s->copy_step);
+    s->gather = malloc((size_t)max_degree * sizeof *s->gather);
+    if (!s->steps || !s->in_flight || !s->sent_step || !s->copy_step || !s->gather) return HS_E_NOMEM;
+    if ((status = trainer_setup_local(e->trainer, 0)) != HS_OK) return status;
+    /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
+     * after them (models/model.h): fragments, copies and bytes cover the blocks only */
+    if (e->trainer && trainer_param_count(e->trainer) < s->params)
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
+                           "swift", trainer_param_count(e->trainer), s->params);
+    if (e->trainer) {
+        s->copies = malloc((edges ? edges : 1) * s->params * sizeof *s->copies);
+        s->outbox = malloc((edges ? edges : 1) * s->params * sizeof *s->outbox);
+        if (s->copies == NULL || s->outbox == NULL) return HS_E_NOMEM;
+        /* every client starts from the same model: that is the copy it holds of each */
+        for (size_t slot = 0; slot < edges; slot++)
+            memcpy(s->copies + slot * s->params, trainer_params(e->trainer, 0), s->params * sizeof(float));
+    }
+    return HS_OK;
+}
+
+static int swift_compute(SwiftState *s, Engine *e, int i)
+{
+    double finish = engine_compute(e, i, s->step_flops, SWIFT_COMPUTED, 0);
+    if (async_round_stranded(e, i, s->steps[i], finish)) return engine_fail_stranded(e, i);
+    return HS_OK;
+}
+
+/* Client i's communication iteration: average with its copies, then broadcast. */
+static void swift_communicate(SwiftState *s, Engine *e, int i)
+{
+    const int *neighbours = s->topology.adj + s->topology.offsets[i];
+    int degree = topology_degree(&s->topology, i);
+    for (int q = 0; q < degree; q++) {
+        size_t slot = (size_t)s->topology.offsets[i] + (size_t)q;
+        s->staleness_sum += (double)(s->steps[neighbours[q]] - s->copy_step[slot]);
+        s->staleness_count++;
+        if (e->trainer) s->gather[q] = s->copies + slot * s->params;
+    }
+    if (e->trainer) mix_neighbourhood_average(trainer_params(e->trainer, i), s->gather, degree, s->params);
+    for (int q = 0; q < degree; q++) {
+        size_t slot = (size_t)s->topology.offsets[i] + (size_t)q;
+        if (s->in_flight[slot] || !engine_agent_online(e, neighbours[q], e->now)) continue;
+        if (e->trainer)
+            memcpy(s->outbox + slot * s->params, trainer_params(e->trainer, i), s->params * sizeof(float));
+        s->in_flight[slot] = 1;
+        s->sent_step[slot] = s->steps[i];
+        engine_send(e, i, neighbours[q], engine_model_bytes(e), SWIFT_MODEL, ((int64_t)i << 32) | q);
+    }
+}
+
+static int swift_round_begin(void *state, Engine *e, int round)
+{
+    SwiftState *s = state;
+    s->staleness_sum = 0;
+    s->staleness_count = 0;
+    if (async_round_begin(&s->rounds, e, round, s->steps) || round > 0) return HS_OK;
+    int status = HS_OK;
+    for (int i = 0; i < e->world.n && status == HS_OK; i++) status = swift_compute(s, e, i);
+    return status;
+}
+
+static int swift_on_event(void *state, Engine *e, const Event *ev)
+{
+    SwiftState *s = state;
+    if (ev->kind == SWIFT_MODEL) {
+        int to = ev->agent, from = (int)(ev->data >> 32);
+        size_t sent = (size_t)s->topology.offsets[from] + (size_t)(ev->data & 0xffffffff);
+        const int *neighbours = s->topology.adj + s->topology.offsets[to];
+        int degree = topology_degree(&s->topology, to), q = 0;
+        while (q < degree && neighbours[q] != from) q++;
+        size_t slot = (size_t)s->topology.offsets[to] + (size_t)q;
+        s->copy_step[slot] = s->sent_step[sent];
+        if (e->trainer)
+            memcpy(s->copies + slot * s->params, s->outbox + sent * s->params, s->params * sizeof(float));
+        s->in_flight[sent] = 0;
+        return HS_OK;
+    }
+    int i = ev->agent, status;
+    /* nothing changes x_i while it computes (copies change, x_i only at its own events),
+     * so the step at the end of the computation is the step at its start */
+    if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+    s->steps[i]++;
+    if (s->steps[i] % s->period == 0) swift_communicate(s, e, i);
+    if (async_round_step(&s->rounds, e, i, s->steps[i]))
+        e->round_extra = s->staleness_count ? s->staleness_sum / (double)s->staleness_count : NAN;
+    return swift_compute(s, e, i);
+}
+
+static void swift_destroy(void *state)
+{
+    SwiftState *s = state;
+    if (s == NULL) return;
+    topology_free(&s->topology);
+    free(s->steps);
+    free(s->in_flight);
+    free(s->sent_step);
+    free(s->copy_step);
+    free(s->copies);
+    free(s->outbox);
+    free(s->gather);
+    free(s);
+}
+
+static const MethodKey swift_keys[] = {
+    {"period", "1", "local steps between averagings (s of the communication set C_s)",
+     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
+    {0},
+};
+
+const MethodOps method_swift = {
+    .name = "swift",
+    .summary = "SWIFT: wait-free; every period steps average with the neighbours' last-received models, broadcast",
+    .keys = swift_keys,
+    .capabilities = METHOD_USES_TOPOLOGY,
+    .create = swift_create,
+    .round_begin = swift_round_begin,
+    .on_event = swift_on_event,
+    .destroy = swift_destroy,
+};
