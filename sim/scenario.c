@@ -24,8 +24,8 @@
 #include <string.h>
 
 static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
-                                                "agents", "network", "compression", "byzantine", "sweep",
-                                                NULL};
+                                                "agents", "server", "network", "compression", "byzantine",
+                                                "sweep", NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
                                        "target_accuracy", "mode", "eval_every", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
@@ -39,6 +39,9 @@ static const char *const keys_topology[] = {"graph", "degree", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
+/* [server]: an agent's attributes without count and samples (it holds no data) */
+static const char *const keys_server[] = {"compute", "bandwidth", "uplink", "downlink", "latency", "slowdown",
+                                          "jitter", "availability", NULL};
 static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp", NULL};
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
                                                "explore", "gamma", "momentum", NULL};
@@ -52,6 +55,7 @@ const char *const *scenario_section_keys(const char *section)
     if (strcmp(section, "model") == 0) return keys_model;
     if (strcmp(section, "topology") == 0) return keys_topology;
     if (strcmp(section, "agents") == 0 || scenario_is_group(section)) return keys_agents;
+    if (strcmp(section, "server") == 0) return keys_server;
     if (strcmp(section, "network") == 0) return keys_network;
     if (strcmp(section, "compression") == 0) return keys_compression;
     if (strcmp(section, "byzantine") == 0) return keys_byzantine;
@@ -488,6 +492,32 @@ static int scenario_resolve_agents(Resolver *r)
     return HS_OK;
 }
 
+/* [server]: resolved whenever present (so a sweep over methods validates it once), but
+ * simulated only for a method that uses a server; such a method without it is an error. */
+static int scenario_resolve_server(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    const MethodOps *ops = method_lookup(sc->method);
+    int uses = (ops->capabilities & METHOD_USES_SERVER) != 0;
+    sc->has_server = inidoc_has_section(r->doc, "server");
+    if (!sc->has_server) {
+        if (uses)
+            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0,
+                               "method %s needs a [server] section (compute, bandwidth or uplink and downlink, "
+                               "latency: the parameter server)", sc->method);
+        return HS_OK;
+    }
+    AgentGroupSpec *g = &sc->groups[sc->n_groups];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "server");
+    g->count = 1;
+    g->line = inidoc_section_line(r->doc, "server");
+    int status = scenario_resolve_group(r, "server", NULL, g);
+    if (status != HS_OK) return status;
+    sc->n_servers = uses ? 1 : 0;
+    return HS_OK;
+}
+
 /* After [agents]: whether the graph can be built over this many agents, whatever the
  * method (an impossible [topology] is an error even where no method reads it). A
  * problem is reported at the key that sets it: degree for random-regular, else graph. */
@@ -539,7 +569,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
-        (status = scenario_resolve_agents(&r)) || (status = scenario_check_topology(&r)) ||
+        (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_server(&r)) ||
+        (status = scenario_check_topology(&r)) ||
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)))

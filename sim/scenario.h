@@ -1,8 +1,8 @@
 /* scenario.h — a scenario file resolved into plain data: every default filled in, every
  * unit converted to SI. Resolution validates everything a run will use, so a scenario
  * that resolves cannot fail later for a reason that was in the file.
- * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [network]
- * [compression] [byzantine] [sweep]. */
+ * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [server]
+ * [network] [compression] [byzantine] [sweep]. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 
@@ -137,8 +137,15 @@ typedef struct Scenario {
     char topology_file[512];
     /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
     int n_agents;
-    AgentGroupSpec groups[SCENARIO_MAX_GROUPS];
+    AgentGroupSpec groups[SCENARIO_MAX_GROUPS + 1];
     int n_groups;
+    /* [server] (the parameter server of the server methods, sim/methods/server.h): its
+     * attributes are groups[n_groups] (name "server", count 1), so that a server node's
+     * group index works wherever an agent's does. has_server: the section is present
+     * (validated whatever the method); n_servers: server nodes the run simulates, 1 when
+     * the section is present and the method uses a server (METHOD_USES_SERVER), else 0. */
+    int has_server;
+    int n_servers;
     /* [network] [compression] [byzantine] */
     NetworkSpec network;
     CompressionSpec compression;

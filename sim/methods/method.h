@@ -45,6 +45,8 @@ enum {
                                          * feedback, and [compression] gamma applies */
     METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
     METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
+    METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds
+                                         * a model and no data (sim/methods/server.h) */
 };
 
 typedef struct MethodOps {

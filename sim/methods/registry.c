@@ -12,6 +12,12 @@ extern const MethodOps method_co2;
 extern const MethodOps method_comdml;
 extern const MethodOps method_byzsgdnm;
 extern const MethodOps method_token;
+/* servers (sim/methods/asgd.c, fl.c) */
+extern const MethodOps method_fedavg;
+extern const MethodOps method_fedbuff;
+extern const MethodOps method_asgd;
+extern const MethodOps method_rennala;
+extern const MethodOps method_ringmaster;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -23,6 +29,11 @@ static const MethodOps *const method_registry[] = {
     &method_comdml,
     &method_byzsgdnm,
     &method_token,
+    &method_fedavg,
+    &method_fedbuff,
+    &method_asgd,
+    &method_rennala,
+    &method_ringmaster,
     NULL,
 };
 
