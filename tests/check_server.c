@@ -1,0 +1,185 @@
+/* check_server.c — servers as nodes and the server methods: [server] is required by
+ * the methods that use one and ignored by the others; a FedAvg round's length is the
+ * closed form of its messages over the server's shared links, its computations and the
+ * server's processing; sampling, over-commitment and the deadline drop the right
+ * number of clients; the asynchronous family times alike and differs only in what it
+ * applies. */
+#include "sim/engine.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *base =
+    "[run]\nmethod = fedavg\nrounds = 3\nmode = timing\n"
+    "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 1600\n"
+    "[model]\nlayers = 16,32,4\nbatch = 16\noptimizer = sgd\nlr = 0.05\n"
+    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+    "[agents.slow]\ncount = 2\ncompute = 100 MFLOPS\n"
+    "[server]\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 2 ms\n";
+
+static int run_with(const char *text, const char *const *set, int n, TestSink *ts, HsDiag *diag, Scenario *out)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    Scenario sc;
+    int status = inidoc_load_string("t.ini", text, &doc, diag);
+    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
+    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
+    inidoc_free(&doc);
+    if (out && status == 0) *out = sc;
+    RunOutcome outcome;
+    if (status == 0 && ts) status = engine_run(&sc, test_sink_init(ts), diag, &outcome);
+    return status;
+}
+
+START_TEST(test_server_section_rules)
+{
+    HsDiag diag;
+    Scenario sc;
+    /* a server method without [server] */
+    const char *no_server = "[run]\nmethod = asgd\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\n"
+                            "[model]\nlayers = 32,10\n[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
+    ck_assert_int_eq(run_with(no_server, NULL, 0, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini: method asgd needs a [server] section") == diag.message, "%s",
+                  diag.message);
+    /* [server] with a serverless method: validated, not simulated */
+    const char *sync[] = {"run.method=sync"};
+    ck_assert_int_eq(run_with(base, sync, 1, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.has_server, 1);
+    ck_assert_int_eq(sc.n_servers, 0);
+    const char *bad[] = {"run.method=sync", "server.samples=10"};
+    ck_assert_int_eq(run_with(base, bad, 2, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "unknown key 'samples' in [server]") != NULL, "%s", diag.message);
+    /* a server method: one server node after the agents, written back into runs.config */
+    ck_assert_int_eq(run_with(base, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.n_servers, 1);
+    char *config = scenario_config_string(&sc);
+    ck_assert_ptr_nonnull(strstr(config, "[server]\ncompute = 10000000000\n"));
+    free(config);
+    /* agents rows: the agents only */
+    TestSink ts;
+    ck_assert_int_eq(run_with(base, NULL, 0, &ts, &diag, NULL), HS_OK);
+    ck_assert_int_eq(ts.n_agent_round_rows, 8);
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* Two identical clients, everything else instant enough to check the closed form: the
+ * downloads share the server's uplink, the uploads its downlink, and the server
+ * processes the two uploads one after the other. */
+START_TEST(test_fedavg_round_is_the_closed_form)
+{
+    const char *text =
+        "[run]\nmethod = fedavg\nrounds = 1\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 64\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[method]\nlocal_steps = 3\n"
+        "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+        "[server]\ncompute = 10 MFLOPS\nbandwidth = 1 MB/s\nlatency = 2 ms\n";
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
+    double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
+    Engine *e;
+    Scenario sc;
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    TestSink unused;
+    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = engine_step_flops(e, 16) / 1e9;
+    engine_close(e);
+    test_sink_free(&unused);
+    double expected = 0.002 + 2 * bytes / 1e6 + 3 * step + 0.002 + 2 * bytes / 1e6 + 2 * (2 * params / 1e7);
+    ck_assert_msg(fabs(ts.round_rows[0].t_end - expected) < 1e-12 * expected, "%.17g vs %.17g",
+                  ts.round_rows[0].t_end, expected);
+    ck_assert(ts.round_rows[0].bytes == 4 * bytes);
+    ck_assert(ts.round_rows[0].extra == 0);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_fedavg_sampling_overcommit_deadline)
+{
+    TestSink ts;
+    HsDiag diag;
+    /* K = 4 of 8, 6 selected: two dropped every round. The server's link is fast here:
+     * over a slow one the two extra downloads cost more than the stragglers (the
+     * sample of 4 is the first 4 of the sample of 6: one stream per round). */
+    const char *over[] = {"method.participation=0.5", "method.overcommit=0.5", "server.bandwidth=1 GB/s"};
+    ck_assert_int_eq(run_with(base, over, 3, &ts, &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) ck_assert(ts.round_rows[r].extra == 2);
+    double overcommitted = ts.round_rows[2].t_end;
+    test_sink_free(&ts);
+    /* without over-commitment a slow client in the sample holds its round */
+    const char *plain[] = {"method.participation=0.5", "server.bandwidth=1 GB/s"};
+    ck_assert_int_eq(run_with(base, plain, 2, &ts, &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) ck_assert(ts.round_rows[r].extra == 0);
+    ck_assert_msg(ts.round_rows[2].t_end > overcommitted, "%g vs %g", ts.round_rows[2].t_end, overcommitted);
+    test_sink_free(&ts);
+    /* a deadline nobody can meet: every selected client is dropped, rounds last the deadline */
+    const char *late[] = {"method.deadline=1 ms"};
+    ck_assert_int_eq(run_with(base, late, 1, &ts, &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) {
+        ck_assert(ts.round_rows[r].extra == 8);
+        ck_assert(fabs(ts.round_rows[r].t_end - ts.round_rows[r].t_start - 0.001) < 1e-12);
+    }
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* asgd, rennala and ringmaster differ only in what the server applies: identical
+ * clocks; asgd's delays are positive with stragglers, ringmaster with R = 1 discards
+ * what rennala with B = 1 discards (both keep only gradients at the current point). */
+START_TEST(test_asynchronous_family_times_alike)
+{
+    const char *methods[][2] = {{"run.method=asgd", NULL},
+                                {"run.method=rennala", "method.batch=1"},
+                                {"run.method=ringmaster", "method.R=1"},
+                                {"run.method=ringmaster", "method.R=4"}};
+    TestSink ts[4];
+    HsDiag diag;
+    for (int m = 0; m < 4; m++)
+        ck_assert_int_eq(run_with(base, methods[m], methods[m][1] ? 2 : 1, &ts[m], &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) {
+        for (int m = 1; m < 4; m++) ck_assert(ts[m].round_rows[r].t_end == ts[0].round_rows[r].t_end);
+        ck_assert(ts[0].round_rows[r].extra > 0);
+        ck_assert(ts[1].round_rows[r].extra == ts[2].round_rows[r].extra);
+        ck_assert(ts[2].round_rows[r].extra > ts[3].round_rows[r].extra);
+    }
+    for (int m = 0; m < 4; m++) test_sink_free(&ts[m]);
+    /* fedbuff: with one client at a time nothing is ever stale */
+    const char *buff[] = {"run.method=fedbuff", "method.concurrency=1", "method.buffer=2"};
+    ck_assert_int_eq(run_with(base, buff, 3, &ts[0], &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) ck_assert(ts[0].round_rows[r].extra == 0);
+    test_sink_free(&ts[0]);
+    const char *many[] = {"run.method=fedbuff", "method.buffer=2"};
+    ck_assert_int_eq(run_with(base, many, 2, &ts[0], &diag, NULL), HS_OK);
+    ck_assert(ts[0].round_rows[2].extra > 0);
+    test_sink_free(&ts[0]);
+}
+END_TEST
+
+static Suite *server_suite(void)
+{
+    Suite *s = suite_create("server");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_server_section_rules);
+    tcase_add_test(tc, test_fedavg_round_is_the_closed_form);
+    tcase_add_test(tc, test_fedavg_sampling_overcommit_deadline);
+    tcase_add_test(tc, test_asynchronous_family_times_alike);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(server_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? 0 : 1;
+}
