@@ -19,9 +19,10 @@ static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index
              g->name);
     const char *key = NULL;
     double value = 0;
-    if (!(a->compute > 0 && isfinite(a->compute))) key = "compute", value = a->compute;
-    else if (!(a->uplink > 0)) key = "uplink", value = a->uplink;
-    else if (!(a->downlink > 0)) key = "downlink", value = a->downlink;
+    /* a trace's values are checked when it is loaded (the engine sets them after this) */
+    if (g->compute.kind != DIST_TRACE && !(a->compute > 0 && isfinite(a->compute))) key = "compute", value = a->compute;
+    else if (g->uplink.kind != DIST_TRACE && !(a->uplink > 0)) key = "uplink", value = a->uplink;
+    else if (g->downlink.kind != DIST_TRACE && !(a->downlink > 0)) key = "downlink", value = a->downlink;
     else if (!(a->latency >= 0 && isfinite(a->latency))) key = "latency", value = a->latency;
     if (key)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
