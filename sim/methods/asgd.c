@@ -36,7 +36,8 @@
  *     only); with a fast [server] and links the timings tend to theirs.
  * Rounds: round r ends when the server has received (processed) as many gradients,
  * applied or discarded, as the agents hold batches (one pass over the data set, as in
- * `token`); workers never wait at a round boundary. rounds.extra: asgd, the mean delay
+ * `token`), or `round_gradients` when that key is set (finer evaluation: train mode
+ * evaluates at round ends); workers never wait at a round boundary. rounds.extra: asgd, the mean delay
  * of the gradients applied in the round; rennala and ringmaster, the number of gradients
  * the round discarded. Timing mode makes the same decisions (they read only counters),
  * so both modes time alike. */
@@ -104,7 +105,9 @@ static int ps_create(Engine *e, void **state, PsKind kind)
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     s->bytes = engine_model_bytes(e);
     s->process_flops = 2.0 * e->profile.total_params;
-    for (int i = 0; i < n; i++) s->per_round += engine_agent_steps(e, i);
+    s->per_round = scenario_param_int(e->sc, "round_gradients");
+    if (s->per_round == 0)
+        for (int i = 0; i < n; i++) s->per_round += engine_agent_steps(e, i);
     int status = trainer_setup_shared(e->trainer);
     if (status != HS_OK || e->trainer == NULL) return status;
     s->d = trainer_param_count(e->trainer);
@@ -224,17 +227,23 @@ static int ps_on_event(void *state, Engine *e, const Event *ev)
     return HS_OK;
 }
 
-static const MethodKey asgd_keys[] = {{0}};
+#define PS_ROUND_KEY                                                                                         \
+    {"round_gradients", "0", "gradients the server receives per round (0: as many as the agents hold batches)", \
+     .type = METHOD_KEY_INT, .min = 0, .max = 100000000}
+
+static const MethodKey asgd_keys[] = {PS_ROUND_KEY, {0}};
 
 static const MethodKey rennala_keys[] = {
     {"batch", "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
      .type = METHOD_KEY_INT, .min = 0, .max = 100000000},
+    PS_ROUND_KEY,
     {0},
 };
 
 static const MethodKey ringmaster_keys[] = {
     {"R", "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
      .type = METHOD_KEY_INT, .min = 0, .max = 100000000},
+    PS_ROUND_KEY,
     {0},
 };
 
