@@ -137,7 +137,11 @@ void scenario_write_config(const Scenario *sc, FILE *out)
         config_write_group(&sc->groups[g], sc->groups[g].has_samples, out);
     }
     if (sc->has_server) {
-        fputs("\n[server]\n", out);
+        if (sc->servers_section)
+            fprintf(out, "\n[servers]\ncount = %d\nassign = %s\n", sc->server_count,
+                    sc->server_assign == SERVER_ASSIGN_NEAREST ? "nearest" : "round-robin");
+        else
+            fputs("\n[server]\n", out);
         config_write_group(&sc->groups[sc->n_groups], 0, out);
     }
     const NetworkSpec *net = &sc->network;

@@ -15,6 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* [servers] replaces [server]: its own base. */
+static const char *const walk_base_servers =
+    "[run]\nmethod = sync\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\n"
+    "[model]\nlayers = 32,16,10\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+    "[servers]\ncount = 2\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n";
+
 /* Every section is present, so every key is live; byzantine keys get their own base
  * (a robust aggregator cannot be combined with compression). */
 static const char *const walk_base =
@@ -240,6 +248,16 @@ static const WalkKey walk_keys[] = {
     {"server.slowdown", WALK_SLOWDOWN, NULL},
     {"server.jitter", WALK_NONNEG, "11"},
     {"server.availability", WALK_AVAILABILITY, NULL},
+    {"servers.count", WALK_COUNT, "100001"},
+    {"servers.assign", WALK_CHOICE, NULL},
+    {"servers.compute", WALK_DIST_COMPUTE, NULL},
+    {"servers.bandwidth", WALK_DIST_BANDWIDTH, NULL},
+    {"servers.uplink", WALK_DIST_BANDWIDTH, NULL},
+    {"servers.downlink", WALK_DIST_BANDWIDTH, NULL},
+    {"servers.latency", WALK_DIST_TIME, NULL},
+    {"servers.slowdown", WALK_SLOWDOWN, NULL},
+    {"servers.jitter", WALK_NONNEG, "11"},
+    {"servers.availability", WALK_AVAILABILITY, NULL},
     {"network.model", WALK_CHOICE, NULL},
     {"network.uplink", WALK_CHOICE, NULL},
     {"network.backbone", WALK_BANDWIDTH, NULL},
@@ -341,8 +359,8 @@ static void walk_add_values(const char *base, const char *section, const char *k
  * go unwalked); group keys are walked in [agents.slow] too. */
 static void walk_collect_scenario_keys(void)
 {
-    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "network",
-                                           "compression", "byzantine"};
+    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "servers",
+                                           "network", "compression", "byzantine"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
         const char *const *keys = scenario_section_keys(sections[s]);
         ck_assert_ptr_nonnull(keys);
@@ -353,7 +371,9 @@ static void walk_collect_scenario_keys(void)
             for (size_t i = 0; i < sizeof walk_keys / sizeof *walk_keys; i++)
                 if (strcmp(walk_keys[i].name, name) == 0) w = &walk_keys[i];
             ck_assert_msg(w != NULL, "%s has no bad values in the walk table: add it", name);
-            const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine : walk_base;
+            const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine
+                               : strcmp(sections[s], "servers") == 0 ? walk_base_servers
+                                                                     : walk_base;
             walk_add_values(base, sections[s], keys[k], walk_bad_values(w->kind));
             if (w->extra) walk_add_values(base, sections[s], keys[k], w->extra);
             if (strcmp(sections[s], "agents") == 0) {

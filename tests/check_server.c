@@ -162,6 +162,108 @@ START_TEST(test_asynchronous_family_times_alike)
 }
 END_TEST
 
+START_TEST(test_edge_server_rules)
+{
+    HsDiag diag;
+    Scenario sc;
+    const char *plain = "[run]\nmethod = sdfeel\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\n"
+                        "[model]\nlayers = 32,10\n[agents]\ncount = 6\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
+    ck_assert_int_eq(run_with(plain, NULL, 0, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini: method sdfeel needs a [servers] section") == diag.message, "%s",
+                  diag.message);
+    char text[2048];
+    snprintf(text, sizeof text, "%s[servers]\ncount = 3\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\n", plain);
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.n_servers, 3);
+    ck_assert_int_eq(sc.server_assign, SERVER_ASSIGN_NEAREST);
+    char *config = scenario_config_string(&sc);
+    ck_assert_ptr_nonnull(strstr(config, "[servers]\ncount = 3\nassign = nearest\n"));
+    free(config);
+    /* the graph is over the servers: degree 3 is impossible on 3 nodes, fine on 6 agents */
+    const char *regular[] = {"topology.graph=random-regular", "topology.degree=3"};
+    ck_assert_int_eq(run_with(text, regular, 2, NULL, &diag, &sc), HS_E_INPUT);
+    const char *sync[] = {"topology.graph=random-regular", "topology.degree=3", "run.method=sync"};
+    ck_assert_int_eq(run_with(text, sync, 3, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.n_servers, 0);
+    /* one server only for the parameter-server methods; not both sections */
+    const char *fedavg[] = {"run.method=fedavg"};
+    ck_assert_int_eq(run_with(text, fedavg, 1, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:14: [servers] count: method fedavg has one server") == diag.message, "%s",
+                  diag.message);
+    const char *both[] = {"server.compute=1 GFLOPS"};
+    ck_assert_int_eq(run_with(text, both, 1, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:13: [servers] and [server] are both given") == diag.message, "%s",
+                  diag.message);
+}
+END_TEST
+
+/* Two clients, two servers, one of each per cluster: download, one step, upload, the
+ * server's processing, one gossip step to the other server and its processing. */
+START_TEST(test_sdfeel_round_is_the_closed_form)
+{
+    const char *text =
+        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 64\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[method]\nlocal_steps = 1\nintra_rounds = 1\ngossip_steps = 1\n"
+        "[topology]\ngraph = full\n"
+        "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+        "[servers]\ncount = 2\nassign = round-robin\ncompute = 10 MFLOPS\nbandwidth = 1 MB/s\nlatency = 2 ms\n";
+    TestSink ts, unused;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
+    double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
+    Engine *e;
+    Scenario sc;
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = engine_step_flops(e, 16) / 1e9;
+    engine_close(e);
+    test_sink_free(&unused);
+    double process = 2 * params / 1e7;
+    double round = 2 * (0.002 + bytes / 1e6) + step + process + (0.002 + bytes / 1e6) + process;
+    for (int r = 0; r < 2; r++)
+        ck_assert_msg(fabs(ts.round_rows[r].t_end - (r + 1) * round) < 1e-12 * round, "round %d: %.17g vs %.17g", r,
+                      ts.round_rows[r].t_end, (r + 1) * round);
+    /* two downloads, two uploads, two gossip messages, and the next round's downloads,
+     * sent as each server finishes (they count in the round they happen in) */
+    ck_assert_msg(ts.round_rows[0].bytes == 8 * bytes && ts.round_rows[1].bytes == 6 * bytes, "%g %g (model %g)",
+                  ts.round_rows[0].bytes, ts.round_rows[1].bytes, bytes);
+    ck_assert(ts.round_rows[0].extra == 0); /* both clusters reach the gossip together */
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* nearest gives the faster server more clients: shorter rounds than round-robin when the
+ * servers' links differ; with identical servers the two assignments coincide. */
+START_TEST(test_sdfeel_nearest_assignment)
+{
+    const char *text =
+        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 640\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[topology]\ngraph = ring\n"
+        "[agents]\ncount = 12\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"
+        "[servers]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+    TestSink a, b;
+    HsDiag diag;
+    const char *robin[] = {"servers.assign=round-robin"};
+    ck_assert_int_eq(run_with(text, NULL, 0, &a, &diag, NULL), HS_OK);
+    ck_assert_int_eq(run_with(text, robin, 1, &b, &diag, NULL), HS_OK);
+    ck_assert_str_eq(a.text, b.text);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    const char *spread[] = {"servers.bandwidth=uniform(100 kB/s, 10 MB/s)"};
+    const char *spread_robin[] = {"servers.bandwidth=uniform(100 kB/s, 10 MB/s)", "servers.assign=round-robin"};
+    ck_assert_int_eq(run_with(text, spread, 1, &a, &diag, NULL), HS_OK);
+    ck_assert_int_eq(run_with(text, spread_robin, 2, &b, &diag, NULL), HS_OK);
+    ck_assert_msg(a.round_rows[1].t_end < b.round_rows[1].t_end, "%g vs %g", a.round_rows[1].t_end,
+                  b.round_rows[1].t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
     Suite *s = suite_create("server");
@@ -171,6 +273,9 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_fedavg_round_is_the_closed_form);
     tcase_add_test(tc, test_fedavg_sampling_overcommit_deadline);
     tcase_add_test(tc, test_asynchronous_family_times_alike);
+    tcase_add_test(tc, test_edge_server_rules);
+    tcase_add_test(tc, test_sdfeel_round_is_the_closed_form);
+    tcase_add_test(tc, test_sdfeel_nearest_assignment);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,12 +12,13 @@ extern const MethodOps method_co2;
 extern const MethodOps method_comdml;
 extern const MethodOps method_byzsgdnm;
 extern const MethodOps method_token;
-/* servers (sim/methods/asgd.c, fl.c) */
+/* servers (sim/methods/asgd.c, fl.c, sdfeel.c) */
 extern const MethodOps method_fedavg;
 extern const MethodOps method_fedbuff;
 extern const MethodOps method_asgd;
 extern const MethodOps method_rennala;
 extern const MethodOps method_ringmaster;
+extern const MethodOps method_sdfeel;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -34,6 +35,7 @@ static const MethodOps *const method_registry[] = {
     &method_asgd,
     &method_rennala,
     &method_ringmaster,
+    &method_sdfeel,
     NULL,
 };
 
