@@ -155,6 +155,9 @@ START_TEST(test_asynchronous_family_times_alike)
     ck_assert_int_eq(run_with(base, buff, 3, &ts[0], &diag, NULL), HS_OK);
     for (int r = 0; r < 3; r++) ck_assert(ts[0].round_rows[r].extra == 0);
     test_sink_free(&ts[0]);
+    const char *crowd[] = {"run.method=fedbuff", "method.concurrency=9"};
+    ck_assert_int_eq(run_with(base, crowd, 2, NULL, &diag, NULL), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set method.concurrency=9: 9 clients at once, but there are 8 agents");
     const char *many[] = {"run.method=fedbuff", "method.buffer=2"};
     ck_assert_int_eq(run_with(base, many, 2, &ts[0], &diag, NULL), HS_OK);
     ck_assert(ts[0].round_rows[2].extra > 0);

@@ -114,7 +114,7 @@ static int fl_create(Engine *e, void **state, int buffered)
     s->local_steps = scenario_param_int(e->sc, "local_steps");
     if (buffered) {
         s->concurrency = scenario_param_int(e->sc, "concurrency");
-        if (s->concurrency == 0 || s->concurrency > n) s->concurrency = n;
+        if (s->concurrency == 0) s->concurrency = n; /* more than n is refused by fedbuff_validate */
         s->buffer_size = scenario_param_int(e->sc, "buffer");
         s->server_lr = scenario_param_number(e->sc, "server_lr");
     } else {
@@ -315,6 +315,16 @@ static int fl_on_event(void *state, Engine *e, const Event *ev)
     return s->n_reports == s->wanted ? fedavg_finish(s, e) : HS_OK;
 }
 
+/* More clients at once than there are agents cannot be meant. */
+static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
+{
+    int concurrency = scenario_param_int(sc, "concurrency");
+    if (concurrency > sc->n_agents)
+        return scenario_param_error(sc, "concurrency", diag, "%d clients at once, but there are %d agents", concurrency,
+                                    sc->n_agents);
+    return HS_OK;
+}
+
 static const MethodKey fedavg_keys[] = {
     {"local_steps", "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
      .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
@@ -355,6 +365,7 @@ const MethodOps method_fedbuff = {
     .summary = "FedBuff: asynchronous clients, the server steps once K staleness-weighted updates are buffered",
     .keys = fedbuff_keys,
     .capabilities = METHOD_USES_SERVER,
+    .validate = fedbuff_validate,
     .create = fedbuff_create,
     .round_begin = fl_round_begin,
     .on_event = fl_on_event,
