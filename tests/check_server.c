@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *base =
     "[run]\nmethod = fedavg\nrounds = 3\nmode = timing\n"
@@ -267,6 +268,39 @@ START_TEST(test_sdfeel_nearest_assignment)
 }
 END_TEST
 
+/* The server pauses while its availability trace (group `server`) says it is offline:
+ * the run is longer by about the outage; a server gone for good fails the run. */
+START_TEST(test_server_availability)
+{
+    char path[] = "/tmp/hetsim-server-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("agent,time,value\nserver,0,1\nserver,0.005 s,0\nserver,0.5 s,1\n", f);
+    fclose(f);
+    char set[200];
+    snprintf(set, sizeof set, "server.availability=trace(%s)", path);
+    const char *offline[] = {set, "server.bandwidth=1 GB/s"}, *online[] = {"server.bandwidth=1 GB/s"};
+    TestSink a, b;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(base, offline, 2, &a, &diag, NULL), HS_OK);
+    ck_assert_int_eq(run_with(base, online, 1, &b, &diag, NULL), HS_OK);
+    /* nothing moves through the server for most of the half-second outage */
+    ck_assert_msg(a.round_rows[2].t_end > b.round_rows[2].t_end + 0.4 && b.round_rows[2].t_end < 0.5, "%g vs %g",
+                  a.round_rows[2].t_end, b.round_rows[2].t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    f = fopen(path, "w");
+    fputs("agent,time,value\nserver,0,1\nserver,0.005 s,0\n", f);
+    fclose(f);
+    const char *gone[] = {set, "server.bandwidth=1 GB/s", "run.method=asgd"};
+    ck_assert_int_eq(run_with(base, gone, 3, &a, &diag, NULL), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "the server (node 8) is offline for good") != NULL, "%s", diag.message);
+    test_sink_free(&a);
+    unlink(path);
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
     Suite *s = suite_create("server");
@@ -276,6 +310,7 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_fedavg_round_is_the_closed_form);
     tcase_add_test(tc, test_fedavg_sampling_overcommit_deadline);
     tcase_add_test(tc, test_asynchronous_family_times_alike);
+    tcase_add_test(tc, test_server_availability);
     tcase_add_test(tc, test_edge_server_rules);
     tcase_add_test(tc, test_sdfeel_round_is_the_closed_form);
     tcase_add_test(tc, test_sdfeel_nearest_assignment);
