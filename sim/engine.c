@@ -167,7 +167,7 @@ static void engine_activity_close(Engine *e, int agent, double from, double to, 
 static void engine_activity_free(Engine *e)
 {
     if (e->activity == NULL) return;
-    for (int i = 0; i < e->world.n; i++) {
+    for (int i = 0; i < world_nodes(&e->world); i++) {
         free(e->activity[i].compute);
         free(e->activity[i].comm);
         free(e->activity[i].rings);
@@ -439,7 +439,7 @@ static void engine_round_reset(Engine *e)
     e->round_over = 0;
     e->round_bytes = 0;
     e->round_extra = NAN;
-    for (int i = 0; i < e->world.n; i++) {
+    for (int i = 0; i < world_nodes(&e->world); i++) {
         AgentClock *c = &e->clocks[i];
         c->busy_end = e->now;
         c->compute_s = c->comm_s = c->busy_s = 0;
@@ -453,7 +453,8 @@ static int engine_round_report(Engine *e)
     double idle_total = 0;
     if (e->network) {
         network_flush_activity(e->network, e->now);
-        for (int i = 0; i < e->world.n; i++) {
+        /* servers too, so their spans do not pile up; agent_rounds has agents only */
+        for (int i = 0; i < world_nodes(&e->world); i++) {
             AgentClock *c = &e->clocks[i];
             engine_activity_close(e, i, e->round_start, e->now, &c->busy_s, &c->comm_s);
         }
@@ -486,12 +487,16 @@ static int engine_round_report(Engine *e)
 int engine_fail_stranded(Engine *e, int agent)
 {
     if (agent < 0)
-        for (agent = 0; agent < e->world.n - 1 && engine_agent_online(e, agent, INFINITY); agent++) continue;
+        for (agent = 0; agent < world_nodes(&e->world) - 1 && engine_agent_online(e, agent, INFINITY); agent++)
+            continue;
     const Distribution *trace = &e->sc->groups[e->world.agents[agent].group].availability;
+    char who[48];
+    if (agent >= e->world.n) snprintf(who, sizeof who, "the server (node %d)", agent);
+    else snprintf(who, sizeof who, "agent %d", agent);
     return hs_diag_set(e->diag, HS_E_INPUT, trace->kind == DIST_TRACE ? trace->path : e->sc->file, 0,
-                       "round %d can never end: agent %d is offline for good from this availability trace's "
-                       "last row (end it with the agent online)",
-                       e->round + 1, agent);
+                       "round %d can never end: %s is offline for good from this availability trace's "
+                       "last row (end it with the %s online)",
+                       e->round + 1, who, agent >= e->world.n ? "server" : "agent");
 }
 
 static int engine_network_wakeup(Engine *e, const Event *ev);
@@ -587,8 +592,10 @@ static SinkAgent *engine_sink_agents(const Engine *e)
 static int engine_load_attribute(Engine *e, int attribute, const TraceSeries ***per_agent, HsDiag *diag)
 {
     const Scenario *sc = e->sc;
-    int n = e->world.n;
-    for (int g = 0; g < sc->n_groups; g++) {
+    int n = world_nodes(&e->world);
+    /* the server's attributes are groups[n_groups] (a trace names it `server`) */
+    int n_groups = sc->n_groups + (e->world.n_servers > 0);
+    for (int g = 0; g < n_groups; g++) {
         const AgentGroupSpec *spec = &sc->groups[g];
         const Distribution *d = attribute == 0 ? &spec->compute : attribute == 1 ? &spec->uplink
                               : attribute == 2 ? &spec->downlink : &spec->availability;
@@ -605,13 +612,13 @@ static int engine_load_attribute(Engine *e, int attribute, const TraceSeries ***
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
         }
         e->traces = grown;
-        for (int k = 0; k < sc->n_groups; k++) names[k] = sc->groups[k].name;
+        for (int k = 0; k < n_groups; k++) names[k] = sc->groups[k].name;
         for (int i = 0; i < n; i++) {
             group_of[i] = e->world.agents[i].group;
             needed[i] = group_of[i] == g;
         }
         UnitKind unit = attribute == 0 ? UNIT_COMPUTE : attribute == 3 ? UNIT_PLAIN : UNIT_BANDWIDTH;
-        int status = trace_load(d->path, unit, n, group_of, names, sc->n_groups, needed, &e->traces[e->n_traces], diag);
+        int status = trace_load(d->path, unit, n, group_of, names, n_groups, needed, &e->traces[e->n_traces], diag);
         free(group_of);
         if (status != HS_OK) {
             free(needed);
@@ -753,7 +760,7 @@ static double engine_series_next(const TraceSeries *s, double t)
 static double engine_link_capacity(void *ctx, int link, double t, double *next)
 {
     Engine *e = ctx;
-    int n = e->world.n;
+    int n = world_nodes(&e->world);
     if (link >= 2 * n) {
         *next = INFINITY;
         return e->sc->network.backbone;
@@ -771,7 +778,7 @@ static double engine_link_capacity(void *ctx, int link, double t, double *next)
 static int engine_network_create(Engine *e)
 {
     const NetworkSpec *spec = &e->sc->network;
-    int n = e->world.n;
+    int n = world_nodes(&e->world);
     double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
     double *latency = malloc((size_t)n * sizeof *latency);
     e->activity = calloc((size_t)n, sizeof *e->activity);
@@ -818,14 +825,15 @@ static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "[model] does not describe a valid network");
     if ((status = engine_check_memory(e, diag)) != HS_OK) return status;
     e->queue = queue_create((size_t)e->world.n * 2 + 16);
-    e->clocks = calloc((size_t)e->world.n, sizeof *e->clocks);
+    e->clocks = calloc((size_t)world_nodes(&e->world), sizeof *e->clocks);
     e->rows = calloc((size_t)e->world.n, sizeof *e->rows);
     if (e->queue == NULL || e->clocks == NULL || e->rows == NULL)
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->world.n);
-    for (int i = 0; i < e->world.n; i++) {
+    for (int i = 0; i < world_nodes(&e->world); i++) {
         const AgentGroupSpec *g = &sc->groups[e->world.agents[i].group];
         if (g->slowdown.kind != SLOWDOWN_MARKOV && g->jitter == 0) continue;
-        if (e->dynamics_rng == NULL && (e->dynamics_rng = calloc((size_t)e->world.n, sizeof *e->dynamics_rng)) == NULL)
+        if (e->dynamics_rng == NULL &&
+            (e->dynamics_rng = calloc((size_t)world_nodes(&e->world), sizeof *e->dynamics_rng)) == NULL)
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
         if ((e->dynamics_rng[i] = rng_stream_create(sc->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL)
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
@@ -852,7 +860,7 @@ static void engine_teardown(Engine *e)
     free(e->clocks);
     free(e->rows);
     if (e->dynamics_rng)
-        for (int i = 0; i < e->world.n; i++)
+        for (int i = 0; i < world_nodes(&e->world); i++)
             if (e->dynamics_rng[i]) gsl_rng_free(e->dynamics_rng[i]);
     free(e->dynamics_rng);
     for (int i = 0; i < e->n_traces; i++) trace_free(&e->traces[i]);

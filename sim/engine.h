@@ -25,6 +25,12 @@
  * waits for an absent agent, except where the method says otherwise (AD-PSGD picks an
  * online neighbour; sync's deadline; ComDML leaves offline agents out of its pairing and
  * its helpers stop waiting for an offline partner, see comdml.c).
+ * Servers ([server], METHOD_USES_SERVER): node world.n + k is server k. Every primitive
+ * takes a node index, so a server computes (its processor: aggregation FLOPs), sends
+ * and receives over its own uplink and downlink under the same cost model, sharing them
+ * under maxmin, and pauses while its availability trace says it is offline. Servers are
+ * not agents: they have no agents or agent_rounds rows, and collectives with members ==
+ * NULL span the agents only.
  * Accounting per agent and round: compute_s is the time booked on the processor; offline_s
  * the time offline; idle_s = round length - the union of busy intervals - offline_s.
  * comm_s: fifo, the time booked on the uplink (a collective books every member for its

@@ -24,8 +24,8 @@
 #include <string.h>
 
 static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
-                                                "agents", "network", "compression", "byzantine", "sweep",
-                                                NULL};
+                                                "agents", "server", "servers", "network", "compression",
+                                                "byzantine", "sweep", NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
                                        "target_accuracy", "mode", "eval_every", "threads", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
@@ -39,6 +39,11 @@ static const char *const keys_topology[] = {"graph", "degree", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
                                           NULL};
+/* [server]: an agent's attributes without count and samples (it holds no data) */
+static const char *const keys_server[] = {"compute", "bandwidth", "uplink", "downlink", "latency", "slowdown",
+                                          "jitter", "availability", NULL};
+static const char *const keys_servers[] = {"count", "assign", "compute", "bandwidth", "uplink", "downlink", "latency",
+                                           "slowdown", "jitter", "availability", NULL};
 static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp", NULL};
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
                                                "explore", "gamma", "momentum", "warmup_epochs",
@@ -53,6 +58,8 @@ const char *const *scenario_section_keys(const char *section)
     if (strcmp(section, "model") == 0) return keys_model;
     if (strcmp(section, "topology") == 0) return keys_topology;
     if (strcmp(section, "agents") == 0 || scenario_is_group(section)) return keys_agents;
+    if (strcmp(section, "server") == 0) return keys_server;
+    if (strcmp(section, "servers") == 0) return keys_servers;
     if (strcmp(section, "network") == 0) return keys_network;
     if (strcmp(section, "compression") == 0) return keys_compression;
     if (strcmp(section, "byzantine") == 0) return keys_byzantine;
@@ -490,6 +497,58 @@ static int scenario_resolve_agents(Resolver *r)
     return HS_OK;
 }
 
+/* [server] or [servers]: resolved whenever present (so a sweep over methods validates it
+ * once), but simulated only for a method that uses servers; such a method without one
+ * is an error, and so is a count above 1 for a method with one server. */
+static int scenario_resolve_server(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    const MethodOps *ops = method_lookup(sc->method);
+    int uses = (ops->capabilities & METHOD_USES_SERVER) != 0, edge = (ops->capabilities & METHOD_EDGE_SERVERS) != 0;
+    int one = inidoc_has_section(r->doc, "server"), many = inidoc_has_section(r->doc, "servers");
+    sc->has_server = one || many;
+    sc->servers_section = many;
+    sc->server_count = 1;
+    if (one && many) {
+        char where[INIDOC_VALUE_MAX + 160];
+        int line = inidoc_section_line(r->doc, "servers");
+        if (line > 0) snprintf(where, sizeof where, "%s:%d", r->doc->file, line);
+        else scenario_section_where(r->doc, "servers", where, sizeof where);
+        return hs_diag_set(r->diag, HS_E_INPUT, where, 0,
+                           "[servers] and [server] are both given: keep [server] for one server or [servers] "
+                           "(with count) for edge servers");
+    }
+    if (!sc->has_server) {
+        if (uses)
+            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0,
+                               "method %s needs a %s section (compute, bandwidth or uplink and downlink, "
+                               "latency%s)", sc->method, edge ? "[servers]" : "[server]",
+                               edge ? ", count: the edge servers" : ": the parameter server");
+        return HS_OK;
+    }
+    const char *section = many ? "servers" : "server";
+    int status;
+    if (many) {
+        if (inidoc_find(r->doc, "servers", "count") == NULL) return scenario_missing(r, "servers", "count");
+        int assign;
+        if ((status = scenario_int(r, "servers", "count", 1, 1, 100000, &sc->server_count)) ||
+            (status = scenario_choice(r, "servers", "assign", "nearest", "nearest|round-robin", &assign)))
+            return status;
+        sc->server_assign = (ServerAssign)assign;
+        if (uses && !edge && sc->server_count > 1)
+            return scenario_bad(r, inidoc_find(r->doc, "servers", "count"),
+                                "method %s has one server: count must be 1 (or write [server])", sc->method);
+    }
+    AgentGroupSpec *g = &sc->groups[sc->n_groups];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "server");
+    g->count = sc->server_count;
+    g->line = inidoc_section_line(r->doc, section);
+    if ((status = scenario_resolve_group(r, section, NULL, g)) != HS_OK) return status;
+    sc->n_servers = uses ? sc->server_count : 0;
+    return HS_OK;
+}
+
 /* After [agents]: whether the graph can be built over this many agents, whatever the
  * method (an impossible [topology] is an error even where no method reads it). A
  * problem is reported at the key that sets it: degree for random-regular, else graph. */
@@ -507,7 +566,10 @@ static int scenario_check_topology(Resolver *r)
     } else if (e) {
         line = e->line;
     }
-    return topology_check(sc->topology, sc->n_agents, sc->degree, sc->topology_file, file, line, r->diag);
+    /* edge-server methods run the graph over their servers */
+    int nodes = (method_lookup(sc->method)->capabilities & METHOD_EDGE_SERVERS) && sc->has_server ? sc->server_count
+                                                                                                : sc->n_agents;
+    return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
 }
 
 /* partition = domains sets every agent's samples (the partition deals the domains'
@@ -541,7 +603,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
-        (status = scenario_resolve_agents(&r)) || (status = scenario_check_topology(&r)) ||
+        (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_server(&r)) ||
+        (status = scenario_check_topology(&r)) ||
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)))

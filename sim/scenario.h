@@ -1,8 +1,8 @@
 /* scenario.h — a scenario file resolved into plain data: every default filled in, every
  * unit converted to SI. Resolution validates everything a run will use, so a scenario
  * that resolves cannot fail later for a reason that was in the file.
- * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [network]
- * [compression] [byzantine] [sweep]. */
+ * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [server]
+ * [network] [compression] [byzantine] [sweep]. */
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 
@@ -115,6 +115,9 @@ typedef struct NetworkSpec {
                             * x0.97, shares weighted by 1 / (latency + 20537 B / bandwidth)) */
 } NetworkSpec;
 
+/* [servers] assign: how clients are given to edge servers (sim/methods/sdfeel.c). */
+typedef enum { SERVER_ASSIGN_NEAREST = 0, SERVER_ASSIGN_ROUND_ROBIN } ServerAssign;
+
 typedef struct Scenario {
     char file[512];             /* as given on the command line */
     /* [run] */
@@ -145,8 +148,19 @@ typedef struct Scenario {
     char topology_file[512];
     /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
     int n_agents;
-    AgentGroupSpec groups[SCENARIO_MAX_GROUPS];
+    AgentGroupSpec groups[SCENARIO_MAX_GROUPS + 1];
     int n_groups;
+    /* [server] (the parameter server of the server methods) or [servers] (count edge
+     * servers, sdfeel): their attributes are groups[n_groups] (name "server"), so that a
+     * server node's group index works wherever an agent's does. has_server: one of the two
+     * sections is present (validated whatever the method); n_servers: server nodes the
+     * run simulates — server_count when the method uses servers (METHOD_USES_SERVER),
+     * else 0. */
+    int has_server;
+    int servers_section;        /* 1: [servers] (written back as such), 0: [server] */
+    int server_count;           /* [servers] count; 1 for [server] */
+    ServerAssign server_assign; /* [servers] assign */
+    int n_servers;
     /* [network] [compression] [byzantine] */
     NetworkSpec network;
     CompressionSpec compression;

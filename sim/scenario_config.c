@@ -138,6 +138,14 @@ void scenario_write_config(const Scenario *sc, FILE *out)
         fprintf(out, "\n[agents.%s]\ncount = %d\n", sc->groups[g].name, sc->groups[g].count);
         config_write_group(&sc->groups[g], sc->groups[g].has_samples, out);
     }
+    if (sc->has_server) {
+        if (sc->servers_section)
+            fprintf(out, "\n[servers]\ncount = %d\nassign = %s\n", sc->server_count,
+                    sc->server_assign == SERVER_ASSIGN_NEAREST ? "nearest" : "round-robin");
+        else
+            fputs("\n[server]\n", out);
+        config_write_group(&sc->groups[sc->n_groups], 0, out);
+    }
     const NetworkSpec *net = &sc->network;
     fprintf(out, "\n[network]\nmodel = %s\n", net->model == NETWORK_FIFO ? "fifo" : "maxmin");
     if (net->model == NETWORK_MAXMIN) {

@@ -15,12 +15,14 @@ static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index
 {
     const AgentGroupSpec *g = &sc->groups[a->group];
     char section[INIDOC_NAME_MAX + 8];
-    snprintf(section, sizeof section, a->group == 0 ? "agents" : "agents.%s", g->name);
+    snprintf(section, sizeof section, a->group == 0 ? "agents" : a->group == sc->n_groups ? "server" : "agents.%s",
+             g->name);
     const char *key = NULL;
     double value = 0;
-    if (!(a->compute > 0 && isfinite(a->compute))) key = "compute", value = a->compute;
-    else if (!(a->uplink > 0)) key = "uplink", value = a->uplink;
-    else if (!(a->downlink > 0)) key = "downlink", value = a->downlink;
+    /* a trace's values are checked when it is loaded (the engine sets them after this) */
+    if (g->compute.kind != DIST_TRACE && !(a->compute > 0 && isfinite(a->compute))) key = "compute", value = a->compute;
+    else if (g->uplink.kind != DIST_TRACE && !(a->uplink > 0)) key = "uplink", value = a->uplink;
+    else if (g->downlink.kind != DIST_TRACE && !(a->downlink > 0)) key = "downlink", value = a->downlink;
     else if (!(a->latency >= 0 && isfinite(a->latency))) key = "latency", value = a->latency;
     if (key)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
@@ -37,7 +39,8 @@ static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index
 int world_build(const Scenario *sc, World *world, HsDiag *diag)
 {
     world->n = sc->n_agents;
-    world->agents = calloc((size_t)sc->n_agents, sizeof *world->agents);
+    world->n_servers = sc->n_servers;
+    world->agents = calloc((size_t)sc->n_agents + (size_t)sc->n_servers, sizeof *world->agents);
     if (world->agents == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", sc->n_agents);
     gsl_rng *rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_PROFILE);
     if (rng == NULL) {
@@ -68,6 +71,25 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             a->samples = spec->has_samples ? (int)fmax(1.0, floor(samples + 0.5)) : even_share;
             if (a->samples < 1) a->samples = 1;
             total_samples += a->samples;
+        }
+    }
+    /* the servers draw from the streams after the agents' (index n + k), so they never
+     * change an agent's draws; they hold no data */
+    for (int k = 0; k < sc->n_servers; k++, index++) {
+        AgentProfile *a = &world->agents[index];
+        const AgentGroupSpec *spec = &sc->groups[sc->n_groups];
+        rng_stream_reset(rng, sc->seed, (uint64_t)index, RNG_PURPOSE_PROFILE);
+        a->group = sc->n_groups;
+        a->compute = distribution_draw(&spec->compute, rng);
+        a->uplink = distribution_draw(&spec->uplink, rng);
+        a->downlink = distribution_draw(&spec->downlink, rng);
+        if (spec->symmetric_link) a->downlink = a->uplink;
+        a->latency = distribution_draw(&spec->latency, rng);
+        int status = world_check_draw(sc, a, index, 0, diag);
+        if (status != HS_OK) {
+            gsl_rng_free(rng);
+            world_free(world);
+            return status;
         }
     }
     gsl_rng_free(rng);
@@ -123,6 +145,7 @@ void world_free(World *world)
     free(world->agents);
     world->agents = NULL;
     world->n = 0;
+    world->n_servers = 0;
 }
 
 int world_agent_steps(const World *world, int agent, int batch)

@@ -2,7 +2,9 @@
  * Agent i's attributes come from its own stream (seed, i), drawn in a fixed order
  * (compute, uplink, downlink, latency, samples) whatever its group, so adding an agent
  * or a group never changes the draws of the agents before it.
- * Indices: the agents of [agents] itself first, then each group in file order.
+ * Indices: the agents of [agents] itself first, then each group in file order, then the
+ * server nodes ([server]; Scenario.n_servers), which hold no data (samples 0) and are
+ * not agents: n counts the agents only, and loops over agents stay 0..n-1.
  * Memory: 48 bytes per agent, so 100,000 agents fit in a few MB. */
 #ifndef SIM_WORLD_H
 #define SIM_WORLD_H
@@ -20,9 +22,16 @@ typedef struct AgentProfile {
 } AgentProfile;
 
 typedef struct World {
-    int n;
-    AgentProfile *agents; /* (n) */
+    int n;                /* agents */
+    int n_servers;        /* server nodes after them: indices n .. n + n_servers - 1 */
+    AgentProfile *agents; /* (n + n_servers) */
 } World;
+
+/* Agents and servers: the size of the per-node arrays (clocks, links). */
+static inline int world_nodes(const World *world)
+{
+    return world->n + world->n_servers;
+}
 
 /* Draws every agent. Errors: HS_E_NOMEM, HS_E_INPUT (e.g. samples exceed the dataset). */
 int world_build(const Scenario *sc, World *world, HsDiag *diag);

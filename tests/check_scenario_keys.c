@@ -15,6 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* [servers] replaces [server]: its own base. */
+static const char *const walk_base_servers =
+    "[run]\nmethod = sync\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\n"
+    "[model]\nlayers = 32,16,10\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+    "[servers]\ncount = 2\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n";
+
 /* Every section is present, so every key is live; byzantine keys get their own base
  * (a robust aggregator cannot be combined with compression). */
 static const char *const walk_base =
@@ -24,6 +32,7 @@ static const char *const walk_base =
     "[topology]\ngraph = ring\n"
     "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\nlatency = 1 ms\n"
     "[agents.slow]\ncount = 2\ncompute = 1 GFLOPS\n"
+    "[server]\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n"
     "[compression]\nscheme = topk\n";
 static const char *const walk_base_byzantine =
     "[run]\nmethod = sync\nrounds = 2\nmode = timing\n"
@@ -232,6 +241,24 @@ static const WalkKey walk_keys[] = {
     {"agents.slowdown", WALK_SLOWDOWN, NULL},
     {"agents.jitter", WALK_NONNEG, "11"},
     {"agents.availability", WALK_AVAILABILITY, NULL},
+    {"server.compute", WALK_DIST_COMPUTE, NULL},
+    {"server.bandwidth", WALK_DIST_BANDWIDTH, NULL},
+    {"server.uplink", WALK_DIST_BANDWIDTH, NULL},
+    {"server.downlink", WALK_DIST_BANDWIDTH, NULL},
+    {"server.latency", WALK_DIST_TIME, NULL},
+    {"server.slowdown", WALK_SLOWDOWN, NULL},
+    {"server.jitter", WALK_NONNEG, "11"},
+    {"server.availability", WALK_AVAILABILITY, NULL},
+    {"servers.count", WALK_COUNT, "100001"},
+    {"servers.assign", WALK_CHOICE, NULL},
+    {"servers.compute", WALK_DIST_COMPUTE, NULL},
+    {"servers.bandwidth", WALK_DIST_BANDWIDTH, NULL},
+    {"servers.uplink", WALK_DIST_BANDWIDTH, NULL},
+    {"servers.downlink", WALK_DIST_BANDWIDTH, NULL},
+    {"servers.latency", WALK_DIST_TIME, NULL},
+    {"servers.slowdown", WALK_SLOWDOWN, NULL},
+    {"servers.jitter", WALK_NONNEG, "11"},
+    {"servers.availability", WALK_AVAILABILITY, NULL},
     {"network.model", WALK_CHOICE, NULL},
     {"network.uplink", WALK_CHOICE, NULL},
     {"network.backbone", WALK_BANDWIDTH, NULL},
@@ -336,8 +363,8 @@ static void walk_add_values(const char *base, const char *section, const char *k
  * go unwalked); group keys are walked in [agents.slow] too. */
 static void walk_collect_scenario_keys(void)
 {
-    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "network", "compression",
-                                           "byzantine"};
+    static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "servers",
+                                           "network", "compression", "byzantine"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
         const char *const *keys = scenario_section_keys(sections[s]);
         ck_assert_ptr_nonnull(keys);
@@ -348,7 +375,9 @@ static void walk_collect_scenario_keys(void)
             for (size_t i = 0; i < sizeof walk_keys / sizeof *walk_keys; i++)
                 if (strcmp(walk_keys[i].name, name) == 0) w = &walk_keys[i];
             ck_assert_msg(w != NULL, "%s has no bad values in the walk table: add it", name);
-            const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine : walk_base;
+            const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine
+                               : strcmp(sections[s], "servers") == 0 ? walk_base_servers
+                                                                     : walk_base;
             walk_add_values(base, sections[s], keys[k], walk_bad_values(w->kind));
             if (w->extra) walk_add_values(base, sections[s], keys[k], w->extra);
             if (strcmp(sections[s], "agents") == 0) {
@@ -387,13 +416,13 @@ static void walk_method_values(const MethodKey *k, char *out, size_t size)
  * method runs (its section is validated all the same). */
 static void walk_collect_method_keys(void)
 {
-    static char method_bases[16][1024], localsgd_base[1024];
+    static char method_bases[32][1024], localsgd_base[1024];
     int m = 0;
     for (const MethodOps *const *ops = method_all(); *ops; ops++, m++) {
-        ck_assert_int_lt(m, 16);
+        ck_assert_int_lt(m, 32);
         const char *plain = "[run]\nmethod = %s\nrounds = 2\nmode = timing\n[data]\ndataset = synthetic\n"
                             "[model]\nlayers = 32,16,10\n[agents]\ncount = 8\ncompute = 2 GFLOPS\n"
-                            "bandwidth = 100 Mbit/s\n";
+                            "bandwidth = 100 Mbit/s\n[server]\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n";
         snprintf(method_bases[m], sizeof method_bases[m], plain, (*ops)->name);
         /* walk_base_byzantine runs sync; sync's own section is walked while localsgd runs */
         snprintf(localsgd_base, sizeof localsgd_base, plain, "localsgd");

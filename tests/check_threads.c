@@ -22,7 +22,8 @@ static const char *synthetic =
     "[model]\nlayers = 12,256,256,4\nbatch = 16\noptimizer = momentum\nlr = 0.05\n"
     "[topology]\ngraph = ring\n"
     "[agents]\ncount = 7\ncompute = lognormal(1 GFLOPS, 0.7)\nbandwidth = 10 MB/s\nlatency = 1 ms\n"
-    "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n";
+    "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n"
+    "[server]\ncompute = 10 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n";
 
 /* Runs with the overrides; threads as in Scenario.threads. The rows as text in *ts. */
 static void run_with_threads(const char *const *set, int n, int threads, TestSink *ts)
@@ -82,6 +83,8 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=token", "method.tokens=3", "method.walk=metropolis"},
         {"run.method=comdml", "method.solver=greedy", "method.rebalance=2"},
         {"run.method=localsgd", "method.local_steps=3", "method.participation=0.5"},
+        {"run.method=fedavg", "method.participation=0.5", "method.overcommit=0.5"},
+        {"run.method=fedbuff", "method.concurrency=3", "method.buffer=2"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }

@@ -20,7 +20,8 @@ static const char *synthetic =
     "[model]\nlayers = 16,32,4\nbatch = 16\noptimizer = momentum\nlr = 0.05\n"
     "[topology]\ngraph = ring\n"
     "[agents]\ncount = 8\ncompute = lognormal(1 GFLOPS, 0.7)\nbandwidth = 10 MB/s\nlatency = 1 ms\n"
-    "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n";
+    "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n"
+    "[servers]\ncount = 1\ncompute = 10 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n";
 
 static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
 {
@@ -39,15 +40,25 @@ static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
 /* The last accuracy in the test sink's metrics rows. */
 START_TEST(test_every_method_learns)
 {
-    const char *methods[] = {"sync", "localsgd", "qsr", "dpsgd", "adpsgd", "co2", "comdml", "token",
-                             "ripples", "divshare", "swift"};
+    const char *methods[] = {"sync",   "localsgd", "qsr",    "dpsgd",   "adpsgd",     "co2",    "comdml", "token",
+                             "ripples", "divshare", "swift", "fedavg", "fedbuff", "asgd", "rennala", "ringmaster",
+                             "sdfeel"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
-        const char *set[] = {set_method};
+        /* the parameter-server methods take one gradient per step (sync averages eight):
+         * they get more rounds of the same length in gradients, and plain SGD as in their
+         * papers (momentum on stale gradients compounds the delay) */
+        int one_gradient = strcmp(methods[m], "asgd") == 0 || strcmp(methods[m], "rennala") == 0 ||
+                           strcmp(methods[m], "ringmaster") == 0;
+        const char *set[] = {set_method, "run.rounds=8", "model.optimizer=sgd"};
+        /* sdfeel: three edge servers on the ring */
+        const char *edge[] = {set_method, "servers.count=3"};
+        int sdfeel = strcmp(methods[m], "sdfeel") == 0;
         TestSink ts;
         HsDiag diag;
-        ck_assert_msg(run(set, 1, &ts, &diag) == 0, "%s: %s", methods[m], diag.message);
+        ck_assert_msg(run(sdfeel ? edge : set, sdfeel ? 2 : one_gradient ? 3 : 1, &ts, &diag) == 0, "%s: %s", methods[m],
+                      diag.message);
         double accuracy = test_sink_last_accuracy(&ts);
         /* four well-separated classes: chance is 0.25 */
         ck_assert_msg(accuracy > 0.6, "%s reached only %.3f", methods[m], accuracy);
@@ -59,20 +70,27 @@ END_TEST
 
 START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 {
-    const char *methods[] = {"sync", "adpsgd", "comdml", "ripples", "divshare", "swift"};
+    const char *methods[] = {"sync",   "adpsgd", "comdml", "ripples",    "divshare", "swift",
+                             "fedavg", "fedbuff", "asgd", "rennala", "ringmaster", "sdfeel"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
-        const char *set[] = {set_method, "run.mode=timing"};
+        /* train: the first n_train overrides; timing: one more (sdfeel: three edge servers) */
+        int n_train = strcmp(methods[m], "sdfeel") == 0 ? 2 : 1;
+        const char *set[] = {set_method, "servers.count=3", "run.mode=timing"};
+        if (n_train == 1) set[1] = set[2];
         TestSink a, b, timing;
         HsDiag diag;
-        ck_assert_int_eq(run(set, 1, &a, &diag), 0);
-        ck_assert_int_eq(run(set, 1, &b, &diag), 0);
+        ck_assert_int_eq(run(set, n_train, &a, &diag), 0);
+        ck_assert_int_eq(run(set, n_train, &b, &diag), 0);
         ck_assert_str_eq(a.text, b.text);
-        ck_assert_int_eq(run(set, 2, &timing, &diag), 0);
+        ck_assert_int_eq(run(set, n_train + 1, &timing, &diag), 0);
         /* the virtual clock does not depend on the arithmetic */
         ck_assert_int_eq(a.rounds, timing.rounds);
-        for (int r = 0; r < a.rounds; r++) ck_assert(a.round_rows[r].t_end == timing.round_rows[r].t_end);
+        for (int r = 0; r < a.rounds; r++)
+            ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
+                              a.round_rows[r].bytes == timing.round_rows[r].bytes,
+                          "%s: round %d", methods[m], r);
         test_sink_free(&a);
         test_sink_free(&b);
         test_sink_free(&timing);

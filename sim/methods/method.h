@@ -46,6 +46,10 @@ enum {
     METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
     METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
     METHOD_ACCUMULATES = 1 << 5,        /* [compression] feedback = ef and dgc apply */
+    METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds
+                                         * a model and no data ([server] or [servers] count = 1) */
+    METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
+                                         * [topology] is a graph over the servers */
 };
 
 typedef struct MethodOps {

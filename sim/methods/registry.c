@@ -15,6 +15,13 @@ extern const MethodOps method_token;
 extern const MethodOps method_ripples;
 extern const MethodOps method_divshare;
 extern const MethodOps method_swift;
+/* servers (sim/methods/asgd.c, fl.c, sdfeel.c) */
+extern const MethodOps method_fedavg;
+extern const MethodOps method_fedbuff;
+extern const MethodOps method_asgd;
+extern const MethodOps method_rennala;
+extern const MethodOps method_ringmaster;
+extern const MethodOps method_sdfeel;
 
 static const MethodOps *const method_registry[] = {
     &method_sync,
@@ -29,6 +36,12 @@ static const MethodOps *const method_registry[] = {
     &method_ripples,
     &method_divshare,
     &method_swift,
+    &method_fedavg,
+    &method_fedbuff,
+    &method_asgd,
+    &method_rennala,
+    &method_ringmaster,
+    &method_sdfeel,
     NULL,
 };
 

@@ -1,0 +1,281 @@
+/* asgd.c — parameter-server SGD with asynchronous workers: vanilla asynchronous SGD
+ * (asgd), Rennala SGD (rennala; Tyurin & Richtárik, "Optimal Time Complexities of
+ * Parallel Stochastic Optimization Methods Under a Fixed Computation Model", NeurIPS
+ * 2023) and Ringmaster ASGD (ringmaster; Maranjyan, Tyurin & Richtárik, "Ringmaster ASGD:
+ * The First Asynchronous SGD with Optimal Time Complexity", ICML 2025).
+ *
+ * The three share one loop. The server (node world.n, [server]) holds the model x^k and
+ * its iteration counter k; it holds no data. Every agent is a worker:
+ *   1. the server sends x^k to the worker (engine_send of the model's bytes, the server's
+ *      uplink shared by every reply in flight);
+ *   2. on arrival the worker computes a stochastic gradient of its next batch at that x
+ *      (one step's FLOPs on its processor; train mode takes the gradient at the copy it
+ *      received, so the delay is real);
+ *   3. it sends the gradient to the server (the model's bytes);
+ *   4. the server processes arrivals in order on its processor (2 d FLOPs each: the
+ *      axpy into x or into the batch) and decides, with delay = k now - k of the point:
+ *        asgd        applies it: x^{k+1} = x^k - lr g, whatever its delay;
+ *        ringmaster  applies it when delay < R, else discards it (Algorithm 1 of the paper);
+ *        rennala     adds it to the batch when delay = 0 (computed at x^k), else discards
+ *                    it; after B gradients at x^k: x^{k+1} = x^k - lr (sum / B);
+ *   5. and sends its current x back to that worker (1.).
+ * The step is the [model] optimiser at this round's learning rate (plain SGD in the
+ * papers; sgd is the optimiser to compare them under).
+ *
+ * Where this follows or departs from the papers:
+ *   - Ringmaster's R: the paper's theory sets R = max(1, ceil(sigma^2 / eps)), which is
+ *     also Rennala's batch S = ceil(sigma^2 / eps) — neither sigma^2 nor eps is known for
+ *     a neural network, so R and B are keys; the default R = B = the number of agents
+ *     keeps the two matched as in the papers (set both to one value to compare them).
+ *   - Ringmaster's Algorithm 2 also stops a worker whose computation became too stale;
+ *     the engine cannot cancel a computation under way, so this is Algorithm 1 (the
+ *     stale gradient is discarded on arrival; the papers show both with the same rate).
+ *   - Rennala: the paper's server broadcasts nothing at a step; workers still computing
+ *     at the old point finish and are discarded on arrival, as here.
+ *   - Messages and the server's own processor cost time (the papers count computation
+ *     only); with a fast [server] and links the timings tend to theirs.
+ * Rounds: round r ends when the server has received (processed) as many gradients,
+ * applied or discarded, as the agents hold batches (one pass over the data set, as in
+ * `token`), or `round_gradients` when that key is set (finer evaluation: train mode
+ * evaluates at round ends); workers never wait at a round boundary. rounds.extra: asgd, the mean delay
+ * of the gradients applied in the round; rennala and ringmaster, the number of gradients
+ * the round discarded. Timing mode makes the same decisions (they read only counters),
+ * so both modes time alike. */
+#include "models/model.h"
+#include "models/optim.h"
+#include "sim/engine.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PS_MODEL_ARRIVED = ENGINE_EVENT_METHOD, PS_COMPUTED, PS_GRADIENT_ARRIVED, PS_PROCESSED };
+typedef enum { PS_ASGD, PS_RENNALA, PS_RINGMASTER } PsKind;
+
+typedef struct PsState {
+    PsKind kind;
+    int server;           /* node index */
+    int batch;            /* rennala: B */
+    int threshold;        /* ringmaster: R */
+    long k;               /* server iterations (steps of x) */
+    long *version;        /* (n) k of the point each worker computes at */
+    long received, per_round;
+    int collected;        /* rennala: gradients in the batch */
+    int round, started;
+    double step_flops, bytes, process_flops;
+    double delay_sum;
+    long applied, discarded; /* this round */
+    /* train mode */
+    size_t d;
+    float *x;             /* the server's model: the trainer's shared model (evaluated) */
+    float *points;        /* (n, d) the x each worker received */
+    float *grads;         /* (n, d) each worker's gradient */
+    float *sum;           /* (d) rennala's batch */
+    Optim *optim;
+} PsState;
+
+static void ps_destroy(void *state)
+{
+    PsState *s = state;
+    if (s == NULL) return;
+    free(s->version);
+    free(s->points);
+    free(s->grads);
+    free(s->sum);
+    optim_free(s->optim);
+    free(s);
+}
+
+static int ps_create(Engine *e, void **state, PsKind kind)
+{
+    PsState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int n = e->world.n;
+    s->kind = kind;
+    s->server = n;
+    if (kind == PS_RENNALA) s->batch = scenario_param_int(e->sc, "batch");
+    if (kind == PS_RINGMASTER) s->threshold = scenario_param_int(e->sc, "R");
+    /* 0: the number of agents */
+    if (kind == PS_RENNALA && s->batch == 0) s->batch = n;
+    if (kind == PS_RINGMASTER && s->threshold == 0) s->threshold = n;
+    s->version = calloc((size_t)n, sizeof *s->version);
+    if (s->version == NULL) return HS_E_NOMEM;
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->bytes = engine_model_bytes(e);
+    s->process_flops = 2.0 * e->profile.total_params;
+    s->per_round = scenario_param_int(e->sc, "round_gradients");
+    if (s->per_round == 0)
+        for (int i = 0; i < n; i++) s->per_round += engine_agent_steps(e, i);
+    int status = trainer_setup_shared(e->trainer);
+    if (status != HS_OK || e->trainer == NULL) return status;
+    s->d = trainer_param_count(e->trainer);
+    s->x = trainer_shared_params(e->trainer);
+    s->points = malloc((size_t)n * s->d * sizeof *s->points);
+    s->grads = malloc((size_t)n * s->d * sizeof *s->grads);
+    s->sum = calloc(s->d, sizeof *s->sum);
+    if (!s->points || !s->grads || !s->sum) return HS_E_NOMEM;
+    return optim_create(&e->sc->optim, s->d, &s->optim);
+}
+
+static int asgd_create(Engine *e, void **state)
+{
+    return ps_create(e, state, PS_ASGD);
+}
+
+static int rennala_create(Engine *e, void **state)
+{
+    return ps_create(e, state, PS_RENNALA);
+}
+
+static int ringmaster_create(Engine *e, void **state)
+{
+    return ps_create(e, state, PS_RINGMASTER);
+}
+
+/* The server sends x^k to worker i (the message carries a copy: x moves on meanwhile). */
+static void ps_send_point(PsState *s, Engine *e, int i)
+{
+    s->version[i] = s->k;
+    if (s->x) memcpy(s->points + (size_t)i * s->d, s->x, s->d * sizeof *s->x);
+    engine_send(e, s->server, i, s->bytes, PS_MODEL_ARRIVED, i);
+}
+
+static int ps_round_begin(void *state, Engine *e, int round)
+{
+    PsState *s = state;
+    s->round = round;
+    s->delay_sum = 0;
+    s->applied = s->discarded = 0;
+    if (s->started) return HS_OK; /* the workers are already running */
+    s->started = 1;
+    for (int i = 0; i < e->world.n; i++) ps_send_point(s, e, i);
+    return HS_OK;
+}
+
+static void ps_step(PsState *s, Engine *e, const float *g)
+{
+    if (s->x) optim_step(s->optim, s->x, g, 0, s->d, trainer_schedule_lr(e->sc, e->round));
+    s->k++;
+}
+
+/* The server has processed worker i's gradient: apply, collect or discard it. */
+static void ps_decide(PsState *s, Engine *e, int i)
+{
+    long delay = s->k - s->version[i];
+    const float *g = s->grads ? s->grads + (size_t)i * s->d : NULL;
+    switch (s->kind) {
+    case PS_ASGD:
+        s->delay_sum += (double)delay;
+        s->applied++;
+        ps_step(s, e, g);
+        break;
+    case PS_RINGMASTER:
+        if (delay < s->threshold) {
+            s->applied++;
+            ps_step(s, e, g);
+        } else {
+            s->discarded++;
+        }
+        break;
+    case PS_RENNALA:
+        if (delay != 0) {
+            s->discarded++;
+            break;
+        }
+        if (g) vec_axpy(s->sum, 1.0f, g, s->d);
+        if (++s->collected < s->batch) break;
+        if (s->sum) vec_scale(s->sum, 1.0f / (float)s->batch, s->d);
+        ps_step(s, e, s->sum);
+        if (s->sum) memset(s->sum, 0, s->d * sizeof *s->sum);
+        s->collected = 0;
+        s->applied++;
+        break;
+    }
+}
+
+static int ps_on_event(void *state, Engine *e, const Event *ev)
+{
+    PsState *s = state;
+    switch (ev->kind) {
+    case PS_MODEL_ARRIVED: {
+        int i = ev->agent;
+        int status = trainer_gradient_at(e->trainer, i, s->points ? s->points + (size_t)i * s->d : NULL,
+                                         s->grads ? s->grads + (size_t)i * s->d : NULL);
+        if (status != HS_OK) return status;
+        engine_compute(e, i, s->step_flops, PS_COMPUTED, i);
+        return HS_OK;
+    }
+    case PS_COMPUTED:
+        engine_send(e, ev->agent, s->server, s->bytes, PS_GRADIENT_ARRIVED, ev->agent);
+        return HS_OK;
+    case PS_GRADIENT_ARRIVED:
+        /* the server's processor takes arrivals in order */
+        engine_compute(e, s->server, s->process_flops, PS_PROCESSED, ev->data);
+        return HS_OK;
+    default: break;
+    }
+    int i = (int)ev->data;
+    ps_decide(s, e, i);
+    if (++s->received == (long)(s->round + 1) * s->per_round) {
+        if (s->kind == PS_ASGD) e->round_extra = s->applied ? s->delay_sum / (double)s->applied : NAN;
+        else e->round_extra = (double)s->discarded;
+        engine_end_round(e);
+    }
+    ps_send_point(s, e, i);
+    return HS_OK;
+}
+
+#define PS_ROUND_KEY                                                                                         \
+    {"round_gradients", "0", "gradients the server receives per round (0: as many as the agents hold batches)", \
+     .type = METHOD_KEY_INT, .min = 0, .max = 100000000}
+
+static const MethodKey asgd_keys[] = {PS_ROUND_KEY, {0}};
+
+static const MethodKey rennala_keys[] = {
+    {"batch", "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
+     .type = METHOD_KEY_INT, .min = 0, .max = 100000000},
+    PS_ROUND_KEY,
+    {0},
+};
+
+static const MethodKey ringmaster_keys[] = {
+    {"R", "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
+     .type = METHOD_KEY_INT, .min = 0, .max = 100000000},
+    PS_ROUND_KEY,
+    {0},
+};
+
+const MethodOps method_asgd = {
+    .name = "asgd",
+    .summary = "asynchronous SGD with a parameter server: every gradient applied on arrival, however stale",
+    .keys = asgd_keys,
+    .capabilities = METHOD_USES_SERVER,
+    .create = asgd_create,
+    .round_begin = ps_round_begin,
+    .on_event = ps_on_event,
+    .destroy = ps_destroy,
+};
+
+const MethodOps method_rennala = {
+    .name = "rennala",
+    .summary = "Rennala SGD: the server steps once B gradients computed at its current point arrived",
+    .keys = rennala_keys,
+    .capabilities = METHOD_USES_SERVER,
+    .create = rennala_create,
+    .round_begin = ps_round_begin,
+    .on_event = ps_on_event,
+    .destroy = ps_destroy,
+};
+
+const MethodOps method_ringmaster = {
+    .name = "ringmaster",
+    .summary = "Ringmaster ASGD: asynchronous SGD that discards gradients with delay >= R",
+    .keys = ringmaster_keys,
+    .capabilities = METHOD_USES_SERVER,
+    .create = ringmaster_create,
+    .round_begin = ps_round_begin,
+    .on_event = ps_on_event,
+    .destroy = ps_destroy,
+};

@@ -1,0 +1,373 @@
+/* fl.c — server-based federated learning: FedAvg with client sampling, over-commitment
+ * and a deadline (fedavg), and buffered asynchronous aggregation (fedbuff).
+ * The server (node world.n, [server]) holds the global model x and no data; clients are
+ * the agents. A client's job: the server sends x (the model's bytes over the server's
+ * uplink, shared among the downloads in flight), the client runs `local_steps` local SGD
+ * steps on its own data with the [model] optimiser (one step's FLOPs per step on its
+ * processor), uploads its model (the model's bytes into the server's downlink), and the
+ * server processes the upload on its processor (2 d FLOPs: one axpy into the aggregate).
+ *
+ * fedavg — McMahan et al., "Communication-Efficient Learning of Deep Networks from
+ * Decentralized Data", AISTATS 2017, with the round rules of Bonawitz et al., "Towards
+ * Federated Learning at Scale: System Design", MLSys 2019 and FedScale (Lai et al., ICML
+ * 2022): each round the server wants K = max(1, round(participation x n)) reports; it
+ * selects ceil(K (1 + overcommit)) clients (at most n) uniformly from the clients online
+ * at the round's start (all of them when none is), from a stream seeded by (seed,
+ * round); the round ends when the first K reports are processed, or at `deadline` after
+ * its start with the reports in so far (none: x unchanged, as a failed round in
+ * FedScale). x becomes the sample-weighted average of the reported models, summed in
+ * report order. A client that misses the cut stops at its next step boundary (the engine
+ * cannot cancel a step under way) and its upload, if already sent, is ignored: so the
+ * dropped work costs what it cost, and nothing more. rounds.extra: the clients dropped
+ * in the round (selected minus aggregated).
+ * Departures: the clients' optimiser state (momentum) persists between their jobs
+ * (McMahan et al. use plain SGD, where there is none).
+ *
+ * fedbuff — Nguyen et al., "Federated Learning with Buffered Asynchronous Aggregation",
+ * AISTATS 2022 (Algorithm 1): `concurrency` clients train at once (0: every agent);
+ * each uploads Delta_i = y_0 - y_Q (the model it received minus its model after its
+ * local steps); the server adds s(tau) Delta_i to its buffer, tau the server updates
+ * since the client's download and s(tau) = 1 / sqrt(1 + tau) (the paper's staleness
+ * weight); once `buffer` = K updates are in, x <- x - server_lr x (buffer / K) and the
+ * buffer empties. After each upload the server picks the next client uniformly among
+ * the idle ones (a stream seeded by (seed, uploads)) and sends it the current x, so the
+ * concurrency stays constant. Rounds: a round is n uploads (one job per agent on
+ * average); clients never wait at a round boundary. rounds.extra: the mean staleness
+ * tau of the round's uploads.
+ * Departures: the server optimiser is plain SGD with server_lr (the paper also tries
+ * server momentum); secure aggregation and DP are out of scope here.
+ *
+ * Both modes: every decision reads only event times, counters and seeded streams, so
+ * train and timing mode time alike. Messages of a job that ended (a dropped fedavg
+ * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
+#include "models/model.h"
+#include "sim/engine.h"
+#include "sim/rng.h"
+#include "sim/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { FL_MODEL_ARRIVED = ENGINE_EVENT_METHOD, FL_STEPPED, FL_UPLOADED, FL_PROCESSED, FL_DEADLINE };
+
+/* A job's tag rides in the events' data: (job << 24) | client. */
+#define FL_CLIENT_BITS 24
+#define FL_TAG(job, client) (((int64_t)(job) << FL_CLIENT_BITS) | (int64_t)(client))
+#define FL_JOB(data) ((long)((data) >> FL_CLIENT_BITS))
+#define FL_CLIENT(data) ((int)((data) & ((1 << FL_CLIENT_BITS) - 1)))
+
+typedef struct FlState {
+    int buffered;         /* fedbuff */
+    int server, n;
+    int local_steps;      /* 0: one local epoch */
+    double participation, overcommit, deadline;
+    int concurrency, buffer_size;
+    double server_lr;
+    double step_flops, bytes, process_flops;
+    gsl_rng *rng;
+    long *job;            /* (n) the client's current job (fedavg: the round; fedbuff: a counter) */
+    int *remaining;       /* (n) local steps left */
+    long *version;        /* (n) fedbuff: server updates at the client's download */
+    char *busy;           /* (n) fedbuff: training or in flight */
+    int *order;           /* (n) scratch: candidates */
+    int *reporters;       /* (n) fedavg: this round's reports, in order */
+    int n_reports, wanted, selected;
+    long k, uploads, jobs;
+    int in_buffer, round, started;
+    double staleness_sum;
+    long staleness_count;
+    /* train mode */
+    size_t d;
+    float *x;             /* the shared (evaluated) model */
+    float *sum;           /* (d) fedbuff's buffer */
+    const float **vectors;
+    double *weights;
+} FlState;
+
+static void fl_destroy(void *state)
+{
+    FlState *s = state;
+    if (s == NULL) return;
+    if (s->rng) gsl_rng_free(s->rng);
+    free(s->job);
+    free(s->remaining);
+    free(s->version);
+    free(s->busy);
+    free(s->order);
+    free(s->reporters);
+    free(s->sum);
+    free(s->vectors);
+    free(s->weights);
+    free(s);
+}
+
+static int fl_create(Engine *e, void **state, int buffered)
+{
+    FlState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    int n = e->world.n;
+    s->buffered = buffered;
+    s->server = n;
+    s->n = n;
+    s->local_steps = scenario_param_int(e->sc, "local_steps");
+    if (buffered) {
+        s->concurrency = scenario_param_int(e->sc, "concurrency");
+        if (s->concurrency == 0) s->concurrency = n; /* more than n is refused by fedbuff_validate */
+        s->buffer_size = scenario_param_int(e->sc, "buffer");
+        s->server_lr = scenario_param_number(e->sc, "server_lr");
+    } else {
+        s->participation = scenario_param_number(e->sc, "participation");
+        s->overcommit = scenario_param_number(e->sc, "overcommit");
+        s->deadline = scenario_param_number(e->sc, "deadline");
+    }
+    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->bytes = engine_model_bytes(e);
+    s->process_flops = 2.0 * e->profile.total_params;
+    s->rng = gsl_rng_alloc(gsl_rng_taus2);
+    s->job = malloc((size_t)n * sizeof *s->job);
+    s->remaining = calloc((size_t)n, sizeof *s->remaining);
+    s->version = calloc((size_t)n, sizeof *s->version);
+    s->busy = calloc((size_t)n, 1);
+    s->order = calloc((size_t)n, sizeof *s->order);
+    s->reporters = calloc((size_t)n, sizeof *s->reporters);
+    if (!s->rng || !s->job || !s->remaining || !s->version || !s->busy || !s->order || !s->reporters)
+        return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) s->job[i] = -1;
+    int status;
+    if ((status = trainer_setup_shared(e->trainer)) != HS_OK) return status;
+    /* buffer 0: fedbuff's y_0, the model the client received */
+    if ((status = trainer_setup_local(e->trainer, buffered ? 1 : 0)) != HS_OK) return status;
+    if (e->trainer == NULL) return HS_OK;
+    s->d = trainer_param_count(e->trainer);
+    s->x = trainer_shared_params(e->trainer);
+    s->sum = calloc(s->d, sizeof *s->sum);
+    s->vectors = calloc((size_t)n, sizeof *s->vectors);
+    s->weights = calloc((size_t)n, sizeof *s->weights);
+    if (!s->sum || !s->vectors || !s->weights) return HS_E_NOMEM;
+    return HS_OK;
+}
+
+static int fedavg_create(Engine *e, void **state)
+{
+    return fl_create(e, state, 0);
+}
+
+static int fedbuff_create(Engine *e, void **state)
+{
+    return fl_create(e, state, 1);
+}
+
+/* The server sends x to client i for job `job`. fedbuff's message carries a copy of x
+ * (x moves on before it arrives); fedavg's x does not change while a round's downloads
+ * are current, so the client copies it on arrival. */
+static void fl_dispatch(FlState *s, Engine *e, int i, long job)
+{
+    s->job[i] = job;
+    s->version[i] = s->k;
+    if (s->buffered && s->x) memcpy(trainer_buffer(e->trainer, i, 0), s->x, s->d * sizeof *s->x);
+    engine_send(e, s->server, i, s->bytes, FL_MODEL_ARRIVED, FL_TAG(job, i));
+}
+
+/* Draws `count` distinct clients among candidates[0..m) (in place: the first count). */
+static void fl_draw(FlState *s, int *candidates, int m, int count)
+{
+    for (int k = 0; k < count && k < m; k++) {
+        int j = k + (int)gsl_rng_uniform_int(s->rng, (unsigned long)(m - k));
+        int tmp = candidates[k];
+        candidates[k] = candidates[j];
+        candidates[j] = tmp;
+    }
+}
+
+static int fedavg_round_begin(FlState *s, Engine *e, int round)
+{
+    int n = s->n, m = 0;
+    s->n_reports = 0;
+    s->wanted = (int)floor(s->participation * n + 0.5);
+    if (s->wanted < 1) s->wanted = 1;
+    s->selected = (int)ceil(s->wanted * (1 + s->overcommit) - 1e-9);
+    if (s->selected > n) s->selected = n;
+    for (int i = 0; i < n; i++)
+        if (engine_agent_online(e, i, e->now)) s->order[m++] = i;
+    if (m == 0)
+        for (int i = 0; i < n; i++) s->order[m++] = i;
+    if (s->selected > m) s->selected = m;
+    if (s->wanted > s->selected) s->wanted = s->selected;
+    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)round, RNG_PURPOSE_METHOD);
+    fl_draw(s, s->order, m, s->selected);
+    /* downloads start in client order, so the draw's order does not matter */
+    for (int a = 1; a < s->selected; a++)
+        for (int b = a; b > 0 && s->order[b - 1] > s->order[b]; b--) {
+            int tmp = s->order[b];
+            s->order[b] = s->order[b - 1];
+            s->order[b - 1] = tmp;
+        }
+    for (int k = 0; k < s->selected; k++) fl_dispatch(s, e, s->order[k], round);
+    if (isfinite(s->deadline)) return engine_schedule(e, e->now + s->deadline, FL_DEADLINE, s->server, round);
+    return HS_OK;
+}
+
+static int fl_round_begin(void *state, Engine *e, int round)
+{
+    FlState *s = state;
+    s->round = round;
+    s->staleness_sum = 0;
+    s->staleness_count = 0;
+    if (!s->buffered) return fedavg_round_begin(s, e, round);
+    if (s->started) return HS_OK; /* clients are already training */
+    s->started = 1;
+    for (int i = 0; i < s->n; i++) s->order[i] = i;
+    rng_stream_reset(s->rng, e->sc->seed, 0x46420000ULL, RNG_PURPOSE_METHOD);
+    fl_draw(s, s->order, s->n, s->concurrency);
+    for (int k = 0; k < s->concurrency; k++) {
+        s->busy[s->order[k]] = 1;
+        fl_dispatch(s, e, s->order[k], s->jobs++);
+    }
+    return HS_OK;
+}
+
+/* fedavg: x <- the sample-weighted average of the reported models; the round ends. */
+static int fedavg_finish(FlState *s, Engine *e)
+{
+    if (s->x && s->n_reports > 0) {
+        for (int k = 0; k < s->n_reports; k++) {
+            int i = s->reporters[k];
+            s->vectors[k] = trainer_params(e->trainer, i);
+            s->weights[k] = e->world.agents[i].samples;
+        }
+        if (vec_weighted_average(s->x, s->vectors, s->weights, s->n_reports, s->d) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
+    }
+    for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
+    e->round_extra = (double)(s->selected - s->n_reports);
+    engine_end_round(e);
+    return HS_OK;
+}
+
+/* fedbuff: an upload processed: into the buffer, maybe a server step, the next client. */
+static int fedbuff_processed(FlState *s, Engine *e, int i)
+{
+    long tau = s->k - s->version[i];
+    if (s->x) {
+        /* Delta_i = y_0 - y_Q, weighted by s(tau) */
+        float *delta = trainer_buffer(e->trainer, i, 0);
+        vec_axpy(delta, -1.0f, trainer_params(e->trainer, i), s->d);
+        vec_axpy(s->sum, (float)(1.0 / sqrt(1.0 + (double)tau)), delta, s->d);
+    }
+    s->staleness_sum += (double)tau;
+    s->staleness_count++;
+    if (++s->in_buffer == s->buffer_size) {
+        if (s->x) {
+            vec_axpy(s->x, (float)(-s->server_lr / s->buffer_size), s->sum, s->d);
+            memset(s->sum, 0, s->d * sizeof *s->sum);
+        }
+        s->in_buffer = 0;
+        s->k++;
+    }
+    s->busy[i] = 0;
+    s->uploads++;
+    if (s->uploads == (long)(s->round + 1) * s->n) {
+        e->round_extra = s->staleness_sum / (double)s->staleness_count;
+        engine_end_round(e);
+    }
+    int m = 0;
+    for (int c = 0; c < s->n; c++)
+        if (!s->busy[c]) s->order[m++] = c;
+    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)s->uploads, RNG_PURPOSE_METHOD);
+    fl_draw(s, s->order, m, 1);
+    int next = s->order[0];
+    s->busy[next] = 1;
+    fl_dispatch(s, e, next, s->jobs++);
+    return HS_OK;
+}
+
+static int fl_on_event(void *state, Engine *e, const Event *ev)
+{
+    FlState *s = state;
+    if (ev->kind == FL_DEADLINE) return ev->data == s->round && !e->round_over ? fedavg_finish(s, e) : HS_OK;
+    int i = FL_CLIENT(ev->data);
+    if (FL_JOB(ev->data) != s->job[i]) return HS_OK; /* a job that ended: dropped or stale */
+    int status;
+    switch (ev->kind) {
+    case FL_MODEL_ARRIVED:
+        if (s->x) {
+            const float *from = s->buffered ? trainer_buffer(e->trainer, i, 0) : s->x;
+            memcpy(trainer_params(e->trainer, i), from, s->d * sizeof *from);
+        }
+        s->remaining[i] = s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, i);
+        engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
+        return HS_OK;
+    case FL_STEPPED:
+        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+        if (--s->remaining[i] > 0) engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
+        else engine_send(e, i, s->server, s->bytes, FL_UPLOADED, ev->data);
+        return HS_OK;
+    case FL_UPLOADED:
+        engine_compute(e, s->server, s->process_flops, FL_PROCESSED, ev->data);
+        return HS_OK;
+    default: break;
+    }
+    if (s->buffered) return fedbuff_processed(s, e, i);
+    s->reporters[s->n_reports++] = i;
+    s->job[i] = -1;
+    return s->n_reports == s->wanted ? fedavg_finish(s, e) : HS_OK;
+}
+
+/* More clients at once than there are agents cannot be meant. */
+static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
+{
+    int concurrency = scenario_param_int(sc, "concurrency");
+    if (concurrency > sc->n_agents)
+        return scenario_param_error(sc, "concurrency", diag, "%d clients at once, but there are %d agents", concurrency,
+                                    sc->n_agents);
+    return HS_OK;
+}
+
+static const MethodKey fedavg_keys[] = {
+    {"local_steps", "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
+     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
+    {"participation", "1", "share of the agents whose reports a round aggregates (K = round(share x agents))",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+    {"overcommit", "0", "extra share of clients selected: ceil(K (1 + overcommit)); the first K reports count",
+     .type = METHOD_KEY_REAL, .min = 0, .max = 100},
+    {"deadline", "none", "a round ends this long after its start with the reports in so far",
+     .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY, .open = METHOD_KEY_OPEN_MIN},
+    {0},
+};
+
+static const MethodKey fedbuff_keys[] = {
+    {"local_steps", "epoch", "local steps per job: a number, or epoch", .type = METHOD_KEY_STEPS, .min = 1,
+     .max = 100000000},
+    {"buffer", "10", "K: client updates buffered per server step", .type = METHOD_KEY_INT, .min = 1,
+     .max = 100000000},
+    {"concurrency", "0", "clients training at once (0: every agent)", .type = METHOD_KEY_INT, .min = 0,
+     .max = 100000000},
+    {"server_lr", "1", "server learning rate: x <- x - server_lr (buffer / K)", .type = METHOD_KEY_REAL, .min = 0,
+     .max = 1000, .open = METHOD_KEY_OPEN_MIN},
+    {0},
+};
+
+const MethodOps method_fedavg = {
+    .name = "fedavg",
+    .summary = "FedAvg with a server: client sampling, over-commitment (first K reports) and a deadline",
+    .keys = fedavg_keys,
+    .capabilities = METHOD_USES_SERVER,
+    .create = fedavg_create,
+    .round_begin = fl_round_begin,
+    .on_event = fl_on_event,
+    .destroy = fl_destroy,
+};
+
+const MethodOps method_fedbuff = {
+    .name = "fedbuff",
+    .summary = "FedBuff: asynchronous clients, the server steps once K staleness-weighted updates are buffered",
+    .keys = fedbuff_keys,
+    .capabilities = METHOD_USES_SERVER,
+    .validate = fedbuff_validate,
+    .create = fedbuff_create,
+    .round_begin = fl_round_begin,
+    .on_event = fl_on_event,
+    .destroy = fl_destroy,
+};

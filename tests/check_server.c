@@ -1,0 +1,328 @@
+/* check_server.c — servers as nodes and the server methods: [server] is required by
+ * the methods that use one and ignored by the others; a FedAvg round's length is the
+ * closed form of its messages over the server's shared links, its computations and the
+ * server's processing; sampling, over-commitment and the deadline drop the right
+ * number of clients; the asynchronous family times alike and differs only in what it
+ * applies. */
+#include "sim/engine.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *base =
+    "[run]\nmethod = fedavg\nrounds = 3\nmode = timing\n"
+    "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 1600\n"
+    "[model]\nlayers = 16,32,4\nbatch = 16\noptimizer = sgd\nlr = 0.05\n"
+    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+    "[agents.slow]\ncount = 2\ncompute = 100 MFLOPS\n"
+    "[server]\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 2 ms\n";
+
+static int run_with(const char *text, const char *const *set, int n, TestSink *ts, HsDiag *diag, Scenario *out)
+{
+    IniDoc doc;
+    hs_diag_clear(diag);
+    Scenario sc;
+    int status = inidoc_load_string("t.ini", text, &doc, diag);
+    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
+    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
+    inidoc_free(&doc);
+    if (out && status == 0) *out = sc;
+    RunOutcome outcome;
+    if (status == 0 && ts) status = engine_run(&sc, test_sink_init(ts), diag, &outcome);
+    return status;
+}
+
+START_TEST(test_server_section_rules)
+{
+    HsDiag diag;
+    Scenario sc;
+    /* a server method without [server] */
+    const char *no_server = "[run]\nmethod = asgd\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\n"
+                            "[model]\nlayers = 32,10\n[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
+    ck_assert_int_eq(run_with(no_server, NULL, 0, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini: method asgd needs a [server] section") == diag.message, "%s",
+                  diag.message);
+    /* [server] with a serverless method: validated, not simulated */
+    const char *sync[] = {"run.method=sync"};
+    ck_assert_int_eq(run_with(base, sync, 1, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.has_server, 1);
+    ck_assert_int_eq(sc.n_servers, 0);
+    const char *bad[] = {"run.method=sync", "server.samples=10"};
+    ck_assert_int_eq(run_with(base, bad, 2, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "unknown key 'samples' in [server]") != NULL, "%s", diag.message);
+    /* a server method: one server node after the agents, written back into runs.config */
+    ck_assert_int_eq(run_with(base, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.n_servers, 1);
+    char *config = scenario_config_string(&sc);
+    ck_assert_ptr_nonnull(strstr(config, "[server]\ncompute = 10000000000\n"));
+    free(config);
+    /* agents rows: the agents only */
+    TestSink ts;
+    ck_assert_int_eq(run_with(base, NULL, 0, &ts, &diag, NULL), HS_OK);
+    ck_assert_int_eq(ts.n_agent_round_rows, 8);
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* Two identical clients, everything else instant enough to check the closed form: the
+ * downloads share the server's uplink, the uploads its downlink, and the server
+ * processes the two uploads one after the other. */
+START_TEST(test_fedavg_round_is_the_closed_form)
+{
+    const char *text =
+        "[run]\nmethod = fedavg\nrounds = 1\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 64\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[method]\nlocal_steps = 3\n"
+        "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+        "[server]\ncompute = 10 MFLOPS\nbandwidth = 1 MB/s\nlatency = 2 ms\n";
+    TestSink ts;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
+    double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
+    Engine *e;
+    Scenario sc;
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    TestSink unused;
+    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = engine_step_flops(e, 16) / 1e9;
+    engine_close(e);
+    test_sink_free(&unused);
+    double expected = 0.002 + 2 * bytes / 1e6 + 3 * step + 0.002 + 2 * bytes / 1e6 + 2 * (2 * params / 1e7);
+    ck_assert_msg(fabs(ts.round_rows[0].t_end - expected) < 1e-12 * expected, "%.17g vs %.17g",
+                  ts.round_rows[0].t_end, expected);
+    ck_assert(ts.round_rows[0].bytes == 4 * bytes);
+    ck_assert(ts.round_rows[0].extra == 0);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_fedavg_sampling_overcommit_deadline)
+{
+    TestSink ts;
+    HsDiag diag;
+    /* K = 4 of 8, 6 selected: two dropped every round. The server's link is fast here:
+     * over a slow one the two extra downloads cost more than the stragglers (the
+     * sample of 4 is the first 4 of the sample of 6: one stream per round). */
+    const char *over[] = {"method.participation=0.5", "method.overcommit=0.5", "server.bandwidth=1 GB/s"};
+    ck_assert_int_eq(run_with(base, over, 3, &ts, &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) ck_assert(ts.round_rows[r].extra == 2);
+    double overcommitted = ts.round_rows[2].t_end;
+    test_sink_free(&ts);
+    /* without over-commitment a slow client in the sample holds its round */
+    const char *plain[] = {"method.participation=0.5", "server.bandwidth=1 GB/s"};
+    ck_assert_int_eq(run_with(base, plain, 2, &ts, &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) ck_assert(ts.round_rows[r].extra == 0);
+    ck_assert_msg(ts.round_rows[2].t_end > overcommitted, "%g vs %g", ts.round_rows[2].t_end, overcommitted);
+    test_sink_free(&ts);
+    /* a deadline nobody can meet: every selected client is dropped, rounds last the deadline */
+    const char *late[] = {"method.deadline=1 ms"};
+    ck_assert_int_eq(run_with(base, late, 1, &ts, &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) {
+        ck_assert(ts.round_rows[r].extra == 8);
+        ck_assert(fabs(ts.round_rows[r].t_end - ts.round_rows[r].t_start - 0.001) < 1e-12);
+    }
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* asgd, rennala and ringmaster differ only in what the server applies: identical
+ * clocks; asgd's delays are positive with stragglers, ringmaster with R = 1 discards
+ * what rennala with B = 1 discards (both keep only gradients at the current point). */
+START_TEST(test_asynchronous_family_times_alike)
+{
+    const char *methods[][2] = {{"run.method=asgd", NULL},
+                                {"run.method=rennala", "method.batch=1"},
+                                {"run.method=ringmaster", "method.R=1"},
+                                {"run.method=ringmaster", "method.R=4"}};
+    TestSink ts[4];
+    HsDiag diag;
+    for (int m = 0; m < 4; m++)
+        ck_assert_int_eq(run_with(base, methods[m], methods[m][1] ? 2 : 1, &ts[m], &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) {
+        for (int m = 1; m < 4; m++) ck_assert(ts[m].round_rows[r].t_end == ts[0].round_rows[r].t_end);
+        ck_assert(ts[0].round_rows[r].extra > 0);
+        ck_assert(ts[1].round_rows[r].extra == ts[2].round_rows[r].extra);
+        ck_assert(ts[2].round_rows[r].extra > ts[3].round_rows[r].extra);
+    }
+    for (int m = 0; m < 4; m++) test_sink_free(&ts[m]);
+    /* fedbuff: with one client at a time nothing is ever stale */
+    const char *buff[] = {"run.method=fedbuff", "method.concurrency=1", "method.buffer=2"};
+    ck_assert_int_eq(run_with(base, buff, 3, &ts[0], &diag, NULL), HS_OK);
+    for (int r = 0; r < 3; r++) ck_assert(ts[0].round_rows[r].extra == 0);
+    test_sink_free(&ts[0]);
+    const char *crowd[] = {"run.method=fedbuff", "method.concurrency=9"};
+    ck_assert_int_eq(run_with(base, crowd, 2, NULL, &diag, NULL), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set method.concurrency=9: 9 clients at once, but there are 8 agents");
+    const char *many[] = {"run.method=fedbuff", "method.buffer=2"};
+    ck_assert_int_eq(run_with(base, many, 2, &ts[0], &diag, NULL), HS_OK);
+    ck_assert(ts[0].round_rows[2].extra > 0);
+    test_sink_free(&ts[0]);
+}
+END_TEST
+
+START_TEST(test_edge_server_rules)
+{
+    HsDiag diag;
+    Scenario sc;
+    const char *plain = "[run]\nmethod = sdfeel\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\n"
+                        "[model]\nlayers = 32,10\n[agents]\ncount = 6\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
+    ck_assert_int_eq(run_with(plain, NULL, 0, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini: method sdfeel needs a [servers] section") == diag.message, "%s",
+                  diag.message);
+    char text[2048];
+    snprintf(text, sizeof text, "%s[servers]\ncount = 3\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\n", plain);
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.n_servers, 3);
+    ck_assert_int_eq(sc.server_assign, SERVER_ASSIGN_NEAREST);
+    char *config = scenario_config_string(&sc);
+    ck_assert_ptr_nonnull(strstr(config, "[servers]\ncount = 3\nassign = nearest\n"));
+    free(config);
+    /* the graph is over the servers: degree 3 is impossible on 3 nodes, fine on 6 agents */
+    const char *regular[] = {"topology.graph=random-regular", "topology.degree=3"};
+    ck_assert_int_eq(run_with(text, regular, 2, NULL, &diag, &sc), HS_E_INPUT);
+    const char *sync[] = {"topology.graph=random-regular", "topology.degree=3", "run.method=sync"};
+    ck_assert_int_eq(run_with(text, sync, 3, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(sc.n_servers, 0);
+    /* one server only for the parameter-server methods; not both sections */
+    const char *fedavg[] = {"run.method=fedavg"};
+    ck_assert_int_eq(run_with(text, fedavg, 1, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:14: [servers] count: method fedavg has one server") == diag.message, "%s",
+                  diag.message);
+    const char *both[] = {"server.compute=1 GFLOPS"};
+    ck_assert_int_eq(run_with(text, both, 1, NULL, &diag, &sc), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:13: [servers] and [server] are both given") == diag.message, "%s",
+                  diag.message);
+}
+END_TEST
+
+/* Two clients, two servers, one of each per cluster: download, one step, upload, the
+ * server's processing, one gossip step to the other server and its processing. */
+START_TEST(test_sdfeel_round_is_the_closed_form)
+{
+    const char *text =
+        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 64\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[method]\nlocal_steps = 1\nintra_rounds = 1\ngossip_steps = 1\n"
+        "[topology]\ngraph = full\n"
+        "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+        "[servers]\ncount = 2\nassign = round-robin\ncompute = 10 MFLOPS\nbandwidth = 1 MB/s\nlatency = 2 ms\n";
+    TestSink ts, unused;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
+    double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
+    Engine *e;
+    Scenario sc;
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = engine_step_flops(e, 16) / 1e9;
+    engine_close(e);
+    test_sink_free(&unused);
+    double process = 2 * params / 1e7;
+    double round = 2 * (0.002 + bytes / 1e6) + step + process + (0.002 + bytes / 1e6) + process;
+    for (int r = 0; r < 2; r++)
+        ck_assert_msg(fabs(ts.round_rows[r].t_end - (r + 1) * round) < 1e-12 * round, "round %d: %.17g vs %.17g", r,
+                      ts.round_rows[r].t_end, (r + 1) * round);
+    /* two downloads, two uploads, two gossip messages, and the next round's downloads,
+     * sent as each server finishes (they count in the round they happen in) */
+    ck_assert_msg(ts.round_rows[0].bytes == 8 * bytes && ts.round_rows[1].bytes == 6 * bytes, "%g %g (model %g)",
+                  ts.round_rows[0].bytes, ts.round_rows[1].bytes, bytes);
+    ck_assert(ts.round_rows[0].extra == 0); /* both clusters reach the gossip together */
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* nearest gives the faster server more clients: shorter rounds than round-robin when the
+ * servers' links differ; with identical servers the two assignments coincide. */
+START_TEST(test_sdfeel_nearest_assignment)
+{
+    const char *text =
+        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 640\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[topology]\ngraph = ring\n"
+        "[agents]\ncount = 12\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"
+        "[servers]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+    TestSink a, b;
+    HsDiag diag;
+    const char *robin[] = {"servers.assign=round-robin"};
+    ck_assert_int_eq(run_with(text, NULL, 0, &a, &diag, NULL), HS_OK);
+    ck_assert_int_eq(run_with(text, robin, 1, &b, &diag, NULL), HS_OK);
+    ck_assert_str_eq(a.text, b.text);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    const char *spread[] = {"servers.bandwidth=uniform(100 kB/s, 10 MB/s)"};
+    const char *spread_robin[] = {"servers.bandwidth=uniform(100 kB/s, 10 MB/s)", "servers.assign=round-robin"};
+    ck_assert_int_eq(run_with(text, spread, 1, &a, &diag, NULL), HS_OK);
+    ck_assert_int_eq(run_with(text, spread_robin, 2, &b, &diag, NULL), HS_OK);
+    ck_assert_msg(a.round_rows[1].t_end < b.round_rows[1].t_end, "%g vs %g", a.round_rows[1].t_end,
+                  b.round_rows[1].t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
+/* The server pauses while its availability trace (group `server`) says it is offline:
+ * the run is longer by about the outage; a server gone for good fails the run. */
+START_TEST(test_server_availability)
+{
+    char path[] = "/tmp/hetsim-server-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("agent,time,value\nserver,0,1\nserver,0.005 s,0\nserver,0.5 s,1\n", f);
+    fclose(f);
+    char set[200];
+    snprintf(set, sizeof set, "server.availability=trace(%s)", path);
+    const char *offline[] = {set, "server.bandwidth=1 GB/s"}, *online[] = {"server.bandwidth=1 GB/s"};
+    TestSink a, b;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(base, offline, 2, &a, &diag, NULL), HS_OK);
+    ck_assert_int_eq(run_with(base, online, 1, &b, &diag, NULL), HS_OK);
+    /* nothing moves through the server for most of the half-second outage */
+    ck_assert_msg(a.round_rows[2].t_end > b.round_rows[2].t_end + 0.4 && b.round_rows[2].t_end < 0.5, "%g vs %g",
+                  a.round_rows[2].t_end, b.round_rows[2].t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    f = fopen(path, "w");
+    fputs("agent,time,value\nserver,0,1\nserver,0.005 s,0\n", f);
+    fclose(f);
+    const char *gone[] = {set, "server.bandwidth=1 GB/s", "run.method=asgd"};
+    ck_assert_int_eq(run_with(base, gone, 3, &a, &diag, NULL), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "the server (node 8) is offline for good") != NULL, "%s", diag.message);
+    test_sink_free(&a);
+    unlink(path);
+}
+END_TEST
+
+static Suite *server_suite(void)
+{
+    Suite *s = suite_create("server");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_server_section_rules);
+    tcase_add_test(tc, test_fedavg_round_is_the_closed_form);
+    tcase_add_test(tc, test_fedavg_sampling_overcommit_deadline);
+    tcase_add_test(tc, test_asynchronous_family_times_alike);
+    tcase_add_test(tc, test_server_availability);
+    tcase_add_test(tc, test_edge_server_rules);
+    tcase_add_test(tc, test_sdfeel_round_is_the_closed_form);
+    tcase_add_test(tc, test_sdfeel_nearest_assignment);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(server_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? 0 : 1;
+}
