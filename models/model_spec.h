@@ -70,6 +70,9 @@ typedef struct DataSpec {
     int test_samples;     /* held-out evaluation samples (0 = the whole test set) */
     /* synthetic Gaussian mixture */
     int features, classes, train_samples;
+    /* synthetic: the features seen as a channels x height x width image (so convolutional
+     * models run on them); 0,0,0 = a flat vector of features */
+    int channels, height, width;
     double separation;
 } DataSpec;
 
