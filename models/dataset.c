@@ -256,6 +256,12 @@ static int dataset_make_synthetic(const DataSpec *spec, gsl_rng *rng, Dataset *d
     ds->n_test = spec->test_samples > 0 ? spec->test_samples : spec->train_samples / 6 + 1;
     ds->channels = f;
     ds->height = ds->width = 1;
+    if (spec->channels > 0) {
+        if ((long long)spec->channels * spec->height * spec->width != f)
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "synthetic image %dx%dx%d does not hold %d features",
+                               spec->channels, spec->height, spec->width, f);
+        ds->channels = spec->channels, ds->height = spec->height, ds->width = spec->width;
+    }
     ds->features = f;
     ds->classes = k;
     double *means = malloc(sizeof(double) * (size_t)f * k);

@@ -164,4 +164,51 @@ void maxpool2_backward_naive(float *din, const float *dout, const float *in, int
 void avgpool_global_forward_naive(float *out, const float *in, int B, int C, int HW);
 void avgpool_global_backward_naive(float *din, const float *dout, int B, int C, int HW);
 
+/* ---- residual networks (kernels_resnet.c) ---- */
+
+/* Output side of a convolution with odd kernel K, padding K/2 and stride S. */
+int conv2d_out_size(int H, int K, int S);
+/* Column buffer of one sample for conv2d_strided_*: (C*K*K, OH*OW) floats. */
+size_t conv2d_strided_col_floats(int C, int H, int W, int K, int S);
+/* Convolution without bias, stride S (S = 1: conv2d_forward's im2col + sgemm path).
+ * out (B, OC, OH, OW), in (B, C, H, W), w (OC, C, K, K), col: conv2d_strided_col_floats. */
+void conv2d_strided_forward(float *out, const float *in, const float *w, float *col, int B, int C, int H, int W,
+                            int OC, int K, int S);
+/* dw += ..., din += ... (din NULL: skipped). */
+void conv2d_strided_backward(float *din, float *dw, const float *dout, const float *in, const float *w, float *col,
+                             int B, int C, int H, int W, int OC, int K, int S);
+
+/* Group normalisation (Wu & He, ECCV 2018): channels split into G groups of C/G; each
+ * sample's group is normalised by its own mean and variance (biased, + GROUPNORM_EPS),
+ * then scaled and shifted per channel: out = gamma * (x - mean) * rstd + beta. Statistics
+ * are per sample, never per batch, so a model behaves the same in training and in
+ * evaluation and has no running buffers to average. C must be a multiple of G. */
+#define GROUPNORM_EPS 1e-5
+void groupnorm_forward(float *out,         /* (B, C, HW) */
+                       float *mean,        /* (B, G) written */
+                       float *rstd,        /* (B, G) written: 1 / sqrt(var + eps) */
+                       const float *in,    /* (B, C, HW) */
+                       const float *gamma, /* (C) */
+                       const float *beta,  /* (C) */
+                       int B, int C, int HW, int G);
+/* din += ..., dgamma += ..., dbeta += ..., from the forward's input and statistics. */
+void groupnorm_backward(float *din, float *dgamma, float *dbeta, const float *dout, const float *in,
+                        const float *mean, const float *rstd, const float *gamma, int B, int C, int HW, int G);
+
+/* The end of a residual block: out = max(a + b, 0); out may equal a or b. */
+void residual_relu_forward(float *out, const float *a, const float *b, size_t n);
+/* WRITES dsum = dout where out > 0, else 0: the gradient of both a and b. */
+void residual_relu_backward(float *dsum, const float *dout, const float *out, size_t n);
+
+void conv2d_strided_forward_naive(float *out, const float *in, const float *w, int B, int C, int H, int W, int OC,
+                                  int K, int S);
+void conv2d_strided_backward_naive(float *din, float *dw, const float *dout, const float *in, const float *w, int B,
+                                   int C, int H, int W, int OC, int K, int S);
+void groupnorm_forward_naive(float *out, float *mean, float *rstd, const float *in, const float *gamma,
+                             const float *beta, int B, int C, int HW, int G);
+void groupnorm_backward_naive(float *din, float *dgamma, float *dbeta, const float *dout, const float *in,
+                              const float *gamma, int B, int C, int HW, int G);
+void residual_relu_forward_naive(float *out, const float *a, const float *b, size_t n);
+void residual_relu_backward_naive(float *dsum, const float *dout, const float *out, size_t n);
+
 #endif

@@ -271,3 +271,151 @@ void avgpool_global_backward_naive(float *din, const float *dout, int B, int C, 
     for (int p = 0; p < B * C; p++)
         for (int i = 0; i < HW; i++) din[(size_t)p * HW + i] += (float)((double)dout[p] / HW);
 }
+
+/* in[n, c, S*i + ki - pad, S*j + kj - pad], zero outside the image. */
+static double conv_strided_input(const float *in, int n, int c, int h, int w, int C, int H, int W)
+{
+    if (h < 0 || h >= H || w < 0 || w >= W) return 0.0;
+    return in[(((size_t)n * C + c) * H + h) * W + w];
+}
+
+void conv2d_strided_forward_naive(float *out, const float *in, const float *w, int B, int C, int H, int W, int OC,
+                                  int K, int S)
+{
+    const int pad = K / 2, OH = (H + 2 * pad - K) / S + 1, OW = (W + 2 * pad - K) / S + 1;
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < OC; o++)
+            for (int i = 0; i < OH; i++)
+                for (int j = 0; j < OW; j++) {
+                    double sum = 0.0;
+                    for (int c = 0; c < C; c++)
+                        for (int ki = 0; ki < K; ki++)
+                            for (int kj = 0; kj < K; kj++)
+                                sum += w[(((size_t)o * C + c) * K + ki) * K + kj] *
+                                       conv_strided_input(in, n, c, S * i + ki - pad, S * j + kj - pad, C, H, W);
+                    out[(((size_t)n * OC + o) * OH + i) * OW + j] = (float)sum;
+                }
+}
+
+void conv2d_strided_backward_naive(float *din, float *dw, const float *dout, const float *in, const float *w, int B,
+                                   int C, int H, int W, int OC, int K, int S)
+{
+    const int pad = K / 2, OH = (H + 2 * pad - K) / S + 1, OW = (W + 2 * pad - K) / S + 1;
+    for (int o = 0; o < OC; o++)
+        for (int c = 0; c < C; c++)
+            for (int ki = 0; ki < K; ki++)
+                for (int kj = 0; kj < K; kj++) {
+                    double sum = 0.0;
+                    for (int n = 0; n < B; n++)
+                        for (int i = 0; i < OH; i++)
+                            for (int j = 0; j < OW; j++)
+                                sum += dout[(((size_t)n * OC + o) * OH + i) * OW + j] *
+                                       conv_strided_input(in, n, c, S * i + ki - pad, S * j + kj - pad, C, H, W);
+                    dw[(((size_t)o * C + c) * K + ki) * K + kj] += (float)sum;
+                }
+    if (!din) return;
+    /* input (h, x) feeds output (i, j) through tap (ki, kj) when S*i + ki - pad = h */
+    for (int n = 0; n < B; n++)
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < H; h++)
+                for (int x = 0; x < W; x++) {
+                    double sum = 0.0;
+                    for (int o = 0; o < OC; o++)
+                        for (int ki = 0; ki < K; ki++)
+                            for (int kj = 0; kj < K; kj++) {
+                                int ti = h - ki + pad, tj = x - kj + pad;
+                                if (ti < 0 || tj < 0 || ti % S || tj % S) continue;
+                                int i = ti / S, j = tj / S;
+                                if (i >= OH || j >= OW) continue;
+                                sum += (double)dout[(((size_t)n * OC + o) * OH + i) * OW + j] *
+                                       w[(((size_t)o * C + c) * K + ki) * K + kj];
+                            }
+                    din[(((size_t)n * C + c) * H + h) * W + x] += (float)sum;
+                }
+}
+
+/* One pass of sums (sum and sum of squares), the textbook variance E[x^2] - E[x]^2. */
+static void groupnorm_stats_naive(const float *in, int n, int g, int C, int HW, int G, double *mu, double *r)
+{
+    const int per = C / G;
+    double s = 0.0, q = 0.0;
+    for (int c = g * per; c < (g + 1) * per; c++)
+        for (int i = 0; i < HW; i++) {
+            double v = in[((size_t)n * C + c) * HW + i];
+            s += v;
+            q += v * v;
+        }
+    const double m = (double)per * HW;
+    *mu = s / m;
+    *r = 1.0 / sqrt(q / m - *mu * *mu + GROUPNORM_EPS);
+}
+
+void groupnorm_forward_naive(float *out, float *mean, float *rstd, const float *in, const float *gamma,
+                             const float *beta, int B, int C, int HW, int G)
+{
+    const int per = C / G;
+    for (int n = 0; n < B; n++)
+        for (int g = 0; g < G; g++) {
+            double mu, r;
+            groupnorm_stats_naive(in, n, g, C, HW, G, &mu, &r);
+            mean[(size_t)n * G + g] = (float)mu;
+            rstd[(size_t)n * G + g] = (float)r;
+            for (int c = g * per; c < (g + 1) * per; c++)
+                for (int i = 0; i < HW; i++) {
+                    size_t at = ((size_t)n * C + c) * HW + i;
+                    out[at] = (float)(gamma[c] * (in[at] - mu) * r + beta[c]);
+                }
+        }
+}
+
+/* The chain rule through mean and variance written out (as for batch normalisation):
+ * dvar = sum dxhat (x - mu) (-1/2) r^3, dmu = -r sum dxhat + dvar * (-2/m) sum (x - mu),
+ * dx = dxhat r + dvar 2 (x - mu) / m + dmu / m. Statistics are recomputed from in. */
+void groupnorm_backward_naive(float *din, float *dgamma, float *dbeta, const float *dout, const float *in,
+                              const float *gamma, int B, int C, int HW, int G)
+{
+    const int per = C / G;
+    const double m = (double)per * HW;
+    for (int n = 0; n < B; n++)
+        for (int g = 0; g < G; g++) {
+            double mu, r, dvar = 0.0, dmu = 0.0, dev = 0.0;
+            groupnorm_stats_naive(in, n, g, C, HW, G, &mu, &r);
+            for (int c = g * per; c < (g + 1) * per; c++)
+                for (int i = 0; i < HW; i++) {
+                    size_t at = ((size_t)n * C + c) * HW + i;
+                    double dxhat = (double)dout[at] * gamma[c];
+                    dvar += dxhat * (in[at] - mu) * -0.5 * r * r * r;
+                    dmu += -dxhat * r;
+                    dev += in[at] - mu;
+                }
+            dmu += dvar * -2.0 * dev / m;
+            for (int c = g * per; c < (g + 1) * per; c++) {
+                double dg = 0.0, db = 0.0;
+                for (int i = 0; i < HW; i++) {
+                    size_t at = ((size_t)n * C + c) * HW + i;
+                    double dxhat = (double)dout[at] * gamma[c];
+                    dg += dout[at] * (in[at] - mu) * r;
+                    db += dout[at];
+                    din[at] += (float)(dxhat * r + dvar * 2.0 * (in[at] - mu) / m + dmu / m);
+                }
+                dgamma[c] += (float)dg;
+                dbeta[c] += (float)db;
+            }
+        }
+}
+
+void residual_relu_forward_naive(float *out, const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)a[i] + b[i];
+        out[i] = (float)(v < 0.0 ? 0.0 : v); /* NaN passes, as in the kernel */
+    }
+}
+
+void residual_relu_backward_naive(float *dsum, const float *dout, const float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        dsum[i] = 0.0f;
+        if (out[i] > 0.0f) dsum[i] = dout[i];
+    }
+}

@@ -6,6 +6,7 @@
 #include "models/model.h"
 
 #include "models/kernels.h"
+#include "models/resnet.h"
 #include "base/hs_error.h"
 
 #include <math.h>
@@ -26,6 +27,7 @@ struct Model {
     int height[2], width[2];
     int head_in[MODEL_MAX_BLOCKS]; /* features entering head m (after GAP for conv) */
     int head_hw[MODEL_MAX_BLOCKS]; /* GAP area for the head of split m, 0 = no GAP */
+    ResnetShape *resnet;           /* ResNet: its block shapes (resnet.h); NULL otherwise */
     float *params; /* (n_params) */
     float *grads;  /* (n_params) */
 };
@@ -44,6 +46,9 @@ struct ModelWorkspace {
     float *head_logits, *dhead;    /* (batch, classes) */
     float *x;                      /* (batch, features) gather buffer */
     int *y;                        /* (batch) gather buffer */
+    ResnetShape *resnet;           /* ResNet: shapes and the blocks' buffers; NULL otherwise */
+    ResnetBuffers rbuf;
+    float *rmemory;
 };
 
 /* ------------------------------------------------------------------ shapes */
@@ -59,6 +64,8 @@ static int model_same_shape(const ModelSpec *a, const ModelSpec *b)
             if (a->sizes[i] != b->sizes[i]) return 0;
         return 1;
     }
+    if (a->arch == MODEL_ARCH_RESNET)
+        return a->depth == b->depth && a->base_channels == b->base_channels && a->norm_groups == b->norm_groups;
     return a->conv_channels[0] == b->conv_channels[0] && a->conv_channels[1] == b->conv_channels[1] &&
            a->kernel == b->kernel && a->hidden == b->hidden;
 }
@@ -73,7 +80,7 @@ static int model_spec_check(const ModelSpec *s, ModelProfile *profile)
         if (s->sizes[s->n_sizes - 1] != s->classes) return HS_E_INPUT;
         for (int i = 0; i < s->n_sizes; i++)
             if (s->sizes[i] < 1) return HS_E_INPUT;
-    } else {
+    } else if (s->arch == MODEL_ARCH_CNN) {
         if (s->kernel % 2 == 0 || s->conv_channels[0] < 1 || s->conv_channels[1] < 1) return HS_E_INPUT;
     }
     return HS_OK;
@@ -85,7 +92,17 @@ static void model_layout(Model *m)
     const ModelSpec *s = &m->spec;
     const int L = m->n_blocks, C = s->classes;
     size_t at = 0;
-    if (s->arch == MODEL_ARCH_MLP) {
+    if (s->arch == MODEL_ARCH_RESNET) {
+        for (int b = 0; b < L; b++) {
+            const ResnetBlock *k = &m->resnet->block[b];
+            m->block_offset[b] = at;
+            at += k->count;
+            if (b + 1 < L) {
+                m->head_in[b + 1] = k->out_c;
+                m->head_hw[b + 1] = k->out_h * k->out_w;
+            }
+        }
+    } else if (s->arch == MODEL_ARCH_MLP) {
         for (int b = 0; b < L; b++) {
             m->in[b] = s->sizes[b];
             m->out[b] = s->sizes[b + 1];
@@ -150,7 +167,9 @@ static void model_init(Model *m, gsl_rng *rng)
     for (int b = 0; b < L; b++) {
         float *p = m->params + m->block_offset[b];
         int relu = b < L - 1;
-        if (s->arch == MODEL_ARCH_CNN && b < 2) {
+        if (s->arch == MODEL_ARCH_RESNET) {
+            resnet_block_init(m->resnet, b, p, rng);
+        } else if (s->arch == MODEL_ARCH_CNN && b < 2) {
             int fan_in = m->in[b] * s->kernel * s->kernel;
             model_init_weights(p, (size_t)m->out[b] * fan_in, fan_in, 1, rng);
         } else {
@@ -171,6 +190,13 @@ int model_create(const ModelSpec *spec, gsl_rng *rng, Model **out)
     m->spec = *spec;
     m->profile = profile;
     m->n_blocks = profile.n_blocks;
+    if (spec->arch == MODEL_ARCH_RESNET) {
+        if (!(m->resnet = malloc(sizeof *m->resnet))) {
+            model_free(m);
+            return HS_E_NOMEM;
+        }
+        resnet_shape(spec, m->resnet); /* checked by model_spec_check */
+    }
     model_layout(m);
     m->params = calloc(m->n_params, sizeof(float));
     m->grads = calloc(m->n_params, sizeof(float));
@@ -194,6 +220,7 @@ void model_free(Model *m)
     if (!m) return;
     free(m->params);
     free(m->grads);
+    free(m->resnet);
     free(m);
 }
 
@@ -282,11 +309,19 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
     shape.spec = *spec;
     shape.profile = p;
     shape.n_blocks = p.n_blocks;
+    ResnetShape *resnet = NULL;
+    if (spec->arch == MODEL_ARCH_RESNET) {
+        if (!(resnet = malloc(sizeof *resnet))) return HS_E_NOMEM;
+        resnet_shape(spec, resnet);
+        shape.resnet = resnet;
+    }
     model_layout(&shape);
     const size_t B = (size_t)spec->batch, L = (size_t)p.n_blocks, C = (size_t)spec->classes;
     const size_t features = (size_t)spec->in_channels * spec->in_height * spec->in_width;
     size_t total = 0, plane = 0, pooled[2] = {0, 0}, col = 0, gap = 0;
     for (size_t b = 0; b < L; b++) total += 2 * B * (size_t)p.act_floats[b];
+    /* the heads' pooled features: at most the last stage's channels */
+    if (resnet) gap = (size_t)resnet->block[resnet->n_blocks - 1].out_c;
     if (spec->arch == MODEL_ARCH_CNN) {
         for (int b = 0; b < 2; b++) {
             size_t one = (size_t)shape.out[b] * shape.height[b] * shape.width[b];
@@ -299,7 +334,16 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
     }
     total += plane + col + 2 * B * gap + 2 * B * C + B * features;
     ModelWorkspace *ws = calloc(1, sizeof *ws);
-    if (!ws) return HS_E_NOMEM;
+    if (!ws) {
+        free(resnet);
+        return HS_E_NOMEM;
+    }
+    ws->resnet = resnet;
+    if (resnet && !(ws->rmemory = calloc(resnet_buffer_floats(resnet, spec->batch), sizeof(float)))) {
+        model_workspace_free(ws);
+        return HS_E_NOMEM;
+    }
+    if (resnet) resnet_buffers_bind(resnet, spec->batch, ws->rmemory, &ws->rbuf);
     ws->spec = *spec;
     ws->batch = spec->batch;
     ws->memory = calloc(total, sizeof(float));
@@ -339,6 +383,8 @@ void model_workspace_free(ModelWorkspace *ws)
     free(ws->memory);
     free(ws->y);
     free(ws->argmax[0]);
+    free(ws->resnet);
+    free(ws->rmemory);
     free(ws);
 }
 
@@ -359,6 +405,10 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
 {
     const float *w = P + m->block_offset[b];
     const int last = b == m->n_blocks - 1;
+    if (m->spec.arch == MODEL_ARCH_RESNET) {
+        resnet_block_forward(m->resnet, b, w, &ws->rbuf, in, ws->act[b], B);
+        return;
+    }
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const float *bias = w + (size_t)OC * C * K * K;
@@ -382,6 +432,10 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
     const float *w = P + off;
     float *dw = G + off;
     if (din) memset(din, 0, sizeof(float) * B * model_block_in_floats(m, b));
+    if (m->spec.arch == MODEL_ARCH_RESNET) {
+        resnet_block_backward(m->resnet, b, w, dw, &ws->rbuf, in, ws->act[b], ws->dact[b], din, B);
+        return;
+    }
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const size_t nw = (size_t)OC * C * K * K;

@@ -1,8 +1,13 @@
-/* model_profile.c — analytic FLOPs and sizes per block for the MLP and the CNN.
+/* model_profile.c — analytic FLOPs and sizes per block for the MLP, the CNN and the ResNet.
  * Conventions: a multiply-add counts as 2 FLOPs; backward costs the input gradient plus
  * the weight gradient (2x forward for linear and conv layers); elementwise layers
- * (ReLU, pooling) cost one FLOP per element forward and one backward. */
+ * (ReLU, pooling) cost one FLOP per element forward and one backward. GroupNorm costs 8
+ * FLOPs per element forward (mean 1, squared deviation 3, normalise and affine 4, as
+ * groupnorm_forward computes them) and 13 backward (the affine gradients 4, the group sums
+ * 4, the input gradient 5); the residual sum + ReLU 2 forward and 2 backward (the mask,
+ * and the shortcut's gradient added to the branch's). */
 #include "models/model_spec.h"
+#include "models/resnet.h"
 #include "base/hs_error.h"
 
 #include <string.h>
@@ -70,11 +75,66 @@ static int profile_cnn(const ModelSpec *s, ModelProfile *p)
     return HS_OK;
 }
 
+/* conv without bias, K x K, C -> OC channels at an OH x OW output */
+static void profile_add_conv(ModelProfile *p, int block, double C, double OC, double K, double OH, double OW)
+{
+    double macs = C * K * K * OC * OH * OW;
+    p->fwd_flops[block] += 2.0 * macs;
+    p->bwd_flops[block] += 4.0 * macs;
+    p->params[block] += C * K * K * OC;
+}
+
+static void profile_add_groupnorm(ModelProfile *p, int block, double C, double HW)
+{
+    p->fwd_flops[block] += 8.0 * C * HW;
+    p->bwd_flops[block] += 13.0 * C * HW;
+    p->params[block] += 2.0 * C;
+}
+
+static int profile_resnet(const ModelSpec *s, ModelProfile *p)
+{
+    ResnetShape r;
+    if (resnet_shape(s, &r) != HS_OK) return HS_E_INPUT;
+    p->n_blocks = r.n_blocks;
+    for (int b = 0; b < r.n_blocks; b++) {
+        const ResnetBlock *k = &r.block[b];
+        const double in_hw = (double)k->in_h * k->in_w, out_hw = (double)k->out_h * k->out_w;
+        const double out = k->out_c * out_hw;
+        if (k->stem_c) {
+            profile_add_conv(p, b, k->stem_c, k->in_c, 3, k->in_h, k->in_w);
+            profile_add_groupnorm(p, b, k->in_c, in_hw);
+            profile_add_elementwise(p, b, k->in_c * in_hw);
+        }
+        profile_add_conv(p, b, k->in_c, k->out_c, 3, k->out_h, k->out_w);
+        profile_add_groupnorm(p, b, k->out_c, out_hw);
+        profile_add_elementwise(p, b, out); /* ReLU */
+        profile_add_conv(p, b, k->out_c, k->out_c, 3, k->out_h, k->out_w);
+        profile_add_groupnorm(p, b, k->out_c, out_hw);
+        if (k->projection) {
+            profile_add_conv(p, b, k->in_c, k->out_c, 1, k->out_h, k->out_w);
+            profile_add_groupnorm(p, b, k->out_c, out_hw);
+        }
+        profile_add_elementwise(p, b, 2.0 * out); /* residual sum + ReLU */
+        p->act_floats[b] = out;
+        if (k->classes) {
+            profile_add_elementwise(p, b, out); /* global average pool */
+            profile_add_linear(p, b, k->out_c, k->classes);
+            p->act_floats[b] = k->classes;
+        } else {
+            /* head of split b + 1: global average pool + linear */
+            p->aux_flops[b + 1] = 2.0 * out + 6.0 * k->out_c * s->classes + 2.0 * s->classes;
+            p->aux_params[b + 1] = (double)k->out_c * s->classes + s->classes;
+        }
+    }
+    return HS_OK;
+}
+
 int model_profile(const ModelSpec *spec, ModelProfile *profile)
 {
     memset(profile, 0, sizeof *profile);
-    int status = spec->arch == MODEL_ARCH_MLP ? profile_mlp(spec, profile)
-                                              : profile_cnn(spec, profile);
+    int status = spec->arch == MODEL_ARCH_MLP   ? profile_mlp(spec, profile)
+                 : spec->arch == MODEL_ARCH_CNN ? profile_cnn(spec, profile)
+                                                : profile_resnet(spec, profile);
     if (status != HS_OK) return status;
     for (int b = 0; b < profile->n_blocks; b++) {
         profile->total_flops += profile->fwd_flops[b] + profile->bwd_flops[b];

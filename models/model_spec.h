@@ -6,9 +6,9 @@
 #define MODEL_SPEC_H
 
 #define MODEL_MAX_SIZES 16  /* MLP widths, input and output included */
-#define MODEL_MAX_BLOCKS 16 /* blocks a model is cut into; splits lie between blocks */
+#define MODEL_MAX_BLOCKS 64 /* blocks a model is cut into; splits lie between blocks (ResNet-110: 54) */
 
-typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1 } ModelArch;
+typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1, MODEL_ARCH_RESNET = 2 } ModelArch;
 
 typedef struct ModelSpec {
     ModelArch arch;
@@ -23,6 +23,13 @@ typedef struct ModelSpec {
     int conv_channels[2];
     int kernel;
     int hidden;
+    /* ResNet (CIFAR-style, He et al. 2016, section 4.2): depth = 6n + 2, a 3x3 stem conv,
+     * then three stages of n BasicBlocks at base, 2 base, 4 base channels (the second and
+     * third start with stride 2 and a 1x1 projection shortcut), global average pool,
+     * linear. Every conv is followed by GroupNorm with norm_groups groups. */
+    int depth;
+    int base_channels; /* 16 x the [model] width multiplier */
+    int norm_groups;
     int batch;
 } ModelSpec;
 
@@ -63,6 +70,9 @@ typedef struct DataSpec {
     int test_samples;     /* held-out evaluation samples (0 = the whole test set) */
     /* synthetic Gaussian mixture */
     int features, classes, train_samples;
+    /* synthetic: the features seen as a channels x height x width image (so convolutional
+     * models run on them); 0,0,0 = a flat vector of features */
+    int channels, height, width;
     double separation;
 } DataSpec;
 

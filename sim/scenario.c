@@ -30,11 +30,12 @@ static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time
                                        "target_accuracy", "mode", "eval_every", "threads", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
                                         "test_samples", "features", "classes", "train_samples",
-                                        "separation", "domains", "test_domains", "lambda", NULL};
+                                        "separation", "domains", "test_domains", "lambda", "channels",
+                                        "height", "width", NULL};
 static const char *const keys_model[] = {"arch", "layers", "channels", "kernel", "hidden",
                                          "batch", "optimizer", "lr", "momentum", "nesterov",
                                          "weight_decay", "beta1", "beta2", "eps", "schedule",
-                                         "step_gamma", "step_every", "warmup", NULL};
+                                         "step_gamma", "step_every", "warmup", "depth", "width", NULL};
 static const char *const keys_topology[] = {"graph", "degree", NULL};
 static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
                                           "latency", "samples", "slowdown", "jitter", "availability",
@@ -210,6 +211,43 @@ static int scenario_resolve_domains(Resolver *r, DataSpec *d)
     return scenario_double(r, "data", "lambda", 0.1, UNIT_PLAIN, 0, 1, &d->lambda);
 }
 
+/* [data] channels, height, width: synthetic features seen as an image, so that the CNN
+ * and the ResNet run on synthetic data at any input size (timing mode at CIFAR's 3x32x32).
+ * Any of the three given: the others default to 1 and features is their product (a
+ * `features` that disagrees is an error). With fashion-mnist they are an error: its
+ * images are 1x28x28. */
+static int scenario_resolve_image_shape(Resolver *r, DataSpec *d)
+{
+    IniEntry *given[3] = {inidoc_find(r->doc, "data", "channels"), inidoc_find(r->doc, "data", "height"),
+                          inidoc_find(r->doc, "data", "width")};
+    int status;
+    if ((status = scenario_int(r, "data", "channels", 1, 1, 4096, &d->channels)) ||
+        (status = scenario_int(r, "data", "height", 1, 1, 4096, &d->height)) ||
+        (status = scenario_int(r, "data", "width", 1, 1, 4096, &d->width)))
+        return status;
+    IniEntry *first = given[0] ? given[0] : given[1] ? given[1] : given[2];
+    if (!first) {
+        d->channels = d->height = d->width = 0;
+        return HS_OK;
+    }
+    if (d->dataset != DATA_SYNTHETIC)
+        return scenario_bad(r, first, "%s", "shapes synthetic data only (fashion-mnist images are 1x28x28)");
+    long long product = (long long)d->channels * d->height * d->width;
+    char why[160];
+    if (product > (1 << 20)) {
+        snprintf(why, sizeof why, "channels x height x width = %lld, more than 2^20 features", product);
+        return scenario_bad(r, first, "%s", why);
+    }
+    IniEntry *features = inidoc_find(r->doc, "data", "features");
+    if (features && product != d->features) {
+        snprintf(why, sizeof why, "%d disagrees with channels x height x width = %lld (leave it out)", d->features,
+                 product);
+        return scenario_bad(r, features, "%s", why);
+    }
+    d->features = (int)product;
+    return HS_OK;
+}
+
 static int scenario_resolve_data(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -235,6 +273,7 @@ static int scenario_resolve_data(Resolver *r)
         return status;
     d->alpha = alpha;
     d->separation = separation;
+    if ((status = scenario_resolve_image_shape(r, d)) != HS_OK) return status;
     if ((status = scenario_resolve_domains(r, d)) != HS_OK) return status;
     if (d->partition == PART_DOMAINS && dataset != 0)
         return scenario_bad(r, inidoc_find(r->doc, "data", "partition"), "%s",
@@ -248,6 +287,13 @@ static int scenario_resolve_data(Resolver *r)
         d->classes = 10;
         sc->dataset_train_size = 60000;
         sc->dataset_test_size = 10000;
+    } else if (d->channels > 0) {
+        m->in_channels = d->channels;
+        m->in_height = d->height;
+        m->in_width = d->width;
+        m->classes = d->classes;
+        sc->dataset_train_size = d->train_samples;
+        sc->dataset_test_size = d->test_samples > 0 ? d->test_samples : d->train_samples / 6 + 1;
     } else {
         m->in_channels = d->features;
         m->in_height = m->in_width = 1;
@@ -266,8 +312,8 @@ static int scenario_resolve_model(Resolver *r)
     Scenario *sc = r->sc;
     ModelSpec *m = &sc->model;
     int arch, status;
-    if ((status = scenario_choice(r, "model", "arch", "mlp", "mlp|cnn", &arch))) return status;
-    m->arch = arch == 0 ? MODEL_ARCH_MLP : MODEL_ARCH_CNN;
+    if ((status = scenario_choice(r, "model", "arch", "mlp", "mlp|cnn|resnet", &arch))) return status;
+    m->arch = (ModelArch)arch;
     int features = m->in_channels * m->in_height * m->in_width;
     IniEntry *e = scenario_take(r, "model", "layers");
     if (e) {
@@ -302,11 +348,23 @@ static int scenario_resolve_model(Resolver *r)
         return status;
     if (m->kernel % 2 == 0)
         return scenario_bad(r, inidoc_find(r->doc, "model", "kernel"), "%s", "must be odd (same padding)");
-    if (m->arch == MODEL_ARCH_CNN && (m->in_height < 4 || m->in_width < 4)) {
+    /* ResNet: depth 6n + 2 (n residual blocks per stage, 3n blocks <= MODEL_MAX_BLOCKS),
+     * 16 x width channels in the first stage, GroupNorm in 8 groups (see models/resnet.h) */
+    int width;
+    if ((status = scenario_int(r, "model", "depth", 20, 8, 2 + 2 * MODEL_MAX_BLOCKS, &m->depth)) ||
+        (status = scenario_int(r, "model", "width", 1, 1, 64, &width)))
+        return status;
+    if ((m->depth - 2) % 6 != 0)
+        return scenario_bad(r, inidoc_find(r->doc, "model", "depth"), "%s",
+                            "must be 6n + 2 (8, 14, 20, 32, 44, 56, 110, ...)");
+    m->base_channels = 16 * width;
+    m->norm_groups = 8;
+    if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
         int line = inidoc_section_line(r->doc, "model");
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line,
-                           "[model] arch = cnn needs image data (fashion-mnist), not %d features",
-                           features);
+                           "[model] arch = %s needs image data (fashion-mnist, or synthetic with channels, height "
+                           "and width), not %d features",
+                           m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet", features);
     }
     OptimSpec *o = &sc->optim;
     int kind, schedule;

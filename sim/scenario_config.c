@@ -103,10 +103,14 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (d->dataset == DATA_SYNTHETIC)
         fprintf(out, "features = %d\nclasses = %d\ntrain_samples = %d\nseparation = %.17g\n",
                 d->features, d->classes, d->train_samples, d->separation);
+    if (d->dataset == DATA_SYNTHETIC && d->channels > 0)
+        fprintf(out, "channels = %d\nheight = %d\nwidth = %d\n", d->channels, d->height, d->width);
 
     const ModelSpec *m = &sc->model;
-    fprintf(out, "\n[model]\narch = %s\n", m->arch == MODEL_ARCH_MLP ? "mlp" : "cnn");
-    if (m->arch == MODEL_ARCH_MLP) {
+    fprintf(out, "\n[model]\narch = %s\n", m->arch == MODEL_ARCH_MLP ? "mlp" : m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet");
+    if (m->arch == MODEL_ARCH_RESNET) {
+        fprintf(out, "depth = %d\nwidth = %d\n", m->depth, m->base_channels / 16);
+    } else if (m->arch == MODEL_ARCH_MLP) {
         fputs("layers = ", out);
         for (int i = 0; i < m->n_sizes; i++) fprintf(out, "%s%d", i ? "," : "", m->sizes[i]);
         fputc('\n', out);

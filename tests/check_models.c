@@ -1,6 +1,7 @@
 /* check_models.c — kernels against their naive twins, finite-difference gradient checks
  * (a double-precision reference forward, central differences) for every layer and for
- * the MLP and CNN end to end, bottom and top split passes, the cost profile against the
+ * the MLP and CNN end to end, bottom and top split passes, the ResNet's layers (strided
+ * conv, GroupNorm, residual sum) and the ResNet end to end, the cost profile against the
  * implemented shapes, optimiser formulas on hand examples, schedules, determinism.
  * Data sets and partitions are in check_data.c. */
 #include "models/dataset.h"
@@ -880,7 +881,7 @@ static void check_profile_matches(const ModelSpec *s)
             ck_assert_double_eq(p->fwd_flops[b], 2 * in * out + out + relu);
             ck_assert_double_eq(p->bwd_flops[b], 4 * in * out + out + relu);
         }
-    } else {
+    } else if (s->arch == MODEL_ARCH_CNN) {
         int c = s->in_channels, h = s->in_height, w = s->in_width, k = s->kernel;
         for (int b = 0; b < 2; b++) {
             double oc = s->conv_channels[b], macs = (double)c * k * k * oc * h * w, e = oc * h * w;
@@ -1351,6 +1352,432 @@ START_TEST(test_split_training_learns)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ residual networks */
+
+static void ref_conv_strided(double *out, const double *in, const double *w, int B, int C, int H, int W, int OC,
+                             int K, int S)
+{
+    const int p = K / 2, OH = (H + 2 * p - K) / S + 1, OW = (W + 2 * p - K) / S + 1;
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < OC; o++)
+            for (int i = 0; i < OH; i++)
+                for (int j = 0; j < OW; j++) {
+                    double s = 0;
+                    for (int c = 0; c < C; c++)
+                        for (int a = 0; a < K; a++)
+                            for (int b = 0; b < K; b++) {
+                                int ih = S * i + a - p, iw = S * j + b - p;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                s += w[((o * C + c) * K + a) * K + b] * in[((n * C + c) * H + ih) * W + iw];
+                            }
+                    out[((n * OC + o) * OH + i) * OW + j] = s;
+                }
+}
+
+static void ref_groupnorm(double *out, const double *in, const double *gamma, const double *beta, int B, int C,
+                          int HW, int G)
+{
+    const int per = C / G, m = per * HW;
+    for (int n = 0; n < B; n++)
+        for (int g = 0; g < G; g++) {
+            const double *x = in + ((size_t)n * C + g * per) * HW;
+            double mu = 0, var = 0;
+            for (int i = 0; i < m; i++) mu += x[i] / m;
+            for (int i = 0; i < m; i++) var += (x[i] - mu) * (x[i] - mu) / m;
+            for (int i = 0; i < m; i++) {
+                int c = g * per + i / HW;
+                out[((size_t)n * C + g * per) * HW + i] = gamma[c] * (x[i] - mu) / sqrt(var + GROUPNORM_EPS) + beta[c];
+            }
+        }
+}
+
+START_TEST(test_resnet_kernels_match_naive)
+{
+    gsl_rng *r = test_rng(41);
+    for (int trial = 0; trial < 24; trial++) {
+        /* strided convolution: K 1 and 3, stride 1 and 2, odd and even sizes */
+        int B = rand_int(r, 1, 3), C = rand_int(r, 1, 3), H = rand_int(r, 1, 9), W = rand_int(r, 1, 9);
+        int OC = rand_int(r, 1, 4), K = trial % 2 ? 3 : 1, S = trial % 4 < 2 ? 2 : 1;
+        int OH = conv2d_out_size(H, K, S), OW = conv2d_out_size(W, K, S);
+        size_t nin = (size_t)B * C * H * W, nout = (size_t)B * OC * OH * OW, nw = (size_t)OC * C * K * K;
+        float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *dout = alloc_uniform(nout, r, -1, 1);
+        float *col = malloc(sizeof(float) * conv2d_strided_col_floats(C, H, W, K, S));
+        float *o1 = malloc(sizeof(float) * nout), *o2 = malloc(sizeof(float) * nout);
+        conv2d_strided_forward(o1, in, w, col, B, C, H, W, OC, K, S);
+        conv2d_strided_forward_naive(o2, in, w, B, C, H, W, OC, K, S);
+        ck_assert_double_le(worst_ratio(o1, o2, nout, 1e-5, 1e-5), 1.0);
+        float *din1 = alloc_uniform(nin, r, -1, 1), *dw1 = alloc_uniform(nw, r, -1, 1);
+        float *din2 = alloc_copy(din1, nin), *dw2 = alloc_copy(dw1, nw);
+        conv2d_strided_backward(din1, dw1, dout, in, w, col, B, C, H, W, OC, K, S);
+        conv2d_strided_backward_naive(din2, dw2, dout, in, w, B, C, H, W, OC, K, S);
+        ck_assert_double_le(worst_ratio(din1, din2, nin, 1e-5, 1e-5), 1.0);
+        ck_assert_double_le(worst_ratio(dw1, dw2, nw, 1e-5, 1e-5), 1.0);
+        conv2d_strided_backward(NULL, dw1, dout, in, w, col, B, C, H, W, OC, K, S);
+        conv2d_strided_backward_naive(NULL, dw2, dout, in, w, B, C, H, W, OC, K, S);
+        ck_assert_double_le(worst_ratio(dw1, dw2, nw, 1e-5, 1e-5), 1.0);
+        free(in), free(w), free(dout), free(col), free(o1), free(o2), free(din1), free(dw1), free(din2), free(dw2);
+
+        /* group normalisation: groups of 1..3 channels, off-centre inputs */
+        int G = rand_int(r, 1, 3), Cg = G * rand_int(r, 1, 3), HW = rand_int(r, 1, 20);
+        size_t n = (size_t)B * Cg * HW;
+        float *x = alloc_uniform(n, r, 2, 5), *gamma = alloc_uniform(Cg, r, 0.5, 1.5), *beta = alloc_uniform(Cg, r, -1, 1);
+        float *y1 = malloc(sizeof(float) * n), *y2 = malloc(sizeof(float) * n), *dy = alloc_uniform(n, r, -1, 1);
+        float *m1 = malloc(sizeof(float) * B * G), *r1 = malloc(sizeof(float) * B * G);
+        float *m2 = malloc(sizeof(float) * B * G), *r2 = malloc(sizeof(float) * B * G);
+        groupnorm_forward(y1, m1, r1, x, gamma, beta, B, Cg, HW, G);
+        groupnorm_forward_naive(y2, m2, r2, x, gamma, beta, B, Cg, HW, G);
+        ck_assert_double_le(worst_ratio(y1, y2, n, 1e-4, 1e-4), 1.0);
+        ck_assert_double_le(worst_ratio(m1, m2, (size_t)B * G, 1e-5, 1e-5), 1.0);
+        ck_assert_double_le(worst_ratio(r1, r2, (size_t)B * G, 1e-4, 1e-4), 1.0);
+        float *dx1 = alloc_uniform(n, r, -1, 1), *dg1 = alloc_uniform(Cg, r, -1, 1), *db1 = alloc_uniform(Cg, r, -1, 1);
+        float *dx2 = alloc_copy(dx1, n), *dg2 = alloc_copy(dg1, Cg), *db2 = alloc_copy(db1, Cg);
+        groupnorm_backward(dx1, dg1, db1, dy, x, m1, r1, gamma, B, Cg, HW, G);
+        groupnorm_backward_naive(dx2, dg2, db2, dy, x, gamma, B, Cg, HW, G);
+        ck_assert_double_le(worst_ratio(dx1, dx2, n, 1e-4, 1e-3), 1.0);
+        ck_assert_double_le(worst_ratio(dg1, dg2, Cg, 1e-4, 1e-4), 1.0);
+        ck_assert_double_le(worst_ratio(db1, db2, Cg, 1e-5, 1e-5), 1.0);
+
+        /* residual sum + ReLU: exact, in place, NaN passes */
+        float *a = alloc_uniform(n, r, -1, 1), *b = alloc_uniform(n, r, -1, 1);
+        a[0] = NAN;
+        residual_relu_forward(y1, a, b, n);
+        residual_relu_forward_naive(y2, a, b, n);
+        ck_assert(isnan(y1[0]) && isnan(y2[0]));
+        ck_assert_mem_eq(y1 + 1, y2 + 1, sizeof(float) * (n - 1));
+        residual_relu_forward(a, a, b, n);
+        ck_assert_mem_eq(a + 1, y1 + 1, sizeof(float) * (n - 1));
+        residual_relu_backward(dx1, dy, y1, n);
+        residual_relu_backward_naive(dx2, dy, y1, n);
+        ck_assert_mem_eq(dx1, dx2, sizeof(float) * n);
+        free(x), free(gamma), free(beta), free(y1), free(y2), free(dy), free(m1), free(r1), free(m2), free(r2);
+        free(dx1), free(dg1), free(db1), free(dx2), free(dg2), free(db2), free(a), free(b);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+typedef struct ResLayerCtx {
+    int kind; /* 0 strided conv, 1 group norm, 2 residual sum + ReLU */
+    int B, C, H, W, OC, K, S, G;
+    double *in, *w, *gamma, *beta, *other, *r, *out;
+    size_t n_out;
+} ResLayerCtx;
+
+static double res_layer_objective(void *p)
+{
+    ResLayerCtx *c = p;
+    if (c->kind == 0) ref_conv_strided(c->out, c->in, c->w, c->B, c->C, c->H, c->W, c->OC, c->K, c->S);
+    if (c->kind == 1) ref_groupnorm(c->out, c->in, c->gamma, c->beta, c->B, c->C, c->H * c->W, c->G);
+    if (c->kind == 2)
+        for (size_t i = 0; i < c->n_out; i++) c->out[i] = fmax(c->in[i] + c->other[i], 0.0);
+    double s = 0;
+    for (size_t i = 0; i < c->n_out; i++) s += c->r[i] * c->out[i];
+    return s;
+}
+
+START_TEST(test_resnet_layer_gradients_by_finite_differences)
+{
+    gsl_rng *r = test_rng(42);
+    /* strided conv: 3x3 stride 2 and 1x1 stride 2 on odd and even sizes, 3x3 stride 1 */
+    const int cases[][4] = {{3, 2, 5, 6}, {1, 2, 5, 6}, {3, 2, 6, 7}, {3, 1, 4, 5}};
+    for (int t = 0; t < 4; t++) {
+        int K = cases[t][0], S = cases[t][1], H = cases[t][2], W = cases[t][3];
+        ResLayerCtx c = {.kind = 0, .B = 2, .C = 2, .H = H, .W = W, .OC = 3, .K = K, .S = S};
+        int OH = conv2d_out_size(H, K, S), OW = conv2d_out_size(W, K, S);
+        size_t nin = (size_t)2 * 2 * H * W, nw = (size_t)3 * 2 * K * K, nout = (size_t)2 * 3 * OH * OW;
+        float *in = alloc_uniform(nin, r, -1, 1), *w = alloc_uniform(nw, r, -1, 1), *dout = alloc_uniform(nout, r, -1, 1);
+        float *col = malloc(sizeof(float) * conv2d_strided_col_floats(2, H, W, K, S));
+        float *din = calloc(nin, sizeof(float)), *dw = calloc(nw, sizeof(float));
+        conv2d_strided_backward(din, dw, dout, in, w, col, 2, 2, H, W, 3, K, S);
+        c.in = to_double(in, nin), c.w = to_double(w, nw), c.r = to_double(dout, nout);
+        c.n_out = nout;
+        c.out = malloc(sizeof(double) * nout);
+        check_fd(c.in, din, nin, res_layer_objective, &c, "strided conv din");
+        check_fd(c.w, dw, nw, res_layer_objective, &c, "strided conv dw");
+        free(in), free(w), free(dout), free(col), free(din), free(dw), free(c.in), free(c.w), free(c.r), free(c.out);
+    }
+    /* group norm: 2 groups of 2 channels, and one group of 3 (layer norm) */
+    for (int G = 1; G <= 2; G++) {
+        int C = G == 1 ? 3 : 4;
+        ResLayerCtx c = {.kind = 1, .B = 2, .C = C, .H = 3, .W = 2, .G = G};
+        size_t n = (size_t)2 * C * 6;
+        float *in = alloc_uniform(n, r, -2, 2), *gamma = alloc_uniform(C, r, 0.5, 1.5), *beta = alloc_uniform(C, r, -1, 1);
+        float *dout = alloc_uniform(n, r, -1, 1), *out = malloc(sizeof(float) * n);
+        float *mean = malloc(sizeof(float) * 2 * G), *rstd = malloc(sizeof(float) * 2 * G);
+        float *din = calloc(n, sizeof(float)), *dg = calloc(C, sizeof(float)), *db = calloc(C, sizeof(float));
+        groupnorm_forward(out, mean, rstd, in, gamma, beta, 2, C, 6, G);
+        groupnorm_backward(din, dg, db, dout, in, mean, rstd, gamma, 2, C, 6, G);
+        c.in = to_double(in, n), c.gamma = to_double(gamma, C), c.beta = to_double(beta, C), c.r = to_double(dout, n);
+        c.n_out = n;
+        c.out = malloc(sizeof(double) * n);
+        check_fd(c.in, din, n, res_layer_objective, &c, "groupnorm din");
+        check_fd(c.gamma, dg, C, res_layer_objective, &c, "groupnorm dgamma");
+        check_fd(c.beta, db, C, res_layer_objective, &c, "groupnorm dbeta");
+        free(in), free(gamma), free(beta), free(dout), free(out), free(mean), free(rstd), free(din), free(dg), free(db);
+        free(c.in), free(c.gamma), free(c.beta), free(c.r), free(c.out);
+    }
+    /* residual sum + ReLU: the same gradient reaches both summands */
+    {
+        ResLayerCtx c = {.kind = 2};
+        size_t n = 24;
+        float *a = alloc_uniform(n, r, -1, 1), *b = alloc_uniform(n, r, -1, 1), *dout = alloc_uniform(n, r, -1, 1);
+        float *out = malloc(sizeof(float) * n), *dsum = malloc(sizeof(float) * n);
+        residual_relu_forward(out, a, b, n);
+        residual_relu_backward(dsum, dout, out, n);
+        c.in = to_double(a, n), c.other = to_double(b, n), c.r = to_double(dout, n);
+        c.n_out = n;
+        c.out = malloc(sizeof(double) * n);
+        check_fd(c.in, dsum, n, res_layer_objective, &c, "residual da");
+        check_fd(c.other, dsum, n, res_layer_objective, &c, "residual db");
+        free(a), free(b), free(dout), free(out), free(dsum), free(c.in), free(c.other), free(c.r), free(c.out);
+    }
+    gsl_rng_free(r);
+}
+END_TEST
+
+static ModelSpec resnet_spec(int c, int h, int w, int depth, int base, int groups, int classes, int batch)
+{
+    ModelSpec s;
+    memset(&s, 0, sizeof s);
+    s.arch = MODEL_ARCH_RESNET;
+    s.in_channels = c, s.in_height = h, s.in_width = w;
+    s.classes = classes;
+    s.depth = depth, s.base_channels = base, s.norm_groups = groups;
+    s.batch = batch;
+    return s;
+}
+
+/* The loss a pass reports, at the model's current (float) parameters: mode 0 full, 1
+ * bottom at split, 2 top at split from act. */
+typedef struct ResModelCtx {
+    Model *m;
+    ModelWorkspace *ws;
+    const float *x, *act;
+    const int *y;
+    int B, mode, split;
+} ResModelCtx;
+
+static double res_model_loss(ResModelCtx *c)
+{
+    double loss = 0;
+    float *G = model_grads(c->m);
+    size_t n = model_param_count(c->m);
+    float *keep = alloc_copy(G, n);
+    int status = c->mode == 0 ? model_grad_full(c->m, c->ws, c->x, c->y, c->B, &loss)
+                 : c->mode == 1 ? model_grad_bottom(c->m, c->ws, c->split, c->x, c->y, c->B, &loss, NULL)
+                                : model_grad_top(c->m, c->ws, c->split, c->act, c->y, c->B, &loss);
+    ck_assert_int_eq(status, HS_OK);
+    memcpy(G, keep, sizeof(float) * n);
+    free(keep);
+    return loss;
+}
+
+/* Central differences on the float model itself (steps 2e-4 and 1e-4, the loss summed in
+ * double; float rounding in the forward leaves ~5e-4 of noise in them, hence the 1e-3
+ * absolute tolerance): catches wiring mistakes, which are O(1), where the per-layer checks above
+ * verify the arithmetic in double. A parameter whose two estimates disagree has a ReLU
+ * kink within the step (tiny GroupNorm groups make them dense) and is skipped; at most
+ * one in ten may be. Every entry outside the pass's ranges must keep the sentinel. */
+static void check_resnet_fd(ResModelCtx *c, int first, int end, int head, float sentinel, const char *what)
+{
+    const float *g = model_grads(c->m);
+    float *P = model_params(c->m);
+    size_t n = model_param_count(c->m);
+    char *tested = calloc(n, 1);
+    size_t off, count;
+    for (int b = first; b < end; b++) {
+        model_block_range(c->m, b, &off, &count);
+        memset(tested + off, 1, count);
+    }
+    if (head) {
+        model_aux_range(c->m, head, &off, &count);
+        memset(tested + off, 1, count);
+    }
+    size_t checked = 0, kinked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!tested[i]) {
+            ck_assert_msg(g[i] == sentinel, "%s: gradient %zu outside the pass's ranges was written", what, i);
+            continue;
+        }
+        double num[2];
+        const float keep = P[i];
+        for (int k = 0; k < 2; k++) {
+            const float eps = k ? 1e-4f : 2e-4f;
+            P[i] = keep + eps;
+            double up = res_model_loss(c);
+            P[i] = keep - eps;
+            double down = res_model_loss(c);
+            P[i] = keep;
+            num[k] = (up - down) / (2.0 * eps);
+        }
+        checked++;
+        /* two steps that disagree straddle a ReLU kink: no derivative to compare with */
+        if (fabs(num[0] - num[1]) > 1.5e-3 + 2e-2 * fabs(num[1])) {
+            kinked++;
+            continue;
+        }
+        double err = fabs(num[1] - g[i]);
+        ck_assert_msg(err <= 1e-3 + 2e-2 * fabs(num[1]), "%s: param %zu analytic %.7g numeric %.7g", what, i,
+                      (double)g[i], num[1]);
+    }
+    ck_assert_msg(kinked * 10 <= checked, "%s: %zu of %zu parameters sit on a kink", what, kinked, checked);
+    free(tested);
+}
+
+START_TEST(test_resnet_gradients_end_to_end)
+{
+    /* depth 8 (three blocks), 2 base channels in groups of 1, 8x8 -> 4x4 -> 2x2, 3 classes;
+     * and depth 14 on an odd input (7x5 -> 4x3 -> 2x2) with layer-norm-like groups */
+    const ModelSpec specs[] = {resnet_spec(1, 8, 8, 8, 2, 2, 3, 3), resnet_spec(2, 7, 5, 14, 2, 1, 3, 2)};
+    for (int t = 0; t < 2; t++) {
+        const ModelSpec *spec = &specs[t];
+        gsl_rng *r = test_rng(51 + t);
+        Model *m;
+        ModelWorkspace *ws;
+        ck_assert_int_eq(model_create(spec, r, &m), HS_OK);
+        ck_assert_int_eq(model_workspace_create(spec, &ws), HS_OK);
+        const int B = spec->batch, L = model_n_blocks(m);
+        ck_assert_int_eq(L, (spec->depth - 2) / 2);
+        const size_t n = model_param_count(m);
+        const int features = spec->in_channels * spec->in_height * spec->in_width;
+        float *P = model_params(m), *G = model_grads(m);
+        /* perturb GroupNorm's gamma/beta and the biases away from 1 and 0 */
+        for (size_t i = 0; i < n; i++) P[i] += (float)(0.2 * (gsl_rng_uniform(r) - 0.5));
+        float *x = alloc_uniform((size_t)B * features, r, 0, 1);
+        int *y = malloc(sizeof(int) * B);
+        for (int i = 0; i < B; i++) y[i] = rand_int(r, 0, spec->classes - 1);
+        ResModelCtx c = {.m = m, .ws = ws, .x = x, .y = y, .B = B};
+        const float sentinel = 7.5f;
+        double loss;
+        for (size_t i = 0; i < n; i++) G[i] = sentinel;
+        ck_assert_int_eq(model_grad_full(m, ws, x, y, B, &loss), HS_OK);
+        ck_assert(isfinite(loss) && loss > 0);
+        check_resnet_fd(&c, 0, L, 0, sentinel, "resnet full");
+        /* the forward's logits are those the loss saw: model_forward agrees bit for bit */
+        const float *logits = model_forward(m, ws, x, B);
+        ck_assert_ptr_nonnull(logits);
+        for (int split = 1; split < L; split++) {
+            int act_floats = model_split_floats(m, split);
+            float *act = malloc(sizeof(float) * B * act_floats);
+            for (size_t i = 0; i < n; i++) G[i] = sentinel;
+            ck_assert_int_eq(model_grad_bottom(m, ws, split, x, y, B, &loss, act), HS_OK);
+            c.mode = 1, c.split = split;
+            check_resnet_fd(&c, 0, split, split, sentinel, "resnet bottom");
+            /* top from the bottom's real cut activations (post-ReLU, some exact zeros) */
+            for (size_t i = 0; i < n; i++) G[i] = sentinel;
+            ck_assert_int_eq(model_grad_top(m, ws, split, act, y, B, &loss), HS_OK);
+            c.mode = 2, c.act = act;
+            check_resnet_fd(&c, split, L, 0, sentinel, "resnet top");
+            /* determinism: a fresh workspace gives the same bits */
+            ModelWorkspace *fresh;
+            ck_assert_int_eq(model_workspace_create(spec, &fresh), HS_OK);
+            float *G_top = alloc_copy(G, n);
+            double loss_fresh;
+            ck_assert_int_eq(model_grad_top(m, fresh, split, act, y, B, &loss_fresh), HS_OK);
+            ck_assert(loss_fresh == loss);
+            ck_assert_mem_eq(G, G_top, sizeof(float) * n);
+            model_workspace_free(fresh);
+            free(G_top), free(act);
+            c.mode = 0, c.act = NULL;
+        }
+        free(x), free(y);
+        model_workspace_free(ws);
+        model_free(m);
+        gsl_rng_free(r);
+    }
+}
+END_TEST
+
+START_TEST(test_resnet_profile_closed_form)
+{
+    /* layout and profile agree (offsets, parameter counts, split floats) */
+    ModelSpec s = resnet_spec(3, 32, 32, 8, 16, 8, 10, 4);
+    check_profile_matches(&s);
+    ModelSpec odd = resnet_spec(1, 28, 28, 20, 16, 8, 10, 4);
+    check_profile_matches(&odd);
+    /* ResNet-8 at 3x32x32, worked by hand. Block 0: stem 3->16 and two 16->16 convs at
+     * 32x32 (E = 16 * 1024 elements each), three GroupNorms, two ReLUs, the residual sum.
+     * Blocks 1, 2: 16->32 at 16x16 and 32->64 at 8x8, each conv1 3x3/2 + conv2 3x3 + 1x1/2
+     * projection = 3,670,016 MACs, three GroupNorms, one ReLU, the sum; block 2 adds the
+     * pool and linear(64 -> 10). */
+    ModelProfile p;
+    ck_assert_int_eq(model_profile(&s, &p), HS_OK);
+    ck_assert_int_eq(p.n_blocks, 3);
+    const double E0 = 16384, E1 = 8192, E2 = 4096, macs0 = 442368 + 2 * 2359296, macs12 = 3670016;
+    ck_assert_double_eq(p.fwd_flops[0], 2 * macs0 + 3 * 8 * E0 + 2 * E0 + 2 * E0); /* 10,780,672 */
+    ck_assert_double_eq(p.fwd_flops[0], 10780672);
+    ck_assert_double_eq(p.bwd_flops[0], 4 * macs0 + 3 * 13 * E0 + 2 * E0 + 2 * E0);
+    ck_assert_double_eq(p.fwd_flops[1], 2 * macs12 + 3 * 8 * E1 + E1 + 2 * E1);
+    ck_assert_double_eq(p.bwd_flops[1], 4 * macs12 + 3 * 13 * E1 + E1 + 2 * E1);
+    ck_assert_double_eq(p.fwd_flops[2], 2 * macs12 + 3 * 8 * E2 + E2 + 2 * E2 + E2 + 2 * 640 + 10);
+    ck_assert_double_eq(p.bwd_flops[2], 4 * macs12 + 3 * 13 * E2 + E2 + 2 * E2 + E2 + 4 * 640 + 10);
+    ck_assert_double_eq(p.params[0], 5136);
+    ck_assert_double_eq(p.params[1], 14528);
+    ck_assert_double_eq(p.params[2], 58378);
+    ck_assert_double_eq(p.act_floats[0], E0);
+    ck_assert_double_eq(p.act_floats[1], E1);
+    ck_assert_double_eq(p.act_floats[2], 10);
+    ck_assert_double_eq(model_profile_split_bytes(&p, 1), 4 * E0);
+    ck_assert_double_eq(p.aux_flops[1], 2 * E0 + 6 * 16 * 10 + 20);
+    ck_assert_double_eq(p.aux_params[2], 32 * 10 + 10);
+    /* the paper's models (He et al. quote 0.85 M and 1.7 M): per stage, the first block
+     * of stages 2 and 3 has the projection; 464 stem + 650 classifier */
+    s.depth = 56;
+    ck_assert_int_eq(model_profile(&s, &p), HS_OK);
+    ck_assert_int_eq(p.n_blocks, 27);
+    ck_assert_double_eq(p.total_params, 464 + 9 * 4672 + 14528 + 8 * 18560 + 57728 + 8 * 73984 + 650);
+    ck_assert_double_eq(p.total_params, 855770);
+    s.depth = 110;
+    ck_assert_int_eq(model_profile(&s, &p), HS_OK);
+    ck_assert_int_eq(p.n_blocks, 54);
+    ck_assert_double_eq(p.total_params, 1730714);
+    /* shapes the network cannot have */
+    const int bad_depths[] = {6, 9, 13, 134};
+    for (int i = 0; i < 4; i++) {
+        s.depth = bad_depths[i];
+        ck_assert_int_eq(model_profile(&s, &p), HS_E_INPUT);
+    }
+    s.depth = 8, s.norm_groups = 3; /* 16 channels in 3 groups */
+    ck_assert_int_eq(model_profile(&s, &p), HS_E_INPUT);
+    s = resnet_spec(3, 3, 32, 8, 16, 8, 10, 4); /* smaller than 4x4 */
+    ck_assert_int_eq(model_profile(&s, &p), HS_E_INPUT);
+}
+END_TEST
+
+START_TEST(test_resnet_split_training_learns)
+{
+    /* a mixture seen as 1x6x6 images: ResNet-8 split at block 1 learns it, the bottom from
+     * its head, the top from the activations */
+    Dataset *ds = mixture(36, 3, 480, 12.0, 61);
+    ds->channels = 1, ds->height = 6, ds->width = 6;
+    ModelSpec s = resnet_spec(1, 6, 6, 8, 4, 2, 3, 16);
+    gsl_rng *r = test_rng(62);
+    Model *m;
+    ModelWorkspace *ws;
+    ck_assert_int_eq(model_create(&s, r, &m), HS_OK);
+    ck_assert_int_eq(model_workspace_create(&s, &ws), HS_OK);
+    double loss0, acc0, loss1, acc1;
+    ck_assert_int_eq(model_evaluate(m, ws, ds, 0, NULL, 0, &loss0, &acc0), HS_OK);
+    const size_t n = model_param_count(m);
+    float *act = malloc(sizeof(float) * 16 * model_split_floats(m, 1));
+    for (int epoch = 0; epoch < 4; epoch++)
+        for (int start = 0; start + 16 <= ds->n_train; start += 16) {
+            dataset_gather_range(ds, 0, start, 16, model_workspace_x(ws), model_workspace_y(ws));
+            double l;
+            ck_assert_int_eq(model_grad_bottom(m, ws, 1, model_workspace_x(ws), model_workspace_y(ws), 16, &l, act), HS_OK);
+            ck_assert_int_eq(model_grad_top(m, ws, 1, act, model_workspace_y(ws), 16, &l), HS_OK);
+            vec_axpy(model_params(m), -0.05f, model_grads(m), n);
+        }
+    ck_assert_int_eq(model_evaluate(m, ws, ds, 1, NULL, 0, &loss1, &acc1), HS_OK);
+    ck_assert_msg(loss1 < 0.6 * loss0 && acc1 > 0.8, "loss %g -> %g, accuracy %g -> %g", loss0, loss1, acc0, acc1);
+    free(act);
+    model_workspace_free(ws);
+    model_free(m);
+    gsl_rng_free(r);
+    dataset_free(ds);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -1363,6 +1790,8 @@ static Suite *kernels_suite(void)
     tcase_add_test(tc, test_pool_loss_relu_match_naive);
     tcase_add_test(tc, test_softmax_hand_example_and_nan);
     tcase_add_test(tc, test_layer_gradients_by_finite_differences);
+    tcase_add_test(tc, test_resnet_kernels_match_naive);
+    tcase_add_test(tc, test_resnet_layer_gradients_by_finite_differences);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -1380,6 +1809,9 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_vector_helpers);
     tcase_add_test(tc, test_training_learns_and_is_deterministic);
     tcase_add_test(tc, test_split_training_learns);
+    tcase_add_test(tc, test_resnet_gradients_end_to_end);
+    tcase_add_test(tc, test_resnet_profile_closed_form);
+    tcase_add_test(tc, test_resnet_split_training_learns);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -211,6 +211,9 @@ static const WalkKey walk_keys[] = {
     {"data.domains", WALK_ANGLES, "0|0,0|15,30,x|0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"},
     {"data.test_domains", WALK_ANGLES, "10|-1|1.5|75,75|0,15,30,45,60,75"},
     {"data.lambda", WALK_UNIT, NULL},
+    {"data.channels", WALK_COUNT, "4097"},
+    {"data.height", WALK_COUNT, "4097"},
+    {"data.width", WALK_COUNT, "4097"},
     {"model.arch", WALK_CHOICE, NULL},
     {"model.layers", WALK_LIST, "32|32,10,16"},
     {"model.channels", WALK_LIST, "32|32,64,128"},
@@ -229,6 +232,8 @@ static const WalkKey walk_keys[] = {
     {"model.step_gamma", WALK_UNIT, NULL},
     {"model.step_every", WALK_COUNT, NULL},
     {"model.warmup", WALK_WHOLE, NULL},
+    {"model.depth", WALK_COUNT, "2|7|9|21|130"},
+    {"model.width", WALK_COUNT, "65"},
     {"topology.graph", WALK_CHOICE, "missing.edges"},
     {"topology.degree", WALK_COUNT, NULL},
     {"agents.count", WALK_COUNT, NULL},
@@ -438,6 +443,68 @@ static void walk_collect_method_keys(void)
 }
 
 /* A case that resolves must not, and its message must start with the --set it names. */
+/* ---- [data] channels/height/width and [model] arch = resnet ---- */
+
+START_TEST(test_image_shape_and_resnet)
+{
+    Scenario sc;
+    HsDiag diag;
+    const char *base = "[run]\nmethod = sync\nrounds = 1\nmode = timing\n"
+                       "[data]\ndataset = synthetic\nchannels = 3\nheight = 32\nwidth = 32\n"
+                       "[model]\narch = resnet\ndepth = 56\n"
+                       "[agents]\ncount = 2\ncompute = 1 TFLOPS\nbandwidth = 100 MB/s\n";
+    ck_assert_int_eq(resolve_with(base, NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(sc.data.features, 3072);
+    ck_assert_int_eq(sc.model.in_channels, 3);
+    ck_assert_int_eq(sc.model.in_height, 32);
+    ck_assert_int_eq(sc.model.in_width, 32);
+    ck_assert_int_eq(sc.model.arch, MODEL_ARCH_RESNET);
+    ck_assert_int_eq(sc.model.depth, 56);
+    ck_assert_int_eq(sc.model.base_channels, 16);
+    /* the config names the shape and the network, and resolves again to itself */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    scenario_write_config(&sc, f);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "features = 3072\nclasses = 10\ntrain_samples = 60000\nseparation = 2\n"
+                                       "channels = 3\nheight = 32\nwidth = 32\n"));
+    ck_assert_ptr_nonnull(strstr(text, "arch = resnet\ndepth = 56\nwidth = 1\n"));
+    Scenario again;
+    ck_assert_int_eq(resolve_with(text, NULL, 0, &again, &diag), HS_OK);
+    ck_assert_int_eq(again.model.depth, 56);
+    ck_assert_int_eq(again.data.channels, 3);
+    free(text);
+    /* a flat synthetic set keeps its config as before: no shape lines */
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(sc.data.channels, 0);
+    ck_assert_int_eq(sc.model.in_channels, 32);
+    /* errors: a features that disagrees, fashion-mnist, a depth that is not 6n + 2, a
+     * resnet on flat data, a width beyond the range */
+    const char *features[] = {"data.features=3000"};
+    ck_assert_int_eq(resolve_with(base, features, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set data.features=3000: 3000 disagrees with channels x height x width = 3072 (leave it out)");
+    const char *fashion[] = {"data.dataset=fashion-mnist"};
+    ck_assert_int_eq(resolve_with(base, fashion, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "t.ini:7: [data] channels: shapes synthetic data only (fashion-mnist images are 1x28x28)");
+    const char *depth[] = {"model.depth=52"};
+    ck_assert_int_eq(resolve_with(base, depth, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_str_eq(diag.message, "--set model.depth=52: must be 6n + 2 (8, 14, 20, 32, 44, 56, 110, ...)");
+    ck_assert_int_eq(resolve_with(walk_base_byzantine, (const char *[]){"model.arch=resnet"}, 1, &sc, &diag),
+                     HS_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(diag.message, "[model] arch = resnet needs image data"));
+    const char *wide[] = {"data.height=1024", "data.width=1024"};
+    ck_assert_int_eq(resolve_with(base, wide, 2, &sc, &diag), HS_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(diag.message, "more than 2^20 features"));
+    /* only height given: channels and width default to 1 (a 1 x 40 x 1 image) */
+    const char *tall = "[run]\nmethod = sync\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\nheight = 40\n"
+                       "[model]\nlayers = 40,10\n[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
+    ck_assert_int_eq(resolve_with(tall, NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(sc.data.features, 40);
+    ck_assert_int_eq(sc.model.in_height, 40);
+}
+END_TEST
+
 START_TEST(test_every_key_rejects_every_bad_value)
 {
     walk_n = 0;
@@ -532,6 +599,7 @@ static Suite *scenario_keys_suite(void)
     tcase_add_test(tc, test_method_and_method_name_merge);
     tcase_add_test(tc, test_list_elements_are_never_dropped);
     tcase_add_test(tc, test_whole_numbers_and_overflow);
+    tcase_add_test(tc, test_image_shape_and_resnet);
     tcase_add_test(tc, test_every_key_rejects_every_bad_value);
     tcase_add_test(tc, test_binary_exits_2_and_writes_nothing);
     suite_add_tcase(s, tc);
