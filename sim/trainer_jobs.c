@@ -172,7 +172,11 @@ static int trainer_job_run(Trainer *t, TrainerSlot *slot, TrainerJob *job)
         int status = model_grad_full_at(m, model_params(m), slot->grad, slot->ws, slot->x, slot->y, b, &job->loss);
         job->has_loss = 1;
         if (status != HS_OK || !isfinite(job->loss)) return status;
-        optim_step(t->optims[agent], model_params(m), slot->grad, 0, t->n_params, job->lr);
+        /* the blocks only: model_grad_full_at leaves the auxiliary heads' gradient range
+         * as it was, which in a slot's shared vector is another job's */
+        size_t last_offset, last_count;
+        model_block_range(m, model_n_blocks(m) - 1, &last_offset, &last_count);
+        optim_step(t->optims[agent], model_params(m), slot->grad, 0, last_offset + last_count, job->lr);
         return HS_OK;
     }
     case TRAINER_JOB_SPLIT_BOTTOM: return trainer_job_split_bottom(t, slot, job);
