@@ -309,15 +309,8 @@ float *trainer_buffer(Trainer *t, int agent, int which)
  * what is queued (only trainer_local_step and the split steps are queued). */
 int trainer_gradient(Trainer *t, int agent, float *grad)
 {
-    if (t == NULL) return HS_OK;
-    int status = trainer_flush(t);
-    if (status != HS_OK) return status;
-    TrainerSlot *slot = &t->slots[0];
-    Model *m = t->models[agent];
-    double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    status = model_grad_full_at(m, model_params(m), grad, slot->ws, slot->x, slot->y, b, &loss);
-    return trainer_count_loss(t, loss, status, agent);
+    /* the agent's own parameters are one more outside vector of the same shape */
+    return t ? trainer_gradient_at(t, agent, model_params(t->models[agent]), grad) : HS_OK;
 }
 
 int trainer_optimizer_step(Trainer *t, int agent, const float *grad)
