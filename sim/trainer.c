@@ -11,6 +11,7 @@
 
 #include "models/dataset.h"
 #include "models/model.h"
+#include "models/model_width.h"
 #include "models/optim.h"
 #include "models/partition.h"
 #include "sim/rng.h"
@@ -70,6 +71,7 @@ struct Trainer {
     double loss_sum;
     long loss_count;
     int n_agents;
+    float *width_count;   /* (n_params) trainer_shared_width_gradients: members holding each coordinate */
 };
 
 static int trainer_fail(Trainer *t, int status, const char *what)
@@ -216,6 +218,7 @@ void trainer_free(Trainer *t)
     model_free(t->shared);
     optim_free(t->shared_optim);
     free(t->grad_sum);
+    free(t->width_count);
     model_free(t->eval);
     free(t->heldout_rows);
     free(t->seen_rows);
@@ -648,5 +651,107 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
     t->loss_sum = 0;
     t->loss_count = 0;
     *evaluated = 1;
+    return HS_OK;
+}
+
+/* --- width pruning and progressive freezing (additive: the paths above are untouched) --- */
+
+int trainer_width_gradient(Trainer *t, int agent, ModelWidth *width, float *grad)
+{
+    if (t == NULL) return HS_OK;
+    if (width == NULL) return trainer_gradient(t, agent, grad);
+    double loss;
+    int b = trainer_next_batch(t, agent);
+    int status = model_width_grad(width, model_params(t->models[agent]), grad, t->x, t->y, b, &loss);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
+    if (status == HS_OK) {
+        t->loss_sum += loss;
+        t->loss_count++;
+    }
+    return status;
+}
+
+int trainer_width_step(Trainer *t, int agent, ModelWidth *width)
+{
+    if (t == NULL) return HS_OK;
+    float *grad = model_grads(t->models[agent]);
+    int status = trainer_width_gradient(t, agent, width, grad);
+    return status == HS_OK ? trainer_optimizer_step(t, agent, grad) : status;
+}
+
+int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members, ModelWidth *const *widths)
+{
+    if (t == NULL) return HS_OK;
+    if (t->width_count == NULL && (t->width_count = malloc(t->n_params * sizeof *t->width_count)) == NULL)
+        return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
+    memset(t->width_count, 0, t->n_params * sizeof *t->width_count);
+    float *grads = model_grads(t->shared), *params = model_params(t->shared);
+    size_t last_offset, last_count;
+    model_block_range(t->shared, model_n_blocks(t->shared) - 1, &last_offset, &last_count);
+    size_t blocks = last_offset + last_count;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        double loss;
+        int b = trainer_next_batch(t, i), status;
+        ModelWidth *w = widths[i];
+        if (w) status = model_width_grad(w, params, grads, t->x, t->y, b, &loss);
+        else status = model_grad_full_at(t->shared, params, grads, t->ws, t->x, t->y, b, &loss);
+        if (status == HS_OK) status = trainer_check_loss(t, loss, i);
+        if (status != HS_OK) return status;
+        t->loss_sum += loss;
+        t->loss_count++;
+        const unsigned char *held = w ? model_width_held(w) : NULL;
+        for (size_t j = 0; j < blocks; j++)
+            if (held == NULL || held[j]) {
+                t->grad_sum[j] += grads[j];
+                t->width_count[j] += 1.0f;
+            }
+    }
+    for (size_t j = 0; j < blocks; j++)
+        if (t->width_count[j] > 0) t->grad_sum[j] /= t->width_count[j];
+    return HS_OK;
+}
+
+int trainer_average_masked(Trainer *t, const int *members, int n_members, int by_samples, ModelWidth *const *widths)
+{
+    if (t == NULL || n_members == 0) return HS_OK;
+    const unsigned char **held = malloc((size_t)n_members * sizeof *held);
+    if (held == NULL) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        t->weights[k] = by_samples ? t->world->agents[i].samples : 1.0;
+        t->vectors[k] = model_params(t->models[i]);
+        held[k] = widths[i] ? model_width_held(widths[i]) : NULL;
+    }
+    /* a coordinate nobody holds keeps the first member's value */
+    memcpy(t->scratch, t->vectors[0], t->n_params * sizeof *t->scratch);
+    int status = vec_masked_average(t->scratch, t->vectors, held, t->weights, n_members, t->n_params);
+    free(held);
+    if (status != HS_OK) return trainer_fail(t, status, "cannot average the sub-models");
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        memcpy(model_params(t->models[i]), t->scratch, t->n_params * sizeof *t->scratch);
+    }
+    return HS_OK;
+}
+
+int trainer_stage_step(Trainer *t, int agent, int stage)
+{
+    if (t == NULL) return HS_OK;
+    double loss;
+    int b = trainer_next_batch(t, agent);
+    Model *m = t->models[agent];
+    int status = model_grad_stage_at(m, model_params(m), model_grads(m), t->ws, stage, t->x, t->y, b, &loss);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
+    if (status != HS_OK) return status;
+    t->loss_sum += loss;
+    t->loss_count++;
+    double lr = trainer_schedule_lr(t->sc, t->round);
+    size_t offset, count;
+    model_block_range(m, stage - 1, &offset, &count);
+    optim_step(t->optims[agent], model_params(m), model_grads(m), offset, count, lr);
+    model_aux_range(m, stage, &offset, &count);
+    if (count > 0) optim_step(t->optims[agent], model_params(m), model_grads(m), offset, count, lr);
     return HS_OK;
 }
