@@ -118,6 +118,14 @@ void prune_free(Prune *p)
     memset(p, 0, sizeof *p);
 }
 
+double prune_smallest_keep(const Prune *p)
+{
+    double smallest = 1;
+    for (int i = 0; i < p->n; i++)
+        if (p->keep[i] < smallest) smallest = p->keep[i];
+    return smallest;
+}
+
 void prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind)
 {
     /* the members' distinct ratios, ascending (n is small: insertion) */

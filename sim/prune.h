@@ -69,6 +69,9 @@ void prune_free(Prune *p);
 double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,
                            double min_keep);
 
+/* The smallest keep ratio of any agent (1 when nobody is pruned), for rounds.extra. */
+double prune_smallest_keep(const Prune *p);
+
 /* Starts the shells of one averaging among members (NULL: agents 0..n-1); each
  * finishes with an event (kind, -1, shell). */
 void prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind);

@@ -182,6 +182,7 @@ START_TEST(test_prune_keep_ratios_and_shell_bytes)
     ck_assert_int_eq(run(set, 7, &ts, &diag), 0);
     double small = 4.0 * (16 * 7 + 7 + 7 * 4 + 4), whole = 4.0 * (16 * 32 + 32 + 32 * 4 + 4);
     ck_assert_double_eq_tol(ts.round_rows[0].bytes, 2 * 7 * small + 2 * 5 * (whole - small), 1e-6);
+    ck_assert_double_eq_tol(ts.round_rows[0].extra, 7.0 / 32, 1e-8); /* the smallest keep ratio */
     test_sink_free(&ts);
     /* a fixed ratio for the slow agents only; prune_min bounds makespan from below */
     const char *fixed[] = {"method.prune_target=0.5"};

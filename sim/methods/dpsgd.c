@@ -149,27 +149,36 @@ static int dpsgd_start_step(DpsgdState *s, Engine *e, int i)
 
 /* prune = width: per coordinate, the renormalised Metropolis-Hastings mix over the
  * holders in i's closed neighbourhood (summed in double, self first, then adjacency order). */
-static void dpsgd_masked_mix(DpsgdState *s, Engine *e, int i, int parity)
+static int dpsgd_masked_mix(DpsgdState *s, Engine *e, int i, int parity)
 {
     size_t n = trainer_param_count(e->trainer);
     float *x = trainer_params(e->trainer, i);
-    const float *own = trainer_buffer(e->trainer, i, parity);
-    const unsigned char *own_held = s->prune.widths[i] ? model_width_held(s->prune.widths[i]) : NULL;
-    int first = s->topology.offsets[i], end = s->topology.offsets[i + 1];
+    int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first;
+    /* the closed neighbourhood, self first: vectors, masks (NULL: holds all), weights */
+    const float **v = malloc((size_t)(degree + 1) * sizeof *v);
+    const unsigned char **held = malloc((size_t)(degree + 1) * sizeof *held);
+    double *w = malloc((size_t)(degree + 1) * sizeof *w);
+    if (!v || !held || !w) {
+        free(v), free(held), free(w);
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
+    for (int k = 0; k <= degree; k++) {
+        int j = k == 0 ? i : s->topology.adj[first + k - 1];
+        v[k] = trainer_buffer(e->trainer, j, parity);
+        held[k] = s->prune.widths[j] ? model_width_held(s->prune.widths[j]) : NULL;
+        w[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
+    }
     for (size_t p = 0; p < n; p++) {
         double sum = 0, total = 0;
-        if (own_held == NULL || own_held[p]) {
-            sum = s->topology.self_weights[i] * own[p];
-            total = s->topology.self_weights[i];
-        }
-        for (int k = first; k < end; k++) {
-            int j = s->topology.adj[k];
-            if (s->prune.widths[j] && !model_width_held(s->prune.widths[j])[p]) continue;
-            sum += s->topology.weights[k] * trainer_buffer(e->trainer, j, parity)[p];
-            total += s->topology.weights[k];
-        }
-        x[p] = total > 0 ? (float)(sum / total) : own[p];
+        for (int k = 0; k <= degree; k++)
+            if (held[k] == NULL || held[k][p]) {
+                sum += w[k] * v[k][p];
+                total += w[k];
+            }
+        x[p] = total > 0 ? (float)(sum / total) : v[0][p];
     }
+    free(v), free(held), free(w);
+    return HS_OK;
 }
 
 static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
@@ -182,8 +191,8 @@ static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
         int status = dpsgd_compressed_mix(s, e, i);
         if (status != HS_OK) return status;
     } else if (e->trainer && s->prune.on) {
-        dpsgd_masked_mix(s, e, i, parity);
-        int status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
+        int status = dpsgd_masked_mix(s, e, i, parity);
+        if (status == HS_OK) status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     } else if (e->trainer) {
         size_t n = trainer_param_count(e->trainer);

@@ -23,6 +23,7 @@
  * prune = width (localsgd only; sim/prune.h): slow agents train a nested sub-model at
  * their keep ratio (FLOPs of that sub-model per step) and the average runs as nested
  * all-reduce shells, each coordinate averaged over the members holding it.
+ * rounds.extra holds the smallest keep ratio.
  *
  * freeze = progressive (localsgd only): SmartFreeze's progressive training (Wu et al.,
  * "Heterogeneity-Aware Memory Efficient Federated Learning via Progressive Layer
@@ -271,6 +272,7 @@ static int localsgd_round_begin(void *state, Engine *e, int round)
     LocalSgdState *s = state;
     s->period_done = 0;
     s->period_index = 0;
+    if (s->prune.on) e->round_extra = prune_smallest_keep(&s->prune);
     if (s->freeze_rounds) {
         s->stage = round / s->freeze_rounds + 1;
         if (s->stage > e->profile.n_blocks) s->stage = e->profile.n_blocks;

@@ -30,7 +30,7 @@
  * prune = width (dense path only; sim/prune.h): slow agents compute the gradient of their
  * nested sub-model of the shared parameters (its FLOPs per step); the gradients are
  * reduced in nested all-reduce shells and each coordinate's update is the mean over the
- * agents holding it (uniform, like the dense mean).
+ * agents holding it (uniform, like the dense mean). rounds.extra = the smallest keep ratio.
  * The per-agent paths keep a model per agent (all holding the same parameters: agent 0's
  * optimiser steps and the others copy), because the trainer's shared mode only hands out
  * the mean gradient. */
@@ -235,6 +235,7 @@ static int sync_round_begin(void *state, Engine *e, int round)
     s->step = 0;
     s->dropped = 0;
     if (isfinite(s->deadline)) e->round_extra = 0;
+    if (s->prune.on) e->round_extra = prune_smallest_keep(&s->prune);
     return sync_start_step(s, e);
 }
 
