@@ -1,6 +1,6 @@
 /* prune.c — per-agent keep ratios, their costs and the nested all-reduce shells
- * (see prune.h). Work is O(n log n) per run for the ratios and O(n^2) per averaging
- * for the shells, which is fine for the agent counts train mode runs. */
+ * (see prune.h). Work is O(n log n) per run for the ratios and per averaging for the
+ * shells, memory O(n), so timing mode scales as the unpruned methods do. */
 #include "sim/prune.h"
 
 #include "sim/trainer.h"
@@ -83,18 +83,16 @@ int prune_create(Engine *e, const int *steps, Prune *p)
     p->widths = calloc((size_t)n, sizeof *p->widths);
     p->shell_keep = calloc((size_t)n, sizeof *p->shell_keep);
     p->shell_bytes = calloc((size_t)n, sizeof *p->shell_bytes);
-    p->shell_members = calloc((size_t)n * (size_t)n, sizeof *p->shell_members);
+    p->order = calloc((size_t)n, sizeof *p->order);
     p->shells = calloc((size_t)n, sizeof *p->shells);
     if (!p->keep || !p->step_flops || !p->bytes || !p->widths || !p->shell_keep || !p->shell_bytes ||
-        !p->shell_members || !p->shells)
+        !p->order || !p->shells)
         return HS_E_NOMEM;
     int status = prune_ratios(e, steps, p);
     if (status != HS_OK || e->trainer == NULL) return status;
     for (int i = 0; i < n; i++) {
         if (p->keep[i] >= 1) continue;
-        for (int j = 0; j < i && p->widths[i] == NULL; j++)
-            if (p->keep[j] == p->keep[i]) p->widths[i] = p->widths[j];
-        if (p->widths[i] == NULL && (status = model_width_create(&e->sc->model, p->keep[i], &p->widths[i])) != HS_OK)
+        if ((status = model_width_create(&e->sc->model, p->keep[i], &p->widths[i])) != HS_OK)
             return hs_diag_set(e->diag, status, NULL, 0, "cannot build the sub-model of keep ratio %g", p->keep[i]);
     }
     return HS_OK;
@@ -102,18 +100,14 @@ int prune_create(Engine *e, const int *steps, Prune *p)
 
 void prune_free(Prune *p)
 {
-    for (int i = 0; p->widths && i < p->n; i++) {
-        int shared = 0;
-        for (int j = 0; j < i && !shared; j++) shared = p->widths[j] == p->widths[i];
-        if (!shared) model_width_free(p->widths[i]);
-    }
+    for (int i = 0; p->widths && i < p->n; i++) model_width_free(p->widths[i]);
     free(p->widths);
     free(p->keep);
     free(p->step_flops);
     free(p->bytes);
     free(p->shell_keep);
     free(p->shell_bytes);
-    free(p->shell_members);
+    free(p->order);
     free(p->shells);
     memset(p, 0, sizeof *p);
 }
@@ -126,34 +120,53 @@ double prune_smallest_keep(const Prune *p)
     return smallest;
 }
 
-void prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind)
+/* qsort context-free: members are sorted through (keep, position) pairs */
+typedef struct PruneRank {
+    double keep;
+    int position, agent;
+} PruneRank;
+
+static int prune_compare_rank(const void *a, const void *b)
 {
-    /* the members' distinct ratios, ascending (n is small: insertion) */
-    p->n_shells = 0;
+    const PruneRank *x = a, *y = b;
+    if (x->keep != y->keep) return x->keep < y->keep ? 1 : -1; /* larger ratios first */
+    return (x->position > y->position) - (x->position < y->position);
+}
+
+int prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind)
+{
+    /* Members by ratio, largest first (ties in member order): shell l's members, those
+     * with ratio >= k_l, are a prefix. A ring's time does not depend on its order (every
+     * member sends on its uplink and receives on its downlink once per step), so the
+     * prefix serves as the ring. O(n log n) time and O(n) memory per averaging. */
+    PruneRank *rank = malloc((size_t)n_members * sizeof *rank);
+    if (rank == NULL) return HS_E_NOMEM;
     for (int k = 0; k < n_members; k++) {
-        double r = p->keep[members ? members[k] : k];
-        int at = 0;
-        while (at < p->n_shells && p->shell_keep[at] < r) at++;
-        if (at < p->n_shells && p->shell_keep[at] == r) continue;
-        memmove(p->shell_keep + at + 1, p->shell_keep + at, (size_t)(p->n_shells - at) * sizeof *p->shell_keep);
-        p->shell_keep[at] = r;
+        int i = members ? members[k] : k;
+        rank[k] = (PruneRank){.keep = p->keep[i], .position = k, .agent = i};
+    }
+    qsort(rank, (size_t)n_members, sizeof *rank, prune_compare_rank);
+    for (int k = 0; k < n_members; k++) p->order[k] = rank[k].agent;
+    /* distinct ratios ascending: walk the sorted list from its end */
+    p->n_shells = 0;
+    for (int k = n_members - 1; k >= 0; k--) {
+        if (p->n_shells > 0 && p->shell_keep[p->n_shells - 1] == rank[k].keep) continue;
+        p->shell_keep[p->n_shells] = rank[k].keep;
+        p->shell_bytes[p->n_shells] = p->bytes[rank[k].agent]; /* bytes of sub(k_l), made a shell's below */
         p->n_shells++;
     }
     double below = 0;
+    int count = n_members;
     for (int l = 0; l < p->n_shells; l++) {
-        /* bytes of sub(k_l): those of any member with that ratio */
-        double bytes = 0;
-        int count = 0, *list = p->shell_members + (size_t)l * p->n;
-        for (int k = 0; k < n_members; k++) {
-            int i = members ? members[k] : k;
-            if (p->keep[i] == p->shell_keep[l]) bytes = p->bytes[i];
-            if (p->keep[i] >= p->shell_keep[l]) list[count++] = i;
-        }
+        while (count > 0 && rank[count - 1].keep < p->shell_keep[l]) count--;
+        double bytes = p->shell_bytes[l];
         p->shell_bytes[l] = bytes - below;
         below = bytes;
-        engine_collective_begin(&p->shells[l], list, count, p->shell_bytes[l], blocking, kind, l);
+        engine_collective_begin(&p->shells[l], p->order, count, p->shell_bytes[l], blocking, kind, l);
     }
+    free(rank);
     p->pending = p->n_shells;
+    return HS_OK;
 }
 
 int prune_shells_join(Engine *e, Prune *p, int agent)

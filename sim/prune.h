@@ -41,12 +41,13 @@ typedef struct Prune {
     double *keep;          /* (n) keep ratio, 1 = the whole model */
     double *step_flops;    /* (n) FLOPs of one step of [model] batch at that ratio */
     double *bytes;         /* (n) parameter bytes of the sub-model's blocks */
-    ModelWidth **widths;   /* (n) train mode: NULL for keep 1; agents with equal ratios share one */
+    ModelWidth **widths;   /* (n) train mode: NULL for keep 1; one per pruned agent (its own
+                            * sub-model and workspace, so agents' steps may run on threads) */
     /* all-reduce shells */
     int n_shells;
     double *shell_keep;    /* (n) the ratio whose coordinates shell l adds */
     double *shell_bytes;   /* (n) */
-    int *shell_members;    /* (n * n) shell l's members at l * n */
+    int *order;            /* (n) this averaging's members by ratio, largest first */
     Collective *shells;    /* (n) */
     int pending;           /* shells not done yet */
 } Prune;
@@ -73,8 +74,8 @@ double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int 
 double prune_smallest_keep(const Prune *p);
 
 /* Starts the shells of one averaging among members (NULL: agents 0..n-1); each
- * finishes with an event (kind, -1, shell). */
-void prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind);
+ * finishes with an event (kind, -1, shell). HS_E_NOMEM. */
+int prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind);
 /* agent is ready: it joins every shell it holds. */
 int prune_shells_join(Engine *e, Prune *p, int agent);
 /* A shell's event arrived: 1 once all of them have. */

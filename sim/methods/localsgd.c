@@ -253,9 +253,14 @@ static int localsgd_start_period(LocalSgdState *s, Engine *e)
     localsgd_draw_members(s, e);
     s->period_index++;
     double bytes = s->freeze_rounds ? 4.0 * model_profile_stage_params(&e->profile, s->stage) : engine_model_bytes(e);
-    if (s->compressor) ring_gather_begin(&s->gather, s->members, s->n_members);
-    else if (s->prune.on) prune_shells_begin(&s->prune, s->members, s->n_members, 1, LOCALSGD_AVERAGED);
-    else engine_collective_begin(&s->average, s->members, s->n_members, bytes, 1, LOCALSGD_AVERAGED, 0);
+    if (s->compressor) {
+        ring_gather_begin(&s->gather, s->members, s->n_members);
+    } else if (s->prune.on) {
+        if (prune_shells_begin(&s->prune, s->members, s->n_members, 1, LOCALSGD_AVERAGED) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    } else {
+        engine_collective_begin(&s->average, s->members, s->n_members, bytes, 1, LOCALSGD_AVERAGED, 0);
+    }
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {

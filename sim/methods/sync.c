@@ -217,7 +217,8 @@ static int sync_start_step(SyncState *s, Engine *e)
         return HS_OK;
     }
     if (s->prune.on) {
-        prune_shells_begin(&s->prune, NULL, e->world.n, 1, SYNC_REDUCED);
+        if (prune_shells_begin(&s->prune, NULL, e->world.n, 1, SYNC_REDUCED) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
         for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->prune.step_flops[i], SYNC_COMPUTED, 0);
         return trainer_shared_width_gradients(e->trainer, NULL, e->world.n, s->prune.widths);
     }
