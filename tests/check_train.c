@@ -127,7 +127,7 @@ END_TEST
 
 /* The keep ratios prune_target chooses and the bytes of the nested shells, by hand:
  * 6 agents at 1 GFLOPS and 2 at 250 MFLOPS (same steps), MLP 16-32-4. */
-static Engine *prune_engine(const char *const *set, int n, Scenario *sc)
+static Engine *prune_engine(const char *const *set, int n, Scenario *sc, TestSink *ts)
 {
     IniDoc doc;
     HsDiag diag;
@@ -139,10 +139,9 @@ static Engine *prune_engine(const char *const *set, int n, Scenario *sc)
     for (int i = 0; i < n; i++) ck_assert_int_eq(inidoc_apply_set(&doc, set[i], &diag), 0);
     ck_assert_int_eq(scenario_resolve(&doc, sc, &diag), 0);
     inidoc_free(&doc);
-    static TestSink ts;
-    static HsDiag engine_diag;
+    static HsDiag engine_diag; /* the engine keeps a pointer to it */
     Engine *e;
-    ck_assert_int_eq(engine_open(sc, test_sink_init(&ts), &engine_diag, &e), 0);
+    ck_assert_int_eq(engine_open(sc, test_sink_init(ts), &engine_diag, &e), 0);
     return e;
 }
 
@@ -155,7 +154,8 @@ static double prune_mlp_flops(int k)
 START_TEST(test_prune_keep_ratios_and_shell_bytes)
 {
     Scenario sc;
-    Engine *e = prune_engine(NULL, 0, &sc);
+    TestSink engine_sink;
+    Engine *e = prune_engine(NULL, 0, &sc, &engine_sink);
     Prune p;
     ck_assert_int_eq(prune_create(e, NULL, &p), HS_OK);
     /* makespan: the slow agents keep the widest hidden layer whose step is at most a
@@ -173,6 +173,7 @@ START_TEST(test_prune_keep_ratios_and_shell_bytes)
     }
     prune_free(&p);
     engine_close(e);
+    test_sink_free(&engine_sink);
     /* the bytes of one averaging: shell 1 (all 8, the 7-unit sub-model) and shell 2 (the
      * 6 full agents, the rest of the model), 2 (n - 1) payloads each */
     TestSink ts;
@@ -186,19 +187,21 @@ START_TEST(test_prune_keep_ratios_and_shell_bytes)
     test_sink_free(&ts);
     /* a fixed ratio for the slow agents only; prune_min bounds makespan from below */
     const char *fixed[] = {"method.prune_target=0.5"};
-    e = prune_engine(fixed, 1, &sc);
+    e = prune_engine(fixed, 1, &sc, &engine_sink);
     ck_assert_int_eq(prune_create(e, NULL, &p), HS_OK);
     ck_assert_double_eq(p.keep[0], 1.0);
     ck_assert_double_eq(p.keep[6], 0.5);
     ck_assert_double_eq(p.keep[7], 0.5);
     prune_free(&p);
     engine_close(e);
+    test_sink_free(&engine_sink);
     const char *floor[] = {"agents.slow.compute=10 MFLOPS", "method.prune_min=0.25"};
-    e = prune_engine(floor, 2, &sc);
+    e = prune_engine(floor, 2, &sc, &engine_sink);
     ck_assert_int_eq(prune_create(e, NULL, &p), HS_OK);
     ck_assert_double_eq(p.keep[7], 0.25);
     prune_free(&p);
     engine_close(e);
+    test_sink_free(&engine_sink);
 }
 END_TEST
 

@@ -30,8 +30,8 @@
  * Freezing", 2024). The model's L blocks are trained one at a time, front to back:
  * in stage s every agent trains block s with its output module (the auxiliary head of
  * split s; the last stage uses the model's own output) while blocks 1..s-1 are frozen
- * (forward only: no backward, no activations kept for it, nothing sent), and only block
- * s and its head are averaged. A step costs model_profile_stage_flops, an averaging
+ * (forward only: no backward, nothing sent; the paper's memory saving is not modelled,
+ * the cost model has no memory term), and only block s and its head are averaged. A step costs model_profile_stage_flops, an averaging
  * 4 * model_profile_stage_params bytes. Subset of the paper, on purpose: its pace
  * controller freezes a block once its parameters' perturbation settles, which depends
  * on the trained values, and timing mode must time a run without training; here the
