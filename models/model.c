@@ -573,6 +573,27 @@ int model_grad_top_at(const Model *m, const float *P, float *G, ModelWorkspace *
     return HS_OK;
 }
 
+int model_grad_stage_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, int stage, const float *x,
+                        const int *y, int B, double *loss)
+{
+    int status = model_check_call(m, ws, y, B);
+    if (status != HS_OK) return status;
+    const int L = m->n_blocks, b = stage - 1;
+    if (stage < 1 || stage > L) return HS_E_INPUT;
+    memset(G + m->block_offset[b], 0, sizeof(float) * (m->block_offset[b + 1] - m->block_offset[b]));
+    blocks_forward(m, P, ws, 0, stage, x, B);
+    if (stage == L) {
+        if ((status = model_loss(ws->dact[L - 1], ws->act[L - 1], y, B, m->spec.classes, loss))) return status;
+    } else {
+        memset(G + m->aux_offset[stage], 0, sizeof(float) * m->aux_count[stage]);
+        head_forward(m, P, ws, stage, B);
+        if ((status = model_loss(ws->dhead, ws->head_logits, y, B, m->spec.classes, loss))) return status;
+        head_backward(m, P, G, ws, stage, B); /* into ws->dact[b] */
+    }
+    block_backward(m, P, G, ws, b, b == 0 ? x : ws->act[b - 1], NULL, B);
+    return HS_OK;
+}
+
 const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, int B)
 {
     if (model_check_call(m, ws, NULL, B) != HS_OK) return NULL;

@@ -112,6 +112,15 @@ int model_grad_bottom_at(const Model *m, const float *params, float *grads, Mode
 int model_grad_top_at(const Model *m, const float *params, float *grads, ModelWorkspace *ws, int split,
                       const float *act_in, const int *y, int B, double *loss);
 
+/* Progressive freezing (SmartFreeze, Wu et al. 2024): stage s (1..L) trains block s
+ * (1-based) with the output module of split s, the auxiliary head (at s = L the model's
+ * own last block is the output); blocks 1..s-1 are frozen: forward only, no gradient
+ * flows into them and block s computes no input gradient. Reads P, writes G (both laid
+ * out like m, m only a shape): block s's range and head s's range, zeroed first, nothing
+ * else. Errors as model_grad_full, HS_E_INPUT for a stage outside 1..L. */
+int model_grad_stage_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, int stage, const float *x,
+                        const int *y, int B, double *loss);
+
 /* Forward only: logits (B, classes) of x into the workspace; returns a pointer to them
  * (valid until the next call with ws) or NULL for a bad B. */
 const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, int B);

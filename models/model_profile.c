@@ -168,3 +168,17 @@ double model_profile_split_bytes(const ModelProfile *p, int m)
     if (m <= 0) return 0.0;
     return 4.0 * p->act_floats[m - 1];
 }
+
+double model_profile_stage_flops(const ModelProfile *p, int stage)
+{
+    if (stage < 1 || stage > p->n_blocks) return 0.0;
+    double sum = p->bwd_flops[stage - 1];
+    for (int b = 0; b < stage; b++) sum += p->fwd_flops[b];
+    return stage < p->n_blocks ? sum + p->aux_flops[stage] : sum;
+}
+
+double model_profile_stage_params(const ModelProfile *p, int stage)
+{
+    if (stage < 1 || stage > p->n_blocks) return 0.0;
+    return p->params[stage - 1] + (stage < p->n_blocks ? p->aux_params[stage] : 0.0);
+}

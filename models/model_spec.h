@@ -101,4 +101,12 @@ double model_profile_slow_fraction(const ModelProfile *profile, int m);
 double model_profile_fast_fraction(const ModelProfile *profile, int m);
 double model_profile_split_bytes(const ModelProfile *profile, int m);
 
+/* Progressive freezing at stage s (1..n_blocks; model.h model_grad_stage_at): FLOPs per
+ * sample of blocks 1..s forward, block s backward, and the output module of split s
+ * forward and backward unless s is the last block; the parameters trained and sent
+ * (block s and head s). Frozen blocks cost their forward only, and nothing is sent for
+ * them. 0 for a stage outside 1..n_blocks. */
+double model_profile_stage_flops(const ModelProfile *profile, int stage);
+double model_profile_stage_params(const ModelProfile *profile, int stage);
+
 #endif

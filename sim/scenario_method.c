@@ -42,6 +42,12 @@ static int scenario_method_value(const MethodKey *k, const char *text, MethodPar
         if (strcmp(text, "none") == 0) p->number = INFINITY;
         else if (units_parse(text, UNIT_TIME, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
         break;
+    case METHOD_KEY_WORD_OR_REAL:
+        if (strcmp(text, k->choices) == 0) {
+            p->number = NAN;
+            return HS_OK;
+        }
+        /* fall through - a number */
     case METHOD_KEY_REAL:
         if (units_parse(text, UNIT_PLAIN, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
         break;
@@ -54,7 +60,9 @@ static int scenario_method_value(const MethodKey *k, const char *text, MethodPar
         snprintf(why, size, "expected %sa time in %s s (e.g. 500 ms), found '%.60s'",
                  isinf(k->max) ? "none or " : "", range, text);
     else
-        snprintf(why, size, "expected a number in %s, found '%.60s'", range, text);
+        snprintf(why, size, "expected %s%sa number in %s, found '%.60s'",
+                 k->type == METHOD_KEY_WORD_OR_REAL ? k->choices : "", k->type == METHOD_KEY_WORD_OR_REAL ? " or " : "",
+                 range, text);
     return HS_E_INPUT;
 }
 

@@ -126,6 +126,7 @@ void trainer_free(Trainer *t)
     model_free(t->shared);
     optim_free(t->shared_optim);
     free(t->grad_sum);
+    free(t->width_count);
     model_free(t->eval);
     free(t->heldout_rows);
     free(t->seen_rows);

@@ -81,6 +81,27 @@ int trainer_split_end(Trainer *t, int slow, int split);
  * none): a copy that did not train does not pull the average back. */
 int trainer_average_split(Trainer *t, const int *splits);
 
+/* --- width pruning (sim/prune.h, models/model_width.h) and progressive freezing --- */
+struct ModelWidth;
+/* Gradient of agent's next batch on width's sub-model of its parameters into grad
+ * (model size; the blocks' coordinates outside the sub-model get 0). width NULL: exactly
+ * trainer_gradient. */
+int trainer_width_gradient(Trainer *t, int agent, struct ModelWidth *width, float *grad);
+/* trainer_width_gradient into the agent's gradient vector, then its optimiser step. */
+int trainer_width_step(Trainer *t, int agent, struct ModelWidth *width);
+/* Shared model (sync): each member's gradient on its sub-model (widths[agent], NULL:
+ * whole) of the shared parameters; per coordinate the mean over the members that hold
+ * it, summed in member order, is what trainer_shared_apply then applies. */
+int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members, struct ModelWidth *const *widths);
+/* Per-coordinate average of the members' models over the members that hold each
+ * coordinate (widths[agent] NULL: all), weighted by samples or uniformly
+ * (vec_masked_average); every member receives the whole result. */
+int trainer_average_masked(Trainer *t, const int *members, int n_members, int by_samples,
+                           struct ModelWidth *const *widths);
+/* Progressive freezing: agent's next batch trains block `stage` and its output module
+ * (model_grad_stage_at), one optimiser step on those two ranges. */
+int trainer_stage_step(Trainer *t, int agent, int stage);
+
 /* The learning rate of round from the [model] schedule; needs no trainer, since methods
  * such as QSR time themselves by it in timing mode too. */
 double trainer_schedule_lr(const Scenario *sc, int round);

@@ -1,6 +1,6 @@
 /* trainer_internal.h — the Trainer's state, shared by trainer.c (set-up, averaging,
- * evaluation) and trainer_jobs.c (the per-agent job queues and the worker slots). Only
- * those two files include it.
+ * evaluation), trainer_jobs.c (the per-agent job queues and the worker slots) and
+ * trainer_prune.c (width pruning and progressive freezing). Only those files include it.
  *
  * Threads: agents' training work is queued per agent (a TrainerJob list) when a method
  * asks for it and run at the next flush, each agent's queue in order on one worker slot,
@@ -46,8 +46,12 @@ typedef struct TrainerSlot {
 typedef enum {
     TRAINER_JOB_LOCAL_STEP,     /* gradient into the model's gradient vector, optimiser step */
     TRAINER_JOB_SPLIT_BOTTOM,   /* blocks 1..split + head on the agent's batch; activations to fifo slot */
-    TRAINER_JOB_SPLIT_TOP       /* the top copy trains on fifo slot */
+    TRAINER_JOB_SPLIT_TOP,      /* the top copy trains on fifo slot */
+    TRAINER_JOB_WIDTH_STEP,     /* trainer_prune.c: the agent's sub-model `width`, optimiser step */
+    TRAINER_JOB_STAGE_STEP      /* trainer_prune.c: block `split` (the stage) and its head, optimiser step */
 } TrainerJobKind;
+
+struct ModelWidth;
 
 typedef struct TrainerJob {
     TrainerJobKind kind;
@@ -57,6 +61,7 @@ typedef struct TrainerJob {
     int round;           /* for the divergence message */
     int next;            /* the agent's next job, -1 for none */
     double lr;           /* the learning rate when queued */
+    struct ModelWidth *width; /* TRAINER_JOB_WIDTH_STEP: the agent's own (one per agent, so slots never share it) */
     /* results, written by the slot that runs it */
     int status;
     int has_loss;
@@ -113,6 +118,7 @@ struct Trainer {
     double loss_sum;
     long loss_count;
     int n_agents;
+    float *width_count;   /* (n_params) trainer_shared_width_gradients: members holding each coordinate */
 };
 
 /* Worker slots and job queues (trainer_jobs.c). */
@@ -125,6 +131,9 @@ int trainer_next_batch(Trainer *t, TrainerSlot *slot, int agent);
 int trainer_queue(Trainer *t, const TrainerJob *job);
 /* Runs every queued job; errors go to diag (the first in queued order). */
 int trainer_flush(Trainer *t);
+/* The two job kinds of trainer_prune.c. */
+int trainer_job_width_step(Trainer *t, TrainerSlot *slot, TrainerJob *job);
+int trainer_job_stage_step(Trainer *t, TrainerSlot *slot, TrainerJob *job);
 /* Adds a loss computed on the engine's thread, or reports it as a divergence. */
 int trainer_count_loss(Trainer *t, double loss, int status, int agent);
 

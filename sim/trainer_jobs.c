@@ -181,6 +181,8 @@ static int trainer_job_run(Trainer *t, TrainerSlot *slot, TrainerJob *job)
     }
     case TRAINER_JOB_SPLIT_BOTTOM: return trainer_job_split_bottom(t, slot, job);
     case TRAINER_JOB_SPLIT_TOP: return trainer_job_split_top(t, slot, job);
+    case TRAINER_JOB_WIDTH_STEP: return trainer_job_width_step(t, slot, job);
+    case TRAINER_JOB_STAGE_STEP: return trainer_job_stage_step(t, slot, job);
     }
     return HS_E_INTERNAL;
 }

@@ -8,6 +8,7 @@
 #include "models/kernels.h"
 #include "models/model.h"
 #include "models/model_spec.h"
+#include "models/model_width.h"
 #include "models/optim.h"
 #include "base/hs_error.h"
 
@@ -1778,6 +1779,215 @@ START_TEST(test_resnet_split_training_learns)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ width pruning, stages */
+
+/* model_width_grad against its naive twin (the masked full model) and, through the
+ * double reference of the sub-model, against central differences; what it must not
+ * write stays put; the sub-model's size and FLOPs are the closed forms. */
+static void check_width(const ModelSpec *spec, double keep, unsigned long seed)
+{
+    gsl_rng *r = test_rng(seed);
+    Model *full;
+    ModelWorkspace *ws;
+    ModelWidth *w;
+    ck_assert_int_eq(model_create(spec, r, &full), HS_OK);
+    ck_assert_int_eq(model_workspace_create(spec, &ws), HS_OK);
+    ck_assert_int_eq(model_width_create(spec, keep, &w), HS_OK);
+    const ModelSpec *sub = model_width_sub_spec(w);
+    size_t n = model_param_count(full), held_count = 0, blocks = 0, off, count;
+    model_block_range(full, model_n_blocks(full) - 1, &off, &count);
+    blocks = off + count;
+    const unsigned char *held = model_width_held(w);
+    for (size_t i = 0; i < n; i++) held_count += held[i];
+    ck_assert_uint_eq(held_count, model_width_count(w));
+    /* the sub-model's parameter count is the profile's of the sub spec, heads included */
+    ModelProfile sp;
+    ck_assert_int_eq(model_profile(sub, &sp), HS_OK);
+    double heads = 0;
+    for (int m = 1; m < sp.n_blocks; m++) heads += sp.aux_params[m];
+    ck_assert_double_eq((double)held_count, sp.total_params + heads);
+
+    const int B = 5;
+    float *P = alloc_uniform(n, r, -0.5, 0.5);
+    size_t features = (size_t)spec->in_channels * spec->in_height * spec->in_width;
+    float *x = alloc_uniform((size_t)B * features, r, -1, 1);
+    int y[5];
+    for (int i = 0; i < B; i++) y[i] = rand_int(r, 0, spec->classes - 1);
+    float *G = malloc(n * sizeof *G), *Gn = malloc(n * sizeof *Gn);
+    for (size_t i = 0; i < n; i++) G[i] = Gn[i] = 7.0f; /* sentinel */
+    double loss, loss_naive;
+    ck_assert_int_eq(model_width_grad(w, P, G, x, y, B, &loss), HS_OK);
+    ck_assert_int_eq(model_width_grad_naive(w, full, ws, P, Gn, x, y, B, &loss_naive), HS_OK);
+    ck_assert_double_le(fabs(loss - loss_naive), 1e-5 * (1 + fabs(loss)));
+    ck_assert_double_le(worst_ratio(G, Gn, blocks, 1e-6, 1e-4), 1.0);
+    for (size_t i = 0; i < n; i++) {
+        if (i < blocks && !held[i]) ck_assert_msg(G[i] == 0.0f, "dropped coordinate %zu has gradient %g", i, (double)G[i]);
+        if (i >= blocks) ck_assert_msg(G[i] == 7.0f, "head coordinate %zu was written", i);
+    }
+    /* central differences on the double reference of the sub-model: sub parameter k is
+     * the k-th held coordinate (the map is increasing) */
+    Model *sm;
+    ck_assert_int_eq(model_create(sub, r, &sm), HS_OK);
+    size_t sn = model_param_count(sm), k = 0;
+    ck_assert_uint_eq(sn, held_count);
+    double *Ps = malloc(sn * sizeof *Ps);
+    float *Gs = malloc(sn * sizeof *Gs);
+    for (size_t i = 0; i < n; i++)
+        if (held[i]) {
+            Ps[k] = P[i];
+            Gs[k++] = G[i];
+        }
+    double *xd = to_double(x, (size_t)B * features);
+    RefModel rm = {.spec = sub, .model = sm, .P = Ps, .x = xd, .y = y, .B = B, .mode = 0};
+    model_block_range(sm, model_n_blocks(sm) - 1, &off, &count);
+    ck_assert_double_le(fabs(ref_model_loss(&rm) - loss), 1e-4 * (1 + fabs(loss)));
+    check_fd(Ps, Gs, off + count, ref_model_loss, &rm, "width");
+    free(Ps), free(Gs), free(xd), free(P), free(x), free(G), free(Gn);
+    model_free(sm);
+    model_width_free(w);
+    model_workspace_free(ws);
+    model_free(full);
+    gsl_rng_free(r);
+}
+
+START_TEST(test_width_submodel_gradients_and_costs)
+{
+    const int sizes[] = {12, 10, 7, 3};
+    ModelSpec mlp = mlp_spec(4, sizes, 5);
+    ModelSpec sub;
+    /* ceil(0.5 * 10) = 5, ceil(0.5 * 7) = 4; input and classes whole */
+    ck_assert_int_eq(model_width_spec(&mlp, 0.5, &sub), HS_OK);
+    ck_assert_int_eq(sub.sizes[0], 12); ck_assert_int_eq(sub.sizes[1], 5);
+    ck_assert_int_eq(sub.sizes[2], 4); ck_assert_int_eq(sub.sizes[3], 3);
+    ck_assert_int_eq(model_width_spec(&mlp, 0.01, &sub), HS_OK); /* at least one unit */
+    ck_assert_int_eq(sub.sizes[1], 1); ck_assert_int_eq(sub.sizes[2], 1);
+    ck_assert_int_eq(model_width_spec(&mlp, 0.7, &sub), HS_OK); /* 0.7 * 10 is 7, not 8 */
+    ck_assert_int_eq(sub.sizes[1], 7);
+    ck_assert_int_eq(model_width_spec(&mlp, 0, &sub), HS_E_INPUT);
+    ck_assert_int_eq(model_width_spec(&mlp, 1.5, &sub), HS_E_INPUT);
+    /* closed forms at keep 0.5 (widths 12-5-4-3): parameters 65 + 24 + 15, FLOPs per
+     * sample fwd + bwd: linear 6 i o + 2 o, ReLU 2 o */
+    ModelProfile p;
+    ck_assert_int_eq(model_width_spec(&mlp, 0.5, &sub), HS_OK);
+    ck_assert_int_eq(model_profile(&sub, &p), HS_OK);
+    ck_assert_double_eq(p.total_params, 12 * 5 + 5 + 5 * 4 + 4 + 4 * 3 + 3);
+    ck_assert_double_eq(p.total_flops, (6 * 12 * 5 + 4 * 5) + (6 * 5 * 4 + 4 * 4) + (6 * 4 * 3 + 2 * 3));
+    check_width(&mlp, 0.5, 31);
+    check_width(&mlp, 0.25, 32);
+    check_width(&mlp, 1.0, 33);
+    ModelSpec cnn = cnn_spec(2, 8, 8, 4, 6, 3, 10, 3, 5);
+    ck_assert_int_eq(model_width_spec(&cnn, 0.5, &sub), HS_OK);
+    ck_assert_int_eq(sub.conv_channels[0], 2); ck_assert_int_eq(sub.conv_channels[1], 3);
+    ck_assert_int_eq(sub.hidden, 5); ck_assert_int_eq(sub.in_channels, 2);
+    /* CNN at keep 0.5: conv 2->2 (k 3), conv 2->3, linear 3*2*2 -> 5, linear 5 -> 3 */
+    ck_assert_int_eq(model_profile(&sub, &p), HS_OK);
+    ck_assert_double_eq(p.total_params, (2 * 9 * 2 + 2) + (2 * 9 * 3 + 3) + (12 * 5 + 5) + (5 * 3 + 3));
+    check_width(&cnn, 0.5, 34);
+    check_width(&cnn, 0.3, 35);
+    /* nested: every coordinate of a smaller ratio is held by a larger one */
+    ModelWidth *small, *large;
+    ck_assert_int_eq(model_width_create(&cnn, 0.3, &small), HS_OK);
+    ck_assert_int_eq(model_width_create(&cnn, 0.7, &large), HS_OK);
+    gsl_rng *r = test_rng(3);
+    Model *m;
+    ck_assert_int_eq(model_create(&cnn, r, &m), HS_OK);
+    size_t n = model_param_count(m);
+    for (size_t i = 0; i < n; i++)
+        if (model_width_held(small)[i]) ck_assert(model_width_held(large)[i]);
+    ck_assert_uint_lt(model_width_count(small), model_width_count(large));
+    model_free(m);
+    gsl_rng_free(r);
+    model_width_free(small);
+    model_width_free(large);
+}
+END_TEST
+
+START_TEST(test_masked_average_hand_example)
+{
+    /* weights 1 and 3; b lacks coordinate 1; nobody holds coordinate 3 */
+    float a[4] = {1, 2, 3, 9}, b[4] = {5, 6, 7, 8}, out[4] = {0, 0, 0, -1};
+    unsigned char ha[4] = {1, 1, 1, 0}, hb[4] = {1, 0, 1, 0};
+    const float *v[2] = {a, b};
+    const unsigned char *h[2] = {ha, hb};
+    double w[2] = {1, 3};
+    ck_assert_int_eq(vec_masked_average(out, v, h, w, 2, 4), HS_OK);
+    ck_assert_float_eq(out[0], 4.0f);  /* (1 + 15) / 4 */
+    ck_assert_float_eq(out[1], 2.0f);  /* a only */
+    ck_assert_float_eq(out[2], 6.0f);  /* (3 + 21) / 4 */
+    ck_assert_float_eq(out[3], -1.0f); /* kept */
+    const unsigned char *all[2] = {NULL, NULL}; /* NULL: holds everything */
+    ck_assert_int_eq(vec_masked_average(out, v, all, w, 2, 4), HS_OK);
+    ck_assert_float_eq(out[1], 5.0f); /* (2 + 18) / 4 */
+    w[1] = -1;
+    ck_assert_int_eq(vec_masked_average(out, v, h, w, 2, 4), HS_E_INPUT);
+    ck_assert_int_eq(vec_masked_average(out, v, h, w, 0, 4), HS_E_INPUT);
+}
+END_TEST
+
+/* Stage s's gradient is block s's and head s's of the bottom pass at split s (the last
+ * stage: the full pass's last block); nothing else is written. */
+static void check_stages(const ModelSpec *spec, unsigned long seed)
+{
+    gsl_rng *r = test_rng(seed);
+    Model *m;
+    ModelWorkspace *ws;
+    ck_assert_int_eq(model_create(spec, r, &m), HS_OK);
+    ck_assert_int_eq(model_workspace_create(spec, &ws), HS_OK);
+    size_t n = model_param_count(m), features = (size_t)spec->in_channels * spec->in_height * spec->in_width;
+    const int B = 4, L = model_n_blocks(m);
+    float *x = alloc_uniform((size_t)B * features, r, -1, 1), *G = malloc(n * sizeof *G);
+    int y[4] = {0, 1, 2, 1};
+    float *P = model_params(m), *ref = model_grads(m);
+    for (int s = 1; s <= L; s++) {
+        for (size_t i = 0; i < n; i++) G[i] = 7.0f;
+        double loss, ref_loss;
+        ck_assert_int_eq(model_grad_stage_at(m, P, G, ws, s, x, y, B, &loss), HS_OK);
+        if (s < L) ck_assert_int_eq(model_grad_bottom(m, ws, s, x, y, B, &ref_loss, NULL), HS_OK);
+        else ck_assert_int_eq(model_grad_full(m, ws, x, y, B, &ref_loss), HS_OK);
+        ck_assert_double_eq(loss, ref_loss);
+        size_t boff, bcount, hoff, hcount;
+        model_block_range(m, s - 1, &boff, &bcount);
+        model_aux_range(m, s, &hoff, &hcount);
+        for (size_t i = 0; i < n; i++) {
+            int mine = (i >= boff && i < boff + bcount) || (i >= hoff && i < hoff + hcount);
+            if (mine) ck_assert_msg(G[i] == ref[i], "stage %d: coordinate %zu %g vs %g", s, i, (double)G[i], (double)ref[i]);
+            else ck_assert_msg(G[i] == 7.0f, "stage %d wrote coordinate %zu", s, i);
+        }
+    }
+    ck_assert_int_eq(model_grad_stage_at(m, P, G, ws, 0, x, y, B, NULL), HS_E_INPUT);
+    ck_assert_int_eq(model_grad_stage_at(m, P, G, ws, L + 1, x, y, B, NULL), HS_E_INPUT);
+    free(x), free(G);
+    model_workspace_free(ws);
+    model_free(m);
+    gsl_rng_free(r);
+}
+
+START_TEST(test_stage_gradients_and_costs)
+{
+    const int sizes[] = {12, 10, 7, 3};
+    ModelSpec mlp = mlp_spec(4, sizes, 4);
+    check_stages(&mlp, 41);
+    ModelSpec cnn = cnn_spec(2, 8, 8, 4, 6, 3, 10, 3, 4);
+    check_stages(&cnn, 42);
+    /* closed forms, MLP 784-256-128-10: stage 1 runs block 1 forward and backward and its
+     * head (6*256*10 + 2*10); stage 2 adds block 1's forward only; stage 3 has no head */
+    const int big[] = {784, 256, 128, 10};
+    ModelSpec s = mlp_spec(4, big, 64);
+    ModelProfile p;
+    ck_assert_int_eq(model_profile(&s, &p), HS_OK);
+    double f1 = 2.0 * 784 * 256 + 2 * 256, b1 = 4.0 * 784 * 256 + 2 * 256;
+    double f2 = 2.0 * 256 * 128 + 2 * 128, b2 = 4.0 * 256 * 128 + 2 * 128;
+    double f3 = 2.0 * 128 * 10 + 10;
+    ck_assert_double_eq(model_profile_stage_flops(&p, 1), f1 + b1 + 6.0 * 256 * 10 + 20);
+    ck_assert_double_eq(model_profile_stage_flops(&p, 2), f1 + f2 + b2 + 6.0 * 128 * 10 + 20);
+    ck_assert_double_eq(model_profile_stage_flops(&p, 3), f1 + f2 + f3 + 4.0 * 128 * 10 + 10);
+    ck_assert_double_eq(model_profile_stage_params(&p, 1), 784.0 * 256 + 256 + 256 * 10 + 10);
+    ck_assert_double_eq(model_profile_stage_params(&p, 3), 128.0 * 10 + 10);
+    ck_assert_double_eq(model_profile_stage_flops(&p, 0), 0);
+    ck_assert_double_eq(model_profile_stage_flops(&p, 4), 0);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -1812,6 +2022,9 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_resnet_gradients_end_to_end);
     tcase_add_test(tc, test_resnet_profile_closed_form);
     tcase_add_test(tc, test_resnet_split_training_learns);
+    tcase_add_test(tc, test_width_submodel_gradients_and_costs);
+    tcase_add_test(tc, test_masked_average_hand_example);
+    tcase_add_test(tc, test_stage_gradients_and_costs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -238,6 +238,43 @@ START_TEST(test_error_classes_name_file_and_line)
 }
 END_TEST
 
+/* prune, prune_target, prune_min, freeze: the typed values and the combinations that
+ * are not modelled, each an input error naming the line. */
+START_TEST(test_prune_and_freeze_keys)
+{
+    Scenario sc;
+    HsDiag diag;
+    char text[4096];
+    snprintf(text, sizeof text, "%s[method]\nprune = width\nprune_target = 0.5\n", base_text);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
+    ck_assert_double_eq(scenario_param_number(&sc, "prune_target"), 0.5);
+    snprintf(text, sizeof text, "%s[method]\nprune = width\n", base_text);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
+    ck_assert(isnan(scenario_param_number(&sc, "prune_target"))); /* makespan */
+    ck_assert_str_eq(scenario_param(&sc, "prune_target")->value, "makespan");
+    expect_error("[method]\nprune_target = makespans\n", "t.ini:11:", "expected makespan or a number in (0, 1]");
+    expect_error("[method]\nprune_target = 0\n", "t.ini:11:", "expected makespan or a number in (0, 1]");
+    expect_error("[method]\nprune = half\n", "t.ini:11:", "none|width");
+    expect_error("[method]\nprune = width\ndeadline = 1 s\n", "t.ini:11", "not available with");
+    expect_error("[method]\nprune = width\n[compression]\nscheme = topk\n", "t.ini:11", "not available with");
+    expect_error("[method]\nfreeze = progressive\n", "t.ini:11:", "unknown key 'freeze' in [method] for method sync");
+    /* localsgd: freeze and prune exclude each other and [compression] */
+    const char *local = "[run]\nmethod = localsgd\nrounds = 3\n[agents]\ncount = 8\ncompute = 1 GFLOPS\n"
+                        "bandwidth = 1 MB/s\n[method]\n";
+    snprintf(text, sizeof text, "%sfreeze = progressive\nfreeze_rounds = 3\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
+    snprintf(text, sizeof text, "%sfreeze = progressive\nprune = width\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9") == diag.message && strstr(diag.message, "not available with prune"),
+                  "%s", diag.message);
+    snprintf(text, sizeof text, "%sfreeze = progressive\n[compression]\nscheme = topk\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9") == diag.message, "%s", diag.message);
+    snprintf(text, sizeof text, "%sfreeze_rounds = 0\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
+}
+END_TEST
+
 START_TEST(test_method_sections_apply_to_their_method)
 {
     char text[2048];
@@ -245,7 +282,7 @@ START_TEST(test_method_sections_apply_to_their_method)
     Scenario sc;
     HsDiag diag;
     ck_assert_int_eq(resolve_text(text, &sc, &diag), 0); /* sync runs: both sections are checked, unused */
-    ck_assert_int_eq(sc.n_params, 1);                    /* only sync's own key, at its default */
+    ck_assert_int_eq(sc.n_params, 4);                    /* only sync's own keys, at their defaults */
     ck_assert_str_eq(scenario_param(&sc, "deadline")->value, "none");
     ck_assert_ptr_null(scenario_param(&sc, "local_steps"));
     IniDoc doc;
@@ -400,6 +437,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
     tcase_add_test(tc, test_samples_exceeding_dataset_rejected);
     tcase_add_test(tc, test_domains_keys);
+    tcase_add_test(tc, test_prune_and_freeze_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -410,6 +410,10 @@ static void walk_method_values(const MethodKey *k, char *out, size_t size)
     case METHOD_KEY_REAL:
         snprintf(out, size, "| |abc|nan|inf|1e999|5 s|%s%s%s", low, isinf(k->max) ? "" : "|", isinf(k->max) ? "" : high);
         return;
+    case METHOD_KEY_WORD_OR_REAL: /* the word with a typo, and the bad numbers */
+        snprintf(out, size, "| |%ss|nan|inf|1e999|5 s|%s%s%s", k->choices, low, isinf(k->max) ? "" : "|",
+                 isinf(k->max) ? "" : high);
+        return;
     case METHOD_KEY_TIME:
         snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s", k->open & METHOD_KEY_OPEN_MIN ? "0" : "-1",
                  isinf(k->max) ? "" : "|", isinf(k->max) ? "inf" : high);

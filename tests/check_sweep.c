@@ -334,6 +334,7 @@ typedef struct Captured {
     unsigned char *data;
     size_t len;
     int flushes;
+    size_t first_len; /* bytes after the first flush (a round end: the run is still open) */
 } Captured;
 
 static int capture_flush(void *ctx, const void *data, size_t len)
@@ -342,7 +343,7 @@ static int capture_flush(void *ctx, const void *data, size_t len)
     c->data = realloc(c->data, c->len + len);
     memcpy(c->data + c->len, data, len);
     c->len += len;
-    c->flushes++;
+    if (c->flushes++ == 0) c->first_len = c->len;
     return HS_OK;
 }
 
@@ -417,14 +418,17 @@ START_TEST(test_wire_replays_bit_for_bit)
         test_sink_free(&replayed);
     }
 
-    /* A producer that dies mid-run: the replay ends its run as failed. */
+    /* A producer that dies mid-run (after its first round's records; half the capture
+     * would depend on how long the run_begin record's config is): the replay ends its
+     * run as failed. */
     TestSink cut;
     Finish finish = {0};
     SweepReplay replay;
     sweep_replay_init(&replay, &sw, test_sink_init(&cut), on_finished, &finish);
     size_t used = 0;
-    ck_assert_int_eq(sweep_replay(&replay, cap.data, cap.len / 2, &used, &diag), HS_OK);
-    ck_assert(used > 0 && used <= cap.len / 2);
+    ck_assert(cap.first_len > 0 && cap.first_len < cap.len);
+    ck_assert_int_eq(sweep_replay(&replay, cap.data, cap.first_len, &used, &diag), HS_OK);
+    ck_assert(used > 0 && used <= cap.first_len);
     ck_assert_int_eq(replay.in_run, 1);
     ck_assert_int_eq(cut.ended, 0);
     ck_assert_int_eq(sweep_replay_abandon(&replay, "worker died", &diag), HS_OK);

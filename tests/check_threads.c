@@ -71,7 +71,8 @@ START_TEST(test_every_method_same_rows_for_any_thread_count)
 END_TEST
 
 /* Paths the defaults do not take: compressed sync/localsgd/dpsgd, robust sync with
- * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period. */
+ * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period,
+ * width pruning (localsgd, sync, dpsgd) and progressive freezing. */
 START_TEST(test_variants_same_rows_for_any_thread_count)
 {
     static const char *const variants[][3] = {
@@ -85,6 +86,10 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=localsgd", "method.local_steps=3", "method.participation=0.5"},
         {"run.method=fedavg", "method.participation=0.5", "method.overcommit=0.5"},
         {"run.method=fedbuff", "method.concurrency=3", "method.buffer=2"},
+        {"run.method=localsgd", "method.prune=width", "method.prune_target=makespan"},
+        {"run.method=sync", "method.prune=width", "method.prune_min=0.25"},
+        {"run.method=dpsgd", "method.prune=width", "method.prune_target=0.5"},
+        {"run.method=localsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }

@@ -3,6 +3,7 @@
  * target accuracy stops it, and timings equal timing mode's exactly. */
 #include "models/optim.h"
 #include "sim/engine.h"
+#include "sim/prune.h"
 #include "sim/trainer.h"
 #include "tests/test_sink.h"
 
@@ -95,6 +96,131 @@ START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
         test_sink_free(&b);
         test_sink_free(&timing);
     }
+}
+END_TEST
+
+/* Width pruning (localsgd, sync, dpsgd) and progressive freezing (localsgd): each learns,
+ * is bitwise deterministic, times exactly like timing mode, and the run is shorter than
+ * without the option, where the two slow agents' full steps set the pace. (With this
+ * two-block MLP, freezing's first stage costs what the full model does: head 1 is as
+ * large as block 2. Its second stage, block 1 forward only, is cheaper.) */
+START_TEST(test_prune_and_freeze_learn_and_time_like_timing_mode)
+{
+    /* D-PSGD's steps wait for messages of 1 ms latency, longer than a slow agent's step:
+     * its case makes the latency small so that compute sets the pace */
+    static const char *const cases[][3] = {
+        {"run.method=localsgd", "method.prune=width", NULL},
+        {"run.method=localsgd", "method.prune=width", "method.prune_target=0.5"},
+        {"run.method=sync", "method.prune=width", NULL},
+        {"run.method=dpsgd", "method.prune=width", "agents.latency=1 us"},
+        {"run.method=localsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *set[4];
+        int n = 0;
+        for (int k = 0; k < 3 && cases[c][k]; k++) set[n++] = cases[c][k];
+        const char *unpruned[2] = {cases[c][0], c == 3 ? cases[c][2] : "run.rounds=4"};
+        TestSink a, b, timing, plain;
+        HsDiag diag;
+        ck_assert_msg(run(set, n, &a, &diag) == 0, "case %zu: %s", c, diag.message);
+        ck_assert_int_eq(run(set, n, &b, &diag), 0);
+        ck_assert_str_eq(a.text, b.text);
+        set[n] = "run.mode=timing";
+        ck_assert_int_eq(run(set, n + 1, &timing, &diag), 0);
+        ck_assert_int_eq(a.rounds, timing.rounds);
+        for (int r = 0; r < a.rounds; r++) ck_assert(a.round_rows[r].t_end == timing.round_rows[r].t_end);
+        ck_assert_msg(test_sink_last_accuracy(&a) > 0.6, "case %zu reached only %.3f", c, test_sink_last_accuracy(&a));
+        /* the same method without the option: the slow agents' full steps set the pace */
+        ck_assert_int_eq(run(unpruned, 2, &plain, &diag), 0);
+        int last = a.rounds - 1;
+        ck_assert_int_eq(plain.rounds, a.rounds);
+        ck_assert_msg(a.round_rows[last].t_end < plain.round_rows[last].t_end, "case %zu: %g s, without %g s", c,
+                      a.round_rows[last].t_end, plain.round_rows[last].t_end);
+        test_sink_free(&a);
+        test_sink_free(&b);
+        test_sink_free(&timing);
+        test_sink_free(&plain);
+    }
+}
+END_TEST
+
+/* The keep ratios prune_target chooses and the bytes of the nested shells, by hand:
+ * 6 agents at 1 GFLOPS and 2 at 250 MFLOPS (same steps), MLP 16-32-4. */
+static Engine *prune_engine(const char *const *set, int n, Scenario *sc, TestSink *ts)
+{
+    IniDoc doc;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(inidoc_load_string("t.ini", synthetic, &doc, &diag), 0);
+    const char *base[] = {"run.method=localsgd", "run.mode=timing", "run.rounds=1", "agents.compute=1 GFLOPS",
+                          "agents.slow.compute=250 MFLOPS", "method.prune=width", "method.local_steps=4"};
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++) ck_assert_int_eq(inidoc_apply_set(&doc, base[i], &diag), 0);
+    for (int i = 0; i < n; i++) ck_assert_int_eq(inidoc_apply_set(&doc, set[i], &diag), 0);
+    ck_assert_int_eq(scenario_resolve(&doc, sc, &diag), 0);
+    inidoc_free(&doc);
+    static HsDiag engine_diag; /* the engine keeps a pointer to it */
+    Engine *e;
+    ck_assert_int_eq(engine_open(sc, test_sink_init(ts), &engine_diag, &e), 0);
+    return e;
+}
+
+/* Step FLOPs of the MLP 16-k-4 at batch 16, as the engine counts them. */
+static double prune_mlp_flops(int k)
+{
+    return 16.0 * ((6.0 * 16 * k + 4 * k) + (6.0 * k * 4 + 2 * 4) + 5 * 4);
+}
+
+START_TEST(test_prune_keep_ratios_and_shell_bytes)
+{
+    Scenario sc;
+    TestSink engine_sink;
+    Engine *e = prune_engine(NULL, 0, &sc, &engine_sink);
+    Prune p;
+    ck_assert_int_eq(prune_create(e, NULL, &p), HS_OK);
+    /* makespan: the slow agents keep the widest hidden layer whose step is at most a
+     * quarter of the full one's (they are 4 times slower): F(k) <= F(32) / 4 */
+    int expect = 0;
+    for (int k = 1; k <= 32; k++)
+        if (prune_mlp_flops(k) <= prune_mlp_flops(32) / 4) expect = k;
+    ck_assert_int_eq(expect, 7);
+    for (int i = 0; i < 8; i++) {
+        ModelSpec sub;
+        ck_assert_int_eq(model_width_spec(&sc.model, p.keep[i], &sub), HS_OK);
+        ck_assert_int_eq(sub.sizes[1], i < 6 ? 32 : expect);
+        ck_assert_double_eq_tol(p.step_flops[i], prune_mlp_flops(sub.sizes[1]), 1e-6);
+        ck_assert_double_eq(p.bytes[i], 4.0 * (16 * sub.sizes[1] + sub.sizes[1] + sub.sizes[1] * 4 + 4));
+    }
+    prune_free(&p);
+    engine_close(e);
+    test_sink_free(&engine_sink);
+    /* the bytes of one averaging: shell 1 (all 8, the 7-unit sub-model) and shell 2 (the
+     * 6 full agents, the rest of the model), 2 (n - 1) payloads each */
+    TestSink ts;
+    HsDiag diag;
+    const char *set[] = {"run.method=localsgd", "run.mode=timing", "run.rounds=1", "agents.compute=1 GFLOPS",
+                         "agents.slow.compute=250 MFLOPS", "method.prune=width", "method.local_steps=epoch"};
+    ck_assert_int_eq(run(set, 7, &ts, &diag), 0);
+    double small = 4.0 * (16 * 7 + 7 + 7 * 4 + 4), whole = 4.0 * (16 * 32 + 32 + 32 * 4 + 4);
+    ck_assert_double_eq_tol(ts.round_rows[0].bytes, 2 * 7 * small + 2 * 5 * (whole - small), 1e-6);
+    ck_assert_double_eq_tol(ts.round_rows[0].extra, 7.0 / 32, 1e-8); /* the smallest keep ratio */
+    test_sink_free(&ts);
+    /* a fixed ratio for the slow agents only; prune_min bounds makespan from below */
+    const char *fixed[] = {"method.prune_target=0.5"};
+    e = prune_engine(fixed, 1, &sc, &engine_sink);
+    ck_assert_int_eq(prune_create(e, NULL, &p), HS_OK);
+    ck_assert_double_eq(p.keep[0], 1.0);
+    ck_assert_double_eq(p.keep[6], 0.5);
+    ck_assert_double_eq(p.keep[7], 0.5);
+    prune_free(&p);
+    engine_close(e);
+    test_sink_free(&engine_sink);
+    const char *floor[] = {"agents.slow.compute=10 MFLOPS", "method.prune_min=0.25"};
+    e = prune_engine(floor, 2, &sc, &engine_sink);
+    ck_assert_int_eq(prune_create(e, NULL, &p), HS_OK);
+    ck_assert_double_eq(p.keep[7], 0.25);
+    prune_free(&p);
+    engine_close(e);
+    test_sink_free(&engine_sink);
 }
 END_TEST
 
@@ -338,6 +464,8 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_every_method_learns);
     tcase_add_test(tc, test_train_runs_are_deterministic_and_time_like_timing_mode);
+    tcase_add_test(tc, test_prune_and_freeze_learn_and_time_like_timing_mode);
+    tcase_add_test(tc, test_prune_keep_ratios_and_shell_bytes);
     tcase_add_test(tc, test_divergence_ends_the_run);
     tcase_add_test(tc, test_sync_with_a_deadline_learns_without_the_stragglers);
     tcase_add_test(tc, test_target_accuracy_stops_early);

@@ -21,9 +21,19 @@
  * initial model (known to all from the seed), so nothing dense is ever sent. The
  * compressed difference is its own error feedback, so [compression] feedback must be
  * none. The public copies are kept by parity of the global step count (two per agent,
- * in the snapshot buffers): a neighbour is at most one step apart. */
+ * in the snapshot buffers): a neighbour is at most one step apart.
+ *
+ * prune = width (sim/prune.h; not with [compression]): a slow agent's gradient is that of
+ * its nested sub-model (its FLOPs per step) and it sends only the sub-model's
+ * coordinates (its bytes per neighbour). Every agent mixes each coordinate over the
+ * members of its closed neighbourhood that hold it, with their Metropolis-Hastings
+ * weights renormalised: x_i[c] = sum_{j holds c} W_ij x_j[c] / sum_{j holds c} W_ij; a
+ * coordinate nobody there holds keeps x_i[c]. So a pruned agent's other coordinates
+ * still follow its full neighbours, and the sample-weighted average that is evaluated
+ * is not pulled back by coordinates nobody trained. */
 #include "sim/compress.h"
 #include "sim/engine.h"
+#include "sim/prune.h"
 #include "sim/topology.h"
 #include "sim/trainer.h"
 
@@ -51,6 +61,7 @@ typedef struct DpsgdState {
     size_t d;           /* entries exchanged: the model's blocks */
     float *difference;  /* (d) scratch */
     float *message;     /* (d) scratch */
+    Prune prune;        /* prune = width */
 } DpsgdState;
 
 static int dpsgd_create(Engine *e, void **state)
@@ -65,6 +76,7 @@ static int dpsgd_create(Engine *e, void **state)
     s->round_steps = engine_round_steps(e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
+    if ((status = prune_create(e, NULL, &s->prune)) != HS_OK) return status;
     const CompressionSpec *c = &e->sc->compression;
     if (!c->present || c->scheme == COMPRESS_NONE) return HS_OK;
     s->d = (size_t)e->profile.total_params;
@@ -123,13 +135,49 @@ static int dpsgd_start_step(DpsgdState *s, Engine *e, int i)
     if (e->trainer) {
         size_t n = trainer_param_count(e->trainer);
         if (s->compressor == NULL) memcpy(trainer_buffer(e->trainer, i, a->step % 2), trainer_params(e->trainer, i), n * sizeof(float));
-        int status = trainer_gradient(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
+        float *grad = trainer_buffer(e->trainer, i, DPSGD_GRADIENT);
+        int status = s->prune.on ? trainer_width_gradient(e->trainer, i, s->prune.widths[i], grad)
+                                 : trainer_gradient(e->trainer, i, grad);
         if (status != HS_OK) return status;
     }
-    engine_compute(e, i, s->step_flops, DPSGD_COMPUTED, 0);
-    double bytes = s->compressor ? a->bytes : engine_model_bytes(e);
+    engine_compute(e, i, s->prune.on ? s->prune.step_flops[i] : s->step_flops, DPSGD_COMPUTED, 0);
+    double bytes = s->compressor ? a->bytes : s->prune.on ? s->prune.bytes[i] : engine_model_bytes(e);
     for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
         engine_send(e, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
+    return HS_OK;
+}
+
+/* prune = width: per coordinate, the renormalised Metropolis-Hastings mix over the
+ * holders in i's closed neighbourhood (summed in double, self first, then adjacency order). */
+static int dpsgd_masked_mix(DpsgdState *s, Engine *e, int i, int parity)
+{
+    size_t n = trainer_param_count(e->trainer);
+    float *x = trainer_params(e->trainer, i);
+    int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first;
+    /* the closed neighbourhood, self first: vectors, masks (NULL: holds all), weights */
+    const float **v = malloc((size_t)(degree + 1) * sizeof *v);
+    const unsigned char **held = malloc((size_t)(degree + 1) * sizeof *held);
+    double *w = malloc((size_t)(degree + 1) * sizeof *w);
+    if (!v || !held || !w) {
+        free(v), free(held), free(w);
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
+    for (int k = 0; k <= degree; k++) {
+        int j = k == 0 ? i : s->topology.adj[first + k - 1];
+        v[k] = trainer_buffer(e->trainer, j, parity);
+        held[k] = s->prune.widths[j] ? model_width_held(s->prune.widths[j]) : NULL;
+        w[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
+    }
+    for (size_t p = 0; p < n; p++) {
+        double sum = 0, total = 0;
+        for (int k = 0; k <= degree; k++)
+            if (held[k] == NULL || held[k][p]) {
+                sum += w[k] * v[k][p];
+                total += w[k];
+            }
+        x[p] = total > 0 ? (float)(sum / total) : v[0][p];
+    }
+    free(v), free(held), free(w);
     return HS_OK;
 }
 
@@ -141,6 +189,10 @@ static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
     a->received[parity] = 0;
     if (s->compressor) {
         int status = dpsgd_compressed_mix(s, e, i);
+        if (status != HS_OK) return status;
+    } else if (e->trainer && s->prune.on) {
+        int status = dpsgd_masked_mix(s, e, i, parity);
+        if (status == HS_OK) status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     } else if (e->trainer) {
         size_t n = trainer_param_count(e->trainer);
@@ -212,16 +264,25 @@ static void dpsgd_destroy(void *state)
     compress_free(s->compressor);
     free(s->difference);
     free(s->message);
+    prune_free(&s->prune);
     free(s);
 }
 
-static const MethodKey dpsgd_keys[] = {{0}};
+static const MethodKey dpsgd_keys[] = {PRUNE_METHOD_KEYS, {0}};
+
+static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
+{
+    if (scenario_param_index(sc, "prune") == 1 && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
+        return scenario_param_error(sc, "prune", diag, "width is not available with [compression]");
+    return HS_OK;
+}
 
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_COMPRESSES | METHOD_GOSSIPS_DIFFERENCES,
+    .validate = dpsgd_validate,
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,
     .on_event = dpsgd_on_event,

@@ -29,9 +29,30 @@
  * ef's accumulation, and u_i is zeroed where the message is non-zero (momentum factor
  * masking). With local_steps = 1 and a constant lr this is sync's dgc scaled by -lr,
  * except that the weight decay joins u_i here (each agent's x_i differs within a period).
- * The paper does not treat local steps; this composition is ours. */
+ * The paper does not treat local steps; this composition is ours.
+ *
+ * prune = width (localsgd only; sim/prune.h): slow agents train a nested sub-model at
+ * their keep ratio (FLOPs of that sub-model per step) and the average runs as nested
+ * all-reduce shells, each coordinate averaged over the members holding it.
+ * rounds.extra holds the smallest keep ratio.
+ *
+ * freeze = progressive (localsgd only): SmartFreeze's progressive training (Wu et al.,
+ * "Heterogeneity-Aware Memory Efficient Federated Learning via Progressive Layer
+ * Freezing", 2024). The model's L blocks are trained one at a time, front to back:
+ * in stage s every agent trains block s with its output module (the auxiliary head of
+ * split s; the last stage uses the model's own output) while blocks 1..s-1 are frozen
+ * (forward only: no backward, nothing sent; the paper's memory saving is not modelled,
+ * the cost model has no memory term), and only block s and its head are averaged. A
+ * step costs model_profile_stage_flops, an averaging 4 * model_profile_stage_params bytes. Subset of the paper, on purpose: its pace
+ * controller freezes a block once its parameters' perturbation settles, which depends
+ * on the trained values, and timing mode must time a run without training; here the
+ * pace is fixed, `freeze_rounds` rounds per stage (the last stage then runs to the
+ * end), so both modes time it identically. The paper's participant selector (memory-
+ * and data-aware choice of who trains each block) is not modelled: everybody trains.
+ * rounds.extra holds the stage. */
 #include "sim/compress.h"
 #include "sim/engine.h"
+#include "sim/prune.h"
 #include "sim/trainer.h"
 
 #include "models/model.h"
@@ -73,6 +94,9 @@ typedef struct LocalSgdState {
     float *anchor;          /* (d) xbar, the last average */
     float *delta;           /* (d) scratch */
     float *mean;            /* (d) scratch */
+    Prune prune;            /* prune = width */
+    int freeze_rounds;      /* freeze = progressive: rounds per stage; 0 = off */
+    int stage;              /* this round's stage (1..L) */
 } LocalSgdState;
 
 static int localsgd_alloc(Engine *e, LocalSgdState **out)
@@ -194,7 +218,35 @@ static int localsgd_create(Engine *e, void **state)
     *state = s;
     if (status != HS_OK) return status;
     s->local_steps = scenario_param_int(e->sc, "local_steps");
-    return localsgd_read_common(e, s);
+    if ((status = localsgd_read_common(e, s)) != HS_OK) return status;
+    if (scenario_param_index(e->sc, "freeze") == 1) s->freeze_rounds = scenario_param_int(e->sc, "freeze_rounds");
+    int n = e->world.n, *steps = malloc((size_t)n * sizeof *steps);
+    if (steps == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) steps[i] = s->local_steps == 0 ? engine_agent_steps(e, i) : 1;
+    status = prune_create(e, steps, &s->prune);
+    free(steps);
+    return status;
+}
+
+/* Combinations whose meaning is not modelled: a pruned or frozen model's compressed
+ * delta, and pruning a model that is being frozen. */
+static int localsgd_validate(const Scenario *sc, HsDiag *diag)
+{
+    int compressed = sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
+    int prune = scenario_param_index(sc, "prune") == 1, freeze = scenario_param_index(sc, "freeze") == 1;
+    if (prune && freeze) return scenario_param_error(sc, "freeze", diag, "progressive is not available with prune = width");
+    if (prune && compressed) return scenario_param_error(sc, "prune", diag, "width is not available with [compression]");
+    if (freeze && compressed)
+        return scenario_param_error(sc, "freeze", diag, "progressive is not available with [compression]");
+    return HS_OK;
+}
+
+/* The step's cost and the averaging's bytes under freeze = progressive. */
+static double localsgd_step_flops(const LocalSgdState *s, const Engine *e, int agent)
+{
+    if (s->freeze_rounds)
+        return e->sc->model.batch * (model_profile_stage_flops(&e->profile, s->stage) + e->profile.loss_flops);
+    return s->prune.on ? s->prune.step_flops[agent] : s->step_flops;
 }
 
 static int qsr_create(Engine *e, void **state)
@@ -247,14 +299,21 @@ static int localsgd_start_period(LocalSgdState *s, Engine *e)
 {
     localsgd_draw_members(s, e);
     s->period_index++;
-    if (s->compressor) ring_gather_begin(&s->gather, s->members, s->n_members);
-    else engine_collective_begin(&s->average, s->members, s->n_members, engine_model_bytes(e), 1, LOCALSGD_AVERAGED, 0);
+    double bytes = s->freeze_rounds ? 4.0 * model_profile_stage_params(&e->profile, s->stage) : engine_model_bytes(e);
+    if (s->compressor) {
+        ring_gather_begin(&s->gather, s->members, s->n_members);
+    } else if (s->prune.on) {
+        if (prune_shells_begin(&s->prune, s->members, s->n_members, 1, LOCALSGD_AVERAGED) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    } else {
+        engine_collective_begin(&s->average, s->members, s->n_members, bytes, 1, LOCALSGD_AVERAGED, 0);
+    }
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
         s->remaining[i] = s->local_steps == 0 ? engine_agent_steps(e, i) : period;
-        engine_compute(e, i, s->step_flops, LOCALSGD_STEPPED, 0);
+        engine_compute(e, i, localsgd_step_flops(s, e, i), LOCALSGD_STEPPED, 0);
     }
     s->period_done += period;
     return HS_OK;
@@ -266,6 +325,12 @@ static int localsgd_round_begin(void *state, Engine *e, int round)
     s->period_done = 0;
     s->period_index = 0;
     if (s->compressor) compress_begin_round(s->compressor, round);
+    if (s->prune.on) e->round_extra = prune_smallest_keep(&s->prune);
+    if (s->freeze_rounds) {
+        s->stage = round / s->freeze_rounds + 1;
+        if (s->stage > e->profile.n_blocks) s->stage = e->profile.n_blocks;
+        e->round_extra = s->stage;
+    }
     if (s->qsr) {
         s->local_steps = qsr_period(s, trainer_schedule_lr(e->sc, e->round), s->round_steps);
         e->round_extra = s->local_steps;
@@ -280,19 +345,25 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
     if (ev->kind == LOCALSGD_STEPPED) {
         /* The step's arithmetic runs at its completion: nobody else touches this
          * agent's model during a period, so the parameters are those it started with. */
-        status = s->dgc ? localsgd_dgc_step(s, e, ev->agent) : trainer_local_step(e->trainer, ev->agent);
+        if (s->freeze_rounds) status = trainer_stage_step(e->trainer, ev->agent, s->stage);
+        else if (s->prune.on) status = trainer_width_step(e->trainer, ev->agent, s->prune.widths[ev->agent]);
+        else status = s->dgc ? localsgd_dgc_step(s, e, ev->agent) : trainer_local_step(e->trainer, ev->agent);
         if (status != HS_OK) return status;
         if (--s->remaining[ev->agent] > 0) {
-            engine_compute(e, ev->agent, s->step_flops, LOCALSGD_STEPPED, 0);
+            engine_compute(e, ev->agent, localsgd_step_flops(s, e, ev->agent), LOCALSGD_STEPPED, 0);
             return HS_OK;
         }
+        if (s->prune.on) return prune_shells_join(e, &s->prune, ev->agent);
         if (s->compressor == NULL) return engine_collective_join(e, &s->average, ev->agent);
         if ((status = localsgd_compress_delta(s, e, ev->agent)) != HS_OK) return status;
         if (!ring_gather_offer(e, &s->gather, ev->agent, s->bytes[ev->agent])) return HS_OK;
     } else if (ev->kind == LOCALSGD_BLOCK && !ring_gather_arrived(e, &s->gather, ev)) {
         return HS_OK;
+    } else if (ev->kind == LOCALSGD_AVERAGED && s->prune.on && !prune_shells_done(&s->prune)) {
+        return HS_OK;
     }
     if (s->compressor) status = localsgd_compressed_average(s, e);
+    else if (s->prune.on) status = trainer_average_masked(e->trainer, s->members, s->n_members, s->by_samples, s->prune.widths);
     else status = trainer_average(e->trainer, s->members, s->n_members, s->by_samples);
     if (status != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
@@ -316,6 +387,7 @@ static void localsgd_destroy(void *state)
     free(s->mean);
     free(s->gradient);
     free(s->step);
+    prune_free(&s->prune);
     if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }
@@ -327,6 +399,11 @@ static const MethodKey localsgd_keys[] = {
      .type = METHOD_KEY_CHOICE, .choices = "samples|uniform"},
     {"participation", "1", "share of agents that train and average each period",
      .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+    PRUNE_METHOD_KEYS,
+    {"freeze", "none", "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",
+     .type = METHOD_KEY_CHOICE, .choices = "none|progressive"},
+    {"freeze_rounds", "2", "freeze = progressive: rounds each block trains before it is frozen",
+     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
     {0},
 };
 
@@ -335,6 +412,7 @@ const MethodOps method_localsgd = {
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
     .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES,
+    .validate = localsgd_validate,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

@@ -21,6 +21,7 @@ typedef enum {
     METHOD_KEY_CHOICE,  /* one of `choices` ("a|b|c"); read as its index */
     METHOD_KEY_STEPS,   /* `epoch` (read as 0) or a whole number in [min, max] */
     METHOD_KEY_TIME,    /* `none` (read as inf) or a time (`500 ms`) in [min, max] */
+    METHOD_KEY_WORD_OR_REAL, /* the word in `choices` (read as NaN) or a number in [min, max] */
 } MethodKeyType;
 
 enum { METHOD_KEY_OPEN_MIN = 1, METHOD_KEY_OPEN_MAX = 2 };

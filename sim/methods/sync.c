@@ -38,12 +38,17 @@
  *               The timing stays the dense all-reduce's, as the brief asks: a real
  *               serverless median or Krum needs every vector at every agent, an
  *               all-gather N/2 times as heavy, or a parameter server.
+ * prune = width (dense path only; sim/prune.h): slow agents compute the gradient of their
+ * nested sub-model of the shared parameters (its FLOPs per step); the gradients are
+ * reduced in nested all-reduce shells and each coordinate's update is the mean over the
+ * agents holding it (uniform, like the dense mean). rounds.extra = the smallest keep ratio.
  * The per-agent paths keep a model per agent (all holding the same parameters: agent 0's
  * optimiser steps and the others copy), because the trainer's shared mode only hands out
  * the mean gradient. */
 #include "sim/byzantine.h"
 #include "sim/compress.h"
 #include "sim/engine.h"
+#include "sim/prune.h"
 #include "base/units.h"
 #include "sim/trainer.h"
 
@@ -85,6 +90,7 @@ typedef struct SyncState {
     float *update;          /* (params) the combined gradient; heads stay 0 */
     const float **vectors;  /* (n) */
     float **outs;           /* (n) */
+    Prune prune;            /* prune = width */
 } SyncState;
 
 /* Both paths that leave stragglers out would have to agree on what a missing agent's
@@ -95,6 +101,8 @@ static int sync_validate(const Scenario *sc, HsDiag *diag)
     int robust = sc->byzantine.present && (sc->byzantine.count > 0 || sc->byzantine.aggregator != AGGREGATOR_MEAN);
     if (isfinite(scenario_param_number(sc, "deadline")) && (compressed || robust))
         return scenario_param_error(sc, "deadline", diag, "not available with [compression] or [byzantine]");
+    if (scenario_param_index(sc, "prune") == 1 && (compressed || robust || isfinite(scenario_param_number(sc, "deadline"))))
+        return scenario_param_error(sc, "prune", diag, "width is not available with [compression], [byzantine] or a deadline");
     return HS_OK;
 }
 
@@ -113,6 +121,7 @@ static int sync_create(Engine *e, void **state)
     const ByzantineSpec *b = &e->sc->byzantine;
     int compressed = c->present && c->scheme != COMPRESS_NONE;
     int robust = b->present && (b->count > 0 || b->aggregator != AGGREGATOR_MEAN);
+    if ((status = prune_create(e, NULL, &s->prune)) != HS_OK) return status;
     if (!compressed && !robust) return trainer_setup_shared(e->trainer);
 
     int n = e->world.n;
@@ -250,6 +259,12 @@ static int sync_start_step(SyncState *s, Engine *e)
         for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, s->serial);
         return HS_OK;
     }
+    if (s->prune.on) {
+        if (prune_shells_begin(&s->prune, NULL, e->world.n, 1, SYNC_REDUCED) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->prune.step_flops[i], SYNC_COMPUTED, 0);
+        return trainer_shared_width_gradients(e->trainer, NULL, e->world.n, s->prune.widths);
+    }
     engine_collective_begin(&s->allreduce, NULL, e->world.n, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
     for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, 0);
     if (s->byzantine) return sync_robust_step(s, e);
@@ -265,6 +280,7 @@ static int sync_round_begin(void *state, Engine *e, int round)
     s->dropped = 0;
     if (isfinite(s->deadline)) e->round_extra = 0;
     if (s->compressor) compress_begin_round(s->compressor, round);
+    if (s->prune.on) e->round_extra = prune_smallest_keep(&s->prune);
     return sync_start_step(s, e);
 }
 
@@ -310,8 +326,9 @@ static int sync_on_event(void *state, Engine *e, const Event *ev)
                                              : ring_gather_arrived(e, &s->gather, ev);
         return done ? sync_finish_step(s, e) : HS_OK;
     }
-    if (ev->kind == SYNC_REDUCED) return sync_finish_step(s, e);
+    if (ev->kind == SYNC_REDUCED) return s->prune.on && !prune_shells_done(&s->prune) ? HS_OK : sync_finish_step(s, e);
     if (isfinite(s->deadline)) return sync_deadline_event(s, e, ev);
+    if (s->prune.on) return prune_shells_join(e, &s->prune, ev->agent);
     return engine_collective_join(e, &s->allreduce, ev->agent);
 }
 
@@ -331,12 +348,14 @@ static void sync_destroy(void *state)
     free(s->vectors);
     free(s->outs);
     free(s->members);
+    prune_free(&s->prune);
     free(s);
 }
 
 static const MethodKey sync_keys[] = {
     {"deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out",
      .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY},
+    PRUNE_METHOD_KEYS,
     {0},
 };
 

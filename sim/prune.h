@@ -1,0 +1,84 @@
+/* prune.h — structured (width) pruning for slow agents, shared by localsgd, dpsgd and
+ * sync: [method] prune = none | width, prune_target = makespan | RATIO, prune_min.
+ *
+ * Seed 001 (MOTOR, "Joint Model Pruning and Topology Construction for Accelerating
+ * Decentralized Machine Learning", Jiang et al., TPDS 2023: heterogeneous workers get
+ * different pruning ratios and each trains and transmits a sub-model that fits its
+ * capability) with HeteroFL's nested width scaling (models/model_width.h) as the
+ * sub-model: the leading ceil(r * w) units of every hidden layer.
+ *
+ * Who is slow, and how much it keeps. An agent's standalone round time is
+ *   tau_i = steps_i * F(1) / compute_i,
+ * steps_i its steps per round (the method says which), F(r) the FLOPs of one step of the
+ * sub-model at keep r (F(1) the full model's). T = the lower median of tau over all
+ * agents; agent i is slow when tau_i > T (so at most half the agents are pruned).
+ *   prune_target = makespan  a slow agent keeps the largest r with
+ *                            steps_i * F(r) / compute_i <= T (its compute time meets the
+ *                            median agent's; r found by bisection on the monotone F), but
+ *                            no less than prune_min (then it stays above T);
+ *   prune_target = RATIO     every slow agent keeps RATIO (in (0, 1]).
+ * MOTOR picks ratios jointly with the topology by its own optimisation; this is the
+ * simpler speed-matching rule the issue asks for. The choice is made once, from the
+ * drawn compute speeds (slowdown dynamics and traces are not looked at).
+ *
+ * Costs: a step of agent i costs F(keep_i); what it sends is its sub-model's parameter
+ * bytes (blocks, 4 bytes each). Averaging by all-reduce (localsgd, sync) runs as nested
+ * shells: with distinct kept ratios k_1 < ... < k_m among the members, shell l holds the
+ * coordinates of sub(k_l) not in sub(k_{l-1}) and is a ring all-reduce among the members
+ * with keep >= k_l (4 bytes per coordinate). Every coordinate is thus reduced exactly
+ * among the agents holding it; a member joins only the shells it holds. With nobody
+ * pruned there is one shell, the plain all-reduce. */
+#ifndef SIM_PRUNE_H
+#define SIM_PRUNE_H
+
+#include "sim/engine.h"
+
+#include "models/model_width.h"
+
+typedef struct Prune {
+    int on;                /* prune = width */
+    int n;
+    double *keep;          /* (n) keep ratio, 1 = the whole model */
+    double *step_flops;    /* (n) FLOPs of one step of [model] batch at that ratio */
+    double *bytes;         /* (n) parameter bytes of the sub-model's blocks */
+    ModelWidth **widths;   /* (n) train mode: NULL for keep 1; one per pruned agent (its own
+                            * sub-model and workspace, so agents' steps may run on threads) */
+    /* all-reduce shells */
+    int n_shells;
+    double *shell_keep;    /* (n) the ratio whose coordinates shell l adds */
+    double *shell_bytes;   /* (n) */
+    int *order;            /* (n) this averaging's members by ratio, largest first */
+    Collective *shells;    /* (n) */
+    int pending;           /* shells not done yet */
+} Prune;
+
+/* The [method] keys prune, prune_target, prune_min, for a method's key table. */
+#define PRUNE_METHOD_KEYS                                                                                          \
+    {"prune", "none", "none, or width: slow agents train a nested sub-model (leading units of every hidden layer)", \
+     .type = METHOD_KEY_CHOICE, .choices = "none|width"},                                                          \
+    {"prune_target", "makespan", "makespan (keep ratio that meets the median agent's compute time) or a fixed keep ratio", \
+     .type = METHOD_KEY_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},      \
+    {"prune_min", "0.0625", "smallest keep ratio prune_target = makespan may choose",                              \
+     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN}
+
+/* Reads the keys (prune = none: p->on = 0 and nothing else is allocated). steps: (n)
+ * each agent's steps per round, NULL when all take the same number. Train mode builds
+ * the sub-model maps. */
+int prune_create(Engine *e, const int *steps, Prune *p);
+void prune_free(Prune *p);
+/* The keep ratios of prune_target = makespan, for the tests: keep[i] from tau and F. */
+double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,
+                           double min_keep);
+
+/* The smallest keep ratio of any agent (1 when nobody is pruned), for rounds.extra. */
+double prune_smallest_keep(const Prune *p);
+
+/* Starts the shells of one averaging among members (NULL: agents 0..n-1); each
+ * finishes with an event (kind, -1, shell). HS_E_NOMEM. */
+int prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind);
+/* agent is ready: it joins every shell it holds. */
+int prune_shells_join(Engine *e, Prune *p, int agent);
+/* A shell's event arrived: 1 once all of them have. */
+int prune_shells_done(Prune *p);
+
+#endif
