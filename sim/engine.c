@@ -5,6 +5,7 @@
 #include "sim/byzantine.h"
 #include "sim/interrupt.h"
 #include "sim/network.h"
+#include "sim/privacy.h"
 #include "sim/rng.h"
 #include "sim/trainer.h"
 
@@ -535,6 +536,10 @@ static int engine_evaluate(Engine *e)
     int evaluated, status = trainer_round_end(e->trainer, &metric, &evaluated);
     if (status != HS_OK || !evaluated) return status;
     e->last_accuracy = metric.test_accuracy;
+    if (e->privacy) {
+        metric.has_privacy = 1;
+        metric.epsilon = privacy_spent(e->privacy);
+    }
     metric.t = e->now;
     metric.bytes_sent = e->total_bytes + e->round_bytes;
     return engine_report_metric(e, &metric);

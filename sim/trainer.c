@@ -399,6 +399,26 @@ int trainer_local_step(Trainer *t, int agent)
     return status;
 }
 
+int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise,
+                               float *scratch, int *batch)
+{
+    if (t == NULL) return HS_OK;
+    double loss;
+    int b = trainer_next_batch(t, agent);
+    if (batch) *batch = b;
+    Model *m = t->models[agent];
+    float *grad = model_grads(m);
+    size_t count = model_block_param_count(m);
+    int status = model_grad_clipped_at(m, model_params(m), grad, scratch, t->ws, t->x, t->y, b, threshold, &loss, NULL);
+    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
+    if (status != HS_OK) return status;
+    t->loss_sum += loss;
+    t->loss_count++;
+    /* the noise goes on the sum of the clipped gradients: (sum + z) / b = mean + z / b */
+    vec_add_gaussian(grad, noise_std / b, count, noise);
+    return trainer_optimizer_step(t, agent, grad);
+}
+
 /* Averages [offset, offset+count) of the members' parameters into every member. */
 static int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples,
                                  size_t offset, size_t count)

@@ -18,8 +18,14 @@
  * all-gather, and every agent sets xbar <- xbar + weighted mean of the contributions
  * (g_i, h_i or C(delta_i)) over the blocks (the unused auxiliary heads stay as they
  * are). Every agent must take part in every averaging (participation = 1, checked by the
- * scenario), so xbar is common knowledge and held once. */
+ * scenario), so xbar is common knowledge and held once.
+ *
+ * [privacy] (sim/privacy.h, localsgd only): clip = sample makes every local step a DP-SGD
+ * step; clip = update clips each member's update over its period before the average and
+ * adds the aggregate's Gaussian noise after it. With weighting = samples this is DP-FedAvg
+ * without a server (seed 003's setting); the server-based fedavg calls the same functions. */
 #include "sim/compress.h"
+#include "sim/privacy.h"
 #include "sim/engine.h"
 #include "sim/trainer.h"
 
@@ -59,6 +65,7 @@ typedef struct LocalSgdState {
     float *anchor;          /* (d) xbar, the last average */
     float *delta;           /* (d) scratch */
     float *mean;            /* (d) scratch */
+    Privacy *privacy;       /* [privacy] clip != none; NULL otherwise */
 } LocalSgdState;
 
 static int localsgd_alloc(Engine *e, LocalSgdState **out)
@@ -147,7 +154,11 @@ static int localsgd_create(Engine *e, void **state)
     *state = s;
     if (status != HS_OK) return status;
     s->local_steps = scenario_param_int(e->sc, "local_steps");
-    return localsgd_read_common(e, s);
+    if ((status = localsgd_read_common(e, s)) != HS_OK) return status;
+    if ((status = privacy_create(e->sc, &e->world, e->trainer, &s->privacy)) != HS_OK)
+        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
+    e->privacy = s->privacy;
+    return HS_OK;
 }
 
 static int qsr_create(Engine *e, void **state)
@@ -202,6 +213,8 @@ static int localsgd_start_period(LocalSgdState *s, Engine *e)
     s->period_index++;
     if (s->compressor) ring_gather_begin(&s->gather, s->members, s->n_members);
     else engine_collective_begin(&s->average, s->members, s->n_members, engine_model_bytes(e), 1, LOCALSGD_AVERAGED, 0);
+    int status = privacy_period_begin(s->privacy, e->trainer, s->members, s->n_members);
+    if (status != HS_OK) return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
@@ -232,19 +245,23 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
     if (ev->kind == LOCALSGD_STEPPED) {
         /* The step's arithmetic runs at its completion: nobody else touches this
          * agent's model during a period, so the parameters are those it started with. */
-        if ((status = trainer_local_step(e->trainer, ev->agent)) != HS_OK) return status;
+        if ((status = privacy_local_step(s->privacy, e->trainer, ev->agent)) != HS_OK) return status;
         if (--s->remaining[ev->agent] > 0) {
             engine_compute(e, ev->agent, s->step_flops, LOCALSGD_STEPPED, 0);
             return HS_OK;
         }
-        if (s->compressor == NULL) return engine_collective_join(e, &s->average, ev->agent);
+        if (s->compressor == NULL) {
+            if ((status = privacy_client_done(s->privacy, e->trainer, ev->agent)) != HS_OK) return status;
+            return engine_collective_join(e, &s->average, ev->agent);
+        }
         if ((status = localsgd_compress_delta(s, e, ev->agent)) != HS_OK) return status;
         if (!ring_gather_offer(e, &s->gather, ev->agent, s->bytes[ev->agent])) return HS_OK;
     } else if (ev->kind == LOCALSGD_BLOCK && !ring_gather_arrived(e, &s->gather, ev)) {
         return HS_OK;
     }
     if (s->compressor) status = localsgd_compressed_average(s, e);
-    else status = trainer_average(e->trainer, s->members, s->n_members, s->by_samples);
+    else status = privacy_average(s->privacy, e->trainer, s->members, s->n_members, s->by_samples, e->round,
+                                  s->period_index);
     if (status != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
     engine_end_round(e);
@@ -265,6 +282,7 @@ static void localsgd_destroy(void *state)
     free(s->anchor);
     free(s->delta);
     free(s->mean);
+    privacy_free(s->privacy);
     if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }
@@ -283,7 +301,7 @@ const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
-    .capabilities = METHOD_COMPRESSES,
+    .capabilities = METHOD_COMPRESSES | METHOD_PRIVATE,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

@@ -45,6 +45,7 @@ enum {
                                          * feedback, and [compression] gamma applies */
     METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
     METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
+    METHOD_PRIVATE = 1 << 5,            /* [privacy] clipping and noise apply (sim/privacy.h) */
 };
 
 typedef struct MethodOps {
