@@ -478,6 +478,10 @@ static int engine_round_report(Engine *e)
     if (status == HS_OK && e->trainer == NULL) {
         SinkMetric m = {.t = e->now, .round = e->round, .agent = -1, .train_loss = NAN,
                         .test_loss = NAN, .test_accuracy = NAN, .bytes_sent = e->total_bytes};
+        if (e->privacy) { /* the accounting needs no arithmetic: timing mode reports it too */
+            m.has_privacy = 1;
+            m.epsilon = privacy_spent(e->privacy);
+        }
         status = engine_report_metric(e, &m);
     }
     return status;
