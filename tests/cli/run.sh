@@ -152,5 +152,15 @@ INI
 check "huge run exits 1" test $? -eq 1
 check "huge run gives its estimate" grep -q "needs about" "$tmp/err"
 check "huge run leaves no database" test ! -e "$tmp/huge.db"
+
+# [privacy]: the shipped scenario, timed only, reports the epsilon the accountant gives
+# (2 rounds of 4 averagings at q = 1, sigma = 1: rdp 4 alpha, best order 3: 12 + ln(1e5)/2)
+"$HETSIM" run scenarios/privacy-clipping.ini --db "$tmp/dp.db" --timing-only --quiet --set run.rounds=2 \
+    --set privacy.noise_multiplier=1 > /dev/null 2> "$tmp/err"
+check "privacy run exits 0" test $? -eq 0
+check "metrics.epsilon of a privacy run" test "$(sqlite3 "$tmp/dp.db" \
+    "select printf('%.6f', epsilon) from metrics where round = 1")" = "$(awk 'BEGIN { printf "%.6f", 12 + log(1e5) / 2 }')"
+check "metrics.epsilon is NULL without [privacy]" test "$(sqlite3 "$tmp/r.db" \
+    "select count(*) from metrics where epsilon is not null")" = 0
 echo "run.sh: $pass passed, $fail failed"
 test $fail -eq 0
