@@ -181,7 +181,8 @@ int privacy_client_done(Privacy *p, Trainer *t, int agent)
     float *x = trainer_params(t, agent);
     const float *start = p->snapshots[p->slot[agent]];
     for (size_t j = 0; j < p->d; j++) p->scratch[j] = x[j] - start[j];
-    vec_clip_norm(p->scratch, p->d, p->spec.threshold);
+    /* an update within the threshold is left as it is: start + (x - start) would round */
+    if (vec_clip_norm(p->scratch, p->d, p->spec.threshold) <= p->spec.threshold) return HS_OK;
     for (size_t j = 0; j < p->d; j++) x[j] = start[j] + p->scratch[j];
     return HS_OK;
 }

@@ -170,6 +170,20 @@ START_TEST(test_update_clipping_and_noise)
         if (w.agents[i].samples > largest) largest = w.agents[i].samples;
         for (size_t j = 0; j < d; j++) mean[j] += (float)(w.agents[i].samples * ((double)x[j] - start[j]));
     }
+    /* a period whose updates stay within the threshold changes nothing, bit for bit */
+    Scenario wide = sc;
+    wide.privacy.threshold = 1e9;
+    Privacy *loose;
+    ck_assert_int_eq(privacy_create(&wide, &w, t, &loose), HS_OK);
+    float *before = malloc(d * sizeof *before);
+    memcpy(before, trainer_params(t, 0), d * sizeof *before);
+    trainer_params(t, 0)[0] = 0.75f; /* pretend the period started elsewhere */
+    ck_assert_int_eq(privacy_period_begin(loose, t, members, 1), HS_OK);
+    trainer_params(t, 0)[0] = before[0];
+    ck_assert_int_eq(privacy_client_done(loose, t, 0), HS_OK);
+    ck_assert_mem_eq(trainer_params(t, 0), before, d * sizeof *before);
+    privacy_free(loose);
+    free(before);
     ck_assert_int_eq(privacy_average(p, t, members, n, 1, 3, 1), HS_OK);
     /* every member holds start + mean update + the same noise, of std sigma C w_max */
     double s2 = 0;
