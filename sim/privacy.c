@@ -100,8 +100,8 @@ void privacy_free(Privacy *p)
         if (p->noise[i]) gsl_rng_free(p->noise[i]);
     for (int i = 0; p->snapshots && i < p->n; i++) free(p->snapshots[i]);
     if (p->aggregate) gsl_rng_free(p->aggregate);
-    free(p->noise), free(p->snapshots), free(p->samples), free(p->q), free(p->steps), free(p->scratch), free(p->noise_vec);
-    free(p->version), free(p->slot), free(p->slot_version);
+    free(p->noise), free(p->snapshots), free(p->samples), free(p->q), free(p->steps);
+    free(p->scratch), free(p->noise_vec), free(p->version), free(p->slot), free(p->slot_version);
     free(p);
 }
 

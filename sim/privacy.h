@@ -14,7 +14,11 @@
  *                  the largest normalised weight, i.e. sigma x the aggregate's sensitivity
  *                  to one client (sigma C / m for m equally weighted clients: the scaling
  *                  of DP-FedAvg, McMahan et al. ICLR 2018). Privacy is per client
- *                  ("client-level"); the mechanism runs once per averaging.
+ *                  ("client-level"); the mechanism runs once per averaging. The weights
+ *                  (samples) and the members are public, so the mean's denominator is
+ *                  fixed, as in DP-FedAvg's fixed-denominator estimator: one client's
+ *                  clipped update changes the mean by at most C x its weight when it is
+ *                  zeroed out (the zero-out adjacency of DP aggregators).
  * Serverless all-reduce (localsgd): the aggregate's noise comes from one stream seeded per
  * (round, period) that every member draws alike, as if a server or a secure aggregation
  * added it; every member ends with the same noisy model.
