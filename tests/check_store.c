@@ -576,6 +576,32 @@ START_TEST(test_old_file_gets_the_domain_columns)
 }
 END_TEST
 
+/* A file written after the domain columns but before epsilon: only epsilon is added. */
+START_TEST(test_domain_era_file_gets_epsilon)
+{
+    const char *path = scratch_path("before_epsilon.db");
+    Synthetic a, b;
+    synthetic_make(&a, 0);
+    synthetic_make(&b, 1);
+    Store *store = open_store(path);
+    int64_t id_a = synthetic_play(store_sink(store), &a, 1);
+    store_close(store);
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, "ALTER TABLE metrics DROP COLUMN epsilon;");
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 10);
+    sqlite3_close(db);
+    store = open_store(path);
+    int64_t id_b = synthetic_play(store_sink(store), &b, 1);
+    store_close(store);
+    db = raw_open(path);
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 11);
+    a.metrics[2].has_privacy = 0; /* written before the column existed: NULL */
+    synthetic_verify(db, id_a, &a, "done");
+    synthetic_verify(db, id_b, &b, "failed");
+    sqlite3_close(db);
+}
+END_TEST
+
 START_TEST(test_two_stores_on_one_file)
 {
     /* Two writers at once (as two sweep jobs): short transactions let both through. */
@@ -1289,6 +1315,7 @@ static Suite *store_suite(void)
     tcase_add_test(normal, test_schema_and_pragmas);
     tcase_add_test(normal, test_append_to_existing_database);
     tcase_add_test(normal, test_old_file_gets_the_domain_columns);
+    tcase_add_test(normal, test_domain_era_file_gets_epsilon);
     tcase_add_test(normal, test_two_stores_on_one_file);
     tcase_add_test(normal, test_parallel_processes_share_a_file);
     tcase_add_test(normal, test_simultaneous_opens_of_new_files);
