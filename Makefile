@@ -3,6 +3,7 @@
 #   make test                    build and run every Check suite (tests/check_*.c)
 #   make bench                   build and run the benchmarks in bench/
 #   make SANITIZE=address,undefined test
+#   make SANITIZE=thread test    the suites that run worker threads, under ThreadSanitizer
 #   make MPI=1                   build the MPI sweep driver with mpicc (auto-detected)
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -27,7 +28,8 @@ CHECK_LIBS := $(shell pkg-config --libs check)
 ifneq ($(SANITIZE),)
 CFLAGS  += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
-BUILD   := build/san
+# ThreadSanitizer cannot share objects with the others
+BUILD   := $(if $(findstring thread,$(SANITIZE)),build/tsan,build/san)
 else
 BUILD   := build/rel
 endif
@@ -47,6 +49,12 @@ LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  := $(sort $(wildcard tests/check_*.c))
 TEST_BIN  := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# Under ThreadSanitizer `make test` runs the suites whose runs use worker threads (train
+# mode with the default thread count); the others are single-threaded.
+THREADED_SUITES := check_threads check_train check_comdml
+ifneq ($(findstring thread,$(SANITIZE)),)
+TEST_BIN  := $(THREADED_SUITES:%=$(BUILD)/tests/%)
+endif
 TEST_SUPPORT := $(filter-out $(TEST_SRC),$(wildcard tests/*.c))
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -114,6 +122,13 @@ CK_SLOWDOWN := $(if $(SANITIZE),10,1)
 
 # Suites run from the top folder so fixtures resolve as tests/...; CK_FORK stays on so a
 # crashing case is reported, not fatal to the suite.
+ifneq ($(findstring thread,$(SANITIZE)),)
+test: $(TEST_BIN)
+	@failed=0; for t in $(TEST_BIN); do \
+	  echo "== $$t"; TSAN_OPTIONS=halt_on_error=1 OPENBLAS_NUM_THREADS=1 CK_TIMEOUT_MULTIPLIER=$(CK_SLOWDOWN) $$t || failed=1; \
+	done; \
+	if [ $$failed -ne 0 ]; then echo "some suites FAILED"; exit 1; fi; echo "all threaded suites passed"
+else
 test: $(TEST_BIN) $(BUILD)/hetsim $(ORACLE_BIN)
 	@failed=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 CK_TIMEOUT_MULTIPLIER=$(CK_SLOWDOWN) $$t || failed=1; \
@@ -123,6 +138,7 @@ test: $(TEST_BIN) $(BUILD)/hetsim $(ORACLE_BIN)
 	  echo "== $$s"; HETSIM=$(BUILD)/hetsim bash $$s || failed=1; \
 	done; \
 	if [ $$failed -ne 0 ]; then echo "some suites FAILED"; exit 1; fi; echo "all suites passed"
+endif
 
 bench: $(BENCH_BIN) $(BUILD)/hetsim
 	@for b in $(BENCH_BIN); do echo "== $$b"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 $$b || exit 1; done

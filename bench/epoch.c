@@ -17,7 +17,11 @@
  * CPU seconds are reported (hetsim's from the child's rusage, PyTorch's process time of
  * the loop): on a machine shared with other work, CPU time is the fairer of the two.
  *
- * Usage: bench/epoch [REPS] [mlp|cnn]   (HETSIM names the binary, default ./hetsim;
+ * mlp16: one round of scenarios/quickstart.ini under localsgd (16 agents x 3,750 images,
+ * MLP 784-256-128-10, batch 64) on all the machine's cores (issue #18's goal: 2x), against
+ * PyTorch's per-agent loop over the same 16 x 3,750 images on one thread.
+ *
+ * Usage: bench/epoch [REPS] [mlp|cnn|mlp16]   (HETSIM names the binary, default ./hetsim;
  * PYTHON the interpreter with torch, default python3; DATA the dataset folder) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,10 +71,12 @@ static const char *epoch_env(const char *name, const char *fallback)
 }
 
 /* The hetsim arguments of each mode. */
-static const char mlp_run[] = "scenarios/central-mlp.ini --set run.rounds=1";
+/* mlp and cnn compare one thread with PyTorch's one thread */
+static const char mlp_run[] = "scenarios/central-mlp.ini --set run.rounds=1 --threads 1";
+static const char mlp16_run[] = "scenarios/quickstart.ini --set run.method=localsgd --set run.rounds=1";
 static const char cnn_run[] = "scenarios/central-cnn.ini --set run.method=localsgd "
                               "--set method.localsgd.local_steps=epoch --set agents.count=8 "
-                              "--set agents.samples=1000 --set run.rounds=1";
+                              "--set agents.samples=1000 --set run.rounds=1 --threads 1";
 
 /* One hetsim run into a fresh database in dir. */
 static EpochTime epoch_hetsim(const char *hetsim, const char *run, const char *dir, const char *data, int rep)
@@ -104,16 +110,16 @@ int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     const char *mode = argc > 2 ? argv[2] : "mlp";
-    if (strcmp(mode, "mlp") != 0 && strcmp(mode, "cnn") != 0) {
-        fprintf(stderr, "usage: epoch [REPS] [mlp|cnn]\n");
+    if (strcmp(mode, "mlp") != 0 && strcmp(mode, "cnn") != 0 && strcmp(mode, "mlp16") != 0) {
+        fprintf(stderr, "usage: epoch [REPS] [mlp|cnn|mlp16]\n");
         return 2;
     }
-    const int cnn = !strcmp(mode, "cnn");
+    const int cnn = !strcmp(mode, "cnn"), mlp16 = !strcmp(mode, "mlp16");
     if (reps < 1) reps = 1;
     if (reps > EPOCH_MAX_REPS) reps = EPOCH_MAX_REPS;
     const char *hetsim = epoch_env("HETSIM", "./hetsim"), *python = epoch_env("PYTHON", "python3");
     const char *data = epoch_env("DATA", "/usr/share/datasets/fashion-mnist");
-    const char *run = cnn ? cnn_run : mlp_run;
+    const char *run = cnn ? cnn_run : mlp16 ? mlp16_run : mlp_run;
     char dir[] = "/tmp/hetsim-bench-epoch-XXXXXX";
     if (!mkdtemp(dir)) return 1;
     double ours_wall[EPOCH_MAX_REPS], ours_cpu[EPOCH_MAX_REPS], theirs_wall[EPOCH_MAX_REPS], theirs_cpu[EPOCH_MAX_REPS];
@@ -134,7 +140,11 @@ int main(int argc, char **argv)
     snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
     if (system(cleanup) != 0) fprintf(stderr, "epoch: could not remove %s\n", dir);
     double wall = epoch_median(ours_wall, reps), cpu = epoch_median(ours_cpu, reps);
-    if (cnn)
+    if (mlp16)
+        printf("one round of 16 local-SGD agents x 3,750 images, MLP 784-256-128-10, batch 64 "
+               "(scenarios/quickstart.ini, method localsgd; hetsim on every core, %ld here), median of %d:\n",
+               sysconf(_SC_NPROCESSORS_ONLN), reps);
+    else if (cnn)
         printf("one round of 8 local-SGD agents x 1,000 images, CNN 32,64 k5 hidden 128, batch 64 "
                "(scenarios/central-cnn.ini), median of %d:\n",
                reps);

@@ -10,8 +10,11 @@ its CPU seconds (process time; one thread, so the loop's).
       over 8 shares of 1,000 images, batches of 64 within each share (the last of 40),
       128 steps: what one round of 8 local-SGD agents with 1,000 images each trains in
       bench/epoch's CNN run (SGD momentum 0.9, lr 0.05, as scenarios/central-cnn.ini).
+  mlp16: the per-agent loop of one round of 16 local-SGD agents (scenarios/quickstart.ini
+      with method localsgd): agent by agent, each with its own MLP 784-256-128-10 and
+      optimiser (SGD momentum 0.9, lr 0.02), batches of 64 over its 3,750 images.
 
-Usage: python3 bench/torch_epoch.py DATA_DIR REPETITIONS [mlp|cnn]"""
+Usage: python3 bench/torch_epoch.py DATA_DIR REPETITIONS [mlp|cnn|mlp16]"""
 import gzip
 import sys
 import time
@@ -41,28 +44,41 @@ def batches(kind, order, batch):
     """Row index tensors of the batches, in training order."""
     if kind == "mlp":
         return [order[at:at + batch] for at in range(0, order.shape[0], batch)]
-    share = 1000
-    return [order[a * share + at:a * share + min(at + batch, share)] for a in range(8) for at in range(0, share, batch)]
+    agents, share = (16, 3750) if kind == "mlp16" else (8, 1000)
+    return [(a, order[a * share + at:a * share + min(at + batch, share)]) for a in range(agents)
+            for at in range(0, share, batch)]
 
 
 def main():
     data, repetitions = sys.argv[1], int(sys.argv[2])
     kind = sys.argv[3] if len(sys.argv) > 3 else "mlp"
-    if kind not in ("mlp", "cnn"):
-        sys.exit(f"torch_epoch.py: unknown model '{kind}' (mlp or cnn)")
+    if kind not in ("mlp", "cnn", "mlp16"):
+        sys.exit(f"torch_epoch.py: unknown model '{kind}' (mlp, cnn or mlp16)")
     torch.set_num_threads(1)
     torch.manual_seed(1)
-    shape = (-1, 784) if kind == "mlp" else (-1, 1, 28, 28)
+    shape = (-1, 1, 28, 28) if kind == "cnn" else (-1, 784)
     x = torch.from_numpy(read_idx(f"{data}/train-images-idx3-ubyte.gz", 16).reshape(shape).astype(np.float32) / 255)
     y = torch.from_numpy(read_idx(f"{data}/train-labels-idx1-ubyte.gz", 8).astype(np.int64))
     batch = 64
     for _ in range(repetitions):
-        model = mlp() if kind == "mlp" else cnn()
-        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         loss_fn = torch.nn.CrossEntropyLoss()
+        if kind == "mlp16":
+            # every agent starts from the same model, as in hetsim; the copies are made
+            # before the clock starts
+            models = [mlp() for _ in range(16)]
+            for m in models[1:]:
+                m.load_state_dict(models[0].state_dict())
+            opts = [torch.optim.SGD(m.parameters(), lr=0.02, momentum=0.9) for m in models]
+        else:
+            models = [mlp() if kind == "mlp" else cnn()]
+            opts = [torch.optim.SGD(models[0].parameters(), lr=0.05, momentum=0.9)]
         start, cpu = time.perf_counter(), time.process_time()
         order = torch.randperm(x.shape[0])
-        for rows in batches(kind, order, batch):
+        for item in batches(kind, order, batch):
+            agent, rows = item if kind != "mlp" else (0, item)
+            if kind == "cnn":
+                agent = 0
+            model, opt = models[agent], opts[agent]
             loss = loss_fn(model(x[rows]), y[rows])
             opt.zero_grad(set_to_none=False)
             loss.backward()

@@ -20,9 +20,10 @@ typedef struct CliScenarioArgs {
     const char **overrides;     /* --set values in order; --timing-only adds run.mode */
     int n_overrides;
     int quiet;
+    char threads_set[32];       /* "run.threads=N" for --threads N (an override) */
 } CliScenarioArgs;
 
-/* Takes argv[*i] if it is --db, --set, --timing-only, --quiet or the scenario path
+/* Takes argv[*i] if it is --db, --set, --timing-only, --threads, --quiet or the scenario path
  * (advancing *i past an option's value) and returns 0; for an unknown option or a second
  * scenario prints why (naming command, then usage) and returns 2. Command-specific
  * options must be tried before this. */

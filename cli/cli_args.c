@@ -22,6 +22,16 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
         args->overrides[args->n_overrides++] = "run.mode=timing";
     } else if (strcmp(a, "--quiet") == 0) {
         args->quiet = 1;
+    } else if (strcmp(a, "--threads") == 0 && *i + 1 < argc) {
+        /* checked here so the message names the option, then applied as run.threads */
+        const char *value = argv[++*i];
+        int64_t n;
+        if (cli_parse_whole(value, 1, &n, NULL) != 0 || n > 1024) {
+            fprintf(stderr, "hetsim %s: --threads needs a number in [1, 1024], got '%s'\n", command, value);
+            return 2;
+        }
+        snprintf(args->threads_set, sizeof args->threads_set, "run.threads=%d", (int)n);
+        args->overrides[args->n_overrides++] = args->threads_set;
     } else if (a[0] == '-') {
         fprintf(stderr, "hetsim %s: unknown or incomplete option '%s'\n%s", command, a, usage);
         return 2;

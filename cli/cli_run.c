@@ -1,4 +1,4 @@
-/* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--quiet]`.
+/* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--threads N] [--quiet]`.
  * The scenario is resolved completely before the database is opened, so a bad scenario
  * never touches the database. */
 #include "cli/cli.h"
@@ -17,13 +17,16 @@
 #include <unistd.h>
 
 static const char cli_run_usage[] =
-    "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--quiet]\n"
+    "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N]\n"
+    "                  [--quiet]\n"
     "\n"
     "Runs one scenario and appends it to the database (default results.db).\n"
     "  --db FILE          result database (created if missing; runs append)\n"
     "  --set S.K=VALUE    override a scenario key, e.g. --set agents.count=32\n"
     "                     or a group key: --set agents.stragglers.compute=\"100 MFLOPS\"\n"
     "  --timing-only      same as --set run.mode=timing: no arithmetic, identical timings\n"
+    "  --threads N        train mode's worker threads (default: [run] threads, else the\n"
+    "                     number of cores); results are identical for every N\n"
     "  --quiet            no progress on stderr and no report on stdout\n";
 
 static void cli_remove_database(const char *path)

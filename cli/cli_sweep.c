@@ -36,7 +36,7 @@
 
 static const char cli_sweep_usage[] =
     "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
-    "                    [--timing-only] [--quiet]\n"
+    "                    [--timing-only] [--threads N] [--quiet]\n"
     "\n"
     "Runs every point of the scenario's [sweep] (Cartesian product of the listed values,\n"
     "`repeat` seeds each) and appends them to the database (default results.db).\n"
@@ -46,6 +46,8 @@ static const char cli_sweep_usage[] =
     "                     drop the incomplete ones, run the missing points\n"
     "  --set S.K=VALUE    override a scenario key before expansion (swept keys win)\n"
     "  --timing-only      same as --set run.mode=timing\n"
+    "  --threads N        worker threads per train-mode run (default: [run] threads, else\n"
+    "                     cores / jobs, at least 1; 1 per rank under mpirun)\n"
     "  --quiet            no progress on stderr and no summary on stdout\n"
     "Under `mpirun -np K hetsim sweep ...` the runs spread over the K ranks instead (rank 0\n"
     "writes the database; --jobs is ignored).\n";
@@ -298,6 +300,9 @@ int cli_sweep(int argc, char **argv)
                             overrides[i], name, scenario_path, sw.axes[a].line);
             }
     if ((status = sweep_resolve(&sw, &diag)) != HS_OK) goto fail;
+    /* jobs x threads stay within the cores; MPI ranks usually fill a node's cores already */
+    int busy_jobs = sw.n_runs < jobs ? (int)sw.n_runs : jobs;
+    sw.threads_default = mpi || busy_jobs < 1 ? 1 : (sweep_cores() / busy_jobs > 1 ? sweep_cores() / busy_jobs : 1);
     /* Every rank resolved the same text the same way; from here the other ranks wait for
      * rank 0's orders, so a failure of rank 0 must tell them to stop. */
     ranks_waiting = mpi;

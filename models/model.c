@@ -602,29 +602,58 @@ const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, i
     return ws->act[m->n_blocks - 1];
 }
 
-int model_evaluate(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices, int n,
-                   double *loss, double *accuracy)
+int model_evaluate_batches(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices,
+                           int n, int first_batch, int n_batches, double *batch_loss, int *batch_correct)
 {
     const int size = test_set ? ds->n_test : ds->n_train;
     const int features = m->spec.in_channels * m->spec.in_height * m->spec.in_width;
-    if (ds->features != features || ds->classes > m->spec.classes || !model_same_shape(&m->spec, &ws->spec))
+    if (ds->features != features || ds->classes > m->spec.classes || !model_same_shape(&m->spec, &ws->spec) ||
+        n <= 0 || (!indices && n > size))
         return HS_E_INPUT;
-    if (n <= 0) {
-        if (indices) return HS_E_INPUT;
-        n = size;
-    }
-    if (!indices && n > size) return HS_E_INPUT;
-    double total = 0.0;
-    long right = 0;
-    for (int start = 0; start < n; start += ws->batch) {
+    for (int k = 0; k < n_batches; k++) {
+        int start = (first_batch + k) * ws->batch;
+        if (start >= n) return HS_E_INPUT;
         int B = n - start < ws->batch ? n - start : ws->batch;
         if (indices)
             dataset_gather(ds, test_set, indices + start, B, ws->x, ws->y);
         else
             dataset_gather_range(ds, test_set, start, B, ws->x, ws->y);
         blocks_forward(m, m->params, ws, 0, m->n_blocks, ws->x, B);
+        batch_loss[k] = softmax_crossentropy(NULL, ws->act[m->n_blocks - 1], ws->y, B, m->spec.classes,
+                                             &batch_correct[k]);
+    }
+    return HS_OK;
+}
+
+void model_evaluate_sum(const double *batch_loss, const int *batch_correct, int n, int batch, double *loss,
+                        double *accuracy)
+{
+    double total = 0.0;
+    long right = 0;
+    for (int k = 0; k * batch < n; k++) {
+        int B = n - k * batch < batch ? n - k * batch : batch;
+        total += batch_loss[k] * B;
+        right += batch_correct[k];
+    }
+    if (loss) *loss = total / n;
+    if (accuracy) *accuracy = (double)right / n;
+}
+
+int model_evaluate(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices, int n,
+                   double *loss, double *accuracy)
+{
+    if (n <= 0) {
+        if (indices) return HS_E_INPUT;
+        n = test_set ? ds->n_test : ds->n_train;
+    }
+    double total = 0.0;
+    long right = 0;
+    for (int batch = 0; batch * ws->batch < n; batch++) {
+        double batch_loss;
         int correct;
-        double batch_loss = softmax_crossentropy(NULL, ws->act[m->n_blocks - 1], ws->y, B, m->spec.classes, &correct);
+        int status = model_evaluate_batches(m, ws, ds, test_set, indices, n, batch, 1, &batch_loss, &correct);
+        if (status != HS_OK) return status;
+        int B = n - batch * ws->batch < ws->batch ? n - batch * ws->batch : ws->batch;
         total += batch_loss * B;
         right += correct;
     }

@@ -139,5 +139,13 @@ const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, i
  * a NaN/Inf loss, HS_E_INPUT if the data do not fit the model. */
 int model_evaluate(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices, int n,
                    double *loss, double *accuracy);
+/* The same cut into pieces for threads: batches first_batch..first_batch+n_batches-1 of
+ * an evaluation of n samples (n >= 1; batches of the workspace's size, as model_evaluate
+ * cuts them) give each batch's mean loss and correct count. model_evaluate_sum adds them
+ * in batch order, as model_evaluate does, so the figures are bitwise the same. */
+int model_evaluate_batches(const Model *m, ModelWorkspace *ws, const Dataset *ds, int test_set, const int *indices,
+                           int n, int first_batch, int n_batches, double *batch_loss, int *batch_correct);
+void model_evaluate_sum(const double *batch_loss, const int *batch_correct, int n, int batch, double *loss,
+                        double *accuracy);
 
 #endif

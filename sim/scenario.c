@@ -27,7 +27,7 @@ static const char *const scenario_sections[] = {"run", "data", "model", "method"
                                                 "agents", "network", "compression", "byzantine", "privacy",
                                                 "sweep", NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
-                                       "target_accuracy", "mode", "eval_every", NULL};
+                                       "target_accuracy", "mode", "eval_every", "threads", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
                                         "test_samples", "features", "classes", "train_samples",
                                         "separation", "domains", "test_domains", "lambda", NULL};
@@ -143,7 +143,8 @@ static int scenario_resolve_run(Resolver *r)
     if ((status = scenario_int(r, "run", "rounds", 0, 1, 1000000, &sc->rounds)) ||
         (status = scenario_double(r, "run", "time_budget", INFINITY, UNIT_TIME, 1e-9, INFINITY, &sc->time_budget)) ||
         (status = scenario_double(r, "run", "target_accuracy", 0, UNIT_PLAIN, 0, 1, &sc->target_accuracy)) ||
-        (status = scenario_int(r, "run", "eval_every", 1, 1, 1000000, &sc->eval_every)))
+        (status = scenario_int(r, "run", "eval_every", 1, 1, 1000000, &sc->eval_every)) ||
+        (status = scenario_int(r, "run", "threads", 0, 1, 1024, &sc->threads)))
         return status;
     int mode;
     if ((status = scenario_choice(r, "run", "mode", "train", "train|timing", &mode))) return status;

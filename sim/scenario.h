@@ -18,6 +18,7 @@
 #define SCENARIO_MAX_PARAMS 32
 /* Local samples per agent, in timing mode too (train mode: at most the data set). */
 #define SCENARIO_MAX_SAMPLES 1000000000
+#define SCENARIO_THREADS_EAGER (-1)
 
 typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;
 
@@ -135,6 +136,10 @@ typedef struct Scenario {
     double target_accuracy;     /* 0 when none */
     RunMode mode;
     int eval_every;             /* rounds between evaluations (train mode) */
+    int threads;                /* train mode's worker threads; 0 = the online CPUs. An execution
+                                 * setting: results do not depend on it, runs.config omits it.
+                                 * SCENARIO_THREADS_EAGER (tests only): nothing is queued, every
+                                 * step runs when the method asks — the reference order. */
     /* [data] [model] */
     DataSpec data;
     int dataset_train_size, dataset_test_size;

@@ -65,6 +65,7 @@ typedef struct Sweep {
     char **labels;      /* (n_runs) owned */
     int64_t *by_label;  /* (n_runs) run indices sorted by label, for sweep_find */
     char id[SWEEP_ID_SIZE];
+    int threads_default; /* worker threads of a run whose [run] threads is not set (0: the cores) */
 } Sweep;
 
 /* Splits text at top-level commas into a new array of *count trimmed items (outer

@@ -18,6 +18,7 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
     Scenario *sc = malloc(sizeof *sc);
     if (sc == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     int status = sweep_scenario(sw, index, sc, diag);
+    if (status == HS_OK && sc->threads == 0) sc->threads = sw->threads_default;
     if (status == HS_OK) {
         RunOutcome outcome;
         status = engine_run(sc, sink, diag, &outcome);

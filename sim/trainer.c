@@ -1,18 +1,17 @@
 /* trainer.c — train mode: real arithmetic behind the engine's virtual clock.
  * Workload: N agents (up to ~1,000 with the MLP), each owning a Model (parameters and
  * gradients in one allocation each) and an optimiser; the dataset is loaded once and
- * agents hold index lists into it. One workspace serves every computation, which runs
- * on the engine's thread in event order, so results are identical run to run.
+ * agents hold index lists into it. Agents' steps are queued and run on worker threads
+ * (trainer_internal.h, trainer_jobs.c); everything else runs on the engine's thread and
+ * first runs what is queued, so results are bitwise identical for any thread count.
  * Batches: each agent walks its own indices in an order reshuffled every local epoch
  * from its own stream (seed, agent, RNG_PURPOSE_TRAIN); a batch that crosses the end of
  * the epoch continues into the next shuffle, so every batch has `batch` samples (or all
  * of an agent's samples when it has fewer). */
 #include "sim/trainer.h"
 
-#include "models/dataset.h"
-#include "models/model.h"
-#include "models/optim.h"
-#include "models/partition.h"
+#include "sim/trainer_internal.h"
+
 #include "sim/rng.h"
 
 #include <cblas.h>
@@ -20,98 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One offloader's activations in flight to its helper, in send order. */
-typedef struct SplitPair {
-    Model *top;          /* the helper's copy of the offloader's model (only its top is trained) */
-    Optim *top_optim;
-    float *act;          /* (capacity, B, split floats) */
-    int *labels;         /* (capacity, B) */
-    int *sizes;          /* (capacity) samples per queued batch */
-    int capacity, head, count, act_floats;
-    int top_batches;     /* batches the top copy trained on this round (fewer when the helper dropped some) */
-} SplitPair;
-
-struct Trainer {
-    const Scenario *sc;
-    const World *world;
-    HsDiag *diag;
-    int round;            /* the engine's current round (trainer_begin_round) */
-    Dataset *data;
-    Partition *partition;
-    ModelWorkspace *ws;
-    int batch;
-    float *x;             /* (batch, features) */
-    int *y;               /* (batch) */
-    int *indices;         /* (batch) the batch's sample indices */
-    size_t n_params;
-    /* shared mode */
-    Model *shared;
-    Optim *shared_optim;
-    float *grad_sum;      /* (n_params) */
-    /* local mode */
-    Model **models;       /* (n) */
-    Optim **optims;       /* (n) */
-    float **buffers;      /* (n * n_buffers) */
-    int n_buffers;
-    float *scratch;       /* (n_params) averaging output */
-    double *weights;      /* (n) */
-    const float **vectors;/* (n) */
-    SplitPair *pairs;     /* (n) by offloader, created on first use */
-    /* batch streams */
-    int *order;           /* all agents' indices, agent i at order_offset[i] */
-    int *order_offset;    /* (n + 1) */
-    int *cursor;          /* (n) */
-    gsl_rng *shuffle_rng;
-    int *epoch;           /* (n) reshuffles so far */
-    Model *eval;          /* shape and scratch for evaluating an average */
-    int n_eval;
-    int *heldout_rows, *seen_rows; /* domains: test rows < n_eval of held-out and seen domains */
-    int n_heldout, n_seen;
-    double loss_sum;
-    long loss_count;
-    int n_agents;
-};
-
 static int trainer_fail(Trainer *t, int status, const char *what)
 {
     return hs_diag_set(t->diag, status, NULL, 0, "%s", what);
-}
-
-static void trainer_shuffle(Trainer *t, int agent)
-{
-    int *idx = t->order + t->order_offset[agent];
-    int n = t->order_offset[agent + 1] - t->order_offset[agent];
-    rng_stream_reset(t->shuffle_rng, t->sc->seed, (uint64_t)agent * 1000003u + (uint64_t)t->epoch[agent]++,
-                     RNG_PURPOSE_TRAIN);
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)gsl_rng_uniform_int(t->shuffle_rng, (unsigned long)i + 1);
-        int tmp = idx[i];
-        idx[i] = idx[j];
-        idx[j] = tmp;
-    }
-}
-
-/* Fills t->x, t->y with agent's next batch; returns its size. */
-static int trainer_next_batch(Trainer *t, int agent)
-{
-    int n = t->order_offset[agent + 1] - t->order_offset[agent];
-    int b = t->batch < n ? t->batch : n;
-    for (int k = 0; k < b; k++) {
-        if (t->cursor[agent] == n) {
-            t->cursor[agent] = 0;
-            trainer_shuffle(t, agent);
-        }
-        t->indices[k] = t->order[t->order_offset[agent] + t->cursor[agent]++];
-    }
-    dataset_gather(t->data, 0, t->indices, b, t->x, t->y);
-    return b;
-}
-
-static int trainer_check_loss(Trainer *t, double loss, int agent)
-{
-    if (isfinite(loss)) return HS_OK;
-    return hs_diag_set(t->diag, HS_E_DIVERGED, NULL, 0, "training diverged: loss %g at round %d, agent %d", loss,
-                       t->round, agent);
 }
 
 int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out)
@@ -142,8 +52,13 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     t->order_offset = calloc((size_t)n + 1, sizeof *t->order_offset);
     t->cursor = calloc((size_t)n, sizeof *t->cursor);
     t->epoch = calloc((size_t)n, sizeof *t->epoch);
-    t->shuffle_rng = gsl_rng_alloc(gsl_rng_taus2);
-    if (!t->order_offset || !t->cursor || !t->epoch || !t->shuffle_rng) goto nomem;
+    if (!t->order_offset || !t->cursor || !t->epoch) goto nomem;
+    t->eager = sc->threads == SCENARIO_THREADS_EAGER;
+    if ((status = trainer_slots_create(t, sc->threads > 0 ? sc->threads : t->eager ? 1 : workers_online_cpus())) != HS_OK) {
+        status = trainer_fail(t, status, status == HS_E_NOMEM ? "out of memory for train mode"
+                                                               : "cannot start the worker threads");
+        goto fail;
+    }
     for (int i = 0; i < n; i++) {
         int count;
         partition_indices(t->partition, i, &count);
@@ -155,13 +70,8 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
         int count;
         const int *idx = partition_indices(t->partition, i, &count);
         memcpy(t->order + t->order_offset[i], idx, (size_t)count * sizeof *idx);
-        trainer_shuffle(t, i);
+        trainer_shuffle(t, &t->slots[0], i);
     }
-    if ((status = model_workspace_create(&sc->model, &t->ws)) != HS_OK) goto fail;
-    t->x = malloc((size_t)t->batch * (size_t)t->data->features * sizeof *t->x);
-    t->y = malloc((size_t)t->batch * sizeof *t->y);
-    t->indices = malloc((size_t)t->batch * sizeof *t->indices);
-    if (t->x == NULL || t->y == NULL || t->indices == NULL) goto nomem;
     gsl_rng *init = rng_stream_create(sc->seed, 0, RNG_PURPOSE_INIT);
     if (init == NULL) goto nomem;
     status = model_create(&sc->model, init, &t->eval);
@@ -219,15 +129,14 @@ void trainer_free(Trainer *t)
     model_free(t->eval);
     free(t->heldout_rows);
     free(t->seen_rows);
-    model_workspace_free(t->ws);
-    free(t->x);
-    free(t->y);
-    free(t->indices);
+    trainer_slots_free(t);
+    free(t->wave_grads);
+    free(t->wave_losses);
+    free(t->wave_status);
     free(t->order);
     free(t->order_offset);
     free(t->cursor);
     free(t->epoch);
-    if (t->shuffle_rng) gsl_rng_free(t->shuffle_rng);
     partition_free(t->partition);
     dataset_free(t->data);
     free(t);
@@ -255,7 +164,10 @@ int trainer_setup_shared(Trainer *t)
     gsl_rng_free(init);
     if (status == HS_OK) status = optim_create(&t->sc->optim, t->n_params, &t->shared_optim);
     t->grad_sum = calloc(t->n_params, sizeof *t->grad_sum);
-    if (status == HS_OK && t->grad_sum == NULL) status = HS_E_NOMEM;
+    t->wave_grads = malloc((size_t)t->n_slots * t->n_params * sizeof *t->wave_grads);
+    t->wave_losses = malloc((size_t)t->n_slots * sizeof *t->wave_losses);
+    t->wave_status = malloc((size_t)t->n_slots * sizeof *t->wave_status);
+    if (status == HS_OK && (!t->grad_sum || !t->wave_grads || !t->wave_losses || !t->wave_status)) status = HS_E_NOMEM;
     return status == HS_OK ? HS_OK : trainer_fail(t, status, "cannot create the model");
 }
 
@@ -264,22 +176,41 @@ int trainer_shared_gradients(Trainer *t)
     return t ? trainer_shared_gradients_of(t, NULL, t->world->n) : HS_OK;
 }
 
+/* One wave of the shared gradients: task k takes member wave_first + k into gradient k. */
+typedef struct SharedWave {
+    Trainer *t;
+    const int *members;
+    int first;
+} SharedWave;
+
+static void trainer_shared_wave_task(void *ctx, int task, int slot_index)
+{
+    SharedWave *wave = ctx;
+    Trainer *t = wave->t;
+    TrainerSlot *slot = &t->slots[slot_index];
+    int k = wave->first + task, agent = wave->members ? wave->members[k] : k;
+    int b = trainer_next_batch(t, slot, agent);
+    t->wave_status[task] = model_grad_full_at(t->shared, model_params(t->shared), t->wave_grads + (size_t)task * t->n_params,
+                                              slot->ws, slot->x, slot->y, b, &t->wave_losses[task]);
+}
+
+/* Members' gradients in waves of one per slot, each wave summed in member order: the
+ * same additions in the same order as one thread doing them one by one. */
 int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
 {
     if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
     memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
-    float *grads = model_grads(t->shared);
-    for (int k = 0; k < n_members; k++) {
-        int i = members ? members[k] : k;
-        double loss;
-        int b = trainer_next_batch(t, i);
-        if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
-        int status = model_grad_full_at(t->shared, model_params(t->shared), grads, t->ws, t->x, t->y, b, &loss);
-        if (status == HS_OK) status = trainer_check_loss(t, loss, i);
-        if (status != HS_OK) return status;
-        t->loss_sum += loss;
-        t->loss_count++;
-        vec_axpy(t->grad_sum, 1.0f, grads, t->n_params);
+    for (int first = 0; first < n_members; first += t->n_slots) {
+        int size = n_members - first < t->n_slots ? n_members - first : t->n_slots;
+        SharedWave wave = {.t = t, .members = members, .first = first};
+        workers_run(t->workers, size, trainer_shared_wave_task, &wave);
+        for (int k = 0; k < size; k++) {
+            int agent = members ? members[first + k] : first + k;
+            if ((status = trainer_count_loss(t, t->wave_losses[k], t->wave_status[k], agent)) != HS_OK) return status;
+            vec_axpy(t->grad_sum, 1.0f, t->wave_grads + (size_t)k * t->n_params, t->n_params);
+        }
     }
     vec_scale(t->grad_sum, 1.0f / (float)n_members, t->n_params);
     return HS_OK;
@@ -294,23 +225,22 @@ int trainer_shared_apply(Trainer *t)
 
 float *trainer_shared_params(Trainer *t)
 {
-    return t && t->shared ? model_params(t->shared) : NULL;
+    if (t == NULL || t->shared == NULL) return NULL;
+    trainer_flush(t);
+    return model_params(t->shared);
 }
 
 int trainer_gradient_at(Trainer *t, int agent, const float *params, float *grad)
 {
     if (t == NULL) return HS_OK;
-    double loss;
-    int b = trainer_next_batch(t, agent);
-    if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
     /* t->eval is only the shape: evaluation runs after the round's last event */
-    int status = model_grad_full_at(t->eval, params, grad, t->ws, t->x, t->y, b, &loss);
-    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
-    if (status == HS_OK) {
-        t->loss_sum += loss;
-        t->loss_count++;
-    }
-    return status;
+    status = model_grad_full_at(t->eval, params, grad, slot->ws, slot->x, slot->y, b, &loss);
+    return trainer_count_loss(t, loss, status, agent);
 }
 
 /* --- a model per agent --- */
@@ -358,45 +288,52 @@ size_t trainer_param_count(const Trainer *t)
     return t ? t->n_params : 0;
 }
 
+/* Accessors hand out vectors the method reads and writes directly: queued work runs
+ * first (a failure is in diag, which the engine checks after the event). */
 float *trainer_params(Trainer *t, int agent)
 {
-    return t && t->models ? model_params(t->models[agent]) : NULL;
+    if (t == NULL || t->models == NULL) return NULL;
+    trainer_flush(t);
+    return model_params(t->models[agent]);
 }
 
 float *trainer_buffer(Trainer *t, int agent, int which)
 {
-    return t && which < t->n_buffers ? t->buffers[agent * t->n_buffers + which] : NULL;
+    if (t == NULL || which >= t->n_buffers) return NULL;
+    trainer_flush(t);
+    return t->buffers[agent * t->n_buffers + which];
 }
 
+/* A gradient or step on a vector the method reads right away: it happens now, after
+ * what is queued (only trainer_local_step and the split steps are queued). */
 int trainer_gradient(Trainer *t, int agent, float *grad)
 {
     if (t == NULL) return HS_OK;
-    double loss;
-    int b = trainer_next_batch(t, agent);
-    if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
     Model *m = t->models[agent];
-    int status = model_grad_full_at(m, model_params(m), grad, t->ws, t->x, t->y, b, &loss);
-    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
-    if (status == HS_OK) {
-        t->loss_sum += loss;
-        t->loss_count++;
-    }
-    return status;
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
+    status = model_grad_full_at(m, model_params(m), grad, slot->ws, slot->x, slot->y, b, &loss);
+    return trainer_count_loss(t, loss, status, agent);
 }
 
 int trainer_optimizer_step(Trainer *t, int agent, const float *grad)
 {
     if (t == NULL) return HS_OK;
-    optim_step(t->optims[agent], model_params(t->models[agent]), grad, 0, t->n_params, trainer_schedule_lr(t->sc, t->round));
-    return HS_OK;
+    int status = trainer_flush(t);
+    if (status == HS_OK)
+        optim_step(t->optims[agent], model_params(t->models[agent]), grad, 0, t->n_params,
+                   trainer_schedule_lr(t->sc, t->round));
+    return status;
 }
 
 int trainer_local_step(Trainer *t, int agent)
 {
     if (t == NULL) return HS_OK;
-    int status = trainer_gradient(t, agent, model_grads(t->models[agent]));
-    if (status == HS_OK) status = trainer_optimizer_step(t, agent, model_grads(t->models[agent]));
-    return status;
+    return trainer_queue(t, &(TrainerJob){.kind = TRAINER_JOB_LOCAL_STEP, .agent = agent,
+                                          .lr = trainer_schedule_lr(t->sc, t->round)});
 }
 
 int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise,
@@ -443,6 +380,8 @@ static int trainer_average_range(Trainer *t, const int *members, int n_members, 
 int trainer_average(Trainer *t, const int *members, int n_members, int by_samples)
 {
     if (t == NULL || n_members == 0) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
     return trainer_average_range(t, members, n_members, by_samples, 0, t->n_params);
 }
 
@@ -457,17 +396,11 @@ static void trainer_top_range(const Model *m, int split, size_t *offset, size_t 
     *count = last_offset + last_count - first_offset;
 }
 
-static void trainer_bottom_range(const Model *m, int split, size_t *offset, size_t *count)
-{
-    size_t last_offset, last_count;
-    model_block_range(m, split - 1, &last_offset, &last_count);
-    *offset = 0;
-    *count = last_offset + last_count;
-}
-
 int trainer_split_begin(Trainer *t, int slow, int split)
 {
     if (t == NULL) return HS_OK;
+    int flushed = trainer_flush(t);
+    if (flushed != HS_OK) return flushed;
     if (t->pairs == NULL && (t->pairs = calloc((size_t)t->world->n, sizeof *t->pairs)) == NULL)
         return trainer_fail(t, HS_E_NOMEM, "out of memory");
     SplitPair *p = &t->pairs[slow];
@@ -497,33 +430,17 @@ int trainer_split_begin(Trainer *t, int slow, int split)
     return HS_OK;
 }
 
+/* The activation queue's slots are handed out here, in event order, so the bottom and top
+ * jobs (both on slow's queue) agree on them whenever they run. */
 int trainer_split_bottom_step(Trainer *t, int slow, int split)
 {
     if (t == NULL) return HS_OK;
     SplitPair *p = &t->pairs[slow];
-    int b = trainer_next_batch(t, slow);
-    if (b < 0) return trainer_fail(t, HS_E_NOMEM, "out of memory");
     if (p->head + p->count >= p->capacity) return trainer_fail(t, HS_E_INTERNAL, "activation queue overflow");
-    int slot = p->head + p->count;
-    size_t act_floats = (size_t)model_split_floats(t->models[slow], split);
-    float *act = p->act + (size_t)slot * (size_t)t->batch * act_floats;
-    double loss;
-    Model *m = t->models[slow];
-    int status = model_grad_bottom(m, t->ws, split, t->x, t->y, b, &loss, act);
-    if (status == HS_OK) status = trainer_check_loss(t, loss, slow);
-    if (status != HS_OK) return status;
-    t->loss_sum += loss;
-    t->loss_count++;
-    memcpy(p->labels + (size_t)slot * (size_t)t->batch, t->y, (size_t)b * sizeof *t->y);
-    p->sizes[slot] = b;
-    p->count++;
-    double lr = trainer_schedule_lr(t->sc, t->round);
-    size_t offset, count;
-    trainer_bottom_range(m, split, &offset, &count);
-    optim_step(t->optims[slow], model_params(m), model_grads(m), offset, count, lr);
-    model_aux_range(m, split, &offset, &count);
-    optim_step(t->optims[slow], model_params(m), model_grads(m), offset, count, lr);
-    return HS_OK;
+    int status = trainer_queue(t, &(TrainerJob){.kind = TRAINER_JOB_SPLIT_BOTTOM, .agent = slow, .split = split,
+                                                .fifo = p->head + p->count, .lr = trainer_schedule_lr(t->sc, t->round)});
+    if (status == HS_OK) p->count++;
+    return status;
 }
 
 int trainer_split_top_step(Trainer *t, int slow, int split)
@@ -531,17 +448,11 @@ int trainer_split_top_step(Trainer *t, int slow, int split)
     if (t == NULL) return HS_OK;
     SplitPair *p = &t->pairs[slow];
     if (p->count == 0) return trainer_fail(t, HS_E_INTERNAL, "no activations queued for the helper");
-    int slot = p->head++;
-    p->count--;
-    size_t act_floats = (size_t)model_split_floats(p->top, split);
-    double loss;
-    int status = model_grad_top(p->top, t->ws, split, p->act + (size_t)slot * (size_t)t->batch * act_floats,
-                                p->labels + (size_t)slot * (size_t)t->batch, p->sizes[slot], &loss);
-    if (status == HS_OK) status = trainer_check_loss(t, loss, slow);
+    int status = trainer_queue(t, &(TrainerJob){.kind = TRAINER_JOB_SPLIT_TOP, .agent = slow, .split = split,
+                                                .fifo = p->head, .lr = trainer_schedule_lr(t->sc, t->round)});
     if (status != HS_OK) return status;
-    size_t offset, count;
-    trainer_top_range(p->top, split, &offset, &count);
-    optim_step(p->top_optim, model_params(p->top), model_grads(p->top), offset, count, trainer_schedule_lr(t->sc, t->round));
+    p->head++;
+    p->count--;
     p->top_batches++;
     return HS_OK;
 }
@@ -549,6 +460,8 @@ int trainer_split_top_step(Trainer *t, int slow, int split)
 int trainer_split_end(Trainer *t, int slow, int split)
 {
     if (t == NULL) return HS_OK;
+    int flushed = trainer_flush(t);
+    if (flushed != HS_OK) return flushed;
     SplitPair *p = &t->pairs[slow];
     size_t offset, count;
     trainer_top_range(p->top, split, &offset, &count);
@@ -602,6 +515,8 @@ static int trainer_average_blocks_by_trained(Trainer *t, const int *splits, int 
 int trainer_average_split(Trainer *t, const int *splits)
 {
     if (t == NULL) return HS_OK;
+    int flushed = trainer_flush(t);
+    if (flushed != HS_OK) return flushed;
     Model *shape = t->models[0];
     int n = t->world->n, blocks = model_n_blocks(shape);
     size_t last_offset, last_count;
@@ -628,9 +543,52 @@ int trainer_average_split(Trainer *t, const int *splits)
 
 /* --- evaluation --- */
 
+/* The test batches cut into contiguous pieces, a few per slot, evaluated at once. */
+typedef struct EvalPieces {
+    Trainer *t;
+    const Model *model;
+    const int *rows;
+    int n, n_batches, n_pieces;
+    double *batch_loss;
+    int *batch_correct;
+    int *status;        /* (n_pieces) */
+} EvalPieces;
+
+static void trainer_eval_piece(void *ctx, int piece, int slot)
+{
+    EvalPieces *e = ctx;
+    int first = (int)((long)e->n_batches * piece / e->n_pieces), last = (int)((long)e->n_batches * (piece + 1) / e->n_pieces);
+    e->status[piece] = last > first ? model_evaluate_batches(e->model, e->t->slots[slot].ws, e->t->data, 1, e->rows, e->n,
+                                                             first, last - first, e->batch_loss + first,
+                                                             e->batch_correct + first)
+                                    : HS_OK;
+}
+
+/* model_evaluate on the test rows (NULL: 0..n-1), the batches spread over the slots;
+ * bitwise its figures. */
+static int trainer_evaluate(Trainer *t, const Model *model, const int *rows, int n, double *loss, double *accuracy)
+{
+    int batch = model_workspace_batch(t->slots[0].ws);
+    EvalPieces e = {.t = t, .model = model, .rows = rows, .n = n, .n_batches = (n + batch - 1) / batch};
+    e.n_pieces = e.n_batches < 4 * t->n_slots ? e.n_batches : 4 * t->n_slots;
+    e.batch_loss = malloc((size_t)e.n_batches * sizeof *e.batch_loss);
+    e.batch_correct = malloc((size_t)e.n_batches * sizeof *e.batch_correct);
+    e.status = malloc((size_t)e.n_pieces * sizeof *e.status);
+    int status = e.batch_loss && e.batch_correct && e.status ? HS_OK : HS_E_NOMEM;
+    if (status == HS_OK) workers_run(t->workers, e.n_pieces, trainer_eval_piece, &e);
+    for (int k = 0; status == HS_OK && k < e.n_pieces; k++) status = e.status[k];
+    if (status == HS_OK) model_evaluate_sum(e.batch_loss, e.batch_correct, n, batch, loss, accuracy);
+    free(e.batch_loss);
+    free(e.batch_correct);
+    free(e.status);
+    return status;
+}
+
 int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
 {
     *evaluated = 0;
+    int flushed = trainer_flush(t);
+    if (flushed != HS_OK) return flushed;
     if ((t->round + 1) % t->sc->eval_every != 0 && t->round + 1 != t->sc->rounds) return HS_OK;
     Model *model = t->shared;
     if (model == NULL) {
@@ -646,7 +604,7 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
         if (status != HS_OK) return trainer_fail(t, status, "out of memory");
     }
     double loss, accuracy;
-    int status = model_evaluate(model, t->ws, t->data, 1, NULL, t->n_eval, &loss, &accuracy);
+    int status = trainer_evaluate(t, model, NULL, t->n_eval, &loss, &accuracy);
     if (status == HS_OK && !isfinite(loss))
         status = hs_diag_set(t->diag, HS_E_DIVERGED, NULL, 0, "training diverged: test loss %g after round %d", loss, t->round);
     if (status != HS_OK) return status;
@@ -659,10 +617,9 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
         metric->has_domains = 1;
         metric->heldout_accuracy = metric->seen_accuracy = NAN;
         if (t->n_heldout > 0)
-            status = model_evaluate(model, t->ws, t->data, 1, t->heldout_rows, t->n_heldout, &part_loss,
-                                    &metric->heldout_accuracy);
+            status = trainer_evaluate(t, model, t->heldout_rows, t->n_heldout, &part_loss, &metric->heldout_accuracy);
         if (status == HS_OK && t->n_seen > 0)
-            status = model_evaluate(model, t->ws, t->data, 1, t->seen_rows, t->n_seen, &part_loss, &metric->seen_accuracy);
+            status = trainer_evaluate(t, model, t->seen_rows, t->n_seen, &part_loss, &metric->seen_accuracy);
         if (status != HS_OK) return trainer_fail(t, status, "cannot evaluate the domains");
     }
     t->loss_sum = 0;

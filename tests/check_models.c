@@ -1409,6 +1409,15 @@ START_TEST(test_training_learns_and_is_deterministic)
     ck_assert_double_eq(a_idx, a_seq);
     ck_assert_int_eq(model_evaluate(a, wa, ds, 1, NULL, ds->n_test + 1, &l_seq, &a_seq), HS_E_INPUT);
     ck_assert_int_eq(model_evaluate(a, wa, ds, 0, NULL, 100, &l_seq, &a_seq), HS_OK);
+    /* the evaluation in pieces (as threads take it: 77 samples = batches of 32, 32, 13,
+     * pieces [0,1) and [1,3) on two workspaces) adds up to bitwise the same figures */
+    double batch_loss[3], l_pieces, a_pieces;
+    int batch_correct[3];
+    ck_assert_int_eq(model_evaluate_batches(a, wb, ds, 1, idx, n, 1, 2, batch_loss + 1, batch_correct + 1), HS_OK);
+    ck_assert_int_eq(model_evaluate_batches(a, wa, ds, 1, idx, n, 0, 1, batch_loss, batch_correct), HS_OK);
+    model_evaluate_sum(batch_loss, batch_correct, n, 32, &l_pieces, &a_pieces);
+    ck_assert(l_pieces == l_idx && a_pieces == a_idx);
+    ck_assert_int_eq(model_evaluate_batches(a, wa, ds, 1, idx, n, 2, 2, batch_loss, batch_correct), HS_E_INPUT);
     /* forward logits agree with evaluate's accuracy on one batch */
     dataset_gather(ds, 1, NULL, 32, model_workspace_x(wa), model_workspace_y(wa));
     const float *logits = model_forward(a, wa, model_workspace_x(wa), 32);
