@@ -340,20 +340,25 @@ int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double n
                                float *scratch, int *batch)
 {
     if (t == NULL) return HS_OK;
-    double loss;
-    int b = trainer_next_batch(t, agent);
-    if (batch) *batch = b;
+    /* Runs now on the engine's thread, after the queued jobs (like trainer_gradient), not as
+     * a queued job: scratch and the noise streams belong to the caller. Rows stay the same
+     * for any thread count; a job kind with per-slot scratch would let clip = sample steps
+     * of different agents run in parallel too. */
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
     Model *m = t->models[agent];
     float *grad = model_grads(m);
-    size_t count = model_block_param_count(m);
-    int status = model_grad_clipped_at(m, model_params(m), grad, scratch, t->ws, t->x, t->y, b, threshold, &loss, NULL);
-    if (status == HS_OK) status = trainer_check_loss(t, loss, agent);
-    if (status != HS_OK) return status;
-    t->loss_sum += loss;
-    t->loss_count++;
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
+    if (batch) *batch = b;
+    status = model_grad_clipped_at(m, model_params(m), grad, scratch, slot->ws, slot->x, slot->y, b, threshold, &loss,
+                                   NULL);
+    if ((status = trainer_count_loss(t, loss, status, agent)) != HS_OK) return status;
     /* the noise goes on the sum of the clipped gradients: (sum + z) / b = mean + z / b */
-    vec_add_gaussian(grad, noise_std / b, count, noise);
-    return trainer_optimizer_step(t, agent, grad);
+    vec_add_gaussian(grad, noise_std / b, model_block_param_count(m), noise);
+    optim_step(t->optims[agent], model_params(m), grad, 0, t->n_params, trainer_schedule_lr(t->sc, t->round));
+    return HS_OK;
 }
 
 /* Averages [offset, offset+count) of the members' parameters into every member. */

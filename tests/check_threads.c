@@ -70,7 +70,8 @@ START_TEST(test_every_method_same_rows_for_any_thread_count)
 END_TEST
 
 /* Paths the defaults do not take: compressed sync/localsgd/dpsgd, robust sync with
- * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period. */
+ * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period,
+ * DP localsgd ([privacy] per-sample and per-update clipping with noise). */
 START_TEST(test_variants_same_rows_for_any_thread_count)
 {
     static const char *const variants[][3] = {
@@ -82,6 +83,8 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=token", "method.tokens=3", "method.walk=metropolis"},
         {"run.method=comdml", "method.solver=greedy", "method.rebalance=2"},
         {"run.method=localsgd", "method.local_steps=3", "method.participation=0.5"},
+        {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
+        {"run.method=localsgd", "privacy.clip=update", "privacy.noise_multiplier=1"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }
