@@ -69,7 +69,8 @@ static const char schema_sql[] =
     " t REAL, round INTEGER,"
     " agent INTEGER,"  /* NULL for the averaged model */
     " train_loss REAL, test_loss REAL, test_accuracy REAL, bytes_sent REAL,"
-    " heldout_accuracy REAL, seen_accuracy REAL);"  /* [data] partition = domains, else NULL */
+    " heldout_accuracy REAL, seen_accuracy REAL,"  /* [data] partition = domains, else NULL */
+    " epsilon REAL);"  /* [privacy] clip = sample | update, else NULL */
     "CREATE INDEX metrics_run ON metrics(run_id, round);";
 
 /* runs, agents, rounds, agent_rounds, pairings, metrics */
@@ -119,8 +120,8 @@ static const char *const statement_sql[STMT_COUNT] = {
         " solver, solve_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [STMT_INSERT_METRIC] =
         "INSERT INTO metrics(run_id, t, round, agent, train_loss, test_loss,"
-        " test_accuracy, bytes_sent, heldout_accuracy, seen_accuracy)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        " test_accuracy, bytes_sent, heldout_accuracy, seen_accuracy, epsilon)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [STMT_DELETE_AGENTS] = "DELETE FROM agents WHERE run_id = ?1",
     [STMT_DELETE_ROUNDS] = "DELETE FROM rounds WHERE run_id = ?1",
     [STMT_DELETE_AGENT_ROUNDS] = "DELETE FROM agent_rounds WHERE run_id = ?1",
@@ -331,6 +332,7 @@ static int store_write_row(Store *store, const PendingRow *row)
         bind_double(stmt, 8, m->bytes_sent, &rc);
         bind_double(stmt, 9, m->has_domains ? m->heldout_accuracy : NAN, &rc);
         bind_double(stmt, 10, m->has_domains ? m->seen_accuracy : NAN, &rc);
+        bind_double(stmt, 11, m->has_privacy ? m->epsilon : NAN, &rc);
         return store_exec_bound(store, STMT_INSERT_METRIC, rc, "insert metric");
     }
     }
@@ -899,26 +901,34 @@ static int set_pragmas(Store *store)
     return exec_sql(store, "PRAGMA foreign_keys = ON", "enable foreign keys");
 }
 
-/* A database written before metrics had its domain columns gets them, NULL in its older
- * rows (the schema version stays 1: readers name their columns, and the new ones are
- * optional). Checked again under the write lock, so two processes cannot both add them. */
-static int add_domain_columns(Store *store)
+/* A database written before metrics had its domain columns (heldout_accuracy,
+ * seen_accuracy) or its privacy column (epsilon) gets them, NULL in its older rows (the
+ * schema version stays 1: readers name their columns, and the new ones are optional).
+ * Checked again under the write lock, so two processes cannot both add them. */
+static int add_metrics_column(Store *store, const char *column, const char *alter, const char *what)
 {
-    static const char has_sql[] =
-        "SELECT count(*) FROM pragma_table_info('metrics') WHERE name = 'heldout_accuracy'";
+    char has_sql[160];
+    snprintf(has_sql, sizeof has_sql, "SELECT count(*) FROM pragma_table_info('metrics') WHERE name = '%s'", column);
     int64_t has = 0;
     int status = query_int(store, has_sql, &has);
     if (status != HS_OK || has) return status;
-    status = exec_sql(store, "BEGIN IMMEDIATE", "add the metrics' domain columns");
+    status = exec_sql(store, "BEGIN IMMEDIATE", what);
     if (status == HS_OK) status = query_int(store, has_sql, &has);
-    if (status == HS_OK && !has)
-        status = exec_sql(store,
-                          "ALTER TABLE metrics ADD COLUMN heldout_accuracy REAL;"
-                          "ALTER TABLE metrics ADD COLUMN seen_accuracy REAL;",
-                          "add the metrics' domain columns");
-    if (status == HS_OK) return exec_sql(store, "COMMIT", "add the metrics' domain columns");
+    if (status == HS_OK && !has) status = exec_sql(store, alter, what);
+    if (status == HS_OK) return exec_sql(store, "COMMIT", what);
     if (!sqlite3_get_autocommit(store->db)) sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
     return status;
+}
+
+static int add_domain_columns(Store *store)
+{
+    int status = add_metrics_column(store, "heldout_accuracy",
+                                    "ALTER TABLE metrics ADD COLUMN heldout_accuracy REAL;"
+                                    "ALTER TABLE metrics ADD COLUMN seen_accuracy REAL;",
+                                    "add the metrics' domain columns");
+    if (status != HS_OK) return status;
+    return add_metrics_column(store, "epsilon", "ALTER TABLE metrics ADD COLUMN epsilon REAL;",
+                              "add the metrics' privacy column");
 }
 
 int store_open(const char *path, Store **out, HsDiag *diag)

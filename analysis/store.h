@@ -14,8 +14,9 @@
  *   agent_rounds(run_id, round, agent, compute_s, comm_s, idle_s, role, offline_s)
  *   pairings(run_id, round, slow, fast, split, predicted_s, actual_s, solver, solve_ms)
  *   metrics(run_id, t, round, agent, train_loss, test_loss, test_accuracy, bytes_sent,
- *           heldout_accuracy, seen_accuracy)  -- the last two: [data] partition = domains
- *                                               -- (added to older files when opened)
+ *           heldout_accuracy, seen_accuracy,  -- [data] partition = domains
+ *           epsilon)                          -- [privacy] clip = sample | update
+ *                                             -- (the last three added to older files when opened)
  *
  * Conventions a reader of the database can rely on:
  *  - NaN is stored as NULL (SQLite has no NaN); metrics.agent is NULL for the averaged

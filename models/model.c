@@ -9,6 +9,7 @@
 #include "models/resnet.h"
 #include "base/hs_error.h"
 
+#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,21 @@ int vec_weighted_average(float *out, const float *const *vectors, const double *
         out[i] = (float)sum;
     }
     return HS_OK;
+}
+
+double vec_clip_norm(float *x, size_t n, double threshold)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) sum += (double)x[i] * x[i];
+    double norm = sqrt(sum);
+    if (norm > threshold) vec_scale(x, (float)(threshold / norm), n);
+    return norm;
+}
+
+void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng)
+{
+    if (!(std > 0.0)) return;
+    for (size_t i = 0; i < n; i++) x[i] += (float)gsl_ran_gaussian_ziggurat(rng, std);
 }
 
 /* ------------------------------------------------------------------ workspace */
@@ -592,6 +608,83 @@ int model_grad_stage_at(const Model *m, const float *P, float *G, ModelWorkspace
     }
     block_backward(m, P, G, ws, b, b == 0 ? x : ws->act[b - 1], NULL, B);
     return HS_OK;
+}
+
+/* ------------------------------------------------------------------ per sample */
+
+size_t model_block_param_count(const Model *m) { return m->block_offset[m->n_blocks]; }
+
+/* A view of ws restricted to sample j of a batched forward pass: every per-sample buffer
+ * (activations, their gradients, pooling argmaxes) starts at row j, so a B = 1 backward
+ * pass on it reads and writes only sample j's rows. The shared scratch (im2col, conv
+ * plane) is used one sample at a time. */
+static void model_sample_view(const Model *m, const ModelWorkspace *ws, int j, ModelWorkspace *view)
+{
+    *view = *ws;
+    for (int b = 0; b < m->n_blocks; b++) {
+        size_t floats = (size_t)m->profile.act_floats[b];
+        view->act[b] = ws->act[b] + (size_t)j * floats;
+        view->dact[b] = ws->dact[b] + (size_t)j * floats;
+        if (b < 2 && ws->argmax[b]) view->argmax[b] = ws->argmax[b] + (size_t)j * floats;
+    }
+}
+
+/* After blocks_forward over the batch: sample j's own gradient into G (blocks). */
+static int model_sample_backward(const Model *m, const float *P, float *G, const ModelWorkspace *ws,
+                                 const float *x, const int *y, int j)
+{
+    const int L = m->n_blocks;
+    const size_t features = model_block_in_floats(m, 0);
+    ModelWorkspace view;
+    model_sample_view(m, ws, j, &view);
+    /* dlogits of sample j's own loss, as a batch-1 pass computes them (not the batch's
+     * mean-loss rows times B, which would round differently) */
+    double loss = softmax_crossentropy(view.dact[L - 1], view.act[L - 1], y + j, 1, m->spec.classes, NULL);
+    if (!isfinite(loss)) return HS_E_DIVERGED;
+    memset(G, 0, sizeof(float) * m->block_offset[L]);
+    blocks_backward(m, P, G, &view, 0, L, x + (size_t)j * features, 1);
+    return HS_OK;
+}
+
+/* The batched forward pass and the batch's mean loss. */
+static int model_samples_forward(const Model *m, const float *P, ModelWorkspace *ws, const float *x, const int *y,
+                                 int B, double *loss)
+{
+    int status = model_check_call(m, ws, y, B);
+    if (status != HS_OK) return status;
+    const int L = m->n_blocks;
+    blocks_forward(m, P, ws, 0, L, x, B);
+    double value = softmax_crossentropy(NULL, ws->act[L - 1], y, B, m->spec.classes, NULL);
+    if (loss) *loss = value;
+    return isfinite(value) ? HS_OK : HS_E_DIVERGED;
+}
+
+int model_grad_samples_at(const Model *m, const float *P, float *grads, size_t stride, ModelWorkspace *ws,
+                          const float *x, const int *y, int B, double *loss)
+{
+    if (stride < m->n_params) return HS_E_INPUT;
+    int status = model_samples_forward(m, P, ws, x, y, B, loss);
+    for (int j = 0; status == HS_OK && j < B; j++)
+        status = model_sample_backward(m, P, grads + (size_t)j * stride, ws, x, y, j);
+    return status;
+}
+
+int model_grad_clipped_at(const Model *m, const float *P, float *G, float *scratch, ModelWorkspace *ws,
+                          const float *x, const int *y, int B, double threshold, double *loss, int *clipped)
+{
+    if (!(threshold > 0)) return HS_E_INPUT;
+    const size_t count = m->block_offset[m->n_blocks];
+    int over = 0;
+    int status = model_samples_forward(m, P, ws, x, y, B, loss);
+    if (status == HS_OK) memset(G, 0, sizeof(float) * count);
+    for (int j = 0; status == HS_OK && j < B; j++) {
+        status = model_sample_backward(m, P, scratch, ws, x, y, j);
+        if (status != HS_OK) break;
+        over += vec_clip_norm(scratch, count, threshold) > threshold;
+        vec_axpy(G, 1.0f / (float)B, scratch, count);
+    }
+    if (clipped) *clipped = over;
+    return status;
 }
 
 const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, int B)

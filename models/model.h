@@ -74,6 +74,12 @@ void vec_scale(float *x, float a, size_t n);                /* x *= a */
  * any vectors[k]. HS_E_INPUT if K < 1 or the weights do not sum to a positive number. */
 int vec_weighted_average(float *out, const float *const *vectors, const double *weights, int K, size_t n);
 
+/* Scales x to L2 norm threshold when its norm (summed in double) is above it; returns
+ * the norm before clipping. threshold = inf never clips. */
+double vec_clip_norm(float *x, size_t n, double threshold);
+/* x += N(0, std^2) per entry, drawn in entry order from rng (GSL's ziggurat). */
+void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng);
+
 /* Scratch memory for spec's model at batch sizes up to spec->batch; one per thread,
  * usable with every Model of the same shape. */
 int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out);
@@ -120,6 +126,27 @@ int model_grad_top_at(const Model *m, const float *params, float *grads, ModelWo
  * else. Errors as model_grad_full, HS_E_INPUT for a stage outside 1..L. */
 int model_grad_stage_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, int stage, const float *x,
                         const int *y, int B, double *loss);
+
+/* Per-sample gradients, for differentially private training (DP-SGD's per-sample
+ * clipping, Abadi et al. 2016). One batched forward pass, then one backward pass per
+ * sample on that sample's rows of the workspace: sample j's gradient is exactly the
+ * gradient of its own loss (what model_grad_full_at gives with B = 1 on sample j, up to
+ * the rounding of the batched forward GEMM). Writes the blocks' ranges of B vectors,
+ * vector j at grads + j * stride (stride >= model_param_count; head ranges untouched).
+ * *loss (may be NULL): the mean loss over the batch. Errors as the entry points above.
+ * Cost: B backward passes at batch 1 (no ghost-norm trick); the simulator's virtual time
+ * does not depend on it. */
+int model_grad_samples_at(const Model *m, const float *params, float *grads, size_t stride, ModelWorkspace *ws,
+                          const float *x, const int *y, int B, double *loss);
+/* grads (blocks) = (1/B) sum_j clip(g_j, threshold), clip(g, C) = g * min(1, C / ||g||_2)
+ * over the blocks' entries, summed in sample order. scratch holds one gradient
+ * (model_param_count floats). threshold = inf clips nothing. *clipped (may be NULL):
+ * how many samples had a norm above the threshold. HS_E_INPUT for a threshold <= 0. */
+int model_grad_clipped_at(const Model *m, const float *params, float *grads, float *scratch, ModelWorkspace *ws,
+                          const float *x, const int *y, int B, double threshold, double *loss, int *clipped);
+/* Entries of the blocks (the whole model without the auxiliary heads): what a full
+ * gradient holds and what per-update clipping clips. */
+size_t model_block_param_count(const Model *m);
 
 /* Forward only: logits (B, classes) of x into the workspace; returns a pointer to them
  * (valid until the next call with ws) or NULL for a bad B. */

@@ -5,6 +5,7 @@
 #include "sim/byzantine.h"
 #include "sim/interrupt.h"
 #include "sim/network.h"
+#include "sim/privacy.h"
 #include "sim/rng.h"
 #include "sim/trainer.h"
 
@@ -478,6 +479,10 @@ static int engine_round_report(Engine *e)
     if (status == HS_OK && e->trainer == NULL) {
         SinkMetric m = {.t = e->now, .round = e->round, .agent = -1, .train_loss = NAN,
                         .test_loss = NAN, .test_accuracy = NAN, .bytes_sent = e->total_bytes};
+        if (e->privacy) { /* the accounting needs no arithmetic: timing mode reports it too */
+            m.has_privacy = 1;
+            m.epsilon = privacy_spent(e->privacy);
+        }
         status = engine_report_metric(e, &m);
     }
     return status;
@@ -540,6 +545,10 @@ static int engine_evaluate(Engine *e)
     int evaluated, status = trainer_round_end(e->trainer, &metric, &evaluated);
     if (status != HS_OK || !evaluated) return status;
     e->last_accuracy = metric.test_accuracy;
+    if (e->privacy) {
+        metric.has_privacy = 1;
+        metric.epsilon = privacy_spent(e->privacy);
+    }
     metric.t = e->now;
     metric.bytes_sent = e->total_bytes + e->round_bytes;
     return engine_report_metric(e, &metric);

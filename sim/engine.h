@@ -80,6 +80,9 @@ typedef struct Engine {
     int round;
     double round_start;
     double round_extra;   /* method figure for rounds.extra (NaN when none) */
+    /* [privacy] (sim/privacy.h): the method's accountant, owned by the method (NULL when
+     * none); each evaluation reports its epsilon in metrics.epsilon */
+    struct Privacy *privacy;
     HsDiag *diag;
     struct Trainer *trainer; /* NULL in timing mode */
     /* ---- the engine's own state: methods use the primitives below instead ---- */

@@ -9,7 +9,10 @@
 #include <stdint.h>
 
 enum { RNG_PURPOSE_PROFILE = 1, RNG_PURPOSE_DYNAMICS = 2, RNG_PURPOSE_TRAIN = 3,
-       RNG_PURPOSE_DATA = 4, RNG_PURPOSE_METHOD = 5, RNG_PURPOSE_INIT = 6 };
+       RNG_PURPOSE_DATA = 4, RNG_PURPOSE_METHOD = 5, RNG_PURPOSE_INIT = 6,
+       /* [privacy] Gaussian noise (sim/privacy.h): each agent's per-sample noise, and the
+        * noise on an aggregate, one stream per averaging */
+       RNG_PURPOSE_PRIVACY = 7, RNG_PURPOSE_PRIVACY_AGGREGATE = 8 };
 
 /* A 64-bit mix of the three inputs (splitmix64 finaliser chained), for seeding. */
 uint64_t rng_derive_seed(uint64_t seed, uint64_t stream, uint64_t purpose);

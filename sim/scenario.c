@@ -25,7 +25,7 @@
 
 static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
                                                 "agents", "server", "servers", "network", "compression",
-                                                "byzantine", "sweep", NULL};
+                                                "byzantine", "privacy", "sweep", NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
                                        "target_accuracy", "mode", "eval_every", "threads", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
@@ -49,6 +49,7 @@ static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp",
 static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
                                                "explore", "gamma", "momentum", "warmup_epochs",
                                                "clip", "masking", NULL};
+static const char *const keys_privacy[] = {"clip", "threshold", "noise_multiplier", "delta", NULL};
 static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
                                              "trim", "f", "tau", "iters", "rank", "lambda", NULL};
 
@@ -64,6 +65,7 @@ const char *const *scenario_section_keys(const char *section)
     if (strcmp(section, "network") == 0) return keys_network;
     if (strcmp(section, "compression") == 0) return keys_compression;
     if (strcmp(section, "byzantine") == 0) return keys_byzantine;
+    if (strcmp(section, "privacy") == 0) return keys_privacy;
     return NULL;
 }
 
@@ -665,7 +667,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_check_topology(&r)) ||
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
-        (status = scenario_resolve_byzantine(&r)))
+        (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

@@ -77,6 +77,19 @@ typedef struct CompressionSpec {
     int masking;           /* dgc: momentum factor masking (1) or not (0) */
 } CompressionSpec;
 
+/* [privacy] (sim/privacy.h): differentially private FedAvg, seed 003 (Li, Jiang, Schmidt,
+ * Alstrom, Stich, ICLR 2024). present = 0 or clip = none: no clipping, no noise. */
+typedef enum { PRIVACY_CLIP_NONE = 0, PRIVACY_CLIP_SAMPLE, PRIVACY_CLIP_UPDATE } PrivacyClip;
+
+typedef struct PrivacySpec {
+    int present;
+    int line;                /* of its header (0 when it came from --set) */
+    PrivacyClip clip;
+    double threshold;        /* C: L2 bound of a sample's gradient or a client's update */
+    double noise_multiplier; /* sigma: Gaussian noise std = sigma x the sum's sensitivity C */
+    double delta;            /* the delta of the reported (epsilon, delta) */
+} PrivacySpec;
+
 /* [byzantine] (sim/byzantine.h): count attackers, their attack and the aggregator. */
 typedef enum { ATTACK_SIGNFLIP = 0, ATTACK_GAUSSIAN, ATTACK_ALIE, ATTACK_IPM, ATTACK_LABELFLIP } AttackKind;
 typedef enum { AGGREGATOR_MEAN = 0, AGGREGATOR_MEDIAN, AGGREGATOR_TRIMMED, AGGREGATOR_KRUM,
@@ -165,6 +178,7 @@ typedef struct Scenario {
     NetworkSpec network;
     CompressionSpec compression;
     ByzantineSpec byzantine;
+    PrivacySpec privacy;
     /* [sweep] is kept as written; sweep.c expands it */
     int has_sweep;
 } Scenario;

@@ -160,6 +160,14 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     fprintf(out, "tcp = %s\n", net->tcp == TCP_LV08 ? "lv08" : "none");
     if (sc->compression.present) config_write_compression(sc, out);
     if (sc->byzantine.present) config_write_byzantine(&sc->byzantine, out);
+    if (sc->privacy.present) {
+        static const char *const clips[] = {"none", "sample", "update"};
+        const PrivacySpec *p = &sc->privacy;
+        fprintf(out, "\n[privacy]\nclip = %s\n", clips[p->clip]);
+        if (p->clip != PRIVACY_CLIP_NONE)
+            fprintf(out, "threshold = %.17g\nnoise_multiplier = %.17g\ndelta = %.17g\n", p->threshold,
+                    p->noise_multiplier, p->delta);
+    }
 }
 
 char *scenario_config_string(const Scenario *sc)

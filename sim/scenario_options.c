@@ -1,5 +1,5 @@
 /* scenario_options.c — the optional sections whose valid values depend on the method and
- * the agents: [network], [compression], [byzantine]. Resolved after [method] and
+ * the agents: [network], [compression], [byzantine], [privacy]. Resolved after [method] and
  * [agents]; the method's capabilities (MethodOps.capabilities) say what applies. */
 #include "sim/scenario_resolver.h"
 
@@ -235,5 +235,48 @@ int scenario_resolve_byzantine(Resolver *r)
     }
     if (robust && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
         return scenario_section_bad(r, "byzantine", "cannot be combined with [compression] (set its scheme = none)");
+    return HS_OK;
+}
+
+/* [privacy]: keys clip = none does not use are accepted (so a sweep can vary clip) and
+ * reset to their defaults, like [compression]'s. */
+int scenario_resolve_privacy(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    PrivacySpec *p = &sc->privacy;
+    if (!inidoc_has_section(r->doc, "privacy")) return HS_OK;
+    p->present = 1;
+    p->line = inidoc_section_line(r->doc, "privacy");
+    if (p->line < 0) p->line = 0;
+    if (inidoc_find(r->doc, "privacy", "clip") == NULL) return scenario_missing(r, "privacy", "clip");
+    int clip, status;
+    if ((status = scenario_choice(r, "privacy", "clip", "none", "none|sample|update", &clip)) ||
+        (status = scenario_double(r, "privacy", "threshold", 1, UNIT_PLAIN, 0, 1e12, &p->threshold)) ||
+        (status = scenario_double(r, "privacy", "noise_multiplier", 0, UNIT_PLAIN, 0, 1e6, &p->noise_multiplier)) ||
+        (status = scenario_double(r, "privacy", "delta", 1e-5, UNIT_PLAIN, 0, 1, &p->delta)))
+        return status;
+    p->clip = (PrivacyClip)clip;
+    if (!(p->threshold > 0))
+        return scenario_bad(r, inidoc_find(r->doc, "privacy", "threshold"), "%s", "must be positive (an L2 norm)");
+    if (!(p->delta > 0 && p->delta < 1))
+        return scenario_bad(r, inidoc_find(r->doc, "privacy", "delta"), "%s", "must be in (0, 1)");
+    if (p->clip == PRIVACY_CLIP_NONE) {
+        p->threshold = 1;
+        p->noise_multiplier = 0;
+        p->delta = 1e-5;
+        return HS_OK;
+    }
+    char message[400], methods[200];
+    if (!scenario_method_can(sc, METHOD_PRIVATE)) {
+        scenario_methods_with(METHOD_PRIVATE, methods, sizeof methods);
+        snprintf(message, sizeof message,
+                 "clipping and noise apply to %s, not to method %s (remove the section or set clip = none)", methods,
+                 sc->method);
+        return scenario_section_bad(r, "privacy", message);
+    }
+    if (sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
+        return scenario_section_bad(r, "privacy",
+                                    "cannot be combined with [compression] (the clipped updates and the noise are "
+                                    "dense; set its scheme = none)");
     return HS_OK;
 }

@@ -87,4 +87,7 @@ int scenario_resolve_compression(Resolver *r);
 
 int scenario_resolve_byzantine(Resolver *r);
 
+/* [privacy]: clipping and noise for the methods with METHOD_PRIVATE (sim/privacy.h). */
+int scenario_resolve_privacy(Resolver *r);
+
 #endif

@@ -65,6 +65,10 @@ typedef struct SinkMetric {
      * so a zero-initialised metric has none. */
     int has_domains;
     double heldout_accuracy, seen_accuracy;
+    /* [privacy] clip = sample | update: the (epsilon, delta)-DP epsilon spent so far at the
+     * scenario's delta (inf without noise); has_privacy = 0 (NULL) otherwise. */
+    int has_privacy;
+    double epsilon;
 } SinkMetric;
 
 typedef enum {

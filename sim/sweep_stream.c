@@ -200,6 +200,8 @@ static int wire_metric(void *ctx, int64_t run_id, const SinkMetric *m)
     wire_i32(w, m->has_domains);
     wire_f64(w, m->heldout_accuracy);
     wire_f64(w, m->seen_accuracy);
+    wire_i32(w, m->has_privacy);
+    wire_f64(w, m->epsilon);
     return wire_maybe_flush(w, wire_end(w, at));
 }
 
@@ -437,6 +439,8 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
         m.has_domains = read_i32(in);
         m.heldout_accuracy = read_f64(in);
         m.seen_accuracy = read_f64(in);
+        m.has_privacy = read_i32(in);
+        m.epsilon = read_f64(in);
         if (in->bad) return replay_bad(diag, "bad metric");
         if (m.agent < 0 && !isnan(m.test_accuracy)) r->accuracy = m.test_accuracy;
         status = ops->metric(ctx, r->run_id, &m);

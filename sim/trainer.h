@@ -14,6 +14,7 @@
 #include "sim/sink.h"
 #include "sim/world.h"
 
+#include <gsl/gsl_rng.h>
 #include <stddef.h>
 
 typedef struct Trainer Trainer;
@@ -60,6 +61,12 @@ int trainer_gradient(Trainer *t, int agent, float *grad);
 int trainer_optimizer_step(Trainer *t, int agent, const float *grad);
 /* trainer_gradient + trainer_optimizer_step. */
 int trainer_local_step(Trainer *t, int agent);
+/* A DP-SGD step of agent (sim/privacy.h, clip = sample): its next batch's per-sample
+ * gradients clipped to norm threshold and summed, N(0, noise_std^2) added to every entry
+ * of the sum (drawn from noise), divided by the batch size, then an optimiser step.
+ * scratch: trainer_param_count floats. *batch (may be NULL) receives the batch size. */
+int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise,
+                               float *scratch, int *batch);
 /* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
  * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(Trainer *t, const int *members, int n_members, int by_samples);

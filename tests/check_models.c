@@ -817,6 +817,143 @@ static void check_model_end_to_end(const ModelSpec *spec, unsigned long seed)
     gsl_rng_free(r);
 }
 
+/* Per-sample gradients (DP-SGD): sample j's vector against central differences of the
+ * double reference on sample j alone, and against a batch-1 model_grad_full_at; the
+ * clipped mean against clipping those vectors by hand. */
+static void check_per_sample(const ModelSpec *spec, unsigned long seed)
+{
+    gsl_rng *r = test_rng(seed);
+    Model *m;
+    ModelWorkspace *ws;
+    ck_assert_int_eq(model_create(spec, r, &m), HS_OK);
+    ck_assert_int_eq(model_workspace_create(spec, &ws), HS_OK);
+    const int B = spec->batch, L = model_n_blocks(m);
+    const int features = spec->in_channels * spec->in_height * spec->in_width;
+    const size_t n = model_param_count(m), blocks = model_block_param_count(m);
+    ck_assert_uint_le(blocks, n);
+    float *P = model_params(m);
+    for (size_t i = 0; i < n; i++)
+        if (P[i] == 0.0f) P[i] = (float)(0.1 * (gsl_rng_uniform(r) - 0.5));
+    float *x = alloc_uniform((size_t)B * features, r, 0, 1);
+    int *y = malloc(sizeof(int) * B);
+    for (int i = 0; i < B; i++) y[i] = rand_int(r, 0, spec->classes - 1);
+    const float sentinel = 7.5f;
+    float *per = malloc(sizeof(float) * n * B);
+    for (size_t i = 0; i < n * B; i++) per[i] = sentinel;
+    double loss, batch_loss;
+    ck_assert_int_eq(model_grad_samples_at(m, P, per, n, ws, x, y, B, &loss), HS_OK);
+    float *full = malloc(sizeof(float) * n), *one = malloc(sizeof(float) * n);
+    ck_assert_int_eq(model_grad_full_at(m, P, full, ws, x, y, B, &batch_loss), HS_OK);
+    ck_assert_double_eq_tol(loss, batch_loss, 1e-12);
+    double *Pd = to_double(P, n);
+    for (int j = 0; j < B; j++) {
+        const float *g = per + (size_t)j * n;
+        /* heads untouched */
+        for (size_t i = blocks; i < n; i++) ck_assert(g[i] == sentinel);
+        /* a batch-1 pass on sample j */
+        double loss_j;
+        ck_assert_int_eq(model_grad_full_at(m, P, one, ws, x + (size_t)j * features, y + j, 1, &loss_j), HS_OK);
+        double worst = worst_ratio(g, one, blocks, 1e-6, 1e-4);
+        ck_assert_msg(worst <= 1, "sample %d differs from its batch-1 gradient (ratio %g)", j, worst);
+        /* central differences of sample j's own loss */
+        double *xj = to_double(x + (size_t)j * features, (size_t)features);
+        RefModel rm = {.spec = spec, .model = m, .P = Pd, .x = xj, .y = y + j, .B = 1};
+        for (size_t i = 0; i < blocks; i++) {
+            double num = fd_at(Pd, i, ref_model_loss, &rm);
+            ck_assert_msg(fabs(num - g[i]) <= 2e-4 + 2e-3 * fabs(num), "sample %d param %zu: %.7g vs numeric %.7g",
+                          j, i, (double)g[i], num);
+        }
+        free(xj);
+    }
+    /* the mean of the per-sample gradients is the batch gradient */
+    for (size_t i = 0; i < blocks; i++) {
+        double mean = 0;
+        for (int j = 0; j < B; j++) mean += per[(size_t)j * n + i];
+        mean /= B;
+        ck_assert_msg(fabs(mean - full[i]) <= 1e-6 + 1e-4 * fabs(full[i]), "mean %zu: %g vs %g", i, mean, full[i]);
+    }
+    /* clipped mean: half the smallest norm clips every sample to exactly that norm */
+    double smallest = INFINITY;
+    for (int j = 0; j < B; j++) {
+        double s2 = 0;
+        for (size_t i = 0; i < blocks; i++) s2 += (double)per[(size_t)j * n + i] * per[(size_t)j * n + i];
+        if (sqrt(s2) < smallest) smallest = sqrt(s2);
+    }
+    float *clipped = malloc(sizeof(float) * n), *scratch = malloc(sizeof(float) * n);
+    double thresholds[] = {INFINITY, smallest / 2};
+    for (int t = 0; t < 2; t++) {
+        int n_clipped = -1;
+        double loss_c;
+        ck_assert_int_eq(model_grad_clipped_at(m, P, clipped, scratch, ws, x, y, B, thresholds[t], &loss_c,
+                                               &n_clipped), HS_OK);
+        ck_assert(loss_c == loss);
+        ck_assert_int_eq(n_clipped, t == 0 ? 0 : B);
+        for (size_t i = 0; i < blocks; i++) {
+            double want = 0;
+            for (int j = 0; j < B; j++) {
+                const float *g = per + (size_t)j * n;
+                double s2 = 0;
+                for (size_t k = 0; k < blocks; k++) s2 += (double)g[k] * g[k];
+                double f = sqrt(s2) > thresholds[t] ? thresholds[t] / sqrt(s2) : 1.0;
+                want += f * g[i] / B;
+            }
+            ck_assert_msg(fabs(want - clipped[i]) <= 1e-6 + 1e-4 * fabs(want), "clipped %zu: %g vs %g", i,
+                          (double)clipped[i], want);
+        }
+        if (t == 1) { /* a mean of vectors of norm C has norm at most C */
+            double s2 = 0;
+            for (size_t i = 0; i < blocks; i++) s2 += (double)clipped[i] * clipped[i];
+            ck_assert(sqrt(s2) <= thresholds[t] * (1 + 1e-5));
+        }
+    }
+    ck_assert_int_eq(model_grad_clipped_at(m, P, clipped, scratch, ws, x, y, B, 0, NULL, NULL), HS_E_INPUT);
+    ck_assert_int_eq(model_grad_samples_at(m, P, per, n - 1, ws, x, y, B, NULL), HS_E_INPUT);
+    (void)L;
+    free(per), free(full), free(one), free(clipped), free(scratch), free(Pd), free(x), free(y);
+    model_workspace_free(ws);
+    model_free(m);
+    gsl_rng_free(r);
+}
+
+START_TEST(test_per_sample_gradients)
+{
+    const int sizes[] = {6, 7, 5, 3};
+    ModelSpec s = mlp_spec(4, sizes, 4);
+    check_per_sample(&s, 41);
+    ModelSpec c = cnn_spec(1, 8, 8, 2, 3, 3, 5, 4, 3);
+    check_per_sample(&c, 42);
+    ModelSpec rgb = cnn_spec(2, 4, 6, 3, 2, 1, 4, 3, 2);
+    check_per_sample(&rgb, 43);
+}
+END_TEST
+
+START_TEST(test_clip_norm_and_gaussian)
+{
+    float v[2] = {3, 4};
+    ck_assert_double_eq(vec_clip_norm(v, 2, 10), 5);
+    ck_assert_float_eq(v[0], 3);
+    ck_assert_double_eq(vec_clip_norm(v, 2, 1), 5);
+    ck_assert_float_eq_tol(v[0], 0.6f, 1e-7);
+    ck_assert_float_eq_tol(v[1], 0.8f, 1e-7);
+    ck_assert_double_eq(vec_clip_norm(v, 2, INFINITY), sqrt((double)v[0] * v[0] + (double)v[1] * v[1]));
+    /* noise: mean 0, the asked std, the same draws from the same seed */
+    enum { N = 20000 };
+    float *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
+    gsl_rng *r1 = test_rng(5), *r2 = test_rng(5);
+    vec_add_gaussian(a, 0.5, N, r1);
+    vec_add_gaussian(b, 0.5, N, r2);
+    ck_assert_mem_eq(a, b, sizeof(float) * N);
+    double sum = 0, s2 = 0;
+    for (int i = 0; i < N; i++) sum += a[i], s2 += (double)a[i] * a[i];
+    ck_assert_double_le(fabs(sum / N), 0.02);
+    ck_assert_double_eq_tol(sqrt(s2 / N), 0.5, 0.01);
+    vec_add_gaussian(b, 0, N, r2); /* std 0 draws nothing and adds nothing */
+    ck_assert_mem_eq(a, b, sizeof(float) * N);
+    free(a), free(b);
+    gsl_rng_free(r1), gsl_rng_free(r2);
+}
+END_TEST
+
 START_TEST(test_mlp_gradients_end_to_end)
 {
     const int sizes[] = {6, 7, 5, 3};
@@ -2013,6 +2150,8 @@ static Suite *model_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_mlp_gradients_end_to_end);
     tcase_add_test(tc, test_cnn_gradients_end_to_end);
+    tcase_add_test(tc, test_per_sample_gradients);
+    tcase_add_test(tc, test_clip_norm_and_gaussian);
     tcase_add_test(tc, test_profile_matches_layout);
     tcase_add_test(tc, test_init_is_he_uniform_and_deterministic);
     tcase_add_test(tc, test_model_errors);

@@ -159,7 +159,7 @@ static void add_run(Sink sink, const char *name, const char *method, uint64_t se
             SinkPairing pairing = { r, 2, 0, 2, 0.9 * t_round, 0.95 * t_round, "exact", 0.01 };
             ck_assert_int_eq(sink.ops->pairing(sink.ctx, id, &pairing), HS_OK);
         }
-        SinkMetric metric = { t1, r, -1, NAN, NAN, train ? 0.3 + 0.1 * r : NAN, 1000.0 * (r + 1), 0, NAN, NAN };
+        SinkMetric metric = { t1, r, -1, NAN, NAN, train ? 0.3 + 0.1 * r : NAN, 1000.0 * (r + 1), 0, NAN, NAN, 0, NAN };
         ck_assert_int_eq(sink.ops->metric(sink.ctx, id, &metric), HS_OK);
     }
     SinkRunEnd end = { SINK_STATUS_DONE, 0.1, rounds * t_round, train ? 0.3 + 0.1 * rounds : NAN,

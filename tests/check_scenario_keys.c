@@ -40,6 +40,13 @@ static const char *const walk_base_byzantine =
     "[model]\nlayers = 32,16,10\n"
     "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
     "[byzantine]\ncount = 0\n";
+/* [privacy] applies to localsgd, without compression */
+static const char *const walk_base_privacy =
+    "[run]\nmethod = localsgd\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\n"
+    "[model]\nlayers = 32,16,10\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+    "[privacy]\nclip = update\n";
 
 static int resolve_with(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
 {
@@ -293,6 +300,10 @@ static const WalkKey walk_keys[] = {
     {"byzantine.iters", WALK_COUNT, NULL},
     {"byzantine.rank", WALK_COUNT, "9"},
     {"byzantine.lambda", WALK_NONNEG, "1e7"},
+    {"privacy.clip", WALK_CHOICE, NULL},
+    {"privacy.threshold", WALK_POSITIVE, "1e13"},
+    {"privacy.noise_multiplier", WALK_NONNEG, "1e7"},
+    {"privacy.delta", WALK_UNIT, "0|1"},
 };
 
 /* Bad values of each kind ('|'-separated): empty, blank, not a number, NaN, overflow,
@@ -369,7 +380,7 @@ static void walk_add_values(const char *base, const char *section, const char *k
 static void walk_collect_scenario_keys(void)
 {
     static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "servers",
-                                           "network", "compression", "byzantine"};
+                                           "network", "compression", "byzantine", "privacy"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
         const char *const *keys = scenario_section_keys(sections[s]);
         ck_assert_ptr_nonnull(keys);
@@ -382,6 +393,7 @@ static void walk_collect_scenario_keys(void)
             ck_assert_msg(w != NULL, "%s has no bad values in the walk table: add it", name);
             const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine
                                : strcmp(sections[s], "servers") == 0 ? walk_base_servers
+                               : strcmp(sections[s], "privacy") == 0 ? walk_base_privacy
                                                                      : walk_base;
             walk_add_values(base, sections[s], keys[k], walk_bad_values(w->kind));
             if (w->extra) walk_add_values(base, sections[s], keys[k], w->extra);

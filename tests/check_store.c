@@ -253,7 +253,8 @@ static void synthetic_make(Synthetic *s, int variant)
                                   .train_loss = 0.25, .test_loss = 0.5,
                                   .test_accuracy = 0.8125, .bytes_sent = 2e6,
                                   .has_domains = 1, .heldout_accuracy = 0.375,
-                                  .seen_accuracy = 0.875 };
+                                  .seen_accuracy = 0.875, .has_privacy = 1, .epsilon = 2.5 };
+    s->metrics[1].epsilon = 7; /* has_privacy = 0: NULL whatever the field holds */
     s->end = variant ? (SinkRunEnd){ .status = SINK_STATUS_FAILED, .wall_s = 0.5,
                                      .sim_time_s = 20.5 + shift, .final_accuracy = NAN,
                                      .rounds_done = 2, .message = "solver failed: \"ip\"" }
@@ -384,7 +385,7 @@ static void synthetic_verify(sqlite3 *db, int64_t id, const Synthetic *s, const 
     sqlite3_finalize(q);
 
     q = raw_query(db, "SELECT t, round, agent, train_loss, test_loss, test_accuracy, bytes_sent,"
-                      " heldout_accuracy, seen_accuracy FROM metrics WHERE run_id = ?1 ORDER BY rowid", id);
+                      " heldout_accuracy, seen_accuracy, epsilon FROM metrics WHERE run_id = ?1 ORDER BY rowid", id);
     for (int m = 0; m < 3; m++) {
         const SinkMetric *x = &s->metrics[m];
         ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
@@ -399,6 +400,7 @@ static void synthetic_verify(sqlite3 *db, int64_t id, const Synthetic *s, const 
         /* NULL without domains (has_domains = 0), whatever the fields hold */
         expect_double(q, 7, x->has_domains ? x->heldout_accuracy : NAN, "metrics.heldout_accuracy");
         expect_double(q, 8, x->has_domains ? x->seen_accuracy : NAN, "metrics.seen_accuracy");
+        expect_double(q, 9, x->has_privacy ? x->epsilon : NAN, "metrics.epsilon");
     }
     ck_assert_int_eq(sqlite3_step(q), SQLITE_DONE);
     sqlite3_finalize(q);
@@ -502,7 +504,7 @@ START_TEST(test_schema_and_pragmas)
                  "SELECT run_id, round, slow, fast, split, predicted_s, actual_s, solver,"
                  " solve_ms FROM pairings;"
                  "SELECT run_id, t, round, agent, train_loss, test_loss, test_accuracy,"
-                 " bytes_sent, heldout_accuracy, seen_accuracy FROM metrics;");
+                 " bytes_sent, heldout_accuracy, seen_accuracy, epsilon FROM metrics;");
     ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
                                  " AND sql LIKE '%(run_id, round)%'"), 4);
     ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
@@ -534,8 +536,9 @@ START_TEST(test_append_to_existing_database)
 }
 END_TEST
 
-/* A file written before metrics had heldout_accuracy and seen_accuracy: opening it for
- * writing adds them (its old rows read NULL there), and reopening does not add them twice. */
+/* A file written before metrics had heldout_accuracy, seen_accuracy and epsilon: opening
+ * it for writing adds them (its old rows read NULL there), and reopening does not add them
+ * twice. */
 START_TEST(test_old_file_gets_the_domain_columns)
 {
     const char *path = scratch_path("before_domains.db");
@@ -563,9 +566,36 @@ START_TEST(test_old_file_gets_the_domain_columns)
     store = open_store(path);
     store_close(store);
     db = raw_open(path);
-    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 10);
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 11);
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     a.metrics[2].has_domains = 0; /* written before the columns existed: NULL */
+    a.metrics[2].has_privacy = 0;
+    synthetic_verify(db, id_a, &a, "done");
+    synthetic_verify(db, id_b, &b, "failed");
+    sqlite3_close(db);
+}
+END_TEST
+
+/* A file written after the domain columns but before epsilon: only epsilon is added. */
+START_TEST(test_domain_era_file_gets_epsilon)
+{
+    const char *path = scratch_path("before_epsilon.db");
+    Synthetic a, b;
+    synthetic_make(&a, 0);
+    synthetic_make(&b, 1);
+    Store *store = open_store(path);
+    int64_t id_a = synthetic_play(store_sink(store), &a, 1);
+    store_close(store);
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, "ALTER TABLE metrics DROP COLUMN epsilon;");
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 10);
+    sqlite3_close(db);
+    store = open_store(path);
+    int64_t id_b = synthetic_play(store_sink(store), &b, 1);
+    store_close(store);
+    db = raw_open(path);
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 11);
+    a.metrics[2].has_privacy = 0; /* written before the column existed: NULL */
     synthetic_verify(db, id_a, &a, "done");
     synthetic_verify(db, id_b, &b, "failed");
     sqlite3_close(db);
@@ -1285,6 +1315,7 @@ static Suite *store_suite(void)
     tcase_add_test(normal, test_schema_and_pragmas);
     tcase_add_test(normal, test_append_to_existing_database);
     tcase_add_test(normal, test_old_file_gets_the_domain_columns);
+    tcase_add_test(normal, test_domain_era_file_gets_epsilon);
     tcase_add_test(normal, test_two_stores_on_one_file);
     tcase_add_test(normal, test_parallel_processes_share_a_file);
     tcase_add_test(normal, test_simultaneous_opens_of_new_files);

@@ -72,7 +72,8 @@ END_TEST
 
 /* Paths the defaults do not take: compressed sync/localsgd/dpsgd, robust sync with
  * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period,
- * width pruning (localsgd, sync, dpsgd) and progressive freezing. */
+ * width pruning (localsgd, sync, dpsgd), progressive freezing, DP localsgd ([privacy]
+ * per-sample and per-update clipping with noise). */
 START_TEST(test_variants_same_rows_for_any_thread_count)
 {
     static const char *const variants[][3] = {
@@ -90,6 +91,8 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=sync", "method.prune=width", "method.prune_min=0.25"},
         {"run.method=dpsgd", "method.prune=width", "method.prune_target=0.5"},
         {"run.method=localsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
+        {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
+        {"run.method=localsgd", "privacy.clip=update", "privacy.noise_multiplier=1"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }

@@ -84,6 +84,7 @@ static int ts_metric(void *ctx, int64_t run_id, const SinkMetric *m)
     /* only with domains, so that the goldens of other runs stay as they were */
     if (m->has_domains)
         test_sink_printf(s, "domains %d %.17g %.17g\n", m->round, m->heldout_accuracy, m->seen_accuracy);
+    if (m->has_privacy) test_sink_printf(s, "privacy %d %.17g\n", m->round, m->epsilon);
     s->metrics++;
     return 0;
 }

@@ -43,14 +43,21 @@
  * split s; the last stage uses the model's own output) while blocks 1..s-1 are frozen
  * (forward only: no backward, nothing sent; the paper's memory saving is not modelled,
  * the cost model has no memory term), and only block s and its head are averaged. A
- * step costs model_profile_stage_flops, an averaging 4 * model_profile_stage_params bytes. Subset of the paper, on purpose: its pace
- * controller freezes a block once its parameters' perturbation settles, which depends
- * on the trained values, and timing mode must time a run without training; here the
- * pace is fixed, `freeze_rounds` rounds per stage (the last stage then runs to the
- * end), so both modes time it identically. The paper's participant selector (memory-
- * and data-aware choice of who trains each block) is not modelled: everybody trains.
- * rounds.extra holds the stage. */
+ * step costs model_profile_stage_flops, an averaging 4 * model_profile_stage_params bytes.
+ * Subset of the paper, on purpose: its pace controller freezes a block once its
+ * parameters' perturbation settles, which depends on the trained values, and timing mode
+ * must time a run without training; here the pace is fixed, `freeze_rounds` rounds per
+ * stage (the last stage then runs to the end), so both modes time it identically. The
+ * paper's participant selector (memory- and data-aware choice of who trains each block)
+ * is not modelled: everybody trains. rounds.extra holds the stage.
+ *
+ * [privacy] (sim/privacy.h, localsgd only): clip = sample makes every local step a DP-SGD
+ * step; clip = update clips each member's update over its period before the average and
+ * adds the aggregate's Gaussian noise after it. With weighting = samples this is DP-FedAvg
+ * without a server (seed 003's setting); the server-based fedavg calls the same functions.
+ * Not combined with prune or freeze (input errors). */
 #include "sim/compress.h"
+#include "sim/privacy.h"
 #include "sim/engine.h"
 #include "sim/prune.h"
 #include "sim/trainer.h"
@@ -97,6 +104,7 @@ typedef struct LocalSgdState {
     Prune prune;            /* prune = width */
     int freeze_rounds;      /* freeze = progressive: rounds per stage; 0 = off */
     int stage;              /* this round's stage (1..L) */
+    Privacy *privacy;       /* [privacy] clip != none; NULL otherwise */
 } LocalSgdState;
 
 static int localsgd_alloc(Engine *e, LocalSgdState **out)
@@ -225,11 +233,16 @@ static int localsgd_create(Engine *e, void **state)
     for (int i = 0; i < n; i++) steps[i] = s->local_steps == 0 ? engine_agent_steps(e, i) : 1;
     status = prune_create(e, steps, &s->prune);
     free(steps);
-    return status;
+    if (status != HS_OK) return status;
+    if ((status = privacy_create(e->sc, &e->world, e->trainer, &s->privacy)) != HS_OK)
+        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
+    e->privacy = s->privacy;
+    return HS_OK;
 }
 
-/* Combinations whose meaning is not modelled: a pruned or frozen model's compressed
- * delta, and pruning a model that is being frozen. */
+/* Combinations whose meaning is not modelled: a pruned or frozen model's compressed or
+ * privatised delta, and pruning a model that is being frozen. ([privacy] with
+ * [compression] is the [privacy] section's error.) */
 static int localsgd_validate(const Scenario *sc, HsDiag *diag)
 {
     int compressed = sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
@@ -238,6 +251,9 @@ static int localsgd_validate(const Scenario *sc, HsDiag *diag)
     if (prune && compressed) return scenario_param_error(sc, "prune", diag, "width is not available with [compression]");
     if (freeze && compressed)
         return scenario_param_error(sc, "freeze", diag, "progressive is not available with [compression]");
+    int privatised = sc->privacy.present && sc->privacy.clip != PRIVACY_CLIP_NONE;
+    if (prune && privatised) return scenario_param_error(sc, "prune", diag, "width is not available with [privacy]");
+    if (freeze && privatised) return scenario_param_error(sc, "freeze", diag, "progressive is not available with [privacy]");
     return HS_OK;
 }
 
@@ -308,6 +324,8 @@ static int localsgd_start_period(LocalSgdState *s, Engine *e)
     } else {
         engine_collective_begin(&s->average, s->members, s->n_members, bytes, 1, LOCALSGD_AVERAGED, 0);
     }
+    int status = privacy_period_begin(s->privacy, e->trainer, s->members, s->n_members);
+    if (status != HS_OK) return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
@@ -347,14 +365,18 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
          * agent's model during a period, so the parameters are those it started with. */
         if (s->freeze_rounds) status = trainer_stage_step(e->trainer, ev->agent, s->stage);
         else if (s->prune.on) status = trainer_width_step(e->trainer, ev->agent, s->prune.widths[ev->agent]);
-        else status = s->dgc ? localsgd_dgc_step(s, e, ev->agent) : trainer_local_step(e->trainer, ev->agent);
+        else if (s->dgc) status = localsgd_dgc_step(s, e, ev->agent);
+        else status = privacy_local_step(s->privacy, e->trainer, ev->agent);
         if (status != HS_OK) return status;
         if (--s->remaining[ev->agent] > 0) {
             engine_compute(e, ev->agent, localsgd_step_flops(s, e, ev->agent), LOCALSGD_STEPPED, 0);
             return HS_OK;
         }
         if (s->prune.on) return prune_shells_join(e, &s->prune, ev->agent);
-        if (s->compressor == NULL) return engine_collective_join(e, &s->average, ev->agent);
+        if (s->compressor == NULL) {
+            if ((status = privacy_client_done(s->privacy, e->trainer, ev->agent)) != HS_OK) return status;
+            return engine_collective_join(e, &s->average, ev->agent);
+        }
         if ((status = localsgd_compress_delta(s, e, ev->agent)) != HS_OK) return status;
         if (!ring_gather_offer(e, &s->gather, ev->agent, s->bytes[ev->agent])) return HS_OK;
     } else if (ev->kind == LOCALSGD_BLOCK && !ring_gather_arrived(e, &s->gather, ev)) {
@@ -364,7 +386,8 @@ static int localsgd_on_event(void *state, Engine *e, const Event *ev)
     }
     if (s->compressor) status = localsgd_compressed_average(s, e);
     else if (s->prune.on) status = trainer_average_masked(e->trainer, s->members, s->n_members, s->by_samples, s->prune.widths);
-    else status = trainer_average(e->trainer, s->members, s->n_members, s->by_samples);
+    else status = privacy_average(s->privacy, e->trainer, s->members, s->n_members, s->by_samples, e->round,
+                                  s->period_index);
     if (status != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
     engine_end_round(e);
@@ -388,6 +411,7 @@ static void localsgd_destroy(void *state)
     free(s->gradient);
     free(s->step);
     prune_free(&s->prune);
+    privacy_free(s->privacy);
     if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }
@@ -411,7 +435,7 @@ const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
-    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES,
+    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES | METHOD_PRIVATE,
     .validate = localsgd_validate,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,

@@ -51,6 +51,7 @@ enum {
                                          * a model and no data ([server] or [servers] count = 1) */
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
+    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/privacy.h) */
 };
 
 typedef struct MethodOps {

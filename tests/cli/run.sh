@@ -166,5 +166,15 @@ check "pruned rounds log the smallest keep ratio" \
 "$HETSIM" run scenarios/straggler-prune.ini --db "$tmp/p2.db" --set method.localsgd.prune_target=fast 2> "$tmp/err"
 check "bad prune_target exits 2" test $? -eq 2
 check "bad prune_target is named" grep -q -- "--set method.localsgd.prune_target=fast: expected makespan or a number" "$tmp/err"
+
+# [privacy]: the shipped scenario, timed only, reports the epsilon the accountant gives
+# (2 rounds of 4 averagings at q = 1, sigma = 1: rdp 4 alpha, best order 3: 12 + ln(1e5)/2)
+"$HETSIM" run scenarios/privacy-clipping.ini --db "$tmp/dp.db" --timing-only --quiet --set run.rounds=2 \
+    --set privacy.noise_multiplier=1 > /dev/null 2> "$tmp/err"
+check "privacy run exits 0" test $? -eq 0
+check "metrics.epsilon of a privacy run" test "$(sqlite3 "$tmp/dp.db" \
+    "select printf('%.6f', epsilon) from metrics where round = 1")" = "$(awk 'BEGIN { printf "%.6f", 12 + log(1e5) / 2 }')"
+check "metrics.epsilon is NULL without [privacy]" test "$(sqlite3 "$tmp/r.db" \
+    "select count(*) from metrics where epsilon is not null")" = 0
 echo "run.sh: $pass passed, $fail failed"
 test $fail -eq 0
