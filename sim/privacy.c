@@ -175,27 +175,34 @@ int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_membe
     return HS_OK;
 }
 
+/* x <- start + clip(x - start); an update within the threshold is left as it is (start +
+ * (x - start) would round). */
+static void privacy_clip_update(Privacy *p, float *x, const float *start)
+{
+    for (size_t j = 0; j < p->d; j++) p->scratch[j] = x[j] - start[j];
+    if (vec_clip_norm(p->scratch, p->d, p->spec.threshold) <= p->spec.threshold) return;
+    for (size_t j = 0; j < p->d; j++) x[j] = start[j] + p->scratch[j];
+}
+
 int privacy_client_done(Privacy *p, Trainer *t, int agent)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || t == NULL) return HS_OK;
-    float *x = trainer_params(t, agent);
-    const float *start = p->snapshots[p->slot[agent]];
-    for (size_t j = 0; j < p->d; j++) p->scratch[j] = x[j] - start[j];
-    /* an update within the threshold is left as it is: start + (x - start) would round */
-    if (vec_clip_norm(p->scratch, p->d, p->spec.threshold) <= p->spec.threshold) return HS_OK;
-    for (size_t j = 0; j < p->d; j++) x[j] = start[j] + p->scratch[j];
+    privacy_clip_update(p, trainer_params(t, agent), p->snapshots[p->slot[agent]]);
     return HS_OK;
 }
 
-int privacy_average(Privacy *p, Trainer *t, const int *members, int n_members, int by_samples, int round,
-                    int period)
+void privacy_client_done_from(Privacy *p, float *x, const float *start)
 {
-    int status = trainer_average(t, members, n_members, by_samples);
-    if (status != HS_OK || p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || n_members == 0) return status;
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || x == NULL) return;
+    privacy_clip_update(p, x, start);
+}
+
+void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int by_samples, int round, int period,
+                             float *const *targets, int n_targets)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || n_members == 0) return;
     p->periods += 1;
-    long version = ++p->next_version;
-    for (int k = 0; k < n_members; k++) p->version[members[k]] = version;
-    if (t == NULL || !(p->spec.noise_multiplier > 0)) return HS_OK;
+    if (n_targets == 0 || !(p->spec.noise_multiplier > 0)) return;
     /* sensitivity of the weighted mean to one client's clipped update: C x its weight */
     double total = 0, largest = 0;
     for (int k = 0; k < n_members; k++) {
@@ -207,7 +214,22 @@ int privacy_average(Privacy *p, Trainer *t, const int *members, int n_members, i
     rng_stream_reset(p->aggregate, p->seed, (uint64_t)round * 65536u + (uint64_t)period, RNG_PURPOSE_PRIVACY_AGGREGATE);
     memset(p->noise_vec, 0, p->d * sizeof *p->noise_vec);
     vec_add_gaussian(p->noise_vec, std, p->d, p->aggregate);
-    for (int k = 0; k < n_members; k++) vec_axpy(trainer_params(t, members[k]), 1.0f, p->noise_vec, p->d);
+    for (int k = 0; k < n_targets; k++) vec_axpy(targets[k], 1.0f, p->noise_vec, p->d);
+}
+
+int privacy_average(Privacy *p, Trainer *t, const int *members, int n_members, int by_samples, int round,
+                    int period)
+{
+    int status = trainer_average(t, members, n_members, by_samples);
+    if (status != HS_OK || p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || n_members == 0) return status;
+    long version = ++p->next_version;
+    for (int k = 0; k < n_members; k++) p->version[members[k]] = version;
+    /* every member ends with the same noisy model: the noise goes on each copy */
+    float **targets = NULL;
+    if (t && (targets = malloc((size_t)n_members * sizeof *targets)) == NULL) return HS_E_NOMEM;
+    for (int k = 0; t && k < n_members; k++) targets[k] = trainer_params(t, members[k]);
+    privacy_aggregate_noise(p, members, n_members, by_samples, round, period, targets, t ? n_members : 0);
+    free(targets);
     return HS_OK;
 }
 

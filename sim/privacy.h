@@ -61,7 +61,7 @@ double privacy_epsilon_from_rdp(const double *rdp, int n_orders, double delta, i
 /* Epsilon after steps runs of the sampled Gaussian mechanism (q, sigma), at delta. */
 double privacy_epsilon(double q, double sigma, double steps, double delta, int *best_order);
 
-/* ---- what a FedAvg-style method calls (localsgd now, fedavg later) ---- */
+/* ---- what a FedAvg-style method calls (localsgd, fedavg) ---- */
 
 typedef struct Privacy Privacy;
 
@@ -77,10 +77,18 @@ int privacy_local_step(Privacy *p, Trainer *t, int agent);
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members);
 /* clip = update: agent finished its period; its model becomes start + clip(update). */
 int privacy_client_done(Privacy *p, Trainer *t, int agent);
-/* trainer_average of the members, then (clip = update) the aggregate's noise, drawn from
- * the stream of (round, period); counts one run of the client-level mechanism. */
+/* trainer_average of the members, then (clip = update) privacy_aggregate_noise on every
+ * member's copy of the average. */
 int privacy_average(Privacy *p, Trainer *t, const int *members, int n_members, int by_samples, int round,
                     int period);
+/* A server-based method (fedavg) holds the start point itself. clip = update: x <- start +
+ * clip(x - start) (x may be NULL: timing mode). */
+void privacy_client_done_from(Privacy *p, float *x, const float *start);
+/* clip = update: counts one run of the client-level mechanism on the members' weighted mean
+ * and adds its noise, N(0, (sigma C w_max)^2 I) drawn from the stream of (round, period), to
+ * each of the n_targets vectors (none in timing mode). */
+void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int by_samples, int round, int period,
+                             float *const *targets, int n_targets);
 /* Epsilon spent so far at the [privacy] delta (inf with noise_multiplier = 0, NaN when p is
  * NULL). */
 double privacy_spent(const Privacy *p);

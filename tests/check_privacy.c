@@ -2,7 +2,7 @@
  * figures, the section's validation and round trip, per-update clipping and the
  * aggregate's noise on real models, and whole localsgd runs: deterministic, timed exactly
  * like timing mode, epsilon in the metrics as the accountant gives it, learning with
- * clipping alone. */
+ * clipping alone; fedavg's clipping and noise. */
 #include "models/model.h"
 #include "sim/engine.h"
 #include "sim/privacy.h"
@@ -109,7 +109,8 @@ START_TEST(test_section_validation_and_round_trip)
     const char *sync[] = {"run.method=sync"};
     ck_assert_int_eq(resolve(base, sync, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "t.ini:26: [privacy]") == diag.message &&
-                      strstr(diag.message, "apply to localsgd, not to method sync"), "%s", diag.message);
+                      strstr(diag.message, "apply to localsgd and fedavg, not to method sync"),
+                  "%s", diag.message);
     /* clip = none there is fine, and its keys are reset */
     const char *none[] = {"run.method=sync", "privacy.clip=none"};
     ck_assert_int_eq(resolve(base, none, 2, &sc, &diag), HS_OK);
@@ -300,6 +301,44 @@ START_TEST(test_clipped_runs_learn)
 }
 END_TEST
 
+/* fedavg ([server], half the clients a round): with clip = update, no noise and a
+ * threshold no update reaches, exactly the plain run; the timing never changes; epsilon
+ * counts one client-level run per round; clipped runs still learn (4 classes: chance is
+ * 0.25, the plain run reaches 0.64) and differ from plain. */
+START_TEST(test_fedavg_is_private_too)
+{
+    static const char *const fedavg[] = {"run.method=fedavg", "method.fedavg.local_steps=5",
+                                         "method.fedavg.participation=0.5"};
+    char text[2048];
+    snprintf(text, sizeof text, "%s[server]\ncompute = 10 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n", base);
+    const char *cases[][3] = {{"privacy.clip=none", "privacy.threshold=1", "privacy.noise_multiplier=0"},
+                              {"privacy.clip=update", "privacy.threshold=1e6", "privacy.noise_multiplier=0"},
+                              {"privacy.clip=update", "privacy.threshold=5", "privacy.noise_multiplier=0"},
+                              {"privacy.clip=sample", "privacy.threshold=5", "privacy.noise_multiplier=0"},
+                              {"privacy.clip=update", "privacy.threshold=0.5", "privacy.noise_multiplier=0.3"}};
+    TestSink ts[5];
+    HsDiag diag;
+    for (int c = 0; c < 5; c++) {
+        const char *set[6] = {fedavg[0], fedavg[1], fedavg[2], cases[c][0], cases[c][1], cases[c][2]};
+        Scenario sc;
+        ck_assert_msg(resolve(text, set, 6, &sc, &diag) == HS_OK, "%s", diag.message);
+        RunOutcome out;
+        ck_assert_msg(engine_run(&sc, test_sink_init(&ts[c]), &diag, &out) == HS_OK, "%s", diag.message);
+        ck_assert_int_eq(ts[c].rounds, 4);
+        for (int r = 0; r < 4; r++) ck_assert(ts[c].round_rows[r].t_end == ts[0].round_rows[r].t_end);
+    }
+    ck_assert(test_sink_last_accuracy(&ts[1]) == test_sink_last_accuracy(&ts[0]));
+    ck_assert(isinf(last_epsilon(&ts[1])));
+    for (int c = 2; c < 4; c++) {
+        ck_assert_msg(test_sink_last_accuracy(&ts[c]) > 0.5, "case %d reached %.3f", c, test_sink_last_accuracy(&ts[c]));
+        ck_assert_str_ne(ts[c].text, ts[0].text);
+    }
+    ck_assert_double_eq_tol(last_epsilon(&ts[4]), privacy_epsilon(1, 0.3, 4, 1e-5, NULL), 1e-9);
+    ck_assert(test_sink_last_accuracy(&ts[4]) != test_sink_last_accuracy(&ts[0]));
+    for (int c = 0; c < 5; c++) test_sink_free(&ts[c]);
+}
+END_TEST
+
 static Suite *privacy_suite(void)
 {
     Suite *s = suite_create("privacy");
@@ -311,6 +350,7 @@ static Suite *privacy_suite(void)
     tcase_add_test(tc, test_runs_are_deterministic_and_timed_like_timing_mode);
     tcase_add_test(tc, test_metrics_epsilon_is_the_accountants);
     tcase_add_test(tc, test_clipped_runs_learn);
+    tcase_add_test(tc, test_fedavg_is_private_too);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -93,6 +93,7 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=localsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
         {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
         {"run.method=localsgd", "privacy.clip=update", "privacy.noise_multiplier=1"},
+        {"run.method=fedavg", "privacy.clip=sample", "privacy.noise_multiplier=1"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }

@@ -22,6 +22,11 @@
  * in the round (selected minus aggregated).
  * Departures: the clients' optimiser state (momentum) persists between their jobs
  * (McMahan et al. use plain SGD, where there is none).
+ * [privacy] (sim/privacy.h): clip = sample makes every local step a DP-SGD step; clip =
+ * update clips each client's update x_i - x before its upload and adds the aggregate's
+ * noise to the server's average (DP-FedAvg, McMahan et al. ICLR 2018, with the reporters'
+ * sample weights; the accountant claims no amplification by client sampling, so epsilon
+ * is an upper bound when participation < 1). A round without reports runs no mechanism.
  *
  * fedbuff — Nguyen et al., "Federated Learning with Buffered Asynchronous Aggregation",
  * AISTATS 2022 (Algorithm 1): `concurrency` clients train at once (0: every agent);
@@ -42,6 +47,7 @@
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
 #include "models/model.h"
 #include "sim/engine.h"
+#include "sim/privacy.h"
 #include "sim/rng.h"
 #include "sim/trainer.h"
 
@@ -83,6 +89,7 @@ typedef struct FlState {
     float *sum;           /* (d) fedbuff's buffer */
     const float **vectors;
     double *weights;
+    Privacy *privacy;     /* fedavg's [privacy]; NULL without */
 } FlState;
 
 static void fl_destroy(void *state)
@@ -99,6 +106,7 @@ static void fl_destroy(void *state)
     free(s->sum);
     free(s->vectors);
     free(s->weights);
+    privacy_free(s->privacy);
     free(s);
 }
 
@@ -151,7 +159,13 @@ static int fl_create(Engine *e, void **state, int buffered)
 
 static int fedavg_create(Engine *e, void **state)
 {
-    return fl_create(e, state, 0);
+    int status = fl_create(e, state, 0);
+    if (status != HS_OK) return status;
+    FlState *s = *state;
+    if ((status = privacy_create(e->sc, &e->world, e->trainer, &s->privacy)) != HS_OK)
+        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
+    e->privacy = s->privacy;
+    return HS_OK;
 }
 
 static int fedbuff_create(Engine *e, void **state)
@@ -240,6 +254,7 @@ static int fedavg_finish(FlState *s, Engine *e)
         if (vec_weighted_average(s->x, s->vectors, s->weights, s->n_reports, s->d) != HS_OK)
             return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
     }
+    privacy_aggregate_noise(s->privacy, s->reporters, s->n_reports, 1, s->round, 0, &s->x, s->x ? 1 : 0);
     for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
     e->round_extra = (double)(s->selected - s->n_reports);
     engine_end_round(e);
@@ -300,9 +315,14 @@ static int fl_on_event(void *state, Engine *e, const Event *ev)
         engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
         return HS_OK;
     case FL_STEPPED:
-        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
-        else engine_send(e, i, s->server, s->bytes, FL_UPLOADED, ev->data);
+        if ((status = privacy_local_step(s->privacy, e->trainer, i)) != HS_OK) return status;
+        if (--s->remaining[i] > 0) {
+            engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
+            return HS_OK;
+        }
+        /* clip = update: x does not change while the round's jobs are current */
+        if (s->privacy) privacy_client_done_from(s->privacy, s->x ? trainer_params(e->trainer, i) : NULL, s->x);
+        engine_send(e, i, s->server, s->bytes, FL_UPLOADED, ev->data);
         return HS_OK;
     case FL_UPLOADED:
         engine_compute(e, s->server, s->process_flops, FL_PROCESSED, ev->data);
@@ -353,7 +373,7 @@ const MethodOps method_fedavg = {
     .name = "fedavg",
     .summary = "FedAvg with a server: client sampling, over-commitment (first K reports) and a deadline",
     .keys = fedavg_keys,
-    .capabilities = METHOD_USES_SERVER,
+    .capabilities = METHOD_USES_SERVER | METHOD_PRIVATE,
     .create = fedavg_create,
     .round_begin = fl_round_begin,
     .on_event = fl_on_event,
