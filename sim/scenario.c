@@ -8,6 +8,7 @@
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario.h"
+#include "sim/server_assign.h"
 
 #include "base/names.h"
 #include "sim/methods/method.h"
@@ -557,6 +558,33 @@ static int scenario_resolve_agents(Resolver *r)
     return HS_OK;
 }
 
+
+/* [servers] assign: nearest, round-robin or FILE.assign (sim/server_assign.h), read here
+ * once so that a bad file is an input error before anything runs. */
+static int scenario_resolve_assign(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    IniEntry *e = scenario_take(r, "servers", "assign");
+    char value[INIDOC_VALUE_MAX];
+    scenario_trim_copy(value, sizeof value, e ? e->value : "nearest");
+    int assign = scenario_match_choice(value, "nearest|round-robin");
+    size_t len = strlen(value);
+    if (assign >= 0) {
+        sc->server_assign = (ServerAssign)assign;
+        return HS_OK;
+    }
+    if (len <= 7 || strcmp(value + len - 7, ".assign") != 0)
+        return scenario_bad(r, e, "'%s' is not one of nearest|round-robin|FILE.assign", value);
+    sc->server_assign = SERVER_ASSIGN_FILE;
+    snprintf(sc->server_assign_file, sizeof sc->server_assign_file, "%s", value);
+    int status = scenario_input_path(r, e, sc->server_assign_file, sizeof sc->server_assign_file);
+    if (status != HS_OK) return status;
+    int *server_of = malloc((size_t)(sc->n_agents > 0 ? sc->n_agents : 1) * sizeof *server_of);
+    if (server_of == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    status = server_assign_load(sc->server_assign_file, sc->n_agents, sc->server_count, server_of, r->diag);
+    free(server_of);
+    return status;
+}
 /* [server] or [servers]: resolved whenever present (so a sweep over methods validates it
  * once), but simulated only for a method that uses servers; such a method without one
  * is an error, and so is a count above 1 for a method with one server. */
@@ -590,11 +618,9 @@ static int scenario_resolve_server(Resolver *r)
     int status;
     if (many) {
         if (inidoc_find(r->doc, "servers", "count") == NULL) return scenario_missing(r, "servers", "count");
-        int assign;
         if ((status = scenario_int(r, "servers", "count", 1, 1, 100000, &sc->server_count)) ||
-            (status = scenario_choice(r, "servers", "assign", "nearest", "nearest|round-robin", &assign)))
+            (status = scenario_resolve_assign(r)))
             return status;
-        sc->server_assign = (ServerAssign)assign;
         if (uses && !edge && sc->server_count > 1)
             return scenario_bad(r, inidoc_find(r->doc, "servers", "count"),
                                 "method %s has one server: count must be 1 (or write [server])", sc->method);

@@ -129,7 +129,7 @@ typedef struct NetworkSpec {
 } NetworkSpec;
 
 /* [servers] assign: how clients are given to edge servers (sim/methods/sdfeel.c). */
-typedef enum { SERVER_ASSIGN_NEAREST = 0, SERVER_ASSIGN_ROUND_ROBIN } ServerAssign;
+typedef enum { SERVER_ASSIGN_NEAREST = 0, SERVER_ASSIGN_ROUND_ROBIN, SERVER_ASSIGN_FILE } ServerAssign;
 
 typedef struct Scenario {
     char file[512];             /* as given on the command line */
@@ -173,6 +173,7 @@ typedef struct Scenario {
     int servers_section;        /* 1: [servers] (written back as such), 0: [server] */
     int server_count;           /* [servers] count; 1 for [server] */
     ServerAssign server_assign; /* [servers] assign */
+    char server_assign_file[512]; /* SERVER_ASSIGN_FILE: absolute path of the FILE.assign */
     int n_servers;
     /* [network] [compression] [byzantine] */
     NetworkSpec network;

@@ -145,7 +145,9 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (sc->has_server) {
         if (sc->servers_section)
             fprintf(out, "\n[servers]\ncount = %d\nassign = %s\n", sc->server_count,
-                    sc->server_assign == SERVER_ASSIGN_NEAREST ? "nearest" : "round-robin");
+                    sc->server_assign == SERVER_ASSIGN_FILE      ? sc->server_assign_file
+                    : sc->server_assign == SERVER_ASSIGN_NEAREST ? "nearest"
+                                                                 : "round-robin");
         else
             fputs("\n[server]\n", out);
         config_write_group(&sc->groups[sc->n_groups], 0, out);

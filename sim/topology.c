@@ -437,23 +437,6 @@ static int topology_random_regular(int n, int d, gsl_rng *rng, EdgeList *e)
     return status == HS_OK && d >= 2 ? regular_connect(n, e) : status;
 }
 
-/* Reads one agent index after blanks at *p, which must end at a blank or the end of the
- * line ("1x", "1.5", "1,2" do not): 1 with the value and its text, 0 when there is none. */
-static int topology_parse_index(const char **p, long *value, const char **text, int *text_len)
-{
-    const char *s = *p;
-    while (isspace((unsigned char)*s)) s++;
-    int sign = *s == '-' || *s == '+';
-    if (!isdigit((unsigned char)s[sign])) return 0;
-    char *end;
-    *value = strtol(s, &end, 10); /* out of long's range: LONG_MIN/MAX, outside 0..n-1 too */
-    if (*end != '\0' && !isspace((unsigned char)*end)) return 0;
-    *text = s;
-    *text_len = (int)(end - s);
-    *p = end;
-    return 1;
-}
-
 /* Parses an edges file: one link "I J" per line, I and J in 0..n-1, blank lines and '#'
  * comments allowed. A line that is not two indices, an index out of range, a self-loop or
  * a link listed a second time (either way round) is an error at its line. O(lines). */
@@ -476,7 +459,7 @@ static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *dia
         long a, b;
         const char *a_text, *b_text;
         int a_len, b_len;
-        if (!topology_parse_index(&p, &a, &a_text, &a_len) || !topology_parse_index(&p, &b, &b_text, &b_len)) {
+        if (!lines_parse_index(&p, &a, &a_text, &a_len) || !lines_parse_index(&p, &b, &b_text, &b_len)) {
             status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "expected two agent indices 'I J'");
             break;
         }

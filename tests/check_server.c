@@ -3,7 +3,7 @@
  * closed form of its messages over the server's shared links, its computations and the
  * server's processing; sampling, over-commitment and the deadline drop the right
  * number of clients; the asynchronous family times alike and differs only in what it
- * applies. */
+ * applies; edge servers' clients by nearness, round-robin or a file. */
 #include "sim/engine.h"
 #include "tests/test_sink.h"
 
@@ -268,6 +268,80 @@ START_TEST(test_sdfeel_nearest_assignment)
 }
 END_TEST
 
+/* assign = FILE.assign: a file that spells out round-robin runs as round-robin; one that
+ * crowds 10 clients on server 0 makes its shared links the bottleneck; a bad file is an
+ * input error at its line, a missing agent at the file; runs.config keeps the path. */
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_sdfeel_file_assignment)
+{
+    const char *text =
+        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 640\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[topology]\ngraph = ring\n"
+        "[agents]\ncount = 12\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"
+        "[servers]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+    char dir[] = "/tmp/hetsim-assign-XXXXXX", path[128], set[200];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/clients.assign", dir);
+    snprintf(set, sizeof set, "servers.assign=%s", path);
+    const char *given[] = {set}, *robin[] = {"servers.assign=round-robin"};
+    /* round-robin spelled out, in reverse order, with a comment and a blank line */
+    char spelled[512] = "# agent server\n\n";
+    for (int i = 11; i >= 0; i--) snprintf(spelled + strlen(spelled), sizeof spelled - strlen(spelled), "%d %d\n", i, i % 3);
+    write_file(path, spelled);
+    TestSink a, b;
+    HsDiag diag;
+    Scenario sc;
+    ck_assert_msg(run_with(text, given, 1, &a, &diag, &sc) == HS_OK, "%s", diag.message);
+    ck_assert_int_eq(run_with(text, robin, 1, &b, &diag, NULL), HS_OK);
+    ck_assert_str_eq(a.text, b.text);
+    char *config = scenario_config_string(&sc);
+    char expected[300];
+    snprintf(expected, sizeof expected, "[servers]\ncount = 3\nassign = %s\n", path);
+    ck_assert_msg(strstr(config, expected) != NULL, "%s", config);
+    free(config);
+    test_sink_free(&a);
+    /* crowded: server 0 takes clients 0..9 over its 1 MB/s links */
+    write_file(path, "0 0\n1 0\n2 0\n3 0\n4 0\n5 0\n6 0\n7 0\n8 0\n9 0\n10 1\n11 2\n");
+    ck_assert_int_eq(run_with(text, given, 1, &a, &diag, NULL), HS_OK);
+    ck_assert_msg(a.round_rows[1].t_end > 2 * b.round_rows[1].t_end, "%g vs %g", a.round_rows[1].t_end,
+                  b.round_rows[1].t_end);
+    test_sink_free(&a);
+    test_sink_free(&b);
+    /* errors: the file's line and what is wrong */
+    const char *bad[][2] = {{"0 0\n1 x\n", ":2: expected an agent and its server 'I S'"},
+                            {"0 0\n1 1 1\n", ":2: expected an agent and its server 'I S'"},
+                            {"12 0\n", ":1: agent index 12 is outside 0..11"},
+                            {"0 3\n", ":1: server index 3 is outside 0..2"},
+                            {"0 -1\n", ":1: server index -1 is outside 0..2"},
+                            {"0 0\n\n0 1\n", ":3: agent 0 is assigned twice (first at line 1)"},
+                            {"0 0\n1 0\n", ": agent 2 has no line (every agent needs its server)"}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        write_file(path, bad[k][0]);
+        ck_assert_int_eq(run_with(text, given, 1, NULL, &diag, NULL), HS_E_INPUT);
+        char want[300];
+        snprintf(want, sizeof want, "%s%s", path, bad[k][1]);
+        ck_assert_msg(strstr(diag.message, want) == diag.message, "%s", diag.message);
+    }
+    /* not a FILE.assign, or no such file: at the key */
+    const char *other[] = {"servers.assign=closest"};
+    ck_assert_int_eq(run_with(text, other, 1, NULL, &diag, NULL), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "is not one of nearest|round-robin|FILE.assign") != NULL, "%s", diag.message);
+    unlink(path);
+    ck_assert_int_eq(run_with(text, given, 1, NULL, &diag, NULL), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "cannot read") != NULL, "%s", diag.message);
+    rmdir(dir);
+}
+END_TEST
+
 /* The server pauses while its availability trace (group `server`) says it is offline:
  * the run is longer by about the outage; a server gone for good fails the run. */
 START_TEST(test_server_availability)
@@ -314,6 +388,7 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_edge_server_rules);
     tcase_add_test(tc, test_sdfeel_round_is_the_closed_form);
     tcase_add_test(tc, test_sdfeel_nearest_assignment);
+    tcase_add_test(tc, test_sdfeel_file_assignment);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,7 +13,8 @@
  *                          P the Metropolis-Hastings weights, each step a model to every
  *                          neighbour; then the next round's local updates begin.
  * Servers are [servers] (count E, node world.n + d); clients are assigned once
- * (`[servers] assign`): round-robin (client i to server i mod E) or nearest. hetsim has
+ * (`[servers] assign`): round-robin (client i to server i mod E), a FILE.assign
+ * (sim/server_assign.h) or nearest. hetsim has
  * no positions, so "nearest" is the server the client's model reaches soonest when the
  * server's downlink is shared by the clients given to it so far: clients in index order
  * each take the server with the smallest larger-latency + bytes x (clients + 1) /
@@ -36,6 +37,7 @@
  * optimiser state between periods (the paper's plain SGD has none). */
 #include "models/model.h"
 #include "sim/engine.h"
+#include "sim/server_assign.h"
 #include "sim/topology.h"
 #include "sim/trainer.h"
 
@@ -114,9 +116,12 @@ static double sdfeel_reach(const Engine *e, int i, int v, double bytes, int shar
 
 static int sdfeel_assign(SdState *s, Engine *e)
 {
-    int nearest = e->sc->server_assign == SERVER_ASSIGN_NEAREST;
+    int nearest = e->sc->server_assign == SERVER_ASSIGN_NEAREST, given = e->sc->server_assign == SERVER_ASSIGN_FILE;
+    /* the file was checked when the scenario was read; it is read again here */
+    if (given && server_assign_load(e->sc->server_assign_file, s->n, s->E, s->server_of, e->diag) != HS_OK)
+        return HS_E_INPUT;
     for (int i = 0; i < s->n; i++) {
-        int best = i % s->E;
+        int best = given ? s->server_of[i] : i % s->E;
         if (nearest) {
             best = 0;
             for (int k = 1; k < s->E; k++)

@@ -176,5 +176,12 @@ check "metrics.epsilon of a privacy run" test "$(sqlite3 "$tmp/dp.db" \
     "select printf('%.6f', epsilon) from metrics where round = 1")" = "$(awk 'BEGIN { printf "%.6f", 12 + log(1e5) / 2 }')"
 check "metrics.epsilon is NULL without [privacy]" test "$(sqlite3 "$tmp/r.db" \
     "select count(*) from metrics where epsilon is not null")" = 0
+# [servers] assign = FILE.assign: a bad line exits 2 naming the file's line, writes nothing
+printf '0 0\n0 1\n' > "$tmp/bad.assign"
+"$HETSIM" run scenarios/sdfeel-edge.ini --timing-only --db "$tmp/assign.db" --set "servers.assign=$tmp/bad.assign" \
+  2> "$tmp/err"
+check "bad assignment file exits 2" test $? -eq 2
+check "bad assignment file names its line" grep -q "bad.assign:2: agent 0 is assigned twice" "$tmp/err"
+check "bad assignment file leaves no database" test ! -e "$tmp/assign.db"
 echo "run.sh: $pass passed, $fail failed"
 test $fail -eq 0
