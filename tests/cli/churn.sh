@@ -3,15 +3,7 @@
 # agents offline at a rebalance are left alone, a helper drops an absent offloader's
 # batches (rounds.extra), offline time is offline_s, and train mode times like timing; an
 # agent offline for good while a round needs it fails the run (every method, exit 2).
-set -u
-HETSIM=${HETSIM:-./hetsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "$0")/lib.bash"
 q() { sqlite3 "$tmp/c.db" "$1"; }
 scenario=tests/fixtures/scenarios/comdml-churn.ini
 
@@ -68,5 +60,4 @@ cat tests/fixtures/scenarios/comdml-churn.csv "$tmp/late.csv" > "$tmp/late-all.c
 "$HETSIM" run "$scenario" --db "$tmp/late.db" --timing-only --quiet --set "agents.availability=trace($tmp/late-all.csv)"
 check "offline for good after the run has ended is fine" test $? -eq 0
 
-echo "churn.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish churn.sh

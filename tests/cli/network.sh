@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
 # CLI contract of [network]: bad values exit 2 naming FILE:LINE and write nothing; the
 # resolved section is in runs.config; both models run every method.
-set -u
-HETSIM=${HETSIM:-./hetsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "$0")/lib.bash"
 
 base=tests/fixtures/scenarios/golden-timing.ini
 for bad in "model = maxmn" "uplink = queue" "backbone = 0 B/s" "backbone = fast" "tcp = reno" "modle = fifo"; do
@@ -34,5 +26,4 @@ for method in sync localsgd qsr dpsgd adpsgd co2 comdml byzsgdnm ripples divshar
 done
 check "every run done" test "$(sqlite3 "$tmp/m.db" "select count(*) from runs where status = 'done'")" = 22
 
-echo "network.sh: $pass passed, $fail failed"
-test "$fail" -eq 0
+finish network.sh

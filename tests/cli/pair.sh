@@ -3,16 +3,8 @@
 # solver; directed bandwidth matrices; ip's fallback said on stderr only; malformed instances exit 2 with FILE:LINE on
 # stderr and nothing on stdout; usage errors exit 2. One line per check; exits non-zero
 # when any check fails. Run from the top folder with HETSIM set to the binary.
-set -u
-HETSIM=${HETSIM:-./hetsim}
+. "$(dirname "$0")/lib.bash"
 fixtures=tests/fixtures/pairing
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
 
 printf 'pair 0 2 4 16.8\npair 3 1 6 16.5\nalone 4 15\nmakespan 16.8\n' > "$tmp/expected"
 for solver in greedy exact ip; do
@@ -73,5 +65,4 @@ check "missing file is named" grep -q "none.ini: cannot open" "$tmp/err"
 check "--help exits 0" test $? -eq 0
 check "--help lists the solvers" grep -q "exact|ip|greedy" "$tmp/out"
 
-echo "pair.sh: $pass passed, $fail failed"
-test $fail -eq 0
+finish pair.sh

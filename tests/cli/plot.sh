@@ -2,15 +2,7 @@
 # CLI contract of `hetsim plot` and `hetsim report --csv`: two quickstart timing runs
 # (sync and localsgd) into a tiny database, then the figures as PNG and SVG, the notes
 # for absent data, a missing gnuplot, and the report's CSV header.
-set -u
-HETSIM=${HETSIM:-./hetsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "$0")/lib.bash"
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 is_svg() { grep -q '<svg' "$1" && [ "$(tr -d ' \r\n' < "$1" | tail -c 6)" = '</svg>' ]; }
 
@@ -55,5 +47,4 @@ check "report --csv has both runs" test "$(wc -l < "$tmp/csv")" -eq 3
 "$HETSIM" report "$db" --csv --table speedup > "$tmp/csv"
 check "speedup of localsgd over sync" grep -q '^localsgd,0,1,total virtual time,' "$tmp/csv"
 
-echo "plot.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish plot.sh

@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
 # CLI contract of `hetsim run`: exit statuses, FILE:LINE messages, nothing written for a
 # bad scenario, runs appended, stdout/stderr split.
-set -u
-HETSIM=${HETSIM:-./hetsim}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
+. "$(dirname "$0")/lib.bash"
 
 "$HETSIM" --version > "$tmp/v" 2>&1
 check "--version prints the version" grep -q '^hetsim [0-9]' "$tmp/v"
@@ -183,5 +175,4 @@ printf '0 0\n0 1\n' > "$tmp/bad.assign"
 check "bad assignment file exits 2" test $? -eq 2
 check "bad assignment file names its line" grep -q "bad.assign:2: agent 0 is assigned twice" "$tmp/err"
 check "bad assignment file leaves no database" test ! -e "$tmp/assign.db"
-echo "run.sh: $pass passed, $fail failed"
-test $fail -eq 0
+finish run.sh

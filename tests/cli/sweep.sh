@@ -3,17 +3,7 @@
 # identical rows with 1 job, 2 jobs and 2 MPI ranks, kill -9 then --resume ends with every
 # point done exactly once, SIGINT stops cleanly (always mid-sweep: the workers are paused
 # around it, so a fast machine cannot finish first). Timing-mode scenarios only.
-set -u
-HETSIM=${HETSIM:-./hetsim}
-HETSIM=$(cd "$(dirname "$HETSIM")" && pwd)/$(basename "$HETSIM")
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
-q() { sqlite3 "$1" "$2"; }
+. "$(dirname "$0")/lib.bash"
 
 # 2 methods x 2 straggler speeds x 5 seeds = 20 runs of 100 agents, 30 rounds: long enough
 # to be killed in the middle, short enough to run in well under a second.
@@ -49,17 +39,7 @@ INI
 # Rows of every table by (point, order written), without the wall-clock columns. The
 # order within a run is the rowid order, so this also checks rows are written in the
 # order the engine produced them.
-dump() { # db
-  local db=$1
-  q "$db" "select point, name, scenario, method, seed, mode, config, status, quote(sim_time_s),
-             quote(final_accuracy), rounds_done, message from runs order by point"
-  for t in agents rounds agent_rounds pairings metrics; do
-    local cols
-    cols=$(q "$db" "select group_concat('quote(t.' || name || ')', ',') from pragma_table_info('$t')
-                    where name not in ('run_id', 'solve_ms')")
-    q "$db" "select '$t', r.point, $cols from $t t join runs r on r.id = t.run_id order by r.point, t.rowid"
-  done
-}
+dump() { dump_rows "$1" "r.point"; } # db
 
 "$HETSIM" sweep --help > "$tmp/h"; check "sweep --help exits 0" test $? -eq 0
 check "sweep --help names --resume" grep -q -- '--resume' "$tmp/h"
@@ -253,5 +233,4 @@ else
   echo "skip MPI test: mpirun not found"
 fi
 
-echo "sweep.sh: $pass passed, $fail failed"
-test $fail -eq 0
+finish sweep.sh

@@ -2,30 +2,9 @@
 # CLI contract of train mode's worker threads: `--threads N` and `[run] threads` are
 # checked like any input, and the database rows (every column but the wall-clock ones)
 # are the same for 1, 2 and 3 threads, and for a sweep's --jobs x --threads shapes.
-set -u
-HETSIM=${HETSIM:-./hetsim}
-HETSIM=$(cd "$(dirname "$HETSIM")" && pwd)/$(basename "$HETSIM")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # name, condition-command...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
-}
-q() { sqlite3 "$1" "$2"; }
-# every table's rows in written order, without run ids and wall-clock columns
-dump() { # db
-  local db=$1
-  q "$db" "select name, method, seed, mode, config, status, quote(sim_time_s), quote(final_accuracy), rounds_done
-           from runs order by name, seed, method"
-  for t in agents rounds agent_rounds pairings metrics; do
-    local cols
-    cols=$(q "$db" "select group_concat('quote(t.' || name || ')', ',') from pragma_table_info('$t')
-                    where name not in ('run_id', 'solve_ms')")
-    q "$db" "select '$t', r.method, r.seed, $cols from $t t join runs r on r.id = t.run_id
-             order by r.name, r.seed, r.method, t.rowid"
-  done
-}
+. "$(dirname "$0")/lib.bash"
+# every table's rows in written order, without run ids and wall-clock columns (lib.bash)
+dump() { dump_rows "$1" "r.name, r.seed, r.method"; } # db
 
 cat > "$tmp/s.ini" <<'INI'
 [run]
@@ -102,5 +81,4 @@ check "sweep of 3 methods wrote 3 runs" test "$(q "$tmp/sweep11.db" 'select coun
 check "sweep rows: jobs 2 x threads 2 = jobs 1 x threads 1" cmp -s "$tmp/sweep11.txt" "$tmp/sweep22.txt"
 check "sweep rows: default threads = threads 1" cmp -s "$tmp/sweep11.txt" "$tmp/sweep1.txt"
 
-echo "threads.sh: $pass passed, $fail failed"
-test "$fail" -eq 0
+finish threads.sh
