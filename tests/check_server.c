@@ -238,17 +238,20 @@ START_TEST(test_sdfeel_round_is_the_closed_form)
 }
 END_TEST
 
+/* 12 identical clients of 3 edge servers on a ring, the servers' links the bottleneck. */
+static const char *const sdfeel_twelve =
+    "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 640\n"
+    "[model]\nlayers = 16,32,4\nbatch = 16\n"
+    "[topology]\ngraph = ring\n"
+    "[agents]\ncount = 12\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"
+    "[servers]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+
 /* nearest gives the faster server more clients: shorter rounds than round-robin when the
  * servers' links differ; with identical servers the two assignments coincide. */
 START_TEST(test_sdfeel_nearest_assignment)
 {
-    const char *text =
-        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
-        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 640\n"
-        "[model]\nlayers = 16,32,4\nbatch = 16\n"
-        "[topology]\ngraph = ring\n"
-        "[agents]\ncount = 12\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"
-        "[servers]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+    const char *text = sdfeel_twelve;
     TestSink a, b;
     HsDiag diag;
     const char *robin[] = {"servers.assign=round-robin"};
@@ -281,13 +284,7 @@ static void write_file(const char *path, const char *text)
 
 START_TEST(test_sdfeel_file_assignment)
 {
-    const char *text =
-        "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
-        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 640\n"
-        "[model]\nlayers = 16,32,4\nbatch = 16\n"
-        "[topology]\ngraph = ring\n"
-        "[agents]\ncount = 12\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"
-        "[servers]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+    const char *text = sdfeel_twelve;
     char dir[] = "/tmp/hetsim-assign-XXXXXX", path[128], set[200];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/clients.assign", dir);
