@@ -167,13 +167,17 @@ static int sdfeel_assign(SdState *s, Engine *e)
     return HS_OK;
 }
 
-/* deadline = auto: T_d = the median (the lower one for an even count) over server d's
- * clients of the time one client needs for one period alone on the links: its tau1 steps
- * at its drawn speed, the model's download and upload (the larger latency + bytes over
- * the slower of the two links: the server's uplink or downlink and the client's), and
- * one model's processing at the server. Computed once from the drawn profiles, without
- * link sharing, slowdowns or traces. A server without clients takes the largest T_d of
- * the others (it only gossips). */
+/* deadline = auto (hetsim's reading of "independently set deadlines"): T_d = the median
+ * (the lower one for an even count) over server d's n_d clients of
+ *   t_i = tau1_i x step FLOPs / compute_i                      its local period
+ *       + 2 max(latency_i, latency_d)                          download and upload
+ *       + bytes n_d / min(uplink_d, downlink_i)                the download, the server's
+ *       + bytes n_d / min(uplink_i, downlink_d)                links shared by its cluster
+ *       + 2 d FLOPs / compute_d                                the server's processing,
+ * computed once from the drawn profiles (no slowdowns, traces or contention beyond the
+ * cluster's own). The sharing term keeps the median client inside its deadline when the
+ * whole cluster downloads at once; without it that client just misses every deadline.
+ * A server without clients takes the largest T_d of the others (it only gossips). */
 static int sdfeel_compare_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -193,8 +197,8 @@ static int sdfeel_auto_deadlines(SdState *s, Engine *e)
             double latency = a->latency > b->latency ? a->latency : b->latency;
             double down = b->uplink < a->downlink ? b->uplink : a->downlink;
             double up = a->uplink < b->downlink ? a->uplink : b->downlink;
-            times[c] = steps * s->step_flops / a->compute + 2 * latency + s->bytes / down + s->bytes / up +
-                       s->process_flops / b->compute;
+            times[c] = steps * s->step_flops / a->compute + 2 * latency + s->bytes * v->n_clients / down +
+                       s->bytes * v->n_clients / up + s->process_flops / b->compute;
         }
         qsort(times, (size_t)v->n_clients, sizeof *times, sdfeel_compare_double);
         v->deadline = v->n_clients > 0 ? times[(v->n_clients - 1) / 2] : 0;
