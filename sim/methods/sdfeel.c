@@ -31,9 +31,43 @@
  * rounds.extra: the spread of the round, the time between the first and the last edge
  * server entering the round's gossip (how unevenly the clusters finish). The evaluated
  * model is the sample-weighted average of the edge servers' models.
- * Departures: the asynchronous, staleness-aware variant of the journal version is not
- * implemented; a server without clients goes straight to the gossip; clients keep their
- * optimiser state between periods (the paper's plain SGD has none). */
+ * Departures: a server without clients goes straight to the gossip; clients keep their
+ * optimiser state between periods (the paper's plain SGD has none).
+ *
+ * Asynchronous variant (`deadline` = a time or auto; Sun, Shao, Mao, Zhang, "Asynchronous
+ * Semi-Decentralized Federated Edge Learning for Heterogeneous Clients", IEEE ICC 2022,
+ * and the TNSM 2023 journal version). Only the abstract was available: "edge servers are
+ * allowed to independently set deadlines for the associated client nodes and trigger the
+ * model aggregation ... a staleness-aware aggregation scheme". Everything below that the
+ * abstract does not say is hetsim's reading, and the full papers may differ:
+ *   deadlines    server d aggregates at t = T_d, 2 T_d, ... on its own clock; T_d is the
+ *                time given, or auto (sdfeel_auto_deadlines: its median client's period);
+ *   clients      train tau1 steps from the model their download carried (version v_i,
+ *                the server's aggregation count at the send), upload, and wait for the
+ *                server's next deadline; a client still training at a deadline goes on
+ *                with its old model and its result is stale when it arrives. Nobody
+ *                waits for stragglers; an offline client simply pauses (the engine).
+ *   aggregation  the models that arrived since the last deadline, client i weighted
+ *                m_i s(tau_i), tau_i = (the server's count) - v_i, s(tau) = 1/sqrt(1 + tau)
+ *                (fedbuff's staleness function; hetsim's choice), and y_d itself weighted
+ *                by the rest of the cluster's samples, sum m_j - sum m_i s(tau_i):
+ *                  y_d <- (W_rest y_d + sum_i m_i s(tau_i) w_i) / sum_j m_j.
+ *                So when every client reports fresh this is the synchronous average
+ *                exactly, a stale or missing client's share stays with y_d, and no mixing
+ *                constant beyond s() is needed. No arrivals: y_d unchanged. Then the
+ *                clients that reported get y_d and start again at once.
+ *   inter-cluster after each aggregation a server sends y_d to every neighbour (not when
+ *                its previous model on that link is still in flight: the link carries at
+ *                most one, and the neighbour gets a later one); after every tau2-th of its
+ *                aggregations it mixes alpha times y_d <- sum_j P_dj y_j (Metropolis-
+ *                Hastings) over the latest neighbour models it has processed, without
+ *                waiting (the copies do not change between the alpha mixes).
+ *   rounds       round r ends when every server has done (r + 1) tau2 aggregations (as
+ *                adpsgd ends a round on the slowest agent's epochs); rounds.extra = mean
+ *                staleness tau of the client models aggregated in the round (NaN if none).
+ * Both modes time alike: every decision reads event times, counters and the drawn
+ * profiles only. A server's deadline fires whether or not it is online (its sends and
+ * processing pause as usual). */
 #include "models/model.h"
 #include "sim/engine.h"
 #include "sim/topology.h"
