@@ -40,7 +40,10 @@ static int scenario_method_value(const MethodKey *k, const char *text, MethodPar
         return HS_E_INPUT;
     case METHOD_KEY_TIME:
         if (strcmp(text, "none") == 0) p->number = INFINITY;
-        else if (units_parse(text, UNIT_TIME, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
+        else if (k->choices && strcmp(text, k->choices) == 0) {
+            p->number = NAN;
+            return HS_OK;
+        } else if (units_parse(text, UNIT_TIME, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
         break;
     case METHOD_KEY_WORD_OR_REAL:
         if (strcmp(text, k->choices) == 0) {
@@ -57,8 +60,8 @@ static int scenario_method_value(const MethodKey *k, const char *text, MethodPar
                  (k->open & METHOD_KEY_OPEN_MAX ? v < k->max : v <= k->max);
     if (inside) return HS_OK;
     if (k->type == METHOD_KEY_TIME)
-        snprintf(why, size, "expected %sa time in %s s (e.g. 500 ms), found '%.60s'",
-                 isinf(k->max) ? "none or " : "", range, text);
+        snprintf(why, size, "expected %s%s%sa time in %s s (e.g. 500 ms), found '%.60s'",
+                 isinf(k->max) ? "none or " : "", k->choices ? k->choices : "", k->choices ? " or " : "", range, text);
     else
         snprintf(why, size, "expected %s%sa number in %s, found '%.60s'",
                  k->type == METHOD_KEY_WORD_OR_REAL ? k->choices : "", k->type == METHOD_KEY_WORD_OR_REAL ? " or " : "",

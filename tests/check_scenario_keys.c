@@ -427,8 +427,10 @@ static void walk_method_values(const MethodKey *k, char *out, size_t size)
                  isinf(k->max) ? "" : high);
         return;
     case METHOD_KEY_TIME:
-        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s", k->open & METHOD_KEY_OPEN_MIN ? "0" : "-1",
-                 isinf(k->max) ? "" : "|", isinf(k->max) ? "inf" : high);
+        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s%s%s", k->open & METHOD_KEY_OPEN_MIN ? "0" : "-1",
+                 isinf(k->max) ? "" : "|", isinf(k->max) ? "inf" : high, k->choices ? "|" : "",
+                 k->choices ? k->choices : "");
+        if (k->choices) strncat(out, "s", size - strlen(out) - 1); /* the word with a typo */
         return;
     }
 }

@@ -238,6 +238,71 @@ START_TEST(test_sdfeel_round_is_the_closed_form)
 }
 END_TEST
 
+/* The asynchronous variant on one server with a fast client (1 GFLOPS: one step of
+ * S = step FLOPs takes S / 1e9 = about 65 us) and a slow one (10 MFLOPS: about 6.5 ms),
+ * tau1 = tau2 = alpha = 1, deadline T = 5 ms. A period is a download (1 ms latency + a
+ * few us), one step, an upload (1 ms + a few us) and the server's processing:
+ *   fast: about 2.07 ms, so it reports before every deadline, staleness 0;
+ *   slow: about 8.6 ms: sent version 0 at t = 0, in at 8.6 ms, aggregated at the
+ *         deadline t = 10 ms where the server is at version 1: tau = 1; sent version 2
+ *         at 10 ms, aggregated at 20 ms against version 3: tau = 1 again.
+ * Round r ends at the server's (r + 1)-th aggregation, t = (r + 1) T exactly; rounds.extra
+ * (mean staleness of the round's aggregated models): 0 (fast), 0.5 (fast 0, slow 1), 0,
+ * 0.5. Bytes by send time: round 0 the two downloads, the fast upload and its next
+ * download (4 models); round 1 two uploads and two downloads (4); round 2 one of each
+ * (2); round 3 as round 1 (4).
+ * deadline = auto: T = the lower median of the two clients' periods, the fast one's:
+ * S / 1e9 + 2 x 1 ms + 2 x 2 bytes / 1 GB/s (two clients share the server's links) +
+ * 2 d / 10 GFLOPS; round 0 ends at T, and the fast client made it (extra 0). */
+START_TEST(test_sdfeel_async_is_the_closed_form)
+{
+    const char *text =
+        "[run]\nmethod = sdfeel\nrounds = 4\nmode = timing\n"
+        "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 64\n"
+        "[model]\nlayers = 16,32,4\nbatch = 16\n"
+        "[method]\nlocal_steps = 1\nintra_rounds = 1\ngossip_steps = 1\ndeadline = 5 ms\n"
+        "[topology]\ngraph = full\n"
+        "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n"
+        "[agents.slow]\ncount = 1\ncompute = 10 MFLOPS\n"
+        "[servers]\ncount = 1\ncompute = 10 GFLOPS\nbandwidth = 1 GB/s\nlatency = 1 ms\n";
+    TestSink ts, unused;
+    HsDiag diag;
+    ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
+    double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
+    const double extra[] = {0, 0.5, 0, 0.5}, models[] = {4, 4, 2, 4};
+    ck_assert_int_eq(ts.rounds, 4);
+    for (int r = 0; r < 4; r++) {
+        ck_assert_msg(fabs(ts.round_rows[r].t_end - (r + 1) * 0.005) < 1e-15, "round %d: %.17g", r,
+                      ts.round_rows[r].t_end);
+        ck_assert_msg(ts.round_rows[r].extra == extra[r], "round %d: extra %g", r, ts.round_rows[r].extra);
+        ck_assert_msg(ts.round_rows[r].bytes == models[r] * bytes, "round %d: %g bytes (model %g)", r,
+                      ts.round_rows[r].bytes, bytes);
+    }
+    test_sink_free(&ts);
+    const char *automatic[] = {"method.deadline=auto", "run.rounds=1"};
+    ck_assert_int_eq(run_with(text, automatic, 2, &ts, &diag, NULL), HS_OK);
+    Engine *e;
+    Scenario sc;
+    ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
+    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = engine_step_flops(e, 16) / 1e9;
+    engine_close(e);
+    test_sink_free(&unused);
+    double deadline = step + 0.002 + 4 * bytes / 1e9 + 2 * params / 1e10;
+    ck_assert_msg(fabs(ts.round_rows[0].t_end - deadline) < 1e-12 * deadline, "%.17g vs %.17g", ts.round_rows[0].t_end,
+                  deadline);
+    ck_assert(ts.round_rows[0].extra == 0);
+    test_sink_free(&ts);
+    /* bad values name the key */
+    const char *bad[] = {"method.deadline=0 s"};
+    ck_assert_int_eq(run_with(text, bad, 1, NULL, &diag, NULL), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "--set method.deadline=0 s: expected none or auto or a time") == diag.message,
+                  "%s", diag.message);
+    const char *typo[] = {"method.deadline=automatic"};
+    ck_assert_int_eq(run_with(text, typo, 1, NULL, &diag, NULL), HS_E_INPUT);
+}
+END_TEST
+
 /* 12 identical clients of 3 edge servers on a ring, the servers' links the bottleneck. */
 static const char *const sdfeel_twelve =
     "[run]\nmethod = sdfeel\nrounds = 2\nmode = timing\n"
@@ -386,6 +451,7 @@ static Suite *server_suite(void)
     tcase_add_test(tc, test_sdfeel_round_is_the_closed_form);
     tcase_add_test(tc, test_sdfeel_nearest_assignment);
     tcase_add_test(tc, test_sdfeel_file_assignment);
+    tcase_add_test(tc, test_sdfeel_async_is_the_closed_form);
     suite_add_tcase(s, tc);
     return s;
 }

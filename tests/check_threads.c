@@ -73,7 +73,7 @@ END_TEST
 /* Paths the defaults do not take: compressed sync/localsgd/dpsgd, robust sync with
  * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period,
  * width pruning (localsgd, sync, dpsgd), progressive freezing, DP localsgd ([privacy]
- * per-sample and per-update clipping with noise). */
+ * per-sample and per-update clipping with noise), asynchronous SD-FEEL (one server here). */
 START_TEST(test_variants_same_rows_for_any_thread_count)
 {
     static const char *const variants[][3] = {
@@ -94,6 +94,7 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
         {"run.method=localsgd", "privacy.clip=update", "privacy.noise_multiplier=1"},
         {"run.method=fedavg", "privacy.clip=sample", "privacy.noise_multiplier=1"},
+        {"run.method=sdfeel", "method.deadline=auto", "method.local_steps=3"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }

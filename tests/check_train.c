@@ -43,23 +43,23 @@ START_TEST(test_every_method_learns)
 {
     const char *methods[] = {"sync",   "localsgd", "qsr",    "dpsgd",   "adpsgd",     "co2",    "comdml", "token",
                              "ripples", "divshare", "swift", "fedavg", "fedbuff", "asgd", "rennala", "ringmaster",
-                             "sdfeel"};
+                             "sdfeel", "sdfeel deadline=auto"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
-        snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
+        snprintf(set_method, sizeof set_method, "run.method=%.*s", (int)strcspn(methods[m], " "), methods[m]);
         /* the parameter-server methods take one gradient per step (sync averages eight):
          * they get more rounds of the same length in gradients, and plain SGD as in their
          * papers (momentum on stale gradients compounds the delay) */
         int one_gradient = strcmp(methods[m], "asgd") == 0 || strcmp(methods[m], "rennala") == 0 ||
                            strcmp(methods[m], "ringmaster") == 0;
         const char *set[] = {set_method, "run.rounds=8", "model.optimizer=sgd"};
-        /* sdfeel: three edge servers on the ring */
-        const char *edge[] = {set_method, "servers.count=3"};
-        int sdfeel = strcmp(methods[m], "sdfeel") == 0;
+        /* sdfeel: three edge servers on the ring; asynchronous with deadline = auto */
+        const char *edge[] = {set_method, "servers.count=3", "method.deadline=auto"};
+        int sdfeel = strncmp(methods[m], "sdfeel", 6) == 0, async = strchr(methods[m], ' ') != NULL;
         TestSink ts;
         HsDiag diag;
-        ck_assert_msg(run(sdfeel ? edge : set, sdfeel ? 2 : one_gradient ? 3 : 1, &ts, &diag) == 0, "%s: %s", methods[m],
-                      diag.message);
+        ck_assert_msg(run(sdfeel ? edge : set, sdfeel ? 2 + async : one_gradient ? 3 : 1, &ts, &diag) == 0, "%s: %s",
+                      methods[m], diag.message);
         double accuracy = test_sink_last_accuracy(&ts);
         /* four well-separated classes: chance is 0.25 */
         ck_assert_msg(accuracy > 0.6, "%s reached only %.3f", methods[m], accuracy);
@@ -72,14 +72,16 @@ END_TEST
 START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 {
     const char *methods[] = {"sync",   "adpsgd", "comdml", "ripples",    "divshare", "swift",
-                             "fedavg", "fedbuff", "asgd", "rennala", "ringmaster", "sdfeel"};
+                             "fedavg", "fedbuff", "asgd", "rennala", "ringmaster", "sdfeel", "sdfeel deadline=auto"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
-        snprintf(set_method, sizeof set_method, "run.method=%s", methods[m]);
-        /* train: the first n_train overrides; timing: one more (sdfeel: three edge servers) */
-        int n_train = strcmp(methods[m], "sdfeel") == 0 ? 2 : 1;
-        const char *set[] = {set_method, "servers.count=3", "run.mode=timing"};
-        if (n_train == 1) set[1] = set[2];
+        snprintf(set_method, sizeof set_method, "run.method=%.*s", (int)strcspn(methods[m], " "), methods[m]);
+        /* train: the first n_train overrides; timing: one more (sdfeel: three edge servers,
+         * asynchronous with deadline = auto) */
+        int async = strchr(methods[m], ' ') != NULL;
+        int n_train = strncmp(methods[m], "sdfeel", 6) == 0 ? 2 + async : 1;
+        const char *set[] = {set_method, "servers.count=3", "method.deadline=auto", "run.mode=timing"};
+        set[n_train] = "run.mode=timing";
         TestSink a, b, timing;
         HsDiag diag;
         ck_assert_int_eq(run(set, n_train, &a, &diag), 0);

@@ -20,7 +20,8 @@ typedef enum {
     METHOD_KEY_REAL,    /* a finite number in [min, max]; an end in `open` is excluded */
     METHOD_KEY_CHOICE,  /* one of `choices` ("a|b|c"); read as its index */
     METHOD_KEY_STEPS,   /* `epoch` (read as 0) or a whole number in [min, max] */
-    METHOD_KEY_TIME,    /* `none` (read as inf) or a time (`500 ms`) in [min, max] */
+    METHOD_KEY_TIME,    /* `none` (read as inf), the word in `choices` if any (read as
+                         * NaN), or a time (`500 ms`) in [min, max] */
     METHOD_KEY_WORD_OR_REAL, /* the word in `choices` (read as NaN) or a number in [min, max] */
 } MethodKeyType;
 
@@ -34,7 +35,7 @@ typedef struct MethodKey {
     MethodKeyType type;
     double min, max;
     int open;             /* METHOD_KEY_OPEN_* */
-    const char *choices;  /* METHOD_KEY_CHOICE */
+    const char *choices;  /* METHOD_KEY_CHOICE; the word of WORD_OR_REAL and (optional) TIME */
 } MethodKey;
 
 /* What a method does, so that scenario validation asks the method instead of listing

@@ -32,9 +32,43 @@
  * rounds.extra: the spread of the round, the time between the first and the last edge
  * server entering the round's gossip (how unevenly the clusters finish). The evaluated
  * model is the sample-weighted average of the edge servers' models.
- * Departures: the asynchronous, staleness-aware variant of the journal version is not
- * implemented; a server without clients goes straight to the gossip; clients keep their
- * optimiser state between periods (the paper's plain SGD has none). */
+ * Departures: a server without clients goes straight to the gossip; clients keep their
+ * optimiser state between periods (the paper's plain SGD has none).
+ *
+ * Asynchronous variant (`deadline` = a time or auto; Sun, Shao, Mao, Zhang, "Asynchronous
+ * Semi-Decentralized Federated Edge Learning for Heterogeneous Clients", IEEE ICC 2022,
+ * and the TNSM 2023 journal version). Only the abstract was available: "edge servers are
+ * allowed to independently set deadlines for the associated client nodes and trigger the
+ * model aggregation ... a staleness-aware aggregation scheme". Everything below that the
+ * abstract does not say is hetsim's reading, and the full papers may differ:
+ *   deadlines    server d aggregates at t = T_d, 2 T_d, ... on its own clock; T_d is the
+ *                time given, or auto (sdfeel_auto_deadlines: its median client's period);
+ *   clients      train tau1 steps from the model their download carried (version v_i,
+ *                the server's aggregation count at the send), upload, and wait for the
+ *                server's next deadline; a client still training at a deadline goes on
+ *                with its old model and its result is stale when it arrives. Nobody
+ *                waits for stragglers; an offline client simply pauses (the engine).
+ *   aggregation  the models that arrived since the last deadline, client i weighted
+ *                m_i s(tau_i), tau_i = (the server's count) - v_i, s(tau) = 1/sqrt(1 + tau)
+ *                (fedbuff's staleness function; hetsim's choice), and y_d itself weighted
+ *                by the rest of the cluster's samples, sum m_j - sum m_i s(tau_i):
+ *                  y_d <- (W_rest y_d + sum_i m_i s(tau_i) w_i) / sum_j m_j.
+ *                So when every client reports fresh this is the synchronous average
+ *                exactly, a stale or missing client's share stays with y_d, and no mixing
+ *                constant beyond s() is needed. No arrivals: y_d unchanged. Then the
+ *                clients that reported get y_d and start again at once.
+ *   inter-cluster after each aggregation a server sends y_d to every neighbour (not when
+ *                its previous model on that link is still in flight: the link carries at
+ *                most one, and the neighbour gets a later one); after every tau2-th of its
+ *                aggregations it mixes alpha times y_d <- sum_j P_dj y_j (Metropolis-
+ *                Hastings) over the latest neighbour models it has processed, without
+ *                waiting (the copies do not change between the alpha mixes).
+ *   rounds       round r ends when every server has done (r + 1) tau2 aggregations (as
+ *                adpsgd ends a round on the slowest agent's epochs); rounds.extra = mean
+ *                staleness tau of the client models aggregated in the round (NaN if none).
+ * Both modes time alike: every decision reads event times, counters and the drawn
+ * profiles only. A server's deadline fires whether or not it is online (its sends and
+ * processing pause as usual). */
 #include "models/model.h"
 #include "sim/engine.h"
 #include "sim/server_assign.h"
@@ -46,7 +80,7 @@
 #include <string.h>
 
 enum { SD_MODEL_ARRIVED = ENGINE_EVENT_METHOD, SD_STEPPED, SD_UPLOADED, SD_PROCESSED, SD_GOSSIP, SD_GOSSIP_PROCESSED,
-       SD_GOSSIPED };
+       SD_GOSSIPED, SD_TICK };
 
 typedef struct SdServer {
     int *clients;         /* its cluster, in index order */
@@ -60,6 +94,9 @@ typedef struct SdServer {
     float *y;             /* (d) its model */
     float *sum[2];        /* (d) sum_j P_dj y_j of the step with that parity */
     float *out[2];        /* (d) the model it sent for that step (neighbours read it) */
+    /* asynchronous variant */
+    double deadline;      /* T_d */
+    long version;         /* aggregations done (the version of y) */
 } SdServer;
 
 typedef struct SdState {
@@ -76,9 +113,20 @@ typedef struct SdState {
      * round or more ahead of the slowest, so these are kept for every round) */
     double *first_gossip, *last_gossip;
     int n_gossip_rounds;
-    const float **vectors; /* (n) scratch for the intra-cluster average */
+    const float **vectors; /* (n + 1) scratch for the intra-cluster average */
     double *weights;
     size_t d;
+    /* asynchronous variant (deadline != none) */
+    int async;
+    long *version;        /* (n) the server's version the client trains from */
+    char *arrived;        /* (n) its model is processed at the server, not yet aggregated */
+    char *in_flight;      /* (adjacency entries) a model on the directed link k -> j */
+    int *reverse;         /* (adjacency entries) the entry of j -> k for the entry k -> j */
+    float **sent;         /* (adjacency entries, d) the model on the link k -> j */
+    float **latest;       /* (adjacency entries, d) the last model of k that j processed */
+    float *scratch;       /* (d) */
+    double staleness_sum; /* this round's aggregated client models */
+    long staleness_count;
 } SdState;
 
 static void sdfeel_destroy(void *state)
@@ -95,6 +143,18 @@ static void sdfeel_destroy(void *state)
         }
     }
     free(s->servers);
+    int entries = s->topology.offsets ? s->topology.offsets[s->E] : 0;
+    for (int a = 0; a < entries; a++) {
+        if (s->sent) free(s->sent[a]);
+        if (s->latest) free(s->latest[a]);
+    }
+    free(s->sent);
+    free(s->latest);
+    free(s->in_flight);
+    free(s->reverse);
+    free(s->version);
+    free(s->arrived);
+    free(s->scratch);
     free(s->first_gossip);
     free(s->last_gossip);
     free(s->vectors);
@@ -146,6 +206,49 @@ static int sdfeel_assign(SdState *s, Engine *e)
     return HS_OK;
 }
 
+/* deadline = auto (hetsim's reading of "independently set deadlines"): T_d = the median
+ * (the lower one for an even count) over server d's n_d clients of
+ *   t_i = tau1_i x step FLOPs / compute_i                      its local period
+ *       + 2 max(latency_i, latency_d)                          download and upload
+ *       + bytes n_d / min(uplink_d, downlink_i)                the download, the server's
+ *       + bytes n_d / min(uplink_i, downlink_d)                links shared by its cluster
+ *       + 2 d FLOPs / compute_d                                the server's processing,
+ * computed once from the drawn profiles (no slowdowns, traces or contention beyond the
+ * cluster's own). The sharing term keeps the median client inside its deadline when the
+ * whole cluster downloads at once; without it that client just misses every deadline.
+ * A server without clients takes the largest T_d of the others (it only gossips). */
+static int sdfeel_compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int sdfeel_auto_deadlines(SdState *s, Engine *e)
+{
+    double *times = malloc((size_t)s->n * sizeof *times), largest = 0;
+    if (times == NULL) return HS_E_NOMEM;
+    for (int k = 0; k < s->E; k++) {
+        SdServer *v = &s->servers[k];
+        const AgentProfile *b = &e->world.agents[s->first + k];
+        for (int c = 0; c < v->n_clients; c++) {
+            const AgentProfile *a = &e->world.agents[v->clients[c]];
+            int steps = s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, v->clients[c]);
+            double latency = a->latency > b->latency ? a->latency : b->latency;
+            double down = b->uplink < a->downlink ? b->uplink : a->downlink;
+            double up = a->uplink < b->downlink ? a->uplink : b->downlink;
+            times[c] = steps * s->step_flops / a->compute + 2 * latency + s->bytes * v->n_clients / down +
+                       s->bytes * v->n_clients / up + s->process_flops / b->compute;
+        }
+        qsort(times, (size_t)v->n_clients, sizeof *times, sdfeel_compare_double);
+        v->deadline = v->n_clients > 0 ? times[(v->n_clients - 1) / 2] : 0;
+        if (v->deadline > largest) largest = v->deadline;
+    }
+    for (int k = 0; k < s->E; k++)
+        if (s->servers[k].n_clients == 0) s->servers[k].deadline = largest;
+    free(times);
+    return HS_OK;
+}
+
 static int sdfeel_create(Engine *e, void **state)
 {
     SdState *s = calloc(1, sizeof *s);
@@ -167,13 +270,47 @@ static int sdfeel_create(Engine *e, void **state)
     s->servers = calloc((size_t)s->E, sizeof *s->servers);
     if (!s->server_of || !s->remaining || !s->servers) return HS_E_NOMEM;
     if ((status = sdfeel_assign(s, e)) != HS_OK) return status;
+    double deadline = scenario_param_number(e->sc, "deadline");
+    s->async = !isinf(deadline);
+    int entries = s->topology.offsets[s->E];
+    if (s->async) {
+        s->version = calloc((size_t)s->n, sizeof *s->version);
+        s->arrived = calloc((size_t)s->n, 1);
+        s->in_flight = calloc((size_t)(entries > 0 ? entries : 1), 1);
+        s->reverse = calloc((size_t)(entries > 0 ? entries : 1), sizeof *s->reverse);
+        if (!s->version || !s->arrived || !s->in_flight || !s->reverse) return HS_E_NOMEM;
+        for (int k = 0; k < s->E; k++)
+            for (int a = s->topology.offsets[k]; a < s->topology.offsets[k + 1]; a++) {
+                int j = s->topology.adj[a];
+                for (int b = s->topology.offsets[j]; b < s->topology.offsets[j + 1]; b++)
+                    if (s->topology.adj[b] == k) s->reverse[a] = b;
+            }
+        if (isnan(deadline)) {
+            if ((status = sdfeel_auto_deadlines(s, e)) != HS_OK) return status;
+        } else
+            for (int k = 0; k < s->E; k++) s->servers[k].deadline = deadline;
+    }
     if ((status = trainer_setup_shared(e->trainer)) != HS_OK) return status;
-    if ((status = trainer_setup_local(e->trainer, 0)) != HS_OK) return status;
+    /* asynchronous: buffer 0 holds the model a client's download carries */
+    if ((status = trainer_setup_local(e->trainer, s->async ? 1 : 0)) != HS_OK) return status;
     if (e->trainer == NULL) return HS_OK;
     s->d = trainer_param_count(e->trainer);
-    s->vectors = calloc((size_t)s->n, sizeof *s->vectors);
-    s->weights = calloc((size_t)s->n, sizeof *s->weights);
+    s->vectors = calloc((size_t)s->n + 1, sizeof *s->vectors);
+    s->weights = calloc((size_t)s->n + 1, sizeof *s->weights);
     if (!s->vectors || !s->weights) return HS_E_NOMEM;
+    if (s->async) {
+        s->scratch = malloc(s->d * sizeof *s->scratch);
+        s->sent = calloc((size_t)(entries > 0 ? entries : 1), sizeof *s->sent);
+        s->latest = calloc((size_t)(entries > 0 ? entries : 1), sizeof *s->latest);
+        if (!s->scratch || !s->sent || !s->latest) return HS_E_NOMEM;
+        const float *initial = trainer_shared_params(e->trainer);
+        for (int a = 0; a < entries; a++) {
+            s->sent[a] = malloc(s->d * sizeof *s->sent[a]);
+            s->latest[a] = malloc(s->d * sizeof *s->latest[a]);
+            if (!s->sent[a] || !s->latest[a]) return HS_E_NOMEM;
+            memcpy(s->latest[a], initial, s->d * sizeof *initial);
+        }
+    }
     for (int k = 0; k < s->E; k++) {
         SdServer *v = &s->servers[k];
         v->y = malloc(s->d * sizeof *v->y);
@@ -270,10 +407,117 @@ static int sdfeel_gossiped(SdState *s, Engine *e, int k)
     return sdfeel_period_begin(s, e, k);
 }
 
+/* ---- the asynchronous variant (deadline != none) ---- */
+
+/* Server k sends its current model to client i; the message carries a copy (y moves on
+ * before it arrives) and the version the client will train from. */
+static void sdfeel_async_dispatch(SdState *s, Engine *e, int k, int i)
+{
+    SdServer *v = &s->servers[k];
+    s->version[i] = v->version;
+    if (v->y) memcpy(trainer_buffer(e->trainer, i, 0), v->y, s->d * sizeof *v->y);
+    engine_send(e, s->first + k, i, s->bytes, SD_MODEL_ARRIVED, k);
+}
+
+/* Round r ends once every server has done (r + 1) tau2 aggregations. */
+static void sdfeel_async_round_check(SdState *s, Engine *e)
+{
+    long least = s->servers[0].version;
+    for (int k = 1; k < s->E; k++)
+        if (s->servers[k].version < least) least = s->servers[k].version;
+    if (e->round_over || least < (long)(s->round + 1) * s->intra) return;
+    e->round_extra = s->staleness_count > 0 ? s->staleness_sum / (double)s->staleness_count : NAN;
+    s->staleness_sum = 0;
+    s->staleness_count = 0;
+    engine_end_round(e);
+}
+
+/* Server k's deadline: aggregate what arrived, maybe mix with the neighbours' latest
+ * models, send y to the neighbours and to the clients that reported, and set the next
+ * deadline. */
+static int sdfeel_async_tick(SdState *s, Engine *e, int k)
+{
+    SdServer *v = &s->servers[k];
+    int m = 1;
+    double fresh = 0;
+    for (int c = 0; c < v->n_clients; c++) {
+        int i = v->clients[c];
+        if (!s->arrived[i]) continue;
+        long tau = v->version - s->version[i];
+        double weight = e->world.agents[i].samples / sqrt(1.0 + (double)tau);
+        s->staleness_sum += (double)tau;
+        s->staleness_count++;
+        fresh += weight;
+        if (v->y) {
+            s->vectors[m] = trainer_params(e->trainer, i);
+            s->weights[m] = weight;
+        }
+        m++;
+    }
+    if (v->y && m > 1) {
+        /* y keeps the weight the fresh reports do not take: m_i (1 - s(tau_i)) of each
+         * report and all of m_j of each client that did not report */
+        s->vectors[0] = v->y;
+        s->weights[0] = v->samples - fresh > 0 ? v->samples - fresh : 0;
+        if (vec_weighted_average(s->scratch, s->vectors, s->weights, m, s->d) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average a cluster");
+        memcpy(v->y, s->scratch, s->d * sizeof *v->y);
+    }
+    v->version++;
+    const int *neighbours = s->topology.adj + s->topology.offsets[k];
+    int degree = topology_degree(&s->topology, k);
+    if (v->version % s->intra == 0 && v->y && degree > 0) {
+        /* gossip_steps mixes with the latest models received; they do not change between
+         * the mixes (nobody waits for a new one) */
+        double self = 1.0;
+        memset(s->scratch, 0, s->d * sizeof *s->scratch);
+        for (int j = 0; j < degree; j++) {
+            float weight = (float)sdfeel_weight(s, k, neighbours[j]);
+            self -= sdfeel_weight(s, k, neighbours[j]);
+            vec_axpy(s->scratch, weight, s->latest[s->reverse[s->topology.offsets[k] + j]], s->d);
+        }
+        for (int step = 0; step < s->gossip; step++)
+            for (size_t p = 0; p < s->d; p++) v->y[p] = (float)(self * v->y[p]) + s->scratch[p];
+    }
+    for (int j = 0; j < degree; j++) {
+        int a = s->topology.offsets[k] + j;
+        if (s->in_flight[a]) continue; /* the link still carries its previous model */
+        s->in_flight[a] = 1;
+        if (v->y) memcpy(s->sent[a], v->y, s->d * sizeof *v->y);
+        engine_send(e, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, a);
+    }
+    for (int c = 0; c < v->n_clients; c++) {
+        int i = v->clients[c];
+        if (!s->arrived[i]) continue;
+        s->arrived[i] = 0;
+        sdfeel_async_dispatch(s, e, k, i);
+    }
+    int status = engine_schedule(e, (double)(v->version + 1) * v->deadline, SD_TICK, s->first + k, k);
+    if (status != HS_OK) return status;
+    sdfeel_async_round_check(s, e);
+    return HS_OK;
+}
+
+static int sdfeel_async_round_begin(SdState *s, Engine *e, int round)
+{
+    if (round > 0) {
+        sdfeel_async_round_check(s, e);
+        return HS_OK;
+    }
+    for (int k = 0; k < s->E; k++) {
+        SdServer *v = &s->servers[k];
+        for (int c = 0; c < v->n_clients; c++) sdfeel_async_dispatch(s, e, k, v->clients[c]);
+        int status = engine_schedule(e, v->deadline, SD_TICK, s->first + k, k);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
 static int sdfeel_round_begin(void *state, Engine *e, int round)
 {
     SdState *s = state;
     s->round = round;
+    if (s->async) return sdfeel_async_round_begin(s, e, round);
     s->done = 0;
     /* servers already past this round's gossip (none before round 0) count as done */
     int status = HS_OK;
@@ -298,7 +542,8 @@ static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
     case SD_MODEL_ARRIVED: {
         int i = ev->agent;
         SdServer *v = &s->servers[s->server_of[i]];
-        if (v->y) memcpy(trainer_params(e->trainer, i), v->y, s->d * sizeof *v->y);
+        const float *from = s->async && v->y ? trainer_buffer(e->trainer, i, 0) : v->y;
+        if (v->y) memcpy(trainer_params(e->trainer, i), from, s->d * sizeof *v->y);
         s->remaining[i] = s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, i);
         engine_compute(e, i, s->step_flops, SD_STEPPED, 0);
         return HS_OK;
@@ -314,6 +559,10 @@ static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
         engine_compute(e, ev->agent, s->process_flops, SD_PROCESSED, ev->data);
         return HS_OK;
     case SD_PROCESSED: {
+        if (s->async) {
+            s->arrived[ev->data] = 1; /* waits for the server's next deadline */
+            return HS_OK;
+        }
         int k = ev->agent - s->first;
         SdServer *v = &s->servers[k];
         if (++v->reported < v->n_clients) return HS_OK;
@@ -335,7 +584,15 @@ static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
         return HS_OK;
     }
     case SD_GOSSIPED: return sdfeel_gossiped(s, e, (int)ev->data);
+    case SD_TICK: return sdfeel_async_tick(s, e, (int)ev->data);
     default: break;
+    }
+    if (s->async) {
+        /* the model on link entry a processed at its receiver: the receiver's latest */
+        int64_t a = ev->data;
+        if (s->sent) memcpy(s->latest[a], s->sent[a], s->d * sizeof *s->latest[a]);
+        s->in_flight[a] = 0;
+        return HS_OK;
     }
     /* a neighbour's model of step `step` processed at server k */
     int k = ev->agent - s->first, from = (int)(ev->data & ((1 << 20) - 1));
@@ -376,6 +633,9 @@ static const MethodKey sdfeel_keys[] = {
      .min = 1, .max = 100000},
     {"gossip_steps", "1", "alpha: gossip steps among the edge servers per inter-cluster aggregation",
      .type = METHOD_KEY_INT, .min = 1, .max = 100000},
+    {"deadline", "none",
+     "none: synchronous; a time or auto: each edge server aggregates on its own clock every T_d (asynchronous)",
+     .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY, .open = METHOD_KEY_OPEN_MIN, .choices = "auto"},
     {0},
 };
 
