@@ -151,8 +151,7 @@ int privacy_local_step(Privacy *p, Trainer *t, int agent)
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_SAMPLE) return trainer_local_step(t, agent);
     p->steps[agent] += 1;
     const PrivacySpec *s = &p->spec;
-    return trainer_local_step_clipped(t, agent, s->threshold, s->noise_multiplier * s->threshold, p->noise[agent],
-                                      p->scratch, NULL);
+    return trainer_local_step_clipped(t, agent, s->threshold, s->noise_multiplier * s->threshold, p->noise[agent]);
 }
 
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members)

@@ -331,31 +331,17 @@ int trainer_local_step(Trainer *t, int agent)
                                           .lr = trainer_schedule_lr(t->sc, t->round)});
 }
 
-int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise,
-                               float *scratch, int *batch)
+int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise)
 {
     if (t == NULL) return HS_OK;
-    /* Runs now on the engine's thread, after the queued jobs (like trainer_gradient), not as
-     * a queued job: scratch and the noise streams belong to the caller. Rows stay the same
-     * for any thread count; a job kind with per-slot scratch would let clip = sample steps
-     * of different agents run in parallel too. */
-    int status = trainer_flush(t);
-    if (status != HS_OK) return status;
-    TrainerSlot *slot = &t->slots[0];
-    Model *m = t->models[agent];
-    float *grad = slot->grad; /* agents' models keep no gradient vector */
-    double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    if (batch) *batch = b;
-    status = model_grad_clipped_at(m, model_params(m), grad, scratch, slot->ws, slot->x, slot->y, b, threshold, &loss,
-                                   NULL);
-    if ((status = trainer_count_loss(t, loss, status, agent)) != HS_OK) return status;
-    /* the noise goes on the sum of the clipped gradients: (sum + z) / b = mean + z / b */
-    size_t blocks = model_block_param_count(m);
-    vec_add_gaussian(grad, noise_std / b, blocks, noise);
-    /* the blocks only, as a local step: the heads' range of the slot's gradient is stale */
-    optim_step(t->optims[agent], model_params(m), grad, 0, blocks, trainer_schedule_lr(t->sc, t->round));
-    return HS_OK;
+    /* the slots' scratch for one sample's gradient, made here on the engine's thread */
+    for (int k = 0; k < t->n_slots; k++)
+        if (t->slots[k].clip_scratch == NULL &&
+            (t->slots[k].clip_scratch = malloc(t->n_params * sizeof *t->slots[k].clip_scratch)) == NULL)
+            return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    return trainer_queue(t, &(TrainerJob){.kind = TRAINER_JOB_CLIPPED_STEP, .agent = agent, .threshold = threshold,
+                                          .noise_std = noise_std, .noise = noise,
+                                          .lr = trainer_schedule_lr(t->sc, t->round)});
 }
 
 /* Averages [offset, offset+count) of the members' parameters into every member. */

@@ -63,10 +63,9 @@ int trainer_optimizer_step(Trainer *t, int agent, const float *grad);
 int trainer_local_step(Trainer *t, int agent);
 /* A DP-SGD step of agent (sim/privacy.h, clip = sample): its next batch's per-sample
  * gradients clipped to norm threshold and summed, N(0, noise_std^2) added to every entry
- * of the sum (drawn from noise), divided by the batch size, then an optimiser step.
- * scratch: trainer_param_count floats. *batch (may be NULL) receives the batch size. */
-int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise,
-                               float *scratch, int *batch);
+ * of the sum (drawn from noise, which belongs to this agent alone), divided by the batch
+ * size, then an optimiser step. Queued like trainer_local_step. */
+int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise);
 /* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
  * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(Trainer *t, const int *members, int n_members, int by_samples);

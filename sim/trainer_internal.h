@@ -41,6 +41,7 @@ typedef struct TrainerSlot {
     int *indices;         /* (batch) the batch's sample indices */
     gsl_rng *shuffle_rng; /* reseeded for every reshuffle, so whichever slot shuffles draws the same */
     float *grad;          /* (n_params) a job's gradient: agents' models keep none (model_release_grads) */
+    float *clip_scratch;  /* (n_params) one sample's gradient for DP-SGD steps; allocated by the first */
 } TrainerSlot;
 
 typedef enum {
@@ -48,7 +49,8 @@ typedef enum {
     TRAINER_JOB_SPLIT_BOTTOM,   /* blocks 1..split + head on the agent's batch; activations to fifo slot */
     TRAINER_JOB_SPLIT_TOP,      /* the top copy trains on fifo slot */
     TRAINER_JOB_WIDTH_STEP,     /* trainer_prune.c: the agent's sub-model `width`, optimiser step */
-    TRAINER_JOB_STAGE_STEP      /* trainer_prune.c: block `split` (the stage) and its head, optimiser step */
+    TRAINER_JOB_STAGE_STEP,     /* trainer_prune.c: block `split` (the stage) and its head, optimiser step */
+    TRAINER_JOB_CLIPPED_STEP    /* DP-SGD: clipped per-sample gradients plus noise, optimiser step */
 } TrainerJobKind;
 
 struct ModelWidth;
@@ -62,6 +64,8 @@ typedef struct TrainerJob {
     int next;            /* the agent's next job, -1 for none */
     double lr;           /* the learning rate when queued */
     struct ModelWidth *width; /* TRAINER_JOB_WIDTH_STEP: the agent's own (one per agent, so slots never share it) */
+    double threshold, noise_std; /* TRAINER_JOB_CLIPPED_STEP */
+    gsl_rng *noise;       /* TRAINER_JOB_CLIPPED_STEP: the agent's own stream */
     /* results, written by the slot that runs it */
     int status;
     int has_loss;

@@ -48,6 +48,7 @@ void trainer_slots_free(Trainer *t)
         free(slot->y);
         free(slot->indices);
         free(slot->grad);
+        free(slot->clip_scratch);
         if (slot->shuffle_rng) gsl_rng_free(slot->shuffle_rng);
     }
     free(t->slots);
@@ -138,6 +139,23 @@ static int trainer_job_split_bottom(Trainer *t, TrainerSlot *slot, TrainerJob *j
     return HS_OK;
 }
 
+/* DP-SGD (sim/privacy.h): the clipped mean of the batch's per-sample gradients plus the
+ * agent's own noise stream's draw; the blocks only, as a local step. */
+static int trainer_job_clipped_step(Trainer *t, TrainerSlot *slot, TrainerJob *job)
+{
+    Model *m = t->models[job->agent];
+    int b = trainer_next_batch(t, slot, job->agent);
+    int status = model_grad_clipped_at(m, model_params(m), slot->grad, slot->clip_scratch, slot->ws, slot->x, slot->y,
+                                       b, job->threshold, &job->loss, NULL);
+    job->has_loss = 1;
+    if (status != HS_OK || !isfinite(job->loss)) return status;
+    /* the noise goes on the sum of the clipped gradients: (sum + z) / b = mean + z / b */
+    size_t blocks = model_block_param_count(m);
+    vec_add_gaussian(slot->grad, job->noise_std / b, blocks, job->noise);
+    optim_step(t->optims[job->agent], model_params(m), slot->grad, 0, blocks, job->lr);
+    return HS_OK;
+}
+
 /* The helper trains the offloader's top copy, blocks split+1..L, on one queued batch. */
 static int trainer_job_split_top(Trainer *t, TrainerSlot *slot, TrainerJob *job)
 {
@@ -183,6 +201,7 @@ static int trainer_job_run(Trainer *t, TrainerSlot *slot, TrainerJob *job)
     case TRAINER_JOB_SPLIT_TOP: return trainer_job_split_top(t, slot, job);
     case TRAINER_JOB_WIDTH_STEP: return trainer_job_width_step(t, slot, job);
     case TRAINER_JOB_STAGE_STEP: return trainer_job_stage_step(t, slot, job);
+    case TRAINER_JOB_CLIPPED_STEP: return trainer_job_clipped_step(t, slot, job);
     }
     return HS_E_INTERNAL;
 }
