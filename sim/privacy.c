@@ -80,7 +80,7 @@ struct Privacy {
     double periods;        /* update: averagings so far */
     gsl_rng **noise;       /* (n) sample: each agent's noise stream */
     gsl_rng *aggregate;    /* update: re-seeded per (round, period) */
-    float *scratch;        /* (d) a per-sample gradient, or an update */
+    float *scratch;        /* (d) clip = update: a client's update */
     float *noise_vec;      /* (d) update: the aggregate's noise */
     /* update: each member's starting point. Members that start from the same model (all of
      * them when participation = 1) share one snapshot: version[i] names the model agent i
@@ -125,7 +125,6 @@ int privacy_create(const Scenario *sc, const World *world, Trainer *trainer, Pri
         p->samples[i] = samples;
         p->q[i] = samples > sc->model.batch ? sc->model.batch / samples : 1.0;
     }
-    if (trainer && (p->scratch = malloc(p->d * sizeof *p->scratch)) == NULL) goto nomem;
     if (p->spec.clip == PRIVACY_CLIP_SAMPLE) {
         if ((p->noise = calloc(n, sizeof *p->noise)) == NULL) goto nomem;
         for (int i = 0; trainer && i < p->n; i++)
@@ -137,7 +136,9 @@ int privacy_create(const Scenario *sc, const World *world, Trainer *trainer, Pri
         p->snapshots = calloc(n, sizeof *p->snapshots);
         p->aggregate = gsl_rng_alloc(gsl_rng_taus2);
         if (!p->version || !p->slot || !p->slot_version || !p->snapshots || !p->aggregate) goto nomem;
-        if (trainer && (p->noise_vec = malloc(p->d * sizeof *p->noise_vec)) == NULL) goto nomem;
+        if (trainer && ((p->noise_vec = malloc(p->d * sizeof *p->noise_vec)) == NULL ||
+                        (p->scratch = malloc(p->d * sizeof *p->scratch)) == NULL))
+            goto nomem;
     }
     *out = p;
     return HS_OK;

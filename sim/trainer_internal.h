@@ -41,11 +41,11 @@ typedef struct TrainerSlot {
     int *indices;         /* (batch) the batch's sample indices */
     gsl_rng *shuffle_rng; /* reseeded for every reshuffle, so whichever slot shuffles draws the same */
     float *grad;          /* (n_params) a job's gradient: agents' models keep none (model_release_grads) */
-    float *clip_scratch;  /* (n_params) one sample's gradient for DP-SGD steps; allocated by the first */
+    float *clip_scratch;  /* (n_params) one sample's gradient, allocated at the first DP-SGD step */
 } TrainerSlot;
 
 typedef enum {
-    TRAINER_JOB_LOCAL_STEP,     /* gradient into the model's gradient vector, optimiser step */
+    TRAINER_JOB_LOCAL_STEP,     /* gradient into the slot's vector, optimiser step on the blocks */
     TRAINER_JOB_SPLIT_BOTTOM,   /* blocks 1..split + head on the agent's batch; activations to fifo slot */
     TRAINER_JOB_SPLIT_TOP,      /* the top copy trains on fifo slot */
     TRAINER_JOB_WIDTH_STEP,     /* trainer_prune.c: the agent's sub-model `width`, optimiser step */
