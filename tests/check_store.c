@@ -536,29 +536,21 @@ START_TEST(test_append_to_existing_database)
 }
 END_TEST
 
-/* A file written before metrics had heldout_accuracy, seen_accuracy and epsilon: opening
- * it for writing adds them (its old rows read NULL there), and reopening does not add them
- * twice. */
-START_TEST(test_old_file_gets_the_domain_columns)
+/* A file of an older schema, made by running downgrade on a fresh one (columns_before
+ * left in metrics): opening it for writing adds the missing columns, where its old rows
+ * read NULL, and reopening does not add them twice. */
+static void check_old_file_gets_columns(const char *name, const char *downgrade, int columns_before, int had_domains)
 {
-    const char *path = scratch_path("before_domains.db");
+    const char *path = scratch_path(name);
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
     Store *store = open_store(path);
     int64_t id_a = synthetic_play(store_sink(store), &a, 1);
     store_close(store);
-    /* rebuild metrics as the older schema had it, keeping its rows */
     sqlite3 *db = raw_open(path);
-    raw_exec(db, "CREATE TABLE old_metrics AS SELECT run_id, t, round, agent, train_loss, test_loss,"
-                 " test_accuracy, bytes_sent FROM metrics;"
-                 "DROP TABLE metrics;"
-                 "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-                 " t REAL, round INTEGER, agent INTEGER, train_loss REAL, test_loss REAL,"
-                 " test_accuracy REAL, bytes_sent REAL);"
-                 "INSERT INTO metrics SELECT * FROM old_metrics; DROP TABLE old_metrics;"
-                 "CREATE INDEX metrics_run ON metrics(run_id, round);");
-    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 8);
+    raw_exec(db, downgrade);
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), columns_before);
     sqlite3_close(db);
     store = open_store(path);
     int64_t id_b = synthetic_play(store_sink(store), &b, 1);
@@ -568,37 +560,33 @@ START_TEST(test_old_file_gets_the_domain_columns)
     db = raw_open(path);
     ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 11);
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-    a.metrics[2].has_domains = 0; /* written before the columns existed: NULL */
+    if (!had_domains) a.metrics[2].has_domains = 0; /* written before the columns existed: NULL */
     a.metrics[2].has_privacy = 0;
     synthetic_verify(db, id_a, &a, "done");
     synthetic_verify(db, id_b, &b, "failed");
     sqlite3_close(db);
 }
+
+/* Before heldout_accuracy, seen_accuracy and epsilon: metrics rebuilt as it was, rows kept. */
+START_TEST(test_old_file_gets_the_domain_columns)
+{
+    check_old_file_gets_columns("before_domains.db",
+                                "CREATE TABLE old_metrics AS SELECT run_id, t, round, agent, train_loss, test_loss,"
+                                " test_accuracy, bytes_sent FROM metrics;"
+                                "DROP TABLE metrics;"
+                                "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " t REAL, round INTEGER, agent INTEGER, train_loss REAL, test_loss REAL,"
+                                " test_accuracy REAL, bytes_sent REAL);"
+                                "INSERT INTO metrics SELECT * FROM old_metrics; DROP TABLE old_metrics;"
+                                "CREATE INDEX metrics_run ON metrics(run_id, round);",
+                                8, 0);
+}
 END_TEST
 
-/* A file written after the domain columns but before epsilon: only epsilon is added. */
+/* After the domain columns but before epsilon: only epsilon is added. */
 START_TEST(test_domain_era_file_gets_epsilon)
 {
-    const char *path = scratch_path("before_epsilon.db");
-    Synthetic a, b;
-    synthetic_make(&a, 0);
-    synthetic_make(&b, 1);
-    Store *store = open_store(path);
-    int64_t id_a = synthetic_play(store_sink(store), &a, 1);
-    store_close(store);
-    sqlite3 *db = raw_open(path);
-    raw_exec(db, "ALTER TABLE metrics DROP COLUMN epsilon;");
-    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 10);
-    sqlite3_close(db);
-    store = open_store(path);
-    int64_t id_b = synthetic_play(store_sink(store), &b, 1);
-    store_close(store);
-    db = raw_open(path);
-    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM pragma_table_info('metrics')"), 11);
-    a.metrics[2].has_privacy = 0; /* written before the column existed: NULL */
-    synthetic_verify(db, id_a, &a, "done");
-    synthetic_verify(db, id_b, &b, "failed");
-    sqlite3_close(db);
+    check_old_file_gets_columns("before_epsilon.db", "ALTER TABLE metrics DROP COLUMN epsilon;", 10, 1);
 }
 END_TEST
 
