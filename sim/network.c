@@ -1076,6 +1076,24 @@ void network_trace_pending(Network *net)
         if (flow->state == FLOW_LATENCY || flow->state == FLOW_ACTIVE)
             net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, flow->bytes, flow->created, flow->activated, INFINITY);
     }
+    /* closed-form rings still running: the steps begun by now, not traced yet (a step is
+     * traced as a whole when the next begins); a hop not done by now ends at INFINITY,
+     * like a flow in flight */
+    for (int r = 0; r < net->n_rings; r++) {
+        NetRing *ring = &net->rings[r];
+        if (!ring->used || !ring->closed) continue;
+        int begun = ring->period > 0 ? (int)floor((net->now - ring->t0) / ring->period) + 1 : ring->steps;
+        if (begun > ring->steps) begun = ring->steps;
+        for (int step = ring->traced; step < begun; step++) {
+            double start = ring->t0 + step * ring->period;
+            for (int k = 0; k < ring->n; k++) {
+                double end = start + ring_hop_end(ring, k);
+                net->hooks.traced(net->hooks.ctx, ring->members[k], ring->members[(k + 1) % ring->n], ring->chunk,
+                                  start, start + ring->lat[k], end <= net->now ? end : INFINITY);
+            }
+        }
+        if (begun > ring->traced) ring->traced = begun;
+    }
 }
 
 int network_outgoing(const Network *net, int agent)

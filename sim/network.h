@@ -108,7 +108,8 @@ int network_advance(Network *net, double t);
 void network_flush_activity(Network *net, double now);
 
 /* Reports the messages still in latency or transferring to the trace hook, with end =
- * INFINITY (the run ends with them in flight). */
+ * INFINITY (the run ends with them in flight), and the hops of the closed-form rings'
+ * steps begun but not traced yet (those done by now with their end, the others INFINITY). */
 void network_trace_pending(Network *net);
 
 /* Messages from agent not finished yet (queued, in latency or transferring). */

@@ -13,4 +13,4 @@ if [ ! -x "$bin/simgrid_replay" ]; then
   echo "oracle.sh: skipped: SimGrid not found (pkg-config simgrid); install libsimgrid-dev (scripts/install-deps)"
   exit 0
 fi
-"$bin/oracle_check" "$bin/simgrid_replay" random "${ORACLE_SEED:-19}" "${ORACLE_CASES:-30}"
+"$bin/oracle_check" "$bin/simgrid_replay" random "${ORACLE_SEED:-19}" "${ORACLE_CASES:-90}"

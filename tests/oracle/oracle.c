@@ -21,8 +21,10 @@
  * own transfers united) and comm time per round. The start times come from hetsim; SimGrid
  * recomputes everything the network model decides (shares, rates, arrivals). */
 #include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/network.h"
 #include "sim/topology.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +50,7 @@ typedef struct Task {
 
 typedef struct Record {
     int n_agents;
+    int n_nodes;          /* agents and server nodes after them (0: n_agents) */
     double up[64], down[64], latency[64], compute[64], backbone;
     Task *tasks;
     int n_tasks, cap_tasks;
@@ -141,9 +144,10 @@ static int simgrid_replay(Record *r, const char *options)
     int fd = mkstemp(path);
     if (fd < 0) return -1;
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "agents %d\n", r->n_agents);
+    int nodes = r->n_nodes > 0 ? r->n_nodes : r->n_agents;
+    fprintf(f, "agents %d\n", nodes);
     if (isfinite(r->backbone)) fprintf(f, "backbone %.17g\n", r->backbone);
-    for (int i = 0; i < r->n_agents; i++)
+    for (int i = 0; i < nodes; i++)
         fprintf(f, "agent %d %.17g %.17g %.17g %.17g\n", i, r->compute[i], r->up[i], r->down[i], r->latency[i]);
     for (int t = 0; t < r->n_tasks; t++) {
         const SinkActivity *a = &r->tasks[t].a;
@@ -292,13 +296,21 @@ static int pick(int n)
     return (int)(uniform() * n) % n;
 }
 
-/* A whole run: random agents (one group each), method, topology, uplink mode, backbone. */
+/* A whole run: random agents (one group each), method, topology, uplink mode, backbone;
+ * the server methods get a server ([server], or 2-3 edge servers on a full graph for
+ * sdfeel) of random speed and links, a node of the platform like the agents. */
 static int case_run(int index, Worst *worst, char *label, size_t size)
 {
-    static const char *methods[] = {"sync", "localsgd", "dpsgd", "adpsgd", "comdml", "co2", "qsr"};
+    static const char *methods[] = {"sync",    "localsgd", "dpsgd",  "adpsgd", "comdml",   "co2",
+                                    "qsr",     "byzsgdnm", "token",  "ripples", "divshare", "swift",
+                                    "fedavg",  "fedbuff",  "asgd",   "rennala", "ringmaster", "sdfeel"};
     static const char *graphs[] = {"ring", "torus", "full", "exponential"};
     int n = 3 + pick(6);
-    const char *method = methods[pick(7)], *graph = graphs[pick(4)];
+    const char *method = methods[pick((int)(sizeof methods / sizeof *methods))], *graph = graphs[pick(4)];
+    int edge = strcmp(method, "sdfeel") == 0;
+    const MethodOps *ops = method_lookup(method);
+    int server = ops && (ops->capabilities & METHOD_USES_SERVER);
+    if (edge) graph = "full";
     int fifo = pick(3) == 0, backbone = pick(4) == 0;
     char text[8192];
     int len = snprintf(text, sizeof text,
@@ -314,6 +326,12 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
                         "[agents.a%d]\ncount = 1\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
                         "latency = %.6g ms\n",
                         i, 0.1 + 2 * uniform(), 10 + 90 * uniform(), 10 + 90 * uniform(), 20 * uniform());
+    if (server)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "[servers]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
+                        "latency = %.6g ms\n",
+                        edge ? 2 + pick(2) : 1, 1 + 10 * uniform(), 20 + 180 * uniform(), 20 + 180 * uniform(),
+                        10 * uniform());
     snprintf(label, size, "case %d: %s on %d agents, %s, uplink %s, backbone %s", index, method, n, graph,
              fifo ? "fifo" : "shared", backbone ? "finite" : "inf");
     IniDoc doc;
@@ -332,6 +350,22 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
         printf("%s: %s\n", label, diag.message);
         record_free(&r);
         return -1;
+    }
+    if (server) { /* the sink has the agents only: the server nodes from the same world */
+        World w;
+        if (world_build(&sc, &w, &diag) != HS_OK || world_nodes(&w) > 64) {
+            printf("%s: %s\n", label, diag.message);
+            record_free(&r);
+            return -1;
+        }
+        r.n_nodes = world_nodes(&w);
+        for (int v = r.n_agents; v < r.n_nodes; v++) {
+            r.up[v] = w.agents[v].uplink;
+            r.down[v] = w.agents[v].downlink;
+            r.latency[v] = w.agents[v].latency;
+            r.compute[v] = w.agents[v].compute;
+        }
+        world_free(&w);
     }
     int status = simgrid_replay(&r, cm02);
     if (status == 0) status = compare(&r, label, worst, 1);
