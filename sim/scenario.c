@@ -8,11 +8,11 @@
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario.h"
-#include "sim/server_assign.h"
 
 #include "base/names.h"
 #include "sim/methods/method.h"
 #include "sim/scenario_resolver.h"
+#include "sim/server_assign.h"
 #include "sim/topology.h"
 
 #include <ctype.h>
