@@ -6,6 +6,7 @@
 #include "models/mix.h"
 #include "models/model_spec.h"
 #include "sim/engine.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -106,14 +107,9 @@ static int messages_activity(void *ctx, int64_t run_id, const SinkActivity *a)
 /* Runs text with the overrides; messages (optional) then holds every message. */
 static int run_text(const char *text, const char *const *set, int n, Messages *out)
 {
-    IniDoc doc;
     HsDiag diag;
-    hs_diag_clear(&diag);
     Scenario sc;
-    int status = inidoc_load_string("t.ini", text, &doc, &diag);
-    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], &diag);
-    if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
-    inidoc_free(&doc);
+    int status = test_resolve(text, set, n, &sc, &diag);
     if (status != 0) {
         fprintf(stderr, "%s\n", diag.message);
         return status;

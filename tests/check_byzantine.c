@@ -4,6 +4,7 @@
  * and the [byzantine] section: round trip, defaults, errors with FILE:LINE. */
 #include "sim/byzantine.h"
 #include "sim/engine.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -18,24 +19,10 @@
 
 enum { K = 9, D = 64 };
 
-static int resolve_text(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
-{
-    IniDoc doc;
-    hs_diag_clear(diag);
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == 0 && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == 0) status = scenario_resolve(&doc, sc, diag);
-    inidoc_free(&doc);
-    return status;
-}
-
 static int run_text(const char *text, const char *const *set, int n_set, TestSink *ts)
 {
-    Scenario sc;
     HsDiag diag;
-    int status = resolve_text(text, set, n_set, &sc, &diag);
-    RunOutcome outcome;
-    if (status == 0) status = engine_run(&sc, test_sink_init(ts), &diag, &outcome);
+    int status = test_run(text, set, n_set, ts, &diag);
     if (status != 0) fprintf(stderr, "%s\n", diag.message);
     return status;
 }
@@ -269,7 +256,7 @@ static Byzantine *attack_setup(const char *const *set, int n_set, Engine **engin
 {
     Scenario *sc = malloc(sizeof *sc);
     HsDiag diag;
-    ck_assert_int_eq(resolve_text(five, set, n_set, sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(five, set, n_set, sc, &diag), 0);
     ck_assert_int_eq(engine_open(sc, test_sink_init(ts), &diag, engine), 0);
     Byzantine *b;
     ck_assert_int_eq(byzantine_create(*engine, 4, &b), 0);
@@ -328,7 +315,7 @@ START_TEST(test_attacks_on_hand_vectors)
     Scenario *sc = malloc(sizeof *sc);
     HsDiag diag;
     const char *set[] = {"byzantine.attack=gaussian", "byzantine.sigma=2"};
-    ck_assert_int_eq(resolve_text(five, set, 2, sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(five, set, 2, sc, &diag), 0);
     ck_assert_int_eq(engine_open(sc, test_sink_init(&ts), &diag, &e), 0);
     enum { N = 100000 };
     Byzantine *b;
@@ -364,7 +351,7 @@ START_TEST(test_attackers_drawn_from_the_seed)
     Scenario sc;
     HsDiag diag;
     const char *set[] = {"agents.count=20", "byzantine.count=6"};
-    ck_assert_int_eq(resolve_text(five, set, 2, &sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(five, set, 2, &sc, &diag), 0);
     int a[20], b[20], c[20];
     ck_assert_int_eq(byzantine_pick(&sc, 20, a), 0);
     ck_assert_int_eq(byzantine_pick(&sc, 20, b), 0);
@@ -390,7 +377,7 @@ START_TEST(test_attackers_drawn_from_the_seed)
     ck_assert_int_eq(flagged, 2);
     test_sink_free(&ts);
     /* without the section nobody is */
-    ck_assert_int_eq(resolve_text("[run]\nmethod = sync\nrounds = 1\n[agents]\ncount = 3\ncompute = 1\nbandwidth = 1\n",
+    ck_assert_int_eq(test_resolve("[run]\nmethod = sync\nrounds = 1\n[agents]\ncount = 3\ncompute = 1\nbandwidth = 1\n",
                                   NULL, 0, &sc, &diag), 0);
     ck_assert_int_eq(byzantine_pick(&sc, 3, a), 0);
     ck_assert(a[0] == 0 && a[1] == 0 && a[2] == 0);
@@ -451,7 +438,7 @@ START_TEST(test_labelflip_gradient_differs)
     Scenario *sc = malloc(sizeof *sc);
     HsDiag diag;
     const char *set[] = {"byzantine.attack=labelflip", "run.rounds=1"};
-    ck_assert_int_eq(resolve_text(convex, set, 2, sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(convex, set, 2, sc, &diag), 0);
     Engine *e;
     TestSink ts;
     ck_assert_int_eq(engine_open(sc, test_sink_init(&ts), &diag, &e), 0);
@@ -490,7 +477,7 @@ static void expect_error(const char *extra, const char *const *set, int n_set, c
     snprintf(text, sizeof text, "%s%s", base, extra);
     Scenario sc;
     HsDiag diag;
-    ck_assert_msg(resolve_text(text, set, n_set, &sc, &diag) == HS_E_INPUT, "expected an error for %s", extra);
+    ck_assert_msg(test_resolve(text, set, n_set, &sc, &diag) == HS_E_INPUT, "expected an error for %s", extra);
     ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", diag.message,
                   prefix);
     ck_assert_msg(strstr(diag.message, fragment) != NULL, "'%s' lacks '%s'", diag.message, fragment);
@@ -502,7 +489,7 @@ START_TEST(test_section_round_trip_defaults_and_errors)
     snprintf(text, sizeof text, "%s[byzantine]\ncount = 4\nattack = alie\naggregator = trimmed\nsigma = 5\n", base);
     Scenario a, b;
     HsDiag diag;
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &a, &diag), 0);
     const ByzantineSpec *s = &a.byzantine;
     ck_assert(s->present && s->count == 4 && s->attack == ATTACK_ALIE && s->aggregator == AGGREGATOR_TRIMMED);
     ck_assert_int_eq(s->trim, 4);  /* defaults to count */
@@ -513,38 +500,38 @@ START_TEST(test_section_round_trip_defaults_and_errors)
     ck_assert_ptr_nonnull(strstr(config, "[byzantine]\ncount = 4\nattack = alie\nz = "));
     ck_assert_ptr_nonnull(strstr(config, "aggregator = trimmed\ntrim = 4\n"));
     ck_assert_ptr_null(strstr(config, "sigma"));
-    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &b, &diag), 0);
     char *again = scenario_config_string(&b);
     ck_assert_str_eq(config, again);
     ck_assert(b.byzantine.z == a.byzantine.z && b.byzantine.trim == 4);
     free(config);
     free(again);
     snprintf(text, sizeof text, "%s[byzantine]\ncount = 2\naggregator = cclip\ntau = 0.5\niters = 3\n", base);
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &a, &diag), 0);
     config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "aggregator = cclip\ntau = 0.5\niters = 3\n"));
-    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &b, &diag), 0);
     ck_assert(b.byzantine.tau == 0.5 && b.byzantine.iters == 3 && b.byzantine.count == 2);
     free(config);
     /* betamle: rank, lambda and iters (4 by default, 0 allowed), written back */
     snprintf(text, sizeof text, "%s[byzantine]\ncount = 3\naggregator = betamle\nlambda = 0.5\ntau = 2\n", base);
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &a, &diag), 0);
     ck_assert(a.byzantine.aggregator == AGGREGATOR_BETAMLE && a.byzantine.rank == 1 && a.byzantine.lambda == 0.5 &&
               a.byzantine.iters == 4 && a.byzantine.tau == 1);
     config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "aggregator = betamle\nrank = 1\nlambda = 0.5\niters = 4\n"));
     ck_assert_ptr_null(strstr(config, "tau"));
-    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &b, &diag), 0);
     again = scenario_config_string(&b);
     ck_assert_str_eq(config, again);
     free(config);
     free(again);
     const char *flag_mean[] = {"byzantine.iters=0", "byzantine.rank=3"};
-    ck_assert_int_eq(resolve_text(text, flag_mean, 2, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, flag_mean, 2, &a, &diag), 0);
     ck_assert(a.byzantine.iters == 0 && a.byzantine.rank == 3);
     /* rank and lambda are reset for the other aggregators */
     const char *other[] = {"byzantine.aggregator=median", "byzantine.rank=3"};
-    ck_assert_int_eq(resolve_text(text, other, 2, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, other, 2, &a, &diag), 0);
     ck_assert(a.byzantine.rank == 1 && a.byzantine.lambda == 0 && a.byzantine.iters == 1);
 
     expect_error("[byzantine]\ncount = 2\nagregator = median\n", NULL, 0, "t.ini:11:", "did you mean 'aggregator'");
@@ -564,11 +551,11 @@ START_TEST(test_section_round_trip_defaults_and_errors)
     expect_error("[byzantine]\ncount = 1\n[compression]\nscheme = topk\n", NULL, 0, "t.ini:9:", "[compression]");
     /* count = 0 with the mean is allowed with any method */
     snprintf(text, sizeof text, "%s[byzantine]\ncount = 0\n", base);
-    ck_assert_int_eq(resolve_text(text, local, 1, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, local, 1, &a, &diag), 0);
     /* byzsgdnm's beta */
     const char *beta[] = {"run.method=byzsgdnm", "method.beta=1.5", "run.mode=train"};
     snprintf(text, sizeof text, "%s", convex);
-    ck_assert_int_eq(resolve_text(text, beta, 3, &a, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(text, beta, 3, &a, &diag), HS_E_INPUT);
     ck_assert_msg(strcmp(diag.message, "--set method.beta=1.5: expected a number in [0, 1), found '1.5'") == 0, "%s",
                   diag.message);
     /* byzsgdnm's lr_scaling: batch 64 against reference 32 doubles the step length (linear)
@@ -593,10 +580,10 @@ START_TEST(test_section_round_trip_defaults_and_errors)
     test_sink_free(&x);
     test_sink_free(&y);
     const char *cubic[] = {"run.method=byzsgdnm", "method.lr_scaling=cubic", "run.mode=train"};
-    ck_assert_int_eq(resolve_text(convex, cubic, 3, &a, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(convex, cubic, 3, &a, &diag), HS_E_INPUT);
     ck_assert_str_eq(diag.message, "--set method.lr_scaling=cubic: expected one of none|linear|sqrt, found 'cubic'");
     const char *zero[] = {"run.method=byzsgdnm", "method.reference_batch=0", "run.mode=train"};
-    ck_assert_int_eq(resolve_text(convex, zero, 3, &a, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(convex, zero, 3, &a, &diag), HS_E_INPUT);
     ck_assert_str_eq(diag.message, "--set method.reference_batch=0: expected a whole number in [1, 1048576], found '0'");
 }
 END_TEST

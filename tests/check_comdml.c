@@ -9,6 +9,7 @@
  * average. */
 #include "sim/engine.h"
 #include "sim/trainer.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -27,16 +28,8 @@ static const char *pair_text =
 
 static int run(const char *const *set, int n, TestSink *ts)
 {
-    IniDoc doc;
     HsDiag diag;
-    hs_diag_clear(&diag);
-    Scenario sc;
-    int status = inidoc_load_string("t.ini", pair_text, &doc, &diag);
-    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], &diag);
-    if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
-    inidoc_free(&doc);
-    RunOutcome out;
-    if (status == 0) status = engine_run(&sc, test_sink_init(ts), &diag, &out);
+    int status = test_run(pair_text, set, n, ts, &diag);
     if (status) fprintf(stderr, "%s\n", diag.message);
     return status;
 }

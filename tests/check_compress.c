@@ -5,6 +5,7 @@
  * [compression] section: round trip, defaults, errors with FILE:LINE. */
 #include "sim/compress.h"
 #include "sim/engine.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -14,24 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int resolve_text(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
-{
-    IniDoc doc;
-    hs_diag_clear(diag);
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == 0 && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == 0) status = scenario_resolve(&doc, sc, diag);
-    inidoc_free(&doc);
-    return status;
-}
-
 static int run_text(const char *text, const char *const *set, int n_set, TestSink *ts)
 {
-    Scenario sc;
     HsDiag diag;
-    int status = resolve_text(text, set, n_set, &sc, &diag);
-    RunOutcome outcome;
-    if (status == 0) status = engine_run(&sc, test_sink_init(ts), &diag, &outcome);
+    int status = test_run(text, set, n_set, ts, &diag);
     if (status != 0) fprintf(stderr, "%s\n", diag.message);
     return status;
 }
@@ -456,7 +443,7 @@ START_TEST(test_bytes_and_time_of_the_ring_gather)
     ck_assert(fabs(ts.round_rows[0].bytes - 10 * 3 * 4 * block) < 1e-6);
     Scenario sc;
     HsDiag diag;
-    ck_assert_int_eq(resolve_text(four, NULL, 0, &sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(four, NULL, 0, &sc, &diag), 0);
     Engine *e;
     TestSink unused;
     ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), 0);
@@ -824,7 +811,7 @@ static void expect_error(const char *extra, const char *const *set, int n_set, c
     snprintf(text, sizeof text, "%s%s", base, extra);
     Scenario sc;
     HsDiag diag;
-    ck_assert_msg(resolve_text(text, set, n_set, &sc, &diag) == HS_E_INPUT, "expected an error for %s", extra);
+    ck_assert_msg(test_resolve(text, set, n_set, &sc, &diag) == HS_E_INPUT, "expected an error for %s", extra);
     ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", diag.message,
                   prefix);
     ck_assert_msg(strstr(diag.message, fragment) != NULL, "'%s' lacks '%s'", diag.message, fragment);
@@ -837,7 +824,7 @@ START_TEST(test_section_round_trip_and_errors)
              "refresh = 50\nexplore = 0.5\nwarm_start = 1\n", base);
     Scenario a, b;
     HsDiag diag;
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &a, &diag), 0);
     ck_assert(a.compression.present && a.compression.scheme == COMPRESS_DCT && a.compression.ratio == 0.001);
     ck_assert(a.compression.feedback == FEEDBACK_ECONTROL && a.compression.eta == 0.3 && a.compression.refresh == 50);
     ck_assert(a.compression.explore == 0.1); /* not Slim-DP: reset to its default, left out */
@@ -845,7 +832,7 @@ START_TEST(test_section_round_trip_and_errors)
     char *config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "[compression]\nscheme = dct\n"));
     ck_assert_ptr_null(strstr(config, "explore"));
-    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &b, &diag), 0);
     char *again = scenario_config_string(&b);
     ck_assert_str_eq(config, again);
     ck_assert(b.compression.scheme == a.compression.scheme && b.compression.ratio == a.compression.ratio &&
@@ -854,7 +841,7 @@ START_TEST(test_section_round_trip_and_errors)
     free(config);
     free(again);
     /* no section: nothing written */
-    ck_assert_int_eq(resolve_text(base, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(base, NULL, 0, &a, &diag), 0);
     config = scenario_config_string(&a);
     ck_assert_ptr_null(strstr(config, "[compression]"));
     free(config);
@@ -892,20 +879,20 @@ START_TEST(test_section_round_trip_and_errors)
                  "optimizer = momentum");
     snprintf(text, sizeof text, "%s[model]\noptimizer = momentum\n[compression]\nscheme = topk\nmomentum = worker\n",
              base);
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &a, &diag), 0);
     ck_assert_int_eq(a.compression.worker_momentum, 1);
     config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "momentum = worker\n"));
-    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &b, &diag), 0);
     ck_assert_int_eq(b.compression.worker_momentum, 1);
     free(config);
     const char *none[] = {"compression.scheme=none"};
-    ck_assert_int_eq(resolve_text(text, none, 1, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, none, 1, &a, &diag), 0);
     ck_assert_int_eq(a.compression.worker_momentum, 0);
     config = scenario_config_string(&a);
     ck_assert_ptr_null(strstr(config, "worker"));
     free(config);
-    ck_assert_int_eq(resolve_text(text, worker_set, 2, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, worker_set, 2, &a, &diag), 0);
     /* ef and dgc: sync, localsgd, qsr; dgc needs heavy ball or sgd and its own momentum */
     const char *dpsgd_ef[] = {"run.method=dpsgd"};
     expect_error("[compression]\nscheme = topk\nfeedback = ef\n", dpsgd_ef, 1, "t.ini:9:", "leave feedback = none");
@@ -920,21 +907,21 @@ START_TEST(test_section_round_trip_and_errors)
     expect_error("[compression]\nscheme = topk\nfeedback = dgc\nwarmup_epochs = 1.5\n", NULL, 0, "t.ini:12:", "");
     const char *qsr[] = {"run.method=qsr"};
     snprintf(text, sizeof text, "%s[compression]\nscheme = topk\nfeedback = ef\n", base);
-    ck_assert_int_eq(resolve_text(text, qsr, 1, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, qsr, 1, &a, &diag), 0);
     snprintf(text, sizeof text, "%s[compression]\nscheme = topk\nratio = 0.003\nfeedback = dgc\nwarmup_epochs = 4\n"
              "clip = 2.5\nmasking = 0\n", base);
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &a, &diag), 0);
     ck_assert(a.compression.feedback == FEEDBACK_DGC && a.compression.warmup_epochs == 4 && a.compression.clip == 2.5 &&
               a.compression.masking == 0);
     config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "feedback = dgc\n"));
     ck_assert_ptr_nonnull(strstr(config, "warmup_epochs = 4\nclip = 2.5\nmasking = 0\n"));
-    ck_assert_int_eq(resolve_text(config, NULL, 0, &b, &diag), 0);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &b, &diag), 0);
     ck_assert(b.compression.warmup_epochs == 4 && b.compression.clip == 2.5 && b.compression.masking == 0);
     free(config);
     /* not dgc: its keys are accepted (a sweep may vary the feedback), reset and left out */
     const char *to_ef[] = {"compression.feedback=ef"};
-    ck_assert_int_eq(resolve_text(text, to_ef, 1, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, to_ef, 1, &a, &diag), 0);
     ck_assert(a.compression.warmup_epochs == 0 && a.compression.clip == 0 && a.compression.masking == 1);
     config = scenario_config_string(&a);
     ck_assert_ptr_nonnull(strstr(config, "feedback = ef\n"));
@@ -943,7 +930,7 @@ START_TEST(test_section_round_trip_and_errors)
     /* scheme = none is allowed with any method */
     snprintf(text, sizeof text, "%s[compression]\nscheme = none\nratio = 0.5\n", base);
     const char *co2[] = {"run.method=co2"};
-    ck_assert_int_eq(resolve_text(text, co2, 1, &a, &diag), 0);
+    ck_assert_int_eq(test_resolve(text, co2, 1, &a, &diag), 0);
 }
 END_TEST
 

@@ -2,6 +2,7 @@
  * golden whole-scenario result. */
 #include "sim/engine.h"
 #include "tests/test_files.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -12,21 +13,8 @@
 
 static int run_text(const char *text, const char *const *overrides, int n, TestSink *ts)
 {
-    IniDoc doc;
     HsDiag diag;
-    hs_diag_clear(&diag);
-    Scenario sc;
-    int status = inidoc_load_string("t.ini", text, &doc, &diag);
-    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, overrides[i], &diag);
-    if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
-    inidoc_free(&doc);
-    if (status != 0) {
-        fprintf(stderr, "%s\n", diag.message);
-        return status;
-    }
-    Sink sink = test_sink_init(ts);
-    RunOutcome outcome;
-    status = engine_run(&sc, sink, &diag, &outcome);
+    int status = test_run(text, overrides, n, ts, &diag);
     if (status != 0) fprintf(stderr, "%s\n", diag.message);
     return status;
 }

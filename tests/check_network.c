@@ -5,6 +5,7 @@
 #include "sim/engine.h"
 #include "sim/network.h"
 #include "tests/test_files.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -405,27 +406,13 @@ static const char *small =
     "latency = 5 ms\nsamples = 500\n"
     "[agents.straggler]\ncount = 1\ncompute = 100 MFLOPS\n";
 
-static int run_text(const char *text, const char *const *set, int n, TestSink *ts, HsDiag *diag)
-{
-    IniDoc doc;
-    hs_diag_clear(diag);
-    Scenario sc;
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
-    inidoc_free(&doc);
-    RunOutcome out;
-    if (status == 0) status = engine_run(&sc, test_sink_init(ts), diag, &out);
-    return status;
-}
-
 static void expect_error(const char *extra, const char *fragment)
 {
     char text[2048];
     snprintf(text, sizeof text, "%s[network]\n%s", small, extra);
     TestSink ts;
     HsDiag diag;
-    ck_assert_int_eq(run_text(text, NULL, 0, &ts, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_run(text, NULL, 0, &ts, &diag), HS_E_INPUT);
     ck_assert_msg(strncmp(diag.message, "t.ini:18:", 9) == 0, "message '%s'", diag.message);
     ck_assert_msg(strstr(diag.message, fragment), "message '%s' lacks '%s'", diag.message, fragment);
 }
@@ -453,7 +440,7 @@ START_TEST(test_fifo_keeps_the_goldens)
         const char *set[] = {set_method, "network.model=fifo"};
         TestSink ts;
         HsDiag diag;
-        ck_assert_int_eq(run_text(text, set, 2, &ts, &diag), 0);
+        ck_assert_int_eq(test_run(text, set, 2, &ts, &diag), 0);
         char *golden = test_read_file(path, NULL);
         ck_assert_msg(golden != NULL, "missing %s", path);
         ck_assert_msg(strcmp(golden, ts.text) == 0, "%s differs from this run under model = fifo", path);
@@ -478,8 +465,8 @@ START_TEST(test_maxmin_sync_per_hop_latency)
     const char *maxmin[] = {"network.model=maxmin"}, *fifo[] = {"network.model=fifo"};
     TestSink a, b;
     HsDiag diag;
-    ck_assert_int_eq(run_text(text, maxmin, 1, &a, &diag), 0);
-    ck_assert_int_eq(run_text(text, fifo, 1, &b, &diag), 0);
+    ck_assert_int_eq(test_run(text, maxmin, 1, &a, &diag), 0);
+    ck_assert_int_eq(test_run(text, fifo, 1, &b, &diag), 0);
     double bytes = 4.0 * (784 * 64 + 64 + 64 * 10 + 10), chunk = bytes / 4;
     /* hops 0->1 and 1->2 cross agent 1's 1 MB/s link (with 2 and 5 ms); hop 3->0 has 40 ms
      * at 100 MB/s; compute is the same under both models */
@@ -514,8 +501,8 @@ START_TEST(test_train_mode_times_like_timing_mode)
             const char *set[] = {set_method, variants[v], "run.mode=timing"};
             TestSink train, timing;
             HsDiag diag;
-            ck_assert_msg(run_text(synthetic, set, 2, &train, &diag) == 0, "%s: %s", methods[m], diag.message);
-            ck_assert_msg(run_text(synthetic, set, 3, &timing, &diag) == 0, "%s: %s", methods[m], diag.message);
+            ck_assert_msg(test_run(synthetic, set, 2, &train, &diag) == 0, "%s: %s", methods[m], diag.message);
+            ck_assert_msg(test_run(synthetic, set, 3, &timing, &diag) == 0, "%s: %s", methods[m], diag.message);
             ck_assert_int_eq(train.rounds, timing.rounds);
             for (int r = 0; r < train.rounds; r++)
                 ck_assert_msg(train.round_rows[r].t_end == timing.round_rows[r].t_end &&

@@ -7,6 +7,7 @@
 #include "sim/engine.h"
 #include "sim/privacy.h"
 #include "sim/trainer.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -25,24 +26,9 @@ static const char *base =
     "[agents.small]\ncount = 2\nsamples = 100\n"
     "[privacy]\nclip = update\nthreshold = 0.5\nnoise_multiplier = 0.3\n";
 
-static int resolve(const char *text, const char *const *set, int n, Scenario *sc, HsDiag *diag)
-{
-    IniDoc doc;
-    hs_diag_clear(diag);
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == HS_OK && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
-    inidoc_free(&doc);
-    return status;
-}
-
 static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
 {
-    Scenario sc;
-    int status = resolve(base, set, n, &sc, diag);
-    RunOutcome out;
-    if (status == HS_OK) status = engine_run(&sc, test_sink_init(ts), diag, &out);
-    return status;
+    return test_run(base, set, n, ts, diag);
 }
 
 /* ---- the accountant ---- */
@@ -95,25 +81,25 @@ START_TEST(test_section_validation_and_round_trip)
 {
     Scenario sc, back;
     HsDiag diag;
-    ck_assert_int_eq(resolve(base, NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(test_resolve(base, NULL, 0, &sc, &diag), HS_OK);
     ck_assert_int_eq(sc.privacy.clip, PRIVACY_CLIP_UPDATE);
     ck_assert_double_eq(sc.privacy.threshold, 0.5);
     ck_assert_double_eq(sc.privacy.delta, 1e-5);
     char *config = scenario_config_string(&sc);
     ck_assert_ptr_nonnull(strstr(config, "[privacy]\nclip = update\nthreshold = 0.5\nnoise_multiplier = 0.29999"));
-    ck_assert_int_eq(resolve(config, NULL, 0, &back, &diag), HS_OK);
+    ck_assert_int_eq(test_resolve(config, NULL, 0, &back, &diag), HS_OK);
     ck_assert(memcmp(&back.privacy, &sc.privacy, sizeof sc.privacy) == 0 || back.privacy.line != sc.privacy.line);
     ck_assert_double_eq(back.privacy.noise_multiplier, sc.privacy.noise_multiplier);
     free(config);
     /* another method: an error at the section's header */
     const char *sync[] = {"run.method=sync"};
-    ck_assert_int_eq(resolve(base, sync, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(base, sync, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "t.ini:26: [privacy]") == diag.message &&
                       strstr(diag.message, "apply to localsgd and fedavg, not to method sync"),
                   "%s", diag.message);
     /* clip = none there is fine, and its keys are reset */
     const char *none[] = {"run.method=sync", "privacy.clip=none"};
-    ck_assert_int_eq(resolve(base, none, 2, &sc, &diag), HS_OK);
+    ck_assert_int_eq(test_resolve(base, none, 2, &sc, &diag), HS_OK);
     ck_assert_double_eq(sc.privacy.threshold, 1);
     ck_assert_double_eq(sc.privacy.noise_multiplier, 0);
     config = scenario_config_string(&sc);
@@ -122,16 +108,16 @@ START_TEST(test_section_validation_and_round_trip)
     free(config);
     /* with compression */
     const char *topk[] = {"compression.scheme=topk"};
-    ck_assert_int_eq(resolve(base, topk, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(base, topk, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "cannot be combined with [compression]") != NULL, "%s", diag.message);
     /* clip is required; bounds */
-    ck_assert_int_eq(resolve("[run]\nmethod = localsgd\nrounds = 1\n[agents]\ncount = 2\ncompute = 1 GFLOPS\n"
+    ck_assert_int_eq(test_resolve("[run]\nmethod = localsgd\nrounds = 1\n[agents]\ncount = 2\ncompute = 1 GFLOPS\n"
                              "bandwidth = 1 MB/s\n[privacy]\nthreshold = 1\n", NULL, 0, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "clip") != NULL, "%s", diag.message);
     const char *bad[][1] = {{"privacy.delta=1"}, {"privacy.delta=0"}, {"privacy.threshold=0"},
                             {"privacy.noise_multiplier=-1"}, {"privacy.clip=both"}, {"privacy.treshold=1"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ck_assert_int_eq(resolve(base, bad[i], 1, &sc, &diag), HS_E_INPUT);
+        ck_assert_int_eq(test_resolve(base, bad[i], 1, &sc, &diag), HS_E_INPUT);
         ck_assert_msg(strstr(diag.message, bad[i][0]) != NULL, "%s", diag.message);
     }
 }
@@ -144,7 +130,7 @@ START_TEST(test_update_clipping_and_noise)
     Scenario sc;
     HsDiag diag;
     const char *set[] = {"privacy.noise_multiplier=2"};
-    ck_assert_int_eq(resolve(base, set, 1, &sc, &diag), HS_OK);
+    ck_assert_int_eq(test_resolve(base, set, 1, &sc, &diag), HS_OK);
     World w;
     ck_assert_int_eq(world_build(&sc, &w, &diag), HS_OK);
     Trainer *t;
@@ -256,7 +242,7 @@ START_TEST(test_metrics_epsilon_is_the_accountants)
     /* update: 4 rounds of ceil(mean samples / batch) steps, averaged every 5 */
     ck_assert_int_eq(run(NULL, 0, &ts, &diag), HS_OK);
     Scenario sc;
-    ck_assert_int_eq(resolve(base, NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(test_resolve(base, NULL, 0, &sc, &diag), HS_OK);
     World w;
     ck_assert_int_eq(world_build(&sc, &w, &diag), HS_OK);
     double mean = 0;
@@ -321,7 +307,7 @@ START_TEST(test_fedavg_is_private_too)
     for (int c = 0; c < 5; c++) {
         const char *set[6] = {fedavg[0], fedavg[1], fedavg[2], cases[c][0], cases[c][1], cases[c][2]};
         Scenario sc;
-        ck_assert_msg(resolve(text, set, 6, &sc, &diag) == HS_OK, "%s", diag.message);
+        ck_assert_msg(test_resolve(text, set, 6, &sc, &diag) == HS_OK, "%s", diag.message);
         RunOutcome out;
         ck_assert_msg(engine_run(&sc, test_sink_init(&ts[c]), &diag, &out) == HS_OK, "%s", diag.message);
         ck_assert_int_eq(ts[c].rounds, 4);

@@ -2,6 +2,7 @@
  * its FILE:LINE, the runs.config round trip, and per-agent stream independence. */
 #include "sim/scenario.h"
 #include "sim/world.h"
+#include "tests/test_scenario.h"
 
 #include <check.h>
 #include <math.h>
@@ -21,12 +22,7 @@ static const char *base_text =
 
 static int resolve_text(const char *text, Scenario *sc, HsDiag *diag)
 {
-    IniDoc doc;
-    hs_diag_clear(diag);
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    if (status == 0) status = scenario_resolve(&doc, sc, diag);
-    inidoc_free(&doc);
-    return status;
+    return test_resolve(text, NULL, 0, sc, diag);
 }
 
 /* Resolves base_text with extra appended and expects an error that starts with prefix. */

@@ -6,6 +6,7 @@
 #include "sim/methods/method.h"
 #include "sim/scenario.h"
 #include "sim/world.h"
+#include "tests/test_scenario.h"
 
 #include <check.h>
 #include <math.h>
@@ -50,13 +51,7 @@ static const char *const walk_base_privacy =
 
 static int resolve_with(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
 {
-    IniDoc doc;
-    hs_diag_clear(diag);
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == HS_OK && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
-    inidoc_free(&doc);
-    return status;
+    return test_resolve(text, set, n_set, sc, diag);
 }
 
 /* ---- the rule for [method] and [method.NAME] ---- */

@@ -5,6 +5,7 @@
  * number of clients; the asynchronous family times alike and differs only in what it
  * applies; edge servers' clients by nearness, round-robin or a file. */
 #include "sim/engine.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -24,13 +25,8 @@ static const char *base =
 
 static int run_with(const char *text, const char *const *set, int n, TestSink *ts, HsDiag *diag, Scenario *out)
 {
-    IniDoc doc;
-    hs_diag_clear(diag);
     Scenario sc;
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
-    inidoc_free(&doc);
+    int status = test_resolve(text, set, n, &sc, diag);
     if (out && status == 0) *out = sc;
     RunOutcome outcome;
     if (status == 0 && ts) status = engine_run(&sc, test_sink_init(ts), diag, &outcome);

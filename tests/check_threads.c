@@ -8,6 +8,7 @@
 #include "sim/engine.h"
 #include "sim/methods/method.h"
 #include "sim/workers.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -28,14 +29,9 @@ static const char *synthetic =
 /* Runs with the overrides; threads as in Scenario.threads. The rows as text in *ts. */
 static void run_with_threads(const char *const *set, int n, int threads, TestSink *ts)
 {
-    IniDoc doc;
     HsDiag diag;
-    hs_diag_clear(&diag);
     Scenario sc;
-    int status = inidoc_load_string("t.ini", synthetic, &doc, &diag);
-    for (int i = 0; status == HS_OK && i < n; i++) status = inidoc_apply_set(&doc, set[i], &diag);
-    if (status == HS_OK) status = scenario_resolve(&doc, &sc, &diag);
-    inidoc_free(&doc);
+    int status = test_resolve(synthetic, set, n, &sc, &diag);
     ck_assert_msg(status == HS_OK, "%s", diag.message);
     sc.threads = threads;
     RunOutcome out;

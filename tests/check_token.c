@@ -7,6 +7,7 @@
 #include "sim/engine.h"
 #include "sim/rng.h"
 #include "sim/walk.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -188,24 +189,10 @@ static const char *scenario =
     "[topology]\ngraph = ring\n"
     "[agents]\ncount = 16\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n";
 
-static int resolve_text(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
-{
-    IniDoc doc;
-    hs_diag_clear(diag);
-    int status = inidoc_load_string("t.ini", text, &doc, diag);
-    for (int i = 0; status == 0 && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == 0) status = scenario_resolve(&doc, sc, diag);
-    inidoc_free(&doc);
-    return status;
-}
-
 static int run_text(const char *const *set, int n_set, TestSink *ts)
 {
-    Scenario sc;
     HsDiag diag;
-    int status = resolve_text(scenario, set, n_set, &sc, &diag);
-    RunOutcome outcome;
-    if (status == 0) status = engine_run(&sc, test_sink_init(ts), &diag, &outcome);
+    int status = test_run(scenario, set, n_set, ts, &diag);
     if (status != 0) fprintf(stderr, "%s\n", diag.message);
     return status;
 }
@@ -236,7 +223,7 @@ START_TEST(test_round_time_in_closed_form)
     Scenario sc;
     HsDiag diag;
     const char *timing[] = {"run.mode=timing"};
-    ck_assert_int_eq(resolve_text(scenario, timing, 1, &sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(scenario, timing, 1, &sc, &diag), 0);
     TestSink ts;
     Engine *e;
     ck_assert_int_eq(engine_open(&sc, test_sink_init(&ts), &diag, &e), 0);
@@ -318,24 +305,24 @@ START_TEST(test_keys)
 {
     Scenario sc;
     HsDiag diag;
-    ck_assert_int_eq(resolve_text(scenario, NULL, 0, &sc, &diag), 0);
+    ck_assert_int_eq(test_resolve(scenario, NULL, 0, &sc, &diag), 0);
     ck_assert_str_eq(scenario_param(&sc, "walk")->value, "srrw");
     ck_assert(scenario_param_number(&sc, "alpha") == 1 && scenario_param_int(&sc, "tokens") == 1);
     ck_assert(scenario_param_number(&sc, "measure_exponent") == 1);
     ck_assert_str_eq(scenario_param(&sc, "base")->value, "metropolis");
     const char *bad_walk[] = {"method.walk=levy"};
-    ck_assert_int_eq(resolve_text(scenario, bad_walk, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(scenario, bad_walk, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_str_eq(diag.message, "--set method.walk=levy: expected one of simple|metropolis|srrw, found 'levy'");
     const char *half[] = {"method.measure_exponent=0.5"};
-    ck_assert_int_eq(resolve_text(scenario, half, 1, &sc, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(scenario, half, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "--set method.measure_exponent=0.5: ") == diag.message, "%s", diag.message);
     char text[2048];
     snprintf(text, sizeof text, "%s[method]\nalpha = -1\n", scenario);
-    ck_assert_int_eq(resolve_text(text, NULL, 0, &sc, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "t.ini:24: [method] alpha: ") == diag.message, "%s", diag.message);
     /* the graph is the method's: an impossible one is an error */
     const char *graph[] = {"topology.graph=random-regular", "topology.degree=16"};
-    ck_assert_int_eq(resolve_text(scenario, graph, 2, &sc, &diag), HS_E_INPUT);
+    ck_assert_int_eq(test_resolve(scenario, graph, 2, &sc, &diag), HS_E_INPUT);
 }
 END_TEST
 

@@ -5,6 +5,7 @@
 #include "sim/engine.h"
 #include "sim/prune.h"
 #include "sim/trainer.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -26,16 +27,7 @@ static const char *synthetic =
 
 static int run(const char *const *set, int n, TestSink *ts, HsDiag *diag)
 {
-    IniDoc doc;
-    hs_diag_clear(diag);
-    Scenario sc;
-    int status = inidoc_load_string("t.ini", synthetic, &doc, diag);
-    for (int i = 0; status == 0 && i < n; i++) status = inidoc_apply_set(&doc, set[i], diag);
-    if (status == 0) status = scenario_resolve(&doc, &sc, diag);
-    inidoc_free(&doc);
-    RunOutcome out;
-    if (status == 0) status = engine_run(&sc, test_sink_init(ts), diag, &out);
-    return status;
+    return test_run(synthetic, set, n, ts, diag);
 }
 
 /* The last accuracy in the test sink's metrics rows. */
@@ -376,16 +368,9 @@ START_TEST(test_domains_run)
         "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\n";
     TestSink train, timing;
     for (int mode = 0; mode < 2; mode++) {
-        IniDoc doc;
         HsDiag diag;
-        Scenario sc;
-        hs_diag_clear(&diag);
-        int status = inidoc_load_string("t.ini", text, &doc, &diag);
-        if (status == 0 && mode) status = inidoc_apply_set(&doc, "run.mode=timing", &diag);
-        if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
-        inidoc_free(&doc);
-        RunOutcome out;
-        if (status == 0) status = engine_run(&sc, test_sink_init(mode ? &timing : &train), &diag, &out);
+        const char *timing_mode[] = {"run.mode=timing"};
+        int status = test_run(text, timing_mode, mode, mode ? &timing : &train, &diag);
         ck_assert_msg(status == 0, "%s", diag.message);
     }
     /* 15,000 rows per domain; 4 agents, 3 training domains: main agents 2, 1, 1; agent 0
@@ -420,15 +405,10 @@ END_TEST
 
 START_TEST(test_split_step_touches_only_its_side)
 {
-    IniDoc doc;
     HsDiag diag;
-    hs_diag_clear(&diag);
     Scenario sc;
-    ck_assert_int_eq(inidoc_load_string("t.ini", synthetic, &doc, &diag), 0);
-    ck_assert_int_eq(inidoc_apply_set(&doc, "run.method=comdml", &diag), 0);
-    ck_assert_int_eq(inidoc_apply_set(&doc, "model.layers=16,32,32,4", &diag), 0);
-    ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), 0);
-    inidoc_free(&doc);
+    const char *set[] = {"run.method=comdml", "model.layers=16,32,32,4"};
+    ck_assert_msg(test_resolve(synthetic, set, 2, &sc, &diag) == 0, "%s", diag.message);
     TestSink ts;
     Engine *e;
     ck_assert_msg(engine_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
