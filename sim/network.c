@@ -613,15 +613,18 @@ static void ring_report(Network *net, int r, double to)
     if (to > ring->reported) ring->reported = to;
 }
 
-/* Reports the closed-form hops of steps [ring->traced, upto) to the trace hook. */
-static void ring_trace(Network *net, NetRing *ring, int upto)
+/* Reports the closed-form hops of steps [ring->traced, upto) to the trace hook; a hop
+ * that ends after `cutoff` (the end of the run) is reported in flight, ending at INFINITY. */
+static void ring_trace(Network *net, NetRing *ring, int upto, double cutoff)
 {
     if (net->hooks.traced)
         for (int s = ring->traced; s < upto; s++) {
             double start = ring->t0 + s * ring->period;
-            for (int k = 0; k < ring->n; k++)
+            for (int k = 0; k < ring->n; k++) {
+                double end = start + ring_hop_end(ring, k);
                 net->hooks.traced(net->hooks.ctx, ring->members[k], ring->members[(k + 1) % ring->n], ring->chunk,
-                                  start, start + ring->lat[k], start + ring_hop_end(ring, k));
+                                  start, start + ring->lat[k], end <= cutoff ? end : INFINITY);
+            }
         }
     if (upto > ring->traced) ring->traced = upto;
 }
@@ -684,7 +687,7 @@ static int ring_convert(Network *net, int r)
     if (offset < 0) offset = 0; /* rounding at a step boundary */
     ring->step = step;
     ring->pending = 0;
-    ring_trace(net, ring, step);
+    ring_trace(net, ring, step, INFINITY);
     int n = ring->n;
     for (int k = 0; k < n; k++) {
         ring = &net->rings[r];
@@ -1038,7 +1041,7 @@ int network_advance(Network *net, double t)
                 }
                 break;
             case HANDLE_RING:
-                ring_trace(net, &net->rings[i], net->rings[i].steps);
+                ring_trace(net, &net->rings[i], net->rings[i].steps, INFINITY);
                 ring_report(net, i, net->now);
                 ring_unreserve(net, &net->rings[i]);
                 status = ring_finish(net, i);
@@ -1083,16 +1086,7 @@ void network_trace_pending(Network *net)
         NetRing *ring = &net->rings[r];
         if (!ring->used || !ring->closed) continue;
         int begun = ring->period > 0 ? (int)floor((net->now - ring->t0) / ring->period) + 1 : ring->steps;
-        if (begun > ring->steps) begun = ring->steps;
-        for (int step = ring->traced; step < begun; step++) {
-            double start = ring->t0 + step * ring->period;
-            for (int k = 0; k < ring->n; k++) {
-                double end = start + ring_hop_end(ring, k);
-                net->hooks.traced(net->hooks.ctx, ring->members[k], ring->members[(k + 1) % ring->n], ring->chunk,
-                                  start, start + ring->lat[k], end <= net->now ? end : INFINITY);
-            }
-        }
-        if (begun > ring->traced) ring->traced = begun;
+        ring_trace(net, ring, begun < ring->steps ? begun : ring->steps, net->now);
     }
 }
 
