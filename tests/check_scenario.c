@@ -254,7 +254,7 @@ START_TEST(test_prune_and_freeze_keys)
     expect_error("[method]\nprune = width\ndeadline = 1 s\n", "t.ini:11", "not available with");
     expect_error("[method]\nprune = width\n[compression]\nscheme = topk\n", "t.ini:11", "not available with");
     expect_error("[method]\nfreeze = progressive\n", "t.ini:11:", "unknown key 'freeze' in [method] for method sync");
-    /* localsgd: freeze and prune exclude each other and [compression] */
+    /* localsgd: freeze and prune exclude each other, [compression] and [privacy] */
     const char *local = "[run]\nmethod = localsgd\nrounds = 3\n[agents]\ncount = 8\ncompute = 1 GFLOPS\n"
                         "bandwidth = 1 MB/s\n[method]\n";
     snprintf(text, sizeof text, "%sfreeze = progressive\nfreeze_rounds = 3\n", local);
@@ -266,6 +266,17 @@ START_TEST(test_prune_and_freeze_keys)
     snprintf(text, sizeof text, "%sfreeze = progressive\n[compression]\nscheme = topk\n", local);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "t.ini:9") == diag.message, "%s", diag.message);
+    /* ... and [privacy] clipping (clip = none is fine) */
+    snprintf(text, sizeof text, "%sprune = width\n[privacy]\nclip = update\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9") == diag.message && strstr(diag.message, "not available with [privacy]"),
+                  "%s", diag.message);
+    snprintf(text, sizeof text, "%sfreeze = progressive\n[privacy]\nclip = sample\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9") == diag.message && strstr(diag.message, "not available with [privacy]"),
+                  "%s", diag.message);
+    snprintf(text, sizeof text, "%sprune = width\n[privacy]\nclip = none\n", local);
+    ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
     snprintf(text, sizeof text, "%sfreeze_rounds = 0\n", local);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_E_INPUT);
 }
