@@ -210,9 +210,4 @@ int scenario_param_index(const Scenario *sc, const char *key);
 int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The keys a section accepts (NULL-terminated), for the section names the file may hold:
- * run, data, model, topology, agents (and agents.NAME), compression, byzantine; NULL for
- * the others ([method] keys come from sim/methods, [sweep] keys are SECTION.KEY). */
-const char *const *scenario_section_keys(const char *section);
-
 #endif

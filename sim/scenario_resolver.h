@@ -1,21 +1,49 @@
 /* scenario_resolver.h — inside scenario resolution (not for other modules): the
- * Resolver that the section resolvers share, and the value readers every section uses.
- * Each reader takes its entry (marking it used), converts it, checks its range and on
- * failure writes "FILE:LINE: [section] key: why" (or "--set SECTION.KEY=VALUE: why"). */
+ * Resolver that the section resolvers share, the schema's reader, and the value helpers
+ * it uses. A bad value is reported as "FILE:LINE: [section] key: why" (or
+ * "--set SECTION.KEY=VALUE: why"). */
 #ifndef SIM_SCENARIO_RESOLVER_H
 #define SIM_SCENARIO_RESOLVER_H
 
 #include "base/units.h"
 #include "sim/methods/method.h"
 #include "sim/scenario.h"
+#include "sim/scenario_schema.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct Resolver {
     IniDoc *doc;
     Scenario *sc;
     HsDiag *diag;
 } Resolver;
+
+/* A value read as its schema row says, before it lands (scenario_read.c). */
+#define SCHEMA_LIST_MAX 64
+typedef struct SchemaValue {
+    double number;                 /* INT, REAL, STEPS, TIME, WORD_OR_REAL */
+    int index;                     /* CHOICE; CHOICE_OR_FILE: -1 for a FILE */
+    uint64_t seed;                 /* SEED */
+    char text[INIDOC_VALUE_MAX];   /* TEXT, METHOD; the absolute path of a FILE */
+    double list[SCHEMA_LIST_MAX];  /* INT_LIST, REAL_LIST: count elements */
+    int count;
+    Distribution dist;             /* DISTRIBUTION, AVAILABILITY */
+    Slowdown slowdown;             /* SLOWDOWN */
+} SchemaValue;
+
+/* Reads every row of section id, in table order, from the file's section named
+ * section: each key taken (marked used), parsed, checked against its range and its row's
+ * check, and landed in sc (or in group, for SCHEMA_GROUP rows). An absent key gets its
+ * default; in an [agents.NAME] group an absent inherited attribute keeps group's value. */
+int schema_read_section(Resolver *r, unsigned id, const char *section, AgentGroupSpec *group);
+/* Lands the default of every SCHEMA_RESET row of section id that does not apply (its
+ * `needs` or `when`), so that runs.config, which leaves such keys out, reads back the same. */
+void schema_reset_section(Resolver *r, unsigned id);
+/* Whether row k applies to the resolved scenario (target: the group for SCHEMA_GROUP
+ * rows), and whether runs.config writes it. */
+int schema_applies(const SchemaKey *k, const Scenario *sc, const void *target);
+int schema_written(const SchemaKey *k, const Scenario *sc, const void *target);
 
 int scenario_is_group(const char *section);
 
@@ -36,26 +64,18 @@ int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *de
 
 int scenario_missing(Resolver *r, const char *section, const char *key);
 
-int scenario_double(Resolver *r, const char *section, const char *key, double fallback,
-                    UnitKind unit, double min, double max, double *out);
-
 int scenario_parse_int(const char *text, long long min, long long max, long long *out);
-
-int scenario_int(Resolver *r, const char *section, const char *key, int fallback, int min,
-                 int max, int *out);
 
 /* value must be one of "a|b|c"; returns its index in *out. */
 int scenario_match_choice(const char *value, const char *choices);
 
 void scenario_trim_copy(char *dst, size_t size, const char *src);
 
-int scenario_choice(Resolver *r, const char *section, const char *key, const char *fallback,
-                    const char *choices, int *out);
-
-/* A comma-separated list of positive whole numbers. An empty element (two commas in a
+/* A comma-separated list of whole numbers in [min, max]. An empty element (two commas in a
  * row, a leading or trailing comma, only blanks) is an error, never dropped: a `layers`
  * list that lost an element would silently describe a shallower model. */
-int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int *count);
+int scenario_int_list(Resolver *r, IniEntry *e, const char *text, int min, int max, double *values,
+                      int max_count, int *count);
 
 /* A comma-separated list of numbers in [min, max] (no unit), at most max_count; empty
  * elements are errors, as for scenario_int_list. */

@@ -5,6 +5,7 @@
  * through the binary, exit 2 with no database written). */
 #include "sim/methods/method.h"
 #include "sim/scenario.h"
+#include "sim/scenario_schema.h"
 #include "sim/world.h"
 #include "tests/test_scenario.h"
 
@@ -377,8 +378,10 @@ static void walk_collect_scenario_keys(void)
     static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "servers",
                                            "network", "compression", "byzantine", "privacy"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
-        const char *const *keys = scenario_section_keys(sections[s]);
-        ck_assert_ptr_nonnull(keys);
+        const char *keys[64];
+        const SchemaSection *section = schema_section(sections[s]);
+        ck_assert_ptr_nonnull(section);
+        ck_assert_int_gt(schema_key_names(section->id, keys, 64), 0);
         for (int k = 0; keys[k]; k++) {
             char name[160];
             snprintf(name, sizeof name, "%s.%s", sections[s], keys[k]);
