@@ -54,12 +54,12 @@ typedef struct Prune {
 
 /* The [method] keys prune, prune_target, prune_min, for a method's key table. */
 #define PRUNE_METHOD_KEYS                                                                                          \
-    {"prune", "none", "none, or width: slow agents train a nested sub-model (leading units of every hidden layer)", \
-     .type = METHOD_KEY_CHOICE, .choices = "none|width"},                                                          \
-    {"prune_target", "makespan", "makespan (keep ratio that meets the median agent's compute time) or a fixed keep ratio", \
-     .type = METHOD_KEY_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},      \
-    {"prune_min", "0.0625", "smallest keep ratio prune_target = makespan may choose",                              \
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN}
+    METHOD_KEY("prune", "none", "none, or width: slow agents train a nested sub-model (leading units of every hidden layer)", \
+     .type = SCHEMA_CHOICE, .choices = "none|width"),                                                          \
+    METHOD_KEY("prune_target", "makespan", "makespan (keep ratio that meets the median agent's compute time) or a fixed keep ratio", \
+     .type = SCHEMA_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),      \
+    METHOD_KEY("prune_min", "0.0625", "smallest keep ratio prune_target = makespan may choose",                              \
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN)
 
 /* Reads the keys (prune = none: p->on = 0 and nothing else is allocated). steps: (n)
  * each agent's steps per round, NULL when all take the same number. Train mode builds

@@ -12,22 +12,22 @@
 #include <string.h>
 
 /* Reads text as key k says; *why gets the reason when it does not fit. */
-static int scenario_method_value(const MethodKey *k, const char *text, MethodParam *p, char *why, size_t size)
+static int scenario_method_value(const SchemaKey *k, const char *text, MethodParam *p, char *why, size_t size)
 {
     char range[128];
-    snprintf(range, sizeof range, "%s%.15g, %.15g%s", k->open & METHOD_KEY_OPEN_MIN ? "(" : "[", k->min, k->max,
-             k->open & METHOD_KEY_OPEN_MAX ? ")" : "]");
+    snprintf(range, sizeof range, "%s%.15g, %.15g%s", k->flags & SCHEMA_OPEN_MIN ? "(" : "[", k->min, k->max,
+             k->flags & SCHEMA_OPEN_MAX ? ")" : "]");
     long long whole;
     char inner[200];
     switch (k->type) {
-    case METHOD_KEY_CHOICE:
+    case SCHEMA_CHOICE:
         p->index = scenario_match_choice(text, k->choices);
         if (p->index >= 0) return HS_OK;
         snprintf(why, size, "expected one of %s, found '%.60s'", k->choices, text);
         return HS_E_INPUT;
-    case METHOD_KEY_STEPS:
-    case METHOD_KEY_INT:
-        if (k->type == METHOD_KEY_STEPS && strcmp(text, "epoch") == 0) {
+    case SCHEMA_STEPS:
+    case SCHEMA_INT:
+        if (k->type == SCHEMA_STEPS && strcmp(text, "epoch") == 0) {
             p->number = 0;
             return HS_OK;
         }
@@ -36,42 +36,45 @@ static int scenario_method_value(const MethodKey *k, const char *text, MethodPar
             return HS_OK;
         }
         snprintf(why, size, "expected %sa whole number in %s, found '%.60s'",
-                 k->type == METHOD_KEY_STEPS ? "epoch or " : "", range, text);
+                 k->type == SCHEMA_STEPS ? "epoch or " : "", range, text);
         return HS_E_INPUT;
-    case METHOD_KEY_TIME:
+    case SCHEMA_TIME:
         if (strcmp(text, "none") == 0) p->number = INFINITY;
         else if (k->choices && strcmp(text, k->choices) == 0) {
             p->number = NAN;
             return HS_OK;
         } else if (units_parse(text, UNIT_TIME, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
         break;
-    case METHOD_KEY_WORD_OR_REAL:
+    case SCHEMA_WORD_OR_REAL:
         if (strcmp(text, k->choices) == 0) {
             p->number = NAN;
             return HS_OK;
         }
         /* fall through - a number */
-    case METHOD_KEY_REAL:
+    case SCHEMA_REAL:
         if (units_parse(text, UNIT_PLAIN, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
         break;
+    default:
+        snprintf(why, size, "is of a type [method] keys do not have");
+        return HS_E_INTERNAL;
     }
     double v = p->number;
-    int inside = (k->open & METHOD_KEY_OPEN_MIN ? v > k->min : v >= k->min) &&
-                 (k->open & METHOD_KEY_OPEN_MAX ? v < k->max : v <= k->max);
+    int inside = (k->flags & SCHEMA_OPEN_MIN ? v > k->min : v >= k->min) &&
+                 (k->flags & SCHEMA_OPEN_MAX ? v < k->max : v <= k->max);
     if (inside) return HS_OK;
-    if (k->type == METHOD_KEY_TIME)
+    if (k->type == SCHEMA_TIME)
         snprintf(why, size, "expected %s%s%sa time in %s s (e.g. 500 ms), found '%.60s'",
                  isinf(k->max) ? "none or " : "", k->choices ? k->choices : "", k->choices ? " or " : "", range, text);
     else
         snprintf(why, size, "expected %s%sa number in %s, found '%.60s'",
-                 k->type == METHOD_KEY_WORD_OR_REAL ? k->choices : "", k->type == METHOD_KEY_WORD_OR_REAL ? " or " : "",
+                 k->type == SCHEMA_WORD_OR_REAL ? k->choices : "", k->type == SCHEMA_WORD_OR_REAL ? " or " : "",
                  range, text);
     return HS_E_INPUT;
 }
 
-static const MethodKey *scenario_method_key(const MethodOps *ops, const char *name)
+static const SchemaKey *scenario_method_key(const MethodOps *ops, const char *name)
 {
-    for (const MethodKey *k = ops->keys; k && k->name; k++)
+    for (const SchemaKey *k = ops->keys; k && k->name; k++)
         if (strcmp(k->name, name) == 0) return k;
     return NULL;
 }
@@ -85,11 +88,11 @@ static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
         const MethodOps *ops = strcmp(e->section, "method") == 0 ? running : scenario_method_section(e->section);
         if (ops == NULL) continue;
         e->used = 1;
-        const MethodKey *k = scenario_method_key(ops, e->key);
+        const SchemaKey *k = scenario_method_key(ops, e->key);
         if (k == NULL) {
             const char *names[SCENARIO_MAX_PARAMS + 1];
             int n = 0;
-            for (const MethodKey *m = ops->keys; m && m->name && n < SCENARIO_MAX_PARAMS; m++) names[n++] = m->name;
+            for (const SchemaKey *m = ops->keys; m && m->name && n < SCENARIO_MAX_PARAMS; m++) names[n++] = m->name;
             names[n] = NULL;
             char hint[128], where[INIDOC_VALUE_MAX + 160];
             names_suggest(e->key, names, hint, sizeof hint);
@@ -133,12 +136,12 @@ int scenario_resolve_method(Resolver *r)
     char own_section[INIDOC_NAME_MAX + 8];
     snprintf(own_section, sizeof own_section, "method.%s", sc->method);
     sc->n_params = 0;
-    for (const MethodKey *k = ops->keys; k && k->name && sc->n_params < SCENARIO_MAX_PARAMS; k++) {
+    for (const SchemaKey *k = ops->keys; k && k->name && sc->n_params < SCENARIO_MAX_PARAMS; k++) {
         MethodParam *p = &sc->params[sc->n_params++];
         IniEntry *e;
         if ((status = scenario_method_entry(r, own_section, k->name, &e)) != HS_OK) return status;
         snprintf(p->key, sizeof p->key, "%s", k->name);
-        scenario_trim_copy(p->value, sizeof p->value, e ? e->value : k->default_value);
+        scenario_trim_copy(p->value, sizeof p->value, e ? e->value : k->fallback);
         if (e) inidoc_entry_where(e, p->where, sizeof p->where);
         char why[300];
         if (scenario_method_value(k, p->value, p, why, sizeof why) != HS_OK)

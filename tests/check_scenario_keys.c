@@ -404,32 +404,34 @@ static void walk_collect_scenario_keys(void)
     }
 }
 
-static void walk_method_values(const MethodKey *k, char *out, size_t size)
+static void walk_method_values(const SchemaKey *k, char *out, size_t size)
 {
     char low[64], high[64];
-    int whole = k->type == METHOD_KEY_INT || k->type == METHOD_KEY_STEPS;
-    snprintf(low, sizeof low, whole ? "%.0f" : "%.17g", k->open & METHOD_KEY_OPEN_MIN ? k->min : k->min - 1);
-    snprintf(high, sizeof high, whole ? "%.0f" : "%.17g", k->open & METHOD_KEY_OPEN_MAX ? k->max : k->max * 2 + 1);
+    int whole = k->type == SCHEMA_INT || k->type == SCHEMA_STEPS;
+    snprintf(low, sizeof low, whole ? "%.0f" : "%.17g", k->flags & SCHEMA_OPEN_MIN ? k->min : k->min - 1);
+    snprintf(high, sizeof high, whole ? "%.0f" : "%.17g", k->flags & SCHEMA_OPEN_MAX ? k->max : k->max * 2 + 1);
     switch (k->type) {
-    case METHOD_KEY_CHOICE: snprintf(out, size, "| |nonsense|0"); return;
-    case METHOD_KEY_INT:
-    case METHOD_KEY_STEPS:
+    case SCHEMA_CHOICE: snprintf(out, size, "| |nonsense|0"); return;
+    case SCHEMA_INT:
+    case SCHEMA_STEPS:
         snprintf(out, size, "| |abc|nan|inf|1.5|1e999|99999999999999999999|5 s|%s|%s%s", low, high,
-                 k->type == METHOD_KEY_STEPS ? "|epochs" : "");
+                 k->type == SCHEMA_STEPS ? "|epochs" : "");
         return;
-    case METHOD_KEY_REAL:
+    case SCHEMA_REAL:
         snprintf(out, size, "| |abc|nan|inf|1e999|5 s|%s%s%s", low, isinf(k->max) ? "" : "|", isinf(k->max) ? "" : high);
         return;
-    case METHOD_KEY_WORD_OR_REAL: /* the word with a typo, and the bad numbers */
+    case SCHEMA_WORD_OR_REAL: /* the word with a typo, and the bad numbers */
         snprintf(out, size, "| |%ss|nan|inf|1e999|5 s|%s%s%s", k->choices, low, isinf(k->max) ? "" : "|",
                  isinf(k->max) ? "" : high);
         return;
-    case METHOD_KEY_TIME:
-        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s%s%s", k->open & METHOD_KEY_OPEN_MIN ? "0" : "-1",
+    case SCHEMA_TIME:
+        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s%s%s", k->flags & SCHEMA_OPEN_MIN ? "0" : "-1",
                  isinf(k->max) ? "" : "|", isinf(k->max) ? "inf" : high, k->choices ? "|" : "",
                  k->choices ? k->choices : "");
         if (k->choices) strncat(out, "s", size - strlen(out) - 1); /* the word with a typo */
         return;
+    default: /* not a type of [method] keys */
+        ck_abort_msg("[method] key %s has the type of a fixed section's key", k->name);
     }
 }
 
@@ -448,7 +450,7 @@ static void walk_collect_method_keys(void)
         /* walk_base_byzantine runs sync; sync's own section is walked while localsgd runs */
         snprintf(localsgd_base, sizeof localsgd_base, plain, "localsgd");
         const char *other_base = strcmp((*ops)->name, "sync") == 0 ? localsgd_base : walk_base_byzantine;
-        for (const MethodKey *k = (*ops)->keys; k->name; k++) {
+        for (const SchemaKey *k = (*ops)->keys; k->name; k++) {
             char values[512], section[80];
             walk_method_values(k, values, sizeof values);
             walk_add_values(method_bases[m], "method", k->name, values);

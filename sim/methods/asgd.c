@@ -228,21 +228,21 @@ static int ps_on_event(void *state, Engine *e, const Event *ev)
 }
 
 #define PS_ROUND_KEY                                                                                         \
-    {"round_gradients", "0", "gradients the server receives per round (0: as many as the agents hold batches)", \
-     .type = METHOD_KEY_INT, .min = 0, .max = 100000000}
+    METHOD_KEY("round_gradients", "0", "gradients the server receives per round (0: as many as the agents hold batches)", \
+     .type = SCHEMA_INT, .min = 0, .max = 100000000)
 
-static const MethodKey asgd_keys[] = {PS_ROUND_KEY, {0}};
+static const SchemaKey asgd_keys[] = {PS_ROUND_KEY, {0}};
 
-static const MethodKey rennala_keys[] = {
-    {"batch", "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
-     .type = METHOD_KEY_INT, .min = 0, .max = 100000000},
+static const SchemaKey rennala_keys[] = {
+    METHOD_KEY("batch", "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
+     .type = SCHEMA_INT, .min = 0, .max = 100000000),
     PS_ROUND_KEY,
     {0},
 };
 
-static const MethodKey ringmaster_keys[] = {
-    {"R", "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
-     .type = METHOD_KEY_INT, .min = 0, .max = 100000000},
+static const SchemaKey ringmaster_keys[] = {
+    METHOD_KEY("R", "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
+     .type = SCHEMA_INT, .min = 0, .max = 100000000),
     PS_ROUND_KEY,
     {0},
 };

@@ -143,13 +143,13 @@ static void byzsgdnm_destroy(void *state)
     free(s);
 }
 
-static const MethodKey byzsgdnm_keys[] = {
-    {"beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MAX},
-    {"lr_scaling", "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)",
-     .type = METHOD_KEY_CHOICE, .choices = "none|linear|sqrt"},
-    {"reference_batch", "32", "the batch at which lr_scaling leaves lr as it is",
-     .type = METHOD_KEY_INT, .min = 1, .max = 1 << 20},
+static const SchemaKey byzsgdnm_keys[] = {
+    METHOD_KEY("beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MAX),
+    METHOD_KEY("lr_scaling", "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)",
+     .type = SCHEMA_CHOICE, .choices = "none|linear|sqrt"),
+    METHOD_KEY("reference_batch", "32", "the batch at which lr_scaling leaves lr as it is",
+     .type = SCHEMA_INT, .min = 1, .max = 1 << 20),
     {0},
 };
 

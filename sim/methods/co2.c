@@ -177,15 +177,15 @@ static void co2_destroy(void *state)
     free(s);
 }
 
-static const MethodKey co2_keys[] = {
-    {"period", "4", "local steps between background all-reduces (tau)",
-     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
-    {"beta", "0.5", "outer momentum", .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MAX},
-    {"lambda", "1", "staleness-gap penalty: the outer gradient is divided by it",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1e6, .open = METHOD_KEY_OPEN_MIN},
-    {"clip", "1", "elementwise clip of the outer momentum",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1e300, .open = METHOD_KEY_OPEN_MIN},
-    {"outer_lr", "1", "outer learning rate", .type = METHOD_KEY_REAL, .min = 0, .max = 1e6},
+static const SchemaKey co2_keys[] = {
+    METHOD_KEY("period", "4", "local steps between background all-reduces (tau)",
+     .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    METHOD_KEY("beta", "0.5", "outer momentum", .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MAX),
+    METHOD_KEY("lambda", "1", "staleness-gap penalty: the outer gradient is divided by it",
+     .type = SCHEMA_REAL, .min = 0, .max = 1e6, .flags = SCHEMA_OPEN_MIN),
+    METHOD_KEY("clip", "1", "elementwise clip of the outer momentum",
+     .type = SCHEMA_REAL, .min = 0, .max = 1e300, .flags = SCHEMA_OPEN_MIN),
+    METHOD_KEY("outer_lr", "1", "outer learning rate", .type = SCHEMA_REAL, .min = 0, .max = 1e6),
     {0},
 };
 

@@ -401,12 +401,12 @@ static void comdml_destroy(void *state)
     free(s);
 }
 
-static const MethodKey comdml_keys[] = {
-    {"solver", "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)",
-     .type = METHOD_KEY_CHOICE, .choices = SOLVER_NAMES},
-    {"rebalance", "1", "rounds between re-pairings", .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
-    {"ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
-     .type = METHOD_KEY_TIME, .min = 0, .max = 86400, .open = METHOD_KEY_OPEN_MIN},
+static const SchemaKey comdml_keys[] = {
+    METHOD_KEY("solver", "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)",
+     .type = SCHEMA_CHOICE, .choices = SOLVER_NAMES),
+    METHOD_KEY("rebalance", "1", "rounds between re-pairings", .type = SCHEMA_INT, .min = 1, .max = 1000000),
+    METHOD_KEY("ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
+     .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = 86400, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
 

@@ -288,13 +288,13 @@ static void divshare_destroy(void *state)
     free(s);
 }
 
-static const MethodKey divshare_keys[] = {
-    {"fragments", "8", "parameter subsets a model is split into (Omega)",
-     .type = METHOD_KEY_INT, .min = 1, .max = DIVSHARE_MAX_FRAGMENTS},
-    {"degree", "2", "recipients drawn per fragment (J; at most the other agents)",
-     .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
-    {"local_steps", "10", "local steps between two snapshots (`epoch`: one pass over the node's data)",
-     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
+static const SchemaKey divshare_keys[] = {
+    METHOD_KEY("fragments", "8", "parameter subsets a model is split into (Omega)",
+     .type = SCHEMA_INT, .min = 1, .max = DIVSHARE_MAX_FRAGMENTS),
+    METHOD_KEY("degree", "2", "recipients drawn per fragment (J; at most the other agents)",
+     .type = SCHEMA_INT, .min = 1, .max = 1000000),
+    METHOD_KEY("local_steps", "10", "local steps between two snapshots (`epoch`: one pass over the node's data)",
+     .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
     {0},
 };
 

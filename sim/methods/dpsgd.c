@@ -268,7 +268,7 @@ static void dpsgd_destroy(void *state)
     free(s);
 }
 
-static const MethodKey dpsgd_keys[] = {PRUNE_METHOD_KEYS, {0}};
+static const SchemaKey dpsgd_keys[] = {PRUNE_METHOD_KEYS, {0}};
 
 static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
 {

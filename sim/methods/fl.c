@@ -345,27 +345,27 @@ static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
-static const MethodKey fedavg_keys[] = {
-    {"local_steps", "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
-     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
-    {"participation", "1", "share of the agents whose reports a round aggregates (K = round(share x agents))",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
-    {"overcommit", "0", "extra share of clients selected: ceil(K (1 + overcommit)); the first K reports count",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 100},
-    {"deadline", "none", "a round ends this long after its start with the reports in so far",
-     .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY, .open = METHOD_KEY_OPEN_MIN},
+static const SchemaKey fedavg_keys[] = {
+    METHOD_KEY("local_steps", "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
+     .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
+    METHOD_KEY("participation", "1", "share of the agents whose reports a round aggregates (K = round(share x agents))",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    METHOD_KEY("overcommit", "0", "extra share of clients selected: ceil(K (1 + overcommit)); the first K reports count",
+     .type = SCHEMA_REAL, .min = 0, .max = 100),
+    METHOD_KEY("deadline", "none", "a round ends this long after its start with the reports in so far",
+     .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
 
-static const MethodKey fedbuff_keys[] = {
-    {"local_steps", "epoch", "local steps per job: a number, or epoch", .type = METHOD_KEY_STEPS, .min = 1,
-     .max = 100000000},
-    {"buffer", "10", "K: client updates buffered per server step", .type = METHOD_KEY_INT, .min = 1,
-     .max = 100000000},
-    {"concurrency", "0", "clients training at once (0: every agent)", .type = METHOD_KEY_INT, .min = 0,
-     .max = 100000000},
-    {"server_lr", "1", "server learning rate: x <- x - server_lr (buffer / K)", .type = METHOD_KEY_REAL, .min = 0,
-     .max = 1000, .open = METHOD_KEY_OPEN_MIN},
+static const SchemaKey fedbuff_keys[] = {
+    METHOD_KEY("local_steps", "epoch", "local steps per job: a number, or epoch", .type = SCHEMA_STEPS, .min = 1,
+     .max = 100000000),
+    METHOD_KEY("buffer", "10", "K: client updates buffered per server step", .type = SCHEMA_INT, .min = 1,
+     .max = 100000000),
+    METHOD_KEY("concurrency", "0", "clients training at once (0: every agent)", .type = SCHEMA_INT, .min = 0,
+     .max = 100000000),
+    METHOD_KEY("server_lr", "1", "server learning rate: x <- x - server_lr (buffer / K)", .type = SCHEMA_REAL, .min = 0,
+     .max = 1000, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
 

@@ -416,18 +416,18 @@ static void localsgd_destroy(void *state)
     free(s);
 }
 
-static const MethodKey localsgd_keys[] = {
-    {"local_steps", "epoch", "local steps between averagings: a number, or epoch",
-     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
-    {"weighting", "samples", "model averaging weights: samples (FedAvg) or uniform", 
-     .type = METHOD_KEY_CHOICE, .choices = "samples|uniform"},
-    {"participation", "1", "share of agents that train and average each period",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+static const SchemaKey localsgd_keys[] = {
+    METHOD_KEY("local_steps", "epoch", "local steps between averagings: a number, or epoch",
+     .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
+    METHOD_KEY("weighting", "samples", "model averaging weights: samples (FedAvg) or uniform", 
+     .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
+    METHOD_KEY("participation", "1", "share of agents that train and average each period",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
     PRUNE_METHOD_KEYS,
-    {"freeze", "none", "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",
-     .type = METHOD_KEY_CHOICE, .choices = "none|progressive"},
-    {"freeze_rounds", "2", "freeze = progressive: rounds each block trains before it is frozen",
-     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
+    METHOD_KEY("freeze", "none", "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",
+     .type = SCHEMA_CHOICE, .choices = "none|progressive"),
+    METHOD_KEY("freeze_rounds", "2", "freeze = progressive: rounds each block trains before it is frozen",
+     .type = SCHEMA_INT, .min = 1, .max = 100000000),
     {0},
 };
 
@@ -443,15 +443,15 @@ const MethodOps method_localsgd = {
     .destroy = localsgd_destroy,
 };
 
-static const MethodKey qsr_keys[] = {
-    {"H_base", "2", "smallest period (local steps between averagings)",
-     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
-    {"alpha", "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1e6},
-    {"weighting", "samples", "model averaging weights: samples or uniform", 
-     .type = METHOD_KEY_CHOICE, .choices = "samples|uniform"},
-    {"participation", "1", "share of agents that train and average each period",
-     .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN},
+static const SchemaKey qsr_keys[] = {
+    METHOD_KEY("H_base", "2", "smallest period (local steps between averagings)",
+     .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    METHOD_KEY("alpha", "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
+     .type = SCHEMA_REAL, .min = 0, .max = 1e6),
+    METHOD_KEY("weighting", "samples", "model averaging weights: samples or uniform", 
+     .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
+    METHOD_KEY("participation", "1", "share of agents that train and average each period",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
 

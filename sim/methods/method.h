@@ -7,36 +7,20 @@
 
 #include "base/hs_error.h"
 #include "sim/queue.h"
+#include "sim/scenario_schema.h"
 
 struct Engine;
 
 struct Scenario;
 
-/* How a [method] key's value is read. scenario_resolve checks every value of every
- * method named in the file against its key's type and range before anything runs, so a
- * method's create() reads values that are known to be good. */
-typedef enum {
-    METHOD_KEY_INT,     /* a whole number in [min, max] */
-    METHOD_KEY_REAL,    /* a finite number in [min, max]; an end in `open` is excluded */
-    METHOD_KEY_CHOICE,  /* one of `choices` ("a|b|c"); read as its index */
-    METHOD_KEY_STEPS,   /* `epoch` (read as 0) or a whole number in [min, max] */
-    METHOD_KEY_TIME,    /* `none` (read as inf), the word in `choices` if any (read as
-                         * NaN), or a time (`500 ms`) in [min, max] */
-    METHOD_KEY_WORD_OR_REAL, /* the word in `choices` (read as NaN) or a number in [min, max] */
-} MethodKeyType;
-
-enum { METHOD_KEY_OPEN_MIN = 1, METHOD_KEY_OPEN_MAX = 2 };
-
-/* One [method] key a method accepts, with the default written into runs.config. */
-typedef struct MethodKey {
-    const char *name;
-    const char *default_value;
-    const char *help;
-    MethodKeyType type;
-    double min, max;
-    int open;             /* METHOD_KEY_OPEN_* */
-    const char *choices;  /* METHOD_KEY_CHOICE; the word of WORD_OR_REAL and (optional) TIME */
-} MethodKey;
+/* A method's [method] keys are rows of the scenario schema (sim/scenario_schema.h) with
+ * the types SCHEMA_INT, SCHEMA_REAL, SCHEMA_CHOICE, SCHEMA_STEPS, SCHEMA_TIME and
+ * SCHEMA_WORD_OR_REAL; `fallback` is the default written into runs.config.
+ * scenario_resolve checks every value of every method named in the file against its
+ * key's type and range before anything runs, so a method's create() reads values that
+ * are known to be good. METHOD_KEY(name, default, help, .type = ..., range...) is one. */
+#define METHOD_KEY(key, def, text, ...) \
+    {.sections = SCHEMA_IN_METHOD, .name = (key), .fallback = (def), .help = (text), __VA_ARGS__}
 
 /* What a method does, so that scenario validation asks the method instead of listing
  * names: which sections and keys apply to it. */
@@ -58,7 +42,7 @@ enum {
 typedef struct MethodOps {
     const char *name;
     const char *summary;
-    const MethodKey *keys;  /* terminated by {NULL} */
+    const SchemaKey *keys;  /* terminated by {0} */
     int capabilities;       /* METHOD_* flags */
     /* Optional: checks that involve several sections (e.g. a key that no other option
      * combines with), called by scenario_resolve for the method that runs. Errors are

@@ -349,11 +349,11 @@ static void ripples_destroy(void *state)
     free(s);
 }
 
-static const MethodKey ripples_keys[] = {
-    {"group_size", "3", "workers in a Partial All-Reduce group (G; at most the agent count)",
-     .type = METHOD_KEY_INT, .min = 2, .max = 1000000},
-    {"schedule", "division", "group formation: GG with Group Buffers (random), plus Group Division, or static",
-     .type = METHOD_KEY_CHOICE, .choices = "random|division|static"},
+static const SchemaKey ripples_keys[] = {
+    METHOD_KEY("group_size", "3", "workers in a Partial All-Reduce group (G; at most the agent count)",
+     .type = SCHEMA_INT, .min = 2, .max = 1000000),
+    METHOD_KEY("schedule", "division", "group formation: GG with Group Buffers (random), plus Group Division, or static",
+     .type = SCHEMA_CHOICE, .choices = "random|division|static"),
     {0},
 };
 

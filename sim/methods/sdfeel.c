@@ -626,16 +626,16 @@ static int sdfeel_round_end(void *state, Engine *e, int round)
     return HS_OK;
 }
 
-static const MethodKey sdfeel_keys[] = {
-    {"local_steps", "epoch", "tau1: local steps per intra-cluster aggregation (a number, or epoch)",
-     .type = METHOD_KEY_STEPS, .min = 1, .max = 100000000},
-    {"intra_rounds", "2", "tau2: intra-cluster aggregations per inter-cluster aggregation", .type = METHOD_KEY_INT,
-     .min = 1, .max = 100000},
-    {"gossip_steps", "1", "alpha: gossip steps among the edge servers per inter-cluster aggregation",
-     .type = METHOD_KEY_INT, .min = 1, .max = 100000},
-    {"deadline", "none",
+static const SchemaKey sdfeel_keys[] = {
+    METHOD_KEY("local_steps", "epoch", "tau1: local steps per intra-cluster aggregation (a number, or epoch)",
+     .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
+    METHOD_KEY("intra_rounds", "2", "tau2: intra-cluster aggregations per inter-cluster aggregation", .type = SCHEMA_INT,
+     .min = 1, .max = 100000),
+    METHOD_KEY("gossip_steps", "1", "alpha: gossip steps among the edge servers per inter-cluster aggregation",
+     .type = SCHEMA_INT, .min = 1, .max = 100000),
+    METHOD_KEY("deadline", "none",
      "none: synchronous; a time or auto: each edge server aggregates on its own clock every T_d (asynchronous)",
-     .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY, .open = METHOD_KEY_OPEN_MIN, .choices = "auto"},
+     .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN, .choices = "auto"),
     {0},
 };
 

@@ -172,9 +172,9 @@ static void swift_destroy(void *state)
     free(s);
 }
 
-static const MethodKey swift_keys[] = {
-    {"period", "1", "local steps between averagings (s of the communication set C_s)",
-     .type = METHOD_KEY_INT, .min = 1, .max = 100000000},
+static const SchemaKey swift_keys[] = {
+    METHOD_KEY("period", "1", "local steps between averagings (s of the communication set C_s)",
+     .type = SCHEMA_INT, .min = 1, .max = 100000000),
     {0},
 };
 

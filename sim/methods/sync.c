@@ -352,9 +352,9 @@ static void sync_destroy(void *state)
     free(s);
 }
 
-static const MethodKey sync_keys[] = {
-    {"deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out",
-     .type = METHOD_KEY_TIME, .min = 0, .max = INFINITY},
+static const SchemaKey sync_keys[] = {
+    METHOD_KEY("deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out",
+     .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY),
     PRUNE_METHOD_KEYS,
     {0},
 };

@@ -209,15 +209,15 @@ static int token_round_end(void *state, Engine *e, int round)
     return HS_OK;
 }
 
-static const MethodKey token_keys[] = {
-    {"walk", "srrw", "the token's transition kernel: simple, metropolis (uniform target) or srrw (self-repellent)",
-     .type = METHOD_KEY_CHOICE, .choices = "simple|metropolis|srrw"},
-    {"alpha", "1", "srrw: self-repellence strength (0 is the base chain)", .type = METHOD_KEY_REAL, .min = 0, .max = 100},
-    {"base", "metropolis", "srrw: the base chain it is built on", .type = METHOD_KEY_CHOICE,
-     .choices = "metropolis|simple"},
-    {"measure_exponent", "1", "a of the visit measure's step (k+1)^-a (1: the empirical measure)",
-     .type = METHOD_KEY_REAL, .min = 0.5, .max = 1, .open = METHOD_KEY_OPEN_MIN},
-    {"tokens", "1", "tokens walking at once, each with its own model", .type = METHOD_KEY_INT, .min = 1, .max = 1024},
+static const SchemaKey token_keys[] = {
+    METHOD_KEY("walk", "srrw", "the token's transition kernel: simple, metropolis (uniform target) or srrw (self-repellent)",
+     .type = SCHEMA_CHOICE, .choices = "simple|metropolis|srrw"),
+    METHOD_KEY("alpha", "1", "srrw: self-repellence strength (0 is the base chain)", .type = SCHEMA_REAL, .min = 0, .max = 100),
+    METHOD_KEY("base", "metropolis", "srrw: the base chain it is built on", .type = SCHEMA_CHOICE,
+     .choices = "metropolis|simple"),
+    METHOD_KEY("measure_exponent", "1", "a of the visit measure's step (k+1)^-a (1: the empirical measure)",
+     .type = SCHEMA_REAL, .min = 0.5, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    METHOD_KEY("tokens", "1", "tokens walking at once, each with its own model", .type = SCHEMA_INT, .min = 1, .max = 1024),
     {0},
 };
 
