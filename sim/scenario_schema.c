@@ -385,7 +385,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(RUN, "eval_every", INT), RANGE(1, 1000000), DEF("1"), AT(eval_every),
      HELP("rounds between evaluations in train mode")},
     {KEY(RUN, "threads", INT), RANGE(1, 1024), DEF("0"), AT(threads), .when = never,
-     .doc_default = "the online cores (sweep: cores / jobs)",
+     .doc_default = "the online cores (sweep: cores / jobs, at least 1; 1 per MPI rank)",
      HELP("train mode's worker threads; results do not depend on it, so runs.config leaves it out")},
 
     /* [data] */
@@ -394,7 +394,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(DATA, "path", TEXT), DEF("/usr/share/datasets/fashion-mnist"), AT(data.path), .when = fashion,
      .empty = "Debian's folder", HELP("folder of the fashion-mnist IDX .gz files")},
     {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains", DEF("iid"), AT(data.partition),
-     HELP("how the training set is dealt to the agents")},
+     HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains)")},
     {KEY(DATA, "alpha", REAL), RANGE(1e-6, 1e6), DEF("0.5"), AT(data.alpha), HELP("Dirichlet concentration")},
     {KEY(DATA, "shards", INT), RANGE(1, 1000), DEF("2"), AT(data.shards_per_agent), HELP("shards per agent")},
     {KEY(DATA, "test_samples", INT), RANGE(0, 10000000), DEF("0"), AT(data.test_samples),
@@ -412,7 +412,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(DATA, "lambda", REAL), RANGE(0, 1), DEF("0.1"), AT(data.lambda), .when = domains,
      HELP("partition = domains: 1 every agent holds the same mix of domains, 0 one domain each")},
     {KEY(DATA, "features", INT), RANGE(1, 1 << 20), DEF("32"), AT(data.features), .when = synthetic,
-     HELP("synthetic: input size (channels x height x width when those are given)")},
+     HELP("synthetic Gaussian mixture: input size (channels x height x width when those are given)")},
     {KEY(DATA, "classes", INT), RANGE(2, 1000), DEF("10"), AT(data.classes), .when = synthetic,
      HELP("synthetic: classes")},
     {KEY(DATA, "train_samples", INT), RANGE(1, 100000000), DEF("60000"), AT(data.train_samples), .when = synthetic,
@@ -444,7 +444,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(MODEL, "channels", INT_LIST), RANGE(1, 1 << 20), DEF("32,64"), .count_min = 2, .count_max = 2,
      .few = "needs two channel counts, e.g. 32,64", .when = cnn, .land = model_channels_land,
      .write = model_channels_write, .doc_range = "2 whole numbers in [1, 2^20]",
-     HELP("cnn: the two conv+pool blocks' channels")},
+     HELP("cnn: the channels of its two conv+pool blocks (then linear(hidden), linear(classes))")},
     {KEY(MODEL, "kernel", INT), RANGE(1, 15), DEF("5"), AT(model.kernel), .when = cnn, .check = model_kernel_check,
      .doc_range = "odd, [1, 15]", HELP("cnn: kernel size (same padding)")},
     {KEY(MODEL, "hidden", INT), RANGE(1, 1 << 16), DEF("128"), AT(model.hidden), .when = cnn,
@@ -476,6 +476,7 @@ static const SchemaKey schema_rows[] = {
      .suffix = ".edges", DEF("full"), AT(topology_file), .land = topology_graph_land, .write = topology_graph_write,
      HELP("who talks to whom; a FILE.edges holds one link I J per line")},
     {KEY(TOPOLOGY, "degree", INT), RANGE(1, 100000), DEF("4"), AT(degree),
+     .doc_range = "[1, 100000]; random-regular: below the agent count, count x degree even",
      HELP("random-regular: each agent's degree")},
 
     /* [agents], [agents.NAME], [server], [servers] */
@@ -502,26 +503,29 @@ static const SchemaKey schema_rows[] = {
      .doc_range = ">= 0, finite", HELP("per agent; a message between two agents pays the larger")},
     {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"),
      .doc_range = "none, markov(p_slow, p_recover, factor) or periodic(period, amplitude)",
-     HELP("speed over time: two Markov states switched per computation, or a periodic factor")},
+     HELP("speed over time: markov: two states switched at the start of each computation, slow ones "
+          "factor times longer; periodic: durations x (1 + amplitude (1 - cos 2 pi t / period) / 2)")},
     {KEY(ANY_GROUP, "jitter", REAL), RANGE(0, 10), ATTR(jitter), DEF("0"),
-     HELP("each computation's duration is multiplied by exp(jitter N(0,1))")},
+     HELP("each computation's duration is multiplied by exp(jitter N(0,1)) (median 1)")},
     {KEY(ANY_GROUP, "availability", AVAILABILITY), ATTR(availability), DEF("always"),
-     HELP("online (1) and offline (0) over time")},
+     HELP("a trace of 1 (online) and 0 (offline) over time")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
      ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .land = group_samples_land,
      .doc_default = "the training set shared out evenly", .doc_range = "whole, [1, 10^9]",
-     HELP("local training samples; a continuous distribution's draws are rounded")},
+     HELP("local training samples (train mode: all together at most the training set); draws are rounded")},
 
     /* [network] */
     {KEY(NETWORK, "model", CHOICE), .choices = "maxmin|fifo", DEF("maxmin"), AT(network.model),
-     HELP("maxmin: links shared by max-min fairness; fifo: the older model, one message at a time per uplink")},
+     HELP("maxmin: every link shared by its flows by max-min fairness; fifo: the older model (one message at "
+          "a time per uplink at min(uplink, downlink), downlinks never shared)")},
     {KEY(NETWORK, "uplink", CHOICE), .choices = "shared|fifo", DEF("shared"), AT(network.uplink), .when = maxmin,
      .flags = SCHEMA_RESET, HELP("maxmin: a sender's concurrent messages share its uplink, or queue")},
     {KEY(NETWORK, "backbone", REAL), .unit = UNIT_BANDWIDTH, RANGE(0, INFINITY), DEF("inf"), AT(network.backbone),
      .when = maxmin, .flags = SCHEMA_RESET | SCHEMA_OPEN_MIN | SCHEMA_WRITE_UNIT, .edge = "must be positive (or inf)",
      HELP("maxmin: a link every message also crosses (inf: none)")},
     {KEY(NETWORK, "tcp", CHOICE), .choices = "none|lv08", DEF("none"), AT(network.tcp),
-     HELP("lv08: SimGrid's LV08 corrections of latency, bandwidth and shares")},
+     HELP("lv08: SimGrid's LV08 corrections: latencies x 13.01, bandwidths x 0.97, maxmin shares weighted by "
+          "1 / (latency + 20537 B / bandwidth)")},
 
     /* [compression] */
     {KEY(COMPRESSION, "scheme", CHOICE), .choices = "none|topk|randk|dct|slimdp", AT(compression.scheme),
@@ -587,7 +591,8 @@ static const SchemaKey schema_rows[] = {
 
     /* [privacy] */
     {KEY(PRIVACY, "clip", CHOICE), .choices = "none|sample|update", AT(privacy.clip), .flags = SCHEMA_REQUIRED,
-     HELP("sample: DP-SGD clips each sample's gradient; update: each client's update is clipped")},
+     HELP("sample: every local step clips each sample's gradient and adds noise (DP-SGD); update: each "
+          "client's update over its period is clipped, noise goes on the average")},
     {KEY(PRIVACY, "threshold", REAL), RANGE(0, 1e12), DEF("1"), AT(privacy.threshold), .when = clipping,
      .flags = SCHEMA_RESET | SCHEMA_OPEN_MIN, .edge = "must be positive (an L2 norm)",
      HELP("C, the L2 bound of a sample's gradient or of a client's update")},

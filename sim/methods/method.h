@@ -57,6 +57,15 @@ typedef struct MethodOps {
     void (*destroy)(void *state);
 } MethodOps;
 
+/* What a capability lets a method accept, for `hetsim methods` and the docs. */
+typedef struct MethodCapability {
+    int flag;             /* METHOD_* */
+    const char *accepts;  /* what the scenario may then hold, in a few words */
+} MethodCapability;
+
+/* The capabilities in the order the docs list them, terminated by {0}. */
+const MethodCapability *method_capabilities(void);
+
 /* NULL when no method has that name. */
 const MethodOps *method_lookup(const char *name);
 /* Methods in registry order, terminated by NULL. */
