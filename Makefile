@@ -44,7 +44,7 @@ CC := mpicc
 CPPFLAGS += -DHS_HAVE_MPI=1
 endif
 
-LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/methods/*.c analysis/*.c cli/*.c))
+LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/*/*.c driver/*.c analysis/*.c cli/*.c))
 LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  := $(sort $(wildcard tests/check_*.c))

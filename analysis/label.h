@@ -1,7 +1,7 @@
 /* label.h — a sweep point label (runs.point) taken apart into its KEY=VALUE pairs.
  *
  * A label is "KEY=VALUE" pairs separated by single spaces with "seed=N" last
- * (sim/sweep.h), e.g. `run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5) seed=2`.
+ * (sim/scenario/sweep.h), e.g. `run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5) seed=2`.
  * Values may hold spaces (`200 MFLOPS`, `lognormal(2 GFLOPS, 0.5)`), so a space ends a
  * pair only where the text after it starts another KEY= (KEY made of letters, digits
  * and `_ . -`) and it is outside parentheses. Text before the first KEY= becomes a pair
