@@ -48,22 +48,24 @@ static const struct { unsigned flag; const char *extension; } plot_image_formats
     { PLOT_PDF, "pdf" },
 };
 
-/* `set terminal ...` of format flag for a canvas in points. */
+/* `set terminal ...` of format flag for a canvas in points. gnuplot's cairo terminals
+ * draw a font of nominal size S at 4/3 S points times their fontscale (pdfcairo's default
+ * fontscale is 0.5) and a line of width 1 at 1 px (pngcairo) or 0.5 pt (pdfcairo), SVG at
+ * S units and 1 unit: the factors below make every format show the style's points. */
 static void plot_print_terminal(FILE *script, const Plot *plot, unsigned flag, const PlotCanvas *canvas)
 {
     double font = plot->style.font;
     if (flag == PLOT_PNG) {
-        /* cairo draws a point as a pixel: scale fonts and lines to the dpi */
-        double scale = plot->style.dpi / 72.0;
+        double pixels = plot->style.dpi / 72.0;  /* per point */
         fprintf(script, "set terminal pngcairo noenhanced size %ld,%ld font 'sans,%g' fontscale %.6g "
-                        "linewidth %.6g\n", lround(canvas->width * scale), lround(canvas->height * scale),
-                font, scale, scale);
+                        "linewidth %.6g\n", lround(canvas->width * pixels), lround(canvas->height * pixels),
+                font, 0.75 * pixels, 0.5 * pixels);
     } else if (flag == PLOT_SVG) {
-        fprintf(script, "set terminal svg noenhanced size %ld,%ld font 'sans,%g' background rgb 'white'\n",
-                lround(canvas->width), lround(canvas->height), font);
+        fprintf(script, "set terminal svg noenhanced size %ld,%ld font 'sans,%g' linewidth 0.5 "
+                        "background rgb 'white'\n", lround(canvas->width), lround(canvas->height), font);
     } else {
-        fprintf(script, "set terminal pdfcairo noenhanced size %.4fin,%.4fin font 'sans,%g'\n",
-                canvas->width / 72, canvas->height / 72, font);
+        fprintf(script, "set terminal pdfcairo noenhanced size %.4fin,%.4fin font 'sans,%g' "
+                        "fontscale 0.75 linewidth 1\n", canvas->width / 72, canvas->height / 72, font);
     }
 }
 

@@ -188,7 +188,7 @@ static void plot_accuracy_write_script(Plot *plot, const PlotLevels *lv, const A
     plot_layout_size(plot, &layout, canvas);
     char title[1200];
     snprintf(title, sizeof title, "Test accuracy against virtual time: %s\n%s", plot->title,
-             seeds > 1 ? "averaged model; mean over seeds, band: 95 % interval"
+             seeds > 1 ? "averaged model; mean over seeds, band: 95 % interval (clipped to [0, 1])"
                        : "averaged model; one seed per point");
     plot_layout_begin(plot, body, &layout, canvas, title);
     PlotAxis axis;
@@ -317,11 +317,12 @@ int plot_figure_accuracy(Plot *plot, const char *data_name, FILE *data, FILE *bo
                 plot_data_comment(data, "t mean low high n");
                 for (int i = 0; i < curves[cell].count; i++) {
                     RunStat s = curves[cell].stat[i];
-                    fprintf(data, "%.17g %.17g %.17g %.17g %d\n", curves[cell].t[i], s.mean,
-                            plot_low_of(s), plot_high_of(s), s.n);
+                    /* an accuracy is in [0, 1]: so is its band */
+                    double low = plot_clip(plot_low_of(s), 0, 1), high = plot_clip(plot_high_of(s), 0, 1);
+                    fprintf(data, "%.17g %.17g %.17g %.17g %d\n", curves[cell].t[i], s.mean, low, high, s.n);
                     plot_range_add(&x, curves[cell].t[i]);
-                    plot_range_add(&y, plot_low_of(s));
-                    plot_range_add(&y, plot_high_of(s));
+                    plot_range_add(&y, low);
+                    plot_range_add(&y, high);
                     if (s.n > seeds) seeds = s.n;
                 }
                 fputs("\n\n", data);

@@ -171,8 +171,8 @@ int plot_figure_pairing(Plot *plot, const char *data_name, FILE *data, FILE *bod
     plot_layout_begin(plot, body, &layout, canvas, title);
     fputs("set style fill solid 0.85 noborder\nunset grid\n"
           "set xlabel 'round'\nset ylabel 'agent'\n", body);
-    fprintf(body, "set xrange [%.17g:%.17g]\nset yrange [%.17g:%.17g] reverse\n",
-            (double)first_round - 0.5, (double)last_round + 0.5, -0.5, (double)agents - 0.5);
+    fprintf(body, "set xrange [%.17g:%.17g]\nset yrange [%.17g:%.17g]\n",  /* agent 0 on top */
+            (double)first_round - 0.5, (double)last_round + 0.5, (double)agents - 0.5, -0.5);
     if (span <= 30) fputs("set xtics 1\n", body);
     if (agents <= 32) fputs("set ytics 1\n", body);
     plot_layout_key(plot, body, &layout, canvas);

@@ -189,3 +189,10 @@ int plot_same(double a, double b)
     double scale = fmax(1.0, fmax(fabs(a), fabs(b)));
     return fabs(a - b) <= 1e-12 * scale;
 }
+
+double plot_clip(double value, double floor, double ceiling)
+{
+    if (!isnan(floor) && value < floor) return floor;
+    if (!isnan(ceiling) && value > ceiling) return ceiling;
+    return value;
+}

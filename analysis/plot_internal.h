@@ -165,6 +165,9 @@ void plot_sort_by(int *idx, int n, const double *key);
 double plot_low_of(RunStat s);
 double plot_high_of(RunStat s);
 
+/* value within [floor, ceiling] (a NaN bound is open). */
+double plot_clip(double value, double floor, double ceiling);
+
 /* qsort/bsearch order of int64_t, and of double. */
 int plot_compare_int64(const void *a, const void *b);
 int plot_compare_double(const void *a, const void *b);
@@ -239,9 +242,10 @@ void plot_key_words(const char *key, char *out, size_t size);
 void plot_level_words(const Plot *plot, const RunGroup *group, const PlotAxis *axis,
                       double level, char *out, size_t size);
 
-/* xlabel, xtics (index axes) and xrange of the axis over levels. */
+/* xlabel, xtics (at the levels[0..count) themselves while there are few) and xrange of
+ * the axis over levels. */
 void plot_print_level_axis(const Plot *plot, FILE *body, const RunGroup *group,
-                           const PlotAxis *axis, PlotRange levels);
+                           const PlotAxis *axis, PlotRange range, const double *levels, int count);
 
 /* ---- the level table (plot_levels.c) ----
  * The group's points as cells (facet, method, level): a facet is a combination of the

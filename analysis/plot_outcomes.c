@@ -25,11 +25,14 @@ typedef struct LevelFigure {
     int measures;
     const char *ylabel[PLOT_MAX_MEASURES];
     int from_zero[PLOT_MAX_MEASURES];
+    double floor[PLOT_MAX_MEASURES];        /* the band is clipped to [floor, ceiling] */
+    double ceiling[PLOT_MAX_MEASURES];      /* (what the figure can be; NaN: open) */
     double reference;                       /* a dashed horizontal line (NaN: none) */
     const char *reference_title;
     const char *empty;                      /* why there is nothing to draw */
     char title[512];
     char band[160];                         /* what the band is, for the title's 2nd line */
+    char basis[160];                        /* more of that line, said with or without a band */
 } LevelFigure;
 
 /* Counts the seeds behind the cells: the most done runs of any drawn point. */
@@ -127,11 +130,12 @@ static int plot_outcomes_draw(Plot *plot, PlotLevels *lv, const RunStat *stats, 
                                           lv->method_labels[m]);
                         plot_data_comment(data, "level mean low high n");
                     }
-                    fprintf(data, "%.17g %.17g %.17g %.17g %d\n", lv->levels[l], s.mean,
-                            plot_low_of(s), plot_high_of(s), s.n);
+                    double low = plot_clip(plot_low_of(s), fig->floor[k], fig->ceiling[k]);
+                    double high = plot_clip(plot_high_of(s), fig->floor[k], fig->ceiling[k]);
+                    fprintf(data, "%.17g %.17g %.17g %.17g %d\n", lv->levels[l], s.mean, low, high, s.n);
                     plot_range_add(&x, lv->levels[l]);
-                    plot_range_add(&y[k], plot_low_of(s));
-                    plot_range_add(&y[k], plot_high_of(s));
+                    plot_range_add(&y[k], low);
+                    plot_range_add(&y[k], high);
                 }
                 if (rows == 0) continue;
                 fputs("\n\n", data);
@@ -147,9 +151,11 @@ static int plot_outcomes_draw(Plot *plot, PlotLevels *lv, const RunStat *stats, 
     } else {
         plot_layout_grid(plot, &layout, panels);
     }
-    int facet_titles = !(panels == 1 && lv->facet_labels[0] != NULL && lv->facet_labels[0][0] == '\0');
-    for (int f = 0; f < F && facet_titles; f++)
-        if (lv->facet_kept[f] && lv->facet_labels[f][0] == '\0') facet_titles = 0;
+    /* one panel per measure of a single facet: the facet goes into the title instead */
+    int facet_titles = panels > 1;
+    const char *single_facet = "";
+    for (int f = 0; f < F; f++)
+        if (lv->facet_kept[f] && panels == 1) single_facet = lv->facet_labels[f];
     layout.panel_titles = facet_titles;
     layout.title_lines = 2;
     layout.legend_entries = lines + (fig->reference_title != NULL);
@@ -157,8 +163,9 @@ static int plot_outcomes_draw(Plot *plot, PlotLevels *lv, const RunStat *stats, 
     plot_layout_size(plot, &layout, canvas);
     int seeds = plot_outcomes_seeds(plot, lv);
     char title[1200];
-    snprintf(title, sizeof title, "%s\n%s", fig->title,
-             seeds > 1 ? fig->band : "one seed per point: no band");
+    snprintf(title, sizeof title, "%s\n%s%s%s%s%s", fig->title, single_facet,
+             single_facet[0] ? "; " : "", seeds > 1 ? fig->band : "one seed per point (no band)",
+             fig->basis[0] ? "; " : "", fig->basis);
     plot_layout_begin(plot, body, &layout, canvas, title);
     const char *x_using = "1";
     char scaled[64];
@@ -175,7 +182,7 @@ static int plot_outcomes_draw(Plot *plot, PlotLevels *lv, const RunStat *stats, 
                 plot_label(plot, body, lv->facet_labels[f]);
                 fputs("\n", body);
             }
-            plot_print_level_axis(plot, body, group, &axis, x);
+            plot_print_level_axis(plot, body, group, &axis, x, lv->levels, L);
             fputs("set ylabel ", body);
             plot_label(plot, body, fig->ylabel[k]);
             fputs("\n", body);
@@ -242,7 +249,7 @@ static int plot_outcomes_point_stats(const Plot *plot, const PlotLevels *lv, con
     return HS_OK;
 }
 
-static const char plot_band_words[] = "mean over seeds, band: 95 % interval";
+static const char plot_band_words[] = "mean over seeds, band: 95 % interval (clipped to what can be)";
 
 /* ---- time to target ---- */
 
@@ -279,6 +286,7 @@ int plot_figure_time_to_target(Plot *plot, const char *data_name, FILE *data, FI
         return plot_nomem(diag);
     }
     LevelFigure fig = { .name = "time to target", .measures = 1, .from_zero = { 1 },
+                        .floor = { 0 }, .ceiling = { NAN },
                         .reference = NAN, .empty = "no done run reached its target" };
     char ylabel[128];
     if (same_target) snprintf(ylabel, sizeof ylabel, "time to %g test accuracy (virtual s)", target);
@@ -309,6 +317,7 @@ int plot_figure_straggler(Plot *plot, const char *data_name, FILE *data, FILE *b
         return plot_nomem(diag);
     }
     LevelFigure fig = { .name = "straggler effect", .measures = 2, .from_zero = { 1, 1 },
+                        .floor = { 0, 0 }, .ceiling = { NAN, 1 },
                         .reference = NAN, .empty = "no done run with rounds",
                         .ylabel = { "round time (virtual s)", "idle share of agent time" } };
     snprintf(fig.title, sizeof fig.title, "Straggler effect: %s", plot->title);
@@ -355,11 +364,13 @@ int plot_figure_speedup(Plot *plot, const char *data_name, FILE *data, FILE *bod
         status = PLOT_SKIP;
     } else {
         LevelFigure fig = { .name = "speedup over sync", .measures = 1, .from_zero = { 1 },
+                            .floor = { 0 }, .ceiling = { NAN },
                             .reference = 1, .reference_title = "sync",
                             .empty = "no speedup over sync",
                             .ylabel = { "speedup over sync (t_sync / t_method)" } };
         snprintf(fig.title, sizeof fig.title, "Speedup over sync: %s", plot->title);
-        snprintf(fig.band, sizeof fig.band, "%s; t = %s", plot_band_words,
+        snprintf(fig.band, sizeof fig.band, "%s", plot_band_words);
+        snprintf(fig.basis, sizeof fig.basis, "t = %s",
                  bases == 1 << SPEEDUP_TARGET ? "time to target"
                  : bases == 1 << SPEEDUP_TOTAL ? "total virtual time"
                  : "time to target where both runs reached it, else total virtual time");

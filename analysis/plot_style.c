@@ -23,11 +23,11 @@ void plot_style_init(PlotStyle *style, const PlotOptions *options)
     if (options->style == PLOT_STYLE_PAPER) {
         /* one column of a two-column paper (3.5 in); small multiples take the full
          * width (7 in); lines and markers thick enough to survive printing */
-        *style = (PlotStyle){ .font = 8, .dpi = 300, .line_width = 2.5, .point_size = 0.8,
+        *style = (PlotStyle){ .font = 8, .dpi = 300, .line_width = 3, .point_size = 0.7,
                               .titles = 0, .width_one = 252, .width_multi = 504,
                               .panel_height = 165, .max_columns = 3 };
     } else {
-        *style = (PlotStyle){ .font = 11, .dpi = 100, .line_width = 2, .point_size = 1.1,
+        *style = (PlotStyle){ .font = 11, .dpi = 100, .line_width = 3, .point_size = 1.1,
                               .titles = 1, .width_one = 720, .width_multi = 1000,
                               .panel_height = 290, .max_columns = 3 };
     }
@@ -139,13 +139,14 @@ static PlotMargins plot_margins(const Plot *plot, const PlotLayout *layout)
     double f = plot->style.font;
     int title_lines = plot->style.titles ? layout->title_lines : 0;
     PlotMargins m;
-    double panel_title = layout->panel_titles ? 1.6 * f : 0;
-    m.top = (title_lines > 0 ? 1.35 * f * title_lines + 0.9 * f : 0.9 * f) + panel_title;
-    m.bottom = 3.2 * f + (layout->legend_rows > 0 ? 1.35 * f * layout->legend_rows + 0.5 * f : 0);
+    double panel_title = layout->panel_titles ? 2.0 * f : 0;
+    double legend = layout->legend_rows > 0 ? 1.5 * f * layout->legend_rows + 0.4 * f : 0;
+    m.top = (title_lines > 0 ? 1.55 * f * title_lines + 1.0 * f : 0.9 * f) + panel_title;
+    m.bottom = 3.5 * f + legend;
     m.left = 5.4 * f + layout->left_extra;
     m.right = 1.6 * f;
     m.gap_x = 5.6 * f + layout->left_extra;
-    m.gap_y = 3.4 * f + panel_title;
+    m.gap_y = 3.9 * f + panel_title;
     return m;
 }
 
@@ -218,7 +219,7 @@ void plot_layout_key(const Plot *plot, FILE *body, const PlotLayout *layout,
         return;
     }
     double f = plot->style.font;
-    double top = 1.35 * f * layout->legend_rows + 0.5 * f;
+    double top = 1.5 * f * layout->legend_rows + 0.3 * f;
     fprintf(body, "set key at screen 0.5,%.4f center top vertical maxrows %d samplen 2.5 "
                   "spacing 1.1 width 1 noautotitle\n", top / canvas->height, layout->legend_rows);
 }
@@ -362,7 +363,7 @@ void plot_level_words(const Plot *plot, const RunGroup *group, const PlotAxis *a
 }
 
 void plot_print_level_axis(const Plot *plot, FILE *body, const RunGroup *group,
-                           const PlotAxis *axis, PlotRange levels)
+                           const PlotAxis *axis, PlotRange levels, const double *values, int count)
 {
     fputs("set xlabel ", body);
     plot_label(plot, body, axis->title);
@@ -381,7 +382,14 @@ void plot_print_level_axis(const Plot *plot, FILE *body, const RunGroup *group,
         PlotRange shown = levels;
         shown.lo /= axis->scale;
         shown.hi /= axis->scale;
-        fputs("set xtics autofreq\n", body);
+        if (count <= 8) {
+            /* tics at the levels swept: the reader sees which were run */
+            fputs("set xtics (", body);
+            for (int k = 0; k < count; k++) fprintf(body, "%s%.17g", k ? ", " : "", values[k] / axis->scale);
+            fputs(")\n", body);
+        } else {
+            fputs("set xtics autofreq\n", body);
+        }
         plot_range_print(body, "x", shown, 0);
     }
 }

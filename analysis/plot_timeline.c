@@ -299,6 +299,16 @@ static int plot_timeline_load_groups(Plot *plot, Timeline *tl, HsDiag *diag)
     }
     if (rc != SQLITE_DONE) return plot_query_failed(plot, stmt, rc, diag);
     sqlite3_finalize(stmt);
+    /* one group for every agent says nothing: leave it out of the tics */
+    int one_group = 1;
+    for (int i = 1; i < tl->shown_count && one_group; i++)
+        one_group = (tl->groups[i] == NULL && tl->groups[0] == NULL) ||
+                    (tl->groups[i] != NULL && tl->groups[0] != NULL && strcmp(tl->groups[i], tl->groups[0]) == 0);
+    if (one_group)
+        for (int i = 0; i < tl->shown_count; i++) {
+            free(tl->groups[i]);
+            tl->groups[i] = NULL;
+        }
     return HS_OK;
 }
 
