@@ -4,7 +4,8 @@
  * solver's predicted against the played-out pair time, with y = x.
  *
  * Skipped when there is nothing to compare: pairings in one round only (pairing), fewer
- * than two pairs or one distinct (predicted, actual) pair (predicted). */
+ * than two pairs, one distinct (predicted, actual) pair, or every pair played out
+ * exactly as predicted (predicted: every dot on y = x says it in one sentence). */
 #include "analysis/plot_internal.h"
 
 #include "analysis/runset.h"
@@ -242,6 +243,11 @@ int plot_figure_predicted(Plot *plot, const char *data_name, FILE *data, FILE *b
     if (!distinct) {
         plot_note(plot, "every pair of run %" PRId64 " has the same predicted and played-out time "
                         "(%.4g s, %.4g s): one dot says nothing", run->id, first_predicted, first_actual);
+        return PLOT_SKIP;
+    }
+    if (worst <= 1e-9) {
+        plot_note(plot, "every pair of run %" PRId64 " played out as the solver predicted (largest "
+                        "error %.2g %%): every dot would sit on y = x", run->id, 100 * worst);
         return PLOT_SKIP;
     }
     PlotLayout layout = { .rows = 1, .cols = 1, .title_lines = 2, .legend_entries = 2,

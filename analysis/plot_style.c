@@ -385,7 +385,8 @@ void plot_print_level_axis(const Plot *plot, FILE *body, const RunGroup *group,
         if (count <= 8) {
             /* tics at the levels swept: the reader sees which were run */
             fputs("set xtics (", body);
-            for (int k = 0; k < count; k++) fprintf(body, "%s%.17g", k ? ", " : "", values[k] / axis->scale);
+            for (int k = 0; k < count; k++)
+                fprintf(body, "%s'%g' %.17g", k ? ", " : "", values[k] / axis->scale, values[k] / axis->scale);
             fputs(")\n", body);
         } else {
             fputs("set xtics autofreq\n", body);
