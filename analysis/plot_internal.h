@@ -211,8 +211,8 @@ void plot_layout_grid(const Plot *plot, PlotLayout *layout, int panels);
 void plot_layout_size(const Plot *plot, PlotLayout *layout, PlotCanvas *canvas);
 
 /* `set multiplot layout ...` with margins for the title, the legend under the grid and
- * the panel titles, and the title (lines separated by '\n'; NULL or the paper style:
- * none). Each panel is then one `plot` command; end with `unset multiplot`. */
+ * the panel titles, and the title (its last '\n' starts the subtitle line; NULL or the
+ * paper style: none). Each panel is then one `plot` command; end with `unset multiplot`. */
 void plot_layout_begin(const Plot *plot, FILE *body, const PlotLayout *layout,
                        const PlotCanvas *canvas, const char *title);
 

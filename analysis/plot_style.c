@@ -188,20 +188,19 @@ void plot_layout_begin(const Plot *plot, FILE *body, const PlotLayout *layout,
     double w = canvas->width, h = canvas->height;
     fputs("set multiplot", body);
     if (shown.title_lines > 0) {
-        /* lines of the title as quoted pieces joined by "\n" (quotes cannot hold one) */
+        /* the title and, after its last '\n', the subtitle: quoted pieces joined by "\n"
+         * (a quoted string cannot hold one); the last, since a name in the title may hold
+         * a newline of its own, which quoting turns into a space */
         fputs(" title ", body);
-        char line[1024];
-        const char *start = title;
-        for (int first = 1;; first = 0) {
-            const char *end = strchr(start, '\n');
-            size_t length = end ? (size_t)(end - start) : strlen(start);
-            if (length >= sizeof line) length = sizeof line - 1;
-            memcpy(line, start, length);
-            line[length] = '\0';
-            if (!first) fputs(" . \"\\n\" . ", body);
-            plot_label(plot, body, line);
-            if (end == NULL) break;
-            start = end + 1;
+        const char *split = strrchr(title, '\n');
+        if (split == NULL) {
+            plot_label(plot, body, title);
+        } else {
+            char *first = strndup(title, (size_t)(split - title));
+            plot_label(plot, body, first ? first : "");
+            free(first);
+            fputs(" . \"\\n\" . ", body);
+            plot_label(plot, body, split + 1);
         }
     }
     fprintf(body, " layout %d,%d margins %.4f,%.4f,%.4f,%.4f spacing %.4f,%.4f\n", layout->rows,
