@@ -253,15 +253,13 @@ int plot_figure_predicted(Plot *plot, const char *data_name, FILE *data, FILE *b
     PlotLayout layout = { .rows = 1, .cols = 1, .title_lines = 2, .legend_entries = 2,
                           .legend_longest = 22 };
     plot_layout_size(plot, &layout, canvas);
-    if (plot->options->size_unit == PLOT_SIZE_DEFAULT && canvas->height < 0.8 * canvas->width)
-        canvas->height = 0.8 * canvas->width;  /* room for a square plot */
+    plot_layout_square(plot, &layout, canvas);
     char title[700];
     snprintf(title, sizeof title, "ComDML predicted against played-out pair time: %s, seed %" PRIu64
                                   "\nmean %.4g s predicted, %.4g s played out; largest error %.1f %%",
              run->name, run->seed, run->predicted_s, run->actual_s, 100 * worst);
     plot_layout_begin(plot, body, &layout, canvas, title);
-    fputs("set size ratio -1\n"
-          "set xlabel 'predicted by the solver (s)'\n"
+    fputs("set xlabel 'predicted by the solver (s)'\n"
           "set ylabel 'played out (s)'\n", body);
     /* both axes over the data only: y = x is the diagonal of the square */
     plot_range_print(body, "x", both, 0);

@@ -210,6 +210,10 @@ void plot_layout_grid(const Plot *plot, PlotLayout *layout, int panels);
  * panels) and the legend's rows. */
 void plot_layout_size(const Plot *plot, PlotLayout *layout, PlotCanvas *canvas);
 
+/* With the style's size: the canvas of a one-panel layout made to give a square plot
+ * area (predicted against played out, where y = x is the diagonal). */
+void plot_layout_square(const Plot *plot, const PlotLayout *layout, PlotCanvas *canvas);
+
 /* `set multiplot layout ...` with margins for the title, the legend under the grid and
  * the panel titles, and the title (its last '\n' starts the subtitle line; NULL or the
  * paper style: none). Each panel is then one `plot` command; end with `unset multiplot`. */

@@ -143,9 +143,9 @@ static PlotMargins plot_margins(const Plot *plot, const PlotLayout *layout)
     double legend = layout->legend_rows > 0 ? 1.5 * f * layout->legend_rows + 0.4 * f : 0;
     m.top = (title_lines > 0 ? 1.55 * f * title_lines + 1.0 * f : 0.9 * f) + panel_title;
     m.bottom = 3.5 * f + legend;
-    m.left = 5.4 * f + layout->left_extra;
+    m.left = 6.6 * f + layout->left_extra;  /* tic labels of up to 6 characters and the label */
     m.right = 1.6 * f;
-    m.gap_x = 5.6 * f + layout->left_extra;
+    m.gap_x = 6.8 * f + layout->left_extra;
     m.gap_y = 3.9 * f + panel_title;
     return m;
 }
@@ -177,6 +177,20 @@ void plot_layout_size(const Plot *plot, PlotLayout *layout, PlotCanvas *canvas)
         double panel = style->panel_height * (layout->cols > 1 || layout->rows > 1 ? 1.0 : 1.25);
         canvas->height = m.top + m.bottom + layout->rows * panel + (layout->rows - 1) * m.gap_y;
     }
+}
+
+void plot_layout_square(const Plot *plot, const PlotLayout *layout, PlotCanvas *canvas)
+{
+    if (plot->options->size_unit != PLOT_SIZE_DEFAULT) return;
+    PlotLayout shown = *layout;
+    if (!plot->style.titles) shown.title_lines = 0;
+    PlotMargins m = plot_margins(plot, &shown);
+    double side = canvas->width - m.left - m.right;
+    if (side > 0.75 * plot->style.width_one) {  /* not taller than wide: narrower */
+        side = 0.75 * plot->style.width_one;
+        canvas->width = side + m.left + m.right;
+    }
+    canvas->height = side + m.top + m.bottom;
 }
 
 void plot_layout_begin(const Plot *plot, FILE *body, const PlotLayout *layout,
