@@ -55,4 +55,8 @@ int label_lognormal_sigma(const char *value, double *sigma);
  * (`200 MFLOPS`, `10 ms`, `0.5`), in SI units: 0 and *number, -1 otherwise. */
 int label_number(const char *value, double *number);
 
+/* label_number, and the UnitKind (base/units.h) the value was read as in *kind (may be
+ * NULL): the first of plain, compute, bandwidth, time, bytes that reads it. */
+int label_number_unit(const char *value, double *number, int *kind);
+
 #endif
