@@ -1,30 +1,46 @@
 /* tcp_replay.c — plays hetsim's message trace over real TCP between network namespaces.
  *
- *   tcp_replay NETNS_PREFIX SUBNET [CONGESTION] < TRACE
+ *   tcp_replay [--open-loop] [--congestion CC] NETNS_PREFIX SUBNET < TRACE
  *
  * TRACE is what `oracle_check export` writes (tests/oracle/oracle.c): simgrid_replay's
- * input (agents, agent I FLOPS UP DOWN LATENCY, task ID c|m ...) with `# hetsim ID
- * TRANSFER END` after each message. Node i lives in the namespace NETNS_PREFIX<i> at the
- * address SUBNET.<i+1>; run.sh built them and shaped their links. Computations are not
- * replayed (they use no network); their time is in the messages' start times.
+ * input (agents N, agent I FLOPS UP DOWN LATENCY, task ID c AGENT FLOPS START, task ID m
+ * FROM TO BYTES START) with `# hetsim ID TRANSFER END` after each message. Node i lives
+ * in the namespace NETNS_PREFIX<i> at the address SUBNET.<i+1>; run.sh built them and
+ * shaped their links.
  *
- * Every message gets its own TCP connection, set up before the replay starts (so no
- * handshake is timed and concurrent messages between one pair are separate flows, as in
- * hetsim), with the congestion control CONGESTION (default cubic; set per socket, since
- * a namespace's default may only be one the host allows). Like SimGrid's replay (`delay` latency), a message's sender sleeps until the
- * trace's start plus the message's latency max(latency_from, latency_to) (there is no
- * netem delay on the links), then writes its bytes; the message arrives when its
- * receiver has read the last byte. The replay starts at the trace's first message: time
- * t of the trace is t - t0 after the replay's epoch. One thread per sender and one per
- * receiver, blocking sockets: the tens of flows of a case at a few Mbit/s cost nothing.
+ * When a task starts. A trace has start times but no causes. In hetsim a task starts in
+ * the event that ended another (a message's arrival, a computation's end, the slowest
+ * hop of an all-reduce step), so its start equals that task's end exactly. The replay
+ * (causal, the default) starts a task once every task that ended at its start time in
+ * hetsim has ended here (its causes), and a task without one at its trace time. So a
+ * transfer slower than hetsim's delays what follows it, as it would in the run: a ring
+ * all-reduce's 2(N-1) steps add up their errors instead of hiding them in the next
+ * step's latency. Ties are taken as causes too (a client's computation also waits for
+ * another client's download that ended at the same instant in hetsim), which delays
+ * nothing when the replay agrees with hetsim. Causes are tasks that started before (or
+ * at the same time and earlier in the trace), so there is no cycle. --open-loop starts
+ * every task at its trace time, as simgrid_replay does.
+ *
+ * A computation is slept (its trace duration, FLOPS / the agent's speed). A message has
+ * its own TCP connection, made before the replay starts (no handshake is timed, and two
+ * messages between one pair are two flows, as in hetsim), with congestion control CC
+ * (default cubic; set per socket, since a namespace's default may only be one the host
+ * allows). Like SimGrid's replay (`delay` latency) its sender sleeps the message's
+ * latency max(latency_from, latency_to) (there is no netem delay on the links), then
+ * writes its bytes; the message arrives when its receiver has read the last byte.
  *
  * One process opens every socket: setns(2) moves the calling thread into a namespace,
  * and a socket stays in the namespace it was made in. So all times come from one
- * CLOCK_MONOTONIC and no two processes need to agree on anything.
+ * CLOCK_MONOTONIC and no two processes need to agree on anything. One thread per task
+ * and one per receiver, blocking sockets: the tens of flows of a case at a few Mbit/s
+ * cost nothing. Time t of the trace is t - t0 after the replay's epoch, t0 the first
+ * task's start.
  *
  * Output, one line per message (times in the trace's seconds):
- *   message ID FROM TO BYTES START HETSIM_END TCP_TRANSFER TCP_END RETRANSMITS
- * Exit status 0, 1 when a socket failed (the message says which), 2 bad usage or input. */
+ *   message ID FROM TO BYTES START HETSIM_END TCP_START TCP_TRANSFER TCP_END RETRANSMITS
+ * TCP_START is when its causes had ended here (its latency begins), TCP_TRANSFER when its
+ * first byte was written. Exit status 0, 1 when a socket failed (the message says
+ * which), 2 bad usage or input. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,35 +59,42 @@
 
 #define MAX_NODES 64
 
-typedef struct Message {
-    int id, from, to;
-    long bytes;
-    double start, hetsim_end; /* trace seconds */
+typedef struct Task {
+    int id;
+    char kind;                   /* 'c' computation, 'm' message */
+    int from, to;                /* computation: the agent in from, to = -1 */
+    double amount;               /* FLOPs or bytes */
+    double start, end;           /* hetsim's, trace seconds */
+    int *causes, n_causes;       /* indices of the tasks it waits for */
     int send_fd, recv_fd;
-    double tcp_transfer, tcp_end; /* trace seconds */
+    double tcp_start, tcp_transfer, tcp_end; /* here, trace seconds */
+    int done, failed;
     unsigned retransmits;
-    int failed;
-} Message;
+} Task;
 
-static Message *messages;
-static int n_messages, n_nodes;
-static double latency[MAX_NODES];
+static Task *tasks;
+static int n_tasks, n_nodes;
+static double speed[MAX_NODES], latency[MAX_NODES];
 static struct timespec epoch; /* CLOCK_MONOTONIC instant of trace time t0 */
 static double t0;
 static const char *congestion = "cubic";
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 
-static double since_epoch(void)
+/* ---- time ---- */
+
+static double now(void) /* trace seconds */
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - epoch.tv_sec) + 1e-9 * (double)(now.tv_nsec - epoch.tv_nsec);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return t0 + (double)(ts.tv_sec - epoch.tv_sec) + 1e-9 * (double)(ts.tv_nsec - epoch.tv_nsec);
 }
 
 static void sleep_until(double trace_t)
 {
-    double offset = trace_t - t0;
+    long long ns = (long long)llround((trace_t - t0) * 1e9);
+    if (ns < 0) return;
     struct timespec at = epoch;
-    long long ns = (long long)llround(offset * 1e9);
     at.tv_sec += (time_t)(ns / 1000000000);
     at.tv_nsec += (long)(ns % 1000000000);
     if (at.tv_nsec >= 1000000000) {
@@ -85,33 +108,69 @@ static void sleep_until(double trace_t)
 
 static int read_trace(FILE *in)
 {
-    char line[4096];
-    int cap = 0, n_hetsim = 0;
+    char line[65536];
+    int cap = 0, n_messages = 0, n_ends = 0;
     while (fgets(line, sizeof line, in)) {
-        int id, from, to, agent;
+        int id, from, to, used;
         double amount, start, transfer, end, flops, up, down, lat;
         if (sscanf(line, "agents %d", &n_nodes) == 1) {
             if (n_nodes < 2 || n_nodes > MAX_NODES) return -1;
-        } else if (sscanf(line, "agent %d %lf %lf %lf %lf", &agent, &flops, &up, &down, &lat) == 5) {
-            if (agent < 0 || agent >= n_nodes) return -1;
-            latency[agent] = lat;
-        } else if (sscanf(line, "task %d m %d %d %lf %lf", &id, &from, &to, &amount, &start) == 5) {
-            if (from < 0 || from >= n_nodes || to < 0 || to >= n_nodes || from == to || amount < 1) return -1;
-            if (n_messages == cap) {
-                cap = cap ? 2 * cap : 64;
-                messages = realloc(messages, (size_t)cap * sizeof *messages);
+        } else if (sscanf(line, "agent %d %lf %lf %lf %lf", &from, &flops, &up, &down, &lat) == 5) {
+            if (from < 0 || from >= n_nodes || !(flops > 0)) return -1;
+            speed[from] = flops;
+            latency[from] = lat;
+        } else if (strncmp(line, "task ", 5) == 0) {
+            Task t = {.to = -1, .end = NAN, .send_fd = -1, .recv_fd = -1};
+            char kind;
+            if (sscanf(line, "task %d %c%n", &id, &kind, &used) != 2 || id != n_tasks) return -1;
+            t.id = id;
+            t.kind = kind;
+            if (kind == 'm') {
+                if (sscanf(line + used, "%d %d %lf %lf", &from, &to, &amount, &start) != 4 || from < 0 ||
+                    from >= n_nodes || to < 0 || to >= n_nodes || from == to || amount < 1)
+                    return -1;
+                t.to = to;
+                n_messages++;
+            } else if (kind == 'c') {
+                if (sscanf(line + used, "%d %lf %lf", &from, &amount, &start) != 3 || from < 0 || from >= n_nodes)
+                    return -1;
+                t.end = start + amount / speed[from];
+            } else {
+                return -1;
             }
-            messages[n_messages++] = (Message){.id = id, .from = from, .to = to, .bytes = lround(amount),
-                                               .start = start, .hetsim_end = NAN, .send_fd = -1, .recv_fd = -1};
+            t.from = from;
+            t.amount = amount;
+            t.start = start;
+            if (n_tasks == cap) {
+                cap = cap ? 2 * cap : 64;
+                tasks = realloc(tasks, (size_t)cap * sizeof *tasks);
+            }
+            tasks[n_tasks++] = t;
         } else if (sscanf(line, "# hetsim %d %lf %lf", &id, &transfer, &end) == 3) {
-            if (n_messages == 0 || messages[n_messages - 1].id != id) return -1;
-            messages[n_messages - 1].hetsim_end = end;
-            n_hetsim++;
+            if (n_tasks == 0 || tasks[n_tasks - 1].id != id || tasks[n_tasks - 1].kind != 'm') return -1;
+            tasks[n_tasks - 1].end = end;
+            n_ends++;
         } else if (strncmp(line, "backbone", 8) == 0) {
             return -1; /* a link every message crosses: not emulated */
         }
     }
-    return n_messages > 0 && n_hetsim == n_messages ? 0 : -1;
+    return n_messages > 0 && n_ends == n_messages ? 0 : -1;
+}
+
+/* Every task's causes: the tasks that ended when it started (within 1e-9 s, since a
+ * computation's end is recomputed from its FLOPs), started before it or at the same
+ * time earlier in the trace. Quadratic: a case has tens of tasks. */
+static void find_causes(void)
+{
+    for (int i = 0; i < n_tasks; i++) {
+        Task *t = &tasks[i];
+        t->causes = malloc((size_t)n_tasks * sizeof *t->causes);
+        for (int j = 0; j < n_tasks; j++) {
+            const Task *c = &tasks[j];
+            if (j != i && fabs(c->end - t->start) <= 1e-9 && (c->start < t->start || (c->start == t->start && j < i)))
+                t->causes[t->n_causes++] = j;
+        }
+    }
 }
 
 /* ---- connections ---- */
@@ -142,7 +201,7 @@ static void node_address(const char *subnet, int node, struct sockaddr_in *a)
 
 /* Opens message m's connection: a listener in the receiver's namespace, a connected
  * socket in the sender's, the accepted end back in the receiver's. 0 or -1. */
-static int connect_message(Message *m, const char *prefix, const char *subnet)
+static int connect_message(Task *m, const char *prefix, const char *subnet)
 {
     struct sockaddr_in addr;
     socklen_t len = sizeof addr;
@@ -171,67 +230,107 @@ fail:
 
 /* ---- the replay ---- */
 
-static void *send_message(void *arg)
+/* Waits for t's causes; returns when the last of them ended here (its trace time when it
+ * has none). A failed cause fails t. */
+static double wait_for_causes(Task *t)
 {
-    Message *m = arg;
+    if (t->n_causes == 0) {
+        sleep_until(t->start);
+        return t->start;
+    }
+    double last = -INFINITY;
+    pthread_mutex_lock(&lock);
+    for (int k = 0; k < t->n_causes; k++) {
+        const Task *c = &tasks[t->causes[k]];
+        while (!c->done) pthread_cond_wait(&changed, &lock);
+        if (c->tcp_end > last) last = c->tcp_end;
+        if (c->failed) t->failed = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return last;
+}
+
+static void finish(Task *t, int failed)
+{
+    pthread_mutex_lock(&lock);
+    t->tcp_end = now();
+    t->failed |= failed;
+    t->done = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&lock);
+}
+
+static void *run_task(void *arg)
+{
+    Task *t = arg;
+    t->tcp_start = wait_for_causes(t);
+    if (t->kind == 'c') {
+        sleep_until(t->tcp_start + (t->end - t->start));
+        finish(t, 0);
+        return NULL;
+    }
     static const char zeros[65536];
-    sleep_until(m->start + (latency[m->from] > latency[m->to] ? latency[m->from] : latency[m->to]));
-    m->tcp_transfer = t0 + since_epoch();
-    long left = m->bytes;
+    sleep_until(t->tcp_start + (latency[t->from] > latency[t->to] ? latency[t->from] : latency[t->to]));
+    t->tcp_transfer = now();
+    long left = t->failed ? 0 : lround(t->amount);
     while (left > 0) {
-        ssize_t w = write(m->send_fd, zeros, (size_t)(left < (long)sizeof zeros ? left : (long)sizeof zeros));
+        ssize_t w = write(t->send_fd, zeros, (size_t)(left < (long)sizeof zeros ? left : (long)sizeof zeros));
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            m->failed = 1;
-            return NULL;
-        }
+        if (w <= 0) break;
         left -= w;
     }
-    shutdown(m->send_fd, SHUT_WR);
+    shutdown(t->send_fd, SHUT_WR); /* a failed sender: its receiver reads an end of file */
     return NULL;
 }
 
 static void *receive_message(void *arg)
 {
-    Message *m = arg;
+    Task *m = arg;
     static char sink[65536]; /* shared: the bytes are never looked at */
-    long got = 0;
-    while (got < m->bytes) {
+    long got = 0, want = lround(m->amount);
+    while (got < want) {
         ssize_t r = read(m->recv_fd, sink, sizeof sink);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            m->failed = 1;
-            return NULL;
-        }
+        if (r <= 0) break;
         got += r;
     }
-    m->tcp_end = t0 + since_epoch();
+    finish(m, got < want);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: tcp_replay NETNS_PREFIX SUBNET [CONGESTION] < TRACE\n");
+    int open_loop = 0, a = 1;
+    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
+        if (strcmp(argv[a], "--open-loop") == 0) open_loop = 1;
+        else if (strcmp(argv[a], "--congestion") == 0 && a + 1 < argc) congestion = argv[++a];
+        else break;
+    }
+    if (argc - a != 2) {
+        fprintf(stderr, "usage: tcp_replay [--open-loop] [--congestion CC] NETNS_PREFIX SUBNET < TRACE\n");
         return 2;
     }
-    if (argc == 4) congestion = argv[3];
     if (read_trace(stdin) != 0) {
         fprintf(stderr, "tcp_replay: bad trace (oracle_check export's format, messages with hetsim times, "
                         "no backbone, at most %d nodes)\n", MAX_NODES);
         return 2;
     }
+    if (open_loop) {
+        for (int i = 0; i < n_tasks; i++) tasks[i].causes = NULL;
+    } else {
+        find_causes();
+    }
     int home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), status = 0;
     t0 = INFINITY;
-    for (int k = 0; k < n_messages; k++) {
-        if (messages[k].start < t0) t0 = messages[k].start;
-        if (status == 0 && connect_message(&messages[k], argv[1], argv[2]) != 0) status = 1;
+    for (int i = 0; i < n_tasks; i++) {
+        if (tasks[i].start < t0) t0 = tasks[i].start;
+        if (status == 0 && tasks[i].kind == 'm' && connect_message(&tasks[i], argv[a], argv[a + 1]) != 0) status = 1;
     }
     if (home >= 0) {
         setns(home, CLONE_NEWNET);
         close(home);
     }
-    pthread_t *threads = calloc(2 * (size_t)n_messages, sizeof *threads);
+    pthread_t *threads = calloc(2 * (size_t)n_tasks, sizeof *threads);
     int started = 0;
     if (status == 0) {
         clock_gettime(CLOCK_MONOTONIC, &epoch);
@@ -240,21 +339,31 @@ int main(int argc, char **argv)
             epoch.tv_sec++;
             epoch.tv_nsec -= 1000000000;
         }
-        for (int k = 0; k < n_messages && status == 0; k++) {
-            if (pthread_create(&threads[started], NULL, receive_message, &messages[k]) == 0) started++;
-            else status = 1;
-            if (status == 0 && pthread_create(&threads[started], NULL, send_message, &messages[k]) == 0) started++;
+        for (int i = 0; i < n_tasks && status == 0; i++) {
+            if (tasks[i].kind == 'm') {
+                if (pthread_create(&threads[started], NULL, receive_message, &tasks[i]) == 0) started++;
+                else status = 1;
+            }
+            if (status == 0 && pthread_create(&threads[started], NULL, run_task, &tasks[i]) == 0) started++;
             else status = 1;
         }
-        if (status != 0) { /* the receivers already started read an end of file and stop */
+        if (status != 0) { /* what started ends: every receiver reads an end of file, every waiter a failure */
             fprintf(stderr, "tcp_replay: cannot start a thread\n");
-            for (int k = 0; k < n_messages; k++) shutdown(messages[k].send_fd, SHUT_RDWR);
+            pthread_mutex_lock(&lock);
+            for (int i = 0; i < n_tasks; i++) {
+                if (tasks[i].kind == 'm') shutdown(tasks[i].send_fd, SHUT_RDWR);
+                else if (!tasks[i].done) tasks[i].done = tasks[i].failed = 1;
+            }
+            pthread_cond_broadcast(&changed);
+            pthread_mutex_unlock(&lock);
         }
     }
     for (int k = 0; k < started; k++) pthread_join(threads[k], NULL);
     free(threads);
-    for (int k = 0; k < n_messages; k++) {
-        Message *m = &messages[k];
+    for (int i = 0; i < n_tasks; i++) {
+        Task *m = &tasks[i];
+        free(m->causes);
+        if (m->kind != 'm') continue;
         struct tcp_info info;
         socklen_t len = sizeof info;
         if (m->send_fd >= 0 && getsockopt(m->send_fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0)
@@ -266,9 +375,9 @@ int main(int argc, char **argv)
             status = 1;
         }
         if (status == 0)
-            printf("message %d %d %d %ld %.9f %.9f %.9f %.9f %u\n", m->id, m->from, m->to, m->bytes, m->start,
-                   m->hetsim_end, m->tcp_transfer, m->tcp_end, m->retransmits);
+            printf("message %d %d %d %.0f %.9f %.9f %.9f %.9f %.9f %u\n", m->id, m->from, m->to, m->amount, m->start,
+                   m->end, m->tcp_start, m->tcp_transfer, m->tcp_end, m->retransmits);
     }
-    free(messages);
+    free(tasks);
     return status;
 }
