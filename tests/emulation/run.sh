@@ -48,10 +48,11 @@
 # no check passes there by not running).
 #
 # Cleanup: every qdisc, link and namespace is removed by name on exit, also on an error
-# or INT/TERM (trap; SIGKILL cannot be caught), and the script then lists the namespaces
-# to show none is left. At the end it forces two failures in child runs (a command that
-# fails after the network is built, and SIGTERM in the middle of a replay) and checks
-# that their namespaces are gone too.
+# or INT/TERM (trap), and the script then lists the namespaces to show none is left.
+# SIGKILL cannot be caught: the next run removes the namespaces of runs that are gone.
+# At the end the suite forces two failures in child runs (a command that fails after the
+# network is built, and SIGTERM in the middle of a replay) and checks that their
+# namespaces are gone too.
 #
 # Usage: run.sh [--repeat N] [--only CASE] [--verbose] [--report-only]
 #               [--wire-factor F] [--queue PACKETS] [--acks-shaped] [--congestion CC]
@@ -151,6 +152,16 @@ if ! probe=$(ip netns add "${prefix}probe" 2>&1); then
   exit 0
 fi
 ip netns del "${prefix}probe"
+# A run killed by SIGKILL cannot clean up: the namespaces of runs whose process is gone
+# (names hse<PID>-..., hse<PID>f-..., hse<PID>t-...) are removed by name here.
+for stale in $(ip netns list | awk '{print $1}' | grep -E '^hse[0-9]+[a-z]?-'); do
+  pid=${stale#hse}
+  pid=${pid%%[!0-9]*}
+  if ! kill -0 "$pid" 2>/dev/null; then
+    say "removing $stale, left by run $pid (no longer running)"
+    ip netns del "$stale"
+  fi
+done
 
 # ---- the network ----
 
@@ -366,20 +377,21 @@ for ((run_index = 1; run_index <= repeat; run_index++)); do
 done
 
 if [ "$repeat" -gt 1 ]; then
-  say "over $repeat runs: median ratio (range), worst message ratio of all runs"
-  echo "| case | group | nodes | messages | hetsim (s) | TCP / hetsim, median | range | worst message | retransmits |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  say "over $repeat runs: median ratio (range), messages within $tolerance in the worst run, worst message of all runs"
+  echo "| case | group | nodes | messages | hetsim (s) | TCP / hetsim, median | range | messages within 3 %, fewest | worst message | retransmits |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   awk '{ key = $1 " " $2; if (!(key in seen)) { order[++n] = key; seen[key] = 1 }
          nodes[key] = $3; count[key] = $4; h[key] = $5; c = ++runs[key]; r[key, c] = $6
          if (!(key in worst) || ($7 > 1 ? $7 - 1 : 1 - $7) > (worst[key] > 1 ? worst[key] - 1 : 1 - worst[key])) worst[key] = $7
-         retrans[key] += $8 }
+         retrans[key] += $8
+         if (!(key in fewest) || $9 < fewest[key]) fewest[key] = $9 }
        END { for (k = 1; k <= n; k++) { key = order[k]; m = runs[key]
                for (i = 1; i <= m; i++) v[i] = r[key, i]
                for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
                med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
                split(key, kk, " ")
-               printf "| %s | %s | %d | %d | %.3f | %.4f | %.4f–%.4f | %.4f | %d |\n", kk[1], kk[2], nodes[key], count[key],
-                 h[key], med, v[1], v[m], worst[key], retrans[key] }
+               printf "| %s | %s | %d | %d | %.3f | %.4f | %.4f–%.4f | %d of %d | %.4f | %d |\n", kk[1], kk[2], nodes[key],
+                 count[key], h[key], med, v[1], v[m], fewest[key], count[key], worst[key], retrans[key] }
        }' "$work/results"
 fi
 
