@@ -274,6 +274,15 @@ shape() {
   [ "$n" -gt "$shaped" ] && shaped=$n
 }
 
+# Packets the leaf queues of nodes 0..N-1 dropped since the case's qdiscs were made (the
+# htb root's own count would repeat them).
+drops() {
+  local n=$1 i
+  { for ((i = 0; i < n; i++)); do tc -n "${prefix}$i" -s qdisc show dev eth0; done
+    for ((i = 0; i < n; i++)); do echo "qdisc show dev p$i"; done | tc -n "${prefix}br" -s -batch -
+  } | awk '/^qdisc/ {leaf = $2 == "pfifo"} leaf && /dropped/ {sub(",", "", $7); sum += $7} END {print sum + 0}'
+}
+
 # ---- the cases ----
 
 work=$(mktemp -d /tmp/hetsim-emulation-XXXXXX)
@@ -358,6 +367,7 @@ for ((run_index = 1; run_index <= repeat; run_index++)); do
       failed=1
       continue
     fi
+    dropped=$(drops "$n")
     if [ "$verbose" -eq 1 ]; then
       awk '{printf "  message %3d %d -> %d %7d B: hetsim %8.4f to %8.4f, TCP %8.4f to %8.4f (first byte %8.4f), %d retransmits\n",
             $2, $3, $4, $5, $6, $7, $8, $10, $9, $11}' "$work/out"
@@ -370,28 +380,31 @@ for ((run_index = 1; run_index <= repeat; run_index++)); do
       fi
       printf 'emulation: %-4s %-13s %-11s %2d nodes %3d messages: hetsim %7.3f s, TCP %7.3f s, ratio %.4f, ' \
         "$verdict" "$name" "$group" "$n" "$count" "$hetsim" "$tcp" "$ratio"
-      printf 'messages: %d of %d within, worst %.4f; %d retransmits\n' "$within" "$count" "$worst" "$retrans"
-      echo "$name $group $n $count $hetsim $ratio $worst $retrans $within" >>"$work/results"
+      printf 'messages: %d of %d within, worst %.4f; %d retransmits, %d drops in the case\n' "$within" "$count" "$worst" \
+        "$retrans" "$dropped"
+      echo "$name $group $n $count $hetsim $ratio $worst $retrans $within $dropped" >>"$work/results"
     done < <(compare "$groups" "$n" <"$work/out")
   done
 done
 
 if [ "$repeat" -gt 1 ]; then
-  say "over $repeat runs: median ratio (range), messages within $tolerance in the worst run, worst message of all runs"
-  echo "| case | group | nodes | messages | hetsim (s) | TCP / hetsim, median | range | messages within 3 %, fewest | worst message | retransmits |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  say "over $repeat runs: median ratio (range), messages within $tolerance in the worst run, worst message of all runs," \
+    "retransmits and drops summed over the runs"
+  echo "| case | group | nodes | messages | hetsim (s) | TCP / hetsim, median | range | messages within 3 %, fewest | worst message | retransmits | drops in the case |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   awk '{ key = $1 " " $2; if (!(key in seen)) { order[++n] = key; seen[key] = 1 }
          nodes[key] = $3; count[key] = $4; h[key] = $5; c = ++runs[key]; r[key, c] = $6
          if (!(key in worst) || ($7 > 1 ? $7 - 1 : 1 - $7) > (worst[key] > 1 ? worst[key] - 1 : 1 - worst[key])) worst[key] = $7
-         retrans[key] += $8
+         retrans[key] += $8; dropped[key] += $10
          if (!(key in fewest) || $9 < fewest[key]) fewest[key] = $9 }
        END { for (k = 1; k <= n; k++) { key = order[k]; m = runs[key]
                for (i = 1; i <= m; i++) v[i] = r[key, i]
                for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
                med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
                split(key, kk, " ")
-               printf "| %s | %s | %d | %d | %.3f | %.4f | %.4f–%.4f | %d of %d | %.4f | %d |\n", kk[1], kk[2], nodes[key],
-                 count[key], h[key], med, v[1], v[m], fewest[key], count[key], worst[key], retrans[key] }
+               printf "| %s | %s | %d | %d | %.3f | %.4f | %.4f–%.4f | %d of %d | %.4f | %d | %d |\n", kk[1], kk[2],
+                 nodes[key], count[key], h[key], med, v[1], v[m], fewest[key], count[key], worst[key], retrans[key],
+                 dropped[key] }
        }' "$work/results"
 fi
 
