@@ -105,7 +105,7 @@ while [ $# -gt 0 ]; do
     --fail-after-setup) fail_after_setup=1; shift ;;
     --ready-file) ready_file=$2; shift 2 ;;
     --no-cleanup-check) cleanup_check=0; shift ;;
-    *) echo "usage: run.sh [--repeat N] [--only CASE] [--wire-factor F] [--report-only]" >&2; exit 2 ;;
+    *) echo "run.sh: unknown option '$1' (the options are in the script's header)" >&2; exit 2 ;;
   esac
 done
 
