@@ -6,14 +6,14 @@
 #define SIM_METHOD_H
 
 #include "base/hs_error.h"
-#include "sim/queue.h"
-#include "sim/scenario_schema.h"
+#include "sim/kernel/queue.h"
+#include "sim/scenario/scenario_schema.h"
 
 struct Engine;
 
 struct Scenario;
 
-/* A method's [method] keys are rows of the scenario schema (sim/scenario_schema.h) with
+/* A method's [method] keys are rows of the scenario schema (sim/scenario/scenario_schema.h) with
  * the types SCHEMA_INT, SCHEMA_REAL, SCHEMA_CHOICE, SCHEMA_STEPS, SCHEMA_TIME and
  * SCHEMA_WORD_OR_REAL; `fallback` is the default written into runs.config.
  * scenario_resolve checks every value of every method named in the file against its
@@ -36,7 +36,7 @@ enum {
                                          * a model and no data ([server] or [servers] count = 1) */
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
-    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/privacy.h) */
+    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
 };
 
 typedef struct MethodOps {

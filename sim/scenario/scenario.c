@@ -1,0 +1,341 @@
+/* scenario.c — validation and resolution of scenario documents: unknown names, the
+ * checks across keys of [run] [data] [model] [topology] [agents] [server] [servers], and
+ * the order of it all. Every key is a row of the schema (scenario_schema.c), read by
+ * scenario_read.c; [method] is scenario_method.c, [network] [compression] [byzantine]
+ * [privacy] are scenario_options.c.
+ * Order matters for good messages: unknown sections and keys are reported first (they
+ * are usually typos that would otherwise surface as a confusing "missing key"), then
+ * each section is resolved top to bottom. */
+/* realpath() is XSI */
+#define _XOPEN_SOURCE 700
+#include "sim/scenario/scenario.h"
+
+#include "base/names.h"
+#include "sim/methods/method.h"
+#include "sim/scenario/scenario_resolver.h"
+#include "sim/world/topology.h"
+
+#include <ctype.h>
+#include <gsl/gsl_cdf.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Unknown sections and keys, with the nearest known name. [method] and [sweep] keys are
+ * checked later (against the method's table; by resolving each sweep point). */
+static int scenario_check_names(Resolver *r)
+{
+    IniDoc *doc = r->doc;
+    char hint[128];
+    const char *sections[32];
+    int n_sections = 0;
+    for (const SchemaSection *s = schema_sections(); s->name && n_sections < 31; s++)
+        if (strchr(s->name, '.') == NULL) sections[n_sections++] = s->name;
+    sections[n_sections] = NULL;
+    for (int i = 0; i < doc->n_sections; i++) {
+        const char *s = doc->sections[i];
+        if (schema_section(s) == NULL && scenario_method_section(s) == NULL) {
+            names_suggest(s, sections, hint, sizeof hint);
+            char where[INIDOC_VALUE_MAX + 160];
+            if (doc->section_lines[i] > 0) snprintf(where, sizeof where, "%s:%d", doc->file, doc->section_lines[i]);
+            else scenario_section_where(doc, s, where, sizeof where);
+            return hs_diag_set(r->diag, HS_E_INPUT, where, 0, "unknown section [%s]%s", s, hint);
+        }
+    }
+    for (int i = 0; i < doc->count; i++) {
+        IniEntry *e = &doc->entries[i];
+        const SchemaSection *section = schema_section(e->section);
+        if (section == NULL || section->id == SCHEMA_IN_METHOD || section->id == SCHEMA_IN_SWEEP) continue;
+        if (schema_find(section->id, e->key) != NULL) continue;
+        const char *keys[64];
+        schema_key_names(section->id, keys, 64);
+        char where[INIDOC_VALUE_MAX + 160];
+        names_suggest(e->key, keys, hint, sizeof hint);
+        return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
+                           "unknown key '%s' in [%s]%s", e->key, e->section, hint);
+    }
+    return HS_OK;
+}
+
+static int scenario_resolve_run(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    int status = schema_read_section(r, SCHEMA_IN_RUN, "run", NULL);
+    if (status != HS_OK) return status;
+    if (sc->rounds == 0 && !isfinite(sc->time_budget) && sc->target_accuracy == 0)
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
+                           "[run] needs a stop: rounds, time_budget or target_accuracy");
+    if (sc->target_accuracy > 0 && sc->mode == RUN_MODE_TIMING && sc->rounds == 0 && !isfinite(sc->time_budget))
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
+                           "[run] target_accuracy needs mode = train (timing mode measures no accuracy); "
+                           "add rounds or time_budget");
+    return HS_OK;
+}
+
+/* [data] channels, height, width: synthetic features seen as an image, so that the CNN
+ * and the ResNet run on synthetic data at any input size (timing mode at CIFAR's 3x32x32).
+ * Any of the three given: the others default to 1 and features is their product (a
+ * `features` that disagrees is an error). With fashion-mnist they are an error: its
+ * images are 1x28x28. */
+static int scenario_resolve_image_shape(Resolver *r, DataSpec *d)
+{
+    IniEntry *given[3] = {inidoc_find(r->doc, "data", "channels"), inidoc_find(r->doc, "data", "height"),
+                          inidoc_find(r->doc, "data", "width")};
+    IniEntry *first = given[0] ? given[0] : given[1] ? given[1] : given[2];
+    if (!first) {
+        d->channels = d->height = d->width = 0;
+        return HS_OK;
+    }
+    if (d->dataset != DATA_SYNTHETIC)
+        return scenario_bad(r, first, "%s", "shapes synthetic data only (fashion-mnist images are 1x28x28)");
+    long long product = (long long)d->channels * d->height * d->width;
+    char why[160];
+    if (product > (1 << 20)) {
+        snprintf(why, sizeof why, "channels x height x width = %lld, more than 2^20 features", product);
+        return scenario_bad(r, first, "%s", why);
+    }
+    IniEntry *features = inidoc_find(r->doc, "data", "features");
+    if (features && product != d->features) {
+        snprintf(why, sizeof why, "%d disagrees with channels x height x width = %lld (leave it out)", d->features,
+                 product);
+        return scenario_bad(r, features, "%s", why);
+    }
+    d->features = (int)product;
+    return HS_OK;
+}
+
+/* [data]: its rows, then the image shape and what the data set fixes of the model's input.
+ * domains, test_domains and lambda are checked whatever the partition (every value is)
+ * and used by partition = domains only. */
+static int scenario_resolve_data(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    DataSpec *d = &sc->data;
+    int status;
+    if ((status = schema_read_section(r, SCHEMA_IN_DATA, "data", NULL)) != HS_OK ||
+        (status = scenario_resolve_image_shape(r, d)) != HS_OK)
+        return status;
+    if (d->partition == PART_DOMAINS && d->dataset != DATA_FASHION_MNIST)
+        return scenario_bad(r, inidoc_find(r->doc, "data", "partition"), "%s",
+                            "domains are rotations of images: it needs dataset = fashion-mnist");
+    ModelSpec *m = &sc->model;
+    if (d->dataset == DATA_FASHION_MNIST) {
+        m->in_channels = 1;
+        m->in_height = m->in_width = 28;
+        m->classes = 10;
+        d->features = 784;
+        d->classes = 10;
+        sc->dataset_train_size = 60000;
+        sc->dataset_test_size = 10000;
+    } else if (d->channels > 0) {
+        m->in_channels = d->channels;
+        m->in_height = d->height;
+        m->in_width = d->width;
+        m->classes = d->classes;
+        sc->dataset_train_size = d->train_samples;
+        sc->dataset_test_size = d->test_samples > 0 ? d->test_samples : d->train_samples / 6 + 1;
+    } else {
+        m->in_channels = d->features;
+        m->in_height = m->in_width = 1;
+        m->classes = d->classes;
+        sc->dataset_train_size = d->train_samples;
+        sc->dataset_test_size = d->test_samples > 0 ? d->test_samples : d->train_samples / 6 + 1;
+    }
+    if (d->test_samples > sc->dataset_test_size && d->dataset == DATA_FASHION_MNIST)
+        return scenario_bad(r, inidoc_find(r->doc, "data", "test_samples"), "%s",
+                            "more than the 10000 test images");
+    return HS_OK;
+}
+
+static int scenario_resolve_model(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    ModelSpec *m = &sc->model;
+    int status = schema_read_section(r, SCHEMA_IN_MODEL, "model", NULL);
+    if (status != HS_OK) return status;
+    /* ResNet: GroupNorm in 8 groups (see models/resnet.h) */
+    m->norm_groups = 8;
+    int features = m->in_channels * m->in_height * m->in_width;
+    if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
+        int line = inidoc_section_line(r->doc, "model");
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line,
+                           "[model] arch = %s needs image data (fashion-mnist, or synthetic with channels, height "
+                           "and width), not %d features",
+                           m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet", features);
+    }
+    ModelProfile profile;
+    if (model_profile(m, &profile) != HS_OK)
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"),
+                           "[model] does not describe a valid network");
+    return HS_OK;
+}
+
+static int scenario_resolve_topology(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    sc->topology_line = inidoc_section_line(r->doc, "topology") > 0 ? inidoc_section_line(r->doc, "topology") : 0;
+    return schema_read_section(r, SCHEMA_IN_TOPOLOGY, "topology", NULL);
+}
+
+static int scenario_resolve_agents(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    if (!inidoc_has_section(r->doc, "agents"))
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "missing section [agents]");
+    int status;
+    IniEntry *count_entry = inidoc_find(r->doc, "agents", "count");
+    AgentGroupSpec *base = &sc->groups[0];
+    snprintf(base->name, sizeof base->name, "default");
+    base->line = inidoc_section_line(r->doc, "agents");
+    if ((status = schema_read_section(r, SCHEMA_IN_AGENTS, "agents", base))) return status;
+    sc->n_groups = 1;
+    int taken = 0;
+    for (int i = 0; i < r->doc->n_sections; i++) {
+        const char *s = r->doc->sections[i];
+        if (!scenario_is_group(s)) continue;
+        int line = r->doc->section_lines[i];
+        if (sc->n_groups == SCENARIO_MAX_GROUPS)
+            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line, "more than %d agent groups",
+                               SCENARIO_MAX_GROUPS - 1);
+        /* a group starts as [agents] and takes what it sets (its name whole: no byte of
+         * "default" left after it) */
+        AgentGroupSpec *g = &sc->groups[sc->n_groups++];
+        *g = *base;
+        memset(g->name, 0, sizeof g->name);
+        snprintf(g->name, sizeof g->name, "%s", s + 7);
+        g->line = line;
+        if ((status = schema_read_section(r, SCHEMA_IN_GROUP, s, g))) return status;
+        taken += g->count;
+        if (taken > sc->n_agents) {
+            IniEntry *e = inidoc_find(r->doc, s, "count");
+            char why[160];
+            snprintf(why, sizeof why, "groups take %d agents, but [agents] count is %d", taken, sc->n_agents);
+            return scenario_bad(r, e, "%s", why);
+        }
+    }
+    base->count = sc->n_agents - taken;
+    if (sc->mode == RUN_MODE_TRAIN && sc->n_agents > sc->dataset_train_size)
+        return scenario_bad(r, count_entry, "%s", "more agents than training samples");
+    return HS_OK;
+}
+
+
+/* [server] or [servers]: resolved whenever present (so a sweep over methods validates it
+ * once), but simulated only for a method that uses servers; such a method without one
+ * is an error, and so is a count above 1 for a method with one server. */
+static int scenario_resolve_server(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    const MethodOps *ops = method_lookup(sc->method);
+    int uses = (ops->capabilities & METHOD_USES_SERVER) != 0, edge = (ops->capabilities & METHOD_EDGE_SERVERS) != 0;
+    int one = inidoc_has_section(r->doc, "server"), many = inidoc_has_section(r->doc, "servers");
+    sc->has_server = one || many;
+    sc->servers_section = many;
+    sc->server_count = 1;
+    if (one && many) {
+        char where[INIDOC_VALUE_MAX + 160];
+        int line = inidoc_section_line(r->doc, "servers");
+        if (line > 0) snprintf(where, sizeof where, "%s:%d", r->doc->file, line);
+        else scenario_section_where(r->doc, "servers", where, sizeof where);
+        return hs_diag_set(r->diag, HS_E_INPUT, where, 0,
+                           "[servers] and [server] are both given: keep [server] for one server or [servers] "
+                           "(with count) for edge servers");
+    }
+    if (!sc->has_server) {
+        if (uses)
+            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0,
+                               "method %s needs a %s section (compute, bandwidth or uplink and downlink, "
+                               "latency%s)", sc->method, edge ? "[servers]" : "[server]",
+                               edge ? ", count: the edge servers" : ": the parameter server");
+        return HS_OK;
+    }
+    AgentGroupSpec *g = &sc->groups[sc->n_groups];
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "server");
+    g->line = inidoc_section_line(r->doc, many ? "servers" : "server");
+    int status = many ? schema_read_section(r, SCHEMA_IN_SERVERS, "servers", g)
+                      : schema_read_section(r, SCHEMA_IN_SERVER, "server", g);
+    if (status != HS_OK) return status;
+    g->count = sc->server_count;
+    sc->n_servers = uses ? sc->server_count : 0;
+    return HS_OK;
+}
+
+/* After [agents]: whether the graph can be built over this many agents, whatever the
+ * method (an impossible [topology] is an error even where no method reads it). A
+ * problem is reported at the key that sets it: degree for random-regular, else graph. */
+static int scenario_check_topology(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    IniEntry *e = sc->topology == TOPO_RANDOM_REGULAR ? inidoc_find(r->doc, "topology", "degree") : NULL;
+    if (e == NULL) e = inidoc_find(r->doc, "topology", "graph");
+    char where[INIDOC_VALUE_MAX + 160];
+    const char *file = r->doc->file;
+    int line = sc->topology_line;
+    if (e && e->origin == INIDOC_FROM_SET) {
+        file = inidoc_entry_where(e, where, sizeof where);
+        line = 0;
+    } else if (e) {
+        line = e->line;
+    }
+    /* edge-server methods run the graph over their servers */
+    int nodes = (method_lookup(sc->method)->capabilities & METHOD_EDGE_SERVERS) && sc->has_server ? sc->server_count
+                                                                                                : sc->n_agents;
+    return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
+}
+
+/* partition = domains sets every agent's samples (the partition deals the domains'
+ * rows): a `samples` key is then an error at that key. */
+static int scenario_check_domains(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    if (sc->data.partition != PART_DOMAINS) return HS_OK;
+    for (int g = 0; g < sc->n_groups; g++) {
+        const char *section = g == 0 ? "agents" : NULL;
+        char group[INIDOC_NAME_MAX + 8];
+        if (g > 0) {
+            snprintf(group, sizeof group, "agents.%s", sc->groups[g].name);
+            section = group;
+        }
+        IniEntry *e = inidoc_find(r->doc, section, "samples");
+        if (e)
+            return scenario_bad(r, e, "%s",
+                                "[data] partition = domains deals each agent its rows of the domains, so it sets "
+                                "every agent's samples (remove the key)");
+    }
+    return HS_OK;
+}
+
+int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
+{
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->file, sizeof sc->file, "%s", doc->file);
+    Resolver r = {.doc = doc, .sc = sc, .diag = diag};
+    int status;
+    if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
+        (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
+        (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
+        (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_server(&r)) ||
+        (status = scenario_check_topology(&r)) ||
+        (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
+        (status = scenario_resolve_compression(&r)) ||
+        (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)))
+        return status;
+    sc->has_sweep = inidoc_has_section(doc, "sweep");
+    const MethodOps *ops = method_lookup(sc->method);
+    return ops->validate ? ops->validate(sc, diag) : HS_OK;
+}
+
+int scenario_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
+                  HsDiag *diag)
+{
+    IniDoc doc;
+    int status = inidoc_load(path, &doc, diag);
+    for (int i = 0; status == HS_OK && i < n_overrides; i++) status = inidoc_apply_set(&doc, overrides[i], diag);
+    if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
+    inidoc_free(&doc);
+    return status;
+}

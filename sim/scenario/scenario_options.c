@@ -1,0 +1,178 @@
+/* scenario_options.c — the optional sections whose valid values depend on the method and
+ * the agents: [network], [compression], [byzantine], [privacy]. Resolved after [method] and
+ * [agents]; the method's capabilities (MethodOps.capabilities) say what applies. */
+#include "sim/scenario/scenario_resolver.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int scenario_method_can(const Scenario *sc, int capability)
+{
+    return (method_lookup(sc->method)->capabilities & capability) != 0;
+}
+
+/* "a, b and c": the methods with a capability, for messages. */
+static void scenario_methods_with(int capability, char *out, size_t size)
+{
+    const MethodOps *const *all = method_all();
+    int total = 0, written = 0;
+    for (int i = 0; all[i]; i++) total += (all[i]->capabilities & capability) != 0;
+    out[0] = '\0';
+    for (int i = 0; all[i]; i++) {
+        if (!(all[i]->capabilities & capability)) continue;
+        const char *sep = written == 0 ? "" : written == total - 1 ? " and " : ", ";
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", sep, all[i]->name);
+        written++;
+    }
+}
+
+/* [network]: the link-sharing model. Keys the chosen model does not use are accepted (so a
+ * sweep can vary the model) and reset to their defaults, like [compression]'s. */
+int scenario_resolve_network(Resolver *r)
+{
+    int status = schema_read_section(r, SCHEMA_IN_NETWORK, "network", NULL);
+    if (status == HS_OK) schema_reset_section(r, SCHEMA_IN_NETWORK);
+    return status;
+}
+
+/* [compression]: after [method] and [agents], since what is valid depends on both. Keys
+ * the chosen scheme or method does not use are accepted (so a sweep can vary the scheme)
+ * and reset to their defaults, so the resolved scenario and runs.config leave them out. */
+int scenario_resolve_compression(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    CompressionSpec *c = &sc->compression;
+    if (!inidoc_has_section(r->doc, "compression")) return HS_OK;
+    c->present = 1;
+    c->line = inidoc_section_line(r->doc, "compression");
+    if (c->line < 0) c->line = 0;
+    int status = schema_read_section(r, SCHEMA_IN_COMPRESSION, "compression", NULL);
+    if (status != HS_OK) return status;
+    schema_reset_section(r, SCHEMA_IN_COMPRESSION);
+    if (c->scheme == COMPRESS_NONE) return HS_OK;
+    char message[400], methods[200];
+    if (!scenario_method_can(sc, METHOD_COMPRESSES)) {
+        static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
+        scenario_methods_with(METHOD_COMPRESSES, methods, sizeof methods);
+        snprintf(message, sizeof message,
+                 "scheme = %s: compression applies to %s, not to method %s "
+                 "(remove the section or set scheme = none)", schemes[c->scheme], methods, sc->method);
+        return scenario_section_bad(r, "compression", message);
+    }
+    if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {
+        snprintf(message, sizeof message,
+                 "%s sends C(x_i - xhat_i), the difference to what its neighbours already hold (CHOCO-SGD), "
+                 "which is its own error feedback: leave feedback = none", sc->method);
+        return scenario_section_bad(r, "compression", message);
+    }
+    if (c->feedback == FEEDBACK_EF || c->feedback == FEEDBACK_DGC) {
+        const IniEntry *f = inidoc_find(r->doc, "compression", "feedback");
+        if (!scenario_method_can(sc, METHOD_ACCUMULATES)) {
+            scenario_methods_with(METHOD_ACCUMULATES, methods, sizeof methods);
+            snprintf(message, sizeof message, "ef and dgc apply to %s, not to method %s", methods, sc->method);
+            return scenario_bad(r, f, "%s", message);
+        }
+        if (c->warm_start)
+            return scenario_bad(r, inidoc_find(r->doc, "compression", "warm_start"), "%s",
+                                "ef and dgc accumulate what was not sent; a dense first message has nothing to "
+                                "correct (set warm_start = 0)");
+    }
+    if (c->feedback == FEEDBACK_DGC) {
+        const IniEntry *f = inidoc_find(r->doc, "compression", "feedback");
+        if (sc->optim.kind != OPTIM_SGD && sc->optim.kind != OPTIM_MOMENTUM)
+            return scenario_bad(r, f, "%s",
+                                "dgc applies the [model] momentum at the agents (momentum correction), so it "
+                                "needs [model] optimizer = momentum or sgd");
+        if (c->worker_momentum)
+            return scenario_bad(r, inidoc_find(r->doc, "compression", "momentum"), "%s",
+                                "dgc moves the momentum to the agents itself (momentum correction): "
+                                "remove momentum = worker");
+    }
+    const MethodParam *participation = scenario_param(sc, "participation");
+    if (participation && participation->number < 1)
+        return scenario_section_bad(r, "compression",
+                                    "compressed model deltas need every agent to average every period: "
+                                    "set [method] participation = 1");
+    if (c->worker_momentum) {
+        const IniEntry *m = inidoc_find(r->doc, "compression", "momentum");
+        if (!scenario_method_can(sc, METHOD_WORKER_MOMENTUM)) {
+            scenario_methods_with(METHOD_WORKER_MOMENTUM, methods, sizeof methods);
+            snprintf(message, sizeof message,
+                     "worker applies to %s only (the other methods step each agent's own optimiser "
+                     "already; remove the key or set momentum = aggregate)", methods);
+            return scenario_bad(r, m, "%s", message);
+        }
+        if (sc->optim.kind != OPTIM_MOMENTUM)
+            return scenario_bad(r, m, "%s",
+                                "worker moves the [model] momentum to the agents, so it needs [model] optimizer "
+                                "= momentum (sgd has none to move; adam's update is not linear in the gradient)");
+    }
+    return HS_OK;
+}
+
+int scenario_resolve_byzantine(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    ByzantineSpec *b = &sc->byzantine;
+    if (!inidoc_has_section(r->doc, "byzantine")) return HS_OK;
+    b->present = 1;
+    b->line = inidoc_section_line(r->doc, "byzantine");
+    if (b->line < 0) b->line = 0;
+    int n = sc->n_agents, status = schema_read_section(r, SCHEMA_IN_BYZANTINE, "byzantine", NULL);
+    if (status != HS_OK) return status;
+    schema_reset_section(r, SCHEMA_IN_BYZANTINE);
+    if (b->aggregator == AGGREGATOR_TRIMMED && 2 * b->trim >= n) {
+        char message[200];
+        snprintf(message, sizeof message, "aggregator = trimmed drops trim values at each end of every coordinate: "
+                 "needs 2 trim < %d agents, found trim = %d (it defaults to count)", n, b->trim);
+        return scenario_section_bad(r, "byzantine", message);
+    }
+    if (b->aggregator == AGGREGATOR_KRUM && n - b->f - 2 < 1) {
+        char message[200];
+        snprintf(message, sizeof message, "aggregator = krum scores each vector by its n - f - 2 nearest neighbours: "
+                 "needs f <= %d with %d agents, found f = %d", n - 3, n, b->f);
+        return scenario_section_bad(r, "byzantine", message);
+    }
+    int robust = b->count > 0 || b->aggregator != AGGREGATOR_MEAN;
+    if (robust && !scenario_method_can(sc, METHOD_ROBUST)) {
+        char message[300], methods[200];
+        scenario_methods_with(METHOD_ROBUST, methods, sizeof methods);
+        snprintf(message, sizeof message, "Byzantine agents and robust aggregators apply to %s, "
+                 "not to method %s", methods, sc->method);
+        return scenario_section_bad(r, "byzantine", message);
+    }
+    if (robust && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
+        return scenario_section_bad(r, "byzantine", "cannot be combined with [compression] (set its scheme = none)");
+    return HS_OK;
+}
+
+/* [privacy]: keys clip = none does not use are accepted (so a sweep can vary clip) and
+ * reset to their defaults, like [compression]'s. */
+int scenario_resolve_privacy(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    PrivacySpec *p = &sc->privacy;
+    if (!inidoc_has_section(r->doc, "privacy")) return HS_OK;
+    p->present = 1;
+    p->line = inidoc_section_line(r->doc, "privacy");
+    if (p->line < 0) p->line = 0;
+    int status = schema_read_section(r, SCHEMA_IN_PRIVACY, "privacy", NULL);
+    if (status != HS_OK) return status;
+    schema_reset_section(r, SCHEMA_IN_PRIVACY);
+    if (p->clip == PRIVACY_CLIP_NONE) return HS_OK;
+    char message[400], methods[200];
+    if (!scenario_method_can(sc, METHOD_PRIVATE)) {
+        scenario_methods_with(METHOD_PRIVATE, methods, sizeof methods);
+        snprintf(message, sizeof message,
+                 "clipping and noise apply to %s, not to method %s (remove the section or set clip = none)", methods,
+                 sc->method);
+        return scenario_section_bad(r, "privacy", message);
+    }
+    if (sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
+        return scenario_section_bad(r, "privacy",
+                                    "cannot be combined with [compression] (the clipped updates and the noise are "
+                                    "dense; set its scheme = none)");
+    return HS_OK;
+}
