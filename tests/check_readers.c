@@ -1192,6 +1192,33 @@ START_TEST(test_device_profile)
 }
 END_TEST
 
+START_TEST(test_device_profile_from_fedscale_script)
+{
+    /* the script's output is what the reader reads: FedScale's units converted once */
+    if (system("command -v python3 > /dev/null 2>&1") != 0 || access("scripts/fedscale-traces", R_OK) != 0) return;
+    Dir d;
+    dir_make(&d);
+    char command[1024];
+    snprintf(command, sizeof command,
+             "python3 -c \"import pickle; pickle.dump({5: {'computation': 20.0, 'communication': 1000.0}, "
+             "9: {'computation': 2.5, 'communication': 40.0}}, open('%s', 'wb'))\" && "
+             "python3 scripts/fedscale-traces --capacity %s --clients 2 --sample-flops 3e6 --latency 0.01 "
+             "--profile %s",
+             in_dir(&d, "cap.pkl"), in_dir(&d, "cap.pkl"), in_dir(&d, "profile.csv"));
+    ck_assert_int_eq(system(command), 0);
+    DeviceProfile p;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_msg(device_profile_read(in_dir(&d, "profile.csv"), &p, &diag) == HS_OK, "%s", diag.message);
+    ck_assert_int_eq(p.n_agents, 2);
+    /* 3e6 FLOP a sample at 3 x 20 ms: 5e7 FLOP/s; 1000 kbit/s: 128,000 B/s */
+    ck_assert(p.compute[0] == 5e7 && p.bandwidth[0] == 128000.0 && p.latency[0] == 0.01);
+    ck_assert(p.compute[1] == 4e8 && p.bandwidth[1] == 5120.0);
+    device_profile_free(&p);
+    dir_remove(&d);
+}
+END_TEST
+
 static Suite *readers_suite(void)
 {
     Suite *s = suite_create("readers");
@@ -1213,6 +1240,7 @@ static Suite *readers_suite(void)
     tcase_add_test(tc, test_cache_hit_stale_corrupt);
     tcase_add_test(tc, test_cache_leaf_writers);
     tcase_add_test(tc, test_device_profile);
+    tcase_add_test(tc, test_device_profile_from_fedscale_script);
     suite_add_tcase(s, tc);
     return s;
 }
