@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -128,16 +129,20 @@ int dataset_read_idx(const char *file, int expect_dims, uint8_t **data, int dims
 void dataset_free(Dataset *ds)
 {
     if (!ds) return;
-    free(ds->train_pixels);
-    free(ds->test_pixels);
-    free(ds->train_x);
-    free(ds->test_x);
-    free(ds->train_y);
-    free(ds->test_y);
+    if (ds->mapping) {
+        munmap(ds->mapping, ds->mapping_size);
+    } else {
+        free(ds->train_pixels);
+        free(ds->test_pixels);
+        free(ds->train_x);
+        free(ds->test_x);
+        free(ds->train_y);
+        free(ds->test_y);
+        free(ds->writer_start);
+        free(ds->writer_names);
+    }
     free(ds->norm_mean);
     free(ds->norm_std);
-    free(ds->writer_start);
-    free(ds->writer_names);
     free(ds);
 }
 

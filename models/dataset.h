@@ -64,6 +64,11 @@ typedef struct Dataset {
     int *writer_start;  /* (n_writers + 1) */
     char *writer_names; /* the writers' ids, each NUL-terminated, one after the other */
     size_t writer_names_size;
+    /* Not NULL when the arrays above (samples, labels, writers) lie in a private mapping of
+     * a decoded-data cache file (dataset_cache.c): dataset_free unmaps it instead of
+     * freeing them. Writes (the domains' rotation) copy the pages they touch. */
+    void *mapping;
+    size_t mapping_size;
 } Dataset;
 
 /* How dataset_open reads a data set. Zero-initialised options are the defaults. */
