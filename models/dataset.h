@@ -165,11 +165,14 @@ static inline int dataset_domain_size(int n, int n_domains, int d)
  * rounded to the nearest byte. 0 degrees copies; multiples of 90 move pixels exactly. */
 void dataset_rotate(const uint8_t *in, uint8_t *out, int height, int width, double degrees);
 
-/* Loads or generates the data of spec into a new *out (free with dataset_free). rng is
- * used by the synthetic generator only (may be NULL for fashion-mnist). Errors:
- * HS_E_MISSING (a file is absent; the message names the file and the Debian package),
- * HS_E_IO (unreadable or corrupt file; the message names it and what was wrong),
- * HS_E_INPUT (bad spec), HS_E_NOMEM. Messages go to diag. */
+/* Loads or generates the data of spec into a new *out (free with dataset_free): the
+ * synthetic mixture, or dataset_open(spec->dataset, spec->path) with spec's label,
+ * normalisation and test_samples (and the default cache), then the domains' rotation.
+ * rng is used by the synthetic generator only (may be NULL otherwise). Errors:
+ * HS_E_MISSING (a file is absent; the message names the file, and for fashion-mnist the
+ * Debian package), HS_E_IO (a corrupt gzip'd IDX file or a read error; the message names
+ * it and what was wrong), HS_E_INPUT (a malformed file of the other kinds, a bad spec),
+ * HS_E_NOMEM. Messages go to diag. */
 int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag);
 void dataset_free(Dataset *ds);
 

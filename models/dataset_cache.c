@@ -67,7 +67,11 @@ void dataset_cache_key_init(DataCacheKey *key, const char *kind, int version)
     memset(key, 0, sizeof *key);
     key->valid = 1;
     char head[128];
-    snprintf(head, sizeof head, "hetsim data cache %u: %s decoder %d", DATA_CACHE_FORMAT, kind, version);
+    snprintf(head, sizeof head, "hetsim data cache: %s", kind);
+    dataset_cache_key_append(key, head);
+    /* the versions on a line of their own starting with a tab: out of the file's name, so a
+     * new format or decoder rewrites the old entry instead of leaving it behind */
+    snprintf(head, sizeof head, "\tformat %u, decoder %d", DATA_CACHE_FORMAT, version);
     dataset_cache_key_append(key, head);
     snprintf(key->name, sizeof key->name, "%s", kind);
 }
