@@ -271,15 +271,17 @@ static int bench_fashion(const char *tmp, int reps)
     return 0;
 }
 
-/* One `hetsim run` of the MLP epoch; the seconds from exec to exit, -1 on failure. */
-static double timed_run(const char *hetsim, const char *cache_env)
+/* One `hetsim run` of the MLP epoch into db (removed first); the seconds from exec to
+ * exit, -1 on failure. */
+static double timed_run(const char *hetsim, const char *cache_env, const char *db)
 {
+    unlink(db);
     double t = bench_seconds(), cpu = children_cpu_seconds();
     pid_t pid = fork();
     if (pid == 0) {
         setenv("HETSIM_DATA_CACHE", cache_env, 1);
-        execl(hetsim, hetsim, "run", "scenarios/central-mlp.ini", "--set", "run.rounds=1", "--db", "/dev/null",
-              "--quiet", (char *)NULL);
+        execl(hetsim, hetsim, "run", "scenarios/central-mlp.ini", "--set", "run.rounds=1", "--db", db, "--quiet",
+              (char *)NULL);
         _exit(127);
     }
     int status;
@@ -295,15 +297,17 @@ static int bench_run(const char *tmp, int reps)
     snprintf(cache, sizeof cache, "%s/hetsim-bench-cache-XXXXXX", tmp);
     if (!mkdtemp(cache)) return 1;
     double off[MAX_REPS], on[MAX_REPS], off_cpu[MAX_REPS], on_cpu[MAX_REPS];
-    if (timed_run(hetsim, cache) < 0) {
+    char db[600];
+    snprintf(db, sizeof db, "%s/run.db", cache);
+    if (timed_run(hetsim, cache, db) < 0) {
         printf("run: skipped (%s run scenarios/central-mlp.ini failed)\n", hetsim);
         remove_tree(cache);
         return 0;
     }
     for (int i = 0; i < reps; i++) {
-        if ((off[i] = timed_run(hetsim, "off")) < 0) return 1;
+        if ((off[i] = timed_run(hetsim, "off", db)) < 0) return 1;
         off_cpu[i] = last_cpu;
-        if ((on[i] = timed_run(hetsim, cache)) < 0) return 1;
+        if ((on[i] = timed_run(hetsim, cache, db)) < 0) return 1;
         on_cpu[i] = last_cpu;
     }
     printf("run: one MLP epoch (scenarios/central-mlp.ini) as a whole process, median wall %.3f s decoding, %.3f s "
