@@ -11,6 +11,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -609,11 +610,95 @@ START_TEST(test_binary_exits_2_and_writes_nothing)
 }
 END_TEST
 
+/* ---- the schema itself: every row says what the reader, the writer and the docs need ---- */
+
+static size_t schema_value_size(SchemaType type)
+{
+    switch (type) {
+    case SCHEMA_INT:
+    case SCHEMA_CHOICE:
+    case SCHEMA_STEPS: return sizeof(int);
+    case SCHEMA_REAL:
+    case SCHEMA_TIME:
+    case SCHEMA_WORD_OR_REAL: return sizeof(double);
+    case SCHEMA_SEED: return sizeof(uint64_t);
+    case SCHEMA_DISTRIBUTION:
+    case SCHEMA_AVAILABILITY: return sizeof(Distribution);
+    case SCHEMA_SLOWDOWN: return sizeof(Slowdown);
+    default: return 0; /* text: any size; lists, choice-or-file: a hook */
+    }
+}
+
+static void check_schema_row(const SchemaKey *k, int method_row)
+{
+    ck_assert_msg(k->name && k->name[0], "a row without a name");
+    ck_assert_msg(k->help && k->help[0], "key %s has no help", k->name);
+    ck_assert_msg(k->sections != 0, "key %s is in no section", k->name);
+    int method_type = k->type == SCHEMA_STEPS || k->type == SCHEMA_TIME || k->type == SCHEMA_WORD_OR_REAL;
+    ck_assert_msg(!method_type || method_row, "key %s has a [method] type in a fixed section", k->name);
+    if (k->flags & SCHEMA_REQUIRED) ck_assert_msg(k->fallback == NULL, "required key %s has a default", k->name);
+    if (!method_row && (k->flags & (SCHEMA_OPEN_MIN | SCHEMA_OPEN_MAX)))
+        ck_assert_msg(k->edge != NULL, "key %s excludes an end of its range but says nothing about it", k->name);
+    if (k->type == SCHEMA_CHOICE || k->type == SCHEMA_CHOICE_OR_FILE)
+        ck_assert_msg(k->choices != NULL, "choice key %s has no choices", k->name);
+    if (k->type == SCHEMA_CHOICE && k->fallback) {
+        const char *p = strstr(k->choices, k->fallback);
+        size_t n = strlen(k->fallback);
+        ck_assert_msg(p && (p == k->choices || p[-1] == '|') && (p[n] == '\0' || p[n] == '|'),
+                      "the default '%s' of %s is not one of %s", k->fallback, k->name, k->choices);
+    }
+    if (k->type == SCHEMA_INT_LIST || k->type == SCHEMA_REAL_LIST || k->type == SCHEMA_CHOICE_OR_FILE) {
+        ck_assert_msg(k->land && k->write, "key %s lands through hooks and has none", k->name);
+        ck_assert_msg(k->type == SCHEMA_CHOICE_OR_FILE || (k->count_max > 0 && k->count_max <= SCHEMA_LIST_MAX),
+                      "list key %s has no element count", k->name);
+    } else if (!k->land && schema_value_size(k->type) != 0 && !method_row) {
+        ck_assert_msg(k->size == schema_value_size(k->type), "key %s lands in a field of %zu bytes, its type needs %zu",
+                      k->name, k->size, schema_value_size(k->type));
+    }
+    if (k->type == SCHEMA_TEXT || k->type == SCHEMA_METHOD) ck_assert_msg(k->size > 1, "text key %s has no room", k->name);
+}
+
+START_TEST(test_schema_rows_are_complete)
+{
+    int n;
+    const SchemaKey *rows = schema_keys(&n);
+    for (int i = 0; i < n; i++) {
+        check_schema_row(&rows[i], 0);
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(!(rows[i].sections & rows[j].sections) || strcmp(rows[i].name, rows[j].name) != 0,
+                          "two rows of key %s share a section", rows[i].name);
+    }
+    /* every section but [method] and [sweep] has keys, and finds each by name */
+    for (const SchemaSection *s = schema_sections(); s->name; s++) {
+        const char *names[64];
+        int count = schema_key_names(s->id, names, 64);
+        if (s->id == SCHEMA_IN_METHOD || s->id == SCHEMA_IN_SWEEP) {
+            ck_assert_int_eq(count, 0);
+            continue;
+        }
+        ck_assert_msg(count > 0, "[%s] has no keys", s->name);
+        for (int k = 0; k < count; k++) ck_assert_ptr_nonnull(schema_find(s->id, names[k]));
+        ck_assert_ptr_eq(schema_section(s->name), s);
+    }
+    ck_assert_ptr_eq(schema_section("agents.slow"), schema_section("agents.NAME"));
+    ck_assert_ptr_null(schema_section("agent"));
+    /* every method's rows, and every default of theirs resolves (scenario_resolve would
+     * report a bad one as an internal error) */
+    for (const MethodOps *const *m = method_all(); *m; m++)
+        for (const SchemaKey *k = (*m)->keys; k && k->name; k++) {
+            check_schema_row(k, 1);
+            ck_assert_msg(k->sections == SCHEMA_IN_METHOD, "%s's key %s is not in [method]", (*m)->name, k->name);
+            ck_assert_msg(k->fallback != NULL, "%s's key %s has no default", (*m)->name, k->name);
+        }
+}
+END_TEST
+
 static Suite *scenario_keys_suite(void)
 {
     Suite *s = suite_create("scenario_keys");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_schema_rows_are_complete);
     tcase_add_test(tc, test_method_and_method_name_merge);
     tcase_add_test(tc, test_list_elements_are_never_dropped);
     tcase_add_test(tc, test_whole_numbers_and_overflow);

@@ -20,7 +20,6 @@ typedef struct Resolver {
 } Resolver;
 
 /* A value read as its schema row says, before it lands (scenario_read.c). */
-#define SCHEMA_LIST_MAX 64
 typedef struct SchemaValue {
     double number;                 /* INT, REAL, STEPS, TIME, WORD_OR_REAL */
     int index;                     /* CHOICE; CHOICE_OR_FILE: -1 for a FILE */

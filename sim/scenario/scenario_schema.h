@@ -76,6 +76,9 @@ enum {
                                  * that runs.config, which leaves it out, reads back the same */
 };
 
+/* Most elements of a list key (its count_max may not exceed it). */
+#define SCHEMA_LIST_MAX 64
+
 /* A predicate on the resolved scenario (and, for agent attributes, the group). */
 typedef int (*SchemaWhen)(const struct Scenario *sc, const void *target);
 
