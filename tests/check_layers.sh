@@ -70,29 +70,9 @@ allowed() { # floor -> the floors it may include, space separated
   esac
 }
 
-# FILE INCLUDE — crossings that remain until the engine is split into the kernel's part
-# and the run's part (methods and stages then reach the kernel engine and the run's
-# context, both below them) and until scenario resolution stops calling up into the
-# method registry and the world's graph and assignment checks.
+# FILE INCLUDE — crossings that remain until scenario resolution stops calling up into
+# the method registry and the world's graph and assignment checks.
 KNOWN='
-sim/methods/adpsgd.c sim/engine.h
-sim/methods/asgd.c sim/engine.h
-sim/methods/byzsgdnm.c sim/engine.h
-sim/methods/co2.c sim/engine.h
-sim/methods/comdml.c sim/engine.h
-sim/methods/divshare.c sim/engine.h
-sim/methods/dpsgd.c sim/engine.h
-sim/methods/fl.c sim/engine.h
-sim/methods/localsgd.c sim/engine.h
-sim/methods/ripples.c sim/engine.h
-sim/methods/sdfeel.c sim/engine.h
-sim/methods/swift.c sim/engine.h
-sim/methods/sync.c sim/engine.h
-sim/methods/token.c sim/engine.h
-sim/methods/async_round.h sim/engine.h
-sim/stages/byzantine.c sim/engine.h
-sim/stages/compress.c sim/engine.h
-sim/stages/prune.h sim/engine.h
 sim/scenario/scenario.c sim/methods/method.h
 sim/scenario/scenario_config.c sim/methods/method.h
 sim/scenario/scenario_resolver.h sim/methods/method.h

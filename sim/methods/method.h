@@ -1,16 +1,68 @@
-/* method.h — the vtable every training method implements, and the registry.
+/* method.h — the vtable every training method implements, the registry, and Sim, the
+ * context a method receives.
  * A method reacts to the engine's events: round_begin schedules the round's first work,
  * on_event continues it, and the round ends when the method calls engine_end_round or
- * the queue drains. Methods only see the engine's primitives (sim/engine.h), never SQL. */
+ * the queue drains. The run (sim/run.c) fills the Sim and plays the rounds; a method
+ * reads the scenario, the world, the trainer and the model profile from it and calls
+ * the kernel engine's primitives and accessors on sim->engine (sim/kernel/engine.h),
+ * whose inside it never sees; never SQL. */
 #ifndef SIM_METHOD_H
 #define SIM_METHOD_H
 
 #include "base/hs_error.h"
+#include "models/model_spec.h"
+#include "sim/kernel/engine.h"
 #include "sim/kernel/queue.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
-struct Engine;
+#include <math.h>
 
-struct Scenario;
+struct Trainer;
+struct Privacy;
+
+/* What a method receives: the run's context. The run owns everything in it. */
+typedef struct Sim {
+    const Scenario *sc;
+    World world;             /* trace attributes at their t = 0 values */
+    ModelProfile profile;    /* of [model] */
+    struct Trainer *trainer; /* NULL in timing mode */
+    Engine *engine;          /* the kernel: clock, primitives, accounting */
+    HsDiag *diag;            /* where a method's errors are explained */
+    double round_extra;      /* the method's figure for rounds.extra (NaN when none); the
+                              * run resets it at every round's start */
+    /* [privacy] (sim/stages/privacy.h): the method's accountant, owned by the method (NULL
+     * when none); each evaluation reports its epsilon in metrics.epsilon */
+    struct Privacy *privacy;
+} Sim;
+
+/* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
+static inline double sim_step_flops(const Sim *sim, int batch)
+{
+    return batch * (sim->profile.total_flops + sim->profile.loss_flops);
+}
+
+/* Parameter bytes of the whole model (float32). */
+static inline double sim_model_bytes(const Sim *sim)
+{
+    return 4.0 * sim->profile.total_params;
+}
+
+/* Steps in one pass over agent's local data. */
+static inline int sim_agent_steps(const Sim *sim, int agent)
+{
+    return world_agent_steps(&sim->world, agent, sim->sc->model.batch);
+}
+
+/* Steps of a "global epoch": ceil(mean samples / batch). */
+static inline int sim_round_steps(const Sim *sim)
+{
+    double total = 0;
+    for (int i = 0; i < sim->world.n; i++) total += sim->world.agents[i].samples;
+    double mean = total / sim->world.n;
+    int steps = (int)ceil(mean / sim->sc->model.batch);
+    return steps < 1 ? 1 : steps;
+}
 
 /* How a [method] key's value is read. scenario_resolve checks every value of every
  * method named in the file against its key's type and range before anything runs, so a
@@ -65,11 +117,11 @@ typedef struct MethodOps {
      * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */
     int (*validate)(const struct Scenario *sc, HsDiag *diag);
     /* Reads its [method] keys (already validated) and allocates its state. */
-    int (*create)(struct Engine *engine, void **state);
-    int (*round_begin)(void *state, struct Engine *engine, int round);
-    int (*on_event)(void *state, struct Engine *engine, const Event *event);
+    int (*create)(Sim *sim, void **state);
+    int (*round_begin)(void *state, Sim *sim, int round);
+    int (*on_event)(void *state, Sim *sim, const Event *event);
     /* Called once the round's last event ran (e.g. to evaluate or average). Optional. */
-    int (*round_end)(void *state, struct Engine *engine, int round);
+    int (*round_end)(void *state, Sim *sim, int round);
     void (*destroy)(void *state);
 } MethodOps;
 

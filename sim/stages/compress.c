@@ -1,7 +1,7 @@
 /* compress.c — top-k / rand-k / DCT / Slim-DP, EF21 and EControl, wire sizes, and the
  * ring all-gather. See compress.h for the definitions; the comments here are about how. */
 #include "sim/stages/compress.h"
-#include "sim/engine.h"
+#include "sim/kernel/engine.h"
 #include "sim/kernel/rng.h"
 
 #include "models/model.h"

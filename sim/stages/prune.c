@@ -3,13 +3,11 @@
  * shells, memory O(n), so timing mode scales as the unpruned methods do. */
 #include "sim/stages/prune.h"
 
-#include "sim/train/trainer.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* FLOPs of one step of batch on the sub-model at keep, as engine_step_flops does it. */
+/* FLOPs of one step of batch on the sub-model at keep, as sim_step_flops does it. */
 static double prune_step_flops(const ModelSpec *spec, int batch, double keep, double *params)
 {
     ModelSpec sub;
@@ -40,10 +38,10 @@ static int prune_compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int prune_ratios(Engine *e, const int *steps, Prune *p)
+static int prune_ratios(const Scenario *sc, const World *world, const ModelProfile *profile, const int *steps,
+                        Prune *p)
 {
-    const Scenario *sc = e->sc;
-    int n = e->world.n, batch = sc->model.batch;
+    int n = world->n, batch = sc->model.batch;
     double target_ratio = scenario_param_number(sc, "prune_target"), min_keep = scenario_param_number(sc, "prune_min");
     double *tau = malloc((size_t)n * sizeof *tau), *sorted = malloc((size_t)n * sizeof *sorted);
     if (!tau || !sorted) {
@@ -51,32 +49,33 @@ static int prune_ratios(Engine *e, const int *steps, Prune *p)
         free(sorted);
         return HS_E_NOMEM;
     }
-    double f1 = engine_step_flops(e, batch);
+    double f1 = batch * (profile->total_flops + profile->loss_flops);
     for (int i = 0; i < n; i++) {
         int s = steps ? steps[i] : 1;
-        tau[i] = sorted[i] = s * f1 / e->world.agents[i].compute;
+        tau[i] = sorted[i] = s * f1 / world->agents[i].compute;
     }
     qsort(sorted, (size_t)n, sizeof *sorted, prune_compare_double);
     double median = sorted[(n - 1) / 2];
     for (int i = 0; i < n; i++) {
         if (!(tau[i] > median)) p->keep[i] = 1.0;
-        else if (isnan(target_ratio)) p->keep[i] = prune_makespan_keep(&sc->model, &e->profile, batch, tau[i], median, min_keep);
+        else if (isnan(target_ratio)) p->keep[i] = prune_makespan_keep(&sc->model, profile, batch, tau[i], median, min_keep);
         else p->keep[i] = target_ratio;
         double params;
         p->step_flops[i] = p->keep[i] < 1 ? prune_step_flops(&sc->model, batch, p->keep[i], &params) : f1;
-        p->bytes[i] = p->keep[i] < 1 ? 4.0 * params : engine_model_bytes(e);
+        p->bytes[i] = p->keep[i] < 1 ? 4.0 * params : 4.0 * profile->total_params;
     }
     free(tau);
     free(sorted);
     return HS_OK;
 }
 
-int prune_create(Engine *e, const int *steps, Prune *p)
+int prune_create(const Scenario *sc, const World *world, const ModelProfile *profile, int train, const int *steps,
+                 HsDiag *diag, Prune *p)
 {
     memset(p, 0, sizeof *p);
-    p->on = scenario_param_index(e->sc, "prune") == 1;
+    p->on = scenario_param_index(sc, "prune") == 1;
     if (!p->on) return HS_OK;
-    int n = p->n = e->world.n;
+    int n = p->n = world->n;
     p->keep = calloc((size_t)n, sizeof *p->keep);
     p->step_flops = calloc((size_t)n, sizeof *p->step_flops);
     p->bytes = calloc((size_t)n, sizeof *p->bytes);
@@ -88,12 +87,12 @@ int prune_create(Engine *e, const int *steps, Prune *p)
     if (!p->keep || !p->step_flops || !p->bytes || !p->widths || !p->shell_keep || !p->shell_bytes ||
         !p->order || !p->shells)
         return HS_E_NOMEM;
-    int status = prune_ratios(e, steps, p);
-    if (status != HS_OK || e->trainer == NULL) return status;
+    int status = prune_ratios(sc, world, profile, steps, p);
+    if (status != HS_OK || !train) return status;
     for (int i = 0; i < n; i++) {
         if (p->keep[i] >= 1) continue;
-        if ((status = model_width_create(&e->sc->model, p->keep[i], &p->widths[i])) != HS_OK)
-            return hs_diag_set(e->diag, status, NULL, 0, "cannot build the sub-model of keep ratio %g", p->keep[i]);
+        if ((status = model_width_create(&sc->model, p->keep[i], &p->widths[i])) != HS_OK)
+            return hs_diag_set(diag, status, NULL, 0, "cannot build the sub-model of keep ratio %g", p->keep[i]);
     }
     return HS_OK;
 }

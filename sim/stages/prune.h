@@ -31,9 +31,11 @@
 #ifndef SIM_PRUNE_H
 #define SIM_PRUNE_H
 
-#include "sim/engine.h"
-
+#include "models/model_spec.h"
 #include "models/model_width.h"
+#include "sim/kernel/engine.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
 typedef struct Prune {
     int on;                /* prune = width */
@@ -61,10 +63,12 @@ typedef struct Prune {
     {"prune_min", "0.0625", "smallest keep ratio prune_target = makespan may choose",                              \
      .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN}
 
-/* Reads the keys (prune = none: p->on = 0 and nothing else is allocated). steps: (n)
- * each agent's steps per round, NULL when all take the same number. Train mode builds
- * the sub-model maps. */
-int prune_create(Engine *e, const int *steps, Prune *p);
+/* Reads the keys of sc (prune = none: p->on = 0 and nothing else is allocated) for the
+ * agents of world, whose full model is profile. steps: (n) each agent's steps per round,
+ * NULL when all take the same number. train (train mode) builds the sub-model maps.
+ * Errors: HS_E_NOMEM, or a sub-model that cannot be built (with a message in diag). */
+int prune_create(const Scenario *sc, const World *world, const ModelProfile *profile, int train, const int *steps,
+                 HsDiag *diag, Prune *p);
 void prune_free(Prune *p);
 /* The keep ratios of prune_target = makespan, for the tests: keep[i] from tau and F. */
 double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,

@@ -1,12 +1,12 @@
 /* trainer.h — the real arithmetic of train mode: the shared dataset, the partition,
  * per-agent batch streams, models, optimisers and evaluation. Methods ask it for
- * gradients and parameter vectors through Engine.trainer; it knows the scenario and the
- * world but not the engine (the engine reports what trainer_round_end returns). Timing
+ * gradients and parameter vectors through Sim.trainer; it knows the scenario and the
+ * world but not the engine (the run reports what trainer_round_end returns). Timing
  * mode has no trainer at all
- * (Engine.trainer == NULL), and every function below then does nothing and returns 0,
+ * (Sim.trainer == NULL), and every function below then does nothing and returns 0,
  * so a method calls them unconditionally and its timing is the same in both modes.
  * Vector accessors return NULL in timing mode: guard method-side vector math with
- * `if (e->trainer)`. */
+ * `if (sim->trainer)`. */
 #ifndef SIM_TRAINER_H
 #define SIM_TRAINER_H
 

@@ -1,46 +1,58 @@
-/* engine.c — the run loop, the cost-model primitives and per-round accounting.
- * It stays one file: the primitives share the agents' clocks and the round's accounting,
+/* engine.c — the event kernel of a run: the round's event loop, the cost-model
+ * primitives and the per-round accounting (the run that drives it is sim/run.c).
+ * It stays one file: the primitives share the nodes' clocks and the round's accounting,
  * whose invariants (busy intervals, offline time) every primitive must keep. */
-#include "sim/engine.h"
-#include "sim/stages/byzantine.h"
+#include "sim/kernel/engine.h"
+
 #include "sim/kernel/interrupt.h"
 #include "sim/kernel/network.h"
-#include "sim/stages/privacy.h"
 #include "sim/kernel/rng.h"
-#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-/* Runs with neither rounds nor a time budget stop at the target or at this cap. */
-enum { ENGINE_MAX_ROUNDS = 100000 };
+typedef struct AgentClock {
+    double compute_free;  /* virtual time its processor is free */
+    double uplink_free;   /* virtual time its uplink is free */
+    double busy_end;      /* end of the union of busy intervals booked this round */
+    double compute_s, comm_s, busy_s; /* this round */
+    SinkRole role;        /* this round */
+    int slow;             /* markov slowdown state */
+} AgentClock;
 
-double engine_step_flops(const Engine *e, int batch)
-{
-    return batch * (e->profile.total_flops + e->profile.loss_flops);
-}
+struct AgentActivity;
 
-double engine_model_bytes(const Engine *e)
-{
-    return 4.0 * e->profile.total_params;
-}
-
-int engine_agent_steps(const Engine *e, int agent)
-{
-    return world_agent_steps(&e->world, agent, e->sc->model.batch);
-}
-
-int engine_round_steps(const Engine *e)
-{
-    double total = 0;
-    for (int i = 0; i < e->world.n; i++) total += e->world.agents[i].samples;
-    double mean = total / e->world.n;
-    int steps = (int)ceil(mean / e->sc->model.batch);
-    return steps < 1 ? 1 : steps;
-}
+struct Engine {
+    double now;
+    int round;
+    double round_start;
+    int round_over;
+    double round_bytes, total_bytes;
+    int n_agents, n_nodes;
+    EngineNode *nodes;    /* (n_nodes) */
+    /* attribute traces (EngineTraces): NULL arrays when no group uses one */
+    const TraceSeries *const *compute_trace, *const *uplink_trace, *const *downlink_trace,
+        *const *availability_trace;
+    EngineNetwork spec;
+    EventQueue *queue;
+    AgentClock *clocks;      /* (n_nodes) */
+    SinkAgentRound *rows;    /* (n_agents) buffer for agent_rounds */
+    gsl_rng **dynamics_rng;  /* (n_nodes) only for nodes whose slowdown is random over time */
+    Sink sink;
+    int64_t run_id;
+    EngineHandler handler;
+    void *handler_ctx;
+    HsDiag *diag;
+    /* maxmin; NULL under fifo */
+    Network *network;
+    struct AgentActivity *activity;       /* (n_nodes) busy intervals of this round */
+    Collective **collectives;             /* started collectives by slot (event data) */
+    int n_collectives;
+    Collective **pending_join;            /* (n_nodes) a join waiting for the node's sends */
+    double network_wakeup;                /* earliest ENGINE_EVENT_NETWORK queued */
+};
 
 /* ---- maxmin accounting: an agent's busy intervals of the round, united at its end ----
  * Compute intervals come in start order (the processor is FIFO) and may lie in the
@@ -168,7 +180,7 @@ static void engine_activity_close(Engine *e, int agent, double from, double to, 
 static void engine_activity_free(Engine *e)
 {
     if (e->activity == NULL) return;
-    for (int i = 0; i < world_nodes(&e->world); i++) {
+    for (int i = 0; i < e->n_nodes; i++) {
         free(e->activity[i].compute);
         free(e->activity[i].comm);
         free(e->activity[i].rings);
@@ -195,18 +207,18 @@ int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data)
     return queue_push(e->queue, t, kind, agent, data);
 }
 
-static const TraceSeries *engine_series(const TraceSeries **per_agent, int agent);
+static const TraceSeries *engine_series(const TraceSeries *const *per_agent, int agent);
 
 /* min(uplink of from, downlink of to) at time t, traces included. */
 static double engine_link_bandwidth(const Engine *e, int from, int to, double t)
 {
     const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
-    double u = up ? trace_value(up, t) : e->world.agents[from].uplink;
-    double d = down ? trace_value(down, t) : e->world.agents[to].downlink;
+    double u = up ? trace_value(up, t) : e->nodes[from].uplink;
+    double d = down ? trace_value(down, t) : e->nodes[to].downlink;
     return u < d ? u : d;
 }
 
-static const TraceSeries *engine_series(const TraceSeries **per_agent, int agent)
+static const TraceSeries *engine_series(const TraceSeries *const *per_agent, int agent)
 {
     return per_agent ? per_agent[agent] : NULL;
 }
@@ -223,10 +235,10 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
     const TraceSeries *speed = engine_series(e->compute_trace, agent);
-    double duration = flops / (speed ? trace_value(speed, start) : e->world.agents[agent].compute);
-    const AgentGroupSpec *g = &e->sc->groups[e->world.agents[agent].group];
-    if (g->slowdown.kind != SLOWDOWN_NONE || g->jitter > 0)
-        duration *= slowdown_factor(&g->slowdown, g->jitter, start, &c->slow,
+    double duration = flops / (speed ? trace_value(speed, start) : e->nodes[agent].compute);
+    const EngineNode *node = &e->nodes[agent];
+    if (node->slowdown.kind != SLOWDOWN_NONE || node->jitter > 0)
+        duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
                                     e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
     double finish = engine_finish(e, agent, start, duration);
     c->compute_free = finish;
@@ -249,14 +261,15 @@ static const double engine_lv08_latency = 13.01, engine_lv08_bandwidth = 0.97, e
 
 static double engine_latency(const Engine *e, int from, int to)
 {
-    double latency = world_link_latency(&e->world, from, to);
-    return e->sc->network.tcp == TCP_LV08 ? latency * engine_lv08_latency : latency;
+    double a = e->nodes[from].latency, b = e->nodes[to].latency;
+    double latency = a > b ? a : b;
+    return e->spec.lv08 ? latency * engine_lv08_latency : latency;
 }
 
 static double engine_bandwidth(const Engine *e, int from, int to, double t)
 {
     double bandwidth = engine_link_bandwidth(e, from, to, t);
-    return e->sc->network.tcp == TCP_LV08 ? bandwidth * engine_lv08_bandwidth : bandwidth;
+    return e->spec.lv08 ? bandwidth * engine_lv08_bandwidth : bandwidth;
 }
 
 double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
@@ -434,13 +447,13 @@ int engine_report_metric(Engine *e, const SinkMetric *metric)
     return e->sink.ops->metric(e->sink.ctx, e->run_id, metric);
 }
 
-static void engine_round_reset(Engine *e)
+void engine_begin_round(Engine *e, int round)
 {
+    e->round = round;
     e->round_start = e->now;
     e->round_over = 0;
     e->round_bytes = 0;
-    e->round_extra = NAN;
-    for (int i = 0; i < world_nodes(&e->world); i++) {
+    for (int i = 0; i < e->n_nodes; i++) {
         AgentClock *c = &e->clocks[i];
         c->busy_end = e->now;
         c->compute_s = c->comm_s = c->busy_s = 0;
@@ -448,19 +461,19 @@ static void engine_round_reset(Engine *e)
     }
 }
 
-static int engine_round_report(Engine *e)
+int engine_report_round(Engine *e, double extra)
 {
     double length = e->now - e->round_start;
     double idle_total = 0;
     if (e->network) {
         network_flush_activity(e->network, e->now);
         /* servers too, so their spans do not pile up; agent_rounds has agents only */
-        for (int i = 0; i < world_nodes(&e->world); i++) {
+        for (int i = 0; i < e->n_nodes; i++) {
             AgentClock *c = &e->clocks[i];
             engine_activity_close(e, i, e->round_start, e->now, &c->busy_s, &c->comm_s);
         }
     }
-    for (int i = 0; i < e->world.n; i++) {
+    for (int i = 0; i < e->n_agents; i++) {
         const AgentClock *c = &e->clocks[i];
         const TraceSeries *availability = engine_series(e->availability_trace, i);
         double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
@@ -473,35 +486,24 @@ static int engine_round_report(Engine *e)
     }
     e->total_bytes += e->round_bytes;
     SinkRound row = {.round = e->round, .t_start = e->round_start, .t_end = e->now,
-                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = e->round_extra};
+                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra};
     int status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
-    if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->world.n);
-    if (status == HS_OK && e->trainer == NULL) {
-        SinkMetric m = {.t = e->now, .round = e->round, .agent = -1, .train_loss = NAN,
-                        .test_loss = NAN, .test_accuracy = NAN, .bytes_sent = e->total_bytes};
-        if (e->privacy) { /* the accounting needs no arithmetic: timing mode reports it too */
-            m.has_privacy = 1;
-            m.epsilon = privacy_spent(e->privacy);
-        }
-        status = engine_report_metric(e, &m);
-    }
+    if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents);
     return status;
 }
 
-/* Plays one round: the method schedules, events run in (time, seq) order. */
 int engine_fail_stranded(Engine *e, int agent)
 {
     if (agent < 0)
-        for (agent = 0; agent < world_nodes(&e->world) - 1 && engine_agent_online(e, agent, INFINITY); agent++)
+        for (agent = 0; agent < e->n_nodes - 1 && engine_agent_online(e, agent, INFINITY); agent++)
             continue;
-    const Distribution *trace = &e->sc->groups[e->world.agents[agent].group].availability;
     char who[48];
-    if (agent >= e->world.n) snprintf(who, sizeof who, "the server (node %d)", agent);
+    if (agent >= e->n_agents) snprintf(who, sizeof who, "the server (node %d)", agent);
     else snprintf(who, sizeof who, "agent %d", agent);
-    return hs_diag_set(e->diag, HS_E_INPUT, trace->kind == DIST_TRACE ? trace->path : e->sc->file, 0,
+    return hs_diag_set(e->diag, HS_E_INPUT, e->nodes[agent].availability_source, 0,
                        "round %d can never end: %s is offline for good from this availability trace's "
                        "last row (end it with the %s online)",
-                       e->round + 1, who, agent >= e->world.n ? "server" : "agent");
+                       e->round + 1, who, agent >= e->n_agents ? "server" : "agent");
 }
 
 static int engine_network_wakeup(Engine *e, const Event *ev);
@@ -535,167 +537,6 @@ static int engine_network_wakeup(Engine *e, const Event *ev)
     if (network_next_time(e->network, &t) != HS_OK) return HS_E_NOMEM;
     if (t > e->now) return HS_OK;
     return network_advance(e->network, e->now);
-}
-
-/* Train mode, after a round: the trainer's evaluation (when it is due) becomes the
- * metrics row of the averaged model at the round's end. */
-static int engine_evaluate(Engine *e)
-{
-    SinkMetric metric;
-    int evaluated, status = trainer_round_end(e->trainer, &metric, &evaluated);
-    if (status != HS_OK || !evaluated) return status;
-    e->last_accuracy = metric.test_accuracy;
-    if (e->privacy) {
-        metric.has_privacy = 1;
-        metric.epsilon = privacy_spent(e->privacy);
-    }
-    metric.t = e->now;
-    metric.bytes_sent = e->total_bytes + e->round_bytes;
-    return engine_report_metric(e, &metric);
-}
-
-static int engine_play_round(Engine *e)
-{
-    engine_round_reset(e);
-    trainer_begin_round(e->trainer, e->round);
-    int status = e->method->round_begin(e->method_state, e, e->round);
-    if (status == HS_OK && e->network) status = engine_network_arm(e);
-    Event ev;
-    while (status == HS_OK && !e->round_over) {
-        if (!queue_pop(e->queue, &ev)) {
-            /* messages left that can never move: an agent offline for good */
-            if (e->network && network_pending(e->network) > 0) status = engine_fail_stranded(e, -1);
-            break;
-        }
-        if (!isfinite(ev.time)) {
-            status = engine_fail_stranded(e, -1); /* only work at t = inf is left */
-            break;
-        }
-        e->now = ev.time;
-        if (ev.kind < ENGINE_EVENT_METHOD) status = engine_internal_event(e, &ev);
-        else status = e->method->on_event(e->method_state, e, &ev);
-        if (status == HS_OK && e->network) status = engine_network_arm(e);
-        if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
-        if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
-    }
-    if (status == HS_OK && e->method->round_end) status = e->method->round_end(e->method_state, e, e->round);
-    if (status == HS_OK && e->trainer) status = engine_evaluate(e);
-    if (status == HS_OK) status = engine_round_report(e);
-    return status;
-}
-
-static SinkAgent *engine_sink_agents(const Engine *e)
-{
-    SinkAgent *rows = calloc((size_t)e->world.n, sizeof *rows);
-    if (rows == NULL) return NULL;
-    for (int i = 0; i < e->world.n; i++) {
-        const AgentProfile *a = &e->world.agents[i];
-        rows[i] = (SinkAgent){.agent = i, .group = e->sc->groups[a->group].name, .compute = a->compute,
-                              .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
-                              .samples = a->samples, .byzantine = a->byzantine};
-    }
-    return rows;
-}
-
-/* Loads the traces of one attribute: one file per group that uses one. */
-static int engine_load_attribute(Engine *e, int attribute, const TraceSeries ***per_agent, HsDiag *diag)
-{
-    const Scenario *sc = e->sc;
-    int n = world_nodes(&e->world);
-    /* the server's attributes are groups[n_groups] (a trace names it `server`) */
-    int n_groups = sc->n_groups + (e->world.n_servers > 0);
-    for (int g = 0; g < n_groups; g++) {
-        const AgentGroupSpec *spec = &sc->groups[g];
-        const Distribution *d = attribute == 0 ? &spec->compute : attribute == 1 ? &spec->uplink
-                              : attribute == 2 ? &spec->downlink : &spec->availability;
-        if (d->kind != DIST_TRACE) continue;
-        if (*per_agent == NULL && (*per_agent = calloc((size_t)n, sizeof **per_agent)) == NULL) return HS_E_NOMEM;
-        char *needed = calloc((size_t)n, 1);
-        int *group_of = malloc((size_t)n * sizeof *group_of);
-        const char *names[SCENARIO_MAX_GROUPS];
-        Trace *grown = realloc(e->traces, (size_t)(e->n_traces + 1) * sizeof *e->traces);
-        if (needed == NULL || group_of == NULL || grown == NULL) {
-            free(needed);
-            free(group_of);
-            if (grown) e->traces = grown;
-            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        }
-        e->traces = grown;
-        for (int k = 0; k < n_groups; k++) names[k] = sc->groups[k].name;
-        for (int i = 0; i < n; i++) {
-            group_of[i] = e->world.agents[i].group;
-            needed[i] = group_of[i] == g;
-        }
-        UnitKind unit = attribute == 0 ? UNIT_COMPUTE : attribute == 3 ? UNIT_PLAIN : UNIT_BANDWIDTH;
-        int status = trace_load(d->path, unit, n, group_of, names, n_groups, needed, &e->traces[e->n_traces], diag);
-        free(group_of);
-        if (status != HS_OK) {
-            free(needed);
-            return status;
-        }
-        Trace *t = &e->traces[e->n_traces++];
-        for (int i = 0; i < n; i++)
-            if (needed[i]) {
-                (*per_agent)[i] = &t->series[i];
-                double v = trace_value(&t->series[i], 0);
-                if (attribute == 0) e->world.agents[i].compute = v;
-                if (attribute == 1) e->world.agents[i].uplink = v;
-                if (attribute == 2 || (attribute == 1 && spec->symmetric_link)) e->world.agents[i].downlink = v;
-            }
-        if (attribute == 1 && spec->symmetric_link) {
-            if (e->downlink_trace == NULL && (e->downlink_trace = calloc((size_t)n, sizeof *e->downlink_trace)) == NULL) {
-                free(needed);
-                return HS_E_NOMEM;
-            }
-            for (int i = 0; i < n; i++)
-                if (needed[i]) e->downlink_trace[i] = &t->series[i];
-        }
-        free(needed);
-    }
-    return HS_OK;
-}
-
-static int engine_load_traces(Engine *e, HsDiag *diag)
-{
-    int status;
-    if ((status = engine_load_attribute(e, 0, &e->compute_trace, diag)) ||
-        (status = engine_load_attribute(e, 1, &e->uplink_trace, diag)) ||
-        (status = engine_load_attribute(e, 2, &e->downlink_trace, diag)) ||
-        (status = engine_load_attribute(e, 3, &e->availability_trace, diag)))
-        return status;
-    return HS_OK;
-}
-
-/* Bytes of memory the system can still give, from /proc/meminfo (0 when unknown). */
-static double engine_available_memory(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f == NULL) return 0;
-    char line[256];
-    double kb = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
-    fclose(f);
-    return kb * 1024.0;
-}
-
-/* Refuses, before allocating, a run whose models cannot fit: each agent holds its
- * parameters, gradients and optimiser state (Adam: two more vectors, momentum one). */
-static int engine_check_memory(const Engine *e, HsDiag *diag)
-{
-    const Scenario *sc = e->sc;
-    double vectors = 2 + (sc->optim.kind == OPTIM_ADAM || sc->optim.kind == OPTIM_ADAMW ? 2
-                          : sc->optim.kind == OPTIM_MOMENTUM ? 1 : 0);
-    double per_agent = sc->mode == RUN_MODE_TRAIN ? 4.0 * e->profile.total_params * vectors : 0;
-    per_agent += sizeof(AgentClock) + sizeof(AgentProfile) + sizeof(SinkAgentRound) + 64;
-    double need = per_agent * e->world.n;
-    double available = engine_available_memory();
-    if (available > 0 && need > available)
-        return hs_diag_set(diag, HS_E_NOMEM, sc->file, 0,
-                           "this run needs about %.1f GB (%d agents x %.1f MB) but only %.1f GB of memory is "
-                           "available; use fewer agents, a smaller model, or mode = timing",
-                           need / 1e9, e->world.n, per_agent / 1e6, available / 1e9);
-    return HS_OK;
 }
 
 /* ---- the network's hooks ---- */
@@ -769,15 +610,15 @@ static double engine_series_next(const TraceSeries *s, double t)
 static double engine_link_capacity(void *ctx, int link, double t, double *next)
 {
     Engine *e = ctx;
-    int n = world_nodes(&e->world);
+    int n = e->n_nodes;
     if (link >= 2 * n) {
         *next = INFINITY;
-        return e->sc->network.backbone;
+        return e->spec.backbone;
     }
     int agent = link < n ? link : link - n;
     const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
     const TraceSeries *availability = engine_series(e->availability_trace, agent);
-    double value = bw ? trace_value(bw, t) : link < n ? e->world.agents[agent].uplink : e->world.agents[agent].downlink;
+    double value = bw ? trace_value(bw, t) : link < n ? e->nodes[agent].uplink : e->nodes[agent].downlink;
     if (availability && trace_value(availability, t) <= 0.5) value = 0;
     double a = engine_series_next(bw, t), b = engine_series_next(availability, t);
     *next = a < b ? a : b;
@@ -786,8 +627,8 @@ static double engine_link_capacity(void *ctx, int link, double t, double *next)
 
 static int engine_network_create(Engine *e)
 {
-    const NetworkSpec *spec = &e->sc->network;
-    int n = world_nodes(&e->world);
+    const EngineNetwork *spec = &e->spec;
+    int n = e->n_nodes;
     double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
     double *latency = malloc((size_t)n * sizeof *latency);
     e->activity = calloc((size_t)n, sizeof *e->activity);
@@ -795,14 +636,14 @@ static int engine_network_create(Engine *e)
     int status = HS_E_NOMEM;
     if (up && down && latency && e->activity && e->pending_join) {
         for (int i = 0; i < n; i++) {
-            up[i] = e->world.agents[i].uplink;
-            down[i] = e->world.agents[i].downlink;
-            latency[i] = e->world.agents[i].latency;
+            up[i] = e->nodes[i].uplink;
+            down[i] = e->nodes[i].downlink;
+            latency[i] = e->nodes[i].latency;
         }
-        int lv08 = spec->tcp == TCP_LV08;
+        int lv08 = spec->lv08;
         int varying = e->uplink_trace || e->downlink_trace || e->availability_trace;
         NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down, .latency = latency,
-                                  .backbone = spec->backbone, .uplink_fifo = spec->uplink == UPLINK_FIFO,
+                                  .backbone = spec->backbone, .uplink_fifo = spec->uplink_fifo,
                                   .latency_factor = lv08 ? engine_lv08_latency : 1,
                                   .bandwidth_factor = lv08 ? engine_lv08_bandwidth : 1,
                                   .weight_s = lv08 ? engine_lv08_weight_s : 0,
@@ -819,48 +660,127 @@ static int engine_network_create(Engine *e)
     return status;
 }
 
-static int engine_setup(Engine *e, const Scenario *sc, Sink sink, HsDiag *diag)
+
+int engine_play(Engine *e)
 {
-    memset(e, 0, sizeof *e);
-    e->sc = sc;
-    e->sink = sink;
-    e->diag = diag;
-    e->last_accuracy = NAN;
-    e->run_id = -1;
-    int status = world_build(sc, &e->world, diag);
-    if (status != HS_OK) return status;
-    if ((status = engine_load_traces(e, diag)) != HS_OK) return status;
-    if (model_profile(&sc->model, &e->profile) != HS_OK)
-        return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "[model] does not describe a valid network");
-    if ((status = engine_check_memory(e, diag)) != HS_OK) return status;
-    e->queue = queue_create((size_t)e->world.n * 2 + 16);
-    e->clocks = calloc((size_t)world_nodes(&e->world), sizeof *e->clocks);
-    e->rows = calloc((size_t)e->world.n, sizeof *e->rows);
-    if (e->queue == NULL || e->clocks == NULL || e->rows == NULL)
-        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->world.n);
-    for (int i = 0; i < world_nodes(&e->world); i++) {
-        const AgentGroupSpec *g = &sc->groups[e->world.agents[i].group];
-        if (g->slowdown.kind != SLOWDOWN_MARKOV && g->jitter == 0) continue;
-        if (e->dynamics_rng == NULL &&
-            (e->dynamics_rng = calloc((size_t)world_nodes(&e->world), sizeof *e->dynamics_rng)) == NULL)
-            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        if ((e->dynamics_rng[i] = rng_stream_create(sc->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL)
-            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    int status = e->network ? engine_network_arm(e) : HS_OK;
+    Event ev;
+    while (status == HS_OK && !e->round_over) {
+        if (!queue_pop(e->queue, &ev)) {
+            /* messages left that can never move: a node offline for good */
+            if (e->network && network_pending(e->network) > 0) status = engine_fail_stranded(e, -1);
+            break;
+        }
+        if (!isfinite(ev.time)) {
+            status = engine_fail_stranded(e, -1); /* only work at t = inf is left */
+            break;
+        }
+        e->now = ev.time;
+        if (ev.kind < ENGINE_EVENT_METHOD) status = engine_internal_event(e, &ev);
+        else status = e->handler(e->handler_ctx, &ev);
+        if (status == HS_OK && e->network) status = engine_network_arm(e);
+        if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
+        if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
     }
-    e->network_wakeup = INFINITY;
-    if (sc->network.model == NETWORK_MAXMIN && engine_network_create(e) != HS_OK)
-        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->world.n);
-    e->method = method_lookup(sc->method);
-    if (e->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
-    if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(sc, &e->world, diag, &e->trainer)) != HS_OK)
-        return status;
-    return e->method->create(e, &e->method_state);
+    return status;
 }
 
-static void engine_teardown(Engine *e)
+void engine_end_run(Engine *e)
 {
-    if (e->method && e->method_state) e->method->destroy(e->method_state);
-    trainer_free(e->trainer);
+    if (e->network && e->sink.ops->activity) network_trace_pending(e->network);
+}
+
+double engine_now(const Engine *e)
+{
+    return e->now;
+}
+
+int engine_round(const Engine *e)
+{
+    return e->round;
+}
+
+double engine_round_start(const Engine *e)
+{
+    return e->round_start;
+}
+
+int engine_round_over(const Engine *e)
+{
+    return e->round_over;
+}
+
+double engine_round_bytes(const Engine *e)
+{
+    return e->round_bytes;
+}
+
+double engine_total_bytes(const Engine *e)
+{
+    return e->total_bytes;
+}
+
+size_t engine_node_bytes(void)
+{
+    return sizeof(AgentClock);
+}
+
+void engine_set_run(Engine *e, int64_t run_id)
+{
+    e->run_id = run_id;
+}
+
+int engine_create(const EngineConfig *config, Engine **out)
+{
+    HsDiag *diag = config->diag;
+    int status = HS_OK;
+    Engine *e = *out = calloc(1, sizeof *e);
+    if (e == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    e->n_agents = config->n_agents;
+    e->n_nodes = config->n_agents + config->n_servers;
+    e->compute_trace = config->traces.compute;
+    e->uplink_trace = config->traces.uplink;
+    e->downlink_trace = config->traces.downlink;
+    e->availability_trace = config->traces.availability;
+    e->spec = config->network;
+    e->sink = config->sink;
+    e->run_id = -1;
+    e->handler = config->handler;
+    e->handler_ctx = config->handler_ctx;
+    e->diag = diag;
+    e->network_wakeup = INFINITY;
+    e->nodes = malloc((size_t)e->n_nodes * sizeof *e->nodes);
+    e->queue = queue_create((size_t)e->n_agents * 2 + 16);
+    e->clocks = calloc((size_t)e->n_nodes, sizeof *e->clocks);
+    e->rows = calloc((size_t)e->n_agents, sizeof *e->rows);
+    if (e->nodes == NULL || e->queue == NULL || e->clocks == NULL || e->rows == NULL) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
+        goto fail;
+    }
+    memcpy(e->nodes, config->nodes, (size_t)e->n_nodes * sizeof *e->nodes);
+    for (int i = 0; i < e->n_nodes; i++) {
+        const EngineNode *node = &e->nodes[i];
+        if (node->slowdown.kind != SLOWDOWN_MARKOV && node->jitter == 0) continue;
+        if ((e->dynamics_rng == NULL && (e->dynamics_rng = calloc((size_t)e->n_nodes, sizeof *e->dynamics_rng)) == NULL) ||
+            (e->dynamics_rng[i] = rng_stream_create(config->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL) {
+            status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            goto fail;
+        }
+    }
+    if (e->spec.maxmin && engine_network_create(e) != HS_OK) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->n_agents);
+        goto fail;
+    }
+    return HS_OK;
+fail:
+    engine_free(e);
+    *out = NULL;
+    return status;
+}
+
+void engine_free(Engine *e)
+{
+    if (e == NULL) return;
     network_free(e->network);
     engine_activity_free(e);
     free(e->collectives);
@@ -869,96 +789,9 @@ static void engine_teardown(Engine *e)
     free(e->clocks);
     free(e->rows);
     if (e->dynamics_rng)
-        for (int i = 0; i < world_nodes(&e->world); i++)
+        for (int i = 0; i < e->n_nodes; i++)
             if (e->dynamics_rng[i]) gsl_rng_free(e->dynamics_rng[i]);
     free(e->dynamics_rng);
-    for (int i = 0; i < e->n_traces; i++) trace_free(&e->traces[i]);
-    free(e->traces);
-    free(e->compute_trace);
-    free(e->uplink_trace);
-    free(e->downlink_trace);
-    free(e->availability_trace);
-    world_free(&e->world);
-}
-
-int engine_open(const Scenario *sc, Sink sink, HsDiag *diag, Engine **out)
-{
-    *out = malloc(sizeof **out);
-    if (*out == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    int status = engine_setup(*out, sc, sink, diag);
-    if (status != HS_OK) {
-        engine_close(*out);
-        *out = NULL;
-    }
-    return status;
-}
-
-void engine_close(Engine *e)
-{
-    if (e == NULL) return;
-    engine_teardown(e);
+    free(e->nodes);
     free(e);
-}
-
-static double engine_wall_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
-{
-    Engine e;
-    double wall_start = engine_wall_seconds();
-    memset(outcome, 0, sizeof *outcome);
-    outcome->run_id = -1;
-    outcome->final_accuracy = NAN;
-    int status = engine_setup(&e, sc, sink, diag);
-    char *config = NULL;
-    SinkAgent *agents = NULL;
-    if (status != HS_OK) goto done;
-
-    config = scenario_config_string(sc);
-    agents = engine_sink_agents(&e);
-    if (config == NULL || agents == NULL) {
-        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        goto done;
-    }
-    SinkRunInfo info = {.name = sc->name, .scenario = sc->file, .method = sc->method, .seed = sc->seed,
-                        .mode = sc->mode == RUN_MODE_TRAIN ? "train" : "timing", .config = config};
-    if ((status = sink.ops->run_begin(sink.ctx, &info, &e.run_id)) != HS_OK) goto done;
-    outcome->run_id = e.run_id;
-    status = sink.ops->agents(sink.ctx, e.run_id, agents, e.world.n);
-
-    int max_rounds = sc->rounds > 0 ? sc->rounds : ENGINE_MAX_ROUNDS;
-    for (e.round = 0; status == HS_OK && e.round < max_rounds; e.round++) {
-        if (e.now >= sc->time_budget) break;
-        status = engine_play_round(&e);
-        if (status == HS_OK) outcome->rounds_done = e.round + 1;
-        if (status == HS_OK && sc->target_accuracy > 0 && e.last_accuracy >= sc->target_accuracy) {
-            e.target_reached = 1;
-            break;
-        }
-    }
-
-    if (e.network && sink.ops->activity) network_trace_pending(e.network);
-    SinkRunEnd end = {.wall_s = engine_wall_seconds() - wall_start, .sim_time_s = e.now,
-                      .final_accuracy = e.last_accuracy, .rounds_done = outcome->rounds_done};
-    if (status == HS_OK) end.status = SINK_STATUS_DONE;
-    else if (status == HS_E_DIVERGED) end.status = SINK_STATUS_DIVERGED;
-    else if (status == HS_E_INTERRUPTED) end.status = SINK_STATUS_INTERRUPTED;
-    else end.status = SINK_STATUS_FAILED;
-    if (status != HS_OK && diag->status == HS_OK) hs_diag_set(diag, status, NULL, 0, "%s", hs_error_name(status));
-    end.message = status == HS_OK ? NULL : diag->message;
-    int end_status = sink.ops->run_end(sink.ctx, e.run_id, &end);
-    if (status == HS_OK) status = end_status;
-    outcome->status = end.status;
-    outcome->sim_time_s = e.now;
-    outcome->final_accuracy = e.last_accuracy;
-done:
-    free(config);
-    free(agents);
-    engine_teardown(&e);
-    return status;
 }
