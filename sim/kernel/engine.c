@@ -123,12 +123,13 @@ static double periodic_measure(const NetworkPeriodic *p, double x, double y)
     return m > 0 ? m : 0;
 }
 
-static void engine_activity_add(Engine *e, int agent, int compute, double start, double end)
+static int engine_activity_add(Engine *e, int agent, int compute, double start, double end)
 {
     AgentActivity *a = &e->activity[agent];
     int status = compute ? activity_add_span(&a->compute, &a->n_compute, &a->cap_compute, start, end)
                          : activity_add_span(&a->comm, &a->n_comm, &a->cap_comm, start, end);
-    if (status != HS_OK) hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+    if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+    return HS_OK;
 }
 
 /* busy = |(compute U comm) within [from, to]| + rings - rings within compute;
@@ -230,7 +231,7 @@ static double engine_finish(const Engine *e, int agent, double start, double sec
     return availability ? trace_advance_online(availability, start, seconds) : start + seconds;
 }
 
-double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data)
+int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, double *finish_out)
 {
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
@@ -241,19 +242,21 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
         duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
                                     e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
     double finish = engine_finish(e, agent, start, duration);
+    if (finish_out) *finish_out = finish;
     c->compute_free = finish;
     c->compute_s += duration;
-    if (e->network) engine_activity_add(e, agent, 1, start, start + duration);
+    int status = HS_OK;
+    if (e->network) status = engine_activity_add(e, agent, 1, start, start + duration);
     else engine_book_busy(c, start, start + duration);
-    if (e->network && e->sink.ops->activity) {
+    if (status == HS_OK && e->network && e->sink.ops->activity) {
         SinkActivity a = {.kind = SINK_ACTIVITY_COMPUTE, .agent = agent, .to = -1, .amount = flops, .start = start,
                           .transfer = start, .end = start + duration};
         if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
-            hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+            status = hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
     }
-    if (queue_push(e->queue, finish, kind, agent, data) != HS_OK)
-        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
-    return finish;
+    if (status == HS_OK && queue_push(e->queue, finish, kind, agent, data) != HS_OK)
+        status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return status;
 }
 
 /* [network] tcp = lv08 under fifo: SimGrid's LV08 factors. */
@@ -272,14 +275,14 @@ static double engine_bandwidth(const Engine *e, int from, int to, double t)
     return e->spec.lv08 ? bandwidth * engine_lv08_bandwidth : bandwidth;
 }
 
-double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
+int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     if (e->network) {
         e->round_bytes += bytes;
         NetworkPayload payload = {.kind = kind, .agent = to, .data = data};
         if (network_send(e->network, e->now, from, to, bytes, payload) != HS_OK)
-            hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
-        return NAN;
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
+        return HS_OK;
     }
     AgentClock *c = &e->clocks[from];
     double start = c->uplink_free > e->now ? c->uplink_free : e->now;
@@ -291,8 +294,8 @@ double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t 
     engine_book_busy(c, start, start + transmit);
     e->round_bytes += bytes;
     if (queue_push(e->queue, arrival, kind, to, data) != HS_OK)
-        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
-    return arrival;
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
 }
 
 void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
@@ -549,6 +552,8 @@ static void engine_on_done(void *ctx, const NetworkPayload *p, double t)
         hs_diag_set(e->diag, status, NULL, 0, "cannot queue a delivery at t = %.17g (now %.17g)", t, e->now);
 }
 
+/* The network's hooks return nothing (sim/kernel/network.h): an error inside one lands
+ * in the diag, which engine_play checks after every event. */
 static void engine_on_active(void *ctx, int agent, double start, double end)
 {
     engine_activity_add(ctx, agent, 0, start, end);

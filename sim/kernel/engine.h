@@ -100,7 +100,8 @@ typedef struct EngineConfig {
     Sink sink;                 /* rounds, agent_rounds, activity, pairings, metrics */
     EngineHandler handler;
     void *handler_ctx;
-    HsDiag *diag;              /* errors found inside the network's callbacks land here */
+    HsDiag *diag;              /* every error's message; one found inside the network's
+                                * callbacks is noticed there after the event */
 } EngineConfig;
 
 /* A ring all-reduce being assembled: members join one by one; when the last joins the
@@ -149,16 +150,21 @@ int engine_report_round(Engine *e, double extra);
 void engine_end_run(Engine *e);
 
 /* ---- primitives ---- */
+/* Every primitive returns HS_OK or the error that must end the round (HS_E_NOMEM, or
+ * HS_E_IO when the sink refuses an activity row), with its message in the diag; a
+ * method returns it from its handler. */
+
 /* Books flops on node's processor after its queued work; schedules (kind, node, data)
- * at the finish. Returns the finishing time. */
-double engine_compute(Engine *e, int node, double flops, int kind, int64_t data);
-/* Sends bytes from -> to; schedules (kind, to, data) on arrival. Returns the arrival time
- * under fifo; NAN under maxmin, where it depends on the flows that start later. */
-double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
+ * at the finish, which goes to *finish when finish is not NULL (INFINITY when the node
+ * is offline for good). */
+int engine_compute(Engine *e, int node, double flops, int kind, int64_t data, double *finish);
+/* Sends bytes from -> to; schedules (kind, to, data) on arrival. The arrival time is
+ * not returned: under maxmin it depends on the flows that start later. */
+int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
 
 void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
                              int blocking, int kind, int64_t data);
-/* Node joins once its queued compute (and sends) are done. Returns HS_OK. */
+/* Node joins once its queued compute (and sends) are done. */
 int engine_collective_join(Engine *e, Collective *c, int node);
 /* Schedules (kind, node, data) at time t >= now. */
 int engine_schedule(Engine *e, double t, int kind, int node, int64_t data);

@@ -67,7 +67,8 @@ static int adpsgd_start_gradient(AdpsgdState *s, Sim *sim, int i)
     /* computed on the model as it is now: averagings during the computation make it stale */
     int status = trainer_gradient(sim->trainer, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
-    double finish = engine_compute(sim->engine, i, s->step_flops, ADPSGD_COMPUTED, 0);
+    double finish;
+    if ((status = engine_compute(sim->engine, i, s->step_flops, ADPSGD_COMPUTED, 0, &finish)) != HS_OK) return status;
     /* Offline for good before its last epoch: the others would gossip on forever while
      * the round waits for it. */
     if (!isfinite(finish) && (sim->sc->rounds <= 0 || a->steps < (long)sim->sc->rounds * adpsgd_epoch_steps(sim, i)))
@@ -124,16 +125,14 @@ static int adpsgd_on_event(void *state, Sim *sim, const Event *ev)
                 a->partner = neighbours[k];
                 break;
             }
-        engine_send(sim->engine, i, a->partner, bytes, ADPSGD_REQUEST, i);
-        return HS_OK;
+        return engine_send(sim->engine, i, a->partner, bytes, ADPSGD_REQUEST, i);
     }
     if (ev->kind == ADPSGD_REQUEST) {
         int from = (int)ev->data;
         adpsgd_average(sim, from, i);
         s->agents[from].averagings++;
         a->averagings++;
-        engine_send(sim->engine, i, from, bytes, ADPSGD_REPLY, i);
-        return HS_OK;
+        return engine_send(sim->engine, i, from, bytes, ADPSGD_REPLY, i);
     }
     /* reply: apply the stale gradient, then the next one */
     int status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));

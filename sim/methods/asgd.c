@@ -135,11 +135,11 @@ static int ringmaster_create(Sim *sim, void **state)
 }
 
 /* The server sends x^k to worker i (the message carries a copy: x moves on meanwhile). */
-static void ps_send_point(PsState *s, Sim *sim, int i)
+static int ps_send_point(PsState *s, Sim *sim, int i)
 {
     s->version[i] = s->k;
     if (s->x) memcpy(s->points + (size_t)i * s->d, s->x, s->d * sizeof *s->x);
-    engine_send(sim->engine, s->server, i, s->bytes, PS_MODEL_ARRIVED, i);
+    return engine_send(sim->engine, s->server, i, s->bytes, PS_MODEL_ARRIVED, i);
 }
 
 static int ps_round_begin(void *state, Sim *sim, int round)
@@ -150,8 +150,9 @@ static int ps_round_begin(void *state, Sim *sim, int round)
     s->applied = s->discarded = 0;
     if (s->started) return HS_OK; /* the workers are already running */
     s->started = 1;
-    for (int i = 0; i < sim->world.n; i++) ps_send_point(s, sim, i);
-    return HS_OK;
+    int status = HS_OK;
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = ps_send_point(s, sim, i);
+    return status;
 }
 
 static void ps_step(PsState *s, Sim *sim, const float *g)
@@ -204,16 +205,13 @@ static int ps_on_event(void *state, Sim *sim, const Event *ev)
         int status = trainer_gradient_at(sim->trainer, i, s->points ? s->points + (size_t)i * s->d : NULL,
                                          s->grads ? s->grads + (size_t)i * s->d : NULL);
         if (status != HS_OK) return status;
-        engine_compute(sim->engine, i, s->step_flops, PS_COMPUTED, i);
-        return HS_OK;
+        return engine_compute(sim->engine, i, s->step_flops, PS_COMPUTED, i, NULL);
     }
     case PS_COMPUTED:
-        engine_send(sim->engine, ev->agent, s->server, s->bytes, PS_GRADIENT_ARRIVED, ev->agent);
-        return HS_OK;
+        return engine_send(sim->engine, ev->agent, s->server, s->bytes, PS_GRADIENT_ARRIVED, ev->agent);
     case PS_GRADIENT_ARRIVED:
         /* the server's processor takes arrivals in order */
-        engine_compute(sim->engine, s->server, s->process_flops, PS_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, s->server, s->process_flops, PS_PROCESSED, ev->data, NULL);
     default: break;
     }
     int i = (int)ev->data;
@@ -223,8 +221,7 @@ static int ps_on_event(void *state, Sim *sim, const Event *ev)
         else sim->round_extra = (double)s->discarded;
         engine_end_round(sim->engine);
     }
-    ps_send_point(s, sim, i);
-    return HS_OK;
+    return ps_send_point(s, sim, i);
 }
 
 #define PS_ROUND_KEY                                                                                         \

@@ -90,7 +90,10 @@ static int byzsgdnm_aggregate(ByzSgdnmState *s, Sim *sim)
 static int byzsgdnm_start_step(ByzSgdnmState *s, Sim *sim)
 {
     engine_collective_begin(&s->allreduce, NULL, sim->world.n, sim_model_bytes(sim), 1, BYZSGDNM_REDUCED, 0);
-    for (int i = 0; i < sim->world.n; i++) engine_compute(sim->engine, i, s->step_flops, BYZSGDNM_COMPUTED, 0);
+    for (int i = 0; i < sim->world.n; i++) {
+        int status = engine_compute(sim->engine, i, s->step_flops, BYZSGDNM_COMPUTED, 0, NULL);
+        if (status != HS_OK) return status;
+    }
     return byzsgdnm_aggregate(s, sim);
 }
 

@@ -66,11 +66,11 @@ static int co2_create(Sim *sim, void **state)
     return HS_OK;
 }
 
-static void co2_start_period(Co2State *s, Sim *sim, int i)
+static int co2_start_period(Co2State *s, Sim *sim, int i)
 {
     int left = s->round_steps - s->done[i];
     s->remaining[i] = left < s->period ? left : s->period;
-    engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0);
+    return engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0, NULL);
 }
 
 /* The outer step of agent i with the stale average. */
@@ -111,8 +111,8 @@ static int co2_continue(Co2State *s, Sim *sim, int i)
     int status = co2_launch(s, sim, i, c);
     if (status != HS_OK) return status;
     if (c > 0) co2_outer_step(s, sim, i);
-    if (s->done[i] < s->round_steps) co2_start_period(s, sim, i);
-    else if (++s->finished == sim->world.n) engine_end_round(sim->engine);
+    if (s->done[i] < s->round_steps) return co2_start_period(s, sim, i);
+    if (++s->finished == sim->world.n) engine_end_round(sim->engine);
     return HS_OK;
 }
 
@@ -122,7 +122,8 @@ static int co2_round_begin(void *state, Sim *sim, int round)
     s->finished = 0;
     for (int i = 0; i < sim->world.n; i++) {
         s->done[i] = 0;
-        co2_start_period(s, sim, i);
+        int status = co2_start_period(s, sim, i);
+        if (status != HS_OK) return status;
     }
     return HS_OK;
 }
@@ -135,10 +136,7 @@ static int co2_on_event(void *state, Sim *sim, const Event *ev)
         int i = ev->agent;
         if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
         s->done[i]++;
-        if (--s->remaining[i] > 0) {
-            engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0);
-            return HS_OK;
-        }
+        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0, NULL);
         /* Period c over: the all-reduce of period c-1 must have finished. */
         if (s->periods[i] > 0 && s->completed < s->periods[i]) {
             s->waiting[i] = 1;

@@ -281,7 +281,8 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
         if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(sim->trainer, i, a->split)) != HS_OK) return status;
         double flops = a->role == SINK_ROLE_OFFLOADER ? s->problem.fs[a->split] * s->step_flops : s->step_flops;
         int kind = a->role == SINK_ROLE_OFFLOADER ? COMDML_SLOW_STEP : COMDML_OWN_STEP;
-        for (int k = 0; k < a->own_left; k++) engine_compute(sim->engine, i, flops, kind, 0);
+        for (int k = 0; k < a->own_left; k++)
+            if ((status = engine_compute(sim->engine, i, flops, kind, 0, NULL)) != HS_OK) return status;
     }
     return HS_OK;
 }
@@ -289,8 +290,8 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
 static int comdml_report_pairing(ComdmlState *s, Sim *sim, int slow, int fast)
 {
     SinkPairing row = {.round = engine_round(sim->engine), .slow = slow, .fast = fast, .split = s->agents[slow].split,
-                       .predicted_s = s->agents[slow].predicted, .actual_s = engine_now(sim->engine) - engine_round_start(sim->engine),
-                       .solver = s->solver_used,
+                       .predicted_s = s->agents[slow].predicted,
+                       .actual_s = engine_now(sim->engine) - engine_round_start(sim->engine), .solver = s->solver_used,
                        .solve_ms = s->solve_ms};
     return engine_report_pairing(sim->engine, &row);
 }
@@ -346,8 +347,7 @@ static int comdml_on_activations(ComdmlState *s, Sim *sim, int j, int64_t tag)
     if (tag / sim->world.n != engine_round(sim->engine) || a->released || a->partner != slow) return HS_OK; /* dropped */
     /* queued on the helper's processor behind its own work (FIFO) */
     a->top_queued++;
-    engine_compute(sim->engine, j, s->problem.ff[s->agents[slow].split] * s->step_flops, COMDML_TOP_STEP, slow);
-    return HS_OK;
+    return engine_compute(sim->engine, j, s->problem.ff[s->agents[slow].split] * s->step_flops, COMDML_TOP_STEP, slow, NULL);
 }
 
 static int comdml_on_event(void *state, Sim *sim, const Event *ev)
@@ -364,8 +364,10 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
     case COMDML_SLOW_STEP:
         if ((status = trainer_split_bottom_step(sim->trainer, i, a->split)) != HS_OK) return status;
         /* a released helper no longer listens: the rest trains on the local loss only */
-        if (!s->agents[a->partner].released)
-            engine_send(sim->engine, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS, comdml_activation_tag(sim, i));
+        if (!s->agents[a->partner].released &&
+            (status = engine_send(sim->engine, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS,
+                                  comdml_activation_tag(sim, i))) != HS_OK)
+            return status;
         return --a->own_left == 0 ? comdml_finish_agent(s, sim, i) : HS_OK;
     case COMDML_ACTIVATIONS:
         return comdml_on_activations(s, sim, i, ev->data);

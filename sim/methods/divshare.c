@@ -131,7 +131,9 @@ static int divshare_block_steps(const DivshareState *s, const Sim *sim, int i)
 
 static int divshare_compute(DivshareState *s, Sim *sim, int i)
 {
-    double finish = engine_compute(sim->engine, i, s->step_flops, DIVSHARE_COMPUTED, 0);
+    double finish;
+    int status = engine_compute(sim->engine, i, s->step_flops, DIVSHARE_COMPUTED, 0, &finish);
+    if (status != HS_OK) return status;
     if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }
@@ -177,7 +179,8 @@ static int divshare_send_next(DivshareState *s, Sim *sim, int i)
             memcpy(d->slot_data + (size_t)slot * s->longest, trainer_buffer(sim->trainer, i, DIVSHARE_SNAPSHOT) + begin,
                    (end - begin) * sizeof(float));
         int64_t data = ((int64_t)i * DIVSHARE_MAX_SLOTS + slot) * DIVSHARE_MAX_FRAGMENTS + d->fragment[q];
-        engine_send(sim->engine, i, to, 4.0 * (double)(end - begin), DIVSHARE_FRAGMENT, data);
+        int status = engine_send(sim->engine, i, to, 4.0 * (double)(end - begin), DIVSHARE_FRAGMENT, data);
+        if (status != HS_OK) return status;
     }
     while (d->first < d->n_queue && d->started[d->first]) d->first++;
     return HS_OK;

@@ -141,11 +141,12 @@ static int dpsgd_start_step(DpsgdState *s, Sim *sim, int i)
                                  : trainer_gradient(sim->trainer, i, grad);
         if (status != HS_OK) return status;
     }
-    engine_compute(sim->engine, i, s->prune.on ? s->prune.step_flops[i] : s->step_flops, DPSGD_COMPUTED, 0);
+    int status = engine_compute(sim->engine, i, s->prune.on ? s->prune.step_flops[i] : s->step_flops, DPSGD_COMPUTED,
+                                0, NULL);
     double bytes = s->compressor ? a->bytes : s->prune.on ? s->prune.bytes[i] : sim_model_bytes(sim);
-    for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
-        engine_send(sim->engine, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
-    return HS_OK;
+    for (int k = s->topology.offsets[i]; status == HS_OK && k < s->topology.offsets[i + 1]; k++)
+        status = engine_send(sim->engine, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
+    return status;
 }
 
 /* prune = width: per coordinate, the renormalised Metropolis-Hastings mix over the

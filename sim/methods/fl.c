@@ -176,12 +176,12 @@ static int fedbuff_create(Sim *sim, void **state)
 /* The server sends x to client i for job `job`. fedbuff's message carries a copy of x
  * (x moves on before it arrives); fedavg's x does not change while a round's downloads
  * are current, so the client copies it on arrival. */
-static void fl_dispatch(FlState *s, Sim *sim, int i, long job)
+static int fl_dispatch(FlState *s, Sim *sim, int i, long job)
 {
     s->job[i] = job;
     s->version[i] = s->k;
     if (s->buffered && s->x) memcpy(trainer_buffer(sim->trainer, i, 0), s->x, s->d * sizeof *s->x);
-    engine_send(sim->engine, s->server, i, s->bytes, FL_MODEL_ARRIVED, FL_TAG(job, i));
+    return engine_send(sim->engine, s->server, i, s->bytes, FL_MODEL_ARRIVED, FL_TAG(job, i));
 }
 
 /* Draws `count` distinct clients among candidates[0..m) (in place: the first count). */
@@ -218,8 +218,12 @@ static int fedavg_round_begin(FlState *s, Sim *sim, int round)
             s->order[b] = s->order[b - 1];
             s->order[b - 1] = tmp;
         }
-    for (int k = 0; k < s->selected; k++) fl_dispatch(s, sim, s->order[k], round);
-    if (isfinite(s->deadline)) return engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, FL_DEADLINE, s->server, round);
+    for (int k = 0; k < s->selected; k++) {
+        int status = fl_dispatch(s, sim, s->order[k], round);
+        if (status != HS_OK) return status;
+    }
+    if (isfinite(s->deadline))
+        return engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, FL_DEADLINE, s->server, round);
     return HS_OK;
 }
 
@@ -237,7 +241,8 @@ static int fl_round_begin(void *state, Sim *sim, int round)
     fl_draw(s, s->order, s->n, s->concurrency);
     for (int k = 0; k < s->concurrency; k++) {
         s->busy[s->order[k]] = 1;
-        fl_dispatch(s, sim, s->order[k], s->jobs++);
+        int status = fl_dispatch(s, sim, s->order[k], s->jobs++);
+        if (status != HS_OK) return status;
     }
     return HS_OK;
 }
@@ -294,8 +299,7 @@ static int fedbuff_processed(FlState *s, Sim *sim, int i)
     fl_draw(s, s->order, m, 1);
     int next = s->order[0];
     s->busy[next] = 1;
-    fl_dispatch(s, sim, next, s->jobs++);
-    return HS_OK;
+    return fl_dispatch(s, sim, next, s->jobs++);
 }
 
 static int fl_on_event(void *state, Sim *sim, const Event *ev)
@@ -312,21 +316,15 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
             memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
         }
         s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
-        engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data, NULL);
     case FL_STEPPED:
         if ((status = privacy_local_step(s->privacy, sim->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) {
-            engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data);
-            return HS_OK;
-        }
+        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data, NULL);
         /* clip = update: x does not change while the round's jobs are current */
         if (s->privacy) privacy_client_done_from(s->privacy, s->x ? trainer_params(sim->trainer, i) : NULL, s->x);
-        engine_send(sim->engine, i, s->server, s->bytes, FL_UPLOADED, ev->data);
-        return HS_OK;
+        return engine_send(sim->engine, i, s->server, s->bytes, FL_UPLOADED, ev->data);
     case FL_UPLOADED:
-        engine_compute(sim->engine, s->server, s->process_flops, FL_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, s->server, s->process_flops, FL_PROCESSED, ev->data, NULL);
     default: break;
     }
     if (s->buffered) return fedbuff_processed(s, sim, i);

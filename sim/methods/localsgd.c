@@ -331,7 +331,8 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
         s->remaining[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : period;
-        engine_compute(sim->engine, i, localsgd_step_flops(s, sim, i), LOCALSGD_STEPPED, 0);
+        if ((status = engine_compute(sim->engine, i, localsgd_step_flops(s, sim, i), LOCALSGD_STEPPED, 0, NULL)) != HS_OK)
+            return status;
     }
     s->period_done += period;
     return HS_OK;
@@ -368,10 +369,9 @@ static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
         else if (s->dgc) status = localsgd_dgc_step(s, sim, ev->agent);
         else status = privacy_local_step(s->privacy, sim->trainer, ev->agent);
         if (status != HS_OK) return status;
-        if (--s->remaining[ev->agent] > 0) {
-            engine_compute(sim->engine, ev->agent, localsgd_step_flops(s, sim, ev->agent), LOCALSGD_STEPPED, 0);
-            return HS_OK;
-        }
+        if (--s->remaining[ev->agent] > 0)
+            return engine_compute(sim->engine, ev->agent, localsgd_step_flops(s, sim, ev->agent), LOCALSGD_STEPPED, 0,
+                                  NULL);
         if (s->prune.on) return prune_shells_join(sim->engine, &s->prune, ev->agent);
         if (s->compressor == NULL) {
             if ((status = privacy_client_done(s->privacy, sim->trainer, ev->agent)) != HS_OK) return status;

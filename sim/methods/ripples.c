@@ -260,7 +260,9 @@ static int ripples_static_group(RipplesState *s, Sim *sim, int i, long t, int *i
 
 static int ripples_compute(RipplesState *s, Sim *sim, int i)
 {
-    double finish = engine_compute(sim->engine, i, s->step_flops, RIPPLES_COMPUTED, 0);
+    double finish;
+    int status = engine_compute(sim->engine, i, s->step_flops, RIPPLES_COMPUTED, 0, &finish);
+    if (status != HS_OK) return status;
     if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }

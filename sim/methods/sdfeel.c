@@ -344,7 +344,10 @@ static int sdfeel_period_begin(SdState *s, Sim *sim, int k)
         v->period = s->intra;
         return sdfeel_gossip_begin(s, sim, k);
     }
-    for (int c = 0; c < v->n_clients; c++) engine_send(sim->engine, s->first + k, v->clients[c], s->bytes, SD_MODEL_ARRIVED, k);
+    for (int c = 0; c < v->n_clients; c++) {
+        int status = engine_send(sim->engine, s->first + k, v->clients[c], s->bytes, SD_MODEL_ARRIVED, k);
+        if (status != HS_OK) return status;
+    }
     return HS_OK;
 }
 
@@ -374,11 +377,15 @@ static int sdfeel_gossip_begin(SdState *s, Sim *sim, int k)
     if (v->y) memcpy(v->out[parity], v->y, s->d * sizeof *v->y);
     const int *neighbours = s->topology.adj + s->topology.offsets[k];
     int degree = topology_degree(&s->topology, k);
-    for (int j = 0; j < degree; j++)
-        engine_send(sim->engine, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, ((int64_t)v->step << 20) | k);
-    if (degree == 0) return engine_schedule(sim->engine, engine_now(sim->engine), SD_GOSSIPED, s->first + k, k);
-    /* neighbours ahead of it may have sent this step already */
-    if (v->received[parity] == degree) return engine_schedule(sim->engine, engine_now(sim->engine), SD_GOSSIPED, s->first + k, k);
+    for (int j = 0; j < degree; j++) {
+        int status = engine_send(sim->engine, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP,
+                                 ((int64_t)v->step << 20) | k);
+        if (status != HS_OK) return status;
+    }
+    /* without neighbours, or with every neighbour ahead of it (they may have sent this
+     * step already), the step is complete now */
+    if (degree == 0 || v->received[parity] == degree)
+        return engine_schedule(sim->engine, engine_now(sim->engine), SD_GOSSIPED, s->first + k, k);
     return HS_OK;
 }
 
@@ -411,12 +418,12 @@ static int sdfeel_gossiped(SdState *s, Sim *sim, int k)
 
 /* Server k sends its current model to client i; the message carries a copy (y moves on
  * before it arrives) and the version the client will train from. */
-static void sdfeel_async_dispatch(SdState *s, Sim *sim, int k, int i)
+static int sdfeel_async_dispatch(SdState *s, Sim *sim, int k, int i)
 {
     SdServer *v = &s->servers[k];
     s->version[i] = v->version;
     if (v->y) memcpy(trainer_buffer(sim->trainer, i, 0), v->y, s->d * sizeof *v->y);
-    engine_send(sim->engine, s->first + k, i, s->bytes, SD_MODEL_ARRIVED, k);
+    return engine_send(sim->engine, s->first + k, i, s->bytes, SD_MODEL_ARRIVED, k);
 }
 
 /* Round r ends once every server has done (r + 1) tau2 aggregations. */
@@ -484,13 +491,15 @@ static int sdfeel_async_tick(SdState *s, Sim *sim, int k)
         if (s->in_flight[a]) continue; /* the link still carries its previous model */
         s->in_flight[a] = 1;
         if (v->y) memcpy(s->sent[a], v->y, s->d * sizeof *v->y);
-        engine_send(sim->engine, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, a);
+        int status = engine_send(sim->engine, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, a);
+        if (status != HS_OK) return status;
     }
     for (int c = 0; c < v->n_clients; c++) {
         int i = v->clients[c];
         if (!s->arrived[i]) continue;
         s->arrived[i] = 0;
-        sdfeel_async_dispatch(s, sim, k, i);
+        int status = sdfeel_async_dispatch(s, sim, k, i);
+        if (status != HS_OK) return status;
     }
     int status = engine_schedule(sim->engine, (double)(v->version + 1) * v->deadline, SD_TICK, s->first + k, k);
     if (status != HS_OK) return status;
@@ -506,8 +515,9 @@ static int sdfeel_async_round_begin(SdState *s, Sim *sim, int round)
     }
     for (int k = 0; k < s->E; k++) {
         SdServer *v = &s->servers[k];
-        for (int c = 0; c < v->n_clients; c++) sdfeel_async_dispatch(s, sim, k, v->clients[c]);
-        int status = engine_schedule(sim->engine, v->deadline, SD_TICK, s->first + k, k);
+        int status = HS_OK;
+        for (int c = 0; c < v->n_clients && status == HS_OK; c++) status = sdfeel_async_dispatch(s, sim, k, v->clients[c]);
+        if (status == HS_OK) status = engine_schedule(sim->engine, v->deadline, SD_TICK, s->first + k, k);
         if (status != HS_OK) return status;
     }
     return HS_OK;
@@ -545,19 +555,16 @@ static int sdfeel_on_event(void *state, Sim *sim, const Event *ev)
         const float *from = s->async && v->y ? trainer_buffer(sim->trainer, i, 0) : v->y;
         if (v->y) memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *v->y);
         s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
-        engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0);
-        return HS_OK;
+        return engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0, NULL);
     }
     case SD_STEPPED: {
         int i = ev->agent;
         if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0);
-        else engine_send(sim->engine, i, s->first + s->server_of[i], s->bytes, SD_UPLOADED, i);
-        return HS_OK;
+        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0, NULL);
+        return engine_send(sim->engine, i, s->first + s->server_of[i], s->bytes, SD_UPLOADED, i);
     }
     case SD_UPLOADED:
-        engine_compute(sim->engine, ev->agent, s->process_flops, SD_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, ev->agent, s->process_flops, SD_PROCESSED, ev->data, NULL);
     case SD_PROCESSED: {
         if (s->async) {
             s->arrived[ev->data] = 1; /* waits for the server's next deadline */
@@ -580,8 +587,7 @@ static int sdfeel_on_event(void *state, Sim *sim, const Event *ev)
     }
     case SD_GOSSIP: {
         /* the receiving server processes the neighbour's model on its processor */
-        engine_compute(sim->engine, ev->agent, s->process_flops, SD_GOSSIP_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, ev->agent, s->process_flops, SD_GOSSIP_PROCESSED, ev->data, NULL);
     }
     case SD_GOSSIPED: return sdfeel_gossiped(s, sim, (int)ev->data);
     case SD_TICK: return sdfeel_async_tick(s, sim, (int)ev->data);

@@ -91,13 +91,15 @@ static int swift_create(Sim *sim, void **state)
 
 static int swift_compute(SwiftState *s, Sim *sim, int i)
 {
-    double finish = engine_compute(sim->engine, i, s->step_flops, SWIFT_COMPUTED, 0);
+    double finish;
+    int status = engine_compute(sim->engine, i, s->step_flops, SWIFT_COMPUTED, 0, &finish);
+    if (status != HS_OK) return status;
     if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }
 
 /* Client i's communication iteration: average with its copies, then broadcast. */
-static void swift_communicate(SwiftState *s, Sim *sim, int i)
+static int swift_communicate(SwiftState *s, Sim *sim, int i)
 {
     const int *neighbours = s->topology.adj + s->topology.offsets[i];
     int degree = topology_degree(&s->topology, i);
@@ -115,8 +117,10 @@ static void swift_communicate(SwiftState *s, Sim *sim, int i)
             memcpy(s->outbox + slot * s->params, trainer_params(sim->trainer, i), s->params * sizeof(float));
         s->in_flight[slot] = 1;
         s->sent_step[slot] = s->steps[i];
-        engine_send(sim->engine, i, neighbours[q], sim_model_bytes(sim), SWIFT_MODEL, ((int64_t)i << 32) | q);
+        int status = engine_send(sim->engine, i, neighbours[q], sim_model_bytes(sim), SWIFT_MODEL, ((int64_t)i << 32) | q);
+        if (status != HS_OK) return status;
     }
+    return HS_OK;
 }
 
 static int swift_round_begin(void *state, Sim *sim, int round)
@@ -151,7 +155,7 @@ static int swift_on_event(void *state, Sim *sim, const Event *ev)
      * so the step at the end of the computation is the step at its start */
     if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
     s->steps[i]++;
-    if (s->steps[i] % s->period == 0) swift_communicate(s, sim, i);
+    if (s->steps[i] % s->period == 0 && (status = swift_communicate(s, sim, i)) != HS_OK) return status;
     if (async_round_step(&s->rounds, sim, i, s->steps[i]))
         sim->round_extra = s->staleness_count ? s->staleness_sum / (double)s->staleness_count : NAN;
     return swift_compute(s, sim, i);

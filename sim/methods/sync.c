@@ -248,26 +248,33 @@ static int sync_apply_local(SyncState *s, Sim *sim)
 
 static int sync_start_step(SyncState *s, Sim *sim)
 {
+    int status;
     if (s->compressor) {
         ring_gather_begin(&s->gather, NULL, sim->world.n);
-        for (int i = 0; i < sim->world.n; i++) engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0);
+        for (int i = 0; i < sim->world.n; i++)
+            if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0, NULL)) != HS_OK) return status;
         return sync_compress_step(s, sim);
     }
     if (isfinite(s->deadline)) {
         s->serial++;
         s->n_members = 0;
         s->closed = 0;
-        for (int i = 0; i < sim->world.n; i++) engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, s->serial);
+        for (int i = 0; i < sim->world.n; i++)
+            if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, s->serial, NULL)) != HS_OK)
+                return status;
         return HS_OK;
     }
     if (s->prune.on) {
         if (prune_shells_begin(&s->prune, NULL, sim->world.n, 1, SYNC_REDUCED) != HS_OK)
             return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        for (int i = 0; i < sim->world.n; i++) engine_compute(sim->engine, i, s->prune.step_flops[i], SYNC_COMPUTED, 0);
+        for (int i = 0; i < sim->world.n; i++)
+            if ((status = engine_compute(sim->engine, i, s->prune.step_flops[i], SYNC_COMPUTED, 0, NULL)) != HS_OK)
+                return status;
         return trainer_shared_width_gradients(sim->trainer, NULL, sim->world.n, s->prune.widths);
     }
     engine_collective_begin(&s->allreduce, NULL, sim->world.n, sim_model_bytes(sim), 1, SYNC_REDUCED, 0);
-    for (int i = 0; i < sim->world.n; i++) engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0);
+    for (int i = 0; i < sim->world.n; i++)
+        if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0, NULL)) != HS_OK) return status;
     if (s->byzantine) return sync_robust_step(s, sim);
     /* Every agent starts from the same parameters, so the gradients can be computed
      * now, all at once, for the step that completes later. */

@@ -158,7 +158,8 @@ static int token_begin_visit(TokenState *s, Sim *sim, int k)
     walk_visit(&s->walk, t->at);
     int status = trainer_gradient_at(sim->trainer, t->at, t->params, t->grad);
     if (status != HS_OK) return status;
-    double finish = engine_compute(sim->engine, t->at, s->step_flops, TOKEN_COMPUTED, k);
+    double finish;
+    if ((status = engine_compute(sim->engine, t->at, s->step_flops, TOKEN_COMPUTED, k, &finish)) != HS_OK) return status;
     if (!isfinite(finish) && (sim->sc->rounds <= 0 || s->steps < (long)sim->sc->rounds * s->steps_per_round))
         return engine_fail_stranded(sim->engine, t->at);
     return HS_OK;
@@ -191,8 +192,7 @@ static int token_on_event(void *state, Sim *sim, const Event *ev)
     int from = t->at;
     t->at = walk_next(&s->walk, from, t->rng, s->targets, s->probs);
     if (t->at == from) return token_begin_visit(s, sim, k);
-    engine_send(sim->engine, from, t->at, s->bytes, TOKEN_ARRIVED, k);
-    return HS_OK;
+    return engine_send(sim->engine, from, t->at, s->bytes, TOKEN_ARRIVED, k);
 }
 
 /* The evaluated model: the tokens' average, summed in token order. */
