@@ -18,8 +18,9 @@
 # A floor's rank is its line above; an include may only go to an equal or lower rank, so
 # the floors cannot form a circle. The circle checks below hold that independently of the
 # table: the floor graph, and the module graph of sim/ (x.c, x.h and x_*.[ch] beside them
-# are one module: trainer_jobs.c and trainer_internal.h are the trainer's), fed to tsort;
-# plain dispatch (a function pointer, a registry) is no include.
+# are one module: trainer_jobs.c and trainer_internal.h are the trainer's), each searched
+# for strongly connected sets; plain dispatch (a function pointer, a registry) is no
+# include.
 # Known crossings still to be removed are listed in KNOWN with the reason; the script
 # fails on any other, and on a KNOWN line that no longer occurs (so the list only shrinks).
 set -u
@@ -135,11 +136,24 @@ fi
 
 # Circles. Between floors: every include circle is a failure, KNOWN crossings included
 # (tsort reports the first loop it meets). Between modules (x.c + x.h): likewise.
-circles() { # edge file, what -> prints one line per loop tsort meets
+circles() { # edge file, what -> prints one line per circle (a strongly connected set)
   local loops
-  loops=$( (sort -u "$1" | awk '$1 != $2' | tsort >/dev/null) 2>&1 |
-    awk '/input contains a loop/ { if (l) print l; l = ""; next } { sub(/^tsort: /, ""); l = l ? l " -> " $0 : $0 }
-         END { if (l) print l }')
+  # Floyd-Warshall reachability over at most a few hundred nodes; then every node's
+  # strongly connected set, printed once, in name order.
+  loops=$(sort -u "$1" | awk '$1 != $2 {
+      if (!($1 in id)) { id[$1] = n; name[n++] = $1 }
+      if (!($2 in id)) { id[$2] = n; name[n++] = $2 }
+      r[id[$1], id[$2]] = 1
+    }
+    END {
+      for (k = 0; k < n; k++) for (i = 0; i < n; i++) if (r[i, k]) for (j = 0; j < n; j++) if (r[k, j]) r[i, j] = 1
+      for (i = 0; i < n; i++) {
+        if (done[i] || !r[i, i]) continue
+        set = ""
+        for (j = 0; j < n; j++) if (r[i, j] && r[j, i]) { done[j] = 1; set = set " " name[j] }
+        print set
+      }
+    }' | while read -r line; do printf '%s\n' $line | sort | paste -sd' ' | sed 's/ / <-> /g'; done | sort)
   [ -z "$loops" ] && return 0
   while IFS= read -r l; do echo "$circle_label an include circle between $2: $l"; done <<< "$loops"
   return 1

@@ -104,19 +104,6 @@ typedef struct EngineConfig {
                                 * callbacks is noticed there after the event */
 } EngineConfig;
 
-/* A ring all-reduce being assembled: members join one by one; when the last joins the
- * engine schedules one event (kind, agent -1, data) at the finishing time. */
-typedef struct Collective {
-    const int *members;  /* NULL: all agents 0..n-1 in index order (the ring order) */
-    int n_members;
-    int joined;
-    double ready;        /* latest join time so far */
-    double bytes;        /* payload per member */
-    int blocking;        /* members' processors wait for it (sync); 0 overlaps compute (CO2) */
-    int kind;
-    int64_t data;
-} Collective;
-
 /* HS_OK, or HS_E_NOMEM with a message in config->diag. Free with engine_free (accepts
  * NULL). */
 int engine_create(const EngineConfig *config, Engine **out);
@@ -161,11 +148,7 @@ int engine_compute(Engine *e, int node, double flops, int kind, int64_t data, do
 /* Sends bytes from -> to; schedules (kind, to, data) on arrival. The arrival time is
  * not returned: under maxmin it depends on the flows that start later. */
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
-
-void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
-                             int blocking, int kind, int64_t data);
-/* Node joins once its queued compute (and sends) are done. */
-int engine_collective_join(Engine *e, Collective *c, int node);
+/* Collectives (ring all-reduce, all-gather, nested partial all-reduce): collective.h. */
 /* Schedules (kind, node, data) at time t >= now. */
 int engine_schedule(Engine *e, double t, int kind, int node, int64_t data);
 

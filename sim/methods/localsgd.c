@@ -378,9 +378,13 @@ static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
             return engine_collective_join(sim->engine, &s->average, ev->agent);
         }
         if ((status = localsgd_compress_delta(s, sim, ev->agent)) != HS_OK) return status;
-        if (!ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent])) return HS_OK;
-    } else if (ev->kind == LOCALSGD_BLOCK && !ring_gather_arrived(sim->engine, &s->gather, ev)) {
-        return HS_OK;
+        int complete;
+        status = ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent], &complete);
+        if (status != HS_OK || !complete) return status;
+    } else if (ev->kind == LOCALSGD_BLOCK) {
+        int complete;
+        status = ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+        if (status != HS_OK || !complete) return status;
     } else if (ev->kind == LOCALSGD_AVERAGED && s->prune.on && !prune_shells_done(&s->prune)) {
         return HS_OK;
     }

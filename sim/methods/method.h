@@ -11,6 +11,7 @@
 
 #include "base/hs_error.h"
 #include "models/model_spec.h"
+#include "sim/kernel/collective.h"
 #include "sim/kernel/engine.h"
 #include "sim/kernel/queue.h"
 #include "sim/scenario/scenario.h"

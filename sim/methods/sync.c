@@ -330,9 +330,12 @@ static int sync_on_event(void *state, Sim *sim, const Event *ev)
 {
     SyncState *s = state;
     if (s->compressor) {
-        int done = ev->kind == SYNC_COMPUTED ? ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent])
-                                             : ring_gather_arrived(sim->engine, &s->gather, ev);
-        return done ? sync_finish_step(s, sim) : HS_OK;
+        int complete;
+        int status = ev->kind == SYNC_COMPUTED
+                         ? ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent], &complete)
+                         : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+        if (status != HS_OK) return status;
+        return complete ? sync_finish_step(s, sim) : HS_OK;
     }
     if (ev->kind == SYNC_REDUCED) return s->prune.on && !prune_shells_done(&s->prune) ? HS_OK : sync_finish_step(s, sim);
     if (isfinite(s->deadline)) return sync_deadline_event(s, sim, ev);

@@ -1,6 +1,7 @@
-/* prune.c — per-agent keep ratios, their costs and the nested all-reduce shells
- * (see prune.h). Work is O(n log n) per run for the ratios and per averaging for the
- * shells, memory O(n), so timing mode scales as the unpruned methods do. */
+/* prune.c — per-agent keep ratios and their costs (see prune.h); the averaging's nested
+ * all-reduce shells are the kernel's NestedReduce (sim/kernel/collective.c). Work is
+ * O(n log n) per run for the ratios and per averaging for the shells, memory O(n), so
+ * timing mode scales as the unpruned methods do. */
 #include "sim/stages/prune.h"
 
 #include <math.h>
@@ -80,12 +81,7 @@ int prune_create(const Scenario *sc, const World *world, const ModelProfile *pro
     p->step_flops = calloc((size_t)n, sizeof *p->step_flops);
     p->bytes = calloc((size_t)n, sizeof *p->bytes);
     p->widths = calloc((size_t)n, sizeof *p->widths);
-    p->shell_keep = calloc((size_t)n, sizeof *p->shell_keep);
-    p->shell_bytes = calloc((size_t)n, sizeof *p->shell_bytes);
-    p->order = calloc((size_t)n, sizeof *p->order);
-    p->shells = calloc((size_t)n, sizeof *p->shells);
-    if (!p->keep || !p->step_flops || !p->bytes || !p->widths || !p->shell_keep || !p->shell_bytes ||
-        !p->order || !p->shells)
+    if (!p->keep || !p->step_flops || !p->bytes || !p->widths || nested_reduce_init(&p->nest, n) != HS_OK)
         return HS_E_NOMEM;
     int status = prune_ratios(sc, world, profile, steps, p);
     if (status != HS_OK || !train) return status;
@@ -104,10 +100,7 @@ void prune_free(Prune *p)
     free(p->keep);
     free(p->step_flops);
     free(p->bytes);
-    free(p->shell_keep);
-    free(p->shell_bytes);
-    free(p->order);
-    free(p->shells);
+    nested_reduce_free(&p->nest);
     memset(p, 0, sizeof *p);
 }
 
@@ -119,69 +112,17 @@ double prune_smallest_keep(const Prune *p)
     return smallest;
 }
 
-/* qsort context-free: members are sorted through (keep, position) pairs */
-typedef struct PruneRank {
-    double keep;
-    int position, agent;
-} PruneRank;
-
-static int prune_compare_rank(const void *a, const void *b)
-{
-    const PruneRank *x = a, *y = b;
-    if (x->keep != y->keep) return x->keep < y->keep ? 1 : -1; /* larger ratios first */
-    return (x->position > y->position) - (x->position < y->position);
-}
-
 int prune_shells_begin(Prune *p, const int *members, int n_members, int blocking, int kind)
 {
-    /* Members by ratio, largest first (ties in member order): shell l's members, those
-     * with ratio >= k_l, are a prefix. A ring's time does not depend on its order (every
-     * member sends on its uplink and receives on its downlink once per step), so the
-     * prefix serves as the ring. O(n log n) time and O(n) memory per averaging. */
-    PruneRank *rank = malloc((size_t)n_members * sizeof *rank);
-    if (rank == NULL) return HS_E_NOMEM;
-    for (int k = 0; k < n_members; k++) {
-        int i = members ? members[k] : k;
-        rank[k] = (PruneRank){.keep = p->keep[i], .position = k, .agent = i};
-    }
-    qsort(rank, (size_t)n_members, sizeof *rank, prune_compare_rank);
-    for (int k = 0; k < n_members; k++) p->order[k] = rank[k].agent;
-    /* distinct ratios ascending: walk the sorted list from its end */
-    p->n_shells = 0;
-    for (int k = n_members - 1; k >= 0; k--) {
-        if (p->n_shells > 0 && p->shell_keep[p->n_shells - 1] == rank[k].keep) continue;
-        p->shell_keep[p->n_shells] = rank[k].keep;
-        p->shell_bytes[p->n_shells] = p->bytes[rank[k].agent]; /* bytes of sub(k_l), made a shell's below */
-        p->n_shells++;
-    }
-    double below = 0;
-    int count = n_members;
-    for (int l = 0; l < p->n_shells; l++) {
-        while (count > 0 && rank[count - 1].keep < p->shell_keep[l]) count--;
-        double bytes = p->shell_bytes[l];
-        p->shell_bytes[l] = bytes - below;
-        below = bytes;
-        engine_collective_begin(&p->shells[l], p->order, count, p->shell_bytes[l], blocking, kind, l);
-    }
-    free(rank);
-    p->pending = p->n_shells;
-    return HS_OK;
+    return nested_reduce_begin(&p->nest, p->keep, p->bytes, members, n_members, blocking, kind);
 }
 
 int prune_shells_join(Engine *e, Prune *p, int agent)
 {
-    /* Joined innermost first. Under maxmin a join waits for the agent's own messages and
-     * the engine keeps one such wait per agent: localsgd and sync send nothing but these
-     * collectives, so no join is ever deferred. */
-    for (int l = 0; l < p->n_shells; l++) {
-        if (p->keep[agent] < p->shell_keep[l]) break;
-        int status = engine_collective_join(e, &p->shells[l], agent);
-        if (status != HS_OK) return status;
-    }
-    return HS_OK;
+    return nested_reduce_join(e, &p->nest, agent);
 }
 
 int prune_shells_done(Prune *p)
 {
-    return --p->pending == 0;
+    return nested_reduce_done(&p->nest);
 }
