@@ -1,7 +1,7 @@
-/* engine.c — the event kernel of a run: the round's event loop, the cost-model
- * primitives and the per-round accounting (the run that drives it is sim/run.c).
- * It stays one file: the primitives share the nodes' clocks and the round's accounting,
- * whose invariants (busy intervals, offline time) every primitive must keep. */
+/* engine.c — the event kernel of a run: the round's event loop, the nodes' clocks, the
+ * compute primitive and the per-round accounting (the run that drives it is sim/run.c).
+ * How messages and rings travel is the network model's (network_fifo.c,
+ * network_maxmin.c behind engine_network.h); how collectives assemble, collective.c. */
 #include "sim/kernel/engine.h"
 
 #include "sim/kernel/engine_internal.h"
@@ -257,7 +257,8 @@ int engine_create(const EngineConfig *config, Engine **out)
     for (int i = 0; i < e->n_nodes; i++) {
         const EngineNode *node = &e->nodes[i];
         if (node->slowdown.kind != SLOWDOWN_MARKOV && node->jitter == 0) continue;
-        if ((e->dynamics_rng == NULL && (e->dynamics_rng = calloc((size_t)e->n_nodes, sizeof *e->dynamics_rng)) == NULL) ||
+        if (e->dynamics_rng == NULL) e->dynamics_rng = calloc((size_t)e->n_nodes, sizeof *e->dynamics_rng);
+        if (e->dynamics_rng == NULL ||
             (e->dynamics_rng[i] = rng_stream_create(config->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL) {
             status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
             goto fail;

@@ -7,7 +7,7 @@
  * event; nothing here reads the wall clock. Engine is opaque: what a method may read
  * has a function.
  *
- * Cost model:
+ * Cost model (the network models behind engine_network.h, the collectives collective.h):
  *   compute  flops / node.compute seconds times the node's slowdown factor at the start
  *            (sim/kernel/dynamics.h), FIFO on the node's processor;
  *   maxmin (EngineNetwork.maxmin, sim/kernel/network.h):
@@ -154,7 +154,8 @@ int engine_schedule(Engine *e, double t, int kind, int node, int64_t data);
 
 /* 1 if the node is online at time t (always, without an availability trace). */
 int engine_agent_online(const Engine *e, int node, double t);
-/* 1 if some group of the run follows an availability trace. */
+/* 1 if the run has availability traces (EngineTraces.availability is not NULL: some
+ * group follows one). */
 int engine_has_churn(const Engine *e);
 /* 1 if the node's Markov slowdown is in its slow state now. */
 int engine_agent_slowed(const Engine *e, int node);

@@ -12,7 +12,7 @@
  * gradient and applying it. */
 #include "sim/methods/method.h"
 #include "sim/kernel/rng.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -51,7 +51,7 @@ static int adpsgd_create(Sim *sim, void **state)
     AdpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int status = topology_build(sim->sc, sim->world.n, &s->topology, sim->diag);
+    int status = scenario_topology(sim->sc, sim->world.n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->agents = calloc((size_t)sim->world.n, sizeof *s->agents);
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
@@ -116,12 +116,13 @@ static int adpsgd_on_event(void *state, Sim *sim, const Event *ev)
     if (ev->kind == ADPSGD_COMPUTED) {
         const int *neighbours = s->topology.adj + s->topology.offsets[i];
         int degree = topology_degree(&s->topology, i), online = 0;
-        for (int k = 0; k < degree; k++) online += engine_agent_online(sim->engine, neighbours[k], engine_now(sim->engine));
+        double now = engine_now(sim->engine);
+        for (int k = 0; k < degree; k++) online += engine_agent_online(sim->engine, neighbours[k], now);
         rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)i * 1000003u + (uint64_t)a->steps, RNG_PURPOSE_METHOD);
         int pick = (int)gsl_rng_uniform_int(s->rng, (unsigned long)(online ? online : degree));
         a->partner = neighbours[pick];
         for (int k = 0; online && k < degree; k++)
-            if (engine_agent_online(sim->engine, neighbours[k], engine_now(sim->engine)) && pick-- == 0) {
+            if (engine_agent_online(sim->engine, neighbours[k], now) && pick-- == 0) {
                 a->partner = neighbours[k];
                 break;
             }

@@ -40,7 +40,7 @@
  *   agent offline at the round's end delays it, and the time shows up as its offline_s
  *   and as the others' idle_s. */
 #include "sim/methods/method.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 #include "solver/pairing.h"
 
@@ -109,7 +109,7 @@ static int comdml_links(ComdmlState *s, Sim *sim, int splits)
         return HS_OK;
     }
     Topology t;
-    int status = topology_build(sim->sc, n, &t, sim->diag);
+    int status = scenario_topology(sim->sc, n, &t, sim->diag);
     if (status != HS_OK) return status;
     status = pairing_problem_init_sparse(&s->problem, n, splits, (size_t)t.offsets[n]);
     if (status == HS_OK) {
@@ -325,7 +325,8 @@ static int comdml_helper_check(ComdmlState *s, Sim *sim, int j)
     ComdmlAgent *a = &s->agents[j];
     if (a->done || a->own_left > 0 || a->top_queued > 0) return HS_OK;
     if (a->top_left > 0) {
-        if (engine_agent_online(sim->engine, a->partner, engine_now(sim->engine))) return comdml_watch_partner(s, sim, j);
+        if (engine_agent_online(sim->engine, a->partner, engine_now(sim->engine)))
+            return comdml_watch_partner(s, sim, j);
         int status = comdml_drop_partner(s, sim, j);
         if (status != HS_OK) return status;
     }
@@ -344,10 +345,12 @@ static int comdml_on_activations(ComdmlState *s, Sim *sim, int j, int64_t tag)
 {
     ComdmlAgent *a = &s->agents[j];
     int slow = (int)(tag % sim->world.n);
-    if (tag / sim->world.n != engine_round(sim->engine) || a->released || a->partner != slow) return HS_OK; /* dropped */
+    if (tag / sim->world.n != engine_round(sim->engine) || a->released || a->partner != slow)
+        return HS_OK; /* dropped */
     /* queued on the helper's processor behind its own work (FIFO) */
     a->top_queued++;
-    return engine_compute(sim->engine, j, s->problem.ff[s->agents[slow].split] * s->step_flops, COMDML_TOP_STEP, slow, NULL);
+    double flops = s->problem.ff[s->agents[slow].split] * s->step_flops;
+    return engine_compute(sim->engine, j, flops, COMDML_TOP_STEP, slow, NULL);
 }
 
 static int comdml_on_event(void *state, Sim *sim, const Event *ev)

@@ -34,7 +34,7 @@
 #include "sim/stages/compress.h"
 #include "sim/methods/method.h"
 #include "sim/stages/prune.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <stdlib.h>
@@ -69,7 +69,7 @@ static int dpsgd_create(Sim *sim, void **state)
     DpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int status = topology_build(sim->sc, sim->world.n, &s->topology, sim->diag);
+    int status = scenario_topology(sim->sc, sim->world.n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->agents = calloc((size_t)sim->world.n, sizeof *s->agents);
     if (s->agents == NULL) return HS_E_NOMEM;

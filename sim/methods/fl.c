@@ -305,7 +305,8 @@ static int fedbuff_processed(FlState *s, Sim *sim, int i)
 static int fl_on_event(void *state, Sim *sim, const Event *ev)
 {
     FlState *s = state;
-    if (ev->kind == FL_DEADLINE) return ev->data == s->round && !engine_round_over(sim->engine) ? fedavg_finish(s, sim) : HS_OK;
+    if (ev->kind == FL_DEADLINE)
+        return ev->data == s->round && !engine_round_over(sim->engine) ? fedavg_finish(s, sim) : HS_OK;
     int i = FL_CLIENT(ev->data);
     if (FL_JOB(ev->data) != s->job[i]) return HS_OK; /* a job that ended: dropped or stale */
     int status;

@@ -293,7 +293,8 @@ static void localsgd_draw_members(LocalSgdState *s, Sim *sim)
     for (int i = 0; i < n; i++) s->members[i] = i;
     s->n_members = n;
     if (s->participation >= 1) return;
-    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)engine_round(sim->engine) * 65536u + (uint64_t)s->period_index, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)engine_round(sim->engine) * 65536u + (uint64_t)s->period_index,
+                     RNG_PURPOSE_METHOD);
     int k = (int)ceil(s->participation * n);
     if (k < 1) k = 1;
     for (int i = 0; i < k; i++) { /* partial Fisher–Yates, then sort for the ring order */
@@ -331,8 +332,8 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
         s->remaining[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : period;
-        if ((status = engine_compute(sim->engine, i, localsgd_step_flops(s, sim, i), LOCALSGD_STEPPED, 0, NULL)) != HS_OK)
-            return status;
+        status = engine_compute(sim->engine, i, localsgd_step_flops(s, sim, i), LOCALSGD_STEPPED, 0, NULL);
+        if (status != HS_OK) return status;
     }
     s->period_done += period;
     return HS_OK;

@@ -14,7 +14,7 @@
  *                          neighbour; then the next round's local updates begin.
  * Servers are [servers] (count E, node world.n + d); clients are assigned once
  * (`[servers] assign`): round-robin (client i to server i mod E), a FILE.assign
- * (sim/world/server_assign.h) or nearest. hetsim has
+ * (sim/scenario/server_assign.h) or nearest. hetsim has
  * no positions, so "nearest" is the server the client's model reaches soonest when the
  * server's downlink is shared by the clients given to it so far: clients in index order
  * each take the server with the smallest larger-latency + bytes x (clients + 1) /
@@ -68,11 +68,13 @@
  *                staleness tau of the client models aggregated in the round (NaN if none).
  * Both modes time alike: every decision reads event times, counters and the drawn
  * profiles only. A server's deadline fires whether or not it is online (its sends and
- * processing pause as usual). */
+ * processing pause as usual).
+ * Over 600 lines: one method per file (sim/methods/), and SD-FEEL is two protocols, the
+ * synchronous one and the asynchronous variant, over the same servers' state. */
 #include "models/model.h"
 #include "sim/methods/method.h"
-#include "sim/world/server_assign.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/server_assign.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -263,7 +265,7 @@ static int sdfeel_create(Sim *sim, void **state)
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
-    int status = topology_build(sim->sc, s->E, &s->topology, sim->diag);
+    int status = scenario_topology(sim->sc, s->E, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->server_of = calloc((size_t)s->n, sizeof *s->server_of);
     s->remaining = calloc((size_t)s->n, sizeof *s->remaining);
@@ -516,7 +518,8 @@ static int sdfeel_async_round_begin(SdState *s, Sim *sim, int round)
     for (int k = 0; k < s->E; k++) {
         SdServer *v = &s->servers[k];
         int status = HS_OK;
-        for (int c = 0; c < v->n_clients && status == HS_OK; c++) status = sdfeel_async_dispatch(s, sim, k, v->clients[c]);
+        for (int c = 0; c < v->n_clients && status == HS_OK; c++)
+            status = sdfeel_async_dispatch(s, sim, k, v->clients[c]);
         if (status == HS_OK) status = engine_schedule(sim->engine, v->deadline, SD_TICK, s->first + k, k);
         if (status != HS_OK) return status;
     }

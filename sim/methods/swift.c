@@ -24,7 +24,7 @@
 #include "models/mix.h"
 #include "sim/methods/method.h"
 #include "sim/methods/async_round.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -57,7 +57,7 @@ static int swift_create(Sim *sim, void **state)
     SwiftState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = sim->world.n, status = topology_build(sim->sc, n, &s->topology, sim->diag);
+    int n = sim->world.n, status = scenario_topology(sim->sc, n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->period = scenario_param_int(sim->sc, "period");
     s->params = (size_t)sim->profile.total_params;
@@ -117,7 +117,8 @@ static int swift_communicate(SwiftState *s, Sim *sim, int i)
             memcpy(s->outbox + slot * s->params, trainer_params(sim->trainer, i), s->params * sizeof(float));
         s->in_flight[slot] = 1;
         s->sent_step[slot] = s->steps[i];
-        int status = engine_send(sim->engine, i, neighbours[q], sim_model_bytes(sim), SWIFT_MODEL, ((int64_t)i << 32) | q);
+        int64_t tag = ((int64_t)i << 32) | q;
+        int status = engine_send(sim->engine, i, neighbours[q], sim_model_bytes(sim), SWIFT_MODEL, tag);
         if (status != HS_OK) return status;
     }
     return HS_OK;

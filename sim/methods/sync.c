@@ -252,7 +252,8 @@ static int sync_start_step(SyncState *s, Sim *sim)
     if (s->compressor) {
         ring_gather_begin(&s->gather, NULL, sim->world.n);
         for (int i = 0; i < sim->world.n; i++)
-            if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0, NULL)) != HS_OK) return status;
+            if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0, NULL)) != HS_OK)
+                return status;
         return sync_compress_step(s, sim);
     }
     if (isfinite(s->deadline)) {
@@ -311,7 +312,8 @@ static int sync_deadline_event(SyncState *s, Sim *sim, const Event *ev)
 {
     if (ev->kind == SYNC_DEADLINE) return ev->data == s->serial && !s->closed ? sync_close_step(s, sim) : HS_OK;
     if (ev->data != s->serial || s->closed) return HS_OK; /* a late gradient: discarded */
-    if (s->n_members == 0 && engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, SYNC_DEADLINE, -1, s->serial) != HS_OK)
+    if (s->n_members == 0 &&
+        engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, SYNC_DEADLINE, -1, s->serial) != HS_OK)
         return HS_E_NOMEM;
     s->members[s->n_members++] = ev->agent;
     return s->n_members == sim->world.n ? sync_close_step(s, sim) : HS_OK;

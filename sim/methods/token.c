@@ -37,7 +37,7 @@
 #include "models/optim.h"
 #include "sim/methods/method.h"
 #include "sim/kernel/rng.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 #include "sim/world/walk.h"
 
@@ -103,7 +103,7 @@ static int token_create(Sim *sim, void **state)
     *state = s;
     const Scenario *sc = sim->sc;
     int n = sim->world.n;
-    int status = topology_build(sc, n, &s->topology, sim->diag);
+    int status = scenario_topology(sc, n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     static const WalkKind kinds[] = {WALK_SIMPLE, WALK_METROPOLIS, WALK_SRRW};
     static const WalkKind bases[] = {WALK_METROPOLIS, WALK_SIMPLE};
@@ -159,7 +159,8 @@ static int token_begin_visit(TokenState *s, Sim *sim, int k)
     int status = trainer_gradient_at(sim->trainer, t->at, t->params, t->grad);
     if (status != HS_OK) return status;
     double finish;
-    if ((status = engine_compute(sim->engine, t->at, s->step_flops, TOKEN_COMPUTED, k, &finish)) != HS_OK) return status;
+    if ((status = engine_compute(sim->engine, t->at, s->step_flops, TOKEN_COMPUTED, k, &finish)) != HS_OK)
+        return status;
     if (!isfinite(finish) && (sim->sc->rounds <= 0 || s->steps < (long)sim->sc->rounds * s->steps_per_round))
         return engine_fail_stranded(sim->engine, t->at);
     return HS_OK;
@@ -183,7 +184,8 @@ static int token_on_event(void *state, Sim *sim, const Event *ev)
     Token *t = &s->tokens[k];
     if (ev->kind == TOKEN_ARRIVED) return token_begin_visit(s, sim, k);
     /* the step is done: apply it, count it, pass the token on */
-    if (sim->trainer) optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
+    if (sim->trainer)
+        optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
     s->steps++;
     if (s->steps == (long)(s->round + 1) * s->steps_per_round) {
         sim->round_extra = walk_tv_distance(&s->walk);

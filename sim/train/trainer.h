@@ -23,11 +23,11 @@ typedef struct Trainer Trainer;
  * (which must outlive it). Errors are written to diag. */
 int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out);
 void trainer_free(Trainer *t);
-/* The round the engine plays now: learning-rate schedule and messages follow it. */
+/* The round the run plays now: learning-rate schedule and messages follow it. */
 void trainer_begin_round(Trainer *t, int round);
 /* After each round: every eval_every rounds (and after the last) evaluates the shared
  * model, or the sample-weighted average of the agents' models, into *metric (round,
- * losses, accuracies; the engine adds time and bytes) and sets *evaluated. */
+ * losses, accuracies; the run adds time and bytes) and sets *evaluated. */
 int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated);
 
 /* --- one model shared by all agents (they hold identical parameters: sync) --- */

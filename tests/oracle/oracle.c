@@ -23,7 +23,7 @@
 #include "sim/run.h"
 #include "sim/methods/method.h"
 #include "sim/kernel/network.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/world/world.h"
 
 #include <math.h>
@@ -683,7 +683,7 @@ static int table(void)
             } else {
                 Topology topo;
                 HsDiag diag;
-                if (topology_build(&sc, n, &topo, &diag) != HS_OK) return 1;
+                if (scenario_topology(&sc, n, &topo, &diag) != HS_OK) return 1;
                 graph_dpsgd(&g, &topo, n, rounds, steps, flops, bytes, round_last);
                 topology_free(&topo);
             }
