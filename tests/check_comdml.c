@@ -7,7 +7,7 @@
  * rebalance is never paired (dense and sparse links, every solver); train mode times
  * like timing mode under churn; runs repeat bitwise; a dropped top does not pull the
  * average. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
@@ -481,12 +481,12 @@ START_TEST(test_dropped_top_does_not_pull_the_average)
     ck_assert_msg(scenario_resolve(&doc, &sc, &diag) == 0, "%s", diag.message);
     inidoc_free(&doc);
     TestSink ts;
-    Engine *e;
-    ck_assert_msg(engine_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
+    Sim *e;
+    ck_assert_msg(sim_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
     size_t n = trainer_param_count(e->trainer), bottom = 16 * 32 + 32, top = 32 * 4 + 4;
     int splits[2] = {0, 1};
     ck_assert_int_eq(trainer_split_begin(e->trainer, 1, 1), 0);
-    for (int k = 0; k < engine_agent_steps(e, 1); k++) ck_assert_int_eq(trainer_split_bottom_step(e->trainer, 1, 1), 0);
+    for (int k = 0; k < sim_agent_steps(e, 1); k++) ck_assert_int_eq(trainer_split_bottom_step(e->trainer, 1, 1), 0);
     ck_assert_int_eq(trainer_local_step(e->trainer, 0), 0);
     ck_assert_int_eq(trainer_split_end(e->trainer, 1, 1), 0);
     float *helper = malloc(n * sizeof *helper), *offloader = malloc(n * sizeof *offloader);
@@ -501,7 +501,7 @@ START_TEST(test_dropped_top_does_not_pull_the_average)
     ck_assert(same_range(trainer_params(e->trainer, 0), trainer_params(e->trainer, 1), 0, bottom));
     free(helper);
     free(offloader);
-    engine_close(e);
+    sim_close(e);
     test_sink_free(&ts);
 }
 END_TEST
