@@ -259,6 +259,19 @@ static double engine_bandwidth(const Engine *e, int from, int to, double t)
     return e->sc->network.tcp == TCP_LV08 ? bandwidth * engine_lv08_bandwidth : bandwidth;
 }
 
+double engine_message_latency(const Engine *e, int from, int to)
+{
+    return engine_latency(e, from, to);
+}
+
+double engine_message_bandwidth(const Engine *e, int from, int to)
+{
+    double b = engine_bandwidth(e, from, to, e->now);
+    /* INFINITY under fifo (the resolver resets it) */
+    double backbone = e->sc->network.backbone * (e->sc->network.tcp == TCP_LV08 ? engine_lv08_bandwidth : 1);
+    return b < backbone ? b : backbone;
+}
+
 double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     if (e->network) {

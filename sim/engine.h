@@ -158,6 +158,13 @@ double engine_compute(Engine *e, int agent, double flops, int kind, int64_t data
  * under fifo; NAN under maxmin, where it depends on the flows that start later. */
 double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
 
+/* A message from -> to as the network model plays it now, alone on its links: the
+ * latency it waits (max of the two agents', [network] tcp's factor included) and the
+ * bandwidth it transfers at (min(uplink, downlink) at now, traces included, and the
+ * backbone under maxmin, times tcp's factor). What ComDML's exact cost is given. */
+double engine_message_latency(const Engine *e, int from, int to);
+double engine_message_bandwidth(const Engine *e, int from, int to);
+
 void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
                              int blocking, int kind, int64_t data);
 /* Agent joins once its queued compute (and sends) are done. Returns HS_OK. */

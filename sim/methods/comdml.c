@@ -10,9 +10,17 @@
  * all-reduce: each block from whichever side trained it, weighted by samples; auxiliary
  * heads only among agents that used the same split.
  * Links: any two agents under a full topology, the [topology] graph's edges otherwise.
- * Prediction vs play-out: the solver's T_i(j,m) ignores latency and the FIFO queueing of
- * activations behind the helper's own work is exact only when the activations arrive
- * before the helper is free; `pairings` stores both times.
+ * Prediction vs play-out (`pairings` stores both times): under cost = paper (the default)
+ * the solver minimises the published T_i(j,m), which leaves out latency, the activation
+ * messages sharing (or queueing on) the offloader's link, and the pipeline's tail (the
+ * last batch's transfer and top step after the slow side ends, the helper waiting for the
+ * first batch); it is exact only when the activations reach the helper before it is free.
+ * cost = exact gives the solver the round as played here (solver/cost.c): latency per
+ * agent and the link after [network] model, uplink, backbone and tcp, so that without
+ * jitter, Markov or periodic slowdowns, traces and churn, predicted_s equals actual_s
+ * to rounding. The one approximation left: a finite backbone, which every pair's
+ * activations share; the solver gives each pair the backbone to itself, exact only while
+ * the pairs' transfers do not overlap in time (comdml_exact_setup).
  *
  * Availability (churn). The engine pauses an offline agent's processor and uplink; on
  * top of that ComDML reacts as follows, the same in timing and train mode:
@@ -69,6 +77,7 @@ typedef struct ComdmlAgent {
 
 typedef struct ComdmlState {
     char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
+    PairingCost cost;     /* [method] cost */
     int rebalance;
     double ip_time_limit;
     ComdmlAgent *agents;  /* (n) */
@@ -98,6 +107,8 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
+static double comdml_link_bandwidth(const ComdmlState *s, const Engine *e, int i, int j);
+
 static int comdml_links(ComdmlState *s, Engine *e, int splits)
 {
     int n = e->world.n;
@@ -105,7 +116,7 @@ static int comdml_links(ComdmlState *s, Engine *e, int splits)
         if (pairing_problem_init(&s->problem, n, splits) != HS_OK) return HS_E_NOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
-                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : world_link_bandwidth(&e->world, i, j);
+                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : comdml_link_bandwidth(s, e, i, j);
         return HS_OK;
     }
     Topology t;
@@ -117,17 +128,37 @@ static int comdml_links(ComdmlState *s, Engine *e, int splits)
         for (int k = 0; k < t.offsets[n]; k++) s->problem.link_to[k] = t.adj[k];
         for (int i = 0; i < n; i++)
             for (int k = t.offsets[i]; k < t.offsets[i + 1]; k++)
-                s->problem.link_bandwidth[k] = world_link_bandwidth(&e->world, i, t.adj[k]);
+                s->problem.link_bandwidth[k] = comdml_link_bandwidth(s, e, i, t.adj[k]);
     }
     topology_free(&t);
     return status;
 }
 
-/* b_ij as the solver should see it: none to or from an agent that is offline. */
+/* b_ij as the solver should see it: none to or from an agent that is offline; under the
+ * exact cost the bandwidth a message gets alone, as the network plays it. */
 static double comdml_link_bandwidth(const ComdmlState *s, const Engine *e, int i, int j)
 {
     if (s->online && !(s->online[i] && s->online[j])) return 0;
+    if (s->cost == PAIRING_COST_EXACT) return engine_message_bandwidth(e, i, j);
     return world_link_bandwidth(&e->world, i, j);
+}
+
+/* The exact cost's view of the network: how activation messages share the offloader's
+ * link, and each agent's latency (max(l_i, l_j) * factor = max(l_i * factor, l_j *
+ * factor), so the per-agent values with tcp's factor give every pair's latency).
+ * A finite backbone (maxmin) is in each link's bandwidth as the pair's own: exact while
+ * one pair transfers at a time, or while the pairs' transfers together fit in it
+ * (sum of min(uplink, downlink) over the offloaders <= backbone); otherwise concurrent
+ * pairs slow each other down and the prediction is optimistic. */
+static void comdml_exact_setup(ComdmlState *s, const Engine *e)
+{
+    PairingProblem *p = &s->problem;
+    p->cost = s->cost;
+    const NetworkSpec *net = &e->sc->network;
+    p->network = net->model == NETWORK_FIFO  ? PAIRING_NETWORK_FIFO
+                 : net->uplink == UPLINK_FIFO ? PAIRING_NETWORK_MAXMIN_FIFO
+                                              : PAIRING_NETWORK_MAXMIN;
+    for (int i = 0; i < p->n; i++) p->latency[i] = engine_message_latency(e, i, i);
 }
 
 /* Rewrites every link of agent i (both directions) after its availability changed. */
@@ -178,11 +209,13 @@ static int comdml_create(Engine *e, void **state)
     int status;
     s->rebalance = scenario_param_int(e->sc, "rebalance");
     s->ip_time_limit = scenario_param_number(e->sc, "ip_time_limit");
+    s->cost = (PairingCost)pairing_cost_parse(scenario_param(e->sc, "cost")->value);
     int n = e->world.n, splits = e->profile.n_blocks;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
     if (s->agents == NULL || s->splits == NULL) return HS_E_NOMEM;
     if ((status = comdml_links(s, e, splits)) != HS_OK) return status;
+    comdml_exact_setup(s, e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
     for (int m = 0; m < splits; m++) {
         s->problem.fs[m] = model_profile_slow_fraction(&e->profile, m);
@@ -407,6 +440,9 @@ static const MethodKey comdml_keys[] = {
     {"rebalance", "1", "rounds between re-pairings", .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
     {"ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
      .type = METHOD_KEY_TIME, .min = 0, .max = 86400, .open = METHOD_KEY_OPEN_MIN},
+    {"cost", "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
+     "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
+     .type = METHOD_KEY_CHOICE, .choices = PAIRING_COST_NAMES},
     {0},
 };
 
