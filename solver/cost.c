@@ -94,7 +94,7 @@ static double pairing_time_paper(const PairingProblem *p, int i, int j, int m, d
     return t > comm ? t : comm;
 }
 
-static double pairing_time_exact(const PairingProblem *p, int i, int j, int m, double b)
+static double pairing_time_exact(const PairingProblem *p, int i, int j, int m, double b, double limit)
 {
     int n = (int)p->batches[i]; /* a whole number: pairing_problem_check */
     double tau_j = pairing_standalone(p, j);
@@ -107,19 +107,28 @@ static double pairing_time_exact(const PairingProblem *p, int i, int j, int m, d
         post = 0;
     }
     double first = c + hold + post, last = c + (n - 1) * fmax(c, hold) + hold + post;
-    double own = tau_j + n * f;
+    double own = tau_j + n * f, queued = fmax(own, fmax(first + n * f, last + f));
     if (p->network == PAIRING_NETWORK_MAXMIN && d > c) {
         /* the last arrival is the same under sharing (see above); the others are later */
         if (tau_j >= last) return own;
+        /* equal jobs leave a queue no later than they leave processor sharing (the queue
+         * serves the least remaining work first), so the queue's time is a lower bound */
+        if (queued >= limit) return queued;
         return pairing_shared_finish(n, c, d, latency, tau_j, f);
     }
-    return fmax(own, fmax(first + n * f, last + f));
+    return queued;
+}
+
+double pairing_time_below(const PairingProblem *p, int i, int j, int m, double b, double limit)
+{
+    if (m <= 0 || m >= p->n_splits || i == j || !(b > 0)) return INFINITY;
+    if (p->cost == PAIRING_COST_EXACT) return pairing_time_exact(p, i, j, m, b, limit);
+    return pairing_time_paper(p, i, j, m, b);
 }
 
 double pairing_time_with(const PairingProblem *p, int i, int j, int m, double b)
 {
-    if (m <= 0 || m >= p->n_splits || i == j || !(b > 0)) return INFINITY;
-    return p->cost == PAIRING_COST_EXACT ? pairing_time_exact(p, i, j, m, b) : pairing_time_paper(p, i, j, m, b);
+    return pairing_time_below(p, i, j, m, b, INFINITY);
 }
 
 double pairing_time(const PairingProblem *p, int i, int j, int m)

@@ -143,7 +143,8 @@ int solver_ip(const PairingProblem *p, double time_limit, PairingResult *out, Hs
             int split = 0;
             double t = INFINITY;
             for (int m = 1; m < p->n_splits; m++) {
-                double tm = pairing_time_with(p, i, j, m, b); /* INFINITY for i == j or no link */
+                /* INFINITY for i == j or no link; only times below t and tau_i matter */
+                double tm = pairing_time_below(p, i, j, m, b, fmin(t, tau[i]));
                 if (tm < t) {
                     t = tm;
                     split = m;

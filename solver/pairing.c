@@ -171,13 +171,14 @@ double pairing_link(const PairingProblem *p, int i, int j)
     return 0;
 }
 
-/* i's best split over a link of bandwidth b; ties go to the lower split. */
-static double pairing_best_split(const PairingProblem *p, int i, int j, double b, int *split)
+/* i's best split over a link of bandwidth b, if its time is below limit (else any
+ * time >= limit); ties go to the lower split. */
+static double pairing_best_split(const PairingProblem *p, int i, int j, double b, double limit, int *split)
 {
     double best = INFINITY;
     *split = 0;
     for (int m = 1; m < p->n_splits; m++) {
-        double t = pairing_time_with(p, i, j, m, b);
+        double t = pairing_time_below(p, i, j, m, b, fmin(best, limit));
         if (t < best) {
             best = t;
             *split = m;
@@ -210,7 +211,7 @@ int pairing_useful_edges(const PairingProblem *p, PairingEdge **edges, size_t *c
             /* T_i(j,m) >= tau_j, so a helper no faster than i can never beat tau_i */
             if (j == i || !(b > 0) || !(pairing_standalone(p, j) < tau_i)) continue;
             int split;
-            double t = pairing_best_split(p, i, j, b, &split);
+            double t = pairing_best_split(p, i, j, b, tau_i, &split);
             if (!(t < tau_i)) continue;
             if (n_edges == cap) {
                 PairingEdge *grown = realloc(list, 2 * cap * sizeof *list);

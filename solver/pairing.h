@@ -114,6 +114,10 @@ double pairing_link(const PairingProblem *p, int i, int j);
  * equal jobs arriving at k c + L): A_k has no closed form, and the recurrence runs over
  * the n batches, O(n). */
 double pairing_time_with(const PairingProblem *p, int i, int j, int m, double b);
+/* pairing_time_with when only times below limit matter: a result >= limit stands for some
+ * time >= limit (the exact cost then skips its O(n_i) recurrence when a closed-form lower
+ * bound already reaches limit). What the solvers' searches for a best split use. */
+double pairing_time_below(const PairingProblem *p, int i, int j, int m, double b, double limit);
 /* T_i(j,m) over the problem's own link i -> j. */
 double pairing_time(const PairingProblem *p, int i, int j, int m);
 
