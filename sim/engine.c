@@ -272,6 +272,12 @@ double engine_message_bandwidth(const Engine *e, int from, int to)
     return b < backbone ? b : backbone;
 }
 
+double engine_agent_compute(const Engine *e, int agent)
+{
+    const TraceSeries *speed = engine_series(e->compute_trace, agent);
+    return speed ? trace_value(speed, e->now) : e->world.agents[agent].compute;
+}
+
 double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     if (e->network) {

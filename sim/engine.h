@@ -164,6 +164,9 @@ double engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t 
  * backbone under maxmin, times tcp's factor). What ComDML's exact cost is given. */
 double engine_message_latency(const Engine *e, int from, int to);
 double engine_message_bandwidth(const Engine *e, int from, int to);
+/* The agent's compute now (FLOP/s): its compute trace's current value when it has one
+ * (world.agents[].compute holds the trace's value at 0), slowdowns not included. */
+double engine_agent_compute(const Engine *e, int agent);
 
 void engine_collective_begin(Collective *c, const int *members, int n_members, double bytes,
                              int blocking, int kind, int64_t data);

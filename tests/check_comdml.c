@@ -102,6 +102,17 @@ START_TEST(test_slow_side_bottleneck_adds_the_last_batch)
     ck_assert_msg(fabs(actual - (slow_side + transfer + top)) < 1e-9 * actual, "actual %.17g expected %.17g", actual,
                   slow_side + transfer + top);
     test_sink_free(&ts);
+    /* the exact cost predicts that tail (same pair, same split: the tail is the same at
+     * every split's end, and the paper's best split stays best here) */
+    const char *exact[] = {"agents.compute=5 GFLOPS", "method.cost=exact"};
+    ck_assert_int_eq(run(exact, 2, &ts), 0);
+    int split_exact;
+    first_pairing(&ts, &slow, &fast, &split_exact, &predicted, &actual);
+    ck_assert_int_eq(split_exact, split);
+    ck_assert_msg(fabs(predicted - (slow_side + transfer + top)) < 1e-9 * predicted, "predicted %.17g expected %.17g",
+                  predicted, slow_side + transfer + top);
+    ck_assert(fabs(actual - predicted) < 1e-9 * actual);
+    test_sink_free(&ts);
 }
 END_TEST
 

@@ -241,8 +241,9 @@ static double comdml_wall_ms(void)
 }
 
 /* Current speed in batches per second: the agent's markov state counts, so a slowed
- * agent is re-paired at the next rebalance. */
-static double comdml_speed(const Engine *e, int i, double step_flops)
+ * agent is re-paired at the next rebalance; under the exact cost so does its compute
+ * trace's current value (the paper's cost keeps the trace's value at 0, as it always has). */
+static double comdml_speed(const ComdmlState *s, const Engine *e, int i, double step_flops)
 {
     const AgentGroupSpec *g = &e->sc->groups[e->world.agents[i].group];
     double factor = 1;
@@ -251,7 +252,8 @@ static double comdml_speed(const Engine *e, int i, double step_flops)
         int slow = 0;
         factor = slowdown_factor(&g->slowdown, 0, e->now, &slow, NULL);
     }
-    return e->world.agents[i].compute / (step_flops * factor);
+    double compute = s->cost == PAIRING_COST_EXACT ? engine_agent_compute(e, i) : e->world.agents[i].compute;
+    return compute / (step_flops * factor);
 }
 
 static int comdml_pair_agents(ComdmlState *s, Engine *e)
@@ -259,7 +261,7 @@ static int comdml_pair_agents(ComdmlState *s, Engine *e)
     int n = e->world.n;
     for (int i = 0; i < n; i++) {
         s->problem.batches[i] = engine_agent_steps(e, i);
-        s->problem.speed[i] = comdml_speed(e, i, s->step_flops);
+        s->problem.speed[i] = comdml_speed(s, e, i, s->step_flops);
     }
     comdml_mask_offline(s, e);
     PairingResult result;
