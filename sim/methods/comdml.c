@@ -182,6 +182,15 @@ static void comdml_relink(ComdmlState *s, const Engine *e, int i)
     }
 }
 
+/* Under the exact cost every link is read again at a rebalance, so a bandwidth trace's
+ * value then is what the solver sees (the paper's cost keeps the links of the start).
+ * O(n^2) under a full topology, O(n degree^2) over a graph. */
+static void comdml_exact_relink(ComdmlState *s, const Engine *e)
+{
+    if (s->cost != PAIRING_COST_EXACT) return;
+    for (int i = 0; i < s->problem.n; i++) comdml_relink(s, e, i);
+}
+
 /* Takes the agents offline now out of the pairing: no links (so no pair with them) and no
  * batches (so their standalone time does not set the makespan the others are balanced
  * to). Only agents whose availability changed are rewritten: O(n) each under a full
@@ -264,6 +273,7 @@ static int comdml_pair_agents(ComdmlState *s, Engine *e)
         s->problem.speed[i] = comdml_speed(s, e, i, s->step_flops);
     }
     comdml_mask_offline(s, e);
+    comdml_exact_relink(s, e);
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
