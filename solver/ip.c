@@ -1,6 +1,7 @@
 /* ip.c — the pairing as the paper states it, an integer program, solved by lp_solve: the
  * independent check of the exact solver. It builds its own variables straight from
- * pairing_time (not from the edge list exact and greedy share).
+ * the cost, pairing_time_below (not from the edge list exact and greedy share), so it
+ * minimises whichever cost the problem names (paper or exact), like the others.
  *
  *   variables  x_ijm in {0,1}: i offloads to j at split m, over every link i -> j
  *              (i != j, b_ij > 0) with i's best split m for it (see below); Z >= 0.
