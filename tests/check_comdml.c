@@ -134,6 +134,17 @@ START_TEST(test_offloading_shortens_the_round_against_localsgd)
     const char *bad[] = {"method.solver=magic"};
     ck_assert_int_eq(run(bad, 1, &a), HS_E_INPUT);
     test_sink_free(&a);
+    /* so is an unknown cost, and more batches than the exact cost plays out */
+    const char *bad_cost[] = {"method.cost=magic"};
+    ck_assert_int_eq(run(bad_cost, 1, &a), HS_E_INPUT);
+    test_sink_free(&a);
+    const char *huge[] = {"method.cost=exact", "agents.samples=64000064"};
+    HsDiag diag;
+    ck_assert_int_eq(test_run(pair_text, huge, 2, &a, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "--set method.cost=exact: cost = exact plays every batch out, at most 1000000") &&
+                      strstr(diag.message, "has 1000001"),
+                  "%s", diag.message);
+    test_sink_free(&a);
 }
 END_TEST
 

@@ -223,6 +223,16 @@ static int comdml_create(Engine *e, void **state)
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
     if (s->agents == NULL || s->splits == NULL) return HS_E_NOMEM;
+    if (s->cost == PAIRING_COST_EXACT)
+        for (int i = 0; i < n; i++)
+            if (engine_agent_steps(e, i) > PAIRING_MAX_EXACT_BATCHES) {
+                const MethodParam *cost = scenario_param(e->sc, "cost");
+                return hs_diag_set(e->diag, HS_E_INPUT, NULL, 0,
+                                   "%s%scost = exact plays every batch out, at most %d per agent and round; agent %d "
+                                   "has %d (a larger batch, or cost = paper)",
+                                   cost->where, cost->where[0] ? ": " : "", PAIRING_MAX_EXACT_BATCHES, i,
+                                   engine_agent_steps(e, i));
+            }
     if ((status = comdml_links(s, e, splits)) != HS_OK) return status;
     comdml_exact_setup(s, e);
     s->step_flops = engine_step_flops(e, e->sc->model.batch);
