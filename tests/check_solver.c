@@ -543,6 +543,27 @@ START_TEST(test_exact_cost_against_naive_twin)
                 }
         pairing_problem_free(&p);
     }
+    /* a long epoch: the recurrence keeps its jobs on the heap past 512 batches */
+    PairingProblem big;
+    ck_assert_int_eq(pairing_problem_init(&big, 2, 2), HS_OK);
+    big.cost = PAIRING_COST_EXACT;
+    big.network = (PairingNetwork)_i;
+    big.batches[0] = 2000;
+    big.batches[1] = 3;
+    big.speed[0] = 1;
+    big.speed[1] = 50;
+    big.fs[0] = 1;
+    big.fs[1] = 0.1;
+    big.ff[1] = 0.9;
+    big.act[1] = 0.3; /* d = 0.15 s > c = 0.1 s */
+    big.latency[0] = 0.02;
+    big.bandwidth[0] = big.bandwidth[3] = INFINITY;
+    big.bandwidth[1] = big.bandwidth[2] = 2;
+    double long_time = pairing_time(&big, 0, 1, 1), long_twin = naive_time(&big, 0, 1, 1);
+    ck_assert_msg(close_to(long_time, long_twin, 1e-12), "network %d, 2000 batches: %.17g, twin %.17g", _i, long_time,
+                  long_twin);
+    ck_assert(long_time > pairing_standalone(&big, 1) + 2000 * 0.9 / 50); /* the helper waited */
+    pairing_problem_free(&big);
     ck_assert_msg(overlapping > evaluated / 10 && waiting > evaluated / 10 && paper_short > evaluated / 4,
                   "network %d: %d times, %d overlapping, %d waiting, %d above the paper's", _i, evaluated, overlapping,
                   waiting, paper_short);
