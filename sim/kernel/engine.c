@@ -56,6 +56,36 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
     return status;
 }
 
+double engine_message_latency(const Engine *e, int from, int to)
+{
+    double a = e->nodes[from].latency, b = e->nodes[to].latency;
+    double latency = a > b ? a : b;
+    return e->spec.lv08 ? latency * ENGINE_LV08_LATENCY : latency;
+}
+
+double engine_link_rate(const Engine *e, int from, int to, double t)
+{
+    const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
+    double u = up ? trace_value(up, t) : e->nodes[from].uplink;
+    double d = down ? trace_value(down, t) : e->nodes[to].downlink;
+    double bandwidth = u < d ? u : d;
+    return e->spec.lv08 ? bandwidth * ENGINE_LV08_BANDWIDTH : bandwidth;
+}
+
+double engine_message_bandwidth(const Engine *e, int from, int to)
+{
+    double b = engine_link_rate(e, from, to, e->now);
+    /* INFINITY under fifo (the resolver resets it) */
+    double backbone = e->spec.backbone * (e->spec.lv08 ? ENGINE_LV08_BANDWIDTH : 1);
+    return b < backbone ? b : backbone;
+}
+
+double engine_agent_compute(const Engine *e, int agent)
+{
+    const TraceSeries *speed = engine_series(e->compute_trace, agent);
+    return speed ? trace_value(speed, e->now) : e->nodes[agent].compute;
+}
+
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     return e->model->send(e, from, to, bytes, kind, data);

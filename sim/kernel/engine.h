@@ -148,6 +148,16 @@ int engine_compute(Engine *e, int node, double flops, int kind, int64_t data, do
 /* Sends bytes from -> to; schedules (kind, to, data) on arrival. The arrival time is
  * not returned: under maxmin it depends on the flows that start later. */
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
+
+/* A message from -> to as the network model plays it now, alone on its links: the
+ * latency it waits (max of the two nodes', [network] tcp's factor included) and the
+ * bandwidth it transfers at (min(uplink, downlink) at now, traces included, and the
+ * backbone under maxmin, times tcp's factor). What ComDML's exact cost is given. */
+double engine_message_latency(const Engine *e, int from, int to);
+double engine_message_bandwidth(const Engine *e, int from, int to);
+/* The node's compute now (FLOP/s): its compute trace's current value when it has one,
+ * slowdowns not included. */
+double engine_agent_compute(const Engine *e, int agent);
 /* Collectives (ring all-reduce, all-gather, nested partial all-reduce): collective.h. */
 /* Schedules (kind, node, data) at time t >= now. */
 int engine_schedule(Engine *e, double t, int kind, int node, int64_t data);

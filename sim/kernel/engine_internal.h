@@ -62,5 +62,8 @@ double engine_finish(const Engine *e, int node, double start, double seconds);
 /* Adds [start, end) to the node's busy union. Intervals are booked roughly in start
  * order per node (its processor and uplink are FIFO), which this relies on. */
 void engine_book_busy(AgentClock *c, double start, double end);
+/* min(uplink of from, downlink of to) at time t, traces and tcp's factor included (no
+ * backbone): the rate a fifo message transfers at. */
+double engine_link_rate(const Engine *e, int from, int to, double t);
 
 #endif

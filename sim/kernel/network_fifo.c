@@ -11,35 +11,13 @@
 
 #include <math.h>
 
-/* min(uplink of from, downlink of to) at time t, traces included. */
-static double fifo_link_bandwidth(const Engine *e, int from, int to, double t)
-{
-    const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
-    double u = up ? trace_value(up, t) : e->nodes[from].uplink;
-    double d = down ? trace_value(down, t) : e->nodes[to].downlink;
-    return u < d ? u : d;
-}
-
-static double fifo_latency(const Engine *e, int from, int to)
-{
-    double a = e->nodes[from].latency, b = e->nodes[to].latency;
-    double latency = a > b ? a : b;
-    return e->spec.lv08 ? latency * ENGINE_LV08_LATENCY : latency;
-}
-
-static double fifo_bandwidth(const Engine *e, int from, int to, double t)
-{
-    double bandwidth = fifo_link_bandwidth(e, from, to, t);
-    return e->spec.lv08 ? bandwidth * ENGINE_LV08_BANDWIDTH : bandwidth;
-}
-
 static int fifo_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     AgentClock *c = &e->clocks[from];
     double start = c->uplink_free > e->now ? c->uplink_free : e->now;
-    double transmit = bytes / fifo_bandwidth(e, from, to, start);
+    double transmit = bytes / engine_link_rate(e, from, to, start);
     double sent = engine_finish(e, from, start, transmit);
-    double arrival = sent + fifo_latency(e, from, to);
+    double arrival = sent + engine_message_latency(e, from, to);
     c->uplink_free = sent;
     c->comm_s += transmit;
     engine_book_busy(c, start, start + transmit);
@@ -79,8 +57,8 @@ static int fifo_ring(Engine *e, Collective *c)
         double slowest = INFINITY, latency = 0;
         for (int k = 0; k < n; k++) {
             int a = collective_member(c, k), b = collective_member(c, (k + 1) % n);
-            double bw = fifo_bandwidth(e, a, b, c->ready);
-            double lat = fifo_latency(e, a, b);
+            double bw = engine_link_rate(e, a, b, c->ready);
+            double lat = engine_message_latency(e, a, b);
             if (bw < slowest) slowest = bw;
             if (lat > latency) latency = lat;
         }

@@ -10,9 +10,17 @@
  * all-reduce: each block from whichever side trained it, weighted by samples; auxiliary
  * heads only among agents that used the same split.
  * Links: any two agents under a full topology, the [topology] graph's edges otherwise.
- * Prediction vs play-out: the solver's T_i(j,m) ignores latency and the FIFO queueing of
- * activations behind the helper's own work is exact only when the activations arrive
- * before the helper is free; `pairings` stores both times.
+ * Prediction vs play-out (`pairings` stores both times): under cost = paper (the default)
+ * the solver minimises the published T_i(j,m), which leaves out latency, the activation
+ * messages sharing (or queueing on) the offloader's link, and the pipeline's tail (the
+ * last batch's transfer and top step after the slow side ends, the helper waiting for the
+ * first batch); it is exact only when the activations reach the helper before it is free.
+ * cost = exact gives the solver the round as played here (solver/cost.c): latency per
+ * agent and the link after [network] model, uplink, backbone and tcp, so that without
+ * jitter, Markov or periodic slowdowns, traces and churn, predicted_s equals actual_s
+ * to rounding. The one approximation left: a finite backbone, which every pair's
+ * activations share; the solver gives each pair the backbone to itself, exact only while
+ * the pairs' transfers do not overlap in time (comdml_exact_setup).
  *
  * Availability (churn). The engine pauses an offline agent's processor and uplink; on
  * top of that ComDML reacts as follows, the same in timing and train mode:
@@ -69,6 +77,7 @@ typedef struct ComdmlAgent {
 
 typedef struct ComdmlState {
     char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
+    PairingCost cost;     /* [method] cost */
     int rebalance;
     double ip_time_limit;
     ComdmlAgent *agents;  /* (n) */
@@ -98,6 +107,8 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
+static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j);
+
 static int comdml_links(ComdmlState *s, Sim *sim, int splits)
 {
     int n = sim->world.n;
@@ -105,7 +116,7 @@ static int comdml_links(ComdmlState *s, Sim *sim, int splits)
         if (pairing_problem_init(&s->problem, n, splits) != HS_OK) return HS_E_NOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
-                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : world_link_bandwidth(&sim->world, i, j);
+                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : comdml_link_bandwidth(s, sim, i, j);
         return HS_OK;
     }
     Topology t;
@@ -117,17 +128,37 @@ static int comdml_links(ComdmlState *s, Sim *sim, int splits)
         for (int k = 0; k < t.offsets[n]; k++) s->problem.link_to[k] = t.adj[k];
         for (int i = 0; i < n; i++)
             for (int k = t.offsets[i]; k < t.offsets[i + 1]; k++)
-                s->problem.link_bandwidth[k] = world_link_bandwidth(&sim->world, i, t.adj[k]);
+                s->problem.link_bandwidth[k] = comdml_link_bandwidth(s, sim, i, t.adj[k]);
     }
     topology_free(&t);
     return status;
 }
 
-/* b_ij as the solver should see it: none to or from an agent that is offline. */
+/* b_ij as the solver should see it: none to or from an agent that is offline; under the
+ * exact cost the bandwidth a message gets alone, as the network plays it. */
 static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j)
 {
     if (s->online && !(s->online[i] && s->online[j])) return 0;
+    if (s->cost == PAIRING_COST_EXACT) return engine_message_bandwidth(sim->engine, i, j);
     return world_link_bandwidth(&sim->world, i, j);
+}
+
+/* The exact cost's view of the network: how activation messages share the offloader's
+ * link, and each agent's latency (max(l_i, l_j) * factor = max(l_i * factor, l_j *
+ * factor), so the per-agent values with tcp's factor give every pair's latency).
+ * A finite backbone (maxmin) is in each link's bandwidth as the pair's own: exact while
+ * one pair transfers at a time, or while the pairs' transfers together fit in it
+ * (sum of min(uplink, downlink) over the offloaders <= backbone); otherwise concurrent
+ * pairs slow each other down and the prediction is optimistic. */
+static void comdml_exact_setup(ComdmlState *s, const Sim *sim)
+{
+    PairingProblem *p = &s->problem;
+    p->cost = s->cost;
+    const NetworkSpec *net = &sim->sc->network;
+    p->network = net->model == NETWORK_FIFO  ? PAIRING_NETWORK_FIFO
+                 : net->uplink == UPLINK_FIFO ? PAIRING_NETWORK_MAXMIN_FIFO
+                                              : PAIRING_NETWORK_MAXMIN;
+    for (int i = 0; i < p->n; i++) p->latency[i] = engine_message_latency(sim->engine, i, i);
 }
 
 /* Rewrites every link of agent i (both directions) after its availability changed. */
@@ -149,6 +180,15 @@ static void comdml_relink(ComdmlState *s, const Sim *sim, int i)
         for (int r = p->link_offsets[j]; r < p->link_offsets[j + 1]; r++)
             if (p->link_to[r] == i) p->link_bandwidth[r] = comdml_link_bandwidth(s, sim, j, i);
     }
+}
+
+/* Under the exact cost every link is read again at a rebalance, so a bandwidth trace's
+ * value then is what the solver sees (the paper's cost keeps the links of the start).
+ * O(n^2) under a full topology, O(n degree^2) over a graph. */
+static void comdml_exact_relink(ComdmlState *s, const Sim *sim)
+{
+    if (s->cost != PAIRING_COST_EXACT) return;
+    for (int i = 0; i < s->problem.n; i++) comdml_relink(s, sim, i);
 }
 
 /* Takes the agents offline now out of the pairing: no links (so no pair with them) and no
@@ -178,11 +218,23 @@ static int comdml_create(Sim *sim, void **state)
     int status;
     s->rebalance = scenario_param_int(sim->sc, "rebalance");
     s->ip_time_limit = scenario_param_number(sim->sc, "ip_time_limit");
+    s->cost = (PairingCost)pairing_cost_parse(scenario_param(sim->sc, "cost")->value);
     int n = sim->world.n, splits = sim->profile.n_blocks;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
     if (s->agents == NULL || s->splits == NULL) return HS_E_NOMEM;
+    if (s->cost == PAIRING_COST_EXACT)
+        for (int i = 0; i < n; i++)
+            if (sim_agent_steps(sim, i) > PAIRING_MAX_EXACT_BATCHES) {
+                const MethodParam *cost = scenario_param(sim->sc, "cost");
+                return hs_diag_set(sim->diag, HS_E_INPUT, NULL, 0,
+                                   "%s%scost = exact plays every batch out, at most %d per agent and round; agent %d "
+                                   "has %d (a larger batch, or cost = paper)",
+                                   cost->where, cost->where[0] ? ": " : "", PAIRING_MAX_EXACT_BATCHES, i,
+                                   sim_agent_steps(sim, i));
+            }
     if ((status = comdml_links(s, sim, splits)) != HS_OK) return status;
+    comdml_exact_setup(s, sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     for (int m = 0; m < splits; m++) {
         s->problem.fs[m] = model_profile_slow_fraction(&sim->profile, m);
@@ -208,8 +260,9 @@ static double comdml_wall_ms(void)
 }
 
 /* Current speed in batches per second: the agent's markov state counts, so a slowed
- * agent is re-paired at the next rebalance. */
-static double comdml_speed(const Sim *sim, int i, double step_flops)
+ * agent is re-paired at the next rebalance; under the exact cost so does its compute
+ * trace's current value (the paper's cost keeps the trace's value at 0, as it always has). */
+static double comdml_speed(const ComdmlState *s, const Sim *sim, int i, double step_flops)
 {
     const AgentGroupSpec *g = &sim->sc->groups[sim->world.agents[i].group];
     double factor = 1;
@@ -218,7 +271,8 @@ static double comdml_speed(const Sim *sim, int i, double step_flops)
         int slow = 0;
         factor = slowdown_factor(&g->slowdown, 0, engine_now(sim->engine), &slow, NULL);
     }
-    return sim->world.agents[i].compute / (step_flops * factor);
+    double compute = s->cost == PAIRING_COST_EXACT ? engine_agent_compute(sim->engine, i) : sim->world.agents[i].compute;
+    return compute / (step_flops * factor);
 }
 
 static int comdml_pair_agents(ComdmlState *s, Sim *sim)
@@ -226,9 +280,10 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     int n = sim->world.n;
     for (int i = 0; i < n; i++) {
         s->problem.batches[i] = sim_agent_steps(sim, i);
-        s->problem.speed[i] = comdml_speed(sim, i, s->step_flops);
+        s->problem.speed[i] = comdml_speed(s, sim, i, s->step_flops);
     }
     comdml_mask_offline(s, sim);
+    comdml_exact_relink(s, sim);
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
@@ -412,6 +467,9 @@ static const MethodKey comdml_keys[] = {
     {"rebalance", "1", "rounds between re-pairings", .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
     {"ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
      .type = METHOD_KEY_TIME, .min = 0, .max = 86400, .open = METHOD_KEY_OPEN_MIN},
+    {"cost", "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
+     "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
+     .type = METHOD_KEY_CHOICE, .choices = PAIRING_COST_NAMES},
     {0},
 };
 
