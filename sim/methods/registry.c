@@ -46,7 +46,7 @@ static const MethodOps *const method_registry[] = {
 };
 
 static const MethodCapability method_capability_list[] = {
-    {METHOD_USES_TOPOLOGY, "[topology]: it gossips over the graph"},
+    {METHOD_USES_TOPOLOGY, "[topology]: it reads the graph (who talks to whom)"},
     {METHOD_USES_SERVER, "[server]: needs a parameter server (or [servers] with count = 1)"},
     {METHOD_EDGE_SERVERS, "[servers]: edge servers (count), [topology] a graph over the servers"},
     {METHOD_COMPRESSES, "[compression]: sends compressed vectors"},

@@ -11,9 +11,9 @@
 #include "sim/scenario/scenario.h"
 
 #include "base/names.h"
-#include "sim/methods/method.h"
+#include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 
 #include <ctype.h>
 #include <gsl/gsl_cdf.h>

@@ -5,7 +5,7 @@
  * do not apply are left out (their rows' `when`), which is why the resolver resets the
  * ones that cannot be left at any value (SCHEMA_RESET). */
 #include "sim/scenario/scenario.h"
-#include "sim/methods/method.h"
+#include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 
 #include <math.h>

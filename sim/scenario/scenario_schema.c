@@ -7,9 +7,9 @@
 #include "sim/scenario/scenario_schema.h"
 
 #include "base/hs_error.h"
-#include "sim/methods/method.h"
+#include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
-#include "sim/world/server_assign.h"
+#include "sim/scenario/server_assign.h"
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>

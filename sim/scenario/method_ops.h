@@ -1,0 +1,78 @@
+/* method_ops.h — a training method as the scenario sees it: its [method] keys
+ * (schema rows, SchemaKey), what it does (METHOD_* capabilities), its cross-checks, and the vtable
+ * the run drives (MethodOps, whose callbacks receive the Sim of sim/methods/method.h),
+ * with the registry that finds one by name.
+ * It sits on the scenario floor because resolution checks every method's keys and
+ * capabilities before anything runs; the methods themselves (sim/methods/) are floors
+ * above, and sim/methods/registry.c defines method_lookup and method_all. That is the
+ * one call from a floor to one above it: by name, through the registry's table of
+ * vtables (plain dispatch); no include goes up. */
+#ifndef SIM_SCENARIO_METHOD_OPS_H
+#define SIM_SCENARIO_METHOD_OPS_H
+
+#include "base/hs_error.h"
+#include "sim/kernel/queue.h"
+#include "sim/scenario/schema.h"
+
+struct Scenario;
+struct Sim;
+
+/* A method's [method] keys are rows of the scenario schema (schema.h) with the
+ * types SCHEMA_INT, SCHEMA_REAL, SCHEMA_CHOICE, SCHEMA_STEPS, SCHEMA_TIME and
+ * SCHEMA_WORD_OR_REAL; `fallback` is the default written into runs.config.
+ * scenario_resolve checks every value of every method named in the file against its
+ * key's type and range before anything runs, so a method's create() reads values that
+ * are known to be good. METHOD_KEY(name, default, help, .type = ..., range...) is one. */
+#define METHOD_KEY(key, def, text, ...) \
+    {.sections = SCHEMA_IN_METHOD, .name = (key), .fallback = (def), .help = (text), __VA_ARGS__}
+
+/* What a method does, so that scenario validation asks the method instead of listing
+ * names: which sections and keys apply to it. */
+enum {
+    METHOD_USES_TOPOLOGY = 1 << 0,      /* reads the [topology] graph */
+    METHOD_COMPRESSES = 1 << 1,         /* [compression] applies */
+    METHOD_GOSSIPS_DIFFERENCES = 1 << 2, /* compresses x_i - xhat_i (CHOCO): its own error
+                                         * feedback, and [compression] gamma applies */
+    METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
+    METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
+    METHOD_ACCUMULATES = 1 << 5,        /* [compression] feedback = ef and dgc apply */
+    METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds
+                                         * a model and no data ([server] or [servers] count = 1) */
+    METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
+                                         * [topology] is a graph over the servers */
+    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
+};
+
+typedef struct MethodOps {
+    const char *name;
+    const char *summary;
+    const SchemaKey *keys;  /* terminated by {0} */
+    int capabilities;       /* METHOD_* flags */
+    /* Optional: checks that involve several sections (e.g. a key that no other option
+     * combines with), called by scenario_resolve for the method that runs. Errors are
+     * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */
+    int (*validate)(const struct Scenario *sc, HsDiag *diag);
+    /* Reads its [method] keys (already validated) and allocates its state. */
+    int (*create)(struct Sim *sim, void **state);
+    int (*round_begin)(void *state, struct Sim *sim, int round);
+    int (*on_event)(void *state, struct Sim *sim, const Event *event);
+    /* Called once the round's last event ran (e.g. to evaluate or average). Optional. */
+    int (*round_end)(void *state, struct Sim *sim, int round);
+    void (*destroy)(void *state);
+} MethodOps;
+
+/* What a capability lets a method accept, for `hetsim methods` and the docs. */
+typedef struct MethodCapability {
+    int flag;             /* METHOD_* */
+    const char *accepts;  /* what the scenario may then hold, in a few words */
+} MethodCapability;
+
+/* The capabilities in the order the docs list them, terminated by {0} (registry.c). */
+const MethodCapability *method_capabilities(void);
+
+/* NULL when no method has that name. */
+const MethodOps *method_lookup(const char *name);
+/* Methods in registry order, terminated by NULL. */
+const MethodOps *const *method_all(void);
+
+#endif
