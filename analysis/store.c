@@ -1,7 +1,8 @@
 /* store.c — the Sink over SQLite: schema, version checks, buffered batched writes.
- * See store.h for the tables, the conventions and why rows are buffered.
- * One file on purpose: every statement the schema has is prepared, bound and finalized
- * here, so a column added to one table changes one file (about 1,000 lines). */
+ * See store.h for the conventions and why rows are buffered. The tables, their INSERTs
+ * and binds and the upgrade of older files are generated from the row tables of
+ * sim/sink.h, so a column is added there, not here. One file on purpose: every
+ * statement is prepared, bound and finalized here (about 1,000 lines). */
 #include "analysis/store.h"
 
 #include <math.h>
@@ -15,89 +16,49 @@
  * slow train-mode run still shows its progress to a reader of the database. */
 #define STORE_FLUSH_SECONDS 1.0
 
-/* The DDL of schema version 1. Indexes follow the way rows are read: by run, then by
- * round. No UNIQUE constraints on rows: the store records what the engine reports and
- * does not judge it (an asynchronous method may report an agent twice in a "round").
- * AUTOINCREMENT so that an id deleted by sweep --resume is never given to another run. */
-static const char schema_sql[] =
-    "CREATE TABLE runs("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " name TEXT, scenario TEXT, method TEXT,"
-    " seed INTEGER,"  /* the uint64 seed's bit pattern, see store.h */
-    " mode TEXT, config TEXT,"
-    " status TEXT NOT NULL CHECK (status IN"
-    "  ('running','done','failed','diverged','interrupted')),"
-    " started_at TEXT, finished_at TEXT,"
-    " wall_s REAL, sim_time_s REAL, final_accuracy REAL, rounds_done INTEGER,"
-    " sweep TEXT, point TEXT, message TEXT);"
-    "CREATE INDEX runs_sweep ON runs(sweep, point);"
-    "CREATE TABLE agents("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " agent INTEGER NOT NULL, grp TEXT,"
-    " compute REAL,"    /* FLOP/s */
-    " bandwidth REAL,"  /* bytes/s; the contract's name for the uplink */
-    " latency REAL,"    /* s */
-    " samples INTEGER,"
-    " uplink REAL, downlink REAL,"  /* bytes/s */
-    " byzantine INTEGER);"
-    "CREATE INDEX agents_run ON agents(run_id, agent);"
-    "CREATE TABLE rounds("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " round INTEGER NOT NULL,"
-    " t_start REAL, t_end REAL,"  /* virtual seconds */
-    " idle_s REAL,"   /* summed over agents */
-    " bytes REAL,"
-    " extra REAL);"   /* method-specific figure, NULL when none */
-    "CREATE INDEX rounds_run ON rounds(run_id, round);"
-    "CREATE TABLE agent_rounds("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " round INTEGER NOT NULL, agent INTEGER NOT NULL,"
-    " compute_s REAL, comm_s REAL, idle_s REAL,"
-    /* ORs, not IN (...): SQLite builds an ephemeral table for an IN list on every
-     * insert, which tripled the cost of this, the most frequent, row. */
-    " role TEXT CHECK (role = 'alone' OR role = 'offloader' OR role = 'helper'),"
-    " offline_s REAL);"
-    "CREATE INDEX agent_rounds_run ON agent_rounds(run_id, round);"
-    "CREATE TABLE pairings("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " round INTEGER NOT NULL, slow INTEGER, fast INTEGER, split INTEGER,"
-    " predicted_s REAL, actual_s REAL, solver TEXT,"
-    " solve_ms REAL);"  /* wall-clock, measured by the caller */
-    "CREATE INDEX pairings_run ON pairings(run_id, round);"
-    "CREATE TABLE metrics("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " t REAL, round INTEGER,"
-    " agent INTEGER,"  /* NULL for the averaged model */
-    " train_loss REAL, test_loss REAL, test_accuracy REAL, bytes_sent REAL,"
-    " heldout_accuracy REAL, seen_accuracy REAL,"  /* [data] partition = domains, else NULL */
-    " epsilon REAL);"  /* [privacy] clip = sample | update, else NULL */
-    "CREATE INDEX metrics_run ON metrics(run_id, round);";
+/* What the store adds to the row tables of sim/sink.h: the order tables are created in,
+ * the index of each (rows are read by run, then by round), and the run_id column every
+ * per-run table starts with. No UNIQUE constraints on rows: the store records what the
+ * engine reports and does not judge it (an asynchronous method may report an agent
+ * twice in a "round"). runs.id is AUTOINCREMENT so that an id deleted by sweep --resume
+ * is never given to another run by the database itself. */
+typedef struct StoreTable {
+    SinkRecord record;
+    const char *index;  /* CREATE INDEX statement */
+} StoreTable;
 
-/* runs, agents, rounds, agent_rounds, pairings, metrics */
-#define TABLE_COUNT 6
+static const StoreTable store_tables[] = {
+    {SINK_RECORD_RUN, "CREATE INDEX runs_sweep ON runs(sweep, point)"},
+    {SINK_RECORD_AGENT, "CREATE INDEX agents_run ON agents(run_id, agent)"},
+    {SINK_RECORD_ROUND, "CREATE INDEX rounds_run ON rounds(run_id, round)"},
+    {SINK_RECORD_AGENT_ROUND, "CREATE INDEX agent_rounds_run ON agent_rounds(run_id, round)"},
+    {SINK_RECORD_PAIRING, "CREATE INDEX pairings_run ON pairings(run_id, round)"},
+    {SINK_RECORD_METRIC, "CREATE INDEX metrics_run ON metrics(run_id, round)"},
+};
+#define STORE_TABLE_COUNT (int)(sizeof store_tables / sizeof store_tables[0])
 
-/* Every statement, prepared once at open and reused. */
+/* The tables every hetsim database has had since schema version 1: a file with the
+ * version but not all of these is not ours. Tables added later are created when an
+ * older file is opened for writing. */
+static const char v1_tables_sql[] =
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+    " ('runs','agents','rounds','agent_rounds','pairings','metrics')";
+#define V1_TABLE_COUNT 6
+
+/* Every statement that is not generated from the row tables, prepared once at open. */
 enum {
     STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK,
-    STMT_INSERT_RUN, STMT_END_RUN, STMT_MARK_INTERRUPTED, STMT_RUN_EXISTS,
-    STMT_INSERT_AGENT, STMT_INSERT_ROUND, STMT_INSERT_AGENT_ROUND, STMT_INSERT_PAIRING,
-    STMT_INSERT_METRIC,
+    STMT_MARK_INTERRUPTED, STMT_RUN_EXISTS,
     STMT_DELETE_AGENTS, STMT_DELETE_ROUNDS, STMT_DELETE_AGENT_ROUNDS,
     STMT_DELETE_PAIRINGS, STMT_DELETE_METRICS, STMT_DELETE_RUN,
     STMT_LIST_SWEEP,
-    STMT_COUNT
+    STMT_FIXED_COUNT
 };
 
-static const char *const statement_sql[STMT_COUNT] = {
+static const char *const statement_sql[STMT_FIXED_COUNT] = {
     [STMT_BEGIN] = "BEGIN IMMEDIATE",
     [STMT_COMMIT] = "COMMIT",
     [STMT_ROLLBACK] = "ROLLBACK",
-    [STMT_INSERT_RUN] =
-        "INSERT INTO runs(name, scenario, method, seed, mode, config, status, started_at,"
-        " sweep, point) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9)",
-    [STMT_END_RUN] =
-        "UPDATE runs SET status = ?2, finished_at = ?3, wall_s = ?4, sim_time_s = ?5,"
-        " final_accuracy = ?6, rounds_done = ?7, message = ?8 WHERE id = ?1",
     [STMT_MARK_INTERRUPTED] =
         "UPDATE runs SET status = 'interrupted', finished_at = ?2,"
         " wall_s = coalesce(?3, wall_s),"
@@ -106,22 +67,6 @@ static const char *const statement_sql[STMT_COUNT] = {
         " message = coalesce(message, 'interrupted')"
         " WHERE id = ?1 AND status = 'running'",
     [STMT_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
-    [STMT_INSERT_AGENT] =
-        "INSERT INTO agents(run_id, agent, grp, compute, bandwidth, latency, samples,"
-        " uplink, downlink, byzantine) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?5, ?8, ?9)",
-    [STMT_INSERT_ROUND] =
-        "INSERT INTO rounds(run_id, round, t_start, t_end, idle_s, bytes, extra)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [STMT_INSERT_AGENT_ROUND] =
-        "INSERT INTO agent_rounds(run_id, round, agent, compute_s, comm_s, idle_s, role,"
-        " offline_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [STMT_INSERT_PAIRING] =
-        "INSERT INTO pairings(run_id, round, slow, fast, split, predicted_s, actual_s,"
-        " solver, solve_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    [STMT_INSERT_METRIC] =
-        "INSERT INTO metrics(run_id, t, round, agent, train_loss, test_loss,"
-        " test_accuracy, bytes_sent, heldout_accuracy, seen_accuracy, epsilon)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [STMT_DELETE_AGENTS] = "DELETE FROM agents WHERE run_id = ?1",
     [STMT_DELETE_ROUNDS] = "DELETE FROM rounds WHERE run_id = ?1",
     [STMT_DELETE_AGENT_ROUNDS] = "DELETE FROM agent_rounds WHERE run_id = ?1",
@@ -131,12 +76,15 @@ static const char *const statement_sql[STMT_COUNT] = {
     [STMT_LIST_SWEEP] = "SELECT id, point, status FROM runs WHERE sweep = ?1 ORDER BY id",
 };
 
-typedef enum { ROW_ROUND, ROW_AGENT_ROUND, ROW_PAIRING, ROW_METRIC } RowKind;
+/* The statements generated from the row tables, prepared at open: the INSERT of each
+ * per-run record, the run's INSERT at run_begin and UPDATE at run_end. */
+enum { STMT_INSERT_RUN = SINK_RECORD_COUNT, STMT_END_RUN, STMT_TABLE_COUNT };
 
-/* A row waiting for the next flush. Records are copied by value; the one string a
- * buffered record carries (the pairing's solver) is copied into text, owned here. */
+/* A row waiting for the next flush. Records are copied by value; the strings a buffered
+ * record carries (the pairing's solver) are copied into text, owned here, and the copy's
+ * members point into it. */
 typedef struct PendingRow {
-    RowKind kind;
+    SinkRecord record;
     int64_t run_id;
     char *text;
     union {
@@ -152,13 +100,115 @@ struct Store {
     char *path;
     HsDiag diag;            /* first error since open */
     int busy_timeout_ms;
-    sqlite3_stmt *stmt[STMT_COUNT];
+    sqlite3_stmt *stmt[STMT_FIXED_COUNT];
+    sqlite3_stmt *table_stmt[STMT_TABLE_COUNT];  /* by SinkRecord, then the runs' two */
     PendingRow *pending;    /* (pending_capacity) rows, pending_count in use */
     size_t pending_count, pending_capacity;
     struct timespec pending_since;  /* monotonic time of the oldest buffered row */
+    char insert_what[SINK_RECORD_COUNT][40];  /* "insert ROW", for error messages */
     int64_t timed_run;      /* the run begun last on this Store, for mark_interrupted */
     struct timespec timed_start;
 };
+
+/* ---- SQL from the row tables ---- */
+
+static const char *sql_type(SinkType type)
+{
+    switch (type) {
+    case SINK_REAL: return "REAL";
+    case SINK_TEXT: case SINK_ROLE: case SINK_STATUS: case SINK_ACTIVITY: return "TEXT";
+    default: return "INTEGER";
+    }
+}
+
+/* Whether the database has a column for c. */
+static int is_column(const SinkColumn *c)
+{
+    return c->type != SINK_FLAG;
+}
+
+/* The definition of column c in CREATE TABLE (or, with added = 1, in ALTER TABLE ADD
+ * COLUMN, which cannot add a NOT NULL column without a default). Enums get a CHECK of
+ * ORs, not IN (...): SQLite builds an ephemeral table for an IN list on every insert,
+ * which tripled the cost of agent_rounds, the most frequent row. */
+static void sql_column(sqlite3_str *out, const SinkColumn *c, int added)
+{
+    if (c->type == SINK_ID) {
+        sqlite3_str_appendf(out, "%w INTEGER PRIMARY KEY AUTOINCREMENT", c->name);
+        return;
+    }
+    sqlite3_str_appendf(out, "%w %s", c->name, sql_type(c->type));
+    if ((c->flags & SINK_KEY) && !added) sqlite3_str_appendall(out, " NOT NULL");
+    int n = sink_type_enum_count(c->type);
+    for (int v = 0; v < n; v++)
+        sqlite3_str_appendf(out, "%s%w = %Q%s", v == 0 ? " CHECK (" : " OR ", c->name,
+                            sink_type_enum_name(c->type, v), v == n - 1 ? ")" : "");
+}
+
+/* CREATE TABLE and its index for one of store_tables; malloc'd (sqlite3_free), NULL when
+ * out of memory. */
+static char *sql_create_table(const StoreTable *t)
+{
+    const SinkTable *table = &sink_tables[t->record];
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    sqlite3_str_appendf(out, "CREATE TABLE %w(", table->table);
+    int first = 1;
+    if (t->record != SINK_RECORD_RUN) {
+        sqlite3_str_appendall(out, "run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE");
+        first = 0;
+    }
+    for (int i = 0; i < table->n_columns; i++) {
+        if (!is_column(&table->columns[i])) continue;
+        if (!first) sqlite3_str_appendall(out, ", ");
+        sql_column(out, &table->columns[i], 0);
+        first = 0;
+    }
+    sqlite3_str_appendf(out, "); %s;", t->index);
+    return sqlite3_str_finish(out);
+}
+
+/* The columns of record (of one part for runs) written by an INSERT or UPDATE. */
+static int is_written(const SinkColumn *c, SinkPart part)
+{
+    return is_column(c) && c->part == part;
+}
+
+/* INSERT INTO table(run_id, columns...) for a per-run record; for runs, the INFO
+ * columns, then status = 'running' and started_at. */
+static char *sql_insert(SinkRecord record)
+{
+    const SinkTable *table = &sink_tables[record];
+    SinkPart part = record == SINK_RECORD_RUN ? SINK_PART_INFO : SINK_PART_ROW;
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    int n = 0;
+    sqlite3_str_appendf(out, "INSERT INTO %w(", table->table);
+    if (record != SINK_RECORD_RUN) sqlite3_str_appendf(out, "%srun_id", n++ ? ", " : "");
+    for (int i = 0; i < table->n_columns; i++)
+        if (is_written(&table->columns[i], part))
+            sqlite3_str_appendf(out, "%s%w", n++ ? ", " : "", table->columns[i].name);
+    if (record == SINK_RECORD_RUN) sqlite3_str_appendf(out, ", status, started_at");
+    sqlite3_str_appendall(out, ") VALUES (");
+    for (int k = 1; k <= n; k++) sqlite3_str_appendf(out, "%s?%d", k > 1 ? ", " : "", k);
+    if (record == SINK_RECORD_RUN) sqlite3_str_appendf(out, ", 'running', ?%d", n + 1);
+    sqlite3_str_appendall(out, ")");
+    return sqlite3_str_finish(out);
+}
+
+/* UPDATE runs SET END columns..., finished_at WHERE id: the run's end. */
+static char *sql_end_run(void)
+{
+    const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    int n = 0;
+    sqlite3_str_appendall(out, "UPDATE runs SET ");
+    for (int i = 0; i < table->n_columns; i++)
+        if (is_written(&table->columns[i], SINK_PART_END)) {
+            sqlite3_str_appendf(out, "%s%w = ?%d", n ? ", " : "", table->columns[i].name, n + 1);
+            n++;
+        }
+    sqlite3_str_appendf(out, ", finished_at = ?%d WHERE id = ?%d", n + 1, n + 2);
+    return sqlite3_str_finish(out);
+}
 
 static double seconds_between(const struct timespec *a, const struct timespec *b)
 {
@@ -206,14 +256,18 @@ static int store_fail(Store *store, int sqlite_rc, const char *what)
 }
 
 /* Steps a statement that returns no rows, then resets it for the next use. */
-static int store_exec_stmt(Store *store, int which, const char *what)
+static int store_step(Store *store, sqlite3_stmt *stmt, const char *what)
 {
-    sqlite3_stmt *stmt = store->stmt[which];
     int rc = sqlite3_step(stmt);
     int status = HS_OK;
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) status = store_fail(store, rc, what);
     sqlite3_reset(stmt);
     return status;
+}
+
+static int store_exec_stmt(Store *store, int which, const char *what)
+{
+    return store_step(store, store->stmt[which], what);
 }
 
 /* Bind helpers accumulate the first failure in *rc, so a row binds in straight lines
@@ -243,14 +297,43 @@ static void bind_null(sqlite3_stmt *stmt, int index, int *rc)
     if (*rc == SQLITE_OK) *rc = sqlite3_bind_null(stmt, index);
 }
 
+/* Binds column c of record as the row tables say it is stored (sink.h). */
+static void bind_column(sqlite3_stmt *stmt, int index, const SinkColumn *c, const void *record, int *rc)
+{
+    if (sink_column_is_null(c, record)) {
+        bind_null(stmt, index, rc);
+        return;
+    }
+    switch (c->type) {
+    case SINK_REAL: bind_double(stmt, index, sink_column_real(c, record), rc); break;
+    case SINK_TEXT: bind_text(stmt, index, sink_column_text(c, record), rc); break;
+    case SINK_ROLE: case SINK_STATUS: case SINK_ACTIVITY:
+        bind_text(stmt, index, sink_column_enum_name(c, record), rc);  /* static names */
+        break;
+    default: bind_int64(stmt, index, sink_column_int(c, record), rc); break;
+    }
+}
+
+/* Binds the columns of one part of record from parameter first on; returns the next
+ * parameter. */
+static int bind_record(sqlite3_stmt *stmt, int first, SinkRecord which, SinkPart part, const void *record,
+                       int *rc)
+{
+    const SinkTable *table = &sink_tables[which];
+    int index = first;
+    for (int i = 0; i < table->n_columns; i++)
+        if (is_written(&table->columns[i], part)) bind_column(stmt, index++, &table->columns[i], record, rc);
+    return index;
+}
+
 /* Binds then steps: the one place a bind failure becomes an error. */
-static int store_exec_bound(Store *store, int which, int bind_rc, const char *what)
+static int store_exec_bound(Store *store, sqlite3_stmt *stmt, int bind_rc, const char *what)
 {
     if (bind_rc != SQLITE_OK) {
-        sqlite3_reset(store->stmt[which]);
+        sqlite3_reset(stmt);
         return store_fail(store, bind_rc, what);
     }
-    return store_exec_stmt(store, which, what);
+    return store_step(store, stmt, what);
 }
 
 static int store_begin(Store *store)
@@ -274,69 +357,19 @@ static void store_rollback(Store *store)
     }
 }
 
-static int store_write_row(Store *store, const PendingRow *row)
+/* INSERTs one per-run record. */
+static int store_insert(Store *store, SinkRecord which, int64_t run_id, const void *record)
 {
+    sqlite3_stmt *stmt = store->table_stmt[which];
     int rc = SQLITE_OK;
-    sqlite3_stmt *stmt;
-    switch (row->kind) {
-    case ROW_ROUND: {
-        const SinkRound *r = &row->as.round;
-        stmt = store->stmt[STMT_INSERT_ROUND];
-        bind_int64(stmt, 1, row->run_id, &rc);
-        bind_int64(stmt, 2, r->round, &rc);
-        bind_double(stmt, 3, r->t_start, &rc);
-        bind_double(stmt, 4, r->t_end, &rc);
-        bind_double(stmt, 5, r->idle_s, &rc);
-        bind_double(stmt, 6, r->bytes, &rc);
-        bind_double(stmt, 7, r->extra, &rc);
-        return store_exec_bound(store, STMT_INSERT_ROUND, rc, "insert round");
-    }
-    case ROW_AGENT_ROUND: {
-        const SinkAgentRound *r = &row->as.agent_round;
-        stmt = store->stmt[STMT_INSERT_AGENT_ROUND];
-        bind_int64(stmt, 1, row->run_id, &rc);
-        bind_int64(stmt, 2, r->round, &rc);
-        bind_int64(stmt, 3, r->agent, &rc);
-        bind_double(stmt, 4, r->compute_s, &rc);
-        bind_double(stmt, 5, r->comm_s, &rc);
-        bind_double(stmt, 6, r->idle_s, &rc);
-        bind_text(stmt, 7, sink_role_name(r->role), &rc);
-        bind_double(stmt, 8, r->offline_s, &rc);
-        return store_exec_bound(store, STMT_INSERT_AGENT_ROUND, rc, "insert agent round");
-    }
-    case ROW_PAIRING: {
-        const SinkPairing *p = &row->as.pairing;
-        stmt = store->stmt[STMT_INSERT_PAIRING];
-        bind_int64(stmt, 1, row->run_id, &rc);
-        bind_int64(stmt, 2, p->round, &rc);
-        bind_int64(stmt, 3, p->slow, &rc);
-        bind_int64(stmt, 4, p->fast, &rc);
-        bind_int64(stmt, 5, p->split, &rc);
-        bind_double(stmt, 6, p->predicted_s, &rc);
-        bind_double(stmt, 7, p->actual_s, &rc);
-        bind_text(stmt, 8, row->text, &rc);
-        bind_double(stmt, 9, p->solve_ms, &rc);
-        return store_exec_bound(store, STMT_INSERT_PAIRING, rc, "insert pairing");
-    }
-    case ROW_METRIC: {
-        const SinkMetric *m = &row->as.metric;
-        stmt = store->stmt[STMT_INSERT_METRIC];
-        bind_int64(stmt, 1, row->run_id, &rc);
-        bind_double(stmt, 2, m->t, &rc);
-        bind_int64(stmt, 3, m->round, &rc);
-        if (m->agent < 0) bind_null(stmt, 4, &rc);  /* the averaged model */
-        else bind_int64(stmt, 4, m->agent, &rc);
-        bind_double(stmt, 5, m->train_loss, &rc);
-        bind_double(stmt, 6, m->test_loss, &rc);
-        bind_double(stmt, 7, m->test_accuracy, &rc);
-        bind_double(stmt, 8, m->bytes_sent, &rc);
-        bind_double(stmt, 9, m->has_domains ? m->heldout_accuracy : NAN, &rc);
-        bind_double(stmt, 10, m->has_domains ? m->seen_accuracy : NAN, &rc);
-        bind_double(stmt, 11, m->has_privacy ? m->epsilon : NAN, &rc);
-        return store_exec_bound(store, STMT_INSERT_METRIC, rc, "insert metric");
-    }
-    }
-    return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0, "unknown row kind");
+    bind_int64(stmt, 1, run_id, &rc);
+    bind_record(stmt, 2, which, SINK_PART_ROW, record, &rc);
+    return store_exec_bound(store, stmt, rc, store->insert_what[which]);
+}
+
+static const void *pending_record(const PendingRow *row)
+{
+    return &row->as;
 }
 
 /* Writes the buffered rows inside the caller's transaction. The buffer is emptied only
@@ -345,7 +378,8 @@ static int store_write_row(Store *store, const PendingRow *row)
 static int store_write_pending(Store *store)
 {
     for (size_t i = 0; i < store->pending_count; i++) {
-        int status = store_write_row(store, &store->pending[i]);
+        const PendingRow *row = &store->pending[i];
+        int status = store_insert(store, row->record, row->run_id, pending_record(row));
         if (status != HS_OK) return status;
     }
     return HS_OK;
@@ -374,23 +408,45 @@ fail:
     return status;
 }
 
-/* Reserves the next buffer slot; the caller fills it and bumps pending_count. */
-static PendingRow *store_reserve(Store *store)
+/* Buffers a copy of record (size bytes) with copies of its strings. */
+static int store_buffer(Store *store, SinkRecord which, int64_t run_id, const void *record, size_t size)
 {
+    const SinkTable *table = &sink_tables[which];
+    size_t text_len = 0;
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        const char *text = c->alias ? NULL : sink_column_text(c, record);
+        if (text != NULL) text_len += strlen(text) + 1;
+    }
     if (store->pending_count == store->pending_capacity) {
         size_t capacity = store->pending_capacity ? 2 * store->pending_capacity : 256;
         PendingRow *grown = realloc(store->pending, capacity * sizeof *grown);
-        if (grown == NULL) {
-            hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-            return NULL;
-        }
+        if (grown == NULL)
+            return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
         store->pending = grown;
         store->pending_capacity = capacity;
     }
-    if (store->pending_count == 0) clock_gettime(CLOCK_MONOTONIC, &store->pending_since);
     PendingRow *row = &store->pending[store->pending_count];
     row->text = NULL;
-    return row;
+    if (text_len > 0 && (row->text = malloc(text_len)) == NULL)
+        return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+    row->record = which;
+    row->run_id = run_id;
+    memcpy(&row->as, record, size);
+    /* the borrowed pointers must not outlive the call: point at the copies */
+    char *at = row->text;
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        const char *text = c->alias ? NULL : sink_column_text(c, record);
+        if (text == NULL) continue;
+        size_t len = strlen(text) + 1;
+        memcpy(at, text, len);
+        memcpy((char *)&row->as + c->offset, &at, sizeof at);
+        at += len;
+    }
+    if (store->pending_count == 0) clock_gettime(CLOCK_MONOTONIC, &store->pending_since);
+    store->pending_count++;
+    return HS_OK;
 }
 
 /* Flushes when the batch is full or the oldest buffered row has waited long enough. */
@@ -413,23 +469,16 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
     Store *store = ctx;
     char now[32];
     int rc = SQLITE_OK;
-    sqlite3_stmt *stmt = store->stmt[STMT_INSERT_RUN];
+    sqlite3_stmt *stmt = store->table_stmt[STMT_INSERT_RUN];
     /* Earlier runs' rows go first, so the file always reads in the order of events. */
     int status = store_flush(store);
     if (status != HS_OK) return status;
     format_utc_now(now);
-    bind_text(stmt, 1, info->name, &rc);
-    bind_text(stmt, 2, info->scenario, &rc);
-    bind_text(stmt, 3, info->method, &rc);
-    bind_int64(stmt, 4, (int64_t)info->seed, &rc);  /* the bit pattern, see store.h */
-    bind_text(stmt, 5, info->mode, &rc);
-    bind_text(stmt, 6, info->config, &rc);
-    bind_text(stmt, 7, now, &rc);
-    bind_text(stmt, 8, info->sweep, &rc);
-    bind_text(stmt, 9, info->point, &rc);
+    int next = bind_record(stmt, 1, SINK_RECORD_RUN, SINK_PART_INFO, info, &rc);
+    bind_text(stmt, next, now, &rc);
     /* Outside any transaction: the insert commits at once, so even a crash right after
      * leaves a visible 'running' run. */
-    status = store_exec_bound(store, STMT_INSERT_RUN, rc, "insert run");
+    status = store_exec_bound(store, stmt, rc, "insert run");
     if (status != HS_OK) return status;
     *run_id = sqlite3_last_insert_rowid(store->db);
     store->timed_run = *run_id;
@@ -442,24 +491,12 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
 static int sink_agents(void *ctx, int64_t run_id, const SinkAgent *agents, int count)
 {
     Store *store = ctx;
-    sqlite3_stmt *stmt = store->stmt[STMT_INSERT_AGENT];
     int status = store_begin(store);
     if (status != HS_OK) goto fail;
     status = store_write_pending(store);
     if (status != HS_OK) goto fail;
     for (int i = 0; i < count; i++) {
-        const SinkAgent *a = &agents[i];
-        int rc = SQLITE_OK;
-        bind_int64(stmt, 1, run_id, &rc);
-        bind_int64(stmt, 2, a->agent, &rc);
-        bind_text(stmt, 3, a->group, &rc);
-        bind_double(stmt, 4, a->compute, &rc);
-        bind_double(stmt, 5, a->uplink, &rc);  /* bandwidth and uplink */
-        bind_double(stmt, 6, a->latency, &rc);
-        bind_int64(stmt, 7, a->samples, &rc);
-        bind_double(stmt, 8, a->downlink, &rc);
-        bind_int64(stmt, 9, a->byzantine, &rc);
-        status = store_exec_bound(store, STMT_INSERT_AGENT, rc, "insert agent");
+        status = store_insert(store, SINK_RECORD_AGENT, run_id, &agents[i]);
         if (status != HS_OK) goto fail;
     }
     status = store_commit(store);
@@ -474,13 +511,8 @@ fail:
 static int sink_round(void *ctx, int64_t run_id, const SinkRound *round)
 {
     Store *store = ctx;
-    PendingRow *row = store_reserve(store);
-    if (row == NULL) return HS_E_NOMEM;
-    row->kind = ROW_ROUND;
-    row->run_id = run_id;
-    row->as.round = *round;
-    store->pending_count++;
-    return store_maybe_flush(store);
+    int status = store_buffer(store, SINK_RECORD_ROUND, run_id, round, sizeof *round);
+    return status != HS_OK ? status : store_maybe_flush(store);
 }
 
 static int sink_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows,
@@ -488,12 +520,8 @@ static int sink_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *ro
 {
     Store *store = ctx;
     for (int i = 0; i < count; i++) {
-        PendingRow *row = store_reserve(store);
-        if (row == NULL) return HS_E_NOMEM;
-        row->kind = ROW_AGENT_ROUND;
-        row->run_id = run_id;
-        row->as.agent_round = rows[i];
-        store->pending_count++;
+        int status = store_buffer(store, SINK_RECORD_AGENT_ROUND, run_id, &rows[i], sizeof rows[i]);
+        if (status != HS_OK) return status;
     }
     return store_maybe_flush(store);
 }
@@ -501,36 +529,15 @@ static int sink_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *ro
 static int sink_pairing(void *ctx, int64_t run_id, const SinkPairing *pairing)
 {
     Store *store = ctx;
-    char *solver = NULL;
-    if (pairing->solver != NULL) {
-        solver = strdup(pairing->solver);
-        if (solver == NULL)
-            return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-    }
-    PendingRow *row = store_reserve(store);
-    if (row == NULL) {
-        free(solver);
-        return HS_E_NOMEM;
-    }
-    row->kind = ROW_PAIRING;
-    row->run_id = run_id;
-    row->as.pairing = *pairing;
-    row->as.pairing.solver = NULL;  /* the borrowed pointer must not outlive the call */
-    row->text = solver;
-    store->pending_count++;
-    return store_maybe_flush(store);
+    int status = store_buffer(store, SINK_RECORD_PAIRING, run_id, pairing, sizeof *pairing);
+    return status != HS_OK ? status : store_maybe_flush(store);
 }
 
 static int sink_metric(void *ctx, int64_t run_id, const SinkMetric *metric)
 {
     Store *store = ctx;
-    PendingRow *row = store_reserve(store);
-    if (row == NULL) return HS_E_NOMEM;
-    row->kind = ROW_METRIC;
-    row->run_id = run_id;
-    row->as.metric = *metric;
-    store->pending_count++;
-    return store_maybe_flush(store);
+    int status = store_buffer(store, SINK_RECORD_METRIC, run_id, metric, sizeof *metric);
+    return status != HS_OK ? status : store_maybe_flush(store);
 }
 
 /* The last rows and the final status commit together: a run reads 'done' only if all of
@@ -538,33 +545,28 @@ static int sink_metric(void *ctx, int64_t run_id, const SinkMetric *metric)
 static int sink_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
 {
     Store *store = ctx;
-    sqlite3_stmt *stmt = store->stmt[STMT_END_RUN];
+    sqlite3_stmt *stmt = store->table_stmt[STMT_END_RUN];
     char now[32];
     int rc = SQLITE_OK;
     int status;
     if (end->status == SINK_STATUS_RUNNING)
         return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0,
                            "run %lld ended with status 'running'", (long long)run_id);
-    double wall_s = end->wall_s;
-    if (isnan(wall_s) && run_id == store->timed_run) {
+    SinkRunEnd row = *end;
+    if (isnan(row.wall_s) && run_id == store->timed_run) {
         struct timespec now_mono;
         clock_gettime(CLOCK_MONOTONIC, &now_mono);
-        wall_s = seconds_between(&store->timed_start, &now_mono);
+        row.wall_s = seconds_between(&store->timed_start, &now_mono);
     }
     format_utc_now(now);
     status = store_begin(store);
     if (status != HS_OK) goto fail;
     status = store_write_pending(store);
     if (status != HS_OK) goto fail;
-    bind_int64(stmt, 1, run_id, &rc);
-    bind_text(stmt, 2, sink_status_name(end->status), &rc);
-    bind_text(stmt, 3, now, &rc);
-    bind_double(stmt, 4, wall_s, &rc);
-    bind_double(stmt, 5, end->sim_time_s, &rc);
-    bind_double(stmt, 6, end->final_accuracy, &rc);
-    bind_int64(stmt, 7, end->rounds_done, &rc);
-    bind_text(stmt, 8, end->message, &rc);
-    status = store_exec_bound(store, STMT_END_RUN, rc, "finish run");
+    int next = bind_record(stmt, 1, SINK_RECORD_RUN, SINK_PART_END, &row, &rc);
+    bind_text(stmt, next, now, &rc);
+    bind_int64(stmt, next + 1, run_id, &rc);
+    status = store_exec_bound(store, stmt, rc, "finish run");
     if (status != HS_OK) goto fail;
     if (sqlite3_changes(store->db) != 1) {
         status = hs_diag_set(&store->diag, HS_E_INPUT, store->path, 0, "no run with id %lld",
@@ -644,7 +646,7 @@ int store_mark_interrupted(Store *store, int64_t run_id)
     } else {
         bind_null(stmt, 3, &rc);
     }
-    status = store_exec_bound(store, STMT_MARK_INTERRUPTED, rc, "mark run interrupted");
+    status = store_exec_bound(store, stmt, rc, "mark run interrupted");
     if (status != HS_OK) goto fail;
     if (sqlite3_changes(store->db) == 0) {
         status = store_run_exists(store, run_id, &exists);
@@ -679,7 +681,7 @@ int store_delete_run(Store *store, int64_t run_id)
     if (status != HS_OK) goto fail;
     for (size_t i = 0; i < sizeof deletes / sizeof deletes[0]; i++) {
         int rc = sqlite3_bind_int64(store->stmt[deletes[i]], 1, run_id);
-        status = store_exec_bound(store, deletes[i], rc, "delete run");
+        status = store_exec_bound(store, store->stmt[deletes[i]], rc, "delete run");
         if (status != HS_OK) goto fail;
     }
     status = store_commit(store);
@@ -814,15 +816,12 @@ static int check_schema(Store *store, int *is_empty)
                            "database has schema version %lld (PRAGMA user_version), "
                            "but this hetsim reads and writes version %d",
                            (long long)version, STORE_SCHEMA_VERSION);
-    status = query_int(store,
-                       "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
-                       " ('runs','agents','rounds','agent_rounds','pairings','metrics')",
-                       &tables);
+    status = query_int(store, v1_tables_sql, &tables);
     if (status != HS_OK) return status;
-    if (tables != TABLE_COUNT)
+    if (tables != V1_TABLE_COUNT)
         return hs_diag_set(&store->diag, HS_E_INPUT, store->path, 0,
                            "not a hetsim database (schema version %d but %lld of its %d "
-                           "tables)", STORE_SCHEMA_VERSION, (long long)tables, TABLE_COUNT);
+                           "tables)", STORE_SCHEMA_VERSION, (long long)tables, V1_TABLE_COUNT);
     return HS_OK;
 }
 
@@ -859,8 +858,13 @@ static int create_schema(Store *store)
         sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
         return HS_OK;
     }
-    status = exec_sql(store, schema_sql, "create schema");
-    if (status != HS_OK) goto fail;
+    for (int t = 0; t < STORE_TABLE_COUNT; t++) {
+        char *sql = sql_create_table(&store_tables[t]);
+        status = sql == NULL ? hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory")
+                             : exec_sql(store, sql, "create schema");
+        sqlite3_free(sql);
+        if (status != HS_OK) goto fail;
+    }
     snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
              STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
     status = exec_sql(store, pragmas, "create schema");
@@ -901,34 +905,100 @@ static int set_pragmas(Store *store)
     return exec_sql(store, "PRAGMA foreign_keys = ON", "enable foreign keys");
 }
 
-/* A database written before metrics had its domain columns (heldout_accuracy,
- * seen_accuracy) or its privacy column (epsilon) gets them, NULL in its older rows (the
- * schema version stays 1: readers name their columns, and the new ones are optional).
- * Checked again under the write lock, so two processes cannot both add them. */
-static int add_metrics_column(Store *store, const char *column, const char *alter, const char *what)
+/* Whether table has column (or, with column NULL, exists). */
+static int has_column(Store *store, const char *table, const char *column, int *has)
 {
-    char has_sql[160];
-    snprintf(has_sql, sizeof has_sql, "SELECT count(*) FROM pragma_table_info('metrics') WHERE name = '%s'", column);
-    int64_t has = 0;
-    int status = query_int(store, has_sql, &has);
-    if (status != HS_OK || has) return status;
-    status = exec_sql(store, "BEGIN IMMEDIATE", what);
-    if (status == HS_OK) status = query_int(store, has_sql, &has);
-    if (status == HS_OK && !has) status = exec_sql(store, alter, what);
-    if (status == HS_OK) return exec_sql(store, "COMMIT", what);
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db,
+                                "SELECT count(*) FROM pragma_table_info(?1) WHERE ?2 IS NULL OR name = ?2",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 2, column, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        *has = sqlite3_column_int64(stmt, 0) > 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_OK ? HS_OK : store_fail(store, rc, "read schema");
+}
+
+/* Counts in *missing the tables and columns of the row tables the file lacks; with apply,
+ * adds them (inside the caller's transaction). A file written by an older hetsim gains
+ * the columns added since, NULL in its older rows, and the tables added since; the
+ * schema version stays: readers name their columns, and the new ones are optional. */
+static int migrate(Store *store, int apply, int *missing)
+{
+    *missing = 0;
+    for (int t = 0; t < STORE_TABLE_COUNT; t++) {
+        const SinkTable *table = &sink_tables[store_tables[t].record];
+        int has = 0;
+        int status = has_column(store, table->table, NULL, &has);
+        if (status != HS_OK) return status;
+        if (!has) {
+            (*missing)++;
+            if (!apply) continue;
+            char *sql = sql_create_table(&store_tables[t]);
+            status = sql == NULL ? hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory")
+                                 : exec_sql(store, sql, "add a table");
+            sqlite3_free(sql);
+            if (status != HS_OK) return status;
+            continue;
+        }
+        for (int i = 0; i < table->n_columns; i++) {
+            const SinkColumn *c = &table->columns[i];
+            if (!is_column(c)) continue;
+            if ((status = has_column(store, table->table, c->name, &has)) != HS_OK) return status;
+            if (has) continue;
+            (*missing)++;
+            if (!apply) continue;
+            sqlite3_str *out = sqlite3_str_new(NULL);
+            sqlite3_str_appendf(out, "ALTER TABLE %w ADD COLUMN ", table->table);
+            sql_column(out, c, 1);
+            char *sql = sqlite3_str_finish(out);
+            status = sql == NULL ? hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory")
+                                 : exec_sql(store, sql, "add a column");
+            sqlite3_free(sql);
+            if (status != HS_OK) return status;
+        }
+    }
+    return HS_OK;
+}
+
+/* Brings an older file up to the row tables. Checked again under the write lock, so two
+ * processes cannot both add a column. */
+static int upgrade_schema(Store *store)
+{
+    int missing = 0;
+    int status = migrate(store, 0, &missing);
+    if (status != HS_OK || missing == 0) return status;
+    status = exec_sql(store, "BEGIN IMMEDIATE", "upgrade schema");
+    if (status == HS_OK) status = migrate(store, 1, &missing);
+    if (status == HS_OK) return exec_sql(store, "COMMIT", "upgrade schema");
     if (!sqlite3_get_autocommit(store->db)) sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
     return status;
 }
 
-static int add_domain_columns(Store *store)
+/* Prepares the statements: the fixed ones and those generated from the row tables. */
+static int prepare_statements(Store *store)
 {
-    int status = add_metrics_column(store, "heldout_accuracy",
-                                    "ALTER TABLE metrics ADD COLUMN heldout_accuracy REAL;"
-                                    "ALTER TABLE metrics ADD COLUMN seen_accuracy REAL;",
-                                    "add the metrics' domain columns");
-    if (status != HS_OK) return status;
-    return add_metrics_column(store, "epsilon", "ALTER TABLE metrics ADD COLUMN epsilon REAL;",
-                              "add the metrics' privacy column");
+    for (int i = 0; i < STMT_FIXED_COUNT; i++) {
+        int rc = sqlite3_prepare_v2(store->db, statement_sql[i], -1, &store->stmt[i], NULL);
+        if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
+    }
+    for (int i = 0; i < STMT_TABLE_COUNT; i++) {
+        if (i < SINK_RECORD_COUNT && (i == SINK_RECORD_RUN || !sink_tables[i].stored)) continue;
+        char *sql = i == STMT_INSERT_RUN ? sql_insert(SINK_RECORD_RUN)
+                    : i == STMT_END_RUN  ? sql_end_run()
+                                         : sql_insert((SinkRecord)i);
+        if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+        int rc = sqlite3_prepare_v2(store->db, sql, -1, &store->table_stmt[i], NULL);
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
+        if (i < SINK_RECORD_COUNT)
+            snprintf(store->insert_what[i], sizeof store->insert_what[i], "insert %s", sink_tables[i].row);
+    }
+    return HS_OK;
 }
 
 int store_open(const char *path, Store **out, HsDiag *diag)
@@ -974,15 +1044,10 @@ int store_open(const char *path, Store **out, HsDiag *diag)
         status = create_schema(store);
         if (status != HS_OK) goto fail;
     }
-    status = add_domain_columns(store);
+    status = upgrade_schema(store);
     if (status != HS_OK) goto fail;
-    for (int i = 0; i < STMT_COUNT; i++) {
-        rc = sqlite3_prepare_v2(store->db, statement_sql[i], -1, &store->stmt[i], NULL);
-        if (rc != SQLITE_OK) {
-            status = store_fail(store, rc, "prepare statement (schema mismatch?)");
-            goto fail;
-        }
-    }
+    status = prepare_statements(store);
+    if (status != HS_OK) goto fail;
     *out = store;
     return HS_OK;
 nomem:
@@ -1002,7 +1067,8 @@ void store_close(Store *store)
     if (store->db != NULL && store->pending_count > 0 && store->stmt[STMT_BEGIN] != NULL)
         store_flush(store);  /* best effort: the run stays 'running' either way */
     store_drop_pending(store);
-    for (int i = 0; i < STMT_COUNT; i++) sqlite3_finalize(store->stmt[i]);
+    for (int i = 0; i < STMT_FIXED_COUNT; i++) sqlite3_finalize(store->stmt[i]);
+    for (int i = 0; i < STMT_TABLE_COUNT; i++) sqlite3_finalize(store->table_stmt[i]);
     sqlite3_close(store->db);
     free(store->pending);
     free(store->path);

@@ -3,20 +3,12 @@
  * A Store is one writable connection to one hetsim database (schema version
  * STORE_SCHEMA_VERSION in PRAGMA user_version, STORE_APPLICATION_ID in
  * PRAGMA application_id). Opening a new or empty file creates the schema; opening an
- * existing hetsim database appends to it. Tables (see store.c for the exact DDL):
- *
- *   runs(id, name, scenario, method, seed, mode, config, status, started_at,
- *        finished_at, wall_s, sim_time_s, final_accuracy, rounds_done, sweep, point,
- *        message)
- *   agents(run_id, agent, grp, compute, bandwidth, latency, samples, uplink, downlink,
- *          byzantine)                                  -- bandwidth is the uplink
- *   rounds(run_id, round, t_start, t_end, idle_s, bytes, extra)
- *   agent_rounds(run_id, round, agent, compute_s, comm_s, idle_s, role, offline_s)
- *   pairings(run_id, round, slow, fast, split, predicted_s, actual_s, solver, solve_ms)
- *   metrics(run_id, t, round, agent, train_loss, test_loss, test_accuracy, bytes_sent,
- *           heldout_accuracy, seen_accuracy,  -- [data] partition = domains
- *           epsilon)                          -- [privacy] clip = sample | update
- *                                             -- (the last three added to older files when opened)
+ * existing hetsim database appends to it. Its tables are the row tables of sim/sink.h
+ * (runs, agents, rounds, agent_rounds, pairings, metrics), their columns in the lists'
+ * order, each per-run table starting with run_id (REFERENCES runs(id) ON DELETE
+ * CASCADE); store.c generates the DDL, the INSERTs and the binds from them. A file
+ * written by an older hetsim, opened for writing, gains the columns and tables added
+ * since (NULL in its older rows).
  *
  * Conventions a reader of the database can rely on:
  *  - NaN is stored as NULL (SQLite has no NaN); metrics.agent is NULL for the averaged

@@ -590,7 +590,7 @@ static SinkAgent *engine_sink_agents(const Engine *e)
     if (rows == NULL) return NULL;
     for (int i = 0; i < e->world.n; i++) {
         const AgentProfile *a = &e->world.agents[i];
-        rows[i] = (SinkAgent){.agent = i, .group = e->sc->groups[a->group].name, .compute = a->compute,
+        rows[i] = (SinkAgent){.agent = i, .grp = e->sc->groups[a->group].name, .compute = a->compute,
                               .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
                               .samples = a->samples, .byzantine = a->byzantine};
     }

@@ -103,11 +103,14 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * numbers are raw host-order bytes (producers are the same binary on the same
  * architecture), so doubles arrive bit for bit; strings are u32 length (NUL included,
  * 0xffffffff for NULL) then the bytes.
- * Messages: BEGIN(index, name, scenario, method, seed, mode, config), AGENTS(count,
- * rows), ROUND, AGENT_ROUNDS(count, rows), PAIRING, METRIC, END(SinkRunEnd) — one run at
- * a time per producer, so rows name no run — and FINISHED(index, status, message) after
- * engine_run returns, which also means "ready for more". The sweep id and point label
- * are not sent: the consumer knows them from the index. */
+ * Messages: BEGIN(index, SinkRunInfo), AGENTS(count, rows), ROUND, AGENT_ROUNDS(count,
+ * rows), PAIRING, METRIC, END(SinkRunEnd) — one run at a time per producer, so rows name
+ * no run — and FINISHED(index, status, message) after engine_run returns, which also
+ * means "ready for more". A record's fields are the members of its row table in
+ * sim/sink.h, in the table's order (i32 for int and enum members, i64 for 64-bit ones,
+ * f64, strings), so the stream follows the tables and cannot drift from the store; the
+ * SINK_LOCAL columns (run id, sweep id, point label) are not sent: the consumer knows
+ * them from the index. */
 #define SWEEP_WIRE_FLUSH_BYTES (256u * 1024u)
 
 typedef int (*SweepFlushFn)(void *ctx, const void *data, size_t len);
