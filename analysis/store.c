@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Rows wait in memory at most about this long (checked when the next row arrives), so a
  * slow train-mode run still shows its progress to a reader of the database. */
@@ -23,17 +24,35 @@
  * twice in a "round"). runs.id is AUTOINCREMENT so that an id deleted by sweep --resume
  * is never given to another run by the database itself. */
 typedef struct StoreTable {
-    SinkRecord record;
+    const SinkTable *table;
+    int per_run;        /* starts with run_id */
     const char *index;  /* CREATE INDEX statement */
 } StoreTable;
 
+/* sweeps: the store's own table, one row per sweep claimed in the file. Its runs have
+ * the ids first_run .. first_run + runs - 1 in the order of the expansion (sweep.h),
+ * reserved when the sweep is claimed. */
+#define STORE_SWEEP_COLUMNS(X) \
+    X(STORE, TEXT, sweep, "", SINK_KEY, "sweep id (runs.sweep)") \
+    X(STORE, INT64, first_run, "", SINK_KEY, "run id of the sweep's first run; run i of the expansion is first_run + i") \
+    X(STORE, INT64, runs, "", SINK_KEY, "runs of the sweep (points x repeat)") \
+    X(STORE, INT64, points, "", 0, "points of the sweep") \
+    X(STORE, INT, repeat, "", 0, "seeds per point") \
+    X(STORE, TEXT, created_at, "", SINK_WALL, "wall-clock time the sweep was claimed, ISO-8601 UTC")
+
+static const SinkColumn sweep_columns[] = { STORE_SWEEP_COLUMNS(SINK_COLUMN_OWN) };
+static const SinkTable sweeps_table = {"sweeps", "sweep", 1, sweep_columns,
+                                       (int)(sizeof sweep_columns / sizeof sweep_columns[0]),
+                                       "one row per sweep claimed in the file, with the run ids it reserved"};
+
 static const StoreTable store_tables[] = {
-    {SINK_RECORD_RUN, "CREATE INDEX runs_sweep ON runs(sweep, point)"},
-    {SINK_RECORD_AGENT, "CREATE INDEX agents_run ON agents(run_id, agent)"},
-    {SINK_RECORD_ROUND, "CREATE INDEX rounds_run ON rounds(run_id, round)"},
-    {SINK_RECORD_AGENT_ROUND, "CREATE INDEX agent_rounds_run ON agent_rounds(run_id, round)"},
-    {SINK_RECORD_PAIRING, "CREATE INDEX pairings_run ON pairings(run_id, round)"},
-    {SINK_RECORD_METRIC, "CREATE INDEX metrics_run ON metrics(run_id, round)"},
+    {&sink_tables[SINK_RECORD_RUN], 0, "CREATE INDEX runs_sweep ON runs(sweep, point)"},
+    {&sink_tables[SINK_RECORD_AGENT], 1, "CREATE INDEX agents_run ON agents(run_id, agent)"},
+    {&sink_tables[SINK_RECORD_ROUND], 1, "CREATE INDEX rounds_run ON rounds(run_id, round)"},
+    {&sink_tables[SINK_RECORD_AGENT_ROUND], 1, "CREATE INDEX agent_rounds_run ON agent_rounds(run_id, round)"},
+    {&sink_tables[SINK_RECORD_PAIRING], 1, "CREATE INDEX pairings_run ON pairings(run_id, round)"},
+    {&sink_tables[SINK_RECORD_METRIC], 1, "CREATE INDEX metrics_run ON metrics(run_id, round)"},
+    {&sweeps_table, 0, "CREATE UNIQUE INDEX sweeps_id ON sweeps(sweep)"},
 };
 #define STORE_TABLE_COUNT (int)(sizeof store_tables / sizeof store_tables[0])
 
@@ -49,9 +68,10 @@ static const char v1_tables_sql[] =
 enum {
     STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK,
     STMT_MARK_INTERRUPTED, STMT_RUN_EXISTS,
-    STMT_DELETE_AGENTS, STMT_DELETE_ROUNDS, STMT_DELETE_AGENT_ROUNDS,
-    STMT_DELETE_PAIRINGS, STMT_DELETE_METRICS, STMT_DELETE_RUN,
-    STMT_LIST_SWEEP,
+    STMT_DELETE_RUN,
+    STMT_LIST_SWEEP, STMT_POINT_RUNS, STMT_FIND_SWEEP, STMT_COUNT_SWEEP_RUNS,
+    STMT_LAST_ID, STMT_SET_SEQUENCE, STMT_ADD_SEQUENCE, STMT_INSERT_SWEEP, STMT_INSERT_CLAIM,
+    STMT_DROP_UNBEGUN,
     STMT_FIXED_COUNT
 };
 
@@ -67,18 +87,28 @@ static const char *const statement_sql[STMT_FIXED_COUNT] = {
         " message = coalesce(message, 'interrupted')"
         " WHERE id = ?1 AND status = 'running'",
     [STMT_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?1",
-    [STMT_DELETE_AGENTS] = "DELETE FROM agents WHERE run_id = ?1",
-    [STMT_DELETE_ROUNDS] = "DELETE FROM rounds WHERE run_id = ?1",
-    [STMT_DELETE_AGENT_ROUNDS] = "DELETE FROM agent_rounds WHERE run_id = ?1",
-    [STMT_DELETE_PAIRINGS] = "DELETE FROM pairings WHERE run_id = ?1",
-    [STMT_DELETE_METRICS] = "DELETE FROM metrics WHERE run_id = ?1",
     [STMT_DELETE_RUN] = "DELETE FROM runs WHERE id = ?1",
     [STMT_LIST_SWEEP] = "SELECT id, point, status FROM runs WHERE sweep = ?1 ORDER BY id",
+    [STMT_POINT_RUNS] = "SELECT id, status, claimed_by FROM runs WHERE sweep = ?1 AND point = ?2 ORDER BY id",
+    [STMT_FIND_SWEEP] = "SELECT first_run, runs FROM sweeps WHERE sweep = ?1",
+    [STMT_COUNT_SWEEP_RUNS] = "SELECT count(*) FROM runs WHERE sweep = ?1",
+    /* the highest id ever given: AUTOINCREMENT's counter, or the rows themselves */
+    [STMT_LAST_ID] = "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'runs'), 0),"
+                     " coalesce((SELECT max(id) FROM runs), 0))",
+    [STMT_SET_SEQUENCE] = "UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'runs'",
+    [STMT_ADD_SEQUENCE] = "INSERT INTO sqlite_sequence(name, seq) SELECT 'runs', ?1"
+                          " WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'runs')",
+    [STMT_INSERT_SWEEP] = "INSERT INTO sweeps(sweep, first_run, runs, points, repeat, created_at)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [STMT_INSERT_CLAIM] = "INSERT INTO runs(id, sweep, point, status, claimed_by)"
+                          " VALUES (?1, ?2, ?3, 'running', ?4)",
+    [STMT_DROP_UNBEGUN] = "DELETE FROM runs WHERE claimed_by = ?1 AND started_at IS NULL AND status = 'running'"
+                          " AND NOT EXISTS (SELECT 1 FROM agents WHERE run_id = runs.id)",
 };
 
 /* The statements generated from the row tables, prepared at open: the INSERT of each
  * per-run record, the run's INSERT at run_begin and UPDATE at run_end. */
-enum { STMT_INSERT_RUN = SINK_RECORD_COUNT, STMT_END_RUN, STMT_TABLE_COUNT };
+enum { STMT_INSERT_RUN = SINK_RECORD_COUNT, STMT_BEGIN_CLAIMED, STMT_END_RUN, STMT_TABLE_COUNT };
 
 /* A row waiting for the next flush. Records are copied by value; the strings a buffered
  * record carries (the pairing's solver) are copied into text, owned here, and the copy's
@@ -101,11 +131,14 @@ struct Store {
     HsDiag diag;            /* first error since open */
     int busy_timeout_ms;
     sqlite3_stmt *stmt[STMT_FIXED_COUNT];
-    sqlite3_stmt *table_stmt[STMT_TABLE_COUNT];  /* by SinkRecord, then the runs' two */
+    sqlite3_stmt *table_stmt[STMT_TABLE_COUNT];  /* by SinkRecord, then the runs' three */
+    sqlite3_stmt *delete_stmt[16];  /* by store_tables index: DELETE ... WHERE run_id = ?1 */
     PendingRow *pending;    /* (pending_capacity) rows, pending_count in use */
     size_t pending_count, pending_capacity;
     struct timespec pending_since;  /* monotonic time of the oldest buffered row */
     char insert_what[SINK_RECORD_COUNT][40];  /* "insert ROW", for error messages */
+    char me[128];           /* this process: HOST PID START (runs.claimed_by) */
+    char host[64];
     int64_t timed_run;      /* the run begun last on this Store, for mark_interrupted */
     struct timespec timed_start;
 };
@@ -149,11 +182,11 @@ static void sql_column(sqlite3_str *out, const SinkColumn *c, int added)
  * out of memory. */
 static char *sql_create_table(const StoreTable *t)
 {
-    const SinkTable *table = &sink_tables[t->record];
+    const SinkTable *table = t->table;
     sqlite3_str *out = sqlite3_str_new(NULL);
     sqlite3_str_appendf(out, "CREATE TABLE %w(", table->table);
     int first = 1;
-    if (t->record != SINK_RECORD_RUN) {
+    if (t->per_run) {
         sqlite3_str_appendall(out, "run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE");
         first = 0;
     }
@@ -186,11 +219,31 @@ static char *sql_insert(SinkRecord record)
     for (int i = 0; i < table->n_columns; i++)
         if (is_written(&table->columns[i], part))
             sqlite3_str_appendf(out, "%s%w", n++ ? ", " : "", table->columns[i].name);
-    if (record == SINK_RECORD_RUN) sqlite3_str_appendf(out, ", status, started_at");
+    if (record == SINK_RECORD_RUN) sqlite3_str_appendf(out, ", status, started_at, claimed_by");
     sqlite3_str_appendall(out, ") VALUES (");
     for (int k = 1; k <= n; k++) sqlite3_str_appendf(out, "%s?%d", k > 1 ? ", " : "", k);
-    if (record == SINK_RECORD_RUN) sqlite3_str_appendf(out, ", 'running', ?%d", n + 1);
+    if (record == SINK_RECORD_RUN) sqlite3_str_appendf(out, ", 'running', ?%d, ?%d", n + 1, n + 2);
     sqlite3_str_appendall(out, ")");
+    return sqlite3_str_finish(out);
+}
+
+/* UPDATE runs SET INFO columns..., started_at WHERE id = ? AND claimed by this process:
+ * the start of a run whose row a sweep claimed (store_claim_run). The id, the sweep and
+ * the point are the claim's. */
+static char *sql_begin_claimed(void)
+{
+    const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    int n = 0;
+    sqlite3_str_appendall(out, "UPDATE runs SET ");
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        if (!is_written(c, SINK_PART_INFO) || c->type == SINK_ID) continue;
+        sqlite3_str_appendf(out, "%s%w = ?%d", n ? ", " : "", c->name, n + 1);
+        n++;
+    }
+    sqlite3_str_appendf(out, ", started_at = ?%d WHERE id = ?%d AND claimed_by = ?%d AND status = 'running'"
+                        " AND started_at IS NULL", n + 1, n + 2, n + 3);
     return sqlite3_str_finish(out);
 }
 
@@ -336,9 +389,23 @@ static int store_exec_bound(Store *store, sqlite3_stmt *stmt, int bind_rc, const
     return store_step(store, stmt, what);
 }
 
+/* A database file deleted (or replaced by another) while this Store writes it would
+ * take every later row into an unlinked inode and the run would end 'done' in no file:
+ * each write transaction first asks SQLite whether the file is still where it was
+ * opened. */
+static int store_check_file(Store *store)
+{
+    int moved = 0;
+    if (sqlite3_file_control(store->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved)
+        return hs_diag_set(&store->diag, HS_E_IO, store->path, 0,
+                           "the database file was deleted or replaced while runs were being written to it");
+    return HS_OK;
+}
+
 static int store_begin(Store *store)
 {
-    return store_exec_stmt(store, STMT_BEGIN, "begin transaction");
+    int status = store_check_file(store);
+    return status != HS_OK ? status : store_exec_stmt(store, STMT_BEGIN, "begin transaction");
 }
 
 static int store_commit(Store *store)
@@ -469,18 +536,40 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
     Store *store = ctx;
     char now[32];
     int rc = SQLITE_OK;
-    sqlite3_stmt *stmt = store->table_stmt[STMT_INSERT_RUN];
     /* Earlier runs' rows go first, so the file always reads in the order of events. */
     int status = store_flush(store);
+    if (status == HS_OK) status = store_check_file(store);
     if (status != HS_OK) return status;
     format_utc_now(now);
-    int next = bind_record(stmt, 1, SINK_RECORD_RUN, SINK_PART_INFO, info, &rc);
-    bind_text(stmt, next, now, &rc);
-    /* Outside any transaction: the insert commits at once, so even a crash right after
-     * leaves a visible 'running' run. */
-    status = store_exec_bound(store, stmt, rc, "insert run");
-    if (status != HS_OK) return status;
-    *run_id = sqlite3_last_insert_rowid(store->db);
+    if (info->id > 0) {
+        /* A run whose row a sweep claimed: fill it in. */
+        sqlite3_stmt *stmt = store->table_stmt[STMT_BEGIN_CLAIMED];
+        const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
+        int index = 1;
+        for (int i = 0; i < table->n_columns; i++) {
+            const SinkColumn *c = &table->columns[i];
+            if (is_written(c, SINK_PART_INFO) && c->type != SINK_ID) bind_column(stmt, index++, c, info, &rc);
+        }
+        bind_text(stmt, index, now, &rc);
+        bind_int64(stmt, index + 1, info->id, &rc);
+        bind_text(stmt, index + 2, store->me, &rc);
+        status = store_exec_bound(store, stmt, rc, "begin run");
+        if (status != HS_OK) return status;
+        if (sqlite3_changes(store->db) != 1)
+            return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0,
+                               "run %lld was not claimed by this process", (long long)info->id);
+        *run_id = info->id;
+    } else {
+        sqlite3_stmt *stmt = store->table_stmt[STMT_INSERT_RUN];
+        int next = bind_record(stmt, 1, SINK_RECORD_RUN, SINK_PART_INFO, info, &rc);
+        bind_text(stmt, next, now, &rc);
+        bind_text(stmt, next + 1, store->me, &rc);
+        /* Outside any transaction: the insert commits at once, so even a crash right
+         * after leaves a visible 'running' run. */
+        status = store_exec_bound(store, stmt, rc, "insert run");
+        if (status != HS_OK) return status;
+        *run_id = sqlite3_last_insert_rowid(store->db);
+    }
     store->timed_run = *run_id;
     clock_gettime(CLOCK_MONOTONIC, &store->timed_start);
     return HS_OK;
@@ -666,24 +755,30 @@ fail:
     return status;
 }
 
+/* Deletes run_id's rows, children first, inside the caller's transaction. */
+static int store_delete_rows(Store *store, int64_t run_id)
+{
+    for (int t = 0; t < STORE_TABLE_COUNT; t++) {
+        if (!store_tables[t].per_run) continue;
+        int rc = sqlite3_bind_int64(store->delete_stmt[t], 1, run_id);
+        int status = store_exec_bound(store, store->delete_stmt[t], rc, "delete run");
+        if (status != HS_OK) return status;
+    }
+    int rc = sqlite3_bind_int64(store->stmt[STMT_DELETE_RUN], 1, run_id);
+    return store_exec_bound(store, store->stmt[STMT_DELETE_RUN], rc, "delete run");
+}
+
 int store_delete_run(Store *store, int64_t run_id)
 {
     if (store == NULL) return HS_E_INTERNAL;
-    static const int deletes[] = {
-        STMT_DELETE_AGENTS, STMT_DELETE_ROUNDS, STMT_DELETE_AGENT_ROUNDS,
-        STMT_DELETE_PAIRINGS, STMT_DELETE_METRICS, STMT_DELETE_RUN,
-    };
     int status = store_begin(store);
     if (status != HS_OK) goto fail;
     /* Buffered rows of this run are written and deleted with the rest; simpler than
      * filtering the buffer, and the same transaction. */
     status = store_write_pending(store);
     if (status != HS_OK) goto fail;
-    for (size_t i = 0; i < sizeof deletes / sizeof deletes[0]; i++) {
-        int rc = sqlite3_bind_int64(store->stmt[deletes[i]], 1, run_id);
-        status = store_exec_bound(store, store->stmt[deletes[i]], rc, "delete run");
-        if (status != HS_OK) goto fail;
-    }
+    status = store_delete_rows(store, run_id);
+    if (status != HS_OK) goto fail;
     status = store_commit(store);
     if (status != HS_OK) goto fail;
     store_drop_pending(store);
@@ -692,6 +787,196 @@ int store_delete_run(Store *store, int64_t run_id)
 fail:
     store_rollback(store);
     return status;
+}
+
+/* ---- claims: which process runs which run of a sweep ---- */
+
+/* This process as runs.claimed_by says it: "HOST PID START", START being its start time
+ * in clock ticks since boot (/proc/PID/stat field 22), so that a claim of a process that
+ * died cannot be taken for a live one when its pid is given to another process. */
+static long long process_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');  /* the command name may hold spaces */
+    if (p == NULL) return -1;
+    long long start = -1;
+    /* after ") ": state is field 3, starttime field 22 */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %lld",
+               &start) != 1)
+        return -1;
+    return start;
+}
+
+static void store_identity(Store *store)
+{
+    if (gethostname(store->host, sizeof store->host) != 0) snprintf(store->host, sizeof store->host, "unknown");
+    store->host[sizeof store->host - 1] = '\0';
+    for (char *p = store->host; *p; p++)
+        if (*p == ' ') *p = '_';
+    long pid = (long)getpid();
+    snprintf(store->me, sizeof store->me, "%s %ld %lld", store->host, pid, process_start(pid));
+}
+
+/* Whether the process of claimed_by may still be writing its run: a claim of this very
+ * process, of none (an older hetsim) or of a process on this host that is gone, is not;
+ * a claim from another host cannot be checked and is taken as alive. */
+static int claim_alive(const Store *store, const char *claimed_by)
+{
+    if (claimed_by == NULL || strcmp(claimed_by, store->me) == 0) return 0;
+    char host[64];
+    long pid = 0;
+    long long start = 0;
+    if (sscanf(claimed_by, "%63s %ld %lld", host, &pid, &start) != 3) return 0;
+    if (strcmp(host, store->host) != 0) return 1;
+    return pid > 0 && process_start(pid) == start;
+}
+
+int store_claim_sweep(Store *store, const StoreSweepClaim *claim, int64_t *first_run, int *existed)
+{
+    if (store == NULL || claim == NULL || claim->sweep == NULL || first_run == NULL || existed == NULL)
+        return HS_E_INTERNAL;
+    char now[32];
+    int rc = SQLITE_OK, status;
+    *first_run = 0;
+    *existed = 0;
+    status = store_begin(store);
+    if (status != HS_OK) goto fail;
+    sqlite3_stmt *find = store->stmt[STMT_FIND_SWEEP];
+    bind_text(find, 1, claim->sweep, &rc);
+    if (rc == SQLITE_OK) rc = sqlite3_step(find);
+    if (rc == SQLITE_ROW) {
+        *first_run = sqlite3_column_int64(find, 0);
+        *existed = 1;
+        int64_t reserved = sqlite3_column_int64(find, 1);
+        sqlite3_reset(find);
+        if (reserved != claim->runs) {
+            status = hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0,
+                                 "sweep %s reserved %lld run ids, but it has %lld runs", claim->sweep,
+                                 (long long)reserved, (long long)claim->runs);
+            goto fail;
+        }
+        return store_commit(store);
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_DONE) {
+        status = store_fail(store, rc, "find sweep");
+        goto fail;
+    }
+    /* runs of the sweep written before sweeps were claimed (an older hetsim) */
+    rc = SQLITE_OK;
+    sqlite3_stmt *count = store->stmt[STMT_COUNT_SWEEP_RUNS];
+    bind_text(count, 1, claim->sweep, &rc);
+    if (rc == SQLITE_OK) rc = sqlite3_step(count);
+    int64_t older = rc == SQLITE_ROW ? sqlite3_column_int64(count, 0) : 0;
+    sqlite3_reset(count);
+    if (rc != SQLITE_ROW) {
+        status = store_fail(store, rc, "find sweep");
+        goto fail;
+    }
+    *existed = older > 0;
+    /* Reserve ids: past every id given so far, and AUTOINCREMENT's counter moved past
+     * the range so no other run is given one of them. */
+    sqlite3_stmt *last = store->stmt[STMT_LAST_ID];
+    rc = sqlite3_step(last);
+    int64_t last_id = rc == SQLITE_ROW ? sqlite3_column_int64(last, 0) : 0;
+    sqlite3_reset(last);
+    if (rc != SQLITE_ROW) {
+        status = store_fail(store, rc, "reserve run ids");
+        goto fail;
+    }
+    *first_run = last_id + 1;
+    int64_t end = last_id + claim->runs;
+    rc = SQLITE_OK;
+    bind_int64(store->stmt[STMT_SET_SEQUENCE], 1, end, &rc);
+    if ((status = store_exec_bound(store, store->stmt[STMT_SET_SEQUENCE], rc, "reserve run ids")) != HS_OK) goto fail;
+    bind_int64(store->stmt[STMT_ADD_SEQUENCE], 1, end, &rc);
+    if ((status = store_exec_bound(store, store->stmt[STMT_ADD_SEQUENCE], rc, "reserve run ids")) != HS_OK) goto fail;
+    format_utc_now(now);
+    sqlite3_stmt *insert = store->stmt[STMT_INSERT_SWEEP];
+    bind_text(insert, 1, claim->sweep, &rc);
+    bind_int64(insert, 2, *first_run, &rc);
+    bind_int64(insert, 3, claim->runs, &rc);
+    bind_int64(insert, 4, claim->points, &rc);
+    bind_int64(insert, 5, claim->repeat, &rc);
+    bind_text(insert, 6, now, &rc);
+    if ((status = store_exec_bound(store, insert, rc, "claim sweep")) != HS_OK) goto fail;
+    return store_commit(store);
+fail:
+    store_rollback(store);
+    return status;
+}
+
+int store_claim_run(Store *store, const char *sweep, const char *point, int64_t run_id, StoreClaim *outcome,
+                    char *holder, size_t holder_size)
+{
+    if (store == NULL || sweep == NULL || point == NULL || outcome == NULL) return HS_E_INTERNAL;
+    int64_t stale[16];
+    int n_stale = 0, rc = SQLITE_OK;
+    *outcome = STORE_CLAIMED;
+    if (holder != NULL && holder_size > 0) holder[0] = '\0';
+    int status = store_begin(store);
+    if (status != HS_OK) goto fail;
+    /* Rows written before this transaction by this Store go first (they may be the
+     * point's earlier rows). */
+    status = store_write_pending(store);
+    if (status != HS_OK) goto fail;
+    sqlite3_stmt *find = store->stmt[STMT_POINT_RUNS];
+    bind_text(find, 1, sweep, &rc);
+    bind_text(find, 2, point, &rc);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        rc = sqlite3_step(find);
+        if (rc != SQLITE_ROW) break;
+        const char *run_status = (const char *)sqlite3_column_text(find, 1);
+        const char *claimed_by = (const char *)sqlite3_column_text(find, 2);
+        int complete = run_status != NULL && (strcmp(run_status, "done") == 0 || strcmp(run_status, "diverged") == 0);
+        if (complete) {
+            if (*outcome == STORE_CLAIMED) *outcome = STORE_COMPLETE;
+        } else if (run_status != NULL && strcmp(run_status, "running") == 0 && claim_alive(store, claimed_by)) {
+            if (*outcome == STORE_CLAIMED) *outcome = STORE_HELD;
+            if (holder != NULL && holder_size > 0) snprintf(holder, holder_size, "%s", claimed_by);
+        } else if (n_stale < (int)(sizeof stale / sizeof stale[0])) {
+            stale[n_stale++] = sqlite3_column_int64(find, 0);
+        }
+    }
+    sqlite3_reset(find);
+    if (rc != SQLITE_DONE) {
+        status = store_fail(store, rc, "claim run");
+        goto fail;
+    }
+    if (*outcome != STORE_CLAIMED) return store_commit(store);  /* nothing changes */
+    /* Incomplete runs of the point that nobody writes any more: gone with their rows. */
+    for (int i = 0; i < n_stale; i++) {
+        if ((status = store_delete_rows(store, stale[i])) != HS_OK) goto fail;
+        if (store->timed_run == stale[i]) store->timed_run = 0;
+    }
+    sqlite3_stmt *insert = store->stmt[STMT_INSERT_CLAIM];
+    rc = SQLITE_OK;
+    bind_int64(insert, 1, run_id, &rc);
+    bind_text(insert, 2, sweep, &rc);
+    bind_text(insert, 3, point, &rc);
+    bind_text(insert, 4, store->me, &rc);
+    if ((status = store_exec_bound(store, insert, rc, "claim run")) != HS_OK) goto fail;
+    status = store_commit(store);
+    if (status != HS_OK) goto fail;
+    store_drop_pending(store);
+    return HS_OK;
+fail:
+    store_rollback(store);
+    return status;
+}
+
+int store_drop_unbegun(Store *store)
+{
+    if (store == NULL) return HS_E_INTERNAL;
+    int rc = SQLITE_OK;
+    bind_text(store->stmt[STMT_DROP_UNBEGUN], 1, store->me, &rc);
+    return store_exec_bound(store, store->stmt[STMT_DROP_UNBEGUN], rc, "release claims");
 }
 
 void store_sweep_runs_free(StoreSweepRun *runs, int count)
@@ -931,7 +1216,7 @@ static int migrate(Store *store, int apply, int *missing)
 {
     *missing = 0;
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
-        const SinkTable *table = &sink_tables[store_tables[t].record];
+        const SinkTable *table = store_tables[t].table;
         int has = 0;
         int status = has_column(store, table->table, NULL, &has);
         if (status != HS_OK) return status;
@@ -988,15 +1273,24 @@ static int prepare_statements(Store *store)
     }
     for (int i = 0; i < STMT_TABLE_COUNT; i++) {
         if (i < SINK_RECORD_COUNT && (i == SINK_RECORD_RUN || !sink_tables[i].stored)) continue;
-        char *sql = i == STMT_INSERT_RUN ? sql_insert(SINK_RECORD_RUN)
-                    : i == STMT_END_RUN  ? sql_end_run()
-                                         : sql_insert((SinkRecord)i);
+        char *sql = i == STMT_INSERT_RUN      ? sql_insert(SINK_RECORD_RUN)
+                    : i == STMT_BEGIN_CLAIMED ? sql_begin_claimed()
+                    : i == STMT_END_RUN       ? sql_end_run()
+                                              : sql_insert((SinkRecord)i);
         if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
         int rc = sqlite3_prepare_v2(store->db, sql, -1, &store->table_stmt[i], NULL);
         sqlite3_free(sql);
         if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
         if (i < SINK_RECORD_COUNT)
             snprintf(store->insert_what[i], sizeof store->insert_what[i], "insert %s", sink_tables[i].row);
+    }
+    for (int t = 0; t < STORE_TABLE_COUNT; t++) {
+        if (!store_tables[t].per_run) continue;
+        char *sql = sqlite3_mprintf("DELETE FROM %w WHERE run_id = ?1", store_tables[t].table->table);
+        if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+        int rc = sqlite3_prepare_v2(store->db, sql, -1, &store->delete_stmt[t], NULL);
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
     }
     return HS_OK;
 }
@@ -1014,6 +1308,7 @@ int store_open(const char *path, Store **out, HsDiag *diag)
     if (store->path == NULL) goto nomem;
     hs_diag_clear(&store->diag);
     store->busy_timeout_ms = STORE_BUSY_TIMEOUT_MS;
+    store_identity(store);
 
     status = check_file_header(store);
     if (status != HS_OK) goto fail;
@@ -1069,6 +1364,7 @@ void store_close(Store *store)
     store_drop_pending(store);
     for (int i = 0; i < STMT_FIXED_COUNT; i++) sqlite3_finalize(store->stmt[i]);
     for (int i = 0; i < STMT_TABLE_COUNT; i++) sqlite3_finalize(store->table_stmt[i]);
+    for (int t = 0; t < STORE_TABLE_COUNT; t++) sqlite3_finalize(store->delete_stmt[t]);
     sqlite3_close(store->db);
     free(store->pending);
     free(store->path);

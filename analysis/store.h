@@ -105,4 +105,37 @@ int store_list_sweep_runs(Store *store, const char *sweep, StoreSweepRun **runs,
                           int *count);
 void store_sweep_runs_free(StoreSweepRun *runs, int count);
 
+/* ---- claims (sweep.h): a sweep's runs are claimed in the file before they run, so
+ * two processes given the same sweep never both run a point ---- */
+
+typedef struct StoreSweepClaim {
+    const char *sweep;  /* the sweep id */
+    int64_t runs, points;
+    int repeat;
+} StoreSweepClaim;
+
+/* In one write transaction: finds the sweep's row in sweeps, or creates it, reserving the
+ * run ids *first_run .. *first_run + runs - 1 (run i of the expansion gets *first_run +
+ * i, whatever process runs it, whenever). *existed is 1 when the file already held the
+ * sweep (its row, or runs of it written by a hetsim before claims): a caller that was
+ * not asked to resume refuses then, and nothing was written. */
+int store_claim_sweep(Store *store, const StoreSweepClaim *claim, int64_t *first_run, int *existed);
+
+typedef enum {
+    STORE_CLAIMED = 0,  /* the point is this process's to run, as run id run_id */
+    STORE_COMPLETE,     /* a run of the point is done (or diverged): nothing to do */
+    STORE_HELD          /* another live process is running it (holder says which) */
+} StoreClaim;
+
+/* In one write transaction: decides who runs sweep's point. Incomplete runs of the point
+ * whose writer is gone (on this host: its process no longer exists; a run from an older
+ * hetsim names none) are deleted with their rows, and a 'running' row with id run_id,
+ * claimed by this process, is inserted; a sink run_begin with SinkRunInfo.id = run_id
+ * then fills it in. A claim from another host cannot be checked and counts as alive. */
+int store_claim_run(Store *store, const char *sweep, const char *point, int64_t run_id, StoreClaim *outcome,
+                    char *holder, size_t holder_size);
+
+/* Deletes the runs this process claimed and never began (a sweep stopped early). */
+int store_drop_unbegun(Store *store);
+
 #endif

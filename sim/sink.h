@@ -73,7 +73,8 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(END, INT, rounds_done, "", 0, "rounds completed") \
     X(INFO, TEXT, sweep, "", SINK_LOCAL, "sweep id (sw- and 16 hex digits); NULL outside a sweep") \
     X(INFO, TEXT, point, "", SINK_LOCAL, "sweep point label: KEY=VALUE ... seed=N; NULL outside a sweep") \
-    X(END, TEXT, message, "", 0, "why the run failed, diverged or was interrupted; NULL when done")
+    X(END, TEXT, message, "", 0, "why the run failed, diverged or was interrupted; NULL when done") \
+    X(STORE, TEXT, claimed_by, "", SINK_ORIGIN, "the process that writes the run: HOST PID START (its start in clock ticks since boot)")
 
 /* agents: one row per agent, as drawn at the start of the run. */
 #define SINK_AGENT_COLUMNS(X) \
@@ -212,6 +213,11 @@ typedef struct SinkTable {
 } SinkTable;
 
 extern const SinkTable sink_tables[SINK_RECORD_COUNT];
+
+/* The descriptor of a column of a table no record carries (a writer's own table, filled
+ * by the writer): the same X(PART, TYPE, ...) lists with PART STORE and plain TYPEs. */
+#define SINK_COLUMN_OWN(part, type, name, unit, flags, doc) \
+    {#name, SINK_##type, SINK_PART_##part, 0, -1, 0, flags, unit, doc},
 
 /* Whether column c of record (a struct of c's part) holds no value: NaN, NULL text, a
  * negative SINK_NEG_NULL, a gated column whose flag is 0; a FLAG is never a column. */

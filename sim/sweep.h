@@ -65,6 +65,7 @@ typedef struct Sweep {
     char **labels;      /* (n_runs) owned */
     int64_t *by_label;  /* (n_runs) run indices sorted by label, for sweep_find */
     char id[SWEEP_ID_SIZE];
+    int64_t first_run;  /* run id of run index 0 when the writer reserved ids (0: none) */
     int threads_default; /* worker threads of a run whose [run] threads is not set (0: the cores) */
 } Sweep;
 
@@ -174,8 +175,16 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 typedef enum {
     SWEEP_STATE_TODO = 0, SWEEP_STATE_SKIP, /* done before this attempt (--resume) */
     SWEEP_STATE_HANDED, SWEEP_STATE_DONE, SWEEP_STATE_FAILED, SWEEP_STATE_DIVERGED,
-    SWEEP_STATE_INTERRUPTED
+    SWEEP_STATE_INTERRUPTED,
+    SWEEP_STATE_COMPLETE_ELSEWHERE, /* found done when claimed: another process ran it */
+    SWEEP_STATE_HELD                /* another live process is running it */
 } SweepState;
+
+/* Claims run index for this process before it is handed out (the writer's claim in the
+ * database, analysis/store.h): *outcome SWEEP_STATE_TODO to run it, or
+ * SWEEP_STATE_COMPLETE_ELSEWHERE / SWEEP_STATE_HELD to leave it. A failure stops the
+ * sweep like a database failure (diag says why). */
+typedef int (*SweepClaimFn)(void *ctx, int64_t index, SweepState *outcome, HsDiag *diag);
 
 typedef struct SweepMaster {
     const Sweep *sweep;
@@ -187,6 +196,9 @@ typedef struct SweepMaster {
     int64_t head, tail, capacity;
     int64_t total;          /* runs to do in this attempt */
     int64_t finished, done, failed, diverged, interrupted;
+    int64_t complete_elsewhere, held;   /* left to other processes when claimed */
+    SweepClaimFn claim;     /* NULL: every run is this process's */
+    void *claim_ctx;
     int fatal;              /* the database failed: stop handing out work */
     HsDiag diag;            /* first fatal error */
     /* progress on err */
@@ -199,7 +211,8 @@ typedef struct SweepMaster {
 int sweep_master_init(SweepMaster *m, const Sweep *sweep, Sink out, const int64_t *todo,
                       int64_t n_todo, FILE *err, int quiet);
 void sweep_master_free(SweepMaster *m);
-/* The next index to hand out, -1 when none is left or the sweep is stopping. */
+/* The next index to hand out (claimed first when m->claim is set; a run claimed by
+ * another process is skipped), -1 when none is left or the sweep is stopping. */
 int64_t sweep_master_take(SweepMaster *m);
 /* Indices not handed out yet (0 when stopping). */
 int64_t sweep_master_left(const SweepMaster *m);

@@ -68,10 +68,29 @@ int sweep_master_stopping(const SweepMaster *m)
 
 int64_t sweep_master_take(SweepMaster *m)
 {
-    if (sweep_master_stopping(m) || m->head == m->tail) return -1;
-    int64_t index = m->queue[m->head++];
-    m->state[index] = SWEEP_STATE_HANDED;
-    return index;
+    while (!sweep_master_stopping(m) && m->head < m->tail) {
+        int64_t index = m->queue[m->head++];
+        if (m->claim != NULL) {
+            SweepState outcome = SWEEP_STATE_TODO;
+            HsDiag diag;
+            hs_diag_clear(&diag);
+            if (m->claim(m->claim_ctx, index, &outcome, &diag) != HS_OK) {
+                m->head--;
+                sweep_master_fail(m, &diag);
+                return -1;
+            }
+            if (outcome != SWEEP_STATE_TODO) {
+                m->state[index] = (unsigned char)outcome;
+                m->finished++;
+                if (outcome == SWEEP_STATE_HELD) m->held++;
+                else m->complete_elsewhere++;
+                continue;
+            }
+        }
+        m->state[index] = SWEEP_STATE_HANDED;
+        return index;
+    }
+    return -1;
 }
 
 int64_t sweep_master_left(const SweepMaster *m)
@@ -171,7 +190,8 @@ void sweep_master_finished(void *ctx, SweepReplay *replay, int64_t index, int st
     if (m->is_terminal) {
         sweep_master_draw(m);
     } else {
-        static const char *const names[] = {"todo", "skip", "handed", "done", "failed", "diverged", "interrupted"};
+        static const char *const names[] = {"todo", "skip", "handed", "done", "failed", "diverged", "interrupted",
+                                            "done elsewhere", "held elsewhere"};
         fprintf(m->err, "sweep: %lld/%lld %s %s\n", (long long)m->finished, (long long)m->total, names[state], label);
         fflush(m->err);
     }

@@ -334,6 +334,7 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
         SinkRunInfo info;
         read_record(in, SINK_RECORD_RUN, SINK_PART_INFO, &info, sizeof info);
         if (in->bad || index < 0 || index >= r->sweep->n_runs) return replay_bad(diag, "bad run begin");
+        info.id = r->sweep->first_run > 0 ? r->sweep->first_run + index : 0;
         info.sweep = r->sweep->id;
         info.point = r->sweep->labels ? r->sweep->labels[index] : NULL;
         r->index = index;

@@ -189,12 +189,15 @@ for _ in $(seq 5000); do  # both workers forked, each paused as soon as it is se
   sleep 0.002
 done
 caught=$(runs_with "status = 'done'")
+# a run is claimed (a 'running' row) just before a worker gets it, and begun when the
+# worker's run_begin fills it in (started_at)
+begun() { runs_with "started_at is not null"; }
 for _ in $(seq 1000); do  # two runs begun
-  [ "$(runs_with 1)" -ge 2 ] && break
+  [ "$(begun)" -ge 2 ] && break
   kill -CONT "${workers[@]}" 2>/dev/null; sleep 0.01; kill -STOP "${workers[@]}" 2>/dev/null
 done
 paused=$(runs_with "status = 'done'")
-echo "     (workers ${workers[*]} caught with $caught runs done; SIGINT with $paused done, $(runs_with 1) begun)"
+echo "     (workers ${workers[*]} caught with $caught runs done; SIGINT with $paused done, $(begun) begun)"
 kill -INT $pid
 forwarded=0
 for _ in $(seq 500); do  # the parent forwarded SIGINT to both: at most 10 s
@@ -206,7 +209,7 @@ done
 kill -CONT "${workers[@]}" 2>/dev/null
 wait $pid; rc=$?
 check "SIGINT arrived mid-sweep (both workers paused, runs begun, not all done)" \
-  test ${#workers[@]} -eq 2 -a "$(runs_with 1)" -ge 2 -a "$paused" -lt 20
+  test ${#workers[@]} -eq 2 -a "$(begun)" -ge 2 -a "$paused" -lt 20
 check "the parent forwarded SIGINT to both workers" test $forwarded -eq 2
 check "SIGINT exits 1" test $rc -eq 1
 check "SIGINT prints the resume command" grep -q "hetsim sweep .*--resume" "$tmp/err"
