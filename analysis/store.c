@@ -1,7 +1,7 @@
 /* store.c — the Sink over SQLite: schema, version checks, buffered batched writes.
  * See store.h for the conventions and why rows are buffered. The tables, their INSERTs
  * and binds and the upgrade of older files are generated from the row tables of
- * sim/sink.h, so a column is added there, not here. One file on purpose: every
+ * sim/kernel/sink.h, so a column is added there, not here. One file on purpose: every
  * statement is prepared, bound and finalized here (about 1,000 lines). */
 #include "analysis/store.h"
 
@@ -17,7 +17,7 @@
  * slow train-mode run still shows its progress to a reader of the database. */
 #define STORE_FLUSH_SECONDS 1.0
 
-/* What the store adds to the row tables of sim/sink.h: the order tables are created in,
+/* What the store adds to the row tables of sim/kernel/sink.h: the order tables are created in,
  * the index of each (rows are read by run, then by round), and the run_id column every
  * per-run table starts with. No UNIQUE constraints on rows: the store records what the
  * engine reports and does not judge it (an asynchronous method may report an agent

@@ -3,7 +3,7 @@
  * A Store is one writable connection to one hetsim database (schema version
  * STORE_SCHEMA_VERSION in PRAGMA user_version, STORE_APPLICATION_ID in
  * PRAGMA application_id). Opening a new or empty file creates the schema; opening an
- * existing hetsim database appends to it. Its tables are the row tables of sim/sink.h
+ * existing hetsim database appends to it. Its tables are the row tables of sim/kernel/sink.h
  * (runs, agents, rounds, agent_rounds, pairings, metrics), their columns in the lists'
  * order, each per-run table starting with run_id (REFERENCES runs(id) ON DELETE
  * CASCADE); store.c generates the DDL, the INSERTs and the binds from them. A file
@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "base/hs_error.h"
-#include "sim/sink.h"
+#include "sim/kernel/sink.h"
 
 #define STORE_SCHEMA_VERSION 1
 #define STORE_APPLICATION_ID 0x48535431 /* "HST1", so `file` can tell our databases */

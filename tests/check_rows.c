@@ -1,4 +1,4 @@
-/* check_rows.c — the row tables of sim/sink.h: every column of every record, filled with a
+/* check_rows.c — the row tables of sim/kernel/sink.h: every column of every record, filled with a
  * value of its own, crosses every path generated from the tables — the sweep's record
  * stream, the SQLite store (DDL, INSERT and binds, read back with plain queries) and the
  * schema upgrade of an older file — so a column added to a list is tested by this suite
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "analysis/store.h"
-#include "sim/sink.h"
-#include "sim/sweep.h"
+#include "sim/kernel/sink.h"
+#include "driver/sweep.h"
 
 /* ---- records filled column by column ---- */
 

@@ -1,11 +1,11 @@
 /* test_sink.h — a Sink that records every row as a line of text, so tests can compare
  * runs (determinism), check accounting, and diff against golden files. The lines come
- * from the row tables of sim/sink.h (test_sink.c says which columns): wall-clock
+ * from the row tables of sim/kernel/sink.h (test_sink.c says which columns): wall-clock
  * columns (wall_s, solve_ms) and the scenario path are left out of the text. */
 #ifndef TESTS_TEST_SINK_H
 #define TESTS_TEST_SINK_H
 
-#include "sim/sink.h"
+#include "sim/kernel/sink.h"
 
 #include <stddef.h>
 
