@@ -926,7 +926,8 @@ int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
         goto done;
     }
     SinkRunInfo info = {.name = sc->name, .scenario = sc->file, .method = sc->method, .seed = sc->seed,
-                        .mode = sc->mode == RUN_MODE_TRAIN ? "train" : "timing", .config = config};
+                        .mode = sc->mode == RUN_MODE_TRAIN ? "train" : "timing", .config = config,
+                        .threads = sc->mode == RUN_MODE_TRAIN ? trainer_thread_count(sc) : 0};
     if ((status = sink.ops->run_begin(sink.ctx, &info, &e.run_id)) != HS_OK) goto done;
     outcome->run_id = e.run_id;
     status = sink.ops->agents(sink.ctx, e.run_id, agents, e.world.n);

@@ -74,7 +74,8 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(INFO, TEXT, sweep, "", SINK_LOCAL, "sweep id (sw- and 16 hex digits); NULL outside a sweep") \
     X(INFO, TEXT, point, "", SINK_LOCAL, "sweep point label: KEY=VALUE ... seed=N; NULL outside a sweep") \
     X(END, TEXT, message, "", 0, "why the run failed, diverged or was interrupted; NULL when done") \
-    X(STORE, TEXT, claimed_by, "", SINK_ORIGIN, "the process that writes the run: HOST PID START (its start in clock ticks since boot)")
+    X(STORE, TEXT, claimed_by, "", SINK_ORIGIN, "the process that writes the run: HOST PID START (its start in clock ticks since boot)") \
+    X(INFO, INT, threads, "", SINK_ORIGIN, "worker threads of train mode's steps (0 in timing mode)")
 
 /* agents: one row per agent, as drawn at the start of the run. */
 #define SINK_AGENT_COLUMNS(X) \
