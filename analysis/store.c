@@ -53,6 +53,7 @@ static const StoreTable store_tables[] = {
     {&sink_tables[SINK_RECORD_PAIRING], 1, "CREATE INDEX pairings_run ON pairings(run_id, round)"},
     {&sink_tables[SINK_RECORD_METRIC], 1, "CREATE INDEX metrics_run ON metrics(run_id, round)"},
     {&sweeps_table, 0, "CREATE UNIQUE INDEX sweeps_id ON sweeps(sweep)"},
+    {&sink_tables[SINK_RECORD_PARAM], 1, "CREATE INDEX run_params_run ON run_params(run_id, section, key)"},
 };
 #define STORE_TABLE_COUNT (int)(sizeof store_tables / sizeof store_tables[0])
 
@@ -122,6 +123,7 @@ typedef struct PendingRow {
         SinkAgentRound agent_round;
         SinkPairing pairing;
         SinkMetric metric;
+        SinkParam param;
     } as;
 } PendingRow;
 
@@ -671,6 +673,18 @@ fail:
     return status;
 }
 
+/* A run's keys arrive right after run_begin; they wait with the rows and are written in
+ * the agents' transaction. */
+static int sink_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
+{
+    Store *store = ctx;
+    for (int i = 0; i < count; i++) {
+        int status = store_buffer(store, SINK_RECORD_PARAM, run_id, &rows[i], sizeof rows[i]);
+        if (status != HS_OK) return status;
+    }
+    return store_maybe_flush(store);
+}
+
 static const SinkOps store_sink_ops = {
     .run_begin = sink_run_begin,
     .agents = sink_agents,
@@ -679,6 +693,7 @@ static const SinkOps store_sink_ops = {
     .pairing = sink_pairing,
     .metric = sink_metric,
     .run_end = sink_run_end,
+    .params = sink_params,
 };
 
 Sink store_sink(Store *store)

@@ -3,12 +3,12 @@
  * A Store is one writable connection to one hetsim database (schema version
  * STORE_SCHEMA_VERSION in PRAGMA user_version, STORE_APPLICATION_ID in
  * PRAGMA application_id). Opening a new or empty file creates the schema; opening an
- * existing hetsim database appends to it. Its tables are the row tables of sim/kernel/sink.h
- * (runs, agents, rounds, agent_rounds, pairings, metrics), their columns in the lists'
- * order, each per-run table starting with run_id (REFERENCES runs(id) ON DELETE
- * CASCADE); store.c generates the DDL, the INSERTs and the binds from them. A file
- * written by an older hetsim, opened for writing, gains the columns and tables added
- * since (NULL in its older rows).
+ * existing hetsim database appends to it. Its tables are the row tables of
+ * sim/kernel/sink.h (runs, agents, rounds, agent_rounds, pairings, metrics, run_params),
+ * their columns in the lists' order, each per-run table starting with run_id
+ * (REFERENCES runs(id) ON DELETE CASCADE), and the store's own sweeps; store.c generates
+ * the DDL, the INSERTs and the binds from them. A file written by an older hetsim,
+ * opened for writing, gains the columns and tables added since (NULL in its older rows).
  *
  * Conventions a reader of the database can rely on:
  *  - NaN is stored as NULL (SQLite has no NaN); metrics.agent is NULL for the averaged

@@ -36,7 +36,7 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * numbers are raw host-order bytes (producers are the same binary on the same
  * architecture), so doubles arrive bit for bit; strings are u32 length (NUL included,
  * 0xffffffff for NULL) then the bytes.
- * Messages: BEGIN(index, SinkRunInfo), AGENTS(count, rows), ROUND, AGENT_ROUNDS(count,
+ * Messages: BEGIN(index, SinkRunInfo), PARAMS(count, rows), AGENTS(count, rows), ROUND, AGENT_ROUNDS(count,
  * rows), PAIRING, METRIC, END(SinkRunEnd) — one run at a time per producer, so rows name
  * no run — and FINISHED(index, status, message) after engine_run returns, which also
  * means "ready for more". A record's fields are the members of its row table in
@@ -86,8 +86,15 @@ typedef struct SweepReplay {
     char end_message[512];
     SinkAgentRound *rows;   /* scratch for AGENT_ROUNDS */
     SinkAgent *agents;      /* scratch for AGENTS */
+    SinkParam *params;      /* scratch for PARAMS */
+    int params_cap;
     int rows_cap, agents_cap;
 } SweepReplay;
+
+/* Whether a [sweep] axis of sw set the run_params row (its key, or a parameter row
+ * KEY.NAME of a swept distribution), or repeat > 1 set it (run.seed). The replay marks
+ * every PARAMS row with it. */
+int sweep_param_swept(const Sweep *sw, const SinkParam *row);
 
 void sweep_replay_init(SweepReplay *r, const Sweep *sweep, Sink out, SweepFinishedFn finished,
                        void *finished_ctx);

@@ -31,7 +31,7 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
 
 enum {
     WIRE_BEGIN = 1, WIRE_AGENTS, WIRE_ROUND, WIRE_AGENT_ROUNDS, WIRE_PAIRING, WIRE_METRIC,
-    WIRE_END, WIRE_FINISHED
+    WIRE_END, WIRE_FINISHED, WIRE_PARAMS
 };
 
 #define WIRE_NULL_STRING 0xffffffffu
@@ -191,6 +191,15 @@ static int wire_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
     return status != HS_OK ? status : sweep_wire_flush(w);
 }
 
+static int wire_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
+{
+    SweepWire *w = ctx;
+    size_t at = wire_begin(w, WIRE_PARAMS);
+    wire_i32(w, count);
+    for (int i = 0; i < count; i++) wire_record(w, SINK_RECORD_PARAM, SINK_PART_ROW, &rows[i]);
+    return wire_maybe_flush(w, wire_end(w, at));
+}
+
 static const SinkOps wire_ops = {
     .run_begin = wire_run_begin,
     .agents = wire_agents,
@@ -199,6 +208,7 @@ static const SinkOps wire_ops = {
     .pairing = wire_pairing,
     .metric = wire_metric,
     .run_end = wire_run_end,
+    .params = wire_params,
 };
 
 Sink sweep_wire_sink(SweepWire *w, int64_t index, SweepFlushFn flush, void *flush_ctx)
@@ -264,6 +274,20 @@ static const char *read_str(WireReader *r)
     return s;
 }
 
+int sweep_param_swept(const Sweep *sw, const SinkParam *row)
+{
+    if (row->section == NULL || row->key == NULL) return 0;
+    if (sw->repeat > 1 && strcmp(row->section, "run") == 0 && strcmp(row->key, "seed") == 0) return 1;
+    for (int a = 0; a < sw->n_axes; a++) {
+        const SweepAxis *axis = &sw->axes[a];
+        size_t n = strlen(axis->key);
+        if (strcmp(row->section, axis->section) == 0 && strncmp(row->key, axis->key, n) == 0 &&
+            (row->key[n] == '\0' || row->key[n] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
 /* Reads what wire_record wrote into record (zeroed first); strings point into the
  * message. */
 static void read_record(WireReader *in, SinkRecord which, SinkPart part, void *record, size_t size)
@@ -298,6 +322,7 @@ void sweep_replay_init(SweepReplay *r, const Sweep *sweep, Sink out, SweepFinish
 void sweep_replay_free(SweepReplay *r)
 {
     if (r == NULL) return;
+    free(r->params);
     free(r->rows);
     free(r->agents);
     r->rows = NULL;
@@ -355,6 +380,19 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
             read_record(in, SINK_RECORD_AGENT, SINK_PART_ROW, &r->agents[i], sizeof r->agents[i]);
         if (in->bad) return replay_bad(diag, "bad agents");
         status = ops->agents(ctx, r->run_id, r->agents, count);
+        break;
+    }
+    case WIRE_PARAMS: {
+        int count = read_i32(in);
+        if (in->bad || count < 0) return replay_bad(diag, "bad params");
+        if (replay_grow((void **)&r->params, &r->params_cap, count, sizeof *r->params) != HS_OK)
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < count; i++) {
+            read_record(in, SINK_RECORD_PARAM, SINK_PART_ROW, &r->params[i], sizeof r->params[i]);
+            if (!in->bad) r->params[i].swept = sweep_param_swept(r->sweep, &r->params[i]);
+        }
+        if (in->bad) return replay_bad(diag, "bad params");
+        if (ops->params != NULL) status = ops->params(ctx, r->run_id, r->params, count);
         break;
     }
     case WIRE_ROUND: {

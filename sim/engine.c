@@ -8,6 +8,7 @@
 #include "sim/stages/privacy.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
+#include "sim/run_params.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -930,7 +931,14 @@ int engine_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
                         .threads = sc->mode == RUN_MODE_TRAIN ? trainer_thread_count(sc) : 0};
     if ((status = sink.ops->run_begin(sink.ctx, &info, &e.run_id)) != HS_OK) goto done;
     outcome->run_id = e.run_id;
-    status = sink.ops->agents(sink.ctx, e.run_id, agents, e.world.n);
+    if (sink.ops->params != NULL) {
+        RunParams params;
+        status = run_params_from_config(config, &params);
+        if (status == HS_OK) status = sink.ops->params(sink.ctx, e.run_id, params.rows, params.count);
+        else hs_diag_set(diag, status, NULL, 0, "out of memory");
+        run_params_free(&params);
+    }
+    if (status == HS_OK) status = sink.ops->agents(sink.ctx, e.run_id, agents, e.world.n);
 
     int max_rounds = sc->rounds > 0 ? sc->rounds : ENGINE_MAX_ROUNDS;
     for (e.round = 0; status == HS_OK && e.round < max_rounds; e.round++) {

@@ -14,6 +14,7 @@
 #include "analysis/store.h"
 #include "sim/kernel/sink.h"
 #include "driver/sweep.h"
+#include "sim/run_params.h"
 
 /* ---- records filled column by column ---- */
 
@@ -69,6 +70,7 @@ typedef struct Kept {
     SinkAgentRound agent_round;
     SinkPairing pairing;
     SinkMetric metric;
+    SinkParam param;
     char strings[64][64];
     int n_strings;
 } Kept;
@@ -130,8 +132,15 @@ static int kept_end(void *ctx, int64_t id, const SinkRunEnd *e)
     keep_strings(k, SINK_RECORD_RUN, SINK_PART_END, &k->end);
     return 0;
 }
+static int kept_params(void *ctx, int64_t id, const SinkParam *rows, int n)
+{
+    Kept *k = ctx;
+    k->param = rows[0];
+    keep_strings(k, SINK_RECORD_PARAM, SINK_PART_ROW, &k->param);
+    return 0;
+}
 static const SinkOps kept_ops = {kept_begin, kept_agents, kept_round, kept_agent_rounds,
-                                 kept_pairing, kept_metric, kept_end, NULL};
+                                 kept_pairing, kept_metric, kept_end, NULL, kept_params};
 
 /* The records of one whole run, every column filled. */
 typedef struct Filled {
@@ -142,6 +151,7 @@ typedef struct Filled {
     SinkAgentRound agent_round;
     SinkPairing pairing;
     SinkMetric metric;
+    SinkParam param;
 } Filled;
 
 static void fill_all(Filled *f)
@@ -154,12 +164,14 @@ static void fill_all(Filled *f)
     fill(SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, &f->agent_round);
     fill(SINK_RECORD_PAIRING, SINK_PART_ROW, &f->pairing);
     fill(SINK_RECORD_METRIC, SINK_PART_ROW, &f->metric);
+    fill(SINK_RECORD_PARAM, SINK_PART_ROW, &f->param);
 }
 
 static int64_t report_all(Sink sink, const Filled *f)
 {
     int64_t id = 0;
     ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &f->info, &id), HS_OK);
+    ck_assert_int_eq(sink.ops->params(sink.ctx, id, &f->param, 1), HS_OK);
     ck_assert_int_eq(sink.ops->agents(sink.ctx, id, &f->agent, 1), HS_OK);
     ck_assert_int_eq(sink.ops->round(sink.ctx, id, &f->round), HS_OK);
     ck_assert_int_eq(sink.ops->agent_rounds(sink.ctx, id, &f->agent_round, 1), HS_OK);
@@ -207,6 +219,7 @@ START_TEST(test_every_column_crosses_the_record_stream)
         {SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, &f.agent_round, &kept.agent_round},
         {SINK_RECORD_PAIRING, SINK_PART_ROW, &f.pairing, &kept.pairing},
         {SINK_RECORD_METRIC, SINK_PART_ROW, &f.metric, &kept.metric},
+        {SINK_RECORD_PARAM, SINK_PART_ROW, &f.param, &kept.param},
     };
     int checked = 0;
     for (size_t r = 0; r < sizeof records / sizeof records[0]; r++) {
@@ -224,6 +237,7 @@ START_TEST(test_every_column_crosses_the_record_stream)
     /* the writer's own columns: the sweep and the point from the Sweep, not the producer */
     ck_assert_str_eq(kept.info.sweep, "sw-rows");
     ck_assert_ptr_null(kept.info.point);
+    ck_assert_int_eq(kept.param.swept, 0);  /* no axis of this sweep set it */
     sweep_replay_free(&replay);
     sweep_wire_free(&wire);
 }
@@ -284,7 +298,7 @@ static int expect_filled(const char *path, int64_t run_id, const Filled *f)
     const void *records[SINK_RECORD_COUNT] = {
         [SINK_RECORD_AGENT] = &f->agent, [SINK_RECORD_ROUND] = &f->round,
         [SINK_RECORD_AGENT_ROUND] = &f->agent_round, [SINK_RECORD_PAIRING] = &f->pairing,
-        [SINK_RECORD_METRIC] = &f->metric,
+        [SINK_RECORD_METRIC] = &f->metric, [SINK_RECORD_PARAM] = &f->param,
     };
     int checked = 0;
     for (int w = 0; w < SINK_RECORD_COUNT; w++) {
@@ -380,6 +394,73 @@ START_TEST(test_every_column_is_added_to_an_older_file)
 }
 END_TEST
 
+/* ---- run_params from a resolved config ---- */
+
+static const SinkParam *find_param(const RunParams *p, const char *section, const char *key)
+{
+    for (int i = 0; i < p->count; i++)
+        if (strcmp(p->rows[i].section, section) == 0 && strcmp(p->rows[i].key, key) == 0) return &p->rows[i];
+    ck_abort_msg("no run_params row %s.%s", section, key);
+    return NULL;
+}
+
+START_TEST(test_run_params_from_config)
+{
+    const char *config = "[run]\nname = x\nmethod = fedavg\nseed = 7\ntime_budget = inf\n"
+                         "[method]\ndeadline = 0.5\nlocal_steps = 3\n"
+                         "[agents]\ncompute = lognormal(2000000000, 0.80000000000000004)\n"
+                         "bandwidth = uniform(1250000, 12500000)\nlatency = choice(0.001:0.25, 0.01:0.75)\n"
+                         "availability = trace(traces/a b.csv)\n"
+                         "; a comment\n[agents.slow]\ncompute = 200000000\nuplink = pareto(1000, 1.5)\n"
+                         "downlink = normal(5e6, 1e6)\n";
+    RunParams p;
+    ck_assert_int_eq(run_params_from_config(config, &p), HS_OK);
+    const SinkParam *r = find_param(&p, "run", "seed");
+    ck_assert(r->value_num == 7 && strcmp(r->unit, "") == 0 && strcmp(r->value_text, "7") == 0);
+    r = find_param(&p, "run", "time_budget");
+    ck_assert(isinf(r->value_num) && strcmp(r->unit, "s") == 0);
+    ck_assert(isnan(find_param(&p, "run", "name")->value_num));
+    ck_assert_str_eq(find_param(&p, "method", "deadline")->unit, "s");  /* fedavg's TIME key */
+    ck_assert_str_eq(find_param(&p, "method", "local_steps")->unit, "");
+    r = find_param(&p, "agents", "compute");
+    ck_assert(isnan(r->value_num) && strcmp(r->value_text, "lognormal(2000000000, 0.80000000000000004)") == 0);
+    ck_assert_str_eq(find_param(&p, "agents", "compute.dist")->value_text, "lognormal");
+    r = find_param(&p, "agents", "compute.median");
+    ck_assert(r->value_num == 2e9 && strcmp(r->unit, "FLOP/s") == 0);
+    r = find_param(&p, "agents", "compute.sigma");
+    ck_assert(r->value_num == 0.8 && strcmp(r->unit, "") == 0);
+    ck_assert(find_param(&p, "agents", "bandwidth.high")->value_num == 12500000);
+    ck_assert_str_eq(find_param(&p, "agents", "bandwidth.low")->unit, "B/s");
+    ck_assert(find_param(&p, "agents", "latency.value2")->value_num == 0.01);
+    ck_assert_str_eq(find_param(&p, "agents", "latency.value2")->unit, "s");
+    ck_assert(find_param(&p, "agents", "latency.p1")->value_num == 0.25);
+    ck_assert_str_eq(find_param(&p, "agents", "availability.path")->value_text, "traces/a b.csv");
+    r = find_param(&p, "agents.slow", "compute");
+    ck_assert(r->value_num == 2e8 && strcmp(r->unit, "FLOP/s") == 0);
+    ck_assert(find_param(&p, "agents.slow", "uplink.shape")->value_num == 1.5);
+    ck_assert_str_eq(find_param(&p, "agents.slow", "downlink.sd")->unit, "B/s");
+    run_params_free(&p);
+
+    /* the sweep's writer marks what its axes set */
+    Sweep sw;
+    memset(&sw, 0, sizeof sw);
+    sw.n_axes = 1;
+    sw.repeat = 2;
+    snprintf(sw.axes[0].section, sizeof sw.axes[0].section, "agents");
+    snprintf(sw.axes[0].key, sizeof sw.axes[0].key, "compute");
+    SinkParam row = {.section = "agents", .key = "compute.sigma"};
+    ck_assert_int_eq(sweep_param_swept(&sw, &row), 1);
+    row.key = "computer";
+    ck_assert_int_eq(sweep_param_swept(&sw, &row), 0);
+    row.section = "agents.slow";
+    row.key = "compute";
+    ck_assert_int_eq(sweep_param_swept(&sw, &row), 0);
+    row.section = "run";
+    row.key = "seed";
+    ck_assert_int_eq(sweep_param_swept(&sw, &row), 1);
+}
+END_TEST
+
 /* ---- the tables themselves ---- */
 
 START_TEST(test_tables_are_well_formed)
@@ -412,6 +493,7 @@ static Suite *rows_suite(void)
     tcase_add_test(tc, test_every_column_crosses_the_record_stream);
     tcase_add_test(tc, test_every_column_comes_back_from_the_database);
     tcase_add_test(tc, test_every_column_is_added_to_an_older_file);
+    tcase_add_test(tc, test_run_params_from_config);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -96,6 +96,9 @@ static const SinkColumn metric_columns[] = { SINK_METRIC_COLUMNS(SINK_COLUMN_ROW
 #define SINK_S SinkActivity
 static const SinkColumn activity_columns[] = { SINK_ACTIVITY_COLUMNS(SINK_COLUMN_ROW) };
 #undef SINK_S
+#define SINK_S SinkParam
+static const SinkColumn param_columns[] = { SINK_PARAM_COLUMNS(SINK_COLUMN_ROW) };
+#undef SINK_S
 
 #define SINK_COUNT_OF(a) (int)(sizeof a / sizeof a[0])
 
@@ -115,6 +118,8 @@ const SinkTable sink_tables[SINK_RECORD_COUNT] = {
                             "one row per evaluation of a model"},
     [SINK_RECORD_ACTIVITY] = {"activity", "activity", 0, activity_columns, SINK_COUNT_OF(activity_columns),
                               "one row per computation or message (reported to test sinks only)"},
+    [SINK_RECORD_PARAM] = {"run_params", "param", 1, param_columns, SINK_COUNT_OF(param_columns),
+                           "one row per resolved scenario key of a run, swept values marked"},
 };
 
 /* ---- reading records through the descriptors ---- */
@@ -235,7 +240,7 @@ static int sink_discard_end(void *ctx, int64_t id, const SinkRunEnd *e) { return
 Sink sink_discard(void)
 {
     static const SinkOps ops = {sink_discard_begin, sink_discard_agents, sink_discard_round, sink_discard_agent_rounds,
-                                sink_discard_pairing, sink_discard_metric, sink_discard_end, NULL};
+                                sink_discard_pairing, sink_discard_metric, sink_discard_end, NULL, NULL};
     return (Sink){&ops, NULL};
 }
 

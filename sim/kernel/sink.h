@@ -134,6 +134,16 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(ROW, FLAG, has_privacy, "", 0, "[privacy] clip = sample | update: epsilon holds a value") \
     X(ROW, REAL_IF(has_privacy), epsilon, "", 0, "(epsilon, delta)-DP epsilon spent so far (inf without noise)")
 
+/* run_params: every resolved key of a run (sim/run_params.h says how a
+ * distribution's parameters become rows). */
+#define SINK_PARAM_COLUMNS(X) \
+    X(ROW, TEXT, section, "", SINK_KEY, "scenario section: run, data, model, method, agents, agents.NAME, ...") \
+    X(ROW, TEXT, key, "", SINK_KEY, "key; a distribution KEY also has rows KEY.dist and KEY.PARAMETER") \
+    X(ROW, TEXT, value_text, "", 0, "the value as runs.config writes it (SI units)") \
+    X(ROW, REAL, value_num, "", 0, "the value as a number in SI units; NULL when it is not a number") \
+    X(ROW, TEXT, unit, "", 0, "SI unit of value_num: s, B/s, FLOP/s; '' for a plain number or text") \
+    X(ROW, INT, swept, "", SINK_LOCAL, "1 when a [sweep] axis (or repeat, for run.seed) set the value")
+
 /* activity: one computation or message (not stored in the database). */
 #define SINK_ACTIVITY_COLUMNS(X) \
     X(ROW, ACTIVITY, kind, "", 0, "compute | message") \
@@ -177,6 +187,7 @@ typedef struct SinkAgentRound { SINK_AGENT_ROUND_COLUMNS(SINK_DECL_ROW) } SinkAg
 typedef struct SinkPairing { SINK_PAIRING_COLUMNS(SINK_DECL_ROW) } SinkPairing;
 typedef struct SinkMetric { SINK_METRIC_COLUMNS(SINK_DECL_ROW) } SinkMetric;
 typedef struct SinkActivity { SINK_ACTIVITY_COLUMNS(SINK_DECL_ROW) } SinkActivity;
+typedef struct SinkParam { SINK_PARAM_COLUMNS(SINK_DECL_ROW) } SinkParam;
 
 /* ---- the row tables at run time: what generic code (store, record stream, dumps,
  * docs) iterates ---- */
@@ -201,7 +212,7 @@ typedef struct SinkColumn {
 
 typedef enum {
     SINK_RECORD_RUN, SINK_RECORD_AGENT, SINK_RECORD_ROUND, SINK_RECORD_AGENT_ROUND,
-    SINK_RECORD_PAIRING, SINK_RECORD_METRIC, SINK_RECORD_ACTIVITY, SINK_RECORD_COUNT
+    SINK_RECORD_PAIRING, SINK_RECORD_METRIC, SINK_RECORD_ACTIVITY, SINK_RECORD_PARAM, SINK_RECORD_COUNT
 } SinkRecord;
 
 typedef struct SinkTable {
@@ -248,6 +259,8 @@ typedef struct SinkOps {
     int (*run_end)(void *ctx, int64_t run_id, const SinkRunEnd *end);
     /* optional (NULL: not wanted) */
     int (*activity)(void *ctx, int64_t run_id, const SinkActivity *activity);
+    /* every resolved key of the run, right after run_begin (sim/run_params.h) */
+    int (*params)(void *ctx, int64_t run_id, const SinkParam *rows, int count);
 } SinkOps;
 
 typedef struct Sink {
