@@ -17,6 +17,165 @@
  * slow train-mode run still shows its progress to a reader of the database. */
 #define STORE_FLUSH_SECONDS 1.0
 
+/* ---- views: the figures reports derive (analysis/runset.h), as SQL a reader can query
+ * without hetsim. Each view's columns are described by a list like the row tables', so
+ * the reference (docs/database.md) is generated from the same lists and a test checks
+ * the lists against the views' real columns. ---- */
+
+/* run_summary: one row per run, with the columns of `hetsim report --csv` (the same
+ * definitions, runset.h) and a few more. */
+#define STORE_RUN_SUMMARY_COLUMNS(X) \
+    X(STORE, INT64, id, "", 0, "run id") \
+    X(STORE, TEXT, name, "", 0, "[run] name") \
+    X(STORE, TEXT, method, "", 0, "[run] method") \
+    X(STORE, SEED, seed, "", 0, "[run] seed") \
+    X(STORE, TEXT, status, "", 0, "running | done | failed | diverged | interrupted") \
+    X(STORE, TEXT, mode, "", 0, "train | timing") \
+    X(STORE, INT64, rounds, "", 0, "rounds done (logged rounds while the run has not ended)") \
+    X(STORE, REAL, sim_time_s, "s", 0, "virtual time at the end (the last round's end while running)") \
+    X(STORE, REAL, makespan_s, "s", 0, "mean round makespan, t_end - t_start") \
+    X(STORE, REAL, idle_share, "1", 0, "idle time / (agents x total round time)") \
+    X(STORE, REAL, bytes, "B", 0, "bytes put on the wire, all rounds (cumulative)") \
+    X(STORE, REAL, final_accuracy, "1", 0, "last test accuracy of the averaged model") \
+    X(STORE, REAL, target_accuracy, "1", 0, "[run] target_accuracy; NULL when none") \
+    X(STORE, REAL, time_to_target_s, "s", 0, "virtual time the averaged model first reached the target") \
+    X(STORE, REAL, predicted_round_s, "s", 0, "ComDML: mean predicted time of a pair") \
+    X(STORE, REAL, actual_round_s, "s", 0, "ComDML: mean played-out time of a pair") \
+    X(STORE, REAL, offload_share, "1", 0, "ComDML: share of agent-rounds in the offloader role") \
+    X(STORE, TEXT, sweep, "", 0, "sweep id; NULL outside a sweep") \
+    X(STORE, TEXT, point, "", 0, "sweep point label without the seed ('' for a sweep without axes)") \
+    X(STORE, REAL, wall_s, "s", SINK_WALL, "wall-clock duration")
+
+static const char run_summary_sql[] =
+    "CREATE VIEW run_summary AS SELECT r.id AS id, r.name AS name, r.method AS method, r.seed AS seed,"
+    " r.status AS status, r.mode AS mode,"
+    " coalesce(r.rounds_done, (SELECT count(*) FROM rounds WHERE run_id = r.id)) AS rounds,"
+    " coalesce(r.sim_time_s, (SELECT max(t_end) FROM rounds WHERE run_id = r.id)) AS sim_time_s,"
+    " (SELECT avg(t_end - t_start) FROM rounds WHERE run_id = r.id) AS makespan_s,"
+    " (SELECT CASE WHEN i.idle IS NOT NULL AND i.span IS NOT NULL AND i.agents > 0 AND i.span > 0"
+    "   THEN i.idle / (i.agents * i.span) END FROM"
+    "  (SELECT (SELECT sum(idle_s) FROM agent_rounds WHERE run_id = r.id) AS idle,"
+    "   (SELECT count(*) FROM agents WHERE run_id = r.id) AS agents,"
+    "   (SELECT sum(t_end - t_start) FROM rounds WHERE run_id = r.id) AS span) AS i) AS idle_share,"
+    " (SELECT sum(bytes) FROM rounds WHERE run_id = r.id) AS bytes,"
+    " r.final_accuracy AS final_accuracy,"
+    " t.target AS target_accuracy,"
+    " (SELECT m.t FROM metrics m WHERE m.run_id = r.id AND m.agent IS NULL AND m.t IS NOT NULL"
+    "  AND m.test_accuracy >= t.target ORDER BY m.t, m.rowid LIMIT 1) AS time_to_target_s,"
+    " CASE WHEN r.method = 'comdml' OR EXISTS (SELECT 1 FROM pairings WHERE run_id = r.id)"
+    "  THEN (SELECT avg(predicted_s) FROM pairings WHERE run_id = r.id) END AS predicted_round_s,"
+    " CASE WHEN r.method = 'comdml' OR EXISTS (SELECT 1 FROM pairings WHERE run_id = r.id)"
+    "  THEN (SELECT avg(actual_s) FROM pairings WHERE run_id = r.id) END AS actual_round_s,"
+    " CASE WHEN r.method = 'comdml' OR EXISTS (SELECT 1 FROM pairings WHERE run_id = r.id)"
+    "  THEN (SELECT avg(role = 'offloader') FROM agent_rounds WHERE run_id = r.id) END AS offload_share,"
+    " r.sweep AS sweep,"
+    /* the label without its last pair seed=N (sweep.h); '' when that is all of it */
+    " CASE WHEN r.sweep IS NULL THEN NULL WHEN r.point IS NULL THEN ''"
+    "  WHEN rtrim(r.point, '0123456789') = 'seed=' THEN ''"
+    "  WHEN rtrim(r.point, '0123456789') LIKE '% seed=' AND rtrim(r.point, '0123456789') <> r.point"
+    "  THEN substr(r.point, 1, length(rtrim(r.point, '0123456789')) - 6) ELSE r.point END AS point,"
+    " r.wall_s AS wall_s"
+    " FROM runs r LEFT JOIN run_targets t ON t.run_id = r.id";
+
+/* run_targets (not documented on its own: run_summary's and time_to_accuracy's helper):
+ * [run] target_accuracy of each run when > 0, from run_params, or from runs.config for
+ * a run written before run_params existed. */
+static const char run_targets_sql[] =
+    "CREATE VIEW run_targets AS SELECT r.id AS run_id, coalesce("
+    " (SELECT CASE WHEN p.value_num > 0 AND p.value_num < 9e999 THEN p.value_num END FROM run_params p"
+    "  WHERE p.run_id = r.id AND p.section = 'run' AND p.key = 'target_accuracy'),"
+    " (SELECT CASE WHEN v > 0 AND v < 9e999 THEN v END FROM (SELECT CAST(substr(r.config, instr(r.config,"
+    "   char(10) || 'target_accuracy = ') + 19, instr(substr(r.config, instr(r.config, char(10) ||"
+    "   'target_accuracy = ') + 19) || char(10), char(10)) - 1) AS REAL) AS v"
+    "   WHERE NOT EXISTS (SELECT 1 FROM run_params WHERE run_id = r.id)"
+    "   AND instr(r.config, char(10) || 'target_accuracy = ') > 0))) AS target"
+    " FROM runs r";
+
+/* agent_summary: one row per agent of a run, its draws and its time over the run. */
+#define STORE_AGENT_SUMMARY_COLUMNS(X) \
+    X(STORE, INT64, run_id, "", 0, "run id") \
+    X(STORE, INT, agent, "", 0, "agent index") \
+    X(STORE, TEXT, grp, "", 0, "group") \
+    X(STORE, REAL, compute, "FLOP/s", 0, "compute speed") \
+    X(STORE, REAL, uplink, "B/s", 0, "uplink bandwidth") \
+    X(STORE, REAL, downlink, "B/s", 0, "downlink bandwidth") \
+    X(STORE, REAL, latency, "s", 0, "latency") \
+    X(STORE, INT, samples, "", 0, "training samples") \
+    X(STORE, INT, byzantine, "", 0, "1 if the agent attacks") \
+    X(STORE, INT64, rounds, "", 0, "agent_rounds rows of the agent") \
+    X(STORE, REAL, compute_s_total, "s", 0, "time computing, all rounds") \
+    X(STORE, REAL, comm_s_total, "s", 0, "time communicating, all rounds") \
+    X(STORE, REAL, idle_s_total, "s", 0, "time idle, all rounds") \
+    X(STORE, REAL, offline_s_total, "s", 0, "time offline, all rounds") \
+    X(STORE, REAL, idle_share, "1", 0, "idle_s_total / the run's total round time") \
+    X(STORE, INT64, offloader_rounds, "", 0, "rounds in ComDML's offloader role") \
+    X(STORE, INT64, helper_rounds, "", 0, "rounds in ComDML's helper role")
+
+static const char agent_summary_sql[] =
+    "CREATE VIEW agent_summary AS SELECT a.run_id AS run_id, a.agent AS agent, a.grp AS grp,"
+    " a.compute AS compute, a.uplink AS uplink, a.downlink AS downlink, a.latency AS latency,"
+    " a.samples AS samples, a.byzantine AS byzantine, s.rounds AS rounds,"
+    " s.compute_s AS compute_s_total, s.comm_s AS comm_s_total, s.idle_s AS idle_s_total,"
+    " s.offline_s AS offline_s_total,"
+    " s.idle_s / (SELECT CASE WHEN sum(t_end - t_start) > 0 THEN sum(t_end - t_start) END FROM rounds"
+    "  WHERE run_id = a.run_id) AS idle_share,"
+    " s.offloader AS offloader_rounds, s.helper AS helper_rounds"
+    " FROM agents a LEFT JOIN (SELECT run_id, agent, count(*) AS rounds, sum(compute_s) AS compute_s,"
+    "  sum(comm_s) AS comm_s, sum(idle_s) AS idle_s, sum(offline_s) AS offline_s,"
+    "  sum(role = 'offloader') AS offloader, sum(role = 'helper') AS helper"
+    "  FROM agent_rounds GROUP BY run_id, agent) s ON s.run_id = a.run_id AND s.agent = a.agent";
+
+/* time_to_accuracy: for every run with accuracy rows of the averaged model, the first
+ * virtual time it reached each of a fixed ladder of accuracies and the run's own
+ * target. */
+#define STORE_TIME_TO_ACCURACY_COLUMNS(X) \
+    X(STORE, INT64, run_id, "", 0, "run id") \
+    X(STORE, REAL, accuracy, "1", 0, "0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95 and the run's target_accuracy") \
+    X(STORE, REAL, time_s, "s", 0, "virtual time the averaged model first reached it; NULL when it never did") \
+    X(STORE, INT, round, "", 0, "the round of that evaluation") \
+    X(STORE, INT, is_target, "", 0, "1 for the run's [run] target_accuracy")
+
+static const char time_to_accuracy_sql[] =
+    "CREATE VIEW time_to_accuracy AS WITH levels(accuracy) AS (VALUES (0.5), (0.6), (0.7), (0.75), (0.8),"
+    " (0.85), (0.9), (0.95)),"
+    " wanted(run_id, accuracy, is_target) AS (SELECT r.id, l.accuracy, 0 FROM runs r, levels l"
+    "  UNION SELECT run_id, target, 1 FROM run_targets WHERE target IS NOT NULL)"
+    " SELECT w.run_id AS run_id, w.accuracy AS accuracy,"
+    " (SELECT m.t FROM metrics m WHERE m.run_id = w.run_id AND m.agent IS NULL AND m.t IS NOT NULL"
+    "  AND m.test_accuracy >= w.accuracy ORDER BY m.t, m.rowid LIMIT 1) AS time_s,"
+    " (SELECT m.round FROM metrics m WHERE m.run_id = w.run_id AND m.agent IS NULL AND m.t IS NOT NULL"
+    "  AND m.test_accuracy >= w.accuracy ORDER BY m.t, m.rowid LIMIT 1) AS round,"
+    " max(w.is_target) AS is_target"
+    " FROM wanted w WHERE EXISTS (SELECT 1 FROM metrics m WHERE m.run_id = w.run_id AND m.agent IS NULL"
+    "  AND m.test_accuracy IS NOT NULL) GROUP BY w.run_id, w.accuracy";
+
+/* schema_columns: every column of every table and view with its SI unit and meaning,
+ * written from these lists whenever the schema is created or upgraded. */
+#define STORE_SCHEMA_COLUMNS(X) \
+    X(STORE, TEXT, table_name, "", SINK_KEY, "table or view") \
+    X(STORE, TEXT, column_name, "", SINK_KEY, "column") \
+    X(STORE, TEXT, type, "", 0, "INTEGER | REAL | TEXT") \
+    X(STORE, TEXT, unit, "", 0, "SI unit of a number: s, ms, B, B/s, FLOP/s; 1 for a fraction; '' none") \
+    X(STORE, TEXT, doc, "", 0, "what the column holds")
+
+static const SinkColumn run_summary_columns[] = { STORE_RUN_SUMMARY_COLUMNS(SINK_COLUMN_OWN) };
+static const SinkColumn agent_summary_columns[] = { STORE_AGENT_SUMMARY_COLUMNS(SINK_COLUMN_OWN) };
+static const SinkColumn time_to_accuracy_columns[] = { STORE_TIME_TO_ACCURACY_COLUMNS(SINK_COLUMN_OWN) };
+static const SinkColumn schema_columns_columns[] = { STORE_SCHEMA_COLUMNS(SINK_COLUMN_OWN) };
+#define STORE_COUNT_OF(a) (int)(sizeof a / sizeof a[0])
+static const SinkTable schema_columns_table = {"schema_columns", "column", 1, schema_columns_columns,
+                                               STORE_COUNT_OF(schema_columns_columns),
+                                               "every column of every table and view: unit and meaning"};
+
+const StoreView store_views[STORE_VIEW_COUNT] = {
+    {"run_summary", "one row per run: the figures of `hetsim report` (analysis/runset.h)", run_summary_sql,
+     run_summary_columns, STORE_COUNT_OF(run_summary_columns)},
+    {"agent_summary", "one row per agent of a run: its draws and where its time went", agent_summary_sql,
+     agent_summary_columns, STORE_COUNT_OF(agent_summary_columns)},
+    {"time_to_accuracy", "per run with accuracy rows: when the averaged model first reached each accuracy",
+     time_to_accuracy_sql, time_to_accuracy_columns, STORE_COUNT_OF(time_to_accuracy_columns)},
+};
+
 /* What the store adds to the row tables of sim/kernel/sink.h: the order tables are created in,
  * the index of each (rows are read by run, then by round), and the run_id column every
  * per-run table starts with. No UNIQUE constraints on rows: the store records what the
@@ -54,6 +213,7 @@ static const StoreTable store_tables[] = {
     {&sink_tables[SINK_RECORD_METRIC], 1, "CREATE INDEX metrics_run ON metrics(run_id, round)"},
     {&sweeps_table, 0, "CREATE UNIQUE INDEX sweeps_id ON sweeps(sweep)"},
     {&sink_tables[SINK_RECORD_PARAM], 1, "CREATE INDEX run_params_run ON run_params(run_id, section, key)"},
+    {&schema_columns_table, 0, "CREATE UNIQUE INDEX schema_columns_name ON schema_columns(table_name, column_name)"},
 };
 #define STORE_TABLE_COUNT (int)(sizeof store_tables / sizeof store_tables[0])
 
@@ -1111,17 +1271,18 @@ static int check_schema(Store *store, int *is_empty)
     if (version == 0)
         return hs_diag_set(&store->diag, HS_E_INPUT, store->path, 0,
                            "not a hetsim database (it has tables but no schema version)");
-    if (version != STORE_SCHEMA_VERSION)
+    /* an older version is brought up to this one when opened (upgrade_schema) */
+    if (version < 1 || version > STORE_SCHEMA_VERSION)
         return hs_diag_set(&store->diag, HS_E_INPUT, store->path, 0,
                            "database has schema version %lld (PRAGMA user_version), "
-                           "but this hetsim reads and writes version %d",
+                           "but this hetsim reads and writes versions 1 to %d",
                            (long long)version, STORE_SCHEMA_VERSION);
     status = query_int(store, v1_tables_sql, &tables);
     if (status != HS_OK) return status;
     if (tables != V1_TABLE_COUNT)
         return hs_diag_set(&store->diag, HS_E_INPUT, store->path, 0,
-                           "not a hetsim database (schema version %d but %lld of its %d "
-                           "tables)", STORE_SCHEMA_VERSION, (long long)tables, V1_TABLE_COUNT);
+                           "not a hetsim database (schema version %lld but %lld of its %d "
+                           "tables)", (long long)version, (long long)tables, V1_TABLE_COUNT);
     return HS_OK;
 }
 
@@ -1144,6 +1305,8 @@ static int check_schema_snapshot(Store *store, int *is_empty)
     return status != HS_OK ? status : end;
 }
 
+static int schema_finish(Store *store);
+
 /* Creates the schema unless another process did it first: the check is repeated under
  * the write lock, so two sweep jobs starting on a new file cannot both create it. */
 static int create_schema(Store *store)
@@ -1165,9 +1328,9 @@ static int create_schema(Store *store)
         sqlite3_free(sql);
         if (status != HS_OK) goto fail;
     }
-    snprintf(pragmas, sizeof pragmas, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
-             STORE_SCHEMA_VERSION, STORE_APPLICATION_ID);
+    snprintf(pragmas, sizeof pragmas, "PRAGMA application_id = %d;", STORE_APPLICATION_ID);
     status = exec_sql(store, pragmas, "create schema");
+    if (status == HS_OK) status = schema_finish(store);
     if (status != HS_OK) goto fail;
     return exec_sql(store, "COMMIT", "create schema");
 fail:
@@ -1265,18 +1428,80 @@ static int migrate(Store *store, int apply, int *missing)
     return HS_OK;
 }
 
-/* Brings an older file up to the row tables. Checked again under the write lock, so two
+/* The views (recreated, so that their text is this version's), the rows of
+ * schema_columns and the version: the last step of creating or upgrading a schema,
+ * inside its transaction. */
+static int schema_finish(Store *store)
+{
+    static const char *const drop[] = {"DROP VIEW IF EXISTS time_to_accuracy", "DROP VIEW IF EXISTS agent_summary",
+                                       "DROP VIEW IF EXISTS run_summary", "DROP VIEW IF EXISTS run_targets"};
+    int status = HS_OK;
+    for (size_t i = 0; status == HS_OK && i < sizeof drop / sizeof drop[0]; i++)
+        status = exec_sql(store, drop[i], "create views");
+    if (status == HS_OK) status = exec_sql(store, run_targets_sql, "create views");
+    for (int v = 0; status == HS_OK && v < STORE_VIEW_COUNT; v++)
+        status = exec_sql(store, store_views[v].sql, "create views");
+    if (status == HS_OK) status = exec_sql(store, "DELETE FROM schema_columns", "describe columns");
+    sqlite3_stmt *insert = NULL;
+    if (status == HS_OK) {
+        int rc = sqlite3_prepare_v2(store->db, "INSERT INTO schema_columns(table_name, column_name, type, unit, doc)"
+                                    " VALUES (?1, ?2, ?3, ?4, ?5)", -1, &insert, NULL);
+        if (rc != SQLITE_OK) status = store_fail(store, rc, "describe columns");
+    }
+    for (int t = 0; status == HS_OK && t < STORE_TABLE_COUNT + STORE_VIEW_COUNT; t++) {
+        const char *name = t < STORE_TABLE_COUNT ? store_tables[t].table->table : store_views[t - STORE_TABLE_COUNT].name;
+        const SinkColumn *columns = t < STORE_TABLE_COUNT ? store_tables[t].table->columns
+                                                          : store_views[t - STORE_TABLE_COUNT].columns;
+        int n = t < STORE_TABLE_COUNT ? store_tables[t].table->n_columns : store_views[t - STORE_TABLE_COUNT].n_columns;
+        int per_run = t < STORE_TABLE_COUNT && store_tables[t].per_run;
+        for (int i = -1; status == HS_OK && i < n; i++) {
+            int rc = SQLITE_OK;
+            if (i < 0 && !per_run) continue;
+            const SinkColumn *c = i < 0 ? NULL : &columns[i];
+            if (c != NULL && !is_column(c)) continue;
+            bind_text(insert, 1, name, &rc);
+            bind_text(insert, 2, c ? c->name : "run_id", &rc);
+            bind_text(insert, 3, c ? sql_type(c->type) : "INTEGER", &rc);
+            bind_text(insert, 4, c ? c->unit : "", &rc);
+            bind_text(insert, 5, c ? c->doc : "the run (runs.id)", &rc);
+            status = store_exec_bound(store, insert, rc, "describe columns");
+        }
+    }
+    sqlite3_finalize(insert);
+    if (status == HS_OK) {
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+        status = exec_sql(store, pragma, "set schema version");
+    }
+    return status;
+}
+
+/* Brings an older file up to this version: the tables and columns added since, the
+ * views, schema_columns, the version. Checked again under the write lock, so two
  * processes cannot both add a column. */
 static int upgrade_schema(Store *store)
 {
     int missing = 0;
+    int64_t version = 0, views = 0;
     int status = migrate(store, 0, &missing);
-    if (status != HS_OK || missing == 0) return status;
+    if (status == HS_OK) status = query_int(store, "PRAGMA user_version", &version);
+    if (status == HS_OK)
+        status = query_int(store, "SELECT count(*) FROM sqlite_master WHERE type = 'view'", &views);
+    if (status != HS_OK || (missing == 0 && version == STORE_SCHEMA_VERSION && views == STORE_VIEW_COUNT + 1))
+        return status;
     status = exec_sql(store, "BEGIN IMMEDIATE", "upgrade schema");
     if (status == HS_OK) status = migrate(store, 1, &missing);
+    if (status == HS_OK) status = schema_finish(store);
     if (status == HS_OK) return exec_sql(store, "COMMIT", "upgrade schema");
     if (!sqlite3_get_autocommit(store->db)) sqlite3_exec(store->db, "ROLLBACK", NULL, NULL, NULL);
     return status;
+}
+
+const SinkTable *store_table(int i, int *per_run)
+{
+    if (i < 0 || i >= STORE_TABLE_COUNT) return NULL;
+    if (per_run != NULL) *per_run = store_tables[i].per_run;
+    return store_tables[i].table;
 }
 
 /* Prepares the statements: the fixed ones and those generated from the row tables. */

@@ -43,12 +43,27 @@
 #include "base/hs_error.h"
 #include "sim/kernel/sink.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x48535431 /* "HST1", so `file` can tell our databases */
 #define STORE_BATCH_ROWS 5000
 #define STORE_BUSY_TIMEOUT_MS 5000
 
 typedef struct Store Store;
+
+/* The views every database has (store.c): name, what it is, its CREATE VIEW, and its
+ * columns described as the row tables describe theirs (unit, meaning). */
+typedef struct StoreView {
+    const char *name, *doc, *sql;
+    const SinkColumn *columns;
+    int n_columns;
+} StoreView;
+#define STORE_VIEW_COUNT 3
+extern const StoreView store_views[STORE_VIEW_COUNT];
+
+/* The tables every database has, in the order they are created: the row tables the
+ * store keeps and its own (sweeps, schema_columns). *per_run says the table starts with
+ * run_id. NULL past the last. */
+const SinkTable *store_table(int i, int *per_run);
 
 /* Opens (creating if needed) the database at path for writing and stores the new Store
  * in *out; the caller closes it with store_close. On failure *out is NULL, the status is

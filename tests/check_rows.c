@@ -370,6 +370,13 @@ START_TEST(test_every_column_is_added_to_an_older_file)
             store_close(store);
             sqlite3 *db = NULL;
             ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+            /* a file before the column, and before the views (which read most columns) */
+            for (int v = 0; v < STORE_VIEW_COUNT; v++) {
+                snprintf(sql, sizeof sql, "DROP VIEW \"%s\"", store_views[v].name);
+                ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+            }
+            ck_assert_int_eq(sqlite3_exec(db, "DROP VIEW run_targets; PRAGMA user_version = 1", NULL, NULL, NULL),
+                             SQLITE_OK);
             snprintf(sql, sizeof sql, "ALTER TABLE \"%s\" DROP COLUMN \"%s\"", t->table, c->name);
             ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
             sqlite3_close(db);
@@ -461,6 +468,52 @@ START_TEST(test_run_params_from_config)
 }
 END_TEST
 
+/* The views' real columns are the ones their lists describe, in order (so the
+ * reference generated from the lists is right), and every table of a new file is one
+ * of store_table's. */
+START_TEST(test_views_have_the_described_columns)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/views.db", scratch);
+    Store *store = NULL;
+    HsDiag diag;
+    ck_assert_int_eq(store_open(path, &store, &diag), HS_OK);
+    store_close(store);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    for (int v = 0; v < STORE_VIEW_COUNT; v++) {
+        char sql[200];
+        snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s') ORDER BY cid", store_views[v].name);
+        sqlite3_stmt *stmt = NULL;
+        ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &stmt, NULL), SQLITE_OK);
+        int i = 0;
+        while (sqlite3_step(stmt) == SQLITE_ROW) {
+            ck_assert_msg(i < store_views[v].n_columns, "%s has more columns than described", store_views[v].name);
+            ck_assert_str_eq((const char *)sqlite3_column_text(stmt, 0), store_views[v].columns[i].name);
+            i++;
+        }
+        ck_assert_int_eq(i, store_views[v].n_columns);
+        sqlite3_finalize(stmt);
+    }
+    sqlite3_stmt *stmt = NULL;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'"
+                                        " AND name <> 'sqlite_sequence'", -1, &stmt, NULL), SQLITE_OK);
+    int tables = 0;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(stmt, 0);
+        int found = 0;
+        for (int t = 0; store_table(t, NULL) != NULL; t++) found |= strcmp(store_table(t, NULL)->table, name) == 0;
+        ck_assert_msg(found, "table %s is not one of store_table's", name);
+        tables++;
+    }
+    int listed = 0;
+    while (store_table(listed, NULL) != NULL) listed++;
+    ck_assert_int_eq(tables, listed);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+}
+END_TEST
+
 /* ---- the tables themselves ---- */
 
 START_TEST(test_tables_are_well_formed)
@@ -494,6 +547,7 @@ static Suite *rows_suite(void)
     tcase_add_test(tc, test_every_column_comes_back_from_the_database);
     tcase_add_test(tc, test_every_column_is_added_to_an_older_file);
     tcase_add_test(tc, test_run_params_from_config);
+    tcase_add_test(tc, test_views_have_the_described_columns);
     suite_add_tcase(s, tc);
     return s;
 }
