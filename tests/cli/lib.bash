@@ -30,6 +30,26 @@ dump_rows() { # db, order
   done
 }
 
+# Prints every disagreement between `hetsim report --csv` (the runs table) and the view
+# run_summary, column by column: '' is NULL, numbers exactly (the report's %.17g read
+# back as REAL by SQLite); nothing when they agree.
+same_as_report() { # db -> prints the disagreements
+  local db=$1 cols c cond=""
+  "$HETSIM" report "$db" --csv > "$tmp/report.csv" || return 1
+  q "$db" "drop table if exists temp_report"
+  sqlite3 "$db" ".import --csv $tmp/report.csv temp_report"
+  cols=$(head -1 "$tmp/report.csv" | tr ',' ' ')
+  for c in $cols; do
+    cond="$cond union all select '$c', r.id, r.\"$c\", s.\"$c\" from temp_report r join run_summary s on s.id = r.id
+      where not ((r.\"$c\" = '' and s.\"$c\" is null) or (r.\"$c\" <> '' and s.\"$c\" is not null and
+                 (r.\"$c\" = s.\"$c\" or cast(r.\"$c\" as real) = s.\"$c\")))"
+  done
+  # seed: the report prints the uint64, the view the stored bit pattern (store.h)
+  cond=${cond//"cast(r.\"seed\" as real) = s.\"seed\""/"cast(r.\"seed\" as real) = s.\"seed\" + (s.\"seed\" < 0) * 18446744073709551616.0"}
+  q "$db" "select 'rows', a, b, '' from (select (select count(*) from temp_report) a, (select count(*) from run_summary) b)
+           where a <> b $cond"
+  q "$db" "drop table temp_report"
+}
 finish() { # script name
   echo "$1: $pass passed, $fail failed"
   test "$fail" -eq 0
