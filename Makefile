@@ -88,6 +88,17 @@ endif
 # (floating-point reductions stay in source order), so results are bit-identical.
 $(BUILD)/models/%.o: OPT := -O3
 
+# The source commit runs.version names (driver/origin.c), given to that one file; a stamp
+# rewritten only when the commit (or whether the tree has changes) differs rebuilds it.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),+modified)
+$(BUILD)/commit.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_COMMIT)' > $@.tmp; cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+$(BUILD)/driver/origin.o: $(BUILD)/commit.stamp
+$(BUILD)/driver/origin.o: CPPFLAGS += -DHETSIM_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")

@@ -156,7 +156,9 @@ static const char time_to_accuracy_sql[] =
     X(STORE, TEXT, column_name, "", SINK_KEY, "column") \
     X(STORE, TEXT, type, "", 0, "INTEGER | REAL | TEXT") \
     X(STORE, TEXT, unit, "", 0, "SI unit of a number: s, ms, B, B/s, FLOP/s; 1 for a fraction; '' none") \
-    X(STORE, TEXT, doc, "", 0, "what the column holds")
+    X(STORE, TEXT, doc, "", 0, "what the column holds") \
+    X(STORE, INT, is_result, "", 0, "0 for a column measured on the wall clock or saying where and how the run " \
+      "was started (the same results may differ there), else 1")
 
 static const SinkColumn run_summary_columns[] = { STORE_RUN_SUMMARY_COLUMNS(SINK_COLUMN_OWN) };
 static const SinkColumn agent_summary_columns[] = { STORE_AGENT_SUMMARY_COLUMNS(SINK_COLUMN_OWN) };
@@ -1444,8 +1446,8 @@ static int schema_finish(Store *store)
     if (status == HS_OK) status = exec_sql(store, "DELETE FROM schema_columns", "describe columns");
     sqlite3_stmt *insert = NULL;
     if (status == HS_OK) {
-        int rc = sqlite3_prepare_v2(store->db, "INSERT INTO schema_columns(table_name, column_name, type, unit, doc)"
-                                    " VALUES (?1, ?2, ?3, ?4, ?5)", -1, &insert, NULL);
+        int rc = sqlite3_prepare_v2(store->db, "INSERT INTO schema_columns(table_name, column_name, type, unit, doc,"
+                                    " is_result) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &insert, NULL);
         if (rc != SQLITE_OK) status = store_fail(store, rc, "describe columns");
     }
     for (int t = 0; status == HS_OK && t < STORE_TABLE_COUNT + STORE_VIEW_COUNT; t++) {
@@ -1464,6 +1466,7 @@ static int schema_finish(Store *store)
             bind_text(insert, 3, c ? sql_type(c->type) : "INTEGER", &rc);
             bind_text(insert, 4, c ? c->unit : "", &rc);
             bind_text(insert, 5, c ? c->doc : "the run (runs.id)", &rc);
+            bind_int64(insert, 6, c == NULL || !(c->flags & (SINK_WALL | SINK_ORIGIN)), &rc);
             status = store_exec_bound(store, insert, rc, "describe columns");
         }
     }

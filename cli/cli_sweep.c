@@ -25,6 +25,7 @@
  * 'interrupted' through the engine's normal path, the parent writes what arrives, hands
  * out nothing more, and prints the command that finishes the sweep. */
 #include "cli/cli.h"
+#include "driver/origin.h"
 
 #include "analysis/store.h"
 #include "cli/progress.h"
@@ -64,44 +65,6 @@ static int sweep_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-/* Reads path whole (the text is what every MPI rank resolves). */
-static int sweep_read_text(const char *path, char **text, HsDiag *diag)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-    if (read_error) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
-    }
-    *text = buf;
-    return HS_OK;
 }
 
 /* Claims the sweep in the database (reserving its run ids in point order) and decides
@@ -323,7 +286,8 @@ int cli_sweep(int argc, char **argv)
     HsDiag diag;
     hs_diag_clear(&diag);
     int status = HS_OK, exit_status = 0, mpi_started = 0, ranks_waiting = 0;
-    char *text = NULL;
+    char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL;
+    RunOrigin origin;
     IniDoc doc;
     Sweep sw;
     Store *store = NULL;
@@ -339,13 +303,18 @@ int cli_sweep(int argc, char **argv)
         mpi_started = 1;
     }
     /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
-    if (talk) status = sweep_read_text(scenario_path, &text, &diag);
+    if (talk) status = cli_read_text(scenario_path, &text, &diag);
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
     for (int i = 0; i < n_overrides; i++)
         if ((status = inidoc_apply_set(&doc, overrides[i], &diag)) != HS_OK) goto fail;
     if ((status = sweep_parse(&doc, &sw, &diag)) != HS_OK) goto fail;
+    /* provenance of every run (driver/origin.h); every rank has the text and the command */
+    origin_command_text = origin_command("sweep", argc, argv);
+    origin_set_text = origin_overrides(overrides, n_overrides);
+    origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text};
+    sw.origin = &origin;
     if (talk && !quiet)
         for (int i = 0; i < n_overrides; i++)
             for (int a = 0; a < sw.n_axes; a++) {
@@ -429,6 +398,8 @@ cleanup:
     sweep_free(&sw);
     inidoc_free(&doc);
     free(text);
+    free(origin_command_text);
+    free(origin_set_text);
     free(overrides);
     if (mpi_started) sweep_mpi_finalize();
     return exit_status;

@@ -106,7 +106,8 @@ int sweep_replay(SweepReplay *r, const void *data, size_t len, size_t *used, HsD
 int sweep_replay_abandon(SweepReplay *r, const char *why, HsDiag *diag);
 void sweep_replay_free(SweepReplay *r);
 
-/* Runs index into sink in this process: resolve, engine_run. Returns engine_run's status. */
+/* Runs index into sink in this process: resolve, engine_run (through an OriginSink with
+ * sw->origin, so the producer's host is the run's). Returns engine_run's status. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
 /* ---- what both drivers share: which runs are left and what came of them

@@ -6,6 +6,7 @@
  * the wire flushes are said in sweep.h. */
 #include "driver/sweep.h"
 
+#include "driver/origin.h"
 #include "sim/engine.h"
 
 #include <math.h>
@@ -21,7 +22,8 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
     if (status == HS_OK && sc->threads == 0) sc->threads = sw->threads_default;
     if (status == HS_OK) {
         RunOutcome outcome;
-        status = engine_run(sc, sink, diag, &outcome);
+        OriginSink origin;
+        status = engine_run(sc, origin_sink(&origin, sink, sw->origin), diag, &outcome);
     }
     free(sc);
     return status;

@@ -75,7 +75,12 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(INFO, TEXT, point, "", SINK_LOCAL, "sweep point label: KEY=VALUE ... seed=N; NULL outside a sweep") \
     X(END, TEXT, message, "", 0, "why the run failed, diverged or was interrupted; NULL when done") \
     X(STORE, TEXT, claimed_by, "", SINK_ORIGIN, "the process that writes the run: HOST PID START (its start in clock ticks since boot)") \
-    X(INFO, INT, threads, "", SINK_ORIGIN, "worker threads of train mode's steps (0 in timing mode)")
+    X(INFO, INT, threads, "", SINK_ORIGIN, "worker threads of train mode's steps (0 in timing mode)") \
+    X(INFO, TEXT, version, "", SINK_ORIGIN, "hetsim VERSION (git COMMIT[+modified]) that ran it") \
+    X(INFO, TEXT, command, "", SINK_ORIGIN, "the command line that started it") \
+    X(INFO, TEXT, scenario_text, "", SINK_ORIGIN | SINK_BLOCK, "the scenario file's text as read") \
+    X(INFO, TEXT, overrides, "", SINK_ORIGIN, "the --set values (and --timing-only's, --threads'), one per line") \
+    X(INFO, TEXT, host, "", SINK_ORIGIN, "host name of the process that simulated it")
 
 /* agents: one row per agent, as drawn at the start of the run. */
 #define SINK_AGENT_COLUMNS(X) \

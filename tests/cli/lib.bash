@@ -50,6 +50,16 @@ same_as_report() { # db -> prints the disagreements
            where a <> b $cond"
   q "$db" "drop table temp_report"
 }
+# The runs rows of a database in id order, ids included, every column but those
+# schema_columns says are not results (wall clock, where and how a run was started):
+# equal outputs = the same runs with the same ids.
+runs_rows() { # db
+  local cols
+  cols=$(q "$1" "select group_concat('quote(' || column_name || ')', ',') from schema_columns
+                 where table_name = 'runs' and is_result")
+  q "$1" "select $cols from runs order by id"
+}
+
 finish() { # script name
   echo "$1: $pass passed, $fail failed"
   test "$fail" -eq 0
