@@ -176,6 +176,11 @@ install: hetsim
 	install -m 644 scenarios/*.ini $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/
 	install -m 644 scenarios/traces/*.csv $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces/
 
+# The database reference, written by the binary from the row tables (tests/cli/views.sh
+# checks the committed file is current).
+docs/database.md: hetsim
+	./hetsim help database > $@
+
 clean:
 	rm -rf build hetsim
 

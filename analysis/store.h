@@ -39,6 +39,7 @@
 #define ANALYSIS_STORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/hs_error.h"
 #include "sim/kernel/sink.h"
@@ -59,6 +60,9 @@ typedef struct StoreView {
 } StoreView;
 #define STORE_VIEW_COUNT 3
 extern const StoreView store_views[STORE_VIEW_COUNT];
+
+/* Writes the database reference (docs/database.md) to out (store_doc.c). */
+void store_write_reference(FILE *out);
 
 /* The tables every database has, in the order they are created: the row tables the
  * store keeps and its own (sweeps, schema_columns). *per_run says the table starts with

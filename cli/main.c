@@ -1,5 +1,6 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "cli/cli.h"
+#include "analysis/store.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
 #include "cli/cli_report.h"
@@ -16,6 +17,7 @@ static const char main_usage[] =
     "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit SECONDS]\n"
     "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv]\n"
     "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--format png,svg]\n"
+    "  hetsim help database    the result database's tables, views and units (docs/database.md)\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
     "Exit status: 0 success, 1 a run failed, 2 bad usage or bad input.\n";
@@ -27,6 +29,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *command = argv[1];
+    if (strcmp(command, "help") == 0 && argc == 3 && strcmp(argv[2], "database") == 0) {
+        store_write_reference(stdout);  /* docs/database.md */
+        return 0;
+    }
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0) {
         fputs(main_usage, stdout);
         return 0;

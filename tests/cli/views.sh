@@ -99,4 +99,14 @@ missing=$(q "$db" "select m.name || '.' || c.name from sqlite_master m, pragma_t
 check "schema_columns describes every column of every table and view" test -z "$missing"
 echo "$missing" | head -3
 
+# the reference: the committed file is what the binary writes, and its queries run
+"$HETSIM" help database > "$tmp/database.md"
+check "docs/database.md is what 'hetsim help database' writes (make docs/database.md)" \
+  cmp -s "$tmp/database.md" "$top/docs/database.md"
+sed -n '/^```sql$/,/^```$/p' "$top/docs/database.md" | grep -v '^```' > "$tmp/queries.sql"
+sqlite3 "$db" < "$tmp/queries.sql" > /dev/null 2> "$tmp/err"
+check "... and its example queries run" test $? -eq 0 -a ! -s "$tmp/err"
+check "... on a sweep pivoted by sigma (one row per method and sigma)" \
+  test "$(sed -n '/^-- a sweep over sigma/,/;$/p' "$top/docs/database.md" | sqlite3 "$db" | wc -l)" -ge 4
+
 finish views.sh
