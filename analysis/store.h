@@ -96,6 +96,16 @@ const char *store_error_message(const Store *store);
  * when another connection must see the rows at once. */
 int store_flush(Store *store);
 
+/* Batching (a sweep's writer): the begin of a claimed run (SinkRunInfo.id > 0), its
+ * agents and its end wait in the buffer with its rows, and the buffer is written in one
+ * transaction when it holds STORE_BATCH_ROWS rows, when its oldest row has waited
+ * STORE_FLUSH_SECONDS, before a claim, and at store_flush; so many short runs share a
+ * transaction and a run is still 'done' only in the transaction that writes its last
+ * row. A claimed run reads 'running' (its claim) until then. Off (the default for
+ * `hetsim run`): a run's row is inserted at run_begin and its agents and end commit at
+ * once. Turning it off flushes. */
+int store_set_batching(Store *store, int on);
+
 /* Sets how long a write waits for another process's lock before failing with HS_E_IO.
  * A sweep with many jobs may want more than the default, a test less. */
 int store_set_busy_timeout(Store *store, int milliseconds);
@@ -153,6 +163,11 @@ typedef enum {
  * then fills it in. A claim from another host cannot be checked and counts as alive. */
 int store_claim_run(Store *store, const char *sweep, const char *point, int64_t run_id, StoreClaim *outcome,
                     char *holder, size_t holder_size);
+
+/* store_claim_run for count points (outcomes[i] for points[i], run_ids[i]) in one
+ * write transaction. */
+int store_claim_runs(Store *store, const char *sweep, int count, const char *const *points, const int64_t *run_ids,
+                     StoreClaim *outcomes, char *holder, size_t holder_size);
 
 /* Deletes the runs this process claimed and never began (a sweep stopped early). */
 int store_drop_unbegun(Store *store);

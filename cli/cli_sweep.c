@@ -165,17 +165,24 @@ typedef struct SweepClaimCtx {
     char holder[160];       /* the last process found running a point */
 } SweepClaimCtx;
 
-static int sweep_claim(void *ctx, int64_t index, SweepState *outcome, HsDiag *diag)
+static int sweep_claim(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag)
 {
     SweepClaimCtx *c = ctx;
-    StoreClaim claim;
+    const char *points[SWEEP_CLAIM_BATCH] = {0};
+    int64_t ids[SWEEP_CLAIM_BATCH] = {0};
+    StoreClaim claims[SWEEP_CLAIM_BATCH];
     char holder[160];
-    int status = store_claim_run(c->store, c->sw->id, c->sw->labels[index], c->sw->first_run + index, &claim,
-                                 holder, sizeof holder);
+    if (count > SWEEP_CLAIM_BATCH) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "claim batch too large");
+    for (int i = 0; i < count; i++) {
+        points[i] = c->sw->labels[indices[i]];
+        ids[i] = c->sw->first_run + indices[i];
+    }
+    int status = store_claim_runs(c->store, c->sw->id, count, points, ids, claims, holder, sizeof holder);
     if (status != HS_OK) return hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(c->store));
-    *outcome = claim == STORE_CLAIMED ? SWEEP_STATE_TODO
-               : claim == STORE_COMPLETE ? SWEEP_STATE_COMPLETE_ELSEWHERE : SWEEP_STATE_HELD;
-    if (claim == STORE_HELD) snprintf(c->holder, sizeof c->holder, "%s", holder);
+    for (int i = 0; i < count; i++)
+        outcomes[i] = claims[i] == STORE_CLAIMED ? SWEEP_STATE_TODO
+                      : claims[i] == STORE_COMPLETE ? SWEEP_STATE_COMPLETE_ELSEWHERE : SWEEP_STATE_HELD;
+    if (holder[0]) snprintf(c->holder, sizeof c->holder, "%s", holder);
     return HS_OK;
 }
 
@@ -349,6 +356,7 @@ int cli_sweep(int argc, char **argv)
         goto fail;
     }
     SweepClaimCtx claim_ctx = {.store = store, .sw = &sw};
+    store_set_batching(store, 1);  /* short runs share transactions (store.h) */
     master.claim = sweep_claim;
     master.claim_ctx = &claim_ctx;
     if (!quiet)
@@ -361,7 +369,13 @@ int cli_sweep(int argc, char **argv)
     ranks_waiting = 0;  /* the MPI driver stops them itself, whatever happens */
     status = mpi ? sweep_drive_mpi(&master, &diag) : sweep_drive_local(&master, jobs, &diag);
     sweep_bar_end(&bar, &master);
-    /* runs claimed and handed out but never begun (stopped early): free for a --resume */
+    /* what is still buffered, then the runs claimed and never begun (stopped early):
+     * free for a --resume */
+    if (!master.fatal && store_set_batching(store, 0) != HS_OK) {
+        HsDiag flush;
+        hs_diag_set(&flush, HS_E_IO, NULL, 0, "%s", store_error_message(store));
+        sweep_master_fail(&master, &flush);
+    }
     if (!master.fatal) store_drop_unbegun(store);
     if (status != HS_OK) goto fail;
     if (master.fatal) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* sweep_expand with every run's agents drawn (world_build, sweep_resolve.c), so a run
  * that world_build rejects (more samples than the dataset holds) is bad input found
@@ -30,7 +31,8 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
 /* ---- the record stream (sweep_stream.c) ----
  * A producer (worker process, MPI rank, or rank 0 itself) runs engine_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
- * the buffer to flush() at each round end, at run end and when it grows past
+ * the buffer to flush() at a round end SWEEP_WIRE_FLUSH_SECONDS after the last flush, at
+ * run end and when it grows past
  * SWEEP_WIRE_FLUSH_BYTES. The consumer feeds the bytes to a SweepReplay, which calls the
  * database sink in the same order. Framing: u32 length of the rest, u8 type, fields;
  * numbers are raw host-order bytes (producers are the same binary on the same
@@ -45,6 +47,7 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * the SINK_LOCAL columns (run id, sweep id, point label) are not sent: the consumer
  * knows them from the index. */
 #define SWEEP_WIRE_FLUSH_BYTES (256u * 1024u)
+#define SWEEP_WIRE_FLUSH_SECONDS 0.1
 
 typedef int (*SweepFlushFn)(void *ctx, const void *data, size_t len);
 
@@ -55,6 +58,8 @@ typedef struct SweepWire {
     SweepFlushFn flush;
     void *flush_ctx;
     int failed;         /* out of memory: every later call fails */
+    struct timespec flushed; /* monotonic time of the last flush */
+    int flush_every_round;   /* tests: flush at every round end, however soon */
 } SweepWire;
 
 /* A sink recording run index into *wire; wire must outlive it. */
@@ -120,11 +125,15 @@ typedef enum {
     SWEEP_STATE_HELD                /* another live process is running it */
 } SweepState;
 
-/* Claims run index for this process before it is handed out (the writer's claim in the
- * database, analysis/store.h): *outcome SWEEP_STATE_TODO to run it, or
- * SWEEP_STATE_COMPLETE_ELSEWHERE / SWEEP_STATE_HELD to leave it. A failure stops the
- * sweep like a database failure (diag says why). */
-typedef int (*SweepClaimFn)(void *ctx, int64_t index, SweepState *outcome, HsDiag *diag);
+/* Claims runs indices[0..count) for this process before they are handed out, in one
+ * write transaction (the writer's claim in the database, analysis/store.h): outcomes[i]
+ * SWEEP_STATE_TODO to run it, or SWEEP_STATE_COMPLETE_ELSEWHERE / SWEEP_STATE_HELD to
+ * leave it. A failure stops the sweep like a database failure (diag says why). */
+typedef int (*SweepClaimFn)(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag);
+
+/* Runs claimed per transaction: enough that short runs do not each pay a commit, few
+ * enough that two processes sharing a sweep still share it evenly. */
+#define SWEEP_CLAIM_BATCH 8
 
 struct SweepMaster;
 /* How the master tells the user how far the sweep has got; the caller draws it (cli/:
@@ -152,6 +161,8 @@ typedef struct SweepMaster {
     int64_t complete_elsewhere, held;   /* left to other processes when claimed */
     SweepClaimFn claim;     /* NULL: every run is this process's */
     void *claim_ctx;
+    int64_t claimed[SWEEP_CLAIM_BATCH]; /* claimed, not handed out yet, front at claimed_head */
+    int claimed_head, claimed_count;
     int fatal;              /* the database failed: stop handing out work */
     HsDiag diag;            /* first fatal error */
     SweepProgress progress;

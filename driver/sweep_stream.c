@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
 {
@@ -93,6 +94,7 @@ static int wire_end(SweepWire *w, size_t at)
 int sweep_wire_flush(SweepWire *w)
 {
     if (w->failed) return HS_E_NOMEM;
+    clock_gettime(CLOCK_MONOTONIC, &w->flushed);
     if (w->len == 0) return HS_OK;
     int status = w->flush(w->flush_ctx, w->data, w->len);
     w->len = 0;
@@ -156,8 +158,10 @@ static int wire_round(void *ctx, int64_t run_id, const SinkRound *r)
     return wire_maybe_flush(w, wire_end(w, at));
 }
 
-/* The engine reports a round's agent rows right after the round: the end of a round, so
- * the rows go to the writer now and progress is seen per round. */
+/* The engine reports a round's agent rows right after the round: the end of a round. The
+ * rows go to the writer when SWEEP_WIRE_FLUSH_SECONDS have passed since the last flush
+ * (so a slow run's progress is seen round by round) or the buffer is full; a fast run's
+ * rounds travel together, instead of a write and a read per round. */
 static int wire_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows, int count)
 {
     SweepWire *w = ctx;
@@ -165,7 +169,11 @@ static int wire_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *ro
     wire_i32(w, count);
     for (int i = 0; i < count; i++) wire_record(w, SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, &rows[i]);
     int status = wire_end(w, at);
-    return status != HS_OK ? status : sweep_wire_flush(w);
+    if (status != HS_OK) return status;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double since = (double)(now.tv_sec - w->flushed.tv_sec) + 1e-9 * (double)(now.tv_nsec - w->flushed.tv_nsec);
+    return w->flush_every_round || since >= SWEEP_WIRE_FLUSH_SECONDS ? sweep_wire_flush(w) : wire_maybe_flush(w, HS_OK);
 }
 
 static int wire_pairing(void *ctx, int64_t run_id, const SinkPairing *p)
@@ -216,6 +224,7 @@ static const SinkOps wire_ops = {
 Sink sweep_wire_sink(SweepWire *w, int64_t index, SweepFlushFn flush, void *flush_ctx)
 {
     w->index = index;
+    clock_gettime(CLOCK_MONOTONIC, &w->flushed);
     w->flush = flush;
     w->flush_ctx = flush_ctx;
     return (Sink){.ops = &wire_ops, .ctx = w};
