@@ -271,7 +271,7 @@ static const char *const statement_sql[STMT_FIXED_COUNT] = {
 
 /* The statements generated from the row tables, prepared at open: the INSERT of each
  * per-run record, the run's INSERT at run_begin and UPDATE at run_end. */
-enum { STMT_INSERT_RUN = SINK_RECORD_COUNT, STMT_BEGIN_CLAIMED, STMT_END_RUN, STMT_TABLE_COUNT };
+enum { STMT_INSERT_RUN = SINK_RECORD_COUNT, STMT_BEGIN_CLAIMED, STMT_END_RUN, STMT_WHOLE_CLAIMED, STMT_TABLE_COUNT };
 
 /* A row waiting for the next flush. Records are copied by value; the strings a buffered
  * record carries (the pairing's solver) are copied into text, owned here, and the copy's
@@ -439,6 +439,26 @@ static char *sql_begin_claimed(void)
     }
     sqlite3_str_appendf(out, ", started_at = ?%d WHERE id = ?%d AND claimed_by = ?%d AND status = 'running'"
                         " AND started_at IS NULL", n + 1, n + 2, n + 3);
+    return sqlite3_str_finish(out);
+}
+
+/* sql_begin_claimed and sql_end_run in one UPDATE: a claimed run whose begin and end are
+ * written in one transaction (store_set_batching) has its large row rewritten once. */
+static char *sql_whole_claimed(void)
+{
+    const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    int n = 0;
+    sqlite3_str_appendall(out, "UPDATE runs SET ");
+    for (int part = 0; part < 2; part++)
+        for (int i = 0; i < table->n_columns; i++) {
+            const SinkColumn *c = &table->columns[i];
+            if (!is_written(c, part == 0 ? SINK_PART_INFO : SINK_PART_END) || c->type == SINK_ID) continue;
+            sqlite3_str_appendf(out, "%s%w = ?%d", n ? ", " : "", c->name, n + 1);
+            n++;
+        }
+    sqlite3_str_appendf(out, ", started_at = ?%d, finished_at = ?%d WHERE id = ?%d AND claimed_by = ?%d"
+                        " AND status = 'running' AND started_at IS NULL", n + 1, n + 2, n + 3, n + 4);
     return sqlite3_str_finish(out);
 }
 
@@ -655,6 +675,30 @@ static int store_exec_begin_claimed(Store *store, const SinkRunInfo *info, const
     return HS_OK;
 }
 
+/* A claimed run's begin and end in one statement. */
+static int store_exec_whole_claimed(Store *store, const SinkRunInfo *info, const char *began, const SinkRunEnd *end,
+                                    const char *ended)
+{
+    sqlite3_stmt *stmt = store->table_stmt[STMT_WHOLE_CLAIMED];
+    const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
+    int rc = SQLITE_OK, index = 1;
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        if (is_written(c, SINK_PART_INFO) && c->type != SINK_ID) bind_column(stmt, index++, c, info, &rc);
+    }
+    index = bind_record(stmt, index, SINK_RECORD_RUN, SINK_PART_END, end, &rc);
+    bind_text(stmt, index, began, &rc);
+    bind_text(stmt, index + 1, ended, &rc);
+    bind_int64(stmt, index + 2, info->id, &rc);
+    bind_text(stmt, index + 3, store->me, &rc);
+    int status = store_exec_bound(store, stmt, rc, "write run");
+    if (status != HS_OK) return status;
+    if (sqlite3_changes(store->db) != 1)
+        return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0, "run %lld was not claimed by this process",
+                           (long long)info->id);
+    return HS_OK;
+}
+
 /* The run's end: its status and figures. */
 static int store_exec_end(Store *store, int64_t run_id, const SinkRunEnd *end, const char *when)
 {
@@ -675,33 +719,64 @@ static int store_exec_end(Store *store, int64_t run_id, const SinkRunEnd *end, c
  * failed run keeps its rows when run_end succeeds later). */
 static int store_write_pending(Store *store)
 {
-    for (size_t i = 0; i < store->pending_count;) {
-        const PendingRow *row = &store->pending[i];
-        /* STORE_MULTI_ROWS rows of one table in a row: one statement */
-        size_t same = 1;
-        while (row->part == SINK_PART_ROW && same < STORE_MULTI_ROWS && i + same < store->pending_count &&
-               store->pending[i + same].record == row->record && store->pending[i + same].part == SINK_PART_ROW)
-            same++;
-        int status;
-        if (same == STORE_MULTI_ROWS) {
-            sqlite3_stmt *stmt = store->multi_stmt[row->record];
-            int rc = SQLITE_OK, next = 1;
-            for (size_t k = 0; k < same; k++) {
-                const PendingRow *r = &store->pending[i + k];
-                bind_int64(stmt, next++, r->run_id, &rc);
-                next = bind_record(stmt, next, r->record, SINK_PART_ROW, pending_record(r), &rc);
-            }
-            status = store_exec_bound(store, stmt, rc, store->insert_what[row->record]);
-            i += same;
+    /* Table by table, each table's rows in the order they came (so every table's rowids
+     * follow the engine's order as before): STORE_MULTI_ROWS rows per statement, the
+     * rest one by one. The runs' begins and ends go first and last: a child row needs
+     * its run's row, which a claim or an immediate run_begin made already, and a run's
+     * end commits in this same transaction whatever the order inside it. */
+    int status = HS_OK;
+    for (size_t i = 0; status == HS_OK && i < store->pending_count; i++) {
+        PendingRow *row = &store->pending[i];
+        if (row->part != SINK_PART_INFO) continue;
+        /* its end in the same buffer (the usual case with batching): one statement; the
+         * pass over the ends below skips it (the buffer itself is left as it is, so a
+         * failed transaction can be retried) */
+        PendingRow *end = NULL;
+        for (size_t j = i + 1; j < store->pending_count && end == NULL; j++)
+            if (store->pending[j].part == SINK_PART_END && store->pending[j].run_id == row->run_id)
+                end = &store->pending[j];
+        if (end != NULL) {
+            status = store_exec_whole_claimed(store, pending_record(row), row->when, pending_record(end), end->when);
         } else {
-            status = row->part == SINK_PART_INFO ? store_exec_begin_claimed(store, pending_record(row), row->when)
-                     : row->part == SINK_PART_END ? store_exec_end(store, row->run_id, pending_record(row), row->when)
-                                                  : store_insert(store, row->record, row->run_id, pending_record(row));
-            i++;
+            status = store_exec_begin_claimed(store, pending_record(row), row->when);
         }
-        if (status != HS_OK) return status;
     }
-    return HS_OK;
+    for (int which = 0; status == HS_OK && which < SINK_RECORD_COUNT; which++) {
+        if (which == SINK_RECORD_RUN) continue;
+        sqlite3_stmt *multi = store->multi_stmt[which];
+        const PendingRow *group[STORE_MULTI_ROWS];
+        int n = 0;
+        for (size_t i = 0; status == HS_OK && i <= store->pending_count; i++) {
+            int last = i == store->pending_count;
+            if (!last) {
+                const PendingRow *row = &store->pending[i];
+                if (row->part != SINK_PART_ROW || (int)row->record != which) continue;
+                group[n++] = row;
+                if (n < STORE_MULTI_ROWS) continue;
+            }
+            if (n == STORE_MULTI_ROWS && multi != NULL) {
+                int rc = SQLITE_OK, next = 1;
+                for (int k = 0; k < n; k++) {
+                    bind_int64(multi, next++, group[k]->run_id, &rc);
+                    next = bind_record(multi, next, (SinkRecord)which, SINK_PART_ROW, pending_record(group[k]), &rc);
+                }
+                status = store_exec_bound(store, multi, rc, store->insert_what[which]);
+            } else {
+                for (int k = 0; status == HS_OK && k < n; k++)
+                    status = store_insert(store, (SinkRecord)which, group[k]->run_id, pending_record(group[k]));
+            }
+            n = 0;
+        }
+    }
+    for (size_t i = 0; status == HS_OK && i < store->pending_count; i++) {
+        const PendingRow *row = &store->pending[i];
+        if (row->part != SINK_PART_END) continue;
+        int begun_here = 0;
+        for (size_t j = 0; j < i && !begun_here; j++)
+            begun_here = store->pending[j].part == SINK_PART_INFO && store->pending[j].run_id == row->run_id;
+        if (!begun_here) status = store_exec_end(store, row->run_id, pending_record(row), row->when);
+    }
+    return status;
 }
 
 static void store_drop_pending(Store *store)
@@ -1634,6 +1709,7 @@ static int prepare_statements(Store *store)
         if (i < SINK_RECORD_COUNT && (i == SINK_RECORD_RUN || !sink_tables[i].stored)) continue;
         char *sql = i == STMT_INSERT_RUN      ? sql_insert(SINK_RECORD_RUN)
                     : i == STMT_BEGIN_CLAIMED ? sql_begin_claimed()
+                    : i == STMT_WHOLE_CLAIMED ? sql_whole_claimed()
                     : i == STMT_END_RUN       ? sql_end_run()
                                               : sql_insert((SinkRecord)i);
         if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
