@@ -29,7 +29,7 @@ int sweep_resolve(Sweep *sw, HsDiag *diag);
 int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
 
 /* ---- the record stream (sweep_stream.c) ----
- * A producer (worker process, MPI rank, or rank 0 itself) runs engine_run into a
+ * A producer (worker process, MPI rank, or rank 0 itself) runs sim_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
  * the buffer to flush() at a round end SWEEP_WIRE_FLUSH_SECONDS after the last flush, at
  * run end and when it grows past
@@ -40,7 +40,7 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * 0xffffffff for NULL) then the bytes.
  * Messages: BEGIN(index, SinkRunInfo), PARAMS(count, rows), AGENTS(count, rows), ROUND, AGENT_ROUNDS(count,
  * rows), PAIRING, METRIC, END(SinkRunEnd) — one run at a time per producer, so rows name
- * no run — and FINISHED(index, status, message) after engine_run returns, which also
+ * no run — and FINISHED(index, status, message) after sim_run returns, which also
  * means "ready for more". A record's fields are the members of its row table in
  * sim/kernel/sink.h, in the table's order (i32 for int and enum members, i64 for 64-bit
  * ones, f64, strings), so the stream follows the tables and cannot drift from the store;
@@ -111,8 +111,8 @@ int sweep_replay(SweepReplay *r, const void *data, size_t len, size_t *used, HsD
 int sweep_replay_abandon(SweepReplay *r, const char *why, HsDiag *diag);
 void sweep_replay_free(SweepReplay *r);
 
-/* Runs index into sink in this process: resolve, engine_run (through an OriginSink with
- * sw->origin, so the producer's host is the run's). Returns engine_run's status. */
+/* Runs index into sink in this process: resolve, sim_run (through an OriginSink with
+ * sw->origin, so the producer's host is the run's). Returns sim_run's status. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
 /* ---- what both drivers share: which runs are left and what came of them

@@ -7,7 +7,7 @@
 #include "driver/sweep.h"
 
 #include "driver/origin.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
     if (status == HS_OK) {
         RunOutcome outcome;
         OriginSink origin;
-        status = engine_run(sc, origin_sink(&origin, sink, sw->origin), diag, &outcome);
+        status = sim_run(sc, origin_sink(&origin, sink, sw->origin), diag, &outcome);
     }
     free(sc);
     return status;
