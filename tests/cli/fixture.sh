@@ -4,7 +4,7 @@
 # `hetsim sweep` and one `hetsim run --timing-only --set run.method=localsgd`) still
 # opens, reports and plots without being changed, and is upgraded when a run is written
 # to it: version 2, the views, every old run reported as before and by run_summary,
-# its sweep found again by --resume.
+# its sweep (written before sweeps were claimed) found again by --resume.
 . "$(dirname "$0")/lib.bash"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 fixture="$top/tests/fixtures/store/release-0.1.0.db"
@@ -36,6 +36,15 @@ check "... the old runs' target read from their config" \
 "$HETSIM" plot "$tmp/old.db" --out "$tmp/plots2" > /dev/null 2>&1
 check "plot draws the upgraded file" test $? -eq 0
 
+# The release's sweep, resumed: a sweep's id hashes the resolved configs, which gain a
+# line whenever a key is added, so the id this hetsim gives the same file is found first
+# (on a scratch copy) and given to the release's runs, as a release with the same keys
+# would have written them.
+cp "$tmp/old.db" "$tmp/scratch.db"
+id=$("$HETSIM" sweep "$scenario" --db "$tmp/scratch.db" --resume --jobs 1 2>&1 > /dev/null |
+     sed -n 's/.*no earlier runs of sweep \(sw-[0-9a-f]*\).*/\1/p')
+check "this hetsim names the fixture's sweep" test -n "$id"
+q "$tmp/old.db" "update runs set sweep = '$id' where sweep is not null"
 "$HETSIM" sweep "$scenario" --db "$tmp/old.db" --quiet > /dev/null 2> "$tmp/err"
 check "the release's sweep is found again: refused without --resume" test $? -eq 2
 "$HETSIM" sweep "$scenario" --db "$tmp/old.db" --resume --jobs 1 > /dev/null 2> "$tmp/err"

@@ -16,16 +16,19 @@ check() { # name, condition-command...
 
 q() { sqlite3 "$1" "$2"; } # db, sql
 
-# Every table's rows without run ids and wall-clock columns, runs ordered by $2 (columns
-# of runs r), each table's rows in written order: equal dumps = identical results.
+# Every table's rows without run ids and columns that are not results, runs ordered by
+# $2 (columns of runs r), each per-run table's rows in written order: equal dumps =
+# identical results. The columns come from schema_columns (the row tables), so a column
+# added to a row table is compared without a change here.
 dump_rows() { # db, order
-  local db=$1 order=$2
-  q "$db" "select r.point, r.name, r.scenario, r.method, r.seed, r.mode, r.config, r.status, quote(r.sim_time_s),
-             quote(r.final_accuracy), r.rounds_done, r.message from runs r order by $order"
-  for t in agents rounds agent_rounds pairings metrics; do
-    local cols
-    cols=$(q "$db" "select group_concat('quote(t.' || name || ')', ',') from pragma_table_info('$t')
-                    where name not in ('run_id', 'solve_ms')")
+  local db=$1 order=$2 cols t
+  cols=$(q "$db" "select group_concat('quote(r.' || column_name || ')', ',') from schema_columns
+                  where table_name = 'runs' and is_result and column_name <> 'id'")
+  q "$db" "select $cols from runs r order by $order"
+  for t in $(q "$db" "select distinct table_name from schema_columns where column_name = 'run_id'
+                      and table_name in (select name from sqlite_master where type = 'table') order by table_name"); do
+    cols=$(q "$db" "select group_concat('quote(t.' || column_name || ')', ',') from schema_columns
+                    where table_name = '$t' and is_result and column_name <> 'run_id'")
     q "$db" "select '$t', $order, $cols from $t t join runs r on r.id = t.run_id order by $order, t.rowid"
   done
 }
