@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # A database written by the previous release (hetsim 0.1.0, schema version 1:
-# tests/fixtures/store/release-0.1.0.db, made from release-0.1.0.ini with that release's
+# tests/fixtures/store/release-0.1.0.sql, the dump of the file made from release-0.1.0.ini with that release's
 # `hetsim sweep` and one `hetsim run --timing-only --set run.method=localsgd`) still
 # opens, reports and plots without being changed, and is upgraded when a run is written
 # to it: version 2, the views, every old run reported as before and by run_summary,
 # its sweep (written before sweeps were claimed) found again by --resume.
 . "$(dirname "$0")/lib.bash"
 top=$(cd "$(dirname "$0")/../.." && pwd)
-fixture="$top/tests/fixtures/store/release-0.1.0.db"
+fixture="$tmp/release-0.1.0.db"
 scenario="$top/tests/fixtures/store/release-0.1.0.ini"
+# Kept as text (a dump, with the release's user_version) so that it is reviewable and not
+# caught by .gitignore's *.db; the file the release wrote is rebuilt from it here.
+sqlite3 "$fixture" < "$top/tests/fixtures/store/release-0.1.0.sql"
 cp "$fixture" "$tmp/old.db"
 
 check "the fixture is schema version 1" test "$(q "$tmp/old.db" "pragma user_version")" -eq 1
