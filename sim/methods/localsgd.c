@@ -8,6 +8,11 @@
  *   weighting = samples (FedAvg) | uniform
  *   participation = p   each period a seeded random share p of the agents trains and
  *                       averages; the others sit the period out (idle, no bytes)
+ *   momentum_at_average = keep | reset | average   (localsgd and qsr; [model] optimizer =
+ *                       momentum) what an averaging does to the members' velocities:
+ *                       each keeps its own (the default, and the behaviour before the key),
+ *                       zeroed, or averaged with the parameters' weights. Train mode only:
+ *                       timing is the same whichever it is.
  * qsr — Local SGD with the Quadratic Synchronization Rule (Gu et al., ICLR 2024): the
  * period is H = max(H_base, floor((alpha / lr)^2)) with lr this round's learning rate,
  * so the period grows as the schedule decays lr. H is logged in rounds.extra.
@@ -84,6 +89,7 @@ typedef struct LocalSgdKeys {
     int freeze_rounds;
     int H_base;            /* qsr */
     double alpha;          /* qsr */
+    int momentum_at_average; /* TrainerMomentum: the velocities when the models are averaged */
 } LocalSgdKeys;
 
 typedef struct LocalSgdState {
@@ -97,6 +103,7 @@ typedef struct LocalSgdState {
     int n_members;
     int period_index;
     int by_samples;
+    TrainerMomentum momentum; /* what an averaging does to the members' velocities */
     int round_steps;      /* S, for numeric local_steps */
     int period_done;      /* steps already done this round before this period */
     int *remaining;       /* (n) steps left in the current period per agent */
@@ -140,6 +147,7 @@ static int localsgd_read_common(Sim *sim, LocalSgdState *s)
     const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
     s->participation = keys->participation;
     s->by_samples = keys->weighting == LOCALSGD_BY_SAMPLES;
+    s->momentum = (TrainerMomentum)keys->momentum_at_average;
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     const CompressionSpec *c = &sim->sc->compression;
@@ -276,6 +284,16 @@ static int localsgd_validate(const Scenario *sc, HsDiag *diag)
         return scenario_key_error(sc, &keys->pruning.prune, diag, "width is not available with [compression]");
     if (freeze && compressed)
         return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with [compression]");
+    if (keys->momentum_at_average != TRAINER_MOMENTUM_KEEP) {
+        if (sc->optim.kind != OPTIM_MOMENTUM)
+            return scenario_key_error(sc, &keys->momentum_at_average, diag,
+                                      "reset and average act on the velocity of [model] optimizer = momentum "
+                                      "(sgd has none; adam's moments are not handled)");
+        if (prune || (compressed && sc->compression.feedback == FEEDBACK_DGC))
+            return scenario_key_error(sc, &keys->momentum_at_average, diag,
+                                      "not available with prune = width (sub-models' velocities) or [compression] "
+                                      "feedback = dgc (its own velocities)");
+    }
     int privatised = sc->privacy.present && sc->privacy.clip != PRIVACY_CLIP_NONE;
     if (prune && privatised)
         return scenario_key_error(sc, &keys->pruning.prune, diag, "width is not available with [privacy]");
@@ -421,6 +439,8 @@ static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
     else if (s->prune.on) status = trainer_average_masked(sim->trainer, s->members, s->n_members, s->by_samples, s->prune.widths);
     else status = privacy_average(s->privacy, sim->trainer, s->members, s->n_members, s->by_samples, engine_round(sim->engine),
                                   s->period_index);
+    if (status == HS_OK)
+        status = trainer_momentum_at_average(sim->trainer, s->members, s->n_members, s->by_samples, s->momentum);
     if (status != HS_OK) return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, sim);
     engine_end_round(sim->engine);
@@ -449,6 +469,13 @@ static void localsgd_destroy(void *state)
     free(s);
 }
 
+/* localsgd's and qsr's (the order of TrainerMomentum) */
+#define LOCALSGD_MOMENTUM_KEY                                                                                \
+    METHOD_KEY(LocalSgdKeys, momentum_at_average, "keep",                                                    \
+               "the agents' [model] momentum velocities when the models are averaged: keep (each its own), " \
+               "reset (zeroed) or average (like the parameters)",                                            \
+               .type = SCHEMA_CHOICE, .choices = "keep|reset|average", .flags = SCHEMA_OMIT_DEFAULT)
+
 static const SchemaKey localsgd_keys[] = {
     METHOD_KEY(LocalSgdKeys, local_steps, "epoch", "local steps between averagings: a number, or epoch",
                .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
@@ -462,6 +489,7 @@ static const SchemaKey localsgd_keys[] = {
                .type = SCHEMA_CHOICE, .choices = "none|progressive"),
     METHOD_KEY(LocalSgdKeys, freeze_rounds, "2", "freeze = progressive: rounds each block trains before it is frozen",
                .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    LOCALSGD_MOMENTUM_KEY,
     {0},
 };
 
@@ -487,6 +515,7 @@ static const SchemaKey qsr_keys[] = {
                .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
     METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
                .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    LOCALSGD_MOMENTUM_KEY,
     {0},
 };
 
