@@ -5,6 +5,7 @@
  * do not apply are left out (their rows' `when`), which is why the resolver resets the
  * ones that cannot be left at any value (SCHEMA_RESET). */
 #include "sim/scenario/scenario.h"
+#include "base/real_text.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 
@@ -40,9 +41,10 @@ static void config_write_value(const SchemaKey *k, const Scenario *sc, const voi
     case SCHEMA_TIME:
     case SCHEMA_WORD_OR_REAL: {
         double v = *(const double *)at;
+        char number[REAL_TEXT_MAX];
         if ((k->flags & SCHEMA_WRITE_UNIT) && isinf(v)) fputs("inf", out);
-        else if (k->flags & SCHEMA_WRITE_UNIT) fprintf(out, "%.17g %s", v, units_base_name(k->unit));
-        else fprintf(out, "%.17g", v);
+        else if (k->flags & SCHEMA_WRITE_UNIT) fprintf(out, "%s %s", real_text(v, number), units_base_name(k->unit));
+        else fputs(real_text(v, number), out);
         break;
     }
     case SCHEMA_SEED: fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)at); break;
