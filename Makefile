@@ -167,7 +167,11 @@ endif
 bench: $(BENCH_BIN) $(BUILD)/hetsim
 	@for b in $(BENCH_BIN); do echo "== $$b"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 $$b || exit 1; done
 
+# The docs go to share/doc/hetsim as they are in the source (README.md beside docs/), so
+# their relative links work there too; `hetsim --help` and the man page point to them.
 PREFIX ?= /usr/local
+DOCDIR ?= $(PREFIX)/share/doc/hetsim
+DOC_FILES := README.md $(shell find docs -type f 2>/dev/null | sort)
 install: hetsim
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces
@@ -175,6 +179,7 @@ install: hetsim
 	install -m 644 hetsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/hetsim.1
 	install -m 644 scenarios/*.ini $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/
 	install -m 644 scenarios/traces/*.csv $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces/
+	for f in $(DOC_FILES); do install -D -m 644 "$$f" "$(DESTDIR)$(DOCDIR)/$$f" || exit 1; done
 
 # The database reference, written by the binary from the row tables (tests/cli/views.sh
 # checks the committed file is current).
@@ -204,12 +209,10 @@ figures: $(BUILD)/hetsim
 	$(BUILD)/hetsim plot $(FIGURES_DIR)/demo.db --out docs/figures/demo --format png
 .PHONY: figures
 
-# The README's first quick-start command: install what is missing, build, run the
-# default scenario, print its report.
+# The README's first quick-start command is scripts/quickstart (it needs only bash, since a
+# fresh machine may have no make yet); this target runs the same.
 quickstart:
-	bash scripts/install-deps
-	$(MAKE) hetsim
-	./hetsim run scenarios/quickstart.ini --db quickstart.db
+	bash scripts/quickstart
 .PHONY: quickstart
 
 # Fuzzing (clang + libFuzzer): `make fuzz` runs every target in tests/fuzz/ for
