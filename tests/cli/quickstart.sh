@@ -53,7 +53,7 @@ check "a user with sudo: install-deps succeeds" test $? -eq 0
 check "a user with sudo: both apt-get calls go through sudo" test "$(grep -c '^sudo env' "$LOG")" -eq 2
 check "a user with sudo: apt-get installs the missing packages" \
   grep -qx "apt-get install -y --no-install-recommends libgsl-dev check DEBIAN_FRONTEND=noninteractive" "$LOG"
-check "a user with sudo: it says what it installs and how" grep -q "installing 2 Debian packages with sudo: libgsl-dev check" "$tmp/err"
+check "a user with sudo: it says what it installs and how" grep -q "installing the missing Debian packages with sudo: libgsl-dev check" "$tmp/err"
 
 deps 1000 "$tmp/base" "check libgsl-dev"
 check "a user without sudo: install-deps exits 1" test $? -eq 1

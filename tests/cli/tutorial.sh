@@ -59,7 +59,7 @@ else
   echo "tutorial.sh: the pandas block was not run: no python3 with pandas (apt-get install python3-pandas)"
 fi
 
-cp "$tmp/tutorial.out" /tmp/docs-tutorial.out; rm -f "$tmp/src"/*.db "$tmp/src"/*.db-*
+rm -f "$tmp/src"/*.db "$tmp/src"/*.db-*
 blocks_script README.md '^## Three jobs' '^## ' > "$tmp/readme.bash"
 check "the README's three jobs have their command blocks" test "$(grep -c '^echo "== block' "$tmp/readme.bash")" -ge 3
 (cd "$tmp/src" && bash -e -o pipefail "$tmp/readme.bash") > "$tmp/readme.out" 2>&1
