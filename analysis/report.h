@@ -44,7 +44,14 @@
  * missing values empty, and text quoted as RFC 4180 asks when it holds a quote, comma,
  * CR or LF, or starts or ends with a space. CSV holds one table per stream: the runs
  * table unless another is asked for; with --run only the per-round rows, with a run_id
- * column first. */
+ * column first.
+ *
+ * JSON output (REPORT_JSON) is one object: "database" (the path as given), then each
+ * table as an array of objects keyed by the CSV names — "runs", "points", "speedup"
+ * (every one, even when the text would leave it out; --table keeps one), or with --run
+ * "runs" (that run) and "rounds". Numbers are JSON numbers in the shortest text that
+ * reads back to the same double (the seed as its unsigned 64-bit value), a missing
+ * value is null, and every column is present in every object. */
 #ifndef ANALYSIS_REPORT_H
 #define ANALYSIS_REPORT_H
 
@@ -56,6 +63,7 @@
 enum {
     REPORT_CSV = 1u << 0,    /* CSV instead of an aligned table */
     REPORT_ROUNDS = 1u << 1, /* report_print_run: the per-round table after the summary */
+    REPORT_JSON = 1u << 2,   /* one JSON object instead of tables (below) */
 };
 
 typedef enum {
