@@ -294,7 +294,7 @@ static int report_format(sqlite3 *db, const char *path, const RunSet *set,
     if (memory == NULL) goto nomem;
     if (request->flags & REPORT_JSON) {
         report_write_json_tables(&tables, path, table, request->have_run, want_rounds, memory);
-    } else if (want_rounds && csv) {
+    } else if (want_rounds && (csv || (request->flags & REPORT_ROUNDS_ONLY))) {
         status = report_write_table(&tables.rounds, request->flags, memory);
     } else if (table == REPORT_TABLE_POINTS) {
         status = report_write_table(&tables.points, request->flags, memory);
@@ -380,6 +380,12 @@ int report_print_tables(const char *db_path, const char *sweep, ReportTable tabl
                         unsigned flags, FILE *out, HsDiag *diag)
 {
     ReportRequest request = { sweep, 0, 0, table, flags };
+    return report_run_request(db_path, &request, out, diag);
+}
+
+int report_print_rounds(const char *db_path, int64_t run_id, FILE *out, HsDiag *diag)
+{
+    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, REPORT_ROUNDS | REPORT_ROUNDS_ONLY };
     return report_run_request(db_path, &request, out, diag);
 }
 

@@ -64,6 +64,7 @@ enum {
     REPORT_CSV = 1u << 0,    /* CSV instead of an aligned table */
     REPORT_ROUNDS = 1u << 1, /* report_print_run: the per-round table after the summary */
     REPORT_JSON = 1u << 2,   /* one JSON object instead of tables (below) */
+    REPORT_ROUNDS_ONLY = 1u << 3, /* with REPORT_ROUNDS: the per-round table alone */
 };
 
 typedef enum {
@@ -91,5 +92,8 @@ int report_print_tables(const char *db_path, const char *sweep, ReportTable tabl
  * Returns HS_E_INPUT when there is no such run; otherwise as report_print_runs. */
 int report_print_run(const char *db_path, int64_t run_id, unsigned flags, FILE *out,
                      HsDiag *diag);
+
+/* The per-round table of one run alone, as text (`hetsim show`, analysis/show.h). */
+int report_print_rounds(const char *db_path, int64_t run_id, FILE *out, HsDiag *diag);
 
 #endif

@@ -1,6 +1,7 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "cli/cli.h"
 #include "analysis/store.h"
+#include "cli/cli_check.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
 #include "cli/cli_report.h"
@@ -13,11 +14,15 @@ static const char main_usage[] =
     "hetsim " HETSIM_VERSION " — discrete-event simulator of heterogeneous decentralized learning\n"
     "\n"
     "usage:\n"
-    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N] [--quiet]\n"
-    "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--threads N] [--resume]   (also under mpirun)\n"
+    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N] [--dry-run] [--quiet]\n"
+    "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--threads N] [--resume] [--only KEY=V1,V2]...\n"
+    "               [--dry-run]   (also under mpirun)\n"
     "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit SECONDS]\n"
-    "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv]\n"
+    "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv | --json]\n"
     "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--format png,svg]\n"
+    "  hetsim check SCENARIO.ini [--set ...] [--only KEY=V1,V2]...   (also run/sweep --dry-run)\n"
+    "  hetsim show FILE.db RUN [--sweep ID]      a run's config, provenance, summary, rounds\n"
+    "  hetsim diff FILE.db RUN RUN [--sweep ID]  the keys and figures that differ\n"
     "  hetsim help database    the result database's tables, views and units (docs/database.md)\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
@@ -51,6 +56,9 @@ int main(int argc, char **argv)
     if (strcmp(command, "pair") == 0) return cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return cli_report(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0) return cli_plot(argc - 1, argv + 1);
+    if (strcmp(command, "check") == 0) return cli_check(argc - 2, argv + 2);
+    if (strcmp(command, "show") == 0) return cli_show(argc - 1, argv + 1);
+    if (strcmp(command, "diff") == 0) return cli_diff(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
     return 2;
 }
