@@ -121,7 +121,7 @@ static int show_provenance(sqlite3 *db, const char *path, int64_t run_id, FILE *
         return status;
     }
     fputs("\nprovenance\n", out);
-    int columns = sqlite3_column_count(stmt), any = 0;
+    int columns = sqlite3_column_count(stmt), versioned = 0;
     for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++)
         for (int c = 0; c < columns; c++) {
             if (strcmp(sqlite3_column_name(stmt, c), shown[k]) != 0) continue;
@@ -135,14 +135,14 @@ static int show_provenance(sqlite3 *db, const char *path, int64_t run_id, FILE *
                 if (*p == '\n' && p[1] != '\0') fprintf(out, "  %-14s", "");
             }
             fputs(strcmp(shown[k], "wall_s") == 0 ? " s\n" : "\n", out);
-            any = 1;
+            if (k == 0) versioned = 1;
             break;
         }
     for (int c = 0; c < columns; c++)
         if (strcmp(sqlite3_column_name(stmt, c), "scenario_text") == 0 && sqlite3_column_type(stmt, c) != SQLITE_NULL)
             fprintf(out, "  %-14s%d bytes as read (hetsim show --scenario-text)\n", "scenario_text",
                     sqlite3_column_bytes(stmt, c));
-    if (!any) fputs("  none recorded (hetsim 0.1.0 recorded no provenance)\n", out);
+    if (!versioned) fputs("  (no version, command or host: the run was written before hetsim recorded them)\n", out);
     sqlite3_finalize(stmt);
     return HS_OK;
 }
