@@ -66,4 +66,6 @@ check "a missing file exits 2 naming it" test $? -eq 2 -a -n "$(grep 'missing.in
 
 check "nothing was written: no database file appeared" test -z "$(ls *.db* 2>/dev/null)"
 
+check "the man page describes check" grep -q '^\.B check$' "$top/hetsim.1"
+
 finish check.sh

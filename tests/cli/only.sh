@@ -53,4 +53,6 @@ sed 's/^target_accuracy = .*/target_accuracy = 0.50/; /^\[sweep\]/a run.target_a
 "$HETSIM" sweep "$tmp/num.ini" --dry-run --only run.target_accuracy=0.50 > "$tmp/out" 2> "$tmp/err"
 check "a number matches as a number (0.50 is 0.5)" grep -q '^; --only keeps 4 of the 8 points' "$tmp/out"
 
+check "the man page describes --only" grep -q '^\.B \\-\\-only$' "$top/hetsim.1"
+
 finish only.sh

@@ -80,4 +80,6 @@ check "--json of an unknown run exits 2 naming it, printing nothing" \
 "$HETSIM" report --help | grep -q -- '--json'
 check "report --help names --json" test $? -eq 0
 
+check "the man page describes --json" grep -q '^\.B \\-\\-json$' "$top/hetsim.1"
+
 finish report_json.sh

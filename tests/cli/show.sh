@@ -76,4 +76,7 @@ check "diff compares its runs on their config lines" grep -q '^config: the keys 
 check "... finding what differs" test "$(sed -n '/^config/,/^$/p' "$tmp/old" | grep -c '^  [a-z]')" -ge 2
 check "... and leave the file as it was" cmp -s "$tmp/old.db" "$tmp/old-copy.db"
 
+check "the man page describes show" grep -q '^\.B show$' "$top/hetsim.1"
+check "the man page describes diff" grep -q '^\.B diff$' "$top/hetsim.1"
+
 finish show.sh
