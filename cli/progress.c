@@ -190,11 +190,23 @@ static const SinkOps progress_ops = {
     .tick = progress_tick,
 };
 
+/* --quiet: no tick, so the engine and the trainer do not call one per event for nothing. */
+static const SinkOps progress_quiet_ops = {
+    .run_begin = progress_run_begin,
+    .agents = progress_agents,
+    .round = progress_round,
+    .agent_rounds = progress_agent_rounds,
+    .pairing = progress_pairing,
+    .metric = progress_metric,
+    .run_end = progress_run_end,
+    .params = progress_params,
+};
+
 Sink progress_sink(ProgressSink *p, Sink inner, FILE *out, int quiet, const ProgressRun *run)
 {
     *p = (ProgressSink){.inner = inner, .out = out, .quiet = quiet, .is_terminal = isatty(fileno(out)),
                         .run = *run, .run_id = -1, .last_accuracy = NAN};
-    return (Sink){.ops = &progress_ops, .ctx = p};
+    return (Sink){.ops = quiet ? &progress_quiet_ops : &progress_ops, .ctx = p};
 }
 
 /* ---- a sweep ---- */
