@@ -6,6 +6,7 @@
 
 #include "analysis/report.h"
 #include "analysis/store.h"
+#include "cli/cli_check.h"
 #include "cli/progress.h"
 #include "sim/run.h"
 #include "sim/kernel/interrupt.h"
@@ -19,7 +20,7 @@
 
 static const char cli_run_usage[] =
     "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N]\n"
-    "                  [--quiet]\n"
+    "                  [--dry-run] [--quiet]\n"
     "\n"
     "Runs one scenario and appends it to the database (default results.db).\n"
     "  --db FILE          result database (created if missing; runs append)\n"
@@ -28,7 +29,15 @@ static const char cli_run_usage[] =
     "  --timing-only      same as --set run.mode=timing: no arithmetic, identical timings\n"
     "  --threads N        train mode's worker threads (default: [run] threads, else the\n"
     "                     number of cores); results are identical for every N\n"
-    "  --quiet            no progress on stderr and no report on stdout\n";
+    "  --dry-run          check the scenario and print it resolved (every key, SI units);\n"
+    "                     run nothing, write nothing (as `hetsim check`)\n"
+    "  --quiet            no progress or notes on stderr and no report on stdout\n"
+    "\n"
+    "Progress goes to stderr: a line when the run starts (scenario, method, agents, mode,\n"
+    "database), then a bar (a line per round when stderr is not a terminal) with the wall\n"
+    "time elapsed and an ETA. Once rows are written, stdout says where, in one line:\n"
+    "  database: PATH\n"
+    "(--quiet or not), then the run's summary.\n";
 
 static void cli_remove_database(const char *path)
 {
@@ -73,6 +82,34 @@ int cli_fail(int status, const char *message)
     return hs_error_exit_status(status);
 }
 
+/* --dry-run: the run's checks (its agents drawn too) and the resolved scenario on
+ * stdout as `hetsim check` prints it; nothing is opened for writing. */
+static int cli_run_dry(const CliScenarioArgs *args)
+{
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    int64_t sweep_runs = 0;
+    Scenario *sc = malloc(sizeof *sc);
+    int status = sc ? cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, &diag)
+                    : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status == HS_OK) status = sweep_check_agents(sc, &diag);
+    char *config = status == HS_OK ? scenario_config_string(sc) : NULL;
+    if (status == HS_OK && config == NULL) status = hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status != HS_OK) {
+        free(sc);
+        return cli_fail(status, diag.message);
+    }
+    cli_check_print_valid(stdout, args->scenario_path);
+    if (sc->has_sweep)
+        printf("; it defines a sweep of %lld runs; `hetsim run` runs its base point, printed here\n",
+               (long long)sweep_runs);
+    printf("; `hetsim run` would append it to %s%s\n", args->db_path, args->db_given ? "" : " (no --db given)");
+    printf("; the resolved scenario (every key, numbers in SI units, as runs.config records it):\n%s", config);
+    free(config);
+    free(sc);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* Runs the scenario into the database and prints its report; the exit status. */
 static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin)
 {
@@ -87,13 +124,17 @@ static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin
     if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
 
     const char *db_path = args->db_path;
+    cli_note_default_database(args);
     int db_existed = access(db_path, F_OK) == 0;
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;
     OriginSink recorded;
+    ProgressRun shown = {.label = sc->name, .scenario = args->scenario_path, .db_path = db_path,
+                         .agents = sc->n_agents, .total_rounds = sc->rounds, .time_budget = sc->time_budget,
+                         .target_accuracy = sc->target_accuracy};
     Sink sink = progress_sink(&progress, origin_sink(&recorded, store_sink(store), origin), stderr, args->quiet,
-                              sc->rounds, sc->name);
+                              &shown);
     RunOutcome outcome;
     status = sim_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
@@ -107,6 +148,7 @@ static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin
     store_close(store);
     /* A run refused before it started (e.g. a bad trace) leaves no database behind. */
     if (outcome.run_id < 0 && !db_existed) cli_remove_database(db_path);
+    if (outcome.run_id >= 0) cli_print_database(db_path);
     if (outcome.run_id >= 0 && !args->quiet && (status == HS_OK || status == HS_E_DIVERGED))
         if (report_print_run(db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
             fprintf(stderr, "hetsim: %s\n", diag.message);
@@ -122,11 +164,13 @@ int cli_run(int argc, char **argv)
     const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
     if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
     CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
-    int exit_status = -1;
+    int exit_status = -1, dry_run = 0;
     for (int i = 0; exit_status < 0 && i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cli_run_usage, stdout);
             exit_status = 0;
+        } else if (strcmp(argv[i], "--dry-run") == 0) {
+            dry_run = 1;
         } else if (cli_scenario_arg("run", cli_run_usage, argc, argv, &i, &args) != 0) {
             exit_status = 2;
         }
@@ -135,6 +179,7 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
+    if (exit_status < 0 && dry_run) exit_status = cli_run_dry(&args);
     if (exit_status < 0) {
         /* provenance (runs.command, scenario_text, overrides): the file as read now; a
          * file that cannot be read is reported by the run's own load */
