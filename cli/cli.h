@@ -4,6 +4,8 @@
 #ifndef CLI_CLI_H
 #define CLI_CLI_H
 
+#include "base/hs_error.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -29,6 +31,13 @@ typedef struct CliScenarioArgs {
  * options must be tried before this. */
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args);
+
+/* A database path (--db, or FILE.db of report and plot) is a regular file or does not
+ * exist yet: a FIFO, a folder or a device is refused (HS_E_INPUT, "PATH: the database
+ * is a FIFO (named pipe), not a regular file") before SQLite opens it, which would wait
+ * for a FIFO's writer forever. A missing file is left to the caller (run creates it,
+ * report says it cannot open it). */
+int cli_check_database(const char *path, HsDiag *diag);
 
 /* Prints "hetsim: message" to stderr and returns the exit status for status. */
 int cli_fail(int status, const char *message);

@@ -2,11 +2,18 @@
  * and the option helpers of `hetsim report` and `hetsim plot`. */
 #include "cli/cli.h"
 
+#include "base/infile.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int cli_check_database(const char *path, HsDiag *diag)
+{
+    return infile_check(path, "database", INFILE_REGULAR_OR_ABSENT, diag);
+}
 
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args)

@@ -87,6 +87,7 @@ static int cli_run_scenario(const CliScenarioArgs *args)
 
     const char *db_path = args->db_path;
     int db_existed = access(db_path, F_OK) == 0;
+    if ((status = cli_check_database(db_path, &diag)) != HS_OK) goto fail;
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;

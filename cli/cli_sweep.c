@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 
 #include "analysis/store.h"
+#include "base/infile.h"
 #include "sim/interrupt.h"
 #include "sim/sweep.h"
 
@@ -58,44 +59,6 @@ static int sweep_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-/* Reads path whole (the text is what every MPI rank resolves). */
-static int sweep_read_text(const char *path, char **text, HsDiag *diag)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-    if (read_error) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
-    }
-    *text = buf;
-    return HS_OK;
 }
 
 /* Decides which runs to do. With --resume, drops the sweep's incomplete runs. */
@@ -282,7 +245,7 @@ int cli_sweep(int argc, char **argv)
         mpi_started = 1;
     }
     /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
-    if (talk) status = sweep_read_text(scenario_path, &text, &diag);
+    if (talk) status = infile_read_text(scenario_path, "scenario", INIDOC_FILE_MAX, &text, NULL, &diag);
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
@@ -314,7 +277,8 @@ int cli_sweep(int argc, char **argv)
         goto cleanup;
     }
 
-    if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
+    if ((status = cli_check_database(db_path, &diag)) != HS_OK || (status = store_open(db_path, &store, &diag)) != HS_OK)
+        goto fail;
     status = sweep_plan(store, &sw, resume, db_path, quiet, &todo, &n_todo, &n_kept, &n_kept_diverged, &diag);
     if (status != HS_OK) goto fail;
     if ((status = sweep_master_init(&master, &sw, store_sink(store), todo, n_todo, stderr, quiet)) != HS_OK) {

@@ -3,6 +3,8 @@
  * it, they gather batches by index. */
 #include "models/dataset.h"
 
+#include "base/infile.h"
+
 #include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <math.h>
@@ -28,8 +30,12 @@ int dataset_read_idx(const char *file, int expect_dims, uint8_t **data, int dims
             return hs_diag_set(diag, HS_E_MISSING, file, 0, "not found (%s)", dataset_package_hint);
         return hs_diag_set(diag, HS_E_IO, file, 0, "cannot access: %s", strerror(errno));
     }
-    gz = gzopen(file, "rb");
+    /* a regular file of bounded size: a FIFO, folder or device is refused, never read */
+    int fd;
+    if ((status = infile_open(file, "dataset file", DATASET_IDX_MAX_BYTES, &fd, NULL, diag)) != HS_OK) return status;
+    gz = gzdopen(fd, "rb");
     if (!gz) {
+        close(fd);
         status = hs_diag_set(diag, HS_E_IO, file, 0, "cannot open: %s", errno ? strerror(errno) : "zlib error");
         goto fail;
     }
@@ -207,6 +213,10 @@ static int dataset_rotate_set(const DataSpec *spec, uint8_t *pixels, int n, int 
 static int dataset_load_fashion(const DataSpec *spec, Dataset *ds, HsDiag *diag)
 {
     const char *folder = spec->path[0] ? spec->path : "/usr/share/datasets/fashion-mnist";
+    /* a folder that is missing is a missing package (dataset_read_idx says so); one that
+     * is something else (a file, a FIFO) is a bad path */
+    if (access(folder, F_OK) == 0 && infile_check(folder, "dataset folder", INFILE_DIRECTORY, diag) != HS_OK)
+        return HS_E_INPUT;
     int rows, cols, test_rows, test_cols, status;
     if ((status = dataset_read_pair(folder, "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                                     &ds->train_pixels, &ds->train_y, &ds->n_train, &rows, &cols, diag)) ||

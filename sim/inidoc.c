@@ -2,6 +2,8 @@
  * file supplies line numbers through its own reader and keeps every entry. */
 #include "sim/inidoc.h"
 
+#include "base/infile.h"
+
 #include <errno.h>
 #include <ini.h>
 #include <stdio.h>
@@ -165,41 +167,10 @@ int inidoc_load_string(const char *name, const char *text, IniDoc *doc, HsDiag *
 int inidoc_load(const char *path, IniDoc *doc, HsDiag *diag)
 {
     memset(doc, 0, sizeof *doc);
-    FILE *f = fopen(path, "rb");
-    /* A path the user gave that cannot be read is bad input (exit 2), like a bad flag. */
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    char buf[65536];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
-        if (len + got + 1 > cap) {
-            cap = (len + got + 1) * 2;
-            char *grown = realloc(text, cap);
-            if (grown == NULL) {
-                free(text);
-                fclose(f);
-                return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-            }
-            text = grown;
-        }
-        memcpy(text + len, buf, got);
-        len += got;
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (read_error) {
-        free(text);
-        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
-    }
-    if (text == NULL) text = calloc(1, 1);
-    if (text == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-    text[len] = '\0';
-    if (memchr(text, '\0', len) != NULL) {
-        free(text);
-        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
-    }
-    int status = inidoc_load_string(path, text, doc, diag);
+    char *text;
+    int status = infile_read_text(path, "scenario", INIDOC_FILE_MAX, &text, NULL, diag);
+    if (status != HS_OK) return status;
+    status = inidoc_load_string(path, text, doc, diag);
     free(text);
     return status;
 }

@@ -9,6 +9,8 @@
 
 #define INIDOC_NAME_MAX 64
 #define INIDOC_VALUE_MAX 1024
+/* The largest scenario file: 16 MiB (a [sweep] of long lists is a few kB). */
+#define INIDOC_FILE_MAX ((size_t)16 << 20)
 
 /* Where an entry's value came from. Overrides outrank the file: a --set value wins over
  * the file's, a swept value over both (see scenario.c for [method] vs [method.NAME]). */
@@ -36,8 +38,10 @@ typedef struct IniDoc {
     int next_order;
 } IniDoc;
 
-/* Reads path. Indented lines continue the previous value (joined with a space); a key
- * given twice in one section is an error. Returns 0, HS_E_INPUT (unreadable or malformed) or HS_E_NOMEM. */
+/* Reads path (a regular text file of at most INIDOC_FILE_MAX bytes, base/infile.h).
+ * Indented lines continue the previous value (joined with a space); a key given twice
+ * in one section is an error. Returns 0, HS_E_INPUT (unreadable or malformed) or
+ * HS_E_NOMEM. */
 int inidoc_load(const char *path, IniDoc *doc, HsDiag *diag);
 /* Same for text held in memory; name is used in messages. */
 int inidoc_load_string(const char *name, const char *text, IniDoc *doc, HsDiag *diag);
