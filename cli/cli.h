@@ -21,11 +21,18 @@ typedef struct CliScenarioArgs {
     const char *db_path;        /* "results.db" unless --db */
     const char **overrides;     /* --set values in order; --timing-only adds run.mode */
     int n_overrides;
+    const char **groups;        /* --add-group names (room for argc, like overrides) */
+    int n_groups;
     int quiet;
     char threads_set[32];       /* "run.threads=N" for --threads N (an override) */
 } CliScenarioArgs;
 
-/* Takes argv[*i] if it is --db, --set, --timing-only, --threads, --quiet or the scenario path
+/* Applies args' --add-group groups, then its --set overrides in order, to doc (the
+ * scenario file's document): HS_OK or the first error in diag. */
+struct IniDoc;
+int cli_apply_overrides(struct IniDoc *doc, const CliScenarioArgs *args, HsDiag *diag);
+
+/* Takes argv[*i] if it is --db, --set, --add-group, --timing-only, --threads, --quiet or the scenario path
  * (advancing *i past an option's value) and returns 0; for an unknown option or a second
  * scenario prints why (naming command, then usage) and returns 2. Command-specific
  * options must be tried before this. */

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include "base/infile.h"
+#include "sim/scenario.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -15,6 +16,15 @@ int cli_check_database(const char *path, HsDiag *diag)
     return infile_check(path, "database", INFILE_REGULAR_OR_ABSENT, diag);
 }
 
+int cli_apply_overrides(IniDoc *doc, const CliScenarioArgs *args, HsDiag *diag)
+{
+    int status = HS_OK;
+    for (int i = 0; status == HS_OK && i < args->n_groups; i++) status = scenario_add_group(doc, args->groups[i], diag);
+    for (int i = 0; status == HS_OK && i < args->n_overrides; i++)
+        status = inidoc_apply_set(doc, args->overrides[i], diag);
+    return status;
+}
+
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args)
 {
@@ -25,6 +35,10 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
         args->overrides[args->n_overrides++] = argv[++*i];
     } else if (strncmp(a, "--set=", 6) == 0) {
         args->overrides[args->n_overrides++] = a + 6;
+    } else if (strcmp(a, "--add-group") == 0 && *i + 1 < argc) {
+        args->groups[args->n_groups++] = argv[++*i];
+    } else if (strncmp(a, "--add-group=", 12) == 0) {
+        args->groups[args->n_groups++] = a + 12;
     } else if (strcmp(a, "--timing-only") == 0) {
         args->overrides[args->n_overrides++] = "run.mode=timing";
     } else if (strcmp(a, "--quiet") == 0) {

@@ -17,13 +17,16 @@
 #include <unistd.h>
 
 static const char cli_run_usage[] =
-    "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N]\n"
-    "                  [--quiet]\n"
+    "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "                  [--timing-only] [--threads N] [--quiet]\n"
     "\n"
     "Runs one scenario and appends it to the database (default results.db).\n"
     "  --db FILE          result database (created if missing; runs append)\n"
     "  --set S.K=VALUE    override a scenario key, e.g. --set agents.count=32\n"
     "                     or a group key: --set agents.stragglers.compute=\"100 MFLOPS\"\n"
+    "                     (only a group the file defines: a misspelt one is an error)\n"
+    "  --add-group NAME   add an empty group [agents.NAME] for --set to fill, e.g.\n"
+    "                     --add-group fast --set agents.fast.count=4 --set agents.fast.compute=...\n"
     "  --timing-only      same as --set run.mode=timing: no arithmetic, identical timings\n"
     "  --threads N        train mode's worker threads (default: [run] threads, else the\n"
     "                     number of cores); results are identical for every N\n"
@@ -42,13 +45,12 @@ static void cli_remove_database(const char *path)
 /* The base point of the scenario (the file without [sweep], with the overrides). A
  * [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a typo there is
  * not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
-static int cli_run_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
-                        int64_t *sweep_runs, HsDiag *diag)
+static int cli_run_load(const CliScenarioArgs *args, Scenario *sc, int64_t *sweep_runs, HsDiag *diag)
 {
     IniDoc doc;
     *sweep_runs = 0;
-    int status = inidoc_load(path, &doc, diag);
-    for (int i = 0; status == HS_OK && i < n_overrides; i++) status = inidoc_apply_set(&doc, overrides[i], diag);
+    int status = inidoc_load(args->scenario_path, &doc, diag);
+    if (status == HS_OK) status = cli_apply_overrides(&doc, args, diag);
     if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
     if (status == HS_OK && sc->has_sweep) status = sweep_check(&doc, sweep_runs, diag);
     inidoc_free(&doc);
@@ -80,7 +82,7 @@ static int cli_run_scenario(const CliScenarioArgs *args)
     Store *store = NULL;
     Scenario *sc = malloc(sizeof *sc);
     int64_t sweep_runs;
-    int status = sc ? cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, &diag)
+    int status = sc ? cli_run_load(args, sc, &sweep_runs, &diag)
                     : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
     if (status != HS_OK) goto fail;
     if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
@@ -117,9 +119,10 @@ fail:
 
 int cli_run(int argc, char **argv)
 {
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    /* room for argc --set values, then argc --add-group names */
+    const char **overrides = calloc(2 * ((size_t)argc + 1), sizeof *overrides);
     if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides, .groups = overrides + argc + 1};
     int exit_status = -1;
     for (int i = 0; exit_status < 0 && i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {

@@ -36,8 +36,8 @@
 #include <unistd.h>
 
 static const char cli_sweep_usage[] =
-    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
-    "                    [--timing-only] [--threads N] [--quiet]\n"
+    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "                    [--jobs N] [--resume] [--timing-only] [--threads N] [--quiet]\n"
     "\n"
     "Runs every point of the scenario's [sweep] (Cartesian product of the listed values,\n"
     "`repeat` seeds each) and appends them to the database (default results.db).\n"
@@ -45,7 +45,9 @@ static const char cli_sweep_usage[] =
     "  --jobs N           worker processes (default: the number of cores)\n"
     "  --resume           finish an interrupted or killed sweep: keep its done runs,\n"
     "                     drop the incomplete ones, run the missing points\n"
-    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win)\n"
+    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win);\n"
+    "                     a group key only for a group the file defines\n"
+    "  --add-group NAME   add an empty group [agents.NAME] for --set and [sweep] keys\n"
     "  --timing-only      same as --set run.mode=timing\n"
     "  --threads N        worker threads per train-mode run (default: [run] threads, else\n"
     "                     cores / jobs, at least 1; 1 per rank under mpirun)\n"
@@ -182,9 +184,10 @@ static void sweep_print_resume(int argc, char **argv, int resume, int mpi_size)
 int cli_sweep(int argc, char **argv)
 {
     int resume = 0, jobs = 0;
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    /* room for argc --set values, then argc --add-group names */
+    const char **overrides = calloc(2 * ((size_t)argc + 1), sizeof *overrides);
     if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides, .groups = overrides + argc + 1};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -249,8 +252,7 @@ int cli_sweep(int argc, char **argv)
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
-    for (int i = 0; i < n_overrides; i++)
-        if ((status = inidoc_apply_set(&doc, overrides[i], &diag)) != HS_OK) goto fail;
+    if ((status = cli_apply_overrides(&doc, &args, &diag)) != HS_OK) goto fail;
     if ((status = sweep_parse(&doc, &sw, &diag)) != HS_OK) goto fail;
     if (talk && !quiet)
         for (int i = 0; i < n_overrides; i++)

@@ -76,6 +76,9 @@ static int scenario_check_names(Resolver *r)
     char hint[128];
     for (int i = 0; i < doc->n_sections; i++) {
         const char *s = doc->sections[i];
+        if (scenario_is_group(s) && (doc->section_origins[i] == INIDOC_FROM_SET ||
+                                     doc->section_origins[i] == INIDOC_FROM_SWEEP))
+            return scenario_invented_group(r, s);
         int known = scenario_is_group(s) || scenario_method_section(s) != NULL;
         for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
         if (!known) {

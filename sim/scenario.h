@@ -188,6 +188,12 @@ typedef struct Scenario {
  * entries it used. */
 int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
 
+/* `--add-group NAME`: adds an empty group [agents.NAME] to doc, which --set may then
+ * fill (an override may change only what the file defines; a group is the one thing it
+ * would otherwise invent, issue 28 class 2). HS_E_INPUT for a bad name or a group the
+ * document has already. */
+int scenario_add_group(IniDoc *doc, const char *name, HsDiag *diag);
+
 /* Loads path, applies the --set overrides in order and resolves. */
 int scenario_load(const char *path, const char *const *overrides, int n_overrides,
                   Scenario *sc, HsDiag *diag);

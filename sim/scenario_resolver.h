@@ -26,6 +26,11 @@ const MethodOps *scenario_method_section(const char *section);
 /* Where a section that has no line of its own came from: the first override that made it. */
 const char *scenario_section_where(const IniDoc *doc, const char *section, char *where, size_t size);
 
+/* A group that only an override names (--set agents.slw.count=4, a [sweep] key): an
+ * override changes what the file defines, so this is an error with a "did you mean"
+ * among the file's groups; --add-group NAME (inidoc_add_section) makes one on purpose. */
+int scenario_invented_group(Resolver *r, const char *section);
+
 IniEntry *scenario_take(Resolver *r, const char *section, const char *key);
 
 /* "FILE:LINE: [section] key: detail", or "--set section.key=value: detail" for an
@@ -62,8 +67,9 @@ int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int 
 int scenario_real_list(Resolver *r, IniEntry *e, const char *text, double min, double max, double *values,
                        int max_count, int *count);
 
-/* Text that runs.config must give back as it was: a ';' or '#' there would start a
- * comment when the config is read again. */
+/* Text that runs.config must give back as it was: no ';' or '#' (they would start a
+ * comment when the config is read again) and no tab (every other control character is
+ * refused by the document already, sim/inidoc.h). */
 int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text);
 
 /* A file a scenario names (a trace, an edges list) is relative to the scenario file's

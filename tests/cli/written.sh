@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Issue 28: what runs is what was written. Each input below used to run (exit 0, a `done`
+# run that is not what the scenario says); each now exits 2 naming the file and line (or
+# the option) and writes no database.
+. "$(dirname "$0")/lib.bash"
+
+q=scenarios/quickstart.ini
+refused() { # name, fragment of the message, run arguments...
+  local name=$1 fragment=$2; shift 2
+  rm -f "$tmp/out.db"
+  "$HETSIM" "$@" --db "$tmp/out.db" --quiet > /dev/null 2> "$tmp/err"
+  local status=$?
+  check "$name exits 2 (status $status)" test $status -eq 2
+  check "$name is named" grep -qF -- "$fragment" "$tmp/err"
+  check "$name writes no database" test ! -e "$tmp/out.db"
+}
+
+# class 4: syntax libinih accepts but a scenario does not mean
+sed 's/^\[agents.stragglers\]$/[agents.stragglers] count = 5/' $q > "$tmp/header.ini"
+refused "text after a section header" "header.ini:37: text after the section header [agents.stragglers]: 'count = 5'" \
+  run "$tmp/header.ini" --timing-only
+printf '\n[agents.stragglers]\nlatency = 1 ms\n' | cat $q - > "$tmp/twice.ini"
+refused "a section given twice" "twice.ini:41: [agents.stragglers] is given twice (first at line 37)" \
+  run "$tmp/twice.ini" --timing-only
+sed 's/^rounds = 5$/rounds: 5/' $q > "$tmp/colon.ini"
+refused "KEY: VALUE" "colon.ini:9: 'rounds:' — a key and its value are separated by '='" run "$tmp/colon.ini" --timing-only
+sed 's/^seed = 1$/seed = 1\n  rounds = 2/' $q > "$tmp/indented.ini"
+refused "an indented KEY = VALUE after a key" "indented.ini:9: an indented line continues the value of 'seed'" \
+  run "$tmp/indented.ini" --timing-only
+
+# class 3: control characters never reach a value (or runs.config)
+refused "a line break in --set run.name" "'run.name=a\n[agents]\ncount = 3' holds a line break" \
+  run $q --timing-only --set "run.name=a
+[agents]
+count = 3"
+refused "a tab in --set run.name" "--set run.name=a	b: holds a tab" run $q --timing-only --set "run.name=a	b"
+refused "an escape in --set" "holds an escape character" run $q --timing-only --set $'run.name=\e[31mred'
+sed 's/^name = quickstart$/name = quick\rstart/' $q > "$tmp/cr.ini"
+refused "a carriage return in a value" "cr.ini:6: holds a carriage return (0x0d)" run "$tmp/cr.ini" --timing-only
+
+# class 2: --set and [sweep] change what the file defines; --add-group adds a group
+refused "--set on a misspelt group" \
+  "--set agents.stragglrs.count=2: the scenario defines no group [agents.stragglrs] (did you mean 'agents.stragglers'?)" \
+  run $q --timing-only --set agents.stragglrs.count=2
+{ cat $q; printf '[sweep]\nagents.stragglrs.count = 1, 2\n'; } > "$tmp/sweep.ini"
+refused "a sweep key on a misspelt group" "sweep.ini:41: [sweep] agents.stragglrs.count: the scenario defines no group" \
+  sweep "$tmp/sweep.ini" --timing-only
+rm -f "$tmp/add.db"
+"$HETSIM" run $q --timing-only --quiet --db "$tmp/add.db" --set run.rounds=1 --add-group fast \
+  --set agents.fast.count=2 --set "agents.fast.compute=20 GFLOPS" 2> "$tmp/err"
+check "--add-group adds a group" test "$(q "$tmp/add.db" "select group_concat(grp || '=' || n) from
+  (select grp, count(*) n from agents group by grp order by grp)")" = "default=10,fast=2,stragglers=4"
+check "--add-group's group is in runs.config" sh -c "sqlite3 '$tmp/add.db' 'select config from runs' | grep -q '^\[agents.fast\]$'"
+refused "--add-group of a group the file has" "quickstart.ini:37 defines [agents.stragglers] already" \
+  run $q --timing-only --add-group stragglers
+"$HETSIM" run --help > "$tmp/help"; check "run --help documents --add-group" grep -q -- '--add-group NAME' "$tmp/help"
+"$HETSIM" sweep --help > "$tmp/help"; check "sweep --help documents --add-group" grep -q -- '--add-group NAME' "$tmp/help"
+finish written.sh
