@@ -46,6 +46,21 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
  * report says it cannot open it). */
 int cli_check_database(const char *path, HsDiag *diag);
 
+/* The pre-flight (cli_preflight.c): what a run will read that resolution did not read
+ * whole — a train-mode run's dataset files — read before the database is opened, once
+ * per folder (seen remembers the folders read; zero it first, free it after). Errors
+ * start with the scenario's line of [data] path (Scenario.data_where); a corrupt or
+ * unreadable file is HS_E_INPUT. */
+struct Scenario;
+typedef struct CliPreflight {
+    char (*folders)[512];
+    int n, capacity;
+} CliPreflight;
+int cli_preflight(CliPreflight *seen, const struct Scenario *sc, HsDiag *diag);
+void cli_preflight_free(CliPreflight *seen);
+/* `run`'s pre-flight: the agents drawn (world_build), then cli_preflight. */
+int cli_preflight_run(const struct Scenario *sc, HsDiag *diag);
+
 /* Prints "hetsim: message" to stderr and returns the exit status for status. */
 int cli_fail(int status, const char *message);
 

@@ -87,6 +87,8 @@ static int cli_run_scenario(const CliScenarioArgs *args)
     if (status != HS_OK) goto fail;
     if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
 
+    /* every input file is read before the database is opened */
+    if ((status = cli_preflight_run(sc, &diag)) != HS_OK) goto fail;
     const char *db_path = args->db_path;
     int db_existed = access(db_path, F_OK) == 0;
     if ((status = cli_check_database(db_path, &diag)) != HS_OK) goto fail;

@@ -57,6 +57,11 @@ static const char cli_sweep_usage[] =
 
 /* ---- the command ---- */
 
+static int cli_preflight_check(void *ctx, const Scenario *sc, HsDiag *diag)
+{
+    return cli_preflight(ctx, sc, diag);
+}
+
 static int sweep_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -264,7 +269,16 @@ int cli_sweep(int argc, char **argv)
                     fprintf(stderr, "hetsim: note: --set %s is replaced by the swept values of %s (%s:%d)\n",
                             overrides[i], name, scenario_path, sw.axes[a].line);
             }
-    if ((status = sweep_resolve(&sw, &diag)) != HS_OK) goto fail;
+    /* rank 0 reads every input file (traces and the like at resolution, the datasets
+     * here) before it opens the database */
+    CliPreflight preflight = {0};
+    if (talk) {
+        sw.check_run = cli_preflight_check;
+        sw.check_ctx = &preflight;
+    }
+    status = sweep_resolve(&sw, &diag);
+    cli_preflight_free(&preflight);
+    if (status != HS_OK) goto fail;
     /* jobs x threads stay within the cores; MPI ranks usually fill a node's cores already */
     int busy_jobs = sw.n_runs < jobs ? (int)sw.n_runs : jobs;
     sw.threads_default = mpi || busy_jobs < 1 ? 1 : (sweep_cores() / busy_jobs > 1 ? sweep_cores() / busy_jobs : 1);

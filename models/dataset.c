@@ -241,6 +241,42 @@ static int dataset_load_fashion(const DataSpec *spec, Dataset *ds, HsDiag *diag)
     return HS_OK;
 }
 
+static const char *const dataset_fashion_files[] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                                    "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"};
+
+int dataset_check_files(const DataSpec *spec, HsDiag *diag)
+{
+    if (spec->dataset != DATA_FASHION_MNIST) return HS_OK;
+    const char *folder = spec->path[0] ? spec->path : "/usr/share/datasets/fashion-mnist";
+    if (access(folder, F_OK) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return hs_diag_set(diag, HS_E_MISSING, folder, 0, "no such folder (%s)", dataset_package_hint);
+        return hs_diag_set(diag, HS_E_INPUT, folder, 0, "cannot open the dataset folder: %s", strerror(errno));
+    }
+    int status = infile_check(folder, "dataset folder", INFILE_DIRECTORY, diag);
+    for (int k = 0; status == HS_OK && k < 4; k++) {
+        char file[600];
+        snprintf(file, sizeof file, "%s/%s", folder, dataset_fashion_files[k]);
+        if (access(file, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR))
+            return hs_diag_set(diag, HS_E_MISSING, file, 0, "not found (%s)", dataset_package_hint);
+        status = infile_check(file, "dataset file", INFILE_REGULAR, diag);
+    }
+    return status;
+}
+
+int dataset_check(const DataSpec *spec, HsDiag *diag)
+{
+    if (spec->dataset != DATA_FASHION_MNIST) return HS_OK;
+    /* the domains' rotation cannot refuse anything (out of memory aside): skipped */
+    DataSpec plain = *spec;
+    plain.partition = PART_IID;
+    plain.n_domains = 0;
+    Dataset *ds;
+    int status = dataset_load(&plain, NULL, &ds, diag);
+    dataset_free(ds);
+    return status;
+}
+
 static void dataset_draw_mixture(gsl_rng *rng, const double *means, int features, int classes, int n, float *x,
                                  uint8_t *y)
 {

@@ -73,6 +73,16 @@ void dataset_rotate(const uint8_t *in, uint8_t *out, int height, int width, doub
 int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag);
 void dataset_free(Dataset *ds);
 
+/* Without reading them: the files spec's dataset reads exist as regular files in a
+ * folder (fashion-mnist: the four IDX files; synthetic reads nothing). HS_E_MISSING with
+ * the Debian package's name for a missing folder or file, HS_E_INPUT for a path that is
+ * not a folder or a file that is not a regular file (base/infile.h). Cheap: stat(2) only. */
+int dataset_check_files(const DataSpec *spec, HsDiag *diag);
+/* Reads the files whole as dataset_load does (gzip streams, IDX headers, labels) and
+ * frees them: what dataset_load can refuse, this refuses first, with the same message.
+ * For a check before anything is written; costs one load of the files. */
+int dataset_check(const DataSpec *spec, HsDiag *diag);
+
 /* Copies B samples into x (B, features) and y (B): rows idx[0..B-1] of the training set
  * (test_set = 0) or of the test set; idx NULL takes rows 0..B-1. */
 void dataset_gather(const Dataset *ds, int test_set, const int *idx, int B, float *x, int *y);

@@ -584,9 +584,11 @@ static int scenario_resolve_assign(Resolver *r)
     if (status != HS_OK) return status;
     int *server_of = malloc((size_t)(sc->n_agents > 0 ? sc->n_agents : 1) * sizeof *server_of);
     if (server_of == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    status = server_assign_load(sc->server_assign_file, sc->n_agents, sc->server_count, server_of, r->diag);
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    status = server_assign_load(sc->server_assign_file, sc->n_agents, sc->server_count, server_of, &inner);
     free(server_of);
-    return status;
+    return status == HS_OK ? HS_OK : scenario_input_bad(r, e, &inner);
 }
 /* [server] or [servers]: resolved whenever present (so a sweep over methods validates it
  * once), but simulated only for a method that uses servers; such a method without one
@@ -658,7 +660,13 @@ static int scenario_check_topology(Resolver *r)
     /* edge-server methods run the graph over their servers */
     int nodes = (method_lookup(sc->method)->capabilities & METHOD_EDGE_SERVERS) && sc->has_server ? sc->server_count
                                                                                                 : sc->n_agents;
-    return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
+    if (sc->topology != TOPO_FILE)
+        return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
+    /* the edges file's own errors, at the graph key */
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    int status = topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, &inner);
+    return status == HS_OK ? HS_OK : scenario_input_bad(r, e, &inner);
 }
 
 /* partition = domains sets every agent's samples (the partition deals the domains'
@@ -696,7 +704,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_check_topology(&r)) ||
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
-        (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)))
+        (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
+        (status = scenario_check_dataset(&r)) || (status = scenario_check_traces(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

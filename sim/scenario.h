@@ -148,6 +148,10 @@ typedef struct Scenario {
                                  * step runs when the method asks — the reference order. */
     /* [data] [model] */
     DataSpec data;
+    /* where the dataset's files were named: "FILE:LINE: [data] path" (or the [data]
+     * dataset key, or the file, for the default folder), "--set data.path=...": messages
+     * about the files' contents start with it (issue 28, class 8) */
+    char data_where[640];
     int dataset_train_size, dataset_test_size;
     ModelSpec model;
     OptimSpec optim;
@@ -187,6 +191,20 @@ typedef struct Scenario {
 /* Resolves doc into *sc. Errors: HS_E_INPUT with "FILE:LINE: ..." in diag. Marks the
  * entries it used. */
 int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
+
+/* The attributes a trace can drive, in the order the engine loads them. */
+enum {
+    SCENARIO_TRACE_COMPUTE, SCENARIO_TRACE_UPLINK, SCENARIO_TRACE_DOWNLINK, SCENARIO_TRACE_AVAILABILITY,
+    SCENARIO_TRACE_ATTRIBUTES
+};
+/* Loads the trace of one attribute of groups[group] (its Distribution is a trace) over
+ * the run's nodes numbered as world.c numbers them (agents, then servers); needed (one
+ * byte per node) gets 1 for the group's nodes, the ones it must cover. The resolver
+ * checks every trace with it and the engine loads them with it, so the two cannot
+ * disagree. Errors as trace_load's (sim/trace.h). */
+struct Trace;
+int scenario_trace_load(const Scenario *sc, int group, int attribute, char *needed, struct Trace *out,
+                        HsDiag *diag);
 
 /* `--add-group NAME`: adds an empty group [agents.NAME] to doc, which --set may then
  * fill (an override may change only what the file defines; a group is the one thing it

@@ -77,6 +77,18 @@ int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text);
  * runs.config still finds it from any working directory. */
 int scenario_input_path(Resolver *r, const IniEntry *e, char *path, size_t size);
 
+/* A file a key names was refused (inner: "FILE:LINE: what"): the error at the key,
+ * "SCENARIO:LINE: [section] key: FILE:LINE: what" (issue 28, class 8); an error that is
+ * not bad input (out of memory) is passed on as it is. */
+int scenario_input_bad(Resolver *r, const IniEntry *e, const HsDiag *inner);
+
+/* Every attribute trace, loaded as the engine will load it (scenario_inputs.c). */
+int scenario_check_traces(Resolver *r);
+
+/* [data]: the dataset's files exist and are regular files (stat only), whenever [data]
+ * path is given or the run trains; sets Scenario.data_where. */
+int scenario_check_dataset(Resolver *r);
+
 /* An error about a whole section (a combination of keys), at its header line. */
 int scenario_section_bad(Resolver *r, const char *section, const char *message);
 

@@ -135,6 +135,7 @@ static void sweep_strip(IniDoc *doc)
     for (int i = 0; i < doc->n_sections; i++) {
         if (strcmp(doc->sections[i], "sweep") == 0) continue;
         memmove(doc->sections[kept], doc->sections[i], sizeof doc->sections[i]);
+        doc->section_origins[kept] = doc->section_origins[i];
         doc->section_lines[kept++] = doc->section_lines[i];
     }
     doc->n_sections = kept;
@@ -345,6 +346,10 @@ int sweep_resolve(Sweep *sw, HsDiag *diag)
                 goto fail;
             }
             world_free(&world);
+            if (r == 0 && sw->check_run != NULL && (status = sw->check_run(sw->check_ctx, sc, &local)) != HS_OK) {
+                hs_diag_set(diag, status, NULL, 0, "%s (in sweep run %s)", local.message, sw->labels[index]);
+                goto fail;
+            }
             char *config = scenario_config_string(sc);
             if (config == NULL) goto nomem;
             hash = hash_fnv1a(hash, sw->labels[index], strlen(sw->labels[index]) + 1);

@@ -66,6 +66,12 @@ typedef struct Sweep {
     int64_t *by_label;  /* (n_runs) run indices sorted by label, for sweep_find */
     char id[SWEEP_ID_SIZE];
     int threads_default; /* worker threads of a run whose [run] threads is not set (0: the cores) */
+    /* Set by the caller before sweep_resolve (may be NULL): called with the scenario of
+     * every point (its first repeat) once it resolved and its agents were drawn, so the
+     * command can read the files its runs will read before the database is opened; an
+     * error stops the sweep there. */
+    int (*check_run)(void *ctx, const Scenario *sc, HsDiag *diag);
+    void *check_ctx;
 } Sweep;
 
 /* Splits text at top-level commas into a new array of *count trimmed items (outer
@@ -80,8 +86,8 @@ void sweep_values_free(char **values, int count);
  * freed. */
 int sweep_parse(const IniDoc *doc, Sweep *sw, HsDiag *diag);
 /* Resolves every run and draws its agents (world_build), so nothing runs unless every
- * run can start; fills labels and the id. Errors name the run: "... (in sweep point
- * KEY=VALUE ...)". */
+ * run can start (and calls check_run when set); fills labels and the id. Errors name the
+ * run: "... (in sweep point KEY=VALUE ...)". */
 int sweep_resolve(Sweep *sw, HsDiag *diag);
 /* The scenario of run index (0 <= index < n_runs), seed included. */
 int sweep_scenario(const Sweep *sw, int64_t index, Scenario *sc, HsDiag *diag);

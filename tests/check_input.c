@@ -1,7 +1,8 @@
 /* check_input.c — what runs is what was written (issue 28): syntax libinih would accept
  * but a scenario does not mean is an error at its line (class 4); control characters
  * never reach a value (class 3); an override changes only what the file defines, a group
- * is added on purpose with --add-group (class 2). */
+ * is added on purpose with --add-group (class 2); a file a key names is refused at that
+ * key, with the file's own line (class 8). */
 #include "sim/scenario.h"
 #include "sim/sweep.h"
 #include "tests/test_scenario.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *base_text =
@@ -243,6 +245,65 @@ START_TEST(test_sweep_keys_do_not_invent_groups)
 }
 END_TEST
 
+/* ---- class 8: a file a key names is refused at the key, with its own line ---- */
+
+static char scratch[64];
+
+static const char *scratch_file(const char *name, const char *text)
+{
+    static char path[128];
+    snprintf(scratch, sizeof scratch, "/tmp/hetsim-input-%d", (int)getpid());
+    mkdir(scratch, 0700);
+    snprintf(path, sizeof path, "%s/%s", scratch, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+START_TEST(test_input_files_are_named_at_their_key)
+{
+    char extra[512], fragment[256];
+    const char *trace = scratch_file("t.csv", "agent,time,value\ndefault,0,1 GFLOPS\nslow,0,-1 GFLOPS\n");
+    snprintf(extra, sizeof extra, "[agents.fast]\ncount = 1\ncompute = trace(%s)\n", trace);
+    snprintf(fragment, sizeof fragment, "[agents.fast] compute: %s:3: value must be positive", trace);
+    expect_refused(extra, NULL, 0, "t.ini:14:", fragment);
+    /* inherited from [agents]: named there */
+    char text[4096];
+    snprintf(text, sizeof text, "[run]\nmethod = sync\nrounds = 1\nmode = timing\n[agents]\ncount = 4\n"
+                                "compute = 1 GFLOPS\nbandwidth = trace(%s)\n[agents.slow]\ncount = 1\n",
+             scratch_file("b.csv", "default,0,1 MB/s\n"));
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:8: [agents] bandwidth: ") == diag.message &&
+                      strstr(diag.message, "b.csv: no rows for agent 3 (group slow)") != NULL,
+                  "%s", diag.message);
+    const char *edges = scratch_file("g.edges", "0 1\n1 1\n");
+    snprintf(extra, sizeof extra, "[topology]\ngraph = %s\n", edges);
+    snprintf(fragment, sizeof fragment, "[topology] graph: %s:2: self-loop 1-1", edges);
+    expect_refused(extra, NULL, 0, "t.ini:13:", fragment);
+    const char *set[] = {"topology.graph=/nonexistent/x.edges"};
+    expect_refused("", set, 1, "--set topology.graph=/nonexistent/x.edges:", "cannot read /nonexistent/x.edges");
+    const char *assign = scratch_file("c.assign", "0 0\n0 1\n");
+    snprintf(extra, sizeof extra, "[servers]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 Gbit/s\nassign = %s\n",
+             assign);
+    snprintf(fragment, sizeof fragment, "[servers] assign: %s:2: agent 0 is assigned twice (first at line 1)", assign);
+    expect_refused(extra, NULL, 0, "t.ini:16:", fragment);
+    expect_refused("[data]\npath = /nonexistent\n", NULL, 0, "t.ini:13:",
+                   "[data] path: /nonexistent: no such folder (install the Fashion-MNIST files");
+    snprintf(extra, sizeof extra, "[data]\npath = %s\n", scratch);
+    snprintf(fragment, sizeof fragment, "[data] path: %s/train-images-idx3-ubyte.gz: not found", scratch);
+    expect_refused(extra, NULL, 0, "t.ini:13:", fragment);
+    unlink(trace);
+    unlink(edges);
+    unlink(assign);
+    unlink(scratch_file("b.csv", ""));
+    rmdir(scratch);
+}
+END_TEST
+
 static Suite *input_suite(void)
 {
     Suite *s = suite_create("input");
@@ -257,6 +318,7 @@ static Suite *input_suite(void)
     tcase_add_test(tc, test_add_group);
     tcase_add_test(tc, test_set_may_create_fixed_sections);
     tcase_add_test(tc, test_sweep_keys_do_not_invent_groups);
+    tcase_add_test(tc, test_input_files_are_named_at_their_key);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -386,7 +386,8 @@ START_TEST(test_sdfeel_file_assignment)
         write_file(path, bad[k][0]);
         ck_assert_int_eq(run_with(text, given, 1, NULL, &diag, NULL), HS_E_INPUT);
         char want[300];
-        snprintf(want, sizeof want, "%s%s", path, bad[k][1]);
+        /* at the key, then the file's line (issue 28, class 8) */
+        snprintf(want, sizeof want, "--set servers.assign=%s: %s%s", path, path, bad[k][1]);
         ck_assert_msg(strstr(diag.message, want) == diag.message, "%s", diag.message);
     }
     /* not a FILE.assign, or no such file: at the key */
