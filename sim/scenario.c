@@ -81,8 +81,17 @@ static int scenario_check_names(Resolver *r)
             return scenario_invented_group(r, s);
         int known = scenario_is_group(s) || scenario_method_section(s) != NULL;
         for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
-        if (!known) {
+        if (!known && strncmp(s, "method.", 7) == 0) {
+            /* [method.NAME] of a method that does not exist: suggest among the methods */
+            const char *methods[64];
+            int n = 0;
+            for (const MethodOps *const *m = method_all(); *m && n < 63; m++) methods[n++] = (*m)->name;
+            methods[n] = NULL;
+            names_suggest(s + 7, methods, hint, sizeof hint);
+        } else if (!known) {
             names_suggest(s, scenario_sections, hint, sizeof hint);
+        }
+        if (!known) {
             char where[INIDOC_VALUE_MAX + 160];
             if (doc->section_lines[i] > 0) snprintf(where, sizeof where, "%s:%d", doc->file, doc->section_lines[i]);
             else scenario_section_where(doc, s, where, sizeof where);

@@ -219,6 +219,9 @@ START_TEST(test_set_may_create_fixed_sections)
     ck_assert(sc.byzantine.present && sc.privacy.present && sc.compression.present);
     const char *typo[] = {"compresion.scheme=topk"};
     expect_refused("", typo, 1, "--set compresion.scheme=topk:", "unknown section [compresion] (did you mean 'compression'?)");
+    const char *method_typo[] = {"method.comdm.solver=ip"};
+    expect_refused("", method_typo, 1, "--set method.comdm.solver=ip:",
+                   "unknown section [method.comdm] (did you mean 'comdml'?)");
 }
 END_TEST
 
