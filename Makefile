@@ -44,7 +44,7 @@ CC := mpicc
 CPPFLAGS += -DHS_HAVE_MPI=1
 endif
 
-LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/methods/*.c analysis/*.c cli/*.c))
+LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/*/*.c driver/*.c analysis/*.c cli/*.c))
 LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC  := $(sort $(wildcard tests/check_*.c))
@@ -157,6 +157,23 @@ clean:
 
 .PHONY: all test bench install clean
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# The gallery of docs/figures.md: the committed scenarios swept into build/figures and
+# plotted into docs/figures/, so the docs show what the code draws (about a minute on
+# two cores). The images are replaced, nothing else in docs/figures/ is touched.
+FIGURES_DIR := build/figures
+figures: $(BUILD)/hetsim
+	@rm -rf $(FIGURES_DIR) && mkdir -p $(FIGURES_DIR) docs/figures/timing docs/figures/demo
+	rm -f docs/figures/*.png docs/figures/timing/*.png docs/figures/demo/*.png
+	$(BUILD)/hetsim sweep docs/figures/straggler-study.ini --db $(FIGURES_DIR)/study.db --jobs 2 --quiet
+	$(BUILD)/hetsim plot $(FIGURES_DIR)/study.db --out docs/figures --format png
+	$(BUILD)/hetsim plot $(FIGURES_DIR)/study.db --out $(FIGURES_DIR)/paper --style paper --format png,pdf --keep
+	cp $(FIGURES_DIR)/paper/time-to-target.png docs/figures/time-to-target-paper.png
+	$(BUILD)/hetsim sweep scenarios/straggler-sweep.ini --timing-only --db $(FIGURES_DIR)/timing.db --jobs 2 --quiet
+	$(BUILD)/hetsim plot $(FIGURES_DIR)/timing.db --out docs/figures/timing --format png
+	$(BUILD)/hetsim sweep scenarios/sweep-demo.ini --db $(FIGURES_DIR)/demo.db --jobs 2 --quiet
+	$(BUILD)/hetsim plot $(FIGURES_DIR)/demo.db --out docs/figures/demo --format png
+.PHONY: figures
 
 # The README's first quick-start command: install what is missing, build, run the
 # default scenario, print its report.

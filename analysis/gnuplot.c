@@ -335,6 +335,8 @@ int gnuplot_run(Gnuplot *gnuplot, const char *script_path, FILE *warnings, HsDia
         /* the child: only async-signal-safe calls until exec */
         signal(SIGPIPE, SIG_DFL);
         if (dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0) _exit(126);
+        /* scripts name their files without a folder: they live in the private one */
+        if (chdir(gnuplot->folder) != 0) _exit(126);
         execv(argv[0], argv);
         int err = errno;
         ssize_t ignored = write(report[1], &err, sizeof err);

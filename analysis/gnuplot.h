@@ -43,7 +43,7 @@ void gnuplot_close(Gnuplot *gnuplot);
 /* "FOLDER/name" (malloc'd, the caller frees), NULL when out of memory. */
 char *gnuplot_file(const Gnuplot *gnuplot, const char *name);
 
-/* Runs `gnuplot -d SCRIPT` and waits for it. HS_OK when it exits 0 (its warnings are
+/* Runs `gnuplot -d SCRIPT` in the private folder and waits for it. HS_OK when it exits 0 (its warnings are
  * copied to warnings, which may be NULL, one "gnuplot: ..." line each); otherwise
  * HS_E_IO with gnuplot's first error lines in diag, or HS_E_MISSING when the program
  * cannot be executed. */

@@ -204,7 +204,7 @@ int label_lognormal_sigma(const char *value, double *sigma)
     return parse_whole_double(comma + 1, close, sigma);
 }
 
-int label_number(const char *value, double *number)
+int label_number_unit(const char *value, double *number, int *kind)
 {
     static const UnitKind kinds[] = { UNIT_PLAIN, UNIT_COMPUTE, UNIT_BANDWIDTH, UNIT_TIME,
                                       UNIT_BYTES };
@@ -214,8 +214,14 @@ int label_number(const char *value, double *number)
         if (units_parse(value, kinds[i], &parsed, why, (int)sizeof why) == HS_OK &&
             isfinite(parsed)) {
             *number = parsed;
+            if (kind != NULL) *kind = (int)kinds[i];
             return 0;
         }
     }
     return -1;
+}
+
+int label_number(const char *value, double *number)
+{
+    return label_number_unit(value, number, NULL);
 }

@@ -1,7 +1,7 @@
 /* label.h — a sweep point label (runs.point) taken apart into its KEY=VALUE pairs.
  *
  * A label is "KEY=VALUE" pairs separated by single spaces with "seed=N" last
- * (sim/sweep.h), e.g. `run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5) seed=2`.
+ * (sim/scenario/sweep.h), e.g. `run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5) seed=2`.
  * Values may hold spaces (`200 MFLOPS`, `lognormal(2 GFLOPS, 0.5)`), so a space ends a
  * pair only where the text after it starts another KEY= (KEY made of letters, digits
  * and `_ . -`) and it is outside parentheses. Text before the first KEY= becomes a pair
@@ -54,5 +54,9 @@ int label_lognormal_sigma(const char *value, double *sigma);
 /* A value that is one finite number with an optional unit of the scenario grammar
  * (`200 MFLOPS`, `10 ms`, `0.5`), in SI units: 0 and *number, -1 otherwise. */
 int label_number(const char *value, double *number);
+
+/* label_number, and the UnitKind (base/units.h) the value was read as in *kind (may be
+ * NULL): the first of plain, compute, bandwidth, time, bytes that reads it. */
+int label_number_unit(const char *value, double *number, int *kind);
 
 #endif

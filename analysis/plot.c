@@ -1,11 +1,15 @@
 /* plot.c — `hetsim plot` (analysis/plot.h): chooses the runs, then runs each figure —
- * the writers of plot_outcomes.c, plot_accuracy.c, plot_timeline.c and plot_comdml.c
- * write a data file and a gnuplot script body into the private folder of
- * analysis/gnuplot.c, once per format (the PNG body replaces characters no installed
- * font has), then gnuplot draws every format from one script and the images move into
- * the output folder. Figures never put names into data files: every text (series,
- * agents' groups, run names, tic labels) goes into the script through gnuplot's quoting,
- * data files hold numbers only. */
+ * the writers of plot_outcomes.c, plot_accuracy.c, plot_idle.c, plot_comdml.c and
+ * plot_timeline.c write a data file and a gnuplot script body into the private folder of
+ * analysis/gnuplot.c, once per format (the cairo bodies replace characters no installed
+ * font has), then gnuplot draws every format from one script and the images (with
+ * --keep the script and the data too) move into the output folder.
+ *
+ * The script names its data and images without a folder and first changes to its own
+ * folder (gnuplot's ARG0), so the kept NAME.gp redraws the same images with a plain
+ * `gnuplot DIR/NAME.gp` from anywhere. Every text a figure draws (series, groups, run
+ * names, tic labels) goes into the script through gnuplot's quoting; data files hold
+ * numbers and `#` comments (control characters blanked) only. */
 #include "analysis/plot.h"
 
 #include "analysis/dbread.h"
@@ -28,18 +32,42 @@
 /* ---- running a figure ---- */
 
 static const struct { const char *name; PlotFigureWrite *write; } plot_figures[] = {
+    { "time-to-target", plot_figure_time_to_target },
     { "straggler", plot_figure_straggler },
+    { "speedup", plot_figure_speedup },
     { "accuracy", plot_figure_accuracy },
-    { "timeline", plot_figure_timeline },
+    { "idle", plot_figure_idle },
     { "pairing", plot_figure_pairing },
     { "predicted", plot_figure_predicted },
-    { "speedup", plot_figure_speedup },
+    { "timeline", plot_figure_timeline },
 };
 
-static const struct { unsigned flag; const char *extension; const char *terminal; } plot_image_formats[] = {
-    { PLOT_PNG, "png", "pngcairo noenhanced font 'sans,10'" },
-    { PLOT_SVG, "svg", "svg noenhanced font 'sans,11' background rgb 'white'" },
+static const struct { unsigned flag; const char *extension; } plot_image_formats[] = {
+    { PLOT_PNG, "png" },
+    { PLOT_SVG, "svg" },
+    { PLOT_PDF, "pdf" },
 };
+
+/* `set terminal ...` of format flag for a canvas in points. gnuplot's cairo terminals
+ * draw a font of nominal size S at 4/3 S points times their fontscale (pdfcairo's default
+ * fontscale is 0.5) and a line of width 1 at 1 px (pngcairo) or 0.5 pt (pdfcairo), SVG at
+ * S units and 1 unit: the factors below make every format show the style's points. */
+static void plot_print_terminal(FILE *script, const Plot *plot, unsigned flag, const PlotCanvas *canvas)
+{
+    double font = plot->style.font;
+    if (flag == PLOT_PNG) {
+        double pixels = plot->style.dpi / 72.0;  /* per point */
+        fprintf(script, "set terminal pngcairo noenhanced size %ld,%ld font 'sans,%g' fontscale %.6g "
+                        "linewidth %.6g\n", lround(canvas->width * pixels), lround(canvas->height * pixels),
+                font, 0.75 * pixels, 0.5 * pixels);
+    } else if (flag == PLOT_SVG) {
+        fprintf(script, "set terminal svg noenhanced size %ld,%ld font 'sans,%g' linewidth 0.5 "
+                        "background rgb 'white'\n", lround(canvas->width), lround(canvas->height), font);
+    } else {
+        fprintf(script, "set terminal pdfcairo noenhanced size %.4fin,%.4fin font 'sans,%g' "
+                        "fontscale 0.75 linewidth 1\n", canvas->width / 72, canvas->height / 72, font);
+    }
+}
 
 static char *plot_join_path(const char *folder, const char *name, const char *extension)
 {
@@ -86,20 +114,49 @@ static int plot_move_file(const char *from, const char *to, HsDiag *diag)
     return status;
 }
 
+/* Moves the private folder's NAME.EXTENSION into the output folder and prints its path. */
+static int plot_deliver(Plot *plot, const char *name, const char *extension, HsDiag *diag)
+{
+    char *from = plot_join_path(plot->gnuplot.folder, name, extension);
+    char *to = plot_join_path(plot->out_dir, name, extension);
+    int status = HS_OK;
+    if (from == NULL || to == NULL) status = plot_nomem(diag);
+    else if ((status = plot_move_file(from, to, diag)) == HS_OK) {
+        fprintf(plot->out, "%s\n", to);
+        fflush(plot->out);
+    }
+    free(from);
+    free(to);
+    return status;
+}
+
+/* The lines every script starts with: what it is, and the change to its own folder. */
+static void plot_print_script_head(FILE *script, const char *name)
+{
+    fprintf(script, "# %s.gp — written by `hetsim plot`; draws %s.* from %s.dat in this folder.\n"
+                    "# Redraw (after editing) with: gnuplot %s.gp\n", name, name, name, name);
+    fputs("set encoding utf8\n"
+          "if (exists('ARG0') && strlen(ARG0) > 0) { _dir = ARG0; _at = strlen(_dir);"
+          " while (_at > 0 && _dir[_at:_at] ne '/') { _at = _at - 1 };"
+          " if (_at > 0) { cd _dir[1:_at] } }\n", script);
+}
+
 /* Writes figure index's data and script (the writer runs once per format: labels for
- * PNG avoid characters no font draws), runs gnuplot and moves the images to the output
- * folder. A writer's skip is a note, not an error. */
+ * cairo avoid characters no font draws), runs gnuplot and moves the images (and with
+ * --keep the script and data) to the output folder. A writer's skip is a note, not an
+ * error. */
 static int plot_run_figure(Plot *plot, int index, HsDiag *diag)
 {
     const char *name = plot_figures[index].name;
     char *data_path = plot_join_path(plot->gnuplot.folder, name, "dat");
     char *script_path = plot_join_path(plot->gnuplot.folder, name, "gp");
+    char *data_name = plot_join_path("", name, "dat");
     char *body_text = NULL;
     size_t body_size = 0;
     FILE *data = NULL, *body = NULL, *script = NULL;
     int status = HS_OK, passes = 0;
     plot->note[0] = '\0';
-    if (data_path == NULL || script_path == NULL) {
+    if (data_path == NULL || script_path == NULL || data_name == NULL) {
         status = plot_nomem(diag);
         goto done;
     }
@@ -108,11 +165,11 @@ static int plot_run_figure(Plot *plot, int index, HsDiag *diag)
         status = hs_diag_set(diag, HS_E_IO, script_path, 0, "cannot write: %s", strerror(errno));
         goto done;
     }
-    fputs("set encoding utf8\n", script);
+    plot_print_script_head(script, name);
     for (size_t f = 0; f < sizeof plot_image_formats / sizeof plot_image_formats[0]; f++) {
         if (!(plot->formats & plot_image_formats[f].flag)) continue;
-        PlotCanvas canvas = { 1000, 600 };
-        plot->raster = plot_image_formats[f].flag == PLOT_PNG;
+        PlotCanvas canvas = { 720, 430 };
+        plot->raster = plot_image_formats[f].flag != PLOT_SVG;
         plot->quiet = passes++ > 0;
         data = fopen(data_path, "w");  /* each pass writes the same numbers */
         body = open_memstream(&body_text, &body_size);
@@ -120,7 +177,7 @@ static int plot_run_figure(Plot *plot, int index, HsDiag *diag)
             status = hs_diag_set(diag, HS_E_IO, data_path, 0, "cannot write: %s", strerror(errno));
             goto done;
         }
-        status = plot_figures[index].write(plot, data_path, data, body, &canvas, diag);
+        status = plot_figures[index].write(plot, data_name, data, body, &canvas, diag);
         int data_failed = fclose(data) != 0;
         data = NULL;
         int body_failed = fclose(body) != 0;
@@ -135,18 +192,11 @@ static int plot_run_figure(Plot *plot, int index, HsDiag *diag)
             status = hs_diag_set(diag, HS_E_IO, data_path, 0, "cannot write the plot data");
             goto done;
         }
-        char *image = plot_join_path(plot->gnuplot.folder, name, plot_image_formats[f].extension);
-        if (image == NULL) {
-            status = plot_nomem(diag);
-            goto done;
-        }
-        fprintf(script, "reset\nset terminal %s size %d,%d\nset output ", plot_image_formats[f].terminal,
-                canvas.width, canvas.height);
-        plot_quote_path(script, image);
-        fputc('\n', script);
+        fputs("\nreset\n", script);
+        plot_print_terminal(script, plot, plot_image_formats[f].flag, &canvas);
+        fprintf(script, "set output '%s.%s'\n", name, plot_image_formats[f].extension);
         fwrite(body_text, 1, body_size, script);
         fputs("unset output\n", script);
-        free(image);
         free(body_text);
         body_text = NULL;
         body_size = 0;
@@ -158,18 +208,12 @@ static int plot_run_figure(Plot *plot, int index, HsDiag *diag)
         goto done;
     }
     status = gnuplot_run(&plot->gnuplot, script_path, plot->err, diag);
-    if (status != HS_OK) goto done;
-    for (size_t f = 0; f < sizeof plot_image_formats / sizeof plot_image_formats[0] && status == HS_OK; f++) {
-        if (!(plot->formats & plot_image_formats[f].flag)) continue;
-        char *image = plot_join_path(plot->gnuplot.folder, name, plot_image_formats[f].extension);
-        char *target = plot_join_path(plot->out_dir, name, plot_image_formats[f].extension);
-        if (image == NULL || target == NULL) status = plot_nomem(diag);
-        else if ((status = plot_move_file(image, target, diag)) == HS_OK) {
-            fprintf(plot->out, "%s\n", target);
-            fflush(plot->out);
-        }
-        free(image);
-        free(target);
+    for (size_t f = 0; f < sizeof plot_image_formats / sizeof plot_image_formats[0] && status == HS_OK; f++)
+        if (plot->formats & plot_image_formats[f].flag)
+            status = plot_deliver(plot, name, plot_image_formats[f].extension, diag);
+    if (status == HS_OK && plot->options->keep) {
+        status = plot_deliver(plot, name, "gp", diag);
+        if (status == HS_OK) status = plot_deliver(plot, name, "dat", diag);
     }
 done:
     if (data) fclose(data);
@@ -178,6 +222,7 @@ done:
     free(body_text);
     free(data_path);
     free(script_path);
+    free(data_name);
     return status;
 }
 
@@ -208,24 +253,28 @@ static int plot_make_folders(const char *path, HsDiag *diag)
 
 /* ---- choosing the runs ---- */
 
+/* The group in words for titles: its runs' names (a sweep's runs share its [run] name),
+ * never a sweep id. */
 static void plot_describe_group(Plot *plot)
 {
     const RunSet *set = plot->set;
-    const RunGroup *group = &set->groups[plot->group];
-    const char *name = NULL;
-    int same = 1;
+    const char *names[3];
+    int count = 0, more = 0;
     for (int i = 0; i < set->run_count; i++) {
         if (set->points[set->runs[i].point_index].group != plot->group) continue;
-        if (name == NULL) name = set->runs[i].name;
-        else if (strcmp(name, set->runs[i].name) != 0) same = 0;
+        const char *name = set->runs[i].name[0] ? set->runs[i].name : "(unnamed)";
+        int known = 0;
+        for (int k = 0; k < count && !known; k++) known = strcmp(names[k], name) == 0;
+        if (known) continue;
+        if (count < 3) names[count++] = name;
+        else more = 1;
     }
-    if (group->sweep[0] != '\0')
-        snprintf(plot->title, sizeof plot->title, "%s%ssweep %s", same && name ? name : "",
-                 same && name ? ", " : "", group->sweep);
-    else if (same && name != NULL)
-        snprintf(plot->title, sizeof plot->title, "%s (runs outside any sweep)", name);
-    else
-        snprintf(plot->title, sizeof plot->title, "runs outside any sweep");
+    plot->title[0] = '\0';
+    for (int k = 0; k < count; k++)
+        snprintf(plot->title + strlen(plot->title), sizeof plot->title - strlen(plot->title), "%s%s",
+                 k > 0 ? ", " : "", names[k]);
+    if (more) snprintf(plot->title + strlen(plot->title), sizeof plot->title - strlen(plot->title), ", ...");
+    if (count == 0) snprintf(plot->title, sizeof plot->title, "no runs");
 }
 
 static int plot_choose_runs(Plot *plot, HsDiag *diag)
@@ -294,6 +343,7 @@ int plot_write(const PlotOptions *options, FILE *out, FILE *err, HsDiag *diag)
     plot.db_path = options->db_path;
     plot.out_dir = options->out_dir ? options->out_dir : PLOT_DEFAULT_DIR;
     plot.formats = options->formats ? options->formats : PLOT_PNG | PLOT_SVG;
+    plot_style_init(&plot.style, options);
     plot.out = out;
     plot.err = err;
     int status = dbread_open(options->db_path, &plot.db, diag);
@@ -305,7 +355,7 @@ int plot_write(const PlotOptions *options, FILE *out, FILE *err, HsDiag *diag)
         goto done;
     }
     if ((status = plot_choose_runs(&plot, diag)) != HS_OK) goto done;
-    if (plot_index_styles(&plot) != HS_OK) {
+    if (plot_index_looks(&plot) != HS_OK) {
         status = plot_nomem(diag);
         goto done;
     }
@@ -315,8 +365,7 @@ int plot_write(const PlotOptions *options, FILE *out, FILE *err, HsDiag *diag)
         status = plot_run_figure(&plot, (int)f, diag);
 done:
     gnuplot_close(&plot.gnuplot);
-    free(plot.methods);
-    free(plot.variant);
+    free(plot.looks);
     runset_free(plot.set);
     sqlite3_close(plot.db);
     return status;

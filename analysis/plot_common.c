@@ -1,7 +1,6 @@
 /* plot_common.c — the helpers every figure of `hetsim plot` uses (plot_internal.h):
- * ranges, quoting, notes, the heterogeneity axis, line styles and legends under the
- * plot area. Ranges are computed here rather than autoscaled, so a single point or a
- * flat line draws without warnings. */
+ * ranges, quoting, notes, queries, sorting and equality within 1e-12. Ranges are
+ * computed here rather than autoscaled, so a flat line draws without warnings. */
 #include "analysis/plot_internal.h"
 
 #include "analysis/dbread.h"
@@ -62,6 +61,19 @@ void plot_labelf(const Plot *plot, FILE *body, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, args);
     va_end(args);
     plot_label(plot, body, text);
+}
+
+void plot_data_comment(FILE *data, const char *fmt, ...)
+{
+    char text[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    /* a newline in a name would end the comment and start a line of data */
+    for (char *p = text; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
+    fprintf(data, "# %s\n", text);
 }
 
 void plot_inform(const Plot *plot, const char *fmt, ...)
@@ -134,29 +146,7 @@ int plot_query_nomem(sqlite3_stmt *stmt, HsDiag *diag)
     return plot_nomem(diag);
 }
 
-/* ---- axes, sorting, intervals ---- */
-
-void plot_print_level_axis(const Plot *plot, FILE *body, const RunGroup *group, PlotRange levels)
-{
-    plot_label(plot, body, group->axis_title);
-    fputs("\n", body);
-    if (group->axis_kind == RUNSET_AXIS_INDEX || group->axis_kind == RUNSET_AXIS_NONE) {
-        fputs("set xtics (", body);
-        if (group->axis_kind == RUNSET_AXIS_NONE) {
-            plot_label(plot, body, "all points");
-            fputs(" 0", body);
-        }
-        for (int k = 0; k < group->level_count; k++) {
-            if (k > 0) fputs(", ", body);
-            plot_label(plot, body, group->level_names[k]);
-            fprintf(body, " %d", k);
-        }
-        fputs(")\n", body);
-        fprintf(body, "set xrange [-0.5:%.17g]\n", levels.any ? levels.hi + 0.5 : 0.5);
-    } else {
-        plot_range_print(body, "x", levels, 0);
-    }
-}
+/* ---- sorting, intervals ---- */
 
 void plot_sort_by(int *idx, int n, const double *key)
 {
@@ -186,92 +176,23 @@ double plot_high_of(RunStat s)
     return isnan(s.half) ? s.mean : s.mean + s.half;
 }
 
-double plot_dodge(PlotRange x, int k, int n)
+int plot_compare_double(const void *a, const void *b)
 {
-    double span = x.any && x.hi > x.lo ? x.hi - x.lo : 1.0;
-    return (k - (n - 1) / 2.0) * 0.008 * span;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
-/* ---- line styles: one colour per method, one dash and point per variant ---- */
-
-const char *const plot_palette[PLOT_PALETTE_SIZE] = {
-    "#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#000000", "#bbbbbb",
-};
-
-/* What follows the method in a series name (", data.partition=iid"), "" when nothing. */
-static const char *plot_series_variant(const RunSeries *series)
+int plot_same(double a, double b)
 {
-    size_t length = strlen(series->method);
-    return strncmp(series->name, series->method, length) == 0 ? series->name + length : series->name;
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (a == b) return 1;  /* also equal infinities */
+    double scale = fmax(1.0, fmax(fabs(a), fabs(b)));
+    return fabs(a - b) <= 1e-12 * scale;
 }
 
-int plot_index_styles(Plot *plot)
+double plot_clip(double value, double floor, double ceiling)
 {
-    const RunSet *set = plot->set;
-    plot->methods = calloc((size_t)set->point_count + 1, sizeof *plot->methods);
-    plot->variant = calloc((size_t)set->series_count + 1, sizeof *plot->variant);
-    const char **variants = calloc((size_t)set->series_count + 1, sizeof *variants);
-    int variant_count = 0;
-    if (plot->methods == NULL || plot->variant == NULL || variants == NULL) {
-        free(variants);
-        return HS_E_NOMEM;
-    }
-    for (int p = 0; p < set->point_count; p++) {
-        if (set->points[p].group != plot->group) continue;
-        int m = 0;
-        while (m < plot->method_count && strcmp(plot->methods[m], set->points[p].method) != 0) m++;
-        if (m == plot->method_count) plot->methods[plot->method_count++] = set->points[p].method;
-    }
-    for (int s = 0; s < set->series_count; s++) {
-        if (set->series[s].group != plot->group) continue;
-        const char *variant = plot_series_variant(&set->series[s]);
-        int v = 0;
-        while (v < variant_count && strcmp(variants[v], variant) != 0) v++;
-        if (v == variant_count) variants[variant_count++] = variant;
-        plot->variant[s] = v;
-    }
-    free(variants);
-    return HS_OK;
-}
-
-static int plot_method_rank(const Plot *plot, const char *method)
-{
-    for (int m = 0; m < plot->method_count; m++)
-        if (strcmp(plot->methods[m], method) == 0) return m;
-    return plot->method_count;
-}
-
-void plot_print_method_colour(FILE *body, const Plot *plot, const char *method)
-{
-    fprintf(body, "lc rgb '%s'", plot_palette[plot_method_rank(plot, method) % PLOT_PALETTE_SIZE]);
-}
-
-void plot_print_series_style(FILE *body, const Plot *plot, int series)
-{
-    static const int points[] = { 7, 5, 9, 11, 13, 15 };
-    int variant = plot->variant[series];
-    plot_print_method_colour(body, plot, plot->set->series[series].method);
-    fprintf(body, " dt %d pt %d", variant % 5 + 1, points[variant % 6]);
-}
-
-/* ---- legends ---- */
-
-int plot_key_rows(int canvas_width, int entries, int longest)
-{
-    int column = 7 * longest + 70;
-    int columns = (int)(0.9 * canvas_width) / (column > 0 ? column : 1);
-    if (columns < 1) columns = 1;
-    if (columns > 4) columns = 4;
-    int rows = (entries + columns - 1) / columns;
-    return rows < 1 ? 1 : rows;
-}
-
-void plot_print_key_under(FILE *body, const PlotCanvas *canvas, int rows, double left)
-{
-    double bottom = (95.0 + 18.0 * rows) / canvas->height;
-    fprintf(body, "set lmargin at screen %.4f\nset rmargin at screen 0.97\n"
-                  "set bmargin at screen %.4f\nset tmargin at screen %.4f\n", left, bottom,
-            1.0 - 70.0 / canvas->height);
-    fprintf(body, "set key at screen 0.5,%.4f center top vertical maxrows %d\n",
-            bottom - 62.0 / canvas->height, rows);
+    if (!isnan(floor) && value < floor) return floor;
+    if (!isnan(ceiling) && value > ceiling) return ceiling;
+    return value;
 }

@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "base/hs_error.h"
-#include "sim/sink.h"
+#include "sim/kernel/sink.h"
 
 #define STORE_SCHEMA_VERSION 1
 #define STORE_APPLICATION_ID 0x48535431 /* "HST1", so `file` can tell our databases */

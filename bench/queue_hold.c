@@ -2,7 +2,7 @@
  * and push one a random increment later, many times. Prints operations per second
  * (a hold = one pop + one push = 2 operations) for P = 1e3 ... 1e6; median of 5. */
 #include "bench/bench.h"
-#include "sim/queue.h"
+#include "sim/kernel/queue.h"
 
 #include <gsl/gsl_rng.h>
 #include <stdio.h>

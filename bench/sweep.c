@@ -14,7 +14,7 @@
  * mpirun's start-up, measured separately on a one-run sweep.
  * Usage: bench/sweep [RUNS_PER_WORKLOAD]   (HETSIM names the binary; default ./hetsim) */
 #include "bench/bench.h"
-#include "sim/sweep.h"
+#include "driver/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #include "cli/cli.h"
 
 #include "base/infile.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -5,7 +5,8 @@
 #include <stdio.h>
 
 /* `hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]]
- * [--format png,svg]` and `--help`; argv[0] is the command word. Returns the exit
+ * [--format png,svg,pdf] [--style paper|screen] [--size W,H] [--font-size PT] [--keep]`
+ * and `--help`; argv[0] is the command word. Returns the exit
  * status: 0 ok, 1 gnuplot missing or failed / I/O, 2 bad usage or input. */
 int cli_plot(int argc, char **argv);
 

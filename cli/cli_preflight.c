@@ -8,8 +8,8 @@
 #include "cli/cli.h"
 
 #include "models/dataset.h"
-#include "sim/scenario.h"
-#include "sim/world.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
 #include <stdlib.h>
 #include <string.h>

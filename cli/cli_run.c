@@ -7,9 +7,9 @@
 #include "analysis/store.h"
 #include "cli/progress.h"
 #include "sim/engine.h"
-#include "sim/interrupt.h"
+#include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
-#include "sim/sweep.h"
+#include "driver/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>

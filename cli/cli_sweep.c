@@ -2,7 +2,7 @@
  *
  * Every run of the expansion is resolved before the database is opened, so a bad point
  * stops the sweep before anything is written. Runs then go to worker processes (fork,
- * default one per core; sim/sweep_local.c) or, under mpirun, to MPI ranks (sim/sweep_mpi.c). Either way one
+ * default one per core; driver/sweep_local.c) or, under mpirun, to MPI ranks (driver/sweep_mpi.c). Either way one
  * process writes the database: workers simulate into a SweepWire sink whose records
  * travel over a pipe to the parent, which replays them into the Store. So there is no
  * lock contention, rows of a run are written in the order the engine produced them, and
@@ -23,8 +23,9 @@
 
 #include "analysis/store.h"
 #include "base/infile.h"
-#include "sim/interrupt.h"
-#include "sim/sweep.h"
+#include "cli/progress.h"
+#include "driver/sweep.h"
+#include "sim/kernel/interrupt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -243,6 +244,7 @@ int cli_sweep(int argc, char **argv)
     Sweep sw;
     Store *store = NULL;
     SweepMaster master;
+    SweepBar bar;
     int64_t *todo = NULL, n_todo = 0, n_kept = 0, n_kept_diverged = 0;
     memset(&doc, 0, sizeof doc);
     memset(&sw, 0, sizeof sw);
@@ -297,7 +299,8 @@ int cli_sweep(int argc, char **argv)
         goto fail;
     status = sweep_plan(store, &sw, resume, db_path, quiet, &todo, &n_todo, &n_kept, &n_kept_diverged, &diag);
     if (status != HS_OK) goto fail;
-    if ((status = sweep_master_init(&master, &sw, store_sink(store), todo, n_todo, stderr, quiet)) != HS_OK) {
+    if ((status = sweep_master_init(&master, &sw, store_sink(store), todo, n_todo, sweep_bar(&bar, stderr, quiet),
+                                    quiet)) != HS_OK) {
         hs_diag_set(&diag, status, NULL, 0, "out of memory");
         goto fail;
     }
@@ -310,7 +313,7 @@ int cli_sweep(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);  /* a dead worker's pipe reports EPIPE instead of killing us */
     ranks_waiting = 0;  /* the MPI driver stops them itself, whatever happens */
     status = mpi ? sweep_drive_mpi(&master, &diag) : sweep_drive_local(&master, jobs, &diag);
-    sweep_master_end_progress(&master);
+    sweep_bar_end(&bar, &master);
     if (status != HS_OK) goto fail;
     if (master.fatal) {
         fprintf(stderr, "hetsim: %s%s%s\n", master.diag.message, store_error_message(store)[0] ? ": " : "",

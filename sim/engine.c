@@ -2,12 +2,12 @@
  * It stays one file: the primitives share the agents' clocks and the round's accounting,
  * whose invariants (busy intervals, offline time) every primitive must keep. */
 #include "sim/engine.h"
-#include "sim/byzantine.h"
-#include "sim/interrupt.h"
-#include "sim/network.h"
-#include "sim/privacy.h"
-#include "sim/rng.h"
-#include "sim/trainer.h"
+#include "sim/stages/byzantine.h"
+#include "sim/kernel/interrupt.h"
+#include "sim/kernel/network.h"
+#include "sim/stages/privacy.h"
+#include "sim/kernel/rng.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
  *
  * Cost model:
  *   compute  flops / agent.compute seconds times the agent's slowdown factor at the
- *            start (sim/dynamics.h), FIFO on the agent's processor;
- *   [network] model = maxmin (sim/network.h):
+ *            start (sim/kernel/dynamics.h), FIFO on the agent's processor;
+ *   [network] model = maxmin (sim/kernel/network.h):
  *     send   a flow over up_from and down_to (and the backbone): latency first, then the
  *            bytes at the flow's max-min fair share of every link it crosses;
  *     ring all-reduce of B bytes among N agents: 2(N-1) steps of B/N bytes per hop, each
@@ -42,11 +42,11 @@
 
 #include "models/model_spec.h"
 #include "sim/methods/method.h"
-#include "sim/queue.h"
-#include "sim/scenario.h"
-#include "sim/sink.h"
-#include "sim/trace.h"
-#include "sim/world.h"
+#include "sim/kernel/queue.h"
+#include "sim/scenario/scenario.h"
+#include "sim/kernel/sink.h"
+#include "sim/kernel/trace.h"
+#include "sim/world/world.h"
 
 struct Trainer;
 
@@ -80,7 +80,7 @@ typedef struct Engine {
     int round;
     double round_start;
     double round_extra;   /* method figure for rounds.extra (NaN when none) */
-    /* [privacy] (sim/privacy.h): the method's accountant, owned by the method (NULL when
+    /* [privacy] (sim/stages/privacy.h): the method's accountant, owned by the method (NULL when
      * none); each evaluation reports its epsilon in metrics.epsilon */
     struct Privacy *privacy;
     HsDiag *diag;

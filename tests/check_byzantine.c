@@ -2,7 +2,8 @@
  * median and trimmed mean, Krum picks an honest vector, centered clipping is bounded),
  * the attacks on hand vectors, who the attackers are, sync and byzsgdnm under attack,
  * and the [byzantine] section: round trip, defaults, errors with FILE:LINE. */
-#include "sim/byzantine.h"
+#include "sim/stages/byzantine.h"
+#include "sim/world/roles.h"
 #include "sim/engine.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"

@@ -8,7 +8,7 @@
  * like timing mode under churn; runs repeat bitwise; a dropped top does not pull the
  * average. */
 #include "sim/engine.h"
-#include "sim/trainer.h"
+#include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 

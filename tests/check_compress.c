@@ -3,7 +3,7 @@
  * warm-up), worker-side momentum (EF21-SGDM), wire sizes and their accounting in rounds.bytes, the ring
  * all-gather's closed-form time, compressed training on a convex problem, and the
  * [compression] section: round trip, defaults, errors with FILE:LINE. */
-#include "sim/compress.h"
+#include "sim/stages/compress.h"
 #include "sim/engine.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"

@@ -3,8 +3,8 @@
  * never reach a value (class 3); an override changes only what the file defines, a group
  * is added on purpose with --add-group (class 2); a file a key names is refused at that
  * key, with the file's own line (class 8). */
-#include "sim/scenario.h"
-#include "sim/sweep.h"
+#include "sim/scenario/scenario.h"
+#include "driver/sweep.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>

@@ -1,12 +1,12 @@
-/* check_privacy.c — [privacy] (sim/privacy.h): the RDP accountant against published
+/* check_privacy.c — [privacy] (sim/stages/privacy.h): the RDP accountant against published
  * figures, the section's validation and round trip, per-update clipping and the
  * aggregate's noise on real models, and whole localsgd runs: deterministic, timed exactly
  * like timing mode, epsilon in the metrics as the accountant gives it, learning with
  * clipping alone; fedavg's clipping and noise. */
 #include "models/model.h"
 #include "sim/engine.h"
-#include "sim/privacy.h"
-#include "sim/trainer.h"
+#include "sim/stages/privacy.h"
+#include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 

@@ -1,7 +1,7 @@
 /* check_queue.c — the event heap: equal-time order, and a differential test against a
  * naive sorted array over random push/pop sequences. */
 #include "base/hs_error.h"
-#include "sim/queue.h"
+#include "sim/kernel/queue.h"
 
 #include <check.h>
 #include <stdlib.h>

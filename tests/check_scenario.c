@@ -1,7 +1,7 @@
 /* check_scenario.c — units, distributions, groups, overrides, every error class with
  * its FILE:LINE, the runs.config round trip, and per-agent stream independence. */
-#include "sim/scenario.h"
-#include "sim/world.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>

@@ -4,8 +4,8 @@
  * values, each of which must be an input error naming the --set that carried it (and,
  * through the binary, exit 2 with no database written). */
 #include "sim/methods/method.h"
-#include "sim/scenario.h"
-#include "sim/world.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>

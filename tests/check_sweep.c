@@ -3,7 +3,7 @@
  * a run sent through SweepWire and replayed must reach the sink row for row, bit for
  * bit, however the bytes are cut. */
 #include "sim/engine.h"
-#include "sim/sweep.h"
+#include "driver/sweep.h"
 #include "tests/test_sink.h"
 
 #include <check.h>

@@ -7,7 +7,7 @@
  * under ThreadSanitizer by `make SANITIZE=thread test-threads`. */
 #include "sim/engine.h"
 #include "sim/methods/method.h"
-#include "sim/workers.h"
+#include "sim/train/workers.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 

@@ -1,12 +1,12 @@
-/* check_token.c — the random walks of the `token` method (sim/walk.h) on a small graph by
+/* check_token.c — the random walks of the `token` method (sim/world/walk.h) on a small graph by
  * hand: transition probabilities of the simple, Metropolis and self-repellent kernels, the
  * visit measure; the walks' long-run frequencies; SRRW's effect in kind (visit
  * frequencies closer to the target, with less spread, as alpha grows); and the method:
  * the round time in closed form, determinism, train mode = timing mode timings, several
  * tokens, and its keys. */
 #include "sim/engine.h"
-#include "sim/rng.h"
-#include "sim/walk.h"
+#include "sim/kernel/rng.h"
+#include "sim/world/walk.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 

@@ -1,7 +1,7 @@
 /* check_trace.c — trace files: parsing, group and index rows, step values, pausing
  * while offline, and every error with its file:line; engine integration. */
 #include "sim/engine.h"
-#include "sim/trace.h"
+#include "sim/kernel/trace.h"
 #include "tests/test_sink.h"
 
 #include <check.h>

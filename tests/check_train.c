@@ -3,8 +3,8 @@
  * target accuracy stops it, and timings equal timing mode's exactly. */
 #include "models/optim.h"
 #include "sim/engine.h"
-#include "sim/prune.h"
-#include "sim/trainer.h"
+#include "sim/stages/prune.h"
+#include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 

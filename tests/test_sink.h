@@ -4,7 +4,7 @@
 #ifndef TESTS_TEST_SINK_H
 #define TESTS_TEST_SINK_H
 
-#include "sim/sink.h"
+#include "sim/kernel/sink.h"
 
 #include <stddef.h>
 

@@ -11,9 +11,9 @@
  * staleness of the round: averagings an agent's model went through between computing a
  * gradient and applying it. */
 #include "sim/engine.h"
-#include "sim/rng.h"
-#include "sim/topology.h"
-#include "sim/trainer.h"
+#include "sim/kernel/rng.h"
+#include "sim/world/topology.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

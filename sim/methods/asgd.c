@@ -44,7 +44,7 @@
 #include "models/model.h"
 #include "models/optim.h"
 #include "sim/engine.h"
-#include "sim/trainer.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -18,9 +18,9 @@
  * all-reduce of the model's bytes follows, so a step waits for the slowest agent. A
  * round is a global epoch of ceil(mean samples / batch) steps. Like sync's robust path,
  * agents keep identical models (agent 0's is stepped, the others copy). */
-#include "sim/byzantine.h"
+#include "sim/stages/byzantine.h"
 #include "sim/engine.h"
-#include "sim/trainer.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

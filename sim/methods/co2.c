@@ -12,7 +12,7 @@
  * With period = 1, beta = 0, lambda = 1, clip = inf, outer_lr = 1 and an all-reduce
  * that is applied at once, the outer step is plain model averaging: Local SGD. */
 #include "sim/engine.h"
-#include "sim/trainer.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

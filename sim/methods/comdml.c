@@ -40,8 +40,8 @@
  *   agent offline at the round's end delays it, and the time shows up as its offline_s
  *   and as the others' idle_s. */
 #include "sim/engine.h"
-#include "sim/topology.h"
-#include "sim/trainer.h"
+#include "sim/world/topology.h"
+#include "sim/train/trainer.h"
 #include "solver/pairing.h"
 
 #include <math.h>

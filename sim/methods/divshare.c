@@ -35,8 +35,8 @@
 #include "models/mix.h"
 #include "sim/engine.h"
 #include "sim/methods/async_round.h"
-#include "sim/rng.h"
-#include "sim/trainer.h"
+#include "sim/kernel/rng.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

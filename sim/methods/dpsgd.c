@@ -23,7 +23,7 @@
  * none. The public copies are kept by parity of the global step count (two per agent,
  * in the snapshot buffers): a neighbour is at most one step apart.
  *
- * prune = width (sim/prune.h; not with [compression]): a slow agent's gradient is that of
+ * prune = width (sim/stages/prune.h; not with [compression]): a slow agent's gradient is that of
  * its nested sub-model (its FLOPs per step) and it sends only the sub-model's
  * coordinates (its bytes per neighbour). Every agent mixes each coordinate over the
  * members of its closed neighbourhood that hold it, with their Metropolis-Hastings
@@ -31,11 +31,11 @@
  * coordinate nobody there holds keeps x_i[c]. So a pruned agent's other coordinates
  * still follow its full neighbours, and the sample-weighted average that is evaluated
  * is not pulled back by coordinates nobody trained. */
-#include "sim/compress.h"
+#include "sim/stages/compress.h"
 #include "sim/engine.h"
-#include "sim/prune.h"
-#include "sim/topology.h"
-#include "sim/trainer.h"
+#include "sim/stages/prune.h"
+#include "sim/world/topology.h"
+#include "sim/train/trainer.h"
 
 #include <stdlib.h>
 #include <string.h>

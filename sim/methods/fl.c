@@ -22,7 +22,7 @@
  * in the round (selected minus aggregated).
  * Departures: the clients' optimiser state (momentum) persists between their jobs
  * (McMahan et al. use plain SGD, where there is none).
- * [privacy] (sim/privacy.h): clip = sample makes every local step a DP-SGD step; clip =
+ * [privacy] (sim/stages/privacy.h): clip = sample makes every local step a DP-SGD step; clip =
  * update clips each client's update x_i - x before its upload and adds the aggregate's
  * noise to the server's average (DP-FedAvg, McMahan et al. ICLR 2018, with the reporters'
  * sample weights; the accountant claims no amplification by client sampling, so epsilon
@@ -47,9 +47,9 @@
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
 #include "models/model.h"
 #include "sim/engine.h"
-#include "sim/privacy.h"
-#include "sim/rng.h"
-#include "sim/trainer.h"
+#include "sim/stages/privacy.h"
+#include "sim/kernel/rng.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

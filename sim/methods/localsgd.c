@@ -12,7 +12,7 @@
  * period is H = max(H_base, floor((alpha / lr)^2)) with lr this round's learning rate,
  * so the period grows as the schedule decays lr. H is logged in rounds.extra.
  *
- * [compression] (sim/compress.h): instead of the models, each agent sends C(...) of its
+ * [compression] (sim/stages/compress.h): instead of the models, each agent sends C(...) of its
  * model delta since the last average, delta_i = x_i - xbar, with the configured feedback
  * (EF21 then tracks the deltas: g_i += C(delta_i - g_i)); the messages go round a ring
  * all-gather, and every agent sets xbar <- xbar + weighted mean of the contributions
@@ -31,7 +31,7 @@
  * except that the weight decay joins u_i here (each agent's x_i differs within a period).
  * The paper does not treat local steps; this composition is ours.
  *
- * prune = width (localsgd only; sim/prune.h): slow agents train a nested sub-model at
+ * prune = width (localsgd only; sim/stages/prune.h): slow agents train a nested sub-model at
  * their keep ratio (FLOPs of that sub-model per step) and the average runs as nested
  * all-reduce shells, each coordinate averaged over the members holding it.
  * rounds.extra holds the smallest keep ratio.
@@ -51,19 +51,19 @@
  * paper's participant selector (memory- and data-aware choice of who trains each block)
  * is not modelled: everybody trains. rounds.extra holds the stage.
  *
- * [privacy] (sim/privacy.h, localsgd only): clip = sample makes every local step a DP-SGD
+ * [privacy] (sim/stages/privacy.h, localsgd only): clip = sample makes every local step a DP-SGD
  * step; clip = update clips each member's update over its period before the average and
  * adds the aggregate's Gaussian noise after it. With weighting = samples this is DP-FedAvg
  * without a server (seed 003's setting); the server-based fedavg calls the same functions.
  * Not combined with prune or freeze (input errors). */
-#include "sim/compress.h"
-#include "sim/privacy.h"
+#include "sim/stages/compress.h"
+#include "sim/stages/privacy.h"
 #include "sim/engine.h"
-#include "sim/prune.h"
-#include "sim/trainer.h"
+#include "sim/stages/prune.h"
+#include "sim/train/trainer.h"
 
 #include "models/model.h"
-#include "sim/rng.h"
+#include "sim/kernel/rng.h"
 
 #include <math.h>
 #include <stdlib.h>

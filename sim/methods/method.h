@@ -6,7 +6,7 @@
 #define SIM_METHOD_H
 
 #include "base/hs_error.h"
-#include "sim/queue.h"
+#include "sim/kernel/queue.h"
 
 struct Engine;
 
@@ -52,7 +52,7 @@ enum {
                                          * a model and no data ([server] or [servers] count = 1) */
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
-    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/privacy.h) */
+    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
 };
 
 typedef struct MethodOps {

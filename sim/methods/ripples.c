@@ -40,8 +40,8 @@
  * counts in the next round (the first round of a static run shows (S-1)/S). */
 #include "sim/engine.h"
 #include "sim/methods/async_round.h"
-#include "sim/rng.h"
-#include "sim/trainer.h"
+#include "sim/kernel/rng.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  *                          neighbour; then the next round's local updates begin.
  * Servers are [servers] (count E, node world.n + d); clients are assigned once
  * (`[servers] assign`): round-robin (client i to server i mod E), a FILE.assign
- * (sim/server_assign.h) or nearest. hetsim has
+ * (sim/world/server_assign.h) or nearest. hetsim has
  * no positions, so "nearest" is the server the client's model reaches soonest when the
  * server's downlink is shared by the clients given to it so far: clients in index order
  * each take the server with the smallest larger-latency + bytes x (clients + 1) /
@@ -71,9 +71,9 @@
  * processing pause as usual). */
 #include "models/model.h"
 #include "sim/engine.h"
-#include "sim/server_assign.h"
-#include "sim/topology.h"
-#include "sim/trainer.h"
+#include "sim/world/server_assign.h"
+#include "sim/world/topology.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

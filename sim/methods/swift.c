@@ -24,8 +24,8 @@
 #include "models/mix.h"
 #include "sim/engine.h"
 #include "sim/methods/async_round.h"
-#include "sim/topology.h"
-#include "sim/trainer.h"
+#include "sim/world/topology.h"
+#include "sim/train/trainer.h"
 
 #include <math.h>
 #include <stdlib.h>

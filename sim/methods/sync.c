@@ -8,7 +8,7 @@
  *   dense       (no [compression], no Byzantine agents, mean): the shared model and a
  *               ring all-reduce of the model's bytes — the original path, bit for bit.
  *   compressed  ([compression] scheme != none): each agent sends C(...) of its gradient
- *               with the configured feedback (sim/compress.h); the messages travel by a
+ *               with the configured feedback (sim/stages/compress.h); the messages travel by a
  *               ring all-gather (every hop a message of the encoded size), and every
  *               agent steps with the mean of the contributions (EF21: mean g_i; EControl:
  *               mean h_i after the update; none: mean C(grad_i)). The optimiser of
@@ -34,23 +34,23 @@
  *               needs no communication). With ratio 1 and masking = 0 that is heavy ball
  *               on the mean gradient, by linearity.
  *   robust      ([byzantine] with attackers or a robust aggregator): per-agent gradients,
- *               attackers replace theirs (sim/byzantine.h), the aggregator combines them.
+ *               attackers replace theirs (sim/stages/byzantine.h), the aggregator combines them.
  *               The timing stays the dense all-reduce's, as the brief asks: a real
  *               serverless median or Krum needs every vector at every agent, an
  *               all-gather N/2 times as heavy, or a parameter server.
- * prune = width (dense path only; sim/prune.h): slow agents compute the gradient of their
+ * prune = width (dense path only; sim/stages/prune.h): slow agents compute the gradient of their
  * nested sub-model of the shared parameters (its FLOPs per step); the gradients are
  * reduced in nested all-reduce shells and each coordinate's update is the mean over the
  * agents holding it (uniform, like the dense mean). rounds.extra = the smallest keep ratio.
  * The per-agent paths keep a model per agent (all holding the same parameters: agent 0's
  * optimiser steps and the others copy), because the trainer's shared mode only hands out
  * the mean gradient. */
-#include "sim/byzantine.h"
-#include "sim/compress.h"
+#include "sim/stages/byzantine.h"
+#include "sim/stages/compress.h"
 #include "sim/engine.h"
-#include "sim/prune.h"
+#include "sim/stages/prune.h"
 #include "base/units.h"
-#include "sim/trainer.h"
+#include "sim/train/trainer.h"
 
 #include "models/model.h"
 

@@ -4,7 +4,7 @@
  *
  * A token is a model with its optimiser state. The agent it visits takes one step on its
  * next batch with the token's model (its processor: engine_compute of one step's FLOPs),
- * draws the next agent from the walk's kernel (sim/walk.h: simple, metropolis or srrw)
+ * draws the next agent from the walk's kernel (sim/world/walk.h: simple, metropolis or srrw)
  * and sends the token there (engine_send of the model's bytes, plus the optimiser's state
  * vectors: velocity for momentum, two moments for Adam, since the state travels with the
  * model). A self-loop (metropolis, srrw on it) keeps the token where it is: no transfer.
@@ -36,10 +36,10 @@
  * offline for good while the run still needs steps fails the run. */
 #include "models/optim.h"
 #include "sim/engine.h"
-#include "sim/rng.h"
-#include "sim/topology.h"
-#include "sim/trainer.h"
-#include "sim/walk.h"
+#include "sim/kernel/rng.h"
+#include "sim/world/topology.h"
+#include "sim/train/trainer.h"
+#include "sim/world/walk.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * are taken out of the file and applied as overrides, in order, as the CLI does. A
  * resolved scenario must write a config that resolves again to the same text (the
  * runs.config contract). */
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <stdint.h>
 #include <stdlib.h>

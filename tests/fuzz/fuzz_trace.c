@@ -1,6 +1,6 @@
 /* fuzz_trace.c — libFuzzer target: any bytes as a trace file either load into step
  * functions whose queries are consistent, or fail with a message. */
-#include "sim/trace.h"
+#include "sim/kernel/trace.h"
 
 #include <math.h>
 #include <stdint.h>

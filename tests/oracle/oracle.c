@@ -22,9 +22,9 @@
  * recomputes everything the network model decides (shares, rates, arrivals). */
 #include "sim/engine.h"
 #include "sim/methods/method.h"
-#include "sim/network.h"
-#include "sim/topology.h"
-#include "sim/world.h"
+#include "sim/kernel/network.h"
+#include "sim/world/topology.h"
+#include "sim/world/world.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,317 @@
+/* sweep_local.c — the local sweep driver: worker processes forked from this one.
+ *
+ * Pipe protocol (parent and workers are the same binary after fork): parent -> worker an
+ * int64 run index per command, -1 to stop; worker -> parent the record stream of
+ * sweep.h, FINISHED after each run asking for more. The parent keeps up to two runs
+ * handed to a worker while enough are left, so a worker never waits for the parent
+ * between runs; near the end it hands out one at a time so no worker sits on a queued
+ * run while another is idle. Workers simulate into a SweepWire sink; the parent replays
+ * what arrives into the SweepMaster, so one process writes the database and a killed
+ * worker leaves only its open run, which the parent marks failed. */
+#include "sim/kernel/interrupt.h"
+#include "driver/sweep.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct LocalWorker {
+    SweepMaster *master;
+    pid_t pid;
+    int cmd_fd, rec_fd;      /* the parent's ends; -1 once closed */
+    unsigned char *buf;      /* bytes read and not yet replayed */
+    size_t len, cap;
+    SweepReplay replay;
+    int64_t handed[2];       /* oldest first: handed[0] is running or next */
+    int n_handed;
+    int stopped;             /* stop sent */
+    int broken;              /* its stream can no longer be written: drop what it sends */
+} LocalWorker;
+
+static int sweep_write_all(int fd, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;  /* SIGINT: the run ends at its next event */
+        if (n <= 0) return HS_E_IO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return HS_OK;
+}
+
+static int sweep_read_all(int fd, void *data, size_t len)
+{
+    unsigned char *p = data;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return HS_E_IO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return HS_OK;
+}
+
+static int local_flush(void *ctx, const void *data, size_t len)
+{
+    return sweep_write_all(*(int *)ctx, data, len);
+}
+
+/* The child: runs what it is handed until told to stop or the parent goes away. */
+static void local_worker_main(const Sweep *sw, int cmd_fd, int rec_fd)
+{
+    SweepWire wire = {0};
+    int64_t index;
+    while (sweep_read_all(cmd_fd, &index, sizeof index) == HS_OK && index >= 0) {
+        HsDiag diag;
+        hs_diag_clear(&diag);
+        int status;
+        if (interrupt_requested()) {
+            status = hs_diag_set(&diag, HS_E_INTERRUPTED, NULL, 0, "interrupted before it started");
+        } else {
+            Sink sink = sweep_wire_sink(&wire, index, local_flush, &rec_fd);
+            status = sweep_run_one(sw, index, sink, &diag);
+        }
+        wire.len = 0;  /* what a failed flush left behind belongs to no message */
+        if (sweep_wire_finished(&wire, index, status, diag.message) != HS_OK) break;
+    }
+    sweep_wire_free(&wire);
+    _exit(0);  /* not exit(): the parent's stdio buffers and database are not ours */
+}
+
+static void local_finished(void *ctx, SweepReplay *replay, int64_t index, int status, const char *message)
+{
+    LocalWorker *w = ctx;
+    if (w->n_handed > 0 && w->handed[0] == index) {
+        w->handed[0] = w->handed[1];
+        w->n_handed--;
+    }
+    sweep_master_finished(w->master, replay, index, status, message);
+}
+
+static void local_assign(LocalWorker *w, int n_alive)
+{
+    SweepMaster *m = w->master;
+    while (!w->stopped && w->cmd_fd >= 0 && w->n_handed < 2) {
+        if (w->n_handed == 1 && sweep_master_left(m) < n_alive) break;
+        int64_t index = sweep_master_take(m);
+        if (index < 0) break;
+        if (sweep_write_all(w->cmd_fd, &index, sizeof index) != HS_OK) {
+            sweep_master_give_back(m, index);  /* it died; its end of file comes next */
+            break;
+        }
+        w->handed[w->n_handed++] = index;
+    }
+    if (!w->stopped && w->n_handed == 0 && w->cmd_fd >= 0) {
+        int64_t stop = -1;
+        sweep_write_all(w->cmd_fd, &stop, sizeof stop);
+        close(w->cmd_fd);
+        w->cmd_fd = -1;
+        w->stopped = 1;
+    }
+}
+
+/* The worker's pipe closed: reap it, fail the run it left open, requeue the rest. */
+static void local_reap(LocalWorker *w)
+{
+    SweepMaster *m = w->master;
+    int wstatus = 0;
+    close(w->rec_fd);
+    w->rec_fd = -1;
+    if (w->cmd_fd >= 0) close(w->cmd_fd);
+    w->cmd_fd = -1;
+    while (waitpid(w->pid, &wstatus, 0) < 0 && errno == EINTR) {}
+    if (w->n_handed == 0) return;
+    char why[128];
+    if (WIFSIGNALED(wstatus)) snprintf(why, sizeof why, "worker process %d was killed by signal %d", (int)w->pid,
+                                       WTERMSIG(wstatus));
+    else snprintf(why, sizeof why, "worker process %d exited in the middle of a run", (int)w->pid);
+    int first = 0;
+    if (w->replay.begun && !w->broken) {
+        HsDiag local;
+        hs_diag_clear(&local);
+        if (sweep_replay_abandon(&w->replay, why, &local) != HS_OK) sweep_master_fail(m, &local);
+        sweep_master_finished(m, &w->replay, w->handed[0], HS_E_INTERNAL, why);
+        first = 1;
+    }
+    for (int i = w->n_handed - 1; i >= first; i--) sweep_master_give_back(m, w->handed[i]);
+    w->n_handed = 0;
+}
+
+/* The database (or the stream) failed: nothing more of this worker can be recorded. Its
+ * command pipe is closed so it ends after its run; what it sends until then is dropped
+ * and its runs stay not done. */
+static void local_break(LocalWorker *w, const HsDiag *diag)
+{
+    sweep_master_fail(w->master, diag);
+    w->broken = 1;
+    w->len = 0;
+    w->n_handed = 0;
+    w->stopped = 1;
+    if (w->cmd_fd >= 0) close(w->cmd_fd);
+    w->cmd_fd = -1;
+}
+
+static void local_read(LocalWorker *w)
+{
+    if (w->cap - w->len < 65536) {
+        size_t cap = w->cap ? 2 * w->cap : 131072;
+        unsigned char *grown = realloc(w->buf, cap);
+        if (grown == NULL) {
+            HsDiag d;
+            hs_diag_clear(&d);
+            hs_diag_set(&d, HS_E_NOMEM, NULL, 0, "out of memory reading a worker's rows");
+            local_break(w, &d);
+            return;
+        }
+        w->buf = grown;
+        w->cap = cap;
+    }
+    ssize_t n = read(w->rec_fd, w->buf + w->len, w->cap - w->len);
+    if (n < 0 && errno == EINTR) return;
+    if (n <= 0) {
+        local_reap(w);
+        return;
+    }
+    if (w->broken) return;
+    w->len += (size_t)n;
+    size_t used = 0;
+    HsDiag local;
+    hs_diag_clear(&local);
+    int status = sweep_replay(&w->replay, w->buf, w->len, &used, &local);
+    if (status != HS_OK) {
+        local_break(w, &local);
+        return;
+    }
+    memmove(w->buf, w->buf + used, w->len - used);
+    w->len -= used;
+}
+
+int sweep_drive_local(SweepMaster *m, int jobs, HsDiag *diag)
+{
+    int n = jobs;
+    if (n > m->total) n = (int)m->total;
+    if (n < 1) return HS_OK;
+    LocalWorker *workers = calloc((size_t)n, sizeof *workers);
+    struct pollfd *fds = calloc((size_t)n, sizeof *fds);
+    int *slot = calloc((size_t)n, sizeof *slot);
+    if (workers == NULL || fds == NULL || slot == NULL) {
+        free(workers);
+        free(fds);
+        free(slot);
+        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
+    fflush(NULL);
+    int started = 0, status = HS_OK;
+    for (; started < n; started++) {
+        LocalWorker *w = &workers[started];
+        int cmd[2], rec[2];
+        w->master = m;
+        w->cmd_fd = w->rec_fd = -1;
+        if (pipe(cmd) != 0) {
+            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "pipe: %s", strerror(errno));
+            break;
+        }
+        if (pipe(rec) != 0) {
+            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "pipe: %s", strerror(errno));
+            close(cmd[0]);
+            close(cmd[1]);
+            break;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "fork: %s", strerror(errno));
+            close(cmd[0]);
+            close(cmd[1]);
+            close(rec[0]);
+            close(rec[1]);
+            break;
+        }
+        if (pid == 0) {
+            /* The parent's ends of earlier workers' pipes must not stay open here, or a
+             * dead worker's end of file would never reach the parent. */
+            for (int i = 0; i < started; i++) {
+                close(workers[i].cmd_fd);
+                close(workers[i].rec_fd);
+            }
+            close(cmd[1]);
+            close(rec[0]);
+            signal(SIGPIPE, SIG_DFL);  /* a worker whose parent is gone just ends */
+            local_worker_main(m->sweep, cmd[0], rec[1]);
+        }
+        close(cmd[0]);
+        close(rec[1]);
+        w->pid = pid;
+        w->cmd_fd = cmd[1];
+        w->rec_fd = rec[0];
+        sweep_replay_init(&w->replay, m->sweep, m->out, local_finished, w);
+    }
+    if (started == 0) {
+        free(workers);
+        free(fds);
+        free(slot);
+        return status;
+    }
+    if (status != HS_OK) {  /* fewer workers than asked: go on with those */
+        if (!m->quiet) fprintf(stderr, "hetsim: %s; going on with %d workers\n", diag->message, started);
+        hs_diag_clear(diag);
+        status = HS_OK;
+    }
+    for (int i = 0; i < started; i++) local_assign(&workers[i], started);
+    int forwarded = 0;
+    for (;;) {
+        int n_fds = 0;
+        for (int i = 0; i < started; i++)
+            if (workers[i].rec_fd >= 0) {
+                fds[n_fds] = (struct pollfd){.fd = workers[i].rec_fd, .events = POLLIN};
+                slot[n_fds++] = i;
+            }
+        if (n_fds == 0) break;
+        if (sweep_master_stopping(m) && !forwarded) {
+            /* A terminal's Ctrl-C reaches the workers too; `kill` of the parent does not. */
+            int signo = interrupt_requested() ? interrupt_signal() : SIGTERM;
+            for (int i = 0; i < started; i++)
+                if (workers[i].rec_fd >= 0) kill(workers[i].pid, signo);
+            forwarded = 1;
+        }
+        int ready = poll(fds, (nfds_t)n_fds, 200);
+        if (ready < 0 && errno != EINTR) {
+            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "poll: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; ready > 0 && k < n_fds; k++) {
+            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            LocalWorker *w = &workers[slot[k]];
+            local_read(w);
+        }
+        int alive = 0;
+        for (int i = 0; i < started; i++) alive += workers[i].rec_fd >= 0;
+        for (int i = 0; i < started; i++)
+            if (workers[i].rec_fd >= 0) local_assign(&workers[i], alive);
+        sweep_master_tick(m);
+    }
+    if (status != HS_OK) {
+        for (int i = 0; i < started; i++)
+            if (workers[i].rec_fd >= 0) {
+                kill(workers[i].pid, SIGKILL);
+                local_reap(&workers[i]);
+            }
+    }
+    for (int i = 0; i < started; i++) {
+        sweep_replay_free(&workers[i].replay);
+        free(workers[i].buf);
+    }
+    free(workers);
+    free(fds);
+    free(slot);
+    return status;
+}
+

@@ -1,0 +1,121 @@
+/* sweep_master.c — the one process that owns a sweep's database writes: the queue of
+ * runs still to do and each run's outcome as its records are replayed into the output
+ * sink, told to the caller's SweepProgress (the terminal bar is cli/progress.c). Both
+ * drivers (local workers, MPI ranks) hand runs out through it, so they share one notion
+ * of what is done, failed or left. */
+#include "driver/sweep.h"
+
+#include "sim/kernel/interrupt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sweep_master_init(SweepMaster *m, const Sweep *sweep, Sink out, const int64_t *todo, int64_t n_todo,
+                      SweepProgress progress, int quiet)
+{
+    memset(m, 0, sizeof *m);
+    m->sweep = sweep;
+    m->out = out;
+    m->progress = progress;
+    m->quiet = quiet;
+    hs_diag_clear(&m->diag);
+    m->state = malloc((size_t)sweep->n_runs);
+    m->sim_time = malloc((size_t)sweep->n_runs * sizeof *m->sim_time);
+    m->accuracy = malloc((size_t)sweep->n_runs * sizeof *m->accuracy);
+    m->queue = malloc((size_t)(n_todo > 0 ? n_todo : 1) * sizeof *m->queue);
+    if (m->state == NULL || m->sim_time == NULL || m->accuracy == NULL || m->queue == NULL) {
+        sweep_master_free(m);
+        return HS_E_NOMEM;
+    }
+    memset(m->state, SWEEP_STATE_SKIP, (size_t)sweep->n_runs);
+    for (int64_t i = 0; i < sweep->n_runs; i++) m->sim_time[i] = m->accuracy[i] = NAN;
+    for (int64_t i = 0; i < n_todo; i++) {
+        m->queue[i] = todo[i];
+        m->state[todo[i]] = SWEEP_STATE_TODO;
+    }
+    m->capacity = n_todo;
+    m->tail = m->total = n_todo;
+    return HS_OK;
+}
+
+void sweep_master_free(SweepMaster *m)
+{
+    if (m == NULL) return;
+    free(m->state);
+    free(m->sim_time);
+    free(m->accuracy);
+    free(m->queue);
+    m->state = NULL;
+    m->sim_time = m->accuracy = NULL;
+    m->queue = NULL;
+}
+
+int sweep_master_stopping(const SweepMaster *m)
+{
+    return m->fatal || interrupt_requested();
+}
+
+int64_t sweep_master_take(SweepMaster *m)
+{
+    if (sweep_master_stopping(m) || m->head == m->tail) return -1;
+    int64_t index = m->queue[m->head++];
+    m->state[index] = SWEEP_STATE_HANDED;
+    return index;
+}
+
+int64_t sweep_master_left(const SweepMaster *m)
+{
+    return sweep_master_stopping(m) ? 0 : m->tail - m->head;
+}
+
+/* head > 0 here: the index was taken from the queue, which moved head past it. */
+void sweep_master_give_back(SweepMaster *m, int64_t index)
+{
+    m->state[index] = SWEEP_STATE_TODO;
+    if (m->head > 0) m->queue[--m->head] = index;
+}
+
+void sweep_master_fail(SweepMaster *m, const HsDiag *diag)
+{
+    if (!m->fatal) m->diag = *diag;
+    m->fatal = 1;
+}
+
+void sweep_master_tick(SweepMaster *m)
+{
+    if (m->progress.tick) m->progress.tick(m->progress.ctx, m);
+}
+
+void sweep_master_finished(void *ctx, SweepReplay *replay, int64_t index, int status, const char *message)
+{
+    SweepMaster *m = ctx;
+    if (index < 0 || index >= m->sweep->n_runs) return;
+    if (!replay->begun && status == HS_E_INTERRUPTED) {
+        m->state[index] = SWEEP_STATE_TODO;  /* handed out but never started */
+        return;
+    }
+    SweepState state = SWEEP_STATE_FAILED;
+    if (replay->begun && replay->ended) {
+        switch (replay->end.status) {
+        case SINK_STATUS_DONE: state = SWEEP_STATE_DONE; break;
+        case SINK_STATUS_DIVERGED: state = SWEEP_STATE_DIVERGED; break;
+        case SINK_STATUS_INTERRUPTED: state = SWEEP_STATE_INTERRUPTED; break;
+        default: state = SWEEP_STATE_FAILED; break;
+        }
+        m->sim_time[index] = replay->end.sim_time_s;
+        m->accuracy[index] = replay->end.final_accuracy;
+    }
+    /* Once its end is written, the database's status is the run's status, whatever came
+     * after (a worker that died between END and FINISHED). */
+    m->state[index] = (unsigned char)state;
+    m->finished++;
+    switch (state) {
+    case SWEEP_STATE_DONE: m->done++; break;
+    case SWEEP_STATE_DIVERGED: m->diverged++; break;
+    case SWEEP_STATE_INTERRUPTED: m->interrupted++; break;
+    default: m->failed++; break;
+    }
+    if (m->progress.finished) m->progress.finished(m->progress.ctx, m, index, state, status, message);
+}

@@ -1,0 +1,49 @@
+/* distribution.h — the value of an agent attribute: a constant or a distribution drawn
+ * once per agent from the agent's own stream.
+ *   constant            2 GFLOPS
+ *   uniform(a, b)       a <= x < b
+ *   normal(mean, sd)    redrawn while x <= 0 (attributes are positive)
+ *   lognormal(median, sigma)   median * exp(sigma * N(0,1))
+ *   pareto(scale, shape)       scale * U^(-1/shape), heavy-tailed
+ *   choice(v1:p1, v2:p2, ...)  probabilities must sum to 1 (within 1e-6)
+ *   trace(FILE.csv)     the value follows a trace over time (sim/kernel/trace.h); drawing one
+ *                       gives NaN: the world reads the trace's value at time 0 */
+#ifndef SIM_DISTRIBUTION_H
+#define SIM_DISTRIBUTION_H
+
+#include "base/units.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+
+#define DIST_MAX_CHOICES 32
+
+typedef enum {
+    DIST_CONSTANT = 0, DIST_UNIFORM, DIST_NORMAL, DIST_LOGNORMAL, DIST_PARETO, DIST_CHOICE,
+    DIST_TRACE /* trace(FILE.csv): a value over time, see sim/kernel/trace.h */
+} DistKind;
+
+typedef struct Distribution {
+    DistKind kind;
+    double a, b;  /* parameters in SI units (sigma and shape are plain) */
+    int n_choices;
+    double values[DIST_MAX_CHOICES];
+    double probs[DIST_MAX_CHOICES];
+    char path[512];  /* DIST_TRACE: the CSV file as written (resolved by the scenario) */
+} Distribution;
+
+/* Parses text as a distribution of quantities of the given kind. On error returns
+ * HS_E_INPUT and writes the reason (without file:line) into why. */
+int distribution_parse(const char *text, UnitKind kind, Distribution *out, char *why, int why_size);
+
+/* One draw. Never returns a value <= 0 for positive-only kinds (the caller validates). */
+double distribution_draw(const Distribution *d, gsl_rng *rng);
+
+/* Writes the distribution back in SI units so that distribution_parse reads it again
+ * to the same value (used for runs.config). */
+void distribution_write(const Distribution *d, FILE *out);
+
+/* The distribution's median-like central value, for estimates and messages. */
+double distribution_center(const Distribution *d);
+
+#endif

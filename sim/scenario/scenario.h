@@ -1,0 +1,242 @@
+/* scenario.h — a scenario file resolved into plain data: every default filled in, every
+ * unit converted to SI. Resolution validates everything a run will use, so a scenario
+ * that resolves cannot fail later for a reason that was in the file.
+ * Sections: [run] [data] [model] [method] [topology] [agents] [agents.NAME] [server]
+ * [network] [compression] [byzantine] [sweep]. */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include "models/model_spec.h"
+#include "sim/scenario/distribution.h"
+#include "sim/kernel/dynamics.h"
+#include "sim/scenario/inidoc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SCENARIO_MAX_GROUPS 32
+#define SCENARIO_MAX_PARAMS 32
+/* Local samples per agent, in timing mode too (train mode: at most the data set). */
+#define SCENARIO_MAX_SAMPLES 1000000000
+#define SCENARIO_THREADS_EAGER (-1)
+
+typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;
+
+typedef enum {
+    TOPO_FULL = 0, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_FILE
+} TopologyKind;
+
+/* Which attributes a group sets itself (the rest come from [agents]). */
+typedef struct AgentGroupSpec {
+    char name[INIDOC_NAME_MAX]; /* "default" for [agents] itself */
+    int count;
+    int line;                   /* where the group's section starts */
+    Distribution compute;       /* FLOP/s */
+    Distribution uplink;        /* bytes/s */
+    Distribution downlink;      /* bytes/s */
+    int symmetric_link;         /* `bandwidth` given: downlink = the uplink's draw */
+    Distribution latency;       /* s */
+    Distribution samples;       /* count; drawn and rounded */
+    int has_samples;            /* else the dataset is shared out evenly */
+    Slowdown slowdown;          /* speed over time */
+    double jitter;              /* lognormal sigma of per-computation noise */
+    Distribution availability;  /* constant 1 (always) or a 0/1 trace */
+} AgentGroupSpec;
+
+/* A resolved [method] key of the method that runs: the given value or the method's
+ * default, already checked against the key's type and range (sim/methods/method.h). */
+typedef struct MethodParam {
+    char key[INIDOC_NAME_MAX];
+    char value[INIDOC_VALUE_MAX];  /* as written (trimmed): runs.config */
+    double number;                 /* int, real, steps (epoch = 0), time (none = inf) */
+    int index;                     /* a choice: its place in the key's choices */
+    char where[160];               /* "FILE:LINE" or "--set ..." of the value; "" for the default */
+} MethodParam;
+
+/* [compression] (sim/stages/compress.h): what sync, localsgd/qsr and dpsgd send instead of dense
+ * vectors. present = 0 when the section is absent: nothing is compressed and nothing is
+ * written back, so such runs are bit-identical to runs before compression existed. */
+typedef enum { COMPRESS_NONE = 0, COMPRESS_TOPK, COMPRESS_RANDK, COMPRESS_DCT, COMPRESS_SLIMDP } CompressScheme;
+typedef enum { FEEDBACK_NONE = 0, FEEDBACK_EF21, FEEDBACK_ECONTROL, FEEDBACK_EF, FEEDBACK_DGC } FeedbackKind;
+
+typedef struct CompressionSpec {
+    int present;
+    int line;              /* of its header (0 when it came from --set) */
+    CompressScheme scheme;
+    double ratio;          /* share of entries kept, (0, 1] */
+    FeedbackKind feedback;
+    double eta;            /* EControl's feedback strength */
+    int warm_start;        /* ef21/econtrol: the first message is the dense vector */
+    int refresh;           /* DCT: steps between threshold recomputations */
+    double explore;        /* Slim-DP: random share of the kept entries */
+    double gamma;          /* dpsgd: consensus step of the CHOCO-style difference gossip */
+    int worker_momentum;   /* sync: momentum = worker — each agent applies the [model] momentum
+                            * to its own gradient before compressing (EF21-SGDM); 0 = aggregate */
+    int warmup_epochs;     /* dgc: rounds of geometrically decreasing density before ratio */
+    double clip;           /* dgc: global L2 clipping threshold (each agent: clip / sqrt(N)); 0 = off */
+    int masking;           /* dgc: momentum factor masking (1) or not (0) */
+} CompressionSpec;
+
+/* [privacy] (sim/stages/privacy.h): differentially private FedAvg, seed 003 (Li, Jiang, Schmidt,
+ * Alstrom, Stich, ICLR 2024). present = 0 or clip = none: no clipping, no noise. */
+typedef enum { PRIVACY_CLIP_NONE = 0, PRIVACY_CLIP_SAMPLE, PRIVACY_CLIP_UPDATE } PrivacyClip;
+
+typedef struct PrivacySpec {
+    int present;
+    int line;                /* of its header (0 when it came from --set) */
+    PrivacyClip clip;
+    double threshold;        /* C: L2 bound of a sample's gradient or a client's update */
+    double noise_multiplier; /* sigma: Gaussian noise std = sigma x the sum's sensitivity C */
+    double delta;            /* the delta of the reported (epsilon, delta) */
+} PrivacySpec;
+
+/* [byzantine] (sim/stages/byzantine.h): count attackers, their attack and the aggregator. */
+typedef enum { ATTACK_SIGNFLIP = 0, ATTACK_GAUSSIAN, ATTACK_ALIE, ATTACK_IPM, ATTACK_LABELFLIP } AttackKind;
+typedef enum { AGGREGATOR_MEAN = 0, AGGREGATOR_MEDIAN, AGGREGATOR_TRIMMED, AGGREGATOR_KRUM,
+               AGGREGATOR_CCLIP, AGGREGATOR_BETAMLE } AggregatorKind;
+
+typedef struct ByzantineSpec {
+    int present;
+    int line;
+    int count;             /* Byzantine agents, drawn from the seed */
+    AttackKind attack;
+    double scale;          /* signflip: send -scale * own vector */
+    double sigma;          /* gaussian: N(0, sigma^2) per entry */
+    double z;              /* ALIE: mean - z * std (default: Baruch et al.'s z_max) */
+    double epsilon;        /* IPM: -epsilon * honest mean */
+    AggregatorKind aggregator;
+    int trim;              /* trimmed: values dropped at each end per coordinate */
+    int f;                 /* krum: assumed Byzantine count */
+    double tau;            /* cclip: clipping radius */
+    int iters;             /* cclip: clipping iterations per step; betamle: IRLS reweightings */
+    int rank;              /* betamle: subspace dimension */
+    double lambda;         /* betamle: weight of the pairwise terms */
+} ByzantineSpec;
+
+/* [network] (sim/kernel/network.h): how messages share the links. model = fifo is the older
+ * model (a sender's uplink sends one message at a time at min(uplink, downlink);
+ * downlinks unshared); maxmin shares every link among its flows by max-min fairness. */
+typedef enum { NETWORK_MAXMIN = 0, NETWORK_FIFO } NetworkModelKind;
+typedef enum { UPLINK_SHARED = 0, UPLINK_FIFO } UplinkKind;
+typedef enum { TCP_NONE = 0, TCP_LV08 } TcpKind;
+
+typedef struct NetworkSpec {
+    NetworkModelKind model;
+    UplinkKind uplink;     /* maxmin: a sender's concurrent messages share its uplink, or queue */
+    double backbone;       /* maxmin: bytes/s of a link every message crosses; INFINITY: none */
+    TcpKind tcp;           /* lv08: SimGrid's LV08 corrections (latency x13.01, bandwidth
+                            * x0.97, shares weighted by 1 / (latency + 20537 B / bandwidth)) */
+} NetworkSpec;
+
+/* [servers] assign: how clients are given to edge servers (sim/methods/sdfeel.c). */
+typedef enum { SERVER_ASSIGN_NEAREST = 0, SERVER_ASSIGN_ROUND_ROBIN, SERVER_ASSIGN_FILE } ServerAssign;
+
+typedef struct Scenario {
+    char file[512];             /* as given on the command line */
+    /* [run] */
+    char name[INIDOC_NAME_MAX];
+    char method[INIDOC_NAME_MAX];
+    uint64_t seed;
+    int rounds;
+    double time_budget;         /* s of virtual time; inf when unlimited */
+    double target_accuracy;     /* 0 when none */
+    RunMode mode;
+    int eval_every;             /* rounds between evaluations (train mode) */
+    int threads;                /* train mode's worker threads; 0 = the online CPUs. An execution
+                                 * setting: results do not depend on it, runs.config omits it.
+                                 * SCENARIO_THREADS_EAGER (tests only): nothing is queued, every
+                                 * step runs when the method asks — the reference order. */
+    /* [data] [model] */
+    DataSpec data;
+    /* where the dataset's files were named: "FILE:LINE: [data] path" (or the [data]
+     * dataset key, or the file, for the default folder), "--set data.path=...": messages
+     * about the files' contents start with it (issue 28, class 8) */
+    char data_where[640];
+    int dataset_train_size, dataset_test_size;
+    ModelSpec model;
+    OptimSpec optim;
+    /* [method] */
+    MethodParam params[SCENARIO_MAX_PARAMS];
+    int n_params;
+    /* [topology] */
+    int topology_line;          /* of its header; 0 when the file has none */
+    TopologyKind topology;
+    int degree;
+    char topology_file[512];
+    /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
+    int n_agents;
+    AgentGroupSpec groups[SCENARIO_MAX_GROUPS + 1];
+    int n_groups;
+    /* [server] (the parameter server of the server methods) or [servers] (count edge
+     * servers, sdfeel): their attributes are groups[n_groups] (name "server"), so that a
+     * server node's group index works wherever an agent's does. has_server: one of the two
+     * sections is present (validated whatever the method); n_servers: server nodes the
+     * run simulates — server_count when the method uses servers (METHOD_USES_SERVER),
+     * else 0. */
+    int has_server;
+    int servers_section;        /* 1: [servers] (written back as such), 0: [server] */
+    int server_count;           /* [servers] count; 1 for [server] */
+    ServerAssign server_assign; /* [servers] assign */
+    char server_assign_file[512]; /* SERVER_ASSIGN_FILE: absolute path of the FILE.assign */
+    int n_servers;
+    /* [network] [compression] [byzantine] */
+    NetworkSpec network;
+    CompressionSpec compression;
+    ByzantineSpec byzantine;
+    PrivacySpec privacy;
+    /* [sweep] is kept as written; sweep.c expands it */
+    int has_sweep;
+} Scenario;
+
+/* Resolves doc into *sc. Errors: HS_E_INPUT with "FILE:LINE: ..." in diag. Marks the
+ * entries it used. */
+int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
+
+/* The attributes a trace can drive, in the order the engine loads them. */
+enum {
+    SCENARIO_TRACE_COMPUTE, SCENARIO_TRACE_UPLINK, SCENARIO_TRACE_DOWNLINK, SCENARIO_TRACE_AVAILABILITY,
+    SCENARIO_TRACE_ATTRIBUTES
+};
+/* Loads the trace of one attribute of groups[group] (its Distribution is a trace) over
+ * the run's nodes numbered as world.c numbers them (agents, then servers); needed (one
+ * byte per node) gets 1 for the group's nodes, the ones it must cover. The resolver
+ * checks every trace with it and the engine loads them with it, so the two cannot
+ * disagree. Errors as trace_load's (sim/trace.h). */
+struct Trace;
+int scenario_trace_load(const Scenario *sc, int group, int attribute, char *needed, struct Trace *out,
+                        HsDiag *diag);
+
+/* `--add-group NAME`: adds an empty group [agents.NAME] to doc, which --set may then
+ * fill (an override may change only what the file defines; a group is the one thing it
+ * would otherwise invent, issue 28 class 2). HS_E_INPUT for a bad name or a group the
+ * document has already. */
+int scenario_add_group(IniDoc *doc, const char *name, HsDiag *diag);
+
+/* Loads path, applies the --set overrides in order and resolves. */
+int scenario_load(const char *path, const char *const *overrides, int n_overrides,
+                  Scenario *sc, HsDiag *diag);
+
+/* Writes the fully resolved scenario as INI that scenario_resolve reads back to the
+ * same Scenario (runs.config). */
+void scenario_write_config(const Scenario *sc, FILE *out);
+/* Same into a malloc'd string; NULL when out of memory. Caller frees. */
+char *scenario_config_string(const Scenario *sc);
+
+/* A resolved [method] key, or NULL if the running method declares no such key. */
+const MethodParam *scenario_param(const Scenario *sc, const char *key);
+/* Its value, read as its type says. Asking for a key the method does not declare is a
+ * bug, and aborts. */
+double scenario_param_number(const Scenario *sc, const char *key);
+int scenario_param_int(const Scenario *sc, const char *key);
+int scenario_param_index(const Scenario *sc, const char *key);
+/* An input error about a [method] key: "WHERE: [method] KEY: message" (WHERE is the
+ * scenario file for a default). Returns HS_E_INPUT. */
+int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The keys a section accepts (NULL-terminated), for the section names the file may hold:
+ * run, data, model, topology, agents (and agents.NAME), compression, byzantine; NULL for
+ * the others ([method] keys come from sim/methods, [sweep] keys are SECTION.KEY). */
+const char *const *scenario_section_keys(const char *section);
+
+#endif

@@ -1,0 +1,192 @@
+/* scenario_method.c — [method] and [method.NAME]: every key checked against its method's
+ * typed table (sim/methods/method.h), the rule that merges the two sections, and the
+ * readers a method's create() uses. */
+#include "sim/scenario/scenario_resolver.h"
+
+#include "base/names.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads text as key k says; *why gets the reason when it does not fit. */
+static int scenario_method_value(const MethodKey *k, const char *text, MethodParam *p, char *why, size_t size)
+{
+    char range[128];
+    snprintf(range, sizeof range, "%s%.15g, %.15g%s", k->open & METHOD_KEY_OPEN_MIN ? "(" : "[", k->min, k->max,
+             k->open & METHOD_KEY_OPEN_MAX ? ")" : "]");
+    long long whole;
+    char inner[200];
+    switch (k->type) {
+    case METHOD_KEY_CHOICE:
+        p->index = scenario_match_choice(text, k->choices);
+        if (p->index >= 0) return HS_OK;
+        snprintf(why, size, "expected one of %s, found '%.60s'", k->choices, text);
+        return HS_E_INPUT;
+    case METHOD_KEY_STEPS:
+    case METHOD_KEY_INT:
+        if (k->type == METHOD_KEY_STEPS && strcmp(text, "epoch") == 0) {
+            p->number = 0;
+            return HS_OK;
+        }
+        if (scenario_parse_int(text, (long long)k->min, (long long)k->max, &whole) == HS_OK) {
+            p->number = (double)whole;
+            return HS_OK;
+        }
+        snprintf(why, size, "expected %sa whole number in %s, found '%.60s'",
+                 k->type == METHOD_KEY_STEPS ? "epoch or " : "", range, text);
+        return HS_E_INPUT;
+    case METHOD_KEY_TIME:
+        if (strcmp(text, "none") == 0) p->number = INFINITY;
+        else if (k->choices && strcmp(text, k->choices) == 0) {
+            p->number = NAN;
+            return HS_OK;
+        } else if (units_parse(text, UNIT_TIME, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
+        break;
+    case METHOD_KEY_WORD_OR_REAL:
+        if (strcmp(text, k->choices) == 0) {
+            p->number = NAN;
+            return HS_OK;
+        }
+        /* fall through - a number */
+    case METHOD_KEY_REAL:
+        if (units_parse(text, UNIT_PLAIN, &p->number, inner, sizeof inner) != HS_OK) p->number = NAN;
+        break;
+    }
+    double v = p->number;
+    int inside = (k->open & METHOD_KEY_OPEN_MIN ? v > k->min : v >= k->min) &&
+                 (k->open & METHOD_KEY_OPEN_MAX ? v < k->max : v <= k->max);
+    if (inside) return HS_OK;
+    if (k->type == METHOD_KEY_TIME)
+        snprintf(why, size, "expected %s%s%sa time in %s s (e.g. 500 ms), found '%.60s'",
+                 isinf(k->max) ? "none or " : "", k->choices ? k->choices : "", k->choices ? " or " : "", range, text);
+    else
+        snprintf(why, size, "expected %s%sa number in %s, found '%.60s'",
+                 k->type == METHOD_KEY_WORD_OR_REAL ? k->choices : "", k->type == METHOD_KEY_WORD_OR_REAL ? " or " : "",
+                 range, text);
+    return HS_E_INPUT;
+}
+
+static const MethodKey *scenario_method_key(const MethodOps *ops, const char *name)
+{
+    for (const MethodKey *k = ops->keys; k && k->name; k++)
+        if (strcmp(k->name, name) == 0) return k;
+    return NULL;
+}
+
+/* Every entry of [method] (keys of the method that runs) and of each [method.NAME] (keys
+ * of NAME, whether or not it runs) must be a key of that method with a value of its type. */
+static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
+{
+    for (int i = 0; i < r->doc->count; i++) {
+        IniEntry *e = &r->doc->entries[i];
+        const MethodOps *ops = strcmp(e->section, "method") == 0 ? running : scenario_method_section(e->section);
+        if (ops == NULL) continue;
+        e->used = 1;
+        const MethodKey *k = scenario_method_key(ops, e->key);
+        if (k == NULL) {
+            const char *names[SCENARIO_MAX_PARAMS + 1];
+            int n = 0;
+            for (const MethodKey *m = ops->keys; m && m->name && n < SCENARIO_MAX_PARAMS; m++) names[n++] = m->name;
+            names[n] = NULL;
+            char hint[128], where[INIDOC_VALUE_MAX + 160];
+            names_suggest(e->key, names, hint, sizeof hint);
+            return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
+                               "unknown key '%s' in [%s] for method %s%s%s", e->key, e->section, ops->name, hint,
+                               ops == running && strcmp(e->section, "method") == 0
+                                   ? " (knobs of another method go in [method.NAME])" : "");
+        }
+        char value[INIDOC_VALUE_MAX], why[300];
+        scenario_trim_copy(value, sizeof value, e->value);
+        MethodParam scratch;
+        if (scenario_method_value(k, value, &scratch, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
+    }
+    return HS_OK;
+}
+
+/* The value of one key of the running method. [method] and [method.NAME] may both hold
+ * it: within the file that is a conflict (an error: which one was meant?); otherwise an
+ * override wins over the file and a swept value over an override, and between two
+ * overrides of the same kind the later one wins. */
+static int scenario_method_entry(Resolver *r, const char *own_section, const char *key, IniEntry **out)
+{
+    IniEntry *general = inidoc_find(r->doc, "method", key), *own = inidoc_find(r->doc, own_section, key);
+    *out = general ? general : own;
+    if (general == NULL || own == NULL) return HS_OK;
+    if (general->origin == INIDOC_FROM_FILE && own->origin == INIDOC_FROM_FILE)
+        return hs_diag_set(r->diag, HS_E_INPUT, own->file, own->line,
+                           "[%s] %s: also set in [method] at line %d; keep one of the two", own_section, key,
+                           general->line);
+    if (own->origin > general->origin || (own->origin == general->origin && own->order > general->order))
+        *out = own;
+    return HS_OK;
+}
+
+int scenario_resolve_method(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    const MethodOps *ops = method_lookup(sc->method);
+    int status = scenario_check_method_entries(r, ops);
+    if (status != HS_OK) return status;
+    char own_section[INIDOC_NAME_MAX + 8];
+    snprintf(own_section, sizeof own_section, "method.%s", sc->method);
+    sc->n_params = 0;
+    for (const MethodKey *k = ops->keys; k && k->name && sc->n_params < SCENARIO_MAX_PARAMS; k++) {
+        MethodParam *p = &sc->params[sc->n_params++];
+        IniEntry *e;
+        if ((status = scenario_method_entry(r, own_section, k->name, &e)) != HS_OK) return status;
+        snprintf(p->key, sizeof p->key, "%s", k->name);
+        scenario_trim_copy(p->value, sizeof p->value, e ? e->value : k->default_value);
+        if (e) inidoc_entry_where(e, p->where, sizeof p->where);
+        char why[300];
+        if (scenario_method_value(k, p->value, p, why, sizeof why) != HS_OK)
+            return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "method %s: default of %s: %s", ops->name, k->name, why);
+    }
+    return HS_OK;
+}
+
+const MethodParam *scenario_param(const Scenario *sc, const char *key)
+{
+    for (int i = 0; i < sc->n_params; i++)
+        if (strcmp(sc->params[i].key, key) == 0) return &sc->params[i];
+    return NULL;
+}
+
+static const MethodParam *scenario_param_declared(const Scenario *sc, const char *key)
+{
+    const MethodParam *p = scenario_param(sc, key);
+    if (p == NULL) {
+        fprintf(stderr, "hetsim: bug: method %s reads the undeclared key '%s'\n", sc->method, key);
+        abort();
+    }
+    return p;
+}
+
+double scenario_param_number(const Scenario *sc, const char *key)
+{
+    return scenario_param_declared(sc, key)->number;
+}
+
+int scenario_param_int(const Scenario *sc, const char *key)
+{
+    return (int)scenario_param_declared(sc, key)->number;
+}
+
+int scenario_param_index(const Scenario *sc, const char *key)
+{
+    return scenario_param_declared(sc, key)->index;
+}
+
+int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
+{
+    const MethodParam *p = scenario_param_declared(sc, key);
+    char message[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (strncmp(p->where, "--set ", 6) == 0) return hs_diag_set(diag, HS_E_INPUT, p->where, 0, "%s", message);
+    return hs_diag_set(diag, HS_E_INPUT, p->where[0] ? p->where : sc->file, 0, "[method] %s: %s", key, message);
+}

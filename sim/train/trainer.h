@@ -1,0 +1,115 @@
+/* trainer.h — the real arithmetic of train mode: the shared dataset, the partition,
+ * per-agent batch streams, models, optimisers and evaluation. Methods ask it for
+ * gradients and parameter vectors through Engine.trainer; it knows the scenario and the
+ * world but not the engine (the engine reports what trainer_round_end returns). Timing
+ * mode has no trainer at all
+ * (Engine.trainer == NULL), and every function below then does nothing and returns 0,
+ * so a method calls them unconditionally and its timing is the same in both modes.
+ * Vector accessors return NULL in timing mode: guard method-side vector math with
+ * `if (e->trainer)`. */
+#ifndef SIM_TRAINER_H
+#define SIM_TRAINER_H
+
+#include "models/dataset.h"
+#include "sim/kernel/sink.h"
+#include "sim/world/world.h"
+
+#include <gsl/gsl_rng.h>
+#include <stddef.h>
+
+typedef struct Trainer Trainer;
+
+/* Loads the data set and partitions it over world's agents; keeps sc, world and diag
+ * (which must outlive it). Errors are written to diag. */
+int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out);
+void trainer_free(Trainer *t);
+/* The round the engine plays now: learning-rate schedule and messages follow it. */
+void trainer_begin_round(Trainer *t, int round);
+/* After each round: every eval_every rounds (and after the last) evaluates the shared
+ * model, or the sample-weighted average of the agents' models, into *metric (round,
+ * losses, accuracies; the engine adds time and bytes) and sets *evaluated. */
+int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated);
+
+/* --- one model shared by all agents (they hold identical parameters: sync) --- */
+int trainer_setup_shared(Trainer *t);
+/* Each agent's gradient of its next batch on the shared model, averaged in agent order. */
+int trainer_shared_gradients(Trainer *t);
+/* The same over members only (in their order): the agents that made a deadline. */
+int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members);
+/* One optimiser step of the shared model with the averaged gradient. */
+int trainer_shared_apply(Trainer *t);
+
+/* The shared model's parameters (NULL in timing mode or before trainer_setup_shared). */
+float *trainer_shared_params(Trainer *t);
+/* Gradient of agent's next batch at params (a whole parameter vector that is not the
+ * agent's own, e.g. a token's model) into grad; counts toward the round's train loss. */
+int trainer_gradient_at(Trainer *t, int agent, const float *params, float *grad);
+
+/* --- a model per agent, all initialised to the same parameters --- */
+/* n_buffers extra vectors of model size per agent (method state: momenta, copies). */
+int trainer_setup_local(Trainer *t, int n_buffers);
+size_t trainer_param_count(const Trainer *t);
+/* The data set, loaded once per run, and agent's rows of it (its partition), for code
+ * that needs the same samples the agent trains on (label-flipping attackers). */
+const Dataset *trainer_dataset(const Trainer *t);
+const int *trainer_agent_samples(const Trainer *t, int agent, int *count);
+float *trainer_params(Trainer *t, int agent);
+float *trainer_buffer(Trainer *t, int agent, int which);
+/* Gradient of agent's next batch at its current parameters into grad (model size). */
+int trainer_gradient(Trainer *t, int agent, float *grad);
+/* Agent's optimiser applies grad to its parameters (this round's learning rate). */
+int trainer_optimizer_step(Trainer *t, int agent, const float *grad);
+/* trainer_gradient + trainer_optimizer_step. */
+int trainer_local_step(Trainer *t, int agent);
+/* A DP-SGD step of agent (sim/stages/privacy.h, clip = sample): its next batch's per-sample
+ * gradients clipped to norm threshold and summed, N(0, noise_std^2) added to every entry
+ * of the sum (drawn from noise, which belongs to this agent alone), divided by the batch
+ * size, then an optimiser step. Queued like trainer_local_step. */
+int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise);
+/* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
+ * samples when by_samples, else uniformly; sums in member order (deterministic). */
+int trainer_average(Trainer *t, const int *members, int n_members, int by_samples);
+/* --- ComDML's local-loss split training (models/ split entry points) --- */
+/* Starts a round in which slow offloads blocks split+1..L: its helper trains a copy of
+ * slow's top (with its own optimiser state), fed by a FIFO of activations. */
+int trainer_split_begin(Trainer *t, int slow, int split);
+/* slow's next batch through blocks 1..split and auxiliary head split; one optimiser step
+ * on those ranges; the cut activations and labels join the FIFO. */
+int trainer_split_bottom_step(Trainer *t, int slow, int split);
+/* The helper trains slow's top copy on the oldest activations in the FIFO. */
+int trainer_split_top_step(Trainer *t, int slow, int split);
+/* The top copy's blocks go back into slow's model. */
+int trainer_split_end(Trainer *t, int slow, int split);
+/* Sample-weighted average of every block over all agents; auxiliary head m averaged only
+ * among agents with splits[i] == m (m >= 1); heads of other splits are left as they are.
+ * When a helper trained only some of its offloader's batches (it dropped the rest under
+ * churn), that offloader's top blocks weigh samples x trained / batches instead (0 when
+ * none): a copy that did not train does not pull the average back. */
+int trainer_average_split(Trainer *t, const int *splits);
+
+/* --- width pruning (sim/stages/prune.h, models/model_width.h) and progressive freezing --- */
+struct ModelWidth;
+/* Gradient of agent's next batch on width's sub-model of its parameters into grad
+ * (model size; the blocks' coordinates outside the sub-model get 0). width NULL: exactly
+ * trainer_gradient. */
+int trainer_width_gradient(Trainer *t, int agent, struct ModelWidth *width, float *grad);
+/* trainer_width_gradient into the agent's gradient vector, then its optimiser step. */
+int trainer_width_step(Trainer *t, int agent, struct ModelWidth *width);
+/* Shared model (sync): each member's gradient on its sub-model (widths[agent], NULL:
+ * whole) of the shared parameters; per coordinate the mean over the members that hold
+ * it, summed in member order, is what trainer_shared_apply then applies. */
+int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members, struct ModelWidth *const *widths);
+/* Per-coordinate average of the members' models over the members that hold each
+ * coordinate (widths[agent] NULL: all), weighted by samples or uniformly
+ * (vec_masked_average); every member receives the whole result. */
+int trainer_average_masked(Trainer *t, const int *members, int n_members, int by_samples,
+                           struct ModelWidth *const *widths);
+/* Progressive freezing: agent's next batch trains block `stage` and its output module
+ * (model_grad_stage_at), one optimiser step on those two ranges. */
+int trainer_stage_step(Trainer *t, int agent, int stage);
+
+/* The learning rate of round from the [model] schedule; needs no trainer, since methods
+ * such as QSR time themselves by it in timing mode too. */
+double trainer_schedule_lr(const Scenario *sc, int round);
+
+#endif

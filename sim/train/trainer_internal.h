@@ -1,0 +1,144 @@
+/* trainer_internal.h — the Trainer's state, shared by trainer.c (set-up, averaging,
+ * evaluation), trainer_jobs.c (the per-agent job queues and the worker slots) and
+ * trainer_prune.c (width pruning and progressive freezing). Only those files include it.
+ *
+ * Threads: agents' training work is queued per agent (a TrainerJob list) when a method
+ * asks for it and run at the next flush, each agent's queue in order on one worker slot,
+ * different agents' queues at once. A job touches only its agent's state: its Model,
+ * Optim, buffers, batch stream (cursor, epoch) and, for split jobs keyed by the offloader,
+ * its SplitPair. Everything that reads or writes more than that (averaging, vector
+ * accessors, evaluation, the shared model) flushes first, on the engine's thread.
+ * Losses are added in the order the jobs were queued, so every figure is bitwise the
+ * same for any number of threads. */
+#ifndef SIM_TRAINER_INTERNAL_H
+#define SIM_TRAINER_INTERNAL_H
+
+#include "models/model.h"
+#include "models/optim.h"
+#include "models/partition.h"
+#include "sim/train/trainer.h"
+#include "sim/train/workers.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+/* One offloader's activations in flight to its helper, in send order. */
+typedef struct SplitPair {
+    Model *top;          /* the helper's copy of the offloader's model (only its top is trained) */
+    Optim *top_optim;
+    float *act;          /* (capacity, B, split floats) */
+    int *labels;         /* (capacity, B) */
+    int *sizes;          /* (capacity) samples per queued batch */
+    int capacity, head, count, act_floats;
+    int top_batches;     /* batches the top copy trained on this round (fewer when the helper dropped some) */
+} SplitPair;
+
+/* Scratch of one worker slot (slot 0 is the engine's thread). */
+typedef struct TrainerSlot {
+    ModelWorkspace *ws;
+    float *x;             /* (batch, features) */
+    int *y;               /* (batch) */
+    int *indices;         /* (batch) the batch's sample indices */
+    gsl_rng *shuffle_rng; /* reseeded for every reshuffle, so whichever slot shuffles draws the same */
+    float *grad;          /* (n_params) a job's gradient: agents' models keep none (model_release_grads) */
+    float *clip_scratch;  /* (n_params) one sample's gradient, allocated at the first DP-SGD step */
+} TrainerSlot;
+
+typedef enum {
+    TRAINER_JOB_LOCAL_STEP,     /* gradient into the slot's vector, optimiser step on the blocks */
+    TRAINER_JOB_SPLIT_BOTTOM,   /* blocks 1..split + head on the agent's batch; activations to fifo slot */
+    TRAINER_JOB_SPLIT_TOP,      /* the top copy trains on fifo slot */
+    TRAINER_JOB_WIDTH_STEP,     /* trainer_prune.c: the agent's sub-model `width`, optimiser step */
+    TRAINER_JOB_STAGE_STEP,     /* trainer_prune.c: block `split` (the stage) and its head, optimiser step */
+    TRAINER_JOB_CLIPPED_STEP    /* DP-SGD: clipped per-sample gradients plus noise, optimiser step */
+} TrainerJobKind;
+
+struct ModelWidth;
+
+typedef struct TrainerJob {
+    TrainerJobKind kind;
+    int agent;
+    int split;
+    int fifo;            /* split jobs: the activation slot, assigned when queued */
+    int round;           /* for the divergence message */
+    int next;            /* the agent's next job, -1 for none */
+    double lr;           /* the learning rate when queued */
+    struct ModelWidth *width; /* TRAINER_JOB_WIDTH_STEP: the agent's own (one per agent, so slots never share it) */
+    double threshold, noise_std; /* TRAINER_JOB_CLIPPED_STEP */
+    gsl_rng *noise;       /* TRAINER_JOB_CLIPPED_STEP: the agent's own stream */
+    /* results, written by the slot that runs it */
+    int status;
+    int has_loss;
+    double loss;
+} TrainerJob;
+
+struct Trainer {
+    const Scenario *sc;
+    const World *world;
+    HsDiag *diag;
+    int round;            /* the engine's current round (trainer_begin_round) */
+    Dataset *data;
+    Partition *partition;
+    int batch;
+    size_t n_params;
+    /* worker slots */
+    Workers *workers;
+    TrainerSlot *slots;   /* (n_slots) */
+    int n_slots;
+    /* shared mode */
+    Model *shared;
+    Optim *shared_optim;
+    float *grad_sum;      /* (n_params) */
+    float *wave_grads;    /* (n_slots, n_params) one gradient per task of a wave */
+    double *wave_losses;  /* (n_slots) */
+    int *wave_status;     /* (n_slots) */
+    /* local mode */
+    Model **models;       /* (n) */
+    Optim **optims;       /* (n) */
+    float **buffers;      /* (n * n_buffers) */
+    int n_buffers;
+    float *scratch;       /* (n_params) averaging output */
+    double *weights;      /* (n) */
+    const float **vectors;/* (n) */
+    SplitPair *pairs;     /* (n) by offloader, created on first use */
+    /* batch streams */
+    int *order;           /* all agents' indices, agent i at order_offset[i] */
+    int *order_offset;    /* (n + 1) */
+    int *cursor;          /* (n) */
+    int *epoch;           /* (n) reshuffles so far */
+    /* queued work */
+    TrainerJob *jobs;     /* in the order queued */
+    int n_jobs, jobs_capacity;
+    int *first_job, *last_job, *queued; /* (n) per agent: its list, its length */
+    int *pending;         /* (n) agents with queued jobs, in first-queued order */
+    int n_pending;
+    uint64_t *sort_keys;  /* (n) for the flush's task order */
+    int failed;           /* status of a failed flush: later work is refused */
+    int eager;            /* every queued job runs at once (SCENARIO_THREADS_EAGER) */
+    Model *eval;          /* shape and scratch for evaluating an average */
+    int n_eval;
+    int *heldout_rows, *seen_rows; /* domains: test rows < n_eval of held-out and seen domains */
+    int n_heldout, n_seen;
+    double loss_sum;
+    long loss_count;
+    int n_agents;
+    float *width_count;   /* (n_params) trainer_shared_width_gradients: members holding each coordinate */
+};
+
+/* Worker slots and job queues (trainer_jobs.c). */
+int trainer_slots_create(Trainer *t, int threads);
+void trainer_slots_free(Trainer *t);
+void trainer_shuffle(Trainer *t, TrainerSlot *slot, int agent);
+/* Fills slot's x, y with agent's next batch; returns its size. */
+int trainer_next_batch(Trainer *t, TrainerSlot *slot, int agent);
+/* Queues a job for job->agent; HS_E_NOMEM or the status of an earlier failed flush. */
+int trainer_queue(Trainer *t, const TrainerJob *job);
+/* Runs every queued job; errors go to diag (the first in queued order). */
+int trainer_flush(Trainer *t);
+/* The two job kinds of trainer_prune.c. */
+int trainer_job_width_step(Trainer *t, TrainerSlot *slot, TrainerJob *job);
+int trainer_job_stage_step(Trainer *t, TrainerSlot *slot, TrainerJob *job);
+/* Adds a loss computed on the engine's thread, or reports it as a divergence. */
+int trainer_count_loss(Trainer *t, double loss, int status, int agent);
+
+#endif

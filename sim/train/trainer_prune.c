@@ -1,0 +1,134 @@
+/* trainer_prune.c — train-mode arithmetic of width pruning (sim/stages/prune.h,
+ * models/model_width.h) and progressive freezing (localsgd's freeze = progressive),
+ * beside the trainer's other paths, which it leaves as they are.
+ * Threads: a pruned or staged local step is a queued job like trainer_local_step (one
+ * agent's jobs run in order on one slot; a pruned agent's ModelWidth, with its own
+ * sub-model and workspace, belongs to that agent alone). The calls that hand back a
+ * vector at once (a gradient, the shared model's gradients, the masked average) flush
+ * the queues first and run on the engine's thread, in agent order. */
+#include "sim/train/trainer_internal.h"
+
+#include "models/model_width.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int trainer_width_gradient(Trainer *t, int agent, ModelWidth *width, float *grad)
+{
+    if (t == NULL) return HS_OK;
+    if (width == NULL) return trainer_gradient(t, agent, grad);
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
+    status = model_width_grad(width, model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
+    return trainer_count_loss(t, loss, status, agent);
+}
+
+int trainer_width_step(Trainer *t, int agent, ModelWidth *width)
+{
+    if (t == NULL) return HS_OK;
+    if (width == NULL) return trainer_local_step(t, agent);
+    return trainer_queue(t, &(TrainerJob){.kind = TRAINER_JOB_WIDTH_STEP, .agent = agent, .width = width,
+                                          .lr = trainer_schedule_lr(t->sc, t->round)});
+}
+
+int trainer_job_width_step(Trainer *t, TrainerSlot *slot, TrainerJob *job)
+{
+    Model *m = t->models[job->agent];
+    int b = trainer_next_batch(t, slot, job->agent);
+    int status = model_width_grad(job->width, model_params(m), slot->grad, slot->x, slot->y, b, &job->loss);
+    job->has_loss = 1;
+    if (status != HS_OK || !isfinite(job->loss)) return status;
+    /* the blocks only, as a local step: the heads' range of the slot's gradient is another
+     * job's. Coordinates outside the sub-model have gradient 0: plain SGD leaves them,
+     * and whatever momentum or decay does to them, the masked average ignores them */
+    size_t last_offset, last_count;
+    model_block_range(m, model_n_blocks(m) - 1, &last_offset, &last_count);
+    optim_step(t->optims[job->agent], model_params(m), slot->grad, 0, last_offset + last_count, job->lr);
+    return HS_OK;
+}
+
+int trainer_stage_step(Trainer *t, int agent, int stage)
+{
+    if (t == NULL) return HS_OK;
+    return trainer_queue(t, &(TrainerJob){.kind = TRAINER_JOB_STAGE_STEP, .agent = agent, .split = stage,
+                                          .lr = trainer_schedule_lr(t->sc, t->round)});
+}
+
+int trainer_job_stage_step(Trainer *t, TrainerSlot *slot, TrainerJob *job)
+{
+    Model *m = t->models[job->agent];
+    int b = trainer_next_batch(t, slot, job->agent);
+    int status =
+        model_grad_stage_at(m, model_params(m), slot->grad, slot->ws, job->split, slot->x, slot->y, b, &job->loss);
+    job->has_loss = 1;
+    if (status != HS_OK || !isfinite(job->loss)) return status;
+    size_t offset, count;
+    model_block_range(m, job->split - 1, &offset, &count);
+    optim_step(t->optims[job->agent], model_params(m), slot->grad, offset, count, job->lr);
+    model_aux_range(m, job->split, &offset, &count);
+    if (count > 0) optim_step(t->optims[job->agent], model_params(m), slot->grad, offset, count, job->lr);
+    return HS_OK;
+}
+
+int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members, ModelWidth *const *widths)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    if (t->width_count == NULL && (t->width_count = malloc(t->n_params * sizeof *t->width_count)) == NULL)
+        return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
+    memset(t->width_count, 0, t->n_params * sizeof *t->width_count);
+    TrainerSlot *slot = &t->slots[0];
+    float *grads = model_grads(t->shared), *params = model_params(t->shared);
+    size_t last_offset, last_count;
+    model_block_range(t->shared, model_n_blocks(t->shared) - 1, &last_offset, &last_count);
+    size_t blocks = last_offset + last_count;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        double loss = NAN;
+        int b = trainer_next_batch(t, slot, i);
+        ModelWidth *w = widths[i];
+        if (w) status = model_width_grad(w, params, grads, slot->x, slot->y, b, &loss);
+        else status = model_grad_full_at(t->shared, params, grads, slot->ws, slot->x, slot->y, b, &loss);
+        if ((status = trainer_count_loss(t, loss, status, i)) != HS_OK) return status;
+        const unsigned char *held = w ? model_width_held(w) : NULL;
+        for (size_t j = 0; j < blocks; j++)
+            if (held == NULL || held[j]) {
+                t->grad_sum[j] += grads[j];
+                t->width_count[j] += 1.0f;
+            }
+    }
+    for (size_t j = 0; j < blocks; j++)
+        if (t->width_count[j] > 0) t->grad_sum[j] /= t->width_count[j];
+    return HS_OK;
+}
+
+int trainer_average_masked(Trainer *t, const int *members, int n_members, int by_samples, ModelWidth *const *widths)
+{
+    if (t == NULL || n_members == 0) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    const unsigned char **held = malloc((size_t)n_members * sizeof *held);
+    if (held == NULL) return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        t->weights[k] = by_samples ? t->world->agents[i].samples : 1.0;
+        t->vectors[k] = model_params(t->models[i]);
+        held[k] = widths[i] ? model_width_held(widths[i]) : NULL;
+    }
+    /* a coordinate nobody holds keeps the first member's value */
+    memcpy(t->scratch, t->vectors[0], t->n_params * sizeof *t->scratch);
+    status = vec_masked_average(t->scratch, t->vectors, held, t->weights, n_members, t->n_params);
+    free(held);
+    if (status != HS_OK) return hs_diag_set(t->diag, status, NULL, 0, "cannot average the sub-models");
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        memcpy(model_params(t->models[i]), t->scratch, t->n_params * sizeof *t->scratch);
+    }
+    return HS_OK;
+}

@@ -1,0 +1,47 @@
+/* world.h — the agents of a run, drawn from the scenario.
+ * Agent i's attributes come from its own stream (seed, i), drawn in a fixed order
+ * (compute, uplink, downlink, latency, samples) whatever its group, so adding an agent
+ * or a group never changes the draws of the agents before it.
+ * Indices: the agents of [agents] itself first, then each group in file order, then the
+ * server nodes ([server]; Scenario.n_servers), which hold no data (samples 0) and are
+ * not agents: n counts the agents only, and loops over agents stay 0..n-1.
+ * Memory: 48 bytes per agent, so 100,000 agents fit in a few MB. */
+#ifndef SIM_WORLD_H
+#define SIM_WORLD_H
+
+#include "sim/scenario/scenario.h"
+
+typedef struct AgentProfile {
+    double compute;   /* FLOP/s at full speed */
+    double uplink;    /* bytes/s */
+    double downlink;  /* bytes/s */
+    double latency;   /* s, added to every message the agent sends or receives */
+    int samples;      /* local training samples */
+    int group;        /* index into Scenario.groups */
+    int byzantine;    /* 1 for the [byzantine] attackers, drawn here once (sim/world/roles.h) */
+} AgentProfile;
+
+typedef struct World {
+    int n;                /* agents */
+    int n_servers;        /* server nodes after them: indices n .. n + n_servers - 1 */
+    AgentProfile *agents; /* (n + n_servers) */
+} World;
+
+/* Agents and servers: the size of the per-node arrays (clocks, links). */
+static inline int world_nodes(const World *world)
+{
+    return world->n + world->n_servers;
+}
+
+/* Draws every agent. Errors: HS_E_NOMEM, HS_E_INPUT (e.g. samples exceed the dataset). */
+int world_build(const Scenario *sc, World *world, HsDiag *diag);
+void world_free(World *world);
+
+/* Steps of one local epoch of agent: ceil(samples / batch). */
+int world_agent_steps(const World *world, int agent, int batch);
+/* Latency of a message from a to b: the larger of the two agents' latencies. */
+double world_link_latency(const World *world, int from, int to);
+/* Bottleneck bandwidth of a message from a to b: min(uplink a, downlink b). */
+double world_link_bandwidth(const World *world, int from, int to);
+
+#endif
