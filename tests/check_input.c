@@ -74,6 +74,14 @@ START_TEST(test_section_names)
     expect_refused("[]\ncount = 2\n", NULL, 0, "t.ini:12:", "empty section name []");
     expect_refused("[ agents.fast ]\ncount = 2\n", NULL, 0, "t.ini:12:", "blank inside the brackets");
     expect_refused("[agents.fast\ncount = 2\n", NULL, 0, "t.ini:12:", "section header without ']'");
+    /* inih cuts a section name at 49 characters and puts the keys in the cut one */
+    expect_refused("[agents.a_group_whose_name_is_far_too_long_for_inih_x]\ncount = 2\n", NULL, 0, "t.ini:12:",
+                   "section name is longer than 49 characters");
+    const char *long_set[] = {"agents.a_group_whose_name_is_far_too_long_for_inih_x.count=2"};
+    expect_refused("", long_set, 1, "--set:", "the section name is longer than 49 characters");
+    /* and the key an indented line continues */
+    expect_refused("[sweep]\nagents.slow.a_key_name_long_enough_to_be_cut_by_inih_x = 1,\n  2\n", NULL, 0,
+                   "t.ini:14:", "continues the value of a key longer than 49 characters (line 13)");
     /* inih merges the two blocks into one section */
     expect_refused("[agents.slow]\nlatency = 1 ms\n", NULL, 0, "t.ini:12:",
                    "[agents.slow] is given twice (first at line 9)");

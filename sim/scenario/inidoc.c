@@ -101,6 +101,11 @@ static int inidoc_check_line(IniReader *r, char *raw)
     if (r->prev_key[0] && *start && start > begin) {
         /* a continuation of prev_key's value */
         *inidoc_find_or_comment(start, NULL) = '\0';
+        if (strlen(r->prev_key) >= INIDOC_INIH_NAME_MAX)
+            return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line,
+                               "an indented line continues the value of a key longer than %d characters (line %d), "
+                               "which libinih cuts: write the value on one line",
+                               INIDOC_INIH_NAME_MAX - 1, r->prev_key_line);
         if (*start == '[')
             return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line,
                                "an indented line continues the value of '%s' (line %d), so this section header "
@@ -128,8 +133,9 @@ static int inidoc_check_line(IniReader *r, char *raw)
             return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line, "a tab inside the brackets of a section name");
         if (isspace((unsigned char)name[0]) || isspace((unsigned char)name[len - 1]))
             return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line, "blank inside the brackets of [%s]", name);
-        if (len >= INIDOC_NAME_MAX)
-            return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line, "section name is too long");
+        if (len >= INIDOC_INIH_NAME_MAX)
+            return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line, "section name is longer than %d characters",
+                               INIDOC_INIH_NAME_MAX - 1);
         int first = inidoc_section_line(doc, name);
         if (first >= 0)
             return hs_diag_set(r->diag, HS_E_INPUT, doc->file, line,
@@ -423,6 +429,10 @@ int inidoc_apply_set(IniDoc *doc, const char *assignment, HsDiag *diag)
     if (dot == NULL || dot == path || dot[1] == '\0')
         return hs_diag_set(diag, HS_E_INPUT, "--set", 0, "'%s' is not SECTION.KEY=VALUE", assignment);
     *dot = '\0';
+    /* runs.config writes the section as a header, which inih would cut */
+    if (strlen(path) >= INIDOC_INIH_NAME_MAX)
+        return hs_diag_set(diag, HS_E_INPUT, "--set", 0, "'%s': the section name is longer than %d characters",
+                           assignment, INIDOC_INIH_NAME_MAX - 1);
     const char *value = eq + 1;
     while (*value == ' ') value++;
     if (inidoc_set(doc, path, dot + 1, value, "--set", 0, INIDOC_FROM_SET) != HS_OK)

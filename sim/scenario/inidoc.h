@@ -8,6 +8,9 @@
 #include "base/hs_error.h"
 
 #define INIDOC_NAME_MAX 64
+/* inih keeps a section's name, and the key an indented line continues, in buffers of 50
+ * bytes and cuts longer ones without a word: both are refused from 50 characters on. */
+#define INIDOC_INIH_NAME_MAX 50
 #define INIDOC_VALUE_MAX 1024
 /* The largest scenario file: 16 MiB (a [sweep] of long lists is a few kB). */
 #define INIDOC_FILE_MAX ((size_t)16 << 20)

@@ -46,8 +46,9 @@ int scenario_add_group(IniDoc *doc, const char *name, HsDiag *diag)
         return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0,
                            "'%.80s' is not a group name (text without control characters, blanks at its ends, "
                            "or any of [ ] ; # =)", control ? "?" : name);
-    if (len + 7 >= INIDOC_NAME_MAX)
-        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0, "'%.80s' is too long for a group name", name);
+    if (len + 7 >= INIDOC_INIH_NAME_MAX)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0, "'%.80s' is too long for a group name (at most %d "
+                           "characters)", name, INIDOC_INIH_NAME_MAX - 8);
     snprintf(section, sizeof section, "agents.%s", name);
     int line = inidoc_section_line(doc, section);
     if (line > 0)
@@ -106,7 +107,7 @@ int scenario_entry_bad(HsDiag *diag, const IniEntry *e, const char *detail)
 
 int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *detail)
 {
-    char message[400];
+    char message[sizeof r->diag->message];
     snprintf(message, sizeof message, fmt, detail);
     return scenario_entry_bad(r->diag, e, message);
 }

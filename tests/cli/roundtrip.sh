@@ -8,15 +8,15 @@
 # A run's rows without ids, wall-clock columns and the provenance of the file it came
 # from (runs.scenario names the file; sweep and point only exist in a sweep).
 run_rows() { # db, run id
-  local db=$1 id=$2
+  local db=$1 id=$2 sql
+  # one query writes the others: each table's columns but run_id (two sqlite3 calls a run)
+  sql=$(q "$db" "select group_concat('select ''' || m.name || ''', ' || (select group_concat('quote(' || p.name || ')', ',')
+                   from pragma_table_info(m.name) p where p.name not in ('run_id', 'solve_ms'))
+                   || ' from ' || m.name || ' where run_id = $id order by rowid;', ' ')
+                 from sqlite_master m where m.type = 'table'
+                   and m.name in ('agents', 'rounds', 'agent_rounds', 'pairings', 'metrics')")
   q "$db" "select name, method, seed, mode, config, status, quote(sim_time_s), quote(final_accuracy), rounds_done,
-           message from runs where id = $id"
-  for t in agents rounds agent_rounds pairings metrics; do
-    local cols
-    cols=$(q "$db" "select group_concat('quote(' || name || ')', ',') from pragma_table_info('$t')
-                    where name not in ('run_id', 'solve_ms')")
-    q "$db" "select '$t', $cols from $t where run_id = $id order by rowid"
-  done
+           message from runs where id = $id; $sql"
 }
 
 # Runs the runs of $1 (a database) again from their runs.config into a second database
