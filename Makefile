@@ -2,6 +2,7 @@
 #   make                         build ./hetsim
 #   make test                    build and run every Check suite (tests/check_*.c)
 #   make bench                   build and run the benchmarks in bench/
+#   make test-emulation          (root) the network model against real TCP in namespaces
 #   make SANITIZE=address,undefined test
 #   make SANITIZE=thread test    the suites that run worker threads, under ThreadSanitizer
 #   make MPI=1                   build the MPI sweep driver with mpicc (auto-detected)
@@ -116,6 +117,18 @@ $(BUILD)/tests/simgrid_replay: tests/oracle/simgrid_replay.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=c11 -O2 -g -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror $(shell pkg-config --cflags simgrid) \
 	  -o $@ $< $(shell pkg-config --libs simgrid) -lm
+
+# The real-TCP emulation (tests/emulation/, issue 35): hetsim's message trace of a round
+# (oracle_check export) replayed by tcp_replay over TCP between network namespaces with
+# tc-shaped links. Needs root (it skips with a reason otherwise); not part of `make test`.
+$(BUILD)/tests/tcp_replay: tests/emulation/tcp_replay.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror -o $@ $< -lpthread -lm
+
+test-emulation: $(BUILD)/hetsim $(BUILD)/tests/oracle_check $(BUILD)/tests/tcp_replay
+	@HETSIM=$(BUILD)/hetsim bash tests/emulation/run.sh $(EMULATION_ARGS)
+.PHONY: test-emulation
 
 # Sanitized code runs several times slower: stretch Check's per-test timeouts with it.
 CK_SLOWDOWN := $(if $(SANITIZE),10,1)

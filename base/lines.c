@@ -1,17 +1,17 @@
 /* lines.c — see lines.h. */
 #include "base/lines.h"
 
-#include "base/infile.h"
+#include "base/input_file.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-int lines_open(const char *path, const char *what, LineText *t, HsDiag *diag)
+int lines_open(const char *path, LineText *t, HsDiag *diag)
 {
     memset(t, 0, sizeof *t);
     t->path = path;
-    return infile_read_text(path, what, LINES_MAX_BYTES, &t->text, &t->len, diag);
+    return input_file_read_text(path, LINES_MAX_BYTES, &t->text, &t->len, diag);
 }
 
 void lines_free(LineText *t)

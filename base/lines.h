@@ -1,6 +1,6 @@
 /* lines.h — reading a small text input file line by line (traces, edges lists,
- * server assignments): the file is read whole through base/infile.h (a regular file,
- * bounded), a '#' starts a comment, a line too long for the caller's buffer is an error
+ * server assignments): the file is read whole through base/input_file.h (a regular
+ * file, bounded), a '#' starts a comment, a line too long for the caller's buffer is an error
  * at its line. */
 #ifndef BASE_LINES_H
 #define BASE_LINES_H
@@ -20,10 +20,10 @@ typedef struct LineText {
     int lineno;        /* of the line last read */
 } LineText;
 
-/* Reads path (what names it in messages: "trace") into t: HS_OK, or HS_E_INPUT with
- * "PATH: ..." in diag for a path that is not a readable regular text file of at most
- * LINES_MAX_BYTES; HS_E_NOMEM. Free with lines_free. */
-int lines_open(const char *path, const char *what, LineText *t, HsDiag *diag);
+/* Reads path into t: HS_OK, or HS_E_INPUT with "PATH: ..." in diag for a path that is not
+ * a readable regular text file of at most LINES_MAX_BYTES; HS_E_NOMEM. Free with
+ * lines_free. */
+int lines_open(const char *path, LineText *t, HsDiag *diag);
 void lines_free(LineText *t);
 
 /* Copies the next line of t into line (size bytes, with its '\n' when it had one) with its

@@ -2,7 +2,7 @@
  * and the option helpers of `hetsim report` and `hetsim plot`. */
 #include "cli/cli.h"
 
-#include "base/infile.h"
+#include "base/input_file.h"
 #include "sim/scenario/scenario.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 int cli_check_database(const char *path, HsDiag *diag)
 {
-    return infile_check(path, "database", INFILE_REGULAR_OR_ABSENT, diag);
+    return input_file_check(path, INPUT_FILE_ABSENT_OR_REGULAR, diag);
 }
 
 int cli_apply_overrides(IniDoc *doc, const CliScenarioArgs *args, HsDiag *diag)

@@ -16,7 +16,7 @@
 
 int cli_preflight(CliPreflight *seen, const Scenario *sc, HsDiag *diag)
 {
-    if (sc->mode != RUN_MODE_TRAIN || sc->data.dataset != DATA_FASHION_MNIST) return HS_OK;
+    if (sc->mode != RUN_MODE_TRAIN || sc->data.dataset == DATA_SYNTHETIC) return HS_OK;
     for (int i = 0; i < seen->n; i++)
         if (strcmp(seen->folders[i], sc->data.path) == 0) return HS_OK;
     HsDiag inner;

@@ -22,7 +22,7 @@
 #include "cli/cli.h"
 
 #include "analysis/store.h"
-#include "base/infile.h"
+#include "base/input_file.h"
 #include "cli/progress.h"
 #include "driver/sweep.h"
 #include "sim/kernel/interrupt.h"
@@ -255,7 +255,7 @@ int cli_sweep(int argc, char **argv)
         mpi_started = 1;
     }
     /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
-    if (talk) status = infile_read_text(scenario_path, "scenario", INIDOC_FILE_MAX, &text, NULL, &diag);
+    if (talk) status = input_file_read_text(scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag);
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;

@@ -49,14 +49,34 @@ typedef struct OptimSpec {
     int warmup_rounds;    /* linear warm-up from lr/warmup to lr */
 } OptimSpec;
 
-typedef enum { DATA_FASHION_MNIST = 0, DATA_SYNTHETIC } DatasetKind;
-typedef enum { PART_IID = 0, PART_DIRICHLET, PART_SHARDS, PART_DOMAINS } PartitionKind;
+/* The kinds of dataset.h; new kinds go at the end so stored values keep their meaning. */
+typedef enum {
+    DATA_FASHION_MNIST = 0,
+    DATA_SYNTHETIC,
+    DATA_CIFAR10,  /* the binary distribution's data_batch_{1..5}.bin, test_batch.bin */
+    DATA_CIFAR100, /* train.bin, test.bin; label = fine or coarse */
+    DATA_LEAF,     /* LEAF's JSON (FEMNIST): train/ and test/ folders, writers kept */
+    DATA_NPY,      /* NumPy arrays: train_x.npy, train_y.npy, test_x.npy, test_y.npy */
+} DatasetKind;
+/* natural: each agent holds one writer of the data set, or a group of them (leaf). */
+typedef enum { PART_IID = 0, PART_DIRICHLET, PART_SHARDS, PART_DOMAINS, PART_NATURAL } PartitionKind;
+/* CIFAR-100's two labels: 100 fine classes or 20 coarse superclasses. */
+typedef enum { DATA_LABEL_FINE = 0, DATA_LABEL_COARSE } DataLabel;
+/* none: samples as read (bytes / 255, or the stored floats); train: per channel,
+ * x = (x - mean) / std with the training set's mean and standard deviation. */
+typedef enum { DATA_NORMALIZE_NONE = 0, DATA_NORMALIZE_TRAIN } DataNormalize;
 
 #define DATA_MAX_DOMAINS 16
 
 typedef struct DataSpec {
     DatasetKind dataset;
-    char path[256];       /* folder of the IDX .gz files (fashion-mnist) */
+    char path[256];       /* folder of the data set's files ("": fashion-mnist's Debian folder) */
+    DataLabel label;      /* cifar100 */
+    DataNormalize normalize;
+    /* augmentation of training batches (dataset_augment): random crop after zero padding
+     * of crop_padding pixels on every side (0: none), horizontal flip with probability
+     * 1/2 (flip = 1) */
+    int crop_padding, flip;
     PartitionKind partition;
     double alpha;         /* dirichlet concentration */
     int shards_per_agent; /* shards */

@@ -1,8 +1,9 @@
 /* optim.h — optimisers over a model's flat parameter vector. An Optim holds the state of
  * the whole vector in one allocation (none for SGD; the velocity for momentum; the first
- * and second moments plus a per-parameter step count for Adam/AdamW), and a step updates
- * only [offset, offset + count), so split training can step the slow side's and the fast
- * side's ranges separately, even on two threads (disjoint ranges touch disjoint state).
+ * and second moments for Adam/AdamW, plus their step counts as a short list of runs of
+ * parameters with equal counts), and a step updates only [offset, offset + count), so
+ * split training can step the slow side's and the fast side's ranges separately. One
+ * thread at a time steps an Optim (Adam's list of runs is shared by every range).
  *
  * Update rules (g = gradient, p = parameter, wd = weight_decay, lr from the caller):
  *   sgd:      g += wd p;                    p -= lr g
@@ -12,7 +13,8 @@
  *   adamw:    p -= lr wd p (decoupled), then the adam rule without the L2 term.
  * These match PyTorch's SGD (dampening 0), Adam and AdamW. Adam counts t per parameter:
  * a parameter's bias correction uses the number of steps that parameter has had, so
- * stepping ranges separately, or only some of them, stays exact. */
+ * stepping ranges separately, or only some of them, stays exact (stored as runs of equal
+ * counts: one per tensor or side in practice, not 4 bytes per parameter). */
 #ifndef MODELS_OPTIM_H
 #define MODELS_OPTIM_H
 
@@ -31,8 +33,11 @@ void optim_reset(Optim *o);
 size_t optim_size(const Optim *o);
 
 /* One step of params[offset .. offset+count) with grads[offset .. offset+count) (both
- * are whole vectors of the optimiser's size). Ranges past the end are clipped. */
-void optim_step(Optim *o, float *params, const float *grads, size_t offset, size_t count, double lr);
+ * are whole vectors of the optimiser's size). Ranges past the end are clipped. Returns
+ * HS_OK, or HS_E_NOMEM when Adam's list of step-count runs cannot grow (nothing moved). */
+int optim_step(Optim *o, float *params, const float *grads, size_t offset, size_t count, double lr);
+/* Bytes the optimiser holds (its struct, state and step-count runs), for memory reports. */
+size_t optim_state_size(const Optim *o);
 
 /* Learning rate of 0-based round `round` out of total_rounds:
  *   warm-up (W = warmup_rounds > 0, round < W): lr (round + 1) / W, i.e. lr/W .. lr;

@@ -307,6 +307,38 @@ fail:
     return status;
 }
 
+int partition_natural_counts(const Dataset *ds, int n_agents, int *counts, int *first_writer, HsDiag *diag)
+{
+    const int W = ds->n_writers;
+    if (W < 1 || !ds->writer_start)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
+                           "partition: natural needs a data set with writers (dataset = leaf)");
+    if (n_agents < 1 || n_agents > W)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
+                           "partition: natural gives each agent at least one writer, but there are %d agents for the "
+                           "%d writers of the data set (lower [agents] count to %d or less)",
+                           n_agents, W, W);
+    for (int a = 0; a < n_agents; a++) {
+        int first = (int)((long long)a * W / n_agents), end = (int)((long long)(a + 1) * W / n_agents);
+        counts[a] = ds->writer_start[end] - ds->writer_start[first];
+        if (first_writer) first_writer[a] = first;
+    }
+    if (first_writer) first_writer[n_agents] = W;
+    return HS_OK;
+}
+
+static int partition_natural(Partition *p, const Dataset *ds, gsl_rng *rng)
+{
+    /* the writers' rows are consecutive in the training set, and so are a group's */
+    for (int a = 0; a < p->n_agents; a++) {
+        int first = (int)((long long)a * ds->n_writers / p->n_agents);
+        int begin = ds->writer_start[first];
+        for (size_t k = p->offsets[a]; k < p->offsets[a + 1]; k++) p->indices[k] = begin + (int)(k - p->offsets[a]);
+    }
+    partition_shuffle_agents(p, rng);
+    return HS_OK;
+}
+
 int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const int *samples_per_agent,
                    gsl_rng *rng, Partition **out, HsDiag *diag)
 {
@@ -326,7 +358,18 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     p->offsets[0] = 0;
-    int *domain_counts = NULL;
+    int *domain_counts = NULL, *natural_counts = NULL;
+    if (spec->partition == PART_NATURAL) {
+        int status;
+        natural_counts = malloc(sizeof(int) * (size_t)n_agents);
+        status = natural_counts ? partition_natural_counts(ds, n_agents, natural_counts, NULL, diag)
+                                : hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        if (status != HS_OK) {
+            free(natural_counts);
+            partition_free(p);
+            return status;
+        }
+    }
     if (spec->partition == PART_DOMAINS) {
         int sizes[DATA_MAX_DOMAINS], status;
         if (ds->n_domains != spec->n_domains || spec->n_domains < 1) {
@@ -346,11 +389,24 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
     }
     for (int a = 0; a < n_agents; a++) {
         long long n = samples_per_agent ? samples_per_agent[a] : ds->n_train / n_agents;
+        if (natural_counts) {
+            if (samples_per_agent && n != natural_counts[a]) {
+                int held = natural_counts[a];
+                free(natural_counts);
+                partition_free(p);
+                return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
+                                   "partition: agent %d holds %d samples of its writers, not the %lld asked for "
+                                   "(a natural partition's sizes are the writers')",
+                                   a, held, n);
+            }
+            n = natural_counts[a];
+        }
         if (domain_counts) {
             long long held = 0;
             for (int d = 0; d < spec->n_domains; d++) held += domain_counts[(size_t)a * spec->n_domains + d];
             if (samples_per_agent && held != n) {
                 free(domain_counts);
+                free(natural_counts);
                 partition_free(p);
                 return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0,
                                    "partition: agent %d holds %lld rows of its domains, not its %lld samples", a, held,
@@ -360,6 +416,7 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
         }
         if (n < 0) {
             free(domain_counts);
+            free(natural_counts);
             partition_free(p);
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "partition: agent %d has a negative sample count %lld",
                                a, n);
@@ -369,6 +426,7 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
             long long total = 0;
             for (int b = 0; b < n_agents; b++) total += samples_per_agent ? samples_per_agent[b] : 0;
             free(domain_counts);
+            free(natural_counts);
             partition_free(p);
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
                                "partition: the %d agents would hold %lld samples but the training set has only "
@@ -380,17 +438,20 @@ int partition_make(const Dataset *ds, const DataSpec *spec, int n_agents, const 
     p->indices = malloc(sizeof(int) * (total ? total : 1));
     if (!p->indices) {
         free(domain_counts);
+        free(natural_counts);
         partition_free(p);
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     int status;
     switch (spec->partition) {
     case PART_DOMAINS: status = partition_domains(p, ds, spec, domain_counts, rng); break;
+    case PART_NATURAL: status = partition_natural(p, ds, rng); break;
     case PART_DIRICHLET: status = partition_dirichlet(p, ds, spec->alpha, rng); break;
     case PART_SHARDS: status = partition_shards(p, ds, spec->shards_per_agent, rng); break;
     default: status = partition_iid(p, ds, rng); break;
     }
     free(domain_counts);
+    free(natural_counts);
     if (status != HS_OK) {
         partition_free(p);
         return hs_diag_set(diag, status, NULL, 0, "partition: out of memory");

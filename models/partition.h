@@ -20,6 +20,11 @@
  *              partitioning with parameter lambda (partition_domain_counts), each domain's
  *              rows in a random order, taken by the agents in index order. The agents'
  *              sizes are the partition's, not samples_per_agent.
+ *   natural:   the data set's own writers (dataset.h: leaf), W of them, dealt to the
+ *              n_agents <= W agents in the files' order, as even groups of whole writers:
+ *              agent a holds writers floor(a W / n) .. floor((a + 1) W / n) - 1 (n = W: agent
+ *              a is writer a). The agents' sizes are the partition's (partition_natural_counts),
+ *              not samples_per_agent; no sample is drawn, only the order within each agent.
  * Within an agent the rows are shuffled. All randomness comes from rng, in agent order. */
 #ifndef MODELS_PARTITION_H
 #define MODELS_PARTITION_H
@@ -63,6 +68,12 @@ int partition_domain_counts(const int *domain_sizes, int n_domains, int n_agents
 /* The training-domain sizes of spec for a training set of n_train rows (held-out
  * domains 0) into sizes (n_domains). */
 void partition_domain_sizes(const DataSpec *spec, int n_train, int *sizes);
+
+/* natural: the samples of each of n_agents agents into counts (n_agents), and, when
+ * first_writer is not NULL, the first of its writers into first_writer (n_agents + 1:
+ * agent a holds writers first_writer[a] .. first_writer[a+1]-1). HS_E_INPUT with a message
+ * when the data set has no writers or fewer than n_agents. */
+int partition_natural_counts(const Dataset *ds, int n_agents, int *counts, int *first_writer, HsDiag *diag);
 
 int partition_n_agents(const Partition *p);
 /* Samples held by all agents together. */

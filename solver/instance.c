@@ -4,7 +4,7 @@
  * Cost: linear in the file, plus a linear search for duplicate bandwidth rows, which is
  * no more than reading the rows themselves (n rows of n values). */
 #include "solver/instance.h"
-#include "base/infile.h"
+#include "base/input_file.h"
 #include "base/names.h"
 
 #include <ctype.h>
@@ -306,7 +306,7 @@ int instance_load(const char *path, PairingProblem *p, HsDiag *diag)
 {
     memset(p, 0, sizeof *p);
     char *text;
-    int status = infile_read_text(path, "pairing instance", INSTANCE_FILE_MAX, &text, NULL, diag);
+    int status = input_file_read_text(path, INSTANCE_FILE_MAX, &text, NULL, diag);
     if (status != HS_OK) return status;
     status = instance_parse(path, text, p, diag);
     free(text);

@@ -25,7 +25,7 @@
 #define INSTANCE_FILE_MAX ((size_t)64 << 20)
 
 /* Parses the file at path (a regular text file of at most INSTANCE_FILE_MAX bytes,
- * base/infile.h) into *p, a dense problem (free with pairing_problem_free; *p is zeroed
+ * base/input_file.h) into *p, a dense problem (free with pairing_problem_free; *p is zeroed
  * on error). Errors: HS_E_INPUT (message in diag), HS_E_NOMEM. */
 int instance_load(const char *path, PairingProblem *p, HsDiag *diag);
 /* The same from NUL-terminated text in memory; name is the FILE of messages. */

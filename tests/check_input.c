@@ -302,11 +302,12 @@ START_TEST(test_input_files_are_named_at_their_key)
              assign);
     snprintf(fragment, sizeof fragment, "[servers] assign: %s:2: agent 0 is assigned twice (first at line 1)", assign);
     expect_refused(extra, NULL, 0, "t.ini:16:", fragment);
-    expect_refused("[data]\npath = /nonexistent\n", NULL, 0, "t.ini:13:",
-                   "[data] path: /nonexistent: no such folder (install the Fashion-MNIST files");
-    snprintf(extra, sizeof extra, "[data]\npath = %s\n", scratch);
-    snprintf(fragment, sizeof fragment, "[data] path: %s/train-images-idx3-ubyte.gz: not found", scratch);
+    expect_refused("[data]\npath = /nonexistent\n", NULL, 0, "t.ini:13:", "[data] path: /nonexistent: not found");
+    snprintf(extra, sizeof extra, "[data]\npath = %s\n", trace);
+    snprintf(fragment, sizeof fragment, "[data] path: %s: is a regular file, not a folder", trace);
     expect_refused(extra, NULL, 0, "t.ini:13:", fragment);
+    expect_refused("[data]\npath = /dev/null\n", NULL, 0, "t.ini:13:",
+                   "[data] path: /dev/null: is a character device, not a folder");
     unlink(trace);
     unlink(edges);
     unlink(assign);

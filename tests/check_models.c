@@ -13,7 +13,9 @@
 #include "base/hs_error.h"
 
 #include <check.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1316,6 +1318,62 @@ START_TEST(test_optim_ranges)
 }
 END_TEST
 
+/* The naive twin of Adam's run-length step counts: a counter per parameter, the update
+ * written out per element, as optim.c did before its counts became runs. */
+static void adam_naive_step(const OptimSpec *s, float *p, const float *g, float *m, float *v, uint32_t *t,
+                            size_t begin, size_t end, double lr)
+{
+    const float b1 = (float)s->beta1, b2 = (float)s->beta2, eps = (float)s->eps;
+    const float one_b1 = (float)(1.0 - s->beta1), one_b2 = (float)(1.0 - s->beta2);
+    const float l2 = s->kind == OPTIM_ADAM ? (float)s->weight_decay : 0.0f;
+    const float decay = s->kind == OPTIM_ADAMW ? (float)(1.0 - lr * s->weight_decay) : 1.0f;
+    for (size_t i = begin; i < end; i++) {
+        uint32_t ti = ++t[i];
+        float step_size = (float)(lr / (1.0 - pow(s->beta1, ti)));
+        float inv_sqrt_bc2 = (float)(1.0 / sqrt(1.0 - pow(s->beta2, ti)));
+        float gi = g[i] + l2 * p[i];
+        m[i] = b1 * m[i] + one_b1 * gi;
+        v[i] = b2 * v[i] + one_b2 * gi * gi;
+        p[i] = p[i] * decay - step_size * m[i] / (sqrtf(v[i]) * inv_sqrt_bc2 + eps);
+    }
+}
+
+START_TEST(test_optim_adam_runs_match_naive)
+{
+    /* random ranges (overlapping, nested, touching, clipped, empty) on 97 parameters:
+     * the run-length counts give the same bits as a counter per parameter */
+    enum { N = 97 };
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    for (int kind = OPTIM_ADAM; kind <= OPTIM_ADAMW; kind++) {
+        OptimSpec s = optim_spec((OptimKind)kind, 0.01);
+        s.weight_decay = 0.05;
+        Optim *o;
+        ck_assert_int_eq(optim_create(&s, N, &o), HS_OK);
+        float p[N], q[N], g[N], m[N] = {0}, v[N] = {0};
+        uint32_t t[N] = {0};
+        for (int i = 0; i < N; i++) p[i] = q[i] = (float)gsl_ran_gaussian(rng, 1.0);
+        for (int step = 0; step < 400; step++) {
+            for (int i = 0; i < N; i++) g[i] = (float)gsl_ran_gaussian(rng, 1.0);
+            size_t a = gsl_rng_uniform_int(rng, N + 3), count = gsl_rng_uniform_int(rng, N + 3);
+            if (step % 50 == 49) a = 0, count = N; /* now and then the whole vector */
+            ck_assert_int_eq(optim_step(o, p, g, a, count, 0.01), HS_OK);
+            if (a < N) adam_naive_step(&s, q, g, m, v, t, a, a + count > N ? N : a + count, 0.01);
+            ck_assert_mem_eq(p, q, sizeof p);
+        }
+        /* after the mixing, the counts still take bytes, not 4 per parameter */
+        ck_assert_uint_lt(optim_state_size(o), 2 * N * sizeof(float) + 4096);
+        optim_reset(o);
+        memset(m, 0, sizeof m), memset(v, 0, sizeof v), memset(t, 0, sizeof t);
+        ck_assert_int_eq(optim_step(o, p, g, 3, 10, 0.01), HS_OK);
+        adam_naive_step(&s, q, g, m, v, t, 3, 13, 0.01);
+        ck_assert_mem_eq(p, q, sizeof p);
+        optim_free(o);
+    }
+    gsl_rng_free(rng);
+}
+END_TEST
+
 START_TEST(test_schedules)
 {
     OptimSpec s = optim_spec(OPTIM_SGD, 0.1);
@@ -2174,6 +2232,7 @@ static Suite *optim_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_optim_hand_examples);
     tcase_add_test(tc, test_optim_ranges);
+    tcase_add_test(tc, test_optim_adam_runs_match_naive);
     tcase_add_test(tc, test_schedules);
     suite_add_tcase(s, tc);
     return s;

@@ -66,7 +66,7 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
 {
     memset(out, 0, sizeof *out);
     LineText text;
-    int status = lines_open(path, "trace", &text, diag);
+    int status = lines_open(path, &text, diag);
     if (status != HS_OK) return status;
     TraceRow *rows = NULL;
     int n_rows = 0, cap = 0, lineno = 0, data_lines = 0;

@@ -2,7 +2,7 @@
  * file supplies line numbers through its own reader and keeps every entry. */
 #include "sim/scenario/inidoc.h"
 
-#include "base/infile.h"
+#include "base/input_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -282,7 +282,7 @@ int inidoc_load(const char *path, IniDoc *doc, HsDiag *diag)
 {
     memset(doc, 0, sizeof *doc);
     char *text;
-    int status = infile_read_text(path, "scenario", INIDOC_FILE_MAX, &text, NULL, diag);
+    int status = input_file_read_text(path, INIDOC_FILE_MAX, &text, NULL, diag);
     if (status != HS_OK) return status;
     status = inidoc_load_string(path, text, doc, diag);
     free(text);

@@ -46,7 +46,7 @@ typedef struct IniDoc {
     int next_order;
 } IniDoc;
 
-/* Reads path (a regular text file of at most INIDOC_FILE_MAX bytes, base/infile.h).
+/* Reads path (a regular text file of at most INIDOC_FILE_MAX bytes, base/input_file.h).
  * Indented lines continue the previous value (joined with a space); a key given twice
  * in one section is an error. Returns 0, HS_E_INPUT (unreadable or malformed) or
  * HS_E_NOMEM. */

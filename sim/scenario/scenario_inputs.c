@@ -1,17 +1,17 @@
 /* scenario_inputs.c — the files a resolved scenario names, read at resolution so that a
  * bad file is an input error at the key that names it, before anything is written
  * (issue 28, classes 5 and 8): every attribute trace is loaded exactly as the engine
- * will load it (scenario_trace_load is the one loader both call), and a fashion-mnist
- * [data] path must be a folder holding the four files as regular files. The edges and
- * assignment files are read where [topology] and [servers] are resolved (scenario.c);
- * the dataset's contents (gzip, IDX headers) are read before the database is opened by
- * the commands (dataset_check), once per folder, since that is seconds, not
- * milliseconds. Messages: "SCENARIO:LINE: [section] key: FILE:LINE: what is wrong". */
+ * will load it (scenario_trace_load is the one loader both call), and a dataset's folder
+ * must exist as a folder. The edges and assignment files are read where [topology] and
+ * [servers] are resolved (scenario.c); the dataset's files are read whole before the
+ * database is opened by the commands (dataset_check in cli/cli_preflight.c), once per
+ * folder, since that is up to seconds, not milliseconds. Messages: "SCENARIO:LINE:
+ * [section] key: FILE:LINE: what is wrong". */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario_resolver.h"
 
-#include "models/dataset.h"
+#include "base/input_file.h"
 #include "sim/kernel/trace.h"
 
 #include <stdlib.h>
@@ -135,14 +135,16 @@ int scenario_check_dataset(Resolver *r)
         int status = scenario_plain_text(r, path, sc->data.path);
         if (status != HS_OK) return status;
     }
-    /* the default folder is read in train mode only; a folder the user names, always
-     * (runs.config keeps it, and a run that trains will read it) */
-    if (sc->data.dataset != DATA_FASHION_MNIST || (path == NULL && sc->mode != RUN_MODE_TRAIN)) return HS_OK;
+    /* The default folder is read in train mode only; a folder the user names, always
+     * (runs.config keeps it, and a run that trains will read it). Its files are read
+     * before the database is opened (dataset_check, cli/cli_preflight.c). */
+    if (sc->data.dataset == DATA_SYNTHETIC || (path == NULL && sc->mode != RUN_MODE_TRAIN)) return HS_OK;
+    const char *folder = sc->data.path[0] ? sc->data.path : "/usr/share/datasets/fashion-mnist";
     HsDiag inner;
     hs_diag_clear(&inner);
-    int status = dataset_check_files(&sc->data, &inner);
-    if (status == HS_OK) return HS_OK;
+    if (input_file_check(folder, INPUT_FILE_FOLDER, &inner) == HS_OK) return HS_OK;
     if (path != NULL) return scenario_bad(r, path, "%s", inner.message);
-    /* the default folder: a missing package keeps its own status (not bad input) */
-    return hs_diag_set(r->diag, status, sc->data_where, 0, "%s", inner.message);
+    /* the default folder missing: a package not installed (exit 1), not bad input */
+    return hs_diag_set(r->diag, HS_E_MISSING, sc->data_where, 0, "%s (install the Fashion-MNIST files with "
+                       "`apt-get install dataset-fashion-mnist` or set [data] path)", inner.message);
 }

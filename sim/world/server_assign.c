@@ -11,7 +11,7 @@
 int server_assign_load(const char *path, int n_agents, int n_servers, int *server_of, HsDiag *diag)
 {
     LineText text;
-    int status = lines_open(path, "assignment file", &text, diag);
+    int status = lines_open(path, &text, diag);
     if (status != HS_OK) return status;
     int *first_line = calloc((size_t)(n_agents > 0 ? n_agents : 1), sizeof *first_line); /* 0: not seen yet */
     if (first_line == NULL) {

@@ -443,7 +443,7 @@ static int topology_random_regular(int n, int d, gsl_rng *rng, EdgeList *e)
 static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *diag)
 {
     LineText text;
-    int status = lines_open(path, "edges file", &text, diag);
+    int status = lines_open(path, &text, diag);
     if (status != HS_OK) return status;
     LinkSet seen = {0};
     char line[512];

@@ -61,30 +61,30 @@ for kind in fifo dir zero; do
     dir) path=$tmp/dir what="a directory" ;;
     zero) path=/dev/zero what="a character device" ;;
   esac
-  refused_fast "run scenario ($kind)" "$path: the scenario is $what" run "$path" --db "$tmp/out.db"
-  refused_fast "sweep scenario ($kind)" "$path: the scenario is $what" sweep "$path" --db "$tmp/out.db"
-  refused_fast "pair instance ($kind)" "$path: the pairing instance is $what" pair "$path"
-  refused_fast "report database ($kind)" "$path: the database is $what" report "$path"
-  refused_fast "plot database ($kind)" "$path: the database is $what" plot "$path" --out "$tmp/plots"
-  refused_fast "run --db ($kind)" "$path: the database is $what" run $q --timing-only --db "$path"
-  refused_fast "sweep --db ($kind)" "$path: the database is $what" sweep scenarios/sweep-demo.ini --db "$path"
+  refused_fast "run scenario ($kind)" "$path: is $what, not a regular file" run "$path" --db "$tmp/out.db"
+  refused_fast "sweep scenario ($kind)" "$path: is $what, not a regular file" sweep "$path" --db "$tmp/out.db"
+  refused_fast "pair instance ($kind)" "$path: is $what, not a regular file" pair "$path"
+  refused_fast "report database ($kind)" "$path: is $what, not a regular file" report "$path"
+  refused_fast "plot database ($kind)" "$path: is $what, not a regular file" plot "$path" --out "$tmp/plots"
+  refused_fast "run --db ($kind)" "$path: is $what, not a regular file" run $q --timing-only --db "$path"
+  refused_fast "sweep --db ($kind)" "$path: is $what, not a regular file" sweep scenarios/sweep-demo.ini --db "$path"
   for key in compute bandwidth uplink downlink; do
-    refused_fast "trace of $key ($kind)" "$path: the trace is $what" run $q --timing-only --db "$tmp/out.db" \
+    refused_fast "trace of $key ($kind)" "$path: is $what, not a regular file" run $q --timing-only --db "$tmp/out.db" \
       --set "agents.$key=trace($path)"
   done
-  refused_fast "availability trace ($kind)" "$path: the trace is $what" run $q --timing-only --db "$tmp/out.db" \
+  refused_fast "availability trace ($kind)" "$path: is $what, not a regular file" run $q --timing-only --db "$tmp/out.db" \
     --set "agents.stragglers.availability=trace($path)"
-  refused_fast "trace in a sweep ($kind)" "$path: the trace is $what" sweep scenarios/sweep-demo.ini \
+  refused_fast "trace in a sweep ($kind)" "$path: is $what, not a regular file" sweep scenarios/sweep-demo.ini \
     --db "$tmp/out.db" --set "agents.stragglers.bandwidth=trace($path)"
-  refused_fast "edges file ($kind)" "the edges file is $what" run $q --timing-only --db "$tmp/out.db" \
+  refused_fast "edges file ($kind)" "$path: is $what, not a regular file" run $q --timing-only --db "$tmp/out.db" \
     --set "topology.graph=$tmp/$kind.edges"
-  refused_fast "assign file ($kind)" "the assignment file is $what" run "$tmp/edge.ini" --db "$tmp/out.db" \
+  refused_fast "assign file ($kind)" "$path: is $what, not a regular file" run "$tmp/edge.ini" --db "$tmp/out.db" \
     --set "servers.assign=$tmp/$kind.assign"
-  [ $kind = dir ] || refused_fast "dataset folder ($kind)" "$path: the dataset folder is $what" run $q \
+  [ $kind = dir ] || refused_fast "dataset folder ($kind)" "$path: is $what, not a folder" run $q \
     --db "$tmp/out.db" --set run.rounds=1 --set "data.path=$path"
-  refused_fast "dataset file ($kind)" "train-images-idx3-ubyte.gz: the dataset file is $what" run $q \
+  refused_fast "dataset file ($kind)" "train-images-idx3-ubyte.gz: is $what, not a regular file" run $q \
     --db "$tmp/out.db" --set run.rounds=1 --set "data.path=$tmp/data-$kind"
-  refused_fast "dataset file in a sweep ($kind)" "train-images-idx3-ubyte.gz: the dataset file is $what" \
+  refused_fast "dataset file in a sweep ($kind)" "train-images-idx3-ubyte.gz: is $what, not a regular file" \
     sweep scenarios/sweep-demo.ini --db "$tmp/out.db" --set run.mode=train --set run.rounds=1 \
     --set "data.path=$tmp/data-$kind"
 done
@@ -115,7 +115,7 @@ for cmd in run sweep; do
     "data.ini:15: [data] path: $tmp/data-bad/train-images-idx3-ubyte.gz: truncated" \
     $cmd "$tmp/data.ini" --set run.rounds=1 --db "$tmp/out.db"
 done
-refused_fast "a missing [data] path at its key" "--set data.path=/nonexistent: /nonexistent: no such folder" \
+refused_fast "a missing [data] path at its key" "--set data.path=/nonexistent: /nonexistent: not found" \
   run $q --timing-only --db "$tmp/out.db" --set data.path=/nonexistent
 cd "$top" || exit 1
 finish inputs.sh

@@ -9,6 +9,12 @@
  *                                     own causality (end to end), under CM02 (plain
  *                                     max-min), CM02 with latencies on the links (shares
  *                                     weighted by 1 / latency) and LV08
+ *   oracle export SCENARIO [SECTION.KEY=VALUE]...
+ *                                     runs SCENARIO (maxmin) and prints its tasks in
+ *                                     simgrid_replay's input format, each message followed
+ *                                     by `# hetsim ID TRANSFER END` (when hetsim says it
+ *                                     first moved and arrived; a comment to SimGrid): the
+ *                                     trace tests/emulation/ replays over real TCP
  *
  * A case is either a whole hetsim run (a random method, topology, uplink mode and
  * backbone on random agents) or a bare flow pattern (random bursts, fan-ins and chains of
@@ -137,13 +143,10 @@ static void record_free(Record *r)
 
 /* ---- SimGrid ---- */
 
-/* Writes the platform and the tasks, runs the replay, reads its times. Returns 0 or -1. */
-static int simgrid_replay(Record *r, const char *options)
+/* Writes the platform and the tasks in simgrid_replay's input format; with_times adds
+ * hetsim's transfer start and arrival after each message, as a comment. */
+static void write_tasks(FILE *f, const Record *r, int with_times)
 {
-    char path[] = "/tmp/hetsim-oracle-tasks-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "w");
     int nodes = r->n_nodes > 0 ? r->n_nodes : r->n_agents;
     fprintf(f, "agents %d\n", nodes);
     if (isfinite(r->backbone)) fprintf(f, "backbone %.17g\n", r->backbone);
@@ -151,11 +154,23 @@ static int simgrid_replay(Record *r, const char *options)
         fprintf(f, "agent %d %.17g %.17g %.17g %.17g\n", i, r->compute[i], r->up[i], r->down[i], r->latency[i]);
     for (int t = 0; t < r->n_tasks; t++) {
         const SinkActivity *a = &r->tasks[t].a;
-        if (a->kind == SINK_ACTIVITY_COMPUTE)
+        if (a->kind == SINK_ACTIVITY_COMPUTE) {
             fprintf(f, "task %d c %d %.17g %.17g\n", t, a->agent, (a->end - a->start) * r->compute[a->agent], a->start);
-        else
+        } else {
             fprintf(f, "task %d m %d %d %.17g %.17g\n", t, a->agent, a->to, a->amount, a->start);
+            if (with_times) fprintf(f, "# hetsim %d %.17g %.17g\n", t, a->transfer, a->end);
+        }
     }
+}
+
+/* Writes the platform and the tasks, runs the replay, reads its times. Returns 0 or -1. */
+static int simgrid_replay(Record *r, const char *options)
+{
+    char path[] = "/tmp/hetsim-oracle-tasks-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    write_tasks(f, r, 0);
     fclose(f);
     char command[1024];
     snprintf(command, sizeof command, "%s %s < %s", replay_path, options, path);
@@ -279,6 +294,26 @@ static int compare(const Record *r, const char *label, Worst *worst, int verbose
     return bad;
 }
 
+/* The sink has the agents only: the server nodes (after them) from the same world.
+ * Returns 0 or -1 (diag says why, or the world has more than 64 nodes). */
+static int record_servers(const Scenario *sc, Record *r, HsDiag *diag)
+{
+    World w;
+    if (world_build(sc, &w, diag) != HS_OK) return -1;
+    int status = world_nodes(&w) > 64 ? -1 : 0;
+    if (status == 0) {
+        r->n_nodes = world_nodes(&w);
+        for (int v = r->n_agents; v < r->n_nodes; v++) {
+            r->up[v] = w.agents[v].uplink;
+            r->down[v] = w.agents[v].downlink;
+            r->latency[v] = w.agents[v].latency;
+            r->compute[v] = w.agents[v].compute;
+        }
+    }
+    world_free(&w);
+    return status;
+}
+
 /* ---- random cases ---- */
 
 static uint64_t rng_state;
@@ -351,21 +386,10 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
         record_free(&r);
         return -1;
     }
-    if (server) { /* the sink has the agents only: the server nodes from the same world */
-        World w;
-        if (world_build(&sc, &w, &diag) != HS_OK || world_nodes(&w) > 64) {
-            printf("%s: %s\n", label, diag.message);
-            record_free(&r);
-            return -1;
-        }
-        r.n_nodes = world_nodes(&w);
-        for (int v = r.n_agents; v < r.n_nodes; v++) {
-            r.up[v] = w.agents[v].uplink;
-            r.down[v] = w.agents[v].downlink;
-            r.latency[v] = w.agents[v].latency;
-            r.compute[v] = w.agents[v].compute;
-        }
-        world_free(&w);
+    if (server && record_servers(&sc, &r, &diag) != 0) {
+        printf("%s: %s\n", label, diag.message);
+        record_free(&r);
+        return -1;
     }
     int status = simgrid_replay(&r, cm02);
     if (status == 0) status = compare(&r, label, worst, 1);
@@ -706,8 +730,42 @@ static int table(void)
     return 0;
 }
 
+/* ---- export: a run's trace for a replay elsewhere ---- */
+
+/* Runs the scenario file with its overrides (maxmin only: the activity trace is the
+ * maxmin model's) and writes its trace to stdout. Returns the exit status. */
+static int export_trace(const char *path, char **set, int n_set)
+{
+    IniDoc doc;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    Scenario sc;
+    Record r = {0};
+    RunOutcome out;
+    int status = inidoc_load(path, &doc, &diag);
+    for (int i = 0; status == 0 && i < n_set; i++) status = inidoc_apply_set(&doc, set[i], &diag);
+    if (status == 0) status = scenario_resolve(&doc, &sc, &diag);
+    inidoc_free(&doc);
+    if (status == 0) {
+        r.backbone = sc.network.backbone;
+        status = engine_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
+    }
+    const MethodOps *ops = status == 0 ? method_lookup(sc.method) : NULL;
+    if (ops && (ops->capabilities & METHOD_USES_SERVER) && record_servers(&sc, &r, &diag) != 0) status = -1;
+    if (status != 0) {
+        fprintf(stderr, "oracle export: %s\n", diag.message[0] ? diag.message : "the world has too many nodes");
+        record_free(&r);
+        return 1;
+    }
+    printf("# hetsim trace of %s (oracle export), %d rounds, %d tasks\n", path, r.n_rounds, r.n_tasks);
+    write_tasks(stdout, &r, 1);
+    record_free(&r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "export") == 0) return export_trace(argv[2], argv + 3, argc - 3);
     if (argc < 3) {
         fprintf(stderr, "usage: oracle REPLAY random SEED COUNT\n");
         return 2;
@@ -730,6 +788,6 @@ int main(int argc, char **argv)
         return failed ? 1 : 0;
     }
     if (strcmp(argv[2], "table") == 0) return table();
-    fprintf(stderr, "usage: oracle REPLAY random SEED COUNT | oracle REPLAY table\n");
+    fprintf(stderr, "usage: oracle REPLAY random SEED COUNT | oracle REPLAY table | oracle export SCENARIO [SET]...\n");
     return 2;
 }
