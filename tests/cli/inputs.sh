@@ -54,6 +54,17 @@ refused_fast() {
   check "$name writes no database" test ! -e "$tmp/out.db"
 }
 
+# the same without the one-second limit, for files that are read before they are refused
+refused_named() {
+  local name=$1 fragment=$2; shift 2
+  rm -f "$tmp/out.db"
+  timeout 120 "$HETSIM" "$@" > /dev/null 2> "$tmp/err"
+  local status=$?
+  check "$name exits 2 (status $status)" test $status -eq 2
+  check "$name is named" grep -qF -- "$fragment" "$tmp/err"
+  check "$name writes no database" test ! -e "$tmp/out.db"
+}
+
 q=scenarios/quickstart.ini
 for kind in fifo dir zero; do
   case $kind in
@@ -104,18 +115,18 @@ for f in train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-u
 done
 head -c 100000 /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz > "$tmp/data-bad/train-images-idx3-ubyte.gz"
 for cmd in run sweep; do
-  refused_fast "$cmd: a bad trace at its key" "trace.ini:39: [agents.stragglers] compute: $tmp/bad.csv:3: value must be positive" \
+  refused_named "$cmd: a bad trace at its key" "trace.ini:39: [agents.stragglers] compute: $tmp/bad.csv:3: value must be positive" \
     $cmd "$tmp/trace.ini" --timing-only --db "$tmp/out.db"
-  refused_fast "$cmd: a bad edges file at its key" "edges.ini:41: [topology] graph: $tmp/bad.edges:2: self-loop 1-1" \
+  refused_named "$cmd: a bad edges file at its key" "edges.ini:41: [topology] graph: $tmp/bad.edges:2: self-loop 1-1" \
     $cmd "$tmp/edges.ini" --timing-only --db "$tmp/out.db"
-  refused_fast "$cmd: a bad assign file at its key" \
+  refused_named "$cmd: a bad assign file at its key" \
     "assign.ini:13: [servers] assign: $tmp/bad.assign:2: agent 0 is assigned twice (first at line 1)" \
     $cmd "$tmp/assign.ini" --db "$tmp/out.db"
-  refused_fast "$cmd: a truncated dataset file at [data] path" \
+  refused_named "$cmd: a truncated dataset file at [data] path" \
     "data.ini:15: [data] path: $tmp/data-bad/train-images-idx3-ubyte.gz: truncated" \
     $cmd "$tmp/data.ini" --set run.rounds=1 --db "$tmp/out.db"
 done
-refused_fast "a missing [data] path at its key" "--set data.path=/nonexistent: /nonexistent: not found" \
+refused_named "a missing [data] path at its key" "--set data.path=/nonexistent: /nonexistent: not found" \
   run $q --timing-only --db "$tmp/out.db" --set data.path=/nonexistent
 cd "$top" || exit 1
 finish inputs.sh
