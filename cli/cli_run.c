@@ -6,7 +6,7 @@
 #include "analysis/report.h"
 #include "analysis/store.h"
 #include "cli/progress.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
 #include "driver/sweep.h"
@@ -97,7 +97,7 @@ static int cli_run_scenario(const CliScenarioArgs *args)
     ProgressSink progress;
     Sink sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
     RunOutcome outcome;
-    status = engine_run(sc, sink, &diag, &outcome);
+    status = sim_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
     if (status != HS_OK) {
         const char *store_message = store_error_message(store);

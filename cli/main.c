@@ -13,7 +13,7 @@ static const char main_usage[] =
     "usage:\n"
     "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N] [--quiet]\n"
     "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--threads N] [--resume]   (also under mpirun)\n"
-    "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit SECONDS]\n"
+    "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit SECONDS]\n"
     "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv]\n"
     "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--format png,svg]\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"

@@ -28,7 +28,7 @@ int sweep_resolve(Sweep *sw, HsDiag *diag);
 int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
 
 /* ---- the record stream (sweep_stream.c) ----
- * A producer (worker process, MPI rank, or rank 0 itself) runs engine_run into a
+ * A producer (worker process, MPI rank, or rank 0 itself) runs sim_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
  * the buffer to flush() at each round end, at run end and when it grows past
  * SWEEP_WIRE_FLUSH_BYTES. The consumer feeds the bytes to a SweepReplay, which calls the
@@ -39,7 +39,7 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * Messages: BEGIN(index, name, scenario, method, seed, mode, config), AGENTS(count,
  * rows), ROUND, AGENT_ROUNDS(count, rows), PAIRING, METRIC, END(SinkRunEnd) — one run at
  * a time per producer, so rows name no run — and FINISHED(index, status, message) after
- * engine_run returns, which also means "ready for more". The sweep id and point label
+ * sim_run returns, which also means "ready for more". The sweep id and point label
  * are not sent: the consumer knows them from the index. */
 #define SWEEP_WIRE_FLUSH_BYTES (256u * 1024u)
 
@@ -96,7 +96,7 @@ int sweep_replay(SweepReplay *r, const void *data, size_t len, size_t *used, HsD
 int sweep_replay_abandon(SweepReplay *r, const char *why, HsDiag *diag);
 void sweep_replay_free(SweepReplay *r);
 
-/* Runs index into sink in this process: resolve, engine_run. Returns engine_run's status. */
+/* Runs index into sink in this process: resolve, sim_run. Returns sim_run's status. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
 /* ---- what both drivers share: which runs are left and what came of them

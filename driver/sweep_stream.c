@@ -6,7 +6,7 @@
  * the wire flushes are said in sweep.h. */
 #include "driver/sweep.h"
 
-#include "sim/engine.h"
+#include "sim/run.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
     if (status == HS_OK && sc->threads == 0) sc->threads = sw->threads_default;
     if (status == HS_OK) {
         RunOutcome outcome;
-        status = engine_run(sc, sink, diag, &outcome);
+        status = sim_run(sc, sink, diag, &outcome);
     }
     free(sc);
     return status;

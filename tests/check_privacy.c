@@ -4,7 +4,7 @@
  * like timing mode, epsilon in the metrics as the accountant gives it, learning with
  * clipping alone; fedavg's clipping and noise. */
 #include "models/model.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/stages/privacy.h"
 #include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
@@ -309,7 +309,7 @@ START_TEST(test_fedavg_is_private_too)
         Scenario sc;
         ck_assert_msg(test_resolve(text, set, 6, &sc, &diag) == HS_OK, "%s", diag.message);
         RunOutcome out;
-        ck_assert_msg(engine_run(&sc, test_sink_init(&ts[c]), &diag, &out) == HS_OK, "%s", diag.message);
+        ck_assert_msg(sim_run(&sc, test_sink_init(&ts[c]), &diag, &out) == HS_OK, "%s", diag.message);
         ck_assert_int_eq(ts[c].rounds, 4);
         for (int r = 0; r < 4; r++) ck_assert(ts[c].round_rows[r].t_end == ts[0].round_rows[r].t_end);
     }

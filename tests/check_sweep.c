@@ -2,7 +2,7 @@
  * repeat, the sweep id), every error class with its FILE:LINE, and the record stream:
  * a run sent through SweepWire and replayed must reach the sink row for row, bit for
  * bit, however the bytes are cut. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "driver/sweep.h"
 #include "tests/test_sink.h"
 

@@ -7,7 +7,11 @@
  * Batches: each agent walks its own indices in an order reshuffled every local epoch
  * from its own stream (seed, agent, RNG_PURPOSE_TRAIN); a batch that crosses the end of
  * the epoch continues into the next shuffle, so every batch has `batch` samples (or all
- * of an agent's samples when it has fewer). */
+ * of an agent's samples when it has fewer).
+ * Over 600 lines because the data set, the partition, the agents' models, averaging and
+ * evaluation share the Trainer and one rule (queued steps run before anything reads an
+ * agent's vectors); the queue and the worker threads are trainer_jobs.c and workers.c,
+ * the sub-model steps trainer_prune.c. */
 #include "sim/train/trainer.h"
 
 #include "sim/train/trainer_internal.h"
@@ -145,7 +149,7 @@ void trainer_free(Trainer *t)
 
 double trainer_schedule_lr(const Scenario *sc, int round)
 {
-    /* a run without a round count schedules over the cap the engine would stop at */
+    /* a run without a round count schedules over the cap the run stops at (sim/run.c) */
     return optim_schedule_lr(&sc->optim, round, sc->rounds > 0 ? sc->rounds : 100000);
 }
 

@@ -26,10 +26,10 @@
  * round ends with the task that ended it in hetsim), every agent's busy time (compute and
  * own transfers united) and comm time per round. The start times come from hetsim; SimGrid
  * recomputes everything the network model decides (shares, rates, arrivals). */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/methods/method.h"
 #include "sim/kernel/network.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/world/world.h"
 
 #include <math.h>
@@ -381,7 +381,7 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
     inidoc_free(&doc);
     Record r = {.backbone = backbone ? bb : INFINITY};
     RunOutcome out;
-    if (engine_run(&sc, (Sink){&record_ops, &r}, &diag, &out) != HS_OK) {
+    if (sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out) != HS_OK) {
         printf("%s: %s\n", label, diag.message);
         record_free(&r);
         return -1;
@@ -487,7 +487,7 @@ static int run_scenario(const char *text, const char *const *set, int n_set, Rec
     if (status == 0) status = scenario_resolve(&doc, sc, &diag);
     inidoc_free(&doc);
     RunOutcome out;
-    if (status == 0) status = engine_run(sc, (Sink){&record_ops, r}, &diag, &out);
+    if (status == 0) status = sim_run(sc, (Sink){&record_ops, r}, &diag, &out);
     if (status != 0) printf("table: %s\n", diag.message);
     return status ? -1 : 0;
 }
@@ -707,7 +707,7 @@ static int table(void)
             } else {
                 Topology topo;
                 HsDiag diag;
-                if (topology_build(&sc, n, &topo, &diag) != HS_OK) return 1;
+                if (scenario_topology(&sc, n, &topo, &diag) != HS_OK) return 1;
                 graph_dpsgd(&g, &topo, n, rounds, steps, flops, bytes, round_last);
                 topology_free(&topo);
             }
@@ -748,7 +748,7 @@ static int export_trace(const char *path, char **set, int n_set)
     inidoc_free(&doc);
     if (status == 0) {
         r.backbone = sc.network.backbone;
-        status = engine_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
+        status = sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
     }
     const MethodOps *ops = status == 0 ? method_lookup(sc.method) : NULL;
     if (ops && (ops->capabilities & METHOD_USES_SERVER) && record_servers(&sc, &r, &diag) != 0) status = -1;
