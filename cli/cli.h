@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define HETSIM_VERSION "0.1.0"
+#include "base/hs_error.h"
+#include "base/version.h"
 
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);

@@ -2,11 +2,14 @@
  * The scenario is resolved completely before the database is opened, so a bad scenario
  * never touches the database. */
 #include "cli/cli.h"
+#include "driver/origin.h"
 
 #include "analysis/report.h"
 #include "analysis/store.h"
+#include "base/input_file.h"
 #include "cli/progress.h"
 #include "sim/run.h"
+#include "sim/scenario/inidoc.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
 #include "driver/sweep.h"
@@ -42,14 +45,15 @@ static void cli_remove_database(const char *path)
     unlink(side);
 }
 
-/* The base point of the scenario (the file without [sweep], with the overrides). A
- * [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a typo there is
- * not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
-static int cli_run_load(const CliScenarioArgs *args, Scenario *sc, int64_t *sweep_runs, HsDiag *diag)
+/* The base point of the scenario (text, the file read once, without [sweep], with the
+ * overrides). A [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a
+ * typo there is not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
+static int cli_run_load(const CliScenarioArgs *args, const char *text, Scenario *sc, int64_t *sweep_runs,
+                        HsDiag *diag)
 {
     IniDoc doc;
     *sweep_runs = 0;
-    int status = inidoc_load(args->scenario_path, &doc, diag);
+    int status = inidoc_load_string(args->scenario_path, text, &doc, diag);
     if (status == HS_OK) status = cli_apply_overrides(&doc, args, diag);
     if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
     if (status == HS_OK && sc->has_sweep) status = sweep_check(&doc, sweep_runs, diag);
@@ -75,14 +79,14 @@ int cli_fail(int status, const char *message)
 }
 
 /* Runs the scenario into the database and prints its report; the exit status. */
-static int cli_run_scenario(const CliScenarioArgs *args)
+static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin)
 {
     HsDiag diag;
     hs_diag_clear(&diag);
     Store *store = NULL;
     Scenario *sc = malloc(sizeof *sc);
     int64_t sweep_runs;
-    int status = sc ? cli_run_load(args, sc, &sweep_runs, &diag)
+    int status = sc ? cli_run_load(args, origin->scenario_text, sc, &sweep_runs, &diag)
                     : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
     if (status != HS_OK) goto fail;
     if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
@@ -95,7 +99,9 @@ static int cli_run_scenario(const CliScenarioArgs *args)
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;
-    Sink sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
+    OriginSink recorded;
+    Sink sink = progress_sink(&progress, origin_sink(&recorded, store_sink(store), origin), stderr, args->quiet,
+                              sc->rounds, sc->name);
     RunOutcome outcome;
     status = sim_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
@@ -138,7 +144,25 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
-    if (exit_status < 0) exit_status = cli_run_scenario(&args);
+    if (exit_status < 0) {
+        /* the file read once: what is resolved is what runs.scenario_text records */
+        HsDiag diag;
+        hs_diag_clear(&diag);
+        char *text = NULL;
+        int status = input_file_read_text(args.scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag);
+        if (status != HS_OK) {
+            free(overrides);
+            return cli_fail(status, diag.message);
+        }
+        /* provenance: runs.command, scenario_text, overrides */
+        char *command = origin_command("run", argc, argv);
+        char *set = origin_overrides(args.groups, args.n_groups, args.overrides, args.n_overrides);
+        RunOrigin origin = {.command = command, .scenario_text = text, .overrides = set};
+        exit_status = cli_run_scenario(&args, &origin);
+        free(text);
+        free(command);
+        free(set);
+    }
     free(overrides);
     return exit_status;
 }

@@ -51,6 +51,16 @@ rm -f "$tmp/add.db"
 check "--add-group adds a group" test "$(q "$tmp/add.db" "select group_concat(grp || '=' || n) from
   (select grp, count(*) n from agents group by grp order by grp)")" = "default=10,fast=2,stragglers=4"
 check "--add-group's group is in runs.config" sh -c "sqlite3 '$tmp/add.db' 'select config from runs' | grep -q '^\[agents.fast\]$'"
+# provenance: runs.overrides records the group added, in the order applied, so the
+# recorded command and overrides say how the run differs from runs.scenario_text
+check "runs.overrides records --add-group, then the --set values" test "$(q "$tmp/add.db" "select overrides from runs")" = \
+  "$(printf -- '--add-group fast\nrun.mode=timing\nrun.rounds=1\nagents.fast.count=2\nagents.fast.compute=20 GFLOPS')"
+check "runs.scenario_text is the file as read" test "$(q "$tmp/add.db" "select scenario_text from runs")" = "$(cat $q)"
+rm -f "$tmp/add.db"
+"$HETSIM" sweep $q --timing-only --quiet --db "$tmp/add.db" --set run.rounds=1 --add-group fast \
+  --set agents.fast.count=2 2> "$tmp/err"
+check "a sweep's runs.overrides records --add-group too" test "$(q "$tmp/add.db" "select overrides from runs")" = \
+  "$(printf -- '--add-group fast\nrun.mode=timing\nrun.rounds=1\nagents.fast.count=2')"
 refused "--add-group of a group the file has" "quickstart.ini:37 defines [agents.stragglers] already" \
   run $q --timing-only --add-group stragglers
 "$HETSIM" run --help > "$tmp/help"; check "run --help documents --add-group" grep -q -- '--add-group NAME' "$tmp/help"
