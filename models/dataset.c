@@ -271,11 +271,11 @@ static void dataset_draw_mixture(gsl_rng *rng, const double *means, int features
 static int dataset_make_synthetic(const DataSpec *spec, gsl_rng *rng, Dataset *ds, HsDiag *diag)
 {
     if (!rng) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "synthetic data needs a random stream");
-    if (spec->features < 1 || spec->classes < 2 || spec->classes > 256 || spec->train_samples < 1 ||
+    if (spec->features < 1 || spec->classes < 2 || spec->classes > DATASET_MAX_CLASSES || spec->train_samples < 1 ||
         spec->test_samples < 0 || !(spec->separation >= 0.0))
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
-                           "synthetic data needs features >= 1, 2 <= classes <= 256, train_samples >= 1 and "
-                           "separation >= 0");
+                           "synthetic data needs features >= 1, 2 <= classes <= %d, train_samples >= 1 and "
+                           "separation >= 0", DATASET_MAX_CLASSES);
     int f = spec->features, k = spec->classes;
     ds->n_train = spec->train_samples;
     ds->n_test = spec->test_samples > 0 ? spec->test_samples : spec->train_samples / 6 + 1;
@@ -377,10 +377,11 @@ int dataset_open(DatasetKind kind, const char *path, const DataOptions *options,
     if (kind != DATA_FASHION_MNIST && !path[0])
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "data set %s needs a path (the folder of its files)",
                            dataset_kind_name(kind) ? dataset_kind_name(kind) : "?");
-    if (options->classes < 0 || options->classes > 256 || options->test_samples < 0 || options->channels < 0 ||
+    if (options->classes < 0 || options->classes > DATASET_MAX_CLASSES || options->test_samples < 0 || options->channels < 0 ||
         options->height < 0 || options->width < 0)
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
-                           "data options: classes must lie in 0..256 and test_samples and the shape be >= 0");
+                           "data options: classes must lie in 0..%d and test_samples and the shape be >= 0",
+                           DATASET_MAX_CLASSES);
     Dataset *ds = calloc(1, sizeof *ds);
     if (!ds) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     int status;

@@ -40,11 +40,15 @@
 #include <gsl/gsl_rng.h>
 #include <stdint.h>
 
+/* Labels are stored as uint8_t: at most 256 classes, for every data set (the scenario's
+ * [data] classes is checked against this, sim/scenario/scenario.c). */
+#define DATASET_MAX_CLASSES 256
+
 typedef struct Dataset {
     int n_train, n_test;
     int channels, height, width; /* synthetic and flat arrays: channels = features, height = width = 1 */
     int features;                /* channels * height * width */
-    int classes;                 /* labels are 0 .. classes-1, classes <= 256 */
+    int classes;                 /* labels are 0 .. classes-1, classes <= DATASET_MAX_CLASSES */
     /* Samples: bytes (images, pixel / 255) or floats (synthetic); the other pair is NULL.
      * Read them through dataset_gather*, which converts. */
     uint8_t *train_pixels; /* (n_train, features) */

@@ -12,6 +12,8 @@
 #include "sim/scenario/scenario.h"
 
 #include "base/names.h"
+#include "models/dataset.h"
+#include "models/partition.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/server_assign.h"
@@ -284,7 +286,7 @@ static int scenario_resolve_data(Resolver *r)
         (status = scenario_int(r, "data", "shards", 2, 1, 1000, &d->shards_per_agent)) ||
         (status = scenario_int(r, "data", "test_samples", 0, 0, 10000000, &d->test_samples)) ||
         (status = scenario_int(r, "data", "features", 32, 1, 1 << 20, &d->features)) ||
-        (status = scenario_int(r, "data", "classes", 10, 2, 1000, &d->classes)) ||
+        (status = scenario_int(r, "data", "classes", 10, 2, DATASET_MAX_CLASSES, &d->classes)) ||
         (status = scenario_int(r, "data", "train_samples", 60000, 1, 100000000, &d->train_samples)) ||
         (status = scenario_double(r, "data", "separation", 2.0, UNIT_PLAIN, 0, 1e6, &separation)))
         return status;
@@ -377,11 +379,25 @@ static int scenario_resolve_model(Resolver *r)
     m->base_channels = 16 * width;
     m->norm_groups = 8;
     if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
-        int line = inidoc_section_line(r->doc, "model");
-        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line,
-                           "[model] arch = %s needs image data (fashion-mnist, or synthetic with channels, height "
-                           "and width), not %d features",
-                           m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet", features);
+        /* at the key that is wrong: arch on flat features, else the image side that is short */
+        const char *name = m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet";
+        char why[300];
+        IniEntry *arch_entry = inidoc_find(r->doc, "model", "arch");
+        if (sc->data.channels == 0) {
+            snprintf(why, sizeof why, "%s needs image data (fashion-mnist, or synthetic with channels, height and "
+                     "width), not %d flat features", name, features);
+            return scenario_bad(r, arch_entry, "%s", why);
+        }
+        char where[INIDOC_VALUE_MAX + 160];
+        inidoc_entry_where(arch_entry, where, sizeof where);
+        snprintf(why, sizeof why, "%dx%d images are too small for arch = %s (%s), which needs at least 4x4",
+                 m->in_height, m->in_width, name, where);
+        /* the short side's key, else (it defaulted to 1) the shape key that was given */
+        IniEntry *side = inidoc_find(r->doc, "data", m->in_height < 4 ? "height" : "width");
+        if (side == NULL) side = inidoc_find(r->doc, "data", "height");
+        if (side == NULL) side = inidoc_find(r->doc, "data", "width");
+        if (side == NULL) side = inidoc_find(r->doc, "data", "channels");
+        return scenario_bad(r, side, "%s", why);
     }
     OptimSpec *o = &sc->optim;
     int kind, schedule;
@@ -681,11 +697,32 @@ static int scenario_check_topology(Resolver *r)
 }
 
 /* partition = domains sets every agent's samples (the partition deals the domains'
- * rows): a `samples` key is then an error at that key. */
+ * rows): a `samples` key is then an error at that key, and so is a dealing that leaves an
+ * agent no rows, at lambda (or partition) — world_build deals the same rows. */
 static int scenario_check_domains(Resolver *r)
 {
     Scenario *sc = r->sc;
     if (sc->data.partition != PART_DOMAINS) return HS_OK;
+    int sizes[DATA_MAX_DOMAINS], n = sc->n_agents, D = sc->data.n_domains;
+    int *counts = malloc(sizeof(int) * (size_t)n * (size_t)D);
+    if (counts == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    partition_domain_sizes(&sc->data, sc->dataset_train_size, sizes);
+    int status = partition_domain_counts(sizes, D, n, sc->data.lambda, counts), empty = -1;
+    for (int i = 0; status == HS_OK && empty < 0 && i < n; i++) {
+        long long held = 0;
+        for (int d = 0; d < D; d++) held += counts[(size_t)i * D + d];
+        if (held < 1) empty = i;
+    }
+    free(counts);
+    if (status == HS_E_NOMEM) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status != HS_OK || empty >= 0) {
+        IniEntry *e = inidoc_find(r->doc, "data", "lambda");
+        char why[300];
+        if (status != HS_OK) snprintf(why, sizeof why, "partition = domains cannot deal the training domains' rows");
+        else snprintf(why, sizeof why, "partition = domains deals agent %d no rows (%d agents share %d training "
+                      "domains; raise lambda or lower [agents] count)", empty, n, D);
+        return scenario_bad(r, e ? e : inidoc_find(r->doc, "data", "partition"), "%s", why);
+    }
     for (int g = 0; g < sc->n_groups; g++) {
         const char *section = g == 0 ? "agents" : NULL;
         char group[INIDOC_NAME_MAX + 8];
@@ -716,7 +753,8 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
-        (status = scenario_check_dataset(&r)) || (status = scenario_check_traces(&r)))
+        (status = scenario_check_dataset(&r)) || (status = scenario_check_traces(&r)) ||
+        (status = scenario_check_spans(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

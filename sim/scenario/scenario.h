@@ -203,6 +203,30 @@ struct Trace;
 int scenario_trace_load(const Scenario *sc, int group, int attribute, char *needed, struct Trace *out,
                         HsDiag *diag);
 
+/* Virtual time stays finite (issue 28, class 6). One training step of [model] at a node's
+ * compute (times its worst slowdown), one transfer of the whole model over its uplink or
+ * downlink, and its latency may each take at most SCENARIO_SPAN_MAX seconds of virtual
+ * time (about 31,700 years): a run's clock adds at most a million rounds, each of the
+ * agents' steps and messages (bounded by the sample and agent counts), so it stays
+ * hundreds of orders of magnitude below the ~1.8e308 where it would overflow to inf. Values beyond are refused at the key
+ * (scenario_resolve for the values a key bounds, world_build for each draw). */
+#define SCENARIO_SPAN_MAX 1e12
+typedef enum { SCENARIO_SPAN_COMPUTE, SCENARIO_SPAN_LINK, SCENARIO_SPAN_LATENCY } ScenarioSpanKind;
+typedef struct ScenarioSpans {
+    double step_flops;   /* of one training step of [model] (model_profile_step_flops) */
+    double model_bytes;  /* of the whole model */
+    int batch;
+} ScenarioSpans;
+/* From the resolved [model]; every figure 0 (nothing is checked) when it has no profile. */
+void scenario_spans(const Scenario *sc, ScenarioSpans *out);
+/* The worst duration multiplier of a slowdown: markov's factor, periodic's 1 + amplitude. */
+double scenario_slowdown_worst(const Slowdown *s);
+/* Whether value (FLOP/s for compute, bytes/s for a link, s for latency; factor the worst
+ * slowdown for compute, else 1) keeps its span within SCENARIO_SPAN_MAX: HS_OK, or
+ * HS_E_INPUT with the reason in why (no location). */
+int scenario_span_check(const ScenarioSpans *spans, ScenarioSpanKind kind, double value, double factor, char *why,
+                        size_t size);
+
 /* `--add-group NAME`: adds an empty group [agents.NAME] to doc, which --set may then
  * fill (an override may change only what the file defines; a group is the one thing it
  * would otherwise invent, issue 28 class 2). HS_E_INPUT for a bad name or a group the

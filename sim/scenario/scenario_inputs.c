@@ -51,24 +51,23 @@ int scenario_trace_load(const Scenario *sc, int group, int attribute, char *need
     return status;
 }
 
-/* The entry that gave group g its trace of attribute: the group's own key, else the one
- * it inherits from [agents] ("bandwidth" for a symmetric link). */
-static IniEntry *scenario_trace_entry(Resolver *r, int g, int attribute)
+IniEntry *scenario_group_entry(Resolver *r, int g, const char *key)
 {
     const Scenario *sc = r->sc;
     char group[INIDOC_NAME_MAX + 8];
     const char *section = g == 0 ? "agents" : g == sc->n_groups ? (sc->servers_section ? "servers" : "server") : group;
     if (g > 0 && g < sc->n_groups) snprintf(group, sizeof group, "agents.%s", sc->groups[g].name);
-    static const char *const keys[] = {"compute", "uplink", "downlink", "availability"};
+    int link = strcmp(key, "uplink") == 0 || strcmp(key, "downlink") == 0;
     for (int pass = 0; pass < 2; pass++) {
         const char *s = pass == 0 ? section : "agents";
-        IniEntry *e = inidoc_find(r->doc, s, keys[attribute]);
-        if (e == NULL && (attribute == SCENARIO_TRACE_UPLINK || attribute == SCENARIO_TRACE_DOWNLINK))
-            e = inidoc_find(r->doc, s, "bandwidth");
+        IniEntry *e = inidoc_find(r->doc, s, key);
+        if (e == NULL && link) e = inidoc_find(r->doc, s, "bandwidth");
         if (e != NULL || g == sc->n_groups) return e;
     }
     return NULL;
 }
+
+static const char *const scenario_trace_keys[] = {"compute", "uplink", "downlink", "availability"};
 
 int scenario_input_bad(Resolver *r, const IniEntry *e, const HsDiag *inner)
 {
@@ -91,10 +90,18 @@ int scenario_check_traces(Resolver *r)
             HsDiag inner;
             hs_diag_clear(&inner);
             int status = scenario_trace_load(sc, g, attribute, needed, &trace, &inner);
+            IniEntry *e = scenario_group_entry(r, g, scenario_trace_keys[attribute]);
+            if (status != HS_OK) {
+                free(needed);
+                return scenario_input_bad(r, e, &inner);
+            }
+            /* its values keep virtual time finite (scenario_times.c) */
+            if (attribute != SCENARIO_TRACE_AVAILABILITY)
+                status = scenario_check_trace_spans(r, g, attribute, &trace, needed, e);
             trace_free(&trace);
             if (status != HS_OK) {
                 free(needed);
-                return scenario_input_bad(r, scenario_trace_entry(r, g, attribute), &inner);
+                return status;
             }
         }
     free(needed);

@@ -85,6 +85,22 @@ int scenario_input_bad(Resolver *r, const IniEntry *e, const HsDiag *inner);
 /* Every attribute trace, loaded as the engine will load it (scenario_inputs.c). */
 int scenario_check_traces(Resolver *r);
 
+/* The entry that gives group g (sc->n_groups: the server's) its key: the group's own, else
+ * the one it inherits from [agents] ("bandwidth" for uplink and downlink); NULL when none. */
+IniEntry *scenario_group_entry(Resolver *r, int g, const char *key);
+
+/* Virtual time stays finite (scenario_times.c, issue 28 class 6): every value a group's
+ * compute, uplink, downlink, latency and slowdown can take that has a bound (a constant,
+ * a choice, a uniform's end, a pareto's scale) is checked at its key; draws without one
+ * are checked as they are drawn (world_build). */
+int scenario_check_spans(Resolver *r);
+
+/* The same for a trace of attribute (SCENARIO_TRACE_COMPUTE, _UPLINK, _DOWNLINK) of group
+ * g: its lowest value among the needed nodes' rows, at e, the key that names it. */
+struct Trace;
+int scenario_check_trace_spans(Resolver *r, int g, int attribute, const struct Trace *trace, const char *needed,
+                               const IniEntry *e);
+
 /* [data]: the dataset's files exist and are regular files (stat only), whenever [data]
  * path is given or the run trains; sets Scenario.data_where. */
 int scenario_check_dataset(Resolver *r);
