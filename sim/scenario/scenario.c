@@ -639,12 +639,14 @@ static int scenario_resolve_server(Resolver *r)
                            "(with count) for edge servers");
     }
     if (!sc->has_server) {
-        if (uses)
-            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0,
-                               "method %s needs a %s section (compute, bandwidth or uplink and downlink, "
-                               "latency%s)", sc->method, edge ? "[servers]" : "[server]",
-                               edge ? ", count: the edge servers" : ": the parameter server");
-        return HS_OK;
+        if (!uses) return HS_OK;
+        /* at the key that chose the method (a file without it runs the default method) */
+        char why[300];
+        snprintf(why, sizeof why, "method %s needs a %s section (compute, bandwidth or uplink and downlink, latency%s)",
+                 sc->method, edge ? "[servers]" : "[server]", edge ? ", count: the edge servers" : ": the parameter server");
+        IniEntry *method = inidoc_find(r->doc, "run", "method");
+        if (method != NULL) return scenario_bad(r, method, "%s", why);
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "%s", why);
     }
     const char *section = many ? "servers" : "server";
     int status;
