@@ -7,7 +7,8 @@
 #include "sim/scenario/scenario_schema.h"
 
 #include "base/hs_error.h"
-#include "base/real_text.h"
+#include "base/numtext.h"
+#include "models/dataset.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/server_assign.h"
@@ -122,9 +123,9 @@ static void data_domains_land(const SchemaKey *k, const SchemaValue *v, void *ta
 
 static void data_domains_write(const Scenario *sc, const void *target, FILE *out)
 {
-    char number[REAL_TEXT_MAX];
+    char number[NUMTEXT_SIZE];
     for (int k = 0; k < sc->data.n_domains; k++)
-        fprintf(out, "%s%s", k ? "," : "", real_text(sc->data.domain_degrees[k], number));
+        fprintf(out, "%s%s", k ? "," : "", numtext_double(number, sizeof number, sc->data.domain_degrees[k]));
 }
 
 /* The last domain is held out unless the file says which. */
@@ -171,9 +172,10 @@ static void data_test_domains_land(const SchemaKey *k, const SchemaValue *v, voi
 
 static void data_test_domains_write(const Scenario *sc, const void *target, FILE *out)
 {
-    char number[REAL_TEXT_MAX];
+    char number[NUMTEXT_SIZE];
     for (int k = 0, n = 0; k < sc->data.n_domains; k++)
-        if (sc->data.held_out[k]) fprintf(out, "%s%s", n++ ? "," : "", real_text(sc->data.domain_degrees[k], number));
+        if (sc->data.held_out[k])
+            fprintf(out, "%s%s", n++ ? "," : "", numtext_double(number, sizeof number, sc->data.domain_degrees[k]));
 }
 
 /* ---- [model] ---- */
@@ -277,9 +279,12 @@ static int servers_assign_check(Resolver *r, const char *section, const SchemaKe
     if (v->index < 0) {
         int *server_of = malloc((size_t)(sc->n_agents > 0 ? sc->n_agents : 1) * sizeof *server_of);
         if (server_of == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        int status = server_assign_load(v->text, sc->n_agents, sc->server_count, server_of, r->diag);
+        /* the file's own errors, at this key (scenario_input_bad) */
+        HsDiag inner;
+        hs_diag_clear(&inner);
+        int status = server_assign_load(v->text, sc->n_agents, sc->server_count, server_of, &inner);
         free(server_of);
-        if (status != HS_OK) return status;
+        if (status != HS_OK) return scenario_input_bad(r, e, &inner);
     }
     int capabilities = method_lookup(sc->method)->capabilities;
     if ((capabilities & METHOD_USES_SERVER) && !(capabilities & METHOD_EDGE_SERVERS) && sc->server_count > 1)
@@ -417,7 +422,7 @@ static const SchemaKey schema_rows[] = {
      HELP("partition = domains: 1 every agent holds the same mix of domains, 0 one domain each")},
     {KEY(DATA, "features", INT), RANGE(1, 1 << 20), DEF("32"), AT(data.features), .when = synthetic,
      HELP("synthetic Gaussian mixture: input size (channels x height x width when those are given)")},
-    {KEY(DATA, "classes", INT), RANGE(2, 1000), DEF("10"), AT(data.classes), .when = synthetic,
+    {KEY(DATA, "classes", INT), RANGE(2, DATASET_MAX_CLASSES), DEF("10"), AT(data.classes), .when = synthetic,
      HELP("synthetic: classes")},
     {KEY(DATA, "train_samples", INT), RANGE(1, 100000000), DEF("60000"), AT(data.train_samples), .when = synthetic,
      HELP("synthetic: training set size")},
