@@ -111,11 +111,13 @@ int scenario_check_traces(Resolver *r);
  * the one it inherits from [agents] ("bandwidth" for uplink and downlink); NULL when none. */
 IniEntry *scenario_group_entry(Resolver *r, int g, const char *key);
 
-/* Virtual time stays finite (scenario_times.c, issue 28 class 6): every value a group's
- * compute, uplink, downlink, latency and slowdown can take that has a bound (a constant,
- * a choice, a uniform's end, a pareto's scale) is checked at its key; draws without one
- * are checked as they are drawn (world_build). */
-int scenario_check_spans(Resolver *r);
+/* Virtual time stays finite (scenario_times.c, issue 28 class 6): the `check` hook of a
+ * group's compute, bandwidth, uplink, downlink, latency and slowdown rows. Every value
+ * the key's distribution bounds (a constant, a choice, a uniform's end, a pareto's scale)
+ * is checked at the key, a slowdown with the group's compute; draws without a bound are
+ * checked as they are drawn (world_build). */
+int scenario_span_row_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                            void *target);
 
 /* The same for a trace of attribute (SCENARIO_TRACE_COMPUTE, _UPLINK, _DOWNLINK) of group
  * g: its lowest value among the needed nodes' rows, at e, the key that names it. */
@@ -123,9 +125,11 @@ struct Trace;
 int scenario_check_trace_spans(Resolver *r, int g, int attribute, const struct Trace *trace, const char *needed,
                                const IniEntry *e);
 
-/* [data]: the dataset's files exist and are regular files (stat only), whenever [data]
- * path is given or the run trains; sets Scenario.data_where. */
-int scenario_check_dataset(Resolver *r);
+/* The `check` hook of [data] path (scenario_inputs.c): a folder the file names is made
+ * absolute (relative to the file's folder) and must exist as a folder whenever it is
+ * given or the run trains; sets Scenario.data_where. */
+int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target);
 
 /* An error about a whole section (a combination of keys), at its header line. */
 int scenario_section_bad(Resolver *r, const char *section, const char *message);

@@ -343,6 +343,14 @@ static int group_link_check(Resolver *r, const char *section, const SchemaKey *k
     return bandwidth || both ? HS_OK : scenario_missing(r, section, "bandwidth");
 }
 
+/* downlink: the link check above, then its span (scenario_span_row_check) */
+static int group_downlink_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                                void *target)
+{
+    int status = group_link_check(r, section, k, e, v, target);
+    return status != HS_OK ? status : scenario_span_row_check(r, section, k, e, v, target);
+}
+
 static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *target)
 {
     AgentGroupSpec *g = target;
@@ -401,6 +409,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(DATA, "dataset", CHOICE), .choices = "fashion-mnist|synthetic", DEF("fashion-mnist"), AT(data.dataset),
      HELP("fashion-mnist (Debian's dataset-fashion-mnist) or a synthetic Gaussian mixture")},
     {KEY(DATA, "path", TEXT), DEF("/usr/share/datasets/fashion-mnist"), AT(data.path), .when = fashion,
+     .check = scenario_data_path_check,
      .empty = "Debian's folder", HELP("folder of the fashion-mnist IDX .gz files")},
     {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains", DEF("iid"), AT(data.partition),
      HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains)")},
@@ -499,18 +508,21 @@ static const SchemaKey schema_rows[] = {
      DEF("nearest"), AT(server_assign_file), .check = servers_assign_check, .land = servers_assign_land, .write = servers_assign_write,
      HELP("clients to edge servers: the soonest reached, i mod count, or a FILE.assign of lines I S")},
     {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute) | SCHEMA_REQUIRED,
-     .doc_range = "> 0", HELP("FLOP/s of each agent")},
+     .check = scenario_span_row_check, .doc_range = "> 0", HELP("FLOP/s of each agent")},
     {KEY(ANY_GROUP, "bandwidth", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = symmetric,
-     .land = group_bandwidth_land, .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",
+     .land = group_bandwidth_land, .check = scenario_span_row_check,
+     .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",
      HELP("one symmetric link per agent (one draw for both directions)")},
     {KEY(ANY_GROUP, "uplink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = asymmetric,
-     .land = group_uplink_land, .doc_default = "bandwidth", .doc_range = "> 0, or inf", HELP("upload bandwidth")},
+     .land = group_uplink_land, .check = scenario_span_row_check, .doc_default = "bandwidth",
+     .doc_range = "> 0, or inf", HELP("upload bandwidth")},
     {KEY(ANY_GROUP, "downlink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(downlink), .when = asymmetric,
-     .land = group_downlink_land, .check = group_link_check, .doc_default = "bandwidth",
+     .land = group_downlink_land, .check = group_downlink_check, .doc_default = "bandwidth",
      .doc_range = "> 0, or inf", HELP("download bandwidth")},
     {KEY(ANY_GROUP, "latency", DISTRIBUTION), .unit = UNIT_TIME, ATTR(latency) | SCHEMA_NO_TRACE, DEF("0"),
-     .doc_range = ">= 0, finite", HELP("per agent; a message between two agents pays the larger")},
-    {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"),
+     .check = scenario_span_row_check, .doc_range = ">= 0, finite",
+     HELP("per agent; a message between two agents pays the larger")},
+    {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"), .check = scenario_span_row_check,
      .doc_range = "none, markov(p_slow, p_recover, factor) or periodic(period, amplitude)",
      HELP("speed over time: markov: two states switched at the start of each computation, slow ones "
           "factor times longer; periodic: durations x (1 + amplitude (1 - cos 2 pi t / period) / 2)")},
