@@ -356,17 +356,27 @@ static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
-/* The largest overcommit whose ceil(K (1 + overcommit)) selects at most every agent. */
+/* The largest overcommit whose ceil(K (1 + overcommit)) selects at most every agent (the
+ * round's own formula, bisected to the last bit, so the check and the run agree). */
+static int fedavg_selects_at_most(int wanted, double overcommit, int n)
+{
+    return ceil(wanted * (1 + overcommit) - 1e-9) <= n;
+}
+
 static void fedavg_overcommit_limits(const Scenario *sc, double *min, double *max)
 {
     (void)min;
     const FlKeys *keys = scenario_method_keys(sc);
     int n = sc->n_agents, wanted = (int)floor(keys->participation * n + 0.5);
     if (wanted < 1) return; /* participation is refused first */
-    double most = (double)n / wanted - 1;
-    while (most > 0 && ceil(wanted * (1 + most) - 1e-9) > n) most = nextafter(most, 0);
-    while (ceil(wanted * (1 + nextafter(most, INFINITY)) - 1e-9) <= n) most = nextafter(most, INFINITY);
-    if (most < *max) *max = most;
+    double fits = 0, beyond = (double)n / wanted; /* K (1 + n / K) > n */
+    for (;;) {
+        double mid = fits + (beyond - fits) / 2;
+        if (mid <= fits || mid >= beyond) break;
+        if (fedavg_selects_at_most(wanted, mid, n)) fits = mid;
+        else beyond = mid;
+    }
+    if (fits < *max) *max = fits;
 }
 
 static const SchemaKey fedavg_keys[] = {
