@@ -279,6 +279,9 @@ void scenario_limit_agents(const Scenario *sc, double *min, double *max);
 void scenario_limit_other_agents(const Scenario *sc, double *min, double *max);
 void scenario_limit_params(const Scenario *sc, double *min, double *max);
 void scenario_limit_share_of_agents(const Scenario *sc, double *min, double *max);
+/* Every row of the running method with SCHEMA_WITHIN_ROUND (local steps: `epoch` passes)
+ * against the steps of a round, known once the agents' samples are drawn (world_build). */
+int scenario_check_round_keys(const Scenario *sc, int round_steps, HsDiag *diag);
 
 /* The scenario's [topology] graph over n nodes (topology_build_kind with its kind,
  * degree, edges file and seed): errors name the scenario's [topology], or the edges file

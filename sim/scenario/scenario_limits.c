@@ -78,3 +78,20 @@ int scenario_check_method_limits(Resolver *r)
     }
     return HS_OK;
 }
+
+int scenario_check_round_keys(const Scenario *sc, int round_steps, HsDiag *diag)
+{
+    const MethodOps *ops = method_lookup(sc->method);
+    int i = 0;
+    for (const SchemaKey *k = ops->keys; k && k->name; k++, i++) {
+        double value;
+        if (!(k->flags & SCHEMA_WITHIN_ROUND) || !scenario_limits_value(k, sc->method_keys, &value) ||
+            value <= round_steps)
+            continue;
+        return scenario_key_error(sc, sc->method_keys + k->offset, diag,
+                                  "%s local steps, but a round holds %d (one global epoch: ceil(mean samples / "
+                                  "batch)), and a period never crosses a round's end%s",
+                                  sc->params[i].value, round_steps, sc->params[i].where[0] ? "" : " (the default: set it)");
+    }
+    return HS_OK;
+}

@@ -214,6 +214,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
                            "has %d training samples", total_samples, sc->dataset_train_size);
     }
     int status = world_check_shards(sc, world, diag);
+    if (status == HS_OK) status = scenario_check_round_keys(sc, world_round_steps(world, sc->model.batch), diag);
     if (status != HS_OK) world_free(world);
     return status;
 }
@@ -225,6 +226,14 @@ void world_free(World *world)
     world->agents = NULL;
     world->n = 0;
     world->n_servers = 0;
+}
+
+int world_round_steps(const World *world, int batch)
+{
+    double total = 0;
+    for (int i = 0; i < world->n; i++) total += world->agents[i].samples;
+    int steps = (int)ceil(total / world->n / batch);
+    return steps < 1 ? 1 : steps; /* unreachable: every agent holds a sample */
 }
 
 int world_agent_steps(const World *world, int agent, int batch)

@@ -45,6 +45,15 @@ refused "samples drawn that round to 0" \
 refused "samples drawn beyond the limit, at the key" \
   "--set agents.samples=pareto(1000000, 0.05): agent 1 drew 6.13652e+16 samples, more than an agent may hold" run $q --timing-only --set "agents.samples=pareto(1000000, 0.05)"
 
+# class 1: local steps that a round must hold (60000 samples / 16 agents / batch 64: 59 steps)
+sed 's/^local_steps = epoch$/local_steps = 235/' $q > "$tmp/steps.ini"
+refused "localsgd local_steps beyond a round" \
+  "steps.ini:29: [method] local_steps: 235 local steps, but a round holds 59" run "$tmp/steps.ini" --timing-only --set run.method=localsgd
+refused "co2's default period beyond a round" "quickstart.ini: [method] period: 4 local steps, but a round holds 1" \
+  run $q --timing-only --set run.method=co2 --set model.batch=4096
+refused "qsr H_base beyond a round" "--set method.H_base=60: 60 local steps, but a round holds 59" \
+  run $q --timing-only --set run.method=qsr --set method.H_base=60
+
 # class 7: contradictions
 refused "uniform(x, inf)" "--set agents.bandwidth=uniform(1 Mbit/s, inf): uniform() with an infinite argument" \
   run $q --timing-only --set "agents.bandwidth=uniform(1 Mbit/s, inf)"
@@ -80,5 +89,6 @@ at_limit() { # name, run arguments...
 at_limit "ripples group_size = the agents" --set run.method=ripples --set method.group_size=16
 at_limit "divshare degree = agents - 1" --set run.method=divshare --set method.degree=15
 at_limit "fedavg participation at 0.5 / agents" --set run.method=fedavg --set method.participation=0.03125
+at_limit "localsgd local_steps = a round" --set run.method=localsgd --set method.local_steps=59
 at_limit "fedavg overcommit to every agent" --set run.method=fedavg --set method.participation=0.5 --set method.overcommit=1
 finish limits.sh
