@@ -3,8 +3,10 @@
  * clamp such a value when it ran (ripples' group_size to the agent count, divshare's
  * degree to the other agents and its fragments to the parameters), so runs.config said
  * one thing and the run did another; now the row carries a `limits` hook (schema.h), the
- * value is refused at the line that wrote it, and the method uses it as written. See
- * docs/limits.md for every site audited. */
+ * value is refused at the line that wrote it, and the method uses it as written. Local
+ * steps a round must hold (SCHEMA_WITHIN_ROUND rows) wait for the agents' samples, so
+ * world_build checks them (scenario_check_round_keys). See docs/limits.md for every site
+ * audited. */
 #include "sim/scenario/scenario_resolver.h"
 
 #include "models/model_spec.h"
