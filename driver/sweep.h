@@ -45,7 +45,8 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * sim/kernel/sink.h, in the table's order (i32 for int and enum members, i64 for 64-bit
  * ones, f64, strings), so the stream follows the tables and cannot drift from the store;
  * the SINK_LOCAL columns (run id, sweep id, point label) are not sent: the consumer
- * knows them from the index. */
+ * knows them from the index. The encoders and decoders are expanded from the tables'
+ * lists at compile time (sweep_codec.h). */
 #define SWEEP_WIRE_FLUSH_BYTES (256u * 1024u)
 #define SWEEP_WIRE_FLUSH_SECONDS 0.1
 
