@@ -309,6 +309,10 @@ struct Store {
     size_t pending_count, pending_capacity;
     uint32_t *order;        /* (pending_capacity) scratch of store_write_pending */
     struct StoreChunk *chunks;  /* the buffered rows' strings, newest chunk first */
+    struct StoreChunk *spare;   /* emptied chunks for the next rows */
+    int64_t *runs;          /* (runs_cap) the runs rows may be written for, ascending */
+    size_t n_runs, runs_cap;
+    int64_t last_run;       /* the last run a row was checked for (0: none) */
     struct timespec pending_since;  /* monotonic time of the oldest buffered row */
     char insert_what[SINK_RECORD_COUNT][40];  /* "insert ROW", for error messages */
     int batching;           /* store_set_batching: whole runs wait in the buffer */
@@ -620,11 +624,16 @@ static void *store_keep(Store *store, size_t size)
     StoreChunk *c = store->chunks;
     size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
     if (c == NULL || c->size - c->used < size) {
-        size_t want = size > STORE_CHUNK_BYTES ? size : STORE_CHUNK_BYTES;
-        c = malloc(sizeof *c + want);
-        if (c == NULL) return NULL;
-        c->used = 0;
-        c->size = want;
+        if (store->spare != NULL && store->spare->size >= size) {
+            c = store->spare;
+            store->spare = c->next;
+        } else {
+            size_t want = size > STORE_CHUNK_BYTES ? size : STORE_CHUNK_BYTES;
+            c = malloc(sizeof *c + want);
+            if (c == NULL) return NULL;
+            c->used = 0;
+            c->size = want;
+        }
         c->next = store->chunks;
         store->chunks = c;
     }
@@ -641,18 +650,24 @@ static char *store_keep_text(Store *store, const char *text)
     return copy;
 }
 
-/* Keeps the newest chunk (emptied) for the next rows and frees the others. */
+/* Empties the chunks and keeps them for the next rows: freeing them made glibc give the
+ * heap's top back to the system and fault it in again at the next batch. */
 static void store_drop_chunks(Store *store)
 {
-    StoreChunk *c = store->chunks;
-    if (c == NULL) return;
-    for (StoreChunk *old = c->next; old != NULL;) {
-        StoreChunk *next = old->next;
-        free(old);
-        old = next;
+    StoreChunk **last = &store->spare;
+    while (*last != NULL) last = &(*last)->next;
+    *last = store->chunks;
+    for (StoreChunk *c = store->chunks; c != NULL; c = c->next) c->used = 0;
+    store->chunks = NULL;
+}
+
+static void store_free_chunks(StoreChunk *c)
+{
+    while (c != NULL) {
+        StoreChunk *next = c->next;
+        free(c);
+        c = next;
     }
-    c->next = NULL;
-    c->used = 0;
 }
 
 #include "analysis/store_rows.h"
@@ -731,11 +746,80 @@ static void store_rollback(Store *store)
     }
 }
 
+/* ---- the runs this Store may write rows for ----
+ * Foreign keys are not enforced on the writing connection (set_pragmas): SQLite's check
+ * of runs(id) for every row was an eighth of a sweep writer's time. The store checks the
+ * same thing itself, once per run of a batch: a row goes only to a run this Store began,
+ * claimed or found (store_note_run); any other is a caller's bug, refused as SQLite
+ * refused it. Deletes are explicit, children first (store_delete_rows), so nothing needs
+ * the cascade either; the schema still declares both for readers. Ids mostly arrive in
+ * ascending order, so the sorted array grows at its end. */
+
+static int store_note_run(Store *store, int64_t run_id)
+{
+    size_t lo = 0, hi = store->n_runs;
+    if (hi > 0 && store->runs[hi - 1] < run_id) lo = hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (store->runs[mid] == run_id) return HS_OK;
+        if (store->runs[mid] < run_id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (store->n_runs == store->runs_cap) {
+        size_t cap = store->runs_cap ? 2 * store->runs_cap : 64;
+        int64_t *grown = realloc(store->runs, cap * sizeof *grown);
+        if (grown == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+        store->runs = grown;
+        store->runs_cap = cap;
+    }
+    memmove(store->runs + lo + 1, store->runs + lo, (store->n_runs - lo) * sizeof *store->runs);
+    store->runs[lo] = run_id;
+    store->n_runs++;
+    return HS_OK;
+}
+
+static int store_knows_run(const Store *store, int64_t run_id)
+{
+    size_t lo = 0, hi = store->n_runs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (store->runs[mid] == run_id) return 1;
+        if (store->runs[mid] < run_id) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+static void store_forget_run(Store *store, int64_t run_id)
+{
+    for (size_t i = 0; i < store->n_runs; i++)
+        if (store->runs[i] == run_id) {
+            memmove(store->runs + i, store->runs + i + 1, (store->n_runs - i - 1) * sizeof *store->runs);
+            store->n_runs--;
+            break;
+        }
+    store->last_run = 0;
+}
+
+/* A row of which for run_id may be written: the check the foreign key made. */
+static int store_check_run(Store *store, SinkRecord which, int64_t run_id)
+{
+    if (run_id == store->last_run && run_id != 0) return HS_OK;
+    if (!store_knows_run(store, run_id))
+        return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0,
+                           "%s: FOREIGN KEY constraint failed (no run %lld was begun here)", store->insert_what[which],
+                           (long long)run_id);
+    store->last_run = run_id;
+    return HS_OK;
+}
+
 /* INSERTs one per-run record. */
 static int store_insert(Store *store, SinkRecord which, int64_t run_id, const void *record)
 {
     sqlite3_stmt *stmt = store->table_stmt[which];
     int rc = SQLITE_OK;
+    int status = store_check_run(store, which, run_id);
+    if (status != HS_OK) return status;
     bind_int64(stmt, 1, run_id, &rc);
     bind_row(stmt, 2, which, record, &rc);
     return store_exec_bound(store, stmt, rc, store->insert_what[which]);
@@ -821,10 +905,15 @@ static int store_insert_group(Store *store, SinkRecord which, const uint32_t *ro
                              : take == STORE_FEW_ROWS ? store->few_stmt[which]
                                                       : store->table_stmt[which];
         int rc = SQLITE_OK, next = 1;
-        for (int k = 0; k < take; k++) {
+        for (int k = 0; k < take && status == HS_OK; k++) {
             const PendingRow *row = &store->pending[rows[i + (size_t)k]];
+            status = store_check_run(store, which, row->run_id);
             bind_int64(stmt, next++, row->run_id, &rc);
             next = bind_row(stmt, next, which, &row->as, &rc);
+        }
+        if (status != HS_OK) {
+            sqlite3_reset(stmt);
+            break;
         }
         status = store_exec_bound(store, stmt, rc, store->insert_what[which]);
         i += (size_t)take;
@@ -1001,6 +1090,7 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
         if (status != HS_OK) return status;
         snprintf(store->pending[store->pending_count - 1].when, sizeof store->pending[0].when, "%s", now);
         *run_id = info->id;
+        if ((status = store_note_run(store, *run_id)) != HS_OK) return status;
     } else {
         /* Earlier runs' rows go first, so the file always reads in the order of events. */
         status = store_flush(store);
@@ -1022,6 +1112,7 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
             if (status != HS_OK) return status;
             *run_id = sqlite3_last_insert_rowid(store->db);
         }
+        if ((status = store_note_run(store, *run_id)) != HS_OK) return status;
     }
     store->timed_run = *run_id;
     clock_gettime(CLOCK_MONOTONIC, &store->timed_start);
@@ -1257,6 +1348,7 @@ int store_delete_run(Store *store, int64_t run_id)
     if (status != HS_OK) goto fail;
     status = store_delete_rows(store, run_id);
     if (status != HS_OK) goto fail;
+    store_forget_run(store, run_id);
     status = store_commit(store);
     if (status != HS_OK) goto fail;
     store_drop_pending(store);
@@ -1421,6 +1513,7 @@ static int store_claim_one(Store *store, const char *sweep, const char *point, i
     /* Incomplete runs of the point that nobody writes any more: gone with their rows. */
     for (int i = 0; i < n_stale; i++) {
         if ((status = store_delete_rows(store, stale[i])) != HS_OK) return status;
+        store_forget_run(store, stale[i]);
         if (store->timed_run == stale[i]) store->timed_run = 0;
     }
     sqlite3_stmt *insert = store->stmt[STMT_INSERT_CLAIM];
@@ -1429,7 +1522,8 @@ static int store_claim_one(Store *store, const char *sweep, const char *point, i
     bind_text(insert, 2, sweep, &rc);
     bind_text(insert, 3, point, &rc);
     bind_text(insert, 4, store->me, &rc);
-    return store_exec_bound(store, insert, rc, "claim run");
+    status = store_exec_bound(store, insert, rc, "claim run");
+    return status != HS_OK ? status : store_note_run(store, run_id);
 }
 
 int store_claim_runs(Store *store, const char *sweep, int count, const char *const *points, const int64_t *run_ids,
@@ -1679,7 +1773,8 @@ static int set_pragmas(Store *store)
     if (status != HS_OK) return status;
     status = exec_sql(store, "PRAGMA synchronous = NORMAL", "set synchronous");
     if (status != HS_OK) return status;
-    return exec_sql(store, "PRAGMA foreign_keys = ON", "enable foreign keys");
+    /* off: the store checks its rows' runs itself (store_check_run) */
+    return exec_sql(store, "PRAGMA foreign_keys = OFF", "set foreign keys");
 }
 
 /* Whether table has column (or, with column NULL, exists). */
@@ -1937,9 +2032,11 @@ void store_close(Store *store)
     for (int i = 0; i < SINK_RECORD_COUNT; i++) sqlite3_finalize(store->multi_stmt[i]);
     for (int i = 0; i < SINK_RECORD_COUNT; i++) sqlite3_finalize(store->few_stmt[i]);
     sqlite3_close(store->db);
-    free(store->chunks);
+    store_free_chunks(store->chunks);
+    store_free_chunks(store->spare);
     free(store->pending);
     free(store->order);
+    free(store->runs);
     free(store->path);
     free(store);
 }

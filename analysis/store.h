@@ -19,6 +19,11 @@
  *  - runs.status is running | done | failed | diverged | interrupted. A run becomes
  *    'done' only in the same transaction that commits its last rows, so a 'done' run is
  *    always complete; a crashed process leaves 'running'.
+ *  - every per-run row's run_id names a runs row: the schema declares the foreign keys
+ *    (ON DELETE CASCADE) for readers, but the writing connection does not enforce them
+ *    (SQLite's check per row was an eighth of a sweep writer's time); the store checks
+ *    instead that a row's run was begun or claimed by this Store, and deletes a run's
+ *    rows itself. A row of any other run fails as the foreign key failed (HS_E_INTERNAL).
  *  - started_at / finished_at are ISO-8601 UTC text (2024-05-01T12:34:56.789Z); they and
  *    wall_s are the only wall-clock columns (pairings.solve_ms is measured by the caller).
  *
@@ -46,7 +51,7 @@
 
 #define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x48535431 /* "HST1", so `file` can tell our databases */
-#define STORE_BATCH_ROWS 5000
+#define STORE_BATCH_ROWS 20000
 #define STORE_BUSY_TIMEOUT_MS 5000
 
 typedef struct Store Store;

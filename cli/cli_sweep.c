@@ -168,11 +168,11 @@ typedef struct SweepClaimCtx {
 static int sweep_claim(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag)
 {
     SweepClaimCtx *c = ctx;
-    const char *points[SWEEP_CLAIM_BATCH] = {0};
-    int64_t ids[SWEEP_CLAIM_BATCH] = {0};
-    StoreClaim claims[SWEEP_CLAIM_BATCH];
+    const char *points[SWEEP_CLAIM_BATCH_MAX] = {0};
+    int64_t ids[SWEEP_CLAIM_BATCH_MAX] = {0};
+    StoreClaim claims[SWEEP_CLAIM_BATCH_MAX];
     char holder[160];
-    if (count > SWEEP_CLAIM_BATCH) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "claim batch too large");
+    if (count > SWEEP_CLAIM_BATCH_MAX) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "claim batch too large");
     for (int i = 0; i < count; i++) {
         points[i] = c->sw->labels[indices[i]];
         ids[i] = c->sw->first_run + indices[i];

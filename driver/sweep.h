@@ -132,9 +132,18 @@ typedef enum {
  * leave it. A failure stops the sweep like a database failure (diag says why). */
 typedef int (*SweepClaimFn)(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag);
 
-/* Runs claimed per transaction: enough that short runs do not each pay a commit, few
- * enough that two processes sharing a sweep still share it evenly. */
+/* Runs claimed per transaction. A claim commits the rows buffered so far with it, so
+ * short runs want large claims (each commit rewrites the last page of every table and
+ * index: with 8 runs of 250 rows a commit, that was a third of the pages written), and
+ * two processes sharing a sweep want small ones (a claimed run waits for its claimer).
+ * The master starts at SWEEP_CLAIM_BATCH and doubles the batch while claims come less
+ * than SWEEP_CLAIM_SECONDS apart, up to SWEEP_CLAIM_BATCH_MAX, and halves it when they
+ * come more than twice that apart: another process then waits at most about
+ * SWEEP_CLAIM_SECONDS of this one's work for a run it could have taken, and runs of a
+ * second or more are claimed 8 at a time as before. */
 #define SWEEP_CLAIM_BATCH 8
+#define SWEEP_CLAIM_BATCH_MAX 128
+#define SWEEP_CLAIM_SECONDS 0.25
 
 struct SweepMaster;
 /* How the master tells the user how far the sweep has got; the caller draws it (cli/:
@@ -162,8 +171,10 @@ typedef struct SweepMaster {
     int64_t complete_elsewhere, held;   /* left to other processes when claimed */
     SweepClaimFn claim;     /* NULL: every run is this process's */
     void *claim_ctx;
-    int64_t claimed[SWEEP_CLAIM_BATCH]; /* claimed, not handed out yet, front at claimed_head */
+    int64_t claimed[SWEEP_CLAIM_BATCH_MAX]; /* claimed, not handed out yet, front at claimed_head */
     int claimed_head, claimed_count;
+    int claim_batch;        /* runs the next claim asks for (SWEEP_CLAIM_BATCH..._MAX) */
+    struct timespec claimed_at; /* monotonic time of the last claim (0: none yet) */
     int fatal;              /* the database failed: stop handing out work */
     HsDiag diag;            /* first fatal error */
     SweepProgress progress;
