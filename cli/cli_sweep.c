@@ -293,7 +293,7 @@ int cli_sweep(int argc, char **argv)
     HsDiag diag;
     hs_diag_clear(&diag);
     int status = HS_OK, exit_status = 0, mpi_started = 0, ranks_waiting = 0;
-    char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL;
+    char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL, host[256];
     RunOrigin origin;
     IniDoc doc;
     Sweep sw;
@@ -320,7 +320,9 @@ int cli_sweep(int argc, char **argv)
     /* provenance of every run (driver/origin.h); every rank has the text and the command */
     origin_command_text = origin_command("sweep", argc, argv);
     origin_set_text = origin_overrides(overrides, n_overrides);
-    origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text};
+    origin_host(host, sizeof host);  /* once: every run of this process (and its workers) */
+    origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text,
+                         .host = host};
     sw.origin = &origin;
     if (talk && !quiet)
         for (int i = 0; i < n_overrides; i++)
