@@ -20,7 +20,8 @@
  * and the writer, 2 / (workers + writer), but never more than 1 / writer. The ratio to
  * the engine is against 1 / engine CPU per run, the efficiency is rate(2 jobs) /
  * (2 x rate(1 job)). Each figure is the median of REPEAT measurements.
- * Usage: bench/sweep [RUNS [REPEAT]]   (default 200 3; HETSIM names the binary for MPI) */
+ * Usage: bench/sweep [RUNS [REPEAT [WORKLOADS]]]   (default 200 3 small,rows,events; HETSIM
+ * names the binary for MPI, HETSIM_BENCH_MPI=0 skips it) */
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "driver/sweep.h"
@@ -129,6 +130,15 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Whether name is one of the comma-separated list. */
+static int bench_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p != NULL && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 #define MAX_REPEAT 15
 
 int main(int argc, char **argv)
@@ -142,7 +152,10 @@ int main(int argc, char **argv)
     const char *hetsim = getenv("HETSIM") ? getenv("HETSIM") : "./hetsim";
     char dir[] = "/tmp/hetsim-bench-sweep-XXXXXX";
     if (mkdtemp(dir) == NULL) return 1;
-    int have_mpi = system("command -v mpirun > /dev/null 2>&1") == 0 && sweep_mpi_compiled();
+    const char *only = argc > 3 ? argv[3] : NULL;  /* comma-separated workload names */
+    const char *mpi_env = getenv("HETSIM_BENCH_MPI");
+    int have_mpi = system("command -v mpirun > /dev/null 2>&1") == 0 && sweep_mpi_compiled() &&
+                   !(mpi_env && strcmp(mpi_env, "0") == 0);
     const char *mpirun = "mpirun -np 2 --oversubscribe --allow-run-as-root";
 
     static const char *const names[] = {"small", "rows", "events"};
@@ -170,6 +183,7 @@ int main(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), load);
     printf("%-7s %-10s %9s %9s %9s %10s %10s\n", "load", "how", "wall s", "runs/s", "cpu ms/run", "writer ms", "worker ms");
     for (int w = 0; w < 3; w++) {
+        if (only != NULL && !bench_listed(only, names[w])) continue;
         char path[600], text[2048];
         snprintf(path, sizeof path, "%s/%s.ini", dir, names[w]);
         snprintf(text, sizeof text, bodies[w], runs / 2);
