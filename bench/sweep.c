@@ -58,14 +58,18 @@ static int bench_engine_only(const char *path, int64_t *runs, double *wall, doub
         sweep_free(&sw);
         return -1;
     }
+    /* as a worker runs them: one runner, so a point's repeats reuse its scenario */
+    SweepRunner runner;
+    sweep_runner_init(&runner, &sw);
     double start = bench_seconds(), cpu0 = cpu_of(RUSAGE_SELF);
     for (int64_t i = 0; i < sw.n_runs; i++)
-        if (sweep_run_one(&sw, i, sink_discard(), &diag) != HS_OK) {
+        if (sweep_runner_run(&runner, i, sink_discard(), &diag) != HS_OK) {
             fprintf(stderr, "bench: %s\n", diag.message);
             break;
         }
     *wall = bench_seconds() - start;
     *cpu = cpu_of(RUSAGE_SELF) - cpu0;
+    sweep_runner_free(&runner);
     *runs = sw.n_runs;
     sweep_free(&sw);
     return 0;

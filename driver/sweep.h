@@ -1,9 +1,9 @@
 /* sweep.h — running a sweep's runs (sim/scenario/sweep.h expands them): the record stream
  * that carries a run's rows from the process that simulates it to the one process that
  * writes the database, and the bookkeeping both sweep drivers (local processes, MPI
- * ranks) share. One header for the driver files: the record stream sweep_stream.c, the
- * master sweep_master.c, the drivers sweep_local.c and sweep_mpi.c, the up-front check
- * sweep_resolve.c. It stays one because the parts use each other: the replay reads the
+ * ranks) share. One header for the driver files: the record stream sweep_stream.c, a
+ * producer's runs sweep_run.c, the master sweep_master.c, the drivers sweep_local.c and
+ * sweep_mpi.c, the up-front check sweep_resolve.c. It stays one because the parts use each other: the replay reads the
  * Sweep's id and labels, the master is every replay's FINISHED callback, and the drivers
  * use all three. The terminal progress bar is the caller's (cli/progress.c), reached
  * through SweepProgress. */
@@ -112,8 +112,25 @@ int sweep_replay(SweepReplay *r, const void *data, size_t len, size_t *used, HsD
 int sweep_replay_abandon(SweepReplay *r, const char *why, HsDiag *diag);
 void sweep_replay_free(SweepReplay *r);
 
-/* Runs index into sink in this process: resolve, sim_run (through an OriginSink with
- * sw->origin, so the producer's host is the run's). Returns sim_run's status. */
+/* ---- running a run in a producer (sweep_run.c) ---- */
+
+/* A producer's runner: the resolved scenario of the point it ran last, reused by the
+ * next run of the same point with only run.seed changed (a resolve zeroes and fills a
+ * 250 KB Scenario: a fifth of a short timing run). */
+typedef struct SweepRunner {
+    const Sweep *sweep;
+    int64_t point;          /* the point sc holds, -1 for none */
+    int repeat;             /* the repeat its seed is for */
+    Scenario *sc;           /* owned */
+} SweepRunner;
+
+void sweep_runner_init(SweepRunner *r, const Sweep *sw);
+/* Runs index into sink in this process: its scenario (resolved or the point's reused),
+ * sim_run through an OriginSink with sw->origin (so the producer's host is the run's).
+ * Returns sim_run's status. */
+int sweep_runner_run(SweepRunner *r, int64_t index, Sink sink, HsDiag *diag);
+void sweep_runner_free(SweepRunner *r);
+/* sweep_runner_run with a runner of its own. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
 /* ---- what both drivers share: which runs are left and what came of them

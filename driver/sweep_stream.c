@@ -1,35 +1,17 @@
 /* sweep_stream.c — the record stream of sweep.h between the processes that simulate
  * runs and the one that writes them: SweepWire, a Sink that frames every callback into a
  * buffer and hands it to a flush function, and SweepReplay, which reads the frames back
- * into the database sink in the same order; and sweep_run_one, which runs one run of
- * the sweep into a sink (a SweepWire in a producer). The framing, the messages and when
+ * into the database sink in the same order. The framing, the messages and when
  * the wire flushes are said in sweep.h. */
 #include "driver/sweep.h"
 
-#include "driver/origin.h"
 #include "driver/sweep_codec.h"
-#include "sim/run.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
-{
-    Scenario *sc = malloc(sizeof *sc);
-    if (sc == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    int status = sweep_scenario(sw, index, sc, diag);
-    if (status == HS_OK && sc->threads == 0) sc->threads = sw->threads_default;
-    if (status == HS_OK) {
-        RunOutcome outcome;
-        OriginSink origin;
-        status = sim_run(sc, origin_sink(&origin, sink, sw->origin), diag, &outcome);
-    }
-    free(sc);
-    return status;
-}
 
 /* ---- the record stream: encoding ---- */
 
