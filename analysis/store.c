@@ -1700,6 +1700,56 @@ int store_drop_unbegun(Store *store)
     return store_exec_bound(store, store->stmt[STMT_DROP_UNBEGUN], rc, "release claims");
 }
 
+int store_set_autocheckpoint(Store *store, int pages)
+{
+    if (store == NULL || pages < 0) return HS_E_INTERNAL;
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA wal_autocheckpoint = %d", pages);
+    int rc = sqlite3_exec(store->db, pragma, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? HS_OK : store_fail(store, rc, "set checkpoints");
+}
+
+struct StoreCheckpointer {
+    sqlite3 *db;
+};
+
+int store_checkpointer_open(const char *path, StoreCheckpointer **out, HsDiag *diag)
+{
+    *out = NULL;
+    StoreCheckpointer *c = calloc(1, sizeof *c);
+    if (c == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    int rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        hs_diag_set(diag, HS_E_IO, path, 0, "cannot open database: %s", c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        store_checkpointer_close(c);
+        return HS_E_IO;
+    }
+    /* a first read opens the WAL: until then the connection does not know the file is
+     * in WAL mode, and a checkpoint does nothing */
+    sqlite3_busy_timeout(c->db, STORE_BUSY_TIMEOUT_MS);
+    rc = sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        hs_diag_set(diag, HS_E_IO, path, 0, "cannot read database: %s", sqlite3_errmsg(c->db));
+        store_checkpointer_close(c);
+        return HS_E_IO;
+    }
+    *out = c;
+    return HS_OK;
+}
+
+int store_checkpointer_run(StoreCheckpointer *c)
+{
+    int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? HS_OK : HS_E_IO;
+}
+
+void store_checkpointer_close(StoreCheckpointer *c)
+{
+    if (c == NULL) return;
+    sqlite3_close(c->db);
+    free(c);
+}
+
 void store_sweep_runs_free(StoreSweepRun *runs, int count)
 {
     if (runs == NULL) return;

@@ -189,4 +189,25 @@ int store_claim_runs(Store *store, const char *sweep, int count, const char *con
 /* Deletes the runs this process claimed and never began (a sweep stopped early). */
 int store_drop_unbegun(Store *store);
 
+/* ---- checkpoints by another process ----
+ * In WAL mode every page is written twice: into the WAL at the commit, and into the
+ * database file by a checkpoint, which the committing connection runs itself every
+ * STORE_WAL_PAGES pages by default. A sweep's writer gives that copy to a helper process
+ * instead (driver/sweep_checkpoint.c): its own setting is raised to
+ * STORE_WAL_PAGES_ALONE, a safety net should the helper die. */
+#define STORE_WAL_PAGES 1000
+#define STORE_WAL_PAGES_ALONE 16384
+
+/* Sets the WAL size (pages) at which this Store's commits checkpoint themselves. */
+int store_set_autocheckpoint(Store *store, int pages);
+
+/* A connection that only checkpoints, for a process that has no other SQLite state
+ * (opened before anything else of SQLite in the process, or in a process forked before
+ * any connection was opened: SQLite's lock bookkeeping is per process). */
+typedef struct StoreCheckpointer StoreCheckpointer;
+int store_checkpointer_open(const char *path, StoreCheckpointer **out, HsDiag *diag);
+/* One passive checkpoint: copies what no reader needs any more, never waits. */
+int store_checkpointer_run(StoreCheckpointer *c);
+void store_checkpointer_close(StoreCheckpointer *c);
+
 #endif

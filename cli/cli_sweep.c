@@ -304,6 +304,7 @@ int cli_sweep(int argc, char **argv)
     int status = HS_OK, exit_status = 0, mpi_started = 0, ranks_waiting = 0;
     char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL, host[256];
     RunOrigin origin;
+    SweepCheckpointer checkpointer = {.pid = -1, .fd = -1};
     IniDoc doc;
     Sweep sw;
     Store *store = NULL;
@@ -358,6 +359,9 @@ int cli_sweep(int argc, char **argv)
         goto cleanup;
     }
 
+    /* the WAL's checkpoints go to a helper process (store.h), forked before this process
+     * has any SQLite state; MPI ranks are not forked */
+    if (!mpi) sweep_checkpointer_start(&checkpointer, db_path);
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     status = sweep_plan(store, &sw, resume, db_path, quiet, &todo, &n_todo, &n_kept, &n_kept_diverged, &diag);
     if (status != HS_OK) goto fail;
@@ -368,6 +372,8 @@ int cli_sweep(int argc, char **argv)
     }
     SweepClaimCtx claim_ctx = {.store = store, .sw = &sw};
     store_set_batching(store, 1);  /* short runs share transactions (store.h) */
+    if (checkpointer.pid > 0 && store_set_autocheckpoint(store, STORE_WAL_PAGES_ALONE) == HS_OK)
+        sweep_checkpointer_go(&checkpointer);
     master.claim = sweep_claim;
     master.claim_ctx = &claim_ctx;
     master.idle = sweep_idle;
@@ -382,6 +388,10 @@ int cli_sweep(int argc, char **argv)
     ranks_waiting = 0;  /* the MPI driver stops them itself, whatever happens */
     status = mpi ? sweep_drive_mpi(&master, &diag) : sweep_drive_local(&master, jobs, &diag);
     sweep_bar_end(&bar, &master);
+    if (checkpointer.pid > 0) {
+        sweep_checkpointer_stop(&checkpointer);
+        store_set_autocheckpoint(store, STORE_WAL_PAGES);
+    }
     /* what is still buffered, then the runs claimed and never begun (stopped early):
      * free for a --resume */
     if (!master.fatal && store_set_batching(store, 0) != HS_OK) {
@@ -419,6 +429,7 @@ fail:
     exit_status = hs_error_exit_status(status);
     if (ranks_waiting && talk) sweep_mpi_stop_all();
 cleanup:
+    sweep_checkpointer_stop(&checkpointer);
     store_close(store);
     sweep_master_free(&master);
     free(todo);

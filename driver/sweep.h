@@ -3,7 +3,8 @@
  * writes the database, and the bookkeeping both sweep drivers (local processes, MPI
  * ranks) share. One header for the driver files: the record stream sweep_stream.c, a
  * producer's runs sweep_run.c, the master sweep_master.c, the drivers sweep_local.c and
- * sweep_mpi.c, the up-front check sweep_resolve.c. It stays one because the parts use each other: the replay reads the
+ * sweep_mpi.c, the up-front check sweep_resolve.c, the checkpoint helper
+ * sweep_checkpoint.c. It stays one because the parts use each other: the replay reads the
  * Sweep's id and labels, the master is every replay's FINISHED callback, and the drivers
  * use all three. The terminal progress bar is the caller's (cli/progress.c), reached
  * through SweepProgress. */
@@ -229,6 +230,20 @@ void sweep_master_tick(SweepMaster *m);
 /* The drivers before they wait (now 0) or simulate a run themselves (now 1): the idle
  * callback; returns the seconds after which to call again, -1 for no limit. */
 double sweep_master_idle(SweepMaster *m, int now);
+
+/* ---- the checkpoint helper (sweep_checkpoint.c) ---- */
+typedef struct SweepCheckpointer {
+    int pid;                /* the helper, -1 when none */
+    int fd;                 /* the parent's end of its pipe, -1 when closed */
+} SweepCheckpointer;
+
+/* Forks the helper for the database at path; before the caller opens any SQLite
+ * connection in this process. HS_E_IO when it cannot (the sweep goes on without). */
+int sweep_checkpointer_start(SweepCheckpointer *c, const char *path);
+/* The database is open and in WAL mode: the helper opens it and starts. */
+void sweep_checkpointer_go(SweepCheckpointer *c);
+/* Ends the helper and waits for it (it checkpoints no more). */
+void sweep_checkpointer_stop(SweepCheckpointer *c);
 
 /* The drivers. Both return HS_OK when the loop ran to its end (runs may still have
  * failed: see the master's counts), or the error that stopped it, with diag set. */
