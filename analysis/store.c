@@ -1044,11 +1044,10 @@ static int store_hold_begin(Store *store, const SinkRunInfo *info, const char *w
     return HS_OK;
 }
 
-/* Buffers a copy of a per-run record's row (size bytes) with copies of its strings. */
-static int store_buffer(Store *store, SinkRecord which, int64_t run_id, const void *record, size_t size)
+/* Fills row with a copy of a per-run record's row (size bytes) and of its strings. */
+static int store_copy_row(Store *store, PendingRow *row, SinkRecord which, int64_t run_id, const void *record,
+                          size_t size)
 {
-    PendingRow *row = store_pending_row(store);
-    if (row == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
     row->record = which;
     row->part = SINK_PART_ROW;
     row->run_id = run_id;
@@ -1056,8 +1055,17 @@ static int store_buffer(Store *store, SinkRecord which, int64_t run_id, const vo
     memcpy(&row->as, record, size);
     if (copy_row_strings(store, which, &row->as) != HS_OK)
         return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-    store->pending_count++;
     return HS_OK;
+}
+
+/* Buffers a copy of a per-run record's row (size bytes) with copies of its strings. */
+static int store_buffer(Store *store, SinkRecord which, int64_t run_id, const void *record, size_t size)
+{
+    PendingRow *row = store_pending_row(store);
+    if (row == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+    int status = store_copy_row(store, row, which, run_id, record, size);
+    if (status == HS_OK) store->pending_count++;
+    return status;
 }
 
 /* Flushes when the batch is full or the oldest buffered row has waited long enough. */
@@ -1155,14 +1163,8 @@ static int store_stage(Store *store, SinkRecord which, int64_t run_id, const voi
     if (status == HS_OK) status = store_batch_open(store);
     if (status != HS_OK) return status;
     StoreStage *st = &store->stage[which];
-    PendingRow *row = &st->rows[st->count];
-    row->record = which;
-    row->part = SINK_PART_ROW;
-    row->run_id = run_id;
-    row->text = NULL;
-    memcpy(&row->as, record, size);
-    if (copy_row_strings(store, which, &row->as) != HS_OK)
-        return store_batch_abort(store, hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory"));
+    if ((status = store_copy_row(store, &st->rows[st->count], which, run_id, record, size)) != HS_OK)
+        return store_batch_abort(store, status);
     store->batch_rows++;
     if (++st->count == STORE_MULTI_ROWS) {
         status = store_insert_group(store, which, st->rows, NULL, (size_t)st->count);

@@ -45,23 +45,32 @@ static double cpu_of(int who)
            1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-/* Runs every run of the sweep in path here, into the discarding sink; wall and CPU s. */
-static int bench_engine_only(const char *path, int64_t *runs, double *wall, double *cpu)
+/* The sweep of the file at path, expanded and resolved into *sw; -1 (said) on failure. */
+static int bench_load_sweep(const char *path, Sweep *sw)
 {
     IniDoc doc;
-    Sweep sw;
     HsDiag diag;
     hs_diag_clear(&diag);
-    if (inidoc_load(path, &doc, &diag) != HS_OK || sweep_parse(&doc, &sw, &diag) != HS_OK) {
+    if (inidoc_load(path, &doc, &diag) != HS_OK || sweep_parse(&doc, sw, &diag) != HS_OK) {
         fprintf(stderr, "bench: %s\n", diag.message);
         return -1;
     }
     inidoc_free(&doc);
-    if (sweep_resolve(&sw, &diag) != HS_OK) {
+    if (sweep_resolve(sw, &diag) != HS_OK) {
         fprintf(stderr, "bench: %s\n", diag.message);
-        sweep_free(&sw);
+        sweep_free(sw);
         return -1;
     }
+    return 0;
+}
+
+/* Runs every run of the sweep in path here, into the discarding sink; wall and CPU s. */
+static int bench_engine_only(const char *path, int64_t *runs, double *wall, double *cpu)
+{
+    Sweep sw;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    if (bench_load_sweep(path, &sw) != 0) return -1;
     /* as a worker runs them: one runner, so a point's repeats reuse its scenario */
     SweepRunner runner;
     sweep_runner_init(&runner, &sw);
@@ -109,16 +118,11 @@ static void bench_finished(void *ctx, SweepReplay *replay, int64_t index, int st
  * the file closed. No worker, pipe or poll: what the writer costs by itself. CPU s. */
 static int bench_store_only(const char *path, const char *db, double *cpu)
 {
-    IniDoc doc;
     Sweep sw;
     HsDiag diag;
     hs_diag_clear(&diag);
-    if (inidoc_load(path, &doc, &diag) != HS_OK || sweep_parse(&doc, &sw, &diag) != HS_OK) {
-        fprintf(stderr, "bench: %s\n", diag.message);
-        return -1;
-    }
-    inidoc_free(&doc);
-    int status = sweep_resolve(&sw, &diag);
+    if (bench_load_sweep(path, &sw) != 0) return -1;
+    int status = HS_OK;
     BenchCapture capture = {0};
     SweepWire wire = {0};
     SweepRunner runner;
