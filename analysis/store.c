@@ -310,12 +310,6 @@ struct Store {
     uint32_t *order;        /* (pending_capacity) scratch of store_write_pending */
     struct StoreChunk *chunks;  /* the buffered rows' strings, newest chunk first */
     struct StoreChunk *spare;   /* emptied chunks for the next rows */
-    struct StoreStage *stage;   /* (SINK_RECORD_COUNT) batching: rows not inserted yet */
-    PendingRow *held;       /* (held_cap) batching: run begins waiting for their end */
-    int n_held, held_cap;
-    int batch_open;         /* batching: the write transaction is open */
-    size_t batch_rows;      /* rows in it */
-    struct timespec batch_since;  /* monotonic time it began */
     int64_t *runs;          /* (runs_cap) the runs rows may be written for, ascending */
     size_t n_runs, runs_cap;
     int64_t last_run;       /* the last run a row was checked for (0: none) */
@@ -896,39 +890,23 @@ static int store_exec_end(Store *store, int64_t run_id, const SinkRunEnd *end, c
     return HS_OK;
 }
 
-/* The INSERT of rows rows of which at once (STORE_MULTI_ROWS or STORE_FEW_ROWS),
- * prepared at its first use: a process that never writes that many rows of a table at
- * once does not pay for it (a 32-row statement takes half a million instructions to
- * prepare). NULL when it cannot be prepared (the caller goes row by row). */
-static sqlite3_stmt *store_multi(Store *store, SinkRecord which, int rows)
-{
-    sqlite3_stmt **stmt = rows == STORE_MULTI_ROWS ? &store->multi_stmt[which] : &store->few_stmt[which];
-    if (*stmt == NULL) {
-        char *sql = sql_insert_rows(which, rows);
-        if (sql != NULL) sqlite3_prepare_v3(store->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL);
-        sqlite3_free(sql);
-    }
-    return *stmt;
-}
-
-/* Writes n rows of one table (run_id then the record's columns each), rows[index[k]]
- * (rows[k] when index is NULL), with as few statements as it can: STORE_MULTI_ROWS rows
- * per step, then STORE_FEW_ROWS, then one. */
-static int store_insert_group(Store *store, SinkRecord which, const PendingRow *rows, const uint32_t *index, size_t n)
+/* Writes rows[0..n) of one table (run_id then the record's columns each) with as few
+ * statements as it can: STORE_MULTI_ROWS rows per step, then STORE_FEW_ROWS, then one. */
+static int store_insert_group(Store *store, SinkRecord which, const uint32_t *rows, size_t n)
 {
     int status = HS_OK;
     size_t i = 0;
     while (status == HS_OK && i < n) {
         size_t left = n - i;
-        int take = left >= STORE_MULTI_ROWS && store_multi(store, which, STORE_MULTI_ROWS) ? STORE_MULTI_ROWS
-                   : left >= STORE_FEW_ROWS && store_multi(store, which, STORE_FEW_ROWS)   ? STORE_FEW_ROWS
-                                                                                             : 1;
+        int take = left >= STORE_MULTI_ROWS && store->multi_stmt[which] ? STORE_MULTI_ROWS
+                   : left >= STORE_FEW_ROWS && store->few_stmt[which]   ? STORE_FEW_ROWS
+                                                                          : 1;
         sqlite3_stmt *stmt = take == STORE_MULTI_ROWS ? store->multi_stmt[which]
                              : take == STORE_FEW_ROWS ? store->few_stmt[which]
                                                       : store->table_stmt[which];
         int rc = SQLITE_OK, next = 1;
         for (int k = 0; k < take && status == HS_OK; k++) {
-            const PendingRow *row = &rows[index ? index[i + (size_t)k] : i + (size_t)k];
+            const PendingRow *row = &store->pending[rows[i + (size_t)k]];
             status = store_check_run(store, which, row->run_id);
             bind_int64(stmt, next++, row->run_id, &rc);
             next = bind_row(stmt, next, which, &row->as, &rc);
@@ -949,21 +927,55 @@ static int store_insert_group(Store *store, SinkRecord which, const PendingRow *
 static int store_write_pending(Store *store)
 {
     /* Table by table, each table's rows in the order they came (so every table's rowids
-     * follow the engine's order). One pass sorts the buffer's indices by table (a
-     * counting sort that keeps the arrival order within a table). */
-    size_t first[SINK_RECORD_COUNT + 1] = {0};
+     * follow the engine's order as before). The runs' begins and ends go first and last:
+     * a child row needs its run's row, which a claim or an immediate run_begin made
+     * already, and a run's end commits in this same transaction whatever the order
+     * inside it. One pass sorts the buffer's indices by class (a counting sort that
+     * keeps the arrival order within a class): the begins, the ends, then each table. */
+    enum { CLASS_INFO = SINK_RECORD_COUNT, CLASS_END, CLASS_COUNT };
+    size_t first[CLASS_COUNT + 1] = {0};
     uint32_t *order = store->order;
     size_t n = store->pending_count;
-    for (size_t i = 0; i < n; i++) first[store->pending[i].record + 1]++;
-    for (int c = 0; c < SINK_RECORD_COUNT; c++) first[c + 1] += first[c];
-    size_t at[SINK_RECORD_COUNT];
+    for (size_t i = 0; i < n; i++) {
+        const PendingRow *row = &store->pending[i];
+        int c = row->part == SINK_PART_INFO ? CLASS_INFO : row->part == SINK_PART_END ? CLASS_END : (int)row->record;
+        first[c + 1]++;
+    }
+    for (int c = 0; c < CLASS_COUNT; c++) first[c + 1] += first[c];
+    size_t at[CLASS_COUNT];
     memcpy(at, first, sizeof at);
-    for (size_t i = 0; i < n; i++) order[at[store->pending[i].record]++] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) {
+        const PendingRow *row = &store->pending[i];
+        int c = row->part == SINK_PART_INFO ? CLASS_INFO : row->part == SINK_PART_END ? CLASS_END : (int)row->record;
+        order[at[c]++] = (uint32_t)i;
+    }
+    const uint32_t *infos = order + first[CLASS_INFO], *ends = order + first[CLASS_END];
+    size_t n_infos = first[CLASS_INFO + 1] - first[CLASS_INFO], n_ends = first[CLASS_END + 1] - first[CLASS_END];
     int status = HS_OK;
+    for (size_t i = 0; status == HS_OK && i < n_infos; i++) {
+        const PendingRow *row = &store->pending[infos[i]];
+        /* its end in the same buffer (the usual case with batching): one statement; the
+         * pass over the ends below skips it (the buffer itself is left as it is, so a
+         * failed transaction can be retried) */
+        const PendingRow *end = NULL;
+        for (size_t j = 0; j < n_ends && end == NULL; j++)
+            if (ends[j] > infos[i] && store->pending[ends[j]].run_id == row->run_id) end = &store->pending[ends[j]];
+        if (end != NULL) {
+            status = store_exec_whole_claimed(store, pending_record(row), row->when, pending_record(end), end->when);
+        } else {
+            status = store_exec_begin_claimed(store, pending_record(row), row->when);
+        }
+    }
     for (int which = 0; status == HS_OK && which < SINK_RECORD_COUNT; which++) {
-        if (first[which + 1] == first[which]) continue;
-        status = store_insert_group(store, (SinkRecord)which, store->pending, order + first[which],
-                                    first[which + 1] - first[which]);
+        if (which == SINK_RECORD_RUN || first[which + 1] == first[which]) continue;
+        status = store_insert_group(store, (SinkRecord)which, order + first[which], first[which + 1] - first[which]);
+    }
+    for (size_t j = 0; status == HS_OK && j < n_ends; j++) {
+        const PendingRow *row = &store->pending[ends[j]];
+        int begun_here = 0;
+        for (size_t i = 0; i < n_infos && !begun_here; i++)
+            begun_here = infos[i] < ends[j] && store->pending[infos[i]].run_id == row->run_id;
+        if (!begun_here) status = store_exec_end(store, row->run_id, pending_record(row), row->when);
     }
     return status;
 }
@@ -974,14 +986,11 @@ static void store_drop_pending(Store *store)
     store_drop_chunks(store);
 }
 
-static int store_batch_commit(Store *store);
-
 int store_flush(Store *store)
 {
     if (store == NULL) return HS_E_INTERNAL;
-    int status = store_batch_commit(store);
-    if (status != HS_OK || store->pending_count == 0) return status;
-    status = store_begin(store);
+    if (store->pending_count == 0) return HS_OK;
+    int status = store_begin(store);
     if (status != HS_OK) goto fail;
     status = store_write_pending(store);
     if (status != HS_OK) goto fail;
@@ -1011,36 +1020,30 @@ static PendingRow *store_pending_row(Store *store)
     return &store->pending[store->pending_count];
 }
 
-/* Holds a copy of a claimed run's begin (batching), its strings copied with it, with
- * the wall-clock time when it began; generic over the columns, as it comes once per run. */
-static int store_hold_begin(Store *store, const SinkRunInfo *info, const char *when)
+/* Buffers a copy of a run's begin or end (part INFO or END, size bytes), its strings
+ * copied with it; generic over the columns, as it comes once per run. */
+static int store_buffer_part(Store *store, SinkRecord which, SinkPart part, int64_t run_id, const void *record,
+                             size_t size)
 {
-    const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
-    if (store->n_held == store->held_cap) {
-        int cap = store->held_cap ? 2 * store->held_cap : 16;
-        PendingRow *grown = realloc(store->held, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-        store->held = grown;
-        store->held_cap = cap;
-    }
-    SinkRunInfo *copy = store_keep(store, sizeof *copy);
+    const SinkTable *table = &sink_tables[which];
+    PendingRow *row = store_pending_row(store);
+    char *copy = row != NULL ? store_keep(store, size) : NULL;
     if (copy == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-    *copy = *info;
+    memcpy(copy, record, size);
     /* the borrowed pointers must not outlive the call: point at the copies */
     for (int i = 0; i < table->n_columns; i++) {
         const SinkColumn *c = &table->columns[i];
-        const char *text = c->alias || c->part != SINK_PART_INFO ? NULL : sink_column_text(c, info);
+        const char *text = c->alias || c->part != part ? NULL : sink_column_text(c, record);
         if (text == NULL) continue;
         char *kept = store_keep_text(store, text);
         if (kept == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-        memcpy((char *)copy + c->offset, &kept, sizeof kept);
+        memcpy(copy + c->offset, &kept, sizeof kept);
     }
-    PendingRow *row = &store->held[store->n_held++];
-    row->record = SINK_RECORD_RUN;
-    row->part = SINK_PART_INFO;
-    row->run_id = info->id;
-    row->text = (char *)copy;
-    snprintf(row->when, sizeof row->when, "%s", when);
+    row->record = which;
+    row->part = part;
+    row->run_id = run_id;
+    row->text = copy;
+    store->pending_count++;
     return HS_OK;
 }
 
@@ -1081,142 +1084,6 @@ static int store_maybe_flush(Store *store)
     return store_flush(store);
 }
 
-/* ---- batching (store_set_batching): a sweep's writer ----
- * Rows go into an open write transaction as they come, through a stage of up to
- * STORE_MULTI_ROWS rows per table that one multi-row INSERT writes when it is full. The
- * transaction commits when it holds STORE_BATCH_ROWS rows or has been open
- * STORE_FLUSH_SECONDS when a row comes, with a claim (in the claim's own transaction),
- * when the writer is about to wait (store_idle), and at store_flush. A run's begin is
- * held until its end comes (then its large row is written once) or until the commit.
- * Why not the buffer `hetsim run` uses: the rows of a batch, buffered, were 3 MB that
- * every sweep process faulted in and copied twice (a quarter of a short-run writer's
- * time); the stages are 40 KB, reused. */
-
-typedef struct StoreStage {
-    PendingRow rows[STORE_MULTI_ROWS];
-    int count;
-} StoreStage;
-
-static int store_batch_open(Store *store)
-{
-    if (store->batch_open) return HS_OK;
-    int status = store_begin(store);
-    if (status != HS_OK) return status;
-    store->batch_open = 1;
-    store->batch_rows = 0;
-    clock_gettime(CLOCK_MONOTONIC, &store->batch_since);
-    return HS_OK;
-}
-
-/* Writes the staged rows and the held begins into the open transaction. */
-static int store_batch_write(Store *store)
-{
-    int status = HS_OK;
-    for (int which = 0; store->stage != NULL && status == HS_OK && which < SINK_RECORD_COUNT; which++) {
-        StoreStage *st = &store->stage[which];
-        if (st->count == 0) continue;
-        status = store_insert_group(store, (SinkRecord)which, st->rows, NULL, (size_t)st->count);
-        st->count = 0;
-    }
-    for (int i = 0; status == HS_OK && i < store->n_held; i++)
-        status = store_exec_begin_claimed(store, pending_record(&store->held[i]), store->held[i].when);
-    store->n_held = 0;
-    return status;
-}
-
-/* The transaction is over (committed or rolled back): nothing is staged or held. */
-static void store_batch_end(Store *store)
-{
-    for (int which = 0; store->stage != NULL && which < SINK_RECORD_COUNT; which++) store->stage[which].count = 0;
-    store->n_held = 0;
-    store->batch_open = 0;
-    store->batch_rows = 0;
-    store_drop_chunks(store);
-}
-
-/* Commits the open transaction with what is staged and held (a held begin with no
- * transaction open opens one). On failure everything of it is lost, as an uncommitted
- * transaction is: the runs stay claimed and 'running', to be run again. */
-static int store_batch_commit(Store *store)
-{
-    if (!store->batch_open && store->n_held == 0) return HS_OK;
-    int status = store_batch_open(store);
-    if (status == HS_OK) status = store_batch_write(store);
-    if (status == HS_OK) status = store_commit(store);
-    else store_rollback(store);
-    store_batch_end(store);
-    return status;
-}
-
-/* A failure inside the transaction: rolled back, its rows lost (see store_batch_commit). */
-static int store_batch_abort(Store *store, int status)
-{
-    store_rollback(store);
-    store_batch_end(store);
-    return status;
-}
-
-/* Stages a copy of a row (size bytes) of which for run_id, its strings copied. */
-static int store_stage(Store *store, SinkRecord which, int64_t run_id, const void *record, size_t size)
-{
-    int status = store_check_run(store, which, run_id);
-    if (status == HS_OK) status = store_batch_open(store);
-    if (status != HS_OK) return status;
-    StoreStage *st = &store->stage[which];
-    if ((status = store_copy_row(store, &st->rows[st->count], which, run_id, record, size)) != HS_OK)
-        return store_batch_abort(store, status);
-    store->batch_rows++;
-    if (++st->count == STORE_MULTI_ROWS) {
-        status = store_insert_group(store, which, st->rows, NULL, (size_t)st->count);
-        st->count = 0;
-        if (status != HS_OK) return store_batch_abort(store, status);
-    }
-    return HS_OK;
-}
-
-/* Commits when the transaction is large or old enough. */
-static int store_batch_maybe_commit(Store *store)
-{
-    if (!store->batch_open) return HS_OK;
-    if (store->batch_rows < STORE_BATCH_ROWS) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (seconds_between(&store->batch_since, &now) < STORE_FLUSH_SECONDS) return HS_OK;
-    }
-    return store_batch_commit(store);
-}
-
-/* A record's rows, buffered (`hetsim run`) or staged (batching). */
-static int store_rows(Store *store, SinkRecord which, int64_t run_id, const void *rows, int count, size_t size)
-{
-    const char *at = rows;
-    if (store->batching) {
-        for (int i = 0; i < count; i++) {
-            int status = store_stage(store, which, run_id, at + (size_t)i * size, size);
-            if (status != HS_OK) return status;
-        }
-        return store_batch_maybe_commit(store);
-    }
-    for (int i = 0; i < count; i++) {
-        int status = store_buffer(store, which, run_id, at + (size_t)i * size, size);
-        if (status != HS_OK) return status;
-    }
-    return store_maybe_flush(store);
-}
-
-int store_idle(Store *store, int now, double *wait)
-{
-    if (wait != NULL) *wait = -1;
-    if (store == NULL) return HS_E_INTERNAL;
-    if (!store->batch_open) return HS_OK;
-    struct timespec mono;
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    double age = seconds_between(&store->batch_since, &mono);
-    if (now || age >= STORE_IDLE_SECONDS) return store_batch_commit(store);
-    if (wait != NULL) *wait = STORE_IDLE_SECONDS - age;
-    return HS_OK;
-}
-
 /* ---- the sink callbacks ---- */
 
 static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
@@ -1226,9 +1093,10 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
     int rc = SQLITE_OK, status;
     format_utc_now(now);
     if (info->id > 0 && store->batching) {
-        /* A claimed run's row exists: its begin waits for its end (store_set_batching). */
-        status = store_hold_begin(store, info, now);
+        /* A claimed run's row exists: its begin waits with its rows (store_set_batching). */
+        status = store_buffer_part(store, SINK_RECORD_RUN, SINK_PART_INFO, info->id, info, sizeof *info);
         if (status != HS_OK) return status;
+        snprintf(store->pending[store->pending_count - 1].when, sizeof store->pending[0].when, "%s", now);
         *run_id = info->id;
         if ((status = store_note_run(store, *run_id)) != HS_OK) return status;
     } else {
@@ -1264,7 +1132,13 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
 static int sink_agents(void *ctx, int64_t run_id, const SinkAgent *agents, int count)
 {
     Store *store = ctx;
-    if (store->batching) return store_rows(store, SINK_RECORD_AGENT, run_id, agents, count, sizeof *agents);
+    if (store->batching) {
+        for (int i = 0; i < count; i++) {
+            int status = store_buffer(store, SINK_RECORD_AGENT, run_id, &agents[i], sizeof agents[i]);
+            if (status != HS_OK) return status;
+        }
+        return store_maybe_flush(store);
+    }
     int status = store_begin(store);
     if (status != HS_OK) goto fail;
     status = store_write_pending(store);
@@ -1284,23 +1158,34 @@ fail:
 
 static int sink_round(void *ctx, int64_t run_id, const SinkRound *round)
 {
-    return store_rows(ctx, SINK_RECORD_ROUND, run_id, round, 1, sizeof *round);
+    Store *store = ctx;
+    int status = store_buffer(store, SINK_RECORD_ROUND, run_id, round, sizeof *round);
+    return status != HS_OK ? status : store_maybe_flush(store);
 }
 
 static int sink_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows,
                              int count)
 {
-    return store_rows(ctx, SINK_RECORD_AGENT_ROUND, run_id, rows, count, sizeof *rows);
+    Store *store = ctx;
+    for (int i = 0; i < count; i++) {
+        int status = store_buffer(store, SINK_RECORD_AGENT_ROUND, run_id, &rows[i], sizeof rows[i]);
+        if (status != HS_OK) return status;
+    }
+    return store_maybe_flush(store);
 }
 
 static int sink_pairing(void *ctx, int64_t run_id, const SinkPairing *pairing)
 {
-    return store_rows(ctx, SINK_RECORD_PAIRING, run_id, pairing, 1, sizeof *pairing);
+    Store *store = ctx;
+    int status = store_buffer(store, SINK_RECORD_PAIRING, run_id, pairing, sizeof *pairing);
+    return status != HS_OK ? status : store_maybe_flush(store);
 }
 
 static int sink_metric(void *ctx, int64_t run_id, const SinkMetric *metric)
 {
-    return store_rows(ctx, SINK_RECORD_METRIC, run_id, metric, 1, sizeof *metric);
+    Store *store = ctx;
+    int status = store_buffer(store, SINK_RECORD_METRIC, run_id, metric, sizeof *metric);
+    return status != HS_OK ? status : store_maybe_flush(store);
 }
 
 /* The last rows and the final status commit together: a run reads 'done' only if all of
@@ -1321,21 +1206,11 @@ static int sink_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
     }
     format_utc_now(now);
     if (store->batching) {
-        /* in the transaction that holds the run's last rows: they commit together */
-        if ((status = store_batch_open(store)) != HS_OK) return status;
-        int held = -1;
-        for (int i = 0; i < store->n_held && held < 0; i++)
-            if (store->held[i].run_id == run_id) held = i;
-        if (held >= 0) {
-            status = store_exec_whole_claimed(store, pending_record(&store->held[held]), store->held[held].when, &row,
-                                              now);
-            store->held[held] = store->held[--store->n_held];
-        } else {
-            status = store_exec_end(store, run_id, &row, now);
-        }
-        if (status != HS_OK) return store_batch_abort(store, status);
-        store->batch_rows++;
-        return store_batch_maybe_commit(store);
+        /* after the run's rows in the buffer: they commit in one transaction */
+        status = store_buffer_part(store, SINK_RECORD_RUN, SINK_PART_END, run_id, &row, sizeof row);
+        if (status != HS_OK) return status;
+        snprintf(store->pending[store->pending_count - 1].when, sizeof store->pending[0].when, "%s", now);
+        return store_maybe_flush(store);
     }
     status = store_begin(store);
     if (status != HS_OK) goto fail;
@@ -1355,9 +1230,7 @@ fail:
 int store_set_batching(Store *store, int on)
 {
     if (store == NULL) return HS_E_INTERNAL;
-    int status = store_flush(store);
-    if (on && store->stage == NULL && (store->stage = calloc(SINK_RECORD_COUNT, sizeof *store->stage)) == NULL)
-        return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+    int status = on ? HS_OK : store_flush(store);
     store->batching = on;
     return status;
 }
@@ -1366,7 +1239,12 @@ int store_set_batching(Store *store, int on)
  * the agents' transaction. */
 static int sink_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
 {
-    return store_rows(ctx, SINK_RECORD_PARAM, run_id, rows, count, sizeof *rows);
+    Store *store = ctx;
+    for (int i = 0; i < count; i++) {
+        int status = store_buffer(store, SINK_RECORD_PARAM, run_id, &rows[i], sizeof rows[i]);
+        if (status != HS_OK) return status;
+    }
+    return store_maybe_flush(store);
 }
 
 static const SinkOps store_sink_ops = {
@@ -1421,11 +1299,9 @@ int store_mark_interrupted(Store *store, int64_t run_id)
     int rc = SQLITE_OK;
     int exists = 0;
     format_utc_now(now);
-    int status = store_batch_commit(store);  /* an interrupted run keeps what it did */
-    if (status != HS_OK) return status;
-    status = store_begin(store);
+    int status = store_begin(store);
     if (status != HS_OK) goto fail;
-    status = store_write_pending(store);
+    status = store_write_pending(store);  /* an interrupted run keeps what it did */
     if (status != HS_OK) goto fail;
     bind_int64(stmt, 1, run_id, &rc);
     bind_text(stmt, 2, now, &rc);
@@ -1472,9 +1348,7 @@ static int store_delete_rows(Store *store, int64_t run_id)
 int store_delete_run(Store *store, int64_t run_id)
 {
     if (store == NULL) return HS_E_INTERNAL;
-    int status = store_batch_commit(store);
-    if (status != HS_OK) return status;
-    status = store_begin(store);
+    int status = store_begin(store);
     if (status != HS_OK) goto fail;
     /* Buffered rows of this run are written and deleted with the rest; simpler than
      * filtering the buffer, and the same transaction. */
@@ -1549,7 +1423,6 @@ int store_claim_sweep(Store *store, const StoreSweepClaim *claim, int64_t *first
     int rc = SQLITE_OK, status;
     *first_run = 0;
     *existed = 0;
-    if ((status = store_batch_commit(store)) != HS_OK) return status;
     status = store_begin(store);
     if (status != HS_OK) goto fail;
     sqlite3_stmt *find = store->stmt[STMT_FIND_SWEEP];
@@ -1666,24 +1539,20 @@ int store_claim_runs(Store *store, const char *sweep, int count, const char *con
 {
     if (store == NULL || sweep == NULL || points == NULL || run_ids == NULL || outcomes == NULL) return HS_E_INTERNAL;
     if (holder != NULL && holder_size > 0) holder[0] = '\0';
-    /* Rows written before the claims by this Store go first (they may be a point's
-     * earlier rows); with batching, the claims join the open transaction, which commits
-     * with them. */
-    int status = store->batch_open ? HS_OK : store_begin(store);
+    int status = store_begin(store);
     if (status != HS_OK) goto fail;
-    status = store_batch_write(store);
-    if (status == HS_OK) status = store_write_pending(store);
+    /* Rows written before this transaction by this Store go first (they may be a
+     * point's earlier rows); with batching this is also when they commit. */
+    status = store_write_pending(store);
     for (int i = 0; status == HS_OK && i < count; i++)
         status = store_claim_one(store, sweep, points[i], run_ids[i], &outcomes[i], holder, holder_size);
     if (status != HS_OK) goto fail;
     status = store_commit(store);
     if (status != HS_OK) goto fail;
-    store_batch_end(store);
     store_drop_pending(store);
     return HS_OK;
 fail:
     store_rollback(store);
-    store_batch_end(store);
     return status;
 }
 
@@ -1696,8 +1565,7 @@ int store_claim_run(Store *store, const char *sweep, const char *point, int64_t 
 int store_drop_unbegun(Store *store)
 {
     if (store == NULL) return HS_E_INTERNAL;
-    int rc = SQLITE_OK, status = store_batch_commit(store);
-    if (status != HS_OK) return status;
+    int rc = SQLITE_OK;
     bind_text(store->stmt[STMT_DROP_UNBEGUN], 1, store->me, &rc);
     return store_exec_bound(store, store->stmt[STMT_DROP_UNBEGUN], rc, "release claims");
 }
@@ -1967,41 +1835,37 @@ static int set_pragmas(Store *store)
     return exec_sql(store, "PRAGMA foreign_keys = OFF", "set foreign keys");
 }
 
-/* Which columns of table the file has: *exists says whether it has the table, and
- * has[i] whether it has table->columns[i] (stmt: SELECT name FROM pragma_table_info(?1),
- * one query per table; a query per column was a fifth of a short sweep's set-up). */
-static int table_columns(Store *store, sqlite3_stmt *stmt, const SinkTable *table, int *exists, unsigned char *has)
+/* Whether table has column (or, with column NULL, exists). */
+static int has_column(Store *store, const char *table, const char *column, int *has)
 {
-    int rc = sqlite3_bind_text(stmt, 1, table->table, -1, SQLITE_STATIC);
-    *exists = 0;
-    memset(has, 0, (size_t)table->n_columns);
-    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
-        rc = sqlite3_step(stmt);
-        if (rc != SQLITE_ROW) break;
-        const char *name = (const char *)sqlite3_column_text(stmt, 0);
-        *exists = 1;
-        for (int i = 0; name != NULL && i < table->n_columns; i++)
-            if (strcmp(table->columns[i].name, name) == 0) has[i] = 1;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db,
+                                "SELECT count(*) FROM pragma_table_info(?1) WHERE ?2 IS NULL OR name = ?2",
+                                -1, &stmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 2, column, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        *has = sqlite3_column_int64(stmt, 0) > 0;
+        rc = SQLITE_OK;
     }
-    sqlite3_reset(stmt);
-    return rc == SQLITE_DONE ? HS_OK : store_fail(store, rc, "read schema");
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_OK ? HS_OK : store_fail(store, rc, "read schema");
 }
 
 /* Counts in *missing the tables and columns of the row tables the file lacks; with apply,
  * adds them (inside the caller's transaction). A file written by an older hetsim gains
  * the columns added since, NULL in its older rows, and the tables added since; the
  * schema version stays: readers name their columns, and the new ones are optional. */
-static int migrate_tables(Store *store, sqlite3_stmt *stmt, int apply, int *missing)
+static int migrate(Store *store, int apply, int *missing)
 {
+    *missing = 0;
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
         const SinkTable *table = store_tables[t].table;
-        unsigned char has[64];
-        int exists = 0;
-        if (table->n_columns > (int)sizeof has)
-            return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0, "table %s: too many columns", table->table);
-        int status = table_columns(store, stmt, table, &exists, has);
+        int has = 0;
+        int status = has_column(store, table->table, NULL, &has);
         if (status != HS_OK) return status;
-        if (!exists) {
+        if (!has) {
             (*missing)++;
             if (!apply) continue;
             char *sql = sql_create_table(&store_tables[t]);
@@ -2013,7 +1877,9 @@ static int migrate_tables(Store *store, sqlite3_stmt *stmt, int apply, int *miss
         }
         for (int i = 0; i < table->n_columns; i++) {
             const SinkColumn *c = &table->columns[i];
-            if (!is_column(c) || has[i]) continue;
+            if (!is_column(c)) continue;
+            if ((status = has_column(store, table->table, c->name, &has)) != HS_OK) return status;
+            if (has) continue;
             (*missing)++;
             if (!apply) continue;
             sqlite3_str *out = sqlite3_str_new(NULL);
@@ -2027,17 +1893,6 @@ static int migrate_tables(Store *store, sqlite3_stmt *stmt, int apply, int *miss
         }
     }
     return HS_OK;
-}
-
-static int migrate(Store *store, int apply, int *missing)
-{
-    *missing = 0;
-    sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db, "SELECT name FROM pragma_table_info(?1)", -1, &stmt, NULL);
-    if (rc != SQLITE_OK) return store_fail(store, rc, "read schema");
-    int status = migrate_tables(store, stmt, apply, missing);
-    sqlite3_finalize(stmt);
-    return status;
 }
 
 /* The views (recreated, so that their text is this version's), the rows of
@@ -2138,6 +1993,17 @@ static int prepare_statements(Store *store)
         if (i < SINK_RECORD_COUNT)
             snprintf(store->insert_what[i], sizeof store->insert_what[i], "insert %s", sink_tables[i].row);
     }
+    for (int i = 0; i < SINK_RECORD_COUNT; i++) {
+        if (i == SINK_RECORD_RUN || !sink_tables[i].stored) continue;
+        for (int few = 0; few < 2; few++) {
+            char *sql = sql_insert_rows((SinkRecord)i, few ? STORE_FEW_ROWS : STORE_MULTI_ROWS);
+            if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+            int rc = sqlite3_prepare_v3(store->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                        few ? &store->few_stmt[i] : &store->multi_stmt[i], NULL);
+            sqlite3_free(sql);
+            if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
+        }
+    }
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
         if (!store_tables[t].per_run) continue;
         char *sql = sqlite3_mprintf("DELETE FROM %w WHERE run_id = ?1", store_tables[t].table->table);
@@ -2215,8 +2081,7 @@ fail:
 void store_close(Store *store)
 {
     if (store == NULL) return;
-    if (store->db != NULL && (store->pending_count > 0 || store->batch_open || store->n_held > 0) &&
-        store->stmt[STMT_BEGIN] != NULL)
+    if (store->db != NULL && store->pending_count > 0 && store->stmt[STMT_BEGIN] != NULL)
         store_flush(store);  /* best effort: the run stays 'running' either way */
     store_drop_pending(store);
     for (int i = 0; i < STMT_FIXED_COUNT; i++) sqlite3_finalize(store->stmt[i]);
@@ -2230,8 +2095,6 @@ void store_close(Store *store)
     free(store->pending);
     free(store->order);
     free(store->runs);
-    free(store->stage);
-    free(store->held);
     free(store->path);
     free(store);
 }

@@ -51,7 +51,7 @@
 
 #define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x48535431 /* "HST1", so `file` can tell our databases */
-#define STORE_BATCH_ROWS 20000
+#define STORE_BATCH_ROWS 5000
 #define STORE_BUSY_TIMEOUT_MS 5000
 
 typedef struct Store Store;
@@ -101,27 +101,15 @@ const char *store_error_message(const Store *store);
  * when another connection must see the rows at once. */
 int store_flush(Store *store);
 
-/* Batching (a sweep's writer, which does not train: it may hold the write lock while
- * rows come): rows are written as they come into one open write transaction, a few
- * dozen per INSERT, and the begin of a claimed run (SinkRunInfo.id > 0) waits for its
- * end. The transaction commits when it holds STORE_BATCH_ROWS rows or has been open
- * STORE_FLUSH_SECONDS when a row comes, with a claim, at store_idle and at store_flush;
- * so many short runs share a transaction and a run is still 'done' only in the
- * transaction that writes its last row. A claimed run reads 'running' (its claim) until
- * then, and a process that dies loses the open transaction as it would lose a buffer.
- * Off (the default for `hetsim run`): rows are buffered in memory and written in short
- * transactions (above); a run's row is inserted at run_begin and its agents and end
- * commit at once. Turning it on or off flushes. */
+/* Batching (a sweep's writer): the begin of a claimed run (SinkRunInfo.id > 0), its
+ * agents and its end wait in the buffer with its rows, and the buffer is written in one
+ * transaction when it holds STORE_BATCH_ROWS rows, when its oldest row has waited
+ * STORE_FLUSH_SECONDS, before a claim, and at store_flush; so many short runs share a
+ * transaction and a run is still 'done' only in the transaction that writes its last
+ * row. A claimed run reads 'running' (its claim) until then. Off (the default for
+ * `hetsim run`): a run's row is inserted at run_begin and its agents and end commit at
+ * once. Turning it off flushes. */
 int store_set_batching(Store *store, int on);
-
-/* How long a batching writer that waits holds the write lock at most (store_idle). */
-#define STORE_IDLE_SECONDS 0.05
-
-/* Batching: the writer is about to wait for rows (or to compute). With now, or once the
- * open transaction is STORE_IDLE_SECONDS old, it commits, so that another process is not
- * kept from the file while this one waits; otherwise *wait (when not NULL) gets the
- * seconds after which to call again, -1 when no transaction is open. */
-int store_idle(Store *store, int now, double *wait);
 
 /* Sets how long a write waits for another process's lock before failing with HS_E_IO.
  * A sweep with many jobs may want more than the default, a test less. */

@@ -186,15 +186,6 @@ static int sweep_claim(void *ctx, const int64_t *indices, int count, SweepState 
     return HS_OK;
 }
 
-/* The master's wait (SweepIdleFn): the store commits its open transaction. */
-static int sweep_idle(void *ctx, int now, double *wait, HsDiag *diag)
-{
-    SweepClaimCtx *c = ctx;
-    int status = store_idle(c->store, now, wait);
-    if (status != HS_OK) return hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(c->store));
-    return HS_OK;
-}
-
 static void sweep_print_summary(const SweepMaster *m, const char *db_path, int64_t kept, int64_t kept_diverged,
                                 FILE *out)
 {
@@ -376,8 +367,6 @@ int cli_sweep(int argc, char **argv)
         sweep_checkpointer_go(&checkpointer);
     master.claim = sweep_claim;
     master.claim_ctx = &claim_ctx;
-    master.idle = sweep_idle;
-    master.idle_ctx = &claim_ctx;
     if (!quiet)
         fprintf(stderr, "hetsim: sweep %s: %lld runs (%lld points x %d), %lld to run on %d %s\n", sw.id,
                 (long long)sw.n_runs, (long long)sw.n_points, sw.repeat, (long long)n_todo,

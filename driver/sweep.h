@@ -163,12 +163,6 @@ typedef int (*SweepClaimFn)(void *ctx, const int64_t *indices, int count, SweepS
 #define SWEEP_CLAIM_BATCH_MAX 128
 #define SWEEP_CLAIM_SECONDS 0.25
 
-/* The writer is about to wait for rows, or with now to simulate a run itself: it may
- * commit what it holds so that it does not keep the database's write lock meanwhile
- * (the writer's store_idle). *wait gets the seconds after which to call again, -1 when
- * there is no limit. A failure stops the sweep like a database failure. */
-typedef int (*SweepIdleFn)(void *ctx, int now, double *wait, HsDiag *diag);
-
 struct SweepMaster;
 /* How the master tells the user how far the sweep has got; the caller draws it (cli/:
  * a bar on a terminal, one plain line per run otherwise). Either callback may be NULL. */
@@ -195,8 +189,6 @@ typedef struct SweepMaster {
     int64_t complete_elsewhere, held;   /* left to other processes when claimed */
     SweepClaimFn claim;     /* NULL: every run is this process's */
     void *claim_ctx;
-    SweepIdleFn idle;       /* NULL: nothing to do when waiting */
-    void *idle_ctx;
     int64_t claimed[SWEEP_CLAIM_BATCH_MAX]; /* claimed, not handed out yet, front at claimed_head */
     int claimed_head, claimed_count;
     int claim_batch;        /* runs the next claim asks for (SWEEP_CLAIM_BATCH..._MAX) */
@@ -227,9 +219,6 @@ void sweep_master_finished(void *ctx, SweepReplay *replay, int64_t index, int st
 void sweep_master_fail(SweepMaster *m, const HsDiag *diag);
 /* Calls the progress tick (the drivers, between messages). */
 void sweep_master_tick(SweepMaster *m);
-/* The drivers before they wait (now 0) or simulate a run themselves (now 1): the idle
- * callback; returns the seconds after which to call again, -1 for no limit. */
-double sweep_master_idle(SweepMaster *m, int now);
 
 /* ---- the checkpoint helper (sweep_checkpoint.c) ---- */
 typedef struct SweepCheckpointer {

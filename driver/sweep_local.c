@@ -285,10 +285,7 @@ int sweep_drive_local(SweepMaster *m, int jobs, HsDiag *diag)
                 if (workers[i].rec_fd >= 0) kill(workers[i].pid, signo);
             forwarded = 1;
         }
-        /* the writer commits what it holds before it waits long (store_idle) */
-        double wait = sweep_master_idle(m, 0);
-        int timeout = wait < 0 || wait >= 0.2 ? 200 : 1 + (int)(wait * 1000);
-        int ready = poll(fds, (nfds_t)n_fds, timeout);
+        int ready = poll(fds, (nfds_t)n_fds, 200);
         if (ready < 0 && errno != EINTR) {
             status = hs_diag_set(diag, HS_E_IO, NULL, 0, "poll: %s", strerror(errno));
             break;

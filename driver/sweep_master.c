@@ -137,19 +137,6 @@ void sweep_master_tick(SweepMaster *m)
     if (m->progress.tick) m->progress.tick(m->progress.ctx, m);
 }
 
-double sweep_master_idle(SweepMaster *m, int now)
-{
-    double wait = -1;
-    if (m->idle == NULL || m->fatal) return -1;
-    HsDiag diag;
-    hs_diag_clear(&diag);
-    if (m->idle(m->idle_ctx, now, &wait, &diag) != HS_OK) {
-        sweep_master_fail(m, &diag);
-        return -1;
-    }
-    return wait;
-}
-
 void sweep_master_finished(void *ctx, SweepReplay *replay, int64_t index, int status, const char *message)
 {
     SweepMaster *m = ctx;

@@ -134,14 +134,7 @@ typedef struct MpiMaster {
     double own_seconds;     /* time simulating own runs, their writing excluded */
     double flush_seconds;   /* writing and serving inside the current own run */
     int own_runs;
-    double own_flushed;     /* mpi_now() of rank 0's last own flush (or run start) */
-    double own_gap;         /* seconds between its last two */
 } MpiMaster;
-
-/* Rank 0 goes back to simulating: the writer commits what it holds unless rank 0's own
- * flushes come often (short runs share transactions), so that a long round does not
- * keep other processes from the database. */
-#define MPI_OWN_SLOW_SECONDS 0.05
 
 static double mpi_now(void)
 {
@@ -250,9 +243,6 @@ static int mpi_own_flush(void *ctx, const void *data, size_t len)
     double replayed = mpi_now();
     mm->replay_seconds += replayed - start;
     mpi_serve(mm);
-    mm->own_gap = start - mm->own_flushed;
-    mm->own_flushed = start;
-    sweep_master_idle(mm->m, mm->own_gap > MPI_OWN_SLOW_SECONDS);
     mm->flush_seconds += mpi_now() - start;
     return HS_OK;
 }
@@ -283,8 +273,6 @@ int sweep_drive_mpi(SweepMaster *m, HsDiag *diag)
             hs_diag_clear(&local);
             Sink sink = sweep_wire_sink(&wire, index, mpi_own_flush, &mm);
             double start = mpi_now();
-            sweep_master_idle(m, mm.own_gap > MPI_OWN_SLOW_SECONDS);
-            mm.own_flushed = start;
             mm.flush_seconds = 0;
             int status = sweep_runner_run(&runner, index, sink, &local);
             wire.len = 0;
@@ -294,7 +282,6 @@ int sweep_drive_mpi(SweepMaster *m, HsDiag *diag)
             continue;
         }
         if (mm.n_stopped == mm.size - 1) break;
-        sweep_master_idle(m, 0);
         sweep_mpi_nap();
     }
     sweep_wire_free(&wire);
