@@ -890,6 +890,21 @@ static int store_exec_end(Store *store, int64_t run_id, const SinkRunEnd *end, c
     return HS_OK;
 }
 
+/* The INSERT of rows rows of which at once (STORE_MULTI_ROWS or STORE_FEW_ROWS),
+ * prepared at its first use: a process that never writes that many rows of a table at
+ * once does not pay for it (a 32-row statement takes half a million instructions to
+ * prepare). NULL when it cannot be prepared (the caller goes row by row). */
+static sqlite3_stmt *store_multi(Store *store, SinkRecord which, int rows)
+{
+    sqlite3_stmt **stmt = rows == STORE_MULTI_ROWS ? &store->multi_stmt[which] : &store->few_stmt[which];
+    if (*stmt == NULL) {
+        char *sql = sql_insert_rows(which, rows);
+        if (sql != NULL) sqlite3_prepare_v3(store->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL);
+        sqlite3_free(sql);
+    }
+    return *stmt;
+}
+
 /* Writes rows[0..n) of one table (run_id then the record's columns each) with as few
  * statements as it can: STORE_MULTI_ROWS rows per step, then STORE_FEW_ROWS, then one. */
 static int store_insert_group(Store *store, SinkRecord which, const uint32_t *rows, size_t n)
@@ -898,9 +913,9 @@ static int store_insert_group(Store *store, SinkRecord which, const uint32_t *ro
     size_t i = 0;
     while (status == HS_OK && i < n) {
         size_t left = n - i;
-        int take = left >= STORE_MULTI_ROWS && store->multi_stmt[which] ? STORE_MULTI_ROWS
-                   : left >= STORE_FEW_ROWS && store->few_stmt[which]   ? STORE_FEW_ROWS
-                                                                          : 1;
+        int take = left >= STORE_MULTI_ROWS && store_multi(store, which, STORE_MULTI_ROWS) ? STORE_MULTI_ROWS
+                   : left >= STORE_FEW_ROWS && store_multi(store, which, STORE_FEW_ROWS)   ? STORE_FEW_ROWS
+                                                                                             : 1;
         sqlite3_stmt *stmt = take == STORE_MULTI_ROWS ? store->multi_stmt[which]
                              : take == STORE_FEW_ROWS ? store->few_stmt[which]
                                                       : store->table_stmt[which];
@@ -1835,37 +1850,42 @@ static int set_pragmas(Store *store)
     return exec_sql(store, "PRAGMA foreign_keys = OFF", "set foreign keys");
 }
 
-/* Whether table has column (or, with column NULL, exists). */
-static int has_column(Store *store, const char *table, const char *column, int *has)
+/* Which columns of table the file has: *exists says whether it has the table, and
+ * has[i] whether it has table->columns[i] (stmt: SELECT name FROM pragma_table_info(?1),
+ * one query per table; a prepared query per column was a fifth of a short sweep's
+ * set-up). */
+static int table_columns(Store *store, sqlite3_stmt *stmt, const SinkTable *table, int *exists, unsigned char *has)
 {
-    sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db,
-                                "SELECT count(*) FROM pragma_table_info(?1) WHERE ?2 IS NULL OR name = ?2",
-                                -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 2, column, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        *has = sqlite3_column_int64(stmt, 0) > 0;
-        rc = SQLITE_OK;
+    int rc = sqlite3_bind_text(stmt, 1, table->table, -1, SQLITE_STATIC);
+    *exists = 0;
+    memset(has, 0, (size_t)table->n_columns);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        rc = sqlite3_step(stmt);
+        if (rc != SQLITE_ROW) break;
+        const char *name = (const char *)sqlite3_column_text(stmt, 0);
+        *exists = 1;
+        for (int i = 0; name != NULL && i < table->n_columns; i++)
+            if (strcmp(table->columns[i].name, name) == 0) has[i] = 1;
     }
-    sqlite3_finalize(stmt);
-    return rc == SQLITE_OK ? HS_OK : store_fail(store, rc, "read schema");
+    sqlite3_reset(stmt);
+    return rc == SQLITE_DONE ? HS_OK : store_fail(store, rc, "read schema");
 }
 
 /* Counts in *missing the tables and columns of the row tables the file lacks; with apply,
  * adds them (inside the caller's transaction). A file written by an older hetsim gains
  * the columns added since, NULL in its older rows, and the tables added since; the
  * schema version stays: readers name their columns, and the new ones are optional. */
-static int migrate(Store *store, int apply, int *missing)
+static int migrate_tables(Store *store, sqlite3_stmt *stmt, int apply, int *missing)
 {
-    *missing = 0;
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
         const SinkTable *table = store_tables[t].table;
-        int has = 0;
-        int status = has_column(store, table->table, NULL, &has);
+        unsigned char has[64];
+        int exists = 0;
+        if (table->n_columns > (int)sizeof has)
+            return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0, "table %s: too many columns", table->table);
+        int status = table_columns(store, stmt, table, &exists, has);
         if (status != HS_OK) return status;
-        if (!has) {
+        if (!exists) {
             (*missing)++;
             if (!apply) continue;
             char *sql = sql_create_table(&store_tables[t]);
@@ -1877,9 +1897,7 @@ static int migrate(Store *store, int apply, int *missing)
         }
         for (int i = 0; i < table->n_columns; i++) {
             const SinkColumn *c = &table->columns[i];
-            if (!is_column(c)) continue;
-            if ((status = has_column(store, table->table, c->name, &has)) != HS_OK) return status;
-            if (has) continue;
+            if (!is_column(c) || has[i]) continue;
             (*missing)++;
             if (!apply) continue;
             sqlite3_str *out = sqlite3_str_new(NULL);
@@ -1893,6 +1911,18 @@ static int migrate(Store *store, int apply, int *missing)
         }
     }
     return HS_OK;
+}
+
+/* migrate_tables with the one statement it needs. */
+static int migrate(Store *store, int apply, int *missing)
+{
+    *missing = 0;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, "SELECT name FROM pragma_table_info(?1)", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) return store_fail(store, rc, "read schema");
+    int status = migrate_tables(store, stmt, apply, missing);
+    sqlite3_finalize(stmt);
+    return status;
 }
 
 /* The views (recreated, so that their text is this version's), the rows of
@@ -1992,17 +2022,6 @@ static int prepare_statements(Store *store)
         if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
         if (i < SINK_RECORD_COUNT)
             snprintf(store->insert_what[i], sizeof store->insert_what[i], "insert %s", sink_tables[i].row);
-    }
-    for (int i = 0; i < SINK_RECORD_COUNT; i++) {
-        if (i == SINK_RECORD_RUN || !sink_tables[i].stored) continue;
-        for (int few = 0; few < 2; few++) {
-            char *sql = sql_insert_rows((SinkRecord)i, few ? STORE_FEW_ROWS : STORE_MULTI_ROWS);
-            if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-            int rc = sqlite3_prepare_v3(store->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                        few ? &store->few_stmt[i] : &store->multi_stmt[i], NULL);
-            sqlite3_free(sql);
-            if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
-        }
     }
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
         if (!store_tables[t].per_run) continue;
