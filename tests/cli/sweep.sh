@@ -170,15 +170,19 @@ check "killed and resumed sweep has the same runs rows, ids included" cmp -s "$t
 # (ShdPnd in /proc/PID/status), so none can finish another run first. /proc, not
 # procps: CI images may lack pgrep.
 workers=()
-children() { # pid: its child processes into workers[]
+children() { # pid: its worker processes into workers[] (not the checkpoint helper, hetsim-ckpt)
+  local all=() c comm stat cpid state ppid
   if [ -r "/proc/$1/task/$1/children" ]; then  # one read, no fork: quick enough to catch them early
-    read -r -a workers < "/proc/$1/task/$1/children"
-    return
+    read -r -a all < "/proc/$1/task/$1/children"
+  else
+    for stat in /proc/[0-9]*/stat; do
+      read -r cpid comm state ppid _ 2>/dev/null < "$stat" && [ "$ppid" = "$1" ] && all+=("$cpid")
+    done
   fi
-  local stat cpid comm state ppid
   workers=()
-  for stat in /proc/[0-9]*/stat; do
-    read -r cpid comm state ppid _ 2>/dev/null < "$stat" && [ "$ppid" = "$1" ] && workers+=("$cpid")
+  for c in "${all[@]}"; do
+    read -r comm 2>/dev/null < "/proc/$c/comm" && [ "$comm" = hetsim-ckpt ] && continue
+    workers+=("$c")
   done
 }
 sigint_pending() { # pid
