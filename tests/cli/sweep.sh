@@ -251,4 +251,13 @@ else
   echo "skip MPI test: mpirun not found"
 fi
 
+# A sweep's id is what --resume finds a sweep by. It hashes the runs' configs with their
+# numbers in one fixed form (sim/scenario/sweep.c), so writing runs.config's numbers more
+# shortly (0.9 for 0.90000000000000002) did not change it: this is the id every hetsim
+# since then and the one before gave sweep-demo.ini. It changes only on purpose (a key
+# that writes a new line into every config).
+id=$("$HETSIM" sweep scenarios/sweep-demo.ini --dry-run 2>&1 | sed -n 's/^; sweep \(sw-[0-9a-f]*\):.*/\1/p')
+check "sweep-demo.ini's id is sw-c7d8f32e3790d284, as before runs.config's short numbers" \
+  test "$id" = sw-c7d8f32e3790d284
+
 finish sweep.sh
