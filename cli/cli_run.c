@@ -1,6 +1,7 @@
 /* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--threads N] [--quiet]`.
  * The scenario is resolved completely before the database is opened, so a bad scenario
- * never touches the database. */
+ * never touches the database. Under `mpirun -np K` (K > 1) the run's training is spread
+ * over the K ranks (cli_run_ranks; sim/train/trainer_ranks.c): one run, not a sweep. */
 #include "cli/cli.h"
 
 #include "analysis/report.h"
@@ -9,8 +10,11 @@
 #include "sim/run.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
+#include "sim/train/trainer.h"
+#include "sim/train/workers.h"
 #include "driver/sweep.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,13 @@ static const char cli_run_usage[] =
     "  --timing-only      same as --set run.mode=timing: no arithmetic, identical timings\n"
     "  --threads N        train mode's worker threads (default: [run] threads, else the\n"
     "                     number of cores); results are identical for every N\n"
-    "  --quiet            no progress on stderr and no report on stdout\n";
+    "  --quiet            no progress on stderr and no report on stdout\n"
+    "\n"
+    "Under `mpirun -np K hetsim run ...` the one run is spread over K processes: every\n"
+    "rank plays the same run and trains its share of the agents (contiguous blocks);\n"
+    "parameters move between ranks only where the method averages or reads other agents'\n"
+    "models. The rows are identical to one process. Rank 0 alone writes the database and\n"
+    "talks; --threads is per rank (default: the cores / the ranks on the node).\n";
 
 static void cli_remove_database(const char *path)
 {
@@ -114,6 +124,109 @@ fail:
     return cli_fail(status, diag.message);
 }
 
+/* Failures every rank meets at the same point (the run is deterministic on all of
+ * them), against those of one rank (its database, a signal, its memory, a solver's wall
+ * clock), after which the others may be waiting for it inside the run. */
+static int cli_run_replicated(int status)
+{
+    return status == HS_OK || status == HS_E_DIVERGED || status == HS_E_INPUT || status == HS_E_INTERNAL ||
+           status == HS_E_MISSING;
+}
+
+/* `mpirun -np K hetsim run ...`: every rank resolves the scenario itself (the file,
+ * its traces and the data set must be readable on every node), rank 0 alone opens the
+ * database, shows progress and prints the report; the others send their rows nowhere.
+ * Signals: rank 0 marks the run interrupted, the others ignore SIGINT/SIGTERM and are
+ * ended by rank 0. */
+static int cli_run_ranks(const CliScenarioArgs *args)
+{
+    int rank = sweep_mpi_rank(), talk = rank == 0;
+    if (!sweep_mpi_compiled()) {
+        if (talk)
+            fprintf(stderr, "hetsim: launched by mpirun with %d ranks, but this hetsim was built without MPI "
+                            "(rebuild with mpicc, or run without mpirun)\n", sweep_mpi_size());
+        return 2;
+    }
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    if (sweep_mpi_init(&diag) != HS_OK) return cli_fail(HS_E_IO, diag.message);
+    TrainerRanks *ranks = NULL;
+    if (trainer_ranks_create(&ranks, &diag) != HS_OK) {
+        cli_fail(diag.status, diag.message);
+        trainer_ranks_abort(NULL, 1);
+    }
+    Store *store = NULL;
+    Scenario *sc = malloc(sizeof *sc);
+    int64_t sweep_runs;
+    int status = sc ? cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, &diag)
+                    : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status != HS_OK && !talk) fprintf(stderr, "hetsim: rank %d: %s\n", rank, diag.message);
+    int agreed = trainer_ranks_agree(ranks, status);
+    if (agreed == HS_OK && talk) {
+        if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
+        if (!args->quiet && sc->mode == RUN_MODE_TIMING)
+            fprintf(stderr, "hetsim: note: in timing mode every rank plays the whole run; ranks gain nothing\n");
+        status = store_open(args->db_path, &store, &diag);
+    }
+    if (agreed == HS_OK) agreed = trainer_ranks_agree(ranks, status);
+    if (agreed != HS_OK) {
+        int exit_status = hs_error_exit_status(agreed);
+        if (talk) exit_status = status != HS_OK ? cli_fail(status, diag.message)
+                                                : cli_fail(agreed, "another rank could not read the scenario");
+        store_close(store);
+        free(sc);
+        trainer_ranks_free(ranks);
+        sweep_mpi_finalize();
+        return exit_status;
+    }
+    if (sc->threads == 0) {
+        /* the ranks on this node share its cores */
+        const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        int on_node = local && atoi(local) > 0 ? atoi(local) : 1;
+        sc->threads = workers_online_cpus() / on_node > 1 ? workers_online_cpus() / on_node : 1;
+    }
+    int db_existed = talk && access(args->db_path, F_OK) == 0;
+    ProgressSink progress;
+    Sink sink = sink_discard();
+    if (talk) {
+        interrupt_install();
+        sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
+    } else {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+    }
+    RunOutcome outcome;
+    status = sim_run_ranks(sc, sink, ranks, &diag, &outcome);
+    int exit_status = 0;
+    if (status != HS_OK && talk) {
+        const char *store_message = store_error_message(store);
+        exit_status = cli_fail(status, store_message && store_message[0] ? store_message : diag.message);
+        if (status == HS_E_INTERRUPTED)
+            fprintf(stderr, "hetsim: run %lld was interrupted and is marked so in %s; "
+                            "start it again with the same command\n", (long long)outcome.run_id, args->db_path);
+    } else if (status != HS_OK) {
+        exit_status = hs_error_exit_status(status);
+        if (!cli_run_replicated(status)) fprintf(stderr, "hetsim: rank %d: %s\n", rank, diag.message);
+    }
+    store_close(store);
+    if (talk && outcome.run_id < 0 && !db_existed) cli_remove_database(args->db_path);
+    if (talk && outcome.run_id >= 0 && !args->quiet && (status == HS_OK || status == HS_E_DIVERGED))
+        if (report_print_run(args->db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
+            fprintf(stderr, "hetsim: %s\n", diag.message);
+    free(sc);
+    if (!cli_run_replicated(status)) {
+        /* the others may be waiting inside the run: rank 0 has written its rows and ends
+         * the job; another rank that failed alone ends it at once */
+        fflush(stdout);
+        fflush(stderr);
+        trainer_ranks_abort(ranks, exit_status ? exit_status : 1);
+    }
+    trainer_ranks_barrier(ranks);
+    trainer_ranks_free(ranks);
+    sweep_mpi_finalize();
+    return exit_status;
+}
+
 int cli_run(int argc, char **argv)
 {
     const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
@@ -132,7 +245,7 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
-    if (exit_status < 0) exit_status = cli_run_scenario(&args);
+    if (exit_status < 0) exit_status = sweep_mpi_size() > 1 ? cli_run_ranks(&args) : cli_run_scenario(&args);
     free(overrides);
     return exit_status;
 }
