@@ -160,19 +160,22 @@ static int cli_run_ranks(const CliScenarioArgs *args)
     int64_t sweep_runs;
     int status = sc ? cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, &diag)
                     : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    if (status != HS_OK && !talk) fprintf(stderr, "hetsim: rank %d: %s\n", rank, diag.message);
-    int agreed = trainer_ranks_agree(ranks, status);
+    /* every rank reads the same file: rank 0 names a failure they all meet, a rank
+     * names its own */
+    int failed_rank, agreed = trainer_ranks_agree(ranks, status, &failed_rank);
+    if (status != HS_OK && failed_rank == rank && !talk) fprintf(stderr, "hetsim: rank %d: %s\n", rank, diag.message);
     if (agreed == HS_OK && talk) {
         if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
         if (!args->quiet && sc->mode == RUN_MODE_TIMING)
             fprintf(stderr, "hetsim: note: in timing mode every rank plays the whole run; ranks gain nothing\n");
         status = store_open(args->db_path, &store, &diag);
     }
-    if (agreed == HS_OK) agreed = trainer_ranks_agree(ranks, status);
+    if (agreed == HS_OK) agreed = trainer_ranks_agree(ranks, status, NULL);
     if (agreed != HS_OK) {
         int exit_status = hs_error_exit_status(agreed);
-        if (talk) exit_status = status != HS_OK ? cli_fail(status, diag.message)
-                                                : cli_fail(agreed, "another rank could not read the scenario");
+        char other[96];
+        snprintf(other, sizeof other, "rank %d could not read the scenario (see its message)", failed_rank);
+        if (talk) exit_status = cli_fail(status != HS_OK ? status : agreed, status != HS_OK ? diag.message : other);
         store_close(store);
         free(sc);
         trainer_ranks_free(ranks);

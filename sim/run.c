@@ -242,9 +242,9 @@ int sim_run_ranks(const Scenario *sc, Sink sink, TrainerRanks *ranks, HsDiag *di
     int status = run_setup(&run, sc, sink, ranks, diag);
     /* ranks: all set up, or none goes on (a rank that could not would leave the others
      * waiting); a failure of a rank other than this one is named by that rank */
-    int agreed = trainer_ranks_agree(ranks, status);
+    int failed_rank, agreed = trainer_ranks_agree(ranks, status, &failed_rank);
     if (agreed != HS_OK && status == HS_OK)
-        status = hs_diag_set(diag, agreed, NULL, 0, "another rank could not set the run up");
+        status = hs_diag_set(diag, agreed, NULL, 0, "rank %d could not set the run up", failed_rank);
     char *config = NULL;
     SinkAgent *agents = NULL;
     if (status != HS_OK) goto done;

@@ -117,8 +117,9 @@ void trainer_ranks_free(TrainerRanks *r);
 int trainer_ranks_rank(const TrainerRanks *r);  /* 0 for NULL */
 int trainer_ranks_size(const TrainerRanks *r);  /* 1 for NULL */
 /* Collective: HS_OK when every rank passes HS_OK, else the status of the lowest rank
- * that did not (r NULL: status). */
-int trainer_ranks_agree(TrainerRanks *r, int status);
+ * that did not, whose rank goes to *failed_rank (-1: none; may be NULL). r NULL: status,
+ * as rank 0's. */
+int trainer_ranks_agree(TrainerRanks *r, int status, int *failed_rank);
 void trainer_ranks_barrier(TrainerRanks *r);
 /* Ends every rank of the job (MPI_Abort) with exit code. */
 void trainer_ranks_abort(TrainerRanks *r, int code);

@@ -93,12 +93,14 @@ int trainer_ranks_size(const TrainerRanks *r)
     return r ? r->size : 1;
 }
 
-int trainer_ranks_agree(TrainerRanks *r, int status)
+int trainer_ranks_agree(TrainerRanks *r, int status, int *failed_rank)
 {
+    if (failed_rank) *failed_rank = status != HS_OK ? 0 : -1;
     if (r == NULL) return status;
-    /* the status of the lowest rank that failed: statuses are 0 or negative codes */
+    /* (rank, status) of the lowest rank that failed, by MINLOC on the rank */
     int mine[2] = {status != HS_OK ? r->rank : r->size, status}, first[2];
     MPI_Allreduce(mine, first, 1, MPI_2INT, MPI_MINLOC, r->comm);
+    if (failed_rank) *failed_rank = first[0] == r->size ? -1 : first[0];
     return first[0] == r->size ? HS_OK : first[1];
 }
 
@@ -227,8 +229,9 @@ int trainer_ranks_size(const TrainerRanks *r)
     return 1;
 }
 
-int trainer_ranks_agree(TrainerRanks *r, int status)
+int trainer_ranks_agree(TrainerRanks *r, int status, int *failed_rank)
 {
+    if (failed_rank) *failed_rank = status != HS_OK ? 0 : -1;
     return status;
 }
 
