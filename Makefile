@@ -88,6 +88,17 @@ endif
 # (floating-point reductions stay in source order), so results are bit-identical.
 $(BUILD)/models/%.o: OPT := -O3
 
+# The source commit runs.version names (driver/origin.c), given to that one file; a stamp
+# rewritten only when the commit (or whether the tree has changes) differs rebuilds it.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),+modified)
+$(BUILD)/commit.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_COMMIT)' > $@.tmp; cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+$(BUILD)/driver/origin.o: $(BUILD)/commit.stamp
+$(BUILD)/driver/origin.o: CPPFLAGS += -DHETSIM_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -172,6 +183,11 @@ install: hetsim
 	install -m 644 hetsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/hetsim.1
 	install -m 644 scenarios/*.ini $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/
 	install -m 644 scenarios/traces/*.csv $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces/
+
+# The database reference, written by the binary from the row tables (tests/cli/views.sh
+# checks the committed file is current).
+docs/database.md: hetsim
+	./hetsim help database > $@
 
 clean:
 	rm -rf build hetsim

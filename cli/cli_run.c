@@ -3,6 +3,7 @@
  * never touches the database. Under `mpirun -np K` (K > 1) the run's training is spread
  * over the K ranks (cli_run_ranks; sim/train/trainer_ranks.c): one run, not a sweep. */
 #include "cli/cli.h"
+#include "driver/origin.h"
 
 #include "analysis/report.h"
 #include "analysis/store.h"
@@ -83,7 +84,7 @@ int cli_fail(int status, const char *message)
 }
 
 /* Runs the scenario into the database and prints its report; the exit status. */
-static int cli_run_scenario(const CliScenarioArgs *args)
+static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin)
 {
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -100,7 +101,9 @@ static int cli_run_scenario(const CliScenarioArgs *args)
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;
-    Sink sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
+    OriginSink recorded;
+    Sink sink = progress_sink(&progress, origin_sink(&recorded, store_sink(store), origin), stderr, args->quiet,
+                              sc->rounds, sc->name);
     RunOutcome outcome;
     status = sim_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
@@ -138,7 +141,7 @@ static int cli_run_replicated(int status)
  * database, shows progress and prints the report; the others send their rows nowhere.
  * Signals: rank 0 marks the run interrupted, the others ignore SIGINT/SIGTERM and are
  * ended by rank 0. */
-static int cli_run_ranks(const CliScenarioArgs *args)
+static int cli_run_ranks(const CliScenarioArgs *args, const RunOrigin *origin)
 {
     int rank = sweep_mpi_rank(), talk = rank == 0;
     if (!sweep_mpi_compiled()) {
@@ -190,10 +193,12 @@ static int cli_run_ranks(const CliScenarioArgs *args)
     }
     int db_existed = talk && access(args->db_path, F_OK) == 0;
     ProgressSink progress;
+    OriginSink recorded;
     Sink sink = sink_discard();
     if (talk) {
         interrupt_install();
-        sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
+        sink = progress_sink(&progress, origin_sink(&recorded, store_sink(store), origin), stderr, args->quiet,
+                             sc->rounds, sc->name);
     } else {
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, SIG_IGN);
@@ -248,7 +253,29 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
-    if (exit_status < 0) exit_status = sweep_mpi_size() > 1 ? cli_run_ranks(&args) : cli_run_scenario(&args);
+    if (exit_status < 0) {
+        /* provenance (runs.command, scenario_text, overrides): the file as read now; a
+         * file that cannot be read is reported by the run's own load. Under mpirun the
+         * command says with how many ranks (the rows are the same for any number). */
+        HsDiag ignored;
+        char *text = NULL;
+        if (cli_read_text(args.scenario_path, &text, &ignored) != HS_OK) text = NULL;
+        int n_ranks = sweep_mpi_size();
+        char *command = origin_command("run", argc, argv);
+        if (command && n_ranks > 1) {
+            size_t size = strlen(command) + 32;
+            char *ranked = malloc(size);
+            if (ranked) snprintf(ranked, size, "mpirun -np %d %s", n_ranks, command);
+            free(command);
+            command = ranked;
+        }
+        char *set = origin_overrides(args.overrides, args.n_overrides);
+        RunOrigin origin = {.command = command, .scenario_text = text, .overrides = set};
+        exit_status = n_ranks > 1 ? cli_run_ranks(&args, &origin) : cli_run_scenario(&args, &origin);
+        free(text);
+        free(command);
+        free(set);
+    }
     free(overrides);
     return exit_status;
 }

@@ -6,6 +6,7 @@
 #include "sim/run.h"
 
 #include "sim/stages/privacy.h"
+#include "sim/run_params.h"
 #include "sim/train/trainer.h"
 #include "sim/world/world_traces.h"
 
@@ -67,7 +68,7 @@ static SinkAgent *run_sink_agents(const Sim *sim)
     if (rows == NULL) return NULL;
     for (int i = 0; i < sim->world.n; i++) {
         const AgentProfile *a = &sim->world.agents[i];
-        rows[i] = (SinkAgent){.agent = i, .group = sim->sc->groups[a->group].name, .compute = a->compute,
+        rows[i] = (SinkAgent){.agent = i, .grp = sim->sc->groups[a->group].name, .compute = a->compute,
                               .uplink = a->uplink, .downlink = a->downlink, .latency = a->latency,
                               .samples = a->samples, .byzantine = a->byzantine};
     }
@@ -256,11 +257,19 @@ int sim_run_ranks(const Scenario *sc, Sink sink, TrainerRanks *ranks, HsDiag *di
         goto done;
     }
     SinkRunInfo info = {.name = sc->name, .scenario = sc->file, .method = sc->method, .seed = sc->seed,
-                        .mode = sc->mode == RUN_MODE_TRAIN ? "train" : "timing", .config = config};
+                        .mode = sc->mode == RUN_MODE_TRAIN ? "train" : "timing", .config = config,
+                        .threads = sc->mode == RUN_MODE_TRAIN ? trainer_thread_count(sc) : 0};
     if ((status = sink.ops->run_begin(sink.ctx, &info, &run.run_id)) != HS_OK) goto done;
     engine_set_run(sim->engine, run.run_id);
     outcome->run_id = run.run_id;
-    status = sink.ops->agents(sink.ctx, run.run_id, agents, sim->world.n);
+    if (sink.ops->params != NULL) {
+        RunParams params;
+        status = run_params_from_config(config, &params);
+        if (status == HS_OK) status = sink.ops->params(sink.ctx, run.run_id, params.rows, params.count);
+        else hs_diag_set(diag, status, NULL, 0, "out of memory");
+        run_params_free(&params);
+    }
+    if (status == HS_OK) status = sink.ops->agents(sink.ctx, run.run_id, agents, sim->world.n);
 
     int max_rounds = sc->rounds > 0 ? sc->rounds : RUN_MAX_ROUNDS;
     for (int round = 0; status == HS_OK && round < max_rounds; round++) {

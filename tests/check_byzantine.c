@@ -372,7 +372,7 @@ START_TEST(test_attackers_drawn_from_the_seed)
         char group[64];
         double x;
         if (*p == '\n') p++;
-        if (sscanf(p, "agent %d %63s %lf %lf %lf %lf %d %d", &agent, group, &x, &x, &x, &x, &samples, &byzantine) == 8)
+        if (sscanf(p, "agent %d %63s %lf %lf %d %lf %lf %d", &agent, group, &x, &x, &samples, &x, &x, &byzantine) == 8)
             flagged += byzantine;
     }
     ck_assert_int_eq(flagged, 2);

@@ -348,7 +348,7 @@ static void round_roles(const TestSink *ts, int r, char *roles, int n, int *pair
         int round, agent;
         double c, m, idle, off;
         char role[16];
-        if (sscanf(p, "agent_round %d %d %lf %lf %lf %lf %15s", &round, &agent, &c, &m, &idle, &off, role) == 7 &&
+        if (sscanf(p, "agent_round %d %d %lf %lf %lf %15s %lf", &round, &agent, &c, &m, &idle, role, &off) == 7 &&
             round == r && agent < n)
             roles[agent] = role[0];
     }

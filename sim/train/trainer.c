@@ -28,6 +28,11 @@ static int trainer_fail(Trainer *t, int status, const char *what)
     return hs_diag_set(t->diag, status, NULL, 0, "%s", what);
 }
 
+int trainer_thread_count(const Scenario *sc)
+{
+    return sc->threads > 0 ? sc->threads : sc->threads == SCENARIO_THREADS_EAGER ? 1 : workers_online_cpus();
+}
+
 int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out)
 {
     *out = NULL;
@@ -64,7 +69,7 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     if (status != HS_OK) goto fail;
     t->n_params = model_param_count(t->eval);
     t->eager = sc->threads == SCENARIO_THREADS_EAGER;
-    if ((status = trainer_slots_create(t, sc->threads > 0 ? sc->threads : t->eager ? 1 : workers_online_cpus())) != HS_OK) {
+    if ((status = trainer_slots_create(t, trainer_thread_count(sc))) != HS_OK) {
         status = trainer_fail(t, status, status == HS_E_NOMEM ? "out of memory for train mode"
                                                                : "cannot start the worker threads");
         goto fail;

@@ -22,6 +22,9 @@ typedef struct Trainer Trainer;
 /* Loads the data set and partitions it over world's agents; keeps sc, world and diag
  * (which must outlive it). Errors are written to diag. */
 int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out);
+/* The worker threads a train-mode run of sc computes its steps on: [run] threads, else
+ * one per online CPU (1 for SCENARIO_THREADS_EAGER). */
+int trainer_thread_count(const Scenario *sc);
 void trainer_free(Trainer *t);
 /* The round the run plays now: learning-rate schedule and messages follow it. */
 void trainer_begin_round(Trainer *t, int round);

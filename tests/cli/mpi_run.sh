@@ -96,6 +96,8 @@ check "2 ranks: the run is done" test "$(q "$tmp/talk.db" 'select status from ru
 check "2 ranks: the report is printed once" test "$(grep -c 'mpi-cnn' "$tmp/out")" = "$(
   "$HETSIM" run "$tmp/cnn.ini" --db "$tmp/talk1.db" 2> /dev/null | grep -c 'mpi-cnn')"
 check "2 ranks: no note of a sweep" test "$(grep -c sweep "$tmp/err")" = 0
+case "$(q "$tmp/talk.db" 'select command from runs')" in "mpirun -np 2 hetsim run "*) ok=0 ;; *) ok=1 ;; esac
+check "2 ranks: runs.command says how many ranks played the run" test $ok -eq 0
 
 sed 's/^rounds = 2/rounds = two/' "$tmp/cnn.ini" > "$tmp/bad.ini"
 mpi 2 "$HETSIM" run "$tmp/bad.ini" --db "$tmp/bad.db" > "$tmp/out" 2> "$tmp/err"

@@ -132,7 +132,7 @@ static int rec_activity(void *ctx, int64_t run_id, const SinkActivity *a)
 }
 
 static const SinkOps record_ops = {rec_run_begin, rec_agents, rec_round, rec_agent_rounds, rec_pairing,
-                                   rec_metric, rec_run_end, rec_activity};
+                                   rec_metric, rec_run_end, rec_activity, NULL};
 
 static void record_free(Record *r)
 {
@@ -748,7 +748,7 @@ static int export_trace(const char *path, char **set, int n_set)
     inidoc_free(&doc);
     if (status == 0) {
         r.backbone = sc.network.backbone;
-        status = engine_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
+        status = sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
     }
     const MethodOps *ops = status == 0 ? method_lookup(sc.method) : NULL;
     if (ops && (ops->capabilities & METHOD_USES_SERVER) && record_servers(&sc, &r, &diag) != 0) status = -1;
