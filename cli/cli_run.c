@@ -12,7 +12,6 @@
 #include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
 #include "sim/train/trainer.h"
-#include "sim/train/workers.h"
 #include "driver/sweep.h"
 
 #include <signal.h>
@@ -189,7 +188,8 @@ static int cli_run_ranks(const CliScenarioArgs *args, const RunOrigin *origin)
         /* the ranks on this node share its cores */
         const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
         int on_node = local && atoi(local) > 0 ? atoi(local) : 1;
-        sc->threads = workers_online_cpus() / on_node > 1 ? workers_online_cpus() / on_node : 1;
+        int cores = trainer_thread_count(sc); /* the node's cores, with threads unset */
+        sc->threads = cores / on_node > 1 ? cores / on_node : 1;
     }
     int db_existed = talk && access(args->db_path, F_OK) == 0;
     ProgressSink progress;
