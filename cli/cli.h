@@ -12,12 +12,16 @@
 
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
+/* `hetsim show` and `hetsim diff` (cli_show.c, cli_diff.c); argv[0] is the command word. */
+int cli_show(int argc, char **argv);
+int cli_diff(int argc, char **argv);
 
 /* The arguments `run` and `sweep` share. overrides has room for argc entries; the caller
  * allocates and frees it. */
 typedef struct CliScenarioArgs {
     const char *scenario_path;  /* NULL until given */
     const char *db_path;        /* "results.db" unless --db */
+    int db_given;               /* --db was given (else a note says where rows go) */
     const char **overrides;     /* --set values in order; --timing-only adds run.mode */
     int n_overrides;
     int quiet;
@@ -30,6 +34,13 @@ typedef struct CliScenarioArgs {
  * options must be tried before this. */
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args);
+
+/* The line every run and sweep prints on stdout once it has written to the database,
+ * --quiet or not, so scripts (python/hetsim.py) and people learn where the rows went:
+ * "database: PATH" with the path as given (results.db when --db was not). */
+void cli_print_database(const char *db_path);
+/* Without --db: a note on stderr (unless quiet) that rows go to ./results.db. */
+void cli_note_default_database(const CliScenarioArgs *args);
 
 /* Reads the file at path whole into a malloc'd, NUL-terminated *text (a sweep's text is
  * what every MPI rank resolves; a run records it as runs.scenario_text). HS_E_INPUT when
@@ -59,6 +70,12 @@ typedef struct CliOption {
 int cli_parse_db_command(const char *command, const char *usage, const CliOption *options,
                          int count, int argc, char **argv, const char **db_path, FILE *out,
                          FILE *err);
+
+/* The same for a command with n_operands operands (FILE.db RUN, ...) in operands[]:
+ * fewer or more is bad usage, said with operand_names ("FILE.db and a run id"). */
+int cli_parse_command(const char *command, const char *usage, const CliOption *options, int count, int argc,
+                      char **argv, const char **operands, int n_operands, const char *operand_names, FILE *out,
+                      FILE *err);
 
 /* A whole decimal number >= minimum, digits first (no sign, no space). With end_out
  * NULL nothing may follow it; otherwise *end_out gets where it stops. Returns 0 (the

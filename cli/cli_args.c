@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args)
@@ -14,6 +15,7 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
     const char *a = argv[*i];
     if (strcmp(a, "--db") == 0 && *i + 1 < argc) {
         args->db_path = argv[++*i];
+        args->db_given = 1;
     } else if (strcmp(a, "--set") == 0 && *i + 1 < argc) {
         args->overrides[args->n_overrides++] = argv[++*i];
     } else if (strncmp(a, "--set=", 6) == 0) {
@@ -85,12 +87,12 @@ static int cli_take_option(const char *command, const CliOption *options, int co
     return cli_usage_error(err, command, "unknown option '%s'", arg);
 }
 
-int cli_parse_db_command(const char *command, const char *usage, const CliOption *options,
-                         int count, int argc, char **argv, const char **db_path, FILE *out,
-                         FILE *err)
+int cli_parse_command(const char *command, const char *usage, const CliOption *options, int count, int argc,
+                      char **argv, const char **operands, int n_operands, const char *operand_names, FILE *out,
+                      FILE *err)
 {
-    int options_done = 0;
-    *db_path = NULL;
+    int options_done = 0, given = 0;
+    for (int k = 0; k < n_operands; k++) operands[k] = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (!options_done && arg[0] == '-' && arg[1] != '\0') {
@@ -103,14 +105,41 @@ int cli_parse_db_command(const char *command, const char *usage, const CliOption
                 int status = cli_take_option(command, options, count, argc, argv, &i, err);
                 if (status >= 0) return status;
             }
-        } else if (*db_path == NULL) {
-            *db_path = arg;
+        } else if (given < n_operands) {
+            operands[given++] = arg;
         } else {
-            return cli_usage_error(err, command, "unexpected argument '%s' (one FILE.db only)", arg);
+            fprintf(err, "hetsim %s: unexpected argument '%s' (it takes %s only)\nTry 'hetsim %s --help'.\n",
+                    command, arg, operand_names, command);
+            return 2;
         }
     }
-    if (*db_path == NULL) return cli_usage_error(err, command, "%s", "missing FILE.db");
+    if (given < n_operands) {
+        fprintf(err, "hetsim %s: missing %s\nTry 'hetsim %s --help'.\n", command,
+                given == 0 ? operand_names : "an argument", command);
+        return 2;
+    }
     return -1;
+}
+
+int cli_parse_db_command(const char *command, const char *usage, const CliOption *options,
+                         int count, int argc, char **argv, const char **db_path, FILE *out,
+                         FILE *err)
+{
+    return cli_parse_command(command, usage, options, count, argc, argv, db_path, 1, "FILE.db", out, err);
+}
+
+void cli_print_database(const char *db_path)
+{
+    printf("database: %s\n", db_path);
+    fflush(stdout);
+}
+
+void cli_note_default_database(const CliScenarioArgs *args)
+{
+    if (args->db_given || args->quiet) return;
+    char folder[4096];
+    fprintf(stderr, "hetsim: note: no --db given: the rows go to %s in %s\n", args->db_path,
+            getcwd(folder, sizeof folder) ? folder : "the current folder");
 }
 
 int cli_parse_whole(const char *text, int64_t minimum, int64_t *out, const char **end_out)

@@ -121,10 +121,10 @@ static int origin_params(void *ctx, int64_t id, const SinkParam *rows, int n)
 }
 
 static const SinkOps origin_ops = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
-                                   origin_pairing, origin_metric, origin_run_end, NULL, origin_params};
+                                   origin_pairing, origin_metric, origin_run_end, NULL, origin_params, NULL};
 static const SinkOps origin_ops_activity = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
                                             origin_pairing, origin_metric, origin_run_end, origin_activity,
-                                            origin_params};
+                                            origin_params, NULL};
 
 Sink origin_sink(OriginSink *o, Sink inner, const RunOrigin *origin)
 {

@@ -327,7 +327,7 @@ static int ls_run_end(void *ctx, int64_t id, const SinkRunEnd *e)
     return s->inner.ops->run_end(s->inner.ctx, id, e);
 }
 static const SinkOps label_ops = {ls_run_begin, ls_agents, ls_round, ls_agent_rounds, ls_pairing, ls_metric,
-                                  ls_run_end, NULL, NULL};
+                                  ls_run_end, NULL, NULL, NULL};
 
 /* The wire's flush: keeps every byte, to be replayed in pieces of chunk bytes. */
 typedef struct Captured {

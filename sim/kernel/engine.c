@@ -189,6 +189,7 @@ int engine_play(Engine *e)
 {
     const NetworkModel *model = e->model;
     int status = model->after_event ? model->after_event(e) : HS_OK;
+    void (*tick)(void *, int64_t, double) = e->sink.ops->tick;
     Event ev;
     while (status == HS_OK && !e->round_over) {
         if (!queue_pop(e->queue, &ev)) {
@@ -207,6 +208,7 @@ int engine_play(Engine *e)
         if (status == HS_OK && model->after_event) status = model->after_event(e);
         if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
         if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
+        if (tick != NULL) tick(e->sink.ctx, e->run_id, e->now);
     }
     return status;
 }

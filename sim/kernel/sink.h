@@ -266,6 +266,10 @@ typedef struct SinkOps {
     int (*activity)(void *ctx, int64_t run_id, const SinkActivity *activity);
     /* every resolved key of the run, right after run_begin (sim/run_params.h) */
     int (*params)(void *ctx, int64_t run_id, const SinkParam *rows, int count);
+    /* after every engine event, with the virtual time now: progress within a round for
+     * a person watching (cli/progress.c). Writes no rows and cannot fail; it must be
+     * cheap, as it runs once per event. */
+    void (*tick)(void *ctx, int64_t run_id, double t);
 } SinkOps;
 
 typedef struct Sink {

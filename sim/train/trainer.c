@@ -116,6 +116,13 @@ static void trainer_free_pair(SplitPair *p)
     free(p->sizes);
 }
 
+void trainer_set_tick(Trainer *t, void (*tick)(void *ctx), void *ctx)
+{
+    if (t == NULL) return;
+    t->tick = tick;
+    t->tick_ctx = ctx;
+}
+
 void trainer_free(Trainer *t)
 {
     if (t == NULL) return;
@@ -204,6 +211,7 @@ static void trainer_shared_wave_task(void *ctx, int task, int slot_index)
     int b = trainer_next_batch(t, slot, agent);
     t->wave_status[task] = model_grad_full_at(t->shared, model_params(t->shared), t->wave_grads + (size_t)task * t->n_params,
                                               slot->ws, slot->x, slot->y, b, &t->wave_losses[task]);
+    trainer_tick(t, slot_index);
 }
 
 /* One wave of a rank's own members: task k takes own member wave_first + k into its
@@ -225,6 +233,7 @@ static void trainer_own_wave_task(void *ctx, int task, int slot_index)
     TrainerResult *r = &wave->results[k];
     r->status = model_grad_full_at(t->shared, model_params(t->shared), t->own_grads + (size_t)k * t->n_params, slot->ws,
                                    slot->x, slot->y, b, &r->loss);
+    trainer_tick(t, slot_index);
 }
 
 /* Ranks: each rank computes its own members' gradients (in waves over its slots, all
@@ -671,6 +680,7 @@ static void trainer_eval_piece(void *ctx, int piece, int slot)
                                                              first, last - first, e->batch_loss + first,
                                                              e->batch_correct + first)
                                     : HS_OK;
+    trainer_tick(e->t, slot);
 }
 
 /* model_evaluate on the test rows (NULL: 0..n-1), the batches spread over the slots

@@ -135,7 +135,15 @@ struct Trainer {
     int n_tasks;
     float *own_grads;       /* (own members, n_params) shared gradients awaiting the ordered sum */
     size_t own_grads_count;
+    void (*tick)(void *ctx); /* trainer_set_tick; called on slot 0 (the engine's thread) only */
+    void *tick_ctx;
 };
+
+/* The tick after a task run on slot (only slot 0 is the engine's thread). */
+static inline void trainer_tick(const Trainer *t, int slot)
+{
+    if (slot == 0 && t->tick != NULL) t->tick(t->tick_ctx);
+}
 
 /* Replicas other ranks hold stale (the owner's copy is always current). */
 enum { TRAINER_REMOTE_PARAMS = 1, TRAINER_REMOTE_OPTIM = 2 };

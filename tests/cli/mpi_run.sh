@@ -74,7 +74,7 @@ check "run --help documents mpirun" test $? -eq 0
 
 # ---- the same rows for 1, 2 and 4 processes ----
 for method in sync localsgd dpsgd comdml; do
-  "$HETSIM" run "$tmp/cnn.ini" --set run.method=$method --threads 1 --db "$tmp/$method-one.db" --quiet 2> /dev/null
+  "$HETSIM" run "$tmp/cnn.ini" --set run.method=$method --threads 1 --db "$tmp/$method-one.db" --quiet > /dev/null 2>&1
   check "$method: one process exits 0" test $? -eq 0
   dump "$tmp/$method-one.db" > "$tmp/$method-one.txt"
   for np in 1 2 4; do
@@ -96,6 +96,7 @@ check "2 ranks: the run is done" test "$(q "$tmp/talk.db" 'select status from ru
 check "2 ranks: the report is printed once" test "$(grep -c 'mpi-cnn' "$tmp/out")" = "$(
   "$HETSIM" run "$tmp/cnn.ini" --db "$tmp/talk1.db" 2> /dev/null | grep -c 'mpi-cnn')"
 check "2 ranks: no note of a sweep" test "$(grep -c sweep "$tmp/err")" = 0
+check "2 ranks: one 'database:' line on stdout" test "$(grep -c "^database: $tmp/talk.db\$" "$tmp/out")" = 1
 case "$(q "$tmp/talk.db" 'select command from runs')" in "mpirun -np 2 hetsim run "*) ok=0 ;; *) ok=1 ;; esac
 check "2 ranks: runs.command says how many ranks played the run" test $ok -eq 0
 
