@@ -141,6 +141,7 @@ static int run_setup(Run *run, const Scenario *sc, Sink sink, TrainerRanks *rank
     if (run->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
     if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(sc, &sim->world, diag, &sim->trainer)) != HS_OK)
         return status;
+    if ((status = trainer_use_ranks(sim->trainer, ranks)) != HS_OK) return status;
     if (sink.ops->tick != NULL) trainer_set_tick(sim->trainer, run_tick, run);
     return run->method->create(sim, &run->method_state);
 }

@@ -267,6 +267,7 @@ static int trainer_shared_gradients_ranks(Trainer *t, const int *members, int n_
     }
     for (int k = 0, k_own = 0; k < n_members; k++)
         results[k] = trainer_mine(t, agents[k]) ? own_results[k_own++] : (TrainerResult){.loss = NAN};
+    trainer_ranks_note_steps(t, n_own, n_members);
     int status = trainer_ranks_share_results(t, results, agents, n_members);
     for (int k = 0; status == HS_OK && k < n_members; k++)
         status = trainer_count_loss(t, results[k].loss, results[k].status, agents[k]);

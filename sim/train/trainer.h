@@ -129,6 +129,10 @@ int trainer_ranks_size(const TrainerRanks *r);  /* 1 for NULL */
  * as rank 0's. */
 int trainer_ranks_agree(TrainerRanks *r, int status, int *failed_rank);
 void trainer_ranks_barrier(TrainerRanks *r);
+/* Since r was created: the queued steps and shared-gradient members of every run it took
+ * part in (*all) and those this rank computed (*mine); tests check that the work is
+ * divided, which the rows cannot show (0, 0 for NULL or a single process). */
+void trainer_ranks_steps(const TrainerRanks *r, long *mine, long *all);
 /* Ends every rank of the job (MPI_Abort) with exit code. */
 void trainer_ranks_abort(TrainerRanks *r, int code);
 /* From now on every rank makes the same calls on t, but each agent's arithmetic is done

@@ -178,6 +178,8 @@ int trainer_share_gradient(Trainer *t, int agent, float *grad, double *loss, int
  * every rank's share gathered into the whole arrays. */
 void trainer_ranks_batches(const Trainer *t, int n_batches, int rank, int *first, int *count);
 void trainer_ranks_gather_batches(Trainer *t, int n_batches, double *batch_loss, int *batch_correct);
+/* Counts work for trainer_ranks_steps: mine of all computed by this rank. */
+void trainer_ranks_note_steps(Trainer *t, long mine, long all);
 
 /* Worker slots and job queues (trainer_jobs.c). */
 int trainer_slots_create(Trainer *t, int threads);

@@ -259,6 +259,9 @@ static int trainer_share_jobs(Trainer *t)
         job->status = results[k].status;
         job->has_loss = results[k].has_loss;
     }
+    long mine = 0;
+    for (int k = 0; k < t->n_jobs; k++) mine += trainer_mine(t, t->jobs[k].agent);
+    trainer_ranks_note_steps(t, mine, t->n_jobs);
     for (int q = 0; q < t->n_pending; q++) t->remote[t->pending[q]] |= TRAINER_REMOTE_PARAMS | TRAINER_REMOTE_OPTIM;
     free(results);
     free(agents);

@@ -54,6 +54,7 @@ int trainer_mine(const Trainer *t, int agent)
 struct TrainerRanks {
     MPI_Comm comm;
     int rank, size;
+    long steps_mine, steps_all; /* trainer_ranks_steps */
 };
 
 enum { TRAINER_TAG_FOLD = 17 };
@@ -205,7 +206,7 @@ void trainer_ranks_gather_batches(Trainer *t, int n_batches, double *batch_loss,
 #else /* without MPI: a run is one process */
 
 struct TrainerRanks {
-    int unused;
+    long steps_mine, steps_all;
 };
 
 int trainer_ranks_create(TrainerRanks **out, HsDiag *diag)
@@ -270,6 +271,19 @@ void trainer_ranks_gather_batches(Trainer *t, int n_batches, double *batch_loss,
 }
 
 #endif
+
+void trainer_ranks_note_steps(Trainer *t, long mine, long all)
+{
+    if (t->ranks == NULL) return;
+    t->ranks->steps_mine += mine;
+    t->ranks->steps_all += all;
+}
+
+void trainer_ranks_steps(const TrainerRanks *r, long *mine, long *all)
+{
+    *mine = r ? r->steps_mine : 0;
+    *all = r ? r->steps_all : 0;
+}
 
 void trainer_ranks_batches(const Trainer *t, int n_batches, int rank, int *first, int *count)
 {

@@ -37,11 +37,24 @@ static const char *cnn =
     "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n"
     "[servers]\ncount = 1\ncompute = 10 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n";
 
+/* The methods whose agents' steps are queued, and so divided between the ranks (what
+ * docs/mpi-run.md lists as gaining): their runs must divide some. The others' gradients
+ * are handed back at once and computed by their owner in turn. */
+static int method_divides(const char *method)
+{
+    static const char *const dividing[] = {"sync", "localsgd", "qsr", "co2", "comdml", "ripples", "divshare",
+                                           "swift", "fedavg", "fedbuff", "sdfeel", NULL};
+    for (int k = 0; dividing[k]; k++)
+        if (strcmp(dividing[k], method) == 0) return 1;
+    return 0;
+}
+
 static int failures, passes;
+static long steps_all; /* rank 0: the steps of every ranked run */
 
 /* Every rank calls it with the same arguments. */
 static void check_rows(TrainerRanks *ranks, const char *text, const char *name, const char *const *set, int n,
-                       int threads)
+                       int threads, int must_divide)
 {
     int rank = trainer_ranks_rank(ranks);
     HsDiag diag;
@@ -56,18 +69,40 @@ static void check_rows(TrainerRanks *ranks, const char *text, const char *name, 
         if (status == HS_OK && !ok) status = hs_diag_set(&diag, HS_E_INTERNAL, NULL, 0, "one process wrote no metrics");
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int divided = 1;
+    long run_steps = 0;
     if (ok) {
         RunOutcome out;
+        long mine0, all0, mine1, all1, mine, sum = 0;
+        trainer_ranks_steps(ranks, &mine0, &all0);
         status = sim_run_ranks(&sc, test_sink_init(&ranked), ranks, &diag, &out);
-        if (rank == 0)
+        trainer_ranks_steps(ranks, &mine1, &all1);
+        /* the rows cannot tell a rank that trained every agent itself: every step of the
+         * run was computed by exactly one rank */
+        mine = mine1 - mine0;
+        MPI_Reduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
             ok = status == HS_OK && ranked.len == reference.len && memcmp(ranked.text, reference.text, ranked.len) == 0;
+            divided = sum == all1 - all0;
+            if (ok && !divided)
+                hs_diag_set(&diag, HS_E_INTERNAL, NULL, 0, "the ranks computed %ld steps of %ld", sum, all1 - all0);
+            ok = ok && divided;
+            if (ok && must_divide && all1 - all0 == 0) {
+                hs_diag_set(&diag, HS_E_INTERNAL, NULL, 0, "no step was divided between the ranks");
+                ok = 0;
+            }
+            run_steps = all1 - all0;
+            steps_all += run_steps;
+        }
         test_sink_free(&ranked);
     }
     if (rank == 0) {
-        char label[256] = "";
+        char label[256] = "", done[96];
+        snprintf(done, sizeof done, "rows identical to one process, each of %ld steps on one rank", run_steps);
         for (int k = 0; k < n; k++) snprintf(label + strlen(label), sizeof label - strlen(label), " %s", set[k]);
         printf("%s %s%s (%d ranks, %d threads): %s\n", ok ? "ok  " : "FAIL", name, label, trainer_ranks_size(ranks),
-               threads, ok ? "rows identical to one process" : status == HS_OK ? "rows differ from one process" : diag.message);
+               threads, ok ? done
+                           : status == HS_OK && divided ? "rows differ from one process" : diag.message);
         fflush(stdout);
         if (ok) passes++;
         else failures++;
@@ -91,7 +126,7 @@ int main(int argc, char **argv)
         char method[96];
         snprintf(method, sizeof method, "run.method=%s", (*m)->name);
         const char *set[] = {method};
-        check_rows(ranks, mlp, "mlp", set, 1, 1);
+        check_rows(ranks, mlp, "mlp", set, 1, 1, method_divides((*m)->name));
     }
     static const char *const variants[][3] = {
         {"run.method=sync", "compression.scheme=topk", "compression.feedback=ef21"},
@@ -116,7 +151,7 @@ int main(int argc, char **argv)
         {"run.method=sync", "method.deadline=2 ms", "agents.slow.count=3"},
     };
     for (size_t v = 0; !only && v < sizeof variants / sizeof *variants; v++)
-        check_rows(ranks, mlp, "mlp", variants[v], 3, 1);
+        check_rows(ranks, mlp, "mlp", variants[v], 3, 1, 0);
     /* the CNN under every method, and the four of tests/cli/mpi_run.sh with two threads
      * in every rank too */
     for (const MethodOps *const *m = method_all(); *m; m++) {
@@ -124,10 +159,15 @@ int main(int argc, char **argv)
         char method[96];
         snprintf(method, sizeof method, "run.method=%s", (*m)->name);
         const char *set[] = {method};
-        check_rows(ranks, cnn, "cnn", set, 1, 1);
+        check_rows(ranks, cnn, "cnn", set, 1, 1, method_divides((*m)->name));
         static const char *const core[] = {"sync", "localsgd", "dpsgd", "comdml"};
         for (size_t k = 0; k < sizeof core / sizeof *core; k++)
-            if (strcmp(core[k], (*m)->name) == 0) check_rows(ranks, cnn, "cnn", set, 1, 2);
+            if (strcmp(core[k], (*m)->name) == 0) check_rows(ranks, cnn, "cnn", set, 1, 2, method_divides((*m)->name));
+    }
+    /* and the suite did divide something */
+    if (trainer_ranks_rank(ranks) == 0 && steps_all == 0) {
+        printf("FAIL no ranked run queued a step\n");
+        failures++;
     }
     int failed = failures;
     MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
