@@ -2,12 +2,29 @@
  * and the option helpers of `hetsim report` and `hetsim plot`. */
 #include "cli/cli.h"
 
+#include "base/input_file.h"
+#include "sim/scenario/scenario.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+int cli_check_database(const char *path, HsDiag *diag)
+{
+    return input_file_check(path, INPUT_FILE_ABSENT_OR_REGULAR, diag);
+}
+
+int cli_apply_overrides(IniDoc *doc, const CliScenarioArgs *args, HsDiag *diag)
+{
+    int status = HS_OK;
+    for (int i = 0; status == HS_OK && i < args->n_groups; i++) status = scenario_add_group(doc, args->groups[i], diag);
+    for (int i = 0; status == HS_OK && i < args->n_overrides; i++)
+        status = inidoc_apply_set(doc, args->overrides[i], diag);
+    return status;
+}
 
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args)
@@ -20,6 +37,10 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
         args->overrides[args->n_overrides++] = argv[++*i];
     } else if (strncmp(a, "--set=", 6) == 0) {
         args->overrides[args->n_overrides++] = a + 6;
+    } else if (strcmp(a, "--add-group") == 0 && *i + 1 < argc) {
+        args->groups[args->n_groups++] = argv[++*i];
+    } else if (strncmp(a, "--add-group=", 12) == 0) {
+        args->groups[args->n_groups++] = a + 12;
     } else if (strcmp(a, "--timing-only") == 0) {
         args->overrides[args->n_overrides++] = "run.mode=timing";
     } else if (strcmp(a, "--quiet") == 0) {
@@ -161,42 +182,4 @@ int cli_usage_error(FILE *err, const char *command, const char *fmt, const char 
     fprintf(err, fmt, arg);
     fprintf(err, "\nTry 'hetsim %s --help'.\n", command);
     return 2;
-}
-
-/* The scenario text as read (see cli.h). */
-int cli_read_text(const char *path, char **text, HsDiag *diag)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-    if (read_error) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
-    }
-    *text = buf;
-    return HS_OK;
 }

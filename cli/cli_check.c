@@ -9,21 +9,24 @@
  * numbered from 1 in the order the sweep expands them, which is their run ids' order. */
 #include "cli/cli_check.h"
 
+#include "base/input_file.h"
 #include "cli/cli_only.h"
 #include "driver/sweep.h"
+#include "sim/scenario/inidoc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char cli_check_usage[] =
-    "usage: hetsim check SCENARIO.ini [--set SECTION.KEY=VALUE]... [--only KEY=V1,V2]... [--timing-only]\n"
-    "                    [--db FILE]\n"
+    "usage: hetsim check SCENARIO.ini [--set SECTION.KEY=VALUE]... [--add-group NAME]... [--only KEY=V1,V2]...\n"
+    "                    [--timing-only] [--db FILE]\n"
     "\n"
     "Checks the scenario as `hetsim sweep` would (every key of every point, every run's\n"
     "agents drawn) and prints the resolved scenario (every key, SI units: an INI file\n"
     "that runs the same) and, for a sweep, the numbered list of its points. Nothing is\n"
     "written. `hetsim run --dry-run` and `hetsim sweep --dry-run` do the same.\n"
     "  --set S.K=VALUE    override a scenario key, as run and sweep take it\n"
+    "  --add-group NAME   add an empty group [agents.NAME] for --set to fill\n"
     "  --only KEY=V1,V2   keep the points whose swept KEY is one of the values, as\n"
     "                     `hetsim sweep --only` would run them (repeatable)\n"
     "  --timing-only      same as --set run.mode=timing\n"
@@ -84,10 +87,9 @@ int cli_check_sweep(const char *command, const CliScenarioArgs *args, const char
     memset(&doc, 0, sizeof doc);
     memset(&sw, 0, sizeof sw);
     int exit_status = 0, status = sc ? HS_OK : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    if (status == HS_OK) status = cli_read_text(args->scenario_path, &text, &diag);
+    if (status == HS_OK) status = input_file_read_text(args->scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag);
     if (status == HS_OK) status = inidoc_load_string(args->scenario_path, text, &doc, &diag);
-    for (int i = 0; status == HS_OK && i < args->n_overrides; i++)
-        status = inidoc_apply_set(&doc, args->overrides[i], &diag);
+    if (status == HS_OK) status = cli_apply_overrides(&doc, args, &diag);
     if (status == HS_OK) status = sweep_parse(&doc, &sw, &diag);
     if (status != HS_OK) goto fail;
     if ((selected = malloc((size_t)sw.n_runs)) == NULL) {
@@ -143,7 +145,8 @@ done:
 
 int cli_check(int argc, char **argv)
 {
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    /* room for argc --set values, then argc --add-group names */
+    const char **overrides = calloc(2 * ((size_t)argc + 1), sizeof *overrides);
     const char **only = calloc((size_t)argc + 1, sizeof *only);
     int n_only = 0, exit_status = -1;
     if (overrides == NULL || only == NULL) {
@@ -151,7 +154,7 @@ int cli_check(int argc, char **argv)
         free(only);
         return cli_fail(HS_E_NOMEM, "out of memory");
     }
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides, .groups = overrides + argc + 1};
     for (int i = 0; exit_status < 0 && i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cli_check_usage, stdout);

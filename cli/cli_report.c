@@ -75,9 +75,10 @@ int cli_report_stream(int argc, char **argv, FILE *out, FILE *err)
     HsDiag diag;
     hs_diag_clear(&diag);
     unsigned flags = csv ? REPORT_CSV : json ? REPORT_JSON : 0;
-    int status = run_text != NULL
-                     ? report_print_run(path, run_id, flags | REPORT_ROUNDS, out, &diag)
-                     : report_print_tables(path, sweep, table, flags, out, &diag);
+    int status = cli_check_database(path, &diag);
+    if (status == HS_OK)
+        status = run_text != NULL ? report_print_run(path, run_id, flags | REPORT_ROUNDS, out, &diag)
+                                  : report_print_tables(path, sweep, table, flags, out, &diag);
     if (status != HS_OK) fprintf(err, "hetsim: %s\n", diag.message);
     return hs_error_exit_status(status);
 }

@@ -9,11 +9,10 @@
 
 #include <stdint.h>
 
-/* The base point of the scenario (the file without [sweep], with the overrides); a
- * [sweep] in the file is checked as `hetsim sweep` checks it, *sweep_runs its run count
- * (0 without [sweep]). */
-int cli_run_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
-                 int64_t *sweep_runs, HsDiag *diag);
+/* The base point of the scenario (text, the file read once, without [sweep], with the
+ * overrides); a [sweep] in the file is checked as `hetsim sweep` checks it, *sweep_runs
+ * its run count (0 without [sweep]). */
+int cli_run_load(const CliScenarioArgs *args, const char *text, Scenario *sc, int64_t *sweep_runs, HsDiag *diag);
 /* One line on stderr for what the file holds that this run does not use. */
 void cli_run_notes(const Scenario *sc, int64_t sweep_runs, const char *path);
 /* Removes a database and its -wal and -shm files (a run refused before it started). */

@@ -32,12 +32,12 @@ static int cli_run_replicated(int status)
 /* Every rank loads the scenario; rank 0 opens the database. HS_OK on every rank or the
  * first failure's status on every rank (each failure named once, by the rank that met it
  * alone or by rank 0 when all met it). */
-static int cli_run_ranks_open(TrainerRanks *ranks, const CliScenarioArgs *args, Scenario *sc, Store **store,
-                              HsDiag *diag)
+static int cli_run_ranks_open(TrainerRanks *ranks, const CliScenarioArgs *args, const char *text, Scenario *sc,
+                              Store **store, HsDiag *diag)
 {
     int rank = trainer_ranks_rank(ranks), talk = rank == 0;
     int64_t sweep_runs;
-    int status = cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, diag);
+    int status = cli_run_load(args, text, sc, &sweep_runs, diag);
     int failed_rank, agreed = trainer_ranks_agree(ranks, status, &failed_rank);
     if (status != HS_OK && failed_rank == rank && !talk) fprintf(stderr, "hetsim: rank %d: %s\n", rank, diag->message);
     if (agreed == HS_OK && talk) {
@@ -76,7 +76,7 @@ int cli_run_ranks(const CliScenarioArgs *args, const RunOrigin *origin)
     Scenario *sc = malloc(sizeof *sc);
     int status = sc ? HS_OK : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
     /* a rank without memory for the scenario meets the others at the first agreement */
-    int agreed = sc ? cli_run_ranks_open(ranks, args, sc, &store, &diag) : trainer_ranks_agree(ranks, status, NULL);
+    int agreed = sc ? cli_run_ranks_open(ranks, args, origin->scenario_text, sc, &store, &diag) : trainer_ranks_agree(ranks, status, NULL);
     if (agreed != HS_OK) {
         store_close(store);
         free(sc);

@@ -28,6 +28,7 @@
 #include "driver/origin.h"
 
 #include "analysis/store.h"
+#include "base/input_file.h"
 #include "cli/cli_check.h"
 #include "cli/cli_only.h"
 #include "cli/progress.h"
@@ -44,8 +45,9 @@
 #include <unistd.h>
 
 static const char cli_sweep_usage[] =
-    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
-    "                    [--only KEY=V1,V2]... [--dry-run] [--timing-only] [--threads N] [--quiet]\n"
+    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "                    [--jobs N] [--resume] [--only KEY=V1,V2]... [--dry-run] [--timing-only]\n"
+    "                    [--threads N] [--quiet]\n"
     "\n"
     "Runs every point of the scenario's [sweep] (Cartesian product of the listed values,\n"
     "`repeat` seeds each) and appends them to the database (default results.db).\n"
@@ -59,7 +61,9 @@ static const char cli_sweep_usage[] =
     "                     --resume add to the same sweep\n"
     "  --dry-run          check every point, print the resolved scenario and the\n"
     "                     numbered points (as `hetsim check`); write nothing\n"
-    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win)\n"
+    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win);\n"
+    "                     a group key only for a group the file defines\n"
+    "  --add-group NAME   add an empty group [agents.NAME] for --set and [sweep] keys\n"
     "  --timing-only      same as --set run.mode=timing\n"
     "  --threads N        worker threads per train-mode run (default: [run] threads, else\n"
     "                     cores / jobs, at least 1; 1 per rank under mpirun)\n"
@@ -70,6 +74,11 @@ static const char cli_sweep_usage[] =
     "  database: PATH\n";
 
 /* ---- the command ---- */
+
+static int cli_preflight_check(void *ctx, const Scenario *sc, HsDiag *diag)
+{
+    return cli_preflight(ctx, sc, diag);
+}
 
 static int sweep_cores(void)
 {
@@ -275,14 +284,15 @@ static void sweep_print_resume(int argc, char **argv, int resume, int mpi_size)
 int cli_sweep(int argc, char **argv)
 {
     int resume = 0, jobs = 0, dry_run = 0, n_only = 0;
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    /* room for argc --set values, then argc --add-group names */
+    const char **overrides = calloc(2 * ((size_t)argc + 1), sizeof *overrides);
     const char **only = calloc((size_t)argc + 1, sizeof *only);
     if (overrides == NULL || only == NULL) {
         free(overrides);
         free(only);
         return cli_fail(HS_E_NOMEM, "out of memory");
     }
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides, .groups = overrides + argc + 1};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -365,12 +375,11 @@ int cli_sweep(int argc, char **argv)
         mpi_started = 1;
     }
     /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
-    if (talk) status = cli_read_text(scenario_path, &text, &diag);
+    if (talk) status = input_file_read_text(scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag);
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
-    for (int i = 0; i < n_overrides; i++)
-        if ((status = inidoc_apply_set(&doc, overrides[i], &diag)) != HS_OK) goto fail;
+    if ((status = cli_apply_overrides(&doc, &args, &diag)) != HS_OK) goto fail;
     if ((status = sweep_parse(&doc, &sw, &diag)) != HS_OK) goto fail;
     n_selected = sw.n_runs;
     if (n_only > 0) {
@@ -387,7 +396,7 @@ int cli_sweep(int argc, char **argv)
     }
     /* provenance of every run (driver/origin.h); every rank has the text and the command */
     origin_command_text = origin_command("sweep", argc, argv);
-    origin_set_text = origin_overrides(overrides, n_overrides);
+    origin_set_text = origin_overrides(args.groups, args.n_groups, overrides, n_overrides);
     origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text};
     sw.origin = &origin;
     if (talk && !quiet)
@@ -400,7 +409,16 @@ int cli_sweep(int argc, char **argv)
                     fprintf(stderr, "hetsim: note: --set %s is replaced by the swept values of %s (%s:%d)\n",
                             overrides[i], name, scenario_path, sw.axes[a].line);
             }
-    if ((status = sweep_resolve(&sw, &diag)) != HS_OK) goto fail;
+    /* rank 0 reads every input file (traces and the like at resolution, the datasets
+     * here) before it opens the database */
+    CliPreflight preflight = {0};
+    if (talk) {
+        sw.check_run = cli_preflight_check;
+        sw.check_ctx = &preflight;
+    }
+    status = sweep_resolve(&sw, &diag);
+    cli_preflight_free(&preflight);
+    if (status != HS_OK) goto fail;
     /* jobs x threads stay within the cores; MPI ranks usually fill a node's cores already */
     int busy_jobs = sw.n_runs < jobs ? (int)sw.n_runs : jobs;
     sw.threads_default = mpi || busy_jobs < 1 ? 1 : (sweep_cores() / busy_jobs > 1 ? sweep_cores() / busy_jobs : 1);
@@ -416,7 +434,8 @@ int cli_sweep(int argc, char **argv)
     }
 
     cli_note_default_database(&args);
-    if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
+    if ((status = cli_check_database(db_path, &diag)) != HS_OK || (status = store_open(db_path, &store, &diag)) != HS_OK)
+        goto fail;
     status = sweep_plan(store, &sw, resume, selected, n_selected, db_path, quiet, &todo, &n_todo, &n_kept,
                         &n_kept_diverged, &diag);
     if (status != HS_OK) goto fail;

@@ -48,7 +48,15 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     t->batch = sc->model.batch;
     gsl_rng *data_rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_DATA);
     if (data_rng == NULL) goto nomem;
-    status = dataset_load(&sc->data, data_rng, &t->data, t->diag);
+    /* the data set's own errors name its file; put the scenario's [data] line before them
+     * (the commands read the files before the database; this is where a library caller
+     * or a file changed since then meets them) */
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    status = dataset_load(&sc->data, data_rng, &t->data, &inner);
+    if (status != HS_OK)
+        hs_diag_set(t->diag, status, NULL, 0, "%s%s%s", status == HS_E_INPUT ? sc->data_where : "",
+                    status == HS_E_INPUT && sc->data_where[0] ? ": " : "", inner.message);
     if (status == HS_OK) {
         int *samples = malloc((size_t)n * sizeof *samples);
         if (samples == NULL) status = HS_E_NOMEM;

@@ -77,7 +77,7 @@ check "no instance exits 2" test $? -eq 2
 check "two instances exit 2" test $? -eq 2
 "$HETSIM" pair "$tmp/none.ini" 2> "$tmp/err"
 check "missing file exits 2" test $? -eq 2
-check "missing file is named" grep -q "none.ini: cannot open" "$tmp/err"
+check "missing file is named" grep -q "none.ini: not found" "$tmp/err"
 "$HETSIM" pair --help > "$tmp/out"
 check "--help exits 0" test $? -eq 0
 check "--help lists the solvers" grep -q "exact|ip|greedy" "$tmp/out"
