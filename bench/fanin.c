@@ -30,7 +30,7 @@
  * settled one by one, the arithmetic of the first versions). Prints figures; never fails
  * on time. */
 #include "bench/bench.h"
-#include "sim/network.h"
+#include "sim/kernel/network.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
  * insertion sort, O(K^2) for K clients a round: from about 100,000 clients that, not the
  * network, is the cost here. Never fails on time. */
 #include "bench/bench.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +53,7 @@ static double bench_run(int n, int rounds, double *cpu, double *sim_time)
     inidoc_free(&doc);
     RunOutcome out;
     double start = bench_seconds(), c0 = cpu_seconds();
-    int status = engine_run(&sc, sink_discard(), &diag, &out);
+    int status = sim_run(&sc, sink_discard(), &diag, &out);
     double wall = bench_seconds() - start;
     *cpu = cpu_seconds() - c0;
     if (status != HS_OK) {
