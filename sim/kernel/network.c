@@ -1395,7 +1395,11 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     net->live++;
     if (ring_reserve(net, r, n) != HS_OK) return HS_E_NOMEM;
     ring = &net->rings[r];
-    memcpy(ring->members, members, (size_t)n * sizeof *members);
+    if (members)
+        memcpy(ring->members, members, (size_t)n * sizeof *members);
+    else
+        for (int k = 0; k < n; k++) ring->members[k] = k;
+    members = ring->members;
     int alone = !isfinite(net->opt.backbone) && net->opt.capacity == NULL;
     for (int k = 0; alone && k < n; k++) {
         const NetLink *up = &net->links[link_up(net, members[k])], *down = &net->links[link_down(net, members[k])];

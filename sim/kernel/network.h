@@ -110,7 +110,7 @@ void network_free(Network *net);
 int network_send(Network *net, double now, int from, int to, double bytes, NetworkPayload payload);
 
 /* Starts a ring all-reduce of bytes per member (members in ring order; n >= 2; the array
- * is copied). Returns 0 or HS_E_NOMEM. */
+ * is copied; NULL: agents 0..n-1). Returns 0 or HS_E_NOMEM. */
 int network_ring_start(Network *net, double now, const int *members, int n, double bytes,
                        NetworkPayload payload);
 
