@@ -678,6 +678,140 @@ START_TEST(test_train_mode_times_like_timing_mode)
 }
 END_TEST
 
+/* ---- groups against the exact allocation: a fan-in of thousands of flows ---- */
+
+static void fanin_done(void *ctx, const NetworkPayload *p, double t)
+{
+    ((double *)ctx)[p->data] = t;
+}
+
+/* The star's arrivals in long double: at every activation or completion, the max-min
+ * allocation from scratch (clients by uplink: each takes its uplink while that is below
+ * the fair share of what is left of the server's downlink), then every flow advances to
+ * the next event (bench/fanin's reference). O(n) per event. */
+static void fanin_reference(int n, const double *up, double server_down, const double *active, double bytes,
+                            const int *by_up, double *arrival)
+{
+    int *state = calloc((size_t)n, sizeof *state);
+    long double *left = malloc((size_t)n * sizeof *left), *rate = malloc((size_t)n * sizeof *rate);
+    ck_assert(state && left && rate);
+    for (int i = 0; i < n; i++) left[i] = bytes;
+    long double now = 0;
+    for (int remaining = n; remaining > 0;) {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            if (state[i] == 0 && active[i] <= now) state[i] = 1;
+            m += state[i] == 1;
+        }
+        long double residual = server_down, level = 0;
+        for (int k = 0, rest = m; k < n; k++) {
+            int i = by_up[k];
+            if (state[i] != 1) continue;
+            if ((long double)up[i] * rest <= residual) {
+                rate[i] = up[i];
+                residual -= up[i];
+                rest--;
+            } else {
+                rate[i] = -1; /* at the level */
+            }
+            if (rest > 0) level = residual / rest;
+        }
+        long double next = INFINITY;
+        for (int i = 0; i < n; i++) {
+            if (state[i] == 1 && rate[i] < 0) rate[i] = level;
+            if (state[i] == 0 && active[i] < next) next = active[i];
+            if (state[i] == 1 && now + left[i] / rate[i] < next) next = now + left[i] / rate[i];
+        }
+        for (int i = 0; i < n; i++) {
+            if (state[i] != 1) continue;
+            left[i] -= rate[i] * (next - now);
+            if (left[i] <= 1e-9L * bytes) {
+                state[i] = 2;
+                arrival[i] = (double)next;
+                remaining--;
+            }
+        }
+        now = next;
+    }
+    free(state);
+    free(left);
+    free(rate);
+}
+
+static const double *fanin_sort_up;
+
+static int fanin_by_up(const void *a, const void *b)
+{
+    double x = fanin_sort_up[*(const int *)a], y = fanin_sort_up[*(const int *)b];
+    return x < y ? -1 : x > y ? 1 : *(const int *)a - *(const int *)b;
+}
+
+START_TEST(test_fanin_groups_within_1e12_of_exact)
+{
+    /* 3,000 uploads into one server's downlink (a federated round): a group forms and
+     * every arrival is within 1e-12 relative of the exact allocation (long double, from
+     * scratch at every event); the flows settled one by one drift further from it as
+     * their count grows (4.4e-12 at 10,000: docs/results/network.md) */
+    enum { N = 3000 };
+    static double up[N + 1], down[N + 1], lat[N + 1], start[N], active[N], grouped[N], single[N], exact[N];
+    static int order[N], by_up[N];
+    srand(36);
+    for (int i = 0; i < N; i++) {
+        up[i] = 1.25e6 * (10 + rand() % 91);
+        down[i] = 12.5e6;
+        lat[i] = 1e-3 * (1 + rand() % 20);
+        start[i] = (rand() % 100000) * 1e-5;
+        order[i] = by_up[i] = i;
+    }
+    up[N] = down[N] = 125e6;
+    lat[N] = 5e-3;
+    for (int i = 1; i < N; i++) /* sends in time order */
+        for (int j = i; j > 0 && start[order[j - 1]] > start[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    fanin_sort_up = up;
+    qsort(by_up, N, sizeof *by_up, fanin_by_up);
+    NetworkStats stats[2];
+    for (int mode = 0; mode < 2; mode++) {
+        double *arrival = mode ? single : grouped;
+        NetworkOptions o = {.n_agents = N + 1, .uplink = up, .downlink = down, .latency = lat,
+                            .backbone = INFINITY, .latency_factor = 1, .bandwidth_factor = 1,
+                            .group_min = mode ? -1 : 0};
+        NetworkHooks h = {.ctx = arrival, .done = fanin_done};
+        Network *net = network_create(&o, &h);
+        ck_assert_ptr_nonnull(net);
+        for (int next = 0;;) {
+            double t;
+            ck_assert_int_eq(network_next_time(net, &t), 0);
+            if (next < N && start[order[next]] <= t) {
+                int i = order[next++];
+                NetworkPayload payload = {.kind = 0, .agent = N, .data = i};
+                ck_assert_int_eq(network_send(net, start[i], i, N, 1e6, payload), 0);
+                continue;
+            }
+            if (!(t < INFINITY)) break;
+            ck_assert_int_eq(network_advance(net, t), 0);
+        }
+        network_stats(net, &stats[mode]);
+        network_free(net);
+    }
+    ck_assert(stats[0].groups > 0 && stats[0].joined > N / 2 && stats[1].groups == 0);
+    for (int i = 0; i < N; i++) active[i] = start[i] + (lat[i] > lat[N] ? lat[i] : lat[N]);
+    fanin_reference(N, up, down[N], active, 1e6, by_up, exact);
+    double worst[2] = {0, 0};
+    for (int i = 0; i < N; i++) {
+        double g = fabs(grouped[i] - exact[i]) / exact[i], s = fabs(single[i] - exact[i]) / exact[i];
+        ck_assert_msg(g <= 1e-12, "client %d: with groups %.17g, exact %.17g", i, grouped[i], exact[i]);
+        if (g > worst[0]) worst[0] = g;
+        if (s > worst[1]) worst[1] = s;
+    }
+    fprintf(stderr, "fan-in of %d against the exact allocation: with groups %.3g, every flow settled %.3g\n", N,
+            worst[0], worst[1]);
+}
+END_TEST
+
 static Suite *network_suite(void)
 {
     Suite *s = suite_create("network");
@@ -690,6 +824,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_weighted_shares);
     tcase_add_test(tc, test_incremental_equals_naive_twin);
     tcase_add_test(tc, test_groups_equal_single_flows);
+    tcase_add_test(tc, test_fanin_groups_within_1e12_of_exact);
     tcase_add_test(tc, test_ring_closed_form_equals_hop_by_hop);
     tcase_add_test(tc, test_ring_turns_into_hops_when_a_flow_arrives);
     tcase_add_test(tc, test_network_section_errors);
