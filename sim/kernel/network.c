@@ -48,12 +48,17 @@ typedef struct NetFlow {
     double updated;
     double latency;
     double when;
-    double bytes;      /* for the trace hook */
-    double created;    /* its latency began */
-    double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;
+} NetFlow;             /* 152 bytes: what only the trace hook reads is in FlowTrace */
+
+/* What the trace hook reports of a flow, beside the flows and only when there is a hook:
+ * a step of D-PSGD has four flows an agent alive, and these would be 24 bytes of each. */
+typedef struct FlowTrace {
+    double bytes;
+    double created;    /* its latency began */
+    double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
+} FlowTrace;
 
 /* A flow on a link, with the copies of its share, weight and whether this link holds
  * it that the recomputation reads: scanning a link touches no flow. */
@@ -183,6 +188,7 @@ struct Network {
     NetLink *links;
     NetAgent *agents;  /* (n) */
     NetFlow *flows;
+    FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
     int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
@@ -518,6 +524,11 @@ static int flow_alloc(Network *net)
         int *index = realloc(net->index, (size_t)cap * sizeof *index);
         if (index) net->index = index;
         if (mark == NULL || index == NULL) return -1;
+        if (net->hooks.traced) {
+            FlowTrace *trace = realloc(net->trace, (size_t)cap * sizeof *trace);
+            if (trace == NULL) return -1;
+            net->trace = trace;
+        }
         net->cap_flows = cap;
     }
     f = net->made_flows++;
@@ -564,7 +575,7 @@ static int flow_begin_latency(Network *net, int f, double wait)
     NetFlow *flow = &net->flows[f];
     flow->state = FLOW_LATENCY;
     flow->when = net->now + wait;
-    flow->created = net->now;
+    if (net->trace) net->trace[f].created = net->now;
     if (net->opt.uplink_fifo) net->sending[flow->src] = 1;
     return heap_update(net, handle(HANDLE_FLOW, f));
 }
@@ -576,7 +587,7 @@ static int flow_activate(Network *net, int f)
     flow->state = FLOW_ACTIVE;
     flow->share = 0;
     flow->updated = net->now;
-    if (isnan(flow->activated)) flow->activated = net->now;
+    if (net->trace && isnan(net->trace[f].activated)) net->trace[f].activated = net->now;
     flow->when = INFINITY;
     activity_open(net, flow->src);
     if (flow->dst != flow->src) activity_open(net, flow->dst);
@@ -629,9 +640,9 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     flow->heap = -1;
     flow->bottleneck = -1;
     flow->next = -1;
-    flow->bytes_left = flow->bytes = bytes;
+    flow->bytes_left = bytes;
     flow->updated = net->now;
-    flow->activated = NAN;
+    if (net->trace) net->trace[f] = (FlowTrace){.bytes = bytes, .created = 0, .activated = NAN};
     flow->seq = net->seq++;
     flow->payload = payload;
     double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
@@ -674,7 +685,8 @@ static int flow_finish(Network *net, int f)
     activity_close(net, flow->src);
     if (flow->dst != flow->src) activity_close(net, flow->dst);
     if (net->hooks.traced)
-        net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, flow->bytes, flow->created, flow->activated, net->now);
+        net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
+                          net->trace[f].activated, net->now);
     int src = flow->src, ring = flow->ring;
     NetworkPayload payload = flow->payload;
     flow_release(net, f);
@@ -1058,7 +1070,7 @@ static int group_create(Network *net, int l, double level)
     p->bottleneck = l;
     p->heap = -1;
     p->when = INFINITY;
-    p->activated = NAN;
+    if (net->trace) net->trace[f] = (FlowTrace){.bytes = 0, .created = 0, .activated = NAN};
     net->stats.groups++;
     if (link_add_entry(net, l, f) != HS_OK) return HS_E_NOMEM;
     return gi;
@@ -1369,11 +1381,13 @@ static int ring_convert(Network *net, int r)
             double left = chunk - rate * (offset - lat);
             status = flow_start(net, ring->members[k], ring->members[(k + 1) % n], left > 0 ? left : 0, r,
                                 ring->payload, 0, &f);
-            if (status == HS_OK) net->flows[f].activated = step_start + lat;
+            if (status == HS_OK && net->trace) net->trace[f].activated = step_start + lat;
         }
         if (status != HS_OK) return status;
-        net->flows[f].created = step_start;
-        net->flows[f].bytes = chunk;
+        if (net->trace) {
+            net->trace[f].created = step_start;
+            net->trace[f].bytes = chunk;
+        }
     }
     if (net->rings[r].pending == 0) return ring_step_over(net, r); /* the step ended just now */
     return HS_OK;
@@ -1923,7 +1937,8 @@ void network_trace_pending(Network *net)
     for (int f = 0; f < net->made_flows; f++) {
         const NetFlow *flow = &net->flows[f];
         if (flow->state == FLOW_LATENCY || flow->state == FLOW_ACTIVE)
-            net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, flow->bytes, flow->created, flow->activated, INFINITY);
+            net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
+                              net->trace[f].activated, INFINITY);
     }
     /* closed-form rings still running: the steps begun by now, not traced yet (a step is
      * traced as a whole when the next begins); a hop not done by now ends at INFINITY,
@@ -2155,6 +2170,7 @@ void network_free(Network *net)
     free(net->aux);
     free(net->agents);
     free(net->flows);
+    free(net->trace);
     free(net->mark);
     free(net->index);
     free(net->rings);
