@@ -690,7 +690,7 @@ static int exact_compare_double(const void *a, const void *b)
 
 /* A finite backbone that every pair's activations cross: the solver gives each pair the
  * backbone to itself. Exact when it cannot fill (backbone >= the sum of the uplinks);
- * otherwise never pessimistic, and the figures say how optimistic (README, ComDML notes). */
+ * otherwise never pessimistic, and the figures say how optimistic (docs/methods/comdml-notes.md). */
 START_TEST(test_exact_cost_under_a_shared_backbone)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
@@ -756,6 +756,8 @@ static Suite *comdml_suite(void)
     tcase_add_test(churn, test_train_mode_times_like_timing_mode_under_churn);
     tcase_add_test(churn, test_churn_runs_repeat_bitwise);
     tcase_add_test(churn, test_dropped_top_does_not_pull_the_average);
+    /* four train-mode runs: Check's 4 s default expires on a loaded machine */
+    tcase_set_timeout(churn, 120);
     suite_add_tcase(s, churn);
     return s;
 }

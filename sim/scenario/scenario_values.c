@@ -1,9 +1,11 @@
-/* scenario_values.c — the value readers of scenario resolution (scenario_resolver.h):
- * numbers with units and ranges, whole numbers, choices, lists, paths, and the messages
- * that name where a bad value came from. */
+/* scenario_values.c — the value helpers of scenario resolution (scenario_resolver.h):
+ * whole numbers, choices, lists, plain text, input paths, and the messages that name
+ * where a bad value came from. The schema's reader (scenario_read.c) builds on them. */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario_resolver.h"
+
+#include "base/names.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,6 +35,59 @@ const char *scenario_section_where(const IniDoc *doc, const char *section, char 
     return where;
 }
 
+int scenario_add_group(IniDoc *doc, const char *name, HsDiag *diag)
+{
+    char section[INIDOC_NAME_MAX + 8];
+    size_t len = strlen(name);
+    int control = 0;
+    for (const char *p = name; *p; p++) control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (len == 0 || control || isspace((unsigned char)name[0]) || isspace((unsigned char)name[len - 1]) ||
+        strpbrk(name, "[];#=") != NULL)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0,
+                           "'%.80s' is not a group name (text without control characters, blanks at its ends, "
+                           "or any of [ ] ; # =)", control ? "?" : name);
+    if (len + 7 >= INIDOC_INIH_NAME_MAX)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0, "'%.80s' is too long for a group name (at most %d "
+                           "characters)", name, INIDOC_INIH_NAME_MAX - 8);
+    snprintf(section, sizeof section, "agents.%s", name);
+    int line = inidoc_section_line(doc, section);
+    if (line > 0)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0,
+                           "%s: %s:%d defines [%s] already (change its keys with --set %s.KEY=VALUE)", name,
+                           doc->file, line, section, section);
+    if (line == 0)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0, "%s: [%s] is added twice", name, section);
+    if (inidoc_add_section(doc, section) != HS_OK) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    return HS_OK;
+}
+
+int scenario_invented_group(Resolver *r, const char *section)
+{
+    const IniDoc *doc = r->doc;
+    const char *groups[SCENARIO_MAX_GROUPS + 1];
+    int n = 0;
+    for (int i = 0; i < doc->n_sections && n < SCENARIO_MAX_GROUPS; i++)
+        if (scenario_is_group(doc->sections[i]) &&
+            (doc->section_origins[i] == INIDOC_FROM_FILE || doc->section_origins[i] == INIDOC_FROM_ADD))
+            groups[n++] = doc->sections[i];
+    groups[n] = NULL;
+    char hint[INIDOC_NAME_MAX + 40], where[INIDOC_VALUE_MAX + 160];
+    names_suggest(section, groups, hint, sizeof hint);
+    const IniEntry *e = NULL;
+    for (int i = 0; i < doc->count && e == NULL; i++)
+        if (strcmp(doc->entries[i].section, section) == 0) e = &doc->entries[i];
+    if (e == NULL) return hs_diag_set(r->diag, HS_E_INTERNAL, doc->file, 0, "[%s] has no origin", section);
+    inidoc_entry_where(e, where, sizeof where);
+    if (e->origin == INIDOC_FROM_SWEEP)
+        return hs_diag_set(r->diag, HS_E_INPUT, where, 0,
+                           "[sweep] %s.%s: the scenario defines no group [%s]%s; a swept key changes what the file "
+                           "defines (write the group in the file, count = 0 is allowed, or add it with "
+                           "--add-group %s)", section, e->key, section, hint, section + 7);
+    return hs_diag_set(r->diag, HS_E_INPUT, where, 0,
+                       "the scenario defines no group [%s]%s; --set changes only what the file defines (add the "
+                       "group with --add-group %s)", section, hint, section + 7);
+}
+
 IniEntry *scenario_take(Resolver *r, const char *section, const char *key)
 {
     IniEntry *e = inidoc_find(r->doc, section, key);
@@ -52,7 +107,7 @@ int scenario_entry_bad(HsDiag *diag, const IniEntry *e, const char *detail)
 
 int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *detail)
 {
-    char message[400];
+    char message[sizeof r->diag->message];
     snprintf(message, sizeof message, fmt, detail);
     return scenario_entry_bad(r->diag, e, message);
 }
@@ -60,26 +115,11 @@ int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *de
 int scenario_missing(Resolver *r, const char *section, const char *key)
 {
     int line = inidoc_section_line(r->doc, section);
+    if (line <= 0 && inidoc_section_origin(r->doc, section) == INIDOC_FROM_ADD)
+        return hs_diag_set(r->diag, HS_E_INPUT, "--add-group", 0, "%s: missing required key '%s' in [%s]",
+                           section + 7, key, section);
     return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line > 0 ? line : 0,
                        "missing required key '%s' in [%s]", key, section);
-}
-
-int scenario_double(Resolver *r, const char *section, const char *key, double fallback,
-                    UnitKind unit, double min, double max, double *out)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    if (e == NULL) {
-        *out = fallback;
-        return HS_OK;
-    }
-    char why[300];
-    if (units_parse(e->value, unit, out, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
-    if (!(*out >= min && *out <= max)) {
-        char range[128];
-        snprintf(range, sizeof range, "%.6g is outside [%.6g, %.6g]", *out, min, max);
-        return scenario_bad(r, e, "%s", range);
-    }
-    return HS_OK;
 }
 
 int scenario_parse_int(const char *text, long long min, long long max, long long *out)
@@ -92,24 +132,6 @@ int scenario_parse_int(const char *text, long long min, long long max, long long
     if (end == text || *end != '\0' || errno) return HS_E_INPUT;
     if (v < min || v > max) return HS_E_INPUT;
     *out = v;
-    return HS_OK;
-}
-
-int scenario_int(Resolver *r, const char *section, const char *key, int fallback, int min,
-                 int max, int *out)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    if (e == NULL) {
-        *out = fallback;
-        return HS_OK;
-    }
-    long long v;
-    if (scenario_parse_int(e->value, min, max, &v) != HS_OK) {
-        char why[160];
-        snprintf(why, sizeof why, "expected a whole number in [%d, %d], found '%.60s'", min, max, e->value);
-        return scenario_bad(r, e, "%s", why);
-    }
-    *out = (int)v;
     return HS_OK;
 }
 
@@ -137,28 +159,14 @@ void scenario_trim_copy(char *dst, size_t size, const char *src)
     while (len > 0 && isspace((unsigned char)dst[len - 1])) dst[--len] = '\0';
 }
 
-int scenario_choice(Resolver *r, const char *section, const char *key, const char *fallback,
-                    const char *choices, int *out)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    char value[INIDOC_VALUE_MAX];
-    scenario_trim_copy(value, sizeof value, e ? e->value : fallback);
-    *out = scenario_match_choice(value, choices);
-    if (*out < 0) {
-        char why[400];
-        snprintf(why, sizeof why, "'%.60s' is not one of %s", value, choices);
-        return scenario_bad(r, e, "%s", why);
-    }
-    return HS_OK;
-}
-
 /* A comma-separated list of positive whole numbers. An empty element (two commas in a
  * row, a leading or trailing comma, only blanks) is an error, never dropped: a `layers`
  * list that lost an element would silently describe a shallower model. */
-int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int *count)
+int scenario_int_list(Resolver *r, IniEntry *e, const char *text, int min, int max, double *values,
+                      int max_count, int *count)
 {
     *count = 0;
-    const char *p = e->value;
+    const char *p = text;
     for (int index = 1;; index++) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
@@ -178,11 +186,11 @@ int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int 
             return scenario_bad(r, e, "%s", why);
         }
         long long v;
-        if (scenario_parse_int(trimmed, 1, 1 << 20, &v) != HS_OK) {
-            snprintf(why, sizeof why, "'%.60s' is not a whole number in [1, %d]", trimmed, 1 << 20);
+        if (scenario_parse_int(trimmed, min, max, &v) != HS_OK) {
+            snprintf(why, sizeof why, "'%.60s' is not a whole number in [%d, %d]", trimmed, min, max);
             return scenario_bad(r, e, "%s", why);
         }
-        values[(*count)++] = (int)v;
+        values[(*count)++] = (double)v;
         if (comma == NULL) return HS_OK;
         p = comma + 1;
     }
@@ -224,9 +232,11 @@ int scenario_real_list(Resolver *r, IniEntry *e, const char *text, double min, d
 }
 
 /* Text that runs.config must give back as it was: a ';' or '#' there would start a
- * comment when the config is read again. */
+ * comment when the config is read again; a tab is the one control character a line may
+ * hold (the document refuses the others), and none belongs in a name or a path. */
 int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text)
 {
+    if (strchr(text, '\t') != NULL) return scenario_bad(r, e, "%s", "holds a tab (a control character)");
     if (strpbrk(text, ";#") == NULL) return HS_OK;
     char why[INIDOC_VALUE_MAX + 80];
     snprintf(why, sizeof why, "'%.200s' holds ';' or '#', which start comments in a scenario file", text);

@@ -15,7 +15,7 @@ static double prune_step_flops(const ModelSpec *spec, int batch, double keep, do
     ModelProfile profile;
     if (model_width_spec(spec, keep, &sub) != HS_OK || model_profile(&sub, &profile) != HS_OK) return NAN;
     if (params) *params = profile.total_params;
-    return batch * (profile.total_flops + profile.loss_flops);
+    return model_profile_step_flops(&profile, batch);
 }
 
 double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,
@@ -39,18 +39,18 @@ static int prune_compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int prune_ratios(const Scenario *sc, const World *world, const ModelProfile *profile, const int *steps,
-                        Prune *p)
+static int prune_ratios(const PruneKeys *keys, const Scenario *sc, const World *world, const ModelProfile *profile,
+                        const int *steps, Prune *p)
 {
     int n = world->n, batch = sc->model.batch;
-    double target_ratio = scenario_param_number(sc, "prune_target"), min_keep = scenario_param_number(sc, "prune_min");
+    double target_ratio = keys->prune_target, min_keep = keys->prune_min;
     double *tau = malloc((size_t)n * sizeof *tau), *sorted = malloc((size_t)n * sizeof *sorted);
     if (!tau || !sorted) {
         free(tau);
         free(sorted);
         return HS_E_NOMEM;
     }
-    double f1 = batch * (profile->total_flops + profile->loss_flops);
+    double f1 = model_profile_step_flops(profile, batch);
     for (int i = 0; i < n; i++) {
         int s = steps ? steps[i] : 1;
         tau[i] = sorted[i] = s * f1 / world->agents[i].compute;
@@ -70,11 +70,11 @@ static int prune_ratios(const Scenario *sc, const World *world, const ModelProfi
     return HS_OK;
 }
 
-int prune_create(const Scenario *sc, const World *world, const ModelProfile *profile, int train, const int *steps,
-                 HsDiag *diag, Prune *p)
+int prune_create(const PruneKeys *keys, const Scenario *sc, const World *world, const ModelProfile *profile, int train,
+                 const int *steps, HsDiag *diag, Prune *p)
 {
     memset(p, 0, sizeof *p);
-    p->on = scenario_param_index(sc, "prune") == 1;
+    p->on = keys->prune == PRUNE_WIDTH;
     if (!p->on) return HS_OK;
     int n = p->n = world->n;
     p->keep = calloc((size_t)n, sizeof *p->keep);
@@ -83,7 +83,7 @@ int prune_create(const Scenario *sc, const World *world, const ModelProfile *pro
     p->widths = calloc((size_t)n, sizeof *p->widths);
     if (!p->keep || !p->step_flops || !p->bytes || !p->widths || nested_reduce_init(&p->nest, n) != HS_OK)
         return HS_E_NOMEM;
-    int status = prune_ratios(sc, world, profile, steps, p);
+    int status = prune_ratios(keys, sc, world, profile, steps, p);
     if (status != HS_OK || !train) return status;
     for (int i = 0; i < n; i++) {
         if (p->keep[i] >= 1) continue;
