@@ -10,9 +10,7 @@
  *
  *   fedavg                  N = 10,000, 30,000, 100,000 x 5 rounds, medians of 3
  *   fedavg N [ROUNDS [REPEAT]]  one size (the goal: 1,000,000 x 5 rounds < 60 s)
- * Note: fedavg_round_begin (sim/methods/fl.c) puts the selected clients in order by
- * insertion sort, O(K^2) for K clients a round: from about 100,000 clients that, not the
- * network, is the cost here. Never fails on time. */
+ * Results and their commands: docs/results/network.md. Never fails on time. */
 #include "bench/bench.h"
 #include "sim/run.h"
 
