@@ -154,6 +154,7 @@ typedef struct Scenario {
      * about the files' contents start with it (issue 28, class 8) */
     char data_where[640];
     int dataset_train_size, dataset_test_size;
+    int dataset_writers;        /* the writers of a data set that has them (leaf), else 0 */
     ModelSpec model;
     OptimSpec optim;
     /* [method]: params[i] is the running method's row i (MethodOps.keys) as written;

@@ -27,9 +27,22 @@ _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(CompressScheme) == sizeo
 static int never(const Scenario *sc, const void *t) { (void)sc, (void)t; return 0; }
 static int has_rounds(const Scenario *sc, const void *t) { (void)t; return sc->rounds > 0; }
 static int has_budget(const Scenario *sc, const void *t) { (void)t; return isfinite(sc->time_budget); }
-static int fashion(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset == DATA_FASHION_MNIST; }
 static int synthetic(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset == DATA_SYNTHETIC; }
 static int domains(const Scenario *sc, const void *t) { (void)t; return sc->data.partition == PART_DOMAINS; }
+static int cifar100(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset == DATA_CIFAR100; }
+static int has_files(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset != DATA_SYNTHETIC; }
+/* the kinds whose classes come from their files, or from [data] classes */
+static int classes_key(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->data.dataset == DATA_SYNTHETIC || sc->data.dataset == DATA_LEAF || sc->data.dataset == DATA_NPY;
+}
+/* path is written when there is one: cifar in timing mode may have none */
+static int path_written(const Scenario *sc, const void *t) { return has_files(sc, t) && sc->data.path[0]; }
+/* normalize and augment are written only when used, so the configs of runs from before
+ * they existed stay what they were */
+static int normalized(const Scenario *sc, const void *t) { (void)t; return sc->data.normalize != DATA_NORMALIZE_NONE; }
+static int augmented(const Scenario *sc, const void *t) { (void)t; return sc->data.crop_padding > 0 || sc->data.flip; }
 static int image(const Scenario *sc, const void *t) { return synthetic(sc, t) && sc->data.channels > 0; }
 static int mlp(const Scenario *sc, const void *t) { (void)t; return sc->model.arch == MODEL_ARCH_MLP; }
 static int cnn(const Scenario *sc, const void *t) { (void)t; return sc->model.arch == MODEL_ARCH_CNN; }
@@ -57,6 +70,36 @@ static int iterates(const Scenario *sc, const void *t) { return cclip(sc, t) || 
 static int clipping(const Scenario *sc, const void *t) { (void)t; return sc->privacy.clip != PRIVACY_CLIP_NONE; }
 
 /* ---- defaults and ranges from other keys ---- */
+
+/* [data] path: Debian's folder for fashion-mnist; none for the others (the kind's
+ * resolution says when one is needed) */
+static void data_path_default(const Scenario *sc, SchemaValue *v)
+{
+    snprintf(v->text, sizeof v->text, "%s", sc->data.dataset == DATA_FASHION_MNIST ? "/usr/share/datasets/fashion-mnist" : "");
+}
+
+/* [data] classes: 10 for the synthetic mixture; 0 (from the labels) for leaf and npy */
+static void data_classes_default(const Scenario *sc, SchemaValue *v)
+{
+    v->number = sc->data.dataset == DATA_SYNTHETIC ? 10 : 0;
+}
+
+/* [data] augment: none | crop-flip | crop | flip, into the crop's padding and the flip */
+#define DATA_AUGMENT_PADDING 4
+static void data_augment_land(const SchemaKey *k, const SchemaValue *v, void *target)
+{
+    (void)k;
+    DataSpec *d = &((Scenario *)target)->data;
+    d->crop_padding = v->index == 1 || v->index == 2 ? DATA_AUGMENT_PADDING : 0;
+    d->flip = v->index == 1 || v->index == 3;
+}
+
+static void data_augment_write(const Scenario *sc, const void *target, FILE *out)
+{
+    (void)target;
+    const DataSpec *d = &sc->data;
+    fputs(d->crop_padding && d->flip ? "crop-flip" : d->crop_padding ? "crop" : d->flip ? "flip" : "none", out);
+}
 
 /* The file's name without its folder and extension. */
 static void run_name_default(const Scenario *sc, SchemaValue *v)
@@ -406,13 +449,26 @@ static const SchemaKey schema_rows[] = {
      HELP("train mode's worker threads; results do not depend on it, so runs.config leaves it out")},
 
     /* [data] */
-    {KEY(DATA, "dataset", CHOICE), .choices = "fashion-mnist|synthetic", DEF("fashion-mnist"), AT(data.dataset),
-     HELP("fashion-mnist (Debian's dataset-fashion-mnist) or a synthetic Gaussian mixture")},
-    {KEY(DATA, "path", TEXT), DEF("/usr/share/datasets/fashion-mnist"), AT(data.path), .when = fashion,
-     .check = scenario_data_path_check,
-     .empty = "Debian's folder", HELP("folder of the fashion-mnist IDX .gz files")},
-    {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains", DEF("iid"), AT(data.partition),
-     HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains)")},
+    /* the choices in DatasetKind's order (models/model_spec.h) */
+    {KEY(DATA, "dataset", CHOICE), .choices = "fashion-mnist|synthetic|cifar10|cifar100|leaf|npy",
+     DEF("fashion-mnist"), AT(data.dataset),
+     HELP("fashion-mnist (Debian's dataset-fashion-mnist), a synthetic Gaussian mixture, or files you have: "
+          "CIFAR-10/100 binaries, LEAF JSON, NumPy .npy (docs/data.md)")},
+    {KEY(DATA, "path", TEXT), AT(data.path), .fallback_of = data_path_default, .when = has_files,
+     .written = path_written, .check = scenario_data_path_check, .empty = "the kind's default",
+     .doc_default = "/usr/share/datasets/fashion-mnist for fashion-mnist; none for the others",
+     HELP("folder of the data set's files (cifar10 in timing mode may leave it out)")},
+    {KEY(DATA, "label", CHOICE), .choices = "fine|coarse", DEF("fine"), AT(data.label), .when = cifar100,
+     HELP("cifar100: the 100 fine classes or the 20 coarse superclasses")},
+    {KEY(DATA, "normalize", CHOICE), .choices = "none|train", DEF("none"), AT(data.normalize), .written = normalized,
+     HELP("train: each channel normalised by the training set's mean and standard deviation")},
+    {KEY(DATA, "augment", CHOICE), .choices = "none|crop-flip|crop|flip", DEF("none"), .land = data_augment_land,
+     .write = data_augment_write, .written = augmented,
+     HELP("training augmentation from each agent's stream: crop after zero padding of 4, horizontal flip")},
+    {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains|natural", DEF("iid"),
+     AT(data.partition),
+     HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains; natural: "
+          "leaf's writers)")},
     {KEY(DATA, "alpha", REAL), RANGE(1e-6, 1e6), DEF("0.5"), AT(data.alpha), HELP("Dirichlet concentration")},
     {KEY(DATA, "shards", INT), RANGE(1, 1000), DEF("2"), AT(data.shards_per_agent), HELP("shards per agent")},
     {KEY(DATA, "test_samples", INT), RANGE(0, 10000000), DEF("0"), AT(data.test_samples),
@@ -431,8 +487,9 @@ static const SchemaKey schema_rows[] = {
      HELP("partition = domains: 1 every agent holds the same mix of domains, 0 one domain each")},
     {KEY(DATA, "features", INT), RANGE(1, 1 << 20), DEF("32"), AT(data.features), .when = synthetic,
      HELP("synthetic Gaussian mixture: input size (channels x height x width when those are given)")},
-    {KEY(DATA, "classes", INT), RANGE(2, DATASET_MAX_CLASSES), DEF("10"), AT(data.classes), .when = synthetic,
-     HELP("synthetic: classes")},
+    {KEY(DATA, "classes", INT), RANGE(2, DATASET_MAX_CLASSES), AT(data.classes), .fallback_of = data_classes_default,
+     .when = classes_key, .doc_default = "synthetic: 10; leaf, npy: the largest label + 1",
+     HELP("synthetic: classes; leaf, npy: the classes (every label below it)")},
     {KEY(DATA, "train_samples", INT), RANGE(1, 100000000), DEF("60000"), AT(data.train_samples), .when = synthetic,
      HELP("synthetic: training set size")},
     {KEY(DATA, "separation", REAL), RANGE(0, 1e6), DEF("2"), AT(data.separation), .when = synthetic,

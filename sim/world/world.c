@@ -68,6 +68,32 @@ static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, cons
     return HS_OK;
 }
 
+/* partition = natural: each agent holds its writers' samples (partition_natural_counts),
+ * in timing mode too, from the files' writers (dataset_probe: a hit of the decoded-data
+ * cache once the files have been read). */
+static int world_natural_samples(const Scenario *sc, World *world, long long *total, HsDiag *diag)
+{
+    DatasetInfo info;
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    int status = dataset_probe(&sc->data, &info, &inner);
+    if (status != HS_OK)
+        return hs_diag_set(diag, status, NULL, 0, "%s%s%s", sc->data_where, sc->data_where[0] ? ": " : "",
+                           inner.message);
+    Dataset writers = {.n_writers = info.n_writers, .writer_start = info.writer_start};
+    int *counts = malloc(sizeof(int) * ((size_t)sc->n_agents + 1));
+    status = counts ? partition_natural_counts(&writers, sc->n_agents, counts, NULL, diag)
+                    : hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    *total = 0;
+    for (int i = 0; status == HS_OK && i < sc->n_agents; i++) {
+        world->agents[i].samples = counts[i];
+        *total += counts[i];
+    }
+    free(counts);
+    dataset_info_free(&info);
+    return status;
+}
+
 int world_build(const Scenario *sc, World *world, HsDiag *diag)
 {
     world->n = sc->n_agents;
@@ -151,6 +177,13 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             total_samples += held;
         }
         free(counts);
+        if (status != HS_OK) {
+            world_free(world);
+            return status;
+        }
+    }
+    if (sc->data.partition == PART_NATURAL) {
+        int status = world_natural_samples(sc, world, &total_samples, diag);
         if (status != HS_OK) {
             world_free(world);
             return status;
