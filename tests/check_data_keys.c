@@ -4,7 +4,8 @@
  * writes them back to runs.config and reads that back the same; the natural partition
  * gives each agent its writers' samples; augmentation draws from each agent's stream, so
  * the rows are the same for any thread count and differ from a run without it; and every
- * misuse is refused at the key that caused it. The readers' own values and refusals are
+ * misuse is refused at the key that caused it. [agents] profile gives each agent its
+ * row's compute, links and latency. The readers' own values and refusals are
  * tests/check_readers.c; the command's exit status and empty database tests/cli/data.sh. */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 
@@ -475,6 +476,78 @@ START_TEST(test_npy_shape_from_headers)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ [agents] profile */
+
+static const char *profile_scenario(const char *agents)
+{
+    snprintf(scenario_text, sizeof scenario_text,
+             "[run]\nmethod = localsgd\nrounds = 2\nmode = timing\n"
+             "[data]\ndataset = synthetic\n"
+             "[agents]\n%s\n"
+             "[agents.slow]\ncount = 1\njitter = 0.5\n",
+             agents);
+    return scenario_text;
+}
+
+START_TEST(test_profile_gives_each_agent_its_row)
+{
+    folder_make();
+    const char *csv = "# measured\nsource,latency,bandwidth,compute\nx,20 ms,10 Mbit/s,2 GFLOPS\ny,0,1e6,1e9\n"
+                      "z,0.5,2e6,5e8\nunused,1,1,1\n";
+    write_bytes("p.csv", csv, strlen(csv));
+    char agents[400];
+    snprintf(agents, sizeof agents, "count = 3\nprofile = %s", in_folder("p.csv"));
+    Scenario sc;
+    HsDiag diag;
+    int status = test_resolve(profile_scenario(agents), NULL, 0, &sc, &diag);
+    ck_assert_msg(status == HS_OK, "%s", diag.message);
+    ck_assert_int_eq(sc.profile_latency, 1);
+    World world;
+    ck_assert_int_eq(world_build(&sc, &world, &diag), HS_OK);
+    const double compute[3] = {2e9, 1e9, 5e8}, link[3] = {1.25e6, 1e6, 2e6}, latency[3] = {0.02, 0, 0.5};
+    for (int i = 0; i < 3; i++) {
+        ck_assert(world.agents[i].compute == compute[i]);
+        ck_assert(world.agents[i].uplink == link[i] && world.agents[i].downlink == link[i]);
+        ck_assert(world.agents[i].latency == latency[i]);
+    }
+    ck_assert_int_eq(world.agents[2].group, 1); /* the group keeps its own jitter */
+    world_free(&world);
+    char *config = scenario_config_string(&sc);
+    ck_assert_ptr_nonnull(strstr(config, "profile = "));
+    ck_assert_ptr_null(strstr(config, "compute"));
+    ck_assert_ptr_null(strstr(config, "bandwidth"));
+    ck_assert_ptr_null(strstr(config, "latency"));
+    free(config);
+    check_config_round_trip(&sc);
+    /* without a latency column the key's draw stays */
+    const char *no_latency = "compute,bandwidth\n1e9,1e6\n1e9,1e6\n1e9,1e6\n";
+    write_bytes("p.csv", no_latency, strlen(no_latency));
+    snprintf(agents, sizeof agents, "count = 3\nprofile = %s\nlatency = 7 ms", in_folder("p.csv"));
+    ck_assert_int_eq(test_resolve(profile_scenario(agents), NULL, 0, &sc, &diag), HS_OK);
+    ck_assert_int_eq(world_build(&sc, &world, &diag), HS_OK);
+    ck_assert(world.agents[1].latency == 0.007 && world.agents[1].compute == 1e9);
+    world_free(&world);
+    check_config_round_trip(&sc);
+    /* what the profile gives may not be written beside it */
+    const char *compute_too[] = {"agents.compute=1 GFLOPS"}, *bandwidth_too[] = {"agents.slow.bandwidth=1 MB/s"};
+    expect_refused(profile_scenario(agents), compute_too, 1, "--set agents.compute=1 GFLOPS", "comes from [agents] profile");
+    expect_refused(profile_scenario(agents), bandwidth_too, 1, "--set agents.slow.bandwidth=1 MB/s",
+                   "comes from [agents] profile");
+    write_bytes("p.csv", csv, strlen(csv));
+    expect_refused(profile_scenario(agents), NULL, 0, "t.ini:10: [agents] latency", "comes from [agents] profile");
+    /* too few rows; a bad value at its line; no file; without a profile compute is required */
+    snprintf(agents, sizeof agents, "count = 5\nprofile = %s", in_folder("p.csv"));
+    expect_refused(profile_scenario(agents), NULL, 0, "t.ini:9: [agents] profile", "4 rows for the 5 agents");
+    const char *zero = "compute,bandwidth\n1e9,1e6\n0,1e6\n";
+    write_bytes("p.csv", zero, strlen(zero));
+    expect_refused(profile_scenario(agents), NULL, 0, "t.ini:9: [agents] profile", "p.csv:3: compute '0' must be finite and > 0");
+    remove(in_folder("p.csv"));
+    expect_refused(profile_scenario(agents), NULL, 0, "t.ini:9: [agents] profile", "p.csv: No such file");
+    expect_refused(profile_scenario("count = 3\nbandwidth = 1 MB/s"), NULL, 0, "missing", "compute");
+    folder_remove();
+}
+END_TEST
+
 static Suite *data_keys_suite(void)
 {
     Suite *s = suite_create("data_keys");
@@ -487,6 +560,7 @@ static Suite *data_keys_suite(void)
     tcase_add_test(tc, test_augment_same_rows_for_any_threads);
     tcase_add_test(tc, test_leaf_natural_partition);
     tcase_add_test(tc, test_npy_shape_from_headers);
+    tcase_add_test(tc, test_profile_gives_each_agent_its_row);
     suite_add_tcase(s, tc);
     return s;
 }

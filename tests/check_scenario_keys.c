@@ -245,6 +245,7 @@ static const WalkKey walk_keys[] = {
     {"topology.graph", WALK_CHOICE, "missing.edges"},
     {"topology.degree", WALK_COUNT, NULL},
     {"agents.count", WALK_COUNT, NULL},
+    {"agents.profile", WALK_TEXT, "missing.csv"},
     {"agents.compute", WALK_DIST_COMPUTE, NULL},
     {"agents.bandwidth", WALK_DIST_BANDWIDTH, NULL},
     {"agents.uplink", WALK_DIST_BANDWIDTH, NULL},

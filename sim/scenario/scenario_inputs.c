@@ -11,6 +11,7 @@
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario_resolver.h"
 
+#include "base/device_profile.h"
 #include "base/input_file.h"
 #include "models/dataset.h"
 #include "sim/kernel/trace.h"
@@ -194,4 +195,46 @@ int scenario_probe_data(Resolver *r, DatasetInfo *info)
     IniEntry *path = inidoc_find(r->doc, "data", "path");
     if (status == HS_E_MISSING) inner.status = HS_E_INPUT;
     return scenario_input_bad(r, path, &inner);
+}
+
+int scenario_profile_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                           void *target)
+{
+    (void)section, (void)target;
+    if (e == NULL || v == NULL || !v->text[0]) return HS_OK;
+    int status = scenario_input_path(r, e, v->text, k->size);
+    if (status != HS_OK) return status;
+    DeviceProfile profile;
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    if ((status = device_profile_read(v->text, &profile, &inner)) != HS_OK) return scenario_input_bad(r, e, &inner);
+    char why[600];
+    if (profile.n_agents < r->sc->n_agents) {
+        snprintf(why, sizeof why, "%s: %d rows for the %d agents of [agents] count (one row per agent)", v->text,
+                 profile.n_agents, r->sc->n_agents);
+        device_profile_free(&profile);
+        return scenario_bad(r, e, "%s", why);
+    }
+    /* the rows the agents take keep virtual time finite (scenario_times.c) */
+    ScenarioSpans spans;
+    scenario_spans(r->sc, &spans);
+    for (int i = 0; spans.step_flops > 0 && i < r->sc->n_agents; i++) {
+        char span[400];
+        const char *column = NULL;
+        if (scenario_span_check(&spans, SCENARIO_SPAN_COMPUTE, profile.compute[i], 1, span, sizeof span) != HS_OK)
+            column = "compute";
+        else if (scenario_span_check(&spans, SCENARIO_SPAN_LINK, profile.bandwidth[i], 1, span, sizeof span) != HS_OK)
+            column = "bandwidth";
+        else if (profile.latency &&
+                 scenario_span_check(&spans, SCENARIO_SPAN_LATENCY, profile.latency[i], 1, span, sizeof span) != HS_OK)
+            column = "latency";
+        if (column) {
+            snprintf(why, sizeof why, "%s: agent %d's %s: %s", v->text, i, column, span);
+            device_profile_free(&profile);
+            return scenario_bad(r, e, "%s", why);
+        }
+    }
+    r->sc->profile_latency = profile.latency != NULL;
+    device_profile_free(&profile);
+    return HS_OK;
 }

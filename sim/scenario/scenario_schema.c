@@ -49,6 +49,17 @@ static int cnn(const Scenario *sc, const void *t) { (void)t; return sc->model.ar
 static int resnet(const Scenario *sc, const void *t) { (void)t; return sc->model.arch == MODEL_ARCH_RESNET; }
 static int symmetric(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->symmetric_link; }
 static int asymmetric(const Scenario *sc, const void *g) { return !symmetric(sc, g); }
+/* [agents] profile given, and target an agents' group (not the servers'): the profile
+ * gives its compute, links (and latency when the file has them), which are not written */
+static int profiled(const Scenario *sc, const void *g)
+{
+    return sc->agents_profile[0] && (!sc->has_server || g != (const void *)&sc->groups[sc->n_groups]);
+}
+static int has_profile(const Scenario *sc, const void *t) { (void)t; return sc->agents_profile[0] != 0; }
+static int compute_written(const Scenario *sc, const void *g) { return !profiled(sc, g); }
+static int bandwidth_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && symmetric(sc, g); }
+static int link_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && asymmetric(sc, g); }
+static int latency_written(const Scenario *sc, const void *g) { return !(profiled(sc, g) && sc->profile_latency); }
 static int own_samples(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->has_samples; }
 static int maxmin(const Scenario *sc, const void *t) { (void)t; return sc->network.model == NETWORK_MAXMIN; }
 static int compressed(const Scenario *sc, const void *t) { (void)t; return sc->compression.scheme != COMPRESS_NONE; }
@@ -376,10 +387,49 @@ static void group_downlink_land(const SchemaKey *k, const SchemaValue *v, void *
     g->symmetric_link = 0;
 }
 
+/* A section the [agents] profile times: [agents] and its groups, not the servers'. */
+static int section_profiled(Resolver *r, const char *section)
+{
+    return r->sc->agents_profile[0] && (strcmp(section, "agents") == 0 || scenario_is_group(section));
+}
+
+/* A key the profile gives, written beside it: refused, so that no value is silently
+ * replaced. */
+static int profile_conflict(Resolver *r, IniEntry *e)
+{
+    return scenario_bad(r, e, "%s", "comes from [agents] profile for every agent (leave it out, or the profile)");
+}
+
+/* compute: required where nothing else gives it (a group inherits [agents]'s; the
+ * profile gives the agents'); then its span (scenario_span_row_check). */
+static int group_compute_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    int profile = section_profiled(r, section);
+    if (e != NULL && profile) return profile_conflict(r, e);
+    if (v == NULL && !scenario_is_group(section) && !profile) return scenario_missing(r, section, k->name);
+    return scenario_span_row_check(r, section, k, e, v, target);
+}
+
+static int group_latency_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    if (e != NULL && section_profiled(r, section) && r->sc->profile_latency) return profile_conflict(r, e);
+    return scenario_span_row_check(r, section, k, e, v, target);
+}
+
 /* After the three link keys: a section that inherits nothing needs bandwidth, or both. */
 static int group_link_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                             void *target)
 {
+    if (section_profiled(r, section)) {
+        static const char *const links[] = {"bandwidth", "uplink", "downlink"};
+        for (int i = 0; i < 3; i++) {
+            IniEntry *given = inidoc_find(r->doc, section, links[i]);
+            if (given) return profile_conflict(r, given);
+        }
+        return HS_OK;
+    }
     if (scenario_is_group(section)) return HS_OK;
     int bandwidth = inidoc_find(r->doc, section, "bandwidth") != NULL;
     int both = inidoc_find(r->doc, section, "uplink") != NULL && inidoc_find(r->doc, section, "downlink") != NULL;
@@ -564,20 +614,24 @@ static const SchemaKey schema_rows[] = {
     {KEY(SERVERS, "assign", CHOICE_OR_FILE), .choices = "nearest|round-robin", .suffix = ".assign",
      DEF("nearest"), AT(server_assign_file), .check = servers_assign_check, .land = servers_assign_land, .write = servers_assign_write,
      HELP("clients to edge servers: the soonest reached, i mod count, or a FILE.assign of lines I S")},
-    {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute) | SCHEMA_REQUIRED,
-     .check = scenario_span_row_check, .doc_range = "> 0", HELP("FLOP/s of each agent")},
+    {KEY(AGENTS, "profile", TEXT), AT(agents_profile), DEF(""), .written = has_profile, .check = scenario_profile_check,
+     .empty = "none", .doc_default = "none",
+     HELP("a device profile CSV (docs/data.md): row i is agent i's compute, bandwidth and latency")},
+    {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute), .written = compute_written,
+     .check = group_compute_check, .doc_default = "required (the agents': unless [agents] profile)", .doc_range = "> 0",
+     HELP("FLOP/s of each agent")},
     {KEY(ANY_GROUP, "bandwidth", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = symmetric,
-     .land = group_bandwidth_land, .check = scenario_span_row_check,
+     .written = bandwidth_written, .land = group_bandwidth_land, .check = scenario_span_row_check,
      .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",
      HELP("one symmetric link per agent (one draw for both directions)")},
     {KEY(ANY_GROUP, "uplink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = asymmetric,
-     .land = group_uplink_land, .check = scenario_span_row_check, .doc_default = "bandwidth",
+     .written = link_written, .land = group_uplink_land, .check = scenario_span_row_check, .doc_default = "bandwidth",
      .doc_range = "> 0, or inf", HELP("upload bandwidth")},
     {KEY(ANY_GROUP, "downlink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(downlink), .when = asymmetric,
-     .land = group_downlink_land, .check = group_downlink_check, .doc_default = "bandwidth",
+     .written = link_written, .land = group_downlink_land, .check = group_downlink_check, .doc_default = "bandwidth",
      .doc_range = "> 0, or inf", HELP("download bandwidth")},
     {KEY(ANY_GROUP, "latency", DISTRIBUTION), .unit = UNIT_TIME, ATTR(latency) | SCHEMA_NO_TRACE, DEF("0"),
-     .check = scenario_span_row_check, .doc_range = ">= 0, finite",
+     .written = latency_written, .check = group_latency_check, .doc_range = ">= 0, finite",
      HELP("per agent; a message between two agents pays the larger")},
     {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"), .check = scenario_span_row_check,
      .doc_range = "none, markov(p_slow, p_recover, factor) or periodic(period, amplitude)",
