@@ -77,6 +77,13 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     if (status != HS_OK) goto fail;
     t->n_params = model_param_count(t->eval);
     t->eager = sc->threads == SCENARIO_THREADS_EAGER;
+    if (sc->data.crop_padding > 0 || sc->data.flip) {
+        t->augment = (DataAugment){.crop_padding = sc->data.crop_padding, .flip = sc->data.flip};
+        if ((status = dataset_augment_check(t->data, &t->augment, t->diag)) != HS_OK) goto fail;
+        if (!(t->augment_rng = calloc((size_t)n, sizeof *t->augment_rng))) goto nomem;
+        for (int i = 0; i < n; i++)
+            if (!(t->augment_rng[i] = rng_stream_create(sc->seed, (uint64_t)i, RNG_PURPOSE_AUGMENT))) goto nomem;
+    }
     if ((status = trainer_slots_create(t, trainer_thread_count(sc))) != HS_OK) {
         status = trainer_fail(t, status, status == HS_E_NOMEM ? "out of memory for train mode"
                                                                : "cannot start the worker threads");
@@ -164,6 +171,9 @@ void trainer_free(Trainer *t)
     free(t->epoch);
     free(t->remote);
     free(t->own_grads);
+    for (int i = 0; t->augment_rng && i < t->n_agents; i++)
+        if (t->augment_rng[i]) gsl_rng_free(t->augment_rng[i]);
+    free(t->augment_rng);
     partition_free(t->partition);
     dataset_free(t->data);
     free(t);

@@ -46,6 +46,7 @@ typedef struct TrainerSlot {
     gsl_rng *shuffle_rng; /* reseeded for every reshuffle, so whichever slot shuffles draws the same */
     float *grad;          /* (n_params) a job's gradient: agents' models keep none (model_release_grads) */
     float *clip_scratch;  /* (n_params) one sample's gradient, allocated at the first DP-SGD step */
+    float *augment_scratch; /* (features) one image, with [data] augment */
 } TrainerSlot;
 
 typedef enum {
@@ -109,6 +110,12 @@ struct Trainer {
     int *order;           /* all agents' indices, agent i at order_offset[i] */
     int *order_offset;    /* (n + 1) */
     int *cursor;          /* (n) */
+    /* [data] augment: each agent draws its crops and flips from its own stream (seed,
+     * agent, RNG_PURPOSE_AUGMENT), kept across its batches: an agent's batches are
+     * gathered in its queue's order by whichever slot runs them, so the draws do not
+     * depend on the threads. NULL without augmentation. */
+    DataAugment augment;
+    gsl_rng **augment_rng; /* (n) */
     int *epoch;           /* (n) reshuffles so far */
     /* queued work */
     TrainerJob *jobs;     /* in the order queued */

@@ -26,6 +26,9 @@ int trainer_slots_create(Trainer *t, int threads)
         slot->shuffle_rng = gsl_rng_alloc(gsl_rng_taus2);
         slot->grad = malloc(t->n_params * sizeof *slot->grad);
         if (!slot->x || !slot->y || !slot->indices || !slot->shuffle_rng || !slot->grad) return HS_E_NOMEM;
+        if (t->augment_rng &&
+            !(slot->augment_scratch = malloc((size_t)t->data->features * sizeof *slot->augment_scratch)))
+            return HS_E_NOMEM;
     }
     int n = t->n_agents;
     t->first_job = malloc((size_t)n * sizeof *t->first_job);
@@ -50,6 +53,7 @@ void trainer_slots_free(Trainer *t)
         free(slot->indices);
         free(slot->grad);
         free(slot->clip_scratch);
+        free(slot->augment_scratch);
         if (slot->shuffle_rng) gsl_rng_free(slot->shuffle_rng);
     }
     free(t->slots);
@@ -88,6 +92,8 @@ int trainer_next_batch(Trainer *t, TrainerSlot *slot, int agent)
         slot->indices[k] = t->order[t->order_offset[agent] + t->cursor[agent]++];
     }
     dataset_gather(t->data, 0, slot->indices, b, slot->x, slot->y);
+    if (t->augment_rng)
+        dataset_augment(t->data, &t->augment, slot->x, b, slot->augment_scratch, t->augment_rng[agent]);
     return b;
 }
 
