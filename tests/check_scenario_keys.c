@@ -205,7 +205,10 @@ static const WalkKey walk_keys[] = {
     {"run.threads", WALK_COUNT, "1025"},
     {"data.dataset", WALK_CHOICE, NULL},
     {"data.path", WALK_TEXT, "/usr/share;x|/usr/\tshare"},
-    {"data.partition", WALK_CHOICE, NULL},
+    {"data.label", WALK_CHOICE, NULL},
+    {"data.normalize", WALK_CHOICE, NULL},
+    {"data.augment", WALK_CHOICE, "crop-flip|crop|flip"}, /* the walk's base has flat features */
+    {"data.partition", WALK_CHOICE, "natural"},           /* without writers */
     {"data.alpha", WALK_POSITIVE, NULL},
     {"data.shards", WALK_COUNT, NULL},
     {"data.test_samples", WALK_WHOLE, NULL},
@@ -242,6 +245,7 @@ static const WalkKey walk_keys[] = {
     {"topology.graph", WALK_CHOICE, "missing.edges"},
     {"topology.degree", WALK_COUNT, NULL},
     {"agents.count", WALK_COUNT, NULL},
+    {"agents.profile", WALK_TEXT, "missing.csv"},
     {"agents.compute", WALK_DIST_COMPUTE, NULL},
     {"agents.bandwidth", WALK_DIST_BANDWIDTH, NULL},
     {"agents.uplink", WALK_DIST_BANDWIDTH, NULL},

@@ -160,6 +160,7 @@ typedef struct Scenario {
     char notes[1024];
     char shards_where[160];     /* "FILE:LINE" or "--set ..." of [data] shards; "" for the default */
     int dataset_train_size, dataset_test_size;
+    int dataset_writers;        /* the writers of a data set that has them (leaf), else 0 */
     ModelSpec model;
     OptimSpec optim;
     /* [method]: params[i] is the running method's row i (MethodOps.keys) as written;
@@ -175,6 +176,10 @@ typedef struct Scenario {
     char topology_file[512];
     /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
     int n_agents;
+    /* [agents] profile: a device profile (base/device_profile.h) whose row i gives agent i's
+     * compute, bandwidth and, when the file has the column, latency ("" without one) */
+    char agents_profile[512];
+    int profile_latency;        /* 1 when the profile has a latency column */
     AgentGroupSpec groups[SCENARIO_MAX_GROUPS + 1];
     int n_groups;
     /* [server] (the parameter server of the server methods) or [servers] (count edge

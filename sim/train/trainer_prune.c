@@ -22,8 +22,11 @@ int trainer_width_gradient(Trainer *t, int agent, ModelWidth *width, float *grad
     if (status != HS_OK) return status;
     TrainerSlot *slot = &t->slots[0];
     double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    status = model_width_grad(width, model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
+    if (trainer_mine(t, agent)) {
+        int b = trainer_next_batch(t, slot, agent);
+        status = model_width_grad(width, model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
     return trainer_count_loss(t, loss, status, agent);
 }
 
@@ -91,10 +94,14 @@ int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
         double loss = NAN;
-        int b = trainer_next_batch(t, slot, i);
         ModelWidth *w = widths[i];
-        if (w) status = model_width_grad(w, params, grads, slot->x, slot->y, b, &loss);
-        else status = model_grad_full_at(t->shared, params, grads, slot->ws, slot->x, slot->y, b, &loss);
+        if (trainer_mine(t, i)) {
+            /* ranks: the owner's gradient is shared; each member in turn */
+            int b = trainer_next_batch(t, slot, i);
+            if (w) status = model_width_grad(w, params, grads, slot->x, slot->y, b, &loss);
+            else status = model_grad_full_at(t->shared, params, grads, slot->ws, slot->x, slot->y, b, &loss);
+        }
+        trainer_share_gradient(t, i, grads, &loss, &status);
         if ((status = trainer_count_loss(t, loss, status, i)) != HS_OK) return status;
         const unsigned char *held = w ? model_width_held(w) : NULL;
         for (size_t j = 0; j < blocks; j++)
@@ -115,6 +122,7 @@ int trainer_average_masked(Trainer *t, const int *members, int n_members, int by
     if (status != HS_OK) return status;
     const unsigned char **held = malloc((size_t)n_members * sizeof *held);
     if (held == NULL) return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    trainer_ranks_share_members(t, members, n_members);
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
         t->weights[k] = by_samples ? t->world->agents[i].samples : 1.0;

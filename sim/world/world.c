@@ -2,6 +2,7 @@
  * allocating 100,000 generators. */
 #include "sim/world/world.h"
 
+#include "base/device_profile.h"
 #include "models/partition.h"
 #include "sim/world/roles.h"
 #include "sim/kernel/rng.h"
@@ -110,6 +111,32 @@ static int world_check_shards(const Scenario *sc, const World *world, HsDiag *di
     return HS_OK;
 }
 
+/* partition = natural: each agent holds its writers' samples (partition_natural_counts),
+ * in timing mode too, from the files' writers (dataset_probe: a hit of the decoded-data
+ * cache once the files have been read). */
+static int world_natural_samples(const Scenario *sc, World *world, long long *total, HsDiag *diag)
+{
+    DatasetInfo info;
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    int status = dataset_probe(&sc->data, &info, &inner);
+    if (status != HS_OK)
+        return hs_diag_set(diag, status, NULL, 0, "%s%s%s", sc->data_where, sc->data_where[0] ? ": " : "",
+                           inner.message);
+    Dataset writers = {.n_writers = info.n_writers, .writer_start = info.writer_start};
+    int *counts = malloc(sizeof(int) * ((size_t)sc->n_agents + 1));
+    status = counts ? partition_natural_counts(&writers, sc->n_agents, counts, NULL, diag)
+                    : hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    *total = 0;
+    for (int i = 0; status == HS_OK && i < sc->n_agents; i++) {
+        world->agents[i].samples = counts[i];
+        *total += counts[i];
+    }
+    free(counts);
+    dataset_info_free(&info);
+    return status;
+}
+
 int world_build(const Scenario *sc, World *world, HsDiag *diag)
 {
     world->n = sc->n_agents;
@@ -123,6 +150,23 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
     }
     ScenarioSpans spans;
     scenario_spans(sc, &spans);
+    /* [agents] profile: agent i's compute, links and latency are row i's, read once here
+     * (resolution read it too, and checked it) */
+    DeviceProfile profile = {0};
+    if (sc->agents_profile[0]) {
+        HsDiag inner;
+        hs_diag_clear(&inner);
+        int status = device_profile_read(sc->agents_profile, &profile, &inner);
+        if (status == HS_OK && profile.n_agents < sc->n_agents)
+            status = hs_diag_set(&inner, HS_E_INPUT, sc->agents_profile, 0, "%d rows for %d agents", profile.n_agents,
+                                 sc->n_agents);
+        if (status != HS_OK) {
+            gsl_rng_free(rng);
+            world_free(world);
+            device_profile_free(&profile);
+            return hs_diag_set(diag, status, sc->file, sc->groups[0].line, "[agents] profile: %s", inner.message);
+        }
+    }
     int even_share = sc->dataset_train_size / sc->n_agents;
     long long total_samples = 0;
     int index = 0;
@@ -138,10 +182,16 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             if (spec->symmetric_link) a->downlink = a->uplink;
             a->latency = distribution_draw(&spec->latency, rng);
             double samples = distribution_draw(&spec->samples, rng);
+            if (profile.n_agents > 0) {
+                a->compute = profile.compute[index];
+                a->uplink = a->downlink = profile.bandwidth[index];
+                if (profile.latency) a->latency = profile.latency[index];
+            }
             int status = world_check_draw(sc, &spans, a, index, samples, diag);
             if (status != HS_OK) {
                 gsl_rng_free(rng);
                 world_free(world);
+                device_profile_free(&profile);
                 return status;
             }
             /* a draw is at least 1 (world_check_draw); the even share is at least 1 too: more
@@ -150,6 +200,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             total_samples += a->samples;
         }
     }
+    device_profile_free(&profile);
     /* the servers draw from the streams after the agents' (index n + k), so they never
      * change an agent's draws; they hold no data */
     for (int k = 0; k < sc->n_servers; k++, index++) {
@@ -194,6 +245,13 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             total_samples += held;
         }
         free(counts);
+        if (status != HS_OK) {
+            world_free(world);
+            return status;
+        }
+    }
+    if (sc->data.partition == PART_NATURAL) {
+        int status = world_natural_samples(sc, world, &total_samples, diag);
         if (status != HS_OK) {
             world_free(world);
             return status;
