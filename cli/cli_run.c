@@ -83,6 +83,12 @@ void cli_run_notes(const Scenario *sc, int64_t sweep_runs, const char *path)
     if (sc->has_sweep)
         fprintf(stderr, "hetsim: note: %s defines a sweep of %lld runs; 'hetsim sweep' runs them, 'run' runs "
                         "its base point only\n", path, (long long)sweep_runs);
+    for (const char *line = sc->notes; *line;) {
+        const char *end = strchr(line, '\n');
+        int length = end ? (int)(end - line) : (int)strlen(line);
+        fprintf(stderr, "hetsim: note: %.*s\n", length, line);
+        line += length + (end != NULL);
+    }
     if (!sc->has_sweep && sc->topology_line > 0 && !(method_lookup(sc->method)->capabilities & METHOD_USES_TOPOLOGY))
         fprintf(stderr, "hetsim: note: %s:%d: method %s does not use [topology]\n", path, sc->topology_line,
                 sc->method);

@@ -55,6 +55,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_WORKER_MOMENTUM, "[compression] momentum = worker"},
     {METHOD_ROBUST, "[byzantine]: attackers and robust aggregators"},
     {METHOD_PRIVATE, "[privacy]: clipping and noise"},
+    {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
     {0, NULL},
 };
 

@@ -55,6 +55,8 @@ enum {
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
     METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
+    METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
+                                         * a split point (two blocks or more) */
 };
 
 typedef struct MethodOps {

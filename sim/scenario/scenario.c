@@ -75,6 +75,19 @@ static int scenario_check_names(Resolver *r)
     return HS_OK;
 }
 
+/* Appends "FILE:LINE: [section] key: text" (or "--set ...: text") to sc->notes. */
+static void scenario_note(Resolver *r, const IniEntry *e, const char *text)
+{
+    char where[INIDOC_VALUE_MAX + 160];
+    size_t used = strlen(r->sc->notes);
+    if (e->origin == INIDOC_FROM_SET)
+        snprintf(r->sc->notes + used, sizeof r->sc->notes - used, "%s: %s\n", inidoc_entry_where(e, where, sizeof where),
+                 text);
+    else
+        snprintf(r->sc->notes + used, sizeof r->sc->notes - used, "%s: [%s] %s: %s\n",
+                 inidoc_entry_where(e, where, sizeof where), e->section, e->key, text);
+}
+
 static int scenario_resolve_run(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -87,6 +100,10 @@ static int scenario_resolve_run(Resolver *r)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
                            "[run] target_accuracy needs mode = train (timing mode measures no accuracy); "
                            "add rounds or time_budget");
+    if (sc->target_accuracy > 0 && sc->mode == RUN_MODE_TIMING)
+        scenario_note(r, inidoc_find(r->doc, "run", "target_accuracy"),
+                      "has no effect in timing mode (no accuracy is evaluated); the run stops "
+                      "at rounds or time_budget");
     return HS_OK;
 }
 
@@ -248,6 +265,24 @@ static int scenario_resolve_model(Resolver *r)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"),
                            "[model] does not describe a valid network");
     return HS_OK;
+}
+
+/* A method that splits the model between agents (ComDML) with a model of one block has no
+ * split point: no agent could ever offload, and the run would be local SGD under the
+ * method's name (issue 28 class 7). */
+static int scenario_check_split(Resolver *r)
+{
+    const Scenario *sc = r->sc;
+    ModelProfile profile;
+    if (!(method_lookup(sc->method)->capabilities & METHOD_SPLITS_MODEL) || model_profile(&sc->model, &profile) != HS_OK ||
+        profile.n_blocks >= 2)
+        return HS_OK;
+    IniEntry *e = inidoc_find(r->doc, "model", sc->model.arch == MODEL_ARCH_MLP ? "layers" : "arch");
+    char why[200];
+    snprintf(why, sizeof why, "method %s splits the model between agents, but this one is a single block (no split "
+             "point): it needs two blocks or more", sc->method);
+    if (e) return scenario_bad(r, e, "%s", why);
+    return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"), "[model] %s", why);
 }
 
 static int scenario_resolve_topology(Resolver *r)
@@ -438,13 +473,14 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     int status;
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
-        (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
+        (status = scenario_resolve_method(&r)) || (status = scenario_check_split(&r)) ||
+        (status = scenario_resolve_topology(&r)) ||
         (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_server(&r)) ||
         (status = scenario_check_topology(&r)) ||
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
-        (status = scenario_check_traces(&r)))
+        (status = scenario_check_traces(&r)) || (status = scenario_check_method_limits(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

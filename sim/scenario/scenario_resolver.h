@@ -146,6 +146,9 @@ int scenario_probe_data(Resolver *r, struct DatasetInfo *info);
 int scenario_section_bad(Resolver *r, const char *section, const char *message);
 
 int scenario_resolve_method(Resolver *r);
+/* Every row of the running method with a `limits` hook, its value against the range the
+ * hook gives once [agents] and [model] are resolved (scenario_limits.c). */
+int scenario_check_method_limits(Resolver *r);
 
 /* [network]: the link-sharing model. Keys the chosen model does not use are accepted (so a
  * sweep can vary the model) and reset to their defaults, like [compression]'s. */

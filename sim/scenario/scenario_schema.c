@@ -444,6 +444,24 @@ static int group_downlink_check(Resolver *r, const char *section, const SchemaKe
     return status != HS_OK ? status : scenario_span_row_check(r, section, k, e, v, target);
 }
 
+/* Where samples was written: its draws are checked when the agents are drawn (world.c) */
+static int group_samples_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    (void)r, (void)section, (void)k, (void)v;
+    if (e) inidoc_entry_where(e, ((AgentGroupSpec *)target)->samples_where, sizeof ((AgentGroupSpec *)target)->samples_where);
+    return HS_OK;
+}
+
+/* Where [data] shards was written: each agent's samples are checked against it when drawn */
+static int data_shards_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target)
+{
+    (void)section, (void)k, (void)v, (void)target;
+    if (e) inidoc_entry_where(e, r->sc->shards_where, sizeof r->sc->shards_where);
+    return HS_OK;
+}
+
 static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *target)
 {
     AgentGroupSpec *g = target;
@@ -520,7 +538,8 @@ static const SchemaKey schema_rows[] = {
      HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains; natural: "
           "leaf's writers)")},
     {KEY(DATA, "alpha", REAL), RANGE(1e-6, 1e6), DEF("0.5"), AT(data.alpha), HELP("Dirichlet concentration")},
-    {KEY(DATA, "shards", INT), RANGE(1, 1000), DEF("2"), AT(data.shards_per_agent), HELP("shards per agent")},
+    {KEY(DATA, "shards", INT), RANGE(1, 1000), DEF("2"), AT(data.shards_per_agent),
+     .check = data_shards_check, HELP("shards per agent (train mode: at most each agent's samples)")},
     {KEY(DATA, "test_samples", INT), RANGE(0, 10000000), DEF("0"), AT(data.test_samples),
      .doc_range = "[0, 10^7]; fashion-mnist: at most 10000",
      HELP("held-out samples used for evaluation (0: the whole test set)")},
@@ -642,7 +661,8 @@ static const SchemaKey schema_rows[] = {
     {KEY(ANY_GROUP, "availability", AVAILABILITY), ATTR(availability), DEF("always"),
      HELP("a trace of 1 (online) and 0 (offline) over time")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
-     ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .land = group_samples_land,
+     ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .check = group_samples_check,
+     .land = group_samples_land,
      .doc_default = "the training set shared out evenly", .doc_range = "whole, [1, 10^9]",
      HELP("local training samples (train mode: all together at most the training set); draws are rounded")},
 

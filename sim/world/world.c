@@ -8,7 +8,10 @@
 #include "sim/kernel/rng.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A draw that makes one step or one message outlast SCENARIO_SPAN_MAX (a lognormal that
  * draws 1e-300 FLOP/s): which key, with the reason in why; NULL when none. Values a key
@@ -36,6 +39,22 @@ static const char *world_check_spans(const ScenarioSpans *spans, const AgentGrou
     return NULL;
 }
 
+/* An input error about key of section, at where ("FILE:LINE" or "--set ...", "" for a
+ * default: the scenario file). */
+static int world_key_error(const Scenario *sc, const char *where, const char *section, const char *key,
+                           HsDiag *diag, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int world_key_error(const Scenario *sc, const char *where, const char *section, const char *key,
+                           HsDiag *diag, const char *fmt, ...)
+{
+    char message[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (strncmp(where, "--set ", 6) == 0) return hs_diag_set(diag, HS_E_INPUT, where, 0, "%s", message);
+    return hs_diag_set(diag, HS_E_INPUT, where[0] ? where : sc->file, 0, "[%s] %s: %s", section, key, message);
+}
+
 /* A draw the run cannot use (a wide lognormal or pareto overflows, a uniform reaches inf,
  * a heavy tail draws more samples than exist, a step or a message would outlast
  * SCENARIO_SPAN_MAX): an input error at the group's line. */
@@ -61,11 +80,34 @@ static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, cons
     if ((key = world_check_spans(spans, g, a, &value, why, sizeof why)) != NULL)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line, "[%s] %s: agent %d drew %g: %s (narrow it)",
                            section, key, index, value, why);
+    if (!g->has_samples) return HS_OK;
+    /* at the key that was drawn (issue 28 class 1: a draw that rounds to 0 was made 1) */
     int limit = sc->mode == RUN_MODE_TRAIN ? sc->dataset_train_size : SCENARIO_MAX_SAMPLES;
-    if (g->has_samples && !(floor(samples + 0.5) <= limit))
-        return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
-                           "[%s] samples: agent %d drew %g samples, more than %s (%d)", section, index, samples,
-                           sc->mode == RUN_MODE_TRAIN ? "the training set holds" : "an agent may hold", limit);
+    double rounded = floor(samples + 0.5);
+    if (!(rounded <= limit))
+        return world_key_error(sc, g->samples_where, section, "samples", diag,
+                               "agent %d drew %g samples, more than %s (%d)", index, samples,
+                               sc->mode == RUN_MODE_TRAIN ? "the training set holds" : "an agent may hold", limit);
+    if (!(rounded >= 1))
+        return world_key_error(sc, g->samples_where, section, "samples", diag,
+                               "agent %d drew %g samples, which rounds to 0 (every agent holds at least 1; "
+                               "shift or narrow the distribution)", index, samples);
+    return HS_OK;
+}
+
+/* [data] partition = shards cuts each agent's rows into `shards` label-sorted pieces: an
+ * agent with fewer rows than shards would get empty pieces and a mix that is no longer
+ * the shards the scenario asked for (issue 28 class 7). Train mode only: timing mode
+ * deals no rows. */
+static int world_check_shards(const Scenario *sc, const World *world, HsDiag *diag)
+{
+    if (sc->mode != RUN_MODE_TRAIN || sc->data.partition != PART_SHARDS) return HS_OK;
+    for (int i = 0; i < world->n; i++)
+        if (world->agents[i].samples < sc->data.shards_per_agent)
+            return world_key_error(sc, sc->shards_where, "data", "shards", diag,
+                                   "%d shards per agent, but agent %d holds %d samples (at most as many shards as "
+                                   "samples; lower shards or give the agents more samples)",
+                                   sc->data.shards_per_agent, i, world->agents[i].samples);
     return HS_OK;
 }
 
@@ -152,8 +194,9 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
                 device_profile_free(&profile);
                 return status;
             }
-            a->samples = spec->has_samples ? (int)fmax(1.0, floor(samples + 0.5)) : even_share;
-            if (a->samples < 1) a->samples = 1;
+            /* a draw is at least 1 (world_check_draw); the even share is at least 1 too: more
+             * agents than samples is refused in train mode, and timing mode deals no rows */
+            a->samples = spec->has_samples ? (int)floor(samples + 0.5) : even_share > 0 ? even_share : 1;
             total_samples += a->samples;
         }
     }
@@ -228,7 +271,10 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
                            "[agents] samples: the agents hold %lld samples in all, but the dataset "
                            "has %d training samples", total_samples, sc->dataset_train_size);
     }
-    return HS_OK;
+    int status = world_check_shards(sc, world, diag);
+    if (status == HS_OK) status = scenario_check_round_keys(sc, world_round_steps(world, sc->model.batch), diag);
+    if (status != HS_OK) world_free(world);
+    return status;
 }
 
 void world_free(World *world)
@@ -238,6 +284,14 @@ void world_free(World *world)
     world->agents = NULL;
     world->n = 0;
     world->n_servers = 0;
+}
+
+int world_round_steps(const World *world, int batch)
+{
+    double total = 0;
+    for (int i = 0; i < world->n; i++) total += world->agents[i].samples;
+    int steps = (int)ceil(total / world->n / batch);
+    return steps < 1 ? 1 : steps; /* unreachable: every agent holds a sample */
 }
 
 int world_agent_steps(const World *world, int agent, int batch)
