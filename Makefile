@@ -45,6 +45,21 @@ CC := mpicc
 CPPFLAGS += -DHS_HAVE_MPI=1
 endif
 
+# oneDNN is optional: the fast convolutions of models/conv_onednn.c ([run] kernels = auto |
+# onednn) are built when a oneDNN 2.x (Debian's libdnnl-dev) compiles and links, skipped
+# with DNNL=0; without it `auto` runs OpenBLAS and `onednn` is refused. oneDNN ships no
+# pkg-config file, hence the test program. -lgomp: its CPU runtime is libgomp, whose
+# thread count conv_onednn.c sets to 1 per calling thread.
+DNNL_FOUND := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\n\043if DNNL_VERSION_MAJOR != 2\n\043error\n\043endif\nint main(void) { return dnnl_version() == 0; }\n' | \
+                $(CC) -x c - -o /dev/null -ldnnl -lgomp >/dev/null 2>&1 && echo 1)
+ifeq ($(DNNL),)
+DNNL := $(if $(DNNL_FOUND),1,0)
+endif
+ifeq ($(DNNL),1)
+CPPFLAGS += -DHS_HAVE_DNNL=1
+LDLIBS   += -ldnnl -lgomp
+endif
+
 LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/*/*.c driver/*.c analysis/*.c cli/*.c))
 LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)

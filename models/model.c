@@ -5,6 +5,7 @@
  * plane), the backward pass consumes them in reverse. A step allocates nothing. */
 #include "models/model.h"
 
+#include "models/conv_onednn.h"
 #include "models/kernels.h"
 #include "models/resnet.h"
 #include "base/hs_error.h"
@@ -50,6 +51,7 @@ struct ModelWorkspace {
     ResnetShape *resnet;           /* ResNet: shapes and the blocks' buffers; NULL otherwise */
     ResnetBuffers rbuf;
     float *rmemory;
+    ConvOnednn *conv[2];           /* CNN on oneDNN: the two conv blocks; NULL on OpenBLAS */
 };
 
 /* ------------------------------------------------------------------ shapes */
@@ -315,6 +317,18 @@ void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng)
 
 /* ------------------------------------------------------------------ workspace */
 
+ModelKernels model_kernels_resolve(const ModelSpec *spec)
+{
+    if (spec->kernels == MODEL_KERNELS_AUTO)
+        return spec->arch != MODEL_ARCH_MLP && conv_onednn_available() ? MODEL_KERNELS_ONEDNN : MODEL_KERNELS_OPENBLAS;
+    return spec->kernels;
+}
+
+int model_kernels_available(ModelKernels kernels)
+{
+    return kernels != MODEL_KERNELS_ONEDNN || conv_onednn_available();
+}
+
 int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
 {
     *out = NULL;
@@ -360,6 +374,20 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
         return HS_E_NOMEM;
     }
     if (resnet) resnet_buffers_bind(resnet, spec->batch, ws->rmemory, &ws->rbuf);
+    const ModelKernels kernels = model_kernels_resolve(spec);
+    if (!model_kernels_available(kernels)) {
+        model_workspace_free(ws);
+        return HS_E_INPUT;
+    }
+    if (kernels == MODEL_KERNELS_ONEDNN && spec->arch == MODEL_ARCH_CNN)
+        for (int b = 0; b < 2; b++) {
+            int status = conv_onednn_create_block(shape.in[b], shape.height[b], shape.width[b], shape.out[b],
+                                                  spec->kernel, spec->batch, &ws->conv[b]);
+            if (status != HS_OK) {
+                model_workspace_free(ws);
+                return status;
+            }
+        }
     ws->spec = *spec;
     ws->batch = spec->batch;
     ws->memory = calloc(total, sizeof(float));
@@ -401,6 +429,8 @@ void model_workspace_free(ModelWorkspace *ws)
     free(ws->argmax[0]);
     free(ws->resnet);
     free(ws->rmemory);
+    conv_onednn_free(ws->conv[0]);
+    conv_onednn_free(ws->conv[1]);
     free(ws);
 }
 
@@ -428,6 +458,10 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const float *bias = w + (size_t)OC * C * K * K;
+        if (ws->conv[b]) {
+            conv_onednn_relu_pool_forward(ws->conv[b], ws->act[b], ws->argmax[b], in, w, bias, B);
+            return;
+        }
         conv2d_relu_pool_forward(ws->act[b], ws->argmax[b], in, w, bias, ws->col, ws->plane, B, C, H, W, OC, K);
         return;
     }
@@ -455,6 +489,11 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const size_t nw = (size_t)OC * C * K * K;
+        if (ws->conv[b]) {
+            conv_onednn_relu_pool_backward(ws->conv[b], din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in,
+                                           w, B);
+            return;
+        }
         conv2d_relu_pool_backward(din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in, w, ws->col, ws->plane,
                                   B, C, H, W, OC, K);
         return;

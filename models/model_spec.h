@@ -10,6 +10,14 @@
 
 typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1, MODEL_ARCH_RESNET = 2 } ModelArch;
 
+/* What runs the convolutions of the CNN and the ResNet ([run] kernels): openblas is the
+ * reference, im2col + OpenBLAS sgemm (kernels.c); onednn is oneDNN's direct convolutions
+ * (conv_onednn.c), several times faster where OpenBLAS lacks the machine's vector width;
+ * auto is onednn when hetsim is built with oneDNN, else openblas (model_kernels_resolve).
+ * The two paths agree to rounding, not bit for bit. The MLP and every linear layer run
+ * on OpenBLAS whatever the choice. */
+typedef enum { MODEL_KERNELS_AUTO = 0, MODEL_KERNELS_OPENBLAS, MODEL_KERNELS_ONEDNN } ModelKernels;
+
 typedef struct ModelSpec {
     ModelArch arch;
     /* Input shape (from the dataset): channels x height x width; an MLP flattens it. */
@@ -31,6 +39,7 @@ typedef struct ModelSpec {
     int base_channels; /* 16 x the [model] width multiplier */
     int norm_groups;
     int batch;
+    ModelKernels kernels; /* the workspace's spec decides (model_workspace_create) */
 } ModelSpec;
 
 typedef enum { OPTIM_SGD = 0, OPTIM_MOMENTUM, OPTIM_ADAM, OPTIM_ADAMW } OptimKind;
