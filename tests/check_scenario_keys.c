@@ -200,6 +200,7 @@ static const WalkKey walk_keys[] = {
     {"run.mode", WALK_CHOICE, NULL},
     {"run.eval_every", WALK_COUNT, NULL},
     {"run.threads", WALK_COUNT, "1025"},
+    {"run.kernels", WALK_CHOICE, NULL},
     {"data.dataset", WALK_CHOICE, NULL},
     {"data.path", WALK_TEXT, "/usr/share;x"},
     {"data.partition", WALK_CHOICE, NULL},

@@ -10,6 +10,7 @@
 #include "sim/scenario/scenario.h"
 
 #include "base/names.h"
+#include "models/model.h"
 #include "sim/methods/method.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/world/server_assign.h"
@@ -28,7 +29,7 @@ static const char *const scenario_sections[] = {"run", "data", "model", "method"
                                                 "agents", "server", "servers", "network", "compression",
                                                 "byzantine", "privacy", "sweep", NULL};
 static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
-                                       "target_accuracy", "mode", "eval_every", "threads", NULL};
+                                       "target_accuracy", "mode", "eval_every", "threads", "kernels", NULL};
 static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
                                         "test_samples", "features", "classes", "train_samples",
                                         "separation", "domains", "test_domains", "lambda", "channels",
@@ -156,8 +157,14 @@ static int scenario_resolve_run(Resolver *r)
         (status = scenario_int(r, "run", "eval_every", 1, 1, 1000000, &sc->eval_every)) ||
         (status = scenario_int(r, "run", "threads", 0, 1, 1024, &sc->threads)))
         return status;
-    int mode;
+    int mode, kernels;
     if ((status = scenario_choice(r, "run", "mode", "train", "train|timing", &mode))) return status;
+    /* the order of ModelKernels; auto is resolved with the model's arch (resolve_model) */
+    if ((status = scenario_choice(r, "run", "kernels", "auto", "auto|openblas|onednn", &kernels))) return status;
+    sc->model.kernels = (ModelKernels)kernels;
+    if (!model_kernels_available(sc->model.kernels))
+        return scenario_bad(r, inidoc_find(r->doc, "run", "kernels"), "%s",
+                            "this hetsim was built without oneDNN (libdnnl-dev): use auto or openblas");
     sc->mode = mode == 0 ? RUN_MODE_TRAIN : RUN_MODE_TIMING;
     if (sc->rounds == 0 && !isfinite(sc->time_budget) && sc->target_accuracy == 0)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
@@ -362,6 +369,8 @@ static int scenario_resolve_model(Resolver *r)
                             "must be 6n + 2 (8, 14, 20, 32, 44, 56, 110, ...)");
     m->base_channels = 16 * width;
     m->norm_groups = 8;
+    /* [run] kernels as it runs: auto becomes onednn or openblas, which runs.config records */
+    m->kernels = model_kernels_resolve(m);
     if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
         int line = inidoc_section_line(r->doc, "model");
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line,

@@ -85,6 +85,10 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (isfinite(sc->time_budget)) fprintf(out, "time_budget = %.17g\n", sc->time_budget);
     fprintf(out, "target_accuracy = %.17g\nmode = %s\neval_every = %d\n",
             sc->target_accuracy, sc->mode == RUN_MODE_TRAIN ? "train" : "timing", sc->eval_every);
+    /* only for the models with convolutions, the ones it changes, so that every other run's
+     * config (and sweep id) is unchanged */
+    if (sc->model.arch != MODEL_ARCH_MLP)
+        fprintf(out, "kernels = %s\n", sc->model.kernels == MODEL_KERNELS_ONEDNN ? "onednn" : "openblas");
 
     const DataSpec *d = &sc->data;
     fprintf(out, "\n[data]\ndataset = %s\n", d->dataset == DATA_FASHION_MNIST ? "fashion-mnist" : "synthetic");
