@@ -44,9 +44,10 @@ void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const
 {
 }
 void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float *db, const float *dout,
-                                    const float *out, const int *argmax, const float *in, const float *w, int B)
+                                    const int *argmax, const float *in, const float *w, int B)
 {
 }
+void conv_onednn_set_vector(ConvOnednn *c, int on) {}
 void conv_onednn_forward(ConvOnednn *c, float *out, const float *in, const float *w, int B) {}
 void conv_onednn_backward(ConvOnednn *c, float *din, float *dw, const float *dout, const float *in,
                           const float *w, int B)
@@ -143,7 +144,7 @@ static int conv_layout(const dnnl_memory_desc_t *md, ConvLayout *l)
 /* ---------------------------------------------------------------- the object */
 
 enum { CONV_USER_SRC, CONV_SRC, CONV_USER_DST, CONV_DST, CONV_USER_DSRC, CONV_DSRC, CONV_USER_W, CONV_WF,
-       CONV_WB, CONV_DW, CONV_BIAS, CONV_DBIAS, CONV_SCRATCH, CONV_N_MEMORIES };
+       CONV_WB, CONV_DW, CONV_BIAS, CONV_DBIAS, CONV_USER_POOLED, CONV_POOLED, CONV_SCRATCH, CONV_N_MEMORIES };
 
 /* The primitives of one batch size n. A NULL reorder means the two layouts are the same,
  * and the user's buffer is bound directly. */
@@ -156,6 +157,9 @@ typedef struct ConvPass {
     dnnl_primitive_t dsrc_out; /* the convolution's diff_src -> NCHW, adding */
     dnnl_primitive_t wf_in, wb_in; /* (OC, C, K, K) -> forward's / backward data's weights */
     dnnl_primitive_t dw_out;   /* diff weights -> (OC, C, K, K), adding */
+    /* the CNN block with an nChw16c dst: its pooled values in nChw16c -> NCHW, and the
+     * pooled gradient back (NULL otherwise: the pooling then runs its generic loops) */
+    dnnl_primitive_t pooled_out, pooled_in;
     dnnl_memory_t mem[CONV_N_MEMORIES];
     ConvLayout dst_layout;     /* of the convolution's dst, = its diff_dst */
 } ConvPass;
@@ -163,18 +167,20 @@ typedef struct ConvPass {
 struct ConvOnednn {
     int C, H, W, OC, K, S, OH, OW;
     int pool;                  /* 1: the CNN block (bias, ReLU, pool); 0: plain */
+    int vector;                /* 1: the pooling's AVX-512 versions (conv_onednn_set_vector) */
     int n_passes;              /* pass[0]: chunks, pass[1]: single samples (absent if chunk = 1) */
     ConvPass pass[2];
     dnnl_stream_t stream;
     /* scratch shared by the passes (one runs at a time), sized for the larger */
-    float *src, *dst, *dsrc, *wf, *wb, *dw, *dbias, *zero_bias;
+    float *src, *dst, *dsrc, *wf, *wb, *dw, *dbias, *zero_bias, *pooled;
     void *scratchpad;
 };
 
 static void conv_pass_free(ConvPass *p)
 {
     dnnl_primitive_t *prims[] = {&p->fwd, &p->bwd_data, &p->bwd_weights, &p->src_in, &p->dst_out,
-                                 &p->ddst_in, &p->dsrc_out, &p->wf_in, &p->wb_in, &p->dw_out};
+                                 &p->ddst_in, &p->dsrc_out, &p->wf_in, &p->wb_in, &p->dw_out,
+                                 &p->pooled_out, &p->pooled_in};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         if (*prims[i]) dnnl_primitive_destroy(*prims[i]), *prims[i] = NULL;
     for (int i = 0; i < CONV_N_MEMORIES; i++)
@@ -187,13 +193,13 @@ void conv_onednn_free(ConvOnednn *c)
     for (int k = 0; k < 2; k++) conv_pass_free(&c->pass[k]);
     if (c->stream) dnnl_stream_destroy(c->stream);
     free(c->src), free(c->dst), free(c->dsrc), free(c->wf), free(c->wb), free(c->dw), free(c->dbias);
-    free(c->zero_bias), free(c->scratchpad);
+    free(c->zero_bias), free(c->pooled), free(c->scratchpad);
     free(c);
 }
 
 /* Sizes in bytes the passes need of each scratch buffer; the largest wins. */
 typedef struct ConvNeeds {
-    size_t src, dst, dsrc, wf, wb, dw, scratchpad;
+    size_t src, dst, dsrc, wf, wb, dw, pooled, scratchpad;
 } ConvNeeds;
 
 static size_t conv_max(size_t a, size_t b) { return a > b ? a : b; }
@@ -332,8 +338,19 @@ static int conv_pass_create(ConvOnednn *c, ConvPass *p, int n, ConvNeeds *need)
     if (status == HS_OK) status = conv_reorder(&user_w, &wf_md, 0, &p->wf_in, need);
     if (status == HS_OK) status = conv_reorder(&user_w, &wb_md, 0, &p->wb_in, need);
     if (status == HS_OK) status = conv_reorder(&dw_md, &user_w, 1, &p->dw_out, need);
+    dnnl_dims_t pooled_dims = {n, c->OC, c->OH / 2, c->OW / 2};
+    dnnl_memory_desc_t user_pooled, pooled;
+    if (status == HS_OK && (dnnl_memory_desc_init_by_tag(&user_pooled, 4, pooled_dims, dnnl_f32, dnnl_nchw) ||
+                            dnnl_memory_desc_init_by_tag(&pooled, 4, pooled_dims, dnnl_f32, dnnl_aBcd16b)))
+        status = HS_E_INPUT;
+    if (status == HS_OK && c->pool && p->dst_layout.blk == 16 && p->dst_layout.sw == 16 && c->OH >= 2 && c->OW >= 2) {
+        need->pooled = conv_max(need->pooled, dnnl_memory_desc_get_size(&pooled));
+        status = conv_reorder(&pooled, &user_pooled, 0, &p->pooled_out, need);
+        if (status == HS_OK) status = conv_reorder(&user_pooled, &pooled, 0, &p->pooled_in, need);
+    }
     const dnnl_memory_desc_t *mds[CONV_N_MEMORIES] = {&user_src, &src_md, &user_dst, &dst_md, &user_src, &src_md,
-                                                      &user_w, &wf_md, &wb_md, &dw_md, &bias, &bias, NULL};
+                                                      &user_w, &wf_md, &wb_md, &dw_md, &bias, &bias,
+                                                      &user_pooled, &pooled, NULL};
     for (int i = 0; status == HS_OK && i < CONV_SCRATCH; i++) status = conv_memory(mds[i], &p->mem[i]);
 done:
     if (fpd) dnnl_primitive_desc_destroy(fpd);
@@ -366,6 +383,7 @@ static int conv_create(int C, int H, int W, int OC, int K, int S, int pool, int 
     c->OW = (W + 2 * (K / 2) - K) / S + 1;
     const int chunk = max_batch < CONV_ONEDNN_CHUNK ? max_batch : CONV_ONEDNN_CHUNK;
     c->n_passes = chunk > 1 ? 2 : 1;
+    conv_onednn_set_vector(c, 1);
     ConvNeeds need;
     memset(&need, 0, sizeof need);
     int status = dnnl_stream_create(&c->stream, conv_engine, dnnl_stream_default_flags) == dnnl_success
@@ -380,6 +398,7 @@ static int conv_create(int C, int H, int W, int OC, int K, int S, int pool, int 
     if (status == HS_OK) status = conv_alloc((void **)&c->wb, need.wb);
     if (status == HS_OK) status = conv_alloc((void **)&c->dw, need.dw);
     if (status == HS_OK) status = conv_alloc((void **)&c->dbias, sizeof(float) * (size_t)OC);
+    if (status == HS_OK) status = conv_alloc((void **)&c->pooled, need.pooled);
     if (status == HS_OK) status = conv_alloc((void **)&c->zero_bias, sizeof(float) * (size_t)OC);
     if (status == HS_OK) status = conv_alloc(&c->scratchpad, need.scratchpad);
     /* scratch-backed memories point at their buffers once and for all */
@@ -387,7 +406,7 @@ static int conv_create(int C, int H, int W, int OC, int K, int S, int pool, int 
         ConvPass *p = &c->pass[k];
         void *fixed[CONV_N_MEMORIES] = {[CONV_SRC] = c->src, [CONV_DST] = c->dst, [CONV_DSRC] = c->dsrc,
                                         [CONV_WF] = c->wf, [CONV_WB] = c->wb, [CONV_DW] = c->dw,
-                                        [CONV_DBIAS] = c->dbias};
+                                        [CONV_DBIAS] = c->dbias, [CONV_POOLED] = c->pooled};
         for (int i = 0; i < CONV_SCRATCH; i++)
             if (fixed[i] && dnnl_memory_set_data_handle(p->mem[i], fixed[i]) != dnnl_success) status = HS_E_NOMEM;
         dnnl_memory_desc_t sp;
@@ -462,107 +481,234 @@ static void conv_poison(float *x, size_t n)
     for (size_t i = 0; i < n; i++) x[i] = NAN;
 }
 
-/* The CNN block's ReLU and 2x2 max-pool of n samples of the blocked conv output (bias
- * already added by oneDNN): kernels.c's conv_pool_sample's expressions and comparisons,
- * so the same conv values give the same pooled values and argmaxes. Within a channel
- * block the lanes are innermost (contiguous in the blocked layout, a vector loop), and
- * are then scattered to their NCHW planes. */
-static inline __attribute__((always_inline)) void conv_pool_blocked(const float *y, ConvLayout l, float *out,
-                                                                    int *argmax, int n, int OC, int H, int W,
-                                                                    const int blk)
+/* ---------------------------------------------------------------- the CNN block's pooling
+ *
+ * The forward's ReLU and 2x2 max-pool read the blocked conv output (bias already added by
+ * oneDNN) and write the pooled values in NCHW, with kernels.c's conv_pool_sample's
+ * expressions and comparisons, so the same conv values give the same pooled values. The
+ * argmax stays private to this file (only the backward here reads it, and model.c
+ * addresses it by sample only): per sample, channel blocks of the layout's block size
+ * (the last one shorter when the channels do not fill it), inside a block the pooled
+ * positions row-major and innermost the block's channels, so that a vector of channels
+ * is one store; each entry is the window position (0..3, row-major) of the first
+ * maximum, or 4 where the pooled value is not positive (the ReLU closed: no gradient,
+ * which is what kernels.c's backward decides from the pooled output).
+ *
+ * Each pass has a generic version (any conv_layout, plain loops: the naive twin) and an
+ * AVX-512 one for nChw16c, taken when the processor has AVX-512F; the two give the same
+ * bits (tests/check_models.c compares them). */
+
+/* first maximum of a window after the ReLU, with conv_pool_sample's comparisons */
+static inline float conv_window(float a, float bb, float c, float d, int *position)
+{
+    a = a < 0.0f ? 0.0f : a;
+    bb = bb < 0.0f ? 0.0f : bb;
+    c = c < 0.0f ? 0.0f : c;
+    d = d < 0.0f ? 0.0f : d;
+    int t1 = bb > a;
+    float m = t1 ? bb : a;
+    int t2 = c > m;
+    m = t2 ? c : m;
+    int t3 = d > m;
+    m = t3 ? d : m;
+    *position = m > 0.0f ? t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1) : 4;
+    return m;
+}
+
+static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *argmax, int n, int OC, int H, int W)
 {
     const int oh = H / 2, ow = W / 2;
     const size_t ohw = (size_t)oh * ow;
     for (int s = 0; s < n; s++)
-        for (int cb = 0; cb * blk < OC; cb++) {
-            const int lanes = OC - cb * blk < blk ? OC - cb * blk : blk;
-            const float *plane = y + s * l.sn + cb * l.sc;
-            float *dst = out + ((size_t)s * OC + (size_t)cb * blk) * ohw;
-            int *arg = argmax + ((size_t)s * OC + (size_t)cb * blk) * ohw;
+        for (int cb = 0; cb * l.blk < OC; cb++) {
+            const int lanes = OC - cb * l.blk < l.blk ? OC - cb * l.blk : l.blk;
+            const size_t first = (size_t)s * OC + (size_t)cb * l.blk; /* channel, NCHW plane index */
             for (int i = 0; i < oh; i++)
-                for (int j = 0; j < ow; j++) {
-                    const float *restrict p0 = plane + 2 * i * l.sh + 2 * j * l.sw, *restrict p1 = p0 + l.sh;
-                    float m_lane[16];
-                    int a_lane[16];
-                    for (int k = 0; k < blk; k++) {
-                        float a = p0[k], bb = p0[l.sw + k], c = p1[k], d = p1[l.sw + k];
-                        a = a < 0.0f ? 0.0f : a;
-                        bb = bb < 0.0f ? 0.0f : bb;
-                        c = c < 0.0f ? 0.0f : c;
-                        d = d < 0.0f ? 0.0f : d;
-                        int t1 = bb > a;
-                        float m = t1 ? bb : a;
-                        int t2 = c > m;
-                        m = t2 ? c : m;
-                        int t3 = d > m;
-                        m = t3 ? d : m;
-                        m_lane[k] = m;
-                        a_lane[k] = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
-                    }
-                    const size_t at = (size_t)i * ow + j;
+                for (int j = 0; j < ow; j++)
                     for (int k = 0; k < lanes; k++) {
-                        dst[k * ohw + at] = m_lane[k];
-                        arg[k * ohw + at] = a_lane[k];
+                        const float *p0 = y + s * l.sn + cb * l.sc + 2 * i * l.sh + 2 * j * l.sw + k;
+                        const float *p1 = p0 + l.sh;
+                        int position;
+                        float m = conv_window(p0[0], p0[l.sw], p1[0], p1[l.sw], &position);
+                        const size_t at = (size_t)i * ow + j;
+                        out[(first + k) * ohw + at] = m;
+                        argmax[first * ohw + at * lanes + k] = position;
                     }
-                }
         }
 }
 
-static void conv_pool(const float *y, ConvLayout l, float *out, int *argmax, int n, int OC, int H, int W)
-{
-    if (l.blk == 16) conv_pool_blocked(y, l, out, argmax, n, OC, H, W, 16);
-    else if (l.blk == 8) conv_pool_blocked(y, l, out, argmax, n, OC, H, W, 8);
-    else if (l.blk == 1) conv_pool_blocked(y, l, out, argmax, n, OC, H, W, 1);
-    else {
-        /* any other block size of conv_layout's forms, one lane at a time */
-        const int oh = H / 2, ow = W / 2;
-        for (int s = 0; s < n; s++)
-            for (int o = 0; o < OC; o++) {
-                const float *plane = y + s * l.sn + (o / l.blk) * l.sc + o % l.blk;
-                for (int i = 0; i < oh; i++)
-                    for (int j = 0; j < ow; j++) {
-                        const float *p0 = plane + 2 * i * l.sh + 2 * j * l.sw, *p1 = p0 + l.sh;
-                        float a = p0[0], bb = p0[l.sw], c = p1[0], d = p1[l.sw];
-                        a = a < 0.0f ? 0.0f : a;
-                        bb = bb < 0.0f ? 0.0f : bb;
-                        c = c < 0.0f ? 0.0f : c;
-                        d = d < 0.0f ? 0.0f : d;
-                        int t1 = bb > a;
-                        float m = t1 ? bb : a;
-                        int t2 = c > m;
-                        m = t2 ? c : m;
-                        int t3 = d > m;
-                        m = t3 ? d : m;
-                        const size_t at = (((size_t)s * OC + o) * oh + i) * ow + j;
-                        out[at] = m;
-                        argmax[at] = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
-                    }
-            }
-    }
-}
-
-/* The gradient of the conv output of n samples, in the blocked layout, from the pooled
- * gradient: each window's value at its argmax where the pooled output is positive, zero
- * everywhere else (kernels.c's conv_unpool_sample). */
-static void conv_unpool(float *y, size_t bytes, ConvLayout l, const float *dout, const float *out,
-                        const int *argmax, int n, int OC, int H, int W)
+/* The gradient of the conv output of n samples in the blocked layout, from the pooled
+ * gradient: each window's value at its argmax, zero everywhere else (dropped odd rows
+ * and columns, and padded channels, included): kernels.c's conv_unpool_sample. */
+static void conv_unpool_generic(float *y, size_t bytes, ConvLayout l, const float *dout, const int *argmax, int n,
+                                int OC, int H, int W)
 {
     memset(y, 0, bytes);
     const int oh = H / 2, ow = W / 2;
+    const size_t ohw = (size_t)oh * ow;
     for (int s = 0; s < n; s++)
-        for (int o = 0; o < OC; o++) {
-            float *plane = y + s * l.sn + (o / l.blk) * l.sc + o % l.blk;
-            const size_t at = ((size_t)s * OC + o) * oh * ow;
-            const float *g = dout + at, *v = out + at;
-            const int *arg = argmax + at;
+        for (int cb = 0; cb * l.blk < OC; cb++) {
+            const int lanes = OC - cb * l.blk < l.blk ? OC - cb * l.blk : l.blk;
+            const size_t first = (size_t)s * OC + (size_t)cb * l.blk;
             for (int i = 0; i < oh; i++)
-                for (int j = 0; j < ow; j++) {
-                    const size_t k = (size_t)i * ow + j;
-                    if (!(v[k] > 0.0f)) continue;
-                    const int a = arg[k];
-                    plane[(2 * i + (a >> 1)) * l.sh + (2 * j + (a & 1)) * l.sw] = g[k];
-                }
+                for (int j = 0; j < ow; j++)
+                    for (int k = 0; k < lanes; k++) {
+                        const size_t at = (size_t)i * ow + j;
+                        const int a = argmax[first * ohw + at * lanes + k];
+                        if (a == 4) continue;
+                        y[s * l.sn + cb * l.sc + (2 * i + (a >> 1)) * l.sh + (2 * j + (a & 1)) * l.sw + k] =
+                            dout[(first + k) * ohw + at];
+                    }
         }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CONV_AVX512 1
+
+static int conv_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+/* conv_pool_generic for nChw16c: one window of 16 channels per iteration, the pooled
+ * values written in nChw16c too (a reorder then makes them NCHW: oneDNN's transposes beat
+ * a scatter per window). ReLU as
+ * max(0, x) with 0 first: MAXPS returns its second operand for a NaN or for two zeros,
+ * so NaN and -0.0f pass as through `x < 0 ? 0 : x`. */
+__attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, ConvLayout l, float *pooled,
+                                                                int *argmax, int n, int OC, int H, int W)
+{
+    const int oh = H / 2, ow = W / 2;
+    const size_t ohw = (size_t)oh * ow, blocks = ((size_t)OC + 15) / 16;
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
+    const __m512i three = _mm512_set1_epi32(3), four = _mm512_set1_epi32(4);
+    for (int s = 0; s < n; s++)
+        for (int cb = 0; cb * 16 < OC; cb++) {
+            const int lanes = OC - cb * 16 < 16 ? OC - cb * 16 : 16;
+            const __mmask16 live = (__mmask16)(lanes == 16 ? 0xFFFFu : (1u << lanes) - 1u);
+            const size_t first = (size_t)s * OC + (size_t)cb * 16;
+            const float *plane = y + s * l.sn + cb * l.sc;
+            for (int i = 0; i < oh; i++) {
+                const float *r0 = plane + 2 * i * l.sh, *r1 = r0 + l.sh;
+                for (int j = 0; j < ow; j++) {
+                    const __m512 a = _mm512_max_ps(zero, _mm512_loadu_ps(r0 + 32 * j));
+                    const __m512 b = _mm512_max_ps(zero, _mm512_loadu_ps(r0 + 32 * j + 16));
+                    const __m512 c = _mm512_max_ps(zero, _mm512_loadu_ps(r1 + 32 * j));
+                    const __m512 d = _mm512_max_ps(zero, _mm512_loadu_ps(r1 + 32 * j + 16));
+                    const __mmask16 t1 = _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ);
+                    __m512 m = _mm512_mask_blend_ps(t1, a, b);
+                    const __mmask16 t2 = _mm512_cmp_ps_mask(c, m, _CMP_GT_OQ);
+                    m = _mm512_mask_blend_ps(t2, m, c);
+                    const __mmask16 t3 = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
+                    m = _mm512_mask_blend_ps(t3, m, d);
+                    __m512i position = _mm512_maskz_mov_epi32(t1, one);
+                    position = _mm512_mask_mov_epi32(position, t2, two);
+                    position = _mm512_mask_mov_epi32(position, t3, three);
+                    position = _mm512_mask_mov_epi32(position, _mm512_cmp_ps_mask(m, zero, _CMP_NGT_UQ), four);
+                    const size_t at = (size_t)i * ow + j;
+                    _mm512_mask_storeu_epi32(argmax + first * ohw + at * lanes, live, position);
+                    _mm512_storeu_ps(pooled + (((size_t)s * blocks + cb) * ohw + at) * 16, m);
+                }
+            }
+        }
+}
+
+/* conv_unpool_generic for nChw16c, from the pooled gradient in nChw16c: each window
+ * stores its four positions whole (the
+ * value where the argmax is, +0.0f elsewhere), so only the dropped odd row and column
+ * need zeroing. */
+__attribute__((target("avx512f"))) static void conv_unpool_avx512(float *y, ConvLayout l, const float *pooled,
+                                                                  const int *argmax, int n, int OC, int H, int W)
+{
+    const int oh = H / 2, ow = W / 2;
+    const size_t ohw = (size_t)oh * ow, blocks = ((size_t)OC + 15) / 16;
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512i four = _mm512_set1_epi32(4);
+    for (int s = 0; s < n; s++)
+        for (int cb = 0; cb * l.blk < OC; cb++) {
+            const int lanes = OC - cb * 16 < 16 ? OC - cb * 16 : 16;
+            const __mmask16 live = (__mmask16)(lanes == 16 ? 0xFFFFu : (1u << lanes) - 1u);
+            const size_t first = (size_t)s * OC + (size_t)cb * 16;
+            float *plane = y + s * l.sn + cb * l.sc;
+            for (int i = 0; i < oh; i++) {
+                float *r0 = plane + 2 * i * l.sh, *r1 = r0 + l.sh;
+                for (int j = 0; j < ow; j++) {
+                    const size_t at = (size_t)i * ow + j;
+                    const __m512i position = _mm512_mask_loadu_epi32(four, live, argmax + first * ohw + at * lanes);
+                    const __m512 g =
+                        _mm512_maskz_loadu_ps(live, pooled + (((size_t)s * blocks + cb) * ohw + at) * 16);
+                    _mm512_storeu_ps(r0 + 32 * j,
+                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_setzero_si512()), g));
+                    _mm512_storeu_ps(r0 + 32 * j + 16,
+                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_set1_epi32(1)), g));
+                    _mm512_storeu_ps(r1 + 32 * j,
+                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_set1_epi32(2)), g));
+                    _mm512_storeu_ps(r1 + 32 * j + 16,
+                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_set1_epi32(3)), g));
+                }
+                if (W & 1) {
+                    _mm512_storeu_ps(r0 + 16 * (W - 1), zero);
+                    _mm512_storeu_ps(r1 + 16 * (W - 1), zero);
+                }
+            }
+            if (H & 1)
+                for (int w = 0; w < W; w++) _mm512_storeu_ps(plane + (H - 1) * l.sh + 16 * w, zero);
+        }
+}
+#endif
+
+/* the AVX-512 versions apply to nChw16c with rows of whole pixels (sw = 16), when the
+ * pass has the reorders of the blocked pooled values */
+static int conv_pool_vector(const ConvOnednn *c, const ConvPass *p)
+{
+#ifdef CONV_AVX512
+    return c->vector && p->pooled_out && p->pooled_in;
+#else
+    (void)c, (void)p;
+    return 0;
+#endif
+}
+
+/* The pooling of pass p's chunk of n samples into out (NCHW) and argmax. */
+static int conv_pool(ConvOnednn *c, ConvPass *p, float *out, int *argmax)
+{
+#ifdef CONV_AVX512
+    if (conv_pool_vector(c, p)) {
+        conv_pool_avx512(c->dst, p->dst_layout, c->pooled, argmax, p->n, c->OC, c->H, c->W);
+        return conv_bind(p, CONV_USER_POOLED, out) && conv_move(c, p, p->pooled_out, CONV_POOLED, CONV_USER_POOLED);
+    }
+#endif
+    conv_pool_generic(c->dst, p->dst_layout, out, argmax, p->n, c->OC, c->H, c->W);
+    return 1;
+}
+
+/* The gradient plane of pass p's chunk (into c->dst) from dout (NCHW) and argmax. */
+static int conv_unpool(ConvOnednn *c, ConvPass *p, const float *dout, const int *argmax)
+{
+#ifdef CONV_AVX512
+    if (conv_pool_vector(c, p)) {
+        if (!conv_bind(p, CONV_USER_POOLED, dout) || !conv_move(c, p, p->pooled_in, CONV_USER_POOLED, CONV_POOLED))
+            return 0;
+        conv_unpool_avx512(c->dst, p->dst_layout, c->pooled, argmax, p->n, c->OC, c->H, c->W);
+        return 1;
+    }
+#endif
+    conv_unpool_generic(c->dst, (size_t)p->n * p->dst_layout.sn * sizeof(float), p->dst_layout, dout, argmax, p->n,
+                        c->OC, c->H, c->W);
+    return 1;
+}
+
+void conv_onednn_set_vector(ConvOnednn *c, int on)
+{
+#ifdef CONV_AVX512
+    c->vector = on && conv_has_avx512();
+#else
+    c->vector = 0;
+    (void)on;
+#endif
 }
 
 /* Samples [first, first + count) of the batch go through pass p, n at a time. */
@@ -598,7 +744,7 @@ void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const
                                       {DNNL_ARG_BIAS, p->mem[CONV_BIAS]},  {DNNL_ARG_DST, p->mem[CONV_DST]},
                                       {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]}};
             ok = ok && conv_exec(c, p->fwd, 5, args);
-            if (ok) conv_pool(c->dst, p->dst_layout, out + s * pooled, argmax + s * pooled, p->n, c->OC, c->H, c->W);
+            ok = ok && conv_pool(c, p, out + s * pooled, argmax + s * pooled);
         }
     }
     ok = ok && dnnl_stream_wait(c->stream) == dnnl_success;
@@ -629,7 +775,7 @@ static int conv_backward_chunk(ConvOnednn *c, ConvPass *p, float *din, float *dw
 }
 
 void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float *db, const float *dout,
-                                    const float *out, const int *argmax, const float *in, const float *w, int B)
+                                    const int *argmax, const float *in, const float *w, int B)
 {
     conv_thread_setup();
     const size_t in_floats = (size_t)c->C * c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
@@ -639,11 +785,9 @@ void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float 
     for (int k = 0; ok && k < n_spans; k++) {
         ConvPass *p = span[k].p;
         ok = conv_weights(c, p, w, 0, din != NULL) && conv_bind(p, CONV_DST, c->dst);
-        const size_t plane_bytes = (size_t)p->n * p->dst_layout.sn * sizeof(float);
         for (int s = span[k].first; ok && s < span[k].first + span[k].count; s += p->n) {
-            conv_unpool(c->dst, plane_bytes, p->dst_layout, dout + s * pooled, out + s * pooled,
-                        argmax + s * pooled, p->n, c->OC, c->H, c->W);
-            ok = conv_backward_chunk(c, p, din ? din + s * in_floats : NULL, dw, db, in + s * in_floats);
+            ok = conv_unpool(c, p, dout + s * pooled, argmax + s * pooled);
+            ok = ok && conv_backward_chunk(c, p, din ? din + s * in_floats : NULL, dw, db, in + s * in_floats);
         }
     }
     ok = ok && dnnl_stream_wait(c->stream) == dnnl_success;

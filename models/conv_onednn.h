@@ -46,13 +46,20 @@ int conv_onednn_create_block(int C, int H, int W, int OC, int K, int max_batch, 
 int conv_onednn_create_plain(int C, int H, int W, int OC, int K, int S, int max_batch, ConvOnednn **out);
 void conv_onednn_free(ConvOnednn *c);
 
-/* The values conv2d_relu_pool_forward writes (out, argmax), to rounding: the same pooling
- * rule (first maximum of each window, positions 0..3 row-major) on oneDNN's conv output. */
+/* The pooled values conv2d_relu_pool_forward writes into out (B, OC, H/2, W/2), to
+ * rounding: the same pooling rule (first maximum of each window) on oneDNN's conv output.
+ * argmax (B * OC * (H/2) * (W/2) ints) is in this file's own layout, per sample (see
+ * conv_onednn.c): only conv_onednn_relu_pool_backward reads it. */
 void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const float *in, const float *w,
                                    const float *b, int B);
-/* As conv2d_relu_pool_backward: dw += ..., db += ..., din += ... (din NULL: skipped). */
+/* As conv2d_relu_pool_backward from the forward's argmax (which records where the ReLU
+ * closed, so the pooled output is not needed): dw += ..., db += ..., din += ... (din
+ * NULL: skipped). */
 void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float *db, const float *dout,
-                                    const float *out, const int *argmax, const float *in, const float *w, int B);
+                                    const int *argmax, const float *in, const float *w, int B);
+/* Tests: 0 makes the pooling of c run its generic loops instead of its AVX-512 versions
+ * (the default, where the processor has AVX-512F); the two give the same bits. */
+void conv_onednn_set_vector(ConvOnednn *c, int on);
 
 /* As conv2d_strided_forward (out is written) and conv2d_strided_backward (dw += ...,
  * din += ..., din NULL: skipped). */

@@ -490,8 +490,7 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const size_t nw = (size_t)OC * C * K * K;
         if (ws->conv[b]) {
-            conv_onednn_relu_pool_backward(ws->conv[b], din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in,
-                                           w, B);
+            conv_onednn_relu_pool_backward(ws->conv[b], din, dw, dw + nw, ws->dact[b], ws->argmax[b], in, w, B);
             return;
         }
         conv2d_relu_pool_backward(din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in, w, ws->col, ws->plane,
