@@ -18,6 +18,7 @@
 #include "models/conv_onednn.h"
 
 #include "base/hs_error.h"
+#include "models/kernels.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +28,11 @@
 #ifndef HS_HAVE_DNNL
 
 int conv_onednn_available(void) { return 0; }
+void conv_onednn_sgemm(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                       int ldb, float beta, float *C, int ldc)
+{
+    kernels_sgemm_openblas(trans_a, trans_b, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
 const char *conv_onednn_describe(void) { return ""; }
 int conv_onednn_create_block(int C, int H, int W, int OC, int K, int max_batch, ConvOnednn **out)
 {
@@ -116,6 +122,16 @@ int conv_onednn_available(void)
 }
 
 const char *conv_onednn_describe(void) { return conv_onednn_available() ? conv_description : ""; }
+
+void conv_onednn_sgemm(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                       int ldb, float beta, float *C, int ldc)
+{
+    conv_thread_setup();
+    if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) !=
+        dnnl_success)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] = NAN; /* see conv_onednn.h: errors poison */
+}
 
 /* ---------------------------------------------------------------- layouts */
 

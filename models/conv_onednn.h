@@ -39,6 +39,11 @@ int conv_onednn_available(void);
 /* "oneDNN 2.6.3 (avx512_core)"-like text for reports, or "" without oneDNN. */
 const char *conv_onednn_describe(void);
 
+/* kernels.h's KernelsSgemm on oneDNN's sgemm (dnnl_sgemm, JIT kernels of the machine's
+ * vector width), sequential in the calling thread. Without oneDNN: OpenBLAS's. */
+void conv_onednn_sgemm(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                       int ldb, float beta, float *C, int ldc);
+
 /* The CNN's conv block (kernels.h conv2d_relu_pool_*): convolution stride 1, same padding
  * (K odd), bias, ReLU, 2x2 max-pool; batches of 1..max_batch samples. */
 int conv_onednn_create_block(int C, int H, int W, int OC, int K, int max_batch, ConvOnednn **out);

@@ -52,6 +52,8 @@ struct ModelWorkspace {
     ResnetBuffers rbuf;
     float *rmemory;
     ConvOnednn *conv[2];           /* CNN on oneDNN: the two conv blocks; NULL on OpenBLAS */
+    KernelsSgemm *gemm;            /* the linear layers' sgemm: oneDNN's with the oneDNN kernels, else
+                                    * OpenBLAS's (always for an MLP) */
 };
 
 /* ------------------------------------------------------------------ shapes */
@@ -388,6 +390,8 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
                 return status;
             }
         }
+    ws->gemm = kernels == MODEL_KERNELS_ONEDNN ? conv_onednn_sgemm : kernels_sgemm_openblas;
+    if (resnet) ws->rbuf.gemm = ws->gemm;
     ws->spec = *spec;
     ws->batch = spec->batch;
     ws->memory = calloc(total, sizeof(float));
@@ -468,9 +472,9 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
     const int IN = m->in[b], OUT = m->out[b];
     const float *bias = w + (size_t)IN * OUT;
     if (last)
-        linear_forward(ws->act[b], in, w, bias, B, IN, OUT);
+        linear_forward_with(ws->gemm, ws->act[b], in, w, bias, B, IN, OUT);
     else
-        linear_relu_forward(ws->act[b], in, w, bias, B, IN, OUT);
+        linear_relu_forward_with(ws->gemm, ws->act[b], in, w, bias, B, IN, OUT);
 }
 
 /* ws->dact[b] holds dLoss/d(output of b); adds the parameter gradient into G and, unless
@@ -499,7 +503,7 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
     }
     const int IN = m->in[b], OUT = m->out[b];
     if (b < m->n_blocks - 1) relu_backward_inplace(ws->dact[b], ws->act[b], (size_t)B * OUT);
-    linear_backward(din, dw, dw + (size_t)IN * OUT, ws->dact[b], in, w, B, IN, OUT);
+    linear_backward_with(ws->gemm, din, dw, dw + (size_t)IN * OUT, ws->dact[b], in, w, B, IN, OUT);
 }
 
 static void blocks_forward(const Model *m, const float *P, ModelWorkspace *ws, int first, int end, const float *in,
@@ -525,7 +529,7 @@ static void head_forward(const Model *m, const float *P, ModelWorkspace *ws, int
         avgpool_global_forward(ws->gap, in, B, IN, m->head_hw[k]);
         in = ws->gap;
     }
-    linear_forward(ws->head_logits, in, w, w + (size_t)IN * C, B, IN, C);
+    linear_forward_with(ws->gemm, ws->head_logits, in, w, w + (size_t)IN * C, B, IN, C);
 }
 
 /* ws->dhead holds dLoss/dlogits; writes dLoss/d(act[k-1]) into ws->dact[k-1]. */
@@ -538,10 +542,12 @@ static void head_backward(const Model *m, const float *P, float *G, ModelWorkspa
     memset(dact, 0, sizeof(float) * act_floats);
     if (m->head_hw[k]) {
         memset(ws->dgap, 0, sizeof(float) * B * IN);
-        linear_backward(ws->dgap, G + off, G + off + (size_t)IN * C, ws->dhead, ws->gap, P + off, B, IN, C);
+        linear_backward_with(ws->gemm, ws->dgap, G + off, G + off + (size_t)IN * C, ws->dhead, ws->gap, P + off, B, IN,
+                             C);
         avgpool_global_backward(dact, ws->dgap, B, IN, m->head_hw[k]);
     } else {
-        linear_backward(dact, G + off, G + off + (size_t)IN * C, ws->dhead, ws->act[k - 1], P + off, B, IN, C);
+        linear_backward_with(ws->gemm, dact, G + off, G + off + (size_t)IN * C, ws->dhead, ws->act[k - 1], P + off, B,
+                             IN, C);
     }
 }
 

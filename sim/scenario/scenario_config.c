@@ -85,9 +85,9 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (isfinite(sc->time_budget)) fprintf(out, "time_budget = %.17g\n", sc->time_budget);
     fprintf(out, "target_accuracy = %.17g\nmode = %s\neval_every = %d\n",
             sc->target_accuracy, sc->mode == RUN_MODE_TRAIN ? "train" : "timing", sc->eval_every);
-    /* only for the models with convolutions, the ones it changes, so that every other run's
-     * config (and sweep id) is unchanged */
-    if (sc->model.arch != MODEL_ARCH_MLP)
+    /* unless it is an MLP's default (auto runs an MLP on OpenBLAS), so that every other
+     * run's config (and sweep id) is unchanged */
+    if (sc->model.arch != MODEL_ARCH_MLP || sc->model.kernels == MODEL_KERNELS_ONEDNN)
         fprintf(out, "kernels = %s\n", sc->model.kernels == MODEL_KERNELS_ONEDNN ? "onednn" : "openblas");
 
     const DataSpec *d = &sc->data;
