@@ -12,9 +12,14 @@
  * CONV_ONEDNN_CHUNK samples and then one sample at a time; the CNN block's pooling reads
  * the blocked conv output directly (ReLU and max-pool in one pass, NCHW out) and its
  * backward writes the blocked gradient plane directly, so the full-resolution activation
- * never exists in NCHW. Gradients of weights and inputs are added into the caller's
- * buffers by reorders with a sum post-op (dst = src + dst, one rounding, as a loop of
- * += would do), chunk after chunk. */
+ * never exists in NCHW. A call's weight (and bias) gradients are summed chunk after
+ * chunk in the blocked layout (the first chunk written, the next ones added in order),
+ * then added into the caller's buffer by one reorder with a sum post-op (dst = src + dst,
+ * one rounding, as a loop of += would do); input gradients are added by such a reorder
+ * chunk by chunk. The order of every sum depends on the batch size alone.
+ * A CNN block linked to the next one (conv_onednn_link) also writes its pooled output in
+ * the next convolution's blocked src layout, which that one then reads instead of
+ * reordering the NCHW copy (the same values, so the same bits). */
 #include "models/conv_onednn.h"
 
 #include "base/hs_error.h"
@@ -54,6 +59,8 @@ void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float 
 {
 }
 void conv_onednn_set_vector(ConvOnednn *c, int on) {}
+int conv_onednn_link(ConvOnednn *from, ConvOnednn *to, int max_batch) { return HS_E_INPUT; }
+void conv_onednn_forget(ConvOnednn *c) {}
 void conv_onednn_forward(ConvOnednn *c, float *out, const float *in, const float *w, int B) {}
 void conv_onednn_backward(ConvOnednn *c, float *din, float *dw, const float *dout, const float *in,
                           const float *w, int B)
@@ -160,7 +167,7 @@ static int conv_layout(const dnnl_memory_desc_t *md, ConvLayout *l)
 /* ---------------------------------------------------------------- the object */
 
 enum { CONV_USER_SRC, CONV_SRC, CONV_USER_DST, CONV_DST, CONV_USER_DSRC, CONV_DSRC, CONV_USER_W, CONV_WF,
-       CONV_WB, CONV_DW, CONV_BIAS, CONV_DBIAS, CONV_USER_POOLED, CONV_POOLED, CONV_SCRATCH, CONV_N_MEMORIES };
+       CONV_WB, CONV_DW, CONV_BIAS, CONV_DBIAS, CONV_SCRATCH, CONV_N_MEMORIES };
 
 /* The primitives of one batch size n. A NULL reorder means the two layouts are the same,
  * and the user's buffer is bound directly. */
@@ -173,10 +180,8 @@ typedef struct ConvPass {
     dnnl_primitive_t dsrc_out; /* the convolution's diff_src -> NCHW, adding */
     dnnl_primitive_t wf_in, wb_in; /* (OC, C, K, K) -> forward's / backward data's weights */
     dnnl_primitive_t dw_out;   /* diff weights -> (OC, C, K, K), adding */
-    /* the CNN block with an nChw16c dst: its pooled values in nChw16c -> NCHW, and the
-     * pooled gradient back (NULL otherwise: the pooling then runs its generic loops) */
-    dnnl_primitive_t pooled_out, pooled_in;
     dnnl_memory_t mem[CONV_N_MEMORIES];
+    dnnl_memory_desc_t src_md; /* the convolution's src (and diff_src) */
     ConvLayout dst_layout;     /* of the convolution's dst, = its diff_dst */
 } ConvPass;
 
@@ -187,16 +192,26 @@ struct ConvOnednn {
     int n_passes;              /* pass[0]: chunks, pass[1]: single samples (absent if chunk = 1) */
     ConvPass pass[2];
     dnnl_stream_t stream;
-    /* scratch shared by the passes (one runs at a time), sized for the larger */
-    float *src, *dst, *dsrc, *wf, *wb, *dw, *dbias, *zero_bias, *pooled;
+    /* scratch shared by the passes (one runs at a time), sized for the larger; dw_acc and
+     * db_acc add up a call's chunks before one reorder adds them into the caller's */
+    float *src, *dst, *dsrc, *wf, *wb, *dw, *dbias, *dw_acc, *db_acc, *zero_bias;
+    size_t dw_bytes;
     void *scratchpad;
+    /* conv_onednn_link: the CNN block that feeds this one writes its pooled output here
+     * too, in this convolution's src layout (nChw16c), for the whole batch: valid for the
+     * input mirror_of at batch mirror_B (else NULL); feeds is the block fed. */
+    float *mirror;
+    size_t mirror_sample;      /* floats per sample */
+    int mirror_capacity;       /* samples */
+    const float *mirror_of;
+    int mirror_B;
+    ConvOnednn *feeds;
 };
 
 static void conv_pass_free(ConvPass *p)
 {
     dnnl_primitive_t *prims[] = {&p->fwd, &p->bwd_data, &p->bwd_weights, &p->src_in, &p->dst_out,
-                                 &p->ddst_in, &p->dsrc_out, &p->wf_in, &p->wb_in, &p->dw_out,
-                                 &p->pooled_out, &p->pooled_in};
+                                 &p->ddst_in, &p->dsrc_out, &p->wf_in, &p->wb_in, &p->dw_out};
     for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
         if (*prims[i]) dnnl_primitive_destroy(*prims[i]), *prims[i] = NULL;
     for (int i = 0; i < CONV_N_MEMORIES; i++)
@@ -209,13 +224,13 @@ void conv_onednn_free(ConvOnednn *c)
     for (int k = 0; k < 2; k++) conv_pass_free(&c->pass[k]);
     if (c->stream) dnnl_stream_destroy(c->stream);
     free(c->src), free(c->dst), free(c->dsrc), free(c->wf), free(c->wb), free(c->dw), free(c->dbias);
-    free(c->zero_bias), free(c->pooled), free(c->scratchpad);
+    free(c->dw_acc), free(c->db_acc), free(c->zero_bias), free(c->scratchpad), free(c->mirror);
     free(c);
 }
 
 /* Sizes in bytes the passes need of each scratch buffer; the largest wins. */
 typedef struct ConvNeeds {
-    size_t src, dst, dsrc, wf, wb, dw, pooled, scratchpad;
+    size_t src, dst, dsrc, wf, wb, dw, scratchpad;
 } ConvNeeds;
 
 static size_t conv_max(size_t a, size_t b) { return a > b ? a : b; }
@@ -354,19 +369,9 @@ static int conv_pass_create(ConvOnednn *c, ConvPass *p, int n, ConvNeeds *need)
     if (status == HS_OK) status = conv_reorder(&user_w, &wf_md, 0, &p->wf_in, need);
     if (status == HS_OK) status = conv_reorder(&user_w, &wb_md, 0, &p->wb_in, need);
     if (status == HS_OK) status = conv_reorder(&dw_md, &user_w, 1, &p->dw_out, need);
-    dnnl_dims_t pooled_dims = {n, c->OC, c->OH / 2, c->OW / 2};
-    dnnl_memory_desc_t user_pooled, pooled;
-    if (status == HS_OK && (dnnl_memory_desc_init_by_tag(&user_pooled, 4, pooled_dims, dnnl_f32, dnnl_nchw) ||
-                            dnnl_memory_desc_init_by_tag(&pooled, 4, pooled_dims, dnnl_f32, dnnl_aBcd16b)))
-        status = HS_E_INPUT;
-    if (status == HS_OK && c->pool && p->dst_layout.blk == 16 && p->dst_layout.sw == 16 && c->OH >= 2 && c->OW >= 2) {
-        need->pooled = conv_max(need->pooled, dnnl_memory_desc_get_size(&pooled));
-        status = conv_reorder(&pooled, &user_pooled, 0, &p->pooled_out, need);
-        if (status == HS_OK) status = conv_reorder(&user_pooled, &pooled, 0, &p->pooled_in, need);
-    }
+    p->src_md = src_md;
     const dnnl_memory_desc_t *mds[CONV_N_MEMORIES] = {&user_src, &src_md, &user_dst, &dst_md, &user_src, &src_md,
-                                                      &user_w, &wf_md, &wb_md, &dw_md, &bias, &bias,
-                                                      &user_pooled, &pooled, NULL};
+                                                      &user_w, &wf_md, &wb_md, &dw_md, &bias, &bias, NULL};
     for (int i = 0; status == HS_OK && i < CONV_SCRATCH; i++) status = conv_memory(mds[i], &p->mem[i]);
 done:
     if (fpd) dnnl_primitive_desc_destroy(fpd);
@@ -414,7 +419,9 @@ static int conv_create(int C, int H, int W, int OC, int K, int S, int pool, int 
     if (status == HS_OK) status = conv_alloc((void **)&c->wb, need.wb);
     if (status == HS_OK) status = conv_alloc((void **)&c->dw, need.dw);
     if (status == HS_OK) status = conv_alloc((void **)&c->dbias, sizeof(float) * (size_t)OC);
-    if (status == HS_OK) status = conv_alloc((void **)&c->pooled, need.pooled);
+    if (status == HS_OK) status = conv_alloc((void **)&c->dw_acc, need.dw);
+    if (status == HS_OK) status = conv_alloc((void **)&c->db_acc, sizeof(float) * (size_t)OC);
+    c->dw_bytes = need.dw;
     if (status == HS_OK) status = conv_alloc((void **)&c->zero_bias, sizeof(float) * (size_t)OC);
     if (status == HS_OK) status = conv_alloc(&c->scratchpad, need.scratchpad);
     /* scratch-backed memories point at their buffers once and for all */
@@ -422,7 +429,7 @@ static int conv_create(int C, int H, int W, int OC, int K, int S, int pool, int 
         ConvPass *p = &c->pass[k];
         void *fixed[CONV_N_MEMORIES] = {[CONV_SRC] = c->src, [CONV_DST] = c->dst, [CONV_DSRC] = c->dsrc,
                                         [CONV_WF] = c->wf, [CONV_WB] = c->wb, [CONV_DW] = c->dw,
-                                        [CONV_DBIAS] = c->dbias, [CONV_POOLED] = c->pooled};
+                                        [CONV_DBIAS] = c->dbias};
         for (int i = 0; i < CONV_SCRATCH; i++)
             if (fixed[i] && dnnl_memory_set_data_handle(p->mem[i], fixed[i]) != dnnl_success) status = HS_E_NOMEM;
         dnnl_memory_desc_t sp;
@@ -449,54 +456,6 @@ int conv_onednn_create_plain(int C, int H, int W, int OC, int K, int S, int max_
     return conv_create(C, H, W, OC, K, S, 0, max_batch, out);
 }
 
-/* ---------------------------------------------------------------- execution */
-
-static int conv_bind(ConvPass *p, int which, const void *data)
-{
-    return dnnl_memory_set_data_handle(p->mem[which], (void *)data) == dnnl_success;
-}
-
-static int conv_exec(ConvOnednn *c, dnnl_primitive_t prim, int n, const dnnl_exec_arg_t *args)
-{
-    return dnnl_primitive_execute(prim, c->stream, n, args) == dnnl_success;
-}
-
-/* reorder from -> to of pass p (a NULL primitive: nothing to do) */
-static int conv_move(ConvOnednn *c, ConvPass *p, dnnl_primitive_t reorder, int from, int to)
-{
-    if (!reorder) return 1;
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, p->mem[from]}, {DNNL_ARG_TO, p->mem[to]},
-                              {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]}};
-    return conv_exec(c, reorder, 3, args);
-}
-
-/* The activation memory `mine` of pass p gets user data: copied in by `reorder`, or bound
- * directly when the layouts agree. */
-static int conv_input(ConvOnednn *c, ConvPass *p, dnnl_primitive_t reorder, int user, int mine, const float *data,
-                      float *scratch)
-{
-    if (!reorder) return conv_bind(p, mine, data);
-    return conv_bind(p, mine, scratch) && conv_bind(p, user, data) && conv_move(c, p, reorder, user, mine);
-}
-
-/* The weights of pass p in the forward's and/or the backward data's layouts. */
-static int conv_weights(ConvOnednn *c, ConvPass *p, const float *w, int forward, int backward_data)
-{
-    int ok = conv_bind(p, CONV_USER_W, w);
-    if (forward)
-        ok = ok && (p->wf_in ? conv_bind(p, CONV_WF, c->wf) && conv_move(c, p, p->wf_in, CONV_USER_W, CONV_WF)
-                             : conv_bind(p, CONV_WF, w));
-    if (backward_data)
-        ok = ok && (p->wb_in ? conv_bind(p, CONV_WB, c->wb) && conv_move(c, p, p->wb_in, CONV_USER_W, CONV_WB)
-                             : conv_bind(p, CONV_WB, w));
-    return ok;
-}
-
-static void conv_poison(float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) x[i] = NAN;
-}
-
 /* ---------------------------------------------------------------- the CNN block's pooling
  *
  * The forward's ReLU and 2x2 max-pool read the blocked conv output (bias already added by
@@ -508,7 +467,9 @@ static void conv_poison(float *x, size_t n)
  * positions row-major and innermost the block's channels, so that a vector of channels
  * is one store; each entry is the window position (0..3, row-major) of the first
  * maximum, or 4 where the pooled value is not positive (the ReLU closed: no gradient,
- * which is what kernels.c's backward decides from the pooled output).
+ * which is what kernels.c's backward decides from the pooled output). A block linked to
+ * the next convolution (conv_onednn_link) also writes its pooled values in nChw16c for
+ * it, padded channels 0.
  *
  * Each pass has a generic version (any conv_layout, plain loops: the naive twin) and an
  * AVX-512 one for nChw16c, taken when the processor has AVX-512F; the two give the same
@@ -531,10 +492,13 @@ static inline float conv_window(float a, float bb, float c, float d, int *positi
     return m;
 }
 
-static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *argmax, int n, int OC, int H, int W)
+/* mirror: NULL, or n samples of nChw16c (blocks of 16 channels, ohw positions each) */
+static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *argmax, float *mirror, int n, int OC,
+                              int H, int W)
 {
     const int oh = H / 2, ow = W / 2;
-    const size_t ohw = (size_t)oh * ow;
+    const size_t ohw = (size_t)oh * ow, blocks16 = ((size_t)OC + 15) / 16;
+    if (mirror) memset(mirror, 0, sizeof(float) * (size_t)n * blocks16 * ohw * 16);
     for (int s = 0; s < n; s++)
         for (int cb = 0; cb * l.blk < OC; cb++) {
             const int lanes = OC - cb * l.blk < l.blk ? OC - cb * l.blk : l.blk;
@@ -546,9 +510,10 @@ static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *arg
                         const float *p1 = p0 + l.sh;
                         int position;
                         float m = conv_window(p0[0], p0[l.sw], p1[0], p1[l.sw], &position);
-                        const size_t at = (size_t)i * ow + j;
+                        const size_t at = (size_t)i * ow + j, channel = (size_t)cb * l.blk + k;
                         out[(first + k) * ohw + at] = m;
                         argmax[first * ohw + at * lanes + k] = position;
+                        if (mirror) mirror[(((size_t)s * blocks16 + channel / 16) * ohw + at) * 16 + channel % 16] = m;
                     }
         }
 }
@@ -588,13 +553,38 @@ static int conv_has_avx512(void)
     return __builtin_cpu_supports("avx512f");
 }
 
-/* conv_pool_generic for nChw16c: one window of 16 channels per iteration, the pooled
- * values written in nChw16c too (a reorder then makes them NCHW: oneDNN's transposes beat
- * a scatter per window). ReLU as
- * max(0, x) with 0 first: MAXPS returns its second operand for a NaN or for two zeros,
- * so NaN and -0.0f pass as through `x < 0 ? 0 : x`. */
-__attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, ConvLayout l, float *pooled,
-                                                                int *argmax, int n, int OC, int H, int W)
+/* r[i] becomes column i of the 16 x 16 matrix whose rows were r[0..15] */
+__attribute__((target("avx512f"))) static inline void conv_transpose16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++) {
+            t[8 * i + k] = _mm512_shuffle_f32x4(r[8 * i + k], r[8 * i + 4 + k], 0x88);
+            t[8 * i + 4 + k] = _mm512_shuffle_f32x4(r[8 * i + k], r[8 * i + 4 + k], 0xdd);
+        }
+    for (int k = 0; k < 8; k++) {
+        r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+        r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+    }
+}
+
+/* conv_pool_generic for nChw16c: one window of 16 channels per vector; the pooled values
+ * of up to 16 windows of a row are transposed in registers into the channels' NCHW rows.
+ * ReLU as max(0, x) with 0 first: MAXPS returns its second operand for a NaN or for two
+ * zeros, so NaN and -0.0f pass as through `x < 0 ? 0 : x`. */
+__attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, ConvLayout l, float *out,
+                                                                int *argmax, float *mirror, int n, int OC, int H,
+                                                                int W)
 {
     const int oh = H / 2, ow = W / 2;
     const size_t ohw = (size_t)oh * ow, blocks = ((size_t)OC + 15) / 16;
@@ -607,63 +597,82 @@ __attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, 
             const __mmask16 live = (__mmask16)(lanes == 16 ? 0xFFFFu : (1u << lanes) - 1u);
             const size_t first = (size_t)s * OC + (size_t)cb * 16;
             const float *plane = y + s * l.sn + cb * l.sc;
+            float *copy = mirror ? mirror + ((size_t)s * blocks + cb) * ohw * 16 : NULL;
             for (int i = 0; i < oh; i++) {
                 const float *r0 = plane + 2 * i * l.sh, *r1 = r0 + l.sh;
-                for (int j = 0; j < ow; j++) {
-                    const __m512 a = _mm512_max_ps(zero, _mm512_loadu_ps(r0 + 32 * j));
-                    const __m512 b = _mm512_max_ps(zero, _mm512_loadu_ps(r0 + 32 * j + 16));
-                    const __m512 c = _mm512_max_ps(zero, _mm512_loadu_ps(r1 + 32 * j));
-                    const __m512 d = _mm512_max_ps(zero, _mm512_loadu_ps(r1 + 32 * j + 16));
-                    const __mmask16 t1 = _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ);
-                    __m512 m = _mm512_mask_blend_ps(t1, a, b);
-                    const __mmask16 t2 = _mm512_cmp_ps_mask(c, m, _CMP_GT_OQ);
-                    m = _mm512_mask_blend_ps(t2, m, c);
-                    const __mmask16 t3 = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
-                    m = _mm512_mask_blend_ps(t3, m, d);
-                    __m512i position = _mm512_maskz_mov_epi32(t1, one);
-                    position = _mm512_mask_mov_epi32(position, t2, two);
-                    position = _mm512_mask_mov_epi32(position, t3, three);
-                    position = _mm512_mask_mov_epi32(position, _mm512_cmp_ps_mask(m, zero, _CMP_NGT_UQ), four);
-                    const size_t at = (size_t)i * ow + j;
-                    _mm512_mask_storeu_epi32(argmax + first * ohw + at * lanes, live, position);
-                    _mm512_storeu_ps(pooled + (((size_t)s * blocks + cb) * ohw + at) * 16, m);
+                for (int j0 = 0; j0 < ow; j0 += 16) {
+                    const int count = ow - j0 < 16 ? ow - j0 : 16;
+                    __m512 row[16];
+                    for (int jj = 0; jj < count; jj++) {
+                        const int j = j0 + jj;
+                        const __m512 a = _mm512_max_ps(zero, _mm512_loadu_ps(r0 + 32 * j));
+                        const __m512 b = _mm512_max_ps(zero, _mm512_loadu_ps(r0 + 32 * j + 16));
+                        const __m512 c = _mm512_max_ps(zero, _mm512_loadu_ps(r1 + 32 * j));
+                        const __m512 d = _mm512_max_ps(zero, _mm512_loadu_ps(r1 + 32 * j + 16));
+                        const __mmask16 t1 = _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ);
+                        __m512 m = _mm512_mask_blend_ps(t1, a, b);
+                        const __mmask16 t2 = _mm512_cmp_ps_mask(c, m, _CMP_GT_OQ);
+                        m = _mm512_mask_blend_ps(t2, m, c);
+                        const __mmask16 t3 = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
+                        m = _mm512_mask_blend_ps(t3, m, d);
+                        __m512i position = _mm512_maskz_mov_epi32(t1, one);
+                        position = _mm512_mask_mov_epi32(position, t2, two);
+                        position = _mm512_mask_mov_epi32(position, t3, three);
+                        position = _mm512_mask_mov_epi32(position, _mm512_cmp_ps_mask(m, zero, _CMP_NGT_UQ), four);
+                        const size_t at = (size_t)i * ow + j;
+                        _mm512_mask_storeu_epi32(argmax + first * ohw + at * lanes, live, position);
+                        if (copy) _mm512_storeu_ps(copy + at * 16, _mm512_maskz_mov_ps(live, m));
+                        row[jj] = m;
+                    }
+                    for (int jj = count; jj < 16; jj++) row[jj] = zero;
+                    conv_transpose16(row);
+                    const __mmask16 positions = (__mmask16)(count == 16 ? 0xFFFFu : (1u << count) - 1u);
+                    for (int k = 0; k < lanes; k++)
+                        _mm512_mask_storeu_ps(out + (first + k) * ohw + (size_t)i * ow + j0, positions, row[k]);
                 }
             }
         }
 }
 
-/* conv_unpool_generic for nChw16c, from the pooled gradient in nChw16c: each window
- * stores its four positions whole (the
- * value where the argmax is, +0.0f elsewhere), so only the dropped odd row and column
- * need zeroing. */
-__attribute__((target("avx512f"))) static void conv_unpool_avx512(float *y, ConvLayout l, const float *pooled,
+/* conv_unpool_generic for nChw16c: the pooled gradient's rows of the block's channels are
+ * transposed in registers into windows of 16 channels; each window stores its four
+ * positions whole (the value where the argmax is, +0.0f elsewhere), so only the dropped
+ * odd row and column need zeroing. */
+__attribute__((target("avx512f"))) static void conv_unpool_avx512(float *y, ConvLayout l, const float *dout,
                                                                   const int *argmax, int n, int OC, int H, int W)
 {
     const int oh = H / 2, ow = W / 2;
-    const size_t ohw = (size_t)oh * ow, blocks = ((size_t)OC + 15) / 16;
+    const size_t ohw = (size_t)oh * ow;
     const __m512 zero = _mm512_setzero_ps();
-    const __m512i four = _mm512_set1_epi32(4);
+    const __m512i p0 = _mm512_setzero_si512(), p1 = _mm512_set1_epi32(1), p2 = _mm512_set1_epi32(2);
+    const __m512i p3 = _mm512_set1_epi32(3), four = _mm512_set1_epi32(4);
     for (int s = 0; s < n; s++)
-        for (int cb = 0; cb * l.blk < OC; cb++) {
+        for (int cb = 0; cb * 16 < OC; cb++) {
             const int lanes = OC - cb * 16 < 16 ? OC - cb * 16 : 16;
             const __mmask16 live = (__mmask16)(lanes == 16 ? 0xFFFFu : (1u << lanes) - 1u);
             const size_t first = (size_t)s * OC + (size_t)cb * 16;
             float *plane = y + s * l.sn + cb * l.sc;
             for (int i = 0; i < oh; i++) {
                 float *r0 = plane + 2 * i * l.sh, *r1 = r0 + l.sh;
-                for (int j = 0; j < ow; j++) {
-                    const size_t at = (size_t)i * ow + j;
-                    const __m512i position = _mm512_mask_loadu_epi32(four, live, argmax + first * ohw + at * lanes);
-                    const __m512 g =
-                        _mm512_maskz_loadu_ps(live, pooled + (((size_t)s * blocks + cb) * ohw + at) * 16);
-                    _mm512_storeu_ps(r0 + 32 * j,
-                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_setzero_si512()), g));
-                    _mm512_storeu_ps(r0 + 32 * j + 16,
-                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_set1_epi32(1)), g));
-                    _mm512_storeu_ps(r1 + 32 * j,
-                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_set1_epi32(2)), g));
-                    _mm512_storeu_ps(r1 + 32 * j + 16,
-                                     _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, _mm512_set1_epi32(3)), g));
+                for (int j0 = 0; j0 < ow; j0 += 16) {
+                    const int count = ow - j0 < 16 ? ow - j0 : 16;
+                    const __mmask16 positions = (__mmask16)(count == 16 ? 0xFFFFu : (1u << count) - 1u);
+                    __m512 g[16];
+                    for (int k = 0; k < 16; k++)
+                        g[k] = k < lanes ? _mm512_maskz_loadu_ps(positions, dout + (first + k) * ohw + (size_t)i * ow + j0)
+                                         : zero;
+                    conv_transpose16(g);
+                    for (int jj = 0; jj < count; jj++) {
+                        const int j = j0 + jj;
+                        const size_t at = (size_t)i * ow + j;
+                        const __m512i position = _mm512_mask_loadu_epi32(four, live, argmax + first * ohw + at * lanes);
+                        _mm512_storeu_ps(r0 + 32 * j, _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, p0), g[jj]));
+                        _mm512_storeu_ps(r0 + 32 * j + 16,
+                                         _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, p1), g[jj]));
+                        _mm512_storeu_ps(r1 + 32 * j, _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, p2), g[jj]));
+                        _mm512_storeu_ps(r1 + 32 * j + 16,
+                                         _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(position, p3), g[jj]));
+                    }
                 }
                 if (W & 1) {
                     _mm512_storeu_ps(r0 + 16 * (W - 1), zero);
@@ -676,45 +685,15 @@ __attribute__((target("avx512f"))) static void conv_unpool_avx512(float *y, Conv
 }
 #endif
 
-/* the AVX-512 versions apply to nChw16c with rows of whole pixels (sw = 16), when the
- * pass has the reorders of the blocked pooled values */
-static int conv_pool_vector(const ConvOnednn *c, const ConvPass *p)
+/* the AVX-512 versions: nChw16c with rows of whole pixels (sw = 16) */
+static int conv_pool_vector(const ConvOnednn *c, ConvLayout l)
 {
 #ifdef CONV_AVX512
-    return c->vector && p->pooled_out && p->pooled_in;
+    return c->vector && l.blk == 16 && l.sw == 16;
 #else
-    (void)c, (void)p;
+    (void)c, (void)l;
     return 0;
 #endif
-}
-
-/* The pooling of pass p's chunk of n samples into out (NCHW) and argmax. */
-static int conv_pool(ConvOnednn *c, ConvPass *p, float *out, int *argmax)
-{
-#ifdef CONV_AVX512
-    if (conv_pool_vector(c, p)) {
-        conv_pool_avx512(c->dst, p->dst_layout, c->pooled, argmax, p->n, c->OC, c->H, c->W);
-        return conv_bind(p, CONV_USER_POOLED, out) && conv_move(c, p, p->pooled_out, CONV_POOLED, CONV_USER_POOLED);
-    }
-#endif
-    conv_pool_generic(c->dst, p->dst_layout, out, argmax, p->n, c->OC, c->H, c->W);
-    return 1;
-}
-
-/* The gradient plane of pass p's chunk (into c->dst) from dout (NCHW) and argmax. */
-static int conv_unpool(ConvOnednn *c, ConvPass *p, const float *dout, const int *argmax)
-{
-#ifdef CONV_AVX512
-    if (conv_pool_vector(c, p)) {
-        if (!conv_bind(p, CONV_USER_POOLED, dout) || !conv_move(c, p, p->pooled_in, CONV_USER_POOLED, CONV_POOLED))
-            return 0;
-        conv_unpool_avx512(c->dst, p->dst_layout, c->pooled, argmax, p->n, c->OC, c->H, c->W);
-        return 1;
-    }
-#endif
-    conv_unpool_generic(c->dst, (size_t)p->n * p->dst_layout.sn * sizeof(float), p->dst_layout, dout, argmax, p->n,
-                        c->OC, c->H, c->W);
-    return 1;
 }
 
 void conv_onednn_set_vector(ConvOnednn *c, int on)
@@ -725,6 +704,92 @@ void conv_onednn_set_vector(ConvOnednn *c, int on)
     c->vector = 0;
     (void)on;
 #endif
+}
+
+/* ---------------------------------------------------------------- linking two blocks */
+
+int conv_onednn_link(ConvOnednn *from, ConvOnednn *to, int max_batch)
+{
+    if (!from->pool || from->feeds || to->mirror || from->OC != to->C || from->OH / 2 != to->H ||
+        from->OW / 2 != to->W)
+        return HS_E_INPUT;
+    /* every pass of `to` must take its src in nChw16c, the layout the pooling writes */
+    for (int k = 0; k < to->n_passes; k++) {
+        dnnl_dims_t dims = {to->pass[k].n, to->C, to->H, to->W};
+        dnnl_memory_desc_t blocked;
+        if (dnnl_memory_desc_init_by_tag(&blocked, 4, dims, dnnl_f32, dnnl_aBcd16b) != dnnl_success ||
+            !dnnl_memory_desc_equal(&blocked, &to->pass[k].src_md))
+            return HS_E_INPUT;
+    }
+    to->mirror_sample = ((size_t)to->C + 15) / 16 * 16 * (size_t)to->H * to->W;
+    int status = conv_alloc((void **)&to->mirror, sizeof(float) * to->mirror_sample * (size_t)max_batch);
+    if (status != HS_OK) return status;
+    to->mirror_capacity = max_batch;
+    from->feeds = to;
+    return HS_OK;
+}
+
+void conv_onednn_forget(ConvOnednn *c)
+{
+    if (c) c->mirror_of = NULL;
+}
+
+/* ---------------------------------------------------------------- execution */
+
+static int conv_bind(ConvPass *p, int which, const void *data)
+{
+    return dnnl_memory_set_data_handle(p->mem[which], (void *)data) == dnnl_success;
+}
+
+static int conv_exec(ConvOnednn *c, dnnl_primitive_t prim, int n, const dnnl_exec_arg_t *args)
+{
+    return dnnl_primitive_execute(prim, c->stream, n, args) == dnnl_success;
+}
+
+/* reorder from -> to of pass p (a NULL primitive: nothing to do) */
+static int conv_move(ConvOnednn *c, ConvPass *p, dnnl_primitive_t reorder, int from, int to)
+{
+    if (!reorder) return 1;
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, p->mem[from]}, {DNNL_ARG_TO, p->mem[to]},
+                              {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]}};
+    return conv_exec(c, reorder, 3, args);
+}
+
+/* The activation memory `mine` of pass p gets user data: copied in by `reorder`, or bound
+ * directly when the layouts agree. */
+static int conv_input(ConvOnednn *c, ConvPass *p, dnnl_primitive_t reorder, int user, int mine, const float *data,
+                      float *scratch)
+{
+    if (!reorder) return conv_bind(p, mine, data);
+    return conv_bind(p, mine, scratch) && conv_bind(p, user, data) && conv_move(c, p, reorder, user, mine);
+}
+
+/* The src of samples [s, s + p->n) of the batch `in` of B samples: the feeding block's
+ * nChw16c copy when it is the one of this input, else reordered from NCHW. */
+static int conv_source(ConvOnednn *c, ConvPass *p, const float *in, int B, int s)
+{
+    if (c->mirror_of && c->mirror_of == in && c->mirror_B == B)
+        return conv_bind(p, CONV_SRC, c->mirror + (size_t)s * c->mirror_sample);
+    const size_t in_floats = (size_t)c->C * c->H * c->W;
+    return conv_input(c, p, p->src_in, CONV_USER_SRC, CONV_SRC, in + (size_t)s * in_floats, c->src);
+}
+
+/* The weights of pass p in the forward's and/or the backward data's layouts. */
+static int conv_weights(ConvOnednn *c, ConvPass *p, const float *w, int forward, int backward_data)
+{
+    int ok = conv_bind(p, CONV_USER_W, w);
+    if (forward)
+        ok = ok && (p->wf_in ? conv_bind(p, CONV_WF, c->wf) && conv_move(c, p, p->wf_in, CONV_USER_W, CONV_WF)
+                             : conv_bind(p, CONV_WF, w));
+    if (backward_data)
+        ok = ok && (p->wb_in ? conv_bind(p, CONV_WB, c->wb) && conv_move(c, p, p->wb_in, CONV_USER_W, CONV_WB)
+                             : conv_bind(p, CONV_WB, w));
+    return ok;
+}
+
+static void conv_poison(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = NAN;
 }
 
 /* Samples [first, first + count) of the batch go through pass p, n at a time. */
@@ -747,7 +812,9 @@ void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const
                                    const float *b, int B)
 {
     conv_thread_setup();
-    const size_t in_floats = (size_t)c->C * c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
+    const size_t pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
+    ConvOnednn *next = c->feeds && B <= c->feeds->mirror_capacity ? c->feeds : NULL;
+    if (c->feeds) c->feeds->mirror_of = NULL; /* rewritten below */
     ConvSpan span[2];
     const int n_spans = conv_spans(c, B, span);
     int ok = 1;
@@ -755,39 +822,76 @@ void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const
         ConvPass *p = span[k].p;
         ok = conv_weights(c, p, w, 1, 0) && conv_bind(p, CONV_BIAS, b ? b : c->zero_bias);
         for (int s = span[k].first; ok && s < span[k].first + span[k].count; s += p->n) {
-            ok = conv_input(c, p, p->src_in, CONV_USER_SRC, CONV_SRC, in + s * in_floats, c->src);
+            ok = conv_source(c, p, in, B, s);
             dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, p->mem[CONV_SRC]},    {DNNL_ARG_WEIGHTS, p->mem[CONV_WF]},
                                       {DNNL_ARG_BIAS, p->mem[CONV_BIAS]},  {DNNL_ARG_DST, p->mem[CONV_DST]},
                                       {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]}};
             ok = ok && conv_exec(c, p->fwd, 5, args);
-            ok = ok && conv_pool(c, p, out + s * pooled, argmax + s * pooled);
+            if (!ok) break;
+            float *copy = next ? next->mirror + (size_t)s * next->mirror_sample : NULL;
+#ifdef CONV_AVX512
+            if (conv_pool_vector(c, p->dst_layout)) {
+                conv_pool_avx512(c->dst, p->dst_layout, out + s * pooled, argmax + s * pooled, copy, p->n, c->OC,
+                                 c->H, c->W);
+                continue;
+            }
+#endif
+            conv_pool_generic(c->dst, p->dst_layout, out + s * pooled, argmax + s * pooled, copy, p->n, c->OC, c->H,
+                              c->W);
         }
     }
     ok = ok && dnnl_stream_wait(c->stream) == dnnl_success;
-    if (!ok) conv_poison(out, (size_t)B * pooled);
+    if (!ok) {
+        conv_poison(out, (size_t)B * pooled);
+        return;
+    }
+    if (next) next->mirror_of = out, next->mirror_B = B;
 }
 
-/* Shared by both backward passes, once diff_dst (CONV_DST) holds the chunk's gradient:
- * weight (and bias) gradients added into dw (db), the input gradient into din. */
-static int conv_backward_chunk(ConvOnednn *c, ConvPass *p, float *din, float *dw, float *db, const float *x)
+/* The weight (and bias) gradients of one chunk, whose diff_dst is in CONV_DST and src in
+ * CONV_SRC: the first chunk of a span straight into the accumulators, the others beside
+ * and then added (in chunk order, so the sum depends on the batch size only). */
+static int conv_weights_chunk(ConvOnednn *c, ConvPass *p, int first_chunk)
 {
-    int ok = conv_input(c, p, p->src_in, CONV_USER_SRC, CONV_SRC, x, c->src);
-    dnnl_exec_arg_t wargs[] = {{DNNL_ARG_SRC, p->mem[CONV_SRC]},
-                               {DNNL_ARG_DIFF_DST, p->mem[CONV_DST]},
-                               {DNNL_ARG_DIFF_WEIGHTS, p->mem[CONV_DW]},
-                               {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]},
-                               {DNNL_ARG_DIFF_BIAS, p->mem[CONV_DBIAS]}};
-    ok = ok && conv_exec(c, p->bwd_weights, c->pool ? 5 : 4, wargs);
-    ok = ok && conv_bind(p, CONV_USER_W, dw) && conv_move(c, p, p->dw_out, CONV_DW, CONV_USER_W);
-    if (ok && db)
-        for (int o = 0; o < c->OC; o++) db[o] += c->dbias[o];
-    if (!din) return ok;
-    dnnl_exec_arg_t dargs[] = {{DNNL_ARG_DIFF_DST, p->mem[CONV_DST]},
-                               {DNNL_ARG_WEIGHTS, p->mem[CONV_WB]},
-                               {DNNL_ARG_DIFF_SRC, p->mem[CONV_DSRC]},
-                               {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]}};
-    ok = ok && conv_bind(p, CONV_DSRC, c->dsrc) && conv_exec(c, p->bwd_data, 4, dargs);
-    return ok && conv_bind(p, CONV_USER_DSRC, din) && conv_move(c, p, p->dsrc_out, CONV_DSRC, CONV_USER_DSRC);
+    float *dw = first_chunk ? c->dw_acc : c->dw, *dbias = first_chunk ? c->db_acc : c->dbias;
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, p->mem[CONV_SRC]},
+                              {DNNL_ARG_DIFF_DST, p->mem[CONV_DST]},
+                              {DNNL_ARG_DIFF_WEIGHTS, p->mem[CONV_DW]},
+                              {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]},
+                              {DNNL_ARG_DIFF_BIAS, p->mem[CONV_DBIAS]}};
+    if (!conv_bind(p, CONV_DW, dw) || !conv_bind(p, CONV_DBIAS, dbias) ||
+        !conv_exec(c, p->bwd_weights, c->pool ? 5 : 4, args))
+        return 0;
+    if (!first_chunk) {
+        float *restrict acc = c->dw_acc;
+        const float *restrict add = c->dw;
+        for (size_t i = 0; i < c->dw_bytes / sizeof(float); i++) acc[i] += add[i];
+        if (c->pool)
+            for (int o = 0; o < c->OC; o++) c->db_acc[o] += c->dbias[o];
+    }
+    return 1;
+}
+
+/* The end of a span: dw += its weight gradient (reorder with a sum), db += its bias's. */
+static int conv_weights_flush(ConvOnednn *c, ConvPass *p, float *dw, float *db)
+{
+    if (!conv_bind(p, CONV_DW, c->dw_acc) || !conv_bind(p, CONV_USER_W, dw) ||
+        !conv_move(c, p, p->dw_out, CONV_DW, CONV_USER_W))
+        return 0;
+    if (db)
+        for (int o = 0; o < c->OC; o++) db[o] += c->db_acc[o];
+    return 1;
+}
+
+/* The input gradient of one chunk into din (+=), from CONV_DST. */
+static int conv_data_chunk(ConvOnednn *c, ConvPass *p, float *din)
+{
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_DIFF_DST, p->mem[CONV_DST]},
+                              {DNNL_ARG_WEIGHTS, p->mem[CONV_WB]},
+                              {DNNL_ARG_DIFF_SRC, p->mem[CONV_DSRC]},
+                              {DNNL_ARG_SCRATCHPAD, p->mem[CONV_SCRATCH]}};
+    return conv_bind(p, CONV_DSRC, c->dsrc) && conv_exec(c, p->bwd_data, 4, args) &&
+           conv_bind(p, CONV_USER_DSRC, din) && conv_move(c, p, p->dsrc_out, CONV_DSRC, CONV_USER_DSRC);
 }
 
 void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float *db, const float *dout,
@@ -802,9 +906,18 @@ void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float 
         ConvPass *p = span[k].p;
         ok = conv_weights(c, p, w, 0, din != NULL) && conv_bind(p, CONV_DST, c->dst);
         for (int s = span[k].first; ok && s < span[k].first + span[k].count; s += p->n) {
-            ok = conv_unpool(c, p, dout + s * pooled, argmax + s * pooled);
-            ok = ok && conv_backward_chunk(c, p, din ? din + s * in_floats : NULL, dw, db, in + s * in_floats);
+#ifdef CONV_AVX512
+            if (conv_pool_vector(c, p->dst_layout))
+                conv_unpool_avx512(c->dst, p->dst_layout, dout + s * pooled, argmax + s * pooled, p->n, c->OC, c->H,
+                                   c->W);
+            else
+#endif
+                conv_unpool_generic(c->dst, (size_t)p->n * p->dst_layout.sn * sizeof(float), p->dst_layout,
+                                    dout + s * pooled, argmax + s * pooled, p->n, c->OC, c->H, c->W);
+            ok = conv_source(c, p, in, B, s) && conv_weights_chunk(c, p, s == span[k].first);
+            ok = ok && (!din || conv_data_chunk(c, p, din + s * in_floats));
         }
+        ok = ok && conv_weights_flush(c, p, dw, db);
     }
     ok = ok && dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) {
@@ -817,7 +930,7 @@ void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float 
 void conv_onednn_forward(ConvOnednn *c, float *out, const float *in, const float *w, int B)
 {
     conv_thread_setup();
-    const size_t in_floats = (size_t)c->C * c->H * c->W, out_floats = (size_t)c->OC * c->OH * c->OW;
+    const size_t out_floats = (size_t)c->OC * c->OH * c->OW;
     ConvSpan span[2];
     const int n_spans = conv_spans(c, B, span);
     int ok = 1;
@@ -826,8 +939,7 @@ void conv_onednn_forward(ConvOnednn *c, float *out, const float *in, const float
         ok = conv_weights(c, p, w, 1, 0);
         for (int s = span[k].first; ok && s < span[k].first + span[k].count; s += p->n) {
             float *y = out + s * out_floats;
-            ok = conv_input(c, p, p->src_in, CONV_USER_SRC, CONV_SRC, in + s * in_floats, c->src);
-            ok = ok && conv_bind(p, CONV_DST, p->dst_out ? c->dst : y);
+            ok = conv_source(c, p, in, B, s) && conv_bind(p, CONV_DST, p->dst_out ? c->dst : y);
             dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, p->mem[CONV_SRC]},
                                       {DNNL_ARG_WEIGHTS, p->mem[CONV_WF]},
                                       {DNNL_ARG_DST, p->mem[CONV_DST]},
@@ -854,8 +966,10 @@ void conv_onednn_backward(ConvOnednn *c, float *din, float *dw, const float *dou
         ok = conv_weights(c, p, w, 0, din != NULL);
         for (int s = span[k].first; ok && s < span[k].first + span[k].count; s += p->n) {
             ok = conv_input(c, p, p->ddst_in, CONV_USER_DST, CONV_DST, dout + s * out_floats, c->dst);
-            ok = ok && conv_backward_chunk(c, p, din ? din + s * in_floats : NULL, dw, NULL, in + s * in_floats);
+            ok = ok && conv_source(c, p, in, B, s) && conv_weights_chunk(c, p, s == span[k].first);
+            ok = ok && (!din || conv_data_chunk(c, p, din + s * in_floats));
         }
+        ok = ok && conv_weights_flush(c, p, dw, NULL);
     }
     ok = ok && dnnl_stream_wait(c->stream) == dnnl_success;
     if (!ok) {

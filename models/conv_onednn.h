@@ -1,7 +1,8 @@
 /* conv_onednn.h — convolutions on oneDNN (Debian's libdnnl-dev 2.x), the fast path of the
- * CNN's conv blocks and the ResNet's convolutions (`[run] kernels = onednn`, what `auto`
- * picks when hetsim is built with oneDNN). The reference path is kernels.c's im2col +
- * OpenBLAS sgemm; tests/check_models.c compares the two.
+ * CNN's conv blocks (`[run] kernels = onednn`, what `auto` picks for a CNN when hetsim is
+ * built with oneDNN). The plain strided convolution is here and tested, but the ResNet
+ * does not run on it yet. The reference path is kernels.c's im2col + OpenBLAS sgemm;
+ * tests/check_conv_onednn.c compares the two.
  *
  * A ConvOnednn is one convolution shape with its primitives, its blocked scratch buffers
  * and its oneDNN stream: per thread (it lives in a ModelWorkspace). Tensors outside stay
@@ -62,6 +63,14 @@ void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const
  * NULL: skipped). */
 void conv_onednn_relu_pool_backward(ConvOnednn *c, float *din, float *dw, float *db, const float *dout,
                                     const int *argmax, const float *in, const float *w, int B);
+/* Links two consecutive CNN blocks: from's forward then also writes its pooled output in
+ * to's src layout, for the whole batch, and to's passes on that same output (the pointer
+ * from's forward wrote, at the same batch size) read it there instead of reordering the
+ * NCHW copy. HS_E_INPUT when the shapes or to's layout do not fit (nothing changes: the
+ * link is only a shortcut), HS_E_NOMEM. */
+int conv_onednn_link(ConvOnednn *from, ConvOnednn *to, int max_batch);
+/* Drops c's linked copy, for callers that may have written the input themselves. */
+void conv_onednn_forget(ConvOnednn *c);
 /* Tests: 0 makes the pooling of c run its generic loops instead of its AVX-512 versions
  * (the default, where the processor has AVX-512F); the two give the same bits. */
 void conv_onednn_set_vector(ConvOnednn *c, int on);

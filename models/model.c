@@ -322,7 +322,7 @@ void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng)
 ModelKernels model_kernels_resolve(const ModelSpec *spec)
 {
     if (spec->kernels == MODEL_KERNELS_AUTO)
-        return spec->arch != MODEL_ARCH_MLP && conv_onednn_available() ? MODEL_KERNELS_ONEDNN : MODEL_KERNELS_OPENBLAS;
+        return spec->arch == MODEL_ARCH_CNN && conv_onednn_available() ? MODEL_KERNELS_ONEDNN : MODEL_KERNELS_OPENBLAS;
     return spec->kernels;
 }
 
@@ -390,6 +390,12 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
                 return status;
             }
         }
+    /* the first block hands its pooled output to the second in the second's layout (a
+     * shortcut: HS_E_INPUT means the layouts do not allow it, and nothing changes) */
+    if (ws->conv[1] && conv_onednn_link(ws->conv[0], ws->conv[1], spec->batch) == HS_E_NOMEM) {
+        model_workspace_free(ws);
+        return HS_E_NOMEM;
+    }
     ws->gemm = kernels == MODEL_KERNELS_ONEDNN ? conv_onednn_sgemm : kernels_sgemm_openblas;
     if (resnet) ws->rbuf.gemm = ws->gemm;
     ws->spec = *spec;
@@ -509,6 +515,8 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
 static void blocks_forward(const Model *m, const float *P, ModelWorkspace *ws, int first, int end, const float *in,
                            int B)
 {
+    /* a pass that does not start at the input leaves the linked copy of act[0] stale */
+    if (first > 0) conv_onednn_forget(ws->conv[1]);
     for (int b = first; b < end; b++) block_forward(m, P, ws, b, b == first ? in : ws->act[b - 1], B);
 }
 

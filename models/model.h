@@ -81,8 +81,8 @@ double vec_clip_norm(float *x, size_t n, double threshold);
 void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng);
 
 /* The kernels spec->kernels stands for: MODEL_KERNELS_OPENBLAS or MODEL_KERNELS_ONEDNN
- * (auto: oneDNN for a CNN or ResNet when hetsim is built with it and its engine starts,
- * OpenBLAS otherwise and always for an MLP, which has no convolution). */
+ * (auto: oneDNN for a CNN when hetsim is built with it and its engine starts, OpenBLAS
+ * otherwise, and always for an MLP or a ResNet). */
 ModelKernels model_kernels_resolve(const ModelSpec *spec);
 /* 1 when kernels can run here (onednn: built with oneDNN and its engine starts). */
 int model_kernels_available(ModelKernels kernels);

@@ -10,12 +10,13 @@
 
 typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1, MODEL_ARCH_RESNET = 2 } ModelArch;
 
-/* What runs the convolutions of the CNN and the ResNet ([run] kernels): openblas is the
- * reference, im2col + OpenBLAS sgemm (kernels.c); onednn is oneDNN's direct convolutions
- * (conv_onednn.c), several times faster where OpenBLAS lacks the machine's vector width;
- * auto is onednn when hetsim is built with oneDNN, else openblas (model_kernels_resolve).
- * The two paths agree to rounding, not bit for bit. The MLP and every linear layer run
- * on OpenBLAS whatever the choice. */
+/* What runs a model's layers ([run] kernels): openblas is the reference, im2col +
+ * OpenBLAS sgemm (kernels.c); onednn runs the CNN's conv blocks on oneDNN's direct
+ * convolutions (conv_onednn.c), several times faster where OpenBLAS lacks the machine's
+ * vector width, and every linear layer on oneDNN's sgemm; auto is onednn for a CNN when
+ * hetsim is built with oneDNN, else openblas (model_kernels_resolve): an MLP and a ResNet
+ * (whose convolutions are not on oneDNN yet) stay on the reference unless onednn is
+ * asked for. The two paths agree to rounding, not bit for bit. */
 typedef enum { MODEL_KERNELS_AUTO = 0, MODEL_KERNELS_OPENBLAS, MODEL_KERNELS_ONEDNN } ModelKernels;
 
 typedef struct ModelSpec {

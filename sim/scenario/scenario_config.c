@@ -85,9 +85,10 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (isfinite(sc->time_budget)) fprintf(out, "time_budget = %.17g\n", sc->time_budget);
     fprintf(out, "target_accuracy = %.17g\nmode = %s\neval_every = %d\n",
             sc->target_accuracy, sc->mode == RUN_MODE_TRAIN ? "train" : "timing", sc->eval_every);
-    /* unless it is an MLP's default (auto runs an MLP on OpenBLAS), so that every other
-     * run's config (and sweep id) is unchanged */
-    if (sc->model.arch != MODEL_ARCH_MLP || sc->model.kernels == MODEL_KERNELS_ONEDNN)
+    /* a CNN's always (auto depends on the build: the config says what ran, so that it
+     * runs the same elsewhere); an MLP's or a ResNet's only when not auto's openblas, so
+     * that their configs (and sweep ids) are unchanged */
+    if (sc->model.arch == MODEL_ARCH_CNN || sc->model.kernels == MODEL_KERNELS_ONEDNN)
         fprintf(out, "kernels = %s\n", sc->model.kernels == MODEL_KERNELS_ONEDNN ? "onednn" : "openblas");
 
     const DataSpec *d = &sc->data;
