@@ -112,14 +112,15 @@ int dbread_open(const char *path, sqlite3 **out, HsDiag *diag)
                              (unsigned long long)application);
         goto fail;
     }
-    if (version != STORE_SCHEMA_VERSION && (version != 0 || application != 0)) {
+    /* reports and plots read the tables of version 1, which every later version keeps */
+    if ((version < 1 || version > STORE_SCHEMA_VERSION) && (version != 0 || application != 0)) {
         status = hs_diag_set(diag, HS_E_INPUT, path, 0,
                              "database has schema version %lld (PRAGMA user_version), "
-                             "but this hetsim reads version %d",
+                             "but this hetsim reads versions 1 to %d",
                              (long long)version, STORE_SCHEMA_VERSION);
         goto fail;
     }
-    if (version != STORE_SCHEMA_VERSION || tables != 6) {
+    if (version < 1 || tables != 6) {
         status = hs_diag_set(diag, HS_E_INPUT, path, 0, "not a hetsim database");
         goto fail;
     }

@@ -18,7 +18,9 @@
  *                     played-out time of a pair (pairings) and the share of agent-rounds
  *                     in the offloader role,
  *   sweep, point      runs.sweep and the point label without the seed.
- * Points table (one row per sweep point; runs outside a sweep make points too):
+ * Points table (one row per sweep point; runs outside a sweep make points too), ordered
+ * by scenario then method (runset_point_order: every method of one scenario side by
+ * side, scenarios and methods in the order they first appear, i.e. a sweep's order):
  *   method, level (heterogeneity level), seeds (done runs aggregated), not_done (runs of
  *   the point that are not done), then FIGURE_mean and FIGURE_ci95 (half-width of the
  *   95 % interval) for sim_time_s, time_to_target_s (only when every seed reached the
@@ -26,7 +28,7 @@
  *   (mean round makespan t_end - t_start), bytes; predicted_round_s_mean,
  *   actual_round_s_mean, offload_share_mean for ComDML; level_axis (what the level
  *   measures), sweep, point (label without the seed).
- * Speedup table (one row per non-sync point with a sync baseline):
+ * Speedup table (one row per non-sync point with a sync baseline, in the points' order):
  *   method, level, pairs (seeds compared), basis (time to target | total virtual time |
  *   mixed), speedup_mean, speedup_ci95 (t_sync / t_method, > 1 is faster than sync),
  *   time_s_mean, sync_time_s_mean, sweep, scenario (point label without run.method and

@@ -276,9 +276,22 @@ static int report_point_figure(const RunSet *set, int p, RunField field, ReportC
     return HS_OK;
 }
 
+static int report_tables_fill_points_in(const RunSet *set, ReportGrid *table, const int *order);
+
 int report_tables_fill_points(const RunSet *set, ReportGrid *table)
 {
-    for (int p = 0; p < set->point_count; p++) {
+    int *order = malloc(((size_t)set->point_count + 1) * sizeof *order);
+    if (order == NULL) return HS_E_NOMEM;
+    runset_point_order(set, order);
+    int status = report_tables_fill_points_in(set, table, order);
+    free(order);
+    return status;
+}
+
+static int report_tables_fill_points_in(const RunSet *set, ReportGrid *table, const int *order)
+{
+    for (int i = 0; i < set->point_count; i++) {
+        int p = order[i];
         const RunPoint *point = &set->points[p];
         const RunGroup *group = &set->groups[point->group];
         ReportCell *row = report_grid_add_row(table);
@@ -330,6 +343,28 @@ int report_tables_fill_speedups(const RunSet *set, ReportGrid *table)
     RunSpeedup *rows = NULL;
     int count = 0;
     if (runset_speedups(set, &rows, &count) != HS_OK) return HS_E_NOMEM;
+    /* in the order of the points table */
+    int *order = malloc(((size_t)set->point_count + 1) * sizeof *order);
+    int *position = malloc(((size_t)set->point_count + 1) * sizeof *position);
+    if (order == NULL || position == NULL) {
+        free(order);
+        free(position);
+        free(rows);
+        return HS_E_NOMEM;
+    }
+    runset_point_order(set, order);
+    for (int i = 0; i < set->point_count; i++) position[order[i]] = i;
+    for (int i = 1; i < count; i++) {  /* insertion sort: stable */
+        RunSpeedup v = rows[i];
+        int j = i - 1;
+        while (j >= 0 && position[rows[j].point] > position[v.point]) {
+            rows[j + 1] = rows[j];
+            j--;
+        }
+        rows[j + 1] = v;
+    }
+    free(order);
+    free(position);
     int status = HS_OK;
     for (int i = 0; i < count && status == HS_OK; i++) {
         const RunSpeedup *speedup = &rows[i];

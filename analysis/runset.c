@@ -555,6 +555,55 @@ int runset_load(sqlite3 *db, const char *path, const RunSetFilter *filter, RunSe
     return HS_OK;
 }
 
+/* Rank of point p's text (scenario or method) among the points of its group: the index
+ * of the first point of the group with the same text. Points are in order of their first
+ * run id, so ranks follow the order of first appearance. */
+static int point_rank(const RunSet *set, int p, int method)
+{
+    const RunPoint *point = &set->points[p];
+    for (int q = 0; q <= p; q++) {
+        const RunPoint *other = &set->points[q];
+        if (other->group == point->group &&
+            strcmp(method ? other->method : other->scenario, method ? point->method : point->scenario) == 0)
+            return q;
+    }
+    return p;
+}
+
+static int key_after(const int *a, const int *b)
+{
+    for (int k = 0; k < 4; k++)
+        if (a[k] != b[k]) return a[k] > b[k];
+    return 0;
+}
+
+void runset_point_order(const RunSet *set, int *order)
+{
+    /* insertion sort on (group, scenario rank, method rank, index): point counts are
+     * those of a sweep's points, and ranks are computed once */
+    int n = set->point_count;
+    int (*key)[4] = malloc(((size_t)n + 1) * sizeof *key);
+    for (int p = 0; p < n; p++) {
+        order[p] = p;
+        if (key != NULL) {
+            key[p][0] = set->points[p].group;
+            key[p][1] = point_rank(set, p, 0);
+            key[p][2] = point_rank(set, p, 1);
+            key[p][3] = p;
+        }
+    }
+    if (key == NULL) return;  /* out of memory: the points' own order */
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i - 1;
+        while (j >= 0 && key_after(key[order[j]], key[v])) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
+    }
+    free(key);
+}
+
 void runset_free(RunSet *set)
 {
     if (set == NULL) return;

@@ -139,6 +139,13 @@ int runset_load(sqlite3 *db, const char *path, const RunSetFilter *filter, RunSe
 
 void runset_free(RunSet *set);
 
+/* The order reports print points in: by group, then by scenario (the point's label
+ * without run.method), then by method — scenarios and methods each in the order they
+ * first appear in the runs' id order, which for a sweep is the order of its expansion
+ * (run ids follow it). So every method of one scenario is side by side. Fills
+ * order[0..point_count) with point indices. */
+void runset_point_order(const RunSet *set, int *order);
+
 /* The figure field of run (NaN when missing). */
 double runset_field(const RunFacts *run, RunField field);
 

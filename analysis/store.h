@@ -3,20 +3,12 @@
  * A Store is one writable connection to one hetsim database (schema version
  * STORE_SCHEMA_VERSION in PRAGMA user_version, STORE_APPLICATION_ID in
  * PRAGMA application_id). Opening a new or empty file creates the schema; opening an
- * existing hetsim database appends to it. Tables (see store.c for the exact DDL):
- *
- *   runs(id, name, scenario, method, seed, mode, config, status, started_at,
- *        finished_at, wall_s, sim_time_s, final_accuracy, rounds_done, sweep, point,
- *        message)
- *   agents(run_id, agent, grp, compute, bandwidth, latency, samples, uplink, downlink,
- *          byzantine)                                  -- bandwidth is the uplink
- *   rounds(run_id, round, t_start, t_end, idle_s, bytes, extra)
- *   agent_rounds(run_id, round, agent, compute_s, comm_s, idle_s, role, offline_s)
- *   pairings(run_id, round, slow, fast, split, predicted_s, actual_s, solver, solve_ms)
- *   metrics(run_id, t, round, agent, train_loss, test_loss, test_accuracy, bytes_sent,
- *           heldout_accuracy, seen_accuracy,  -- [data] partition = domains
- *           epsilon)                          -- [privacy] clip = sample | update
- *                                             -- (the last three added to older files when opened)
+ * existing hetsim database appends to it. Its tables are the row tables of
+ * sim/kernel/sink.h (runs, agents, rounds, agent_rounds, pairings, metrics, run_params),
+ * their columns in the lists' order, each per-run table starting with run_id
+ * (REFERENCES runs(id) ON DELETE CASCADE), and the store's own sweeps; store.c generates
+ * the DDL, the INSERTs and the binds from them. A file written by an older hetsim,
+ * opened for writing, gains the columns and tables added since (NULL in its older rows).
  *
  * Conventions a reader of the database can rely on:
  *  - NaN is stored as NULL (SQLite has no NaN); metrics.agent is NULL for the averaged
@@ -47,16 +39,35 @@
 #define ANALYSIS_STORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/hs_error.h"
 #include "sim/kernel/sink.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x48535431 /* "HST1", so `file` can tell our databases */
 #define STORE_BATCH_ROWS 5000
 #define STORE_BUSY_TIMEOUT_MS 5000
 
 typedef struct Store Store;
+
+/* The views every database has (store.c): name, what it is, its CREATE VIEW, and its
+ * columns described as the row tables describe theirs (unit, meaning). */
+typedef struct StoreView {
+    const char *name, *doc, *sql;
+    const SinkColumn *columns;
+    int n_columns;
+} StoreView;
+#define STORE_VIEW_COUNT 3
+extern const StoreView store_views[STORE_VIEW_COUNT];
+
+/* Writes the database reference (docs/database.md) to out (store_doc.c). */
+void store_write_reference(FILE *out);
+
+/* The tables every database has, in the order they are created: the row tables the
+ * store keeps and its own (sweeps, schema_columns). *per_run says the table starts with
+ * run_id. NULL past the last. */
+const SinkTable *store_table(int i, int *per_run);
 
 /* Opens (creating if needed) the database at path for writing and stores the new Store
  * in *out; the caller closes it with store_close. On failure *out is NULL, the status is
@@ -85,6 +96,16 @@ const char *store_error_message(const Store *store);
  * when another connection must see the rows at once. */
 int store_flush(Store *store);
 
+/* Batching (a sweep's writer): the begin of a claimed run (SinkRunInfo.id > 0), its
+ * agents and its end wait in the buffer with its rows, and the buffer is written in one
+ * transaction when it holds STORE_BATCH_ROWS rows, when its oldest row has waited
+ * STORE_FLUSH_SECONDS, before a claim, and at store_flush; so many short runs share a
+ * transaction and a run is still 'done' only in the transaction that writes its last
+ * row. A claimed run reads 'running' (its claim) until then. Off (the default for
+ * `hetsim run`): a run's row is inserted at run_begin and its agents and end commit at
+ * once. Turning it off flushes. */
+int store_set_batching(Store *store, int on);
+
 /* Sets how long a write waits for another process's lock before failing with HS_E_IO.
  * A sweep with many jobs may want more than the default, a test less. */
 int store_set_busy_timeout(Store *store, int milliseconds);
@@ -112,5 +133,43 @@ typedef struct StoreSweepRun {
 int store_list_sweep_runs(Store *store, const char *sweep, StoreSweepRun **runs,
                           int *count);
 void store_sweep_runs_free(StoreSweepRun *runs, int count);
+
+/* ---- claims (sweep.h): a sweep's runs are claimed in the file before they run, so
+ * two processes given the same sweep never both run a point ---- */
+
+typedef struct StoreSweepClaim {
+    const char *sweep;  /* the sweep id */
+    int64_t runs, points;
+    int repeat;
+} StoreSweepClaim;
+
+/* In one write transaction: finds the sweep's row in sweeps, or creates it, reserving the
+ * run ids *first_run .. *first_run + runs - 1 (run i of the expansion gets *first_run +
+ * i, whatever process runs it, whenever). *existed is 1 when the file already held the
+ * sweep (its row, or runs of it written by a hetsim before claims): a caller that was
+ * not asked to resume refuses then, and nothing was written. */
+int store_claim_sweep(Store *store, const StoreSweepClaim *claim, int64_t *first_run, int *existed);
+
+typedef enum {
+    STORE_CLAIMED = 0,  /* the point is this process's to run, as run id run_id */
+    STORE_COMPLETE,     /* a run of the point is done (or diverged): nothing to do */
+    STORE_HELD          /* another live process is running it (holder says which) */
+} StoreClaim;
+
+/* In one write transaction: decides who runs sweep's point. Incomplete runs of the point
+ * whose writer is gone (on this host: its process no longer exists; a run from an older
+ * hetsim names none) are deleted with their rows, and a 'running' row with id run_id,
+ * claimed by this process, is inserted; a sink run_begin with SinkRunInfo.id = run_id
+ * then fills it in. A claim from another host cannot be checked and counts as alive. */
+int store_claim_run(Store *store, const char *sweep, const char *point, int64_t run_id, StoreClaim *outcome,
+                    char *holder, size_t holder_size);
+
+/* store_claim_run for count points (outcomes[i] for points[i], run_ids[i]) in one
+ * write transaction. */
+int store_claim_runs(Store *store, const char *sweep, int count, const char *const *points, const int64_t *run_ids,
+                     StoreClaim *outcomes, char *holder, size_t holder_size);
+
+/* Deletes the runs this process claimed and never began (a sweep stopped early). */
+int store_drop_unbegun(Store *store);
 
 #endif

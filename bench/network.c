@@ -10,7 +10,7 @@
  * alternating; the medians are printed with every sample.
  * Usage: bench/network [REPEAT [dpsgd|sync]] */
 #include "bench/bench.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@ static double bench_run(const char *text, const char *model, double *sim_time)
     inidoc_free(&doc);
     RunOutcome out;
     double start = bench_seconds();
-    int status = engine_run(&sc, sink_discard(), &diag, &out);
+    int status = sim_run(&sc, sink_discard(), &diag, &out);
     double wall = bench_seconds() - start;
     if (status != HS_OK) {
         fprintf(stderr, "bench: %s\n", diag.message);

@@ -9,7 +9,8 @@
  *
  * Prints medians of repeated solves (ms) and asserts nothing about time. ip runs once per
  * size with a time limit; past it the solver falls back to exact and the tables say
- * "timeout" (inf for a median past the limit). About a minute in all. */
+ * "timeout" (inf for a median past the limit). Last, both costs side by side (`pairing
+ * costs` prints only that table). About a minute in all. */
 #include "solver/pairing.h"
 
 #include <gsl/gsl_rng.h>
@@ -248,15 +249,46 @@ static void bench_gap(gsl_rng *rng)
     printf("(gap = greedy / optimum - 1; gain = the optimum's cut of the all-alone makespan)\n");
 }
 
-int main(void)
+/* The exact cost (solver/cost.c) against the paper's on the same instances: 10 ms of
+ * latency per agent, each [network] variant. Under maxmin a link slower than the slow
+ * side's activations makes each evaluation an O(n_i) recurrence. */
+static void bench_costs(gsl_rng *rng)
+{
+    static const char *const names[] = {"paper", "exact maxmin", "exact fifo", "exact maxmin-fifo"};
+    printf("\nexact and greedy in ms under each cost (median of 3), makespan in s\n");
+    printf("%-22s %-18s %10s %10s %10s\n", "agents", "cost", "exact", "greedy", "makespan");
+    for (int size = 0; size < 2; size++) {
+        PairingProblem p;
+        int status = size == 0 ? bench_dense(&p, 1000, rng) : bench_sparse(&p, 10000, 16, rng);
+        if (status != HS_OK) return;
+        for (int i = 0; i < p.n; i++)
+            p.latency[i] = 0.01;
+        for (int k = 0; k < 4; k++) {
+            p.cost = k == 0 ? PAIRING_COST_PAPER : PAIRING_COST_EXACT;
+            p.network = k == 2 ? PAIRING_NETWORK_FIFO : k == 3 ? PAIRING_NETWORK_MAXMIN_FIFO : PAIRING_NETWORK_MAXMIN;
+            BenchRun exact = bench_solve(&p, "exact", 3, 0), greedy = bench_solve(&p, "greedy", 3, 0);
+            printf("%-22s %-18s %10.1f %10.1f %10.3f\n", size == 0 ? "1000 (full matrix)" : "10000 (sparse, deg 16)",
+                   names[k], exact.ms, greedy.ms, exact.makespan);
+        }
+        pairing_problem_free(&p);
+    }
+}
+
+int main(int argc, char **argv)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
     if (rng == NULL) return 1;
     gsl_rng_set(rng, 42);
     double start = bench_now();
+    if (argc > 1 && strcmp(argv[1], "costs") == 0) { /* just this table */
+        bench_costs(rng);
+        gsl_rng_free(rng);
+        return 0;
+    }
     bench_times(rng);
     bench_ip_reach(rng);
     bench_gap(rng);
+    bench_costs(rng);
     printf("\nbench/pairing: %.1f s in all\n", bench_now() - start);
     gsl_rng_free(rng);
     return 0;

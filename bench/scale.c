@@ -3,7 +3,7 @@
  * time, peak memory per agent (resident set growth / agents) and events per second. */
 #include "bench/bench.h"
 #include "analysis/store.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         double rss_before = bench_rss();
         double start = bench_seconds();
         RunOutcome out;
-        int status = engine_run(&sc, store_sink(store), &diag, &out);
+        int status = sim_run(&sc, store_sink(store), &diag, &out);
         double elapsed = bench_seconds() - start;
         struct rusage usage;
         getrusage(RUSAGE_SELF, &usage);

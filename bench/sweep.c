@@ -1,30 +1,47 @@
-/* sweep.c — runs per second of `hetsim sweep` on timing-mode sweeps with 1 job, 2 jobs
- * and 2 MPI ranks, and the parallel efficiency (rate with 2 / (2 x rate with 1)) from
- * the same invocation. Prints figures; never fails on time.
+/* sweep.c — how close `hetsim sweep` runs to the engine's own speed on timing-mode sweeps,
+ * with 1 job, 2 jobs and 2 MPI ranks. Prints figures; never fails on time.
  *
- * Two workloads bracket what a timing sweep costs:
- *   rows    100 agents x 30 rounds of `sync`: few events per database row, so the one
- *           writer (SQLite inserts in the parent) bounds the rate;
- *   events  50 agents x 10 rounds of `localsgd` with 100 local steps: many events per
- *           row, so the simulation itself dominates.
- * For each, "engine only" is the same runs in this process into a sink that discards
- * everything: the ceiling of one core without any database.
- * The machine is shared: /proc/loadavg is printed with the figures, since another
- * process on the two cores halves any parallel speed-up. The MPI figure includes
- * mpirun's start-up, measured separately on a one-run sweep.
- * Usage: bench/sweep [RUNS_PER_WORKLOAD]   (HETSIM names the binary; default ./hetsim) */
+ * Workloads (each a sweep of RUNS timing-mode runs, two latency values x RUNS/2 seeds):
+ *   small   16 agents x 10 rounds of `sync`: short runs, the per-run costs (claim, begin,
+ *           end, resolved keys) weigh most;
+ *   rows    100 agents x 30 rounds of `sync`: about 3,300 database rows per 2 ms of
+ *           simulation, the writer's worst case;
+ *   events  50 agents x 10 rounds of `localsgd`, an epoch of local steps per round: many
+ *           events per row, the simulation dominates.
+ * For each:
+ *   engine  the runs in this process into a sink that discards everything: the ceiling;
+ *   jobs 1, jobs 2   `hetsim sweep --jobs N` run in this process (cli_sweep), so the
+ *           writer's CPU (this process) and the workers' (its children) are measured
+ *           apart with getrusage.
+ * The machine these run on is shared (other builds and tests on its 2 cores), so wall
+ * times wander; CPU seconds per run do not. Besides the measured rates the bench prints
+ * the rates those CPU figures give on 2 idle cores: 1 job pipelines one worker and the
+ * writer, so its rate is 1 / max(worker, writer); 2 jobs share 2 cores among two workers
+ * and the writer, 2 / (workers + writer), but never more than 1 / writer. The ratio to
+ * the engine is against 1 / engine CPU per run, the efficiency is rate(2 jobs) /
+ * (2 x rate(1 job)). Each figure is the median of REPEAT measurements.
+ * Usage: bench/sweep [RUNS [REPEAT]]   (default 200 3; HETSIM names the binary for MPI) */
 #include "bench/bench.h"
+#include "cli/cli.h"
 #include "driver/sweep.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
-/* Runs every run of the sweep in path here, into the discarding sink. */
-static double bench_engine_only(const char *path, int64_t *runs)
+static double cpu_of(int who)
+{
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Runs every run of the sweep in path here, into the discarding sink; wall and CPU s. */
+static int bench_engine_only(const char *path, int64_t *runs, double *wall, double *cpu)
 {
     IniDoc doc;
     Sweep sw;
@@ -40,37 +57,40 @@ static double bench_engine_only(const char *path, int64_t *runs)
         sweep_free(&sw);
         return -1;
     }
-    double start = bench_seconds();
+    double start = bench_seconds(), cpu0 = cpu_of(RUSAGE_SELF);
     for (int64_t i = 0; i < sw.n_runs; i++)
         if (sweep_run_one(&sw, i, sink_discard(), &diag) != HS_OK) {
             fprintf(stderr, "bench: %s\n", diag.message);
             break;
         }
-    double seconds = bench_seconds() - start;
+    *wall = bench_seconds() - start;
+    *cpu = cpu_of(RUSAGE_SELF) - cpu0;
     *runs = sw.n_runs;
     sweep_free(&sw);
-    return seconds;
+    return 0;
 }
 
-static double bench_children_cpu(void)
+/* `hetsim sweep PATH --db DB --jobs JOBS --quiet` in this process: wall, this process's
+ * CPU (the writer: resolving, claiming, replaying, SQLite) and the workers'. */
+static int bench_sweep(const char *path, const char *db, int jobs, double *wall, double *writer, double *workers)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_CHILDREN, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
-           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    char jobs_text[16];
+    snprintf(jobs_text, sizeof jobs_text, "%d", jobs);
+    char *argv[] = {(char *)path, "--db", (char *)db, "--jobs", jobs_text, "--quiet", NULL};
+    double start = bench_seconds(), self = cpu_of(RUSAGE_SELF), children = cpu_of(RUSAGE_CHILDREN);
+    int status = cli_sweep(6, argv);
+    *wall = bench_seconds() - start;
+    *writer = cpu_of(RUSAGE_SELF) - self;
+    *workers = cpu_of(RUSAGE_CHILDREN) - children;
+    return status;
 }
 
-/* CPU seconds of the last bench_command: the command and every process it waited for
- * (a sweep's workers, mpirun's ranks), so a busy machine does not distort it. */
-static double bench_last_cpu;
-
-/* Wall seconds of one shell command, -1 if it failed. */
-static double bench_command(const char *command)
+static double bench_command(const char *command, double *cpu)
 {
-    double start = bench_seconds(), cpu = bench_children_cpu();
+    double start = bench_seconds(), children = cpu_of(RUSAGE_CHILDREN);
     int rc = system(command);
     double seconds = bench_seconds() - start;
-    bench_last_cpu = bench_children_cpu() - cpu;
+    *cpu = cpu_of(RUSAGE_CHILDREN) - children;
     if (rc != 0) {
         fprintf(stderr, "bench: '%s' exited with %d\n", command, rc);
         return -1;
@@ -97,18 +117,41 @@ static int bench_write(const char *path, const char *text)
     return fclose(f);
 }
 
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define MAX_REPEAT 15
+
 int main(int argc, char **argv)
 {
-    int runs = argc > 1 ? atoi(argv[1]) : 100;
+    sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);  /* as hetsim's main does */
+    int runs = argc > 1 ? atoi(argv[1]) : 200;
+    int repeat = argc > 2 ? atoi(argv[2]) : 3;
     if (runs < 2) runs = 2;
+    if (repeat < 1) repeat = 1;
+    if (repeat > MAX_REPEAT) repeat = MAX_REPEAT;
     const char *hetsim = getenv("HETSIM") ? getenv("HETSIM") : "./hetsim";
     char dir[] = "/tmp/hetsim-bench-sweep-XXXXXX";
     if (mkdtemp(dir) == NULL) return 1;
     int have_mpi = system("command -v mpirun > /dev/null 2>&1") == 0 && sweep_mpi_compiled();
     const char *mpirun = "mpirun -np 2 --oversubscribe --allow-run-as-root";
 
-    static const char *const names[] = {"rows", "events"};
+    static const char *const names[] = {"small", "rows", "events"};
     static const char *const bodies[] = {
+        "[run]\nname = bench-small\nmethod = sync\nseed = 1\nrounds = 10\nmode = timing\n"
+        "[model]\nlayers = 784,64,10\nbatch = 50\n"
+        "[agents]\ncount = 16\ncompute = lognormal(1 GFLOPS, 0.8)\n"
+        "bandwidth = uniform(10 Mbit/s, 100 Mbit/s)\nlatency = 5 ms\nsamples = 500\n"
+        "[sweep]\nagents.latency = 1 ms, 5 ms\nrepeat = %d\n",
         "[run]\nname = bench-rows\nmethod = sync\nseed = 1\nrounds = 30\nmode = timing\n"
         "[model]\nlayers = 784,64,10\nbatch = 50\n"
         "[agents]\ncount = 100\ncompute = lognormal(1 GFLOPS, 0.8)\n"
@@ -123,59 +166,58 @@ int main(int argc, char **argv)
 
     char load[128];
     bench_loadavg(load, sizeof load);
-    printf("sweep bench: %d runs per workload, %ld cores, loadavg before: %s\n", runs / 2 * 2,
+    printf("sweep bench: %d runs per workload, median of %d, %ld cores, loadavg before: %s\n", runs / 2 * 2, repeat,
            sysconf(_SC_NPROCESSORS_ONLN), load);
-    double mpi_startup = -1;
-    if (have_mpi) {
-        char one[600], cmd[2048];
-        snprintf(one, sizeof one, "%s/one.ini", dir);
-        char text[1024];
-        snprintf(text, sizeof text, bodies[0], 1);
-        bench_write(one, text);
-        /* A one-run sweep: what mpirun costs before and after the work. */
-        snprintf(cmd, sizeof cmd, "%s %s sweep %s --db %s/one.db --quiet --set run.rounds=1 > /dev/null 2>&1",
-                 mpirun, hetsim, one, dir);
-        mpi_startup = bench_command(cmd);
-        printf("mpirun -np 2 start-up and shut-down (2-run sweep of 1 round): %.3f s\n", mpi_startup);
-    } else {
-        printf("MPI: skipped (%s)\n", sweep_mpi_compiled() ? "mpirun not found" : "built without MPI");
-    }
-    printf("%-7s %-22s %8s %10s %10s %8s\n", "load", "how", "wall s", "runs/s", "efficiency", "cpu s");
-    for (int w = 0; w < 2; w++) {
-        char path[600], text[2048], cmd[2048];
+    printf("%-7s %-10s %9s %9s %9s %10s %10s\n", "load", "how", "wall s", "runs/s", "cpu ms/run", "writer ms", "worker ms");
+    for (int w = 0; w < 3; w++) {
+        char path[600], text[2048];
         snprintf(path, sizeof path, "%s/%s.ini", dir, names[w]);
         snprintf(text, sizeof text, bodies[w], runs / 2);
         if (bench_write(path, text) != 0) return 1;
+        double e_wall[MAX_REPEAT], e_cpu[MAX_REPEAT];
+        double s_wall[2][MAX_REPEAT], s_writer[2][MAX_REPEAT], s_workers[2][MAX_REPEAT];
         int64_t n = 0;
-        double engine = bench_engine_only(path, &n);
-        if (engine > 0)
-            printf("%-7s %-22s %8.3f %10.1f %10s %8.3f\n", names[w], "engine only, 1 core", engine, n / engine, "-",
-                   engine);
-        double one = -1;
-        for (int jobs = 1; jobs <= 2; jobs++) {
-            snprintf(cmd, sizeof cmd, "%s sweep %s --db %s/%s-j%d.db --jobs %d --quiet", hetsim, path, dir, names[w],
-                     jobs, jobs);
-            double s = bench_command(cmd);
-            if (s <= 0) continue;
-            char how[32], eff[32] = "-";
-            snprintf(how, sizeof how, "--jobs %d", jobs);
-            if (jobs == 1) one = s;
-            else if (one > 0) snprintf(eff, sizeof eff, "%.2f", one / (2 * s));
-            printf("%-7s %-22s %8.3f %10.1f %10s %8.3f\n", names[w], how, s, n / s, eff, bench_last_cpu);
-        }
-        if (have_mpi) {
-            snprintf(cmd, sizeof cmd, "%s %s sweep %s --db %s/%s-mpi.db --quiet", mpirun, hetsim, path, dir, names[w]);
-            double s = bench_command(cmd);
-            if (s > 0) {
-                char eff[32] = "-", eff_net[32] = "-";
-                if (one > 0) snprintf(eff, sizeof eff, "%.2f", one / (2 * s));
-                printf("%-7s %-22s %8.3f %10.1f %10s %8.3f\n", names[w], "mpirun -np 2", s, n / s, eff, bench_last_cpu);
-                if (mpi_startup > 0 && s > mpi_startup && one > 0) {
-                    snprintf(eff_net, sizeof eff_net, "%.2f", one / (2 * (s - mpi_startup)));
-                    printf("%-7s %-22s %8.3f %10.1f %10s\n", names[w], "  minus mpirun start-up", s - mpi_startup,
-                           n / (s - mpi_startup), eff_net);
-                }
+        for (int r = 0; r < repeat; r++) {
+            if (bench_engine_only(path, &n, &e_wall[r], &e_cpu[r]) != 0) return 1;
+            for (int jobs = 1; jobs <= 2; jobs++) {
+                char db[700], cmd[800];
+                snprintf(db, sizeof db, "%s/%s-j%d-%d.db", dir, names[w], jobs, r);
+                if (bench_sweep(path, db, jobs, &s_wall[jobs - 1][r], &s_writer[jobs - 1][r],
+                                &s_workers[jobs - 1][r]) != 0)
+                    return 1;
+                snprintf(cmd, sizeof cmd, "rm -f %s %s-wal %s-shm", db, db, db);
+                if (system(cmd) != 0) fprintf(stderr, "bench: could not remove %s\n", db);
             }
+        }
+        double engine_wall = median(e_wall, repeat), engine_cpu = median(e_cpu, repeat) / (double)n;
+        printf("%-7s %-10s %9.3f %9.1f %9.3f %10s %10s\n", names[w], "engine", engine_wall, n / engine_wall,
+               1e3 * engine_cpu, "-", "-");
+        double writer[2], worker[2], rate_wall[2];
+        for (int j = 0; j < 2; j++) {
+            double wall = median(s_wall[j], repeat);
+            writer[j] = median(s_writer[j], repeat) / (double)n;
+            worker[j] = median(s_workers[j], repeat) / (double)n;
+            rate_wall[j] = n / wall;
+            printf("%-7s %-10s %9.3f %9.1f %9.3f %10.3f %10.3f\n", names[w], j == 0 ? "--jobs 1" : "--jobs 2", wall,
+                   rate_wall[j], 1e3 * (writer[j] + worker[j]), 1e3 * writer[j], 1e3 * worker[j]);
+        }
+        double engine_rate = 1 / engine_cpu;
+        double idle1 = 1 / (worker[0] > writer[0] ? worker[0] : writer[0]);
+        double idle2 = 2 / (worker[1] + writer[1]);
+        if (idle2 > 1 / writer[1]) idle2 = 1 / writer[1];
+        printf("%-7s on 2 idle cores (from CPU): engine %.1f runs/s, 1 job %.1f runs/s (%.2f of the engine), "
+               "2 jobs %.1f runs/s (efficiency %.2f)\n",
+               names[w], engine_rate, idle1, idle1 / engine_rate, idle2, idle2 / (2 * idle1));
+        printf("%-7s as measured (wall, shared machine): 1 job %.2f of the engine, 2 jobs efficiency %.2f\n", names[w],
+               rate_wall[0] / (n / engine_wall), rate_wall[1] / (2 * rate_wall[0]));
+        if (have_mpi) {
+            char cmd[2048];
+            double cpu = 0;
+            snprintf(cmd, sizeof cmd, "%s %s sweep %s --db %s/%s-mpi.db --quiet", mpirun, hetsim, path, dir, names[w]);
+            double s = bench_command(cmd, &cpu);
+            if (s > 0)
+                printf("%-7s %-10s %9.3f %9.1f %9.3f   (mpirun's start-up included; measured once)\n", names[w],
+                       "mpirun -np 2", s, n / s, 1e3 * cpu / (double)n);
         }
     }
     bench_loadavg(load, sizeof load);

@@ -4,7 +4,7 @@
  * complements (2d >= n). Prints the median of 3 builds (seeds 1-3) in ms; asserts
  * nothing about time. About half a minute. */
 #include "bench/bench.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>

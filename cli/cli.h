@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define HETSIM_VERSION "0.1.0"
+#include "base/hs_error.h"
+#include "base/version.h"
 
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
@@ -29,6 +30,11 @@ typedef struct CliScenarioArgs {
  * options must be tried before this. */
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args);
+
+/* Reads the file at path whole into a malloc'd, NUL-terminated *text (a sweep's text is
+ * what every MPI rank resolves; a run records it as runs.scenario_text). HS_E_INPUT when
+ * it cannot be opened or holds NUL bytes, HS_E_IO, HS_E_NOMEM; diag names the path. */
+int cli_read_text(const char *path, char **text, HsDiag *diag);
 
 /* Prints "hetsim: message" to stderr and returns the exit status for status. */
 int cli_fail(int status, const char *message);

@@ -133,3 +133,41 @@ int cli_usage_error(FILE *err, const char *command, const char *fmt, const char 
     fprintf(err, "\nTry 'hetsim %s --help'.\n", command);
     return 2;
 }
+
+/* The scenario text as read (see cli.h). */
+int cli_read_text(const char *path, char **text, HsDiag *diag)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
+    size_t len = 0, cap = 65536;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len - 1 == 0) {
+            char *grown = realloc(buf, cap * 2);
+            if (grown == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    int read_error = ferror(f);
+    fclose(f);
+    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
+    if (read_error) {
+        free(buf);
+        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        free(buf);
+        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
+    }
+    *text = buf;
+    return HS_OK;
+}

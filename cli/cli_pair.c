@@ -9,7 +9,8 @@
 #include <string.h>
 
 static const char cli_pair_usage[] =
-    "usage: hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit SECONDS]\n"
+    "usage: hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact]\n"
+    "                   [--time-limit SECONDS]\n"
     "\n"
     "Pairs slow agents with fast helpers (ComDML) for the instance and prints\n"
     "  pair SLOW FAST SPLIT TIME   for every pair\n"
@@ -18,12 +19,16 @@ static const char cli_pair_usage[] =
     "  --solver exact   minimum makespan (matching + binary search; the default)\n"
     "           ip      integer program with lp_solve (falls back to exact on failure)\n"
     "           greedy  the published scheduler: slowest first, best available partner\n"
+    "  --cost paper     the published T_i(j,m) (the default, or the file's `cost`)\n"
+    "         exact     the round as hetsim plays it: latency, the offloader's link shared\n"
+    "                   or queued (the file's `network`, `uplink`), the pipeline's tail\n"
     "  --time-limit S   wall-clock limit of ip in seconds, building the model included\n"
     "                   (default 10); past it exact answers and stderr says so\n";
 
 int cli_pair(int argc, char **argv)
 {
     const char *path = NULL, *solver = "exact";
+    int cost = -1; /* the file's */
     double time_limit = 10;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -33,6 +38,12 @@ int cli_pair(int argc, char **argv)
             solver = argv[++i];
             if (!solver_known(solver)) {
                 fprintf(stderr, "hetsim pair: unknown solver '%s' (use exact, ip or greedy)\n", solver);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--cost") == 0 && i + 1 < argc) {
+            cost = pairing_cost_parse(argv[++i]);
+            if (cost < 0) {
+                fprintf(stderr, "hetsim pair: unknown cost '%s' (use paper or exact)\n", argv[i]);
                 return 2;
             }
         } else if (strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) {
@@ -64,6 +75,7 @@ int cli_pair(int argc, char **argv)
         fprintf(stderr, "hetsim: %s\n", diag.message);
         return hs_error_exit_status(status);
     }
+    if (cost >= 0) problem.cost = (PairingCost)cost;
     PairingResult result;
     if ((status = pairing_result_init(&result, problem.n)) == HS_OK)
         status = solver_pair(&problem, solver, time_limit, &result, &diag);

@@ -1,4 +1,4 @@
-/* cli_pair.h — `hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit S]`. */
+/* cli_pair.h — `hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit S]`. */
 #ifndef CLI_CLI_PAIR_H
 #define CLI_CLI_PAIR_H
 

@@ -2,11 +2,12 @@
  * The scenario is resolved completely before the database is opened, so a bad scenario
  * never touches the database. */
 #include "cli/cli.h"
+#include "driver/origin.h"
 
 #include "analysis/report.h"
 #include "analysis/store.h"
 #include "cli/progress.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
 #include "driver/sweep.h"
@@ -73,7 +74,7 @@ int cli_fail(int status, const char *message)
 }
 
 /* Runs the scenario into the database and prints its report; the exit status. */
-static int cli_run_scenario(const CliScenarioArgs *args)
+static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin)
 {
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -90,9 +91,11 @@ static int cli_run_scenario(const CliScenarioArgs *args)
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;
-    Sink sink = progress_sink(&progress, store_sink(store), stderr, args->quiet, sc->rounds, sc->name);
+    OriginSink recorded;
+    Sink sink = progress_sink(&progress, origin_sink(&recorded, store_sink(store), origin), stderr, args->quiet,
+                              sc->rounds, sc->name);
     RunOutcome outcome;
-    status = engine_run(sc, sink, &diag, &outcome);
+    status = sim_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
     if (status != HS_OK) {
         const char *store_message = store_error_message(store);
@@ -132,7 +135,20 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
-    if (exit_status < 0) exit_status = cli_run_scenario(&args);
+    if (exit_status < 0) {
+        /* provenance (runs.command, scenario_text, overrides): the file as read now; a
+         * file that cannot be read is reported by the run's own load */
+        HsDiag ignored;
+        char *text = NULL;
+        if (cli_read_text(args.scenario_path, &text, &ignored) != HS_OK) text = NULL;
+        char *command = origin_command("run", argc, argv);
+        char *set = origin_overrides(args.overrides, args.n_overrides);
+        RunOrigin origin = {.command = command, .scenario_text = text, .overrides = set};
+        exit_status = cli_run_scenario(&args, &origin);
+        free(text);
+        free(command);
+        free(set);
+    }
     free(overrides);
     return exit_status;
 }

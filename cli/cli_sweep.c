@@ -9,17 +9,23 @@
  * a killed worker leaves only its open run, which the parent marks failed.
 
  *
+ * Claims (analysis/store.h): the sweep is claimed in the database in one write
+ * transaction, which reserves its run ids (run i of the expansion gets first_run + i),
+ * and each run is claimed in another just before it is handed out. Without --resume a
+ * database that already holds the sweep is refused, so a point never appears twice.
  * --resume: the sweep id is a hash of the resolved expansion (sweep.h). The runs of that
- * id already in the database that are 'done' (or 'diverged', a complete and
- * deterministic result) are kept; every other run of it ('running' from a killed sweep,
- * 'interrupted', 'failed') is deleted with its rows, and only the missing points run.
- * Without --resume a database that already holds runs of the sweep is refused, so a
- * point never appears twice. Do not resume a sweep that is still running.
+ * id that are 'done' (or 'diverged', a complete and deterministic result) are kept; an
+ * incomplete run ('running' from a killed sweep, 'interrupted', 'failed') is deleted
+ * with its rows when its point is claimed again — unless the process that claimed it
+ * is alive, in which case the point is left to it: two --resume at once share the
+ * missing points, and a --resume beside a running sweep does what the sweep has not
+ * taken.
  *
  * SIGINT/SIGTERM: the parent forwards the signal to the workers; each ends its run as
  * 'interrupted' through the engine's normal path, the parent writes what arrives, hands
  * out nothing more, and prints the command that finishes the sweep. */
 #include "cli/cli.h"
+#include "driver/origin.h"
 
 #include "analysis/store.h"
 #include "cli/progress.h"
@@ -61,46 +67,13 @@ static int sweep_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* Reads path whole (the text is what every MPI rank resolves). */
-static int sweep_read_text(const char *path, char **text, HsDiag *diag)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-    if (read_error) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
-    }
-    *text = buf;
-    return HS_OK;
-}
-
-/* Decides which runs to do. With --resume, drops the sweep's incomplete runs. */
-static int sweep_plan(Store *store, const Sweep *sw, int resume, const char *db_path, int quiet,
+/* Claims the sweep in the database (reserving its run ids in point order) and decides
+ * which runs to do: every run but the complete ones. Without --resume a database that
+ * already holds the sweep is refused, whatever is in it, and nothing is written. The
+ * incomplete runs of an earlier attempt are not deleted here: each run is claimed just
+ * before it is handed out (sweep_claim), which deletes a stale attempt of its point and
+ * leaves a point another live process is running alone. */
+static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, int quiet,
                       int64_t **todo, int64_t *n_todo, int64_t *n_kept, int64_t *n_kept_diverged, HsDiag *diag)
 {
     StoreSweepRun *runs = NULL;
@@ -112,21 +85,40 @@ static int sweep_plan(Store *store, const Sweep *sw, int resume, const char *db_
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
+    StoreSweepClaim claim = {.sweep = sw->id, .runs = sw->n_runs, .points = sw->n_points, .repeat = sw->repeat};
+    int existed = 0;
+    if (!resume) {
+        /* refused before claiming when the file holds the sweep; the claim checks again
+         * under the write lock, for a second process starting at the same moment */
+        if ((status = store_list_sweep_runs(store, sw->id, &runs, &count)) != HS_OK) {
+            hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
+            goto done;
+        }
+    }
+    if (count == 0 && (status = store_claim_sweep(store, &claim, &sw->first_run, &existed)) != HS_OK) {
+        hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
+        goto done;
+    }
+    if (!resume && (count > 0 || existed)) {
+        if (count == 0 && (status = store_list_sweep_runs(store, sw->id, &runs, &count)) != HS_OK) {
+            hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
+            goto done;
+        }
+        int64_t done_before = 0;
+        for (int i = 0; i < count; i++)
+            if (runs[i].status && strcmp(runs[i].status, "done") == 0) done_before++;
+        status = hs_diag_set(diag, HS_E_INPUT, db_path, 0,
+                             "already holds sweep %s (%d runs, %lld of %lld done); add --resume to "
+                             "finish it, or use another --db",
+                             sw->id, count, (long long)done_before, (long long)sw->n_runs);
+        goto done;
+    }
     if ((status = store_list_sweep_runs(store, sw->id, &runs, &count)) != HS_OK) {
         hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
         goto done;
     }
-    int64_t done_before = 0, deleted = 0;
+    int64_t incomplete = 0;
     *n_kept_diverged = 0;
-    for (int i = 0; i < count; i++)
-        if (runs[i].status && strcmp(runs[i].status, "done") == 0) done_before++;
-    if (count > 0 && !resume) {
-        status = hs_diag_set(diag, HS_E_INPUT, db_path, 0,
-                             "already holds %d runs of this sweep (%s, %lld of %lld done); add --resume to "
-                             "finish it, or use another --db",
-                             count, sw->id, (long long)done_before, (long long)sw->n_runs);
-        goto done;
-    }
     for (int i = 0; i < count; i++) {
         int64_t index = sweep_find(sw, runs[i].point);
         int complete = runs[i].status != NULL &&
@@ -134,14 +126,15 @@ static int sweep_plan(Store *store, const Sweep *sw, int resume, const char *db_
         if (index >= 0 && complete && !kept[index]) {
             kept[index] = 1;
             if (strcmp(runs[i].status, "diverged") == 0) (*n_kept_diverged)++;
-            continue;
+        } else if (complete) {
+            /* a second complete copy of a point (an older hetsim's double start) */
+            if ((status = store_delete_run(store, runs[i].run_id)) != HS_OK) {
+                hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
+                goto done;
+            }
+        } else {
+            incomplete++;
         }
-        /* Incomplete, or a second copy: delete it whole, rows first (one transaction). */
-        if ((status = store_delete_run(store, runs[i].run_id)) != HS_OK) {
-            hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
-            goto done;
-        }
-        deleted++;
     }
     *n_todo = *n_kept = 0;
     for (int64_t i = 0; i < sw->n_runs; i++) {
@@ -152,8 +145,8 @@ static int sweep_plan(Store *store, const Sweep *sw, int resume, const char *db_
         if (count == 0)
             fprintf(stderr, "hetsim: no earlier runs of sweep %s in %s; starting it\n", sw->id, db_path);
         else
-            fprintf(stderr, "hetsim: resuming sweep %s: %lld of %lld runs kept, %lld incomplete deleted, %lld to run\n",
-                    sw->id, (long long)*n_kept, (long long)sw->n_runs, (long long)deleted, (long long)*n_todo);
+            fprintf(stderr, "hetsim: resuming sweep %s: %lld of %lld runs kept, %lld incomplete, %lld to run\n",
+                    sw->id, (long long)*n_kept, (long long)sw->n_runs, (long long)incomplete, (long long)*n_todo);
     }
 done:
     store_sweep_runs_free(runs, count);
@@ -165,28 +158,60 @@ done:
     return status;
 }
 
+/* The master's claim of each run before it is handed out (SweepClaimFn). */
+typedef struct SweepClaimCtx {
+    Store *store;
+    const Sweep *sw;
+    char holder[160];       /* the last process found running a point */
+} SweepClaimCtx;
+
+static int sweep_claim(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag)
+{
+    SweepClaimCtx *c = ctx;
+    const char *points[SWEEP_CLAIM_BATCH] = {0};
+    int64_t ids[SWEEP_CLAIM_BATCH] = {0};
+    StoreClaim claims[SWEEP_CLAIM_BATCH];
+    char holder[160];
+    if (count > SWEEP_CLAIM_BATCH) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "claim batch too large");
+    for (int i = 0; i < count; i++) {
+        points[i] = c->sw->labels[indices[i]];
+        ids[i] = c->sw->first_run + indices[i];
+    }
+    int status = store_claim_runs(c->store, c->sw->id, count, points, ids, claims, holder, sizeof holder);
+    if (status != HS_OK) return hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(c->store));
+    for (int i = 0; i < count; i++)
+        outcomes[i] = claims[i] == STORE_CLAIMED ? SWEEP_STATE_TODO
+                      : claims[i] == STORE_COMPLETE ? SWEEP_STATE_COMPLETE_ELSEWHERE : SWEEP_STATE_HELD;
+    if (holder[0]) snprintf(c->holder, sizeof c->holder, "%s", holder);
+    return HS_OK;
+}
+
 static void sweep_print_summary(const SweepMaster *m, const char *db_path, int64_t kept, int64_t kept_diverged,
                                 FILE *out)
 {
     const Sweep *sw = m->sweep;
     fprintf(out, "sweep %s: %lld runs in %s: %lld done", sw->id, (long long)sw->n_runs, db_path,
-            (long long)(m->done + kept - kept_diverged));
+            (long long)(m->done + kept - kept_diverged + m->complete_elsewhere));
     if (kept > 0) fprintf(out, " (%lld before this attempt)", (long long)(kept - kept_diverged));
+    if (m->complete_elsewhere > 0) fprintf(out, " (%lld by another process)", (long long)m->complete_elsewhere);
+    if (m->held > 0) fprintf(out, ", %lld being run by another process", (long long)m->held);
     if (m->failed) fprintf(out, ", %lld failed", (long long)m->failed);
     if (m->diverged + kept_diverged) fprintf(out, ", %lld diverged", (long long)(m->diverged + kept_diverged));
     if (m->interrupted) fprintf(out, ", %lld interrupted", (long long)m->interrupted);
-    int64_t not_run = m->total - m->finished;
+    int64_t not_run = m->total - m->finished;  /* finished counts the claims left to others */
     if (not_run > 0) fprintf(out, ", %lld not run", (long long)not_run);
     fputc('\n', out);
     if (m->finished == 0) return;
     size_t width = 5;
     for (int64_t i = 0; i < sw->n_runs; i++)
-        if (m->state[i] >= SWEEP_STATE_DONE && strlen(sw->labels[i]) > width) width = strlen(sw->labels[i]);
+        if (m->state[i] >= SWEEP_STATE_DONE && m->state[i] <= SWEEP_STATE_INTERRUPTED && strlen(sw->labels[i]) > width)
+            width = strlen(sw->labels[i]);
     if (width > 100) width = 100;
     fprintf(out, "%-*s  %-11s  %14s  %8s\n", (int)width, "point", "status", "virtual time s", "accuracy");
-    static const char *const names[] = {"todo", "kept", "handed", "done", "failed", "diverged", "interrupted"};
+    static const char *const names[] = {"todo", "kept", "handed", "done", "failed", "diverged", "interrupted",
+                                        "done", "elsewhere"};
     for (int64_t i = 0; i < sw->n_runs; i++) {
-        if (m->state[i] < SWEEP_STATE_DONE) continue;
+        if (m->state[i] < SWEEP_STATE_DONE || m->state[i] > SWEEP_STATE_INTERRUPTED) continue;
         char t[32] = "-", a[32] = "-";
         if (isfinite(m->sim_time[i])) snprintf(t, sizeof t, "%.6g", m->sim_time[i]);
         if (isfinite(m->accuracy[i])) snprintf(a, sizeof a, "%.4f", m->accuracy[i]);
@@ -268,7 +293,8 @@ int cli_sweep(int argc, char **argv)
     HsDiag diag;
     hs_diag_clear(&diag);
     int status = HS_OK, exit_status = 0, mpi_started = 0, ranks_waiting = 0;
-    char *text = NULL;
+    char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL;
+    RunOrigin origin;
     IniDoc doc;
     Sweep sw;
     Store *store = NULL;
@@ -284,13 +310,18 @@ int cli_sweep(int argc, char **argv)
         mpi_started = 1;
     }
     /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
-    if (talk) status = sweep_read_text(scenario_path, &text, &diag);
+    if (talk) status = cli_read_text(scenario_path, &text, &diag);
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
     for (int i = 0; i < n_overrides; i++)
         if ((status = inidoc_apply_set(&doc, overrides[i], &diag)) != HS_OK) goto fail;
     if ((status = sweep_parse(&doc, &sw, &diag)) != HS_OK) goto fail;
+    /* provenance of every run (driver/origin.h); every rank has the text and the command */
+    origin_command_text = origin_command("sweep", argc, argv);
+    origin_set_text = origin_overrides(overrides, n_overrides);
+    origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text};
+    sw.origin = &origin;
     if (talk && !quiet)
         for (int i = 0; i < n_overrides; i++)
             for (int a = 0; a < sw.n_axes; a++) {
@@ -324,6 +355,10 @@ int cli_sweep(int argc, char **argv)
         hs_diag_set(&diag, status, NULL, 0, "out of memory");
         goto fail;
     }
+    SweepClaimCtx claim_ctx = {.store = store, .sw = &sw};
+    store_set_batching(store, 1);  /* short runs share transactions (store.h) */
+    master.claim = sweep_claim;
+    master.claim_ctx = &claim_ctx;
     if (!quiet)
         fprintf(stderr, "hetsim: sweep %s: %lld runs (%lld points x %d), %lld to run on %d %s\n", sw.id,
                 (long long)sw.n_runs, (long long)sw.n_points, sw.repeat, (long long)n_todo,
@@ -334,6 +369,14 @@ int cli_sweep(int argc, char **argv)
     ranks_waiting = 0;  /* the MPI driver stops them itself, whatever happens */
     status = mpi ? sweep_drive_mpi(&master, &diag) : sweep_drive_local(&master, jobs, &diag);
     sweep_bar_end(&bar, &master);
+    /* what is still buffered, then the runs claimed and never begun (stopped early):
+     * free for a --resume */
+    if (!master.fatal && store_set_batching(store, 0) != HS_OK) {
+        HsDiag flush;
+        hs_diag_set(&flush, HS_E_IO, NULL, 0, "%s", store_error_message(store));
+        sweep_master_fail(&master, &flush);
+    }
+    if (!master.fatal) store_drop_unbegun(store);
     if (status != HS_OK) goto fail;
     if (master.fatal) {
         fprintf(stderr, "hetsim: %s%s%s\n", master.diag.message, store_error_message(store)[0] ? ": " : "",
@@ -341,8 +384,12 @@ int cli_sweep(int argc, char **argv)
         exit_status = 1;
     }
     if (!quiet) sweep_print_summary(&master, db_path, n_kept, n_kept_diverged, stdout);
-    /* A diverged run is complete and kept by --resume, but it is not a success. */
-    if (master.done + n_kept - n_kept_diverged < sw.n_runs) exit_status = 1;
+    /* A diverged run is complete and kept by --resume, but it is not a success. Runs
+     * another process ran, or is running, are that process's to report. */
+    if (master.done + n_kept - n_kept_diverged + master.complete_elsewhere + master.held < sw.n_runs) exit_status = 1;
+    if (master.held > 0 && !quiet)
+        fprintf(stderr, "hetsim: %lld runs of sweep %s are being run by another process (%s); they are its to report\n",
+                (long long)master.held, sw.id, claim_ctx.holder);
     if (interrupt_requested() || master.interrupted > 0 || master.finished < master.total) {
         if (interrupt_requested())
             fprintf(stderr, "hetsim: sweep interrupted: %lld of %lld runs done; interrupted runs are marked so in %s\n",
@@ -365,6 +412,8 @@ cleanup:
     sweep_free(&sw);
     inidoc_free(&doc);
     free(text);
+    free(origin_command_text);
+    free(origin_set_text);
     free(overrides);
     if (mpi_started) sweep_mpi_finalize();
     return exit_status;

@@ -1,32 +1,52 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "cli/cli.h"
+#include "analysis/store.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
 #include "cli/cli_report.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
+/* The usage lines are each command's own (`hetsim COMMAND --help`), continuation lines
+ * indented further; the man page's SYNOPSIS is generated from them (scripts/man-synopsis)
+ * and tests/cli/docs_check.sh compares all three. */
 static const char main_usage[] =
     "hetsim " HETSIM_VERSION " — discrete-event simulator of heterogeneous decentralized learning\n"
     "\n"
     "usage:\n"
-    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N] [--quiet]\n"
-    "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--threads N] [--resume]   (also under mpirun)\n"
-    "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--time-limit SECONDS]\n"
-    "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv]\n"
-    "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--format png,svg]\n"
+    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N]\n"
+    "      [--quiet]\n"
+    "  hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
+    "      [--timing-only] [--threads N] [--quiet]\n"
+    "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit SECONDS]\n"
+    "  hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv]\n"
+    "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]] [--format png,svg,pdf]\n"
+    "      [--style paper|screen] [--size W,H] [--font-size PT] [--keep]\n"
+    "  hetsim help database    the result database's tables, views and units\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
-    "Exit status: 0 success, 1 a run failed, 2 bad usage or bad input.\n";
+    "A sweep also runs over MPI ranks: mpirun -np K hetsim sweep SCENARIO.ini ...\n"
+    "Exit status: 0 success, 1 a run failed, 2 bad usage or bad input.\n"
+    "Documentation: man hetsim; README.md and docs/index.md of the source, installed by\n"
+    "make install in PREFIX/share/doc/hetsim (PREFIX is /usr/local unless given).\n";
 
 int main(int argc, char **argv)
 {
+    /* Only this thread ever calls SQLite (a run's worker threads do arithmetic; a sweep's
+     * workers are processes), so SQLite's own mutexes are pure cost: about a tenth of a
+     * sweep writer's time. Must come before SQLite is first used. */
+    sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
     if (argc < 2) {
         fputs(main_usage, stderr);
         return 2;
     }
     const char *command = argv[1];
+    if (strcmp(command, "help") == 0 && argc == 3 && strcmp(argv[2], "database") == 0) {
+        store_write_reference(stdout);  /* docs/database.md */
+        return 0;
+    }
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0) {
         fputs(main_usage, stdout);
         return 0;

@@ -67,6 +67,12 @@ static int progress_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
     return p->inner.ops->run_end(p->inner.ctx, run_id, end);
 }
 
+static int progress_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
+{
+    ProgressSink *p = ctx;
+    return p->inner.ops->params ? p->inner.ops->params(p->inner.ctx, run_id, rows, count) : HS_OK;
+}
+
 static const SinkOps progress_ops = {
     .run_begin = progress_run_begin,
     .agents = progress_agents,
@@ -75,6 +81,7 @@ static const SinkOps progress_ops = {
     .pairing = progress_pairing,
     .metric = progress_metric,
     .run_end = progress_run_end,
+    .params = progress_params,
 };
 
 Sink progress_sink(ProgressSink *p, Sink inner, FILE *out, int quiet, int total_rounds, const char *label)
@@ -141,7 +148,8 @@ static void sweep_bar_finished(void *ctx, const SweepMaster *m, int64_t index, S
     if (bar->is_terminal) {
         sweep_bar_draw(bar, m);
     } else {
-        static const char *const names[] = {"todo", "skip", "handed", "done", "failed", "diverged", "interrupted"};
+        static const char *const names[] = {"todo", "skip", "handed", "done", "failed", "diverged", "interrupted",
+                                            "done elsewhere", "held elsewhere"};
         fprintf(bar->out, "sweep: %lld/%lld %s %s\n", (long long)m->finished, (long long)m->total, names[state],
                 label);
         fflush(bar->out);

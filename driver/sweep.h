@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* sweep_expand with every run's agents drawn (world_build, sweep_resolve.c), so a run
  * that world_build rejects (more samples than the dataset holds) is bad input found
@@ -28,20 +29,25 @@ int sweep_resolve(Sweep *sw, HsDiag *diag);
 int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
 
 /* ---- the record stream (sweep_stream.c) ----
- * A producer (worker process, MPI rank, or rank 0 itself) runs engine_run into a
+ * A producer (worker process, MPI rank, or rank 0 itself) runs sim_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
- * the buffer to flush() at each round end, at run end and when it grows past
+ * the buffer to flush() at a round end SWEEP_WIRE_FLUSH_SECONDS after the last flush, at
+ * run end and when it grows past
  * SWEEP_WIRE_FLUSH_BYTES. The consumer feeds the bytes to a SweepReplay, which calls the
  * database sink in the same order. Framing: u32 length of the rest, u8 type, fields;
  * numbers are raw host-order bytes (producers are the same binary on the same
  * architecture), so doubles arrive bit for bit; strings are u32 length (NUL included,
  * 0xffffffff for NULL) then the bytes.
- * Messages: BEGIN(index, name, scenario, method, seed, mode, config), AGENTS(count,
- * rows), ROUND, AGENT_ROUNDS(count, rows), PAIRING, METRIC, END(SinkRunEnd) — one run at
- * a time per producer, so rows name no run — and FINISHED(index, status, message) after
- * engine_run returns, which also means "ready for more". The sweep id and point label
- * are not sent: the consumer knows them from the index. */
+ * Messages: BEGIN(index, SinkRunInfo), PARAMS(count, rows), AGENTS(count, rows), ROUND, AGENT_ROUNDS(count,
+ * rows), PAIRING, METRIC, END(SinkRunEnd) — one run at a time per producer, so rows name
+ * no run — and FINISHED(index, status, message) after sim_run returns, which also
+ * means "ready for more". A record's fields are the members of its row table in
+ * sim/kernel/sink.h, in the table's order (i32 for int and enum members, i64 for 64-bit
+ * ones, f64, strings), so the stream follows the tables and cannot drift from the store;
+ * the SINK_LOCAL columns (run id, sweep id, point label) are not sent: the consumer
+ * knows them from the index. */
 #define SWEEP_WIRE_FLUSH_BYTES (256u * 1024u)
+#define SWEEP_WIRE_FLUSH_SECONDS 0.1
 
 typedef int (*SweepFlushFn)(void *ctx, const void *data, size_t len);
 
@@ -52,6 +58,8 @@ typedef struct SweepWire {
     SweepFlushFn flush;
     void *flush_ctx;
     int failed;         /* out of memory: every later call fails */
+    struct timespec flushed; /* monotonic time of the last flush */
+    int flush_every_round;   /* tests: flush at every round end, however soon */
 } SweepWire;
 
 /* A sink recording run index into *wire; wire must outlive it. */
@@ -83,8 +91,15 @@ typedef struct SweepReplay {
     char end_message[512];
     SinkAgentRound *rows;   /* scratch for AGENT_ROUNDS */
     SinkAgent *agents;      /* scratch for AGENTS */
+    SinkParam *params;      /* scratch for PARAMS */
+    int params_cap;
     int rows_cap, agents_cap;
 } SweepReplay;
+
+/* Whether a [sweep] axis of sw set the run_params row (its key, or a parameter row
+ * KEY.NAME of a swept distribution), or repeat > 1 set it (run.seed). The replay marks
+ * every PARAMS row with it. */
+int sweep_param_swept(const Sweep *sw, const SinkParam *row);
 
 void sweep_replay_init(SweepReplay *r, const Sweep *sweep, Sink out, SweepFinishedFn finished,
                        void *finished_ctx);
@@ -96,7 +111,8 @@ int sweep_replay(SweepReplay *r, const void *data, size_t len, size_t *used, HsD
 int sweep_replay_abandon(SweepReplay *r, const char *why, HsDiag *diag);
 void sweep_replay_free(SweepReplay *r);
 
-/* Runs index into sink in this process: resolve, engine_run. Returns engine_run's status. */
+/* Runs index into sink in this process: resolve, sim_run (through an OriginSink with
+ * sw->origin, so the producer's host is the run's). Returns sim_run's status. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
 /* ---- what both drivers share: which runs are left and what came of them
@@ -104,8 +120,20 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 typedef enum {
     SWEEP_STATE_TODO = 0, SWEEP_STATE_SKIP, /* done before this attempt (--resume) */
     SWEEP_STATE_HANDED, SWEEP_STATE_DONE, SWEEP_STATE_FAILED, SWEEP_STATE_DIVERGED,
-    SWEEP_STATE_INTERRUPTED
+    SWEEP_STATE_INTERRUPTED,
+    SWEEP_STATE_COMPLETE_ELSEWHERE, /* found done when claimed: another process ran it */
+    SWEEP_STATE_HELD                /* another live process is running it */
 } SweepState;
+
+/* Claims runs indices[0..count) for this process before they are handed out, in one
+ * write transaction (the writer's claim in the database, analysis/store.h): outcomes[i]
+ * SWEEP_STATE_TODO to run it, or SWEEP_STATE_COMPLETE_ELSEWHERE / SWEEP_STATE_HELD to
+ * leave it. A failure stops the sweep like a database failure (diag says why). */
+typedef int (*SweepClaimFn)(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag);
+
+/* Runs claimed per transaction: enough that short runs do not each pay a commit, few
+ * enough that two processes sharing a sweep still share it evenly. */
+#define SWEEP_CLAIM_BATCH 8
 
 struct SweepMaster;
 /* How the master tells the user how far the sweep has got; the caller draws it (cli/:
@@ -130,6 +158,11 @@ typedef struct SweepMaster {
     int64_t head, tail, capacity;
     int64_t total;          /* runs to do in this attempt */
     int64_t finished, done, failed, diverged, interrupted;
+    int64_t complete_elsewhere, held;   /* left to other processes when claimed */
+    SweepClaimFn claim;     /* NULL: every run is this process's */
+    void *claim_ctx;
+    int64_t claimed[SWEEP_CLAIM_BATCH]; /* claimed, not handed out yet, front at claimed_head */
+    int claimed_head, claimed_count;
     int fatal;              /* the database failed: stop handing out work */
     HsDiag diag;            /* first fatal error */
     SweepProgress progress;
@@ -140,7 +173,8 @@ typedef struct SweepMaster {
 int sweep_master_init(SweepMaster *m, const Sweep *sweep, Sink out, const int64_t *todo,
                       int64_t n_todo, SweepProgress progress, int quiet);
 void sweep_master_free(SweepMaster *m);
-/* The next index to hand out, -1 when none is left or the sweep is stopping. */
+/* The next index to hand out (claimed first when m->claim is set; a run claimed by
+ * another process is skipped), -1 when none is left or the sweep is stopping. */
 int64_t sweep_master_take(SweepMaster *m);
 /* Indices not handed out yet (0 when stopping). */
 int64_t sweep_master_left(const SweepMaster *m);

@@ -59,15 +59,47 @@ int sweep_master_stopping(const SweepMaster *m)
 
 int64_t sweep_master_take(SweepMaster *m)
 {
-    if (sweep_master_stopping(m) || m->head == m->tail) return -1;
-    int64_t index = m->queue[m->head++];
-    m->state[index] = SWEEP_STATE_HANDED;
-    return index;
+    while (!sweep_master_stopping(m)) {
+        if (m->claim != NULL && m->claimed_head == m->claimed_count) {
+            /* claim the next few in one transaction */
+            int64_t batch[SWEEP_CLAIM_BATCH];
+            SweepState outcomes[SWEEP_CLAIM_BATCH];
+            int n = 0;
+            while (n < SWEEP_CLAIM_BATCH && m->head < m->tail) batch[n++] = m->queue[m->head++];
+            if (n == 0) return -1;
+            HsDiag diag;
+            hs_diag_clear(&diag);
+            if (m->claim(m->claim_ctx, batch, n, outcomes, &diag) != HS_OK) {
+                m->head -= n;
+                sweep_master_fail(m, &diag);
+                return -1;
+            }
+            m->claimed_head = m->claimed_count = 0;
+            for (int i = 0; i < n; i++) {
+                if (outcomes[i] == SWEEP_STATE_TODO) {
+                    m->claimed[m->claimed_count++] = batch[i];
+                    continue;
+                }
+                m->state[batch[i]] = (unsigned char)outcomes[i];
+                m->finished++;
+                if (outcomes[i] == SWEEP_STATE_HELD) m->held++;
+                else m->complete_elsewhere++;
+            }
+            continue;
+        }
+        int64_t index;
+        if (m->claim != NULL) index = m->claimed[m->claimed_head++];
+        else if (m->head < m->tail) index = m->queue[m->head++];
+        else return -1;
+        m->state[index] = SWEEP_STATE_HANDED;
+        return index;
+    }
+    return -1;
 }
 
 int64_t sweep_master_left(const SweepMaster *m)
 {
-    return sweep_master_stopping(m) ? 0 : m->tail - m->head;
+    return sweep_master_stopping(m) ? 0 : m->tail - m->head + (m->claimed_count - m->claimed_head);
 }
 
 /* head > 0 here: the index was taken from the queue, which moved head past it. */

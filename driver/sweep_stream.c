@@ -6,12 +6,14 @@
  * the wire flushes are said in sweep.h. */
 #include "driver/sweep.h"
 
-#include "sim/engine.h"
+#include "driver/origin.h"
+#include "sim/run.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
 {
@@ -21,7 +23,8 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
     if (status == HS_OK && sc->threads == 0) sc->threads = sw->threads_default;
     if (status == HS_OK) {
         RunOutcome outcome;
-        status = engine_run(sc, sink, diag, &outcome);
+        OriginSink origin;
+        status = sim_run(sc, origin_sink(&origin, sink, sw->origin), diag, &outcome);
     }
     free(sc);
     return status;
@@ -31,7 +34,7 @@ int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag)
 
 enum {
     WIRE_BEGIN = 1, WIRE_AGENTS, WIRE_ROUND, WIRE_AGENT_ROUNDS, WIRE_PAIRING, WIRE_METRIC,
-    WIRE_END, WIRE_FINISHED
+    WIRE_END, WIRE_FINISHED, WIRE_PARAMS
 };
 
 #define WIRE_NULL_STRING 0xffffffffu
@@ -91,6 +94,7 @@ static int wire_end(SweepWire *w, size_t at)
 int sweep_wire_flush(SweepWire *w)
 {
     if (w->failed) return HS_E_NOMEM;
+    clock_gettime(CLOCK_MONOTONIC, &w->flushed);
     if (w->len == 0) return HS_OK;
     int status = w->flush(w->flush_ctx, w->data, w->len);
     w->len = 0;
@@ -103,17 +107,36 @@ static int wire_maybe_flush(SweepWire *w, int status)
     return w->len >= SWEEP_WIRE_FLUSH_BYTES ? sweep_wire_flush(w) : HS_OK;
 }
 
+/* The columns a producer sends: every member of the part, but aliases (no member) and
+ * what the writer knows itself (SINK_LOCAL: the run id, the sweep id, the point). */
+static int wire_sends(const SinkColumn *c, SinkPart part)
+{
+    return c->part == part && !c->alias && !(c->flags & SINK_LOCAL);
+}
+
+/* Appends the members of one part of record, in the row table's order: integers and
+ * enums as i32 (i64 for the 64-bit types), REAL as f64, TEXT as a string. */
+static void wire_record(SweepWire *w, SinkRecord which, SinkPart part, const void *record)
+{
+    const SinkTable *table = &sink_tables[which];
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        if (!wire_sends(c, part)) continue;
+        switch (c->type) {
+        case SINK_REAL: wire_f64(w, sink_column_real(c, record)); break;
+        case SINK_TEXT: wire_str(w, sink_column_text(c, record)); break;
+        case SINK_INT64: case SINK_ID: case SINK_SEED: wire_i64(w, sink_column_int(c, record)); break;
+        default: wire_i32(w, (int32_t)sink_column_int(c, record)); break;
+        }
+    }
+}
+
 static int wire_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
 {
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_BEGIN);
     wire_i64(w, w->index);
-    wire_str(w, info->name);
-    wire_str(w, info->scenario);
-    wire_str(w, info->method);
-    wire_i64(w, (int64_t)info->seed);
-    wire_str(w, info->mode);
-    wire_str(w, info->config);
+    wire_record(w, SINK_RECORD_RUN, SINK_PART_INFO, info);
     *run_id = w->index;  /* the consumer maps it to the database's id */
     return wire_maybe_flush(w, wire_end(w, at));
 }
@@ -123,17 +146,7 @@ static int wire_agents(void *ctx, int64_t run_id, const SinkAgent *agents, int c
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_AGENTS);
     wire_i32(w, count);
-    for (int i = 0; i < count; i++) {
-        const SinkAgent *a = &agents[i];
-        wire_i32(w, a->agent);
-        wire_str(w, a->group);
-        wire_f64(w, a->compute);
-        wire_f64(w, a->uplink);
-        wire_f64(w, a->downlink);
-        wire_f64(w, a->latency);
-        wire_i32(w, a->samples);
-        wire_i32(w, a->byzantine);
-    }
+    for (int i = 0; i < count; i++) wire_record(w, SINK_RECORD_AGENT, SINK_PART_ROW, &agents[i]);
     return wire_maybe_flush(w, wire_end(w, at));
 }
 
@@ -141,48 +154,33 @@ static int wire_round(void *ctx, int64_t run_id, const SinkRound *r)
 {
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_ROUND);
-    wire_i32(w, r->round);
-    wire_f64(w, r->t_start);
-    wire_f64(w, r->t_end);
-    wire_f64(w, r->idle_s);
-    wire_f64(w, r->bytes);
-    wire_f64(w, r->extra);
+    wire_record(w, SINK_RECORD_ROUND, SINK_PART_ROW, r);
     return wire_maybe_flush(w, wire_end(w, at));
 }
 
-/* The engine reports a round's agent rows right after the round: the end of a round, so
- * the rows go to the writer now and progress is seen per round. */
+/* The engine reports a round's agent rows right after the round: the end of a round. The
+ * rows go to the writer when SWEEP_WIRE_FLUSH_SECONDS have passed since the last flush
+ * (so a slow run's progress is seen round by round) or the buffer is full; a fast run's
+ * rounds travel together, instead of a write and a read per round. */
 static int wire_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows, int count)
 {
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_AGENT_ROUNDS);
     wire_i32(w, count);
-    for (int i = 0; i < count; i++) {
-        const SinkAgentRound *r = &rows[i];
-        wire_i32(w, r->round);
-        wire_i32(w, r->agent);
-        wire_f64(w, r->compute_s);
-        wire_f64(w, r->comm_s);
-        wire_f64(w, r->idle_s);
-        wire_f64(w, r->offline_s);
-        wire_i32(w, (int32_t)r->role);
-    }
+    for (int i = 0; i < count; i++) wire_record(w, SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, &rows[i]);
     int status = wire_end(w, at);
-    return status != HS_OK ? status : sweep_wire_flush(w);
+    if (status != HS_OK) return status;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double since = (double)(now.tv_sec - w->flushed.tv_sec) + 1e-9 * (double)(now.tv_nsec - w->flushed.tv_nsec);
+    return w->flush_every_round || since >= SWEEP_WIRE_FLUSH_SECONDS ? sweep_wire_flush(w) : wire_maybe_flush(w, HS_OK);
 }
 
 static int wire_pairing(void *ctx, int64_t run_id, const SinkPairing *p)
 {
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_PAIRING);
-    wire_i32(w, p->round);
-    wire_i32(w, p->slow);
-    wire_i32(w, p->fast);
-    wire_i32(w, p->split);
-    wire_f64(w, p->predicted_s);
-    wire_f64(w, p->actual_s);
-    wire_str(w, p->solver);
-    wire_f64(w, p->solve_ms);
+    wire_record(w, SINK_RECORD_PAIRING, SINK_PART_ROW, p);
     return wire_maybe_flush(w, wire_end(w, at));
 }
 
@@ -190,18 +188,7 @@ static int wire_metric(void *ctx, int64_t run_id, const SinkMetric *m)
 {
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_METRIC);
-    wire_f64(w, m->t);
-    wire_i32(w, m->round);
-    wire_i32(w, m->agent);
-    wire_f64(w, m->train_loss);
-    wire_f64(w, m->test_loss);
-    wire_f64(w, m->test_accuracy);
-    wire_f64(w, m->bytes_sent);
-    wire_i32(w, m->has_domains);
-    wire_f64(w, m->heldout_accuracy);
-    wire_f64(w, m->seen_accuracy);
-    wire_i32(w, m->has_privacy);
-    wire_f64(w, m->epsilon);
+    wire_record(w, SINK_RECORD_METRIC, SINK_PART_ROW, m);
     return wire_maybe_flush(w, wire_end(w, at));
 }
 
@@ -209,14 +196,18 @@ static int wire_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
 {
     SweepWire *w = ctx;
     size_t at = wire_begin(w, WIRE_END);
-    wire_i32(w, (int32_t)end->status);
-    wire_f64(w, end->wall_s);
-    wire_f64(w, end->sim_time_s);
-    wire_f64(w, end->final_accuracy);
-    wire_i32(w, end->rounds_done);
-    wire_str(w, end->message);
+    wire_record(w, SINK_RECORD_RUN, SINK_PART_END, end);
     int status = wire_end(w, at);
     return status != HS_OK ? status : sweep_wire_flush(w);
+}
+
+static int wire_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
+{
+    SweepWire *w = ctx;
+    size_t at = wire_begin(w, WIRE_PARAMS);
+    wire_i32(w, count);
+    for (int i = 0; i < count; i++) wire_record(w, SINK_RECORD_PARAM, SINK_PART_ROW, &rows[i]);
+    return wire_maybe_flush(w, wire_end(w, at));
 }
 
 static const SinkOps wire_ops = {
@@ -227,11 +218,13 @@ static const SinkOps wire_ops = {
     .pairing = wire_pairing,
     .metric = wire_metric,
     .run_end = wire_run_end,
+    .params = wire_params,
 };
 
 Sink sweep_wire_sink(SweepWire *w, int64_t index, SweepFlushFn flush, void *flush_ctx)
 {
     w->index = index;
+    clock_gettime(CLOCK_MONOTONIC, &w->flushed);
     w->flush = flush;
     w->flush_ctx = flush_ctx;
     return (Sink){.ops = &wire_ops, .ctx = w};
@@ -292,6 +285,38 @@ static const char *read_str(WireReader *r)
     return s;
 }
 
+int sweep_param_swept(const Sweep *sw, const SinkParam *row)
+{
+    if (row->section == NULL || row->key == NULL) return 0;
+    if (sw->repeat > 1 && strcmp(row->section, "run") == 0 && strcmp(row->key, "seed") == 0) return 1;
+    for (int a = 0; a < sw->n_axes; a++) {
+        const SweepAxis *axis = &sw->axes[a];
+        size_t n = strlen(axis->key);
+        if (strcmp(row->section, axis->section) == 0 && strncmp(row->key, axis->key, n) == 0 &&
+            (row->key[n] == '\0' || row->key[n] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Reads what wire_record wrote into record (zeroed first); strings point into the
+ * message. */
+static void read_record(WireReader *in, SinkRecord which, SinkPart part, void *record, size_t size)
+{
+    const SinkTable *table = &sink_tables[which];
+    memset(record, 0, size);
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        if (!wire_sends(c, part)) continue;
+        switch (c->type) {
+        case SINK_REAL: sink_column_set_real(c, record, read_f64(in)); break;
+        case SINK_TEXT: sink_column_set_text(c, record, read_str(in)); break;
+        case SINK_INT64: case SINK_ID: case SINK_SEED: sink_column_set_int(c, record, read_i64(in)); break;
+        default: sink_column_set_int(c, record, read_i32(in)); break;
+        }
+    }
+}
+
 void sweep_replay_init(SweepReplay *r, const Sweep *sweep, Sink out, SweepFinishedFn finished,
                        void *finished_ctx)
 {
@@ -308,6 +333,7 @@ void sweep_replay_init(SweepReplay *r, const Sweep *sweep, Sink out, SweepFinish
 void sweep_replay_free(SweepReplay *r)
 {
     if (r == NULL) return;
+    free(r->params);
     free(r->rows);
     free(r->agents);
     r->rows = NULL;
@@ -342,13 +368,9 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
         if (r->in_run) return replay_bad(diag, "run begins inside a run");
         int64_t index = read_i64(in);
         SinkRunInfo info;
-        info.name = read_str(in);
-        info.scenario = read_str(in);
-        info.method = read_str(in);
-        info.seed = (uint64_t)read_i64(in);
-        info.mode = read_str(in);
-        info.config = read_str(in);
+        read_record(in, SINK_RECORD_RUN, SINK_PART_INFO, &info, sizeof info);
         if (in->bad || index < 0 || index >= r->sweep->n_runs) return replay_bad(diag, "bad run begin");
+        info.id = r->sweep->first_run > 0 ? r->sweep->first_run + index : 0;
         info.sweep = r->sweep->id;
         info.point = r->sweep->labels ? r->sweep->labels[index] : NULL;
         r->index = index;
@@ -365,29 +387,28 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
         if (in->bad || count < 0) return replay_bad(diag, "bad agents");
         if (replay_grow((void **)&r->agents, &r->agents_cap, count, sizeof *r->agents) != HS_OK)
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        for (int i = 0; i < count; i++) {
-            SinkAgent *a = &r->agents[i];
-            a->agent = read_i32(in);
-            a->group = read_str(in);
-            a->compute = read_f64(in);
-            a->uplink = read_f64(in);
-            a->downlink = read_f64(in);
-            a->latency = read_f64(in);
-            a->samples = read_i32(in);
-            a->byzantine = read_i32(in);
-        }
+        for (int i = 0; i < count; i++)
+            read_record(in, SINK_RECORD_AGENT, SINK_PART_ROW, &r->agents[i], sizeof r->agents[i]);
         if (in->bad) return replay_bad(diag, "bad agents");
         status = ops->agents(ctx, r->run_id, r->agents, count);
         break;
     }
+    case WIRE_PARAMS: {
+        int count = read_i32(in);
+        if (in->bad || count < 0) return replay_bad(diag, "bad params");
+        if (replay_grow((void **)&r->params, &r->params_cap, count, sizeof *r->params) != HS_OK)
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < count; i++) {
+            read_record(in, SINK_RECORD_PARAM, SINK_PART_ROW, &r->params[i], sizeof r->params[i]);
+            if (!in->bad) r->params[i].swept = sweep_param_swept(r->sweep, &r->params[i]);
+        }
+        if (in->bad) return replay_bad(diag, "bad params");
+        if (ops->params != NULL) status = ops->params(ctx, r->run_id, r->params, count);
+        break;
+    }
     case WIRE_ROUND: {
         SinkRound row;
-        row.round = read_i32(in);
-        row.t_start = read_f64(in);
-        row.t_end = read_f64(in);
-        row.idle_s = read_f64(in);
-        row.bytes = read_f64(in);
-        row.extra = read_f64(in);
+        read_record(in, SINK_RECORD_ROUND, SINK_PART_ROW, &row, sizeof row);
         if (in->bad) return replay_bad(diag, "bad round");
         r->rounds++;
         r->t_end = row.t_end;
@@ -399,48 +420,22 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
         if (in->bad || count < 0) return replay_bad(diag, "bad agent rounds");
         if (replay_grow((void **)&r->rows, &r->rows_cap, count, sizeof *r->rows) != HS_OK)
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        for (int i = 0; i < count; i++) {
-            SinkAgentRound *row = &r->rows[i];
-            row->round = read_i32(in);
-            row->agent = read_i32(in);
-            row->compute_s = read_f64(in);
-            row->comm_s = read_f64(in);
-            row->idle_s = read_f64(in);
-            row->offline_s = read_f64(in);
-            row->role = (SinkRole)read_i32(in);
-        }
+        for (int i = 0; i < count; i++)
+            read_record(in, SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, &r->rows[i], sizeof r->rows[i]);
         if (in->bad) return replay_bad(diag, "bad agent rounds");
         status = ops->agent_rounds(ctx, r->run_id, r->rows, count);
         break;
     }
     case WIRE_PAIRING: {
         SinkPairing p;
-        p.round = read_i32(in);
-        p.slow = read_i32(in);
-        p.fast = read_i32(in);
-        p.split = read_i32(in);
-        p.predicted_s = read_f64(in);
-        p.actual_s = read_f64(in);
-        p.solver = read_str(in);
-        p.solve_ms = read_f64(in);
+        read_record(in, SINK_RECORD_PAIRING, SINK_PART_ROW, &p, sizeof p);
         if (in->bad) return replay_bad(diag, "bad pairing");
         status = ops->pairing(ctx, r->run_id, &p);
         break;
     }
     case WIRE_METRIC: {
         SinkMetric m;
-        m.t = read_f64(in);
-        m.round = read_i32(in);
-        m.agent = read_i32(in);
-        m.train_loss = read_f64(in);
-        m.test_loss = read_f64(in);
-        m.test_accuracy = read_f64(in);
-        m.bytes_sent = read_f64(in);
-        m.has_domains = read_i32(in);
-        m.heldout_accuracy = read_f64(in);
-        m.seen_accuracy = read_f64(in);
-        m.has_privacy = read_i32(in);
-        m.epsilon = read_f64(in);
+        read_record(in, SINK_RECORD_METRIC, SINK_PART_ROW, &m, sizeof m);
         if (in->bad) return replay_bad(diag, "bad metric");
         if (m.agent < 0 && !isnan(m.test_accuracy)) r->accuracy = m.test_accuracy;
         status = ops->metric(ctx, r->run_id, &m);
@@ -448,13 +443,9 @@ static int replay_message(SweepReplay *r, WireReader *in, HsDiag *diag)
     }
     case WIRE_END: {
         SinkRunEnd end;
-        end.status = (SinkStatus)read_i32(in);
-        end.wall_s = read_f64(in);
-        end.sim_time_s = read_f64(in);
-        end.final_accuracy = read_f64(in);
-        end.rounds_done = read_i32(in);
-        const char *message = read_str(in);
+        read_record(in, SINK_RECORD_RUN, SINK_PART_END, &end, sizeof end);
         if (in->bad) return replay_bad(diag, "bad run end");
+        const char *message = end.message;
         snprintf(r->end_message, sizeof r->end_message, "%s", message ? message : "");
         end.message = message ? r->end_message : NULL;
         r->end = end;

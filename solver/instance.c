@@ -24,10 +24,17 @@ typedef struct BandwidthRow {
     NumberList values;
 } BandwidthRow;
 
+/* A key that takes one word of a fixed list. */
+typedef struct WordKey {
+    int value; /* index of the word in its list */
+    int line;  /* 0 while the key has not been seen */
+} WordKey;
+
 typedef struct InstanceText {
     const char *name;
     int section_line; /* line of [pairing], 0 before it */
-    NumberList batches, speed, fs, ff, act;
+    NumberList batches, speed, fs, ff, act, latency;
+    WordKey cost, network, uplink;
     BandwidthRow *rows; /* in file order */
     int n_rows, cap_rows;
 } InstanceText;
@@ -39,6 +46,7 @@ static void instance_text_free(InstanceText *t)
     free(t->fs.v);
     free(t->ff.v);
     free(t->act.v);
+    free(t->latency.v);
     for (int r = 0; r < t->n_rows; r++)
         free(t->rows[r].values.v);
     free(t->rows);
@@ -94,6 +102,28 @@ static int instance_numbers(InstanceText *t, int line, const char *key, char *va
     }
 }
 
+/* Reads one word of choices ("a|b|c") into out->value, its index. */
+static int instance_word(InstanceText *t, int line, const char *key, char *value, const char *choices, WordKey *out,
+                         HsDiag *diag)
+{
+    if (out->line)
+        return hs_diag_set(diag, HS_E_INPUT, t->name, line, "'%s' is given twice (first at line %d)", key, out->line);
+    out->line = line;
+    const char *word = instance_trim(value);
+    size_t len = strlen(word);
+    int index = 0;
+    for (const char *c = choices; *c; index++) {
+        const char *bar = strchr(c, '|');
+        size_t n = bar ? (size_t)(bar - c) : strlen(c);
+        if (n == len && strncmp(c, word, n) == 0) {
+            out->value = index;
+            return HS_OK;
+        }
+        c += n + (bar != NULL);
+    }
+    return hs_diag_set(diag, HS_E_INPUT, t->name, line, "%s: '%s' is not one of %s", key, word, choices);
+}
+
 static int instance_row(InstanceText *t, int line, const char *key, char *value, HsDiag *diag)
 {
     const char *digits = key + strlen("bandwidth.");
@@ -122,7 +152,7 @@ static int instance_row(InstanceText *t, int line, const char *key, char *value,
 /* Writes " (did you mean 'x'?)" for a near miss of a known key, else "". */
 static void instance_suggest(const char *key, char *out, size_t size)
 {
-    static const char *const known[] = {"batches", "speed", "fs", "ff", "act"};
+    static const char *const known[] = {"batches", "speed", "fs", "ff", "act", "latency", "cost", "network", "uplink"};
     const char *dot = strchr(key, '.');
     char stem[64];
     snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - key) : (int)strlen(key), key);
@@ -166,14 +196,19 @@ static int instance_line(InstanceText *t, int line, char *text, HsDiag *diag)
     struct {
         const char *key;
         NumberList *list;
-    } lists[] = {{"batches", &t->batches}, {"speed", &t->speed}, {"fs", &t->fs}, {"ff", &t->ff}, {"act", &t->act}};
+    } lists[] = {{"batches", &t->batches}, {"speed", &t->speed}, {"fs", &t->fs},
+                 {"ff", &t->ff},           {"act", &t->act},     {"latency", &t->latency}};
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++)
         if (strcmp(key, lists[k].key) == 0) return instance_numbers(t, line, key, value, lists[k].list, diag);
+    if (strcmp(key, "cost") == 0) return instance_word(t, line, key, value, PAIRING_COST_NAMES, &t->cost, diag);
+    if (strcmp(key, "network") == 0) return instance_word(t, line, key, value, "maxmin|fifo", &t->network, diag);
+    if (strcmp(key, "uplink") == 0) return instance_word(t, line, key, value, "shared|fifo", &t->uplink, diag);
     if (strncmp(key, "bandwidth.", strlen("bandwidth.")) == 0) return instance_row(t, line, key, value, diag);
     char hint[64];
     instance_suggest(key, hint, sizeof hint);
     return hs_diag_set(diag, HS_E_INPUT, t->name, line, "unknown key '%s' in [pairing]%s", key,
-                       hint[0] ? hint : " (keys: batches, speed, fs, ff, act, bandwidth.ROW)");
+                       hint[0] ? hint
+                               : " (keys: batches, speed, fs, ff, act, bandwidth.ROW, latency, cost, network, uplink)");
 }
 
 static const char *instance_plural(int n)
@@ -206,7 +241,20 @@ static int instance_check(InstanceText *t, const NumberList **rows_by_agent, HsD
             return hs_diag_set(diag, HS_E_INPUT, name, per_split[k]->line,
                                "%s has %d value%s but fs has %d (fs, ff and act have one per split)", split_key[k],
                                per_split[k]->n, instance_plural(per_split[k]->n), m);
+    if (t->latency.line && t->latency.n != n)
+        return hs_diag_set(diag, HS_E_INPUT, name, t->latency.line,
+                           "latency has %d value%s but batches has %d (one per agent)", t->latency.n,
+                           instance_plural(t->latency.n), n);
     for (int i = 0; i < n; i++) {
+        if (t->latency.line && !(t->latency.v[i] >= 0 && isfinite(t->latency.v[i])))
+            return hs_diag_set(diag, HS_E_INPUT, name, t->latency.line, "latency[%d] = %g must be finite and >= 0", i,
+                               t->latency.v[i]);
+        /* the exact cost plays out every batch */
+        if (t->cost.value == PAIRING_COST_EXACT && t->batches.v[i] >= 0 && isfinite(t->batches.v[i]) &&
+            (t->batches.v[i] != floor(t->batches.v[i]) || t->batches.v[i] > PAIRING_MAX_EXACT_BATCHES))
+            return hs_diag_set(diag, HS_E_INPUT, name, t->batches.line,
+                               "batches[%d] = %g: cost = exact needs whole numbers up to %d", i, t->batches.v[i],
+                               PAIRING_MAX_EXACT_BATCHES);
         if (!(t->batches.v[i] >= 0) || !isfinite(t->batches.v[i]))
             return hs_diag_set(diag, HS_E_INPUT, name, t->batches.line, "batches[%d] = %g must be finite and >= 0", i,
                                t->batches.v[i]);
@@ -289,6 +337,12 @@ int instance_parse(const char *name, const char *text, PairingProblem *p, HsDiag
     memcpy(p->fs, t.fs.v, (size_t)p->n_splits * sizeof *p->fs);
     memcpy(p->ff, t.ff.v, (size_t)p->n_splits * sizeof *p->ff);
     memcpy(p->act, t.act.v, (size_t)p->n_splits * sizeof *p->act);
+    if (t.latency.line) memcpy(p->latency, t.latency.v, (size_t)n * sizeof *p->latency);
+    p->cost = (PairingCost)t.cost.value;
+    /* network = fifo has no uplink choice: its messages always queue (as in a scenario) */
+    p->network = t.network.value == 1   ? PAIRING_NETWORK_FIFO
+                 : t.uplink.value == 1 ? PAIRING_NETWORK_MAXMIN_FIFO
+                                       : PAIRING_NETWORK_MAXMIN;
     for (int i = 0; i < n; i++)
         memcpy(p->bandwidth + (size_t)i * (size_t)n, rows_by_agent[i]->v, (size_t)n * sizeof *p->bandwidth);
     status = HS_OK;

@@ -8,7 +8,16 @@
  *   bandwidth.0 = inf, 50, 0     ; row i of b_ij, >= 0 or inf; 0 = no link
  *   bandwidth.1 = 50, inf, 10
  *   bandwidth.2 = 0, 10, inf
- * Every key exactly once, in any order; one row per agent with one value per agent.
+ * and, optional, for the exact cost (pairing.h, cost.c):
+ *   cost     = exact             ; paper (the default: the published formula) | exact
+ *   latency  = 0.01, 0.01, 0.05  ; s per agent, finite, >= 0 (default 0); a message
+ *                                ; i -> j waits max(latency_i, latency_j)
+ *   network  = maxmin            ; maxmin (default) | fifo, as [network] model
+ *   uplink   = shared            ; shared (default) | fifo, as [network] uplink (maxmin only)
+ * The paper's cost ignores latency, network and uplink, so flipping `cost` alone compares
+ * the two on one instance. Under cost = exact batches must be whole numbers.
+ * Every key at most once, the required ones exactly once, in any order; one row per agent
+ * with one value per agent.
  * Links are directed: b_ij (row i, column j) is the bandwidth from i to j, the direction
  * activations travel when i offloads to j, and need not equal b_ji (an uplink and a
  * downlink differ). The diagonal is not used (write inf). Values are

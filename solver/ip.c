@@ -1,6 +1,7 @@
 /* ip.c — the pairing as the paper states it, an integer program, solved by lp_solve: the
  * independent check of the exact solver. It builds its own variables straight from
- * pairing_time (not from the edge list exact and greedy share).
+ * the cost, pairing_time_below (not from the edge list exact and greedy share), so it
+ * minimises whichever cost the problem names (paper or exact), like the others.
  *
  *   variables  x_ijm in {0,1}: i offloads to j at split m, over every link i -> j
  *              (i != j, b_ij > 0) with i's best split m for it (see below); Z >= 0.
@@ -143,7 +144,8 @@ int solver_ip(const PairingProblem *p, double time_limit, PairingResult *out, Hs
             int split = 0;
             double t = INFINITY;
             for (int m = 1; m < p->n_splits; m++) {
-                double tm = pairing_time_with(p, i, j, m, b); /* INFINITY for i == j or no link */
+                /* INFINITY for i == j or no link; only times below t and tau_i matter */
+                double tm = pairing_time_below(p, i, j, m, b, fmin(t, tau[i]));
                 if (tm < t) {
                     t = tm;
                     split = m;

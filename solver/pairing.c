@@ -1,6 +1,6 @@
-/* pairing.c — the cost table and what every solver shares: allocation, validation, the
- * useful-edge list (one best split per link, computed once), result checking, and the
- * solver_pair entry point. */
+/* pairing.c — what every solver shares: allocation, validation, the useful-edge list (one
+ * best split per link, computed once), result checking, and the solver_pair entry point.
+ * The cost T_i(j,m) itself is in cost.c. */
 #include "solver/edges.h"
 
 #include <math.h>
@@ -20,7 +20,8 @@ static int pairing_alloc_common(PairingProblem *p, int n, int n_splits)
     p->fs = calloc((size_t)n_splits, sizeof *p->fs);
     p->ff = calloc((size_t)n_splits, sizeof *p->ff);
     p->act = calloc((size_t)n_splits, sizeof *p->act);
-    return p->batches && p->speed && p->fs && p->ff && p->act ? HS_OK : HS_E_NOMEM;
+    p->latency = calloc((size_t)n + 1, sizeof *p->latency);
+    return p->batches && p->speed && p->fs && p->ff && p->act && p->latency ? HS_OK : HS_E_NOMEM;
 }
 
 int pairing_problem_init(PairingProblem *p, int n, int n_splits)
@@ -63,6 +64,7 @@ void pairing_problem_free(PairingProblem *p)
     free(p->fs);
     free(p->ff);
     free(p->act);
+    free(p->latency);
     free(p->bandwidth);
     free(p->link_offsets);
     free(p->link_to);
@@ -74,9 +76,14 @@ int pairing_problem_check(const PairingProblem *p, HsDiag *diag)
 {
     if (p == NULL || p->n < 0 || p->n_splits < 1)
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: needs n >= 0 agents and at least one split");
-    if (!p->batches || !p->speed || !p->fs || !p->ff || !p->act || (!p->bandwidth && !p->link_offsets))
+    if (!p->batches || !p->speed || !p->fs || !p->ff || !p->act || !p->latency || (!p->bandwidth && !p->link_offsets))
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: arrays not allocated");
-    int n = p->n;
+    int n = p->n, exact = p->cost == PAIRING_COST_EXACT;
+    if (p->cost != PAIRING_COST_PAPER && !exact)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: unknown cost %d", (int)p->cost);
+    if (exact && p->network != PAIRING_NETWORK_MAXMIN && p->network != PAIRING_NETWORK_FIFO &&
+        p->network != PAIRING_NETWORK_MAXMIN_FIFO)
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: unknown network %d", (int)p->network);
     for (int i = 0; i < n; i++) {
         if (!(p->batches[i] >= 0) || !isfinite(p->batches[i]))
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: batches[%d] = %g must be finite and >= 0",
@@ -84,6 +91,14 @@ int pairing_problem_check(const PairingProblem *p, HsDiag *diag)
         if (!(p->speed[i] > 0) || !isfinite(p->speed[i]))
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: speed[%d] = %g must be finite and > 0", i,
                                p->speed[i]);
+        if (exact && !(p->latency[i] >= 0 && isfinite(p->latency[i])))
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "pairing problem: latency[%d] = %g must be finite and >= 0",
+                               i, p->latency[i]);
+        /* the exact cost plays every batch out, so there must be a whole number of them */
+        if (exact && (p->batches[i] != floor(p->batches[i]) || p->batches[i] > PAIRING_MAX_EXACT_BATCHES))
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
+                               "pairing problem: batches[%d] = %g must be a whole number up to %d under the exact cost",
+                               i, p->batches[i], PAIRING_MAX_EXACT_BATCHES);
     }
     for (int m = 0; m < p->n_splits; m++) {
         double v[3] = {p->fs[m], p->ff[m], p->act[m]};
@@ -156,30 +171,14 @@ double pairing_link(const PairingProblem *p, int i, int j)
     return 0;
 }
 
-double pairing_time_with(const PairingProblem *p, int i, int j, int m, double b)
-{
-    if (m <= 0 || m >= p->n_splits || i == j || !(b > 0)) return INFINITY;
-    double n = p->batches[i];
-    double slow = n * p->fs[m] / p->speed[i];
-    double fast = pairing_standalone(p, j) + n * p->ff[m] / p->speed[j];
-    /* act = 0 over an infinite link would be 0/inf = 0 anyway; the test keeps 0*inf out */
-    double comm = p->act[m] > 0 ? n * p->act[m] / b : 0;
-    double t = slow > fast ? slow : fast;
-    return t > comm ? t : comm;
-}
-
-double pairing_time(const PairingProblem *p, int i, int j, int m)
-{
-    return pairing_time_with(p, i, j, m, pairing_link(p, i, j));
-}
-
-/* i's best split over a link of bandwidth b; ties go to the lower split. */
-static double pairing_best_split(const PairingProblem *p, int i, int j, double b, int *split)
+/* i's best split over a link of bandwidth b, if its time is below limit (else any
+ * time >= limit); ties go to the lower split. */
+static double pairing_best_split(const PairingProblem *p, int i, int j, double b, double limit, int *split)
 {
     double best = INFINITY;
     *split = 0;
     for (int m = 1; m < p->n_splits; m++) {
-        double t = pairing_time_with(p, i, j, m, b);
+        double t = pairing_time_below(p, i, j, m, b, fmin(best, limit));
         if (t < best) {
             best = t;
             *split = m;
@@ -212,7 +211,7 @@ int pairing_useful_edges(const PairingProblem *p, PairingEdge **edges, size_t *c
             /* T_i(j,m) >= tau_j, so a helper no faster than i can never beat tau_i */
             if (j == i || !(b > 0) || !(pairing_standalone(p, j) < tau_i)) continue;
             int split;
-            double t = pairing_best_split(p, i, j, b, &split);
+            double t = pairing_best_split(p, i, j, b, tau_i, &split);
             if (!(t < tau_i)) continue;
             if (n_edges == cap) {
                 PairingEdge *grown = realloc(list, 2 * cap * sizeof *list);

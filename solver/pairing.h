@@ -4,8 +4,14 @@
  * splits m = 0..M-1 with fs[m], ff[m] (compute fractions on the slow and the fast side)
  * and act[m] (bytes sent per batch); m = 0 is "no offload". If i offloads to j at m:
  *   T_i(j,m) = max(n_i fs[m] / s_i,  tau_j + n_i ff[m] / s_j,  n_i act[m] / b_ij)
+ * That is the paper's cost (cost = PAIRING_COST_PAPER, the default). PAIRING_COST_EXACT
+ * replaces it by the time hetsim's engine takes to play the pair's round out: latency, the
+ * offloader's activation messages sharing (or queueing on) its link, and the pipeline's
+ * tail; see pairing_time_with. Every solver reads T only through pairing_time_with, so
+ * all of them minimise the same cost.
  * Each agent is alone (time tau_i), an offloader or a helper (both take the pair's time),
- * in at most one pair. The makespan is the largest time; the solvers minimise it.
+ * in at most one pair. The makespan is the largest time; the solvers minimise it. Both
+ * costs give T_i(j,m) >= tau_j + n_i ff[m] / s_j >= tau_j, which is all exact.c needs.
  *
  * Links: a dense bandwidth matrix (b_ij row-major, INFINITY on the diagonal, 0 = no
  * link; b_ij is the i -> j direction, symmetry is not assumed) or, for large sparse
@@ -21,9 +27,30 @@
 
 #include <stddef.h>
 
+/* Which T_i(j,m) the solvers minimise. */
+typedef enum {
+    PAIRING_COST_PAPER = 0, /* the published formula above */
+    PAIRING_COST_EXACT      /* the engine's play-out of the pair's round, to rounding */
+} PairingCost;
+
+/* Exact cost: how the offloader's activation messages travel, after the scenario's
+ * [network] keys (sim/kernel/network.h). Each message i -> j waits its latency
+ * max(latency_i, latency_j) once and transfers act[m] bytes at b_ij. */
+typedef enum {
+    PAIRING_NETWORK_MAXMIN = 0, /* model = maxmin, uplink = shared: latency first, then the
+                                 * messages transferring share the link equally */
+    PAIRING_NETWORK_FIFO,       /* model = fifo: one transfers at a time, its latency after
+                                 * the transfer and off the link */
+    PAIRING_NETWORK_MAXMIN_FIFO /* model = maxmin, uplink = fifo: one at a time, latency
+                                 * then transfer, both holding the link */
+} PairingNetwork;
+
 /* Plain data: the solvers only read it; pairing_problem_check says what they accept. */
 typedef struct PairingProblem {
     int n, n_splits;
+    PairingCost cost;       /* PAIRING_COST_PAPER after init */
+    PairingNetwork network; /* exact cost only; PAIRING_NETWORK_MAXMIN after init */
+    double *latency;        /* (n) s, >= 0, exact cost only; zeros after init */
     double *batches;        /* (n) n_i >= 0 */
     double *speed;          /* (n) s_i > 0, batches per second */
     double *fs, *ff;        /* (n_splits) compute fractions; split 0 is never used for a pair */
@@ -55,7 +82,9 @@ int pairing_problem_init_sparse(PairingProblem *p, int n, int n_splits, size_t n
 void pairing_problem_free(PairingProblem *p);
 /* Checks what the solvers rely on: n >= 0, n_splits >= 1, batches finite >= 0, speed
  * finite > 0, fractions and act finite >= 0, bandwidths >= 0 or inf (not NaN), sparse
- * lists in range. HS_E_INPUT with a message naming the first offending value. */
+ * lists in range; under the exact cost also latencies finite >= 0, batches whole numbers
+ * up to PAIRING_MAX_EXACT_BATCHES and a known network. HS_E_INPUT with a message naming
+ * the first offending value. */
 int pairing_problem_check(const PairingProblem *p, HsDiag *diag);
 
 /* Allocates a result for n agents; free with pairing_result_free. */
@@ -66,11 +95,40 @@ void pairing_result_free(PairingResult *r);
 double pairing_standalone(const PairingProblem *p, int i);
 /* b_ij from the matrix or the link list; 0 without a link. O(degree) when sparse. */
 double pairing_link(const PairingProblem *p, int i, int j);
-/* T_i(j,m) over a link of bandwidth b; INFINITY when m is not an offload split
- * (m <= 0 or m >= n_splits), i == j, or there is no link (b <= 0). */
+/* T_i(j,m) over a link of bandwidth b, under p->cost; INFINITY when m is not an offload
+ * split (m <= 0 or m >= n_splits), i == j, or there is no link (b <= 0).
+ *
+ * The exact cost (cost.c has the derivation) plays the pair's round as the engine does.
+ * With n = n_i, per batch c = fs[m]/s_i on the slow side, f = ff[m]/s_j on the helper,
+ * d = act[m]/b on the link, L = max(latency_i, latency_j): the slow side ends batch k at
+ * k c and sends its activations; they reach j at A_k; j trains its own n_j batches (until
+ * tau_j), then each top batch in arrival order: F_0 = tau_j, F_k = max(F_{k-1}, A_k) + f,
+ * and T = F_n (the helper is the last of the pair to finish). When A_k is affine in k,
+ *   T = max(tau_j + n f,  A_1 + n f,  A_n + f)
+ * (the helper's own work then every top batch; waiting for the first batch; the last
+ * batch's tail), with, for u = the time a message holds the link,
+ *   A_1 = c + u + post,  A_n = c + (n-1) max(c, u) + u + post,
+ *   fifo: u = d, post = L;  maxmin-fifo: u = L + d, post = 0;  maxmin with d <= c: u = d,
+ *   post = L (no two transfers overlap).
+ * Under maxmin with d > c the transfers overlap and share the link (processor sharing of
+ * equal jobs arriving at k c + L): A_k has no closed form, and the recurrence runs over
+ * the n batches, O(n). */
 double pairing_time_with(const PairingProblem *p, int i, int j, int m, double b);
+/* pairing_time_with when only times below limit matter: a result >= limit stands for some
+ * time >= limit (the exact cost then skips its O(n_i) recurrence when a closed-form lower
+ * bound already reaches limit). What the solvers' searches for a best split use. */
+double pairing_time_below(const PairingProblem *p, int i, int j, int m, double b, double limit);
 /* T_i(j,m) over the problem's own link i -> j. */
 double pairing_time(const PairingProblem *p, int i, int j, int m);
+
+/* Largest n_i the exact cost takes (it models every batch; O(n_i) in the worst case). */
+#define PAIRING_MAX_EXACT_BATCHES 1000000
+
+/* The words of PairingCost and PairingNetwork (instance files, [method] cost), and back:
+ * -1 for an unknown word. */
+#define PAIRING_COST_NAMES "paper|exact"
+const char *pairing_cost_name(PairingCost cost);
+int pairing_cost_parse(const char *word);
 
 /* Checks a result against the problem: sizes, roles consistent (an offloader's partner
  * is a helper whose partner is it), one pair per agent, splits in 1..M-1 for pairs and 0

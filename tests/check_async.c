@@ -5,7 +5,7 @@
  * last only the slowest agent's computation, and their keys' edges. */
 #include "models/mix.h"
 #include "models/model_spec.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
@@ -120,7 +120,7 @@ static int run_text(const char *text, const char *const *set, int n, Messages *o
     out->ops.activity = messages_activity;
     sink.ops = &out->ops;
     RunOutcome outcome;
-    status = engine_run(&sc, sink, &diag, &outcome);
+    status = sim_run(&sc, sink, &diag, &outcome);
     if (status != 0) fprintf(stderr, "%s\n", diag.message);
     return status;
 }

@@ -4,7 +4,7 @@
  * and the [byzantine] section: round trip, defaults, errors with FILE:LINE. */
 #include "sim/stages/byzantine.h"
 #include "sim/world/roles.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
@@ -253,14 +253,14 @@ static const char *five =
     "[agents]\ncount = 5\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\n"
     "[byzantine]\ncount = 2\n";
 
-static Byzantine *attack_setup(const char *const *set, int n_set, Engine **engine, TestSink *ts)
+static Byzantine *attack_setup(const char *const *set, int n_set, Sim **engine, TestSink *ts)
 {
     Scenario *sc = malloc(sizeof *sc);
     HsDiag diag;
     ck_assert_int_eq(test_resolve(five, set, n_set, sc, &diag), 0);
-    ck_assert_int_eq(engine_open(sc, test_sink_init(ts), &diag, engine), 0);
+    ck_assert_int_eq(sim_open(sc, test_sink_init(ts), &diag, engine), 0);
     Byzantine *b;
-    ck_assert_int_eq(byzantine_create(*engine, 4, &b), 0);
+    ck_assert_int_eq(byzantine_create((*engine)->sc, &(*engine)->world, (*engine)->trainer, 4, (*engine)->diag, &b), 0);
     return b;
 }
 
@@ -272,7 +272,7 @@ START_TEST(test_attacks_on_hand_vectors)
                               {"byzantine.attack=alie", "byzantine.z=2"},
                               {"byzantine.attack=gaussian", "byzantine.sigma=2"}};
     for (int kind = 0; kind < 4; kind++) {
-        Engine *e;
+        Sim *e;
         TestSink ts;
         Byzantine *b = attack_setup(kinds[kind], 2, &e, &ts);
         float storage[5][4], *out[5];
@@ -306,21 +306,21 @@ START_TEST(test_attacks_on_hand_vectors)
             }
         byzantine_free(b);
         const Scenario *sc = e->sc;
-        engine_close(e);
+        sim_close(e);
         free((void *)sc);
         test_sink_free(&ts);
     }
     /* gaussian: sample moments over a long vector */
-    Engine *e;
+    Sim *e;
     TestSink ts;
     Scenario *sc = malloc(sizeof *sc);
     HsDiag diag;
     const char *set[] = {"byzantine.attack=gaussian", "byzantine.sigma=2"};
     ck_assert_int_eq(test_resolve(five, set, 2, sc, &diag), 0);
-    ck_assert_int_eq(engine_open(sc, test_sink_init(&ts), &diag, &e), 0);
+    ck_assert_int_eq(sim_open(sc, test_sink_init(&ts), &diag, &e), 0);
     enum { N = 100000 };
     Byzantine *b;
-    ck_assert_int_eq(byzantine_create(e, N, &b), 0);
+    ck_assert_int_eq(byzantine_create(e->sc, &e->world, e->trainer, N, e->diag, &b), 0);
     float *data = calloc(5 * (size_t)N, sizeof *data);
     const float *v[5];
     float *out[5];
@@ -341,7 +341,7 @@ START_TEST(test_attacks_on_hand_vectors)
     }
     free(data);
     byzantine_free(b);
-    engine_close(e);
+    sim_close(e);
     free(sc);
     test_sink_free(&ts);
 }
@@ -372,7 +372,7 @@ START_TEST(test_attackers_drawn_from_the_seed)
         char group[64];
         double x;
         if (*p == '\n') p++;
-        if (sscanf(p, "agent %d %63s %lf %lf %lf %lf %d %d", &agent, group, &x, &x, &x, &x, &samples, &byzantine) == 8)
+        if (sscanf(p, "agent %d %63s %lf %lf %d %lf %lf %d", &agent, group, &x, &x, &samples, &x, &x, &byzantine) == 8)
             flagged += byzantine;
     }
     ck_assert_int_eq(flagged, 2);
@@ -440,22 +440,22 @@ START_TEST(test_labelflip_gradient_differs)
     HsDiag diag;
     const char *set[] = {"byzantine.attack=labelflip", "run.rounds=1"};
     ck_assert_int_eq(test_resolve(convex, set, 2, sc, &diag), 0);
-    Engine *e;
+    Sim *e;
     TestSink ts;
-    ck_assert_int_eq(engine_open(sc, test_sink_init(&ts), &diag, &e), 0);
+    ck_assert_int_eq(sim_open(sc, test_sink_init(&ts), &diag, &e), 0);
     Byzantine *b;
-    ck_assert_int_eq(byzantine_create(e, 330, &b), 0);
+    ck_assert_int_eq(byzantine_create(e->sc, &e->world, e->trainer, 330, e->diag, &b), 0);
     ck_assert(byzantine_flips_labels(b));
     int attacker = 0;
     while (!byzantine_is_attacker(b, attacker)) attacker++;
     float params[330], flipped[330];
     for (int j = 0; j < 330; j++) params[j] = 0.01f * (float)(j % 13);
-    ck_assert_int_eq(byzantine_gradient(b, e, attacker, params, flipped), 0);
+    ck_assert_int_eq(byzantine_gradient(b, attacker, params, flipped, e->diag), 0);
     double squares = 0;
     for (int j = 0; j < 330; j++) squares += (double)flipped[j] * flipped[j];
     ck_assert(squares > 0 && isfinite(squares));
     byzantine_free(b);
-    engine_close(e);
+    sim_close(e);
     free(sc);
     test_sink_free(&ts);
 }

@@ -2,17 +2,24 @@
  * prediction: equal when the activations reach the helper before it is free, and larger
  * by exactly the last batch's transfer and top computation when the slow side is the
  * bottleneck; roles and pairings rows; the offload shortens the round.
+ * Exact cost: over a few hundred random deterministic scenarios (2-8 agents, random
+ * compute, asymmetric links, latencies, MLPs, batches, samples, solvers, topologies) under
+ * each [network] variant (maxmin, fifo, maxmin with uplink = fifo, LV08 under maxmin and
+ * fifo), every pairings
+ * row's predicted_s equals its actual_s to 1e-9 relative, and the scenarios reach every
+ * regime (transfers overlapping, the helper waiting, the paper's formula off).
  * Churn: a helper whose offloader goes offline ends at its own work plus the batches that
  * arrived (closed forms, dropped batches in rounds.extra); an agent offline at a
  * rebalance is never paired (dense and sparse links, every solver); train mode times
  * like timing mode under churn; runs repeat bitwise; a dropped top does not pull the
  * average. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +103,17 @@ START_TEST(test_slow_side_bottleneck_adds_the_last_batch)
     ck_assert_msg(fabs(actual - (slow_side + transfer + top)) < 1e-9 * actual, "actual %.17g expected %.17g", actual,
                   slow_side + transfer + top);
     test_sink_free(&ts);
+    /* the exact cost predicts that tail (same pair, same split: the tail is the same at
+     * every split's end, and the paper's best split stays best here) */
+    const char *exact[] = {"agents.compute=5 GFLOPS", "method.cost=exact"};
+    ck_assert_int_eq(run(exact, 2, &ts), 0);
+    int split_exact;
+    first_pairing(&ts, &slow, &fast, &split_exact, &predicted, &actual);
+    ck_assert_int_eq(split_exact, split);
+    ck_assert_msg(fabs(predicted - (slow_side + transfer + top)) < 1e-9 * predicted, "predicted %.17g expected %.17g",
+                  predicted, slow_side + transfer + top);
+    ck_assert(fabs(actual - predicted) < 1e-9 * actual);
+    test_sink_free(&ts);
 }
 END_TEST
 
@@ -115,6 +133,17 @@ START_TEST(test_offloading_shortens_the_round_against_localsgd)
     test_sink_free(&a);
     const char *bad[] = {"method.solver=magic"};
     ck_assert_int_eq(run(bad, 1, &a), HS_E_INPUT);
+    test_sink_free(&a);
+    /* so is an unknown cost, and more batches than the exact cost plays out */
+    const char *bad_cost[] = {"method.cost=magic"};
+    ck_assert_int_eq(run(bad_cost, 1, &a), HS_E_INPUT);
+    test_sink_free(&a);
+    const char *huge[] = {"method.cost=exact", "agents.samples=64000064"};
+    HsDiag diag;
+    ck_assert_int_eq(test_run(pair_text, huge, 2, &a, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "--set method.cost=exact: cost = exact plays every batch out, at most 1000000") &&
+                      strstr(diag.message, "has 1000001"),
+                  "%s", diag.message);
     test_sink_free(&a);
 }
 END_TEST
@@ -319,7 +348,7 @@ static void round_roles(const TestSink *ts, int r, char *roles, int n, int *pair
         int round, agent;
         double c, m, idle, off;
         char role[16];
-        if (sscanf(p, "agent_round %d %d %lf %lf %lf %lf %15s", &round, &agent, &c, &m, &idle, &off, role) == 7 &&
+        if (sscanf(p, "agent_round %d %d %lf %lf %lf %15s %lf", &round, &agent, &c, &m, &idle, role, &off) == 7 &&
             round == r && agent < n)
             roles[agent] = role[0];
     }
@@ -481,12 +510,12 @@ START_TEST(test_dropped_top_does_not_pull_the_average)
     ck_assert_msg(scenario_resolve(&doc, &sc, &diag) == 0, "%s", diag.message);
     inidoc_free(&doc);
     TestSink ts;
-    Engine *e;
-    ck_assert_msg(engine_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
+    Sim *e;
+    ck_assert_msg(sim_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
     size_t n = trainer_param_count(e->trainer), bottom = 16 * 32 + 32, top = 32 * 4 + 4;
     int splits[2] = {0, 1};
     ck_assert_int_eq(trainer_split_begin(e->trainer, 1, 1), 0);
-    for (int k = 0; k < engine_agent_steps(e, 1); k++) ck_assert_int_eq(trainer_split_bottom_step(e->trainer, 1, 1), 0);
+    for (int k = 0; k < sim_agent_steps(e, 1); k++) ck_assert_int_eq(trainer_split_bottom_step(e->trainer, 1, 1), 0);
     ck_assert_int_eq(trainer_local_step(e->trainer, 0), 0);
     ck_assert_int_eq(trainer_split_end(e->trainer, 1, 1), 0);
     float *helper = malloc(n * sizeof *helper), *offloader = malloc(n * sizeof *offloader);
@@ -501,8 +530,206 @@ START_TEST(test_dropped_top_does_not_pull_the_average)
     ck_assert(same_range(trainer_params(e->trainer, 0), trainer_params(e->trainer, 1), 0, bottom));
     free(helper);
     free(offloader);
-    engine_close(e);
+    sim_close(e);
     test_sink_free(&ts);
+}
+END_TEST
+
+/* ---- the exact cost against the play-out ------------------------------------------ */
+
+/* EXACT_BACKBONE is not one of the exact variants: a backbone every pair shares */
+enum { EXACT_MAXMIN, EXACT_FIFO, EXACT_MAXMIN_UPLINK_FIFO, EXACT_LV08, EXACT_FIFO_LV08, EXACT_VARIANTS,
+       EXACT_BACKBONE = EXACT_VARIANTS };
+static const char *const exact_network[EXACT_VARIANTS + 1] = {
+    "[network]\nmodel = maxmin\n", "[network]\nmodel = fifo\n", "[network]\nmodel = maxmin\nuplink = fifo\n",
+    "[network]\nmodel = maxmin\ntcp = lv08\n", "[network]\nmodel = fifo\ntcp = lv08\n", ""};
+
+typedef struct ExactAgent {
+    double compute, uplink, downlink, latency; /* FLOP/s, bytes/s, s */
+    int samples;
+} ExactAgent;
+
+typedef struct ExactScenario {
+    char text[4096];
+    int n, batch, hidden[3], n_hidden;
+    ExactAgent agents[8];
+    double backbone, uplinks; /* EXACT_BACKBONE: its bandwidth, and the sum of the uplinks */
+} ExactScenario;
+
+static double log_uniform(gsl_rng *rng, double low, double high)
+{
+    return low * pow(high / low, gsl_rng_uniform(rng));
+}
+
+/* Agent k is group a<k> of one agent; [agents] keeps none. Values are written with %.17g
+ * so the test knows exactly what the engine draws. */
+static void exact_random_scenario(gsl_rng *rng, int variant, ExactScenario *x)
+{
+    static const int widths[] = {16, 32, 128, 512, 1024};
+    static const int batches[] = {8, 16, 32, 64};
+    static const char *const solvers[] = {"exact", "greedy", "ip"};
+    x->n = 2 + (int)gsl_rng_uniform_int(rng, 7);
+    x->batch = batches[gsl_rng_uniform_int(rng, 4)];
+    x->n_hidden = 1 + (int)gsl_rng_uniform_int(rng, 3);
+    size_t len = 0, cap = sizeof x->text;
+    len += (size_t)snprintf(x->text + len, cap - len,
+                            "[run]\nmethod = comdml\nrounds = 2\nmode = timing\n"
+                            "[method]\ncost = exact\nsolver = %s\nrebalance = %d\n"
+                            "[topology]\ngraph = %s\n%s[model]\nbatch = %d\nlayers = 784",
+                            solvers[gsl_rng_uniform_int(rng, 3)], 1 + (int)gsl_rng_uniform_int(rng, 2),
+                            gsl_rng_uniform(rng) < 0.7 ? "full" : "ring", exact_network[variant], x->batch);
+    for (int h = 0; h < x->n_hidden; h++) {
+        x->hidden[h] = widths[gsl_rng_uniform_int(rng, 5)];
+        len += (size_t)snprintf(x->text + len, cap - len, ",%d", x->hidden[h]);
+    }
+    len += (size_t)snprintf(x->text + len, cap - len,
+                            ",10\n[agents]\ncount = %d\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\nlatency = 0 s\n", x->n);
+    /* half the scenarios have fast processors on slow links, where an offloader's
+     * activations take longer to send than to compute and the transfers overlap */
+    int link_bound = gsl_rng_uniform(rng) < 0.5;
+    double compute_low = link_bound ? 3e8 : 2e7, bandwidth_high = link_bound ? 2e6 : 1.25e8;
+    for (int k = 0; k < x->n; k++) {
+        ExactAgent *a = &x->agents[k];
+        a->compute = log_uniform(rng, compute_low, 5e9);
+        a->uplink = log_uniform(rng, 1.25e5, bandwidth_high); /* from 1 Mbit/s */
+        a->downlink = gsl_rng_uniform(rng) < 0.5 ? a->uplink : log_uniform(rng, 1.25e5, bandwidth_high);
+        a->latency = gsl_rng_uniform(rng) < 0.2 ? 0 : log_uniform(rng, 1e-4, 0.3);
+        a->samples = x->batch + (int)gsl_rng_uniform_int(rng, (unsigned long)(40 * x->batch));
+        len += (size_t)snprintf(x->text + len, cap - len,
+                                "[agents.a%d]\ncount = 1\ncompute = %.17g\nuplink = %.17g\ndownlink = %.17g\n"
+                                "latency = %.17g\nsamples = %d\n",
+                                k, a->compute, a->uplink, a->downlink, a->latency, a->samples);
+    }
+    if (variant == EXACT_BACKBONE) {
+        /* from a tenth of the uplinks' sum (pairs contend) to twice it (never full) */
+        x->uplinks = 0;
+        for (int k = 0; k < x->n; k++) x->uplinks += x->agents[k].uplink;
+        x->backbone = x->uplinks * log_uniform(rng, 0.1, 2);
+        len += (size_t)snprintf(x->text + len, cap - len, "[network]\nmodel = maxmin\nbackbone = %.17g\n", x->backbone);
+    }
+    ck_assert(len < cap - 1);
+}
+
+/* What a pairings row says about the pair, recomputed from the scenario: whether the
+ * transfers overlap (d > c), the paper's formula for the same pair and split, and the
+ * helper's time if it never waited (own epoch, then every top batch). */
+static void exact_classify(const ExactScenario *x, int variant, int slow, int fast, int split, int *overlap,
+                           double *paper, double *busy)
+{
+    char layers[64];
+    int len = snprintf(layers, sizeof layers, "784");
+    for (int h = 0; h < x->n_hidden; h++) len += snprintf(layers + len, sizeof layers - (size_t)len, ",%d", x->hidden[h]);
+    snprintf(layers + len, sizeof layers - (size_t)len, ",10");
+    ModelSpec spec = {.arch = MODEL_ARCH_MLP, .classes = 10, .batch = x->batch};
+    for (char *t = strtok(layers, ","); t; t = strtok(NULL, ",")) spec.sizes[spec.n_sizes++] = atoi(t);
+    ModelProfile p;
+    ck_assert_int_eq(model_profile(&spec, &p), HS_OK);
+    double step = x->batch * (p.total_flops + p.loss_flops);
+    const ExactAgent *i = &x->agents[slow], *j = &x->agents[fast];
+    double n = ceil((double)i->samples / x->batch), n_j = ceil((double)j->samples / x->batch);
+    double c = model_profile_slow_fraction(&p, split) * step / i->compute;
+    double f = model_profile_fast_fraction(&p, split) * step / j->compute;
+    double act = x->batch * (model_profile_split_bytes(&p, split) + 4.0);
+    double b = fmin(i->uplink, j->downlink);
+    int lv08 = variant == EXACT_LV08 || variant == EXACT_FIFO_LV08;
+    *overlap = act / (lv08 ? 0.97 * b : b) > c; /* LV08: SimGrid's 0.97 (engine.c) */
+    *busy = n_j * step / j->compute + n * f;
+    *paper = fmax(fmax(n * c, *busy), n * act / b);
+}
+
+START_TEST(test_exact_cost_equals_the_play_out)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(rng, 3500 + (unsigned long)_i);
+    int trials = 100, rows = 0, overlapping = 0, overlap_waits = 0, paper_off = 0;
+    double worst = 0;
+    ExactScenario x;
+    for (int trial = 0; trial < trials; trial++) {
+        exact_random_scenario(rng, _i, &x);
+        TestSink ts;
+        HsDiag diag;
+        int status = test_run(x.text, NULL, 0, &ts, &diag);
+        ck_assert_msg(status == HS_OK, "variant %d trial %d: %s\n%s", _i, trial, diag.message, x.text);
+        for (const char *line = ts.text; (line = strstr(line, "pairing ")) != NULL; line++) {
+            int round, slow, fast, split, overlap;
+            double predicted, actual, paper, busy;
+            ck_assert_int_eq(sscanf(line, "pairing %d %d %d %d %lf %lf", &round, &slow, &fast, &split, &predicted,
+                                    &actual), 6);
+            double error = fabs(actual - predicted) / actual;
+            ck_assert_msg(error <= 1e-9, "variant %d trial %d round %d: %d -> %d at %d predicted %.17g actual %.17g\n%s",
+                          _i, trial, round, slow, fast, split, predicted, actual, x.text);
+            worst = fmax(worst, error);
+            exact_classify(&x, _i, slow, fast, split, &overlap, &paper, &busy);
+            overlapping += overlap;
+            overlap_waits += overlap && actual > busy * (1 + 1e-6);
+            paper_off += actual > paper * (1 + 1e-6);
+            rows++;
+        }
+        test_sink_free(&ts);
+    }
+    /* the scenarios are not trivial: pairs form, transfers overlap, the paper is off */
+    ck_assert_msg(rows >= trials, "variant %d: only %d pairings rows", _i, rows);
+    ck_assert_msg(overlapping >= rows / 20, "variant %d: %d of %d rows with overlapping transfers", _i, overlapping,
+                  rows);
+    ck_assert_msg(overlap_waits > 0, "variant %d: the helper never waits for overlapping transfers", _i);
+    ck_assert_msg(paper_off >= rows / 4, "variant %d: the paper's formula is off in only %d of %d rows", _i,
+                  paper_off, rows);
+    fprintf(stderr,
+            "exact cost, variant %d: %d rows, %d with overlapping transfers (%d of them with the helper waiting), "
+            "%d off the paper's formula, worst relative error %.3g\n",
+            _i, rows, overlapping, overlap_waits, paper_off, worst);
+    gsl_rng_free(rng);
+}
+END_TEST
+
+static int exact_compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A finite backbone that every pair's activations cross: the solver gives each pair the
+ * backbone to itself. Exact when it cannot fill (backbone >= the sum of the uplinks);
+ * otherwise never pessimistic, and the figures say how optimistic (docs/methods/comdml-notes.md). */
+START_TEST(test_exact_cost_under_a_shared_backbone)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(rng, 3600);
+    enum { TRIALS = 200 };
+    double errors[4 * TRIALS];
+    int n_errors = 0, exact_rows = 0, off = 0;
+    ExactScenario x;
+    for (int trial = 0; trial < TRIALS; trial++) {
+        exact_random_scenario(rng, EXACT_BACKBONE, &x);
+        TestSink ts;
+        HsDiag diag;
+        ck_assert_msg(test_run(x.text, NULL, 0, &ts, &diag) == HS_OK, "trial %d: %s", trial, diag.message);
+        for (const char *line = ts.text; (line = strstr(line, "pairing ")) != NULL; line++) {
+            int round, slow, fast, split;
+            double predicted, actual;
+            ck_assert_int_eq(sscanf(line, "pairing %d %d %d %d %lf %lf", &round, &slow, &fast, &split, &predicted,
+                                    &actual), 6);
+            double error = actual / predicted - 1;
+            ck_assert_msg(error >= -1e-9, "trial %d: predicted %.17g above actual %.17g", trial, predicted, actual);
+            if (x.backbone >= x.uplinks) {
+                ck_assert_msg(error <= 1e-9, "trial %d: a backbone that cannot fill, yet predicted %.17g actual %.17g",
+                              trial, predicted, actual);
+                exact_rows++;
+            } else if (n_errors < 4 * TRIALS) {
+                errors[n_errors++] = error;
+                off += error > 1e-9;
+            }
+        }
+        test_sink_free(&ts);
+    }
+    qsort(errors, (size_t)n_errors, sizeof *errors, exact_compare_double);
+    ck_assert_msg(exact_rows > 0 && n_errors > 0 && off > 0, "%d exact rows, %d contended of which %d off", exact_rows,
+                  n_errors, off);
+    fprintf(stderr,
+            "exact cost, shared backbone: %d rows where it cannot fill (exact); %d where it can, %d of them off, "
+            "actual / predicted - 1: median %.3g, 90th percentile %.3g, max %.3g\n",
+            exact_rows, n_errors, off, errors[n_errors / 2], errors[n_errors * 9 / 10], errors[n_errors - 1]);
+    gsl_rng_free(rng);
 }
 END_TEST
 
@@ -515,6 +742,11 @@ static Suite *comdml_suite(void)
     tcase_add_test(tc, test_offloading_shortens_the_round_against_localsgd);
     tcase_add_test(tc, test_pairings_record_the_solver_that_answered);
     suite_add_tcase(s, tc);
+    TCase *exact = tcase_create("exact cost");
+    tcase_add_loop_test(exact, test_exact_cost_equals_the_play_out, 0, EXACT_VARIANTS);
+    tcase_add_test(exact, test_exact_cost_under_a_shared_backbone);
+    tcase_set_timeout(exact, 600);
+    suite_add_tcase(s, exact);
     TCase *churn = tcase_create("churn");
     tcase_add_test(churn, test_helper_drops_an_offline_offloaders_batches);
     tcase_add_test(churn, test_helper_waiting_stops_when_its_partner_leaves);

@@ -4,7 +4,7 @@
  * all-gather's closed-form time, compressed training on a convex problem, and the
  * [compression] section: round trip, defaults, errors with FILE:LINE. */
 #include "sim/stages/compress.h"
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
@@ -444,11 +444,11 @@ START_TEST(test_bytes_and_time_of_the_ring_gather)
     Scenario sc;
     HsDiag diag;
     ck_assert_int_eq(test_resolve(four, NULL, 0, &sc, &diag), 0);
-    Engine *e;
+    Sim *e;
     TestSink unused;
-    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), 0);
-    double flops = engine_step_flops(e, 64);
-    engine_close(e);
+    ck_assert_int_eq(sim_open(&sc, test_sink_init(&unused), &diag, &e), 0);
+    double flops = sim_step_flops(e, 64);
+    sim_close(e);
     test_sink_free(&unused);
     /* blocks offered together: 3 hops of one block each, back to back on every uplink */
     double step = flops / 1e9 + 3 * block / 10e6;

@@ -1,6 +1,7 @@
 /* check_engine.c — the cost model against closed forms, FIFO uplinks, determinism and a
  * golden whole-scenario result. */
-#include "sim/engine.h"
+#include "sim/kernel/engine.h"
+#include "sim/run.h"
 #include "tests/test_files.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
@@ -136,36 +137,52 @@ START_TEST(test_localsgd_numeric_period)
 }
 END_TEST
 
+/* EngineHandler of the hand-driven engines below: records each event. */
+typedef struct Seen {
+    Event events[16];
+    int n;
+} Seen;
+
+static int record_event(void *ctx, const Event *event)
+{
+    Seen *seen = ctx;
+    if (seen->n < 16) seen->events[seen->n++] = *event;
+    return HS_OK;
+}
+
 START_TEST(test_send_is_fifo_on_the_uplink)
 {
-    Engine e;
-    memset(&e, 0, sizeof e);
-    AgentProfile agents[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
-                              {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
-    AgentClock clocks[2];
-    memset(clocks, 0, sizeof clocks);
+    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                           {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
     HsDiag diag;
     hs_diag_clear(&diag);
-    static Scenario sc; /* zeroed: no slowdown, no jitter */
-    e.sc = &sc;
-    e.world.n = 2;
-    e.world.agents = agents;
-    e.clocks = clocks;
-    e.diag = &diag;
-    e.queue = queue_create(8);
+    TestSink ts;
+    Seen seen = {.n = 0};
+    EngineConfig config = {.n_agents = 2, .nodes = nodes, .network = {.maxmin = 0}, .sink = test_sink_init(&ts),
+                           .handler = record_event, .handler_ctx = &seen, .diag = &diag};
+    Engine *e;
+    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
+    engine_begin_round(e, 0);
     /* bottleneck = receiver downlink 5e5 B/s; latency = max(10 ms, 2 ms) */
-    double first = engine_send(&e, 0, 1, 1e5, 99, 0);
-    double second = engine_send(&e, 0, 1, 1e5, 99, 0);
-    ck_assert(fabs(first - (0.2 + 0.01)) < 1e-12);
-    ck_assert(fabs(second - (0.4 + 0.01)) < 1e-12);
-    ck_assert(fabs(clocks[0].comm_s - 0.4) < 1e-12);
+    ck_assert_int_eq(engine_send(e, 0, 1, 1e5, 99, 0), HS_OK);
+    ck_assert_int_eq(engine_send(e, 0, 1, 1e5, 99, 1), HS_OK);
     /* compute queues FIFO on the processor, independent of the uplink */
-    double c1 = engine_compute(&e, 0, 1e9, 98, 0);
-    double c2 = engine_compute(&e, 0, 5e8, 98, 0);
+    double c1, c2;
+    ck_assert_int_eq(engine_compute(e, 0, 1e9, 98, 0, &c1), HS_OK);
+    ck_assert_int_eq(engine_compute(e, 0, 5e8, 98, 1, &c2), HS_OK);
     ck_assert(fabs(c1 - 1.0) < 1e-12 && fabs(c2 - 1.5) < 1e-12);
-    Event ev;
-    ck_assert(queue_pop(e.queue, &ev) && fabs(ev.time - 0.21) < 1e-12 && ev.agent == 1);
-    queue_free(e.queue);
+    ck_assert_int_eq(engine_play(e), HS_OK);
+    /* arrivals at 0.2 + 0.01 and 0.4 + 0.01, to agent 1; then the computations */
+    ck_assert_int_eq(seen.n, 4);
+    ck_assert(seen.events[0].kind == 99 && seen.events[0].agent == 1 && fabs(seen.events[0].time - 0.21) < 1e-12);
+    ck_assert(seen.events[1].kind == 99 && seen.events[1].data == 1 && fabs(seen.events[1].time - 0.41) < 1e-12);
+    ck_assert(seen.events[2].kind == 98 && fabs(seen.events[2].time - 1.0) < 1e-12);
+    ck_assert(seen.events[3].kind == 98 && fabs(seen.events[3].time - 1.5) < 1e-12);
+    /* the uplink was booked 0.4 s: the round's agent_rounds row says so */
+    ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+    ck_assert(ts.n_agent_round_rows == 2 && fabs(ts.agent_round_rows[0].comm_s - 0.4) < 1e-12);
+    engine_free(e);
+    test_sink_free(&ts);
 }
 END_TEST
 

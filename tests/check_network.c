@@ -2,7 +2,7 @@
  * and against a naive twin (full progressive filling from scratch at every event);
  * closed-form rings against the same rings played hop by hop; the [network] section;
  * whole runs under both models (fifo keeps the goldens, train mode times like timing). */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/kernel/network.h"
 #include "tests/test_files.h"
 #include "tests/test_scenario.h"

@@ -156,33 +156,41 @@ static int64_t add_run(Sink sink, const RunSpec *spec)
     double t_round = spec->t_round;
     ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &info, &id), HS_OK);
     SinkAgent agents[3] = {
-        { 0, "default", 2e9, 1e6, 1e6, 0.01, 100, 0 },
-        { 1, "default", 1e9, 1e6, 1e6, 0.01, 100, 0 },
-        { 2, spec->group ? spec->group : "slow", 2e8, 1e6, 1e6, 0.01, 100, 0 },
+        { .agent = 0, .grp = "default", .compute = 2e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01,
+          .samples = 100 },
+        { .agent = 1, .grp = "default", .compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01,
+          .samples = 100 },
+        { .agent = 2, .grp = spec->group ? spec->group : "slow", .compute = 2e8, .uplink = 1e6, .downlink = 1e6,
+          .latency = 0.01, .samples = 100 },
     };
     ck_assert_int_eq(sink.ops->agents(sink.ctx, id, agents, 3), HS_OK);
     int comdml = strcmp(spec->method, "comdml") == 0;
     for (int r = 0; r < spec->rounds; r++) {
         double t0 = r * t_round, t1 = (r + 1) * t_round;
-        SinkRound round = { r, t0, t1, 0.5 * t_round, 1000, NAN };
+        SinkRound round = { .round = r, .t_start = t0, .t_end = t1, .idle_s = 0.5 * t_round, .bytes = 1000,
+                            .extra = NAN };
         ck_assert_int_eq(sink.ops->round(sink.ctx, id, &round), HS_OK);
         SinkAgentRound rows[3] = {
-            { r, 0, 0.3 * t_round, 0.1 * t_round, 0.6 * t_round, 0,
-              comdml ? SINK_ROLE_HELPER : SINK_ROLE_ALONE },
-            { r, 1, 0.5 * t_round, 0.1 * t_round, 0.3 * t_round, 0.1 * t_round, SINK_ROLE_ALONE },
-            { r, 2, 0.9 * t_round, 0.1 * t_round, 0, 0, comdml ? SINK_ROLE_OFFLOADER : SINK_ROLE_ALONE },
+            { .round = r, .agent = 0, .compute_s = 0.3 * t_round, .comm_s = 0.1 * t_round, .idle_s = 0.6 * t_round,
+              .role = comdml ? SINK_ROLE_HELPER : SINK_ROLE_ALONE },
+            { .round = r, .agent = 1, .compute_s = 0.5 * t_round, .comm_s = 0.1 * t_round, .idle_s = 0.3 * t_round,
+              .offline_s = 0.1 * t_round, .role = SINK_ROLE_ALONE },
+            { .round = r, .agent = 2, .compute_s = 0.9 * t_round, .comm_s = 0.1 * t_round,
+              .role = comdml ? SINK_ROLE_OFFLOADER : SINK_ROLE_ALONE },
         };
         if (!spec->no_accounts) ck_assert_int_eq(sink.ops->agent_rounds(sink.ctx, id, rows, 3), HS_OK);
         if (comdml) {
-            SinkPairing pairing = { r, 2, 0, 2, 0.9 * t_round,
-                                    (spec->exact ? 0.9 : 0.95 + 0.01 * r) * t_round, "exact", 0.01 };
+            SinkPairing pairing = { .round = r, .slow = 2, .fast = 0, .split = 2, .predicted_s = 0.9 * t_round,
+                                    .actual_s = (spec->exact ? 0.9 : 0.95 + 0.01 * r) * t_round,
+                                    .solver = "exact", .solve_ms = 0.01 };
             ck_assert_int_eq(sink.ops->pairing(sink.ctx, id, &pairing), HS_OK);
         }
-        SinkMetric metric = { t1, r, -1, NAN, NAN, spec->train ? 0.3 + 0.1 * r : NAN, 1000.0 * (r + 1), 0, NAN, NAN, 0, NAN };
+        SinkMetric metric = { .t = t1, .round = r, .agent = -1, .train_loss = NAN, .test_loss = NAN,
+                              .test_accuracy = spec->train ? 0.3 + 0.1 * r : NAN, .bytes_sent = 1000.0 * (r + 1) };
         ck_assert_int_eq(sink.ops->metric(sink.ctx, id, &metric), HS_OK);
     }
-    SinkRunEnd end = { SINK_STATUS_DONE, 0.1, spec->rounds * t_round,
-                       spec->train ? 0.3 + 0.1 * spec->rounds : NAN, spec->rounds, NULL };
+    SinkRunEnd end = { .status = SINK_STATUS_DONE, .wall_s = 0.1, .sim_time_s = spec->rounds * t_round,
+                       .final_accuracy = spec->train ? 0.3 + 0.1 * spec->rounds : NAN, .rounds_done = spec->rounds };
     ck_assert_int_eq(sink.ops->run_end(sink.ctx, id, &end), HS_OK);
     return id;
 }

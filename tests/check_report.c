@@ -994,15 +994,21 @@ START_TEST(test_points_equal_sql)
     sqlite3_stmt *q = NULL;
     ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
     ck_assert_int_eq(sqlite3_prepare_v2(db,
-        "SELECT substr(point, 1, instr(point, ' seed=') - 1) AS p,"
-        " sum(status = 'done'), sum(status <> 'done'),"
-        " avg(CASE WHEN status = 'done' THEN sim_time_s END), method"
-        " FROM runs GROUP BY p ORDER BY min(id)", -1, &q, NULL), SQLITE_OK);
+        "WITH pt AS (SELECT substr(point, 1, instr(point, ' seed=') - 1) AS p,"
+        " sum(status = 'done') AS done, sum(status <> 'done') AS other,"
+        " avg(CASE WHEN status = 'done' THEN sim_time_s END) AS mean, method, min(id) AS first"
+        " FROM runs GROUP BY p),"
+        " sc AS (SELECT *, CASE WHEN p LIKE 'run.method=%' THEN substr(p, instr(p, ' ') + 1) ELSE p END AS s"
+        " FROM pt)"
+        " SELECT p, done, other, mean, method FROM sc a ORDER BY"
+        " (SELECT min(first) FROM sc b WHERE b.s = a.s), (SELECT min(first) FROM sc b WHERE b.method = a.method),"
+        " first", -1, &q, NULL), SQLITE_OK);
     int rows = 0;
     while (sqlite3_step(q) == SQLITE_ROW) {
         rows++;
         ck_assert_int_lt(rows, csv.rows);
-        char *const *row = csv.cell[rows];  /* points come in order of their first run */
+        /* points by scenario, then method, each in order of first appearance */
+        char *const *row = csv.cell[rows];
         ck_assert_str_eq(row[csv_column(&csv, "point")], (const char *)sqlite3_column_text(q, 0));
         ck_assert_int_eq(strtoll(row[csv_column(&csv, "seeds")], NULL, 10), sqlite3_column_int64(q, 1));
         ck_assert_int_eq(strtoll(row[csv_column(&csv, "not_done")], NULL, 10), sqlite3_column_int64(q, 2));

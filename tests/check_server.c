@@ -4,7 +4,7 @@
  * server's processing; sampling, over-commitment and the deadline drop the right
  * number of clients; the asynchronous family times alike and differs only in what it
  * applies; edge servers' clients by nearness, round-robin or a file. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
@@ -29,7 +29,7 @@ static int run_with(const char *text, const char *const *set, int n, TestSink *t
     int status = test_resolve(text, set, n, &sc, diag);
     if (out && status == 0) *out = sc;
     RunOutcome outcome;
-    if (status == 0 && ts) status = engine_run(&sc, test_sink_init(ts), diag, &outcome);
+    if (status == 0 && ts) status = sim_run(&sc, test_sink_init(ts), diag, &outcome);
     return status;
 }
 
@@ -81,13 +81,13 @@ START_TEST(test_fedavg_round_is_the_closed_form)
     HsDiag diag;
     ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
     double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
-    Engine *e;
+    Sim *e;
     Scenario sc;
     ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
     TestSink unused;
-    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
-    double step = engine_step_flops(e, 16) / 1e9;
-    engine_close(e);
+    ck_assert_int_eq(sim_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = sim_step_flops(e, 16) / 1e9;
+    sim_close(e);
     test_sink_free(&unused);
     double expected = 0.002 + 2 * bytes / 1e6 + 3 * step + 0.002 + 2 * bytes / 1e6 + 2 * (2 * params / 1e7);
     ck_assert_msg(fabs(ts.round_rows[0].t_end - expected) < 1e-12 * expected, "%.17g vs %.17g",
@@ -213,12 +213,12 @@ START_TEST(test_sdfeel_round_is_the_closed_form)
     HsDiag diag;
     ck_assert_int_eq(run_with(text, NULL, 0, &ts, &diag, NULL), HS_OK);
     double params = 16 * 32 + 32 + 32 * 4 + 4, bytes = 4 * params;
-    Engine *e;
+    Sim *e;
     Scenario sc;
     ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
-    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
-    double step = engine_step_flops(e, 16) / 1e9;
-    engine_close(e);
+    ck_assert_int_eq(sim_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = sim_step_flops(e, 16) / 1e9;
+    sim_close(e);
     test_sink_free(&unused);
     double process = 2 * params / 1e7;
     double round = 2 * (0.002 + bytes / 1e6) + step + process + (0.002 + bytes / 1e6) + process;
@@ -277,12 +277,12 @@ START_TEST(test_sdfeel_async_is_the_closed_form)
     test_sink_free(&ts);
     const char *automatic[] = {"method.deadline=auto", "run.rounds=1"};
     ck_assert_int_eq(run_with(text, automatic, 2, &ts, &diag, NULL), HS_OK);
-    Engine *e;
+    Sim *e;
     Scenario sc;
     ck_assert_int_eq(run_with(text, NULL, 0, NULL, &diag, &sc), HS_OK);
-    ck_assert_int_eq(engine_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
-    double step = engine_step_flops(e, 16) / 1e9;
-    engine_close(e);
+    ck_assert_int_eq(sim_open(&sc, test_sink_init(&unused), &diag, &e), HS_OK);
+    double step = sim_step_flops(e, 16) / 1e9;
+    sim_close(e);
     test_sink_free(&unused);
     double deadline = step + 0.002 + 4 * bytes / 1e9 + 2 * params / 1e10;
     ck_assert_msg(fabs(ts.round_rows[0].t_end - deadline) < 1e-12 * deadline, "%.17g vs %.17g", ts.round_rows[0].t_end,

@@ -3,7 +3,11 @@
  *  - differential: exact against a naive brute force over every matching, direction and
  *    split, ip against exact, greedy against a naive twin of the published loop, on a
  *    few hundred random instances of up to 9 agents from four families (paper-like,
- *    tie-heavy, sparse, directed); every result through pairing_result_check;
+ *    tie-heavy, sparse, directed); every result through pairing_result_check; the same
+ *    under the exact cost, for each network, with latencies (1,800 instances);
+ *  - the exact cost against a naive twin that plays every batch out (per-message queue,
+ *    processor sharing by remaining work, the helper's FIFO), every agent pair and split
+ *    of a few hundred instances, each regime reached; the paper's cost a lower bound;
  *  - directed links: an offload uses b[offloader][helper] in every solver, dense and sparse;
  *  - limits: no agents, one agent, no splits, no links, zero work, 1,000 agents with a
  *    full matrix, 10,000 with link lists, sparse and dense storage agreeing;
@@ -24,11 +28,71 @@
 
 /* ---- naive references ------------------------------------------------------------ */
 
-/* T_i(j,m) written straight from DESIGN.md, dense matrix only. */
+/* The engine's round for the pair, batch by batch and without shortcuts: the slow side
+ * ends batch k at k c and sends; messages queue on the link (fifo: transfer, then latency
+ * off the link; maxmin-fifo: latency and transfer on it) or wait their latency and then
+ * share the link equally with the others transferring (maxmin), played out by remaining
+ * work, O(n^2); the helper trains its own batches, then each arrival in order. */
+static double naive_exact_time(const PairingProblem *p, int i, int j, int m, double b)
+{
+    int n = (int)p->batches[i];
+    double c = p->fs[m] / p->speed[i], f = p->ff[m] / p->speed[j], d = p->act[m] / b;
+    double latency = fmax(p->latency[i], p->latency[j]);
+    double *arrive = malloc(((size_t)n + 1) * sizeof *arrive), *left = malloc(((size_t)n + 1) * sizeof *left);
+    ck_assert(arrive && left);
+    if (p->network != PAIRING_NETWORK_MAXMIN) {
+        double free_at = 0;
+        for (int k = 0; k < n; k++) {
+            double start = fmax((k + 1) * c, free_at);
+            if (p->network == PAIRING_NETWORK_FIFO) {
+                free_at = start + d;
+                arrive[k] = free_at + latency;
+            } else {
+                free_at = start + latency + d;
+                arrive[k] = free_at;
+            }
+        }
+    } else {
+        int arrived = 0, done = 0;
+        double t = 0;
+        while (done < n) {
+            int active = 0;
+            double least = INFINITY;
+            for (int k = done; k < arrived; k++)
+                if (left[k] > 0) {
+                    active++;
+                    least = fmin(least, left[k]);
+                }
+            double next_arrival = arrived < n ? (arrived + 1) * c + latency : INFINITY;
+            if (active == 0 || next_arrival <= t + least * active) {
+                for (int k = done; k < arrived; k++)
+                    left[k] -= (next_arrival - t) / active;
+                t = next_arrival;
+                left[arrived++] = d;
+            } else {
+                t += least * active;
+                for (int k = done; k < arrived; k++)
+                    left[k] -= least;
+            }
+            while (done < arrived && left[done] <= 0) /* they leave in order */
+                arrive[done++] = t;
+        }
+    }
+    double finish = pairing_standalone(p, j);
+    for (int k = 0; k < n; k++)
+        finish = fmax(finish, arrive[k]) + f;
+    free(arrive);
+    free(left);
+    return finish;
+}
+
+/* T_i(j,m) written straight from DESIGN.md (the paper's cost) or played out
+ * (naive_exact_time), dense matrix only. */
 static double naive_time(const PairingProblem *p, int i, int j, int m)
 {
     double b = p->bandwidth[(size_t)i * p->n + j];
     if (i == j || m < 1 || m >= p->n_splits || !(b > 0)) return INFINITY;
+    if (p->cost == PAIRING_COST_EXACT) return naive_exact_time(p, i, j, m, b);
     double slow = p->batches[i] * p->fs[m] / p->speed[i];
     double fast = p->batches[j] / p->speed[j] + p->batches[i] * p->ff[m] / p->speed[j];
     double comm = p->batches[i] * p->act[m] / b;
@@ -36,28 +100,47 @@ static double naive_time(const PairingProblem *p, int i, int j, int m)
 }
 
 /* Minimum makespan over every matching, both directions of every pair and every split.
- * The split loop sits inside the recursion: a pair's split changes only the pair's own
- * time, so taking its best split per pair is the same as enumerating all of them. */
-static double naive_brute(const PairingProblem *p, int *used)
+ * A pair's split changes only the pair's own time, so taking its best split per pair is
+ * the same as enumerating all of them; pair[i][j] holds that best, both directions. */
+static double naive_brute_over(const PairingProblem *p, double pair[16][16], int *used)
 {
     int i = 0;
     while (i < p->n && used[i])
         i++;
     if (i == p->n) return 0;
     used[i] = 1;
-    double best = fmax(p->batches[i] / p->speed[i], naive_brute(p, used));
+    double best = fmax(p->batches[i] / p->speed[i], naive_brute_over(p, pair, used));
     for (int j = i + 1; j < p->n; j++) {
-        if (used[j]) continue;
-        double pair = INFINITY;
-        for (int m = 0; m < p->n_splits; m++)
-            pair = fmin(pair, fmin(naive_time(p, i, j, m), naive_time(p, j, i, m)));
-        if (!isfinite(pair)) continue;
+        if (used[j] || !isfinite(pair[i][j])) continue;
         used[j] = 1;
-        best = fmin(best, fmax(pair, naive_brute(p, used)));
+        best = fmin(best, fmax(pair[i][j], naive_brute_over(p, pair, used)));
         used[j] = 0;
     }
     used[i] = 0;
     return best;
+}
+
+static double naive_brute(const PairingProblem *p, int *used)
+{
+    double pair[16][16];
+    ck_assert(p->n <= 16);
+    for (int i = 0; i < p->n; i++)
+        for (int j = i + 1; j < p->n; j++) {
+            pair[i][j] = INFINITY;
+            for (int m = 0; m < p->n_splits; m++)
+                pair[i][j] = fmin(pair[i][j], fmin(naive_time(p, i, j, m), naive_time(p, j, i, m)));
+        }
+    return naive_brute_over(p, pair, used);
+}
+
+/* The times naive_greedy compares: naive_time, but under the exact cost the solvers' own
+ * pairing_time (test_exact_cost_against_naive_twin checks the two agree to 1e-12): the
+ * twin computes in another order, and where a pair's time equals tau_i in exact
+ * arithmetic, a last-bit difference would decide "better than alone" differently. What
+ * this twin checks is the loop. */
+static double greedy_time(const PairingProblem *p, int i, int j, int m)
+{
+    return p->cost == PAIRING_COST_EXACT ? pairing_time(p, i, j, m) : naive_time(p, i, j, m);
 }
 
 /* The published greedy, literally: slowest first (ties: lower index); each unpaired agent
@@ -87,8 +170,8 @@ static void naive_greedy(const PairingProblem *p, int *partner, int *split)
         for (int j = 0; j < n; j++) {
             if (j == i || taken[j]) continue;
             for (int m = 1; m < p->n_splits; m++)
-                if (naive_time(p, i, j, m) < best) {
-                    best = naive_time(p, i, j, m);
+                if (greedy_time(p, i, j, m) < best) {
+                    best = greedy_time(p, i, j, m);
                     best_j = j;
                     best_m = m;
                 }
@@ -172,6 +255,21 @@ static void random_instance(PairingProblem *p, gsl_rng *rng, int n, int family)
     }
 }
 
+/* The instance under the exact cost over network, with latencies: none for a fifth of the
+ * agents, else up to 30 ms (up to about a batch of a paper-like agent), quarter seconds
+ * under ties so that equal times stay common. */
+static void make_exact(PairingProblem *p, gsl_rng *rng, int family, PairingNetwork network)
+{
+    p->cost = PAIRING_COST_EXACT;
+    p->network = network;
+    for (int i = 0; i < p->n; i++) {
+        double u = gsl_rng_uniform(rng);
+        p->latency[i] = u < 0.2                   ? 0
+                        : family == FAMILY_TIES ? 0.25 * (double)(1 + gsl_rng_uniform_int(rng, 3))
+                                                : 0.03 * gsl_rng_uniform(rng);
+    }
+}
+
 /* The same problem with its links as lists (every b_ij > 0, j != i). */
 static void to_sparse(const PairingProblem *dense, PairingProblem *sparse)
 {
@@ -186,6 +284,9 @@ static void to_sparse(const PairingProblem *dense, PairingProblem *sparse)
     memcpy(sparse->fs, dense->fs, (size_t)dense->n_splits * sizeof(double));
     memcpy(sparse->ff, dense->ff, (size_t)dense->n_splits * sizeof(double));
     memcpy(sparse->act, dense->act, (size_t)dense->n_splits * sizeof(double));
+    memcpy(sparse->latency, dense->latency, (size_t)n * sizeof(double));
+    sparse->cost = dense->cost;
+    sparse->network = dense->network;
     size_t k = 0;
     for (int i = 0; i < n; i++) {
         sparse->link_offsets[i] = (int)k;
@@ -277,6 +378,47 @@ START_TEST(test_worked_example)
 }
 END_TEST
 
+/* The worked example under the exact cost (tests/fixtures/pairing/example5_exact.ini),
+ * by hand. Agent 0 -> 2 at split 4: n = 12, c = .56 / .4 = 1.4 s, f = .43 / 1.2 s,
+ * d = 2.5 / 50 = .05 s, tau_2 = 12.5: the paper's 16.8 is both 12 c and tau_2 + 12 f, but
+ * the last batch still has to travel and be trained: 16.8 + d + f = 17.2083 without
+ * latency, + .5 s with max(latency_0, latency_2) = .5. At split 5 (c = .875, f = .425,
+ * d = .1) the helper's own work and 12 tops, 12.5 + 5.1 = 17.6, is the end: better.
+ * Agent 3 -> 1 at 6: tau_1 + 10 f = 10 + 6.5 = 16.5 dominates, latency 1 s or not. */
+START_TEST(test_worked_example_exact_cost)
+{
+    PairingProblem p;
+    load(FIXTURES "example5_exact.ini", &p);
+    ck_assert_int_eq(p.cost, PAIRING_COST_EXACT);
+    ck_assert_int_eq(p.network, PAIRING_NETWORK_MAXMIN);
+    ck_assert(p.latency[3] == 1 && p.latency[4] == 0);
+    ck_assert(close_to(pairing_time(&p, 0, 2, 4), 16.8 + 0.05 + 0.5 + 0.43 / 1.2, 1e-14));
+    ck_assert(close_to(pairing_time(&p, 0, 2, 5), 17.6, 1e-14));
+    ck_assert(close_to(pairing_time(&p, 3, 1, 6), 16.5, 1e-14));
+    const char *solvers[] = {"exact", "ip", "greedy"};
+    PairingResult r;
+    ck_assert_int_eq(pairing_result_init(&r, 5), HS_OK);
+    for (int k = 0; k < 3; k++) {
+        solve(&p, solvers[k], &r);
+        ck_assert_msg(r.partner[0] == 2 && r.split[0] == 5 && r.role[0] == PAIRING_OFFLOADER, "%s", solvers[k]);
+        ck_assert(r.partner[3] == 1 && r.split[3] == 6 && r.role[4] == PAIRING_ALONE);
+        ck_assert(close_to(r.makespan, 17.6, 1e-14));
+    }
+    int used[5] = {0};
+    ck_assert(close_to(naive_brute(&p, used), 17.6, 1e-14));
+    /* without latency split 4 is back, its tail still counted */
+    memset(p.latency, 0, 5 * sizeof *p.latency);
+    solve(&p, "exact", &r);
+    ck_assert(r.split[0] == 4 && close_to(r.makespan, 16.8 + 0.05 + 0.43 / 1.2, 1e-14));
+    /* the paper's cost ignores all of it: the published answer */
+    p.cost = PAIRING_COST_PAPER;
+    solve(&p, "exact", &r);
+    expect_worked_example(&p, &r);
+    pairing_result_free(&r);
+    pairing_problem_free(&p);
+}
+END_TEST
+
 START_TEST(test_instance_variant_parses_the_same)
 {
     PairingProblem a, b;
@@ -297,15 +439,18 @@ END_TEST
 
 /* ---- differential ------------------------------------------------------------------ */
 
-START_TEST(test_against_naive_references)
+/* 150 instances of the family, under the paper's cost (network < 0) or the exact cost
+ * over network: exact against brute force, ip against exact, greedy against its twin. */
+static void differential(int family, int network, unsigned long seed)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
-    gsl_rng_set(rng, 2024 + (unsigned long)_i);
-    int greedy_worse = 0, paired = 0, trials = 150;
+    gsl_rng_set(rng, seed);
+    int greedy_worse = 0, paired = 0, trials = 150, _i = family;
     for (int trial = 0; trial < trials; trial++) {
         int n = 1 + trial % 9;
         PairingProblem p;
         random_instance(&p, rng, n, _i);
+        if (network >= 0) make_exact(&p, rng, family, (PairingNetwork)network);
         int used[16] = {0}, partner[16], split[16];
         double optimum = naive_brute(&p, used);
         PairingResult exact, ip, greedy;
@@ -336,9 +481,94 @@ START_TEST(test_against_naive_references)
         pairing_problem_free(&p);
     }
     /* the instances are not trivial: pairs form, and greedy is sometimes beaten */
-    ck_assert_msg(paired > trials / 2, "family %d: only %d pairs", _i, paired);
+    /* (fewer under the exact cost: latency and shared links make offloading dearer) */
+    ck_assert_msg(paired > trials / (network < 0 ? 2 : 6), "family %d network %d: only %d pairs", _i, network, paired);
     if (_i == FAMILY_PAPER || _i == FAMILY_DIRECTED)
-        ck_assert_msg(greedy_worse > 0, "family %d: greedy always optimal", _i);
+        ck_assert_msg(greedy_worse > 0, "family %d network %d: greedy always optimal", _i, network);
+    gsl_rng_free(rng);
+}
+
+START_TEST(test_against_naive_references)
+{
+    differential(_i, -1, 2024 + (unsigned long)_i);
+}
+END_TEST
+
+/* _i = family + 4 * network */
+START_TEST(test_exact_cost_against_naive_references)
+{
+    differential(_i % 4, _i / 4, 3500 + (unsigned long)_i);
+}
+END_TEST
+
+/* Every agent pair and split of 200 instances per network: pairing_time against the
+ * played-out twin, and the paper's formula a lower bound of it. The instances reach every
+ * regime: transfers overlapping (act / b > fs / s_i), the helper waiting for activations
+ * (T > tau_j + n_i ff / s_j), and the paper's formula short of the play-out. */
+START_TEST(test_exact_cost_against_naive_twin)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
+    gsl_rng_set(rng, 4100 + (unsigned long)_i);
+    int evaluated = 0, overlapping = 0, waiting = 0, paper_short = 0;
+    double worst = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        int family = trial % 4, n = 2 + trial % 6;
+        PairingProblem p;
+        random_instance(&p, rng, n, family);
+        make_exact(&p, rng, family, (PairingNetwork)_i);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                for (int m = 0; m <= p.n_splits; m++) {
+                    double t = pairing_time(&p, i, j, m);
+                    p.cost = PAIRING_COST_PAPER;
+                    double paper = pairing_time(&p, i, j, m);
+                    p.cost = PAIRING_COST_EXACT;
+                    if (!isfinite(t)) {
+                        ck_assert(isinf(t) && isinf(paper) && (i == j || m < 1 || m >= p.n_splits ||
+                                                                !(p.bandwidth[(size_t)i * n + j] > 0)));
+                        continue;
+                    }
+                    double twin = naive_time(&p, i, j, m);
+                    ck_assert_msg(close_to(t, twin, 1e-12), "network %d trial %d: %d -> %d at %d: %.17g, twin %.17g",
+                                  _i, trial, i, j, m, t, twin);
+                    worst = fmax(worst, fabs(t - twin) / twin);
+                    ck_assert_msg(paper <= t * (1 + 1e-12), "network %d trial %d: paper %.17g above exact %.17g", _i,
+                                  trial, paper, t);
+                    double tau_j = pairing_standalone(&p, j);
+                    double busy = tau_j + p.batches[i] * p.ff[m] / p.speed[j];
+                    evaluated++;
+                    overlapping += p.batches[i] > 1 && p.act[m] / p.bandwidth[(size_t)i * n + j] > p.fs[m] / p.speed[i];
+                    waiting += t > busy * (1 + 1e-9);
+                    paper_short += t > paper * (1 + 1e-9);
+                }
+        pairing_problem_free(&p);
+    }
+    /* a long epoch: the recurrence keeps its jobs on the heap past 512 batches */
+    PairingProblem big;
+    ck_assert_int_eq(pairing_problem_init(&big, 2, 2), HS_OK);
+    big.cost = PAIRING_COST_EXACT;
+    big.network = (PairingNetwork)_i;
+    big.batches[0] = 2000;
+    big.batches[1] = 3;
+    big.speed[0] = 1;
+    big.speed[1] = 50;
+    big.fs[0] = 1;
+    big.fs[1] = 0.1;
+    big.ff[1] = 0.9;
+    big.act[1] = 0.3; /* d = 0.15 s > c = 0.1 s */
+    big.latency[0] = 0.02;
+    big.bandwidth[0] = big.bandwidth[3] = INFINITY;
+    big.bandwidth[1] = big.bandwidth[2] = 2;
+    double long_time = pairing_time(&big, 0, 1, 1), long_twin = naive_time(&big, 0, 1, 1);
+    ck_assert_msg(close_to(long_time, long_twin, 1e-12), "network %d, 2000 batches: %.17g, twin %.17g", _i, long_time,
+                  long_twin);
+    ck_assert(long_time > pairing_standalone(&big, 1) + 2000 * 0.9 / 50); /* the helper waited */
+    pairing_problem_free(&big);
+    ck_assert_msg(overlapping > evaluated / 10 && waiting > evaluated / 10 && paper_short > evaluated / 4,
+                  "network %d: %d times, %d overlapping, %d waiting, %d above the paper's", _i, evaluated, overlapping,
+                  waiting, paper_short);
+    fprintf(stderr, "naive twin, network %d: %d times (%d overlapping, %d waiting, %d above the paper's), worst %.3g\n",
+            _i, evaluated, overlapping, waiting, paper_short, worst);
     gsl_rng_free(rng);
 }
 END_TEST
@@ -590,6 +820,34 @@ START_TEST(test_solver_pair_errors)
         ck_assert_msg(strstr(diag.message, bad[k].fragment) != NULL, "'%s' lacks '%s'", diag.message, bad[k].fragment);
         *bad[k].slot = saved;
     }
+    /* and under the exact cost only: latencies, whole batches, known enums */
+    p.latency[2] = -1;
+    p.batches[1] = 2.5;
+    ck_assert_int_eq(solver_pair(&p, "exact", 1, &r, &diag), HS_OK); /* the paper's cost reads neither */
+    p.cost = PAIRING_COST_EXACT;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(solver_pair(&p, "exact", 1, &r, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "batches[1] = 2.5 must be a whole number") != NULL, "%s", diag.message);
+    p.batches[1] = 10;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(solver_pair(&p, "exact", 1, &r, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "latency[2] = -1") != NULL, "%s", diag.message);
+    p.latency[2] = 0;
+    p.network = (PairingNetwork)7;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(solver_pair(&p, "exact", 1, &r, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "unknown network 7") != NULL, "%s", diag.message);
+    p.network = PAIRING_NETWORK_FIFO;
+    p.cost = (PairingCost)5;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(solver_pair(&p, "exact", 1, &r, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "unknown cost 5") != NULL, "%s", diag.message);
+    p.cost = PAIRING_COST_EXACT;
+    ck_assert_int_eq(solver_pair(&p, "exact", 1, &r, &diag), HS_OK);
+    ck_assert_str_eq(pairing_cost_name(PAIRING_COST_EXACT), "exact");
+    ck_assert_str_eq(pairing_cost_name(PAIRING_COST_PAPER), "paper");
+    ck_assert_int_eq(pairing_cost_parse("exact"), PAIRING_COST_EXACT);
+    ck_assert_int_eq(pairing_cost_parse("magic"), -1);
     PairingProblem sparse;
     ck_assert_int_eq(pairing_problem_init_sparse(&sparse, 2, 2, 2), HS_OK);
     sparse.speed[0] = sparse.speed[1] = 1;
@@ -712,6 +970,12 @@ static const struct {
     {"err_no_equals.ini", 13, "expected KEY = VALUES"},
     {"err_row_key.ini", 12, "'bandwidth.+4': expected bandwidth.ROW"},
     {"err_empty.ini", 1, "no [pairing] section"},
+    {"err_cost.ini", 13, "cost: 'magic' is not one of paper|exact"},
+    {"err_duplicate_cost.ini", 14, "'cost' is given twice (first at line 13)"},
+    {"err_network.ini", 13, "network: 'tcp' is not one of maxmin|fifo"},
+    {"err_latency_count.ini", 13, "latency has 4 values but batches has 5"},
+    {"err_negative_latency.ini", 13, "latency[2] = -0.1 must be finite and >= 0"},
+    {"err_exact_batches.ini", 3, "batches[0] = 12.5: cost = exact needs whole numbers"},
 };
 
 START_TEST(test_instance_errors)
@@ -792,7 +1056,11 @@ static Suite *solver_suite(void)
     TCase *normal = tcase_create("normal");
     tcase_add_test(normal, test_worked_example);
     tcase_add_test(normal, test_instance_variant_parses_the_same);
+    tcase_add_test(normal, test_worked_example_exact_cost);
     tcase_add_loop_test(normal, test_against_naive_references, FAMILY_PAPER, FAMILY_DIRECTED + 1);
+    tcase_add_loop_test(normal, test_exact_cost_against_naive_twin, PAIRING_NETWORK_MAXMIN,
+                        PAIRING_NETWORK_MAXMIN_FIFO + 1);
+    tcase_add_loop_test(normal, test_exact_cost_against_naive_references, 0, 4 * (PAIRING_NETWORK_MAXMIN_FIFO + 1));
     tcase_add_test(normal, test_directed_links);
     tcase_add_test(normal, test_sparse_links_match_dense);
     tcase_set_timeout(normal, 120);

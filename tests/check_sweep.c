@@ -2,7 +2,7 @@
  * repeat, the sweep id), every error class with its FILE:LINE, and the record stream:
  * a run sent through SweepWire and replayed must reach the sink row for row, bit for
  * bit, however the bytes are cut. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "driver/sweep.h"
 #include "tests/test_sink.h"
 
@@ -327,7 +327,7 @@ static int ls_run_end(void *ctx, int64_t id, const SinkRunEnd *e)
     return s->inner.ops->run_end(s->inner.ctx, id, e);
 }
 static const SinkOps label_ops = {ls_run_begin, ls_agents, ls_round, ls_agent_rounds, ls_pairing, ls_metric,
-                                  ls_run_end, NULL};
+                                  ls_run_end, NULL, NULL};
 
 /* The wire's flush: keeps every byte, to be replayed in pieces of chunk bytes. */
 typedef struct Captured {
@@ -378,7 +378,7 @@ START_TEST(test_wire_replays_bit_for_bit)
 
     /* Through the wire, captured, then replayed in pieces of every size from 1 byte. */
     Captured cap = {0};
-    SweepWire wire = {0};
+    SweepWire wire = {.flush_every_round = 1};  /* a slow run's flushes: one per round */
     Sink wire_sink = sweep_wire_sink(&wire, index, capture_flush, &cap);
     ck_assert_int_eq(sweep_run_one(&sw, index, wire_sink, &diag), HS_OK);
     ck_assert_int_eq(sweep_wire_finished(&wire, index, HS_OK, NULL), HS_OK);

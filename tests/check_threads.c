@@ -5,7 +5,7 @@
  * The eager comparison catches a method that reads a vector while work on it is still
  * queued (a flush missing); the thread counts catch a race or per-thread state. Run
  * under ThreadSanitizer by `make SANITIZE=thread test-threads`. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/methods/method.h"
 #include "sim/train/workers.h"
 #include "tests/test_scenario.h"
@@ -35,7 +35,7 @@ static void run_with_threads(const char *const *set, int n, int threads, TestSin
     ck_assert_msg(status == HS_OK, "%s", diag.message);
     sc.threads = threads;
     RunOutcome out;
-    status = engine_run(&sc, test_sink_init(ts), &diag, &out);
+    status = sim_run(&sc, test_sink_init(ts), &diag, &out);
     ck_assert_msg(status == HS_OK, "%s (threads %d): %s", set[0], threads, diag.message);
 }
 

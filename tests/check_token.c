@@ -4,7 +4,7 @@
  * frequencies closer to the target, with less spread, as alpha grows); and the method:
  * the round time in closed form, determinism, train mode = timing mode timings, several
  * tokens, and its keys. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/kernel/rng.h"
 #include "sim/world/walk.h"
 #include "tests/test_scenario.h"
@@ -225,11 +225,11 @@ START_TEST(test_round_time_in_closed_form)
     const char *timing[] = {"run.mode=timing"};
     ck_assert_int_eq(test_resolve(scenario, timing, 1, &sc, &diag), 0);
     TestSink ts;
-    Engine *e;
-    ck_assert_int_eq(engine_open(&sc, test_sink_init(&ts), &diag, &e), 0);
-    double step = engine_step_flops(e, 32) / 1e9, hop = 1e-3 + engine_model_bytes(e) / 1e7;
-    double bytes = engine_model_bytes(e);
-    engine_close(e);
+    Sim *e;
+    ck_assert_int_eq(sim_open(&sc, test_sink_init(&ts), &diag, &e), 0);
+    double step = sim_step_flops(e, 32) / 1e9, hop = 1e-3 + sim_model_bytes(e) / 1e7;
+    double bytes = sim_model_bytes(e);
+    sim_close(e);
     test_sink_free(&ts);
     ck_assert_int_eq(run_text(timing, 1, &ts), 0);
     ck_assert_int_eq(ts.rounds, 3);

@@ -1,7 +1,7 @@
 /* check_topology.c — every graph kind: symmetric, doubly stochastic Metropolis–Hastings
  * weights, expected degrees, connectivity, and the edges-file errors; topology_check
  * against the builder (differential: it passes exactly when the build succeeds). */
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 
 #include <check.h>
 #include <math.h>

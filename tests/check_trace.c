@@ -1,6 +1,6 @@
 /* check_trace.c — trace files: parsing, group and index rows, step values, pausing
  * while offline, and every error with its file:line; engine integration. */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/kernel/trace.h"
 #include "tests/test_sink.h"
 
@@ -322,7 +322,7 @@ START_TEST(test_engine_offline_straggler_delays_sync)
     inidoc_free(&doc);
     TestSink ts;
     RunOutcome out;
-    ck_assert_msg(engine_run(&sc, test_sink_init(&ts), &diag, &out) == 0, "%s", diag.message);
+    ck_assert_msg(sim_run(&sc, test_sink_init(&ts), &diag, &out) == 0, "%s", diag.message);
     /* 10 steps of well under a millisecond: the 2 s offline in the middle add to the round */
     ModelProfile p;
     model_profile(&sc.model, &p);

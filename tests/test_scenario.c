@@ -17,6 +17,6 @@ int test_run(const char *text, const char *const *set, int n, TestSink *ts, HsDi
     Scenario sc;
     int status = test_resolve(text, set, n, &sc, diag);
     RunOutcome outcome;
-    if (status == HS_OK) status = engine_run(&sc, test_sink_init(ts), diag, &outcome);
+    if (status == HS_OK) status = sim_run(&sc, test_sink_init(ts), diag, &outcome);
     return status;
 }

@@ -2,7 +2,7 @@
 #ifndef TESTS_TEST_SCENARIO_H
 #define TESTS_TEST_SCENARIO_H
 
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "tests/test_sink.h"
 
 /* Resolves text (named "t.ini" in messages) with the n `--set` overrides applied in order;

@@ -24,10 +24,40 @@ static void test_sink_printf(TestSink *s, const char *fmt, ...)
     s->len += (size_t)need;
 }
 
+/* One line per record: its row name, then every column the row table has for this
+ * part, in the table's order, but wall-clock, origin (where the run was started) and
+ * multi-line columns, aliases, the writer's own (SINK_LOCAL) and columns with no value
+ * in this record (NULL text, a gated column whose flag is 0). The raw member is
+ * printed: %.17g for REAL (nan included), an enum's name, -1 for a SINK_NEG_NULL. */
+static void ts_dump(TestSink *s, SinkRecord which, SinkPart part, const char *row, const void *record)
+{
+    const SinkTable *table = &sink_tables[which];
+    test_sink_printf(s, "%s", row);
+    for (int i = 0; i < table->n_columns; i++) {
+        const SinkColumn *c = &table->columns[i];
+        if (c->part != part || c->alias || c->type == SINK_FLAG ||
+            (c->flags & (SINK_WALL | SINK_ORIGIN | SINK_BLOCK | SINK_LOCAL)))
+            continue;
+        if (c->gate >= 0 && sink_column_is_null(c, record)) continue;
+        switch (c->type) {
+        case SINK_REAL: test_sink_printf(s, " %.17g", sink_column_real(c, record)); break;
+        case SINK_TEXT:
+            if (sink_column_text(c, record) != NULL) test_sink_printf(s, " %s", sink_column_text(c, record));
+            break;
+        case SINK_ROLE: case SINK_STATUS: case SINK_ACTIVITY:
+            test_sink_printf(s, " %s", sink_column_enum_name(c, record));
+            break;
+        case SINK_SEED: test_sink_printf(s, " %llu", (unsigned long long)sink_column_int(c, record)); break;
+        default: test_sink_printf(s, " %lld", (long long)sink_column_int(c, record)); break;
+        }
+    }
+    test_sink_printf(s, "\n");
+}
+
 static int ts_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
 {
     TestSink *s = ctx;
-    test_sink_printf(s, "run %s %s %llu %s\n", info->name, info->method, (unsigned long long)info->seed, info->mode);
+    ts_dump(s, SINK_RECORD_RUN, SINK_PART_INFO, "run", info);
     *run_id = 1;
     return 0;
 }
@@ -35,17 +65,14 @@ static int ts_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
 static int ts_agents(void *ctx, int64_t run_id, const SinkAgent *a, int count)
 {
     TestSink *s = ctx;
-    for (int i = 0; i < count; i++)
-        test_sink_printf(s, "agent %d %s %.17g %.17g %.17g %.17g %d %d\n", a[i].agent, a[i].group, a[i].compute,
-                         a[i].uplink, a[i].downlink, a[i].latency, a[i].samples, a[i].byzantine);
+    for (int i = 0; i < count; i++) ts_dump(s, SINK_RECORD_AGENT, SINK_PART_ROW, "agent", &a[i]);
     return 0;
 }
 
 static int ts_round(void *ctx, int64_t run_id, const SinkRound *r)
 {
     TestSink *s = ctx;
-    test_sink_printf(s, "round %d %.17g %.17g %.17g %.17g %.17g\n", r->round, r->t_start, r->t_end, r->idle_s,
-                     r->bytes, r->extra);
+    ts_dump(s, SINK_RECORD_ROUND, SINK_PART_ROW, "round", r);
     if (s->rounds < 256) s->round_rows[s->rounds] = *r;
     s->rounds++;
     s->last_t_end = r->t_end;
@@ -55,10 +82,7 @@ static int ts_round(void *ctx, int64_t run_id, const SinkRound *r)
 static int ts_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows, int count)
 {
     TestSink *s = ctx;
-    for (int i = 0; i < count; i++)
-        test_sink_printf(s, "agent_round %d %d %.17g %.17g %.17g %.17g %s\n", rows[i].round, rows[i].agent,
-                         rows[i].compute_s, rows[i].comm_s, rows[i].idle_s, rows[i].offline_s,
-                         sink_role_name(rows[i].role));
+    for (int i = 0; i < count; i++) ts_dump(s, SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, "agent_round", &rows[i]);
     free(s->agent_round_rows);
     s->agent_round_rows = malloc((size_t)count * sizeof *rows);
     memcpy(s->agent_round_rows, rows, (size_t)count * sizeof *rows);
@@ -70,8 +94,7 @@ static int ts_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows
 static int ts_pairing(void *ctx, int64_t run_id, const SinkPairing *p)
 {
     TestSink *s = ctx;
-    test_sink_printf(s, "pairing %d %d %d %d %.17g %.17g %s\n", p->round, p->slow, p->fast, p->split,
-                     p->predicted_s, p->actual_s, p->solver);
+    ts_dump(s, SINK_RECORD_PAIRING, SINK_PART_ROW, "pairing", p);
     s->pairings++;
     return 0;
 }
@@ -79,12 +102,9 @@ static int ts_pairing(void *ctx, int64_t run_id, const SinkPairing *p)
 static int ts_metric(void *ctx, int64_t run_id, const SinkMetric *m)
 {
     TestSink *s = ctx;
-    test_sink_printf(s, "metric %.17g %d %d %.17g %.17g %.17g %.17g\n", m->t, m->round, m->agent, m->train_loss,
-                     m->test_loss, m->test_accuracy, m->bytes_sent);
-    /* only with domains, so that the goldens of other runs stay as they were */
-    if (m->has_domains)
-        test_sink_printf(s, "domains %d %.17g %.17g\n", m->round, m->heldout_accuracy, m->seen_accuracy);
-    if (m->has_privacy) test_sink_printf(s, "privacy %d %.17g\n", m->round, m->epsilon);
+    ts_dump(s, SINK_RECORD_METRIC, SINK_PART_ROW, "metric", m);
+    if (m->has_privacy) s->last_epsilon = m->epsilon;
+    if (m->has_domains && s->domain_metrics++ == 0) s->first_domains = *m;
     s->metrics++;
     return 0;
 }
@@ -92,19 +112,19 @@ static int ts_metric(void *ctx, int64_t run_id, const SinkMetric *m)
 static int ts_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
 {
     TestSink *s = ctx;
-    test_sink_printf(s, "end %s %.17g %.17g %d\n", sink_status_name(end->status), end->sim_time_s,
-                     end->final_accuracy, end->rounds_done);
+    ts_dump(s, SINK_RECORD_RUN, SINK_PART_END, "end", end);
     s->ended = 1;
     s->status = end->status;
     return 0;
 }
 
 static const SinkOps test_sink_ops = {ts_run_begin, ts_agents, ts_round, ts_agent_rounds,
-                                      ts_pairing, ts_metric, ts_run_end, NULL};
+                                      ts_pairing, ts_metric, ts_run_end, NULL, NULL};
 
 Sink test_sink_init(TestSink *s)
 {
     memset(s, 0, sizeof *s);
+    s->last_epsilon = NAN;
     s->text = calloc(1, 1);
     s->cap = 1;
     return (Sink){.ops = &test_sink_ops, .ctx = s};

@@ -1,6 +1,7 @@
 /* test_sink.h — a Sink that records every row as a line of text, so tests can compare
- * runs (determinism), check accounting, and diff against golden files. Wall-clock
- * fields (wall_s, solve_ms) are left out of the text. */
+ * runs (determinism), check accounting, and diff against golden files. The lines come
+ * from the row tables of sim/kernel/sink.h (test_sink.c says which columns): wall-clock
+ * columns (wall_s, solve_ms) and the scenario path are left out of the text. */
 #ifndef TESTS_TEST_SINK_H
 #define TESTS_TEST_SINK_H
 
@@ -15,6 +16,9 @@ typedef struct TestSink {
     int ended;
     SinkStatus status;
     double last_t_end;
+    double last_epsilon;  /* of the last metric with [privacy]; NaN when none */
+    SinkMetric first_domains; /* the first metric with domain accuracies */
+    int domain_metrics;       /* how many there were */
     /* the last round's rows, for accounting checks */
     SinkRound round_rows[256];
     SinkAgentRound *agent_round_rows; /* rows of the last round */

@@ -10,9 +10,9 @@
  * extra steps count in the round they happen in). rounds.extra holds the mean gradient
  * staleness of the round: averagings an agent's model went through between computing a
  * gradient and applying it. */
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/kernel/rng.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -41,111 +41,111 @@ typedef struct AdpsgdState {
     long staleness_count;
 } AdpsgdState;
 
-static long adpsgd_epoch_steps(const Engine *e, int i)
+static long adpsgd_epoch_steps(const Sim *sim, int i)
 {
-    return engine_agent_steps(e, i);
+    return sim_agent_steps(sim, i);
 }
 
-static int adpsgd_create(Engine *e, void **state)
+static int adpsgd_create(Sim *sim, void **state)
 {
     AdpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int status = topology_build(e->sc, e->world.n, &s->topology, e->diag);
+    int status = scenario_topology(sim->sc, sim->world.n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
-    s->agents = calloc((size_t)e->world.n, sizeof *s->agents);
+    s->agents = calloc((size_t)sim->world.n, sizeof *s->agents);
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (s->agents == NULL || s->rng == NULL) return HS_E_NOMEM;
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    return trainer_setup_local(e->trainer, 1);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    return trainer_setup_local(sim->trainer, 1);
 }
 
-static int adpsgd_start_gradient(AdpsgdState *s, Engine *e, int i)
+static int adpsgd_start_gradient(AdpsgdState *s, Sim *sim, int i)
 {
     AdpsgdAgent *a = &s->agents[i];
     a->averagings_at_gradient = a->averagings;
     /* computed on the model as it is now: averagings during the computation make it stale */
-    int status = trainer_gradient(e->trainer, i, trainer_buffer(e->trainer, i, ADPSGD_GRADIENT));
+    int status = trainer_gradient(sim->trainer, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
-    double finish = engine_compute(e, i, s->step_flops, ADPSGD_COMPUTED, 0);
+    double finish;
+    if ((status = engine_compute(sim->engine, i, s->step_flops, ADPSGD_COMPUTED, 0, &finish)) != HS_OK) return status;
     /* Offline for good before its last epoch: the others would gossip on forever while
      * the round waits for it. */
-    if (!isfinite(finish) && (e->sc->rounds <= 0 || a->steps < (long)e->sc->rounds * adpsgd_epoch_steps(e, i)))
-        return engine_fail_stranded(e, i);
+    if (!isfinite(finish) && (sim->sc->rounds <= 0 || a->steps < (long)sim->sc->rounds * adpsgd_epoch_steps(sim, i)))
+        return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }
 
-static void adpsgd_average(Engine *e, int i, int j)
+static void adpsgd_average(Sim *sim, int i, int j)
 {
-    if (!e->trainer) return;
-    size_t n = trainer_param_count(e->trainer);
-    float *xi = trainer_params(e->trainer, i), *xj = trainer_params(e->trainer, j);
+    if (!sim->trainer) return;
+    size_t n = trainer_param_count(sim->trainer);
+    float *xi = trainer_params(sim->trainer, i), *xj = trainer_params(sim->trainer, j);
     for (size_t p = 0; p < n; p++) {
         float mean = 0.5f * (xi[p] + xj[p]);
         xi[p] = xj[p] = mean;
     }
 }
 
-static int adpsgd_round_begin(void *state, Engine *e, int round)
+static int adpsgd_round_begin(void *state, Sim *sim, int round)
 {
     AdpsgdState *s = state;
     s->round = round;
     s->staleness_sum = 0;
     s->staleness_count = 0;
     s->behind = 0;
-    for (int i = 0; i < e->world.n; i++)
-        if (s->agents[i].steps < (long)(round + 1) * adpsgd_epoch_steps(e, i)) s->behind++;
+    for (int i = 0; i < sim->world.n; i++)
+        if (s->agents[i].steps < (long)(round + 1) * adpsgd_epoch_steps(sim, i)) s->behind++;
     if (s->behind == 0) {
-        engine_end_round(e);
+        engine_end_round(sim->engine);
         return HS_OK;
     }
     if (s->started) return HS_OK; /* agents are already running */
     s->started = 1;
     int status = HS_OK;
-    for (int i = 0; i < e->world.n && status == HS_OK; i++) status = adpsgd_start_gradient(s, e, i);
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = adpsgd_start_gradient(s, sim, i);
     return status;
 }
 
-static int adpsgd_on_event(void *state, Engine *e, const Event *ev)
+static int adpsgd_on_event(void *state, Sim *sim, const Event *ev)
 {
     AdpsgdState *s = state;
     int i = ev->agent;
     AdpsgdAgent *a = &s->agents[i];
-    double bytes = engine_model_bytes(e);
+    double bytes = sim_model_bytes(sim);
     if (ev->kind == ADPSGD_COMPUTED) {
         const int *neighbours = s->topology.adj + s->topology.offsets[i];
         int degree = topology_degree(&s->topology, i), online = 0;
-        for (int k = 0; k < degree; k++) online += engine_agent_online(e, neighbours[k], e->now);
-        rng_stream_reset(s->rng, e->sc->seed, (uint64_t)i * 1000003u + (uint64_t)a->steps, RNG_PURPOSE_METHOD);
+        double now = engine_now(sim->engine);
+        for (int k = 0; k < degree; k++) online += engine_agent_online(sim->engine, neighbours[k], now);
+        rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)i * 1000003u + (uint64_t)a->steps, RNG_PURPOSE_METHOD);
         int pick = (int)gsl_rng_uniform_int(s->rng, (unsigned long)(online ? online : degree));
         a->partner = neighbours[pick];
         for (int k = 0; online && k < degree; k++)
-            if (engine_agent_online(e, neighbours[k], e->now) && pick-- == 0) {
+            if (engine_agent_online(sim->engine, neighbours[k], now) && pick-- == 0) {
                 a->partner = neighbours[k];
                 break;
             }
-        engine_send(e, i, a->partner, bytes, ADPSGD_REQUEST, i);
-        return HS_OK;
+        return engine_send(sim->engine, i, a->partner, bytes, ADPSGD_REQUEST, i);
     }
     if (ev->kind == ADPSGD_REQUEST) {
         int from = (int)ev->data;
-        adpsgd_average(e, from, i);
+        adpsgd_average(sim, from, i);
         s->agents[from].averagings++;
         a->averagings++;
-        engine_send(e, i, from, bytes, ADPSGD_REPLY, i);
-        return HS_OK;
+        return engine_send(sim->engine, i, from, bytes, ADPSGD_REPLY, i);
     }
     /* reply: apply the stale gradient, then the next one */
-    int status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, ADPSGD_GRADIENT));
+    int status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
     s->staleness_sum += (double)(a->averagings - a->averagings_at_gradient);
     s->staleness_count++;
     a->steps++;
-    if (a->steps == (long)(s->round + 1) * adpsgd_epoch_steps(e, i) && --s->behind == 0) {
-        e->round_extra = s->staleness_count ? s->staleness_sum / s->staleness_count : NAN;
-        engine_end_round(e);
+    if (a->steps == (long)(s->round + 1) * adpsgd_epoch_steps(sim, i) && --s->behind == 0) {
+        sim->round_extra = s->staleness_count ? s->staleness_sum / s->staleness_count : NAN;
+        engine_end_round(sim->engine);
     }
-    return adpsgd_start_gradient(s, e, i);
+    return adpsgd_start_gradient(s, sim, i);
 }
 
 static void adpsgd_destroy(void *state)

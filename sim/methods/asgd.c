@@ -43,7 +43,7 @@
  * so both modes time alike. */
 #include "models/model.h"
 #include "models/optim.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -87,62 +87,62 @@ static void ps_destroy(void *state)
     free(s);
 }
 
-static int ps_create(Engine *e, void **state, PsKind kind)
+static int ps_create(Sim *sim, void **state, PsKind kind)
 {
     PsState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = e->world.n;
+    int n = sim->world.n;
     s->kind = kind;
     s->server = n;
-    if (kind == PS_RENNALA) s->batch = scenario_param_int(e->sc, "batch");
-    if (kind == PS_RINGMASTER) s->threshold = scenario_param_int(e->sc, "R");
+    if (kind == PS_RENNALA) s->batch = scenario_param_int(sim->sc, "batch");
+    if (kind == PS_RINGMASTER) s->threshold = scenario_param_int(sim->sc, "R");
     /* 0: the number of agents */
     if (kind == PS_RENNALA && s->batch == 0) s->batch = n;
     if (kind == PS_RINGMASTER && s->threshold == 0) s->threshold = n;
     s->version = calloc((size_t)n, sizeof *s->version);
     if (s->version == NULL) return HS_E_NOMEM;
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    s->bytes = engine_model_bytes(e);
-    s->process_flops = 2.0 * e->profile.total_params;
-    s->per_round = scenario_param_int(e->sc, "round_gradients");
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    s->bytes = sim_model_bytes(sim);
+    s->process_flops = 2.0 * sim->profile.total_params;
+    s->per_round = scenario_param_int(sim->sc, "round_gradients");
     if (s->per_round == 0)
-        for (int i = 0; i < n; i++) s->per_round += engine_agent_steps(e, i);
-    int status = trainer_setup_shared(e->trainer);
-    if (status != HS_OK || e->trainer == NULL) return status;
-    s->d = trainer_param_count(e->trainer);
-    s->x = trainer_shared_params(e->trainer);
+        for (int i = 0; i < n; i++) s->per_round += sim_agent_steps(sim, i);
+    int status = trainer_setup_shared(sim->trainer);
+    if (status != HS_OK || sim->trainer == NULL) return status;
+    s->d = trainer_param_count(sim->trainer);
+    s->x = trainer_shared_params(sim->trainer);
     s->points = malloc((size_t)n * s->d * sizeof *s->points);
     s->grads = malloc((size_t)n * s->d * sizeof *s->grads);
     s->sum = calloc(s->d, sizeof *s->sum);
     if (!s->points || !s->grads || !s->sum) return HS_E_NOMEM;
-    return optim_create(&e->sc->optim, s->d, &s->optim);
+    return optim_create(&sim->sc->optim, s->d, &s->optim);
 }
 
-static int asgd_create(Engine *e, void **state)
+static int asgd_create(Sim *sim, void **state)
 {
-    return ps_create(e, state, PS_ASGD);
+    return ps_create(sim, state, PS_ASGD);
 }
 
-static int rennala_create(Engine *e, void **state)
+static int rennala_create(Sim *sim, void **state)
 {
-    return ps_create(e, state, PS_RENNALA);
+    return ps_create(sim, state, PS_RENNALA);
 }
 
-static int ringmaster_create(Engine *e, void **state)
+static int ringmaster_create(Sim *sim, void **state)
 {
-    return ps_create(e, state, PS_RINGMASTER);
+    return ps_create(sim, state, PS_RINGMASTER);
 }
 
 /* The server sends x^k to worker i (the message carries a copy: x moves on meanwhile). */
-static void ps_send_point(PsState *s, Engine *e, int i)
+static int ps_send_point(PsState *s, Sim *sim, int i)
 {
     s->version[i] = s->k;
     if (s->x) memcpy(s->points + (size_t)i * s->d, s->x, s->d * sizeof *s->x);
-    engine_send(e, s->server, i, s->bytes, PS_MODEL_ARRIVED, i);
+    return engine_send(sim->engine, s->server, i, s->bytes, PS_MODEL_ARRIVED, i);
 }
 
-static int ps_round_begin(void *state, Engine *e, int round)
+static int ps_round_begin(void *state, Sim *sim, int round)
 {
     PsState *s = state;
     s->round = round;
@@ -150,18 +150,19 @@ static int ps_round_begin(void *state, Engine *e, int round)
     s->applied = s->discarded = 0;
     if (s->started) return HS_OK; /* the workers are already running */
     s->started = 1;
-    for (int i = 0; i < e->world.n; i++) ps_send_point(s, e, i);
-    return HS_OK;
+    int status = HS_OK;
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = ps_send_point(s, sim, i);
+    return status;
 }
 
-static void ps_step(PsState *s, Engine *e, const float *g)
+static void ps_step(PsState *s, Sim *sim, const float *g)
 {
-    if (s->x) optim_step(s->optim, s->x, g, 0, s->d, trainer_schedule_lr(e->sc, e->round));
+    if (s->x) optim_step(s->optim, s->x, g, 0, s->d, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
     s->k++;
 }
 
 /* The server has processed worker i's gradient: apply, collect or discard it. */
-static void ps_decide(PsState *s, Engine *e, int i)
+static void ps_decide(PsState *s, Sim *sim, int i)
 {
     long delay = s->k - s->version[i];
     const float *g = s->grads ? s->grads + (size_t)i * s->d : NULL;
@@ -169,12 +170,12 @@ static void ps_decide(PsState *s, Engine *e, int i)
     case PS_ASGD:
         s->delay_sum += (double)delay;
         s->applied++;
-        ps_step(s, e, g);
+        ps_step(s, sim, g);
         break;
     case PS_RINGMASTER:
         if (delay < s->threshold) {
             s->applied++;
-            ps_step(s, e, g);
+            ps_step(s, sim, g);
         } else {
             s->discarded++;
         }
@@ -187,7 +188,7 @@ static void ps_decide(PsState *s, Engine *e, int i)
         if (g) vec_axpy(s->sum, 1.0f, g, s->d);
         if (++s->collected < s->batch) break;
         if (s->sum) vec_scale(s->sum, 1.0f / (float)s->batch, s->d);
-        ps_step(s, e, s->sum);
+        ps_step(s, sim, s->sum);
         if (s->sum) memset(s->sum, 0, s->d * sizeof *s->sum);
         s->collected = 0;
         s->applied++;
@@ -195,36 +196,32 @@ static void ps_decide(PsState *s, Engine *e, int i)
     }
 }
 
-static int ps_on_event(void *state, Engine *e, const Event *ev)
+static int ps_on_event(void *state, Sim *sim, const Event *ev)
 {
     PsState *s = state;
     switch (ev->kind) {
     case PS_MODEL_ARRIVED: {
         int i = ev->agent;
-        int status = trainer_gradient_at(e->trainer, i, s->points ? s->points + (size_t)i * s->d : NULL,
+        int status = trainer_gradient_at(sim->trainer, i, s->points ? s->points + (size_t)i * s->d : NULL,
                                          s->grads ? s->grads + (size_t)i * s->d : NULL);
         if (status != HS_OK) return status;
-        engine_compute(e, i, s->step_flops, PS_COMPUTED, i);
-        return HS_OK;
+        return engine_compute(sim->engine, i, s->step_flops, PS_COMPUTED, i, NULL);
     }
     case PS_COMPUTED:
-        engine_send(e, ev->agent, s->server, s->bytes, PS_GRADIENT_ARRIVED, ev->agent);
-        return HS_OK;
+        return engine_send(sim->engine, ev->agent, s->server, s->bytes, PS_GRADIENT_ARRIVED, ev->agent);
     case PS_GRADIENT_ARRIVED:
         /* the server's processor takes arrivals in order */
-        engine_compute(e, s->server, s->process_flops, PS_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, s->server, s->process_flops, PS_PROCESSED, ev->data, NULL);
     default: break;
     }
     int i = (int)ev->data;
-    ps_decide(s, e, i);
+    ps_decide(s, sim, i);
     if (++s->received == (long)(s->round + 1) * s->per_round) {
-        if (s->kind == PS_ASGD) e->round_extra = s->applied ? s->delay_sum / (double)s->applied : NAN;
-        else e->round_extra = (double)s->discarded;
-        engine_end_round(e);
+        if (s->kind == PS_ASGD) sim->round_extra = s->applied ? s->delay_sum / (double)s->applied : NAN;
+        else sim->round_extra = (double)s->discarded;
+        engine_end_round(sim->engine);
     }
-    ps_send_point(s, e, i);
-    return HS_OK;
+    return ps_send_point(s, sim, i);
 }
 
 #define PS_ROUND_KEY                                                                                         \

@@ -19,7 +19,7 @@
  * round is a global epoch of ceil(mean samples / batch) steps. Like sync's robust path,
  * agents keep identical models (agent 0's is stepped, the others copy). */
 #include "sim/stages/byzantine.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -44,90 +44,93 @@ typedef struct ByzSgdnmState {
     const float **sent;    /* (n) what each agent sends */
 } ByzSgdnmState;
 
-static int byzsgdnm_create(Engine *e, void **state)
+static int byzsgdnm_create(Sim *sim, void **state)
 {
     ByzSgdnmState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int status, n = e->world.n;
-    s->beta = scenario_param_number(e->sc, "beta");
-    int scaling = scenario_param_index(e->sc, "lr_scaling"), reference = scenario_param_int(e->sc, "reference_batch");
+    int status, n = sim->world.n;
+    s->beta = scenario_param_number(sim->sc, "beta");
+    int scaling = scenario_param_index(sim->sc, "lr_scaling"), reference = scenario_param_int(sim->sc, "reference_batch");
     static const double power[] = {0, 1, 0.5};
-    s->lr_factor = pow((double)e->sc->model.batch / reference, power[scaling]);
-    s->steps_per_round = engine_round_steps(e);
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    s->d = (size_t)e->profile.total_params;
+    s->lr_factor = pow((double)sim->sc->model.batch / reference, power[scaling]);
+    s->steps_per_round = sim_round_steps(sim);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    s->d = (size_t)sim->profile.total_params;
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
     s->outs = calloc((size_t)n, sizeof *s->outs);
     s->sent = calloc((size_t)n, sizeof *s->sent);
     if (!s->vectors || !s->outs || !s->sent) return HS_E_NOMEM;
-    if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
-    if (e->trainer && (s->aggregate = calloc(s->d, sizeof *s->aggregate)) == NULL) return HS_E_NOMEM;
-    return byzantine_create(e, s->d, &s->byzantine);
+    if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
+    if (sim->trainer && (s->aggregate = calloc(s->d, sizeof *s->aggregate)) == NULL) return HS_E_NOMEM;
+    return byzantine_create(sim->sc, &sim->world, sim->trainer, s->d, sim->diag, &s->byzantine);
 }
 
 /* Gradients, momenta, attacks and the aggregate of this step (train mode). */
-static int byzsgdnm_aggregate(ByzSgdnmState *s, Engine *e)
+static int byzsgdnm_aggregate(ByzSgdnmState *s, Sim *sim)
 {
-    if (e->trainer == NULL) return HS_OK;
+    if (sim->trainer == NULL) return HS_OK;
     float beta = (float)s->beta, rest = (float)(1.0 - s->beta);
-    for (int i = 0; i < e->world.n; i++) {
-        float *g = trainer_buffer(e->trainer, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(e->trainer, i, BYZSGDNM_MOMENTUM);
+    for (int i = 0; i < sim->world.n; i++) {
+        float *g = trainer_buffer(sim->trainer, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(sim->trainer, i, BYZSGDNM_MOMENTUM);
         int attacker = byzantine_is_attacker(s->byzantine, i);
         int status = attacker && byzantine_flips_labels(s->byzantine)
-                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e->trainer, i), g)
-                         : trainer_gradient(e->trainer, i, g);
+                         ? byzantine_gradient(s->byzantine, i, trainer_params(sim->trainer, i), g, sim->diag)
+                         : trainer_gradient(sim->trainer, i, g);
         if (status != HS_OK) return status;
         for (size_t j = 0; j < s->d; j++) u[j] = beta * u[j] + rest * g[j];
         s->vectors[i] = u;
-        s->outs[i] = trainer_buffer(e->trainer, i, BYZSGDNM_SENT);
+        s->outs[i] = trainer_buffer(sim->trainer, i, BYZSGDNM_SENT);
         s->sent[i] = attacker ? s->outs[i] : u;
     }
     byzantine_attack(s->byzantine, s->vectors, s->outs);
     return byzantine_aggregate(s->byzantine, s->sent, s->aggregate);
 }
 
-static int byzsgdnm_start_step(ByzSgdnmState *s, Engine *e)
+static int byzsgdnm_start_step(ByzSgdnmState *s, Sim *sim)
 {
-    engine_collective_begin(&s->allreduce, NULL, e->world.n, engine_model_bytes(e), 1, BYZSGDNM_REDUCED, 0);
-    for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, BYZSGDNM_COMPUTED, 0);
-    return byzsgdnm_aggregate(s, e);
+    engine_collective_begin(&s->allreduce, NULL, sim->world.n, sim_model_bytes(sim), 1, BYZSGDNM_REDUCED, 0);
+    for (int i = 0; i < sim->world.n; i++) {
+        int status = engine_compute(sim->engine, i, s->step_flops, BYZSGDNM_COMPUTED, 0, NULL);
+        if (status != HS_OK) return status;
+    }
+    return byzsgdnm_aggregate(s, sim);
 }
 
-static int byzsgdnm_apply(ByzSgdnmState *s, Engine *e)
+static int byzsgdnm_apply(ByzSgdnmState *s, Sim *sim)
 {
-    if (e->trainer == NULL) return HS_OK;
+    if (sim->trainer == NULL) return HS_OK;
     double squares = 0;
     for (size_t j = 0; j < s->d; j++) squares += (double)s->aggregate[j] * s->aggregate[j];
     if (!isfinite(squares))
-        return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "training diverged: aggregate norm %g at round %d",
-                           sqrt(squares), e->round);
+        return hs_diag_set(sim->diag, HS_E_DIVERGED, NULL, 0, "training diverged: aggregate norm %g at round %d",
+                           sqrt(squares), engine_round(sim->engine));
     if (squares > 0) {
-        float step = (float)(trainer_schedule_lr(e->sc, e->round) * s->lr_factor / sqrt(squares));
-        float *x = trainer_params(e->trainer, 0);
+        float step = (float)(trainer_schedule_lr(sim->sc, engine_round(sim->engine)) * s->lr_factor / sqrt(squares));
+        float *x = trainer_params(sim->trainer, 0);
         for (size_t j = 0; j < s->d; j++) x[j] -= step * s->aggregate[j];
     }
-    size_t params = trainer_param_count(e->trainer);
-    const float *x = trainer_params(e->trainer, 0);
-    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e->trainer, i), x, params * sizeof *x);
+    size_t params = trainer_param_count(sim->trainer);
+    const float *x = trainer_params(sim->trainer, 0);
+    for (int i = 1; i < sim->world.n; i++) memcpy(trainer_params(sim->trainer, i), x, params * sizeof *x);
     return HS_OK;
 }
 
-static int byzsgdnm_round_begin(void *state, Engine *e, int round)
+static int byzsgdnm_round_begin(void *state, Sim *sim, int round)
 {
     ByzSgdnmState *s = state;
     s->step = 0;
-    return byzsgdnm_start_step(s, e);
+    return byzsgdnm_start_step(s, sim);
 }
 
-static int byzsgdnm_on_event(void *state, Engine *e, const Event *ev)
+static int byzsgdnm_on_event(void *state, Sim *sim, const Event *ev)
 {
     ByzSgdnmState *s = state;
-    if (ev->kind == BYZSGDNM_COMPUTED) return engine_collective_join(e, &s->allreduce, ev->agent);
-    int status = byzsgdnm_apply(s, e);
+    if (ev->kind == BYZSGDNM_COMPUTED) return engine_collective_join(sim->engine, &s->allreduce, ev->agent);
+    int status = byzsgdnm_apply(s, sim);
     if (status != HS_OK) return status;
-    if (++s->step < s->steps_per_round) return byzsgdnm_start_step(s, e);
-    engine_end_round(e);
+    if (++s->step < s->steps_per_round) return byzsgdnm_start_step(s, sim);
+    engine_end_round(sim->engine);
     return HS_OK;
 }
 

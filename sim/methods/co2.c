@@ -11,7 +11,7 @@
  * The very first period has no average to use yet and only launches its all-reduce.
  * With period = 1, beta = 0, lambda = 1, clip = inf, outer_lr = 1 and an all-reduce
  * that is applied at once, the outer step is plain model averaging: Local SGD. */
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -37,49 +37,49 @@ typedef struct Co2State {
     int finished;          /* agents done with this round */
 } Co2State;
 
-static int co2_create(Engine *e, void **state)
+static int co2_create(Sim *sim, void **state)
 {
     Co2State *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = e->world.n, status;
+    int n = sim->world.n, status;
     s->remaining = calloc((size_t)n, sizeof *s->remaining);
     s->done = calloc((size_t)n, sizeof *s->done);
     s->waiting = calloc((size_t)n, sizeof *s->waiting);
     s->periods = calloc((size_t)n, sizeof *s->periods);
     if (!s->remaining || !s->done || !s->waiting || !s->periods) return HS_E_NOMEM;
     s->launched = -1;
-    s->period = scenario_param_int(e->sc, "period");
-    s->beta = scenario_param_number(e->sc, "beta");
-    s->lambda = scenario_param_number(e->sc, "lambda");
-    s->clip = scenario_param_number(e->sc, "clip");
-    s->outer_lr = scenario_param_number(e->sc, "outer_lr");
-    s->round_steps = engine_round_steps(e);
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
-    if (e->trainer) {
-        size_t p = trainer_param_count(e->trainer);
+    s->period = scenario_param_int(sim->sc, "period");
+    s->beta = scenario_param_number(sim->sc, "beta");
+    s->lambda = scenario_param_number(sim->sc, "lambda");
+    s->clip = scenario_param_number(sim->sc, "clip");
+    s->outer_lr = scenario_param_number(sim->sc, "outer_lr");
+    s->round_steps = sim_round_steps(sim);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
+    if (sim->trainer) {
+        size_t p = trainer_param_count(sim->trainer);
         s->average = calloc(p, sizeof *s->average);
         if (s->average == NULL) return HS_E_NOMEM;
-        for (int i = 0; i < n; i++) memcpy(trainer_buffer(e->trainer, i, CO2_THETA_OLD), trainer_params(e->trainer, i), p * sizeof(float));
+        for (int i = 0; i < n; i++) memcpy(trainer_buffer(sim->trainer, i, CO2_THETA_OLD), trainer_params(sim->trainer, i), p * sizeof(float));
     }
     return HS_OK;
 }
 
-static void co2_start_period(Co2State *s, Engine *e, int i)
+static int co2_start_period(Co2State *s, Sim *sim, int i)
 {
     int left = s->round_steps - s->done[i];
     s->remaining[i] = left < s->period ? left : s->period;
-    engine_compute(e, i, s->step_flops, CO2_STEPPED, 0);
+    return engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0, NULL);
 }
 
 /* The outer step of agent i with the stale average. */
-static void co2_outer_step(Co2State *s, Engine *e, int i)
+static void co2_outer_step(Co2State *s, Sim *sim, int i)
 {
-    if (!e->trainer) return;
-    size_t p = trainer_param_count(e->trainer);
-    float *theta = trainer_params(e->trainer, i), *old = trainer_buffer(e->trainer, i, CO2_THETA_OLD);
-    float *m = trainer_buffer(e->trainer, i, CO2_MOMENTUM);
+    if (!sim->trainer) return;
+    size_t p = trainer_param_count(sim->trainer);
+    float *theta = trainer_params(sim->trainer, i), *old = trainer_buffer(sim->trainer, i, CO2_THETA_OLD);
+    float *m = trainer_buffer(sim->trainer, i, CO2_MOMENTUM);
     for (size_t k = 0; k < p; k++) {
         double mk = s->beta * m[k] + (old[k] - s->average[k]) / s->lambda;
         if (mk > s->clip) mk = s->clip;
@@ -92,75 +92,73 @@ static void co2_outer_step(Co2State *s, Engine *e, int i)
 
 /* Agent i joins all-reduce number c with a snapshot of its parameters. All-reduce c
  * begins with its first member: c-1 has finished by then, since joining c requires it. */
-static int co2_launch(Co2State *s, Engine *e, int i, int c)
+static int co2_launch(Co2State *s, Sim *sim, int i, int c)
 {
     if (s->launched < c) {
-        engine_collective_begin(&s->reduce, NULL, e->world.n, engine_model_bytes(e), 0, CO2_REDUCED, c);
+        engine_collective_begin(&s->reduce, NULL, sim->world.n, sim_model_bytes(sim), 0, CO2_REDUCED, c);
         s->launched = c;
     }
-    if (e->trainer) memcpy(trainer_buffer(e->trainer, i, CO2_SENT), trainer_params(e->trainer, i), trainer_param_count(e->trainer) * sizeof(float));
-    return engine_collective_join(e, &s->reduce, i);
+    if (sim->trainer) memcpy(trainer_buffer(sim->trainer, i, CO2_SENT), trainer_params(sim->trainer, i), trainer_param_count(sim->trainer) * sizeof(float));
+    return engine_collective_join(sim->engine, &s->reduce, i);
 }
 
 /* Agent i ended its period c and the average of period c-1 (if c > 0) is available. */
-static int co2_continue(Co2State *s, Engine *e, int i)
+static int co2_continue(Co2State *s, Sim *sim, int i)
 {
     int c = s->periods[i]++;
     /* the period's local progress goes into the all-reduce first; only then does the
      * outer step with the previous average reset the local parameters */
-    int status = co2_launch(s, e, i, c);
+    int status = co2_launch(s, sim, i, c);
     if (status != HS_OK) return status;
-    if (c > 0) co2_outer_step(s, e, i);
-    if (s->done[i] < s->round_steps) co2_start_period(s, e, i);
-    else if (++s->finished == e->world.n) engine_end_round(e);
+    if (c > 0) co2_outer_step(s, sim, i);
+    if (s->done[i] < s->round_steps) return co2_start_period(s, sim, i);
+    if (++s->finished == sim->world.n) engine_end_round(sim->engine);
     return HS_OK;
 }
 
-static int co2_round_begin(void *state, Engine *e, int round)
+static int co2_round_begin(void *state, Sim *sim, int round)
 {
     Co2State *s = state;
     s->finished = 0;
-    for (int i = 0; i < e->world.n; i++) {
+    for (int i = 0; i < sim->world.n; i++) {
         s->done[i] = 0;
-        co2_start_period(s, e, i);
+        int status = co2_start_period(s, sim, i);
+        if (status != HS_OK) return status;
     }
     return HS_OK;
 }
 
-static int co2_on_event(void *state, Engine *e, const Event *ev)
+static int co2_on_event(void *state, Sim *sim, const Event *ev)
 {
     Co2State *s = state;
     int status;
     if (ev->kind == CO2_STEPPED) {
         int i = ev->agent;
-        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
         s->done[i]++;
-        if (--s->remaining[i] > 0) {
-            engine_compute(e, i, s->step_flops, CO2_STEPPED, 0);
-            return HS_OK;
-        }
+        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0, NULL);
         /* Period c over: the all-reduce of period c-1 must have finished. */
         if (s->periods[i] > 0 && s->completed < s->periods[i]) {
             s->waiting[i] = 1;
             return HS_OK;
         }
-        return co2_continue(s, e, i);
+        return co2_continue(s, sim, i);
     }
     /* The background all-reduce finished: average the sent snapshots in agent order. */
-    if (e->trainer) {
-        size_t p = trainer_param_count(e->trainer);
+    if (sim->trainer) {
+        size_t p = trainer_param_count(sim->trainer);
         memset(s->average, 0, p * sizeof *s->average);
-        for (int i = 0; i < e->world.n; i++) {
-            const float *sent = trainer_buffer(e->trainer, i, CO2_SENT);
+        for (int i = 0; i < sim->world.n; i++) {
+            const float *sent = trainer_buffer(sim->trainer, i, CO2_SENT);
             for (size_t k = 0; k < p; k++) s->average[k] += sent[k];
         }
-        for (size_t k = 0; k < p; k++) s->average[k] /= (float)e->world.n;
+        for (size_t k = 0; k < p; k++) s->average[k] /= (float)sim->world.n;
     }
     s->completed++;
-    for (int i = 0; i < e->world.n; i++)
+    for (int i = 0; i < sim->world.n; i++)
         if (s->waiting[i]) {
             s->waiting[i] = 0;
-            if ((status = co2_continue(s, e, i)) != HS_OK) return status;
+            if ((status = co2_continue(s, sim, i)) != HS_OK) return status;
         }
     return HS_OK;
 }

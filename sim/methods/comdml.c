@@ -10,9 +10,17 @@
  * all-reduce: each block from whichever side trained it, weighted by samples; auxiliary
  * heads only among agents that used the same split.
  * Links: any two agents under a full topology, the [topology] graph's edges otherwise.
- * Prediction vs play-out: the solver's T_i(j,m) ignores latency and the FIFO queueing of
- * activations behind the helper's own work is exact only when the activations arrive
- * before the helper is free; `pairings` stores both times.
+ * Prediction vs play-out (`pairings` stores both times): under cost = paper (the default)
+ * the solver minimises the published T_i(j,m), which leaves out latency, the activation
+ * messages sharing (or queueing on) the offloader's link, and the pipeline's tail (the
+ * last batch's transfer and top step after the slow side ends, the helper waiting for the
+ * first batch); it is exact only when the activations reach the helper before it is free.
+ * cost = exact gives the solver the round as played here (solver/cost.c): latency per
+ * agent and the link after [network] model, uplink, backbone and tcp, so that without
+ * jitter, Markov or periodic slowdowns, traces and churn, predicted_s equals actual_s
+ * to rounding. The one approximation left: a finite backbone, which every pair's
+ * activations share; the solver gives each pair the backbone to itself, exact only while
+ * the pairs' transfers do not overlap in time (comdml_exact_setup).
  *
  * Availability (churn). The engine pauses an offline agent's processor and uplink; on
  * top of that ComDML reacts as follows, the same in timing and train mode:
@@ -39,8 +47,8 @@
  * - The round ends with the all-reduce, which starts once every member is online: an
  *   agent offline at the round's end delays it, and the time shows up as its offline_s
  *   and as the others' idle_s. */
-#include "sim/engine.h"
-#include "sim/world/topology.h"
+#include "sim/methods/method.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 #include "solver/pairing.h"
 
@@ -69,6 +77,7 @@ typedef struct ComdmlAgent {
 
 typedef struct ComdmlState {
     char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
+    PairingCost cost;     /* [method] cost */
     int rebalance;
     double ip_time_limit;
     ComdmlAgent *agents;  /* (n) */
@@ -98,18 +107,20 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
-static int comdml_links(ComdmlState *s, Engine *e, int splits)
+static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j);
+
+static int comdml_links(ComdmlState *s, Sim *sim, int splits)
 {
-    int n = e->world.n;
-    if (e->sc->topology == TOPO_FULL) {
+    int n = sim->world.n;
+    if (sim->sc->topology == TOPO_FULL) {
         if (pairing_problem_init(&s->problem, n, splits) != HS_OK) return HS_E_NOMEM;
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
-                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : world_link_bandwidth(&e->world, i, j);
+                s->problem.bandwidth[(size_t)i * n + j] = i == j ? INFINITY : comdml_link_bandwidth(s, sim, i, j);
         return HS_OK;
     }
     Topology t;
-    int status = topology_build(e->sc, n, &t, e->diag);
+    int status = scenario_topology(sim->sc, n, &t, sim->diag);
     if (status != HS_OK) return status;
     status = pairing_problem_init_sparse(&s->problem, n, splits, (size_t)t.offsets[n]);
     if (status == HS_OK) {
@@ -117,87 +128,128 @@ static int comdml_links(ComdmlState *s, Engine *e, int splits)
         for (int k = 0; k < t.offsets[n]; k++) s->problem.link_to[k] = t.adj[k];
         for (int i = 0; i < n; i++)
             for (int k = t.offsets[i]; k < t.offsets[i + 1]; k++)
-                s->problem.link_bandwidth[k] = world_link_bandwidth(&e->world, i, t.adj[k]);
+                s->problem.link_bandwidth[k] = comdml_link_bandwidth(s, sim, i, t.adj[k]);
     }
     topology_free(&t);
     return status;
 }
 
-/* b_ij as the solver should see it: none to or from an agent that is offline. */
-static double comdml_link_bandwidth(const ComdmlState *s, const Engine *e, int i, int j)
+/* b_ij as the solver should see it: none to or from an agent that is offline; under the
+ * exact cost the bandwidth a message gets alone, as the network plays it. */
+static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j)
 {
     if (s->online && !(s->online[i] && s->online[j])) return 0;
-    return world_link_bandwidth(&e->world, i, j);
+    if (s->cost == PAIRING_COST_EXACT) return engine_message_bandwidth(sim->engine, i, j);
+    return world_link_bandwidth(&sim->world, i, j);
+}
+
+/* The exact cost's view of the network: how activation messages share the offloader's
+ * link, and each agent's latency (max(l_i, l_j) * factor = max(l_i * factor, l_j *
+ * factor), so the per-agent values with tcp's factor give every pair's latency).
+ * A finite backbone (maxmin) is in each link's bandwidth as the pair's own: exact while
+ * one pair transfers at a time, or while the pairs' transfers together fit in it
+ * (sum of min(uplink, downlink) over the offloaders <= backbone); otherwise concurrent
+ * pairs slow each other down and the prediction is optimistic. */
+static void comdml_exact_setup(ComdmlState *s, const Sim *sim)
+{
+    PairingProblem *p = &s->problem;
+    p->cost = s->cost;
+    const NetworkSpec *net = &sim->sc->network;
+    p->network = net->model == NETWORK_FIFO  ? PAIRING_NETWORK_FIFO
+                 : net->uplink == UPLINK_FIFO ? PAIRING_NETWORK_MAXMIN_FIFO
+                                              : PAIRING_NETWORK_MAXMIN;
+    for (int i = 0; i < p->n; i++) p->latency[i] = engine_message_latency(sim->engine, i, i);
 }
 
 /* Rewrites every link of agent i (both directions) after its availability changed. */
-static void comdml_relink(ComdmlState *s, const Engine *e, int i)
+static void comdml_relink(ComdmlState *s, const Sim *sim, int i)
 {
     PairingProblem *p = &s->problem;
     int n = p->n;
     if (p->bandwidth) {
         for (int j = 0; j < n; j++) {
             if (j == i) continue;
-            p->bandwidth[(size_t)i * n + j] = comdml_link_bandwidth(s, e, i, j);
-            p->bandwidth[(size_t)j * n + i] = comdml_link_bandwidth(s, e, j, i);
+            p->bandwidth[(size_t)i * n + j] = comdml_link_bandwidth(s, sim, i, j);
+            p->bandwidth[(size_t)j * n + i] = comdml_link_bandwidth(s, sim, j, i);
         }
         return;
     }
     for (int k = p->link_offsets[i]; k < p->link_offsets[i + 1]; k++) {
         int j = p->link_to[k];
-        p->link_bandwidth[k] = comdml_link_bandwidth(s, e, i, j);
+        p->link_bandwidth[k] = comdml_link_bandwidth(s, sim, i, j);
         for (int r = p->link_offsets[j]; r < p->link_offsets[j + 1]; r++)
-            if (p->link_to[r] == i) p->link_bandwidth[r] = comdml_link_bandwidth(s, e, j, i);
+            if (p->link_to[r] == i) p->link_bandwidth[r] = comdml_link_bandwidth(s, sim, j, i);
     }
+}
+
+/* Under the exact cost every link is read again at a rebalance, so a bandwidth trace's
+ * value then is what the solver sees (the paper's cost keeps the links of the start).
+ * O(n^2) under a full topology, O(n degree^2) over a graph. */
+static void comdml_exact_relink(ComdmlState *s, const Sim *sim)
+{
+    if (s->cost != PAIRING_COST_EXACT) return;
+    for (int i = 0; i < s->problem.n; i++) comdml_relink(s, sim, i);
 }
 
 /* Takes the agents offline now out of the pairing: no links (so no pair with them) and no
  * batches (so their standalone time does not set the makespan the others are balanced
  * to). Only agents whose availability changed are rewritten: O(n) each under a full
  * topology, O(degree^2) over a graph. */
-static void comdml_mask_offline(ComdmlState *s, Engine *e)
+static void comdml_mask_offline(ComdmlState *s, Sim *sim)
 {
     if (s->online == NULL) return;
-    int n = e->world.n, n_flipped = 0;
+    int n = sim->world.n, n_flipped = 0;
     for (int i = 0; i < n; i++) {
-        char on = (char)engine_agent_online(e, i, e->now);
+        char on = (char)engine_agent_online(sim->engine, i, engine_now(sim->engine));
         if (on != s->online[i]) {
             s->online[i] = on;
             s->flipped[n_flipped++] = i;
         }
         if (!on) s->problem.batches[i] = 0;
     }
-    for (int k = 0; k < n_flipped; k++) comdml_relink(s, e, s->flipped[k]);
+    for (int k = 0; k < n_flipped; k++) comdml_relink(s, sim, s->flipped[k]);
 }
 
-static int comdml_create(Engine *e, void **state)
+static int comdml_create(Sim *sim, void **state)
 {
     ComdmlState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int status;
-    s->rebalance = scenario_param_int(e->sc, "rebalance");
-    s->ip_time_limit = scenario_param_number(e->sc, "ip_time_limit");
-    int n = e->world.n, splits = e->profile.n_blocks;
+    s->rebalance = scenario_param_int(sim->sc, "rebalance");
+    s->ip_time_limit = scenario_param_number(sim->sc, "ip_time_limit");
+    s->cost = (PairingCost)pairing_cost_parse(scenario_param(sim->sc, "cost")->value);
+    int n = sim->world.n, splits = sim->profile.n_blocks;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
     if (s->agents == NULL || s->splits == NULL) return HS_E_NOMEM;
-    if ((status = comdml_links(s, e, splits)) != HS_OK) return status;
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    if (s->cost == PAIRING_COST_EXACT)
+        for (int i = 0; i < n; i++)
+            if (sim_agent_steps(sim, i) > PAIRING_MAX_EXACT_BATCHES) {
+                const MethodParam *cost = scenario_param(sim->sc, "cost");
+                return hs_diag_set(sim->diag, HS_E_INPUT, NULL, 0,
+                                   "%s%scost = exact plays every batch out, at most %d per agent and round; agent %d "
+                                   "has %d (a larger batch, or cost = paper)",
+                                   cost->where, cost->where[0] ? ": " : "", PAIRING_MAX_EXACT_BATCHES, i,
+                                   sim_agent_steps(sim, i));
+            }
+    if ((status = comdml_links(s, sim, splits)) != HS_OK) return status;
+    comdml_exact_setup(s, sim);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     for (int m = 0; m < splits; m++) {
-        s->problem.fs[m] = model_profile_slow_fraction(&e->profile, m);
-        s->problem.ff[m] = model_profile_fast_fraction(&e->profile, m);
+        s->problem.fs[m] = model_profile_slow_fraction(&sim->profile, m);
+        s->problem.ff[m] = model_profile_fast_fraction(&sim->profile, m);
         /* activations plus one 4-byte label per sample */
-        s->problem.act[m] = m == 0 ? 0 : e->sc->model.batch * (model_profile_split_bytes(&e->profile, m) + 4.0);
+        s->problem.act[m] = m == 0 ? 0 : sim->sc->model.batch * (model_profile_split_bytes(&sim->profile, m) + 4.0);
     }
     for (int i = 0; i < n; i++) s->agents[i].partner = -1;
-    if (engine_has_churn(e)) {
+    if (engine_has_churn(sim->engine)) {
         s->online = malloc((size_t)n);
         s->flipped = malloc((size_t)n * sizeof *s->flipped);
         if (s->online == NULL || s->flipped == NULL) return HS_E_NOMEM;
         memset(s->online, 1, (size_t)n);
     }
-    return trainer_setup_local(e->trainer, 0);
+    return trainer_setup_local(sim->trainer, 0);
 }
 
 static double comdml_wall_ms(void)
@@ -208,31 +260,34 @@ static double comdml_wall_ms(void)
 }
 
 /* Current speed in batches per second: the agent's markov state counts, so a slowed
- * agent is re-paired at the next rebalance. */
-static double comdml_speed(const Engine *e, int i, double step_flops)
+ * agent is re-paired at the next rebalance; under the exact cost so does its compute
+ * trace's current value (the paper's cost keeps the trace's value at 0, as it always has). */
+static double comdml_speed(const ComdmlState *s, const Sim *sim, int i, double step_flops)
 {
-    const AgentGroupSpec *g = &e->sc->groups[e->world.agents[i].group];
+    const AgentGroupSpec *g = &sim->sc->groups[sim->world.agents[i].group];
     double factor = 1;
-    if (g->slowdown.kind == SLOWDOWN_MARKOV && engine_agent_slowed(e, i)) factor = g->slowdown.factor;
+    if (g->slowdown.kind == SLOWDOWN_MARKOV && engine_agent_slowed(sim->engine, i)) factor = g->slowdown.factor;
     else if (g->slowdown.kind == SLOWDOWN_PERIODIC) {
         int slow = 0;
-        factor = slowdown_factor(&g->slowdown, 0, e->now, &slow, NULL);
+        factor = slowdown_factor(&g->slowdown, 0, engine_now(sim->engine), &slow, NULL);
     }
-    return e->world.agents[i].compute / (step_flops * factor);
+    double compute = s->cost == PAIRING_COST_EXACT ? engine_agent_compute(sim->engine, i) : sim->world.agents[i].compute;
+    return compute / (step_flops * factor);
 }
 
-static int comdml_pair_agents(ComdmlState *s, Engine *e)
+static int comdml_pair_agents(ComdmlState *s, Sim *sim)
 {
-    int n = e->world.n;
+    int n = sim->world.n;
     for (int i = 0; i < n; i++) {
-        s->problem.batches[i] = engine_agent_steps(e, i);
-        s->problem.speed[i] = comdml_speed(e, i, s->step_flops);
+        s->problem.batches[i] = sim_agent_steps(sim, i);
+        s->problem.speed[i] = comdml_speed(s, sim, i, s->step_flops);
     }
-    comdml_mask_offline(s, e);
+    comdml_mask_offline(s, sim);
+    comdml_exact_relink(s, sim);
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
-    int status = solver_pair(&s->problem, scenario_param(e->sc, "solver")->value, s->ip_time_limit, &result, e->diag);
+    int status = solver_pair(&s->problem, scenario_param(sim->sc, "solver")->value, s->ip_time_limit, &result, sim->diag);
     s->solve_ms = comdml_wall_ms() - start;
     if (status == HS_OK) {
         snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
@@ -253,138 +308,143 @@ static int comdml_pair_agents(ComdmlState *s, Engine *e)
     return status;
 }
 
-static int comdml_finish_agent(ComdmlState *s, Engine *e, int i)
+static int comdml_finish_agent(ComdmlState *s, Sim *sim, int i)
 {
     s->agents[i].done = 1;
-    return engine_collective_join(e, &s->average, i);
+    return engine_collective_join(sim->engine, &s->average, i);
 }
 
-static int comdml_round_begin(void *state, Engine *e, int round)
+static int comdml_round_begin(void *state, Sim *sim, int round)
 {
     ComdmlState *s = state;
     int status;
-    if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, e)) != HS_OK) return status;
-    engine_collective_begin(&s->average, NULL, e->world.n, engine_model_bytes(e), 1, COMDML_AVERAGED, 0);
+    if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, sim)) != HS_OK) return status;
+    engine_collective_begin(&s->average, NULL, sim->world.n, sim_model_bytes(sim), 1, COMDML_AVERAGED, 0);
     s->dropped = 0;
-    if (engine_has_churn(e)) e->round_extra = 0;
-    for (int i = 0; i < e->world.n; i++) {
+    if (engine_has_churn(sim->engine)) sim->round_extra = 0;
+    for (int i = 0; i < sim->world.n; i++) {
         ComdmlAgent *a = &s->agents[i];
-        engine_set_role(e, i, a->role);
+        engine_set_role(sim->engine, i, a->role);
         a->done = 0;
         a->top_queued = 0;
         a->released = 0;
         a->check_at = -1;
-        a->own_left = engine_agent_steps(e, i);
-        a->top_left = a->role == SINK_ROLE_HELPER ? engine_agent_steps(e, a->partner) : 0;
+        a->own_left = sim_agent_steps(sim, i);
+        a->top_left = a->role == SINK_ROLE_HELPER ? sim_agent_steps(sim, a->partner) : 0;
         /* All of an agent's own work is booked now, so its processor's FIFO puts the
          * partner's activations after it: "the helper first does its own work". */
-        if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(e->trainer, i, a->split)) != HS_OK) return status;
+        if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(sim->trainer, i, a->split)) != HS_OK) return status;
         double flops = a->role == SINK_ROLE_OFFLOADER ? s->problem.fs[a->split] * s->step_flops : s->step_flops;
         int kind = a->role == SINK_ROLE_OFFLOADER ? COMDML_SLOW_STEP : COMDML_OWN_STEP;
-        for (int k = 0; k < a->own_left; k++) engine_compute(e, i, flops, kind, 0);
+        for (int k = 0; k < a->own_left; k++)
+            if ((status = engine_compute(sim->engine, i, flops, kind, 0, NULL)) != HS_OK) return status;
     }
     return HS_OK;
 }
 
-static int comdml_report_pairing(ComdmlState *s, Engine *e, int slow, int fast)
+static int comdml_report_pairing(ComdmlState *s, Sim *sim, int slow, int fast)
 {
-    SinkPairing row = {.round = e->round, .slow = slow, .fast = fast, .split = s->agents[slow].split,
-                       .predicted_s = s->agents[slow].predicted, .actual_s = e->now - e->round_start,
-                       .solver = s->solver_used,
+    SinkPairing row = {.round = engine_round(sim->engine), .slow = slow, .fast = fast, .split = s->agents[slow].split,
+                       .predicted_s = s->agents[slow].predicted,
+                       .actual_s = engine_now(sim->engine) - engine_round_start(sim->engine), .solver = s->solver_used,
                        .solve_ms = s->solve_ms};
-    return engine_report_pairing(e, &row);
+    return engine_report_pairing(sim->engine, &row);
 }
 
 /* The helper stops waiting for its offline partner: what has not been trained is dropped. */
-static int comdml_drop_partner(ComdmlState *s, Engine *e, int j)
+static int comdml_drop_partner(ComdmlState *s, Sim *sim, int j)
 {
     ComdmlAgent *a = &s->agents[j];
     s->dropped += a->top_left;
-    e->round_extra = s->dropped;
+    sim->round_extra = s->dropped;
     a->top_left = 0;
     a->released = 1;
-    return comdml_report_pairing(s, e, a->partner, j);
+    return comdml_report_pairing(s, sim, a->partner, j);
 }
 
 /* The helper waits for an online partner; if the partner leaves while it still waits,
  * a look at that moment lets it stop then rather than at the partner's return. */
-static int comdml_watch_partner(ComdmlState *s, Engine *e, int j)
+static int comdml_watch_partner(ComdmlState *s, Sim *sim, int j)
 {
     ComdmlAgent *a = &s->agents[j];
-    double leaves = engine_agent_next_offline(e, a->partner, e->now);
+    double leaves = engine_agent_next_offline(sim->engine, a->partner, engine_now(sim->engine));
     if (!isfinite(leaves) || leaves == a->check_at) return HS_OK;
     a->check_at = leaves;
-    return engine_schedule(e, leaves, COMDML_PARTNER_CHECK, j, e->round);
+    return engine_schedule(sim->engine, leaves, COMDML_PARTNER_CHECK, j, engine_round(sim->engine));
 }
 
 /* Called whenever the helper's processor may have run dry: it finishes once its own work
  * and its partner's batches are done, or drops the rest when the partner is offline. */
-static int comdml_helper_check(ComdmlState *s, Engine *e, int j)
+static int comdml_helper_check(ComdmlState *s, Sim *sim, int j)
 {
     ComdmlAgent *a = &s->agents[j];
     if (a->done || a->own_left > 0 || a->top_queued > 0) return HS_OK;
     if (a->top_left > 0) {
-        if (engine_agent_online(e, a->partner, e->now)) return comdml_watch_partner(s, e, j);
-        int status = comdml_drop_partner(s, e, j);
+        if (engine_agent_online(sim->engine, a->partner, engine_now(sim->engine)))
+            return comdml_watch_partner(s, sim, j);
+        int status = comdml_drop_partner(s, sim, j);
         if (status != HS_OK) return status;
     }
-    return comdml_finish_agent(s, e, j);
+    return comdml_finish_agent(s, sim, j);
 }
 
 /* Activations carry their round. The end-of-round all-reduce outlasts any link's latency,
  * so none should arrive after its round ends; the tag keeps it that way if the timing
  * changes. A dropped partner's late batches are discarded by `released`. */
-static int64_t comdml_activation_tag(const Engine *e, int slow)
+static int64_t comdml_activation_tag(const Sim *sim, int slow)
 {
-    return (int64_t)e->round * e->world.n + slow;
+    return (int64_t)engine_round(sim->engine) * sim->world.n + slow;
 }
 
-static int comdml_on_activations(ComdmlState *s, Engine *e, int j, int64_t tag)
+static int comdml_on_activations(ComdmlState *s, Sim *sim, int j, int64_t tag)
 {
     ComdmlAgent *a = &s->agents[j];
-    int slow = (int)(tag % e->world.n);
-    if (tag / e->world.n != e->round || a->released || a->partner != slow) return HS_OK; /* dropped */
+    int slow = (int)(tag % sim->world.n);
+    if (tag / sim->world.n != engine_round(sim->engine) || a->released || a->partner != slow)
+        return HS_OK; /* dropped */
     /* queued on the helper's processor behind its own work (FIFO) */
     a->top_queued++;
-    engine_compute(e, j, s->problem.ff[s->agents[slow].split] * s->step_flops, COMDML_TOP_STEP, slow);
-    return HS_OK;
+    double flops = s->problem.ff[s->agents[slow].split] * s->step_flops;
+    return engine_compute(sim->engine, j, flops, COMDML_TOP_STEP, slow, NULL);
 }
 
-static int comdml_on_event(void *state, Engine *e, const Event *ev)
+static int comdml_on_event(void *state, Sim *sim, const Event *ev)
 {
     ComdmlState *s = state;
     int i = ev->agent, status;
     ComdmlAgent *a = i >= 0 ? &s->agents[i] : NULL;
     switch (ev->kind) {
     case COMDML_OWN_STEP:
-        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
         if (--a->own_left > 0) return HS_OK;
-        if (a->role == SINK_ROLE_HELPER) return comdml_helper_check(s, e, i);
-        return comdml_finish_agent(s, e, i);
+        if (a->role == SINK_ROLE_HELPER) return comdml_helper_check(s, sim, i);
+        return comdml_finish_agent(s, sim, i);
     case COMDML_SLOW_STEP:
-        if ((status = trainer_split_bottom_step(e->trainer, i, a->split)) != HS_OK) return status;
+        if ((status = trainer_split_bottom_step(sim->trainer, i, a->split)) != HS_OK) return status;
         /* a released helper no longer listens: the rest trains on the local loss only */
-        if (!s->agents[a->partner].released)
-            engine_send(e, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS, comdml_activation_tag(e, i));
-        return --a->own_left == 0 ? comdml_finish_agent(s, e, i) : HS_OK;
+        if (!s->agents[a->partner].released &&
+            (status = engine_send(sim->engine, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS,
+                                  comdml_activation_tag(sim, i))) != HS_OK)
+            return status;
+        return --a->own_left == 0 ? comdml_finish_agent(s, sim, i) : HS_OK;
     case COMDML_ACTIVATIONS:
-        return comdml_on_activations(s, e, i, ev->data);
+        return comdml_on_activations(s, sim, i, ev->data);
     case COMDML_TOP_STEP: {
         int slow = (int)ev->data;
-        if ((status = trainer_split_top_step(e->trainer, slow, s->agents[slow].split)) != HS_OK) return status;
+        if ((status = trainer_split_top_step(sim->trainer, slow, s->agents[slow].split)) != HS_OK) return status;
         a->top_queued--;
-        if (--a->top_left == 0 && (status = comdml_report_pairing(s, e, slow, i)) != HS_OK) return status;
-        return comdml_helper_check(s, e, i);
+        if (--a->top_left == 0 && (status = comdml_report_pairing(s, sim, slow, i)) != HS_OK) return status;
+        return comdml_helper_check(s, sim, i);
     }
     case COMDML_PARTNER_CHECK:
-        return ev->data == e->round ? comdml_helper_check(s, e, i) : HS_OK;
+        return ev->data == engine_round(sim->engine) ? comdml_helper_check(s, sim, i) : HS_OK;
     default: /* COMDML_AVERAGED */
-        for (int k = 0; k < e->world.n; k++)
+        for (int k = 0; k < sim->world.n; k++)
             if (s->agents[k].role == SINK_ROLE_OFFLOADER &&
-                (status = trainer_split_end(e->trainer, k, s->agents[k].split)) != HS_OK)
+                (status = trainer_split_end(sim->trainer, k, s->agents[k].split)) != HS_OK)
                 return status;
-        if ((status = trainer_average_split(e->trainer, s->splits)) != HS_OK) return status;
-        engine_end_round(e);
+        if ((status = trainer_average_split(sim->trainer, s->splits)) != HS_OK) return status;
+        engine_end_round(sim->engine);
         return HS_OK;
     }
 }
@@ -407,6 +467,9 @@ static const MethodKey comdml_keys[] = {
     {"rebalance", "1", "rounds between re-pairings", .type = METHOD_KEY_INT, .min = 1, .max = 1000000},
     {"ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
      .type = METHOD_KEY_TIME, .min = 0, .max = 86400, .open = METHOD_KEY_OPEN_MIN},
+    {"cost", "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
+     "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
+     .type = METHOD_KEY_CHOICE, .choices = PAIRING_COST_NAMES},
     {0},
 };
 

@@ -33,7 +33,7 @@
  * (sim/methods/async_round.h). rounds.extra = fragment messages dropped in the round
  * (replaced by a newer snapshot before they started, or their recipient offline). */
 #include "models/mix.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/methods/async_round.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
@@ -74,18 +74,18 @@ typedef struct DivshareState {
     long dropped;        /* this round */
 } DivshareState;
 
-static int divshare_create(Engine *e, void **state)
+static int divshare_create(Sim *sim, void **state)
 {
     DivshareState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = e->world.n, status;
-    s->fragments = scenario_param_int(e->sc, "fragments");
-    s->degree = scenario_param_int(e->sc, "degree");
-    s->local_steps = scenario_param_int(e->sc, "local_steps");
-    s->params = (size_t)e->profile.total_params;
+    int n = sim->world.n, status;
+    s->fragments = scenario_param_int(sim->sc, "fragments");
+    s->degree = scenario_param_int(sim->sc, "degree");
+    s->local_steps = scenario_param_int(sim->sc, "local_steps");
+    s->params = (size_t)sim->profile.total_params;
     if ((size_t)s->fragments > s->params) s->fragments = (int)s->params; /* no empty fragment */
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->nodes = calloc((size_t)n, sizeof *s->nodes);
     s->scratch = malloc((size_t)(n > s->fragments ? n : s->fragments) * sizeof *s->scratch);
@@ -105,13 +105,13 @@ static int divshare_create(Engine *e, void **state)
     size_t begin, end;
     mix_fragment_bounds(s->params, s->fragments, 0, &begin, &end);
     s->longest = end - begin;
-    if ((status = trainer_setup_local(e->trainer, 1)) != HS_OK) return status;
+    if ((status = trainer_setup_local(sim->trainer, 1)) != HS_OK) return status;
     /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
      * after them (models/model.h): fragments, copies and bytes cover the blocks only */
-    if (e->trainer && trainer_param_count(e->trainer) < s->params)
-        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
-                           "divshare", trainer_param_count(e->trainer), s->params);
-    if (e->trainer) {
+    if (sim->trainer && trainer_param_count(sim->trainer) < s->params)
+        return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
+                           "divshare", trainer_param_count(sim->trainer), s->params);
+    if (sim->trainer) {
         s->sum = calloc((size_t)n * s->params, sizeof *s->sum);
         s->count = calloc((size_t)n * (size_t)s->fragments, sizeof *s->count);
         if (s->sum == NULL || s->count == NULL) return HS_E_NOMEM;
@@ -119,25 +119,27 @@ static int divshare_create(Engine *e, void **state)
     return HS_OK;
 }
 
-static void divshare_reseed(DivshareState *s, Engine *e, int i)
+static void divshare_reseed(DivshareState *s, Sim *sim, int i)
 {
-    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)i * 1000003u + (uint64_t)s->nodes[i].draws++, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)i * 1000003u + (uint64_t)s->nodes[i].draws++, RNG_PURPOSE_METHOD);
 }
 
-static int divshare_block_steps(const DivshareState *s, const Engine *e, int i)
+static int divshare_block_steps(const DivshareState *s, const Sim *sim, int i)
 {
-    return s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, i);
+    return s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
 }
 
-static int divshare_compute(DivshareState *s, Engine *e, int i)
+static int divshare_compute(DivshareState *s, Sim *sim, int i)
 {
-    double finish = engine_compute(e, i, s->step_flops, DIVSHARE_COMPUTED, 0);
-    if (async_round_stranded(e, i, s->steps[i], finish)) return engine_fail_stranded(e, i);
+    double finish;
+    int status = engine_compute(sim->engine, i, s->step_flops, DIVSHARE_COMPUTED, 0, &finish);
+    if (status != HS_OK) return status;
+    if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }
 
 /* A free message slot of node i (grown when none is); -1 when out of memory. */
-static int divshare_slot(DivshareState *s, Engine *e, DivshareNode *d)
+static int divshare_slot(DivshareState *s, Sim *sim, DivshareNode *d)
 {
     for (int k = 0; k < d->n_slots; k++)
         if (d->slot_to[k] < 0) return k;
@@ -145,7 +147,7 @@ static int divshare_slot(DivshareState *s, Engine *e, DivshareNode *d)
     int *to = realloc(d->slot_to, (size_t)(d->n_slots + 1) * sizeof *to);
     if (to == NULL) return -1;
     d->slot_to = to;
-    if (e->trainer) {
+    if (sim->trainer) {
         float *data = realloc(d->slot_data, (size_t)(d->n_slots + 1) * s->longest * sizeof *data);
         if (data == NULL) return -1;
         d->slot_data = data;
@@ -155,7 +157,7 @@ static int divshare_slot(DivshareState *s, Engine *e, DivshareNode *d)
 }
 
 /* Starts every queued message of node i whose recipient has nothing from i on the wire. */
-static int divshare_send_next(DivshareState *s, Engine *e, int i)
+static int divshare_send_next(DivshareState *s, Sim *sim, int i)
 {
     DivshareNode *d = &s->nodes[i];
     for (int q = d->first; q < d->n_queue; q++) {
@@ -164,20 +166,21 @@ static int divshare_send_next(DivshareState *s, Engine *e, int i)
         for (int k = 0; k < d->n_slots && !busy; k++) busy = d->slot_to[k] == to;
         if (busy) continue;
         d->started[q] = 1;
-        if (!engine_agent_online(e, to, e->now)) {
+        if (!engine_agent_online(sim->engine, to, engine_now(sim->engine))) {
             s->dropped++;
             continue;
         }
-        int slot = divshare_slot(s, e, d);
-        if (slot < 0) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for fragments");
+        int slot = divshare_slot(s, sim, d);
+        if (slot < 0) return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for fragments");
         d->slot_to[slot] = to;
         size_t begin, end;
         mix_fragment_bounds(s->params, s->fragments, d->fragment[q], &begin, &end);
-        if (e->trainer) /* the slice as it is now travels with the message */
-            memcpy(d->slot_data + (size_t)slot * s->longest, trainer_buffer(e->trainer, i, DIVSHARE_SNAPSHOT) + begin,
+        if (sim->trainer) /* the slice as it is now travels with the message */
+            memcpy(d->slot_data + (size_t)slot * s->longest, trainer_buffer(sim->trainer, i, DIVSHARE_SNAPSHOT) + begin,
                    (end - begin) * sizeof(float));
         int64_t data = ((int64_t)i * DIVSHARE_MAX_SLOTS + slot) * DIVSHARE_MAX_FRAGMENTS + d->fragment[q];
-        engine_send(e, i, to, 4.0 * (double)(end - begin), DIVSHARE_FRAGMENT, data);
+        int status = engine_send(sim->engine, i, to, 4.0 * (double)(end - begin), DIVSHARE_FRAGMENT, data);
+        if (status != HS_OK) return status;
     }
     while (d->first < d->n_queue && d->started[d->first]) d->first++;
     return HS_OK;
@@ -185,15 +188,15 @@ static int divshare_send_next(DivshareState *s, Engine *e, int i)
 
 /* Node i ends a block: snapshot, queue the messages (dropping the unsent ones of the
  * previous snapshot), aggregate what arrived, train on. */
-static int divshare_share(DivshareState *s, Engine *e, int i)
+static int divshare_share(DivshareState *s, Sim *sim, int i)
 {
     DivshareNode *d = &s->nodes[i];
-    int n = e->world.n;
+    int n = sim->world.n;
     for (int q = d->first; q < d->n_queue; q++) s->dropped += !d->started[q];
-    if (e->trainer)
-        memcpy(trainer_buffer(e->trainer, i, DIVSHARE_SNAPSHOT), trainer_params(e->trainer, i),
+    if (sim->trainer)
+        memcpy(trainer_buffer(sim->trainer, i, DIVSHARE_SNAPSHOT), trainer_params(sim->trainer, i),
                s->params * sizeof(float));
-    divshare_reseed(s, e, i);
+    divshare_reseed(s, sim, i);
     int *order = s->scratch; /* fragments in a random order */
     for (int k = 0; k < s->fragments; k++) order[k] = k;
     for (int a = s->fragments - 1; a > 0; a--) {
@@ -218,32 +221,32 @@ static int divshare_share(DivshareState *s, Engine *e, int i)
             d->to[d->n_queue++] = s->pool[x];
         }
     }
-    int status = divshare_send_next(s, e, i);
+    int status = divshare_send_next(s, sim, i);
     if (status != HS_OK) return status;
-    if (e->trainer)
-        mix_fragment_average(trainer_params(e->trainer, i), s->sum + (size_t)i * s->params,
+    if (sim->trainer)
+        mix_fragment_average(trainer_params(sim->trainer, i), s->sum + (size_t)i * s->params,
                              s->count + (size_t)i * (size_t)s->fragments, s->params, s->fragments);
-    d->block_left = divshare_block_steps(s, e, i);
-    return divshare_compute(s, e, i);
+    d->block_left = divshare_block_steps(s, sim, i);
+    return divshare_compute(s, sim, i);
 }
 
-static int divshare_round_begin(void *state, Engine *e, int round)
+static int divshare_round_begin(void *state, Sim *sim, int round)
 {
     DivshareState *s = state;
     s->dropped = 0;
-    if (async_round_begin(&s->rounds, e, round, s->steps) || round > 0) {
-        if (e->round_over) e->round_extra = 0;
+    if (async_round_begin(&s->rounds, sim, round, s->steps) || round > 0) {
+        if (engine_round_over(sim->engine)) sim->round_extra = 0;
         return HS_OK;
     }
     int status = HS_OK;
-    for (int i = 0; i < e->world.n && status == HS_OK; i++) {
-        s->nodes[i].block_left = divshare_block_steps(s, e, i);
-        status = divshare_compute(s, e, i);
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) {
+        s->nodes[i].block_left = divshare_block_steps(s, sim, i);
+        status = divshare_compute(s, sim, i);
     }
     return status;
 }
 
-static int divshare_on_event(void *state, Engine *e, const Event *ev)
+static int divshare_on_event(void *state, Sim *sim, const Event *ev)
 {
     DivshareState *s = state;
     if (ev->kind == DIVSHARE_FRAGMENT) {
@@ -252,18 +255,18 @@ static int divshare_on_event(void *state, Engine *e, const Event *ev)
         int from = (int)(sender / DIVSHARE_MAX_SLOTS), slot = (int)(sender % DIVSHARE_MAX_SLOTS);
         DivshareNode *d = &s->nodes[from];
         int to = ev->agent;
-        if (e->trainer)
+        if (sim->trainer)
             mix_fragment_receive(s->sum + (size_t)to * s->params, s->count + (size_t)to * (size_t)s->fragments,
                                  s->params, s->fragments, k, d->slot_data + (size_t)slot * s->longest);
         d->slot_to[slot] = -1;
-        return divshare_send_next(s, e, from);
+        return divshare_send_next(s, sim, from);
     }
     int i = ev->agent, status;
-    if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+    if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
     s->steps[i]++;
-    if (async_round_step(&s->rounds, e, i, s->steps[i])) e->round_extra = (double)s->dropped;
-    if (--s->nodes[i].block_left > 0) return divshare_compute(s, e, i);
-    return divshare_share(s, e, i);
+    if (async_round_step(&s->rounds, sim, i, s->steps[i])) sim->round_extra = (double)s->dropped;
+    if (--s->nodes[i].block_left > 0) return divshare_compute(s, sim, i);
+    return divshare_share(s, sim, i);
 }
 
 static void divshare_destroy(void *state)

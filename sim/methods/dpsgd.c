@@ -32,9 +32,9 @@
  * still follow its full neighbours, and the sample-weighted average that is evaluated
  * is not pulled back by coordinates nobody trained. */
 #include "sim/stages/compress.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/stages/prune.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <stdlib.h>
@@ -64,44 +64,45 @@ typedef struct DpsgdState {
     Prune prune;        /* prune = width */
 } DpsgdState;
 
-static int dpsgd_create(Engine *e, void **state)
+static int dpsgd_create(Sim *sim, void **state)
 {
     DpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int status = topology_build(e->sc, e->world.n, &s->topology, e->diag);
+    int status = scenario_topology(sim->sc, sim->world.n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
-    s->agents = calloc((size_t)e->world.n, sizeof *s->agents);
+    s->agents = calloc((size_t)sim->world.n, sizeof *s->agents);
     if (s->agents == NULL) return HS_E_NOMEM;
-    s->round_steps = engine_round_steps(e);
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    if ((status = trainer_setup_local(e->trainer, 3)) != HS_OK) return status;
-    if ((status = prune_create(e, NULL, &s->prune)) != HS_OK) return status;
-    const CompressionSpec *c = &e->sc->compression;
+    s->round_steps = sim_round_steps(sim);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
+    status = prune_create(sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL, sim->diag, &s->prune);
+    if (status != HS_OK) return status;
+    const CompressionSpec *c = &sim->sc->compression;
     if (!c->present || c->scheme == COMPRESS_NONE) return HS_OK;
-    s->d = (size_t)e->profile.total_params;
-    if (compress_create(c, e->sc->seed, e->world.n, s->d, &s->compressor) != HS_OK)
-        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for compression");
-    if (e->trainer == NULL) return HS_OK;
+    s->d = (size_t)sim->profile.total_params;
+    if (compress_create(c, sim->sc->seed, sim->world.n, s->d, &s->compressor) != HS_OK)
+        return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for compression");
+    if (sim->trainer == NULL) return HS_OK;
     s->difference = malloc(s->d * sizeof *s->difference);
     s->message = malloc(s->d * sizeof *s->message);
     if (!s->difference || !s->message) return HS_E_NOMEM;
-    for (int i = 0; i < e->world.n; i++) /* xhat^0 = x^0 */
-        memcpy(trainer_buffer(e->trainer, i, DPSGD_SNAPSHOT0), trainer_params(e->trainer, i), s->d * sizeof(float));
+    for (int i = 0; i < sim->world.n; i++) /* xhat^0 = x^0 */
+        memcpy(trainer_buffer(sim->trainer, i, DPSGD_SNAPSHOT0), trainer_params(sim->trainer, i), s->d * sizeof(float));
     return HS_OK;
 }
 
 /* Compressed step start: q_i = C(x_i - xhat_i), xhat_i^{k+1} = xhat_i^k + q_i. */
-static void dpsgd_compress(DpsgdState *s, Engine *e, int i)
+static void dpsgd_compress(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
-    if (e->trainer == NULL) {
+    if (sim->trainer == NULL) {
         a->bytes = compress_expected_bytes(s->compressor, i);
         return;
     }
     int parity = (int)(a->exchanges % 2);
-    const float *x = trainer_params(e->trainer, i), *hat = trainer_buffer(e->trainer, i, parity);
-    float *next = trainer_buffer(e->trainer, i, 1 - parity);
+    const float *x = trainer_params(sim->trainer, i), *hat = trainer_buffer(sim->trainer, i, parity);
+    float *next = trainer_buffer(sim->trainer, i, 1 - parity);
     for (size_t p = 0; p < s->d; p++) s->difference[p] = x[p] - hat[p];
     size_t kept = compress_apply(s->compressor, i, s->difference, s->message);
     for (size_t p = 0; p < s->d; p++) next[p] = hat[p] + s->message[p];
@@ -109,50 +110,51 @@ static void dpsgd_compress(DpsgdState *s, Engine *e, int i)
 }
 
 /* Compressed step end: x_i += gamma sum_j W_ij (xhat_j - xhat_i), then the gradient. */
-static int dpsgd_compressed_mix(DpsgdState *s, Engine *e, int i)
+static int dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     int parity = (int)((a->exchanges + 1) % 2);
     a->exchanges++;
-    if (e->trainer == NULL) return HS_OK;
-    float *x = trainer_params(e->trainer, i);
-    const float *own = trainer_buffer(e->trainer, i, parity);
-    double gamma = e->sc->compression.gamma;
+    if (sim->trainer == NULL) return HS_OK;
+    float *x = trainer_params(sim->trainer, i);
+    const float *own = trainer_buffer(sim->trainer, i, parity);
+    double gamma = sim->sc->compression.gamma;
     for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
-        const float *hat = trainer_buffer(e->trainer, s->topology.adj[k], parity);
+        const float *hat = trainer_buffer(sim->trainer, s->topology.adj[k], parity);
         float w = (float)(gamma * s->topology.weights[k]);
         for (size_t p = 0; p < s->d; p++) x[p] += w * (hat[p] - own[p]);
     }
-    return trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
+    return trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
 }
 
 /* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */
-static int dpsgd_start_step(DpsgdState *s, Engine *e, int i)
+static int dpsgd_start_step(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     a->computed = 0;
-    if (s->compressor) dpsgd_compress(s, e, i);
-    if (e->trainer) {
-        size_t n = trainer_param_count(e->trainer);
-        if (s->compressor == NULL) memcpy(trainer_buffer(e->trainer, i, a->step % 2), trainer_params(e->trainer, i), n * sizeof(float));
-        float *grad = trainer_buffer(e->trainer, i, DPSGD_GRADIENT);
-        int status = s->prune.on ? trainer_width_gradient(e->trainer, i, s->prune.widths[i], grad)
-                                 : trainer_gradient(e->trainer, i, grad);
+    if (s->compressor) dpsgd_compress(s, sim, i);
+    if (sim->trainer) {
+        size_t n = trainer_param_count(sim->trainer);
+        if (s->compressor == NULL) memcpy(trainer_buffer(sim->trainer, i, a->step % 2), trainer_params(sim->trainer, i), n * sizeof(float));
+        float *grad = trainer_buffer(sim->trainer, i, DPSGD_GRADIENT);
+        int status = s->prune.on ? trainer_width_gradient(sim->trainer, i, s->prune.widths[i], grad)
+                                 : trainer_gradient(sim->trainer, i, grad);
         if (status != HS_OK) return status;
     }
-    engine_compute(e, i, s->prune.on ? s->prune.step_flops[i] : s->step_flops, DPSGD_COMPUTED, 0);
-    double bytes = s->compressor ? a->bytes : s->prune.on ? s->prune.bytes[i] : engine_model_bytes(e);
-    for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
-        engine_send(e, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
-    return HS_OK;
+    int status = engine_compute(sim->engine, i, s->prune.on ? s->prune.step_flops[i] : s->step_flops, DPSGD_COMPUTED,
+                                0, NULL);
+    double bytes = s->compressor ? a->bytes : s->prune.on ? s->prune.bytes[i] : sim_model_bytes(sim);
+    for (int k = s->topology.offsets[i]; status == HS_OK && k < s->topology.offsets[i + 1]; k++)
+        status = engine_send(sim->engine, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
+    return status;
 }
 
 /* prune = width: per coordinate, the renormalised Metropolis-Hastings mix over the
  * holders in i's closed neighbourhood (summed in double, self first, then adjacency order). */
-static int dpsgd_masked_mix(DpsgdState *s, Engine *e, int i, int parity)
+static int dpsgd_masked_mix(DpsgdState *s, Sim *sim, int i, int parity)
 {
-    size_t n = trainer_param_count(e->trainer);
-    float *x = trainer_params(e->trainer, i);
+    size_t n = trainer_param_count(sim->trainer);
+    float *x = trainer_params(sim->trainer, i);
     int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first;
     /* the closed neighbourhood, self first: vectors, masks (NULL: holds all), weights */
     const float **v = malloc((size_t)(degree + 1) * sizeof *v);
@@ -160,11 +162,11 @@ static int dpsgd_masked_mix(DpsgdState *s, Engine *e, int i, int parity)
     double *w = malloc((size_t)(degree + 1) * sizeof *w);
     if (!v || !held || !w) {
         free(v), free(held), free(w);
-        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     for (int k = 0; k <= degree; k++) {
         int j = k == 0 ? i : s->topology.adj[first + k - 1];
-        v[k] = trainer_buffer(e->trainer, j, parity);
+        v[k] = trainer_buffer(sim->trainer, j, parity);
         held[k] = s->prune.widths[j] ? model_width_held(s->prune.widths[j]) : NULL;
         w[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
     }
@@ -181,77 +183,77 @@ static int dpsgd_masked_mix(DpsgdState *s, Engine *e, int i, int parity)
     return HS_OK;
 }
 
-static int dpsgd_try_finish(DpsgdState *s, Engine *e, int i)
+static int dpsgd_try_finish(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     int parity = a->step % 2;
     if (!a->computed || a->received[parity] < topology_degree(&s->topology, i)) return HS_OK;
     a->received[parity] = 0;
     if (s->compressor) {
-        int status = dpsgd_compressed_mix(s, e, i);
+        int status = dpsgd_compressed_mix(s, sim, i);
         if (status != HS_OK) return status;
-    } else if (e->trainer && s->prune.on) {
-        int status = dpsgd_masked_mix(s, e, i, parity);
-        if (status == HS_OK) status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
+    } else if (sim->trainer && s->prune.on) {
+        int status = dpsgd_masked_mix(s, sim, i, parity);
+        if (status == HS_OK) status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
-    } else if (e->trainer) {
-        size_t n = trainer_param_count(e->trainer);
-        float *x = trainer_params(e->trainer, i);
-        const float *own = trainer_buffer(e->trainer, i, parity);
+    } else if (sim->trainer) {
+        size_t n = trainer_param_count(sim->trainer);
+        float *x = trainer_params(sim->trainer, i);
+        const float *own = trainer_buffer(sim->trainer, i, parity);
         double w_self = s->topology.self_weights[i];
         for (size_t p = 0; p < n; p++) x[p] = (float)(w_self * own[p]);
         for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
-            const float *xj = trainer_buffer(e->trainer, s->topology.adj[k], parity);
+            const float *xj = trainer_buffer(sim->trainer, s->topology.adj[k], parity);
             double w = s->topology.weights[k];
             for (size_t p = 0; p < n; p++) x[p] += (float)(w * xj[p]);
         }
-        int status = trainer_optimizer_step(e->trainer, i, trainer_buffer(e->trainer, i, DPSGD_GRADIENT));
+        int status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     }
-    if (++a->step < s->round_steps) return dpsgd_start_step(s, e, i);
-    if (++s->finished == e->world.n) engine_end_round(e);
+    if (++a->step < s->round_steps) return dpsgd_start_step(s, sim, i);
+    if (++s->finished == sim->world.n) engine_end_round(sim->engine);
     return HS_OK;
 }
 
-static int dpsgd_round_begin(void *state, Engine *e, int round)
+static int dpsgd_round_begin(void *state, Sim *sim, int round)
 {
     DpsgdState *s = state;
     s->finished = 0;
     int status = HS_OK;
-    for (int i = 0; i < e->world.n && status == HS_OK; i++) {
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) {
         s->agents[i].step = 0;
-        status = dpsgd_start_step(s, e, i);
+        status = dpsgd_start_step(s, sim, i);
     }
     return status;
 }
 
-static int dpsgd_on_event(void *state, Engine *e, const Event *ev)
+static int dpsgd_on_event(void *state, Sim *sim, const Event *ev)
 {
     DpsgdState *s = state;
     DpsgdAgent *a = &s->agents[ev->agent];
     if (ev->kind == DPSGD_COMPUTED) a->computed = 1;
     else a->received[ev->data % 2]++;
-    return dpsgd_try_finish(s, e, ev->agent);
+    return dpsgd_try_finish(s, sim, ev->agent);
 }
 
-static int dpsgd_round_end(void *state, Engine *e, int round)
+static int dpsgd_round_end(void *state, Sim *sim, int round)
 {
-    if (!e->trainer) return HS_OK;
-    size_t n = trainer_param_count(e->trainer);
+    if (!sim->trainer) return HS_OK;
+    size_t n = trainer_param_count(sim->trainer);
     double *mean = calloc(n, sizeof *mean);
     if (mean == NULL) return HS_E_NOMEM;
-    for (int i = 0; i < e->world.n; i++) {
-        const float *x = trainer_params(e->trainer, i);
+    for (int i = 0; i < sim->world.n; i++) {
+        const float *x = trainer_params(sim->trainer, i);
         for (size_t p = 0; p < n; p++) mean[p] += x[p];
     }
-    for (size_t p = 0; p < n; p++) mean[p] /= e->world.n;
+    for (size_t p = 0; p < n; p++) mean[p] /= sim->world.n;
     double distance = 0;
-    for (int i = 0; i < e->world.n; i++) {
-        const float *x = trainer_params(e->trainer, i);
+    for (int i = 0; i < sim->world.n; i++) {
+        const float *x = trainer_params(sim->trainer, i);
         for (size_t p = 0; p < n; p++) distance += (x[p] - mean[p]) * (x[p] - mean[p]);
     }
     free(mean);
-    e->round_extra = distance / e->world.n;
+    sim->round_extra = distance / sim->world.n;
     return HS_OK;
 }
 

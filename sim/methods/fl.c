@@ -46,7 +46,7 @@
  * train and timing mode time alike. Messages of a job that ended (a dropped fedavg
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
 #include "models/model.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/stages/privacy.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
@@ -110,29 +110,29 @@ static void fl_destroy(void *state)
     free(s);
 }
 
-static int fl_create(Engine *e, void **state, int buffered)
+static int fl_create(Sim *sim, void **state, int buffered)
 {
     FlState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = e->world.n;
+    int n = sim->world.n;
     s->buffered = buffered;
     s->server = n;
     s->n = n;
-    s->local_steps = scenario_param_int(e->sc, "local_steps");
+    s->local_steps = scenario_param_int(sim->sc, "local_steps");
     if (buffered) {
-        s->concurrency = scenario_param_int(e->sc, "concurrency");
+        s->concurrency = scenario_param_int(sim->sc, "concurrency");
         if (s->concurrency == 0) s->concurrency = n; /* more than n is refused by fedbuff_validate */
-        s->buffer_size = scenario_param_int(e->sc, "buffer");
-        s->server_lr = scenario_param_number(e->sc, "server_lr");
+        s->buffer_size = scenario_param_int(sim->sc, "buffer");
+        s->server_lr = scenario_param_number(sim->sc, "server_lr");
     } else {
-        s->participation = scenario_param_number(e->sc, "participation");
-        s->overcommit = scenario_param_number(e->sc, "overcommit");
-        s->deadline = scenario_param_number(e->sc, "deadline");
+        s->participation = scenario_param_number(sim->sc, "participation");
+        s->overcommit = scenario_param_number(sim->sc, "overcommit");
+        s->deadline = scenario_param_number(sim->sc, "deadline");
     }
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    s->bytes = engine_model_bytes(e);
-    s->process_flops = 2.0 * e->profile.total_params;
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    s->bytes = sim_model_bytes(sim);
+    s->process_flops = 2.0 * sim->profile.total_params;
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     s->job = malloc((size_t)n * sizeof *s->job);
     s->remaining = calloc((size_t)n, sizeof *s->remaining);
@@ -144,12 +144,12 @@ static int fl_create(Engine *e, void **state, int buffered)
         return HS_E_NOMEM;
     for (int i = 0; i < n; i++) s->job[i] = -1;
     int status;
-    if ((status = trainer_setup_shared(e->trainer)) != HS_OK) return status;
+    if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
     /* buffer 0: fedbuff's y_0, the model the client received */
-    if ((status = trainer_setup_local(e->trainer, buffered ? 1 : 0)) != HS_OK) return status;
-    if (e->trainer == NULL) return HS_OK;
-    s->d = trainer_param_count(e->trainer);
-    s->x = trainer_shared_params(e->trainer);
+    if ((status = trainer_setup_local(sim->trainer, buffered ? 1 : 0)) != HS_OK) return status;
+    if (sim->trainer == NULL) return HS_OK;
+    s->d = trainer_param_count(sim->trainer);
+    s->x = trainer_shared_params(sim->trainer);
     s->sum = calloc(s->d, sizeof *s->sum);
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
     s->weights = calloc((size_t)n, sizeof *s->weights);
@@ -157,31 +157,31 @@ static int fl_create(Engine *e, void **state, int buffered)
     return HS_OK;
 }
 
-static int fedavg_create(Engine *e, void **state)
+static int fedavg_create(Sim *sim, void **state)
 {
-    int status = fl_create(e, state, 0);
+    int status = fl_create(sim, state, 0);
     if (status != HS_OK) return status;
     FlState *s = *state;
-    if ((status = privacy_create(e->sc, &e->world, e->trainer, &s->privacy)) != HS_OK)
-        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
-    e->privacy = s->privacy;
+    if ((status = privacy_create(sim->sc, &sim->world, sim->trainer, &s->privacy)) != HS_OK)
+        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for [privacy]");
+    sim->privacy = s->privacy;
     return HS_OK;
 }
 
-static int fedbuff_create(Engine *e, void **state)
+static int fedbuff_create(Sim *sim, void **state)
 {
-    return fl_create(e, state, 1);
+    return fl_create(sim, state, 1);
 }
 
 /* The server sends x to client i for job `job`. fedbuff's message carries a copy of x
  * (x moves on before it arrives); fedavg's x does not change while a round's downloads
  * are current, so the client copies it on arrival. */
-static void fl_dispatch(FlState *s, Engine *e, int i, long job)
+static int fl_dispatch(FlState *s, Sim *sim, int i, long job)
 {
     s->job[i] = job;
     s->version[i] = s->k;
-    if (s->buffered && s->x) memcpy(trainer_buffer(e->trainer, i, 0), s->x, s->d * sizeof *s->x);
-    engine_send(e, s->server, i, s->bytes, FL_MODEL_ARRIVED, FL_TAG(job, i));
+    if (s->buffered && s->x) memcpy(trainer_buffer(sim->trainer, i, 0), s->x, s->d * sizeof *s->x);
+    return engine_send(sim->engine, s->server, i, s->bytes, FL_MODEL_ARRIVED, FL_TAG(job, i));
 }
 
 /* Draws `count` distinct clients among candidates[0..m) (in place: the first count). */
@@ -195,7 +195,7 @@ static void fl_draw(FlState *s, int *candidates, int m, int count)
     }
 }
 
-static int fedavg_round_begin(FlState *s, Engine *e, int round)
+static int fedavg_round_begin(FlState *s, Sim *sim, int round)
 {
     int n = s->n, m = 0;
     s->n_reports = 0;
@@ -204,12 +204,12 @@ static int fedavg_round_begin(FlState *s, Engine *e, int round)
     s->selected = (int)ceil(s->wanted * (1 + s->overcommit) - 1e-9);
     if (s->selected > n) s->selected = n;
     for (int i = 0; i < n; i++)
-        if (engine_agent_online(e, i, e->now)) s->order[m++] = i;
+        if (engine_agent_online(sim->engine, i, engine_now(sim->engine))) s->order[m++] = i;
     if (m == 0)
         for (int i = 0; i < n; i++) s->order[m++] = i;
     if (s->selected > m) s->selected = m;
     if (s->wanted > s->selected) s->wanted = s->selected;
-    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)round, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)round, RNG_PURPOSE_METHOD);
     fl_draw(s, s->order, m, s->selected);
     /* downloads start in client order, so the draw's order does not matter */
     for (int a = 1; a < s->selected; a++)
@@ -218,57 +218,62 @@ static int fedavg_round_begin(FlState *s, Engine *e, int round)
             s->order[b] = s->order[b - 1];
             s->order[b - 1] = tmp;
         }
-    for (int k = 0; k < s->selected; k++) fl_dispatch(s, e, s->order[k], round);
-    if (isfinite(s->deadline)) return engine_schedule(e, e->now + s->deadline, FL_DEADLINE, s->server, round);
+    for (int k = 0; k < s->selected; k++) {
+        int status = fl_dispatch(s, sim, s->order[k], round);
+        if (status != HS_OK) return status;
+    }
+    if (isfinite(s->deadline))
+        return engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, FL_DEADLINE, s->server, round);
     return HS_OK;
 }
 
-static int fl_round_begin(void *state, Engine *e, int round)
+static int fl_round_begin(void *state, Sim *sim, int round)
 {
     FlState *s = state;
     s->round = round;
     s->staleness_sum = 0;
     s->staleness_count = 0;
-    if (!s->buffered) return fedavg_round_begin(s, e, round);
+    if (!s->buffered) return fedavg_round_begin(s, sim, round);
     if (s->started) return HS_OK; /* clients are already training */
     s->started = 1;
     for (int i = 0; i < s->n; i++) s->order[i] = i;
-    rng_stream_reset(s->rng, e->sc->seed, 0x46420000ULL, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, 0x46420000ULL, RNG_PURPOSE_METHOD);
     fl_draw(s, s->order, s->n, s->concurrency);
     for (int k = 0; k < s->concurrency; k++) {
         s->busy[s->order[k]] = 1;
-        fl_dispatch(s, e, s->order[k], s->jobs++);
+        int status = fl_dispatch(s, sim, s->order[k], s->jobs++);
+        if (status != HS_OK) return status;
     }
     return HS_OK;
 }
 
 /* fedavg: x <- the sample-weighted average of the reported models; the round ends. */
-static int fedavg_finish(FlState *s, Engine *e)
+static int fedavg_finish(FlState *s, Sim *sim)
 {
     if (s->x && s->n_reports > 0) {
         for (int k = 0; k < s->n_reports; k++) {
             int i = s->reporters[k];
-            s->vectors[k] = trainer_params(e->trainer, i);
-            s->weights[k] = e->world.agents[i].samples;
+            s->vectors[k] = trainer_params(sim->trainer, i);
+            s->weights[k] = sim->world.agents[i].samples;
         }
         if (vec_weighted_average(s->x, s->vectors, s->weights, s->n_reports, s->d) != HS_OK)
-            return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
+            return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
     }
     privacy_aggregate_noise(s->privacy, s->reporters, s->n_reports, 1, s->round, 0, &s->x, s->x ? 1 : 0);
     for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
-    e->round_extra = (double)(s->selected - s->n_reports);
-    engine_end_round(e);
+    sim->round_extra = (double)(s->selected - s->n_reports);
+    engine_end_round(sim->engine);
     return HS_OK;
 }
 
 /* fedbuff: an upload processed: into the buffer, maybe a server step, the next client. */
-static int fedbuff_processed(FlState *s, Engine *e, int i)
+static int fedbuff_processed(FlState *s, Sim *sim, int i)
 {
     long tau = s->k - s->version[i];
     if (s->x) {
         /* Delta_i = y_0 - y_Q, weighted by s(tau) */
-        float *delta = trainer_buffer(e->trainer, i, 0);
-        vec_axpy(delta, -1.0f, trainer_params(e->trainer, i), s->d);
+        float *delta = trainer_buffer(sim->trainer, i, 0);
+        vec_axpy(delta, -1.0f, trainer_params(sim->trainer, i), s->d);
         vec_axpy(s->sum, (float)(1.0 / sqrt(1.0 + (double)tau)), delta, s->d);
     }
     s->staleness_sum += (double)tau;
@@ -284,55 +289,49 @@ static int fedbuff_processed(FlState *s, Engine *e, int i)
     s->busy[i] = 0;
     s->uploads++;
     if (s->uploads == (long)(s->round + 1) * s->n) {
-        e->round_extra = s->staleness_sum / (double)s->staleness_count;
-        engine_end_round(e);
+        sim->round_extra = s->staleness_sum / (double)s->staleness_count;
+        engine_end_round(sim->engine);
     }
     int m = 0;
     for (int c = 0; c < s->n; c++)
         if (!s->busy[c]) s->order[m++] = c;
-    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)s->uploads, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)s->uploads, RNG_PURPOSE_METHOD);
     fl_draw(s, s->order, m, 1);
     int next = s->order[0];
     s->busy[next] = 1;
-    fl_dispatch(s, e, next, s->jobs++);
-    return HS_OK;
+    return fl_dispatch(s, sim, next, s->jobs++);
 }
 
-static int fl_on_event(void *state, Engine *e, const Event *ev)
+static int fl_on_event(void *state, Sim *sim, const Event *ev)
 {
     FlState *s = state;
-    if (ev->kind == FL_DEADLINE) return ev->data == s->round && !e->round_over ? fedavg_finish(s, e) : HS_OK;
+    if (ev->kind == FL_DEADLINE)
+        return ev->data == s->round && !engine_round_over(sim->engine) ? fedavg_finish(s, sim) : HS_OK;
     int i = FL_CLIENT(ev->data);
     if (FL_JOB(ev->data) != s->job[i]) return HS_OK; /* a job that ended: dropped or stale */
     int status;
     switch (ev->kind) {
     case FL_MODEL_ARRIVED:
         if (s->x) {
-            const float *from = s->buffered ? trainer_buffer(e->trainer, i, 0) : s->x;
-            memcpy(trainer_params(e->trainer, i), from, s->d * sizeof *from);
+            const float *from = s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
+            memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
         }
-        s->remaining[i] = s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, i);
-        engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
-        return HS_OK;
+        s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+        return engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data, NULL);
     case FL_STEPPED:
-        if ((status = privacy_local_step(s->privacy, e->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) {
-            engine_compute(e, i, s->step_flops, FL_STEPPED, ev->data);
-            return HS_OK;
-        }
+        if ((status = privacy_local_step(s->privacy, sim->trainer, i)) != HS_OK) return status;
+        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data, NULL);
         /* clip = update: x does not change while the round's jobs are current */
-        if (s->privacy) privacy_client_done_from(s->privacy, s->x ? trainer_params(e->trainer, i) : NULL, s->x);
-        engine_send(e, i, s->server, s->bytes, FL_UPLOADED, ev->data);
-        return HS_OK;
+        if (s->privacy) privacy_client_done_from(s->privacy, s->x ? trainer_params(sim->trainer, i) : NULL, s->x);
+        return engine_send(sim->engine, i, s->server, s->bytes, FL_UPLOADED, ev->data);
     case FL_UPLOADED:
-        engine_compute(e, s->server, s->process_flops, FL_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, s->server, s->process_flops, FL_PROCESSED, ev->data, NULL);
     default: break;
     }
-    if (s->buffered) return fedbuff_processed(s, e, i);
+    if (s->buffered) return fedbuff_processed(s, sim, i);
     s->reporters[s->n_reports++] = i;
     s->job[i] = -1;
-    return s->n_reports == s->wanted ? fedavg_finish(s, e) : HS_OK;
+    return s->n_reports == s->wanted ? fedavg_finish(s, sim) : HS_OK;
 }
 
 /* More clients at once than there are agents cannot be meant. */

@@ -58,7 +58,7 @@
  * Not combined with prune or freeze (input errors). */
 #include "sim/stages/compress.h"
 #include "sim/stages/privacy.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/stages/prune.h"
 #include "sim/train/trainer.h"
 
@@ -107,78 +107,78 @@ typedef struct LocalSgdState {
     Privacy *privacy;       /* [privacy] clip != none; NULL otherwise */
 } LocalSgdState;
 
-static int localsgd_alloc(Engine *e, LocalSgdState **out)
+static int localsgd_alloc(Sim *sim, LocalSgdState **out)
 {
     LocalSgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *out = s;
-    s->remaining = calloc((size_t)e->world.n, sizeof *s->remaining);
-    s->members = calloc((size_t)e->world.n, sizeof *s->members);
+    s->remaining = calloc((size_t)sim->world.n, sizeof *s->remaining);
+    s->members = calloc((size_t)sim->world.n, sizeof *s->members);
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (s->remaining == NULL || s->members == NULL || s->rng == NULL) return HS_E_NOMEM;
     return HS_OK;
 }
 
-static int localsgd_read_common(Engine *e, LocalSgdState *s)
+static int localsgd_read_common(Sim *sim, LocalSgdState *s)
 {
     int status;
-    s->participation = scenario_param_number(e->sc, "participation");
-    s->by_samples = scenario_param_index(e->sc, "weighting") == 0;
-    s->round_steps = engine_round_steps(e);
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    const CompressionSpec *c = &e->sc->compression;
-    if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(e->trainer, 0);
+    s->participation = scenario_param_number(sim->sc, "participation");
+    s->by_samples = scenario_param_index(sim->sc, "weighting") == 0;
+    s->round_steps = sim_round_steps(sim);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    const CompressionSpec *c = &sim->sc->compression;
+    if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(sim->trainer, 0);
     /* buffer 0: the agent's contribution (its message, or EF21's g_i / EControl's h_i);
      * buffer 1: EControl's e_i, or ef's and dgc's accumulated e_i; buffer 2: dgc's u_i */
-    int n = e->world.n;
+    int n = sim->world.n;
     s->n_state = compress_state_vectors(c);
-    s->d = (size_t)e->profile.total_params;
+    s->d = (size_t)sim->profile.total_params;
     int message_buffer = compress_contributes_message(c) && s->n_state > 0;
-    if ((status = trainer_setup_local(e->trainer, message_buffer + (s->n_state > 1 ? 2 : 1))) != HS_OK) return status;
+    if ((status = trainer_setup_local(sim->trainer, message_buffer + (s->n_state > 1 ? 2 : 1))) != HS_OK) return status;
     s->dgc = c->feedback == FEEDBACK_DGC;
     s->bytes = calloc((size_t)n, sizeof *s->bytes);
     s->weights = calloc((size_t)n, sizeof *s->weights);
     s->contributions = calloc((size_t)n, sizeof *s->contributions);
     if (!s->bytes || !s->weights || !s->contributions) return HS_E_NOMEM;
-    if ((status = compress_create(c, e->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
+    if ((status = compress_create(c, sim->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
         (status = ring_gather_init(&s->gather, n, LOCALSGD_BLOCK)) != HS_OK)
-        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for compression");
-    if (e->trainer) {
+        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for compression");
+    if (sim->trainer) {
         s->anchor = malloc(s->d * sizeof *s->anchor);
         s->delta = malloc(s->d * sizeof *s->delta);
         s->mean = malloc(s->d * sizeof *s->mean);
         if (!s->anchor || !s->delta || !s->mean) return HS_E_NOMEM;
         if (s->dgc) {
-            s->gradient = malloc(trainer_param_count(e->trainer) * sizeof *s->gradient);
+            s->gradient = malloc(trainer_param_count(sim->trainer) * sizeof *s->gradient);
             s->step = malloc(s->d * sizeof *s->step);
             if (!s->gradient || !s->step) return HS_E_NOMEM;
         }
-        memcpy(s->anchor, trainer_params(e->trainer, 0), s->d * sizeof *s->anchor);
+        memcpy(s->anchor, trainer_params(sim->trainer, 0), s->d * sizeof *s->anchor);
     }
     return HS_OK;
 }
 
 /* The agent's period is over: its message (train mode: the compressed delta). */
-static int localsgd_compress_delta(LocalSgdState *s, Engine *e, int agent)
+static int localsgd_compress_delta(LocalSgdState *s, Sim *sim, int agent)
 {
-    if (e->trainer == NULL) {
+    if (sim->trainer == NULL) {
         s->bytes[agent] = compress_expected_bytes(s->compressor, agent);
         return HS_OK;
     }
-    const float *x = trainer_params(e->trainer, agent);
+    const float *x = trainer_params(sim->trainer, agent);
     for (size_t j = 0; j < s->d; j++) s->delta[j] = x[j] - s->anchor[j];
-    float *contribution = trainer_buffer(e->trainer, agent, 0);
+    float *contribution = trainer_buffer(sim->trainer, agent, 0);
     size_t kept;
-    const CompressionSpec *c = &e->sc->compression;
+    const CompressionSpec *c = &sim->sc->compression;
     if (s->n_state == 0) {
         kept = compress_feedback(s->compressor, agent, s->delta, NULL, NULL, contribution);
     } else if (compress_contributes_message(c)) { /* ef, dgc: e_i in buffer 1 */
-        kept = compress_feedback(s->compressor, agent, s->delta, trainer_buffer(e->trainer, agent, 1), NULL,
+        kept = compress_feedback(s->compressor, agent, s->delta, trainer_buffer(sim->trainer, agent, 1), NULL,
                                  contribution);
-        if (s->dgc && c->masking) compress_dgc_mask(trainer_buffer(e->trainer, agent, 2), contribution, s->d);
+        if (s->dgc && c->masking) compress_dgc_mask(trainer_buffer(sim->trainer, agent, 2), contribution, s->d);
     } else {
         kept = compress_feedback(s->compressor, agent, s->delta, contribution,
-                                 s->n_state > 1 ? trainer_buffer(e->trainer, agent, 1) : NULL, s->mean);
+                                 s->n_state > 1 ? trainer_buffer(sim->trainer, agent, 1) : NULL, s->mean);
     }
     s->bytes[agent] = compress_wire_bytes(s->d, kept);
     return HS_OK;
@@ -186,57 +186,57 @@ static int localsgd_compress_delta(LocalSgdState *s, Engine *e, int agent)
 
 /* DGC's local step: clipped gradient, the agent's own velocity u_i (buffer 2), a plain
  * step on the block parameters (the auxiliary heads are not trained by localsgd). */
-static int localsgd_dgc_step(LocalSgdState *s, Engine *e, int agent)
+static int localsgd_dgc_step(LocalSgdState *s, Sim *sim, int agent)
 {
-    if (e->trainer == NULL) return HS_OK;
-    int status = trainer_gradient(e->trainer, agent, s->gradient);
+    if (sim->trainer == NULL) return HS_OK;
+    int status = trainer_gradient(sim->trainer, agent, s->gradient);
     if (status != HS_OK) return status;
-    const OptimSpec *o = &e->sc->optim;
+    const OptimSpec *o = &sim->sc->optim;
     int heavy = o->kind == OPTIM_MOMENTUM;
-    float *x = trainer_params(e->trainer, agent);
-    compress_dgc_clip(s->gradient, s->d, e->sc->compression.clip, e->world.n);
-    compress_worker_momentum(trainer_buffer(e->trainer, agent, 2), s->step, x, s->gradient, s->d,
+    float *x = trainer_params(sim->trainer, agent);
+    compress_dgc_clip(s->gradient, s->d, sim->sc->compression.clip, sim->world.n);
+    compress_worker_momentum(trainer_buffer(sim->trainer, agent, 2), s->step, x, s->gradient, s->d,
                              heavy ? o->momentum : 0, o->weight_decay, heavy && o->nesterov);
-    const float rate = (float)trainer_schedule_lr(e->sc, e->round);
+    const float rate = (float)trainer_schedule_lr(sim->sc, engine_round(sim->engine));
     for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->step[j];
     return HS_OK;
 }
 
 /* Everybody holds every message: xbar += weighted mean of the contributions. */
-static int localsgd_compressed_average(LocalSgdState *s, Engine *e)
+static int localsgd_compressed_average(LocalSgdState *s, Sim *sim)
 {
-    if (e->trainer == NULL) return HS_OK;
+    if (sim->trainer == NULL) return HS_OK;
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
-        s->weights[k] = s->by_samples ? e->world.agents[i].samples : 1.0;
-        s->contributions[k] = trainer_buffer(e->trainer, i, 0);
+        s->weights[k] = s->by_samples ? sim->world.agents[i].samples : 1.0;
+        s->contributions[k] = trainer_buffer(sim->trainer, i, 0);
     }
     int status = vec_weighted_average(s->mean, s->contributions, s->weights, s->n_members, s->d);
-    if (status != HS_OK) return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average the messages");
+    if (status != HS_OK) return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average the messages");
     for (size_t j = 0; j < s->d; j++) s->anchor[j] += s->mean[j];
     for (int k = 0; k < s->n_members; k++)
-        memcpy(trainer_params(e->trainer, s->members[k]), s->anchor, s->d * sizeof *s->anchor);
+        memcpy(trainer_params(sim->trainer, s->members[k]), s->anchor, s->d * sizeof *s->anchor);
     return HS_OK;
 }
 
-static int localsgd_create(Engine *e, void **state)
+static int localsgd_create(Sim *sim, void **state)
 {
     LocalSgdState *s;
-    int status = localsgd_alloc(e, &s);
+    int status = localsgd_alloc(sim, &s);
     *state = s;
     if (status != HS_OK) return status;
-    s->local_steps = scenario_param_int(e->sc, "local_steps");
-    if ((status = localsgd_read_common(e, s)) != HS_OK) return status;
-    if (scenario_param_index(e->sc, "freeze") == 1) s->freeze_rounds = scenario_param_int(e->sc, "freeze_rounds");
-    int n = e->world.n, *steps = malloc((size_t)n * sizeof *steps);
+    s->local_steps = scenario_param_int(sim->sc, "local_steps");
+    if ((status = localsgd_read_common(sim, s)) != HS_OK) return status;
+    if (scenario_param_index(sim->sc, "freeze") == 1) s->freeze_rounds = scenario_param_int(sim->sc, "freeze_rounds");
+    int n = sim->world.n, *steps = malloc((size_t)n * sizeof *steps);
     if (steps == NULL) return HS_E_NOMEM;
-    for (int i = 0; i < n; i++) steps[i] = s->local_steps == 0 ? engine_agent_steps(e, i) : 1;
-    status = prune_create(e, steps, &s->prune);
+    for (int i = 0; i < n; i++) steps[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : 1;
+    status = prune_create(sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, steps, sim->diag, &s->prune);
     free(steps);
     if (status != HS_OK) return status;
-    if ((status = privacy_create(e->sc, &e->world, e->trainer, &s->privacy)) != HS_OK)
-        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
-    e->privacy = s->privacy;
+    if ((status = privacy_create(sim->sc, &sim->world, sim->trainer, &s->privacy)) != HS_OK)
+        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for [privacy]");
+    sim->privacy = s->privacy;
     return HS_OK;
 }
 
@@ -258,23 +258,23 @@ static int localsgd_validate(const Scenario *sc, HsDiag *diag)
 }
 
 /* The step's cost and the averaging's bytes under freeze = progressive. */
-static double localsgd_step_flops(const LocalSgdState *s, const Engine *e, int agent)
+static double localsgd_step_flops(const LocalSgdState *s, const Sim *sim, int agent)
 {
     if (s->freeze_rounds)
-        return e->sc->model.batch * (model_profile_stage_flops(&e->profile, s->stage) + e->profile.loss_flops);
+        return sim->sc->model.batch * (model_profile_stage_flops(&sim->profile, s->stage) + sim->profile.loss_flops);
     return s->prune.on ? s->prune.step_flops[agent] : s->step_flops;
 }
 
-static int qsr_create(Engine *e, void **state)
+static int qsr_create(Sim *sim, void **state)
 {
     LocalSgdState *s;
-    int status = localsgd_alloc(e, &s);
+    int status = localsgd_alloc(sim, &s);
     *state = s;
     if (status != HS_OK) return status;
     s->qsr = 1;
-    s->h_base = scenario_param_int(e->sc, "H_base");
-    s->qsr_alpha = scenario_param_number(e->sc, "alpha");
-    return localsgd_read_common(e, s);
+    s->h_base = scenario_param_int(sim->sc, "H_base");
+    s->qsr_alpha = scenario_param_number(sim->sc, "alpha");
+    return localsgd_read_common(sim, s);
 }
 
 /* QSR: H = max(H_base, floor((alpha / lr)^2)), capped by the round's steps. */
@@ -287,13 +287,14 @@ static int qsr_period(const LocalSgdState *s, double lr, int round_steps)
 }
 
 /* This period's participants: all agents, or a seeded share (at least one). */
-static void localsgd_draw_members(LocalSgdState *s, Engine *e)
+static void localsgd_draw_members(LocalSgdState *s, Sim *sim)
 {
-    int n = e->world.n;
+    int n = sim->world.n;
     for (int i = 0; i < n; i++) s->members[i] = i;
     s->n_members = n;
     if (s->participation >= 1) return;
-    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)e->round * 65536u + (uint64_t)s->period_index, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)engine_round(sim->engine) * 65536u + (uint64_t)s->period_index,
+                     RNG_PURPOSE_METHOD);
     int k = (int)ceil(s->participation * n);
     if (k < 1) k = 1;
     for (int i = 0; i < k; i++) { /* partial Fisher–Yates, then sort for the ring order */
@@ -311,86 +312,90 @@ static void localsgd_draw_members(LocalSgdState *s, Engine *e)
         }
 }
 
-static int localsgd_start_period(LocalSgdState *s, Engine *e)
+static int localsgd_start_period(LocalSgdState *s, Sim *sim)
 {
-    localsgd_draw_members(s, e);
+    localsgd_draw_members(s, sim);
     s->period_index++;
-    double bytes = s->freeze_rounds ? 4.0 * model_profile_stage_params(&e->profile, s->stage) : engine_model_bytes(e);
+    double bytes = s->freeze_rounds ? 4.0 * model_profile_stage_params(&sim->profile, s->stage) : sim_model_bytes(sim);
     if (s->compressor) {
         ring_gather_begin(&s->gather, s->members, s->n_members);
     } else if (s->prune.on) {
         if (prune_shells_begin(&s->prune, s->members, s->n_members, 1, LOCALSGD_AVERAGED) != HS_OK)
-            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
     } else {
         engine_collective_begin(&s->average, s->members, s->n_members, bytes, 1, LOCALSGD_AVERAGED, 0);
     }
-    int status = privacy_period_begin(s->privacy, e->trainer, s->members, s->n_members);
-    if (status != HS_OK) return hs_diag_set(e->diag, status, NULL, 0, "out of memory for [privacy]");
+    int status = privacy_period_begin(s->privacy, sim->trainer, s->members, s->n_members);
+    if (status != HS_OK) return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for [privacy]");
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
-        s->remaining[i] = s->local_steps == 0 ? engine_agent_steps(e, i) : period;
-        engine_compute(e, i, localsgd_step_flops(s, e, i), LOCALSGD_STEPPED, 0);
+        s->remaining[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : period;
+        status = engine_compute(sim->engine, i, localsgd_step_flops(s, sim, i), LOCALSGD_STEPPED, 0, NULL);
+        if (status != HS_OK) return status;
     }
     s->period_done += period;
     return HS_OK;
 }
 
-static int localsgd_round_begin(void *state, Engine *e, int round)
+static int localsgd_round_begin(void *state, Sim *sim, int round)
 {
     LocalSgdState *s = state;
     s->period_done = 0;
     s->period_index = 0;
     if (s->compressor) compress_begin_round(s->compressor, round);
-    if (s->prune.on) e->round_extra = prune_smallest_keep(&s->prune);
+    if (s->prune.on) sim->round_extra = prune_smallest_keep(&s->prune);
     if (s->freeze_rounds) {
         s->stage = round / s->freeze_rounds + 1;
-        if (s->stage > e->profile.n_blocks) s->stage = e->profile.n_blocks;
-        e->round_extra = s->stage;
+        if (s->stage > sim->profile.n_blocks) s->stage = sim->profile.n_blocks;
+        sim->round_extra = s->stage;
     }
     if (s->qsr) {
-        s->local_steps = qsr_period(s, trainer_schedule_lr(e->sc, e->round), s->round_steps);
-        e->round_extra = s->local_steps;
+        s->local_steps = qsr_period(s, trainer_schedule_lr(sim->sc, engine_round(sim->engine)), s->round_steps);
+        sim->round_extra = s->local_steps;
     }
-    return localsgd_start_period(s, e);
+    return localsgd_start_period(s, sim);
 }
 
-static int localsgd_on_event(void *state, Engine *e, const Event *ev)
+static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
 {
     LocalSgdState *s = state;
     int status;
     if (ev->kind == LOCALSGD_STEPPED) {
         /* The step's arithmetic runs at its completion: nobody else touches this
          * agent's model during a period, so the parameters are those it started with. */
-        if (s->freeze_rounds) status = trainer_stage_step(e->trainer, ev->agent, s->stage);
-        else if (s->prune.on) status = trainer_width_step(e->trainer, ev->agent, s->prune.widths[ev->agent]);
-        else if (s->dgc) status = localsgd_dgc_step(s, e, ev->agent);
-        else status = privacy_local_step(s->privacy, e->trainer, ev->agent);
+        if (s->freeze_rounds) status = trainer_stage_step(sim->trainer, ev->agent, s->stage);
+        else if (s->prune.on) status = trainer_width_step(sim->trainer, ev->agent, s->prune.widths[ev->agent]);
+        else if (s->dgc) status = localsgd_dgc_step(s, sim, ev->agent);
+        else status = privacy_local_step(s->privacy, sim->trainer, ev->agent);
         if (status != HS_OK) return status;
-        if (--s->remaining[ev->agent] > 0) {
-            engine_compute(e, ev->agent, localsgd_step_flops(s, e, ev->agent), LOCALSGD_STEPPED, 0);
-            return HS_OK;
-        }
-        if (s->prune.on) return prune_shells_join(e, &s->prune, ev->agent);
+        if (--s->remaining[ev->agent] > 0)
+            return engine_compute(sim->engine, ev->agent, localsgd_step_flops(s, sim, ev->agent), LOCALSGD_STEPPED, 0,
+                                  NULL);
+        if (s->prune.on) return prune_shells_join(sim->engine, &s->prune, ev->agent);
         if (s->compressor == NULL) {
-            if ((status = privacy_client_done(s->privacy, e->trainer, ev->agent)) != HS_OK) return status;
-            return engine_collective_join(e, &s->average, ev->agent);
+            if ((status = privacy_client_done(s->privacy, sim->trainer, ev->agent)) != HS_OK) return status;
+            return engine_collective_join(sim->engine, &s->average, ev->agent);
         }
-        if ((status = localsgd_compress_delta(s, e, ev->agent)) != HS_OK) return status;
-        if (!ring_gather_offer(e, &s->gather, ev->agent, s->bytes[ev->agent])) return HS_OK;
-    } else if (ev->kind == LOCALSGD_BLOCK && !ring_gather_arrived(e, &s->gather, ev)) {
-        return HS_OK;
+        if ((status = localsgd_compress_delta(s, sim, ev->agent)) != HS_OK) return status;
+        int complete;
+        status = ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent], &complete);
+        if (status != HS_OK || !complete) return status;
+    } else if (ev->kind == LOCALSGD_BLOCK) {
+        int complete;
+        status = ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+        if (status != HS_OK || !complete) return status;
     } else if (ev->kind == LOCALSGD_AVERAGED && s->prune.on && !prune_shells_done(&s->prune)) {
         return HS_OK;
     }
-    if (s->compressor) status = localsgd_compressed_average(s, e);
-    else if (s->prune.on) status = trainer_average_masked(e->trainer, s->members, s->n_members, s->by_samples, s->prune.widths);
-    else status = privacy_average(s->privacy, e->trainer, s->members, s->n_members, s->by_samples, e->round,
+    if (s->compressor) status = localsgd_compressed_average(s, sim);
+    else if (s->prune.on) status = trainer_average_masked(sim->trainer, s->members, s->n_members, s->by_samples, s->prune.widths);
+    else status = privacy_average(s->privacy, sim->trainer, s->members, s->n_members, s->by_samples, engine_round(sim->engine),
                                   s->period_index);
     if (status != HS_OK) return status;
-    if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, e);
-    engine_end_round(e);
+    if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, sim);
+    engine_end_round(sim->engine);
     return HS_OK;
 }
 

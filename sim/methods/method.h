@@ -1,81 +1,69 @@
-/* method.h — the vtable every training method implements, and the registry.
+/* method.h — what a training method sees: Sim, the context it receives, and (from
+ * sim/scenario/method_ops.h) the vtable it implements and the registry.
  * A method reacts to the engine's events: round_begin schedules the round's first work,
  * on_event continues it, and the round ends when the method calls engine_end_round or
- * the queue drains. Methods only see the engine's primitives (sim/engine.h), never SQL. */
+ * the queue drains. The run (sim/run.c) fills the Sim and plays the rounds; a method
+ * reads the scenario, the world, the trainer and the model profile from it and calls
+ * the kernel engine's primitives and accessors on sim->engine (sim/kernel/engine.h),
+ * whose inside it never sees; never SQL. */
 #ifndef SIM_METHOD_H
 #define SIM_METHOD_H
 
 #include "base/hs_error.h"
+#include "models/model_spec.h"
+#include "sim/kernel/collective.h"
+#include "sim/kernel/engine.h"
 #include "sim/kernel/queue.h"
+#include "sim/scenario/method_ops.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
-struct Engine;
+#include <math.h>
 
-struct Scenario;
+struct Trainer;
+struct Privacy;
 
-/* How a [method] key's value is read. scenario_resolve checks every value of every
- * method named in the file against its key's type and range before anything runs, so a
- * method's create() reads values that are known to be good. */
-typedef enum {
-    METHOD_KEY_INT,     /* a whole number in [min, max] */
-    METHOD_KEY_REAL,    /* a finite number in [min, max]; an end in `open` is excluded */
-    METHOD_KEY_CHOICE,  /* one of `choices` ("a|b|c"); read as its index */
-    METHOD_KEY_STEPS,   /* `epoch` (read as 0) or a whole number in [min, max] */
-    METHOD_KEY_TIME,    /* `none` (read as inf), the word in `choices` if any (read as
-                         * NaN), or a time (`500 ms`) in [min, max] */
-    METHOD_KEY_WORD_OR_REAL, /* the word in `choices` (read as NaN) or a number in [min, max] */
-} MethodKeyType;
+/* What a method receives: the run's context. The run owns everything in it. */
+typedef struct Sim {
+    const Scenario *sc;
+    World world;             /* trace attributes at their t = 0 values */
+    ModelProfile profile;    /* of [model] */
+    struct Trainer *trainer; /* NULL in timing mode */
+    Engine *engine;          /* the kernel: clock, primitives, accounting */
+    HsDiag *diag;            /* where a method's errors are explained */
+    double round_extra;      /* the method's figure for rounds.extra (NaN when none); the
+                              * run resets it at every round's start */
+    /* [privacy] (sim/stages/privacy.h): the method's accountant, owned by the method (NULL
+     * when none); each evaluation reports its epsilon in metrics.epsilon */
+    struct Privacy *privacy;
+} Sim;
 
-enum { METHOD_KEY_OPEN_MIN = 1, METHOD_KEY_OPEN_MAX = 2 };
+/* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
+static inline double sim_step_flops(const Sim *sim, int batch)
+{
+    return batch * (sim->profile.total_flops + sim->profile.loss_flops);
+}
 
-/* One [method] key a method accepts, with the default written into runs.config. */
-typedef struct MethodKey {
-    const char *name;
-    const char *default_value;
-    const char *help;
-    MethodKeyType type;
-    double min, max;
-    int open;             /* METHOD_KEY_OPEN_* */
-    const char *choices;  /* METHOD_KEY_CHOICE; the word of WORD_OR_REAL and (optional) TIME */
-} MethodKey;
+/* Parameter bytes of the whole model (float32). */
+static inline double sim_model_bytes(const Sim *sim)
+{
+    return 4.0 * sim->profile.total_params;
+}
 
-/* What a method does, so that scenario validation asks the method instead of listing
- * names: which sections and keys apply to it. */
-enum {
-    METHOD_USES_TOPOLOGY = 1 << 0,      /* reads the [topology] graph */
-    METHOD_COMPRESSES = 1 << 1,         /* [compression] applies */
-    METHOD_GOSSIPS_DIFFERENCES = 1 << 2, /* compresses x_i - xhat_i (CHOCO): its own error
-                                         * feedback, and [compression] gamma applies */
-    METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
-    METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
-    METHOD_ACCUMULATES = 1 << 5,        /* [compression] feedback = ef and dgc apply */
-    METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds
-                                         * a model and no data ([server] or [servers] count = 1) */
-    METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
-                                         * [topology] is a graph over the servers */
-    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
-};
+/* Steps in one pass over agent's local data. */
+static inline int sim_agent_steps(const Sim *sim, int agent)
+{
+    return world_agent_steps(&sim->world, agent, sim->sc->model.batch);
+}
 
-typedef struct MethodOps {
-    const char *name;
-    const char *summary;
-    const MethodKey *keys;  /* terminated by {NULL} */
-    int capabilities;       /* METHOD_* flags */
-    /* Optional: checks that involve several sections (e.g. a key that no other option
-     * combines with), called by scenario_resolve for the method that runs. Errors are
-     * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */
-    int (*validate)(const struct Scenario *sc, HsDiag *diag);
-    /* Reads its [method] keys (already validated) and allocates its state. */
-    int (*create)(struct Engine *engine, void **state);
-    int (*round_begin)(void *state, struct Engine *engine, int round);
-    int (*on_event)(void *state, struct Engine *engine, const Event *event);
-    /* Called once the round's last event ran (e.g. to evaluate or average). Optional. */
-    int (*round_end)(void *state, struct Engine *engine, int round);
-    void (*destroy)(void *state);
-} MethodOps;
-
-/* NULL when no method has that name. */
-const MethodOps *method_lookup(const char *name);
-/* Methods in registry order, terminated by NULL. */
-const MethodOps *const *method_all(void);
+/* Steps of a "global epoch": ceil(mean samples / batch). */
+static inline int sim_round_steps(const Sim *sim)
+{
+    double total = 0;
+    for (int i = 0; i < sim->world.n; i++) total += sim->world.agents[i].samples;
+    double mean = total / sim->world.n;
+    int steps = (int)ceil(mean / sim->sc->model.batch);
+    return steps < 1 ? 1 : steps;
+}
 
 #endif

@@ -38,7 +38,7 @@
  * and division without conflicts); more where a worker is drawn into groups other
  * workers start (conflicts). A round ends at a step, before that step's P-Reduce, which
  * counts in the next round (the first round of a static run shows (S-1)/S). */
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/methods/async_round.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
@@ -82,16 +82,16 @@ typedef struct RipplesState {
     long round_reduces, round_steps;
 } RipplesState;
 
-static int ripples_create(Engine *e, void **state)
+static int ripples_create(Sim *sim, void **state)
 {
     RipplesState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = e->world.n;
-    s->group_size = scenario_param_int(e->sc, "group_size");
+    int n = sim->world.n;
+    s->group_size = scenario_param_int(sim->sc, "group_size");
     if (s->group_size > n) s->group_size = n; /* documented: a group is at most everybody */
-    s->schedule = scenario_param_index(e->sc, "schedule");
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->schedule = scenario_param_index(sim->sc, "schedule");
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->division = malloc((size_t)n * sizeof *s->division);
@@ -102,7 +102,7 @@ static int ripples_create(Engine *e, void **state)
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (!s->steps || !s->agents || !s->division || !s->division_fresh || !s->scratch || !s->members || !s->rng) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) s->division[i] = -1;
-    return trainer_setup_local(e->trainer, 0);
+    return trainer_setup_local(sim->trainer, 0);
 }
 
 /* A free group from the pool (grown when none is). Returns its id, -1 when out of memory. */
@@ -143,7 +143,7 @@ static int ripples_buffer_push(RipplesAgent *a, int group)
 
 /* Issues a group of the given members (n >= 2): into every member's buffer (GG) or, for
  * the static schedule, into nobody's (each member finds it when it gets there). */
-static int ripples_issue(RipplesState *s, Engine *e, const int *members, int n, long t, int block, int buffered)
+static int ripples_issue(RipplesState *s, Sim *sim, const int *members, int n, long t, int block, int buffered)
 {
     int id = ripples_group_alloc(s);
     if (id < 0) return HS_E_NOMEM;
@@ -153,7 +153,7 @@ static int ripples_issue(RipplesState *s, Engine *e, const int *members, int n, 
     g->t = t;
     g->block = block;
     g->used = 1;
-    engine_collective_begin(&g->reduce, g->members, n, engine_model_bytes(e), 1, RIPPLES_REDUCED, id);
+    engine_collective_begin(&g->reduce, g->members, n, sim_model_bytes(sim), 1, RIPPLES_REDUCED, id);
     for (int k = 0; buffered && k < n; k++) {
         int status = ripples_buffer_push(&s->agents[members[k]], id);
         if (status != HS_OK) return status;
@@ -162,17 +162,17 @@ static int ripples_issue(RipplesState *s, Engine *e, const int *members, int n, 
 }
 
 /* The workers online now except i, into s->scratch; returns how many. */
-static int ripples_online_others(RipplesState *s, Engine *e, int i)
+static int ripples_online_others(RipplesState *s, Sim *sim, int i)
 {
     int m = 0;
-    for (int j = 0; j < e->world.n; j++)
-        if (j != i && engine_agent_online(e, j, e->now)) s->scratch[m++] = j;
+    for (int j = 0; j < sim->world.n; j++)
+        if (j != i && engine_agent_online(sim->engine, j, engine_now(sim->engine))) s->scratch[m++] = j;
     return m;
 }
 
-static void ripples_reseed(RipplesState *s, Engine *e)
+static void ripples_reseed(RipplesState *s, Sim *sim)
 {
-    rng_stream_reset(s->rng, e->sc->seed, (uint64_t)s->draws++, RNG_PURPOSE_METHOD);
+    rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)s->draws++, RNG_PURPOSE_METHOD);
 }
 
 /* Sorted members keep the ring in index order, the same for every draw of a set. */
@@ -187,12 +187,12 @@ static void ripples_sort(int *v, int n)
 }
 
 /* random: i and G-1 others drawn uniformly among the online workers. */
-static int ripples_request_random(RipplesState *s, Engine *e, int i)
+static int ripples_request_random(RipplesState *s, Sim *sim, int i)
 {
-    int m = ripples_online_others(s, e, i), want = s->group_size - 1;
+    int m = ripples_online_others(s, sim, i), want = s->group_size - 1;
     if (want > m) want = m;
     if (want <= 0) return HS_OK;
-    ripples_reseed(s, e);
+    ripples_reseed(s, sim);
     for (int k = 0; k < want; k++) { /* partial Fisher-Yates */
         int r = k + (int)gsl_rng_uniform_int(s->rng, (unsigned long)(m - k));
         int tmp = s->scratch[k];
@@ -203,21 +203,21 @@ static int ripples_request_random(RipplesState *s, Engine *e, int i)
     members[0] = i;
     memcpy(members + 1, s->scratch, (size_t)want * sizeof *members);
     ripples_sort(members, want + 1);
-    int id = ripples_issue(s, e, members, want + 1, -1, 0, 1);
+    int id = ripples_issue(s, sim, members, want + 1, -1, 0, 1);
     return id < 0 ? id : HS_OK;
 }
 
 /* division: the initiator's group of the current partition; a new partition of the
  * workers online now when that group was used already or lost a member. */
-static int ripples_request_division(RipplesState *s, Engine *e, int i)
+static int ripples_request_division(RipplesState *s, Sim *sim, int i)
 {
-    int n = e->world.n, k = s->division[i], stale = k < 0 || !s->division_fresh[k];
+    int n = sim->world.n, k = s->division[i], stale = k < 0 || !s->division_fresh[k];
     for (int j = 0; j < n && !stale; j++)
-        if (s->division[j] == k && !engine_agent_online(e, j, e->now)) stale = 1;
+        if (s->division[j] == k && !engine_agent_online(sim->engine, j, engine_now(sim->engine))) stale = 1;
     if (stale) {
-        int m = ripples_online_others(s, e, i);
+        int m = ripples_online_others(s, sim, i);
         s->scratch[m++] = i;
-        ripples_reseed(s, e);
+        ripples_reseed(s, sim);
         for (int a = m - 1; a > 0; a--) {
             int r = (int)gsl_rng_uniform_int(s->rng, (unsigned long)(a + 1));
             int tmp = s->scratch[a];
@@ -234,15 +234,15 @@ static int ripples_request_division(RipplesState *s, Engine *e, int i)
     for (int j = 0; j < n; j++)
         if (s->division[j] == k) members[count++] = j;
     if (count < 2) return HS_OK; /* the partition's leftover single worker: alone this time */
-    int id = ripples_issue(s, e, members, count, -1, 0, 1);
+    int id = ripples_issue(s, sim, members, count, -1, 0, 1);
     return id < 0 ? id : HS_OK;
 }
 
 /* static: worker i at its iteration t joins its block; the first member to get there
  * creates the group. Returns the group id, or -1 when i is alone in its block. */
-static int ripples_static_group(RipplesState *s, Engine *e, int i, long t, int *id)
+static int ripples_static_group(RipplesState *s, Sim *sim, int i, long t, int *id)
 {
-    int n = e->world.n, G = s->group_size;
+    int n = sim->world.n, G = s->group_size;
     int offset = (int)(t % G), position = ((i - offset) % n + n) % n, block = position / G;
     *id = -1;
     for (int g = 0; g < s->n_groups; g++)
@@ -254,41 +254,43 @@ static int ripples_static_group(RipplesState *s, Engine *e, int i, long t, int *
     for (int q = 0; q < G && block * G + q < n; q++) members[count++] = (offset + block * G + q) % n;
     if (count < 2) return HS_OK;
     ripples_sort(members, count);
-    *id = ripples_issue(s, e, members, count, t, block, 0);
+    *id = ripples_issue(s, sim, members, count, t, block, 0);
     return *id < 0 ? *id : HS_OK;
 }
 
-static int ripples_compute(RipplesState *s, Engine *e, int i)
+static int ripples_compute(RipplesState *s, Sim *sim, int i)
 {
-    double finish = engine_compute(e, i, s->step_flops, RIPPLES_COMPUTED, 0);
-    if (async_round_stranded(e, i, s->steps[i], finish)) return engine_fail_stranded(e, i);
+    double finish;
+    int status = engine_compute(sim->engine, i, s->step_flops, RIPPLES_COMPUTED, 0, &finish);
+    if (status != HS_OK) return status;
+    if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }
 
 /* Worker i is free: the next group of its buffer, or its next computation. */
-static int ripples_continue(RipplesState *s, Engine *e, int i)
+static int ripples_continue(RipplesState *s, Sim *sim, int i)
 {
     RipplesAgent *a = &s->agents[i];
-    if (a->count > 0) return engine_collective_join(e, &s->groups[a->buffer[a->head]]->reduce, i);
-    return ripples_compute(s, e, i);
+    if (a->count > 0) return engine_collective_join(sim->engine, &s->groups[a->buffer[a->head]]->reduce, i);
+    return ripples_compute(s, sim, i);
 }
 
-static int ripples_round_begin(void *state, Engine *e, int round)
+static int ripples_round_begin(void *state, Sim *sim, int round)
 {
     RipplesState *s = state;
     s->round_reduces = s->round_steps = 0;
-    if (async_round_begin(&s->rounds, e, round, s->steps) || round > 0) return HS_OK;
+    if (async_round_begin(&s->rounds, sim, round, s->steps) || round > 0) return HS_OK;
     int status = HS_OK;
-    for (int i = 0; i < e->world.n && status == HS_OK; i++) status = ripples_compute(s, e, i);
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = ripples_compute(s, sim, i);
     return status;
 }
 
-static void ripples_extra(RipplesState *s, Engine *e)
+static void ripples_extra(RipplesState *s, Sim *sim)
 {
-    e->round_extra = s->round_steps ? (double)s->round_reduces / (double)s->round_steps : NAN;
+    sim->round_extra = s->round_steps ? (double)s->round_reduces / (double)s->round_steps : NAN;
 }
 
-static int ripples_on_event(void *state, Engine *e, const Event *ev)
+static int ripples_on_event(void *state, Sim *sim, const Event *ev)
 {
     RipplesState *s = state;
     int status;
@@ -296,25 +298,25 @@ static int ripples_on_event(void *state, Engine *e, const Event *ev)
         int i = ev->agent;
         /* the model did not change during the computation (a worker in a P-Reduce does
          * not compute), so the step at its end is the step at its start */
-        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
         long t = s->steps[i]++;
         s->round_steps++;
-        if (async_round_step(&s->rounds, e, i, s->steps[i])) ripples_extra(s, e);
+        if (async_round_step(&s->rounds, sim, i, s->steps[i])) ripples_extra(s, sim);
         if (s->schedule == RIPPLES_STATIC) {
             int id;
-            if ((status = ripples_static_group(s, e, i, t, &id)) != HS_OK) return status;
-            if (id >= 0) return engine_collective_join(e, &s->groups[id]->reduce, i);
-            return ripples_compute(s, e, i);
+            if ((status = ripples_static_group(s, sim, i, t, &id)) != HS_OK) return status;
+            if (id >= 0) return engine_collective_join(sim->engine, &s->groups[id]->reduce, i);
+            return ripples_compute(s, sim, i);
         }
         if (s->agents[i].count == 0) {
-            status = s->schedule == RIPPLES_RANDOM ? ripples_request_random(s, e, i) : ripples_request_division(s, e, i);
+            status = s->schedule == RIPPLES_RANDOM ? ripples_request_random(s, sim, i) : ripples_request_division(s, sim, i);
             if (status != HS_OK) return status;
         }
-        return ripples_continue(s, e, i);
+        return ripples_continue(s, sim, i);
     }
     /* a P-Reduce finished: the members hold the group's average and go on */
     RipplesGroup *g = s->groups[ev->data];
-    if ((status = trainer_average(e->trainer, g->members, g->n, 0)) != HS_OK) return status;
+    if ((status = trainer_average(sim->trainer, g->members, g->n, 0)) != HS_OK) return status;
     g->used = 0;
     s->round_reduces += g->n;
     for (int k = 0; k < g->n; k++) {
@@ -324,7 +326,7 @@ static int ripples_on_event(void *state, Engine *e, const Event *ev)
             a->head++; /* this group was its buffer's front */
             if (--a->count == 0) a->head = 0;
         }
-        if ((status = ripples_continue(s, e, i)) != HS_OK) return status;
+        if ((status = ripples_continue(s, sim, i)) != HS_OK) return status;
     }
     return HS_OK;
 }

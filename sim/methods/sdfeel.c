@@ -14,7 +14,7 @@
  *                          neighbour; then the next round's local updates begin.
  * Servers are [servers] (count E, node world.n + d); clients are assigned once
  * (`[servers] assign`): round-robin (client i to server i mod E), a FILE.assign
- * (sim/world/server_assign.h) or nearest. hetsim has
+ * (sim/scenario/server_assign.h) or nearest. hetsim has
  * no positions, so "nearest" is the server the client's model reaches soonest when the
  * server's downlink is shared by the clients given to it so far: clients in index order
  * each take the server with the smallest larger-latency + bytes x (clients + 1) /
@@ -68,11 +68,13 @@
  *                staleness tau of the client models aggregated in the round (NaN if none).
  * Both modes time alike: every decision reads event times, counters and the drawn
  * profiles only. A server's deadline fires whether or not it is online (its sends and
- * processing pause as usual). */
+ * processing pause as usual).
+ * Over 600 lines: one method per file (sim/methods/), and SD-FEEL is two protocols, the
+ * synchronous one and the asynchronous variant, over the same servers' state. */
 #include "models/model.h"
-#include "sim/engine.h"
-#include "sim/world/server_assign.h"
-#include "sim/world/topology.h"
+#include "sim/methods/method.h"
+#include "sim/scenario/server_assign.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -167,31 +169,31 @@ static void sdfeel_destroy(void *state)
 
 /* Time for a model from client i to reach server node v while `sharing` models cross
  * the server's downlink. */
-static double sdfeel_reach(const Engine *e, int i, int v, double bytes, int sharing)
+static double sdfeel_reach(const Sim *sim, int i, int v, double bytes, int sharing)
 {
-    const AgentProfile *a = &e->world.agents[i], *b = &e->world.agents[v];
+    const AgentProfile *a = &sim->world.agents[i], *b = &sim->world.agents[v];
     double bandwidth = a->uplink < b->downlink ? a->uplink : b->downlink;
     return (a->latency > b->latency ? a->latency : b->latency) + bytes * sharing / bandwidth;
 }
 
-static int sdfeel_assign(SdState *s, Engine *e)
+static int sdfeel_assign(SdState *s, Sim *sim)
 {
-    int nearest = e->sc->server_assign == SERVER_ASSIGN_NEAREST, given = e->sc->server_assign == SERVER_ASSIGN_FILE;
+    int nearest = sim->sc->server_assign == SERVER_ASSIGN_NEAREST, given = sim->sc->server_assign == SERVER_ASSIGN_FILE;
     /* the file was checked when the scenario was read; it is read again here */
-    if (given && server_assign_load(e->sc->server_assign_file, s->n, s->E, s->server_of, e->diag) != HS_OK)
+    if (given && server_assign_load(sim->sc->server_assign_file, s->n, s->E, s->server_of, sim->diag) != HS_OK)
         return HS_E_INPUT;
     for (int i = 0; i < s->n; i++) {
         int best = given ? s->server_of[i] : i % s->E;
         if (nearest) {
             best = 0;
             for (int k = 1; k < s->E; k++)
-                if (sdfeel_reach(e, i, s->first + k, s->bytes, s->servers[k].n_clients + 1) <
-                    sdfeel_reach(e, i, s->first + best, s->bytes, s->servers[best].n_clients + 1))
+                if (sdfeel_reach(sim, i, s->first + k, s->bytes, s->servers[k].n_clients + 1) <
+                    sdfeel_reach(sim, i, s->first + best, s->bytes, s->servers[best].n_clients + 1))
                     best = k;
         }
         s->server_of[i] = best;
         s->servers[best].n_clients++;
-        s->servers[best].samples += e->world.agents[i].samples;
+        s->servers[best].samples += sim->world.agents[i].samples;
     }
     for (int k = 0; k < s->E; k++) {
         SdServer *v = &s->servers[k];
@@ -223,16 +225,16 @@ static int sdfeel_compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int sdfeel_auto_deadlines(SdState *s, Engine *e)
+static int sdfeel_auto_deadlines(SdState *s, Sim *sim)
 {
     double *times = malloc((size_t)s->n * sizeof *times), largest = 0;
     if (times == NULL) return HS_E_NOMEM;
     for (int k = 0; k < s->E; k++) {
         SdServer *v = &s->servers[k];
-        const AgentProfile *b = &e->world.agents[s->first + k];
+        const AgentProfile *b = &sim->world.agents[s->first + k];
         for (int c = 0; c < v->n_clients; c++) {
-            const AgentProfile *a = &e->world.agents[v->clients[c]];
-            int steps = s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, v->clients[c]);
+            const AgentProfile *a = &sim->world.agents[v->clients[c]];
+            int steps = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, v->clients[c]);
             double latency = a->latency > b->latency ? a->latency : b->latency;
             double down = b->uplink < a->downlink ? b->uplink : a->downlink;
             double up = a->uplink < b->downlink ? a->uplink : b->downlink;
@@ -249,28 +251,28 @@ static int sdfeel_auto_deadlines(SdState *s, Engine *e)
     return HS_OK;
 }
 
-static int sdfeel_create(Engine *e, void **state)
+static int sdfeel_create(Sim *sim, void **state)
 {
     SdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    s->n = e->world.n;
-    s->E = e->world.n_servers;
-    s->first = e->world.n;
-    s->local_steps = scenario_param_int(e->sc, "local_steps");
-    s->intra = scenario_param_int(e->sc, "intra_rounds");
-    s->gossip = scenario_param_int(e->sc, "gossip_steps");
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
-    s->bytes = engine_model_bytes(e);
-    s->process_flops = 2.0 * e->profile.total_params;
-    int status = topology_build(e->sc, s->E, &s->topology, e->diag);
+    s->n = sim->world.n;
+    s->E = sim->world.n_servers;
+    s->first = sim->world.n;
+    s->local_steps = scenario_param_int(sim->sc, "local_steps");
+    s->intra = scenario_param_int(sim->sc, "intra_rounds");
+    s->gossip = scenario_param_int(sim->sc, "gossip_steps");
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
+    s->bytes = sim_model_bytes(sim);
+    s->process_flops = 2.0 * sim->profile.total_params;
+    int status = scenario_topology(sim->sc, s->E, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->server_of = calloc((size_t)s->n, sizeof *s->server_of);
     s->remaining = calloc((size_t)s->n, sizeof *s->remaining);
     s->servers = calloc((size_t)s->E, sizeof *s->servers);
     if (!s->server_of || !s->remaining || !s->servers) return HS_E_NOMEM;
-    if ((status = sdfeel_assign(s, e)) != HS_OK) return status;
-    double deadline = scenario_param_number(e->sc, "deadline");
+    if ((status = sdfeel_assign(s, sim)) != HS_OK) return status;
+    double deadline = scenario_param_number(sim->sc, "deadline");
     s->async = !isinf(deadline);
     int entries = s->topology.offsets[s->E];
     if (s->async) {
@@ -286,15 +288,15 @@ static int sdfeel_create(Engine *e, void **state)
                     if (s->topology.adj[b] == k) s->reverse[a] = b;
             }
         if (isnan(deadline)) {
-            if ((status = sdfeel_auto_deadlines(s, e)) != HS_OK) return status;
+            if ((status = sdfeel_auto_deadlines(s, sim)) != HS_OK) return status;
         } else
             for (int k = 0; k < s->E; k++) s->servers[k].deadline = deadline;
     }
-    if ((status = trainer_setup_shared(e->trainer)) != HS_OK) return status;
+    if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
     /* asynchronous: buffer 0 holds the model a client's download carries */
-    if ((status = trainer_setup_local(e->trainer, s->async ? 1 : 0)) != HS_OK) return status;
-    if (e->trainer == NULL) return HS_OK;
-    s->d = trainer_param_count(e->trainer);
+    if ((status = trainer_setup_local(sim->trainer, s->async ? 1 : 0)) != HS_OK) return status;
+    if (sim->trainer == NULL) return HS_OK;
+    s->d = trainer_param_count(sim->trainer);
     s->vectors = calloc((size_t)s->n + 1, sizeof *s->vectors);
     s->weights = calloc((size_t)s->n + 1, sizeof *s->weights);
     if (!s->vectors || !s->weights) return HS_E_NOMEM;
@@ -303,7 +305,7 @@ static int sdfeel_create(Engine *e, void **state)
         s->sent = calloc((size_t)(entries > 0 ? entries : 1), sizeof *s->sent);
         s->latest = calloc((size_t)(entries > 0 ? entries : 1), sizeof *s->latest);
         if (!s->scratch || !s->sent || !s->latest) return HS_E_NOMEM;
-        const float *initial = trainer_shared_params(e->trainer);
+        const float *initial = trainer_shared_params(sim->trainer);
         for (int a = 0; a < entries; a++) {
             s->sent[a] = malloc(s->d * sizeof *s->sent[a]);
             s->latest[a] = malloc(s->d * sizeof *s->latest[a]);
@@ -320,7 +322,7 @@ static int sdfeel_create(Engine *e, void **state)
             if (!v->sum[p] || !v->out[p]) return HS_E_NOMEM;
         }
         if (v->y == NULL) return HS_E_NOMEM;
-        memcpy(v->y, trainer_shared_params(e->trainer), s->d * sizeof *v->y);
+        memcpy(v->y, trainer_shared_params(sim->trainer), s->d * sizeof *v->y);
     }
     return HS_OK;
 }
@@ -332,24 +334,27 @@ static double sdfeel_weight(const SdState *s, int d, int j)
     return 1.0 / (1.0 + (a > b ? a : b));
 }
 
-static int sdfeel_gossip_begin(SdState *s, Engine *e, int k);
+static int sdfeel_gossip_begin(SdState *s, Sim *sim, int k);
 
 /* Server k sends its model to its clients: the start of a local period (or, without
  * clients, straight to the gossip when the periods are over). */
-static int sdfeel_period_begin(SdState *s, Engine *e, int k)
+static int sdfeel_period_begin(SdState *s, Sim *sim, int k)
 {
     SdServer *v = &s->servers[k];
     v->reported = 0;
     if (v->n_clients == 0) {
         v->period = s->intra;
-        return sdfeel_gossip_begin(s, e, k);
+        return sdfeel_gossip_begin(s, sim, k);
     }
-    for (int c = 0; c < v->n_clients; c++) engine_send(e, s->first + k, v->clients[c], s->bytes, SD_MODEL_ARRIVED, k);
+    for (int c = 0; c < v->n_clients; c++) {
+        int status = engine_send(sim->engine, s->first + k, v->clients[c], s->bytes, SD_MODEL_ARRIVED, k);
+        if (status != HS_OK) return status;
+    }
     return HS_OK;
 }
 
 /* Server k sends its model of gossip step v->step to every neighbour. */
-static int sdfeel_gossip_begin(SdState *s, Engine *e, int k)
+static int sdfeel_gossip_begin(SdState *s, Sim *sim, int k)
 {
     SdServer *v = &s->servers[k];
     if (v->step % s->gossip == 0) {
@@ -360,31 +365,35 @@ static int sdfeel_gossip_begin(SdState *s, Engine *e, int k)
             if (a) s->first_gossip = a;
             double *b = realloc(s->last_gossip, (size_t)grown * sizeof *b);
             if (b) s->last_gossip = b;
-            if (!a || !b) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            if (!a || !b) return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
             for (int r = s->n_gossip_rounds; r < grown; r++) {
                 s->first_gossip[r] = INFINITY;
                 s->last_gossip[r] = -INFINITY;
             }
             s->n_gossip_rounds = grown;
         }
-        if (e->now < s->first_gossip[v->round]) s->first_gossip[v->round] = e->now;
-        if (e->now > s->last_gossip[v->round]) s->last_gossip[v->round] = e->now;
+        if (engine_now(sim->engine) < s->first_gossip[v->round]) s->first_gossip[v->round] = engine_now(sim->engine);
+        if (engine_now(sim->engine) > s->last_gossip[v->round]) s->last_gossip[v->round] = engine_now(sim->engine);
     }
     int parity = (int)(v->step & 1);
     if (v->y) memcpy(v->out[parity], v->y, s->d * sizeof *v->y);
     const int *neighbours = s->topology.adj + s->topology.offsets[k];
     int degree = topology_degree(&s->topology, k);
-    for (int j = 0; j < degree; j++)
-        engine_send(e, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, ((int64_t)v->step << 20) | k);
-    if (degree == 0) return engine_schedule(e, e->now, SD_GOSSIPED, s->first + k, k);
-    /* neighbours ahead of it may have sent this step already */
-    if (v->received[parity] == degree) return engine_schedule(e, e->now, SD_GOSSIPED, s->first + k, k);
+    for (int j = 0; j < degree; j++) {
+        int status = engine_send(sim->engine, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP,
+                                 ((int64_t)v->step << 20) | k);
+        if (status != HS_OK) return status;
+    }
+    /* without neighbours, or with every neighbour ahead of it (they may have sent this
+     * step already), the step is complete now */
+    if (degree == 0 || v->received[parity] == degree)
+        return engine_schedule(sim->engine, engine_now(sim->engine), SD_GOSSIPED, s->first + k, k);
     return HS_OK;
 }
 
 /* Server k has every neighbour's model of its current step: mix, then the next step or
  * the end of its round. */
-static int sdfeel_gossiped(SdState *s, Engine *e, int k)
+static int sdfeel_gossiped(SdState *s, Sim *sim, int k)
 {
     SdServer *v = &s->servers[k];
     int parity = (int)(v->step & 1);
@@ -397,45 +406,45 @@ static int sdfeel_gossiped(SdState *s, Engine *e, int k)
     }
     v->received[parity] = 0;
     v->step++;
-    if (v->step % s->gossip != 0) return sdfeel_gossip_begin(s, e, k);
+    if (v->step % s->gossip != 0) return sdfeel_gossip_begin(s, sim, k);
     /* round over for this server: the next round's local work starts at once */
     v->period = 0;
     if (v->round++ == s->round && ++s->done == s->E) {
-        e->round_extra = s->last_gossip[s->round] - s->first_gossip[s->round];
-        engine_end_round(e);
+        sim->round_extra = s->last_gossip[s->round] - s->first_gossip[s->round];
+        engine_end_round(sim->engine);
     }
-    return sdfeel_period_begin(s, e, k);
+    return sdfeel_period_begin(s, sim, k);
 }
 
 /* ---- the asynchronous variant (deadline != none) ---- */
 
 /* Server k sends its current model to client i; the message carries a copy (y moves on
  * before it arrives) and the version the client will train from. */
-static void sdfeel_async_dispatch(SdState *s, Engine *e, int k, int i)
+static int sdfeel_async_dispatch(SdState *s, Sim *sim, int k, int i)
 {
     SdServer *v = &s->servers[k];
     s->version[i] = v->version;
-    if (v->y) memcpy(trainer_buffer(e->trainer, i, 0), v->y, s->d * sizeof *v->y);
-    engine_send(e, s->first + k, i, s->bytes, SD_MODEL_ARRIVED, k);
+    if (v->y) memcpy(trainer_buffer(sim->trainer, i, 0), v->y, s->d * sizeof *v->y);
+    return engine_send(sim->engine, s->first + k, i, s->bytes, SD_MODEL_ARRIVED, k);
 }
 
 /* Round r ends once every server has done (r + 1) tau2 aggregations. */
-static void sdfeel_async_round_check(SdState *s, Engine *e)
+static void sdfeel_async_round_check(SdState *s, Sim *sim)
 {
     long least = s->servers[0].version;
     for (int k = 1; k < s->E; k++)
         if (s->servers[k].version < least) least = s->servers[k].version;
-    if (e->round_over || least < (long)(s->round + 1) * s->intra) return;
-    e->round_extra = s->staleness_count > 0 ? s->staleness_sum / (double)s->staleness_count : NAN;
+    if (engine_round_over(sim->engine) || least < (long)(s->round + 1) * s->intra) return;
+    sim->round_extra = s->staleness_count > 0 ? s->staleness_sum / (double)s->staleness_count : NAN;
     s->staleness_sum = 0;
     s->staleness_count = 0;
-    engine_end_round(e);
+    engine_end_round(sim->engine);
 }
 
 /* Server k's deadline: aggregate what arrived, maybe mix with the neighbours' latest
  * models, send y to the neighbours and to the clients that reported, and set the next
  * deadline. */
-static int sdfeel_async_tick(SdState *s, Engine *e, int k)
+static int sdfeel_async_tick(SdState *s, Sim *sim, int k)
 {
     SdServer *v = &s->servers[k];
     int m = 1;
@@ -444,12 +453,12 @@ static int sdfeel_async_tick(SdState *s, Engine *e, int k)
         int i = v->clients[c];
         if (!s->arrived[i]) continue;
         long tau = v->version - s->version[i];
-        double weight = e->world.agents[i].samples / sqrt(1.0 + (double)tau);
+        double weight = sim->world.agents[i].samples / sqrt(1.0 + (double)tau);
         s->staleness_sum += (double)tau;
         s->staleness_count++;
         fresh += weight;
         if (v->y) {
-            s->vectors[m] = trainer_params(e->trainer, i);
+            s->vectors[m] = trainer_params(sim->trainer, i);
             s->weights[m] = weight;
         }
         m++;
@@ -460,7 +469,7 @@ static int sdfeel_async_tick(SdState *s, Engine *e, int k)
         s->vectors[0] = v->y;
         s->weights[0] = v->samples - fresh > 0 ? v->samples - fresh : 0;
         if (vec_weighted_average(s->scratch, s->vectors, s->weights, m, s->d) != HS_OK)
-            return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average a cluster");
+            return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average a cluster");
         memcpy(v->y, s->scratch, s->d * sizeof *v->y);
     }
     v->version++;
@@ -484,40 +493,44 @@ static int sdfeel_async_tick(SdState *s, Engine *e, int k)
         if (s->in_flight[a]) continue; /* the link still carries its previous model */
         s->in_flight[a] = 1;
         if (v->y) memcpy(s->sent[a], v->y, s->d * sizeof *v->y);
-        engine_send(e, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, a);
+        int status = engine_send(sim->engine, s->first + k, s->first + neighbours[j], s->bytes, SD_GOSSIP, a);
+        if (status != HS_OK) return status;
     }
     for (int c = 0; c < v->n_clients; c++) {
         int i = v->clients[c];
         if (!s->arrived[i]) continue;
         s->arrived[i] = 0;
-        sdfeel_async_dispatch(s, e, k, i);
+        int status = sdfeel_async_dispatch(s, sim, k, i);
+        if (status != HS_OK) return status;
     }
-    int status = engine_schedule(e, (double)(v->version + 1) * v->deadline, SD_TICK, s->first + k, k);
+    int status = engine_schedule(sim->engine, (double)(v->version + 1) * v->deadline, SD_TICK, s->first + k, k);
     if (status != HS_OK) return status;
-    sdfeel_async_round_check(s, e);
+    sdfeel_async_round_check(s, sim);
     return HS_OK;
 }
 
-static int sdfeel_async_round_begin(SdState *s, Engine *e, int round)
+static int sdfeel_async_round_begin(SdState *s, Sim *sim, int round)
 {
     if (round > 0) {
-        sdfeel_async_round_check(s, e);
+        sdfeel_async_round_check(s, sim);
         return HS_OK;
     }
     for (int k = 0; k < s->E; k++) {
         SdServer *v = &s->servers[k];
-        for (int c = 0; c < v->n_clients; c++) sdfeel_async_dispatch(s, e, k, v->clients[c]);
-        int status = engine_schedule(e, v->deadline, SD_TICK, s->first + k, k);
+        int status = HS_OK;
+        for (int c = 0; c < v->n_clients && status == HS_OK; c++)
+            status = sdfeel_async_dispatch(s, sim, k, v->clients[c]);
+        if (status == HS_OK) status = engine_schedule(sim->engine, v->deadline, SD_TICK, s->first + k, k);
         if (status != HS_OK) return status;
     }
     return HS_OK;
 }
 
-static int sdfeel_round_begin(void *state, Engine *e, int round)
+static int sdfeel_round_begin(void *state, Sim *sim, int round)
 {
     SdState *s = state;
     s->round = round;
-    if (s->async) return sdfeel_async_round_begin(s, e, round);
+    if (s->async) return sdfeel_async_round_begin(s, sim, round);
     s->done = 0;
     /* servers already past this round's gossip (none before round 0) count as done */
     int status = HS_OK;
@@ -525,16 +538,16 @@ static int sdfeel_round_begin(void *state, Engine *e, int round)
         if (s->servers[k].round > round) s->done++;
     if (round > 0) {
         if (s->done == s->E) {
-            e->round_extra = s->last_gossip[round] - s->first_gossip[round];
-            engine_end_round(e);
+            sim->round_extra = s->last_gossip[round] - s->first_gossip[round];
+            engine_end_round(sim->engine);
         }
         return HS_OK;
     }
-    for (int k = 0; k < s->E && status == HS_OK; k++) status = sdfeel_period_begin(s, e, k);
+    for (int k = 0; k < s->E && status == HS_OK; k++) status = sdfeel_period_begin(s, sim, k);
     return status;
 }
 
-static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
+static int sdfeel_on_event(void *state, Sim *sim, const Event *ev)
 {
     SdState *s = state;
     int status;
@@ -542,22 +555,19 @@ static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
     case SD_MODEL_ARRIVED: {
         int i = ev->agent;
         SdServer *v = &s->servers[s->server_of[i]];
-        const float *from = s->async && v->y ? trainer_buffer(e->trainer, i, 0) : v->y;
-        if (v->y) memcpy(trainer_params(e->trainer, i), from, s->d * sizeof *v->y);
-        s->remaining[i] = s->local_steps > 0 ? s->local_steps : engine_agent_steps(e, i);
-        engine_compute(e, i, s->step_flops, SD_STEPPED, 0);
-        return HS_OK;
+        const float *from = s->async && v->y ? trainer_buffer(sim->trainer, i, 0) : v->y;
+        if (v->y) memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *v->y);
+        s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+        return engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0, NULL);
     }
     case SD_STEPPED: {
         int i = ev->agent;
-        if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) engine_compute(e, i, s->step_flops, SD_STEPPED, 0);
-        else engine_send(e, i, s->first + s->server_of[i], s->bytes, SD_UPLOADED, i);
-        return HS_OK;
+        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
+        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0, NULL);
+        return engine_send(sim->engine, i, s->first + s->server_of[i], s->bytes, SD_UPLOADED, i);
     }
     case SD_UPLOADED:
-        engine_compute(e, ev->agent, s->process_flops, SD_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, ev->agent, s->process_flops, SD_PROCESSED, ev->data, NULL);
     case SD_PROCESSED: {
         if (s->async) {
             s->arrived[ev->data] = 1; /* waits for the server's next deadline */
@@ -569,22 +579,21 @@ static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
         if (v->y) {
             /* y_d = sum m_i w_i / sum m_i, summed in client order */
             for (int c = 0; c < v->n_clients; c++) {
-                s->vectors[c] = trainer_params(e->trainer, v->clients[c]);
-                s->weights[c] = e->world.agents[v->clients[c]].samples;
+                s->vectors[c] = trainer_params(sim->trainer, v->clients[c]);
+                s->weights[c] = sim->world.agents[v->clients[c]].samples;
             }
             if (vec_weighted_average(v->y, s->vectors, s->weights, v->n_clients, s->d) != HS_OK)
-                return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "cannot average a cluster");
+                return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average a cluster");
         }
-        if (++v->period < s->intra) return sdfeel_period_begin(s, e, k);
-        return sdfeel_gossip_begin(s, e, k);
+        if (++v->period < s->intra) return sdfeel_period_begin(s, sim, k);
+        return sdfeel_gossip_begin(s, sim, k);
     }
     case SD_GOSSIP: {
         /* the receiving server processes the neighbour's model on its processor */
-        engine_compute(e, ev->agent, s->process_flops, SD_GOSSIP_PROCESSED, ev->data);
-        return HS_OK;
+        return engine_compute(sim->engine, ev->agent, s->process_flops, SD_GOSSIP_PROCESSED, ev->data, NULL);
     }
-    case SD_GOSSIPED: return sdfeel_gossiped(s, e, (int)ev->data);
-    case SD_TICK: return sdfeel_async_tick(s, e, (int)ev->data);
+    case SD_GOSSIPED: return sdfeel_gossiped(s, sim, (int)ev->data);
+    case SD_TICK: return sdfeel_async_tick(s, sim, (int)ev->data);
     default: break;
     }
     if (s->async) {
@@ -606,15 +615,15 @@ static int sdfeel_on_event(void *state, Engine *e, const Event *ev)
     int degree = topology_degree(&s->topology, k);
     /* complete for the step it is on (not one it has yet to begin: it sends first) */
     if (++v->received[parity] == degree && step == v->step && v->period == s->intra)
-        return sdfeel_gossiped(s, e, k);
+        return sdfeel_gossiped(s, sim, k);
     return HS_OK;
 }
 
 /* The evaluated model: the edge servers' models averaged by their clients' samples. */
-static int sdfeel_round_end(void *state, Engine *e, int round)
+static int sdfeel_round_end(void *state, Sim *sim, int round)
 {
     SdState *s = state;
-    float *shared = trainer_shared_params(e->trainer);
+    float *shared = trainer_shared_params(sim->trainer);
     if (shared == NULL) return HS_OK;
     double total = 0;
     for (int k = 0; k < s->E; k++) total += s->servers[k].samples;

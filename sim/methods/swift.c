@@ -22,9 +22,9 @@
  * (sim/methods/async_round.h). rounds.extra = mean staleness of the neighbour copies the
  * round's averagings used: local steps the neighbour had done since the copy was sent. */
 #include "models/mix.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/methods/async_round.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
 #include <math.h>
@@ -52,16 +52,16 @@ typedef struct SwiftState {
     long staleness_count;
 } SwiftState;
 
-static int swift_create(Engine *e, void **state)
+static int swift_create(Sim *sim, void **state)
 {
     SwiftState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = e->world.n, status = topology_build(e->sc, n, &s->topology, e->diag);
+    int n = sim->world.n, status = scenario_topology(sim->sc, n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
-    s->period = scenario_param_int(e->sc, "period");
-    s->params = (size_t)e->profile.total_params;
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->period = scenario_param_int(sim->sc, "period");
+    s->params = (size_t)sim->profile.total_params;
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     size_t edges = (size_t)s->topology.offsets[n];
     int max_degree = 1;
     for (int i = 0; i < n; i++)
@@ -72,32 +72,34 @@ static int swift_create(Engine *e, void **state)
     s->copy_step = calloc(edges ? edges : 1, sizeof *s->copy_step);
     s->gather = malloc((size_t)max_degree * sizeof *s->gather);
     if (!s->steps || !s->in_flight || !s->sent_step || !s->copy_step || !s->gather) return HS_E_NOMEM;
-    if ((status = trainer_setup_local(e->trainer, 0)) != HS_OK) return status;
+    if ((status = trainer_setup_local(sim->trainer, 0)) != HS_OK) return status;
     /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
      * after them (models/model.h): fragments, copies and bytes cover the blocks only */
-    if (e->trainer && trainer_param_count(e->trainer) < s->params)
-        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
-                           "swift", trainer_param_count(e->trainer), s->params);
-    if (e->trainer) {
+    if (sim->trainer && trainer_param_count(sim->trainer) < s->params)
+        return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "%s: the model has %zu parameters, its profile %zu",
+                           "swift", trainer_param_count(sim->trainer), s->params);
+    if (sim->trainer) {
         s->copies = malloc((edges ? edges : 1) * s->params * sizeof *s->copies);
         s->outbox = malloc((edges ? edges : 1) * s->params * sizeof *s->outbox);
         if (s->copies == NULL || s->outbox == NULL) return HS_E_NOMEM;
         /* every client starts from the same model: that is the copy it holds of each */
         for (size_t slot = 0; slot < edges; slot++)
-            memcpy(s->copies + slot * s->params, trainer_params(e->trainer, 0), s->params * sizeof(float));
+            memcpy(s->copies + slot * s->params, trainer_params(sim->trainer, 0), s->params * sizeof(float));
     }
     return HS_OK;
 }
 
-static int swift_compute(SwiftState *s, Engine *e, int i)
+static int swift_compute(SwiftState *s, Sim *sim, int i)
 {
-    double finish = engine_compute(e, i, s->step_flops, SWIFT_COMPUTED, 0);
-    if (async_round_stranded(e, i, s->steps[i], finish)) return engine_fail_stranded(e, i);
+    double finish;
+    int status = engine_compute(sim->engine, i, s->step_flops, SWIFT_COMPUTED, 0, &finish);
+    if (status != HS_OK) return status;
+    if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
 }
 
 /* Client i's communication iteration: average with its copies, then broadcast. */
-static void swift_communicate(SwiftState *s, Engine *e, int i)
+static int swift_communicate(SwiftState *s, Sim *sim, int i)
 {
     const int *neighbours = s->topology.adj + s->topology.offsets[i];
     int degree = topology_degree(&s->topology, i);
@@ -105,32 +107,35 @@ static void swift_communicate(SwiftState *s, Engine *e, int i)
         size_t slot = (size_t)s->topology.offsets[i] + (size_t)q;
         s->staleness_sum += (double)(s->steps[neighbours[q]] - s->copy_step[slot]);
         s->staleness_count++;
-        if (e->trainer) s->gather[q] = s->copies + slot * s->params;
+        if (sim->trainer) s->gather[q] = s->copies + slot * s->params;
     }
-    if (e->trainer) mix_neighbourhood_average(trainer_params(e->trainer, i), s->gather, degree, s->params);
+    if (sim->trainer) mix_neighbourhood_average(trainer_params(sim->trainer, i), s->gather, degree, s->params);
     for (int q = 0; q < degree; q++) {
         size_t slot = (size_t)s->topology.offsets[i] + (size_t)q;
-        if (s->in_flight[slot] || !engine_agent_online(e, neighbours[q], e->now)) continue;
-        if (e->trainer)
-            memcpy(s->outbox + slot * s->params, trainer_params(e->trainer, i), s->params * sizeof(float));
+        if (s->in_flight[slot] || !engine_agent_online(sim->engine, neighbours[q], engine_now(sim->engine))) continue;
+        if (sim->trainer)
+            memcpy(s->outbox + slot * s->params, trainer_params(sim->trainer, i), s->params * sizeof(float));
         s->in_flight[slot] = 1;
         s->sent_step[slot] = s->steps[i];
-        engine_send(e, i, neighbours[q], engine_model_bytes(e), SWIFT_MODEL, ((int64_t)i << 32) | q);
+        int64_t tag = ((int64_t)i << 32) | q;
+        int status = engine_send(sim->engine, i, neighbours[q], sim_model_bytes(sim), SWIFT_MODEL, tag);
+        if (status != HS_OK) return status;
     }
+    return HS_OK;
 }
 
-static int swift_round_begin(void *state, Engine *e, int round)
+static int swift_round_begin(void *state, Sim *sim, int round)
 {
     SwiftState *s = state;
     s->staleness_sum = 0;
     s->staleness_count = 0;
-    if (async_round_begin(&s->rounds, e, round, s->steps) || round > 0) return HS_OK;
+    if (async_round_begin(&s->rounds, sim, round, s->steps) || round > 0) return HS_OK;
     int status = HS_OK;
-    for (int i = 0; i < e->world.n && status == HS_OK; i++) status = swift_compute(s, e, i);
+    for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = swift_compute(s, sim, i);
     return status;
 }
 
-static int swift_on_event(void *state, Engine *e, const Event *ev)
+static int swift_on_event(void *state, Sim *sim, const Event *ev)
 {
     SwiftState *s = state;
     if (ev->kind == SWIFT_MODEL) {
@@ -141,7 +146,7 @@ static int swift_on_event(void *state, Engine *e, const Event *ev)
         while (q < degree && neighbours[q] != from) q++;
         size_t slot = (size_t)s->topology.offsets[to] + (size_t)q;
         s->copy_step[slot] = s->sent_step[sent];
-        if (e->trainer)
+        if (sim->trainer)
             memcpy(s->copies + slot * s->params, s->outbox + sent * s->params, s->params * sizeof(float));
         s->in_flight[sent] = 0;
         return HS_OK;
@@ -149,12 +154,12 @@ static int swift_on_event(void *state, Engine *e, const Event *ev)
     int i = ev->agent, status;
     /* nothing changes x_i while it computes (copies change, x_i only at its own events),
      * so the step at the end of the computation is the step at its start */
-    if ((status = trainer_local_step(e->trainer, i)) != HS_OK) return status;
+    if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
     s->steps[i]++;
-    if (s->steps[i] % s->period == 0) swift_communicate(s, e, i);
-    if (async_round_step(&s->rounds, e, i, s->steps[i]))
-        e->round_extra = s->staleness_count ? s->staleness_sum / (double)s->staleness_count : NAN;
-    return swift_compute(s, e, i);
+    if (s->steps[i] % s->period == 0 && (status = swift_communicate(s, sim, i)) != HS_OK) return status;
+    if (async_round_step(&s->rounds, sim, i, s->steps[i]))
+        sim->round_extra = s->staleness_count ? s->staleness_sum / (double)s->staleness_count : NAN;
+    return swift_compute(s, sim, i);
 }
 
 static void swift_destroy(void *state)

@@ -47,7 +47,7 @@
  * the mean gradient. */
 #include "sim/stages/byzantine.h"
 #include "sim/stages/compress.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/stages/prune.h"
 #include "base/units.h"
 #include "sim/train/trainer.h"
@@ -106,36 +106,37 @@ static int sync_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
-static int sync_create(Engine *e, void **state)
+static int sync_create(Sim *sim, void **state)
 {
     SyncState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    s->steps_per_round = engine_round_steps(e);
-    s->step_flops = engine_step_flops(e, e->sc->model.batch);
+    s->steps_per_round = sim_round_steps(sim);
+    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     int status;
-    s->deadline = scenario_param_number(e->sc, "deadline");
-    if (isfinite(s->deadline) && (s->members = calloc((size_t)e->world.n, sizeof *s->members)) == NULL)
+    s->deadline = scenario_param_number(sim->sc, "deadline");
+    if (isfinite(s->deadline) && (s->members = calloc((size_t)sim->world.n, sizeof *s->members)) == NULL)
         return HS_E_NOMEM;
-    const CompressionSpec *c = &e->sc->compression;
-    const ByzantineSpec *b = &e->sc->byzantine;
+    const CompressionSpec *c = &sim->sc->compression;
+    const ByzantineSpec *b = &sim->sc->byzantine;
     int compressed = c->present && c->scheme != COMPRESS_NONE;
     int robust = b->present && (b->count > 0 || b->aggregator != AGGREGATOR_MEAN);
-    if ((status = prune_create(e, NULL, &s->prune)) != HS_OK) return status;
-    if (!compressed && !robust) return trainer_setup_shared(e->trainer);
+    status = prune_create(sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL, sim->diag, &s->prune);
+    if (status != HS_OK) return status;
+    if (!compressed && !robust) return trainer_setup_shared(sim->trainer);
 
-    int n = e->world.n;
-    s->d = (size_t)e->profile.total_params;
+    int n = sim->world.n;
+    s->d = (size_t)sim->profile.total_params;
     s->n_state = compressed ? compress_state_vectors(c) : 0;
     s->worker_momentum = compressed && c->worker_momentum;
     int buffers = compressed ? s->n_state + s->worker_momentum : 1;
-    if ((status = trainer_setup_local(e->trainer, buffers)) != HS_OK) return status;
-    size_t params = trainer_param_count(e->trainer);
+    if ((status = trainer_setup_local(sim->trainer, buffers)) != HS_OK) return status;
+    size_t params = trainer_param_count(sim->trainer);
     s->bytes = calloc((size_t)n, sizeof *s->bytes);
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
     s->outs = calloc((size_t)n, sizeof *s->outs);
     if (!s->bytes || !s->vectors || !s->outs) return HS_E_NOMEM;
-    if (e->trainer) {
+    if (sim->trainer) {
         s->update = calloc(params, sizeof *s->update);
         s->gradient = calloc(params, sizeof *s->gradient);
         s->message = calloc(s->d, sizeof *s->message);
@@ -147,63 +148,63 @@ static int sync_create(Engine *e, void **state)
             return HS_E_NOMEM;
     }
     if (compressed) {
-        if ((status = compress_create(c, e->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
+        if ((status = compress_create(c, sim->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
             (status = ring_gather_init(&s->gather, n, SYNC_BLOCK)) != HS_OK)
-            return hs_diag_set(e->diag, status, NULL, 0, "out of memory for compression");
+            return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for compression");
         return HS_OK;
     }
-    return byzantine_create(e, s->d, &s->byzantine);
+    return byzantine_create(sim->sc, &sim->world, sim->trainer, s->d, sim->diag, &s->byzantine);
 }
 
 /* Compressed path, train mode: every agent's message and the mean of the contributions. */
-static int sync_compress_step(SyncState *s, Engine *e)
+static int sync_compress_step(SyncState *s, Sim *sim)
 {
-    int n = e->world.n;
-    if (e->trainer == NULL) {
+    int n = sim->world.n;
+    if (sim->trainer == NULL) {
         for (int i = 0; i < n; i++) s->bytes[i] = compress_expected_bytes(s->compressor, i);
         return HS_OK;
     }
     memset(s->update, 0, s->d * sizeof *s->update);
     for (int i = 0; i < n; i++) {
-        int status = trainer_gradient(e->trainer, i, s->gradient);
+        int status = trainer_gradient(sim->trainer, i, s->gradient);
         if (status != HS_OK) return status;
-        float *h = s->n_state > 0 ? trainer_buffer(e->trainer, i, 0) : NULL;
-        float *err = s->n_state > 1 ? trainer_buffer(e->trainer, i, 1) : NULL;
+        float *h = s->n_state > 0 ? trainer_buffer(sim->trainer, i, 0) : NULL;
+        float *err = s->n_state > 1 ? trainer_buffer(sim->trainer, i, 1) : NULL;
         const float *v = s->gradient;
         if (s->worker_momentum) {
-            const OptimSpec *o = &e->sc->optim;
-            compress_worker_momentum(trainer_buffer(e->trainer, i, s->n_state), s->sent, trainer_params(e->trainer, i), s->gradient,
+            const OptimSpec *o = &sim->sc->optim;
+            compress_worker_momentum(trainer_buffer(sim->trainer, i, s->n_state), s->sent, trainer_params(sim->trainer, i), s->gradient,
                                      s->d, o->momentum, o->weight_decay, o->nesterov);
             v = s->sent;
         }
         if (s->dgc) {
             /* h is e_i, err is u_i. Momentum correction: e_i accumulates the velocity; the
              * weight decay stays out of what is sent (sync_apply_local) */
-            const OptimSpec *o = &e->sc->optim;
+            const OptimSpec *o = &sim->sc->optim;
             int heavy = o->kind == OPTIM_MOMENTUM;
-            compress_dgc_clip(s->gradient, s->d, e->sc->compression.clip, n);
-            compress_worker_momentum(err, s->sent, trainer_params(e->trainer, i), s->gradient, s->d,
+            compress_dgc_clip(s->gradient, s->d, sim->sc->compression.clip, n);
+            compress_worker_momentum(err, s->sent, trainer_params(sim->trainer, i), s->gradient, s->d,
                                      heavy ? o->momentum : 0, 0, heavy && o->nesterov);
             v = s->sent;
         }
         size_t kept = compress_feedback(s->compressor, i, v, h, err, s->message);
-        if (s->dgc && e->sc->compression.masking) compress_dgc_mask(err, s->message, s->d);
+        if (s->dgc && sim->sc->compression.masking) compress_dgc_mask(err, s->message, s->d);
         s->bytes[i] = compress_wire_bytes(s->d, kept);
-        vec_axpy(s->update, 1.0f, compress_contributes_message(&e->sc->compression) ? s->message : h, s->d);
+        vec_axpy(s->update, 1.0f, compress_contributes_message(&sim->sc->compression) ? s->message : h, s->d);
     }
     vec_scale(s->update, 1.0f / (float)n, s->d);
     return HS_OK;
 }
 
 /* Robust path, train mode: gradients, attacks, the aggregate. */
-static int sync_robust_step(SyncState *s, Engine *e)
+static int sync_robust_step(SyncState *s, Sim *sim)
 {
-    if (e->trainer == NULL) return HS_OK;
-    for (int i = 0; i < e->world.n; i++) {
-        float *g = trainer_buffer(e->trainer, i, 0);
+    if (sim->trainer == NULL) return HS_OK;
+    for (int i = 0; i < sim->world.n; i++) {
+        float *g = trainer_buffer(sim->trainer, i, 0);
         int status = byzantine_is_attacker(s->byzantine, i) && byzantine_flips_labels(s->byzantine)
-                         ? byzantine_gradient(s->byzantine, e, i, trainer_params(e->trainer, i), g)
-                         : trainer_gradient(e->trainer, i, g);
+                         ? byzantine_gradient(s->byzantine, i, trainer_params(sim->trainer, i), g, sim->diag)
+                         : trainer_gradient(sim->trainer, i, g);
         if (status != HS_OK) return status;
         s->vectors[i] = g;
         s->outs[i] = g;
@@ -213,15 +214,15 @@ static int sync_robust_step(SyncState *s, Engine *e)
 }
 
 /* Agent 0's optimiser applies the update; everybody copies the result. */
-static int sync_apply_local(SyncState *s, Engine *e)
+static int sync_apply_local(SyncState *s, Sim *sim)
 {
-    if (e->trainer == NULL) return HS_OK;
-    size_t params = trainer_param_count(e->trainer);
-    float *x = trainer_params(e->trainer, 0);
+    if (sim->trainer == NULL) return HS_OK;
+    size_t params = trainer_param_count(sim->trainer);
+    float *x = trainer_params(sim->trainer, 0);
     if (s->dgc) {
         /* DGC: the sparse mean plus the locally applied heavy ball of the weight decay */
-        const OptimSpec *o = &e->sc->optim;
-        const float rate = (float)trainer_schedule_lr(e->sc, e->round), wd = (float)o->weight_decay;
+        const OptimSpec *o = &sim->sc->optim;
+        const float rate = (float)trainer_schedule_lr(sim->sc, engine_round(sim->engine)), wd = (float)o->weight_decay;
         const float mu = o->kind == OPTIM_MOMENTUM ? (float)o->momentum : 0.0f;
         const int nesterov = o->kind == OPTIM_MOMENTUM && o->nesterov;
         for (size_t j = 0; j < s->d; j++) {
@@ -235,101 +236,113 @@ static int sync_apply_local(SyncState *s, Engine *e)
         }
     } else if (s->worker_momentum) {
         /* the momentum (and weight decay) are in the agents' vectors already */
-        const float rate = (float)trainer_schedule_lr(e->sc, e->round);
+        const float rate = (float)trainer_schedule_lr(sim->sc, engine_round(sim->engine));
         for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->update[j];
     } else {
-        int status = trainer_optimizer_step(e->trainer, 0, s->update);
+        int status = trainer_optimizer_step(sim->trainer, 0, s->update);
         if (status != HS_OK) return status;
     }
-    for (int i = 1; i < e->world.n; i++) memcpy(trainer_params(e->trainer, i), x, params * sizeof *x);
+    for (int i = 1; i < sim->world.n; i++) memcpy(trainer_params(sim->trainer, i), x, params * sizeof *x);
     return HS_OK;
 }
 
-static int sync_start_step(SyncState *s, Engine *e)
+static int sync_start_step(SyncState *s, Sim *sim)
 {
+    int status;
     if (s->compressor) {
-        ring_gather_begin(&s->gather, NULL, e->world.n);
-        for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, 0);
-        return sync_compress_step(s, e);
+        ring_gather_begin(&s->gather, NULL, sim->world.n);
+        for (int i = 0; i < sim->world.n; i++)
+            if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0, NULL)) != HS_OK)
+                return status;
+        return sync_compress_step(s, sim);
     }
     if (isfinite(s->deadline)) {
         s->serial++;
         s->n_members = 0;
         s->closed = 0;
-        for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, s->serial);
+        for (int i = 0; i < sim->world.n; i++)
+            if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, s->serial, NULL)) != HS_OK)
+                return status;
         return HS_OK;
     }
     if (s->prune.on) {
-        if (prune_shells_begin(&s->prune, NULL, e->world.n, 1, SYNC_REDUCED) != HS_OK)
-            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->prune.step_flops[i], SYNC_COMPUTED, 0);
-        return trainer_shared_width_gradients(e->trainer, NULL, e->world.n, s->prune.widths);
+        if (prune_shells_begin(&s->prune, NULL, sim->world.n, 1, SYNC_REDUCED) != HS_OK)
+            return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < sim->world.n; i++)
+            if ((status = engine_compute(sim->engine, i, s->prune.step_flops[i], SYNC_COMPUTED, 0, NULL)) != HS_OK)
+                return status;
+        return trainer_shared_width_gradients(sim->trainer, NULL, sim->world.n, s->prune.widths);
     }
-    engine_collective_begin(&s->allreduce, NULL, e->world.n, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
-    for (int i = 0; i < e->world.n; i++) engine_compute(e, i, s->step_flops, SYNC_COMPUTED, 0);
-    if (s->byzantine) return sync_robust_step(s, e);
+    engine_collective_begin(&s->allreduce, NULL, sim->world.n, sim_model_bytes(sim), 1, SYNC_REDUCED, 0);
+    for (int i = 0; i < sim->world.n; i++)
+        if ((status = engine_compute(sim->engine, i, s->step_flops, SYNC_COMPUTED, 0, NULL)) != HS_OK) return status;
+    if (s->byzantine) return sync_robust_step(s, sim);
     /* Every agent starts from the same parameters, so the gradients can be computed
      * now, all at once, for the step that completes later. */
-    return trainer_shared_gradients(e->trainer);
+    return trainer_shared_gradients(sim->trainer);
 }
 
-static int sync_round_begin(void *state, Engine *e, int round)
+static int sync_round_begin(void *state, Sim *sim, int round)
 {
     SyncState *s = state;
     s->step = 0;
     s->dropped = 0;
-    if (isfinite(s->deadline)) e->round_extra = 0;
+    if (isfinite(s->deadline)) sim->round_extra = 0;
     if (s->compressor) compress_begin_round(s->compressor, round);
-    if (s->prune.on) e->round_extra = prune_smallest_keep(&s->prune);
-    return sync_start_step(s, e);
+    if (s->prune.on) sim->round_extra = prune_smallest_keep(&s->prune);
+    return sync_start_step(s, sim);
 }
 
 /* Deadline path: the step's all-reduce among the agents on time. Their gradients are
  * taken now: the shared parameters have not changed since the step began. */
-static int sync_close_step(SyncState *s, Engine *e)
+static int sync_close_step(SyncState *s, Sim *sim)
 {
     s->closed = 1;
-    s->dropped += e->world.n - s->n_members;
-    e->round_extra = (double)s->dropped;
-    engine_collective_begin(&s->allreduce, s->members, s->n_members, engine_model_bytes(e), 1, SYNC_REDUCED, 0);
+    s->dropped += sim->world.n - s->n_members;
+    sim->round_extra = (double)s->dropped;
+    engine_collective_begin(&s->allreduce, s->members, s->n_members, sim_model_bytes(sim), 1, SYNC_REDUCED, 0);
     for (int k = 0; k < s->n_members; k++) {
-        int status = engine_collective_join(e, &s->allreduce, s->members[k]);
+        int status = engine_collective_join(sim->engine, &s->allreduce, s->members[k]);
         if (status != HS_OK) return status;
     }
-    return trainer_shared_gradients_of(e->trainer, s->members, s->n_members);
+    return trainer_shared_gradients_of(sim->trainer, s->members, s->n_members);
 }
 
-static int sync_deadline_event(SyncState *s, Engine *e, const Event *ev)
+static int sync_deadline_event(SyncState *s, Sim *sim, const Event *ev)
 {
-    if (ev->kind == SYNC_DEADLINE) return ev->data == s->serial && !s->closed ? sync_close_step(s, e) : HS_OK;
+    if (ev->kind == SYNC_DEADLINE) return ev->data == s->serial && !s->closed ? sync_close_step(s, sim) : HS_OK;
     if (ev->data != s->serial || s->closed) return HS_OK; /* a late gradient: discarded */
-    if (s->n_members == 0 && engine_schedule(e, e->now + s->deadline, SYNC_DEADLINE, -1, s->serial) != HS_OK)
+    if (s->n_members == 0 &&
+        engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, SYNC_DEADLINE, -1, s->serial) != HS_OK)
         return HS_E_NOMEM;
     s->members[s->n_members++] = ev->agent;
-    return s->n_members == e->world.n ? sync_close_step(s, e) : HS_OK;
+    return s->n_members == sim->world.n ? sync_close_step(s, sim) : HS_OK;
 }
 
-static int sync_finish_step(SyncState *s, Engine *e)
+static int sync_finish_step(SyncState *s, Sim *sim)
 {
-    int status = s->compressor || s->byzantine ? sync_apply_local(s, e) : trainer_shared_apply(e->trainer);
+    int status = s->compressor || s->byzantine ? sync_apply_local(s, sim) : trainer_shared_apply(sim->trainer);
     if (status != HS_OK) return status;
-    if (++s->step < s->steps_per_round) return sync_start_step(s, e);
-    engine_end_round(e);
+    if (++s->step < s->steps_per_round) return sync_start_step(s, sim);
+    engine_end_round(sim->engine);
     return HS_OK;
 }
 
-static int sync_on_event(void *state, Engine *e, const Event *ev)
+static int sync_on_event(void *state, Sim *sim, const Event *ev)
 {
     SyncState *s = state;
     if (s->compressor) {
-        int done = ev->kind == SYNC_COMPUTED ? ring_gather_offer(e, &s->gather, ev->agent, s->bytes[ev->agent])
-                                             : ring_gather_arrived(e, &s->gather, ev);
-        return done ? sync_finish_step(s, e) : HS_OK;
+        int complete;
+        int status = ev->kind == SYNC_COMPUTED
+                         ? ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent], &complete)
+                         : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+        if (status != HS_OK) return status;
+        return complete ? sync_finish_step(s, sim) : HS_OK;
     }
-    if (ev->kind == SYNC_REDUCED) return s->prune.on && !prune_shells_done(&s->prune) ? HS_OK : sync_finish_step(s, e);
-    if (isfinite(s->deadline)) return sync_deadline_event(s, e, ev);
-    if (s->prune.on) return prune_shells_join(e, &s->prune, ev->agent);
-    return engine_collective_join(e, &s->allreduce, ev->agent);
+    if (ev->kind == SYNC_REDUCED) return s->prune.on && !prune_shells_done(&s->prune) ? HS_OK : sync_finish_step(s, sim);
+    if (isfinite(s->deadline)) return sync_deadline_event(s, sim, ev);
+    if (s->prune.on) return prune_shells_join(sim->engine, &s->prune, ev->agent);
+    return engine_collective_join(sim->engine, &s->allreduce, ev->agent);
 }
 
 static void sync_destroy(void *state)

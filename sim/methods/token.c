@@ -35,9 +35,9 @@
  * identical timings. A visit waits for an offline agent (engine_compute pauses); an agent
  * offline for good while the run still needs steps fails the run. */
 #include "models/optim.h"
-#include "sim/engine.h"
+#include "sim/methods/method.h"
 #include "sim/kernel/rng.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 #include "sim/world/walk.h"
 
@@ -96,14 +96,14 @@ static int token_state_vectors(OptimKind kind)
     return kind == OPTIM_SGD ? 0 : kind == OPTIM_MOMENTUM ? 1 : 2;
 }
 
-static int token_create(Engine *e, void **state)
+static int token_create(Sim *sim, void **state)
 {
     TokenState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    const Scenario *sc = e->sc;
-    int n = e->world.n;
-    int status = topology_build(sc, n, &s->topology, e->diag);
+    const Scenario *sc = sim->sc;
+    int n = sim->world.n;
+    int status = scenario_topology(sc, n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     static const WalkKind kinds[] = {WALK_SIMPLE, WALK_METROPOLIS, WALK_SRRW};
     static const WalkKind bases[] = {WALK_METROPOLIS, WALK_SIMPLE};
@@ -115,11 +115,11 @@ static int token_create(Engine *e, void **state)
     s->targets = calloc((size_t)s->walk.max_degree + 2, sizeof *s->targets);
     s->probs = calloc((size_t)s->walk.max_degree + 2, sizeof *s->probs);
     if (!s->tokens || !s->targets || !s->probs) return HS_E_NOMEM;
-    s->step_flops = engine_step_flops(e, sc->model.batch);
-    s->bytes = engine_model_bytes(e) * (1 + token_state_vectors(sc->optim.kind));
-    for (int i = 0; i < n; i++) s->steps_per_round += engine_agent_steps(e, i);
-    if ((status = trainer_setup_shared(e->trainer)) != HS_OK) return status;
-    s->n_params = trainer_param_count(e->trainer);
+    s->step_flops = sim_step_flops(sim, sc->model.batch);
+    s->bytes = sim_model_bytes(sim) * (1 + token_state_vectors(sc->optim.kind));
+    for (int i = 0; i < n; i++) s->steps_per_round += sim_agent_steps(sim, i);
+    if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
+    s->n_params = trainer_param_count(sim->trainer);
     gsl_rng *start = rng_stream_create(sc->seed, TOKEN_START_STREAM, RNG_PURPOSE_METHOD);
     if (start == NULL) return HS_E_NOMEM;
     for (int k = 0; k < s->n_tokens; k++) {
@@ -136,70 +136,72 @@ static int token_create(Engine *e, void **state)
         }
         t->rng = rng_stream_create(sc->seed, (TOKEN_WALK_TAG << 32) | (uint64_t)k, RNG_PURPOSE_METHOD);
         if (t->rng == NULL) break;
-        if (e->trainer == NULL) continue;
+        if (sim->trainer == NULL) continue;
         /* every token starts from the shared model's initial parameters */
         t->params = malloc(s->n_params * sizeof *t->params);
         t->grad = calloc(s->n_params, sizeof *t->grad);
         if (!t->params || !t->grad || optim_create(&sc->optim, s->n_params, &t->optim) != HS_OK) break;
-        memcpy(t->params, trainer_shared_params(e->trainer), s->n_params * sizeof *t->params);
+        memcpy(t->params, trainer_shared_params(sim->trainer), s->n_params * sizeof *t->params);
     }
     gsl_rng_free(start);
     for (int k = 0; k < s->n_tokens; k++)
-        if (s->tokens[k].rng == NULL || (e->trainer && s->tokens[k].optim == NULL))
-            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for %d tokens", s->n_tokens);
+        if (s->tokens[k].rng == NULL || (sim->trainer && s->tokens[k].optim == NULL))
+            return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for %d tokens", s->n_tokens);
     return HS_OK;
 }
 
 /* Token k arrives at (or stays on) its agent: the visit counts, the step begins. The
  * gradient is taken on the token's model as it is when the computation starts. */
-static int token_begin_visit(TokenState *s, Engine *e, int k)
+static int token_begin_visit(TokenState *s, Sim *sim, int k)
 {
     Token *t = &s->tokens[k];
     walk_visit(&s->walk, t->at);
-    int status = trainer_gradient_at(e->trainer, t->at, t->params, t->grad);
+    int status = trainer_gradient_at(sim->trainer, t->at, t->params, t->grad);
     if (status != HS_OK) return status;
-    double finish = engine_compute(e, t->at, s->step_flops, TOKEN_COMPUTED, k);
-    if (!isfinite(finish) && (e->sc->rounds <= 0 || s->steps < (long)e->sc->rounds * s->steps_per_round))
-        return engine_fail_stranded(e, t->at);
+    double finish;
+    if ((status = engine_compute(sim->engine, t->at, s->step_flops, TOKEN_COMPUTED, k, &finish)) != HS_OK)
+        return status;
+    if (!isfinite(finish) && (sim->sc->rounds <= 0 || s->steps < (long)sim->sc->rounds * s->steps_per_round))
+        return engine_fail_stranded(sim->engine, t->at);
     return HS_OK;
 }
 
-static int token_round_begin(void *state, Engine *e, int round)
+static int token_round_begin(void *state, Sim *sim, int round)
 {
     TokenState *s = state;
     s->round = round;
     if (s->started) return HS_OK; /* the tokens are already walking */
     s->started = 1;
     int status = HS_OK;
-    for (int k = 0; k < s->n_tokens && status == HS_OK; k++) status = token_begin_visit(s, e, k);
+    for (int k = 0; k < s->n_tokens && status == HS_OK; k++) status = token_begin_visit(s, sim, k);
     return status;
 }
 
-static int token_on_event(void *state, Engine *e, const Event *ev)
+static int token_on_event(void *state, Sim *sim, const Event *ev)
 {
     TokenState *s = state;
     int k = (int)ev->data;
     Token *t = &s->tokens[k];
-    if (ev->kind == TOKEN_ARRIVED) return token_begin_visit(s, e, k);
+    if (ev->kind == TOKEN_ARRIVED) return token_begin_visit(s, sim, k);
     /* the step is done: apply it, count it, pass the token on */
-    if (e->trainer) optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_schedule_lr(e->sc, e->round));
+    if (sim->trainer)
+        optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
     s->steps++;
     if (s->steps == (long)(s->round + 1) * s->steps_per_round) {
-        e->round_extra = walk_tv_distance(&s->walk);
-        engine_end_round(e);
+        sim->round_extra = walk_tv_distance(&s->walk);
+        engine_end_round(sim->engine);
     }
     int from = t->at;
     t->at = walk_next(&s->walk, from, t->rng, s->targets, s->probs);
-    if (t->at == from) return token_begin_visit(s, e, k);
-    engine_send(e, from, t->at, s->bytes, TOKEN_ARRIVED, k);
-    return HS_OK;
+    if (t->at == from) return token_begin_visit(s, sim, k);
+    return engine_send(sim->engine, from, t->at, s->bytes, TOKEN_ARRIVED, k);
 }
 
 /* The evaluated model: the tokens' average, summed in token order. */
-static int token_round_end(void *state, Engine *e, int round)
+static int token_round_end(void *state, Sim *sim, int round)
 {
     TokenState *s = state;
-    float *shared = trainer_shared_params(e->trainer);
+    float *shared = trainer_shared_params(sim->trainer);
     if (shared == NULL) return HS_OK;
     for (size_t j = 0; j < s->n_params; j++) {
         double sum = 0;

@@ -4,17 +4,19 @@
  * in scenario_options.c).
  * Order matters for good messages: unknown sections and keys are reported first (they
  * are usually typos that would otherwise surface as a confusing "missing key"), then
- * each section is resolved top to bottom. */
+ * each section is resolved top to bottom.
+ * Over 600 lines because the sections' key lists and the order of resolution are one
+ * table read top to bottom; the readers and the other sections are split off as above. */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario.h"
 
 #include "base/names.h"
 #include "models/model.h"
-#include "sim/methods/method.h"
+#include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
-#include "sim/world/server_assign.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/server_assign.h"
+#include "sim/scenario/topology.h"
 
 #include <ctype.h>
 #include <gsl/gsl_cdf.h>
@@ -568,7 +570,7 @@ static int scenario_resolve_agents(Resolver *r)
 }
 
 
-/* [servers] assign: nearest, round-robin or FILE.assign (sim/world/server_assign.h), read here
+/* [servers] assign: nearest, round-robin or FILE.assign (sim/scenario/server_assign.h), read here
  * once so that a bad file is an input error before anything runs. */
 static int scenario_resolve_assign(Resolver *r)
 {

@@ -10,6 +10,7 @@
 #include "sim/scenario/distribution.h"
 #include "sim/kernel/dynamics.h"
 #include "sim/scenario/inidoc.h"
+#include "sim/scenario/topology.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -21,10 +22,6 @@
 #define SCENARIO_THREADS_EAGER (-1)
 
 typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;
-
-typedef enum {
-    TOPO_FULL = 0, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_FILE
-} TopologyKind;
 
 /* Which attributes a group sets itself (the rest come from [agents]). */
 typedef struct AgentGroupSpec {
@@ -44,7 +41,7 @@ typedef struct AgentGroupSpec {
 } AgentGroupSpec;
 
 /* A resolved [method] key of the method that runs: the given value or the method's
- * default, already checked against the key's type and range (sim/methods/method.h). */
+ * default, already checked against the key's type and range (sim/scenario/method_ops.h). */
 typedef struct MethodParam {
     char key[INIDOC_NAME_MAX];
     char value[INIDOC_VALUE_MAX];  /* as written (trimmed): runs.config */
@@ -214,5 +211,14 @@ int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, cons
  * run, data, model, topology, agents (and agents.NAME), compression, byzantine; NULL for
  * the others ([method] keys come from sim/methods, [sweep] keys are SECTION.KEY). */
 const char *const *scenario_section_keys(const char *section);
+
+/* The scenario's [topology] graph over n nodes (topology_build_kind with its kind,
+ * degree, edges file and seed): errors name the scenario's [topology], or the edges file
+ * and line; a disconnected graph is an error. */
+static inline int scenario_topology(const Scenario *sc, int n, Topology *out, HsDiag *diag)
+{
+    const char *where = sc->topology == TOPO_FILE ? sc->topology_file : sc->file;
+    return topology_build_kind(sc->topology, n, sc->degree, where, sc->seed, out, diag);
+}
 
 #endif

@@ -2,7 +2,7 @@
  * Numbers are written in SI with 17 significant digits so that reading the text back
  * resolves to the same bits; the round trip is tested. */
 #include "sim/scenario/scenario.h"
-#include "sim/methods/method.h"
+#include "sim/scenario/method_ops.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* scenario_method.c — [method] and [method.NAME]: every key checked against its method's
- * typed table (sim/methods/method.h), the rule that merges the two sections, and the
+ * typed table (sim/scenario/method_ops.h), the rule that merges the two sections, and the
  * readers a method's create() uses. */
 #include "sim/scenario/scenario_resolver.h"
 

@@ -6,7 +6,7 @@
 #define SIM_SCENARIO_RESOLVER_H
 
 #include "base/units.h"
-#include "sim/methods/method.h"
+#include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario.h"
 
 #include <stddef.h>

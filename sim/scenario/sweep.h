@@ -61,6 +61,8 @@ typedef struct Sweep {
     char **labels;      /* (n_runs) owned */
     int64_t *by_label;  /* (n_runs) run indices sorted by label, for sweep_find */
     char id[SWEEP_ID_SIZE];
+    int64_t first_run;  /* run id of run index 0 when the writer reserved ids (0: none) */
+    const struct RunOrigin *origin; /* driver/origin.h: the provenance its runs record */
     int threads_default; /* worker threads of a run whose [run] threads is not set (0: the cores) */
 } Sweep;
 

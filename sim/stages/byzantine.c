@@ -11,7 +11,6 @@
 
 #include "models/dataset.h"
 #include "models/model.h"
-#include "sim/engine.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
 
@@ -70,11 +69,11 @@ static void byzantine_shuffle(Byzantine *b, int agent)
 
 /* Keeps a copy of the attackers' rows of the trainer's partition with labels
  * y -> classes - 1 - y (the trainer's own data stays untouched). */
-static int byzantine_load_rows(Byzantine *b, Engine *e)
+static int byzantine_load_rows(Byzantine *b, const Scenario *sc, const World *world, const Trainer *trainer,
+                               HsDiag *diag)
 {
-    const Scenario *sc = e->sc;
-    const Dataset *ds = trainer_dataset(e->trainer);
-    int n = e->world.n, status = HS_E_NOMEM;
+    const Dataset *ds = trainer_dataset(trainer);
+    int n = world->n, status = HS_E_NOMEM;
     b->features = ds->features;
     b->batch = sc->model.batch;
     b->rows = calloc((size_t)n, sizeof *b->rows);
@@ -85,7 +84,7 @@ static int byzantine_load_rows(Byzantine *b, Engine *e)
     for (int a = 0; a < n; a++) {
         if (!b->flags[a]) continue;
         int count;
-        const int *idx = trainer_agent_samples(e->trainer, a, &count);
+        const int *idx = trainer_agent_samples(trainer, a, &count);
         FlipRows *r = &b->rows[a];
         r->count = count;
         r->x = malloc(((size_t)count * (size_t)b->features + 1) * sizeof *r->x);
@@ -104,19 +103,20 @@ static int byzantine_load_rows(Byzantine *b, Engine *e)
     if (init) gsl_rng_free(init);
     if (status == HS_OK) status = model_workspace_create(&sc->model, &b->ws);
 done:
-    if (status == HS_E_NOMEM) hs_diag_set(e->diag, status, NULL, 0, "out of memory for label-flipping agents");
+    if (status == HS_E_NOMEM) hs_diag_set(diag, status, NULL, 0, "out of memory for label-flipping agents");
     return status;
 }
 
-int byzantine_create(Engine *e, size_t d, Byzantine **out)
+int byzantine_create(const Scenario *sc, const World *world, const Trainer *trainer, size_t d, HsDiag *diag,
+                     Byzantine **out)
 {
     *out = NULL;
-    int n = e->world.n, status = HS_E_NOMEM;
+    int n = world->n, status = HS_E_NOMEM;
     Byzantine *b = calloc(1, sizeof *b);
     if (b == NULL) goto fail;
-    b->spec = e->sc->byzantine;
+    b->spec = sc->byzantine;
     if (!b->spec.present) b->spec = (ByzantineSpec){.aggregator = AGGREGATOR_MEAN, .tau = 1, .iters = 1};
-    b->seed = e->sc->seed;
+    b->seed = sc->seed;
     b->n = n;
     b->d = d;
     b->flags = calloc((size_t)n, sizeof *b->flags);
@@ -127,13 +127,13 @@ int byzantine_create(Engine *e, size_t d, Byzantine **out)
     b->center = calloc(d ? d : 1, sizeof *b->center);
     b->scratch = calloc((size_t)n * (size_t)n + 1, sizeof *b->scratch);
     if (!b->flags || !b->honest || !b->noise || !b->mean || !b->sd || !b->center || !b->scratch) goto fail;
-    for (int i = 0; i < n; i++) b->flags[i] = e->world.agents[i].byzantine;
+    for (int i = 0; i < n; i++) b->flags[i] = world->agents[i].byzantine;
     for (int i = 0; i < n; i++)
         if (b->flags[i] && b->spec.attack == ATTACK_GAUSSIAN &&
             (b->noise[i] = rng_stream_create(b->seed, (BYZANTINE_NOISE_TAG << 32) | (uint64_t)i, RNG_PURPOSE_METHOD)) == NULL)
             goto fail;
-    if (b->spec.attack == ATTACK_LABELFLIP && b->spec.count > 0 && e->trainer &&
-        (status = byzantine_load_rows(b, e)) != HS_OK) {
+    if (b->spec.attack == ATTACK_LABELFLIP && b->spec.count > 0 && trainer &&
+        (status = byzantine_load_rows(b, sc, world, trainer, diag)) != HS_OK) {
         byzantine_free(b);
         return status;
     }
@@ -141,7 +141,7 @@ int byzantine_create(Engine *e, size_t d, Byzantine **out)
     return HS_OK;
 fail:
     byzantine_free(b);
-    return hs_diag_set(e->diag, status, NULL, 0, "out of memory for the Byzantine agents");
+    return hs_diag_set(diag, status, NULL, 0, "out of memory for the Byzantine agents");
 }
 
 void byzantine_free(Byzantine *b)
@@ -180,7 +180,7 @@ int byzantine_flips_labels(const Byzantine *b)
     return b->spec.attack == ATTACK_LABELFLIP && b->rows != NULL;
 }
 
-int byzantine_gradient(Byzantine *b, Engine *e, int agent, const float *params, float *grad)
+int byzantine_gradient(Byzantine *b, int agent, const float *params, float *grad, HsDiag *diag)
 {
     FlipRows *r = &b->rows[agent];
     int size = b->batch < r->count ? b->batch : r->count;
@@ -197,7 +197,7 @@ int byzantine_gradient(Byzantine *b, Engine *e, int agent, const float *params, 
     double loss;
     int status = model_grad_full_at(b->shape, params, grad, b->ws, b->x, b->y, size, &loss);
     if (status != HS_OK || !isfinite(loss))
-        return hs_diag_set(e->diag, HS_E_DIVERGED, NULL, 0, "label-flipping agent %d diverged: loss %g", agent, loss);
+        return hs_diag_set(diag, HS_E_DIVERGED, NULL, 0, "label-flipping agent %d diverged: loss %g", agent, loss);
     return HS_OK;
 }
 

@@ -35,24 +35,28 @@
 #define SIM_BYZANTINE_H
 
 #include "sim/scenario/scenario.h"
+#include "sim/train/trainer.h"
+#include "sim/world/world.h"
 
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
 
-struct Engine;
 typedef struct Byzantine Byzantine;
 
-/* State for engine e's run: identities, attackers' streams, scratch, the aggregator's
- * state; vectors are of d floats. labelflip loads the attackers' rows (train mode).
- * Errors go to e->diag. Free with byzantine_free (accepts NULL). */
-int byzantine_create(struct Engine *e, size_t d, Byzantine **out);
+/* State for a run of sc over world: identities, attackers' streams, scratch, the
+ * aggregator's state; vectors are of d floats. labelflip loads the attackers' rows from
+ * trainer (train mode; NULL in timing mode). Errors return their status with a message
+ * in diag. Free with byzantine_free (accepts NULL). */
+int byzantine_create(const Scenario *sc, const World *world, const Trainer *trainer, size_t d, HsDiag *diag,
+                     Byzantine **out);
 void byzantine_free(Byzantine *b);
 int byzantine_is_attacker(const Byzantine *b, int agent);
 /* 1 if attackers compute their own vector on flipped labels (byzantine_gradient). */
 int byzantine_flips_labels(const Byzantine *b);
 /* The attacker's gradient on its next batch of its own rows with flipped labels, at
- * params (the agent's current parameters) into grad (model size). */
-int byzantine_gradient(Byzantine *b, struct Engine *e, int agent, const float *params, float *grad);
+ * params (the agent's current parameters) into grad (model size). HS_E_DIVERGED (with a
+ * message in diag) when its loss is not finite. */
+int byzantine_gradient(Byzantine *b, int agent, const float *params, float *grad, HsDiag *diag);
 
 /* Writes each attacker's vector into out[i] from what the agents would send honestly,
  * vectors[i] (out[i] may be vectors[i]); honest agents' out[i] are not touched. */

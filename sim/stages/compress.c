@@ -1,7 +1,6 @@
 /* compress.c — top-k / rand-k / DCT / Slim-DP, EF21 and EControl, wire sizes, and the
  * ring all-gather. See compress.h for the definitions; the comments here are about how. */
 #include "sim/stages/compress.h"
-#include "sim/engine.h"
 #include "sim/kernel/rng.h"
 
 #include "models/model.h"
@@ -371,61 +370,4 @@ void compress_worker_momentum(float *u, float *out, const float *x, const float 
         u[j] = mu * u[j] + a;
         out[j] = nesterov ? a + mu * u[j] : u[j];
     }
-}
-
-/* --- ring all-gather --- */
-
-int ring_gather_init(RingGather *g, int n_agents, int kind)
-{
-    memset(g, 0, sizeof *g);
-    g->n_agents = n_agents;
-    g->kind = kind;
-    g->position = malloc((size_t)n_agents * sizeof *g->position);
-    g->bytes = calloc((size_t)n_agents, sizeof *g->bytes);
-    g->received = calloc((size_t)n_agents, sizeof *g->received);
-    return g->position && g->bytes && g->received ? HS_OK : HS_E_NOMEM;
-}
-
-void ring_gather_free(RingGather *g)
-{
-    free(g->position);
-    free(g->bytes);
-    free(g->received);
-    memset(g, 0, sizeof *g);
-}
-
-static int ring_gather_member(const RingGather *g, int position)
-{
-    return g->members ? g->members[position] : position;
-}
-
-void ring_gather_begin(RingGather *g, const int *members, int n_members)
-{
-    g->members = members;
-    g->n = n_members;
-    g->complete = 0;
-    for (int i = 0; i < g->n_agents; i++) g->position[i] = -1;
-    for (int k = 0; k < n_members; k++) {
-        g->position[ring_gather_member(g, k)] = k;
-        g->received[k] = 0;
-        g->bytes[k] = 0;
-    }
-}
-
-int ring_gather_offer(Engine *e, RingGather *g, int agent, double bytes)
-{
-    int p = g->position[agent];
-    g->bytes[p] = bytes;
-    if (g->n == 1) return 1;
-    engine_send(e, agent, ring_gather_member(g, (p + 1) % g->n), bytes, g->kind, p);
-    return 0;
-}
-
-int ring_gather_arrived(Engine *e, RingGather *g, const Event *ev)
-{
-    int p = g->position[ev->agent], origin = (int)ev->data;
-    int next = (p + 1) % g->n;
-    if (next != origin) engine_send(e, ev->agent, ring_gather_member(g, next), g->bytes[origin], g->kind, origin);
-    if (++g->received[p] == g->n - 1) g->complete++;
-    return g->complete == g->n;
 }

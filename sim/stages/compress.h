@@ -1,5 +1,6 @@
-/* compress.h — sparsifying compressors with error feedback, the size of what they put on
- * the wire, and the ring all-gather that carries compressed vectors ([compression]).
+/* compress.h — sparsifying compressors with error feedback and the size of what they put
+ * on the wire ([compression]); the ring all-gather that carries the compressed vectors
+ * is a collective of the kernel (sim/kernel/collective.h).
  *
  * A Compressor holds, per agent, what its scheme needs between messages (a random
  * stream, DCT's threshold); the feedback state (EF21's g_i, EControl's h_i and e_i) lives
@@ -63,13 +64,11 @@
 #ifndef SIM_COMPRESS_H
 #define SIM_COMPRESS_H
 
-#include "sim/kernel/queue.h"
 #include "sim/scenario/scenario.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct Engine;
 typedef struct Compressor Compressor;
 
 /* Entries a message of n keeps: ceil(ratio n), at least 1, at most n. */
@@ -129,37 +128,6 @@ void compress_dgc_clip(float *g, size_t d, double clip, int n_agents);
 /* DGC's momentum factor masking: u[j] = 0 where message[j] != 0. (The paper masks the
  * indices sent; an index sent with the value exactly 0 keeps its momentum here.) */
 void compress_dgc_mask(float *u, const float *message, size_t d);
-
-/* --- ring all-gather of compressed vectors ---
- * Members in ring order; each member's block (its compressed vector, of its own size)
- * travels N-1 hops round the ring: a member sends its own block to its successor when it
- * offers it, and forwards every block it receives, except to the block's origin. Every
- * hop is an engine_send (timed by the [network] model like any message, bytes counted in
- * rounds.bytes), so a gather costs (N-1) sum_i bytes_i on the wire; its time is about
- * (N-1) (max_i bytes_i / bandwidth + latency) when blocks are offered together. The
- * gather is complete when every member holds all N-1 other blocks. Then each member
- * decompresses and averages locally, identically (no reduction happens in the network;
- * sparse vectors with different supports do not stay sparse when summed). */
-typedef struct RingGather {
-    int n_agents;
-    int n;               /* members this gather */
-    const int *members;  /* NULL: agents 0..n-1 */
-    int *position;       /* (n_agents) ring position of an agent, -1 outside */
-    double *bytes;       /* (n_agents) block size by position */
-    int *received;       /* (n_agents) blocks held by position */
-    int complete;        /* members holding every block */
-    int kind;            /* event kind of block arrivals: data = origin position */
-} RingGather;
-
-int ring_gather_init(RingGather *g, int n_agents, int kind);
-void ring_gather_free(RingGather *g);
-void ring_gather_begin(RingGather *g, const int *members, int n_members);
-/* agent's own block of `bytes` is ready. Returns 1 when that completes the gather (a
- * single member), else 0. */
-int ring_gather_offer(struct Engine *e, RingGather *g, int agent, double bytes);
-/* A block arrived (an event of g->kind): forwards it. Returns 1 once every member holds
- * every block, else 0. */
-int ring_gather_arrived(struct Engine *e, RingGather *g, const Event *ev);
 
 /* For tests: the k-th largest (1-based) of a[0..n-1], reordering a. */
 float compress_select_largest(float *a, size_t n, size_t k);

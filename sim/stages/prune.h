@@ -23,7 +23,8 @@
  *
  * Costs: a step of agent i costs F(keep_i); what it sends is its sub-model's parameter
  * bytes (blocks, 4 bytes each). Averaging by all-reduce (localsgd, sync) runs as nested
- * shells: with distinct kept ratios k_1 < ... < k_m among the members, shell l holds the
+ * shells (the kernel's NestedReduce, sim/kernel/collective.h, with the keep ratios as
+ * levels): with distinct kept ratios k_1 < ... < k_m among the members, shell l holds the
  * coordinates of sub(k_l) not in sub(k_{l-1}) and is a ring all-reduce among the members
  * with keep >= k_l (4 bytes per coordinate). Every coordinate is thus reduced exactly
  * among the agents holding it; a member joins only the shells it holds. With nobody
@@ -31,9 +32,12 @@
 #ifndef SIM_PRUNE_H
 #define SIM_PRUNE_H
 
-#include "sim/engine.h"
-
+#include "models/model_spec.h"
 #include "models/model_width.h"
+#include "sim/kernel/collective.h"
+#include "sim/kernel/engine.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
 
 typedef struct Prune {
     int on;                /* prune = width */
@@ -43,13 +47,7 @@ typedef struct Prune {
     double *bytes;         /* (n) parameter bytes of the sub-model's blocks */
     ModelWidth **widths;   /* (n) train mode: NULL for keep 1; one per pruned agent (its own
                             * sub-model and workspace, so agents' steps may run on threads) */
-    /* all-reduce shells */
-    int n_shells;
-    double *shell_keep;    /* (n) the ratio whose coordinates shell l adds */
-    double *shell_bytes;   /* (n) */
-    int *order;            /* (n) this averaging's members by ratio, largest first */
-    Collective *shells;    /* (n) */
-    int pending;           /* shells not done yet */
+    NestedReduce nest;     /* the averaging's all-reduce shells, levels = keep ratios */
 } Prune;
 
 /* The [method] keys prune, prune_target, prune_min, for a method's key table. */
@@ -61,10 +59,12 @@ typedef struct Prune {
     {"prune_min", "0.0625", "smallest keep ratio prune_target = makespan may choose",                              \
      .type = METHOD_KEY_REAL, .min = 0, .max = 1, .open = METHOD_KEY_OPEN_MIN}
 
-/* Reads the keys (prune = none: p->on = 0 and nothing else is allocated). steps: (n)
- * each agent's steps per round, NULL when all take the same number. Train mode builds
- * the sub-model maps. */
-int prune_create(Engine *e, const int *steps, Prune *p);
+/* Reads the keys of sc (prune = none: p->on = 0 and nothing else is allocated) for the
+ * agents of world, whose full model is profile. steps: (n) each agent's steps per round,
+ * NULL when all take the same number. train (train mode) builds the sub-model maps.
+ * Errors: HS_E_NOMEM, or a sub-model that cannot be built (with a message in diag). */
+int prune_create(const Scenario *sc, const World *world, const ModelProfile *profile, int train, const int *steps,
+                 HsDiag *diag, Prune *p);
 void prune_free(Prune *p);
 /* The keep ratios of prune_target = makespan, for the tests: keep[i] from tau and F. */
 double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,

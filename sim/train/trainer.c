@@ -7,7 +7,11 @@
  * Batches: each agent walks its own indices in an order reshuffled every local epoch
  * from its own stream (seed, agent, RNG_PURPOSE_TRAIN); a batch that crosses the end of
  * the epoch continues into the next shuffle, so every batch has `batch` samples (or all
- * of an agent's samples when it has fewer). */
+ * of an agent's samples when it has fewer).
+ * Over 600 lines because the data set, the partition, the agents' models, averaging and
+ * evaluation share the Trainer and one rule (queued steps run before anything reads an
+ * agent's vectors); the queue and the worker threads are trainer_jobs.c and workers.c,
+ * the sub-model steps trainer_prune.c. */
 #include "sim/train/trainer.h"
 
 #include "sim/train/trainer_internal.h"
@@ -22,6 +26,11 @@
 static int trainer_fail(Trainer *t, int status, const char *what)
 {
     return hs_diag_set(t->diag, status, NULL, 0, "%s", what);
+}
+
+int trainer_thread_count(const Scenario *sc)
+{
+    return sc->threads > 0 ? sc->threads : sc->threads == SCENARIO_THREADS_EAGER ? 1 : workers_online_cpus();
 }
 
 int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out)
@@ -60,7 +69,7 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     if (status != HS_OK) goto fail;
     t->n_params = model_param_count(t->eval);
     t->eager = sc->threads == SCENARIO_THREADS_EAGER;
-    if ((status = trainer_slots_create(t, sc->threads > 0 ? sc->threads : t->eager ? 1 : workers_online_cpus())) != HS_OK) {
+    if ((status = trainer_slots_create(t, trainer_thread_count(sc))) != HS_OK) {
         status = trainer_fail(t, status, status == HS_E_NOMEM ? "out of memory for train mode"
                                                                : "cannot start the worker threads");
         goto fail;
@@ -145,7 +154,7 @@ void trainer_free(Trainer *t)
 
 double trainer_schedule_lr(const Scenario *sc, int round)
 {
-    /* a run without a round count schedules over the cap the engine would stop at */
+    /* a run without a round count schedules over the cap the run stops at (sim/run.c) */
     return optim_schedule_lr(&sc->optim, round, sc->rounds > 0 ? sc->rounds : 100000);
 }
 

@@ -1,12 +1,12 @@
 /* trainer.h — the real arithmetic of train mode: the shared dataset, the partition,
  * per-agent batch streams, models, optimisers and evaluation. Methods ask it for
- * gradients and parameter vectors through Engine.trainer; it knows the scenario and the
- * world but not the engine (the engine reports what trainer_round_end returns). Timing
+ * gradients and parameter vectors through Sim.trainer; it knows the scenario and the
+ * world but not the engine (the run reports what trainer_round_end returns). Timing
  * mode has no trainer at all
- * (Engine.trainer == NULL), and every function below then does nothing and returns 0,
+ * (Sim.trainer == NULL), and every function below then does nothing and returns 0,
  * so a method calls them unconditionally and its timing is the same in both modes.
  * Vector accessors return NULL in timing mode: guard method-side vector math with
- * `if (e->trainer)`. */
+ * `if (sim->trainer)`. */
 #ifndef SIM_TRAINER_H
 #define SIM_TRAINER_H
 
@@ -22,12 +22,15 @@ typedef struct Trainer Trainer;
 /* Loads the data set and partitions it over world's agents; keeps sc, world and diag
  * (which must outlive it). Errors are written to diag. */
 int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer **out);
+/* The worker threads a train-mode run of sc computes its steps on: [run] threads, else
+ * one per online CPU (1 for SCENARIO_THREADS_EAGER). */
+int trainer_thread_count(const Scenario *sc);
 void trainer_free(Trainer *t);
-/* The round the engine plays now: learning-rate schedule and messages follow it. */
+/* The round the run plays now: learning-rate schedule and messages follow it. */
 void trainer_begin_round(Trainer *t, int round);
 /* After each round: every eval_every rounds (and after the last) evaluates the shared
  * model, or the sample-weighted average of the agents' models, into *metric (round,
- * losses, accuracies; the engine adds time and bytes) and sets *evaluated. */
+ * losses, accuracies; the run adds time and bytes) and sets *evaluated. */
 int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated);
 
 /* --- one model shared by all agents (they hold identical parameters: sync) --- */

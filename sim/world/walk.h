@@ -29,7 +29,7 @@
 #ifndef SIM_WALK_H
 #define SIM_WALK_H
 
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 
 #include <gsl/gsl_rng.h>
 

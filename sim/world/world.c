@@ -19,7 +19,7 @@ static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index
              g->name);
     const char *key = NULL;
     double value = 0;
-    /* a trace's values are checked when it is loaded (the engine sets them after this) */
+    /* a trace's values are checked when it is loaded (world_traces_load sets them after this) */
     if (g->compute.kind != DIST_TRACE && !(a->compute > 0 && isfinite(a->compute))) key = "compute", value = a->compute;
     else if (g->uplink.kind != DIST_TRACE && !(a->uplink > 0)) key = "uplink", value = a->uplink;
     else if (g->downlink.kind != DIST_TRACE && !(a->downlink > 0)) key = "downlink", value = a->downlink;

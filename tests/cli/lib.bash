@@ -16,18 +16,51 @@ check() { # name, condition-command...
 
 q() { sqlite3 "$1" "$2"; } # db, sql
 
-# Every table's rows without run ids and wall-clock columns, runs ordered by $2 (columns
-# of runs r), each table's rows in written order: equal dumps = identical results.
+# Every table's rows without run ids and columns that are not results, runs ordered by
+# $2 (columns of runs r), each per-run table's rows in written order: equal dumps =
+# identical results. The columns come from schema_columns (the row tables), so a column
+# added to a row table is compared without a change here.
 dump_rows() { # db, order
-  local db=$1 order=$2
-  q "$db" "select r.point, r.name, r.scenario, r.method, r.seed, r.mode, r.config, r.status, quote(r.sim_time_s),
-             quote(r.final_accuracy), r.rounds_done, r.message from runs r order by $order"
-  for t in agents rounds agent_rounds pairings metrics; do
-    local cols
-    cols=$(q "$db" "select group_concat('quote(t.' || name || ')', ',') from pragma_table_info('$t')
-                    where name not in ('run_id', 'solve_ms')")
+  local db=$1 order=$2 cols t
+  cols=$(q "$db" "select group_concat('quote(r.' || column_name || ')', ',') from schema_columns
+                  where table_name = 'runs' and is_result and column_name <> 'id'")
+  q "$db" "select $cols from runs r order by $order"
+  for t in $(q "$db" "select distinct table_name from schema_columns where column_name = 'run_id'
+                      and table_name in (select name from sqlite_master where type = 'table') order by table_name"); do
+    cols=$(q "$db" "select group_concat('quote(t.' || column_name || ')', ',') from schema_columns
+                    where table_name = '$t' and is_result and column_name <> 'run_id'")
     q "$db" "select '$t', $order, $cols from $t t join runs r on r.id = t.run_id order by $order, t.rowid"
   done
+}
+
+# Prints every disagreement between `hetsim report --csv` (the runs table) and the view
+# run_summary, column by column: '' is NULL, numbers exactly (the report's %.17g read
+# back as REAL by SQLite); nothing when they agree.
+same_as_report() { # db -> prints the disagreements
+  local db=$1 cols c cond=""
+  "$HETSIM" report "$db" --csv > "$tmp/report.csv" || return 1
+  q "$db" "drop table if exists temp_report"
+  sqlite3 "$db" ".import --csv $tmp/report.csv temp_report"
+  cols=$(head -1 "$tmp/report.csv" | tr ',' ' ')
+  for c in $cols; do
+    cond="$cond union all select '$c', r.id, r.\"$c\", s.\"$c\" from temp_report r join run_summary s on s.id = r.id
+      where not ((r.\"$c\" = '' and s.\"$c\" is null) or (r.\"$c\" <> '' and s.\"$c\" is not null and
+                 (r.\"$c\" = s.\"$c\" or cast(r.\"$c\" as real) = s.\"$c\")))"
+  done
+  # seed: the report prints the uint64, the view the stored bit pattern (store.h)
+  cond=${cond//"cast(r.\"seed\" as real) = s.\"seed\""/"cast(r.\"seed\" as real) = s.\"seed\" + (s.\"seed\" < 0) * 18446744073709551616.0"}
+  q "$db" "select 'rows', a, b, '' from (select (select count(*) from temp_report) a, (select count(*) from run_summary) b)
+           where a <> b $cond"
+  q "$db" "drop table temp_report"
+}
+# The runs rows of a database in id order, ids included, every column but those
+# schema_columns says are not results (wall clock, where and how a run was started):
+# equal outputs = the same runs with the same ids.
+runs_rows() { # db
+  local cols
+  cols=$(q "$1" "select group_concat('quote(' || column_name || ')', ',') from schema_columns
+                 where table_name = 'runs' and is_result")
+  q "$1" "select $cols from runs order by id"
 }
 
 finish() { # script name

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI contract of `hetsim pair`: the worked example's output lines exactly, for every
-# solver; directed bandwidth matrices; ip's fallback said on stderr only; malformed instances exit 2 with FILE:LINE on
+# solver, under the paper's and the exact cost (`cost` in the file, --cost); directed bandwidth matrices; ip's fallback said on stderr only; malformed instances exit 2 with FILE:LINE on
 # stderr and nothing on stdout; usage errors exit 2. One line per check; exits non-zero
 # when any check fails. Run from the top folder with HETSIM set to the binary.
 . "$(dirname "$0")/lib.bash"
@@ -26,6 +26,21 @@ for solver in greedy exact ip; do
   check "$solver offloads over offloader -> helper only" cmp -s "$tmp/out" "$tmp/directed"
 done
 
+# the exact cost: the file's keys, or --cost over the file's; the paper's cost ignores latency
+printf 'pair 0 2 5 17.6\npair 3 1 6 16.5\nalone 4 15\nmakespan 17.6\n' > "$tmp/exact"
+for solver in greedy exact ip; do
+  "$HETSIM" pair $fixtures/example5_exact.ini --solver $solver > "$tmp/out" 2> "$tmp/err"
+  check "$solver under cost = exact" cmp -s "$tmp/out" "$tmp/exact"
+done
+"$HETSIM" pair $fixtures/example5_exact.ini --cost paper > "$tmp/out"
+check "--cost paper gives the published answer" cmp -s "$tmp/out" "$tmp/expected"
+printf 'pair 0 2 4 17.2083\npair 3 1 6 16.5\nalone 4 15\nmakespan 17.2083\n' > "$tmp/tail"
+"$HETSIM" pair $fixtures/example5.ini --cost exact > "$tmp/out"
+check "--cost exact adds the pipeline's tail" cmp -s "$tmp/out" "$tmp/tail"
+"$HETSIM" pair $fixtures/example5.ini --cost magic > "$tmp/out" 2> "$tmp/err"
+check "unknown cost exits 2" test $? -eq 2
+check "unknown cost is named" grep -q "unknown cost 'magic'" "$tmp/err"
+
 # a limit too short for lp_solve: exact answers, the note goes to stderr, stdout keeps its lines
 "$HETSIM" pair $fixtures/example5.ini --solver ip --time-limit 1e-9 > "$tmp/out" 2> "$tmp/err"
 check "ip fallback exits 0" test $? -eq 0
@@ -45,6 +60,7 @@ malformed err_ragged_row.ini 11 "bandwidth.3 has 4 values, expected 5"
 malformed err_unknown_key.ini 8 "unknown key 'bandwith.0'"
 malformed err_missing_row.ini 2 "[pairing] lacks the row bandwidth.4"
 malformed err_zero_speed.ini 4 "speed[2] = 0 must be finite and > 0"
+malformed err_negative_latency.ini 13 "latency[2] = -0.1 must be finite and >= 0"
 
 # usage
 "$HETSIM" pair $fixtures/example5.ini --solver magic > "$tmp/out" 2> "$tmp/err"

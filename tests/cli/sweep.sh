@@ -78,6 +78,11 @@ check "--quiet prints nothing" test ! -s "$tmp/out2"
 dump "$tmp/j1.db" > "$tmp/d1"
 dump "$tmp/j2.db" > "$tmp/d2"
 check "1 job and 2 jobs give identical rows by point" cmp -s "$tmp/d1" "$tmp/d2"
+runs_rows "$tmp/j1.db" > "$tmp/r1"
+runs_rows "$tmp/j2.db" > "$tmp/r2"
+check "1 job and 2 jobs give identical runs rows, ids included (in point order)" cmp -s "$tmp/r1" "$tmp/r2"
+check "... ids 1 to 20 in the sweep's point order" \
+  test "$(q "$tmp/j2.db" "select group_concat(id) from (select id from runs order by id)")" = "$(seq -s, 1 20)"
 check "the comparison saw every table" test "$(cut -d'|' -f1 "$tmp/d1" | grep -c '^agent_rounds$')" = $((20 * 30 * 100))
 
 # The demo sweeps ComDML too, whose pairings carry a wall-clock column (solve_ms).
@@ -154,6 +159,8 @@ check "no run left 'running' or incomplete" test "$(q "$tmp/k.db" "select count(
 check "no rows of deleted runs" test "$(q "$tmp/k.db" "select count(*) from agent_rounds where run_id not in (select id from runs)")" = 0
 dump "$tmp/k.db" > "$tmp/dk"
 check "killed and resumed sweep has the same rows" cmp -s "$tmp/d1" "$tmp/dk"
+runs_rows "$tmp/k.db" > "$tmp/rk"
+check "killed and resumed sweep has the same runs rows, ids included" cmp -s "$tmp/r1" "$tmp/rk"
 
 # ---- SIGINT: runs marked interrupted, the resume command printed ----
 # However fast the machine, SIGINT must arrive mid-sweep: the workers are paused
@@ -189,12 +196,15 @@ for _ in $(seq 5000); do  # both workers forked, each paused as soon as it is se
   sleep 0.002
 done
 caught=$(runs_with "status = 'done'")
+# a run is claimed (a 'running' row) just before a worker gets it, and begun when the
+# worker's run_begin fills it in (started_at)
+begun() { runs_with "started_at is not null"; }
 for _ in $(seq 1000); do  # two runs begun
-  [ "$(runs_with 1)" -ge 2 ] && break
+  [ "$(begun)" -ge 2 ] && break
   kill -CONT "${workers[@]}" 2>/dev/null; sleep 0.01; kill -STOP "${workers[@]}" 2>/dev/null
 done
 paused=$(runs_with "status = 'done'")
-echo "     (workers ${workers[*]} caught with $caught runs done; SIGINT with $paused done, $(runs_with 1) begun)"
+echo "     (workers ${workers[*]} caught with $caught runs done; SIGINT with $paused done, $(begun) begun)"
 kill -INT $pid
 forwarded=0
 for _ in $(seq 500); do  # the parent forwarded SIGINT to both: at most 10 s
@@ -206,7 +216,7 @@ done
 kill -CONT "${workers[@]}" 2>/dev/null
 wait $pid; rc=$?
 check "SIGINT arrived mid-sweep (both workers paused, runs begun, not all done)" \
-  test ${#workers[@]} -eq 2 -a "$(runs_with 1)" -ge 2 -a "$paused" -lt 20
+  test ${#workers[@]} -eq 2 -a "$(begun)" -ge 2 -a "$paused" -lt 20
 check "the parent forwarded SIGINT to both workers" test $forwarded -eq 2
 check "SIGINT exits 1" test $rc -eq 1
 check "SIGINT prints the resume command" grep -q "hetsim sweep .*--resume" "$tmp/err"
@@ -214,6 +224,8 @@ check "SIGINT leaves no run 'running'" test "$(runs_with "status = 'running'")" 
 check "SIGINT stops the sweep short" test "$(runs_with "status = 'done'")" -lt 20
 "$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 --resume --quiet
 check "--resume after SIGINT completes the sweep" test "$(q "$tmp/i.db" "select count(*) || ' ' || count(distinct point) from runs")" = "20 20"
+runs_rows "$tmp/i.db" > "$tmp/ri"
+check "interrupted and resumed sweep has the runs rows of 1 job, ids included" cmp -s "$tmp/r1" "$tmp/ri"
 
 # ---- MPI: 2 ranks, rank 0 writes ----
 if command -v mpirun > /dev/null 2>&1; then
@@ -228,6 +240,8 @@ if command -v mpirun > /dev/null 2>&1; then
     check "2-rank sweep exits 0" test $rc -eq 0
     dump "$tmp/m.db" > "$tmp/dm"
     check "2 MPI ranks give the rows of 1 job" cmp -s "$tmp/d1" "$tmp/dm"
+    runs_rows "$tmp/m.db" > "$tmp/rm"
+    check "2 MPI ranks give the runs rows of 1 job, ids included" cmp -s "$tmp/r1" "$tmp/rm"
   fi
 else
   echo "skip MPI test: mpirun not found"

@@ -1,6 +1,6 @@
 /* fuzz_assign.c — libFuzzer target: any bytes as a FILE.assign either load into an
  * assignment of every agent to a server in range, or fail with a message. */
-#include "sim/world/server_assign.h"
+#include "sim/scenario/server_assign.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,8 +3,9 @@
  *   oracle REPLAY random SEED COUNT   the differential test: COUNT random small platforms
  *                                     and flow patterns drawn from SEED; exits 1 when
  *                                     hetsim and SimGrid disagree by more than 0.1 %
- *   oracle REPLAY table               the README's table: the issue's cases (sync and
- *                                     D-PSGD) under hetsim fifo and maxmin, and SimGrid
+ *   oracle REPLAY table               docs/results/network-oracle.md's table: the
+ *                                     issue's cases (sync and D-PSGD) under hetsim
+ *                                     fifo and maxmin, and SimGrid
  *                                     playing the same method as a task graph with its
  *                                     own causality (end to end), under CM02 (plain
  *                                     max-min), CM02 with latencies on the links (shares
@@ -26,10 +27,10 @@
  * round ends with the task that ended it in hetsim), every agent's busy time (compute and
  * own transfers united) and comm time per round. The start times come from hetsim; SimGrid
  * recomputes everything the network model decides (shares, rates, arrivals). */
-#include "sim/engine.h"
+#include "sim/run.h"
 #include "sim/methods/method.h"
 #include "sim/kernel/network.h"
-#include "sim/world/topology.h"
+#include "sim/scenario/topology.h"
 #include "sim/world/world.h"
 
 #include <math.h>
@@ -132,7 +133,7 @@ static int rec_activity(void *ctx, int64_t run_id, const SinkActivity *a)
 }
 
 static const SinkOps record_ops = {rec_run_begin, rec_agents, rec_round, rec_agent_rounds, rec_pairing,
-                                   rec_metric, rec_run_end, rec_activity};
+                                   rec_metric, rec_run_end, rec_activity, NULL};
 
 static void record_free(Record *r)
 {
@@ -381,7 +382,7 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
     inidoc_free(&doc);
     Record r = {.backbone = backbone ? bb : INFINITY};
     RunOutcome out;
-    if (engine_run(&sc, (Sink){&record_ops, &r}, &diag, &out) != HS_OK) {
+    if (sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out) != HS_OK) {
         printf("%s: %s\n", label, diag.message);
         record_free(&r);
         return -1;
@@ -474,7 +475,7 @@ static int case_pattern(int index, Worst *worst, char *label, size_t size)
     return status;
 }
 
-/* ---- the README's table: methods as task graphs, SimGrid end to end ---- */
+/* ---- the table of docs/results/network-oracle.md: methods as task graphs, SimGrid end to end ---- */
 
 /* Runs text (with extra --set style overrides) into r; 0 or -1. */
 static int run_scenario(const char *text, const char *const *set, int n_set, Record *r, Scenario *sc)
@@ -487,7 +488,7 @@ static int run_scenario(const char *text, const char *const *set, int n_set, Rec
     if (status == 0) status = scenario_resolve(&doc, sc, &diag);
     inidoc_free(&doc);
     RunOutcome out;
-    if (status == 0) status = engine_run(sc, (Sink){&record_ops, r}, &diag, &out);
+    if (status == 0) status = sim_run(sc, (Sink){&record_ops, r}, &diag, &out);
     if (status != 0) printf("table: %s\n", diag.message);
     return status ? -1 : 0;
 }
@@ -707,7 +708,7 @@ static int table(void)
             } else {
                 Topology topo;
                 HsDiag diag;
-                if (topology_build(&sc, n, &topo, &diag) != HS_OK) return 1;
+                if (scenario_topology(&sc, n, &topo, &diag) != HS_OK) return 1;
                 graph_dpsgd(&g, &topo, n, rounds, steps, flops, bytes, round_last);
                 topology_free(&topo);
             }
@@ -748,7 +749,7 @@ static int export_trace(const char *path, char **set, int n_set)
     inidoc_free(&doc);
     if (status == 0) {
         r.backbone = sc.network.backbone;
-        status = engine_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
+        status = sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out);
     }
     const MethodOps *ops = status == 0 ? method_lookup(sc.method) : NULL;
     if (ops && (ops->capabilities & METHOD_USES_SERVER) && record_servers(&sc, &r, &diag) != 0) status = -1;

@@ -1,5 +1,5 @@
 /* server_assign.c — see server_assign.h. */
-#include "sim/world/server_assign.h"
+#include "sim/scenario/server_assign.h"
 
 #include "base/lines.h"
 

@@ -2,8 +2,8 @@
  * the random-regular generator, and the checks that say whether a graph can be built
  * before anything runs.
  * One file: the graph kinds, their parameter rules and the edges parser are checked and
- * built by the same code (topology_check and topology_build must agree). */
-#include "sim/world/topology.h"
+ * built by the same code (topology_check and topology_build_kind must agree). */
+#include "sim/scenario/topology.h"
 
 #include "base/lines.h"
 #include "sim/kernel/rng.h"
@@ -647,12 +647,6 @@ int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, 
                                                      "reach every other");
     }
     return HS_OK;
-}
-
-int topology_build(const Scenario *sc, int n, Topology *out, HsDiag *diag)
-{
-    const char *where = sc->topology == TOPO_FILE ? sc->topology_file : sc->file;
-    return topology_build_kind(sc->topology, n, sc->degree, where, sc->seed, out, diag);
 }
 
 void topology_free(Topology *t)

@@ -13,9 +13,13 @@
 #define SIM_TOPOLOGY_H
 
 #include "base/hs_error.h"
-#include "sim/scenario/scenario.h"
 
 #include <stdint.h>
+
+/* [topology] graph */
+typedef enum {
+    TOPO_FULL = 0, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_FILE
+} TopologyKind;
 
 typedef struct Topology {
     int n;
@@ -25,10 +29,9 @@ typedef struct Topology {
     double *self_weights; /* (n) W_ii */
 } Topology;
 
-/* Builds the scenario's graph over n agents. Errors name the scenario's [topology]
- * (or the edges file and line); a disconnected graph is an error. */
-int topology_build(const Scenario *sc, int n, Topology *out, HsDiag *diag);
-/* Same from explicit parameters (tests). */
+/* Builds the graph of kind over n nodes (a scenario's: scenario_topology in
+ * sim/scenario/scenario.h). Errors name `file` (the scenario, or the edges file and its
+ * line); a disconnected graph is an error. */
 int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, uint64_t seed,
                         Topology *out, HsDiag *diag);
 void topology_free(Topology *t);

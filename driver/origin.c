@@ -1,0 +1,137 @@
+/* origin.c — provenance of a run: see origin.h. */
+#include "driver/origin.h"
+
+#include "base/hs_error.h"
+#include "base/version.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef HETSIM_COMMIT
+#define HETSIM_COMMIT "" /* the Makefile gives it from git */
+#endif
+
+const char *origin_version(void)
+{
+    return HETSIM_COMMIT[0] ? "hetsim " HETSIM_VERSION " (git " HETSIM_COMMIT ")" : "hetsim " HETSIM_VERSION;
+}
+
+/* Appends text to a malloc'd buffer; NULL (and the buffer freed) when out of memory. */
+static char *append(char *buffer, size_t *len, const char *text, size_t n)
+{
+    if (buffer == NULL && *len > 0) return NULL;
+    char *grown = realloc(buffer, *len + n + 1);
+    if (grown == NULL) {
+        free(buffer);
+        return NULL;
+    }
+    memcpy(grown + *len, text, n);
+    *len += n;
+    grown[*len] = '\0';
+    return grown;
+}
+
+char *origin_command(const char *word, int argc, char **argv)
+{
+    size_t len = 0;
+    char *out = append(NULL, &len, "hetsim ", 7);
+    if (out != NULL) out = append(out, &len, word, strlen(word));
+    for (int i = 0; out != NULL && i < argc; i++) {
+        const char *a = argv[i];
+        out = append(out, &len, " ", 1);
+        int plain = a[0] != '\0' && strpbrk(a, " \t\n'\"$`\\()*?;&|<>[]{}~#!") == NULL;
+        if (plain) {
+            if (out != NULL) out = append(out, &len, a, strlen(a));
+            continue;
+        }
+        if (out != NULL) out = append(out, &len, "'", 1);
+        for (const char *p = a; out != NULL && *p; p++)
+            out = *p == '\'' ? append(out, &len, "'\\''", 4) : append(out, &len, p, 1);
+        if (out != NULL) out = append(out, &len, "'", 1);
+    }
+    return out;
+}
+
+char *origin_overrides(const char *const *overrides, int count)
+{
+    size_t len = 0;
+    char *out = NULL;
+    for (int i = 0; i < count; i++) {
+        out = append(out, &len, overrides[i], strlen(overrides[i]));
+        if (out != NULL) out = append(out, &len, "\n", 1);
+        if (out == NULL) return NULL;
+    }
+    return out;
+}
+
+static int origin_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
+{
+    OriginSink *o = ctx;
+    SinkRunInfo row = *info;
+    row.version = origin_version();
+    row.host = o->host;
+    if (o->origin != NULL) {
+        row.command = o->origin->command;
+        row.scenario_text = o->origin->scenario_text;
+        row.overrides = o->origin->overrides;
+    }
+    return o->inner.ops->run_begin(o->inner.ctx, &row, run_id);
+}
+
+static int origin_agents(void *ctx, int64_t id, const SinkAgent *a, int n)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->agents(o->inner.ctx, id, a, n);
+}
+static int origin_round(void *ctx, int64_t id, const SinkRound *r)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->round(o->inner.ctx, id, r);
+}
+static int origin_agent_rounds(void *ctx, int64_t id, const SinkAgentRound *r, int n)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->agent_rounds(o->inner.ctx, id, r, n);
+}
+static int origin_pairing(void *ctx, int64_t id, const SinkPairing *p)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->pairing(o->inner.ctx, id, p);
+}
+static int origin_metric(void *ctx, int64_t id, const SinkMetric *m)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->metric(o->inner.ctx, id, m);
+}
+static int origin_run_end(void *ctx, int64_t id, const SinkRunEnd *e)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->run_end(o->inner.ctx, id, e);
+}
+static int origin_activity(void *ctx, int64_t id, const SinkActivity *a)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->activity ? o->inner.ops->activity(o->inner.ctx, id, a) : HS_OK;
+}
+static int origin_params(void *ctx, int64_t id, const SinkParam *rows, int n)
+{
+    OriginSink *o = ctx;
+    return o->inner.ops->params ? o->inner.ops->params(o->inner.ctx, id, rows, n) : HS_OK;
+}
+
+static const SinkOps origin_ops = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
+                                   origin_pairing, origin_metric, origin_run_end, NULL, origin_params};
+static const SinkOps origin_ops_activity = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
+                                            origin_pairing, origin_metric, origin_run_end, origin_activity,
+                                            origin_params};
+
+Sink origin_sink(OriginSink *o, Sink inner, const RunOrigin *origin)
+{
+    o->inner = inner;
+    o->origin = origin;
+    if (gethostname(o->host, sizeof o->host) != 0) strcpy(o->host, "unknown");
+    o->host[sizeof o->host - 1] = '\0';
+    /* the optional activity callback stays as optional as the inner sink has it */
+    return (Sink){inner.ops->activity ? &origin_ops_activity : &origin_ops, o};
+}

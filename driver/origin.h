@@ -1,0 +1,40 @@
+/* origin.h — where a run comes from (issue #29's provenance): the hetsim version and the
+ * source commit it was built from, the command line, the scenario file's text as read
+ * and the --set overrides, the host. OriginSink fills the SINK_ORIGIN columns of
+ * SinkRunInfo with them at run_begin and forwards every callback to its inner sink; the
+ * engine fills runs.threads itself. `hetsim run` wraps its store sink with it, a sweep's
+ * producers (worker processes, MPI ranks) their record stream, so `host` is the host
+ * that simulated the run. */
+#ifndef DRIVER_ORIGIN_H
+#define DRIVER_ORIGIN_H
+
+#include "sim/kernel/sink.h"
+
+typedef struct RunOrigin {
+    const char *command;        /* the command line, shell-quoted */
+    const char *scenario_text;  /* the scenario file as read; NULL when not read */
+    const char *overrides;      /* the --set values (and what --timing-only, --threads
+                                 * add), one per line; NULL when none */
+} RunOrigin;
+
+typedef struct OriginSink {
+    Sink inner;
+    const RunOrigin *origin;
+    char host[256];
+} OriginSink;
+
+/* A sink that fills origin's columns and forwards to inner; o and origin must outlive it. */
+Sink origin_sink(OriginSink *o, Sink inner, const RunOrigin *origin);
+
+/* "hetsim VERSION (git COMMIT)" — the commit with "+modified" when the tree had changes;
+ * "hetsim VERSION" when not built from git. Static storage. */
+const char *origin_version(void);
+
+/* "hetsim WORD ARG..." with each argument quoted as a POSIX shell reads it back;
+ * malloc'd, NULL when out of memory. */
+char *origin_command(const char *word, int argc, char **argv);
+
+/* The overrides, one per line; malloc'd (NULL for none, or when out of memory). */
+char *origin_overrides(const char *const *overrides, int count);
+
+#endif

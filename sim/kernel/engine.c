@@ -1,0 +1,321 @@
+/* engine.c — the event kernel of a run: the round's event loop, the nodes' clocks, the
+ * compute primitive and the per-round accounting (the run that drives it is sim/run.c).
+ * How messages and rings travel is the network model's (network_fifo.c,
+ * network_maxmin.c behind engine_network.h); how collectives assemble, collective.c. */
+#include "sim/kernel/engine.h"
+
+#include "sim/kernel/engine_internal.h"
+#include "sim/kernel/interrupt.h"
+#include "sim/kernel/engine_network.h"
+#include "sim/kernel/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void engine_book_busy(AgentClock *c, double start, double end)
+{
+    if (end <= start) return;
+    if (start < c->busy_end) start = c->busy_end;
+    if (end > start) {
+        c->busy_s += end - start;
+        c->busy_end = end;
+    }
+}
+
+int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data)
+{
+    if (t < e->now) t = e->now;
+    return queue_push(e->queue, t, kind, agent, data);
+}
+
+double engine_finish(const Engine *e, int agent, double start, double seconds)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    return availability ? trace_advance_online(availability, start, seconds) : start + seconds;
+}
+
+int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, double *finish_out)
+{
+    AgentClock *c = &e->clocks[agent];
+    double start = c->compute_free > e->now ? c->compute_free : e->now;
+    const TraceSeries *speed = engine_series(e->compute_trace, agent);
+    double duration = flops / (speed ? trace_value(speed, start) : e->nodes[agent].compute);
+    const EngineNode *node = &e->nodes[agent];
+    if (node->slowdown.kind != SLOWDOWN_NONE || node->jitter > 0)
+        duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
+                                    e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
+    double finish = engine_finish(e, agent, start, duration);
+    if (finish_out) *finish_out = finish;
+    c->compute_free = finish;
+    c->compute_s += duration;
+    int status = e->model->computed(e, agent, flops, start, start + duration);
+    if (status == HS_OK && queue_push(e->queue, finish, kind, agent, data) != HS_OK)
+        status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return status;
+}
+
+double engine_message_latency(const Engine *e, int from, int to)
+{
+    double a = e->nodes[from].latency, b = e->nodes[to].latency;
+    double latency = a > b ? a : b;
+    return e->spec.lv08 ? latency * ENGINE_LV08_LATENCY : latency;
+}
+
+double engine_link_rate(const Engine *e, int from, int to, double t)
+{
+    const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
+    double u = up ? trace_value(up, t) : e->nodes[from].uplink;
+    double d = down ? trace_value(down, t) : e->nodes[to].downlink;
+    double bandwidth = u < d ? u : d;
+    return e->spec.lv08 ? bandwidth * ENGINE_LV08_BANDWIDTH : bandwidth;
+}
+
+double engine_message_bandwidth(const Engine *e, int from, int to)
+{
+    double b = engine_link_rate(e, from, to, e->now);
+    /* INFINITY under fifo (the resolver resets it) */
+    double backbone = e->spec.backbone * (e->spec.lv08 ? ENGINE_LV08_BANDWIDTH : 1);
+    return b < backbone ? b : backbone;
+}
+
+double engine_agent_compute(const Engine *e, int agent)
+{
+    const TraceSeries *speed = engine_series(e->compute_trace, agent);
+    return speed ? trace_value(speed, e->now) : e->nodes[agent].compute;
+}
+
+int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
+{
+    return e->model->send(e, from, to, bytes, kind, data);
+}
+
+int engine_has_churn(const Engine *e)
+{
+    return e->availability_trace != NULL;
+}
+
+int engine_agent_slowed(const Engine *e, int agent)
+{
+    return e->clocks[agent].slow;
+}
+
+int engine_agent_online(const Engine *e, int agent, double t)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    return availability == NULL || trace_value(availability, t) > 0.5;
+}
+
+double engine_agent_next_offline(const Engine *e, int agent, double t)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    return availability ? trace_next_offline(availability, t) : INFINITY;
+}
+
+void engine_end_round(Engine *e)
+{
+    e->round_over = 1;
+}
+
+void engine_set_role(Engine *e, int agent, SinkRole role)
+{
+    e->clocks[agent].role = role;
+}
+
+int engine_report_pairing(Engine *e, const SinkPairing *pairing)
+{
+    return e->sink.ops->pairing(e->sink.ctx, e->run_id, pairing);
+}
+
+int engine_report_metric(Engine *e, const SinkMetric *metric)
+{
+    return e->sink.ops->metric(e->sink.ctx, e->run_id, metric);
+}
+
+void engine_begin_round(Engine *e, int round)
+{
+    e->round = round;
+    e->round_start = e->now;
+    e->round_over = 0;
+    e->round_bytes = 0;
+    for (int i = 0; i < e->n_nodes; i++) {
+        AgentClock *c = &e->clocks[i];
+        c->busy_end = e->now;
+        c->compute_s = c->comm_s = c->busy_s = 0;
+        c->role = SINK_ROLE_ALONE;
+    }
+}
+
+int engine_report_round(Engine *e, double extra)
+{
+    double length = e->now - e->round_start;
+    double idle_total = 0;
+    if (e->model->close_round) e->model->close_round(e);
+    for (int i = 0; i < e->n_agents; i++) {
+        const AgentClock *c = &e->clocks[i];
+        const TraceSeries *availability = engine_series(e->availability_trace, i);
+        double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
+        double idle = length - c->busy_s - offline;
+        if (idle < 0) idle = 0;
+        idle_total += idle;
+        e->rows[i] = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s,
+                                      .comm_s = c->comm_s, .idle_s = idle, .offline_s = offline,
+                                      .role = c->role};
+    }
+    e->total_bytes += e->round_bytes;
+    SinkRound row = {.round = e->round, .t_start = e->round_start, .t_end = e->now,
+                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra};
+    int status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
+    if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents);
+    return status;
+}
+
+int engine_fail_stranded(Engine *e, int agent)
+{
+    if (agent < 0)
+        for (agent = 0; agent < e->n_nodes - 1 && engine_agent_online(e, agent, INFINITY); agent++)
+            continue;
+    char who[48];
+    if (agent >= e->n_agents) snprintf(who, sizeof who, "the server (node %d)", agent);
+    else snprintf(who, sizeof who, "agent %d", agent);
+    return hs_diag_set(e->diag, HS_E_INPUT, e->nodes[agent].availability_source, 0,
+                       "round %d can never end: %s is offline for good from this availability trace's "
+                       "last row (end it with the %s online)",
+                       e->round + 1, who, agent >= e->n_agents ? "server" : "agent");
+}
+
+int engine_play(Engine *e)
+{
+    const NetworkModel *model = e->model;
+    int status = model->after_event ? model->after_event(e) : HS_OK;
+    Event ev;
+    while (status == HS_OK && !e->round_over) {
+        if (!queue_pop(e->queue, &ev)) {
+            /* messages left that can never move: a node offline for good */
+            if (model->stranded && model->stranded(e)) status = engine_fail_stranded(e, -1);
+            break;
+        }
+        if (!isfinite(ev.time)) {
+            status = engine_fail_stranded(e, -1); /* only work at t = inf is left */
+            break;
+        }
+        e->now = ev.time;
+        if (ev.kind >= ENGINE_EVENT_METHOD) status = e->handler(e->handler_ctx, &ev);
+        else if (model->event) status = model->event(e, &ev);
+        else status = hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev.kind);
+        if (status == HS_OK && model->after_event) status = model->after_event(e);
+        if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
+        if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
+    }
+    return status;
+}
+
+void engine_end_run(Engine *e)
+{
+    if (e->model->end_run) e->model->end_run(e);
+}
+
+double engine_now(const Engine *e)
+{
+    return e->now;
+}
+
+int engine_round(const Engine *e)
+{
+    return e->round;
+}
+
+double engine_round_start(const Engine *e)
+{
+    return e->round_start;
+}
+
+int engine_round_over(const Engine *e)
+{
+    return e->round_over;
+}
+
+double engine_round_bytes(const Engine *e)
+{
+    return e->round_bytes;
+}
+
+double engine_total_bytes(const Engine *e)
+{
+    return e->total_bytes;
+}
+
+size_t engine_node_bytes(void)
+{
+    return sizeof(AgentClock);
+}
+
+void engine_set_run(Engine *e, int64_t run_id)
+{
+    e->run_id = run_id;
+}
+
+int engine_create(const EngineConfig *config, Engine **out)
+{
+    HsDiag *diag = config->diag;
+    int status = HS_OK;
+    Engine *e = *out = calloc(1, sizeof *e);
+    if (e == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    e->n_agents = config->n_agents;
+    e->n_nodes = config->n_agents + config->n_servers;
+    e->compute_trace = config->traces.compute;
+    e->uplink_trace = config->traces.uplink;
+    e->downlink_trace = config->traces.downlink;
+    e->availability_trace = config->traces.availability;
+    e->spec = config->network;
+    e->sink = config->sink;
+    e->run_id = -1;
+    e->handler = config->handler;
+    e->handler_ctx = config->handler_ctx;
+    e->diag = diag;
+    e->model = e->spec.maxmin ? &network_model_maxmin : &network_model_fifo;
+    e->nodes = malloc((size_t)e->n_nodes * sizeof *e->nodes);
+    e->queue = queue_create((size_t)e->n_agents * 2 + 16);
+    e->clocks = calloc((size_t)e->n_nodes, sizeof *e->clocks);
+    e->rows = calloc((size_t)e->n_agents, sizeof *e->rows);
+    if (e->nodes == NULL || e->queue == NULL || e->clocks == NULL || e->rows == NULL) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
+        goto fail;
+    }
+    memcpy(e->nodes, config->nodes, (size_t)e->n_nodes * sizeof *e->nodes);
+    for (int i = 0; i < e->n_nodes; i++) {
+        const EngineNode *node = &e->nodes[i];
+        if (node->slowdown.kind != SLOWDOWN_MARKOV && node->jitter == 0) continue;
+        if (e->dynamics_rng == NULL) e->dynamics_rng = calloc((size_t)e->n_nodes, sizeof *e->dynamics_rng);
+        if (e->dynamics_rng == NULL ||
+            (e->dynamics_rng[i] = rng_stream_create(config->seed, (uint64_t)i, RNG_PURPOSE_DYNAMICS)) == NULL) {
+            status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            goto fail;
+        }
+    }
+    if (e->model->create && e->model->create(e) != HS_OK) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->n_agents);
+        goto fail;
+    }
+    return HS_OK;
+fail:
+    engine_free(e);
+    *out = NULL;
+    return status;
+}
+
+void engine_free(Engine *e)
+{
+    if (e == NULL) return;
+    if (e->model && e->model->free) e->model->free(e);
+    queue_free(e->queue);
+    free(e->clocks);
+    free(e->rows);
+    if (e->dynamics_rng)
+        for (int i = 0; i < e->n_nodes; i++)
+            if (e->dynamics_rng[i]) gsl_rng_free(e->dynamics_rng[i]);
+    free(e->dynamics_rng);
+    free(e->nodes);
+    free(e);
+}

@@ -1,0 +1,69 @@
+/* engine_internal.h — the inside of the kernel's engine, shared by the files of the
+ * kernel that implement it: engine.c (clocks, primitives, the round's loop and
+ * accounting), collective.c (collectives), and the network models behind
+ * engine_network.h (network_fifo.c, network_maxmin.c). Nothing outside sim/kernel/
+ * includes it: methods and the run see the opaque Engine of engine.h. */
+#ifndef SIM_KERNEL_ENGINE_INTERNAL_H
+#define SIM_KERNEL_ENGINE_INTERNAL_H
+
+#include "sim/kernel/engine.h"
+
+#include <gsl/gsl_rng.h>
+
+struct NetworkModel;
+
+/* One node's resources, booked by the primitives. */
+typedef struct AgentClock {
+    double compute_free;  /* virtual time its processor is free */
+    double uplink_free;   /* virtual time its uplink is free (fifo) */
+    double busy_end;      /* end of the union of busy intervals booked this round (fifo) */
+    double compute_s, comm_s, busy_s; /* this round */
+    SinkRole role;        /* this round */
+    int slow;             /* markov slowdown state */
+} AgentClock;
+
+struct Engine {
+    double now;
+    int round;
+    double round_start;
+    int round_over;
+    double round_bytes, total_bytes;
+    int n_agents, n_nodes;
+    EngineNode *nodes;    /* (n_nodes) */
+    /* attribute traces (EngineTraces): NULL arrays when no group uses one */
+    const TraceSeries *const *compute_trace, *const *uplink_trace, *const *downlink_trace,
+        *const *availability_trace;
+    EngineNetwork spec;
+    EventQueue *queue;
+    AgentClock *clocks;      /* (n_nodes) */
+    SinkAgentRound *rows;    /* (n_agents) buffer for agent_rounds */
+    gsl_rng **dynamics_rng;  /* (n_nodes) only for nodes whose slowdown is random over time */
+    Sink sink;
+    int64_t run_id;
+    EngineHandler handler;
+    void *handler_ctx;
+    HsDiag *diag;
+    const struct NetworkModel *model; /* fifo or maxmin (engine_network.h) */
+    void *net;                        /* the model's state */
+};
+
+/* [network] tcp = lv08: SimGrid's LV08 factors. */
+#define ENGINE_LV08_LATENCY 13.01
+#define ENGINE_LV08_BANDWIDTH 0.97
+#define ENGINE_LV08_WEIGHT_S 20537.0
+
+static inline const TraceSeries *engine_series(const TraceSeries *const *per_node, int node)
+{
+    return per_node ? per_node[node] : NULL;
+}
+
+/* When work of `seconds` started at start ends, pausing while the node is offline. */
+double engine_finish(const Engine *e, int node, double start, double seconds);
+/* Adds [start, end) to the node's busy union. Intervals are booked roughly in start
+ * order per node (its processor and uplink are FIFO), which this relies on. */
+void engine_book_busy(AgentClock *c, double start, double end);
+/* min(uplink of from, downlink of to) at time t, traces and tcp's factor included (no
+ * backbone): the rate a fifo message transfers at. */
+double engine_link_rate(const Engine *e, int from, int to, double t);
+
+#endif

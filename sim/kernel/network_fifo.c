@@ -1,0 +1,85 @@
+/* network_fifo.c — [network] model = fifo, the older network model (engine_network.h):
+ * a message takes latency + bytes / min(uplink_from, downlink_to), FIFO on the sender's
+ * uplink, which is busy for the transmission (latency is propagation); downlinks are
+ * not shared. A ring all-reduce is a closed form: 2(N-1) steps of B/N bytes at the
+ * slowest link of the ring plus 2(N-1) times the largest link latency, starting once
+ * every member is online, booked on every member's uplink for its whole length. Busy
+ * time is booked as it goes, so the round needs no closing. */
+#include "sim/kernel/engine_network.h"
+
+#include "sim/kernel/collective.h"
+
+#include <math.h>
+
+static int fifo_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
+{
+    AgentClock *c = &e->clocks[from];
+    double start = c->uplink_free > e->now ? c->uplink_free : e->now;
+    double transmit = bytes / engine_link_rate(e, from, to, start);
+    double sent = engine_finish(e, from, start, transmit);
+    double arrival = sent + engine_message_latency(e, from, to);
+    c->uplink_free = sent;
+    c->comm_s += transmit;
+    engine_book_busy(c, start, start + transmit);
+    e->round_bytes += bytes;
+    if (queue_push(e->queue, arrival, kind, to, data) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
+static int fifo_computed(Engine *e, int node, double flops, double start, double end)
+{
+    engine_book_busy(&e->clocks[node], start, end);
+    return HS_OK;
+}
+
+/* A member joins once its queued compute (blocking) and its uplink's sends are done. */
+static int fifo_join_time(Engine *e, Collective *c, int node, double *t, int *joins)
+{
+    AgentClock *clock = &e->clocks[node];
+    *t = e->now;
+    if (c->blocking && clock->compute_free > *t) *t = clock->compute_free;
+    if (clock->uplink_free > *t) *t = clock->uplink_free;
+    *joins = 1;
+    return HS_OK;
+}
+
+static int fifo_ring(Engine *e, Collective *c)
+{
+    int n = c->n_members;
+    double duration = 0;
+    if (e->availability_trace)
+        for (int k = 0; k < n; k++) {
+            double online = engine_finish(e, collective_member(c, k), c->ready, 0);
+            if (online > c->ready) c->ready = online;
+        }
+    if (n > 1) {
+        double slowest = INFINITY, latency = 0;
+        for (int k = 0; k < n; k++) {
+            int a = collective_member(c, k), b = collective_member(c, (k + 1) % n);
+            double bw = engine_link_rate(e, a, b, c->ready);
+            double lat = engine_message_latency(e, a, b);
+            if (bw < slowest) slowest = bw;
+            if (lat > latency) latency = lat;
+        }
+        duration = 2.0 * (n - 1) * (c->bytes / n / slowest + latency);
+        e->round_bytes += 2.0 * (n - 1) * c->bytes;
+    }
+    double finish = c->ready + duration;
+    for (int k = 0; k < n; k++) {
+        AgentClock *m = &e->clocks[collective_member(c, k)];
+        m->comm_s += duration;
+        engine_book_busy(m, c->ready, finish);
+        m->uplink_free = finish;
+        if (c->blocking && m->compute_free < finish) m->compute_free = finish;
+    }
+    return queue_push(e->queue, finish, c->kind, -1, c->data);
+}
+
+const NetworkModel network_model_fifo = {
+    .name = "fifo",
+    .send = fifo_send,
+    .computed = fifo_computed,
+    .join_time = fifo_join_time,
+    .ring = fifo_ring,
+};

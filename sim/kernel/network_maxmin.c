@@ -1,0 +1,462 @@
+/* network_maxmin.c — [network] model = maxmin, the default network model
+ * (engine_network.h): every message is a flow of the max-min sharing solver (network.h)
+ * over up_from and down_to (and the backbone), a ring all-reduce starts as the
+ * solver's ring once every member has joined (a member joins once its queued compute,
+ * when blocking, and its own messages are done), and the solver's next due time is an
+ * engine event (ENGINE_EVENT_NETWORK) re-armed after every event. Busy time is the
+ * union of each node's computations and of the intervals during which one of its
+ * messages transfers (latency excluded), united when the round closes; a message's
+ * arrival is not known when it is sent, since it depends on the flows that start later.
+ * One file: the accounting and the solver's hooks share the per-node activity. */
+#include "sim/kernel/engine_network.h"
+
+#include "sim/kernel/collective.h"
+
+#include "sim/kernel/network.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct AgentActivity;
+
+typedef struct Maxmin {
+    Network *network;
+    struct AgentActivity *activity;       /* (n_nodes) busy intervals of this round */
+    Collective **collectives;             /* started collectives by slot (event data) */
+    int n_collectives;
+    Collective **pending_join;            /* (n_nodes) a join waiting for the node's sends */
+    double wakeup;                        /* earliest ENGINE_EVENT_NETWORK queued */
+} Maxmin;
+
+static Maxmin *maxmin_of(const Engine *e)
+{
+    return e->net;
+}
+
+/* ---- maxmin accounting: an agent's busy intervals of the round, united at its end ----
+ * Compute intervals come in start order (the processor is FIFO) and may lie in the
+ * future; transfer intervals come from the network as they end, disjoint and in order;
+ * closed-form rings come as periodic sets, which never overlap the agent's transfer
+ * intervals (a flow on a member's link ends the closed form first) but may overlap its
+ * compute (a non-blocking collective). */
+typedef struct Span {
+    double start, end;
+} Span;
+
+typedef struct AgentActivity {
+    Span *compute, *comm;
+    int n_compute, cap_compute, n_comm, cap_comm;
+    NetworkPeriodic *rings; /* those that overlap a computation */
+    int n_rings, cap_rings;
+    double ring_s;          /* the measure of the others */
+} AgentActivity;
+
+static int activity_grow(void **array, int *cap, int n, size_t size)
+{
+    if (n < *cap) return HS_OK;
+    int grown_cap = *cap ? *cap * 2 : 8;
+    void *grown = realloc(*array, (size_t)grown_cap * size);
+    if (grown == NULL) return HS_E_NOMEM;
+    *array = grown;
+    *cap = grown_cap;
+    return HS_OK;
+}
+
+/* Appends [start, end) to a list in start order, merging with the last span it touches. */
+static int activity_add_span(Span **spans, int *n, int *cap, double start, double end)
+{
+    if (end <= start) return HS_OK;
+    if (*n > 0 && start <= (*spans)[*n - 1].end) {
+        if (end > (*spans)[*n - 1].end) (*spans)[*n - 1].end = end;
+        return HS_OK;
+    }
+    if (activity_grow((void **)spans, cap, *n, sizeof **spans) != HS_OK) return HS_E_NOMEM;
+    (*spans)[(*n)++] = (Span){start, end};
+    return HS_OK;
+}
+
+/* Measure of the periodic set within [t0, t] (all periods, no window). */
+static double periodic_cumulative(const NetworkPeriodic *p, double t)
+{
+    double u = t - p->t0, per = 0;
+    if (!(u > 0) || !(p->period > 0)) return 0;
+    for (int i = 0; i < p->n_sub; i++) per += p->b[i] - p->a[i];
+    double j = floor(u / p->period);
+    if (j >= p->count) return p->count * per;
+    double r = u - j * p->period, total = j * per;
+    for (int i = 0; i < p->n_sub; i++) {
+        double part = r - p->a[i];
+        if (part > p->b[i] - p->a[i]) part = p->b[i] - p->a[i];
+        if (part > 0) total += part;
+    }
+    return total;
+}
+
+/* Measure of the periodic set within [x, y] and its window. */
+static double periodic_measure(const NetworkPeriodic *p, double x, double y)
+{
+    if (x < p->from) x = p->from;
+    if (y > p->to) y = p->to;
+    if (!(y > x)) return 0;
+    double m = periodic_cumulative(p, y) - periodic_cumulative(p, x);
+    return m > 0 ? m : 0;
+}
+
+static int maxmin_activity_add(Engine *e, int agent, int compute, double start, double end)
+{
+    AgentActivity *a = &maxmin_of(e)->activity[agent];
+    int status = compute ? activity_add_span(&a->compute, &a->n_compute, &a->cap_compute, start, end)
+                         : activity_add_span(&a->comm, &a->n_comm, &a->cap_comm, start, end);
+    if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+    return HS_OK;
+}
+
+/* busy = |(compute U comm) within [from, to]| + rings - rings within compute;
+ * comm = |comm within [from, to]| + rings. Keeps compute spans that reach past `to`. */
+static void maxmin_activity_close(Engine *e, int agent, double from, double to, double *busy, double *comm)
+{
+    AgentActivity *a = &maxmin_of(e)->activity[agent];
+    double b = 0, c = 0, cursor = from;
+    int i = 0, j = 0;
+    while (i < a->n_compute || j < a->n_comm) {
+        Span s;
+        if (j >= a->n_comm || (i < a->n_compute && a->compute[i].start <= a->comm[j].start)) {
+            s = a->compute[i++];
+        } else {
+            s = a->comm[j++];
+            double lo = s.start > from ? s.start : from, hi = s.end < to ? s.end : to;
+            if (hi > lo) c += hi - lo;
+        }
+        if (s.start < cursor) s.start = cursor;
+        if (s.end > to) s.end = to;
+        if (s.end > s.start) {
+            b += s.end - s.start;
+            cursor = s.end;
+        }
+    }
+    for (int r = 0; r < a->n_rings; r++) {
+        const NetworkPeriodic *p = &a->rings[r];
+        double m = periodic_measure(p, from, to);
+        b += m;
+        c += m;
+        for (int k = 0; k < a->n_compute; k++) {
+            if (a->compute[k].end <= p->from) continue;
+            if (a->compute[k].start >= p->to) break;
+            b -= periodic_measure(p, a->compute[k].start < from ? from : a->compute[k].start,
+                                  a->compute[k].end > to ? to : a->compute[k].end);
+        }
+    }
+    *busy = b + a->ring_s;
+    *comm = c + a->ring_s;
+    a->ring_s = 0;
+    int kept = 0; /* compute spans still running or queued for later */
+    for (int k = 0; k < a->n_compute; k++)
+        if (a->compute[k].end > to) a->compute[kept++] = a->compute[k];
+    a->n_compute = kept;
+    a->n_comm = 0;
+    a->n_rings = 0;
+}
+
+static void maxmin_free(Engine *e)
+{
+    Maxmin *m = maxmin_of(e);
+    if (m == NULL) return;
+    network_free(m->network);
+    if (m->activity)
+        for (int i = 0; i < e->n_nodes; i++) {
+            free(m->activity[i].compute);
+            free(m->activity[i].comm);
+            free(m->activity[i].rings);
+        }
+    free(m->activity);
+    free(m->collectives);
+    free(m->pending_join);
+    free(m);
+    e->net = NULL;
+}
+
+static int maxmin_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
+{
+    e->round_bytes += bytes;
+    NetworkPayload payload = {.kind = kind, .agent = to, .data = data};
+    if (network_send(maxmin_of(e)->network, e->now, from, to, bytes, payload) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
+    return HS_OK;
+}
+
+static int maxmin_computed(Engine *e, int node, double flops, double start, double end)
+{
+    int status = maxmin_activity_add(e, node, 1, start, end);
+    if (status == HS_OK && e->sink.ops->activity) {
+        SinkActivity a = {.kind = SINK_ACTIVITY_COMPUTE, .agent = node, .to = -1, .amount = flops, .start = start,
+                          .transfer = start, .end = end};
+        if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
+            status = hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+    }
+    return status;
+}
+
+/* A member joins once its queued compute (blocking) and its own messages are done; one
+ * with messages still out joins from maxmin_on_sender_idle. */
+static int maxmin_join_time(Engine *e, Collective *c, int node, double *t, int *joins)
+{
+    Maxmin *m = maxmin_of(e);
+    *joins = 0;
+    if (network_outgoing(m->network, node) > 0) {
+        m->pending_join[node] = c;
+        return HS_OK;
+    }
+    AgentClock *clock = &e->clocks[node];
+    *t = e->now;
+    if (c->blocking && clock->compute_free > *t) *t = clock->compute_free;
+    *joins = 1;
+    return HS_OK;
+}
+
+/* The ring starts with an engine event at its ready time. */
+static int maxmin_ring(Engine *e, Collective *c)
+{
+    Maxmin *m = maxmin_of(e);
+    int slot = 0;
+    while (slot < m->n_collectives && m->collectives[slot] != NULL) slot++;
+    if (slot == m->n_collectives) {
+        Collective **grown = realloc(m->collectives, (size_t)(slot + 1) * sizeof *grown);
+        if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        m->collectives = grown;
+        m->n_collectives++;
+    }
+    m->collectives[slot] = c;
+    return queue_push(e->queue, c->ready, ENGINE_EVENT_COLLECTIVE_START, -1, slot);
+}
+
+static int maxmin_collective_done(Engine *e, int slot)
+{
+    Maxmin *m = maxmin_of(e);
+    Collective *c = m->collectives[slot];
+    m->collectives[slot] = NULL;
+    if (c->blocking)
+        for (int k = 0; k < c->n_members; k++) {
+            AgentClock *clock = &e->clocks[collective_member(c, k)];
+            if (clock->compute_free < e->now) clock->compute_free = e->now;
+        }
+    return queue_push(e->queue, e->now, c->kind, -1, c->data);
+}
+
+static int maxmin_collective_start(Engine *e, int slot)
+{
+    Maxmin *m = maxmin_of(e);
+    Collective *c = m->collectives[slot];
+    int n = c->n_members;
+    NetworkPayload payload = {.kind = ENGINE_EVENT_COLLECTIVE_DONE, .agent = -1, .data = slot};
+    if (n <= 1) return maxmin_collective_done(e, slot);
+    const int *members = c->members;
+    int *all = NULL;
+    if (members == NULL) {
+        if ((all = malloc((size_t)n * sizeof *all)) == NULL) return HS_E_NOMEM;
+        for (int k = 0; k < n; k++) all[k] = k;
+        members = all;
+    }
+    e->round_bytes += 2.0 * (n - 1) * c->bytes;
+    int status = network_ring_start(m->network, e->now, members, n, c->bytes, payload);
+    free(all);
+    return status;
+}
+
+static int maxmin_wakeup(Engine *e, const Event *ev)
+{
+    Maxmin *m = maxmin_of(e);
+    if (ev->time == m->wakeup) m->wakeup = INFINITY;
+    double t;
+    if (network_next_time(m->network, &t) != HS_OK) return HS_E_NOMEM;
+    if (t > e->now) return HS_OK;
+    return network_advance(m->network, e->now);
+}
+
+static int maxmin_event(Engine *e, const Event *ev)
+{
+    switch (ev->kind) {
+    case ENGINE_EVENT_COLLECTIVE_START: return maxmin_collective_start(e, (int)ev->data);
+    case ENGINE_EVENT_COLLECTIVE_DONE: return maxmin_collective_done(e, (int)ev->data);
+    case ENGINE_EVENT_NETWORK: return maxmin_wakeup(e, ev);
+    default: return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev->kind);
+    }
+}
+
+/* The network's next due time is an engine event (ENGINE_EVENT_NETWORK) in the queue,
+ * re-armed after every event; one that became stale (the network's next time moved
+ * later) does nothing. A message arriving at t is delivered by an event queued at t. */
+static int maxmin_arm(Engine *e)
+{
+    Maxmin *m = maxmin_of(e);
+    double t;
+    if (network_next_time(m->network, &t) != HS_OK) return HS_E_NOMEM;
+    if (!(t < m->wakeup)) return HS_OK;
+    m->wakeup = t;
+    return queue_push(e->queue, t, ENGINE_EVENT_NETWORK, -1, 0);
+}
+
+/* Messages left that can never move: a node offline for good. */
+static int maxmin_stranded(const Engine *e)
+{
+    return network_pending(maxmin_of(e)->network) > 0;
+}
+
+/* Servers too, so their spans do not pile up; agent_rounds has agents only. */
+static void maxmin_close_round(Engine *e)
+{
+    network_flush_activity(maxmin_of(e)->network, e->now);
+    for (int i = 0; i < e->n_nodes; i++) {
+        AgentClock *c = &e->clocks[i];
+        maxmin_activity_close(e, i, e->round_start, e->now, &c->busy_s, &c->comm_s);
+    }
+}
+
+static void maxmin_end_run(Engine *e)
+{
+    if (e->sink.ops->activity) network_trace_pending(maxmin_of(e)->network);
+}
+
+/* ---- the network's hooks ---- */
+
+static void maxmin_on_done(void *ctx, const NetworkPayload *p, double t)
+{
+    Engine *e = ctx;
+    int status = queue_push(e->queue, t, p->kind, p->agent, p->data);
+    if (status != HS_OK)
+        hs_diag_set(e->diag, status, NULL, 0, "cannot queue a delivery at t = %.17g (now %.17g)", t, e->now);
+}
+
+/* The network's hooks return nothing (sim/kernel/network.h): an error inside one lands
+ * in the diag, which engine_play checks after every event. */
+static void maxmin_on_active(void *ctx, int agent, double start, double end)
+{
+    maxmin_activity_add(ctx, agent, 0, start, end);
+}
+
+static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
+{
+    Engine *e = ctx;
+    AgentActivity *a = &maxmin_of(e)->activity[agent];
+    /* Reported up to now, so later computations start after it: only the ones booked
+     * already can overlap it (a blocking collective has none: its measure is enough). */
+    int overlaps = 0;
+    for (int k = a->n_compute - 1; k >= 0 && a->compute[k].end > p->from && !overlaps; k--)
+        overlaps = a->compute[k].start < p->to;
+    if (!overlaps) {
+        a->ring_s += periodic_measure(p, p->from, p->to);
+        return;
+    }
+    if (activity_grow((void **)&a->rings, &a->cap_rings, a->n_rings, sizeof *a->rings) != HS_OK) {
+        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+        return;
+    }
+    a->rings[a->n_rings++] = *p;
+}
+
+static void maxmin_on_sender_idle(void *ctx, int agent, double t)
+{
+    Engine *e = ctx;
+    Maxmin *m = maxmin_of(e);
+    Collective *c = m->pending_join[agent];
+    if (c == NULL) return;
+    m->pending_join[agent] = NULL;
+    int status = engine_collective_join(e, c, agent);
+    if (status != HS_OK && e->diag->status == HS_OK) hs_diag_set(e->diag, status, NULL, 0, "%s", hs_error_name(status));
+}
+
+static void maxmin_on_traced(void *ctx, int from, int to, double bytes, double start, double transfer, double end)
+{
+    Engine *e = ctx;
+    SinkActivity a = {.kind = SINK_ACTIVITY_MESSAGE, .agent = from, .to = to, .amount = bytes, .start = start,
+                      .transfer = transfer, .end = end};
+    if (e->sink.ops->activity(e->sink.ctx, e->run_id, &a) != HS_OK)
+        hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
+}
+
+/* The first change of a series after t (INFINITY: none). */
+static double maxmin_series_next(const TraceSeries *s, double t)
+{
+    if (s == NULL) return INFINITY;
+    int lo = 0, hi = s->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->times[mid] > t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < s->n ? s->times[lo] : INFINITY;
+}
+
+/* Link capacity under traces: the bandwidth trace's value, 0 while the agent is offline. */
+static double maxmin_link_capacity(void *ctx, int link, double t, double *next)
+{
+    Engine *e = ctx;
+    int n = e->n_nodes;
+    if (link >= 2 * n) {
+        *next = INFINITY;
+        return e->spec.backbone;
+    }
+    int agent = link < n ? link : link - n;
+    const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
+    const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    double value = bw ? trace_value(bw, t) : link < n ? e->nodes[agent].uplink : e->nodes[agent].downlink;
+    if (availability && trace_value(availability, t) <= 0.5) value = 0;
+    double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t);
+    *next = a < b ? a : b;
+    return value;
+}
+
+static int maxmin_create(Engine *e)
+{
+    const EngineNetwork *spec = &e->spec;
+    int n = e->n_nodes;
+    Maxmin *m = e->net = calloc(1, sizeof *m);
+    if (m == NULL) return HS_E_NOMEM;
+    m->wakeup = INFINITY;
+    double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
+    double *latency = malloc((size_t)n * sizeof *latency);
+    m->activity = calloc((size_t)n, sizeof *m->activity);
+    m->pending_join = calloc((size_t)n, sizeof *m->pending_join);
+    int status = HS_E_NOMEM;
+    if (up && down && latency && m->activity && m->pending_join) {
+        for (int i = 0; i < n; i++) {
+            up[i] = e->nodes[i].uplink;
+            down[i] = e->nodes[i].downlink;
+            latency[i] = e->nodes[i].latency;
+        }
+        int lv08 = spec->lv08;
+        int varying = e->uplink_trace || e->downlink_trace || e->availability_trace;
+        NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down, .latency = latency,
+                                  .backbone = spec->backbone, .uplink_fifo = spec->uplink_fifo,
+                                  .latency_factor = lv08 ? ENGINE_LV08_LATENCY : 1,
+                                  .bandwidth_factor = lv08 ? ENGINE_LV08_BANDWIDTH : 1,
+                                  .weight_s = lv08 ? ENGINE_LV08_WEIGHT_S : 0,
+                                  .capacity = varying ? maxmin_link_capacity : NULL, .capacity_ctx = e};
+        NetworkHooks hooks = {.ctx = e, .done = maxmin_on_done, .active = maxmin_on_active,
+                              .active_periodic = maxmin_on_periodic, .sender_idle = maxmin_on_sender_idle,
+                              .traced = e->sink.ops->activity ? maxmin_on_traced : NULL};
+        m->network = network_create(&options, &hooks);
+        if (m->network) status = HS_OK;
+    }
+    free(up);
+    free(down);
+    free(latency);
+    return status;
+}
+
+
+
+const NetworkModel network_model_maxmin = {
+    .name = "maxmin",
+    .create = maxmin_create,
+    .free = maxmin_free,
+    .send = maxmin_send,
+    .computed = maxmin_computed,
+    .join_time = maxmin_join_time,
+    .ring = maxmin_ring,
+    .event = maxmin_event,
+    .after_event = maxmin_arm,
+    .stranded = maxmin_stranded,
+    .close_round = maxmin_close_round,
+    .end_run = maxmin_end_run,
+};

@@ -1,0 +1,89 @@
+/* world_traces.c — the per-group attribute traces of a run (sim/world/world_traces.h):
+ * one file per group and attribute, loaded once per run; moved here from the engine,
+ * which now receives the series as node attributes (sim/kernel/engine.h). */
+#include "sim/world/world_traces.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Loads the traces of one attribute: one file per group that uses one. */
+static int world_traces_attribute(const Scenario *sc, World *world, WorldTraces *wt, int attribute,
+                                  const TraceSeries ***per_agent, HsDiag *diag)
+{
+    int n = world_nodes(world);
+    /* the server's attributes are groups[n_groups] (a trace names it `server`) */
+    int n_groups = sc->n_groups + (world->n_servers > 0);
+    for (int g = 0; g < n_groups; g++) {
+        const AgentGroupSpec *spec = &sc->groups[g];
+        const Distribution *d = attribute == 0 ? &spec->compute : attribute == 1 ? &spec->uplink
+                              : attribute == 2 ? &spec->downlink : &spec->availability;
+        if (d->kind != DIST_TRACE) continue;
+        if (*per_agent == NULL && (*per_agent = calloc((size_t)n, sizeof **per_agent)) == NULL) return HS_E_NOMEM;
+        char *needed = calloc((size_t)n, 1);
+        int *group_of = malloc((size_t)n * sizeof *group_of);
+        const char *names[SCENARIO_MAX_GROUPS];
+        Trace *grown = realloc(wt->traces, (size_t)(wt->n_traces + 1) * sizeof *wt->traces);
+        if (needed == NULL || group_of == NULL || grown == NULL) {
+            free(needed);
+            free(group_of);
+            if (grown) wt->traces = grown;
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        }
+        wt->traces = grown;
+        for (int k = 0; k < n_groups; k++) names[k] = sc->groups[k].name;
+        for (int i = 0; i < n; i++) {
+            group_of[i] = world->agents[i].group;
+            needed[i] = group_of[i] == g;
+        }
+        UnitKind unit = attribute == 0 ? UNIT_COMPUTE : attribute == 3 ? UNIT_PLAIN : UNIT_BANDWIDTH;
+        int status = trace_load(d->path, unit, n, group_of, names, n_groups, needed, &wt->traces[wt->n_traces], diag);
+        free(group_of);
+        if (status != HS_OK) {
+            free(needed);
+            return status;
+        }
+        Trace *t = &wt->traces[wt->n_traces++];
+        for (int i = 0; i < n; i++)
+            if (needed[i]) {
+                (*per_agent)[i] = &t->series[i];
+                double v = trace_value(&t->series[i], 0);
+                if (attribute == 0) world->agents[i].compute = v;
+                if (attribute == 1) world->agents[i].uplink = v;
+                if (attribute == 2 || (attribute == 1 && spec->symmetric_link)) world->agents[i].downlink = v;
+            }
+        if (attribute == 1 && spec->symmetric_link) {
+            if (wt->downlink == NULL && (wt->downlink = calloc((size_t)n, sizeof *wt->downlink)) == NULL) {
+                free(needed);
+                return HS_E_NOMEM;
+            }
+            for (int i = 0; i < n; i++)
+                if (needed[i]) wt->downlink[i] = &t->series[i];
+        }
+        free(needed);
+    }
+    return HS_OK;
+}
+
+int world_traces_load(const Scenario *sc, World *world, WorldTraces *t, HsDiag *diag)
+{
+    memset(t, 0, sizeof *t);
+    int status;
+    if ((status = world_traces_attribute(sc, world, t, 0, &t->compute, diag)) ||
+        (status = world_traces_attribute(sc, world, t, 1, &t->uplink, diag)) ||
+        (status = world_traces_attribute(sc, world, t, 2, &t->downlink, diag)) ||
+        (status = world_traces_attribute(sc, world, t, 3, &t->availability, diag)))
+        return status;
+    return HS_OK;
+}
+
+void world_traces_free(WorldTraces *t)
+{
+    if (t == NULL) return;
+    for (int i = 0; i < t->n_traces; i++) trace_free(&t->traces[i]);
+    free(t->traces);
+    free(t->compute);
+    free(t->uplink);
+    free(t->downlink);
+    free(t->availability);
+    memset(t, 0, sizeof *t);
+}
