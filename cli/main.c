@@ -1,6 +1,7 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "cli/cli.h"
 #include "analysis/store.h"
+#include "cli/cli_check.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
 #include "cli/cli_report.h"
@@ -16,12 +17,16 @@ static const char main_usage[] =
     "hetsim " HETSIM_VERSION " — discrete-event simulator of heterogeneous decentralized learning\n"
     "\n"
     "usage:\n"
-    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N]\n"
-    "      [--quiet]\n"
-    "  hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
-    "      [--timing-only] [--threads N] [--quiet]\n"
+    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "      [--timing-only] [--threads N] [--dry-run] [--quiet]\n"
+    "  hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "      [--jobs N] [--resume] [--only KEY=V1,V2]... [--dry-run] [--timing-only] [--threads N] [--quiet]\n"
+    "  hetsim check SCENARIO.ini [--set SECTION.KEY=VALUE]... [--add-group NAME]... [--only KEY=V1,V2]...\n"
+    "      [--timing-only] [--db FILE]\n"
     "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit SECONDS]\n"
-    "  hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv]\n"
+    "  hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv | --json]\n"
+    "  hetsim show FILE.db RUN [--sweep ID] [--scenario-text]\n"
+    "  hetsim diff FILE.db RUN RUN [--sweep ID]\n"
     "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]] [--format png,svg,pdf]\n"
     "      [--style paper|screen] [--size W,H] [--font-size PT] [--keep]\n"
     "  hetsim help database    the result database's tables, views and units\n"
@@ -60,6 +65,9 @@ int main(int argc, char **argv)
     if (strcmp(command, "pair") == 0) return cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return cli_report(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0) return cli_plot(argc - 1, argv + 1);
+    if (strcmp(command, "check") == 0) return cli_check(argc - 2, argv + 2);
+    if (strcmp(command, "show") == 0) return cli_show(argc - 1, argv + 1);
+    if (strcmp(command, "diff") == 0) return cli_diff(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
     return 2;
 }

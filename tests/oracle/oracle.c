@@ -133,7 +133,7 @@ static int rec_activity(void *ctx, int64_t run_id, const SinkActivity *a)
 }
 
 static const SinkOps record_ops = {rec_run_begin, rec_agents, rec_round, rec_agent_rounds, rec_pairing,
-                                   rec_metric, rec_run_end, rec_activity, NULL};
+                                   rec_metric, rec_run_end, rec_activity, NULL, NULL};
 
 static void record_free(Record *r)
 {
