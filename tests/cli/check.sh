@@ -62,7 +62,7 @@ check "--only without a value exits 2" test $? -eq 2
 "$HETSIM" check > out 2> err
 check "check without a scenario exits 2" test $? -eq 2
 "$HETSIM" check missing.ini > out 2> err
-check "a missing file exits 2 naming it" test $? -eq 2 -a -n "$(grep 'missing.ini: cannot open' err)"
+check "a missing file exits 2 naming it" test $? -eq 2 -a -n "$(grep 'missing.ini: not found' err)"
 
 check "nothing was written: no database file appeared" test -z "$(ls *.db* 2>/dev/null)"
 

@@ -75,7 +75,7 @@ fi
 # --- the README's scenario runs as shown (timing mode, one round)
 awk '/^```ini$/ { on = 1; next } on && /^```$/ { exit } on' README.md > "$tmp/readme.ini"
 check "the README shows a scenario of at most 25 lines" test "$(wc -l < "$tmp/readme.ini")" -le 25 -a -s "$tmp/readme.ini"
-"$HETSIM" run "$tmp/readme.ini" --db "$tmp/readme.db" --timing-only --set run.rounds=1 --quiet 2> "$tmp/err"
+"$HETSIM" run "$tmp/readme.ini" --db "$tmp/readme.db" --timing-only --set run.rounds=1 --quiet > /dev/null 2> "$tmp/err"
 check "the README's scenario runs" test $? -eq 0
 check "README.md stays short (at most 300 lines)" test "$(wc -l < README.md)" -le 300
 
