@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "analysis/store.h"
 #include "cli/cli_check.h"
+#include "cli/cli_help.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
 #include "cli/cli_report.h"
@@ -29,6 +30,8 @@ static const char main_usage[] =
     "  hetsim diff FILE.db RUN RUN [--sweep ID]\n"
     "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]] [--format png,svg,pdf]\n"
     "      [--style paper|screen] [--size W,H] [--font-size PT] [--keep]\n"
+    "  hetsim help keys [SECTION] [--markdown]    every scenario key: type, values, default, unit\n"
+    "  hetsim methods [NAME] [--markdown]    every method: summary, keys, what it accepts\n"
     "  hetsim help database    the result database's tables, views and units\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
@@ -48,6 +51,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *command = argv[1];
+    if (strcmp(command, "help") == 0 && argc > 2 && strcmp(argv[2], "keys") == 0) return cli_help(argc - 3, argv + 3);
+    if (strcmp(command, "methods") == 0) return cli_methods(argc - 2, argv + 2);
     if (strcmp(command, "help") == 0 && argc == 3 && strcmp(argv[2], "database") == 0) {
         store_write_reference(stdout);  /* docs/database.md */
         return 0;

@@ -4,7 +4,7 @@
  * full-width AVX-512) Debian's OpenBLAS runs its Haswell (AVX2) sgemm, half the FMA
  * width, and im2col multiplies the padding zeros too; oneDNN's jit:avx512_core
  * convolutions reach ~85 % of the AVX-512 FMA peak on the useful multiply-adds of the
- * CNN's second convolution, in all three passes (docs/results/training-speed.md has the
+ * CNN's second convolution, in all three passes (docs/results/cnn.md has the
  * figures). An AVX-512 sgemm of our own would still pay for im2col and the zeros.
  *
  * Per call: the weights are reordered from (OC, C, K, K) into the layouts the forward and

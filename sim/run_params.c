@@ -1,7 +1,9 @@
 /* run_params.c — the rows of run_params from a resolved config: see run_params.h. */
 #include "sim/run_params.h"
 
+#include "base/units.h"
 #include "sim/methods/method.h"
+#include "sim/scenario/scenario_schema.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -9,27 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The keys whose numbers carry a unit. Agent attributes are the same keys in [agents],
- * its groups [agents.NAME], [server] and [servers]; [method] keys of type TIME are
- * seconds. Every other number is plain (counts, rates, ratios). */
+/* A key's unit is its schema row's: the fixed sections' table, or the method's own rows
+ * for [method] and [method.NAME]. A key the schema does not know is plain. */
 const char *run_params_unit(const char *section, const char *key, const char *method)
 {
-    int agentlike = strcmp(section, "agents") == 0 || strncmp(section, "agents.", 7) == 0 ||
-                    strcmp(section, "server") == 0 || strcmp(section, "servers") == 0;
-    if (agentlike) {
-        if (strcmp(key, "compute") == 0) return "FLOP/s";
-        if (strcmp(key, "bandwidth") == 0 || strcmp(key, "uplink") == 0 || strcmp(key, "downlink") == 0)
-            return "B/s";
-        if (strcmp(key, "latency") == 0) return "s";
+    const SchemaKey *row = NULL;
+    if (strcmp(section, "method") == 0 || strncmp(section, "method.", 7) == 0) {
+        const MethodOps *ops = method != NULL ? method_lookup(method) : NULL;
+        for (const SchemaKey *k = ops ? ops->keys : NULL; k && k->name; k++)
+            if (strcmp(k->name, key) == 0) row = k;
+        if (row == NULL) {   /* the keys every method has ([method] deadline, prune, ...) */
+            const SchemaSection *fixed = schema_section("method");
+            row = fixed ? schema_find(fixed->id, key) : NULL;
+        }
+    } else {
+        const SchemaSection *fixed = schema_section(section);
+        row = fixed ? schema_find(fixed->id, key) : NULL;
     }
-    if (strcmp(section, "run") == 0 && strcmp(key, "time_budget") == 0) return "s";
-    if (strcmp(section, "network") == 0 && strcmp(key, "backbone") == 0) return "B/s";
-    if ((strcmp(section, "method") == 0 || strncmp(section, "method.", 7) == 0) && method != NULL) {
-        const MethodOps *ops = method_lookup(method);
-        for (const MethodKey *k = ops ? ops->keys : NULL; k && k->name; k++)
-            if (strcmp(k->name, key) == 0 && k->type == METHOD_KEY_TIME) return "s";
-    }
-    return "";
+    return row != NULL ? units_base_name(row->unit) : "";
 }
 
 /* A builder: rows and the strings they point to, as offsets until the end. */

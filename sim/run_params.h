@@ -13,8 +13,7 @@
  *   choice(v1:p1, ...)   KEY.value1, KEY.p1, KEY.value2, KEY.p2, ...
  *   trace(FILE)          KEY.path (text)
  * A constant (`compute = 200000000`) is a plain number in its own row. The unit of a key
- * comes from run_params_unit until the scenario schema names every key's unit; the rows
- * are made behind this one function so that the schema can replace it.
+ * is its scenario schema row's (run_params_unit).
  * `swept` is left 0 here: the sweep's writer marks the rows of its axes. */
 #ifndef SIM_RUN_PARAMS_H
 #define SIM_RUN_PARAMS_H

@@ -1,11 +1,14 @@
 /* check_scenario.c — units, distributions, groups, overrides, every error class with
  * its FILE:LINE, the runs.config round trip, and per-agent stream independence. */
+#include "base/numtext.h"
 #include "sim/scenario/scenario.h"
 #include "sim/world/world.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,7 +176,7 @@ START_TEST(test_overrides)
     ck_assert_int_eq(sc.n_agents, 16);
     ck_assert_int_eq(sc.groups[0].count, 13);
     ck_assert(sc.groups[1].compute.kind == DIST_LOGNORMAL);
-    ck_assert_str_eq(scenario_param(&sc, "local_steps")->value, "4");
+    ck_assert_str_eq(test_method_param(&sc, "local_steps")->value, "4");
     ck_assert_int_eq(inidoc_apply_set(&doc, "nodot", &diag), HS_E_INPUT);
     ck_assert(strncmp(diag.message, "--set: ", 7) == 0);
     inidoc_free(&doc);
@@ -243,11 +246,11 @@ START_TEST(test_prune_and_freeze_keys)
     char text[4096];
     snprintf(text, sizeof text, "%s[method]\nprune = width\nprune_target = 0.5\n", base_text);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
-    ck_assert_double_eq(scenario_param_number(&sc, "prune_target"), 0.5);
+    ck_assert_double_eq(test_method_key(&sc, "prune_target"), 0.5);
     snprintf(text, sizeof text, "%s[method]\nprune = width\n", base_text);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
-    ck_assert(isnan(scenario_param_number(&sc, "prune_target"))); /* makespan */
-    ck_assert_str_eq(scenario_param(&sc, "prune_target")->value, "makespan");
+    ck_assert(isnan(test_method_key(&sc, "prune_target"))); /* makespan */
+    ck_assert_str_eq(test_method_param(&sc, "prune_target")->value, "makespan");
     expect_error("[method]\nprune_target = makespans\n", "t.ini:11:", "expected makespan or a number in (0, 1]");
     expect_error("[method]\nprune_target = 0\n", "t.ini:11:", "expected makespan or a number in (0, 1]");
     expect_error("[method]\nprune = half\n", "t.ini:11:", "none|width");
@@ -290,15 +293,15 @@ START_TEST(test_method_sections_apply_to_their_method)
     HsDiag diag;
     ck_assert_int_eq(resolve_text(text, &sc, &diag), 0); /* sync runs: both sections are checked, unused */
     ck_assert_int_eq(sc.n_params, 4);                    /* only sync's own keys, at their defaults */
-    ck_assert_str_eq(scenario_param(&sc, "deadline")->value, "none");
-    ck_assert_ptr_null(scenario_param(&sc, "local_steps"));
+    ck_assert_str_eq(test_method_param(&sc, "deadline")->value, "none");
+    ck_assert_ptr_null(test_method_param(&sc, "local_steps"));
     IniDoc doc;
     hs_diag_clear(&diag);
     ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), 0);
     ck_assert_int_eq(inidoc_apply_set(&doc, "run.method=localsgd", &diag), 0);
     ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), 0);
-    ck_assert_str_eq(scenario_param(&sc, "local_steps")->value, "7");
-    ck_assert_str_eq(scenario_param(&sc, "weighting")->value, "samples"); /* the default */
+    ck_assert_str_eq(test_method_param(&sc, "local_steps")->value, "7");
+    ck_assert_str_eq(test_method_param(&sc, "weighting")->value, "samples"); /* the default */
     inidoc_free(&doc);
 }
 END_TEST
@@ -331,8 +334,51 @@ START_TEST(test_config_round_trip)
     ck_assert_str_eq(config, again);
     ck_assert(a.groups[1].compute.a == b.groups[1].compute.a);
     ck_assert(a.optim.lr == b.optim.lr);
+    /* numbers as written, not 17 digits: the shortest text that reads back (base/numtext.h) */
+    static const char *const shortest[] = {"\nlr = 0.001\n", "\nalpha = 0.3\n", "\nbeta1 = 0.9\n",
+                                           "\ncompute = lognormal(300000000, 0.7)\n", "\nlatency = 0.01\n",
+                                           "\nsamples = uniform(100, 900)\n", "\nstep_gamma = 0.1\n"};
+    for (size_t i = 0; i < sizeof shortest / sizeof *shortest; i++)
+        ck_assert_msg(strstr(config, shortest[i]) != NULL, "runs.config lacks '%s':\n%s", shortest[i] + 1, config);
     free(config);
     free(again);
+}
+END_TEST
+
+/* numtext_double, which runs.config writes its numbers with: the text reads back to the
+ * very double, and is no longer than %.17g's. */
+START_TEST(test_numtext_round_trips)
+{
+    char text[NUMTEXT_SIZE], full[64];
+#define SHORTEST(v) numtext_double(text, sizeof text, (v))
+    ck_assert_str_eq(SHORTEST(0.9), "0.9");
+    ck_assert_str_eq(SHORTEST(1e-08), "1e-08");
+    ck_assert_str_eq(SHORTEST(300000000), "300000000");
+    ck_assert_str_eq(SHORTEST(1.5e16), "15000000000000000");
+    ck_assert_str_eq(SHORTEST(1e20), "1e+20");
+    ck_assert_str_eq(SHORTEST(1.0 / 3), "0.3333333333333333");       /* 16 digits */
+    ck_assert_str_eq(SHORTEST(0.1 + 0.2), "0.30000000000000004");    /* 17 */
+    ck_assert_str_eq(SHORTEST(INFINITY), "inf");
+    ck_assert_str_eq(SHORTEST(-INFINITY), "-inf");
+    ck_assert_str_eq(SHORTEST(-0.0), "-0");
+    ck_assert_str_eq(SHORTEST(NAN), "nan");
+    ck_assert_str_eq(SHORTEST(-2.2250738585072014e-308), "-2.2250738585072014e-308");
+    ck_assert_str_eq(SHORTEST(4.9406564584124654e-324), "5e-324"); /* the smallest subnormal */
+#undef SHORTEST
+    uint64_t state = 0x9e3779b97f4a7c15u; /* splitmix64: any bit pattern that is a number */
+    for (int i = 0; i < 20000; i++) {
+        uint64_t z = (state += 0x9e3779b97f4a7c15u);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        z ^= z >> 31;
+        double v;
+        memcpy(&v, &z, sizeof v);
+        if (isnan(v)) continue;
+        numtext_double(text, sizeof text, v);
+        ck_assert_msg(strtod(text, NULL) == v, "%s does not read back to %a", text, v);
+        snprintf(full, sizeof full, "%.17g", v);
+        ck_assert_uint_le(strlen(text), strlen(full));
+    }
 }
 END_TEST
 
@@ -441,6 +487,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_continuation_lines_join);
     tcase_add_test(tc, test_method_sections_apply_to_their_method);
     tcase_add_test(tc, test_config_round_trip);
+    tcase_add_test(tc, test_numtext_round_trips);
     tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
     tcase_add_test(tc, test_samples_exceeding_dataset_rejected);
     tcase_add_test(tc, test_domains_keys);

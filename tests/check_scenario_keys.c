@@ -5,11 +5,14 @@
  * through the binary, exit 2 with no database written). */
 #include "sim/methods/method.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_schema.h"
 #include "sim/world/world.h"
+#include "solver/pairing.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,21 +73,21 @@ START_TEST(test_method_and_method_name_merge)
     snprintf(text, sizeof text, "%s[method.comdml]\nsolver = greedy\nrebalance = 2\n", walk_base_byzantine);
     const char *general[] = {"run.method=comdml", "method.solver=ip", "method.rebalance=5"};
     ck_assert_int_eq(resolve_with(text, general, 3, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "ip");
-    ck_assert_int_eq(scenario_param_index(&sc, "solver"), 1);
-    ck_assert_int_eq(scenario_param_int(&sc, "rebalance"), 5);
-    ck_assert_str_eq(scenario_param(&sc, "rebalance")->where, "--set method.rebalance=5");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "ip");
+    ck_assert_int_eq(test_method_key(&sc, "solver"), 1);
+    ck_assert_int_eq(test_method_key(&sc, "rebalance"), 5);
+    ck_assert_str_eq(test_method_param(&sc, "rebalance")->where, "--set method.rebalance=5");
     /* Between two overrides, the later one. */
     const char *both[] = {"run.method=comdml", "method.solver=ip", "method.comdml.solver=exact"};
     ck_assert_int_eq(resolve_with(text, both, 3, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "exact");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "exact");
     const char *reversed[] = {"run.method=comdml", "method.comdml.solver=exact", "method.solver=ip"};
     ck_assert_int_eq(resolve_with(text, reversed, 3, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "ip");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "ip");
     /* The file alone: [method.comdml]'s value, with its line. */
     ck_assert_int_eq(resolve_with(text, comdml, 1, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "greedy");
-    ck_assert_str_eq(scenario_param(&sc, "solver")->where, "t.ini:16");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "greedy");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->where, "t.ini:16");
     /* A bad value in the section of a method that does not run is still an error. */
     snprintf(text, sizeof text, "%s[method.comdml]\nsolver = fast\n", walk_base_byzantine);
     ck_assert_int_eq(resolve_with(text, NULL, 0, &sc, &diag), HS_E_INPUT);
@@ -383,8 +386,10 @@ static void walk_collect_scenario_keys(void)
     static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "servers",
                                            "network", "compression", "byzantine", "privacy"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
-        const char *const *keys = scenario_section_keys(sections[s]);
-        ck_assert_ptr_nonnull(keys);
+        const char *keys[64];
+        const SchemaSection *section = schema_section(sections[s]);
+        ck_assert_ptr_nonnull(section);
+        ck_assert_int_gt(schema_key_names(section->id, keys, 64), 0);
         for (int k = 0; keys[k]; k++) {
             char name[160];
             snprintf(name, sizeof name, "%s.%s", sections[s], keys[k]);
@@ -408,32 +413,34 @@ static void walk_collect_scenario_keys(void)
     }
 }
 
-static void walk_method_values(const MethodKey *k, char *out, size_t size)
+static void walk_method_values(const SchemaKey *k, char *out, size_t size)
 {
     char low[64], high[64];
-    int whole = k->type == METHOD_KEY_INT || k->type == METHOD_KEY_STEPS;
-    snprintf(low, sizeof low, whole ? "%.0f" : "%.17g", k->open & METHOD_KEY_OPEN_MIN ? k->min : k->min - 1);
-    snprintf(high, sizeof high, whole ? "%.0f" : "%.17g", k->open & METHOD_KEY_OPEN_MAX ? k->max : k->max * 2 + 1);
+    int whole = k->type == SCHEMA_INT || k->type == SCHEMA_STEPS;
+    snprintf(low, sizeof low, whole ? "%.0f" : "%.17g", k->flags & SCHEMA_OPEN_MIN ? k->min : k->min - 1);
+    snprintf(high, sizeof high, whole ? "%.0f" : "%.17g", k->flags & SCHEMA_OPEN_MAX ? k->max : k->max * 2 + 1);
     switch (k->type) {
-    case METHOD_KEY_CHOICE: snprintf(out, size, "| |nonsense|0"); return;
-    case METHOD_KEY_INT:
-    case METHOD_KEY_STEPS:
+    case SCHEMA_CHOICE: snprintf(out, size, "| |nonsense|0"); return;
+    case SCHEMA_INT:
+    case SCHEMA_STEPS:
         snprintf(out, size, "| |abc|nan|inf|1.5|1e999|99999999999999999999|5 s|%s|%s%s", low, high,
-                 k->type == METHOD_KEY_STEPS ? "|epochs" : "");
+                 k->type == SCHEMA_STEPS ? "|epochs" : "");
         return;
-    case METHOD_KEY_REAL:
+    case SCHEMA_REAL:
         snprintf(out, size, "| |abc|nan|inf|1e999|5 s|%s%s%s", low, isinf(k->max) ? "" : "|", isinf(k->max) ? "" : high);
         return;
-    case METHOD_KEY_WORD_OR_REAL: /* the word with a typo, and the bad numbers */
+    case SCHEMA_WORD_OR_REAL: /* the word with a typo, and the bad numbers */
         snprintf(out, size, "| |%ss|nan|inf|1e999|5 s|%s%s%s", k->choices, low, isinf(k->max) ? "" : "|",
                  isinf(k->max) ? "" : high);
         return;
-    case METHOD_KEY_TIME:
-        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s%s%s", k->open & METHOD_KEY_OPEN_MIN ? "0" : "-1",
+    case SCHEMA_TIME:
+        snprintf(out, size, "| |abc|nan|-1 s|5 GFLOPS|1e999 s|%s%s%s%s%s", k->flags & SCHEMA_OPEN_MIN ? "0" : "-1",
                  isinf(k->max) ? "" : "|", isinf(k->max) ? "inf" : high, k->choices ? "|" : "",
                  k->choices ? k->choices : "");
         if (k->choices) strncat(out, "s", size - strlen(out) - 1); /* the word with a typo */
         return;
+    default: /* not a type of [method] keys */
+        ck_abort_msg("[method] key %s has the type of a fixed section's key", k->name);
     }
 }
 
@@ -452,7 +459,7 @@ static void walk_collect_method_keys(void)
         /* walk_base_byzantine runs sync; sync's own section is walked while localsgd runs */
         snprintf(localsgd_base, sizeof localsgd_base, plain, "localsgd");
         const char *other_base = strcmp((*ops)->name, "sync") == 0 ? localsgd_base : walk_base_byzantine;
-        for (const MethodKey *k = (*ops)->keys; k->name; k++) {
+        for (const SchemaKey *k = (*ops)->keys; k->name; k++) {
             char values[512], section[80];
             walk_method_values(k, values, sizeof values);
             walk_add_values(method_bases[m], "method", k->name, values);
@@ -615,11 +622,146 @@ START_TEST(test_binary_exits_2_and_writes_nothing)
 }
 END_TEST
 
+/* ---- the schema itself: every row says what the reader, the writer and the docs need ---- */
+
+static size_t schema_value_size(SchemaType type)
+{
+    switch (type) {
+    case SCHEMA_INT:
+    case SCHEMA_CHOICE:
+    case SCHEMA_STEPS: return sizeof(int);
+    case SCHEMA_REAL:
+    case SCHEMA_TIME:
+    case SCHEMA_WORD_OR_REAL: return sizeof(double);
+    case SCHEMA_SEED: return sizeof(uint64_t);
+    case SCHEMA_DISTRIBUTION:
+    case SCHEMA_AVAILABILITY: return sizeof(Distribution);
+    case SCHEMA_SLOWDOWN: return sizeof(Slowdown);
+    default: return 0; /* text: any size; lists, choice-or-file: a hook */
+    }
+}
+
+static void check_schema_row(const SchemaKey *k, int method_row)
+{
+    ck_assert_msg(k->name && k->name[0], "a row without a name");
+    ck_assert_msg(k->help && k->help[0], "key %s has no help", k->name);
+    ck_assert_msg(k->sections != 0, "key %s is in no section", k->name);
+    int method_type = k->type == SCHEMA_STEPS || k->type == SCHEMA_TIME || k->type == SCHEMA_WORD_OR_REAL;
+    ck_assert_msg(!method_type || method_row, "key %s has a [method] type in a fixed section", k->name);
+    if (k->flags & SCHEMA_REQUIRED) ck_assert_msg(k->fallback == NULL, "required key %s has a default", k->name);
+    ck_assert_msg(method_row || !(k->flags & SCHEMA_OMIT_DEFAULT),
+                  "key %s: SCHEMA_OMIT_DEFAULT is read by the [method] writer only (a fixed row has `written`)",
+                  k->name);
+    if (!method_row && (k->flags & (SCHEMA_OPEN_MIN | SCHEMA_OPEN_MAX)))
+        ck_assert_msg(k->edge != NULL, "key %s excludes an end of its range but says nothing about it", k->name);
+    if (k->type == SCHEMA_CHOICE || k->type == SCHEMA_CHOICE_OR_FILE)
+        ck_assert_msg(k->choices != NULL, "choice key %s has no choices", k->name);
+    if (k->type == SCHEMA_CHOICE && k->fallback) {
+        const char *p = strstr(k->choices, k->fallback);
+        size_t n = strlen(k->fallback);
+        ck_assert_msg(p && (p == k->choices || p[-1] == '|') && (p[n] == '\0' || p[n] == '|'),
+                      "the default '%s' of %s is not one of %s", k->fallback, k->name, k->choices);
+    }
+    if (k->type == SCHEMA_INT_LIST || k->type == SCHEMA_REAL_LIST || k->type == SCHEMA_CHOICE_OR_FILE) {
+        ck_assert_msg(k->land && k->write, "key %s lands through hooks and has none", k->name);
+        ck_assert_msg(k->type == SCHEMA_CHOICE_OR_FILE || (k->count_max > 0 && k->count_max <= SCHEMA_LIST_MAX),
+                      "list key %s has no element count", k->name);
+    } else if (!k->land && schema_value_size(k->type) != 0 && !method_row) {
+        ck_assert_msg(k->size == schema_value_size(k->type), "key %s lands in a field of %zu bytes, its type needs %zu",
+                      k->name, k->size, schema_value_size(k->type));
+    }
+    if (k->type == SCHEMA_TEXT || k->type == SCHEMA_METHOD) ck_assert_msg(k->size > 1, "text key %s has no room", k->name);
+}
+
+START_TEST(test_schema_rows_are_complete)
+{
+    int n;
+    const SchemaKey *rows = schema_keys(&n);
+    for (int i = 0; i < n; i++) {
+        check_schema_row(&rows[i], 0);
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(!(rows[i].sections & rows[j].sections) || strcmp(rows[i].name, rows[j].name) != 0,
+                          "two rows of key %s share a section", rows[i].name);
+    }
+    /* every section but [method] and [sweep] has keys, and finds each by name */
+    for (const SchemaSection *s = schema_sections(); s->name; s++) {
+        const char *names[64];
+        int count = schema_key_names(s->id, names, 64);
+        if (s->id == SCHEMA_IN_METHOD || s->id == SCHEMA_IN_SWEEP) {
+            ck_assert_int_eq(count, 0);
+            continue;
+        }
+        ck_assert_msg(count > 0, "[%s] has no keys", s->name);
+        for (int k = 0; k < count; k++) ck_assert_ptr_nonnull(schema_find(s->id, names[k]));
+        ck_assert_ptr_eq(schema_section(s->name), s);
+    }
+    ck_assert_ptr_eq(schema_section("agents.slow"), schema_section("agents.NAME"));
+    ck_assert_ptr_null(schema_section("agent"));
+    /* every method's rows, and every default of theirs resolves (scenario_resolve would
+     * report a bad one as an internal error) */
+    for (const MethodOps *const *m = method_all(); *m; m++)
+        for (const SchemaKey *k = (*m)->keys; k && k->name; k++) {
+            check_schema_row(k, 1);
+            ck_assert_msg(k->sections == SCHEMA_IN_METHOD, "%s's key %s is not in [method]", (*m)->name, k->name);
+            ck_assert_msg(k->fallback != NULL, "%s's key %s has no default", (*m)->name, k->name);
+        }
+}
+END_TEST
+
+/* A method reads its keys as fields of the struct it declares (sim/scenario/method_ops.h):
+ * every row must land inside that struct, in a field of its type's size and alignment,
+ * over no other row's field, so that what the method reads is what the row resolved. */
+START_TEST(test_method_rows_land_in_their_struct)
+{
+    for (const MethodOps *const *m = method_all(); *m; m++) {
+        const MethodOps *ops = *m;
+        ck_assert_msg(ops->keys_size <= SCENARIO_METHOD_KEYS_MAX, "%s's keys take %zu bytes", ops->name, ops->keys_size);
+        int count = 0;
+        for (const SchemaKey *k = ops->keys; k && k->name; k++, count++) {
+            size_t size = schema_value_size(k->type);
+            ck_assert_msg(k->size == size, "%s's key %s lands in %zu bytes, its type needs %zu", ops->name, k->name,
+                          k->size, size);
+            ck_assert_msg(k->offset % size == 0 && k->offset + k->size <= ops->keys_size,
+                          "%s's key %s lands at %zu, outside its %zu-byte struct or unaligned", ops->name, k->name,
+                          k->offset, ops->keys_size);
+            for (const SchemaKey *j = ops->keys; j != k; j++) {
+                ck_assert_msg(strcmp(j->name, k->name) != 0, "%s has two keys %s", ops->name, k->name);
+                ck_assert_msg(j->offset + j->size <= k->offset || k->offset + k->size <= j->offset,
+                              "%s's keys %s and %s land in the same bytes", ops->name, j->name, k->name);
+            }
+        }
+        ck_assert_msg(count <= SCENARIO_MAX_PARAMS, "%s has %d keys", ops->name, count);
+        ck_assert_msg((count == 0) == (ops->keys_size == 0), "%s: %d keys in a %zu-byte struct", ops->name, count,
+                      ops->keys_size);
+    }
+    /* comdml casts its cost's index to PairingCost: the choices are in the enum's order */
+    ck_assert_int_eq(pairing_cost_parse("paper"), 0);
+    ck_assert_int_eq(pairing_cost_parse("exact"), 1);
+    ck_assert_str_eq(PAIRING_COST_NAMES, "paper|exact");
+    /* the struct a method reads holds what its rows resolved: defaults, a value, a word */
+    Scenario sc;
+    HsDiag diag;
+    const char *fedavg[] = {"run.method=fedavg", "method.participation=0.25", "method.local_steps=7"};
+    const char *with_server = "[run]\nmethod = sync\nrounds = 2\nmode = timing\n[data]\ndataset = synthetic\n"
+                              "[model]\nlayers = 32,16,10\n[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+                              "[server]\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n";
+    ck_assert_msg(resolve_with(with_server, fedavg, 3, &sc, &diag) == HS_OK, "%s", diag.message);
+    ck_assert(test_method_key(&sc, "participation") == 0.25 && test_method_key(&sc, "local_steps") == 7);
+    ck_assert(test_method_key(&sc, "overcommit") == 0 && isinf(test_method_key(&sc, "deadline")));
+    const char *sdfeel[] = {"run.method=sdfeel", "method.local_steps=epoch", "method.deadline=auto"};
+    ck_assert_msg(resolve_with(walk_base_servers, sdfeel, 3, &sc, &diag) == HS_OK, "%s", diag.message);
+    ck_assert(test_method_key(&sc, "local_steps") == 0 && isnan(test_method_key(&sc, "deadline")));
+    ck_assert(test_method_key(&sc, "intra_rounds") == 2);
+}
+END_TEST
+
 static Suite *scenario_keys_suite(void)
 {
     Suite *s = suite_create("scenario_keys");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_schema_rows_are_complete);
+    tcase_add_test(tc, test_method_rows_land_in_their_struct);
     tcase_add_test(tc, test_method_and_method_name_merge);
     tcase_add_test(tc, test_list_elements_are_never_dropped);
     tcase_add_test(tc, test_whole_numbers_and_overflow);

@@ -1,6 +1,7 @@
 /* dynamics.c — parsing and evaluating slowdown profiles. */
 #include "sim/kernel/dynamics.h"
 #include "base/hs_error.h"
+#include "base/numtext.h"
 #include "base/units.h"
 
 #include <ctype.h>
@@ -87,9 +88,16 @@ int slowdown_parse(const char *text, Slowdown *out, char *why, int why_size)
 
 void slowdown_format(const Slowdown *s, char *buf, int size)
 {
+    char a[NUMTEXT_SIZE], b[NUMTEXT_SIZE], c[NUMTEXT_SIZE];
     switch (s->kind) {
-    case SLOWDOWN_MARKOV: snprintf(buf, (size_t)size, "markov(%.17g, %.17g, %.17g)", s->p_slow, s->p_recover, s->factor); break;
-    case SLOWDOWN_PERIODIC: snprintf(buf, (size_t)size, "periodic(%.17g, %.17g)", s->period, s->amplitude); break;
+    case SLOWDOWN_MARKOV:
+        snprintf(buf, (size_t)size, "markov(%s, %s, %s)", numtext_double(a, sizeof a, s->p_slow),
+                 numtext_double(b, sizeof b, s->p_recover), numtext_double(c, sizeof c, s->factor));
+        break;
+    case SLOWDOWN_PERIODIC:
+        snprintf(buf, (size_t)size, "periodic(%s, %s)", numtext_double(a, sizeof a, s->period),
+                 numtext_double(b, sizeof b, s->amplitude));
+        break;
     default: snprintf(buf, (size_t)size, "none"); break;
     }
 }

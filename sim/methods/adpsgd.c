@@ -158,7 +158,7 @@ static void adpsgd_destroy(void *state)
     free(s);
 }
 
-static const MethodKey adpsgd_keys[] = {{0}};
+static const SchemaKey adpsgd_keys[] = {{0}};
 
 const MethodOps method_adpsgd = {
     .name = "adpsgd",

@@ -1,5 +1,5 @@
 /* method_ops.h — a training method as the scenario sees it: its [method] keys
- * (MethodKey), what it does (METHOD_* capabilities), its cross-checks, and the vtable
+ * (schema rows, SchemaKey), what it does (METHOD_* capabilities), its cross-checks, and the vtable
  * the run drives (MethodOps, whose callbacks receive the Sim of sim/methods/method.h),
  * with the registry that finds one by name.
  * It sits on the scenario floor because resolution checks every method's keys and
@@ -12,35 +12,33 @@
 
 #include "base/hs_error.h"
 #include "sim/kernel/queue.h"
+#include "sim/scenario/schema.h"
+
+#include <stddef.h>
 
 struct Scenario;
 struct Sim;
 
-/* How a [method] key's value is read. scenario_resolve checks every value of every
- * method named in the file against its key's type and range before anything runs, so a
- * method's create() reads values that are known to be good. */
-typedef enum {
-    METHOD_KEY_INT,     /* a whole number in [min, max] */
-    METHOD_KEY_REAL,    /* a finite number in [min, max]; an end in `open` is excluded */
-    METHOD_KEY_CHOICE,  /* one of `choices` ("a|b|c"); read as its index */
-    METHOD_KEY_STEPS,   /* `epoch` (read as 0) or a whole number in [min, max] */
-    METHOD_KEY_TIME,    /* `none` (read as inf), the word in `choices` if any (read as
-                         * NaN), or a time (`500 ms`) in [min, max] */
-    METHOD_KEY_WORD_OR_REAL, /* the word in `choices` (read as NaN) or a number in [min, max] */
-} MethodKeyType;
-
-enum { METHOD_KEY_OPEN_MIN = 1, METHOD_KEY_OPEN_MAX = 2 };
-
-/* One [method] key a method accepts, with the default written into runs.config. */
-typedef struct MethodKey {
-    const char *name;
-    const char *default_value;
-    const char *help;
-    MethodKeyType type;
-    double min, max;
-    int open;             /* METHOD_KEY_OPEN_* */
-    const char *choices;  /* METHOD_KEY_CHOICE; the word of WORD_OR_REAL and (optional) TIME */
-} MethodKey;
+/* A method's [method] keys are rows of the scenario schema (schema.h) with the
+ * types SCHEMA_INT, SCHEMA_REAL, SCHEMA_CHOICE, SCHEMA_STEPS, SCHEMA_TIME and
+ * SCHEMA_WORD_OR_REAL; `fallback` is the default written into runs.config.
+ * scenario_resolve checks every value of every method named in the file against its
+ * key's type and range before anything runs, and lands the running method's values in
+ * the struct the method declares (MethodOps.keys_size bytes, at each row's offset), so
+ * that its validate() and create() read typed fields known to be good:
+ *     typedef struct SyncKeys { double deadline; ... } SyncKeys;
+ *     METHOD_KEY(SyncKeys, deadline, "none", "help", .type = SCHEMA_TIME, ...)
+ * The key's name is its field's name, so a misspelt key is a field the compiler does not
+ * know. The field's C type follows the row's type: int for INT, STEPS (epoch = 0) and
+ * CHOICE (the place of the value in `choices`); double for REAL, TIME (none = inf) and
+ * WORD_OR_REAL (the word = NaN). tests/check_scenario_keys.c checks that every row of
+ * every method lands inside its struct, with the size of its type, over no other row.
+ * METHOD_KEY_IN(Type, member, field, ...) is a key whose field is inside a struct that
+ * several methods embed (sim/stages/prune.h's PruneKeys). */
+#define METHOD_KEY_IN(Type, member, field, def, text, ...)                                                          \
+    {.sections = SCHEMA_IN_METHOD, .name = #field, .fallback = (def), .help = (text),                                \
+     .offset = offsetof(Type, member field), .size = sizeof(((Type *)0)->member field), __VA_ARGS__}
+#define METHOD_KEY(Type, field, def, text, ...) METHOD_KEY_IN(Type, , field, def, text, __VA_ARGS__)
 
 /* What a method does, so that scenario validation asks the method instead of listing
  * names: which sections and keys apply to it. */
@@ -62,13 +60,15 @@ enum {
 typedef struct MethodOps {
     const char *name;
     const char *summary;
-    const MethodKey *keys;  /* terminated by {NULL} */
+    const SchemaKey *keys;  /* terminated by {0} */
+    size_t keys_size;       /* sizeof the struct the keys land in (at most SCENARIO_METHOD_KEYS_MAX) */
     int capabilities;       /* METHOD_* flags */
     /* Optional: checks that involve several sections (e.g. a key that no other option
-     * combines with), called by scenario_resolve for the method that runs. Errors are
-     * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */
+     * combines with), called by scenario_resolve for the method that runs, its keys
+     * landed. Errors are HS_E_INPUT in diag naming FILE:LINE or the --set argument
+     * (scenario_key_error). */
     int (*validate)(const struct Scenario *sc, HsDiag *diag);
-    /* Reads its [method] keys (already validated) and allocates its state. */
+    /* Reads its [method] keys (scenario_method_keys(sim->sc)) and allocates its state. */
     int (*create)(struct Sim *sim, void **state);
     int (*round_begin)(void *state, struct Sim *sim, int round);
     int (*on_event)(void *state, struct Sim *sim, const Event *event);
@@ -76,6 +76,15 @@ typedef struct MethodOps {
     int (*round_end)(void *state, struct Sim *sim, int round);
     void (*destroy)(void *state);
 } MethodOps;
+
+/* What a capability lets a method accept, for `hetsim methods` and the docs. */
+typedef struct MethodCapability {
+    int flag;             /* METHOD_* */
+    const char *accepts;  /* what the scenario may then hold, in a few words */
+} MethodCapability;
+
+/* The capabilities in the order the docs list them, terminated by {0} (registry.c). */
+const MethodCapability *method_capabilities(void);
 
 /* NULL when no method has that name. */
 const MethodOps *method_lookup(const char *name);

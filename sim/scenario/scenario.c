@@ -1,12 +1,11 @@
-/* scenario.c — validation and resolution of scenario documents: the sections' key lists,
- * [run] [data] [model] [topology] [agents], and the order of it all (value readers in
- * scenario_values.c, [method] in scenario_method.c, [network] [compression] [byzantine]
- * in scenario_options.c).
+/* scenario.c — validation and resolution of scenario documents: unknown names, the
+ * checks across keys of [run] [data] [model] [topology] [agents] [server] [servers], and
+ * the order of it all. Every key is a row of the schema (scenario_schema.c), read by
+ * scenario_read.c; [method] is scenario_method.c, [network] [compression] [byzantine]
+ * [privacy] are scenario_options.c.
  * Order matters for good messages: unknown sections and keys are reported first (they
  * are usually typos that would otherwise surface as a confusing "missing key"), then
- * each section is resolved top to bottom.
- * Over 600 lines because the sections' key lists and the order of resolution are one
- * table read top to bottom; the readers and the other sections are split off as above. */
+ * each section is resolved top to bottom. */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario.h"
@@ -17,7 +16,6 @@
 #include "models/partition.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
-#include "sim/scenario/server_assign.h"
 #include "sim/scenario/topology.h"
 
 #include <ctype.h>
@@ -29,63 +27,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const scenario_sections[] = {"run", "data", "model", "method", "topology",
-                                                "agents", "server", "servers", "network", "compression",
-                                                "byzantine", "privacy", "sweep", NULL};
-static const char *const keys_run[] = {"name", "method", "seed", "rounds", "time_budget",
-                                       "target_accuracy", "mode", "eval_every", "threads", "kernels", NULL};
-static const char *const keys_data[] = {"dataset", "path", "partition", "alpha", "shards",
-                                        "test_samples", "features", "classes", "train_samples",
-                                        "separation", "domains", "test_domains", "lambda", "channels",
-                                        "height", "width", NULL};
-static const char *const keys_model[] = {"arch", "layers", "channels", "kernel", "hidden",
-                                         "batch", "optimizer", "lr", "momentum", "nesterov",
-                                         "weight_decay", "beta1", "beta2", "eps", "schedule",
-                                         "step_gamma", "step_every", "warmup", "depth", "width", NULL};
-static const char *const keys_topology[] = {"graph", "degree", NULL};
-static const char *const keys_agents[] = {"count", "compute", "bandwidth", "uplink", "downlink",
-                                          "latency", "samples", "slowdown", "jitter", "availability",
-                                          NULL};
-/* [server]: an agent's attributes without count and samples (it holds no data) */
-static const char *const keys_server[] = {"compute", "bandwidth", "uplink", "downlink", "latency", "slowdown",
-                                          "jitter", "availability", NULL};
-static const char *const keys_servers[] = {"count", "assign", "compute", "bandwidth", "uplink", "downlink", "latency",
-                                           "slowdown", "jitter", "availability", NULL};
-static const char *const keys_network[] = {"model", "uplink", "backbone", "tcp", NULL};
-static const char *const keys_compression[] = {"scheme", "ratio", "feedback", "eta", "warm_start", "refresh",
-                                               "explore", "gamma", "momentum", "warmup_epochs",
-                                               "clip", "masking", NULL};
-static const char *const keys_privacy[] = {"clip", "threshold", "noise_multiplier", "delta", NULL};
-static const char *const keys_byzantine[] = {"count", "attack", "scale", "sigma", "z", "epsilon", "aggregator",
-                                             "trim", "f", "tau", "iters", "rank", "lambda", NULL};
-
-const char *const *scenario_section_keys(const char *section)
-{
-    if (strcmp(section, "run") == 0) return keys_run;
-    if (strcmp(section, "data") == 0) return keys_data;
-    if (strcmp(section, "model") == 0) return keys_model;
-    if (strcmp(section, "topology") == 0) return keys_topology;
-    if (strcmp(section, "agents") == 0 || scenario_is_group(section)) return keys_agents;
-    if (strcmp(section, "server") == 0) return keys_server;
-    if (strcmp(section, "servers") == 0) return keys_servers;
-    if (strcmp(section, "network") == 0) return keys_network;
-    if (strcmp(section, "compression") == 0) return keys_compression;
-    if (strcmp(section, "byzantine") == 0) return keys_byzantine;
-    if (strcmp(section, "privacy") == 0) return keys_privacy;
-    return NULL;
-}
-
+/* Unknown sections and keys, with the nearest known name. [method] and [sweep] keys are
+ * checked later (against the method's table; by resolving each sweep point). */
 static int scenario_check_names(Resolver *r)
 {
     IniDoc *doc = r->doc;
     char hint[128];
+    const char *sections[32];
+    int n_sections = 0;
+    for (const SchemaSection *s = schema_sections(); s->name && n_sections < 31; s++)
+        if (strchr(s->name, '.') == NULL) sections[n_sections++] = s->name;
+    sections[n_sections] = NULL;
     for (int i = 0; i < doc->n_sections; i++) {
         const char *s = doc->sections[i];
         if (scenario_is_group(s) && (doc->section_origins[i] == INIDOC_FROM_SET ||
                                      doc->section_origins[i] == INIDOC_FROM_SWEEP))
             return scenario_invented_group(r, s);
-        int known = scenario_is_group(s) || scenario_method_section(s) != NULL;
-        for (int k = 0; !known && scenario_sections[k]; k++) known = strcmp(s, scenario_sections[k]) == 0;
+        int known = schema_section(s) != NULL || scenario_method_section(s) != NULL;
         if (!known && strncmp(s, "method.", 7) == 0) {
             /* [method.NAME] of a method that does not exist: suggest among the methods */
             const char *methods[64];
@@ -94,7 +52,7 @@ static int scenario_check_names(Resolver *r)
             methods[n] = NULL;
             names_suggest(s + 7, methods, hint, sizeof hint);
         } else if (!known) {
-            names_suggest(s, scenario_sections, hint, sizeof hint);
+            names_suggest(s, sections, hint, sizeof hint);
         }
         if (!known) {
             char where[INIDOC_VALUE_MAX + 160];
@@ -105,16 +63,15 @@ static int scenario_check_names(Resolver *r)
     }
     for (int i = 0; i < doc->count; i++) {
         IniEntry *e = &doc->entries[i];
-        const char *const *keys = scenario_section_keys(e->section);
-        if (keys == NULL) continue; /* [method] and [sweep] are checked later */
-        int known = 0;
-        for (int k = 0; !known && keys[k]; k++) known = strcmp(e->key, keys[k]) == 0;
-        if (!known) {
-            char where[INIDOC_VALUE_MAX + 160];
-            names_suggest(e->key, keys, hint, sizeof hint);
-            return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
-                               "unknown key '%s' in [%s]%s", e->key, e->section, hint);
-        }
+        const SchemaSection *section = schema_section(e->section);
+        if (section == NULL || section->id == SCHEMA_IN_METHOD || section->id == SCHEMA_IN_SWEEP) continue;
+        if (schema_find(section->id, e->key) != NULL) continue;
+        const char *keys[64];
+        schema_key_names(section->id, keys, 64);
+        char where[INIDOC_VALUE_MAX + 160];
+        names_suggest(e->key, keys, hint, sizeof hint);
+        return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
+                           "unknown key '%s' in [%s]%s", e->key, e->section, hint);
     }
     return HS_OK;
 }
@@ -122,66 +79,8 @@ static int scenario_check_names(Resolver *r)
 static int scenario_resolve_run(Resolver *r)
 {
     Scenario *sc = r->sc;
-    IniEntry *e = scenario_take(r, "run", "name");
-    if (e) {
-        scenario_trim_copy(sc->name, sizeof sc->name, e->value);
-        if (sc->name[0] == '\0') return scenario_bad(r, e, "%s", "is empty (leave the key out for the file's name)");
-        int status = scenario_plain_text(r, e, sc->name);
-        if (status != HS_OK) return status;
-    } else {
-        const char *base = strrchr(r->doc->file, '/');
-        base = base ? base + 1 : r->doc->file;
-        snprintf(sc->name, sizeof sc->name, "%s", base);
-        char *dot = strrchr(sc->name, '.');
-        if (dot && dot != sc->name) *dot = '\0';
-    }
-    e = scenario_take(r, "run", "method");
-    if (e == NULL) return scenario_missing(r, "run", "method");
-    scenario_trim_copy(sc->method, sizeof sc->method, e->value);
-    if (method_lookup(sc->method) == NULL) {
-        const char *names[64];
-        int n = 0;
-        for (const MethodOps *const *m = method_all(); *m && n < 63; m++) names[n++] = (*m)->name;
-        names[n] = NULL;
-        char hint[128], list[400] = "";
-        names_suggest(sc->method, names, hint, sizeof hint);
-        for (int i = 0; i < n; i++) {
-            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, names[i], sizeof list - strlen(list) - 1);
-        }
-        char why[700];
-        snprintf(why, sizeof why, "unknown method '%s'%s; known: %s", sc->method, hint, list);
-        return scenario_bad(r, e, "%s", why);
-    }
-    e = scenario_take(r, "run", "seed");
-    sc->seed = 1;
-    if (e) {
-        char *end;
-        errno = 0;
-        const char *v = e->value;
-        while (isspace((unsigned char)*v)) v++;
-        unsigned long long seed = strtoull(v, &end, 10);
-        while (isspace((unsigned char)*end)) end++;
-        if (*v == '-' || end == v || *end || errno || seed > (unsigned long long)INT64_MAX)
-            return scenario_bad(r, e, "%s", "expected a whole number in [0, 2^63)");
-        sc->seed = seed;
-    }
-    int status;
-    if ((status = scenario_int(r, "run", "rounds", 0, 1, 1000000, &sc->rounds)) ||
-        (status = scenario_double(r, "run", "time_budget", INFINITY, UNIT_TIME, 1e-9, INFINITY, &sc->time_budget)) ||
-        (status = scenario_double(r, "run", "target_accuracy", 0, UNIT_PLAIN, 0, 1, &sc->target_accuracy)) ||
-        (status = scenario_int(r, "run", "eval_every", 1, 1, 1000000, &sc->eval_every)) ||
-        (status = scenario_int(r, "run", "threads", 0, 1, 1024, &sc->threads)))
-        return status;
-    int mode, kernels;
-    if ((status = scenario_choice(r, "run", "mode", "train", "train|timing", &mode))) return status;
-    /* the order of ModelKernels; auto is resolved with the model's arch (resolve_model) */
-    if ((status = scenario_choice(r, "run", "kernels", "auto", "auto|openblas|onednn", &kernels))) return status;
-    sc->model.kernels = (ModelKernels)kernels;
-    if (!model_kernels_available(sc->model.kernels))
-        return scenario_bad(r, inidoc_find(r->doc, "run", "kernels"), "%s",
-                            "this hetsim was built without oneDNN (libdnnl-dev): use auto or openblas");
-    sc->mode = mode == 0 ? RUN_MODE_TRAIN : RUN_MODE_TIMING;
+    int status = schema_read_section(r, SCHEMA_IN_RUN, "run", NULL);
+    if (status != HS_OK) return status;
     if (sc->rounds == 0 && !isfinite(sc->time_budget) && sc->target_accuracy == 0)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
                            "[run] needs a stop: rounds, time_budget or target_accuracy");
@@ -190,51 +89,6 @@ static int scenario_resolve_run(Resolver *r)
                            "[run] target_accuracy needs mode = train (timing mode measures no accuracy); "
                            "add rounds or time_budget");
     return HS_OK;
-}
-
-/* [data] domains, test_domains, lambda: checked whatever the partition (every value is),
- * used by partition = domains only. */
-static int scenario_resolve_domains(Resolver *r, DataSpec *d)
-{
-    IniEntry *e = scenario_take(r, "data", "domains");
-    int status;
-    if ((status = scenario_real_list(r, e, e ? e->value : "0,15,30,45,60,75", -360, 360, d->domain_degrees,
-                                     DATA_MAX_DOMAINS, &d->n_domains)) != HS_OK)
-        return status;
-    if (d->n_domains < 2) return scenario_bad(r, e, "%s", "needs at least two domains (angles in degrees)");
-    for (int a = 0; a < d->n_domains; a++)
-        for (int b = 0; b < a; b++)
-            if (d->domain_degrees[a] == d->domain_degrees[b]) {
-                char why[120];
-                snprintf(why, sizeof why, "the angle %g is listed twice", d->domain_degrees[a]);
-                return scenario_bad(r, e, "%s", why);
-            }
-    IniEntry *t = scenario_take(r, "data", "test_domains");
-    double held[DATA_MAX_DOMAINS];
-    int n_held;
-    char fallback[64];
-    snprintf(fallback, sizeof fallback, "%.17g", d->domain_degrees[d->n_domains - 1]);
-    if ((status = scenario_real_list(r, t, t ? t->value : fallback, -360, 360, held, DATA_MAX_DOMAINS, &n_held)) != HS_OK)
-        return status;
-    memset(d->held_out, 0, sizeof d->held_out);
-    for (int k = 0; k < n_held; k++) {
-        int found = -1;
-        for (int a = 0; a < d->n_domains; a++)
-            if (d->domain_degrees[a] == held[k]) found = a;
-        char why[160];
-        if (found < 0) {
-            snprintf(why, sizeof why, "%g is not one of the domains' angles", held[k]);
-            return scenario_bad(r, t, "%s", why);
-        }
-        if (d->held_out[found]) {
-            snprintf(why, sizeof why, "the angle %g is listed twice", held[k]);
-            return scenario_bad(r, t, "%s", why);
-        }
-        d->held_out[found] = 1;
-    }
-    if (n_held >= d->n_domains)
-        return scenario_bad(r, t ? t : e, "%s", "holds out every domain: at least one must be left to train on");
-    return scenario_double(r, "data", "lambda", 0.1, UNIT_PLAIN, 0, 1, &d->lambda);
 }
 
 /* [data] channels, height, width: synthetic features seen as an image, so that the CNN
@@ -246,11 +100,6 @@ static int scenario_resolve_image_shape(Resolver *r, DataSpec *d)
 {
     IniEntry *given[3] = {inidoc_find(r->doc, "data", "channels"), inidoc_find(r->doc, "data", "height"),
                           inidoc_find(r->doc, "data", "width")};
-    int status;
-    if ((status = scenario_int(r, "data", "channels", 1, 1, 4096, &d->channels)) ||
-        (status = scenario_int(r, "data", "height", 1, 1, 4096, &d->height)) ||
-        (status = scenario_int(r, "data", "width", 1, 1, 4096, &d->width)))
-        return status;
     IniEntry *first = given[0] ? given[0] : given[1] ? given[1] : given[2];
     if (!first) {
         d->channels = d->height = d->width = 0;
@@ -274,34 +123,18 @@ static int scenario_resolve_image_shape(Resolver *r, DataSpec *d)
     return HS_OK;
 }
 
+/* [data]: its rows, then the image shape and what the data set fixes of the model's input.
+ * domains, test_domains and lambda are checked whatever the partition (every value is)
+ * and used by partition = domains only. */
 static int scenario_resolve_data(Resolver *r)
 {
     Scenario *sc = r->sc;
     DataSpec *d = &sc->data;
-    int dataset, partition, status;
-    if ((status = scenario_choice(r, "data", "dataset", "fashion-mnist", "fashion-mnist|synthetic", &dataset)) ||
-        (status = scenario_choice(r, "data", "partition", "iid", "iid|dirichlet|shards|domains", &partition)))
+    int status;
+    if ((status = schema_read_section(r, SCHEMA_IN_DATA, "data", NULL)) != HS_OK ||
+        (status = scenario_resolve_image_shape(r, d)) != HS_OK)
         return status;
-    d->dataset = dataset == 0 ? DATA_FASHION_MNIST : DATA_SYNTHETIC;
-    d->partition = (PartitionKind)partition;
-    IniEntry *e = scenario_take(r, "data", "path");
-    scenario_trim_copy(d->path, sizeof d->path, e ? e->value : "/usr/share/datasets/fashion-mnist");
-    if (d->path[0] == '\0') return scenario_bad(r, e, "%s", "is empty (leave the key out for Debian's folder)");
-    if (e && (status = scenario_plain_text(r, e, d->path)) != HS_OK) return status;
-    double alpha, separation;
-    if ((status = scenario_double(r, "data", "alpha", 0.5, UNIT_PLAIN, 1e-6, 1e6, &alpha)) ||
-        (status = scenario_int(r, "data", "shards", 2, 1, 1000, &d->shards_per_agent)) ||
-        (status = scenario_int(r, "data", "test_samples", 0, 0, 10000000, &d->test_samples)) ||
-        (status = scenario_int(r, "data", "features", 32, 1, 1 << 20, &d->features)) ||
-        (status = scenario_int(r, "data", "classes", 10, 2, DATASET_MAX_CLASSES, &d->classes)) ||
-        (status = scenario_int(r, "data", "train_samples", 60000, 1, 100000000, &d->train_samples)) ||
-        (status = scenario_double(r, "data", "separation", 2.0, UNIT_PLAIN, 0, 1e6, &separation)))
-        return status;
-    d->alpha = alpha;
-    d->separation = separation;
-    if ((status = scenario_resolve_image_shape(r, d)) != HS_OK) return status;
-    if ((status = scenario_resolve_domains(r, d)) != HS_OK) return status;
-    if (d->partition == PART_DOMAINS && dataset != 0)
+    if (d->partition == PART_DOMAINS && d->dataset != DATA_FASHION_MNIST)
         return scenario_bad(r, inidoc_find(r->doc, "data", "partition"), "%s",
                             "domains are rotations of images: it needs dataset = fashion-mnist");
     ModelSpec *m = &sc->model;
@@ -337,56 +170,14 @@ static int scenario_resolve_model(Resolver *r)
 {
     Scenario *sc = r->sc;
     ModelSpec *m = &sc->model;
-    int arch, status;
-    if ((status = scenario_choice(r, "model", "arch", "mlp", "mlp|cnn|resnet", &arch))) return status;
-    m->arch = (ModelArch)arch;
-    int features = m->in_channels * m->in_height * m->in_width;
-    IniEntry *e = scenario_take(r, "model", "layers");
-    if (e) {
-        if ((status = scenario_int_list(r, e, m->sizes, MODEL_MAX_SIZES, &m->n_sizes))) return status;
-        if (m->n_sizes < 2) return scenario_bad(r, e, "%s", "needs at least an input and an output size");
-        if (m->sizes[0] != features) {
-            char why[128];
-            snprintf(why, sizeof why, "the first size must be the input size %d", features);
-            return scenario_bad(r, e, "%s", why);
-        }
-        if (m->sizes[m->n_sizes - 1] != m->classes) {
-            char why[128];
-            snprintf(why, sizeof why, "the last size must be the class count %d", m->classes);
-            return scenario_bad(r, e, "%s", why);
-        }
-    } else {
-        int defaults[] = {features, 256, 128, m->classes};
-        memcpy(m->sizes, defaults, sizeof defaults);
-        m->n_sizes = 4;
-    }
-    m->conv_channels[0] = 32;
-    m->conv_channels[1] = 64;
-    e = scenario_take(r, "model", "channels");
-    if (e) {
-        int n;
-        if ((status = scenario_int_list(r, e, m->conv_channels, 2, &n))) return status;
-        if (n != 2) return scenario_bad(r, e, "%s", "needs two channel counts, e.g. 32,64");
-    }
-    if ((status = scenario_int(r, "model", "kernel", 5, 1, 15, &m->kernel)) ||
-        (status = scenario_int(r, "model", "hidden", 128, 1, 1 << 16, &m->hidden)) ||
-        (status = scenario_int(r, "model", "batch", 64, 1, 1 << 16, &m->batch)))
-        return status;
-    if (m->kernel % 2 == 0)
-        return scenario_bad(r, inidoc_find(r->doc, "model", "kernel"), "%s", "must be odd (same padding)");
-    /* ResNet: depth 6n + 2 (n residual blocks per stage, 3n blocks <= MODEL_MAX_BLOCKS),
-     * 16 x width channels in the first stage, GroupNorm in 8 groups (see models/resnet.h) */
-    int width;
-    if ((status = scenario_int(r, "model", "depth", 20, 8, 2 + 2 * MODEL_MAX_BLOCKS, &m->depth)) ||
-        (status = scenario_int(r, "model", "width", 1, 1, 64, &width)))
-        return status;
-    if ((m->depth - 2) % 6 != 0)
-        return scenario_bad(r, inidoc_find(r->doc, "model", "depth"), "%s",
-                            "must be 6n + 2 (8, 14, 20, 32, 44, 56, 110, ...)");
-    m->base_channels = 16 * width;
+    int status = schema_read_section(r, SCHEMA_IN_MODEL, "model", NULL);
+    if (status != HS_OK) return status;
+    /* ResNet: GroupNorm in 8 groups (see models/resnet.h) */
     m->norm_groups = 8;
-    /* [run] kernels as it runs: auto becomes onednn or openblas, which runs.config records */
+    /* [run] kernels as it runs (read with [run], resolved with the arch): auto becomes
+     * onednn or openblas, which runs.config records */
     m->kernels = model_kernels_resolve(m);
+    int features = m->in_channels * m->in_height * m->in_width;
     if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
         /* at the key that is wrong: arch on flat features, else the image side that is short */
         const char *name = m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet";
@@ -408,23 +199,6 @@ static int scenario_resolve_model(Resolver *r)
         if (side == NULL) side = inidoc_find(r->doc, "data", "channels");
         return scenario_bad(r, side, "%s", why);
     }
-    OptimSpec *o = &sc->optim;
-    int kind, schedule;
-    if ((status = scenario_choice(r, "model", "optimizer", "sgd", "sgd|momentum|adam|adamw", &kind)) ||
-        (status = scenario_double(r, "model", "lr", 0.05, UNIT_PLAIN, 0, 1e6, &o->lr)) ||
-        (status = scenario_double(r, "model", "momentum", 0.9, UNIT_PLAIN, 0, 0.999999, &o->momentum)) ||
-        (status = scenario_int(r, "model", "nesterov", 0, 0, 1, &o->nesterov)) ||
-        (status = scenario_double(r, "model", "weight_decay", 0, UNIT_PLAIN, 0, 1e3, &o->weight_decay)) ||
-        (status = scenario_double(r, "model", "beta1", 0.9, UNIT_PLAIN, 0, 0.999999, &o->beta1)) ||
-        (status = scenario_double(r, "model", "beta2", 0.999, UNIT_PLAIN, 0, 0.99999999, &o->beta2)) ||
-        (status = scenario_double(r, "model", "eps", 1e-8, UNIT_PLAIN, 1e-30, 1, &o->eps)) ||
-        (status = scenario_choice(r, "model", "schedule", "constant", "constant|step|cosine", &schedule)) ||
-        (status = scenario_double(r, "model", "step_gamma", 0.1, UNIT_PLAIN, 0, 1, &o->step_gamma)) ||
-        (status = scenario_int(r, "model", "step_every", 10, 1, 1000000, &o->step_every)) ||
-        (status = scenario_int(r, "model", "warmup", 0, 0, 1000000, &o->warmup_rounds)))
-        return status;
-    o->kind = (OptimKind)kind;
-    o->schedule = (ScheduleKind)schedule;
     ModelProfile profile;
     if (model_profile(m, &profile) != HS_OK)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"),
@@ -432,127 +206,11 @@ static int scenario_resolve_model(Resolver *r)
     return HS_OK;
 }
 
-static int scenario_trace_path(Resolver *r, const IniEntry *e, Distribution *d)
-{
-    if (strcmp(e->key, "latency") == 0 || strcmp(e->key, "samples") == 0)
-        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink and availability");
-    return scenario_input_path(r, e, d->path, sizeof d->path);
-}
-
 static int scenario_resolve_topology(Resolver *r)
 {
     Scenario *sc = r->sc;
-    int graph, status;
-    IniEntry *e = scenario_take(r, "topology", "graph");
-    char value[INIDOC_VALUE_MAX];
-    scenario_trim_copy(value, sizeof value, e ? e->value : "full");
-    graph = scenario_match_choice(value, "full|ring|torus|random-regular|exponential");
-    if (graph < 0) {
-        size_t len = strlen(value);
-        if (len > 6 && strcmp(value + len - 6, ".edges") == 0) {
-            graph = TOPO_FILE;
-            snprintf(sc->topology_file, sizeof sc->topology_file, "%s", value);
-        } else {
-            return scenario_bad(r, e, "'%s' is not one of full|ring|torus|random-regular|exponential|FILE.edges",
-                                value);
-        }
-    }
-    sc->topology = (TopologyKind)graph;
     sc->topology_line = inidoc_section_line(r->doc, "topology") > 0 ? inidoc_section_line(r->doc, "topology") : 0;
-    if ((status = scenario_int(r, "topology", "degree", 4, 1, 100000, &sc->degree))) return status;
-    if (graph == TOPO_FILE) return scenario_input_path(r, e, sc->topology_file, sizeof sc->topology_file);
-    return HS_OK;
-}
-
-static int scenario_dist(Resolver *r, const char *section, const char *key, UnitKind unit,
-                         Distribution *out, int *present)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    *present = e != NULL;
-    if (e == NULL) return HS_OK;
-    char why[300];
-    if (distribution_parse(e->value, unit, out, why, sizeof why) != HS_OK)
-        return scenario_bad(r, e, "%s", why);
-    if (out->kind == DIST_TRACE) return scenario_trace_path(r, e, out);
-    int positive_only = unit != UNIT_TIME;
-    double lowest = out->kind == DIST_CHOICE ? out->values[0] : out->a;
-    for (int i = 1; out->kind == DIST_CHOICE && i < out->n_choices; i++)
-        if (out->values[i] < lowest) lowest = out->values[i];
-    if (out->kind == DIST_NORMAL) lowest = out->a;
-    if (positive_only ? !(lowest > 0) : !(lowest >= 0))
-        return scenario_bad(r, e, "%s", positive_only ? "values must be positive" : "values must not be negative");
-    /* A constant or a choice() is written value by value: each must be what the key
-     * holds. Continuous draws are rounded (samples) and checked when drawn (world.c). */
-    int n_written = out->kind == DIST_CONSTANT ? 1 : out->kind == DIST_CHOICE ? out->n_choices : 0;
-    for (int i = 0; i < n_written; i++) {
-        double v = out->kind == DIST_CHOICE ? out->values[i] : out->a;
-        if (strcmp(key, "samples") == 0 && (v != floor(v) || v > SCENARIO_MAX_SAMPLES)) {
-            char whole[160];
-            snprintf(whole, sizeof whole, "%.17g is not a whole number of samples in [1, %d]", v, SCENARIO_MAX_SAMPLES);
-            return scenario_bad(r, e, "%s", whole);
-        }
-        if (unit == UNIT_TIME && isinf(v)) return scenario_bad(r, e, "%s", "a latency must be finite");
-    }
-    return HS_OK;
-}
-
-/* Resolves one agents section into *g, inheriting from base when given. */
-static int scenario_resolve_group(Resolver *r, const char *section, const AgentGroupSpec *base,
-                                  AgentGroupSpec *g)
-{
-    int status, present;
-    Distribution bandwidth;
-    if ((status = scenario_dist(r, section, "compute", UNIT_COMPUTE, &g->compute, &present))) return status;
-    if (!present) {
-        if (!base) return scenario_missing(r, section, "compute");
-        g->compute = base->compute;
-    }
-    int has_bw, has_up, has_down;
-    if ((status = scenario_dist(r, section, "bandwidth", UNIT_BANDWIDTH, &bandwidth, &has_bw)) ||
-        (status = scenario_dist(r, section, "uplink", UNIT_BANDWIDTH, &g->uplink, &has_up)) ||
-        (status = scenario_dist(r, section, "downlink", UNIT_BANDWIDTH, &g->downlink, &has_down)))
-        return status;
-    if (!has_up) g->uplink = has_bw ? bandwidth : (base ? base->uplink : g->uplink);
-    if (!has_down) g->downlink = has_bw ? bandwidth : (base ? base->downlink : g->downlink);
-    /* `bandwidth` alone describes one symmetric link per agent; separate uplink and
-     * downlink keys (here or inherited) make them independent draws. */
-    if (has_up || has_down) g->symmetric_link = 0;
-    else g->symmetric_link = has_bw ? 1 : (base ? base->symmetric_link : 0);
-    if (!base && !(has_bw || (has_up && has_down)))
-        return scenario_missing(r, section, "bandwidth");
-    if ((status = scenario_dist(r, section, "latency", UNIT_TIME, &g->latency, &present))) return status;
-    if (!present) {
-        if (base) g->latency = base->latency;
-        else g->latency = (Distribution){.kind = DIST_CONSTANT, .a = 0};
-    }
-    if ((status = scenario_dist(r, section, "samples", UNIT_PLAIN, &g->samples, &present))) return status;
-    g->has_samples = present || (base && base->has_samples);
-    if (!present && base) g->samples = base->samples;
-    IniEntry *e = scenario_take(r, section, "slowdown");
-    if (e) {
-        char why[300];
-        if (slowdown_parse(e->value, &g->slowdown, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
-    } else if (base) {
-        g->slowdown = base->slowdown;
-    }
-    e = scenario_take(r, section, "availability");
-    if (e == NULL) {
-        if (base) g->availability = base->availability;
-        else g->availability = (Distribution){.kind = DIST_CONSTANT, .a = 1};
-    } else {
-        char value[INIDOC_VALUE_MAX];
-        scenario_trim_copy(value, sizeof value, e->value);
-        if (strcmp(value, "always") == 0) {
-            g->availability = (Distribution){.kind = DIST_CONSTANT, .a = 1};
-        } else {
-            char why[300];
-            if (distribution_parse(value, UNIT_PLAIN, &g->availability, why, sizeof why) != HS_OK ||
-                g->availability.kind != DIST_TRACE)
-                return scenario_bad(r, e, "%s", "expected always or trace(FILE.csv)");
-            if ((status = scenario_trace_path(r, e, &g->availability)) != HS_OK) return status;
-        }
-    }
-    return scenario_double(r, section, "jitter", base ? base->jitter : 0, UNIT_PLAIN, 0, 10, &g->jitter);
+    return schema_read_section(r, SCHEMA_IN_TOPOLOGY, "topology", NULL);
 }
 
 static int scenario_resolve_agents(Resolver *r)
@@ -562,12 +220,10 @@ static int scenario_resolve_agents(Resolver *r)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "missing section [agents]");
     int status;
     IniEntry *count_entry = inidoc_find(r->doc, "agents", "count");
-    if (count_entry == NULL) return scenario_missing(r, "agents", "count");
-    if ((status = scenario_int(r, "agents", "count", 0, 1, 10000000, &sc->n_agents))) return status;
     AgentGroupSpec *base = &sc->groups[0];
     snprintf(base->name, sizeof base->name, "default");
     base->line = inidoc_section_line(r->doc, "agents");
-    if ((status = scenario_resolve_group(r, "agents", NULL, base))) return status;
+    if ((status = schema_read_section(r, SCHEMA_IN_AGENTS, "agents", base))) return status;
     sc->n_groups = 1;
     int taken = 0;
     for (int i = 0; i < r->doc->n_sections; i++) {
@@ -577,12 +233,14 @@ static int scenario_resolve_agents(Resolver *r)
         if (sc->n_groups == SCENARIO_MAX_GROUPS)
             return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line, "more than %d agent groups",
                                SCENARIO_MAX_GROUPS - 1);
+        /* a group starts as [agents] and takes what it sets (its name whole: no byte of
+         * "default" left after it) */
         AgentGroupSpec *g = &sc->groups[sc->n_groups++];
+        *g = *base;
+        memset(g->name, 0, sizeof g->name);
         snprintf(g->name, sizeof g->name, "%s", s + 7);
         g->line = line;
-        if (inidoc_find(r->doc, s, "count") == NULL) return scenario_missing(r, s, "count");
-        if ((status = scenario_int(r, s, "count", 0, 0, 10000000, &g->count))) return status;
-        if ((status = scenario_resolve_group(r, s, base, g))) return status;
+        if ((status = schema_read_section(r, SCHEMA_IN_GROUP, s, g))) return status;
         taken += g->count;
         if (taken > sc->n_agents) {
             IniEntry *e = inidoc_find(r->doc, s, "count");
@@ -598,34 +256,6 @@ static int scenario_resolve_agents(Resolver *r)
 }
 
 
-/* [servers] assign: nearest, round-robin or FILE.assign (sim/scenario/server_assign.h), read here
- * once so that a bad file is an input error before anything runs. */
-static int scenario_resolve_assign(Resolver *r)
-{
-    Scenario *sc = r->sc;
-    IniEntry *e = scenario_take(r, "servers", "assign");
-    char value[INIDOC_VALUE_MAX];
-    scenario_trim_copy(value, sizeof value, e ? e->value : "nearest");
-    int assign = scenario_match_choice(value, "nearest|round-robin");
-    size_t len = strlen(value);
-    if (assign >= 0) {
-        sc->server_assign = (ServerAssign)assign;
-        return HS_OK;
-    }
-    if (len <= 7 || strcmp(value + len - 7, ".assign") != 0)
-        return scenario_bad(r, e, "'%s' is not one of nearest|round-robin|FILE.assign", value);
-    sc->server_assign = SERVER_ASSIGN_FILE;
-    snprintf(sc->server_assign_file, sizeof sc->server_assign_file, "%s", value);
-    int status = scenario_input_path(r, e, sc->server_assign_file, sizeof sc->server_assign_file);
-    if (status != HS_OK) return status;
-    int *server_of = malloc((size_t)(sc->n_agents > 0 ? sc->n_agents : 1) * sizeof *server_of);
-    if (server_of == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    HsDiag inner;
-    hs_diag_clear(&inner);
-    status = server_assign_load(sc->server_assign_file, sc->n_agents, sc->server_count, server_of, &inner);
-    free(server_of);
-    return status == HS_OK ? HS_OK : scenario_input_bad(r, e, &inner);
-}
 /* [server] or [servers]: resolved whenever present (so a sweep over methods validates it
  * once), but simulated only for a method that uses servers; such a method without one
  * is an error, and so is a count above 1 for a method with one server. */
@@ -657,23 +287,14 @@ static int scenario_resolve_server(Resolver *r)
         if (method != NULL) return scenario_bad(r, method, "%s", why);
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "%s", why);
     }
-    const char *section = many ? "servers" : "server";
-    int status;
-    if (many) {
-        if (inidoc_find(r->doc, "servers", "count") == NULL) return scenario_missing(r, "servers", "count");
-        if ((status = scenario_int(r, "servers", "count", 1, 1, 100000, &sc->server_count)) ||
-            (status = scenario_resolve_assign(r)))
-            return status;
-        if (uses && !edge && sc->server_count > 1)
-            return scenario_bad(r, inidoc_find(r->doc, "servers", "count"),
-                                "method %s has one server: count must be 1 (or write [server])", sc->method);
-    }
     AgentGroupSpec *g = &sc->groups[sc->n_groups];
     memset(g, 0, sizeof *g);
     snprintf(g->name, sizeof g->name, "server");
+    g->line = inidoc_section_line(r->doc, many ? "servers" : "server");
+    int status = many ? schema_read_section(r, SCHEMA_IN_SERVERS, "servers", g)
+                      : schema_read_section(r, SCHEMA_IN_SERVER, "server", g);
+    if (status != HS_OK) return status;
     g->count = sc->server_count;
-    g->line = inidoc_section_line(r->doc, section);
-    if ((status = scenario_resolve_group(r, section, NULL, g)) != HS_OK) return status;
     sc->n_servers = uses ? sc->server_count : 0;
     return HS_OK;
 }
@@ -764,8 +385,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
-        (status = scenario_check_dataset(&r)) || (status = scenario_check_traces(&r)) ||
-        (status = scenario_check_spans(&r)))
+        (status = scenario_check_traces(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

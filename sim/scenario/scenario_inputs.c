@@ -2,7 +2,7 @@
  * bad file is an input error at the key that names it, before anything is written
  * (issue 28, classes 5 and 8): every attribute trace is loaded exactly as the engine
  * will load it (scenario_trace_load is the one loader both call), and a dataset's folder
- * must exist as a folder. The edges and assignment files are read where [topology] and
+ * must exist as a folder (the check hook of the [data] path row). The edges and assignment files are read where [topology] and
  * [servers] are resolved (scenario.c); the dataset's files are read whole before the
  * database is opened by the commands (dataset_check in cli/cli_preflight.c), once per
  * folder, since that is up to seconds, not milliseconds. Messages: "SCENARIO:LINE:
@@ -108,10 +108,11 @@ int scenario_check_traces(Resolver *r)
     return HS_OK;
 }
 
-int scenario_check_dataset(Resolver *r)
+int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *path, SchemaValue *v,
+                             void *target)
 {
-    Scenario *sc = r->sc;
-    IniEntry *path = inidoc_find(r->doc, "data", "path"), *dataset = inidoc_find(r->doc, "data", "dataset");
+    Scenario *sc = target;
+    IniEntry *dataset = inidoc_find(r->doc, "data", "dataset");
     char where[INIDOC_VALUE_MAX + 160];
     int line = inidoc_section_line(r->doc, "data");
     if (path != NULL && path->origin == INIDOC_FROM_SET)
@@ -127,29 +128,29 @@ int scenario_check_dataset(Resolver *r)
     else
         snprintf(sc->data_where, sizeof sc->data_where, "%s: the default [data]", r->doc->file);
     /* A folder the file names is relative to the file's folder, as every path a
-     * scenario names is, and kept absolute so that runs.config finds it from anywhere. */
-    if (path != NULL && path->origin != INIDOC_FROM_SET && sc->data.path[0] != '/') {
+     * scenario names is, and kept absolute so that runs.config finds it from anywhere
+     * (the value is changed before it lands, so that it lands absolute). */
+    if (path != NULL && path->origin != INIDOC_FROM_SET && v->text[0] != '/') {
         const char *slash = strrchr(r->doc->file, '/');
         char joined[1200], *absolute;
         snprintf(joined, sizeof joined, "%.*s%s%s", slash ? (int)(slash - r->doc->file) : 0, r->doc->file,
-                 slash ? "/" : "", sc->data.path);
+                 slash ? "/" : "", v->text);
         if ((absolute = realpath(joined, NULL)) != NULL) {
             snprintf(joined, sizeof joined, "%s", absolute);
             free(absolute);
         }
-        if (strlen(joined) >= sizeof sc->data.path) return scenario_bad(r, path, "%s", "the folder's path is too long");
-        snprintf(sc->data.path, sizeof sc->data.path, "%s", joined);
-        int status = scenario_plain_text(r, path, sc->data.path);
+        if (strlen(joined) >= k->size) return scenario_bad(r, path, "%s", "the folder's path is too long");
+        snprintf(v->text, k->size, "%s", joined);
+        int status = scenario_plain_text(r, path, v->text);
         if (status != HS_OK) return status;
     }
     /* The default folder is read in train mode only; a folder the user names, always
      * (runs.config keeps it, and a run that trains will read it). Its files are read
      * before the database is opened (dataset_check, cli/cli_preflight.c). */
     if (sc->data.dataset == DATA_SYNTHETIC || (path == NULL && sc->mode != RUN_MODE_TRAIN)) return HS_OK;
-    const char *folder = sc->data.path[0] ? sc->data.path : "/usr/share/datasets/fashion-mnist";
     HsDiag inner;
     hs_diag_clear(&inner);
-    if (input_file_check(folder, INPUT_FILE_FOLDER, &inner) == HS_OK) return HS_OK;
+    if (input_file_check(v->text, INPUT_FILE_FOLDER, &inner) == HS_OK) return HS_OK;
     if (path != NULL) return scenario_bad(r, path, "%s", inner.message);
     /* the default folder missing: a package not installed (exit 1), not bad input */
     return hs_diag_set(r->diag, HS_E_MISSING, sc->data_where, 0, "%s (install the Fashion-MNIST files with "

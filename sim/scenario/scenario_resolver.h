@@ -1,21 +1,51 @@
 /* scenario_resolver.h — inside scenario resolution (not for other modules): the
- * Resolver that the section resolvers share, and the value readers every section uses.
- * Each reader takes its entry (marking it used), converts it, checks its range and on
- * failure writes "FILE:LINE: [section] key: why" (or "--set SECTION.KEY=VALUE: why"). */
+ * Resolver that the section resolvers share, the schema's reader, and the value helpers
+ * it uses. A bad value is reported as "FILE:LINE: [section] key: why" (or
+ * "--set SECTION.KEY=VALUE: why"). */
 #ifndef SIM_SCENARIO_RESOLVER_H
 #define SIM_SCENARIO_RESOLVER_H
 
 #include "base/units.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_schema.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct Resolver {
     IniDoc *doc;
     Scenario *sc;
     HsDiag *diag;
 } Resolver;
+
+/* A value read as its schema row says, before it lands (scenario_read.c). */
+typedef struct SchemaValue {
+    double number;                 /* INT, REAL, STEPS, TIME, WORD_OR_REAL */
+    int index;                     /* CHOICE; CHOICE_OR_FILE: -1 for a FILE */
+    uint64_t seed;                 /* SEED */
+    char text[INIDOC_VALUE_MAX];   /* TEXT, METHOD; the absolute path of a FILE */
+    double list[SCHEMA_LIST_MAX];  /* INT_LIST, REAL_LIST: count elements */
+    int count;
+    Distribution dist;             /* DISTRIBUTION, AVAILABILITY */
+    Slowdown slowdown;             /* SLOWDOWN */
+} SchemaValue;
+
+/* Reads every row of section id, in table order, from the file's section named
+ * section: each key taken (marked used), parsed, checked against its range and its row's
+ * check, and landed in sc (or in group, for SCHEMA_GROUP rows). An absent key gets its
+ * default; in an [agents.NAME] group an absent inherited attribute keeps group's value. */
+int schema_read_section(Resolver *r, unsigned id, const char *section, AgentGroupSpec *group);
+/* Lands v where row k says: its hook, or the field at its offset in target (the
+ * Scenario, the group, or the method's key struct). */
+void schema_land(const SchemaKey *k, const SchemaValue *v, void *target);
+/* Lands the default of every SCHEMA_RESET row of section id that does not apply (its
+ * `needs` or `when`), so that runs.config, which leaves such keys out, reads back the same. */
+void schema_reset_section(Resolver *r, unsigned id);
+/* Whether row k applies to the resolved scenario (target: the group for SCHEMA_GROUP
+ * rows), and whether runs.config writes it. */
+int schema_applies(const SchemaKey *k, const Scenario *sc, const void *target);
+int schema_written(const SchemaKey *k, const Scenario *sc, const void *target);
 
 int scenario_is_group(const char *section);
 
@@ -41,26 +71,18 @@ int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *de
 
 int scenario_missing(Resolver *r, const char *section, const char *key);
 
-int scenario_double(Resolver *r, const char *section, const char *key, double fallback,
-                    UnitKind unit, double min, double max, double *out);
-
 int scenario_parse_int(const char *text, long long min, long long max, long long *out);
-
-int scenario_int(Resolver *r, const char *section, const char *key, int fallback, int min,
-                 int max, int *out);
 
 /* value must be one of "a|b|c"; returns its index in *out. */
 int scenario_match_choice(const char *value, const char *choices);
 
 void scenario_trim_copy(char *dst, size_t size, const char *src);
 
-int scenario_choice(Resolver *r, const char *section, const char *key, const char *fallback,
-                    const char *choices, int *out);
-
-/* A comma-separated list of positive whole numbers. An empty element (two commas in a
+/* A comma-separated list of whole numbers in [min, max]. An empty element (two commas in a
  * row, a leading or trailing comma, only blanks) is an error, never dropped: a `layers`
  * list that lost an element would silently describe a shallower model. */
-int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int *count);
+int scenario_int_list(Resolver *r, IniEntry *e, const char *text, int min, int max, double *values,
+                      int max_count, int *count);
 
 /* A comma-separated list of numbers in [min, max] (no unit), at most max_count; empty
  * elements are errors, as for scenario_int_list. */
@@ -89,11 +111,13 @@ int scenario_check_traces(Resolver *r);
  * the one it inherits from [agents] ("bandwidth" for uplink and downlink); NULL when none. */
 IniEntry *scenario_group_entry(Resolver *r, int g, const char *key);
 
-/* Virtual time stays finite (scenario_times.c, issue 28 class 6): every value a group's
- * compute, uplink, downlink, latency and slowdown can take that has a bound (a constant,
- * a choice, a uniform's end, a pareto's scale) is checked at its key; draws without one
- * are checked as they are drawn (world_build). */
-int scenario_check_spans(Resolver *r);
+/* Virtual time stays finite (scenario_times.c, issue 28 class 6): the `check` hook of a
+ * group's compute, bandwidth, uplink, downlink, latency and slowdown rows. Every value
+ * the key's distribution bounds (a constant, a choice, a uniform's end, a pareto's scale)
+ * is checked at the key, a slowdown with the group's compute; draws without a bound are
+ * checked as they are drawn (world_build). */
+int scenario_span_row_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                            void *target);
 
 /* The same for a trace of attribute (SCENARIO_TRACE_COMPUTE, _UPLINK, _DOWNLINK) of group
  * g: its lowest value among the needed nodes' rows, at e, the key that names it. */
@@ -101,9 +125,11 @@ struct Trace;
 int scenario_check_trace_spans(Resolver *r, int g, int attribute, const struct Trace *trace, const char *needed,
                                const IniEntry *e);
 
-/* [data]: the dataset's files exist and are regular files (stat only), whenever [data]
- * path is given or the run trains; sets Scenario.data_where. */
-int scenario_check_dataset(Resolver *r);
+/* The `check` hook of [data] path (scenario_inputs.c): a folder the file names is made
+ * absolute (relative to the file's folder) and must exist as a folder whenever it is
+ * given or the run trains; sets Scenario.data_where. */
+int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target);
 
 /* An error about a whole section (a combination of keys), at its header line. */
 int scenario_section_bad(Resolver *r, const char *section, const char *message);

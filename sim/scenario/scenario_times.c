@@ -4,8 +4,10 @@
  * of 1e307 s and idle_s = Inf, or failed mid-run blaming an "availability trace" the
  * scenario does not have, after the database was written. Here every value a key bounds
  * is checked at resolution, at the key: a constant, a choice's values, a uniform's ends,
- * a pareto's scale (its lowest draw), a trace's rows, and a slowdown's worst factor with
- * the group's lowest compute. A normal or lognormal has no such bound; world_build checks
+ * a pareto's scale (its lowest draw), and a slowdown's worst factor with the group's
+ * lowest compute, by the `check` hook of those schema rows (scenario_span_row_check:
+ * [model] is resolved before any group); a trace's rows once the traces are loaded
+ * (scenario_check_trace_spans). A normal or lognormal has no such bound; world_build checks
  * each of its draws with scenario_span_check (sim/world/world.c). */
 #include "sim/scenario/scenario_resolver.h"
 
@@ -87,45 +89,34 @@ static int scenario_span_bad(Resolver *r, const IniEntry *e, const char *why)
     return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "%s", why);
 }
 
-/* Group g's compute (lowest bound, and with its slowdown), links and latency. */
-static int scenario_check_group_spans(Resolver *r, const ScenarioSpans *spans, int g)
+int scenario_span_row_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                            void *target)
 {
-    const AgentGroupSpec *spec = &r->sc->groups[g];
-    char why[400];
-    double factor = scenario_slowdown_worst(&spec->slowdown);
-    double compute = scenario_dist_worst(&spec->compute, 0);
-    if (spec->compute.kind != DIST_TRACE && compute > 0) {
-        if (scenario_span_check(spans, SCENARIO_SPAN_COMPUTE, compute, 1, why, sizeof why) != HS_OK)
-            return scenario_span_bad(r, scenario_group_entry(r, g, "compute"), why);
-        if (scenario_span_check(spans, SCENARIO_SPAN_COMPUTE, compute, factor, why, sizeof why) != HS_OK)
-            return scenario_span_bad(r, scenario_group_entry(r, g, "slowdown"), why);
-    }
-    static const char *const links[] = {"uplink", "downlink"};
-    for (int k = 0; k < 2; k++) {
-        const Distribution *d = k == 0 ? &spec->uplink : &spec->downlink;
-        double worst = scenario_dist_worst(d, 0);
-        if (d->kind != DIST_TRACE && worst > 0 &&
-            scenario_span_check(spans, SCENARIO_SPAN_LINK, worst, 1, why, sizeof why) != HS_OK)
-            return scenario_span_bad(r, scenario_group_entry(r, g, links[k]), why);
-    }
-    double latency = scenario_dist_worst(&spec->latency, 1);
-    if (scenario_span_check(spans, SCENARIO_SPAN_LATENCY, latency, 1, why, sizeof why) != HS_OK)
-        return scenario_span_bad(r, scenario_group_entry(r, g, "latency"), why);
-    return HS_OK;
-}
-
-int scenario_check_spans(Resolver *r)
-{
-    const Scenario *sc = r->sc;
+    const AgentGroupSpec *group = target;
+    int slowdown = k->type == SCHEMA_SLOWDOWN;
+    /* an inherited value is [agents]'s, checked there against the same [model]; only a
+     * slowdown combines with the group's own compute */
+    if (v == NULL && !slowdown) return HS_OK;
     ScenarioSpans spans;
-    scenario_spans(sc, &spans);
+    scenario_spans(r->sc, &spans);
     if (spans.step_flops <= 0) return HS_OK;
-    int n_groups = sc->n_groups + (sc->has_server ? 1 : 0);
-    for (int g = 0; g < n_groups; g++) {
-        int status = scenario_check_group_spans(r, &spans, g);
-        if (status != HS_OK) return status;
+    char why[400];
+    if (slowdown) {
+        double compute = group->compute.kind == DIST_TRACE ? 0 : scenario_dist_worst(&group->compute, 0);
+        double factor = scenario_slowdown_worst(v ? &v->slowdown : &group->slowdown);
+        if (compute <= 0 || scenario_span_check(&spans, SCENARIO_SPAN_COMPUTE, compute, factor, why, sizeof why) == HS_OK)
+            return HS_OK;
+        /* an inherited slowdown: at [agents]'s */
+        return scenario_span_bad(r, e || !scenario_is_group(section) ? e : inidoc_find(r->doc, "agents", k->name), why);
     }
-    return HS_OK;
+    const Distribution *d = &v->dist;
+    if (d->kind == DIST_TRACE) return HS_OK; /* its rows: scenario_check_traces */
+    ScenarioSpanKind kind = k->unit == UNIT_COMPUTE ? SCENARIO_SPAN_COMPUTE
+                            : k->unit == UNIT_BANDWIDTH ? SCENARIO_SPAN_LINK : SCENARIO_SPAN_LATENCY;
+    double worst = scenario_dist_worst(d, kind == SCENARIO_SPAN_LATENCY);
+    if (kind != SCENARIO_SPAN_LATENCY && !(worst > 0)) return HS_OK;
+    if (scenario_span_check(&spans, kind, worst, 1, why, sizeof why) == HS_OK) return HS_OK;
+    return scenario_span_bad(r, e, why);
 }
 
 int scenario_check_trace_spans(Resolver *r, int g, int attribute, const Trace *trace, const char *needed,

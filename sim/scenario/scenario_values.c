@@ -1,6 +1,6 @@
-/* scenario_values.c — the value readers of scenario resolution (scenario_resolver.h):
- * numbers with units and ranges, whole numbers, choices, lists, paths, and the messages
- * that name where a bad value came from. */
+/* scenario_values.c — the value helpers of scenario resolution (scenario_resolver.h):
+ * whole numbers, choices, lists, plain text, input paths, and the messages that name
+ * where a bad value came from. The schema's reader (scenario_read.c) builds on them. */
 /* realpath() is XSI */
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario_resolver.h"
@@ -122,24 +122,6 @@ int scenario_missing(Resolver *r, const char *section, const char *key)
                        "missing required key '%s' in [%s]", key, section);
 }
 
-int scenario_double(Resolver *r, const char *section, const char *key, double fallback,
-                    UnitKind unit, double min, double max, double *out)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    if (e == NULL) {
-        *out = fallback;
-        return HS_OK;
-    }
-    char why[300];
-    if (units_parse(e->value, unit, out, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
-    if (!(*out >= min && *out <= max)) {
-        char range[128];
-        snprintf(range, sizeof range, "%.6g is outside [%.6g, %.6g]", *out, min, max);
-        return scenario_bad(r, e, "%s", range);
-    }
-    return HS_OK;
-}
-
 int scenario_parse_int(const char *text, long long min, long long max, long long *out)
 {
     while (isspace((unsigned char)*text)) text++;
@@ -150,24 +132,6 @@ int scenario_parse_int(const char *text, long long min, long long max, long long
     if (end == text || *end != '\0' || errno) return HS_E_INPUT;
     if (v < min || v > max) return HS_E_INPUT;
     *out = v;
-    return HS_OK;
-}
-
-int scenario_int(Resolver *r, const char *section, const char *key, int fallback, int min,
-                 int max, int *out)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    if (e == NULL) {
-        *out = fallback;
-        return HS_OK;
-    }
-    long long v;
-    if (scenario_parse_int(e->value, min, max, &v) != HS_OK) {
-        char why[160];
-        snprintf(why, sizeof why, "expected a whole number in [%d, %d], found '%.60s'", min, max, e->value);
-        return scenario_bad(r, e, "%s", why);
-    }
-    *out = (int)v;
     return HS_OK;
 }
 
@@ -195,28 +159,14 @@ void scenario_trim_copy(char *dst, size_t size, const char *src)
     while (len > 0 && isspace((unsigned char)dst[len - 1])) dst[--len] = '\0';
 }
 
-int scenario_choice(Resolver *r, const char *section, const char *key, const char *fallback,
-                    const char *choices, int *out)
-{
-    IniEntry *e = scenario_take(r, section, key);
-    char value[INIDOC_VALUE_MAX];
-    scenario_trim_copy(value, sizeof value, e ? e->value : fallback);
-    *out = scenario_match_choice(value, choices);
-    if (*out < 0) {
-        char why[400];
-        snprintf(why, sizeof why, "'%.60s' is not one of %s", value, choices);
-        return scenario_bad(r, e, "%s", why);
-    }
-    return HS_OK;
-}
-
 /* A comma-separated list of positive whole numbers. An empty element (two commas in a
  * row, a leading or trailing comma, only blanks) is an error, never dropped: a `layers`
  * list that lost an element would silently describe a shallower model. */
-int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int *count)
+int scenario_int_list(Resolver *r, IniEntry *e, const char *text, int min, int max, double *values,
+                      int max_count, int *count)
 {
     *count = 0;
-    const char *p = e->value;
+    const char *p = text;
     for (int index = 1;; index++) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
@@ -236,11 +186,11 @@ int scenario_int_list(Resolver *r, IniEntry *e, int *values, int max_count, int 
             return scenario_bad(r, e, "%s", why);
         }
         long long v;
-        if (scenario_parse_int(trimmed, 1, 1 << 20, &v) != HS_OK) {
-            snprintf(why, sizeof why, "'%.60s' is not a whole number in [1, %d]", trimmed, 1 << 20);
+        if (scenario_parse_int(trimmed, min, max, &v) != HS_OK) {
+            snprintf(why, sizeof why, "'%.60s' is not a whole number in [%d, %d]", trimmed, min, max);
             return scenario_bad(r, e, "%s", why);
         }
-        values[(*count)++] = (int)v;
+        values[(*count)++] = (double)v;
         if (comma == NULL) return HS_OK;
         p = comma + 1;
     }
