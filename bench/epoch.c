@@ -5,7 +5,8 @@
  * mlp (default): `hetsim run scenarios/central-mlp.ini --set run.rounds=1`, one epoch of
  * 60,000 images, 938 steps of batch 64.
  * cnn: one round of 8 local-SGD agents with 1,000 images each on the CNN of
- * scenarios/central-cnn.ini (conv 32 then 64 channels, kernel 5, hidden 128, batch 64):
+ * scenarios/central-cnn.ini (conv 32 then 64 channels, kernel 5, hidden 128, batch 64) on
+ * [run] kernels = onednn:
  * 8 x 16 steps, the last of each agent 40 images.
  *
  * hetsim runs as a process, timed from exec to exit: loading the gzip'd IDX files,
@@ -77,9 +78,10 @@ static const char *epoch_env(const char *name, const char *fallback)
 /* mlp and cnn compare one thread with PyTorch's one thread */
 static const char mlp_run[] = "scenarios/central-mlp.ini --set run.rounds=1 --threads 1";
 static const char mlp16_run[] = "scenarios/quickstart.ini --set run.method=localsgd --set run.rounds=1";
+/* on oneDNN's kernels, the fast ones ([run] kernels' default is the reference, OpenBLAS) */
 static const char cnn_run[] = "scenarios/central-cnn.ini --set run.method=localsgd "
                               "--set method.localsgd.local_steps=epoch --set agents.count=8 "
-                              "--set agents.samples=1000 --set run.rounds=1 --threads 1";
+                              "--set agents.samples=1000 --set run.rounds=1 --set run.kernels=onednn --threads 1";
 
 /* One hetsim run into a fresh database in dir. */
 static EpochTime epoch_hetsim(const char *hetsim, const char *run, const char *dir, const char *data, int rep)
