@@ -50,7 +50,7 @@ endif
 
 # oneDNN (Debian's libdnnl-dev, installed by scripts/install-deps) is required: it runs
 # the CNN's conv blocks and linear layers with [run] kernels = onednn | auto
-# (models/conv_onednn.c), several times faster than OpenBLAS's Haswell sgemm on AVX-512
+# (models/conv_onednn.c), about 2x faster than OpenBLAS's Haswell sgemm on AVX-512
 # (docs/results/cnn.md). A build without it must be asked for, DNNL=0 (onednn is then
 # refused at the key, auto runs OpenBLAS), so that a missing package is not a silently
 # slower hetsim. oneDNN ships no pkg-config file, hence the test program: a oneDNN 2.x

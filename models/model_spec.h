@@ -12,7 +12,7 @@ typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1, MODEL_ARCH_RESNET = 2 } M
 
 /* What runs a model's layers ([run] kernels): openblas is the reference, im2col +
  * OpenBLAS sgemm (kernels.c); onednn runs the CNN's conv blocks on oneDNN's direct
- * convolutions (conv_onednn.c), several times faster where OpenBLAS lacks the machine's
+ * convolutions (conv_onednn.c), about 2x faster where OpenBLAS lacks the machine's
  * vector width, and every linear layer on oneDNN's sgemm; auto is onednn for a CNN when
  * hetsim is built with oneDNN, else openblas (model_kernels_resolve): an MLP and a ResNet
  * (whose convolutions are not on oneDNN yet) stay on the reference unless onednn is
