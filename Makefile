@@ -48,6 +48,27 @@ CC := mpicc
 CPPFLAGS += -DHS_HAVE_MPI=1
 endif
 
+# oneDNN (Debian's libdnnl-dev, installed by scripts/install-deps) is required: it runs
+# the CNN's conv blocks and linear layers with [run] kernels = onednn | auto
+# (models/conv_onednn.c), about 2x faster than OpenBLAS's Haswell sgemm on AVX-512
+# (docs/results/cnn.md). A build without it must be asked for, DNNL=0 (onednn is then
+# refused at the key, auto runs OpenBLAS), so that a missing package is not a silently
+# slower hetsim. oneDNN ships no pkg-config file, hence the test program: a oneDNN 2.x
+# that compiles and links. -lgomp: its CPU runtime is libgomp, whose thread count
+# conv_onednn.c sets to 1 per calling thread.
+ifeq ($(DNNL),)
+DNNL_FOUND := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\n\043if DNNL_VERSION_MAJOR != 2\n\043error\n\043endif\nint main(void) { return dnnl_version() == 0; }\n' | \
+                $(CC) -x c - -o /dev/null -ldnnl -lgomp >/dev/null 2>&1 && echo 1)
+ifneq ($(DNNL_FOUND),1)
+$(error oneDNN 2.x not found (Debian 12: libdnnl-dev; scripts/install-deps installs it). Build without it with DNNL=0)
+endif
+DNNL := 1
+endif
+ifeq ($(DNNL),1)
+CPPFLAGS += -DHS_HAVE_DNNL=1
+LDLIBS   += -ldnnl -lgomp
+endif
+
 LIB_SRC   := $(sort $(wildcard base/*.c models/*.c solver/*.c sim/*.c sim/*/*.c driver/*.c analysis/*.c cli/*.c))
 LIB_SRC   := $(filter-out cli/main.c,$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)

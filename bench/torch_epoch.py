@@ -14,7 +14,10 @@ its CPU seconds (process time; one thread, so the loop's).
       with method localsgd): agent by agent, each with its own MLP 784-256-128-10 and
       optimiser (SGD momentum 0.9, lr 0.02), batches of 64 over its 3,750 images.
 
-Usage: python3 bench/torch_epoch.py DATA_DIR REPETITIONS [mlp|cnn|mlp16]"""
+The memory format of the CNN's inputs and model: contiguous (NCHW, the default) or cl
+(channels_last); the MLP ignores it.
+
+Usage: python3 bench/torch_epoch.py DATA_DIR REPETITIONS [mlp|cnn|mlp16] [contiguous|cl]"""
 import gzip
 import sys
 import time
@@ -55,11 +58,14 @@ def main():
     if kind not in ("mlp", "cnn", "mlp16"):
         sys.exit(f"torch_epoch.py: unknown model '{kind}' (mlp, cnn or mlp16)")
     torch.set_num_threads(1)
+    cl = kind == "cnn" and len(sys.argv) > 4 and sys.argv[4] == "cl"
     torch.manual_seed(1)
     shape = (-1, 1, 28, 28) if kind == "cnn" else (-1, 784)
     x = torch.from_numpy(read_idx(f"{data}/train-images-idx3-ubyte.gz", 16).reshape(shape).astype(np.float32) / 255)
     y = torch.from_numpy(read_idx(f"{data}/train-labels-idx1-ubyte.gz", 8).astype(np.int64))
     batch = 64
+    if cl:
+        x = x.contiguous(memory_format=torch.channels_last)
     for _ in range(repetitions):
         loss_fn = torch.nn.CrossEntropyLoss()
         if kind == "mlp16":
@@ -71,6 +77,8 @@ def main():
             opts = [torch.optim.SGD(m.parameters(), lr=0.02, momentum=0.9) for m in models]
         else:
             models = [mlp() if kind == "mlp" else cnn()]
+            if cl:
+                models[0] = models[0].to(memory_format=torch.channels_last)
             opts = [torch.optim.SGD(models[0].parameters(), lr=0.05, momentum=0.9)]
         start, cpu = time.perf_counter(), time.process_time()
         order = torch.randperm(x.shape[0])

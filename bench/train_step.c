@@ -1,13 +1,21 @@
 /* train_step.c — how fast is one training step of our models, against the machine's
- * single-thread sgemm and (when `import torch` works) PyTorch on one thread. Prints
- * figures, asserts nothing; runs in about a minute (with PyTorch; 25 s without).
+ * single-thread sgemm, its AVX-512 FMA peak (the physical limit: the clock and the FMA
+ * throughput are measured) and (when `import torch` works in $PYTHON, default python3)
+ * PyTorch on one thread. The CNN is compared with PyTorch in every configuration of
+ * bench/torch_step.py (memory format, oneDNN on/off, step order) under glibc's default
+ * malloc and under one that keeps freed buffers; the best and the median are reported.
+ * Prints figures with the load average, asserts nothing; about 2 minutes of CPU (30 s
+ * without PyTorch), several times that in wall time on a loaded machine. Run it from the
+ * top folder (it reads bench/torch_step.py).
  *
  *   train_step                      the benchmark
  *   train_step --central mlp|cnn [--epochs N] [--lr X] [--batch B] [--momentum M]
  *              [--nesterov] [--wd W] [--warmup N] [--seed S] [--data DIR]
  *                                   central training on Fashion-MNIST (SGD momentum,
  *                                   cosine schedule per epoch), test accuracy per epoch */
+#include "models/conv_onednn.h"
 #include "models/dataset.h"
+#include "models/kernels.h"
 #include "models/model.h"
 #include "models/optim.h"
 #include "base/hs_error.h"
@@ -18,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Rates are measured in this thread's CPU time (OpenBLAS runs single-threaded in the
  * calling thread), so other load on a shared machine does not count against us; the
@@ -155,51 +164,97 @@ done:
     return r;
 }
 
-/* PyTorch's versions of the two models, as Python expressions; inputs are (N, 784) for
- * the MLP and (N, 1, 28, 28) for the CNN. */
+/* The interpreter with PyTorch: $PYTHON, else python3. */
+static const char *bench_python(void)
+{
+    const char *p = getenv("PYTHON");
+    return p && *p ? p : "python3";
+}
+
+/* 1 when `import torch` works; its version into version */
+static int bench_have_torch(char *version, size_t size)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import torch; print(torch.__version__)' 2>/dev/null", bench_python());
+    FILE *p = popen(cmd, "r");
+    if (!p) return 0;
+    if (!fgets(version, (int)size, p)) version[0] = '\0';
+    version[strcspn(version, "\n")] = '\0';
+    return pclose(p) == 0 && version[0];
+}
+
+/* PyTorch's MLP, as a Python expression; inputs are (N, 784). */
 static const char torch_mlp[] = "torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), "
                                 "torch.nn.Linear(256, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))";
-static const char torch_cnn[] =
-    "torch.nn.Sequential(torch.nn.Conv2d(1, 32, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2), "
-    "torch.nn.Conv2d(32, 64, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), "
-    "torch.nn.Linear(3136, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))";
 
-/* The same step in PyTorch on one thread (model: torch_mlp or torch_cnn); returns
- * steps/s or 0 if unavailable. OMP_NUM_THREADS=1: torch.set_num_threads(1) alone leaves
- * an OpenMP worker that takes a fifth of a core beside the loop. */
-static double bench_torch(const char *model, int B, double seconds)
+/* The MLP step in PyTorch on one thread; returns steps/s or 0 if unavailable.
+ * OMP_NUM_THREADS=1: torch.set_num_threads(1) alone leaves an OpenMP worker that takes a
+ * fifth of a core beside the loop. */
+static double bench_torch_mlp(int B, double seconds)
 {
-    if (system("python3 -c 'import torch' >/dev/null 2>&1") != 0) return 0;
-    int cnn = model == torch_cnn;
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "OMP_NUM_THREADS=1 python3 - <<'EOF'\n"
+             "OMP_NUM_THREADS=1 '%s' - <<'EOF'\n"
              "import time, torch\n"
              "torch.set_num_threads(1)\n"
              "torch.manual_seed(0)\n"
              "B = %d\n"
              "m = %s\n"
              "opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)\n"
-             "x = torch.rand(4096, %s); y = torch.randint(0, 10, (4096,))\n"
+             "x = torch.rand(4096, 784); y = torch.randint(0, 10, (4096,))\n"
              "lossf = torch.nn.CrossEntropyLoss()\n"
              "def step(i):\n"
              "    a = (i * B) %% (4096 - B)\n"
              "    opt.zero_grad(set_to_none=False)\n"
              "    lossf(m(x[a:a+B]), y[a:a+B]).backward()\n"
              "    opt.step()\n"
-             "for i in range(%d): step(i)\n"
+             "for i in range(20): step(i)\n"
              "n = 0; t0 = time.thread_time()\n"
              "while time.thread_time() - t0 < %g:\n"
              "    step(n); n += 1\n"
              "print(n / (time.thread_time() - t0))\n"
              "EOF\n",
-             B, model, cnn ? "1, 28, 28" : "784", cnn ? 3 : 20, seconds);
+             bench_python(), B, torch_mlp, seconds);
     FILE *p = popen(cmd, "r");
     if (!p) return 0;
     double rate = 0;
     if (fscanf(p, "%lf", &rate) != 1) rate = 0;
     pclose(p);
     return rate;
+}
+
+/* glibc keeps PyTorch's activation buffers instead of unmapping them after every step */
+#define BENCH_MALLOC_TUNED "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=4294967296"
+#define TORCH_CONFIGS 16 /* bench/torch_step.py's 8, under each malloc setting */
+
+typedef struct TorchConfigs {
+    int n;
+    char name[TORCH_CONFIGS][96];
+    double rate[TORCH_CONFIGS][16]; /* per round */
+} TorchConfigs;
+
+/* One round of bench/torch_step.py (each configuration `seconds` of CPU time) under
+ * malloc setting `tuned`, appended to t as round `round`; 0 if it did not run. */
+static int bench_torch_cnn(TorchConfigs *t, int tuned, int round, double seconds)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 %s '%s' bench/torch_step.py 1 %g 2>/dev/null",
+             tuned ? BENCH_MALLOC_TUNED : "", bench_python(), seconds);
+    FILE *p = popen(cmd, "r");
+    if (!p) return 0;
+    char line[256];
+    int k = tuned ? TORCH_CONFIGS / 2 : 0, got = 0;
+    while (fgets(line, sizeof line, p) && k < TORCH_CONFIGS) {
+        char *last = strrchr(line, ' ');
+        if (!last) continue;
+        *last = '\0';
+        snprintf(t->name[k], sizeof t->name[k], "%s malloc=%s", line, tuned ? "tuned" : "default");
+        t->rate[k][round] = atof(last + 1);
+        k++, got++;
+    }
+    if (pclose(p) != 0 || got != TORCH_CONFIGS / 2) return 0;
+    t->n = TORCH_CONFIGS;
+    return 1;
 }
 
 /* The best single-thread sgemm rate at this moment: a square product and the MLP's own
@@ -224,71 +279,256 @@ static int compare_doubles(const void *a, const void *b)
 
 static double median(const double *v, int n)
 {
-    double sorted[16];
+    double sorted[32];
     memcpy(sorted, v, sizeof(double) * n);
     qsort(sorted, (size_t)n, sizeof(double), compare_doubles);
     return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* ---- the physical limit: the clock and the FMA units, measured ---- */
+
+/* The clock, from a chain of dependent integer adds (one per cycle on every x86-64 since
+ * the P6), and the throughput of independent FMAs: 12 chains, enough to cover a 4-cycle
+ * latency on 2 units, 512-bit (AVX-512F) and 256-bit (AVX2). 0 where the processor lacks
+ * the instructions. */
+typedef struct FmaPeak {
+    double ghz, avx512_gflops, avx2_gflops;
+} FmaPeak;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+static __attribute__((noinline)) long fma_clock_chain(long n)
+{
+    long x = 0;
+    for (long i = 0; i < n; i++)
+        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                         : "+r"(x));
+    return x;
+}
+
+#define FMA12(R, A, B)                                                                                                \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "0\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "1\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "2\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "3\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "4\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "5\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "6\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "7\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "8\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "9\n\t"                                                                  \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "10\n\t"                                                                 \
+    "vfmadd231ps %%" R A ", %%" R B ", %%" R "11\n\t"
+
+static __attribute__((noinline, target("avx512f"))) void fma_512(long n)
+{
+    __asm__ volatile("vxorps %%xmm14, %%xmm14, %%xmm14\n\tvxorps %%xmm15, %%xmm15, %%xmm15\n\t"
+                     "1:\n\t" FMA12("zmm", "14", "15") "dec %0\n\tjnz 1b"
+                     : "+r"(n)
+                     :
+                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+                       "xmm14", "xmm15");
+}
+
+static __attribute__((noinline, target("avx2,fma"))) void fma_256(long n)
+{
+    __asm__ volatile("vxorps %%xmm14, %%xmm14, %%xmm14\n\tvxorps %%xmm15, %%xmm15, %%xmm15\n\t"
+                     "1:\n\t" FMA12("ymm", "14", "15") "dec %0\n\tjnz 1b"
+                     : "+r"(n)
+                     :
+                     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+                       "xmm14", "xmm15");
+}
+
+/* best of three short runs of each */
+static FmaPeak bench_fma_peak(void)
+{
+    FmaPeak r = {0, 0, 0};
+    __builtin_cpu_init();
+    for (int rep = 0; rep < 3; rep++) {
+        const long n = 50000000;
+        double t = cpu_s();
+        if (fma_clock_chain(n) != 8 * n) return r;
+        t = cpu_s() - t;
+        if (8.0 * n / t / 1e9 > r.ghz) r.ghz = 8.0 * n / t / 1e9;
+        const long m = 10000000;
+        if (__builtin_cpu_supports("avx512f")) {
+            t = cpu_s();
+            fma_512(m);
+            t = cpu_s() - t;
+            if (12.0 * m * 32 / t / 1e9 > r.avx512_gflops) r.avx512_gflops = 12.0 * m * 32 / t / 1e9;
+        }
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            t = cpu_s();
+            fma_256(m);
+            t = cpu_s() - t;
+            if (12.0 * m * 16 / t / 1e9 > r.avx2_gflops) r.avx2_gflops = 12.0 * m * 16 / t / 1e9;
+        }
+    }
+    return r;
+}
+#else
+static FmaPeak bench_fma_peak(void)
+{
+    FmaPeak r = {0, 0, 0};
+    return r;
+}
+#endif
+
+/* oneDNN's sgemm beside OpenBLAS's (C = A B^T), through the kernels' sgemm hook */
+static double bench_sgemm_with(KernelsSgemm *gemm, int M, int N, int K, double seconds)
+{
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * N * K), *c = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) a[i] = (float)(i % 7) * 0.1f;
+    for (int i = 0; i < N * K; i++) b[i] = (float)(i % 5) * 0.1f;
+    long reps = 0;
+    double start = cpu_s(), t = 0;
+    do {
+        gemm(0, 1, M, N, K, a, K, b, K, 0.0f, c, N);
+        reps++;
+    } while ((t = cpu_s() - start) < seconds);
+    free(a), free(b), free(c);
+    return 2.0 * M * N * K * reps / t / 1e9;
+}
+
+/* Multiply-adds of one sample's forward through a same-padded K x K convolution on H x W
+ * that touch the image, not its zero padding (a direct convolution skips the padding;
+ * im2col multiplies it). */
+static double conv_useful_macs(int C, int OC, int H, int W, int K)
+{
+    double rows = 0, cols = 0;
+    for (int i = 0; i < H; i++)
+        for (int k = 0; k < K; k++) rows += i + k - K / 2 >= 0 && i + k - K / 2 < H;
+    for (int j = 0; j < W; j++)
+        for (int k = 0; k < K; k++) cols += j + k - K / 2 >= 0 && j + k - K / 2 < W;
+    return (double)C * OC * rows * cols;
+}
+
+/* FLOPs of one CNN step of batch B that touch data (forward, weight gradients, input
+ * gradients but for the first layer), the multiply-adds of the convolutions and the
+ * linear layers only: what a direct convolution must do. */
+static double cnn_useful_flops(const ModelSpec *s, int B)
+{
+    const int c1 = s->conv_channels[0], c2 = s->conv_channels[1], h = s->in_height, w = s->in_width;
+    double first = conv_useful_macs(s->in_channels, c1, h, w, s->kernel);
+    double second = conv_useful_macs(c1, c2, h / 2, w / 2, s->kernel);
+    double linear = (double)c2 * (h / 4) * (w / 4) * s->hidden + (double)s->hidden * s->classes;
+    return 2.0 * B * (2 * first + 3 * second + 3 * linear);
+}
+
+/* The machine is shared: every figure goes with the load it was measured under. */
+static void print_load(const char *when)
+{
+    double load[3];
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return;
+    if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) == 3)
+        printf("load average %s: %.2f %.2f %.2f (%ld cores)\n", when, load[0], load[1], load[2],
+               sysconf(_SC_NPROCESSORS_ONLN));
+    fclose(f);
 }
 
 #define CNN_ROUNDS 5
 
 static int run_benchmark(void)
 {
-    printf("rates in CPU time of one thread (OPENBLAS single-threaded, OpenBLAS core %s)\n", openblas_get_corename());
-    /* "peak": the best of a square sgemm and the MLP's own shapes, so the percentages are
-     * against what sgemm reaches on this machine at this moment (other load included). */
+    print_load("at the start");
+    printf("rates in CPU time of one thread (OPENBLAS single-threaded, OpenBLAS core %s; %s)\n",
+           openblas_get_corename(), conv_onednn_available() ? conv_onednn_describe() : "built without oneDNN");
+    FmaPeak fma = bench_fma_peak();
+    if (fma.ghz > 0)
+        printf("the physical limit: clock %.2f GHz (dependent adds); FMA throughput measured %.1f GFLOPS AVX-512 "
+               "(%.1f flop/cycle), %.1f GFLOPS AVX2 (%.1f flop/cycle); AVX-512 peak 2 FMA units x 16 floats x 2 "
+               "flops x clock = %.1f GFLOPS\n",
+               fma.ghz, fma.avx512_gflops, fma.avx512_gflops / fma.ghz, fma.avx2_gflops, fma.avx2_gflops / fma.ghz,
+               64 * fma.ghz);
+    const double peak_512 = fma.avx512_gflops > 0 ? 64 * fma.ghz : 32 * fma.ghz;
+    /* "best sgemm": the best of a square sgemm and the MLP's own shapes, so the percentages
+     * are against what OpenBLAS reaches on this machine at this moment (load included). */
     double rates[4];
     double peak = bench_peak(0.4, rates);
     printf("single-thread cblas_sgemm (C = A B^T): 512x512x512 %.1f GFLOPS; 64x256x784 %.1f, 256x256x784 %.1f, "
            "64x128x256 %.1f; best %.1f GFLOPS\n",
            rates[0], rates[1], rates[2], rates[3], peak);
+    if (conv_onednn_available())
+        printf("single-thread dnnl_sgemm (C = A B^T): 512x512x512 %.1f GFLOPS; 64x256x784 %.1f\n",
+               bench_sgemm_with(conv_onednn_sgemm, 512, 512, 512, 0.4),
+               bench_sgemm_with(conv_onednn_sgemm, 64, 256, 784, 0.4));
     const int batches[] = {64, 256};
-    int have_torch = 1;
+    char torch_version[64] = "";
+    int have_torch = bench_have_torch(torch_version, sizeof torch_version);
+    if (!have_torch)
+        printf("PyTorch comparisons skipped: `%s -c 'import torch'` fails on this machine (python3-torch; PYTHON "
+               "names another interpreter)\n",
+               bench_python());
     for (int i = 0; i < 2; i++) {
         ModelSpec s = spec_mlp(batches[i]);
         StepBench r = bench_step(&s, 1.5);
         printf("MLP 784-256-128-10 batch %3d (gather + fwd + bwd + SGD momentum): %7.1f steps/s, %5.1f GFLOPS "
                "= %4.1f %% of best sgemm (cost-model FLOPs: %.1f GFLOPS)\n",
                batches[i], r.steps_per_s, r.gflops, 100 * r.gflops / peak, r.profile_gflops);
-        double torch_rate = have_torch ? bench_torch(torch_mlp, batches[i], 1.5) : 0;
+        double torch_rate = have_torch ? bench_torch_mlp(batches[i], 1.5) : 0;
         if (torch_rate > 0)
             printf("  PyTorch, 1 thread, same model/batch/step: %7.1f steps/s; ours / PyTorch = %.2f\n", torch_rate,
                    r.steps_per_s / torch_rate);
-        else if (i == 0) {
-            printf("  PyTorch comparison skipped: `python3 -c 'import torch'` fails on this machine\n");
-            have_torch = 0;
-        }
     }
-    /* The CNN: sgemm's peak, our step and PyTorch's, alternating for CNN_ROUNDS rounds, so
-     * that a passing load on the shared machine weighs on all three alike; medians. The
-     * percentage is the median of each round's own ratio. */
-    ModelSpec c = spec_cnn(64);
-    double peaks[CNN_ROUNDS], steps[CNN_ROUNDS], gflops[CNN_ROUNDS], share[CNN_ROUNDS], torch[CNN_ROUNDS];
-    double versus[CNN_ROUNDS], profile = 0;
+    /* The CNN: our step on each kernel set, and PyTorch's in every configuration of
+     * bench/torch_step.py under both malloc settings, taking turns for CNN_ROUNDS rounds,
+     * so that a passing load on the shared machine weighs on all alike; medians. */
+    ModelSpec c = spec_cnn(64), c_ref = spec_cnn(64);
+    c_ref.kernels = MODEL_KERNELS_OPENBLAS;
+    const int fast = model_kernels_resolve(&c) == MODEL_KERNELS_ONEDNN;
+    double steps[CNN_ROUNDS], ref_steps[CNN_ROUNDS], profile = 0;
+    TorchConfigs torch;
+    memset(&torch, 0, sizeof torch);
     for (int k = 0; k < CNN_ROUNDS; k++) {
-        peaks[k] = bench_peak(0.2, rates);
         StepBench r = bench_step(&c, 1.5);
-        steps[k] = r.steps_per_s, gflops[k] = r.gflops, share[k] = 100 * r.gflops / peaks[k];
+        steps[k] = r.steps_per_s;
         if (r.steps_per_s > 0) profile = r.profile_gflops / r.steps_per_s; /* cost-model GFLOP per step */
-        torch[k] = have_torch ? bench_torch(torch_cnn, 64, 1.5) : 0;
-        versus[k] = torch[k] > 0 ? r.steps_per_s / torch[k] : 0;
+        ref_steps[k] = fast ? bench_step(&c_ref, 1.5).steps_per_s : r.steps_per_s;
+        if (have_torch)
+            for (int tuned = 0; tuned < 2; tuned++)
+                if (!bench_torch_cnn(&torch, tuned, k, 0.75)) have_torch = 0;
     }
-    double lo = share[0], hi = share[0];
-    for (int k = 1; k < CNN_ROUNDS; k++) {
-        if (share[k] < lo) lo = share[k];
-        if (share[k] > hi) hi = share[k];
+    const double useful = cnn_useful_flops(&c, 64) / 1e9;
+    const double ours = median(steps, CNN_ROUNDS), ref = median(ref_steps, CNN_ROUNDS);
+    printf("CNN 32,64 k5 hidden 128 batch 64 (gather + fwd + bwd + SGD momentum), medians of %d rounds taking "
+           "turns:\n",
+           CNN_ROUNDS);
+    printf("  hetsim, kernels = %s: %.2f steps/s (%.0f samples/s); %.1f useful GFLOPS (%.3f GFLOP a step of "
+           "multiply-adds that touch data) = %.1f %% of the AVX-512 peak; cost-model FLOPs %.1f GFLOPS\n",
+           fast ? "onednn (auto)" : "openblas (auto: built without oneDNN)", ours, 64 * ours, useful * ours, useful,
+           peak_512 > 0 ? 100 * useful * ours / peak_512 : 0, profile * ours);
+    if (fast)
+        printf("  hetsim, kernels = openblas (the reference): %.2f steps/s, %.1f useful GFLOPS = %.1f %% of the "
+               "AVX-512 peak; onednn / openblas = %.2f\n",
+               ref, useful * ref, peak_512 > 0 ? 100 * useful * ref / peak_512 : 0, ours / ref);
+    printf("  the limit at the AVX-512 peak: %.1f steps/s (every useful multiply-add at 64 flop/cycle)\n",
+           peak_512 > 0 ? peak_512 / useful : 0);
+    if (!have_torch || torch.n == 0) {
+        printf("  PyTorch comparison skipped: `%s bench/torch_step.py` did not run (python3-torch?)\n",
+               bench_python());
+        print_load("at the end");
+        return 0;
     }
-    printf("CNN 32,64 k5 hidden 128 batch 64 (gather + fwd + bwd + SGD momentum), medians of %d alternating rounds: "
-           "%.2f steps/s, %.1f GFLOPS = %.1f %% of best sgemm (rounds %.1f-%.1f %%; best sgemm %.1f GFLOPS; "
-           "%.0f samples/s; cost-model FLOPs: %.1f GFLOPS)\n",
-           CNN_ROUNDS, median(steps, CNN_ROUNDS), median(gflops, CNN_ROUNDS), median(share, CNN_ROUNDS), lo, hi,
-           median(peaks, CNN_ROUNDS), 64 * median(steps, CNN_ROUNDS), profile * median(steps, CNN_ROUNDS));
-    if (have_torch && torch[0] > 0)
-        printf("  PyTorch, 1 thread, same model/batch/step: %7.2f steps/s; ours / PyTorch = %.2f (median of the "
-               "rounds' ratios)\n",
-               median(torch, CNN_ROUNDS), median(versus, CNN_ROUNDS));
-    else
-        printf("  PyTorch comparison skipped: `python3 -c 'import torch'` fails on this machine\n");
+    double config_median[TORCH_CONFIGS];
+    int best = 0;
+    for (int i = 0; i < torch.n; i++) {
+        config_median[i] = median(torch.rate[i], CNN_ROUNDS);
+        if (config_median[i] > config_median[best]) best = i;
+    }
+    printf("  PyTorch %s, 1 thread (OMP_NUM_THREADS=1, set_num_threads(1)), same model/batch/step, medians of the "
+           "rounds:\n",
+           torch_version);
+    for (int i = 0; i < torch.n; i++)
+        printf("    %-58s %6.2f steps/s%s\n", torch.name[i], config_median[i], i == best ? "  <- best" : "");
+    const double torch_best = config_median[best], torch_median = median(config_median, torch.n);
+    printf("  PyTorch best %.2f steps/s, median of the %d configurations %.2f steps/s\n", torch_best, torch.n,
+           torch_median);
+    printf("  ours / PyTorch best = %.2f; ours / PyTorch median = %.2f; PyTorch best = %.1f %% of the AVX-512 "
+           "peak\n",
+           ours / torch_best, ours / torch_median, peak_512 > 0 ? 100 * useful * torch_best / peak_512 : 0);
+    print_load("at the end");
     return 0;
 }
 

@@ -13,14 +13,33 @@
 
 /* ---------------------------------------------------------------- linear */
 
-static void linear_gemm(float *out, const float *in, const float *w, int B, int IN, int OUT)
+void kernels_sgemm_openblas(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                            int ldb, float beta, float *C, int ldc)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, OUT, IN, 1.0f, in, IN, w, IN, 0.0f, out, OUT);
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
+                1.0f, A, lda, B, ldb, beta, C, ldc);
 }
 
 void linear_forward(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT)
 {
-    linear_gemm(out, in, w, B, IN, OUT);
+    linear_forward_with(kernels_sgemm_openblas, out, in, w, b, B, IN, OUT);
+}
+
+void linear_relu_forward(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT)
+{
+    linear_relu_forward_with(kernels_sgemm_openblas, out, in, w, b, B, IN, OUT);
+}
+
+void linear_backward(float *din, float *dw, float *db, const float *dout, const float *in, const float *w, int B,
+                     int IN, int OUT)
+{
+    linear_backward_with(kernels_sgemm_openblas, din, dw, db, dout, in, w, B, IN, OUT);
+}
+
+void linear_forward_with(KernelsSgemm *gemm, float *out, const float *in, const float *w, const float *b, int B,
+                         int IN, int OUT)
+{
+    gemm(0, 1, B, OUT, IN, in, IN, w, IN, 0.0f, out, OUT);
     if (!b) return;
     for (int i = 0; i < B; i++) {
         float *restrict row = out + (size_t)i * OUT;
@@ -29,9 +48,10 @@ void linear_forward(float *out, const float *in, const float *w, const float *b,
     }
 }
 
-void linear_relu_forward(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT)
+void linear_relu_forward_with(KernelsSgemm *gemm, float *out, const float *in, const float *w, const float *b, int B,
+                              int IN, int OUT)
 {
-    linear_gemm(out, in, w, B, IN, OUT);
+    gemm(0, 1, B, OUT, IN, in, IN, w, IN, 0.0f, out, OUT);
     for (int i = 0; i < B; i++) {
         float *restrict row = out + (size_t)i * OUT;
         if (b) {
@@ -46,12 +66,11 @@ void linear_relu_forward(float *out, const float *in, const float *w, const floa
     }
 }
 
-void linear_backward(float *din, float *dw, float *db, const float *dout, const float *in, const float *w, int B,
-                     int IN, int OUT)
+void linear_backward_with(KernelsSgemm *gemm, float *din, float *dw, float *db, const float *dout, const float *in,
+                          const float *w, int B, int IN, int OUT)
 {
-    if (din)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, IN, OUT, 1.0f, dout, OUT, w, IN, 1.0f, din, IN);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OUT, IN, B, 1.0f, dout, OUT, in, IN, 1.0f, dw, IN);
+    if (din) gemm(0, 0, B, IN, OUT, dout, OUT, w, IN, 1.0f, din, IN);
+    gemm(1, 0, OUT, IN, B, dout, OUT, in, IN, 1.0f, dw, IN);
     if (db) {
         float *restrict sum = db;
         for (int i = 0; i < B; i++) {

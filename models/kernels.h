@@ -14,6 +14,15 @@
 
 #include <stddef.h>
 
+/* The sgemm behind the linear layers: row-major C = op(A) op(B) + beta C, op(X) = X^T when
+ * its trans flag is nonzero. kernels_sgemm_openblas is cblas_sgemm, the reference and what
+ * the functions without _with use; conv_onednn.h's conv_onednn_sgemm is oneDNN's, which a
+ * CNN's or ResNet's linear layers run on when its convolutions run on oneDNN. */
+typedef void KernelsSgemm(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                          int ldb, float beta, float *C, int ldc);
+void kernels_sgemm_openblas(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
+                            int ldb, float beta, float *C, int ldc);
+
 /* out = in W^T + b. */
 void linear_forward(float *out,      /* (B, OUT) */
                     const float *in, /* (B, IN) */
@@ -133,6 +142,14 @@ void avgpool_global_forward(float *out,      /* (B, C) */
 void avgpool_global_backward(float *din,        /* (B, C, H, W) */
                              const float *dout, /* (B, C) */
                              int B, int C, int HW);
+
+/* The three on the given sgemm (the ones above are these on kernels_sgemm_openblas). */
+void linear_forward_with(KernelsSgemm *gemm, float *out, const float *in, const float *w, const float *b, int B,
+                         int IN, int OUT);
+void linear_relu_forward_with(KernelsSgemm *gemm, float *out, const float *in, const float *w, const float *b, int B,
+                              int IN, int OUT);
+void linear_backward_with(KernelsSgemm *gemm, float *din, float *dw, float *db, const float *dout, const float *in,
+                          const float *w, int B, int IN, int OUT);
 
 /* ---- naive twins (tests only) ---- */
 void linear_forward_naive(float *out, const float *in, const float *w, const float *b, int B, int IN, int OUT);

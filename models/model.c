@@ -5,6 +5,7 @@
  * plane), the backward pass consumes them in reverse. A step allocates nothing. */
 #include "models/model.h"
 
+#include "models/conv_onednn.h"
 #include "models/kernels.h"
 #include "models/resnet.h"
 #include "base/hs_error.h"
@@ -50,6 +51,9 @@ struct ModelWorkspace {
     ResnetShape *resnet;           /* ResNet: shapes and the blocks' buffers; NULL otherwise */
     ResnetBuffers rbuf;
     float *rmemory;
+    ConvOnednn *conv[2];           /* CNN on oneDNN: the two conv blocks; NULL on OpenBLAS */
+    KernelsSgemm *gemm;            /* the linear layers' sgemm: oneDNN's with the oneDNN kernels, else
+                                    * OpenBLAS's (always for an MLP) */
 };
 
 /* ------------------------------------------------------------------ shapes */
@@ -315,6 +319,18 @@ void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng)
 
 /* ------------------------------------------------------------------ workspace */
 
+ModelKernels model_kernels_resolve(const ModelSpec *spec)
+{
+    if (spec->kernels == MODEL_KERNELS_AUTO)
+        return spec->arch == MODEL_ARCH_CNN && conv_onednn_available() ? MODEL_KERNELS_ONEDNN : MODEL_KERNELS_OPENBLAS;
+    return spec->kernels;
+}
+
+int model_kernels_available(ModelKernels kernels)
+{
+    return kernels != MODEL_KERNELS_ONEDNN || conv_onednn_available();
+}
+
 int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
 {
     *out = NULL;
@@ -360,6 +376,28 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
         return HS_E_NOMEM;
     }
     if (resnet) resnet_buffers_bind(resnet, spec->batch, ws->rmemory, &ws->rbuf);
+    const ModelKernels kernels = model_kernels_resolve(spec);
+    if (!model_kernels_available(kernels)) {
+        model_workspace_free(ws);
+        return HS_E_INPUT;
+    }
+    if (kernels == MODEL_KERNELS_ONEDNN && spec->arch == MODEL_ARCH_CNN)
+        for (int b = 0; b < 2; b++) {
+            int status = conv_onednn_create_block(shape.in[b], shape.height[b], shape.width[b], shape.out[b],
+                                                  spec->kernel, spec->batch, &ws->conv[b]);
+            if (status != HS_OK) {
+                model_workspace_free(ws);
+                return status;
+            }
+        }
+    /* the first block hands its pooled output to the second in the second's layout (a
+     * shortcut: HS_E_INPUT means the layouts do not allow it, and nothing changes) */
+    if (ws->conv[1] && conv_onednn_link(ws->conv[0], ws->conv[1], spec->batch) == HS_E_NOMEM) {
+        model_workspace_free(ws);
+        return HS_E_NOMEM;
+    }
+    ws->gemm = kernels == MODEL_KERNELS_ONEDNN ? conv_onednn_sgemm : kernels_sgemm_openblas;
+    if (resnet) ws->rbuf.gemm = ws->gemm;
     ws->spec = *spec;
     ws->batch = spec->batch;
     ws->memory = calloc(total, sizeof(float));
@@ -401,6 +439,8 @@ void model_workspace_free(ModelWorkspace *ws)
     free(ws->argmax[0]);
     free(ws->resnet);
     free(ws->rmemory);
+    conv_onednn_free(ws->conv[0]);
+    conv_onednn_free(ws->conv[1]);
     free(ws);
 }
 
@@ -428,15 +468,19 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const float *bias = w + (size_t)OC * C * K * K;
+        if (ws->conv[b]) {
+            conv_onednn_relu_pool_forward(ws->conv[b], ws->act[b], ws->argmax[b], in, w, bias, B);
+            return;
+        }
         conv2d_relu_pool_forward(ws->act[b], ws->argmax[b], in, w, bias, ws->col, ws->plane, B, C, H, W, OC, K);
         return;
     }
     const int IN = m->in[b], OUT = m->out[b];
     const float *bias = w + (size_t)IN * OUT;
     if (last)
-        linear_forward(ws->act[b], in, w, bias, B, IN, OUT);
+        linear_forward_with(ws->gemm, ws->act[b], in, w, bias, B, IN, OUT);
     else
-        linear_relu_forward(ws->act[b], in, w, bias, B, IN, OUT);
+        linear_relu_forward_with(ws->gemm, ws->act[b], in, w, bias, B, IN, OUT);
 }
 
 /* ws->dact[b] holds dLoss/d(output of b); adds the parameter gradient into G and, unless
@@ -455,18 +499,24 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
     if (m->spec.arch == MODEL_ARCH_CNN && b < 2) {
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const size_t nw = (size_t)OC * C * K * K;
+        if (ws->conv[b]) {
+            conv_onednn_relu_pool_backward(ws->conv[b], din, dw, dw + nw, ws->dact[b], ws->argmax[b], in, w, B);
+            return;
+        }
         conv2d_relu_pool_backward(din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in, w, ws->col, ws->plane,
                                   B, C, H, W, OC, K);
         return;
     }
     const int IN = m->in[b], OUT = m->out[b];
     if (b < m->n_blocks - 1) relu_backward_inplace(ws->dact[b], ws->act[b], (size_t)B * OUT);
-    linear_backward(din, dw, dw + (size_t)IN * OUT, ws->dact[b], in, w, B, IN, OUT);
+    linear_backward_with(ws->gemm, din, dw, dw + (size_t)IN * OUT, ws->dact[b], in, w, B, IN, OUT);
 }
 
 static void blocks_forward(const Model *m, const float *P, ModelWorkspace *ws, int first, int end, const float *in,
                            int B)
 {
+    /* a pass that does not start at the input leaves the linked copy of act[0] stale */
+    if (first > 0) conv_onednn_forget(ws->conv[1]);
     for (int b = first; b < end; b++) block_forward(m, P, ws, b, b == first ? in : ws->act[b - 1], B);
 }
 
@@ -487,7 +537,7 @@ static void head_forward(const Model *m, const float *P, ModelWorkspace *ws, int
         avgpool_global_forward(ws->gap, in, B, IN, m->head_hw[k]);
         in = ws->gap;
     }
-    linear_forward(ws->head_logits, in, w, w + (size_t)IN * C, B, IN, C);
+    linear_forward_with(ws->gemm, ws->head_logits, in, w, w + (size_t)IN * C, B, IN, C);
 }
 
 /* ws->dhead holds dLoss/dlogits; writes dLoss/d(act[k-1]) into ws->dact[k-1]. */
@@ -500,10 +550,12 @@ static void head_backward(const Model *m, const float *P, float *G, ModelWorkspa
     memset(dact, 0, sizeof(float) * act_floats);
     if (m->head_hw[k]) {
         memset(ws->dgap, 0, sizeof(float) * B * IN);
-        linear_backward(ws->dgap, G + off, G + off + (size_t)IN * C, ws->dhead, ws->gap, P + off, B, IN, C);
+        linear_backward_with(ws->gemm, ws->dgap, G + off, G + off + (size_t)IN * C, ws->dhead, ws->gap, P + off, B, IN,
+                             C);
         avgpool_global_backward(dact, ws->dgap, B, IN, m->head_hw[k]);
     } else {
-        linear_backward(dact, G + off, G + off + (size_t)IN * C, ws->dhead, ws->act[k - 1], P + off, B, IN, C);
+        linear_backward_with(ws->gemm, dact, G + off, G + off + (size_t)IN * C, ws->dhead, ws->act[k - 1], P + off, B,
+                             IN, C);
     }
 }
 

@@ -80,8 +80,17 @@ double vec_clip_norm(float *x, size_t n, double threshold);
 /* x += N(0, std^2) per entry, drawn in entry order from rng (GSL's ziggurat). */
 void vec_add_gaussian(float *x, double std, size_t n, gsl_rng *rng);
 
+/* The kernels spec->kernels stands for: MODEL_KERNELS_OPENBLAS or MODEL_KERNELS_ONEDNN
+ * (auto: oneDNN for a CNN when hetsim is built with it and its engine starts, OpenBLAS
+ * otherwise, and always for an MLP or a ResNet). */
+ModelKernels model_kernels_resolve(const ModelSpec *spec);
+/* 1 when kernels can run here (onednn: built with oneDNN and its engine starts). */
+int model_kernels_available(ModelKernels kernels);
+
 /* Scratch memory for spec's model at batch sizes up to spec->batch; one per thread,
- * usable with every Model of the same shape. */
+ * usable with every Model of the same shape. The convolutions run on the kernels of
+ * model_kernels_resolve(spec), whatever the Model's own spec says; HS_E_INPUT when
+ * spec->kernels is onednn and oneDNN is not available. */
 int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out);
 void model_workspace_free(ModelWorkspace *ws);
 int model_workspace_batch(const ModelWorkspace *ws);

@@ -10,6 +10,15 @@
 
 typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1, MODEL_ARCH_RESNET = 2 } ModelArch;
 
+/* What runs a model's layers ([run] kernels): openblas is the reference, im2col +
+ * OpenBLAS sgemm (kernels.c); onednn runs the CNN's conv blocks on oneDNN's direct
+ * convolutions (conv_onednn.c), about 2x faster where OpenBLAS lacks the machine's
+ * vector width, and every linear layer on oneDNN's sgemm; auto is onednn for a CNN when
+ * hetsim is built with oneDNN, else openblas (model_kernels_resolve): an MLP and a ResNet
+ * (whose convolutions are not on oneDNN yet) stay on the reference unless onednn is
+ * asked for. The two paths agree to rounding, not bit for bit. */
+typedef enum { MODEL_KERNELS_AUTO = 0, MODEL_KERNELS_OPENBLAS, MODEL_KERNELS_ONEDNN } ModelKernels;
+
 typedef struct ModelSpec {
     ModelArch arch;
     /* Input shape (from the dataset): channels x height x width; an MLP flattens it. */
@@ -31,6 +40,7 @@ typedef struct ModelSpec {
     int base_channels; /* 16 x the [model] width multiplier */
     int norm_groups;
     int batch;
+    ModelKernels kernels; /* the workspace's spec decides (model_workspace_create) */
 } ModelSpec;
 
 typedef enum { OPTIM_SGD = 0, OPTIM_MOMENTUM, OPTIM_ADAM, OPTIM_ADAMW } OptimKind;

@@ -118,6 +118,7 @@ void resnet_buffers_bind(const ResnetShape *r, int B, float *at, ResnetBuffers *
     buf->dstem = at, at += (size_t)B * tensor;
     buf->dgap = at, at += (size_t)B * channels;
     buf->col = at;
+    buf->gemm = kernels_sgemm_openblas;
 }
 
 static float resnet_uniform(gsl_rng *rng, double bound)
@@ -204,7 +205,8 @@ void resnet_block_forward(const ResnetShape *r, int b, const float *p, ResnetBuf
     if (k->classes) {
         avgpool_global_forward(buf->gap, o, B, k->out_c, out_hw);
         const float *w = p + k->o_fc;
-        linear_forward(out, buf->gap, w, w + (size_t)k->classes * k->out_c, B, k->out_c, k->classes);
+        linear_forward_with(buf->gemm, out, buf->gap, w, w + (size_t)k->classes * k->out_c, B, k->out_c,
+                            k->classes);
     }
 }
 
@@ -218,7 +220,8 @@ void resnet_block_backward(const ResnetShape *r, int b, const float *p, float *g
     if (k->classes) {
         const size_t nw = (size_t)k->classes * k->out_c;
         memset(buf->dgap, 0, sizeof(float) * B * k->out_c);
-        linear_backward(buf->dgap, g + k->o_fc, g + k->o_fc + nw, dout, buf->gap, p + k->o_fc, B, k->out_c,
+        linear_backward_with(buf->gemm, buf->dgap, g + k->o_fc, g + k->o_fc + nw, dout, buf->gap, p + k->o_fc, B,
+                             k->out_c,
                         k->classes);
         memset(buf->t2, 0, sizeof(float) * n_out);
         avgpool_global_backward(buf->t2, buf->dgap, B, k->out_c, out_hw);

@@ -18,6 +18,7 @@
 #ifndef MODELS_RESNET_H
 #define MODELS_RESNET_H
 
+#include "models/kernels.h"
 #include "models/model_spec.h"
 
 #include <gsl/gsl_rng.h>
@@ -52,6 +53,7 @@ typedef struct ResnetBuffers {
     float *gap;                             /* (B, OC) its pooled features */
     float *dz, *t1, *t2, *dstem, *dgap;     /* scratch gradients */
     float *col;                             /* im2col buffer of the largest conv */
+    KernelsSgemm *gemm;                     /* the classifier's sgemm (the workspace's kernels) */
 } ResnetBuffers;
 
 /* Shapes of spec's network; HS_E_INPUT for a depth that is not 6n + 2 with 3n blocks

@@ -203,6 +203,7 @@ static const WalkKey walk_keys[] = {
     {"run.mode", WALK_CHOICE, NULL},
     {"run.eval_every", WALK_COUNT, NULL},
     {"run.threads", WALK_COUNT, "1025"},
+    {"run.kernels", WALK_CHOICE, NULL},
     {"data.dataset", WALK_CHOICE, NULL},
     {"data.path", WALK_TEXT, "/usr/share;x|/usr/\tshare"},
     {"data.label", WALK_CHOICE, NULL},

@@ -4,7 +4,8 @@
  * as in the eager reference order, where each step runs the moment a method asks for it.
  * The eager comparison catches a method that reads a vector while work on it is still
  * queued (a flush missing); the thread counts catch a race or per-thread state. Run
- * under ThreadSanitizer by `make SANITIZE=thread test-threads`. */
+ * under ThreadSanitizer by `make SANITIZE=thread test-threads`. The CNN likewise, on
+ * oneDNN's kernels and on OpenBLAS's. */
 #include "sim/run.h"
 #include "sim/methods/method.h"
 #include "sim/train/workers.h"
@@ -26,12 +27,23 @@ static const char *synthetic =
     "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n"
     "[servers]\ncount = 1\ncompute = 10 GFLOPS\nbandwidth = 100 MB/s\nlatency = 1 ms\n"; /* 3 for sdfeel's gossip */
 
-/* Runs with the overrides; threads as in Scenario.threads. The rows as text in *ts. */
-static void run_with_threads(const char *const *set, int n, int threads, TestSink *ts)
+/* The CNN on small synthetic images (its conv blocks on oneDNN where hetsim has it:
+ * [run] kernels = auto), 20 channels in the second block so a block of 16 is partial. */
+static const char *cnn =
+    "[run]\nrounds = 2\nmode = train\n"
+    "[data]\ndataset = synthetic\nchannels = 1\nheight = 12\nwidth = 12\nclasses = 4\ntrain_samples = 600\n"
+    "test_samples = 100\n"
+    "[model]\narch = cnn\nchannels = 8,20\nkernel = 3\nhidden = 32\nbatch = 19\noptimizer = momentum\nlr = 0.05\n"
+    "[topology]\ngraph = ring\n"
+    "[agents]\ncount = 5\ncompute = lognormal(1 GFLOPS, 0.7)\nbandwidth = 10 MB/s\nlatency = 1 ms\n"
+    "[agents.slow]\ncount = 2\ncompute = 50 MFLOPS\n";
+
+/* Runs text with the overrides; threads as in Scenario.threads. The rows as text in *ts. */
+static void run_with_threads(const char *text, const char *const *set, int n, int threads, TestSink *ts)
 {
     HsDiag diag;
     Scenario sc;
-    int status = test_resolve(synthetic, set, n, &sc, &diag);
+    int status = test_resolve(text, set, n, &sc, &diag);
     ck_assert_msg(status == HS_OK, "%s", diag.message);
     sc.threads = threads;
     RunOutcome out;
@@ -39,20 +51,25 @@ static void run_with_threads(const char *const *set, int n, int threads, TestSin
     ck_assert_msg(status == HS_OK, "%s (threads %d): %s", set[0], threads, diag.message);
 }
 
-static void check_same_rows(const char *const *set, int n)
+static void check_same_rows_of(const char *text, const char *const *set, int n)
 {
     TestSink reference;
-    run_with_threads(set, n, SCENARIO_THREADS_EAGER, &reference);
+    run_with_threads(text, set, n, SCENARIO_THREADS_EAGER, &reference);
     ck_assert_int_gt(reference.metrics, 0);
     for (int threads = 1; threads <= 3; threads++) {
         TestSink ts;
-        run_with_threads(set, n, threads, &ts);
+        run_with_threads(text, set, n, threads, &ts);
         ck_assert_msg(ts.len == reference.len && memcmp(ts.text, reference.text, ts.len) == 0,
                       "%s%s%s: rows with %d threads differ from the eager order", set[0], n > 1 ? " " : "",
                       n > 1 ? set[1] : "", threads);
         test_sink_free(&ts);
     }
     test_sink_free(&reference);
+}
+
+static void check_same_rows(const char *const *set, int n)
+{
+    check_same_rows_of(synthetic, set, n);
 }
 
 START_TEST(test_every_method_same_rows_for_any_thread_count)
@@ -98,6 +115,23 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
 }
 END_TEST
 
+/* The CNN on each kernel set: plain steps, split training (comdml), per-sample
+ * gradients (DP-SGD), frozen stages; batch 19 leaves single samples after the chunks. */
+START_TEST(test_cnn_same_rows_for_any_thread_count)
+{
+    static const char *const variants[][2] = {
+        {"run.method=sync", "run.kernels=auto"},
+        {"run.method=localsgd", "run.kernels=auto"},
+        {"run.method=comdml", "run.kernels=auto"},
+        {"run.method=localsgd", "privacy.clip=sample"},
+        {"run.method=localsgd", "method.freeze=progressive"},
+        {"run.method=localsgd", "run.kernels=openblas"},
+        {"run.method=comdml", "run.kernels=openblas"},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows_of(cnn, variants[v], 2);
+}
+END_TEST
+
 /* The pool itself: every task runs once, whatever the thread count. */
 static void count_task(void *ctx, int task, int slot)
 {
@@ -132,6 +166,7 @@ static Suite *threads_suite(void)
     tcase_add_test(tc, test_workers_run_every_task_once);
     tcase_add_test(tc, test_every_method_same_rows_for_any_thread_count);
     tcase_add_test(tc, test_variants_same_rows_for_any_thread_count);
+    tcase_add_test(tc, test_cnn_same_rows_for_any_thread_count);
     suite_add_tcase(s, tc);
     return s;
 }

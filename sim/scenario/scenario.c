@@ -12,6 +12,7 @@
 
 #include "base/names.h"
 #include "models/dataset.h"
+#include "models/model.h"
 #include "models/partition.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
@@ -238,6 +239,9 @@ static int scenario_resolve_model(Resolver *r)
     if (status != HS_OK) return status;
     /* ResNet: GroupNorm in 8 groups (see models/resnet.h) */
     m->norm_groups = 8;
+    /* [run] kernels as it runs (read with [run], resolved with the arch): auto becomes
+     * onednn or openblas, which runs.config records */
+    m->kernels = model_kernels_resolve(m);
     int features = m->in_channels * m->in_height * m->in_width;
     if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
         /* at the key that is wrong: arch on flat features, else the image side that is short */

@@ -9,6 +9,7 @@
 #include "base/hs_error.h"
 #include "base/numtext.h"
 #include "models/dataset.h"
+#include "models/model.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/server_assign.h"
@@ -20,7 +21,9 @@
 #include <string.h>
 
 /* Choices land in enum fields as their index. */
-_Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(CompressScheme) == sizeof(int), "enums are ints");
+_Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(CompressScheme) == sizeof(int) &&
+                   sizeof(ModelKernels) == sizeof(int),
+               "enums are ints");
 
 /* ---- when a key matters (written back to runs.config; reset where SCHEMA_RESET) ---- */
 
@@ -152,6 +155,26 @@ static void byzantine_count_limits(const Scenario *sc, double *min, double *max)
 static void byzantine_trim_limits(const Scenario *sc, double *min, double *max) { *min = 0, *max = (sc->n_agents - 1) / 2; }
 static void byzantine_f_limits(const Scenario *sc, double *min, double *max) { *min = 0, *max = sc->n_agents; }
 static void byzantine_rank_limits(const Scenario *sc, double *min, double *max) { *min = 1, *max = sc->n_agents; }
+
+/* ---- [run] kernels ---- */
+
+/* onednn on a build without oneDNN (DNNL=0) is refused at the key, before anything runs. */
+static int run_kernels_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target)
+{
+    if (model_kernels_available((ModelKernels)v->index)) return HS_OK;
+    return scenario_bad(r, e, "%s", "this hetsim was built without oneDNN (DNNL=0): use openblas or auto");
+}
+
+/* Written once resolved (auto is onednn or openblas by then, scenario_resolve_model),
+ * and only when not openblas: the configs, run_params rows and sweep ids of every run on
+ * the reference kernels stay what they were before the key. In timing mode it changes
+ * nothing, so it is not written there either. */
+static int run_kernels_written(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->mode == RUN_MODE_TRAIN && sc->model.kernels == MODEL_KERNELS_ONEDNN;
+}
 
 /* ---- [data] domains and test_domains ---- */
 
@@ -515,6 +538,11 @@ static const SchemaKey schema_rows[] = {
     {KEY(RUN, "threads", INT), RANGE(1, 1024), DEF("0"), AT(threads), .when = never,
      .doc_default = "the online cores (sweep: cores / jobs, at least 1; 1 per MPI rank)",
      HELP("train mode's worker threads; results do not depend on it, so runs.config leaves it out")},
+    {KEY(RUN, "kernels", CHOICE), .choices = "auto|openblas|onednn", DEF("openblas"), AT(model.kernels),
+     .check = run_kernels_check, .written = run_kernels_written,
+     HELP("train mode's layer kernels: openblas (the reference: im2col + OpenBLAS sgemm), onednn (a CNN's conv "
+          "blocks on oneDNN's direct convolutions, every linear layer on its sgemm; about 2x faster on AVX-512, equal "
+          "to rounding, not bit for bit) or auto (onednn for a CNN, else openblas)")},
 
     /* [data] */
     /* the choices in DatasetKind's order (models/model_spec.h) */
