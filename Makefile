@@ -174,6 +174,7 @@ docs: $(BUILD)/hetsim
 	@mkdir -p docs/reference
 	$(BUILD)/hetsim help keys --markdown > docs/reference/scenario-keys.md
 	$(BUILD)/hetsim methods --markdown > docs/reference/methods.md
+	$(BUILD)/hetsim methods --features --markdown > docs/reference/features.md
 
 PREFIX ?= /usr/local
 install: hetsim

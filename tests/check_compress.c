@@ -853,17 +853,16 @@ START_TEST(test_section_round_trip_and_errors)
     expect_error("[compression]\nscheme = topk\nratio = 2\n", NULL, 0, "t.ini:11:", "outside");
     expect_error("[compression]\nscheme = topk\nfeedback = ef14\n", NULL, 0, "t.ini:11:", "none|ef21|econtrol|ef|dgc");
     expect_error("[compression]\nratio = 0.1\n", NULL, 0, "t.ini:9:", "missing required key 'scheme'");
-    const char *adpsgd[] = {"run.method=adpsgd"};
-    expect_error("[compression]\nscheme = topk\n", adpsgd, 1, "t.ini:9:", "not to method adpsgd");
-    const char *comdml[] = {"run.method=comdml"};
-    expect_error("[compression]\nscheme = randk\n", comdml, 1, "t.ini:9: [compression] scheme = randk",
-                 "not to method comdml");
+    const char *token[] = {"run.method=token"};
+    expect_error("[compression]\nscheme = topk\n", token, 1, "t.ini:9:", "not with method token: the token is");
+    expect_error("[compression]\nscheme = randk\n", token, 1, "t.ini:9: [compression] scheme = randk",
+                 "not with method token");
     const char *dpsgd[] = {"run.method=dpsgd"};
     expect_error("[compression]\nscheme = topk\nfeedback = ef21\n", dpsgd, 1, "t.ini:9:", "leave feedback = none");
     const char *partial[] = {"run.method=localsgd", "method.participation=0.5"};
     expect_error("[compression]\nscheme = topk\n", partial, 2, "t.ini:9:", "participation = 1");
-    const char *overridden[] = {"compression.scheme=topk", "run.method=co2"};
-    expect_error("", overridden, 2, "--set compression.scheme=topk: [compression]", "not to method co2");
+    const char *overridden[] = {"compression.scheme=topk", "run.method=token"};
+    expect_error("", overridden, 2, "--set compression.scheme=topk: [compression]", "not with method token");
     /* momentum = worker: sync with heavy ball only; dropped with scheme = none */
     expect_error("[compression]\nscheme = topk\nmomentum = workers\n", NULL, 0, "t.ini:11:",
                  "not one of aggregate|worker");

@@ -253,7 +253,7 @@ START_TEST(test_prune_and_freeze_keys)
     expect_error("[method]\nprune = half\n", "t.ini:11:", "none|width");
     expect_error("[method]\nprune = width\ndeadline = 1 s\n", "t.ini:11", "not available with");
     expect_error("[method]\nprune = width\n[compression]\nscheme = topk\n", "t.ini:11", "not available with");
-    expect_error("[method]\nfreeze = progressive\n", "t.ini:11:", "unknown key 'freeze' in [method] for method sync");
+    expect_error("[method]\nfreeze = progressive\n", "t.ini:11:", "[method] freeze: not with method sync");
     /* localsgd: freeze and prune exclude each other, [compression] and [privacy] */
     const char *local = "[run]\nmethod = localsgd\nrounds = 3\n[agents]\ncount = 8\ncompute = 1 GFLOPS\n"
                         "bandwidth = 1 MB/s\n[method]\n";

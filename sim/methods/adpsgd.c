@@ -160,11 +160,27 @@ static void adpsgd_destroy(void *state)
 
 static const SchemaKey adpsgd_keys[] = {{0}};
 
+static const MethodStages adpsgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at its own model",
+    .outgoing = "its model to one random neighbour",
+    .aggregate = "pairwise average",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every message (local DP), which [privacy] does not model",
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_adpsgd = {
     .name = "adpsgd",
     .summary = "AD-PSGD: asynchronous gossip averaging with one random neighbour, stale gradients",
     .keys = adpsgd_keys,
     .capabilities = METHOD_USES_TOPOLOGY,
+    .stages = &adpsgd_stages,
     .create = adpsgd_create,
     .round_begin = adpsgd_round_begin,
     .on_event = adpsgd_on_event,

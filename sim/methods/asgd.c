@@ -244,15 +244,46 @@ static const SchemaKey ringmaster_keys[] = {
     {0},
 };
 
+static const MethodStages asgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the point the server sent",
+    .outgoing = "its gradient to the server",
+    .aggregate = "the server applies each gradient alone, on arrival",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = "the server applies each gradient alone on arrival: a robust rule has no set of vectors to compare",
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_asgd = {
     .name = "asgd",
     .summary = "asynchronous SGD with a parameter server: every gradient applied on arrival, however stale",
     .keys = asgd_keys,
     .capabilities = METHOD_USES_SERVER,
+    .stages = &asgd_stages,
     .create = asgd_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,
     .destroy = ps_destroy,
+};
+
+static const MethodStages rennala_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the point the server sent",
+    .outgoing = "its gradient to the server",
+    .aggregate = "the server's mean of B gradients computed at its current point",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
 };
 
 const MethodOps method_rennala = {
@@ -260,10 +291,26 @@ const MethodOps method_rennala = {
     .summary = "Rennala SGD: the server steps once B gradients computed at its current point arrived",
     .keys = rennala_keys,
     .capabilities = METHOD_USES_SERVER,
+    .stages = &rennala_stages,
     .create = rennala_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,
     .destroy = ps_destroy,
+};
+
+static const MethodStages ringmaster_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the point the server sent",
+    .outgoing = "its gradient to the server",
+    .aggregate = "the server applies each gradient with delay < R alone, on arrival",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = "the server applies each gradient alone on arrival: a robust rule has no set of vectors to compare",
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
 };
 
 const MethodOps method_ringmaster = {
@@ -271,6 +318,7 @@ const MethodOps method_ringmaster = {
     .summary = "Ringmaster ASGD: asynchronous SGD that discards gradients with delay >= R",
     .keys = ringmaster_keys,
     .capabilities = METHOD_USES_SERVER,
+    .stages = &ringmaster_stages,
     .create = ringmaster_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,

@@ -156,11 +156,25 @@ static const SchemaKey byzsgdnm_keys[] = {
     {0},
 };
 
+static const MethodStages byzsgdnm_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the shared model, into its worker momentum",
+    .outgoing = "its momentum",
+    .aggregate = "the [byzantine] aggregator, then a normalised step",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_byzsgdnm = {
     .name = "byzsgdnm",
     .summary = "ByzSGDnm: worker momentum, robust aggregation, normalised step",
     .keys = byzsgdnm_keys,
-    .capabilities = METHOD_ROBUST,
+    .stages = &byzsgdnm_stages,
     .create = byzsgdnm_create,
     .round_begin = byzsgdnm_round_begin,
     .on_event = byzsgdnm_on_event,

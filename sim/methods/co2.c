@@ -187,10 +187,26 @@ static const SchemaKey co2_keys[] = {
     {0},
 };
 
+static const MethodStages co2_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model to the background all-reduce",
+    .aggregate = "all-reduce mean, applied one period late by the outer step",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_co2 = {
     .name = "co2",
     .summary = "CO2: local steps with the parameter all-reduce overlapped and applied one period late",
     .keys = co2_keys,
+    .stages = &co2_stages,
     .create = co2_create,
     .round_begin = co2_round_begin,
     .on_event = co2_on_event,

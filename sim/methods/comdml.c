@@ -473,11 +473,27 @@ static const SchemaKey comdml_keys[] = {
     {0},
 };
 
+static const MethodStages comdml_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps; an offloader the bottom of its split on a local loss, its helper the top",
+    .outgoing = "cut activations and labels to the helper; its model to the all-reduce",
+    .aggregate = "all-reduce sample-weighted mean, each block from the side that trained it",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = "an offloader sends its cut activations and labels to its helper, which no per-sample clipping covers",
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_comdml = {
     .name = "comdml",
     .summary = "ComDML: slow agents offload their model's tail to fast agents (local-loss split training)",
     .keys = comdml_keys,
     .capabilities = METHOD_USES_TOPOLOGY,
+    .stages = &comdml_stages,
     .validate = comdml_validate,
     .create = comdml_create,
     .round_begin = comdml_round_begin,

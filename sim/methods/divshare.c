@@ -301,10 +301,26 @@ static const SchemaKey divshare_keys[] = {
     {0},
 };
 
+static const MethodStages divshare_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "fragments of its model to random nodes",
+    .aggregate = "per-fragment average with the copies received",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every message (local DP), which [privacy] does not model",
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_divshare = {
     .name = "divshare",
     .summary = "DivShare: asynchronous; model fragments sent to random nodes while computing, averaged per fragment",
     .keys = divshare_keys,
+    .stages = &divshare_stages,
     .create = divshare_create,
     .round_begin = divshare_round_begin,
     .on_event = divshare_on_event,

@@ -279,11 +279,25 @@ static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
+static const MethodStages dpsgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at its own model",
+    .outgoing = "its model to every neighbour (compressed: CHOCO differences)",
+    .aggregate = "Metropolis-Hastings mix of the neighbours' models",
+    .refuses = {
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every message (local DP), which [privacy] does not model",
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
-    .capabilities = METHOD_USES_TOPOLOGY | METHOD_COMPRESSES | METHOD_GOSSIPS_DIFFERENCES,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES,
+    .stages = &dpsgd_stages,
     .validate = dpsgd_validate,
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,

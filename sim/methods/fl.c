@@ -368,15 +368,44 @@ static const SchemaKey fedbuff_keys[] = {
     {0},
 };
 
+static const MethodStages fedavg_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on the model the server sent",
+    .outgoing = "its model to the server",
+    .aggregate = "the server's sample-weighted mean of the reports",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_fedavg = {
     .name = "fedavg",
     .summary = "FedAvg with a server: client sampling, over-commitment (first K reports) and a deadline",
     .keys = fedavg_keys,
-    .capabilities = METHOD_USES_SERVER | METHOD_PRIVATE,
+    .capabilities = METHOD_USES_SERVER,
+    .stages = &fedavg_stages,
     .create = fedavg_create,
     .round_begin = fl_round_begin,
     .on_event = fl_on_event,
     .destroy = fl_destroy,
+};
+
+static const MethodStages fedbuff_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on the model the server sent",
+    .outgoing = "its update (the model's change) to the server",
+    .aggregate = "the server's staleness-weighted buffer of K updates",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
 };
 
 const MethodOps method_fedbuff = {
@@ -384,6 +413,7 @@ const MethodOps method_fedbuff = {
     .summary = "FedBuff: asynchronous clients, the server steps once K staleness-weighted updates are buffered",
     .keys = fedbuff_keys,
     .capabilities = METHOD_USES_SERVER,
+    .stages = &fedbuff_stages,
     .validate = fedbuff_validate,
     .create = fedbuff_create,
     .round_begin = fl_round_begin,

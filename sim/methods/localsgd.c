@@ -436,11 +436,22 @@ static const SchemaKey localsgd_keys[] = {
     {0},
 };
 
+static const MethodStages localsgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model (compressed: its change since the last average)",
+    .aggregate = "all-reduce weighted mean of the models",
+    .refuses = {
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
-    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES | METHOD_PRIVATE,
+    .capabilities = METHOD_ACCUMULATES,
+    .stages = &localsgd_stages,
     .validate = localsgd_validate,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
@@ -460,11 +471,26 @@ static const SchemaKey qsr_keys[] = {
     {0},
 };
 
+static const MethodStages qsr_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model (compressed: its change since the last average)",
+    .aggregate = "all-reduce weighted mean of the models",
+    .refuses = {
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_qsr = {
     .name = "qsr",
     .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
     .keys = qsr_keys,
-    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES,
+    .capabilities = METHOD_ACCUMULATES,
+    .stages = &qsr_stages,
     .create = qsr_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

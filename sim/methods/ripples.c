@@ -359,10 +359,26 @@ static const SchemaKey ripples_keys[] = {
     {0},
 };
 
+static const MethodStages ripples_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient step on its own model",
+    .outgoing = "its model to its group's P-Reduce",
+    .aggregate = "uniform all-reduce mean within the group",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every message (local DP), which [privacy] does not model",
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_ripples = {
     .name = "ripples",
     .summary = "Ripples: asynchronous Partial All-Reduce among small groups (Group Buffer, Group Division, static)",
     .keys = ripples_keys,
+    .stages = &ripples_stages,
     .create = ripples_create,
     .round_begin = ripples_round_begin,
     .on_event = ripples_on_event,

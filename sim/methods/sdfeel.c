@@ -648,11 +648,27 @@ static const SchemaKey sdfeel_keys[] = {
     {0},
 };
 
+static const MethodStages sdfeel_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its edge server's model",
+    .outgoing = "its model to its edge server; a server's model to its neighbour servers",
+    .aggregate = "edge server: sample-weighted mean of its clients; servers: Metropolis-Hastings gossip",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_sdfeel = {
     .name = "sdfeel",
     .summary = "SD-FEEL: clients of edge servers aggregate in clusters; the edge servers gossip over [topology]",
     .keys = sdfeel_keys,
     .capabilities = METHOD_USES_SERVER | METHOD_EDGE_SERVERS | METHOD_USES_TOPOLOGY,
+    .stages = &sdfeel_stages,
     .create = sdfeel_create,
     .round_begin = sdfeel_round_begin,
     .on_event = sdfeel_on_event,

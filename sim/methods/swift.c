@@ -183,11 +183,27 @@ static const SchemaKey swift_keys[] = {
     {0},
 };
 
+static const MethodStages swift_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model to its neighbours",
+    .aggregate = "average with the neighbours' last copies",
+    .refuses = {
+        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every message (local DP), which [privacy] does not model",
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_swift = {
     .name = "swift",
     .summary = "SWIFT: wait-free; every period steps average with the neighbours' last-received models, broadcast",
     .keys = swift_keys,
     .capabilities = METHOD_USES_TOPOLOGY,
+    .stages = &swift_stages,
     .create = swift_create,
     .round_begin = swift_round_begin,
     .on_event = swift_on_event,

@@ -372,11 +372,24 @@ static const SchemaKey sync_keys[] = {
     {0},
 };
 
+static const MethodStages sync_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient of the shared model",
+    .outgoing = "its gradient",
+    .aggregate = "all-reduce mean of the gradients",
+    .refuses = {
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_sync = {
     .name = "sync",
     .summary = "synchronous data parallel: all-reduce of gradients every step",
     .keys = sync_keys,
-    .capabilities = METHOD_COMPRESSES | METHOD_WORKER_MOMENTUM | METHOD_ROBUST | METHOD_ACCUMULATES,
+    .capabilities = METHOD_WORKER_MOMENTUM | METHOD_ACCUMULATES,
+    .stages = &sync_stages,
     .validate = sync_validate,
     .create = sync_create,
     .round_begin = sync_round_begin,

@@ -223,12 +223,26 @@ static const SchemaKey token_keys[] = {
     {0},
 };
 
+static const MethodStages token_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING,
+    .local_step = "a step of the visiting token's model on the agent's batch",
+    .outgoing = "the token: its model and optimiser state",
+    .aggregate = NULL,
+    .refuses = {
+        [FEATURE_COMPRESSION] = "the token is the only copy of its model: the agent it moves to holds nothing a compressed difference could be added to",
+        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+    },
+};
+
 const MethodOps method_token = {
     .name = "token",
     .summary = "token algorithm: a model walks the graph (simple, Metropolis or self-repellent SRRW walk), "
                "one step per visit",
     .keys = token_keys,
     .capabilities = METHOD_USES_TOPOLOGY,
+    .stages = &token_stages,
     .create = token_create,
     .round_begin = token_round_begin,
     .on_event = token_on_event,

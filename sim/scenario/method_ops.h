@@ -12,6 +12,7 @@
 
 #include "base/hs_error.h"
 #include "sim/kernel/queue.h"
+#include "sim/scenario/stage_points.h"
 #include "sim/scenario/schema.h"
 
 struct Scenario;
@@ -30,17 +31,14 @@ struct Sim;
  * names: which sections and keys apply to it. */
 enum {
     METHOD_USES_TOPOLOGY = 1 << 0,      /* reads the [topology] graph */
-    METHOD_COMPRESSES = 1 << 1,         /* [compression] applies */
     METHOD_GOSSIPS_DIFFERENCES = 1 << 2, /* compresses x_i - xhat_i (CHOCO): its own error
                                          * feedback, and [compression] gamma applies */
     METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
-    METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
     METHOD_ACCUMULATES = 1 << 5,        /* [compression] feedback = ef and dgc apply */
     METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds
                                          * a model and no data ([server] or [servers] count = 1) */
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
-    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
 };
 
 typedef struct MethodOps {
@@ -48,6 +46,7 @@ typedef struct MethodOps {
     const char *summary;
     const SchemaKey *keys;  /* terminated by {0} */
     int capabilities;       /* METHOD_* flags */
+    const MethodStages *stages; /* its stage points and why it refuses a feature (features.h) */
     /* Optional: checks that involve several sections (e.g. a key that no other option
      * combines with), called by scenario_resolve for the method that runs. Errors are
      * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */

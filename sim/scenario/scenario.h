@@ -10,6 +10,7 @@
 #include "sim/scenario/distribution.h"
 #include "sim/kernel/dynamics.h"
 #include "sim/scenario/inidoc.h"
+#include "sim/scenario/stage_points.h"
 #include "sim/scenario/topology.h"
 
 #include <stdint.h>
@@ -194,6 +195,10 @@ int scenario_load(const char *path, const char *const *overrides, int n_override
 void scenario_write_config(const Scenario *sc, FILE *out);
 /* Same into a malloc'd string; NULL when out of memory. Caller frees. */
 char *scenario_config_string(const Scenario *sc);
+
+/* 1 when sc turns feature f on (sim/scenario/features.h; prune and freeze are keys of
+ * the running method). */
+int scenario_feature_on(const Scenario *sc, Feature f);
 
 /* A resolved [method] key, or NULL if the running method declares no such key. */
 const MethodParam *scenario_param(const Scenario *sc, const char *key);

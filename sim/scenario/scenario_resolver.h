@@ -106,7 +106,7 @@ int scenario_resolve_compression(Resolver *r);
 
 int scenario_resolve_byzantine(Resolver *r);
 
-/* [privacy]: clipping and noise for the methods with METHOD_PRIVATE (sim/stages/privacy.h). */
+/* [privacy]: clipping and noise, for the methods that take them (sim/scenario/features.h). */
 int scenario_resolve_privacy(Resolver *r);
 
 #endif

@@ -615,9 +615,9 @@ static const SchemaSection schema_section_list[] = {
     {"server", SCHEMA_IN_SERVER, METHOD_USES_SERVER, "the parameter server: an agent's attributes, no data"},
     {"servers", SCHEMA_IN_SERVERS, METHOD_EDGE_SERVERS, "edge servers: count of them and how clients are given"},
     {"network", SCHEMA_IN_NETWORK, 0, "how messages share the links"},
-    {"compression", SCHEMA_IN_COMPRESSION, METHOD_COMPRESSES, "what is sent instead of dense vectors"},
-    {"byzantine", SCHEMA_IN_BYZANTINE, METHOD_ROBUST, "attackers and robust aggregators"},
-    {"privacy", SCHEMA_IN_PRIVACY, METHOD_PRIVATE, "clipping and noise (differentially private training)"},
+    {"compression", SCHEMA_IN_COMPRESSION, 0, "what is sent instead of dense vectors (the methods that take it: hetsim methods --features)"},
+    {"byzantine", SCHEMA_IN_BYZANTINE, 0, "attackers and robust aggregators (the methods that take them: hetsim methods --features)"},
+    {"privacy", SCHEMA_IN_PRIVACY, 0, "clipping and noise, differentially private training (the methods that take them: hetsim methods --features)"},
     {"sweep", SCHEMA_IN_SWEEP, 0, "SECTION.KEY = v1, v2, ...: a run for every combination; repeat = seeds each"},
     {NULL, 0, 0, NULL},
 };
