@@ -860,7 +860,7 @@ START_TEST(test_section_round_trip_and_errors)
     const char *dpsgd[] = {"run.method=dpsgd"};
     expect_error("[compression]\nscheme = topk\nfeedback = ef21\n", dpsgd, 1, "t.ini:9:", "leave feedback = none");
     const char *partial[] = {"run.method=localsgd", "method.participation=0.5"};
-    expect_error("[compression]\nscheme = topk\n", partial, 2, "t.ini:9:", "participation = 1");
+    expect_error("[compression]\nscheme = topk\n", partial, 2, "--set method.participation=0.5:", "participation = 1");
     const char *overridden[] = {"compression.scheme=topk", "run.method=token"};
     expect_error("", overridden, 2, "--set compression.scheme=topk: [compression]", "not with method token");
     /* momentum = worker: sync with heavy ball only; dropped with scheme = none */

@@ -173,7 +173,7 @@ START_TEST(test_overrides)
     ck_assert_int_eq(sc.n_agents, 16);
     ck_assert_int_eq(sc.groups[0].count, 13);
     ck_assert(sc.groups[1].compute.kind == DIST_LOGNORMAL);
-    ck_assert_str_eq(scenario_param(&sc, "local_steps")->value, "4");
+    ck_assert_str_eq(test_method_param(&sc, "local_steps")->value, "4");
     ck_assert_int_eq(inidoc_apply_set(&doc, "nodot", &diag), HS_E_INPUT);
     ck_assert(strncmp(diag.message, "--set: ", 7) == 0);
     inidoc_free(&doc);
@@ -243,11 +243,11 @@ START_TEST(test_prune_and_freeze_keys)
     char text[4096];
     snprintf(text, sizeof text, "%s[method]\nprune = width\nprune_target = 0.5\n", base_text);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
-    ck_assert_double_eq(scenario_param_number(&sc, "prune_target"), 0.5);
+    ck_assert_double_eq(test_method_key(&sc, "prune_target"), 0.5);
     snprintf(text, sizeof text, "%s[method]\nprune = width\n", base_text);
     ck_assert_int_eq(resolve_text(text, &sc, &diag), HS_OK);
-    ck_assert(isnan(scenario_param_number(&sc, "prune_target"))); /* makespan */
-    ck_assert_str_eq(scenario_param(&sc, "prune_target")->value, "makespan");
+    ck_assert(isnan(test_method_key(&sc, "prune_target"))); /* makespan */
+    ck_assert_str_eq(test_method_param(&sc, "prune_target")->value, "makespan");
     expect_error("[method]\nprune_target = makespans\n", "t.ini:11:", "expected makespan or a number in (0, 1]");
     expect_error("[method]\nprune_target = 0\n", "t.ini:11:", "expected makespan or a number in (0, 1]");
     expect_error("[method]\nprune = half\n", "t.ini:11:", "none|width");
@@ -290,15 +290,15 @@ START_TEST(test_method_sections_apply_to_their_method)
     HsDiag diag;
     ck_assert_int_eq(resolve_text(text, &sc, &diag), 0); /* sync runs: both sections are checked, unused */
     ck_assert_int_eq(sc.n_params, 4);                    /* only sync's own keys, at their defaults */
-    ck_assert_str_eq(scenario_param(&sc, "deadline")->value, "none");
-    ck_assert_ptr_null(scenario_param(&sc, "local_steps"));
+    ck_assert_str_eq(test_method_param(&sc, "deadline")->value, "none");
+    ck_assert_ptr_null(test_method_param(&sc, "local_steps"));
     IniDoc doc;
     hs_diag_clear(&diag);
     ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), 0);
     ck_assert_int_eq(inidoc_apply_set(&doc, "run.method=localsgd", &diag), 0);
     ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), 0);
-    ck_assert_str_eq(scenario_param(&sc, "local_steps")->value, "7");
-    ck_assert_str_eq(scenario_param(&sc, "weighting")->value, "samples"); /* the default */
+    ck_assert_str_eq(test_method_param(&sc, "local_steps")->value, "7");
+    ck_assert_str_eq(test_method_param(&sc, "weighting")->value, "samples"); /* the default */
     inidoc_free(&doc);
 }
 END_TEST

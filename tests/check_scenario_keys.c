@@ -7,6 +7,7 @@
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_schema.h"
 #include "sim/world/world.h"
+#include "solver/pairing.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>
@@ -72,21 +73,21 @@ START_TEST(test_method_and_method_name_merge)
     snprintf(text, sizeof text, "%s[method.comdml]\nsolver = greedy\nrebalance = 2\n", walk_base_byzantine);
     const char *general[] = {"run.method=comdml", "method.solver=ip", "method.rebalance=5"};
     ck_assert_int_eq(resolve_with(text, general, 3, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "ip");
-    ck_assert_int_eq(scenario_param_index(&sc, "solver"), 1);
-    ck_assert_int_eq(scenario_param_int(&sc, "rebalance"), 5);
-    ck_assert_str_eq(scenario_param(&sc, "rebalance")->where, "--set method.rebalance=5");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "ip");
+    ck_assert_int_eq(test_method_key(&sc, "solver"), 1);
+    ck_assert_int_eq(test_method_key(&sc, "rebalance"), 5);
+    ck_assert_str_eq(test_method_param(&sc, "rebalance")->where, "--set method.rebalance=5");
     /* Between two overrides, the later one. */
     const char *both[] = {"run.method=comdml", "method.solver=ip", "method.comdml.solver=exact"};
     ck_assert_int_eq(resolve_with(text, both, 3, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "exact");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "exact");
     const char *reversed[] = {"run.method=comdml", "method.comdml.solver=exact", "method.solver=ip"};
     ck_assert_int_eq(resolve_with(text, reversed, 3, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "ip");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "ip");
     /* The file alone: [method.comdml]'s value, with its line. */
     ck_assert_int_eq(resolve_with(text, comdml, 1, &sc, &diag), HS_OK);
-    ck_assert_str_eq(scenario_param(&sc, "solver")->value, "greedy");
-    ck_assert_str_eq(scenario_param(&sc, "solver")->where, "t.ini:16");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->value, "greedy");
+    ck_assert_str_eq(test_method_param(&sc, "solver")->where, "t.ini:16");
     /* A bad value in the section of a method that does not run is still an error. */
     snprintf(text, sizeof text, "%s[method.comdml]\nsolver = fast\n", walk_base_byzantine);
     ck_assert_int_eq(resolve_with(text, NULL, 0, &sc, &diag), HS_E_INPUT);
@@ -693,12 +694,60 @@ START_TEST(test_schema_rows_are_complete)
 }
 END_TEST
 
+/* A method reads its keys as fields of the struct it declares (sim/scenario/method_ops.h):
+ * every row must land inside that struct, in a field of its type's size and alignment,
+ * over no other row's field, so that what the method reads is what the row resolved. */
+START_TEST(test_method_rows_land_in_their_struct)
+{
+    for (const MethodOps *const *m = method_all(); *m; m++) {
+        const MethodOps *ops = *m;
+        ck_assert_msg(ops->keys_size <= SCENARIO_METHOD_KEYS_MAX, "%s's keys take %zu bytes", ops->name, ops->keys_size);
+        int count = 0;
+        for (const SchemaKey *k = ops->keys; k && k->name; k++, count++) {
+            size_t size = schema_value_size(k->type);
+            ck_assert_msg(k->size == size, "%s's key %s lands in %zu bytes, its type needs %zu", ops->name, k->name,
+                          k->size, size);
+            ck_assert_msg(k->offset % size == 0 && k->offset + k->size <= ops->keys_size,
+                          "%s's key %s lands at %zu, outside its %zu-byte struct or unaligned", ops->name, k->name,
+                          k->offset, ops->keys_size);
+            for (const SchemaKey *j = ops->keys; j != k; j++) {
+                ck_assert_msg(strcmp(j->name, k->name) != 0, "%s has two keys %s", ops->name, k->name);
+                ck_assert_msg(j->offset + j->size <= k->offset || k->offset + k->size <= j->offset,
+                              "%s's keys %s and %s land in the same bytes", ops->name, j->name, k->name);
+            }
+        }
+        ck_assert_msg(count <= SCENARIO_MAX_PARAMS, "%s has %d keys", ops->name, count);
+        ck_assert_msg((count == 0) == (ops->keys_size == 0), "%s: %d keys in a %zu-byte struct", ops->name, count,
+                      ops->keys_size);
+    }
+    /* comdml casts its cost's index to PairingCost: the choices are in the enum's order */
+    ck_assert_int_eq(pairing_cost_parse("paper"), 0);
+    ck_assert_int_eq(pairing_cost_parse("exact"), 1);
+    ck_assert_str_eq(PAIRING_COST_NAMES, "paper|exact");
+    /* the struct a method reads holds what its rows resolved: defaults, a value, a word */
+    Scenario sc;
+    HsDiag diag;
+    const char *fedavg[] = {"run.method=fedavg", "method.participation=0.25", "method.local_steps=7"};
+    const char *with_server = "[run]\nmethod = sync\nrounds = 2\nmode = timing\n[data]\ndataset = synthetic\n"
+                              "[model]\nlayers = 32,16,10\n[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+                              "[server]\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n";
+    ck_assert_msg(resolve_with(with_server, fedavg, 3, &sc, &diag) == HS_OK, "%s", diag.message);
+    ck_assert(test_method_key(&sc, "participation") == 0.25 && test_method_key(&sc, "local_steps") == 7);
+    ck_assert(test_method_key(&sc, "overcommit") == 0 && isinf(test_method_key(&sc, "deadline")));
+    const char *sdfeel[] = {"run.method=sdfeel", "method.local_steps=epoch", "method.deadline=auto"};
+    ck_assert_msg(resolve_with(walk_base_servers, sdfeel, 3, &sc, &diag) == HS_OK, "%s", diag.message);
+    ck_assert(test_method_key(&sc, "local_steps") == 0 && isnan(test_method_key(&sc, "deadline")));
+    ck_assert(test_method_key(&sc, "intra_rounds") == 2);
+}
+END_TEST
+
 static Suite *scenario_keys_suite(void)
 {
     Suite *s = suite_create("scenario_keys");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_schema_rows_are_complete);
+    tcase_add_test(tc, test_method_rows_land_in_their_struct);
     tcase_add_test(tc, test_method_and_method_name_merge);
     tcase_add_test(tc, test_list_elements_are_never_dropped);
     tcase_add_test(tc, test_whole_numbers_and_overflow);

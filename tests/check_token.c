@@ -306,10 +306,10 @@ START_TEST(test_keys)
     Scenario sc;
     HsDiag diag;
     ck_assert_int_eq(test_resolve(scenario, NULL, 0, &sc, &diag), 0);
-    ck_assert_str_eq(scenario_param(&sc, "walk")->value, "srrw");
-    ck_assert(scenario_param_number(&sc, "alpha") == 1 && scenario_param_int(&sc, "tokens") == 1);
-    ck_assert(scenario_param_number(&sc, "measure_exponent") == 1);
-    ck_assert_str_eq(scenario_param(&sc, "base")->value, "metropolis");
+    ck_assert_str_eq(test_method_param(&sc, "walk")->value, "srrw");
+    ck_assert(test_method_key(&sc, "alpha") == 1 && test_method_key(&sc, "tokens") == 1);
+    ck_assert(test_method_key(&sc, "measure_exponent") == 1);
+    ck_assert_str_eq(test_method_param(&sc, "base")->value, "metropolis");
     const char *bad_walk[] = {"method.walk=levy"};
     ck_assert_int_eq(test_resolve(scenario, bad_walk, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_str_eq(diag.message, "--set method.walk=levy: expected one of simple|metropolis|srrw, found 'levy'");

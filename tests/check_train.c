@@ -158,6 +158,13 @@ static Sim *prune_engine(const char *const *set, int n, Scenario *sc, TestSink *
     return e;
 }
 
+/* The resolved prune keys of the method that runs, as prune_create takes them. */
+static PruneKeys prune_keys_of(const Scenario *sc)
+{
+    return (PruneKeys){.prune = (int)test_method_key(sc, "prune"), .prune_target = test_method_key(sc, "prune_target"),
+                       .prune_min = test_method_key(sc, "prune_min")};
+}
+
 /* Step FLOPs of the MLP 16-k-4 at batch 16, as the engine counts them. */
 static double prune_mlp_flops(int k)
 {
@@ -170,7 +177,8 @@ START_TEST(test_prune_keep_ratios_and_shell_bytes)
     TestSink engine_sink;
     Sim *e = prune_engine(NULL, 0, &sc, &engine_sink);
     Prune p;
-    ck_assert_int_eq(prune_create(e->sc, &e->world, &e->profile, e->trainer != NULL, NULL, e->diag, &p), HS_OK);
+    PruneKeys keys = prune_keys_of(e->sc);
+    ck_assert_int_eq(prune_create(&keys, e->sc, &e->world, &e->profile, e->trainer != NULL, NULL, e->diag, &p), HS_OK);
     /* makespan: the slow agents keep the widest hidden layer whose step is at most a
      * quarter of the full one's (they are 4 times slower): F(k) <= F(32) / 4 */
     int expect = 0;
@@ -201,7 +209,8 @@ START_TEST(test_prune_keep_ratios_and_shell_bytes)
     /* a fixed ratio for the slow agents only; prune_min bounds makespan from below */
     const char *fixed[] = {"method.prune_target=0.5"};
     e = prune_engine(fixed, 1, &sc, &engine_sink);
-    ck_assert_int_eq(prune_create(e->sc, &e->world, &e->profile, e->trainer != NULL, NULL, e->diag, &p), HS_OK);
+    keys = prune_keys_of(e->sc);
+    ck_assert_int_eq(prune_create(&keys, e->sc, &e->world, &e->profile, e->trainer != NULL, NULL, e->diag, &p), HS_OK);
     ck_assert_double_eq(p.keep[0], 1.0);
     ck_assert_double_eq(p.keep[6], 0.5);
     ck_assert_double_eq(p.keep[7], 0.5);
@@ -210,7 +219,8 @@ START_TEST(test_prune_keep_ratios_and_shell_bytes)
     test_sink_free(&engine_sink);
     const char *floor[] = {"agents.slow.compute=10 MFLOPS", "method.prune_min=0.25"};
     e = prune_engine(floor, 2, &sc, &engine_sink);
-    ck_assert_int_eq(prune_create(e->sc, &e->world, &e->profile, e->trainer != NULL, NULL, e->diag, &p), HS_OK);
+    keys = prune_keys_of(e->sc);
+    ck_assert_int_eq(prune_create(&keys, e->sc, &e->world, &e->profile, e->trainer != NULL, NULL, e->diag, &p), HS_OK);
     ck_assert_double_eq(p.keep[7], 0.25);
     prune_free(&p);
     sim_close(e);

@@ -1,6 +1,11 @@
 /* test_scenario.c — see test_scenario.h. */
 #include "tests/test_scenario.h"
 
+#include "sim/methods/method.h"
+
+#include <check.h>
+#include <string.h>
+
 int test_resolve(const char *text, const char *const *set, int n, Scenario *sc, HsDiag *diag)
 {
     IniDoc doc;
@@ -19,4 +24,30 @@ int test_run(const char *text, const char *const *set, int n, TestSink *ts, HsDi
     RunOutcome outcome;
     if (status == HS_OK) status = sim_run(&sc, test_sink_init(ts), diag, &outcome);
     return status;
+}
+
+double test_method_key(const Scenario *sc, const char *key)
+{
+    for (const SchemaKey *k = method_lookup(sc->method)->keys; k && k->name; k++) {
+        if (strcmp(k->name, key) != 0) continue;
+        const unsigned char *at = (const unsigned char *)scenario_method_keys(sc) + k->offset;
+        int whole;
+        double real;
+        if (k->size == sizeof whole && (k->type == SCHEMA_INT || k->type == SCHEMA_STEPS || k->type == SCHEMA_CHOICE)) {
+            memcpy(&whole, at, sizeof whole);
+            return whole;
+        }
+        ck_assert_uint_eq(k->size, sizeof real);
+        memcpy(&real, at, sizeof real);
+        return real;
+    }
+    ck_abort_msg("method %s has no key %s", sc->method, key);
+    return 0;
+}
+
+const MethodParam *test_method_param(const Scenario *sc, const char *key)
+{
+    for (int i = 0; i < sc->n_params; i++)
+        if (strcmp(sc->params[i].key, key) == 0) return &sc->params[i];
+    return NULL;
 }

@@ -11,4 +11,13 @@ int test_resolve(const char *text, const char *const *set, int n, Scenario *sc, 
 /* test_resolve, then the run into ts (test_sink_init); the first error, message in diag. */
 int test_run(const char *text, const char *const *set, int n, TestSink *ts, HsDiag *diag);
 
+/* The typed value of the running method's [method] key `key`, read through its schema
+ * row (an int field as a double: a choice is its index); aborts the case when the
+ * method has no such key. The methods read their own struct; the suites, which do not
+ * see it, read here. */
+double test_method_key(const Scenario *sc, const char *key);
+
+/* How the running method's key `key` was written (sc->params), NULL when it has none. */
+const MethodParam *test_method_param(const Scenario *sc, const char *key);
+
 #endif

@@ -53,6 +53,13 @@
 enum { PS_MODEL_ARRIVED = ENGINE_EVENT_METHOD, PS_COMPUTED, PS_GRADIENT_ARRIVED, PS_PROCESSED };
 typedef enum { PS_ASGD, PS_RENNALA, PS_RINGMASTER } PsKind;
 
+/* [method] keys of the three methods (each lands its rows; the others' fields stay 0) */
+typedef struct PsKeys {
+    int round_gradients;   /* 0: as many as the agents hold batches */
+    int batch;             /* rennala: B, 0 = the number of agents */
+    int R;                 /* ringmaster: the delay threshold, 0 = the number of agents */
+} PsKeys;
+
 typedef struct PsState {
     PsKind kind;
     int server;           /* node index */
@@ -95,8 +102,9 @@ static int ps_create(Sim *sim, void **state, PsKind kind)
     int n = sim->world.n;
     s->kind = kind;
     s->server = n;
-    if (kind == PS_RENNALA) s->batch = scenario_param_int(sim->sc, "batch");
-    if (kind == PS_RINGMASTER) s->threshold = scenario_param_int(sim->sc, "R");
+    const PsKeys *keys = scenario_method_keys(sim->sc);
+    if (kind == PS_RENNALA) s->batch = keys->batch;
+    if (kind == PS_RINGMASTER) s->threshold = keys->R;
     /* 0: the number of agents */
     if (kind == PS_RENNALA && s->batch == 0) s->batch = n;
     if (kind == PS_RINGMASTER && s->threshold == 0) s->threshold = n;
@@ -105,7 +113,7 @@ static int ps_create(Sim *sim, void **state, PsKind kind)
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
-    s->per_round = scenario_param_int(sim->sc, "round_gradients");
+    s->per_round = keys->round_gradients;
     if (s->per_round == 0)
         for (int i = 0; i < n; i++) s->per_round += sim_agent_steps(sim, i);
     int status = trainer_setup_shared(sim->trainer);
@@ -225,21 +233,22 @@ static int ps_on_event(void *state, Sim *sim, const Event *ev)
 }
 
 #define PS_ROUND_KEY                                                                                         \
-    METHOD_KEY("round_gradients", "0", "gradients the server receives per round (0: as many as the agents hold batches)", \
-     .type = SCHEMA_INT, .min = 0, .max = 100000000)
+    METHOD_KEY(PsKeys, round_gradients, "0",                                                                 \
+               "gradients the server receives per round (0: as many as the agents hold batches)",            \
+               .type = SCHEMA_INT, .min = 0, .max = 100000000)
 
 static const SchemaKey asgd_keys[] = {PS_ROUND_KEY, {0}};
 
 static const SchemaKey rennala_keys[] = {
-    METHOD_KEY("batch", "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
-     .type = SCHEMA_INT, .min = 0, .max = 100000000),
+    METHOD_KEY(PsKeys, batch, "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
+               .type = SCHEMA_INT, .min = 0, .max = 100000000),
     PS_ROUND_KEY,
     {0},
 };
 
 static const SchemaKey ringmaster_keys[] = {
-    METHOD_KEY("R", "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
-     .type = SCHEMA_INT, .min = 0, .max = 100000000),
+    METHOD_KEY(PsKeys, R, "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
+               .type = SCHEMA_INT, .min = 0, .max = 100000000),
     PS_ROUND_KEY,
     {0},
 };
@@ -263,6 +272,7 @@ const MethodOps method_asgd = {
     .name = "asgd",
     .summary = "asynchronous SGD with a parameter server: every gradient applied on arrival, however stale",
     .keys = asgd_keys,
+    .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &asgd_stages,
     .create = asgd_create,
@@ -290,6 +300,7 @@ const MethodOps method_rennala = {
     .name = "rennala",
     .summary = "Rennala SGD: the server steps once B gradients computed at its current point arrived",
     .keys = rennala_keys,
+    .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &rennala_stages,
     .create = rennala_create,
@@ -317,6 +328,7 @@ const MethodOps method_ringmaster = {
     .name = "ringmaster",
     .summary = "Ringmaster ASGD: asynchronous SGD that discards gradients with delay >= R",
     .keys = ringmaster_keys,
+    .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &ringmaster_stages,
     .create = ringmaster_create,

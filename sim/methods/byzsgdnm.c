@@ -44,15 +44,24 @@ typedef struct ByzSgdnmState {
     const float **sent;    /* (n) what each agent sends */
 } ByzSgdnmState;
 
+/* [method] keys (byzsgdnm_keys below) */
+enum { BYZSGDNM_SCALE_NONE = 0, BYZSGDNM_SCALE_LINEAR, BYZSGDNM_SCALE_SQRT }; /* lr_scaling's choices */
+typedef struct ByzSgdnmKeys {
+    double beta;
+    int lr_scaling;        /* BYZSGDNM_SCALE_* */
+    int reference_batch;
+} ByzSgdnmKeys;
+
 static int byzsgdnm_create(Sim *sim, void **state)
 {
     ByzSgdnmState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int status, n = sim->world.n;
-    s->beta = scenario_param_number(sim->sc, "beta");
-    int scaling = scenario_param_index(sim->sc, "lr_scaling"), reference = scenario_param_int(sim->sc, "reference_batch");
-    static const double power[] = {0, 1, 0.5};
+    const ByzSgdnmKeys *keys = scenario_method_keys(sim->sc);
+    s->beta = keys->beta;
+    int scaling = keys->lr_scaling, reference = keys->reference_batch;
+    static const double power[] = {[BYZSGDNM_SCALE_NONE] = 0, [BYZSGDNM_SCALE_LINEAR] = 1, [BYZSGDNM_SCALE_SQRT] = 0.5};
     s->lr_factor = pow((double)sim->sc->model.batch / reference, power[scaling]);
     s->steps_per_round = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
@@ -147,11 +156,11 @@ static void byzsgdnm_destroy(void *state)
 }
 
 static const SchemaKey byzsgdnm_keys[] = {
-    METHOD_KEY("beta", "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i",
+    METHOD_KEY(ByzSgdnmKeys, beta, "0.9", "worker momentum: u_i = beta u_i + (1 - beta) g_i",
      .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MAX),
-    METHOD_KEY("lr_scaling", "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)",
+    METHOD_KEY(ByzSgdnmKeys, lr_scaling, "none", "none, linear or sqrt: the step length is lr (batch / reference_batch)^(0, 1 or 1/2)",
      .type = SCHEMA_CHOICE, .choices = "none|linear|sqrt"),
-    METHOD_KEY("reference_batch", "32", "the batch at which lr_scaling leaves lr as it is",
+    METHOD_KEY(ByzSgdnmKeys, reference_batch, "32", "the batch at which lr_scaling leaves lr as it is",
      .type = SCHEMA_INT, .min = 1, .max = 1 << 20),
     {0},
 };
@@ -174,6 +183,7 @@ const MethodOps method_byzsgdnm = {
     .name = "byzsgdnm",
     .summary = "ByzSGDnm: worker momentum, robust aggregation, normalised step",
     .keys = byzsgdnm_keys,
+    .keys_size = sizeof(ByzSgdnmKeys),
     .stages = &byzsgdnm_stages,
     .create = byzsgdnm_create,
     .round_begin = byzsgdnm_round_begin,

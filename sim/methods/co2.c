@@ -37,6 +37,12 @@ typedef struct Co2State {
     int finished;          /* agents done with this round */
 } Co2State;
 
+/* [method] keys (co2_keys below) */
+typedef struct Co2Keys {
+    int period;
+    double beta, lambda, clip, outer_lr;
+} Co2Keys;
+
 static int co2_create(Sim *sim, void **state)
 {
     Co2State *s = calloc(1, sizeof *s);
@@ -49,11 +55,12 @@ static int co2_create(Sim *sim, void **state)
     s->periods = calloc((size_t)n, sizeof *s->periods);
     if (!s->remaining || !s->done || !s->waiting || !s->periods) return HS_E_NOMEM;
     s->launched = -1;
-    s->period = scenario_param_int(sim->sc, "period");
-    s->beta = scenario_param_number(sim->sc, "beta");
-    s->lambda = scenario_param_number(sim->sc, "lambda");
-    s->clip = scenario_param_number(sim->sc, "clip");
-    s->outer_lr = scenario_param_number(sim->sc, "outer_lr");
+    const Co2Keys *keys = scenario_method_keys(sim->sc);
+    s->period = keys->period;
+    s->beta = keys->beta;
+    s->lambda = keys->lambda;
+    s->clip = keys->clip;
+    s->outer_lr = keys->outer_lr;
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
@@ -176,14 +183,14 @@ static void co2_destroy(void *state)
 }
 
 static const SchemaKey co2_keys[] = {
-    METHOD_KEY("period", "4", "local steps between background all-reduces (tau)",
+    METHOD_KEY(Co2Keys, period, "4", "local steps between background all-reduces (tau)",
      .type = SCHEMA_INT, .min = 1, .max = 100000000),
-    METHOD_KEY("beta", "0.5", "outer momentum", .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MAX),
-    METHOD_KEY("lambda", "1", "staleness-gap penalty: the outer gradient is divided by it",
+    METHOD_KEY(Co2Keys, beta, "0.5", "outer momentum", .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MAX),
+    METHOD_KEY(Co2Keys, lambda, "1", "staleness-gap penalty: the outer gradient is divided by it",
      .type = SCHEMA_REAL, .min = 0, .max = 1e6, .flags = SCHEMA_OPEN_MIN),
-    METHOD_KEY("clip", "1", "elementwise clip of the outer momentum",
+    METHOD_KEY(Co2Keys, clip, "1", "elementwise clip of the outer momentum",
      .type = SCHEMA_REAL, .min = 0, .max = 1e300, .flags = SCHEMA_OPEN_MIN),
-    METHOD_KEY("outer_lr", "1", "outer learning rate", .type = SCHEMA_REAL, .min = 0, .max = 1e6),
+    METHOD_KEY(Co2Keys, outer_lr, "1", "outer learning rate", .type = SCHEMA_REAL, .min = 0, .max = 1e6),
     {0},
 };
 
@@ -206,6 +213,7 @@ const MethodOps method_co2 = {
     .name = "co2",
     .summary = "CO2: local steps with the parameter all-reduce overlapped and applied one period late",
     .keys = co2_keys,
+    .keys_size = sizeof(Co2Keys),
     .stages = &co2_stages,
     .create = co2_create,
     .round_begin = co2_round_begin,

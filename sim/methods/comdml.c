@@ -75,7 +75,16 @@ typedef struct ComdmlAgent {
     double predicted;  /* solver's time for its pair or itself */
 } ComdmlAgent;
 
+/* [method] keys (comdml_keys below) */
+typedef struct ComdmlKeys {
+    int solver;           /* its place in SOLVER_NAMES */
+    int rebalance;
+    double ip_time_limit; /* s */
+    int cost;             /* PairingCost: PAIRING_COST_NAMES is in the enum's order */
+} ComdmlKeys;
+
 typedef struct ComdmlState {
+    char solver[16];      /* [method] solver, the name solver_pair takes */
     char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
     PairingCost cost;     /* [method] cost */
     int rebalance;
@@ -216,9 +225,12 @@ static int comdml_create(Sim *sim, void **state)
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int status;
-    s->rebalance = scenario_param_int(sim->sc, "rebalance");
-    s->ip_time_limit = scenario_param_number(sim->sc, "ip_time_limit");
-    s->cost = (PairingCost)pairing_cost_parse(scenario_param(sim->sc, "cost")->value);
+    const ComdmlKeys *keys = scenario_method_keys(sim->sc);
+    /* a choice's text is its word (SOLVER_NAMES), the name the solver takes */
+    snprintf(s->solver, sizeof s->solver, "%s", scenario_key_written(sim->sc, &keys->solver)->value);
+    s->rebalance = keys->rebalance;
+    s->ip_time_limit = keys->ip_time_limit;
+    s->cost = (PairingCost)keys->cost;
     int n = sim->world.n, splits = sim->profile.n_blocks;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
@@ -226,7 +238,7 @@ static int comdml_create(Sim *sim, void **state)
     if (s->cost == PAIRING_COST_EXACT)
         for (int i = 0; i < n; i++)
             if (sim_agent_steps(sim, i) > PAIRING_MAX_EXACT_BATCHES) {
-                const MethodParam *cost = scenario_param(sim->sc, "cost");
+                const MethodParam *cost = scenario_key_written(sim->sc, &keys->cost);
                 return hs_diag_set(sim->diag, HS_E_INPUT, NULL, 0,
                                    "%s%scost = exact plays every batch out, at most %d per agent and round; agent %d "
                                    "has %d (a larger batch, or cost = paper)",
@@ -287,7 +299,7 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
-    int status = solver_pair(&s->problem, scenario_param(sim->sc, "solver")->value, s->ip_time_limit, &result, sim->diag);
+    int status = solver_pair(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
     s->solve_ms = comdml_wall_ms() - start;
     if (status == HS_OK) {
         snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
@@ -462,12 +474,12 @@ static void comdml_destroy(void *state)
 }
 
 static const SchemaKey comdml_keys[] = {
-    METHOD_KEY("solver", "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)",
+    METHOD_KEY(ComdmlKeys, solver, "exact", "pairing solver: exact (minimum makespan), ip (lp_solve), greedy (the paper's)",
      .type = SCHEMA_CHOICE, .choices = SOLVER_NAMES),
-    METHOD_KEY("rebalance", "1", "rounds between re-pairings", .type = SCHEMA_INT, .min = 1, .max = 1000000),
-    METHOD_KEY("ip_time_limit", "10", "how long lp_solve may take before the exact solver is used instead",
+    METHOD_KEY(ComdmlKeys, rebalance, "1", "rounds between re-pairings", .type = SCHEMA_INT, .min = 1, .max = 1000000),
+    METHOD_KEY(ComdmlKeys, ip_time_limit, "10", "how long lp_solve may take before the exact solver is used instead",
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = 86400, .flags = SCHEMA_OPEN_MIN),
-    METHOD_KEY("cost", "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
+    METHOD_KEY(ComdmlKeys, cost, "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
      "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_COST_NAMES),
     {0},
@@ -492,6 +504,7 @@ const MethodOps method_comdml = {
     .name = "comdml",
     .summary = "ComDML: slow agents offload their model's tail to fast agents (local-loss split training)",
     .keys = comdml_keys,
+    .keys_size = sizeof(ComdmlKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
     .stages = &comdml_stages,
     .validate = comdml_validate,

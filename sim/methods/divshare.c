@@ -74,15 +74,22 @@ typedef struct DivshareState {
     long dropped;        /* this round */
 } DivshareState;
 
+/* [method] keys (divshare_keys below) */
+typedef struct DivshareKeys {
+    int fragments, degree;
+    int local_steps;     /* 0: epoch */
+} DivshareKeys;
+
 static int divshare_create(Sim *sim, void **state)
 {
     DivshareState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int n = sim->world.n, status;
-    s->fragments = scenario_param_int(sim->sc, "fragments");
-    s->degree = scenario_param_int(sim->sc, "degree");
-    s->local_steps = scenario_param_int(sim->sc, "local_steps");
+    const DivshareKeys *keys = scenario_method_keys(sim->sc);
+    s->fragments = keys->fragments;
+    s->degree = keys->degree;
+    s->local_steps = keys->local_steps;
     s->params = (size_t)sim->profile.total_params;
     if ((size_t)s->fragments > s->params) s->fragments = (int)s->params; /* no empty fragment */
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
@@ -292,11 +299,11 @@ static void divshare_destroy(void *state)
 }
 
 static const SchemaKey divshare_keys[] = {
-    METHOD_KEY("fragments", "8", "parameter subsets a model is split into (Omega)",
+    METHOD_KEY(DivshareKeys, fragments, "8", "parameter subsets a model is split into (Omega)",
      .type = SCHEMA_INT, .min = 1, .max = DIVSHARE_MAX_FRAGMENTS),
-    METHOD_KEY("degree", "2", "recipients drawn per fragment (J; at most the other agents)",
+    METHOD_KEY(DivshareKeys, degree, "2", "recipients drawn per fragment (J; at most the other agents)",
      .type = SCHEMA_INT, .min = 1, .max = 1000000),
-    METHOD_KEY("local_steps", "10", "local steps between two snapshots (`epoch`: one pass over the node's data)",
+    METHOD_KEY(DivshareKeys, local_steps, "10", "local steps between two snapshots (`epoch`: one pass over the node's data)",
      .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
     {0},
 };
@@ -320,6 +327,7 @@ const MethodOps method_divshare = {
     .name = "divshare",
     .summary = "DivShare: asynchronous; model fragments sent to random nodes while computing, averaged per fragment",
     .keys = divshare_keys,
+    .keys_size = sizeof(DivshareKeys),
     .stages = &divshare_stages,
     .create = divshare_create,
     .round_begin = divshare_round_begin,

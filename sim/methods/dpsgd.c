@@ -76,7 +76,9 @@ static int dpsgd_create(Sim *sim, void **state)
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
-    status = prune_create(sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL, sim->diag, &s->prune);
+    /* its [method] keys are prune's alone: the struct they land in is a PruneKeys */
+    status = prune_create(scenario_method_keys(sim->sc), sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL,
+                          sim->diag, &s->prune);
     if (status != HS_OK) return status;
     const CompressionSpec *c = &sim->sc->compression;
     if (!c->present || c->scheme == COMPRESS_NONE) return HS_OK;
@@ -270,12 +272,13 @@ static void dpsgd_destroy(void *state)
     free(s);
 }
 
-static const SchemaKey dpsgd_keys[] = {PRUNE_METHOD_KEYS, {0}};
+static const SchemaKey dpsgd_keys[] = {PRUNE_METHOD_KEYS(PruneKeys, ), {0}};
 
 static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
 {
-    if (scenario_param_index(sc, "prune") == 1 && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
-        return scenario_param_error(sc, "prune", diag, "width is not available with [compression]");
+    const PruneKeys *keys = scenario_method_keys(sc);
+    if (keys->prune == PRUNE_WIDTH && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
+        return scenario_key_error(sc, &keys->prune, diag, "width is not available with [compression]");
     return HS_OK;
 }
 
@@ -296,6 +299,7 @@ const MethodOps method_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
+    .keys_size = sizeof(PruneKeys),
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES,
     .stages = &dpsgd_stages,
     .validate = dpsgd_validate,

@@ -110,6 +110,18 @@ static void fl_destroy(void *state)
     free(s);
 }
 
+/* [method] keys of fedavg (fedavg_keys) and fedbuff (fedbuff_keys): each lands its
+ * rows, the other's fields stay 0 */
+typedef struct FlKeys {
+    int local_steps;       /* 0: epoch */
+    double participation;  /* fedavg */
+    double overcommit;     /* fedavg */
+    double deadline;       /* fedavg: s, inf = none */
+    int buffer;            /* fedbuff: K */
+    int concurrency;       /* fedbuff: 0 = every agent */
+    double server_lr;      /* fedbuff */
+} FlKeys;
+
 static int fl_create(Sim *sim, void **state, int buffered)
 {
     FlState *s = calloc(1, sizeof *s);
@@ -119,16 +131,17 @@ static int fl_create(Sim *sim, void **state, int buffered)
     s->buffered = buffered;
     s->server = n;
     s->n = n;
-    s->local_steps = scenario_param_int(sim->sc, "local_steps");
+    const FlKeys *keys = scenario_method_keys(sim->sc);
+    s->local_steps = keys->local_steps;
     if (buffered) {
-        s->concurrency = scenario_param_int(sim->sc, "concurrency");
+        s->concurrency = keys->concurrency;
         if (s->concurrency == 0) s->concurrency = n; /* more than n is refused by fedbuff_validate */
-        s->buffer_size = scenario_param_int(sim->sc, "buffer");
-        s->server_lr = scenario_param_number(sim->sc, "server_lr");
+        s->buffer_size = keys->buffer;
+        s->server_lr = keys->server_lr;
     } else {
-        s->participation = scenario_param_number(sim->sc, "participation");
-        s->overcommit = scenario_param_number(sim->sc, "overcommit");
-        s->deadline = scenario_param_number(sim->sc, "deadline");
+        s->participation = keys->participation;
+        s->overcommit = keys->overcommit;
+        s->deadline = keys->deadline;
     }
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
@@ -337,33 +350,33 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
 /* More clients at once than there are agents cannot be meant. */
 static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
 {
-    int concurrency = scenario_param_int(sc, "concurrency");
-    if (concurrency > sc->n_agents)
-        return scenario_param_error(sc, "concurrency", diag, "%d clients at once, but there are %d agents", concurrency,
-                                    sc->n_agents);
+    const FlKeys *keys = scenario_method_keys(sc);
+    if (keys->concurrency > sc->n_agents)
+        return scenario_key_error(sc, &keys->concurrency, diag, "%d clients at once, but there are %d agents",
+                                  keys->concurrency, sc->n_agents);
     return HS_OK;
 }
 
 static const SchemaKey fedavg_keys[] = {
-    METHOD_KEY("local_steps", "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
+    METHOD_KEY(FlKeys, local_steps, "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
      .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
-    METHOD_KEY("participation", "1", "share of the agents whose reports a round aggregates (K = round(share x agents))",
+    METHOD_KEY(FlKeys, participation, "1", "share of the agents whose reports a round aggregates (K = round(share x agents))",
      .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
-    METHOD_KEY("overcommit", "0", "extra share of clients selected: ceil(K (1 + overcommit)); the first K reports count",
+    METHOD_KEY(FlKeys, overcommit, "0", "extra share of clients selected: ceil(K (1 + overcommit)); the first K reports count",
      .type = SCHEMA_REAL, .min = 0, .max = 100),
-    METHOD_KEY("deadline", "none", "a round ends this long after its start with the reports in so far",
+    METHOD_KEY(FlKeys, deadline, "none", "a round ends this long after its start with the reports in so far",
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
 
 static const SchemaKey fedbuff_keys[] = {
-    METHOD_KEY("local_steps", "epoch", "local steps per job: a number, or epoch", .type = SCHEMA_STEPS, .min = 1,
+    METHOD_KEY(FlKeys, local_steps, "epoch", "local steps per job: a number, or epoch", .type = SCHEMA_STEPS, .min = 1,
      .max = 100000000),
-    METHOD_KEY("buffer", "10", "K: client updates buffered per server step", .type = SCHEMA_INT, .min = 1,
+    METHOD_KEY(FlKeys, buffer, "10", "K: client updates buffered per server step", .type = SCHEMA_INT, .min = 1,
      .max = 100000000),
-    METHOD_KEY("concurrency", "0", "clients training at once (0: every agent)", .type = SCHEMA_INT, .min = 0,
+    METHOD_KEY(FlKeys, concurrency, "0", "clients training at once (0: every agent)", .type = SCHEMA_INT, .min = 0,
      .max = 100000000),
-    METHOD_KEY("server_lr", "1", "server learning rate: x <- x - server_lr (buffer / K)", .type = SCHEMA_REAL, .min = 0,
+    METHOD_KEY(FlKeys, server_lr, "1", "server learning rate: x <- x - server_lr (buffer / K)", .type = SCHEMA_REAL, .min = 0,
      .max = 1000, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
@@ -385,6 +398,7 @@ const MethodOps method_fedavg = {
     .name = "fedavg",
     .summary = "FedAvg with a server: client sampling, over-commitment (first K reports) and a deadline",
     .keys = fedavg_keys,
+    .keys_size = sizeof(FlKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &fedavg_stages,
     .create = fedavg_create,
@@ -412,6 +426,7 @@ const MethodOps method_fedbuff = {
     .name = "fedbuff",
     .summary = "FedBuff: asynchronous clients, the server steps once K staleness-weighted updates are buffered",
     .keys = fedbuff_keys,
+    .keys_size = sizeof(FlKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &fedbuff_stages,
     .validate = fedbuff_validate,

@@ -17,8 +17,8 @@
  * (EF21 then tracks the deltas: g_i += C(delta_i - g_i)); the messages go round a ring
  * all-gather, and every agent sets xbar <- xbar + weighted mean of the contributions
  * (g_i, h_i or C(delta_i)) over the blocks (the unused auxiliary heads stay as they
- * are). Every agent must take part in every averaging (participation = 1, checked by the
- * scenario), so xbar is common knowledge and held once.
+ * are). Every agent must take part in every averaging (participation = 1, checked by
+ * localsgd_validate), so xbar is common knowledge and held once.
  * feedback = ef: the agent sends C(e_i + delta_i) and keeps the rest in e_i for the next
  * period; the contribution is the message.
  * feedback = dgc (Lin et al., ICLR 2018, there for per-step gradients): the local steps
@@ -71,6 +71,21 @@
 
 enum { LOCALSGD_STEPPED = ENGINE_EVENT_METHOD, LOCALSGD_AVERAGED, LOCALSGD_BLOCK };
 
+/* [method] keys of localsgd (localsgd_keys) and qsr (qsr_keys): one struct, each
+ * method's rows land in its own fields (the other method's stay 0). */
+enum { LOCALSGD_BY_SAMPLES = 0, LOCALSGD_UNIFORM = 1 };   /* weighting's choices */
+enum { LOCALSGD_FREEZE_NONE = 0, LOCALSGD_PROGRESSIVE = 1 }; /* freeze's */
+typedef struct LocalSgdKeys {
+    int local_steps;       /* 0: epoch */
+    int weighting;         /* LOCALSGD_BY_SAMPLES or LOCALSGD_UNIFORM */
+    double participation;  /* (0, 1] */
+    PruneKeys pruning;     /* localsgd */
+    int freeze;            /* localsgd: LOCALSGD_FREEZE_NONE or LOCALSGD_PROGRESSIVE */
+    int freeze_rounds;
+    int H_base;            /* qsr */
+    double alpha;          /* qsr */
+} LocalSgdKeys;
+
 typedef struct LocalSgdState {
     int local_steps;      /* 0 = one local epoch */
     int qsr;              /* period from the quadratic synchronization rule */
@@ -122,8 +137,9 @@ static int localsgd_alloc(Sim *sim, LocalSgdState **out)
 static int localsgd_read_common(Sim *sim, LocalSgdState *s)
 {
     int status;
-    s->participation = scenario_param_number(sim->sc, "participation");
-    s->by_samples = scenario_param_index(sim->sc, "weighting") == 0;
+    const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
+    s->participation = keys->participation;
+    s->by_samples = keys->weighting == LOCALSGD_BY_SAMPLES;
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     const CompressionSpec *c = &sim->sc->compression;
@@ -225,13 +241,15 @@ static int localsgd_create(Sim *sim, void **state)
     int status = localsgd_alloc(sim, &s);
     *state = s;
     if (status != HS_OK) return status;
-    s->local_steps = scenario_param_int(sim->sc, "local_steps");
+    const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
+    s->local_steps = keys->local_steps;
     if ((status = localsgd_read_common(sim, s)) != HS_OK) return status;
-    if (scenario_param_index(sim->sc, "freeze") == 1) s->freeze_rounds = scenario_param_int(sim->sc, "freeze_rounds");
+    if (keys->freeze == LOCALSGD_PROGRESSIVE) s->freeze_rounds = keys->freeze_rounds;
     int n = sim->world.n, *steps = malloc((size_t)n * sizeof *steps);
     if (steps == NULL) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) steps[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : 1;
-    status = prune_create(sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, steps, sim->diag, &s->prune);
+    status = prune_create(&keys->pruning, sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, steps, sim->diag,
+                          &s->prune);
     free(steps);
     if (status != HS_OK) return status;
     if ((status = privacy_create(sim->sc, &sim->world, sim->trainer, &s->privacy)) != HS_OK)
@@ -241,19 +259,28 @@ static int localsgd_create(Sim *sim, void **state)
 }
 
 /* Combinations whose meaning is not modelled: a pruned or frozen model's compressed or
- * privatised delta, and pruning a model that is being frozen. ([privacy] with
- * [compression] is the [privacy] section's error.) */
+ * privatised delta, pruning a model that is being frozen, and compressed deltas from
+ * part of the agents (xbar must stay common knowledge). ([privacy] with [compression]
+ * is the [privacy] section's error.) localsgd's and qsr's. */
 static int localsgd_validate(const Scenario *sc, HsDiag *diag)
 {
+    const LocalSgdKeys *keys = scenario_method_keys(sc);
     int compressed = sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
-    int prune = scenario_param_index(sc, "prune") == 1, freeze = scenario_param_index(sc, "freeze") == 1;
-    if (prune && freeze) return scenario_param_error(sc, "freeze", diag, "progressive is not available with prune = width");
-    if (prune && compressed) return scenario_param_error(sc, "prune", diag, "width is not available with [compression]");
+    if (compressed && keys->participation < 1)
+        return scenario_key_error(sc, &keys->participation, diag,
+                                  "compressed model deltas need every agent to average every period: set "
+                                  "participation = 1 (or leave [compression] out)");
+    int prune = keys->pruning.prune == PRUNE_WIDTH, freeze = keys->freeze == LOCALSGD_PROGRESSIVE;
+    if (prune && freeze) return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with prune = width");
+    if (prune && compressed)
+        return scenario_key_error(sc, &keys->pruning.prune, diag, "width is not available with [compression]");
     if (freeze && compressed)
-        return scenario_param_error(sc, "freeze", diag, "progressive is not available with [compression]");
+        return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with [compression]");
     int privatised = sc->privacy.present && sc->privacy.clip != PRIVACY_CLIP_NONE;
-    if (prune && privatised) return scenario_param_error(sc, "prune", diag, "width is not available with [privacy]");
-    if (freeze && privatised) return scenario_param_error(sc, "freeze", diag, "progressive is not available with [privacy]");
+    if (prune && privatised)
+        return scenario_key_error(sc, &keys->pruning.prune, diag, "width is not available with [privacy]");
+    if (freeze && privatised)
+        return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with [privacy]");
     return HS_OK;
 }
 
@@ -272,8 +299,9 @@ static int qsr_create(Sim *sim, void **state)
     *state = s;
     if (status != HS_OK) return status;
     s->qsr = 1;
-    s->h_base = scenario_param_int(sim->sc, "H_base");
-    s->qsr_alpha = scenario_param_number(sim->sc, "alpha");
+    const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
+    s->h_base = keys->H_base;
+    s->qsr_alpha = keys->alpha;
     return localsgd_read_common(sim, s);
 }
 
@@ -422,17 +450,18 @@ static void localsgd_destroy(void *state)
 }
 
 static const SchemaKey localsgd_keys[] = {
-    METHOD_KEY("local_steps", "epoch", "local steps between averagings: a number, or epoch",
-     .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
-    METHOD_KEY("weighting", "samples", "model averaging weights: samples (FedAvg) or uniform", 
-     .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
-    METHOD_KEY("participation", "1", "share of agents that train and average each period",
-     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
-    PRUNE_METHOD_KEYS,
-    METHOD_KEY("freeze", "none", "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",
-     .type = SCHEMA_CHOICE, .choices = "none|progressive"),
-    METHOD_KEY("freeze_rounds", "2", "freeze = progressive: rounds each block trains before it is frozen",
-     .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    METHOD_KEY(LocalSgdKeys, local_steps, "epoch", "local steps between averagings: a number, or epoch",
+               .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
+    METHOD_KEY(LocalSgdKeys, weighting, "samples", "model averaging weights: samples (FedAvg) or uniform",
+               .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
+    METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
+               .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    PRUNE_METHOD_KEYS(LocalSgdKeys, pruning.),
+    METHOD_KEY(LocalSgdKeys, freeze, "none",
+               "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",
+               .type = SCHEMA_CHOICE, .choices = "none|progressive"),
+    METHOD_KEY(LocalSgdKeys, freeze_rounds, "2", "freeze = progressive: rounds each block trains before it is frozen",
+               .type = SCHEMA_INT, .min = 1, .max = 100000000),
     {0},
 };
 
@@ -450,6 +479,7 @@ const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
+    .keys_size = sizeof(LocalSgdKeys),
     .capabilities = METHOD_ACCUMULATES,
     .stages = &localsgd_stages,
     .validate = localsgd_validate,
@@ -460,14 +490,14 @@ const MethodOps method_localsgd = {
 };
 
 static const SchemaKey qsr_keys[] = {
-    METHOD_KEY("H_base", "2", "smallest period (local steps between averagings)",
-     .type = SCHEMA_INT, .min = 1, .max = 100000000),
-    METHOD_KEY("alpha", "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
-     .type = SCHEMA_REAL, .min = 0, .max = 1e6),
-    METHOD_KEY("weighting", "samples", "model averaging weights: samples or uniform", 
-     .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
-    METHOD_KEY("participation", "1", "share of agents that train and average each period",
-     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    METHOD_KEY(LocalSgdKeys, H_base, "2", "smallest period (local steps between averagings)",
+               .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    METHOD_KEY(LocalSgdKeys, alpha, "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
+               .type = SCHEMA_REAL, .min = 0, .max = 1e6),
+    METHOD_KEY(LocalSgdKeys, weighting, "samples", "model averaging weights: samples or uniform",
+               .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
+    METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
+               .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
     {0},
 };
 
@@ -489,7 +519,9 @@ const MethodOps method_qsr = {
     .name = "qsr",
     .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
     .keys = qsr_keys,
+    .keys_size = sizeof(LocalSgdKeys),
     .capabilities = METHOD_ACCUMULATES,
+    .validate = localsgd_validate,
     .stages = &qsr_stages,
     .create = qsr_create,
     .round_begin = localsgd_round_begin,

@@ -48,7 +48,13 @@
 #include <string.h>
 
 enum { RIPPLES_COMPUTED = ENGINE_EVENT_METHOD, RIPPLES_REDUCED };
-enum { RIPPLES_RANDOM = 0, RIPPLES_DIVISION = 1, RIPPLES_STATIC = 2 };
+enum { RIPPLES_RANDOM = 0, RIPPLES_DIVISION = 1, RIPPLES_STATIC = 2 }; /* schedule's choices */
+
+/* [method] keys (ripples_keys below) */
+typedef struct RipplesKeys {
+    int group_size;
+    int schedule;        /* RIPPLES_RANDOM, RIPPLES_DIVISION or RIPPLES_STATIC */
+} RipplesKeys;
 
 typedef struct RipplesGroup {
     int *members;        /* (group_size) in ring order */
@@ -88,9 +94,10 @@ static int ripples_create(Sim *sim, void **state)
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
     int n = sim->world.n;
-    s->group_size = scenario_param_int(sim->sc, "group_size");
+    const RipplesKeys *keys = scenario_method_keys(sim->sc);
+    s->group_size = keys->group_size;
     if (s->group_size > n) s->group_size = n; /* documented: a group is at most everybody */
-    s->schedule = scenario_param_index(sim->sc, "schedule");
+    s->schedule = keys->schedule;
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->agents = calloc((size_t)n, sizeof *s->agents);
@@ -352,9 +359,9 @@ static void ripples_destroy(void *state)
 }
 
 static const SchemaKey ripples_keys[] = {
-    METHOD_KEY("group_size", "3", "workers in a Partial All-Reduce group (G; at most the agent count)",
+    METHOD_KEY(RipplesKeys, group_size, "3", "workers in a Partial All-Reduce group (G; at most the agent count)",
      .type = SCHEMA_INT, .min = 2, .max = 1000000),
-    METHOD_KEY("schedule", "division", "group formation: GG with Group Buffers (random), plus Group Division, or static",
+    METHOD_KEY(RipplesKeys, schedule, "division", "group formation: GG with Group Buffers (random), plus Group Division, or static",
      .type = SCHEMA_CHOICE, .choices = "random|division|static"),
     {0},
 };
@@ -378,6 +385,7 @@ const MethodOps method_ripples = {
     .name = "ripples",
     .summary = "Ripples: asynchronous Partial All-Reduce among small groups (Group Buffer, Group Division, static)",
     .keys = ripples_keys,
+    .keys_size = sizeof(RipplesKeys),
     .stages = &ripples_stages,
     .create = ripples_create,
     .round_begin = ripples_round_begin,

@@ -251,6 +251,14 @@ static int sdfeel_auto_deadlines(SdState *s, Sim *sim)
     return HS_OK;
 }
 
+/* [method] keys (sdfeel_keys below) */
+typedef struct SdfeelKeys {
+    int local_steps;     /* tau1; 0: epoch */
+    int intra_rounds;    /* tau2 */
+    int gossip_steps;    /* alpha */
+    double deadline;     /* s; inf: none (synchronous), NaN: auto */
+} SdfeelKeys;
+
 static int sdfeel_create(Sim *sim, void **state)
 {
     SdState *s = calloc(1, sizeof *s);
@@ -259,9 +267,10 @@ static int sdfeel_create(Sim *sim, void **state)
     s->n = sim->world.n;
     s->E = sim->world.n_servers;
     s->first = sim->world.n;
-    s->local_steps = scenario_param_int(sim->sc, "local_steps");
-    s->intra = scenario_param_int(sim->sc, "intra_rounds");
-    s->gossip = scenario_param_int(sim->sc, "gossip_steps");
+    const SdfeelKeys *keys = scenario_method_keys(sim->sc);
+    s->local_steps = keys->local_steps;
+    s->intra = keys->intra_rounds;
+    s->gossip = keys->gossip_steps;
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
@@ -272,7 +281,7 @@ static int sdfeel_create(Sim *sim, void **state)
     s->servers = calloc((size_t)s->E, sizeof *s->servers);
     if (!s->server_of || !s->remaining || !s->servers) return HS_E_NOMEM;
     if ((status = sdfeel_assign(s, sim)) != HS_OK) return status;
-    double deadline = scenario_param_number(sim->sc, "deadline");
+    double deadline = keys->deadline;
     s->async = !isinf(deadline);
     int entries = s->topology.offsets[s->E];
     if (s->async) {
@@ -636,13 +645,13 @@ static int sdfeel_round_end(void *state, Sim *sim, int round)
 }
 
 static const SchemaKey sdfeel_keys[] = {
-    METHOD_KEY("local_steps", "epoch", "tau1: local steps per intra-cluster aggregation (a number, or epoch)",
+    METHOD_KEY(SdfeelKeys, local_steps, "epoch", "tau1: local steps per intra-cluster aggregation (a number, or epoch)",
      .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
-    METHOD_KEY("intra_rounds", "2", "tau2: intra-cluster aggregations per inter-cluster aggregation", .type = SCHEMA_INT,
+    METHOD_KEY(SdfeelKeys, intra_rounds, "2", "tau2: intra-cluster aggregations per inter-cluster aggregation", .type = SCHEMA_INT,
      .min = 1, .max = 100000),
-    METHOD_KEY("gossip_steps", "1", "alpha: gossip steps among the edge servers per inter-cluster aggregation",
+    METHOD_KEY(SdfeelKeys, gossip_steps, "1", "alpha: gossip steps among the edge servers per inter-cluster aggregation",
      .type = SCHEMA_INT, .min = 1, .max = 100000),
-    METHOD_KEY("deadline", "none",
+    METHOD_KEY(SdfeelKeys, deadline, "none",
      "none: synchronous; a time or auto: each edge server aggregates on its own clock every T_d (asynchronous)",
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN, .choices = "auto"),
     {0},
@@ -667,6 +676,7 @@ const MethodOps method_sdfeel = {
     .name = "sdfeel",
     .summary = "SD-FEEL: clients of edge servers aggregate in clusters; the edge servers gossip over [topology]",
     .keys = sdfeel_keys,
+    .keys_size = sizeof(SdfeelKeys),
     .capabilities = METHOD_USES_SERVER | METHOD_EDGE_SERVERS | METHOD_USES_TOPOLOGY,
     .stages = &sdfeel_stages,
     .create = sdfeel_create,

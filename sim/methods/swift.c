@@ -52,6 +52,11 @@ typedef struct SwiftState {
     long staleness_count;
 } SwiftState;
 
+/* [method] keys (swift_keys below) */
+typedef struct SwiftKeys {
+    int period;
+} SwiftKeys;
+
 static int swift_create(Sim *sim, void **state)
 {
     SwiftState *s = calloc(1, sizeof *s);
@@ -59,7 +64,7 @@ static int swift_create(Sim *sim, void **state)
     *state = s;
     int n = sim->world.n, status = scenario_topology(sim->sc, n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
-    s->period = scenario_param_int(sim->sc, "period");
+    s->period = ((const SwiftKeys *)scenario_method_keys(sim->sc))->period;
     s->params = (size_t)sim->profile.total_params;
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     size_t edges = (size_t)s->topology.offsets[n];
@@ -178,7 +183,7 @@ static void swift_destroy(void *state)
 }
 
 static const SchemaKey swift_keys[] = {
-    METHOD_KEY("period", "1", "local steps between averagings (s of the communication set C_s)",
+    METHOD_KEY(SwiftKeys, period, "1", "local steps between averagings (s of the communication set C_s)",
      .type = SCHEMA_INT, .min = 1, .max = 100000000),
     {0},
 };
@@ -202,6 +207,7 @@ const MethodOps method_swift = {
     .name = "swift",
     .summary = "SWIFT: wait-free; every period steps average with the neighbours' last-received models, broadcast",
     .keys = swift_keys,
+    .keys_size = sizeof(SwiftKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
     .stages = &swift_stages,
     .create = swift_create,

@@ -60,6 +60,12 @@
 
 enum { SYNC_COMPUTED = ENGINE_EVENT_METHOD, SYNC_REDUCED, SYNC_BLOCK, SYNC_DEADLINE };
 
+/* [method] keys (sync_keys below) */
+typedef struct SyncKeys {
+    double deadline;       /* s; inf: none */
+    PruneKeys pruning;
+} SyncKeys;
+
 typedef struct SyncState {
     int steps_per_round;
     int step;
@@ -99,10 +105,12 @@ static int sync_validate(const Scenario *sc, HsDiag *diag)
 {
     int compressed = sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
     int robust = sc->byzantine.present && (sc->byzantine.count > 0 || sc->byzantine.aggregator != AGGREGATOR_MEAN);
-    if (isfinite(scenario_param_number(sc, "deadline")) && (compressed || robust))
-        return scenario_param_error(sc, "deadline", diag, "not available with [compression] or [byzantine]");
-    if (scenario_param_index(sc, "prune") == 1 && (compressed || robust || isfinite(scenario_param_number(sc, "deadline"))))
-        return scenario_param_error(sc, "prune", diag, "width is not available with [compression], [byzantine] or a deadline");
+    const SyncKeys *keys = scenario_method_keys(sc);
+    if (isfinite(keys->deadline) && (compressed || robust))
+        return scenario_key_error(sc, &keys->deadline, diag, "not available with [compression] or [byzantine]");
+    if (keys->pruning.prune == PRUNE_WIDTH && (compressed || robust || isfinite(keys->deadline)))
+        return scenario_key_error(sc, &keys->pruning.prune, diag,
+                                  "width is not available with [compression], [byzantine] or a deadline");
     return HS_OK;
 }
 
@@ -114,14 +122,16 @@ static int sync_create(Sim *sim, void **state)
     s->steps_per_round = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     int status;
-    s->deadline = scenario_param_number(sim->sc, "deadline");
+    const SyncKeys *keys = scenario_method_keys(sim->sc);
+    s->deadline = keys->deadline;
     if (isfinite(s->deadline) && (s->members = calloc((size_t)sim->world.n, sizeof *s->members)) == NULL)
         return HS_E_NOMEM;
     const CompressionSpec *c = &sim->sc->compression;
     const ByzantineSpec *b = &sim->sc->byzantine;
     int compressed = c->present && c->scheme != COMPRESS_NONE;
     int robust = b->present && (b->count > 0 || b->aggregator != AGGREGATOR_MEAN);
-    status = prune_create(sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL, sim->diag, &s->prune);
+    status = prune_create(&keys->pruning, sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL, sim->diag,
+                          &s->prune);
     if (status != HS_OK) return status;
     if (!compressed && !robust) return trainer_setup_shared(sim->trainer);
 
@@ -366,9 +376,10 @@ static void sync_destroy(void *state)
 }
 
 static const SchemaKey sync_keys[] = {
-    METHOD_KEY("deadline", "none", "none, or how long after the first gradient a step waits before leaving stragglers out",
-     .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY),
-    PRUNE_METHOD_KEYS,
+    METHOD_KEY(SyncKeys, deadline, "none",
+               "none, or how long after the first gradient a step waits before leaving stragglers out",
+               .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY),
+    PRUNE_METHOD_KEYS(SyncKeys, pruning.),
     {0},
 };
 
@@ -388,6 +399,7 @@ const MethodOps method_sync = {
     .name = "sync",
     .summary = "synchronous data parallel: all-reduce of gradients every step",
     .keys = sync_keys,
+    .keys_size = sizeof(SyncKeys),
     .capabilities = METHOD_WORKER_MOMENTUM | METHOD_ACCUMULATES,
     .stages = &sync_stages,
     .validate = sync_validate,

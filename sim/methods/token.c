@@ -96,6 +96,15 @@ static int token_state_vectors(OptimKind kind)
     return kind == OPTIM_SGD ? 0 : kind == OPTIM_MOMENTUM ? 1 : 2;
 }
 
+/* [method] keys (token_keys below) */
+typedef struct TokenKeys {
+    int walk;               /* simple|metropolis|srrw: token_create's kinds[] */
+    double alpha;
+    int base;               /* metropolis|simple: token_create's bases[] */
+    double measure_exponent;
+    int tokens;
+} TokenKeys;
+
 static int token_create(Sim *sim, void **state)
 {
     TokenState *s = calloc(1, sizeof *s);
@@ -107,10 +116,11 @@ static int token_create(Sim *sim, void **state)
     if (status != HS_OK) return status;
     static const WalkKind kinds[] = {WALK_SIMPLE, WALK_METROPOLIS, WALK_SRRW};
     static const WalkKind bases[] = {WALK_METROPOLIS, WALK_SIMPLE};
-    if (walk_init(&s->walk, &s->topology, kinds[scenario_param_index(sc, "walk")], bases[scenario_param_index(sc, "base")],
-                  scenario_param_number(sc, "alpha"), scenario_param_number(sc, "measure_exponent")) != HS_OK)
+    const TokenKeys *keys = scenario_method_keys(sc);
+    if (walk_init(&s->walk, &s->topology, kinds[keys->walk], bases[keys->base], keys->alpha, keys->measure_exponent) !=
+        HS_OK)
         return HS_E_NOMEM;
-    s->n_tokens = scenario_param_int(sc, "tokens");
+    s->n_tokens = keys->tokens;
     s->tokens = calloc((size_t)s->n_tokens, sizeof *s->tokens);
     s->targets = calloc((size_t)s->walk.max_degree + 2, sizeof *s->targets);
     s->probs = calloc((size_t)s->walk.max_degree + 2, sizeof *s->probs);
@@ -212,14 +222,14 @@ static int token_round_end(void *state, Sim *sim, int round)
 }
 
 static const SchemaKey token_keys[] = {
-    METHOD_KEY("walk", "srrw", "the token's transition kernel: simple, metropolis (uniform target) or srrw (self-repellent)",
+    METHOD_KEY(TokenKeys, walk, "srrw", "the token's transition kernel: simple, metropolis (uniform target) or srrw (self-repellent)",
      .type = SCHEMA_CHOICE, .choices = "simple|metropolis|srrw"),
-    METHOD_KEY("alpha", "1", "srrw: self-repellence strength (0 is the base chain)", .type = SCHEMA_REAL, .min = 0, .max = 100),
-    METHOD_KEY("base", "metropolis", "srrw: the base chain it is built on", .type = SCHEMA_CHOICE,
+    METHOD_KEY(TokenKeys, alpha, "1", "srrw: self-repellence strength (0 is the base chain)", .type = SCHEMA_REAL, .min = 0, .max = 100),
+    METHOD_KEY(TokenKeys, base, "metropolis", "srrw: the base chain it is built on", .type = SCHEMA_CHOICE,
      .choices = "metropolis|simple"),
-    METHOD_KEY("measure_exponent", "1", "a of the visit measure's step (k+1)^-a (1: the empirical measure)",
+    METHOD_KEY(TokenKeys, measure_exponent, "1", "a of the visit measure's step (k+1)^-a (1: the empirical measure)",
      .type = SCHEMA_REAL, .min = 0.5, .max = 1, .flags = SCHEMA_OPEN_MIN),
-    METHOD_KEY("tokens", "1", "tokens walking at once, each with its own model", .type = SCHEMA_INT, .min = 1, .max = 1024),
+    METHOD_KEY(TokenKeys, tokens, "1", "tokens walking at once, each with its own model", .type = SCHEMA_INT, .min = 1, .max = 1024),
     {0},
 };
 
@@ -241,6 +251,7 @@ const MethodOps method_token = {
     .summary = "token algorithm: a model walks the graph (simple, Metropolis or self-repellent SRRW walk), "
                "one step per visit",
     .keys = token_keys,
+    .keys_size = sizeof(TokenKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
     .stages = &token_stages,
     .create = token_create,

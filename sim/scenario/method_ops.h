@@ -15,6 +15,8 @@
 #include "sim/scenario/stage_points.h"
 #include "sim/scenario/schema.h"
 
+#include <stddef.h>
+
 struct Scenario;
 struct Sim;
 
@@ -22,10 +24,22 @@ struct Sim;
  * types SCHEMA_INT, SCHEMA_REAL, SCHEMA_CHOICE, SCHEMA_STEPS, SCHEMA_TIME and
  * SCHEMA_WORD_OR_REAL; `fallback` is the default written into runs.config.
  * scenario_resolve checks every value of every method named in the file against its
- * key's type and range before anything runs, so a method's create() reads values that
- * are known to be good. METHOD_KEY(name, default, help, .type = ..., range...) is one. */
-#define METHOD_KEY(key, def, text, ...) \
-    {.sections = SCHEMA_IN_METHOD, .name = (key), .fallback = (def), .help = (text), __VA_ARGS__}
+ * key's type and range before anything runs, and lands the running method's values in
+ * the struct the method declares (MethodOps.keys_size bytes, at each row's offset), so
+ * that its validate() and create() read typed fields known to be good:
+ *     typedef struct SyncKeys { double deadline; ... } SyncKeys;
+ *     METHOD_KEY(SyncKeys, deadline, "none", "help", .type = SCHEMA_TIME, ...)
+ * The key's name is its field's name, so a misspelt key is a field the compiler does not
+ * know. The field's C type follows the row's type: int for INT, STEPS (epoch = 0) and
+ * CHOICE (the place of the value in `choices`); double for REAL, TIME (none = inf) and
+ * WORD_OR_REAL (the word = NaN). tests/check_scenario_keys.c checks that every row of
+ * every method lands inside its struct, with the size of its type, over no other row.
+ * METHOD_KEY_IN(Type, member, field, ...) is a key whose field is inside a struct that
+ * several methods embed (sim/stages/prune.h's PruneKeys). */
+#define METHOD_KEY_IN(Type, member, field, def, text, ...)                                                          \
+    {.sections = SCHEMA_IN_METHOD, .name = #field, .fallback = (def), .help = (text),                                \
+     .offset = offsetof(Type, member field), .size = sizeof(((Type *)0)->member field), __VA_ARGS__}
+#define METHOD_KEY(Type, field, def, text, ...) METHOD_KEY_IN(Type, , field, def, text, __VA_ARGS__)
 
 /* What a method does, so that scenario validation asks the method instead of listing
  * names: which sections and keys apply to it. */
@@ -45,13 +59,15 @@ typedef struct MethodOps {
     const char *name;
     const char *summary;
     const SchemaKey *keys;  /* terminated by {0} */
+    size_t keys_size;       /* sizeof the struct the keys land in (at most SCENARIO_METHOD_KEYS_MAX) */
     int capabilities;       /* METHOD_* flags */
     const MethodStages *stages; /* its stage points and why it refuses a feature (features.h) */
     /* Optional: checks that involve several sections (e.g. a key that no other option
-     * combines with), called by scenario_resolve for the method that runs. Errors are
-     * HS_E_INPUT in diag naming FILE:LINE or the --set argument. */
+     * combines with), called by scenario_resolve for the method that runs, its keys
+     * landed. Errors are HS_E_INPUT in diag naming FILE:LINE or the --set argument
+     * (scenario_key_error). */
     int (*validate)(const struct Scenario *sc, HsDiag *diag);
-    /* Reads its [method] keys (already validated) and allocates its state. */
+    /* Reads its [method] keys (scenario_method_keys(sim->sc)) and allocates its state. */
     int (*create)(struct Sim *sim, void **state);
     int (*round_begin)(void *state, struct Sim *sim, int round);
     int (*on_event)(void *state, struct Sim *sim, const Event *event);

@@ -13,11 +13,14 @@
 #include "sim/scenario/stage_points.h"
 #include "sim/scenario/topology.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define SCENARIO_MAX_GROUPS 32
 #define SCENARIO_MAX_PARAMS 32
+/* Bytes of the struct a method declares for its [method] keys (MethodOps.keys_size). */
+#define SCENARIO_METHOD_KEYS_MAX 256
 /* Local samples per agent, in timing mode too (train mode: at most the data set). */
 #define SCENARIO_MAX_SAMPLES 1000000000
 #define SCENARIO_THREADS_EAGER (-1)
@@ -41,13 +44,13 @@ typedef struct AgentGroupSpec {
     Distribution availability;  /* constant 1 (always) or a 0/1 trace */
 } AgentGroupSpec;
 
-/* A resolved [method] key of the method that runs: the given value or the method's
- * default, already checked against the key's type and range (sim/scenario/method_ops.h). */
+/* A [method] key of the method that runs as written: the given value or the method's
+ * default, already checked against the key's type and range (sim/scenario/method_ops.h).
+ * Its typed value is in the method's key struct (scenario_method_keys); this text is
+ * what runs.config writes and where errors about the key point. */
 typedef struct MethodParam {
     char key[INIDOC_NAME_MAX];
     char value[INIDOC_VALUE_MAX];  /* as written (trimmed): runs.config */
-    double number;                 /* int, real, steps (epoch = 0), time (none = inf) */
-    int index;                     /* a choice: its place in the key's choices */
     char where[160];               /* "FILE:LINE" or "--set ..." of the value; "" for the default */
 } MethodParam;
 
@@ -149,9 +152,12 @@ typedef struct Scenario {
     int dataset_train_size, dataset_test_size;
     ModelSpec model;
     OptimSpec optim;
-    /* [method] */
+    /* [method]: params[i] is the running method's row i (MethodOps.keys) as written;
+     * method_keys holds the values typed, in the struct the method declares (each row's
+     * offset and size), read by the method through scenario_method_keys */
     MethodParam params[SCENARIO_MAX_PARAMS];
     int n_params;
+    _Alignas(max_align_t) unsigned char method_keys[SCENARIO_METHOD_KEYS_MAX];
     /* [topology] */
     int topology_line;          /* of its header; 0 when the file has none */
     TopologyKind topology;
@@ -200,16 +206,18 @@ char *scenario_config_string(const Scenario *sc);
  * the running method). */
 int scenario_feature_on(const Scenario *sc, Feature f);
 
-/* A resolved [method] key, or NULL if the running method declares no such key. */
-const MethodParam *scenario_param(const Scenario *sc, const char *key);
-/* Its value, read as its type says. Asking for a key the method does not declare is a
- * bug, and aborts. */
-double scenario_param_number(const Scenario *sc, const char *key);
-int scenario_param_int(const Scenario *sc, const char *key);
-int scenario_param_index(const Scenario *sc, const char *key);
-/* An input error about a [method] key: "WHERE: [method] KEY: message" (WHERE is the
- * scenario file for a default). Returns HS_E_INPUT. */
-int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
+/* The running method's [method] keys, typed: a pointer to the struct it declares
+ * (`const SyncKeys *keys = scenario_method_keys(sc);`), every field landed by its row. */
+static inline const void *scenario_method_keys(const Scenario *sc)
+{
+    return sc->method_keys;
+}
+/* How the [method] key whose field is `field` (inside scenario_method_keys(sc)) was
+ * written. A field that no row of the running method lands in is a bug, and aborts. */
+const MethodParam *scenario_key_written(const Scenario *sc, const void *field);
+/* An input error about that key: "WHERE: [method] KEY: message" (WHERE is the scenario
+ * file for a default; "--set ...: message" for an override). Returns HS_E_INPUT. */
+int scenario_key_error(const Scenario *sc, const void *field, HsDiag *diag, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* The scenario's [topology] graph over n nodes (topology_build_kind with its kind,

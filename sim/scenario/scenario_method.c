@@ -1,6 +1,7 @@
 /* scenario_method.c — [method] and [method.NAME]: every key checked against its method's
- * typed table (sim/scenario/method_ops.h), the rule that merges the two sections, and the
- * readers a method's create() uses. */
+ * rows (sim/scenario/method_ops.h), the rule that merges the two sections, the running
+ * method's values landed typed in the struct it declares, and where a key was written
+ * (for the method's errors about it). */
 #include "sim/scenario/scenario_resolver.h"
 
 #include "sim/scenario/features.h"
@@ -9,12 +10,13 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Reads text as key k says; *why gets the reason when it does not fit. */
-static int scenario_method_value(const SchemaKey *k, const char *text, MethodParam *p, char *why, size_t size)
+static int scenario_method_value(const SchemaKey *k, const char *text, SchemaValue *p, char *why, size_t size)
 {
     char range[128];
     snprintf(range, sizeof range, "%s%.15g, %.15g%s", k->flags & SCHEMA_OPEN_MIN ? "(" : "[", k->min, k->max,
@@ -127,7 +129,7 @@ static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
         }
         char value[INIDOC_VALUE_MAX], why[300];
         scenario_trim_copy(value, sizeof value, e->value);
-        MethodParam scratch;
+        SchemaValue scratch;
         if (scenario_method_value(k, value, &scratch, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
     }
     return HS_OK;
@@ -157,10 +159,17 @@ int scenario_resolve_method(Resolver *r)
     const MethodOps *ops = method_lookup(sc->method);
     int status = scenario_check_method_entries(r, ops);
     if (status != HS_OK) return status;
+    if (ops->keys_size > sizeof sc->method_keys)
+        return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "method %s: its keys take %zu bytes, more than %d",
+                           ops->name, ops->keys_size, SCENARIO_METHOD_KEYS_MAX);
     char own_section[INIDOC_NAME_MAX + 8];
     snprintf(own_section, sizeof own_section, "method.%s", sc->method);
     sc->n_params = 0;
-    for (const SchemaKey *k = ops->keys; k && k->name && sc->n_params < SCENARIO_MAX_PARAMS; k++) {
+    memset(sc->method_keys, 0, sizeof sc->method_keys);
+    for (const SchemaKey *k = ops->keys; k && k->name; k++) {
+        if (sc->n_params == SCENARIO_MAX_PARAMS || k->offset + k->size > ops->keys_size)
+            return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "method %s: key %s lands outside its %zu-byte struct "
+                               "(or the method has over %d keys)", ops->name, k->name, ops->keys_size, SCENARIO_MAX_PARAMS);
         MethodParam *p = &sc->params[sc->n_params++];
         IniEntry *e;
         if ((status = scenario_method_entry(r, own_section, k->name, &e)) != HS_OK) return status;
@@ -168,52 +177,36 @@ int scenario_resolve_method(Resolver *r)
         scenario_trim_copy(p->value, sizeof p->value, e ? e->value : k->fallback);
         if (e) inidoc_entry_where(e, p->where, sizeof p->where);
         char why[300];
-        if (scenario_method_value(k, p->value, p, why, sizeof why) != HS_OK)
+        SchemaValue value;
+        if (scenario_method_value(k, p->value, &value, why, sizeof why) != HS_OK)
             return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "method %s: default of %s: %s", ops->name, k->name, why);
+        schema_land(k, &value, sc->method_keys);
     }
     return HS_OK;
 }
 
-const MethodParam *scenario_param(const Scenario *sc, const char *key)
+const MethodParam *scenario_key_written(const Scenario *sc, const void *field)
 {
-    for (int i = 0; i < sc->n_params; i++)
-        if (strcmp(sc->params[i].key, key) == 0) return &sc->params[i];
-    return NULL;
+    const MethodOps *ops = method_lookup(sc->method);
+    /* as integers: a field from elsewhere is a bug to report, not a pointer to subtract */
+    uintptr_t at = (uintptr_t)field, base = (uintptr_t)sc->method_keys;
+    size_t offset = at >= base ? (size_t)(at - base) : SIZE_MAX;
+    int i = 0;
+    for (const SchemaKey *k = ops ? ops->keys : NULL; k && k->name && i < sc->n_params; k++, i++)
+        if (k->offset == offset) return &sc->params[i];
+    fprintf(stderr, "hetsim: bug: method %s names a field (offset %zu) that none of its keys lands in\n", sc->method,
+            offset);
+    abort();
 }
 
-static const MethodParam *scenario_param_declared(const Scenario *sc, const char *key)
+int scenario_key_error(const Scenario *sc, const void *field, HsDiag *diag, const char *fmt, ...)
 {
-    const MethodParam *p = scenario_param(sc, key);
-    if (p == NULL) {
-        fprintf(stderr, "hetsim: bug: method %s reads the undeclared key '%s'\n", sc->method, key);
-        abort();
-    }
-    return p;
-}
-
-double scenario_param_number(const Scenario *sc, const char *key)
-{
-    return scenario_param_declared(sc, key)->number;
-}
-
-int scenario_param_int(const Scenario *sc, const char *key)
-{
-    return (int)scenario_param_declared(sc, key)->number;
-}
-
-int scenario_param_index(const Scenario *sc, const char *key)
-{
-    return scenario_param_declared(sc, key)->index;
-}
-
-int scenario_param_error(const Scenario *sc, const char *key, HsDiag *diag, const char *fmt, ...)
-{
-    const MethodParam *p = scenario_param_declared(sc, key);
+    const MethodParam *p = scenario_key_written(sc, field);
     char message[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     if (strncmp(p->where, "--set ", 6) == 0) return hs_diag_set(diag, HS_E_INPUT, p->where, 0, "%s", message);
-    return hs_diag_set(diag, HS_E_INPUT, p->where[0] ? p->where : sc->file, 0, "[method] %s: %s", key, message);
+    return hs_diag_set(diag, HS_E_INPUT, p->where[0] ? p->where : sc->file, 0, "[method] %s: %s", p->key, message);
 }

@@ -120,11 +120,7 @@ int scenario_resolve_compression(Resolver *r)
                                 "dgc moves the momentum to the agents itself (momentum correction): "
                                 "remove momentum = worker");
     }
-    const MethodParam *participation = scenario_param(sc, "participation");
-    if (participation && participation->number < 1)
-        return scenario_section_bad(r, "compression",
-                                    "compressed model deltas need every agent to average every period: "
-                                    "set [method] participation = 1");
+    /* participation < 1 is localsgd's and qsr's error (their validate): their key */
     if (c->worker_momentum) {
         const IniEntry *m = inidoc_find(r->doc, "compression", "momentum");
         if (!scenario_method_can(sc, METHOD_WORKER_MOMENTUM)) {

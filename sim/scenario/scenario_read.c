@@ -191,8 +191,7 @@ static int schema_read_value(Resolver *r, const SchemaKey *k, IniEntry *e, const
     return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "schema: [%s] key %s has a type of [method]", "?", k->name);
 }
 
-/* Lands v where row k says: its hook, or the field at its offset in target. */
-static void schema_land(const SchemaKey *k, const SchemaValue *v, void *target)
+void schema_land(const SchemaKey *k, const SchemaValue *v, void *target)
 {
     if (k->land) {
         k->land(k, v, target);

@@ -36,6 +36,9 @@ typedef struct SchemaValue {
  * check, and landed in sc (or in group, for SCHEMA_GROUP rows). An absent key gets its
  * default; in an [agents.NAME] group an absent inherited attribute keeps group's value. */
 int schema_read_section(Resolver *r, unsigned id, const char *section, AgentGroupSpec *group);
+/* Lands v where row k says: its hook, or the field at its offset in target (the
+ * Scenario, the group, or the method's key struct). */
+void schema_land(const SchemaKey *k, const SchemaValue *v, void *target);
 /* Lands the default of every SCHEMA_RESET row of section id that does not apply (its
  * `needs` or `when`), so that runs.config, which leaves such keys out, reads back the same. */
 void schema_reset_section(Resolver *r, unsigned id);

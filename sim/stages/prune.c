@@ -39,11 +39,11 @@ static int prune_compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int prune_ratios(const Scenario *sc, const World *world, const ModelProfile *profile, const int *steps,
-                        Prune *p)
+static int prune_ratios(const PruneKeys *keys, const Scenario *sc, const World *world, const ModelProfile *profile,
+                        const int *steps, Prune *p)
 {
     int n = world->n, batch = sc->model.batch;
-    double target_ratio = scenario_param_number(sc, "prune_target"), min_keep = scenario_param_number(sc, "prune_min");
+    double target_ratio = keys->prune_target, min_keep = keys->prune_min;
     double *tau = malloc((size_t)n * sizeof *tau), *sorted = malloc((size_t)n * sizeof *sorted);
     if (!tau || !sorted) {
         free(tau);
@@ -70,11 +70,11 @@ static int prune_ratios(const Scenario *sc, const World *world, const ModelProfi
     return HS_OK;
 }
 
-int prune_create(const Scenario *sc, const World *world, const ModelProfile *profile, int train, const int *steps,
-                 HsDiag *diag, Prune *p)
+int prune_create(const PruneKeys *keys, const Scenario *sc, const World *world, const ModelProfile *profile, int train,
+                 const int *steps, HsDiag *diag, Prune *p)
 {
     memset(p, 0, sizeof *p);
-    p->on = scenario_param_index(sc, "prune") == 1;
+    p->on = keys->prune == PRUNE_WIDTH;
     if (!p->on) return HS_OK;
     int n = p->n = world->n;
     p->keep = calloc((size_t)n, sizeof *p->keep);
@@ -83,7 +83,7 @@ int prune_create(const Scenario *sc, const World *world, const ModelProfile *pro
     p->widths = calloc((size_t)n, sizeof *p->widths);
     if (!p->keep || !p->step_flops || !p->bytes || !p->widths || nested_reduce_init(&p->nest, n) != HS_OK)
         return HS_E_NOMEM;
-    int status = prune_ratios(sc, world, profile, steps, p);
+    int status = prune_ratios(keys, sc, world, profile, steps, p);
     if (status != HS_OK || !train) return status;
     for (int i = 0; i < n; i++) {
         if (p->keep[i] >= 1) continue;

@@ -50,21 +50,33 @@ typedef struct Prune {
     NestedReduce nest;     /* the averaging's all-reduce shells, levels = keep ratios */
 } Prune;
 
-/* The [method] keys prune, prune_target, prune_min, for a method's key table. */
-#define PRUNE_METHOD_KEYS                                                                                          \
-    METHOD_KEY("prune", "none", "none, or width: slow agents train a nested sub-model (leading units of every hidden layer)", \
-     .type = SCHEMA_CHOICE, .choices = "none|width"),                                                          \
-    METHOD_KEY("prune_target", "makespan", "makespan (keep ratio that meets the median agent's compute time) or a fixed keep ratio", \
-     .type = SCHEMA_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),      \
-    METHOD_KEY("prune_min", "0.0625", "smallest keep ratio prune_target = makespan may choose",                              \
-     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN)
+/* The [method] keys prune, prune_target, prune_min, as the methods that prune embed
+ * them in their key struct (sim/scenario/method_ops.h). */
+enum { PRUNE_NONE = 0, PRUNE_WIDTH = 1 }; /* prune's choices, in order */
+typedef struct PruneKeys {
+    int prune;             /* PRUNE_NONE or PRUNE_WIDTH */
+    double prune_target;   /* a keep ratio in (0, 1], or NaN: makespan */
+    double prune_min;      /* makespan: the smallest keep ratio, (0, 1] */
+} PruneKeys;
 
-/* Reads the keys of sc (prune = none: p->on = 0 and nothing else is allocated) for the
- * agents of world, whose full model is profile. steps: (n) each agent's steps per round,
- * NULL when all take the same number. train (train mode) builds the sub-model maps.
+/* Their rows, for the key table of a method whose key struct Type holds a PruneKeys
+ * named member (written with its dot: PRUNE_METHOD_KEYS(SyncKeys, pruning.)). */
+#define PRUNE_METHOD_KEYS(Type, member)                                                                            \
+    METHOD_KEY_IN(Type, member, prune, "none",                                                                     \
+                  "none, or width: slow agents train a nested sub-model (leading units of every hidden layer)",    \
+                  .type = SCHEMA_CHOICE, .choices = "none|width"),                                                 \
+    METHOD_KEY_IN(Type, member, prune_target, "makespan",                                                          \
+                  "makespan (keep ratio that meets the median agent's compute time) or a fixed keep ratio",        \
+                  .type = SCHEMA_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN), \
+    METHOD_KEY_IN(Type, member, prune_min, "0.0625", "smallest keep ratio prune_target = makespan may choose",     \
+                  .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN)
+
+/* Reads keys (prune = none: p->on = 0 and nothing else is allocated) for the agents of
+ * world, whose full model is profile and sc's [model]. steps: (n) each agent's steps per
+ * round, NULL when all take the same number. train (train mode) builds the sub-model maps.
  * Errors: HS_E_NOMEM, or a sub-model that cannot be built (with a message in diag). */
-int prune_create(const Scenario *sc, const World *world, const ModelProfile *profile, int train, const int *steps,
-                 HsDiag *diag, Prune *p);
+int prune_create(const PruneKeys *keys, const Scenario *sc, const World *world, const ModelProfile *profile, int train,
+                 const int *steps, HsDiag *diag, Prune *p);
 void prune_free(Prune *p);
 /* The keep ratios of prune_target = makespan, for the tests: keep[i] from tau and F. */
 double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,
