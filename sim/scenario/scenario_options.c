@@ -44,8 +44,9 @@ static int scenario_feature_refused(Resolver *r, Feature f, const char *setting)
 /* A [method] choice key of the running method, as written; 0 when it has no such key. */
 static int scenario_method_choice(const Scenario *sc, const char *key, const char *value)
 {
-    const MethodParam *p = scenario_param(sc, key);
-    return p != NULL && strcmp(p->value, value) == 0;
+    for (int i = 0; i < sc->n_params; i++)
+        if (strcmp(sc->params[i].key, key) == 0) return strcmp(sc->params[i].value, value) == 0;
+    return 0;
 }
 
 int scenario_feature_on(const Scenario *sc, Feature f)
