@@ -41,6 +41,35 @@ static const FeatureInfo feature_table[FEATURE_COUNT] = {
     },
 };
 
+/* Not modelled together: the stages would have to agree on what a sub-model's, a stage's
+ * or a clipped update's compressed or robustly combined vector means. ([compression] with
+ * [byzantine] and with [privacy] are their sections' errors, scenario_options.c.) */
+static const FeaturePair feature_pair_table[] = {
+    {FEATURE_PRUNE, FEATURE_FREEZE, FEATURE_FREEZE,
+     "progressive is not available with prune = width (a sub-model trained stage by stage is not modelled)"},
+    {FEATURE_PRUNE, FEATURE_COMPRESSION, FEATURE_PRUNE,
+     "width is not available with [compression] (a sub-model's compressed change is not modelled)"},
+    {FEATURE_FREEZE, FEATURE_COMPRESSION, FEATURE_FREEZE,
+     "progressive is not available with [compression] (a stage's compressed change is not modelled)"},
+    {FEATURE_PRUNE, FEATURE_PRIVACY_SAMPLE, FEATURE_PRUNE,
+     "width is not available with [privacy] (DP-SGD on a sub-model is not modelled)"},
+    {FEATURE_PRUNE, FEATURE_PRIVACY_UPDATE, FEATURE_PRUNE,
+     "width is not available with [privacy] (a sub-model's clipped update is not modelled)"},
+    {FEATURE_FREEZE, FEATURE_PRIVACY_SAMPLE, FEATURE_FREEZE,
+     "progressive is not available with [privacy] (DP-SGD on a stage is not modelled)"},
+    {FEATURE_FREEZE, FEATURE_PRIVACY_UPDATE, FEATURE_FREEZE,
+     "progressive is not available with [privacy] (a stage's clipped update is not modelled)"},
+    {FEATURE_PRUNE, FEATURE_BYZANTINE, FEATURE_PRUNE,
+     "width is not available with [byzantine] (robust rules compare whole vectors: a sub-model's zeros outside it "
+     "would vote)"},
+    {FEATURE_COUNT, FEATURE_COUNT, FEATURE_COUNT, NULL},
+};
+
+const FeaturePair *feature_pairs(void)
+{
+    return feature_pair_table;
+}
+
 const FeatureInfo *feature_info(Feature f)
 {
     return &feature_table[f];

@@ -34,6 +34,15 @@ typedef struct FeatureInfo {
 } FeatureInfo;
 
 const FeatureInfo *feature_info(Feature f);
+
+/* Two features that do not combine, with any method: the error is reported at the
+ * setting of `at` (one of the two), with `why`. */
+typedef struct FeaturePair {
+    Feature a, b, at;
+    const char *why;
+} FeaturePair;
+/* The pairs, terminated by one with why = NULL, in the order they are checked. */
+const FeaturePair *feature_pairs(void);
 /* NULL when method m runs with feature f; else why not (a static string). */
 const char *feature_refusal(const struct MethodOps *m, Feature f);
 /* 1 when the refusal is STAGE_NOT_WIRED (not an algorithmic reason). */

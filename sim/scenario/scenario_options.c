@@ -64,6 +64,29 @@ int scenario_feature_on(const Scenario *sc, Feature f)
     return 0;
 }
 
+/* Where feature f's setting was written: its [method] key, or its section's header. */
+static int scenario_feature_error(Resolver *r, Feature f, const char *why)
+{
+    const Scenario *sc = r->sc;
+    const FeatureInfo *info = feature_info(f);
+    if (strcmp(info->section, "method") != 0) return scenario_section_bad(r, info->section, why);
+    for (int i = 0; i < sc->n_params; i++) {
+        const MethodParam *p = &sc->params[i];
+        if (strcmp(p->key, info->key) != 0) continue;
+        if (strncmp(p->where, "--set ", 6) == 0) return hs_diag_set(r->diag, HS_E_INPUT, p->where, 0, "%s", why);
+        return hs_diag_set(r->diag, HS_E_INPUT, p->where[0] ? p->where : sc->file, 0, "[method] %s: %s", p->key, why);
+    }
+    return hs_diag_set(r->diag, HS_E_INPUT, sc->file, 0, "%s", why);
+}
+
+int scenario_check_feature_pairs(Resolver *r)
+{
+    for (const FeaturePair *p = feature_pairs(); p->why; p++)
+        if (scenario_feature_on(r->sc, p->a) && scenario_feature_on(r->sc, p->b))
+            return scenario_feature_error(r, p->at, p->why);
+    return HS_OK;
+}
+
 /* [network]: the link-sharing model. Keys the chosen model does not use are accepted (so a
  * sweep can vary the model) and reset to their defaults, like [compression]'s. */
 int scenario_resolve_network(Resolver *r)

@@ -109,6 +109,8 @@ int scenario_resolve_compression(Resolver *r);
 
 int scenario_resolve_byzantine(Resolver *r);
 
+/* Two features turned on that do not combine (features.h's pairs): an input error. */
+int scenario_check_feature_pairs(Resolver *r);
 /* [privacy]: clipping and noise, for the methods that take them (sim/scenario/features.h). */
 int scenario_resolve_privacy(Resolver *r);
 

@@ -215,17 +215,27 @@ void byzantine_moments(const float *const *v, int K, size_t d, float *mean, floa
 
 void byzantine_attack(Byzantine *b, const float *const *vectors, float *const *out)
 {
+    byzantine_attack_among(b, NULL, b->n, vectors, out);
+}
+
+void byzantine_attack_among(Byzantine *b, const int *who, int K, const float *const *vectors, float *const *out)
+{
     if (b->spec.count <= 0) return;
     size_t d = b->d;
     int n_honest = 0;
-    for (int i = 0; i < b->n; i++)
-        if (!b->flags[i]) b->honest[n_honest++] = vectors[i];
+    for (int k = 0; k < K; k++)
+        if (!b->flags[who ? who[k] : k]) b->honest[n_honest++] = vectors[k];
     AttackKind attack = b->spec.attack;
-    if (attack == ATTACK_ALIE || attack == ATTACK_IPM) byzantine_moments(b->honest, n_honest, d, b->mean, b->sd);
-    for (int i = 0; i < b->n; i++) {
+    /* no honest vector in the exchange: nothing to imitate (ALIE, IPM send the zero vector) */
+    if (attack == ATTACK_ALIE || attack == ATTACK_IPM) {
+        if (n_honest > 0) byzantine_moments(b->honest, n_honest, d, b->mean, b->sd);
+        else memset(b->mean, 0, d * sizeof *b->mean), memset(b->sd, 0, d * sizeof *b->sd);
+    }
+    for (int k = 0; k < K; k++) {
+        int i = who ? who[k] : k;
         if (!b->flags[i]) continue;
-        float *o = out[i];
-        const float *v = vectors[i];
+        float *o = out[k];
+        const float *v = vectors[k];
         switch (attack) {
         case ATTACK_SIGNFLIP: {
             float scale = (float)b->spec.scale;

@@ -155,6 +155,16 @@ int privacy_local_step(Privacy *p, Trainer *t, int agent)
     return trainer_local_step_clipped(t, agent, s->threshold, s->noise_multiplier * s->threshold, p->noise[agent]);
 }
 
+int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, float *grad)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_SAMPLE)
+        return params ? trainer_gradient_at(t, agent, params, grad) : trainer_gradient(t, agent, grad);
+    p->steps[agent] += 1;
+    const PrivacySpec *s = &p->spec;
+    return trainer_clipped_gradient_at(t, agent, params, grad, s->threshold, s->noise_multiplier * s->threshold,
+                                       p->noise[agent]);
+}
+
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || t == NULL) return HS_OK;

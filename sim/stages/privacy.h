@@ -72,6 +72,10 @@ int privacy_create(const Scenario *sc, const World *world, Trainer *trainer, Pri
 void privacy_free(Privacy *p);
 /* One local step of agent: clip = sample a DP-SGD step, otherwise trainer_local_step. */
 int privacy_local_step(Privacy *p, Trainer *t, int agent);
+/* The gradient of agent's next batch at params (NULL: its own model) into grad: clip =
+ * sample a DP-SGD gradient (clipped per-sample gradients, noise on the sum, divided by the
+ * batch; one run of the mechanism for the accountant), otherwise the plain gradient. */
+int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, float *grad);
 /* clip = update: the members start a local period; their current models are the points
  * their updates are measured from. */
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members);

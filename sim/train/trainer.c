@@ -353,6 +353,30 @@ int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double n
                                           .lr = trainer_schedule_lr(t->sc, t->round)});
 }
 
+float *trainer_gradient_scratch(Trainer *t)
+{
+    if (t == NULL || trainer_flush(t) != HS_OK) return NULL;
+    return t->slots[0].grad;
+}
+
+int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, float *grad, double threshold,
+                                double noise_std, gsl_rng *noise)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    if (slot->clip_scratch == NULL && (slot->clip_scratch = malloc(t->n_params * sizeof *slot->clip_scratch)) == NULL)
+        return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
+    status = model_grad_clipped_at(t->eval, params ? params : model_params(t->models[agent]), grad, slot->clip_scratch,
+                                   slot->ws, slot->x, slot->y, b, threshold, &loss, NULL);
+    /* as trainer_job_clipped_step: the noise goes on the sum, (sum + z) / b */
+    if (status == HS_OK && isfinite(loss)) vec_add_gaussian(grad, noise_std / b, model_block_param_count(t->eval), noise);
+    return trainer_count_loss(t, loss, status, agent);
+}
+
 /* Averages [offset, offset+count) of the members' parameters into every member. */
 static int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples,
                                  size_t offset, size_t count)

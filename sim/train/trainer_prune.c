@@ -27,6 +27,56 @@ int trainer_width_gradient(Trainer *t, int agent, ModelWidth *width, float *grad
     return trainer_count_loss(t, loss, status, agent);
 }
 
+int trainer_width_gradient_at(Trainer *t, int agent, ModelWidth *width, const float *params, float *grad)
+{
+    if (t == NULL) return HS_OK;
+    if (params == NULL) return trainer_width_gradient(t, agent, width, grad);
+    if (width == NULL) return trainer_gradient_at(t, agent, params, grad);
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
+    status = model_width_grad(width, params, grad, slot->x, slot->y, b, &loss);
+    return trainer_count_loss(t, loss, status, agent);
+}
+
+int trainer_stage_gradient_at(Trainer *t, int agent, int stage, const float *params, float *grad)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    double loss = NAN;
+    int b = trainer_next_batch(t, slot, agent);
+    /* the frozen blocks' and the other heads' ranges are 0, not left as they were: the
+     * whole vector is what the method sends or steps with */
+    memset(grad, 0, t->n_params * sizeof *grad);
+    status = model_grad_stage_at(t->eval, params ? params : model_params(t->models[agent]), grad, slot->ws, stage,
+                                 slot->x, slot->y, b, &loss);
+    return trainer_count_loss(t, loss, status, agent);
+}
+
+int trainer_stage_optimizer_step(Trainer *t, int agent, int stage, const float *grad)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    return trainer_stage_optim_step(t, t->optims[agent], model_params(t->models[agent]), stage, grad,
+                                    trainer_schedule_lr(t->sc, t->round));
+}
+
+int trainer_stage_optim_step(const Trainer *t, Optim *o, float *params, int stage, const float *grad, double lr)
+{
+    if (t == NULL) return HS_OK;
+    size_t offset, count;
+    model_block_range(t->eval, stage - 1, &offset, &count);
+    int status = optim_step(o, params, grad, offset, count, lr);
+    model_aux_range(t->eval, stage, &offset, &count);
+    if (status == HS_OK && count > 0) status = optim_step(o, params, grad, offset, count, lr);
+    return status;
+}
+
 int trainer_width_step(Trainer *t, int agent, ModelWidth *width)
 {
     if (t == NULL) return HS_OK;

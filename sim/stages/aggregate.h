@@ -1,0 +1,53 @@
+/* aggregate.h — the aggregation stage point: wherever sent vectors are combined. One
+ * function per form a method's protocol has; inside each, the features decide:
+ *   mean           the plain or weighted mean, summed in member order (deterministic);
+ *   prune = width  each coordinate averaged over the members holding it
+ *                  (vec_masked_average; sim/stages/prune.h);
+ *   [byzantine]    the robust rule of [byzantine] aggregator over the same vectors
+ *                  (sim/stages/byzantine.h; rules weigh every vector alike);
+ *                  gossip forms: the rule over the agent's closed neighbourhood, and
+ *                  centered clipping becomes self-centered clipping (He, Karimireddy,
+ *                  Jaggi, "Byzantine-robust decentralized learning via ClippedGossip",
+ *                  2022): x_i <- sum_j W_ij (x_i + clip(x_j - x_i, tau)), W_ii's term x_i;
+ *   [privacy] clip = update
+ *                  central Gaussian noise on the aggregate, sigma C w_max, one run of the
+ *                  client-level mechanism for the accountant (sim/stages/privacy.h).
+ * The forms:
+ *   aggregate_models    an all-reduce of the members' models (every member ends with it);
+ *   aggregate_around    an all-gather of changes around a point everybody holds (compressed
+ *                       model deltas): xbar += weighted mean of the contributions;
+ *   aggregate_vectors   a server's combination of K vectors into one. */
+#ifndef SIM_STAGES_AGGREGATE_H
+#define SIM_STAGES_AGGREGATE_H
+
+#include "sim/stages/byzantine.h"
+#include "sim/stages/local_step.h"
+#include "sim/stages/privacy.h"
+#include "sim/stages/stage.h"
+
+typedef struct Aggregate {
+    StageContext cx;
+    size_t d;                /* entries combined: the model's blocks */
+    Privacy *privacy;        /* clip = update (borrowed) */
+    Byzantine *byzantine;    /* [byzantine] on (borrowed) */
+    const LocalStep *step;   /* the masks of prune = width (borrowed, may be NULL) */
+    double *weights;         /* (n) scratch */
+    const float **vectors;   /* (n) scratch */
+    float *mean;             /* (d) scratch, train mode */
+} Aggregate;
+
+int aggregate_init(Aggregate *a, const StageContext *cx, size_t d, const LocalStep *step, Privacy *privacy,
+                   Byzantine *byzantine);
+void aggregate_free(Aggregate *a);
+
+/* The members' models (the trainer's, all of them; members NULL: 0..K-1) become their
+ * mean, weighted by samples or uniform, per coordinate over the holders under prune;
+ * then the central noise of clip = update, drawn from the stream of (round, period), on
+ * every member's copy. */
+int aggregate_models(Aggregate *a, const int *members, int K, int by_samples, int round, int period);
+/* Compressed changes: anchor (d) += the weighted mean of contributions[k] (member k's),
+ * then every member's model's blocks <- anchor. Train mode only (anchor NULL: nothing). */
+int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, const float *const *contributions,
+                     int by_samples);
+
+#endif

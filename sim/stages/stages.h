@@ -1,0 +1,39 @@
+/* stages.h — the three stage points of one method's run, made together from the scenario:
+ * the local step (local_step.h), the outgoing vector (outgoing.h) and the aggregation
+ * (aggregate.h), with the [privacy] accountant and the [byzantine] agents they share. A
+ * method keeps one Stages, says at create what its keys and its vectors are, and calls
+ * the stages at its points; the features the scenario turns on are the stages' business. */
+#ifndef SIM_STAGES_STAGES_H
+#define SIM_STAGES_STAGES_H
+
+#include "sim/stages/aggregate.h"
+#include "sim/stages/local_step.h"
+#include "sim/stages/outgoing.h"
+
+typedef struct Stages {
+    StageContext cx;
+    Privacy *privacy;      /* [privacy] clip != none; NULL otherwise */
+    Byzantine *byzantine;  /* [byzantine] with attackers or a robust rule; NULL otherwise */
+    LocalStep step;
+    Outgoing out;
+    Aggregate agg;
+} Stages;
+
+/* What the method tells the stages at create. */
+typedef struct StagesSetup {
+    const PruneKeys *pruning;    /* its prune keys (NULL: it has none) */
+    const FreezeKeys *freezing;  /* its freeze keys (NULL: none) */
+    const int *steps;            /* (n) each agent's steps per round, for prune (NULL: equal) */
+    size_t d;                    /* entries of the vectors it sends: 0 for the model's blocks */
+    int keep_messages;           /* outgoing_init's */
+    int byzantine;               /* 1: make the Byzantine state even without [byzantine] (a
+                                  * method whose rule is always robust, byzsgdnm) */
+} StagesSetup;
+
+/* Errors with a message in cx->diag. stages_free accepts a zeroed Stages. */
+int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup);
+void stages_free(Stages *st);
+/* The local step's stage and the compression's warm-up for round. */
+void stages_begin_round(Stages *st, int round);
+
+#endif
