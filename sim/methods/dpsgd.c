@@ -272,7 +272,7 @@ static void dpsgd_destroy(void *state)
     free(s);
 }
 
-static const SchemaKey dpsgd_keys[] = {PRUNE_METHOD_KEYS(PruneKeys, ), {0}};
+static const SchemaKey dpsgd_keys[] = {PRUNE_METHOD_KEYS_ALWAYS(PruneKeys, ), {0}};
 
 static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
 {

@@ -355,8 +355,8 @@ static const SchemaKey localsgd_keys[] = {
                .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
     METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
                .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
-    PRUNE_METHOD_KEYS(LocalSgdKeys, pruning.),
-    FREEZE_METHOD_KEYS(LocalSgdKeys, freezing.),
+    PRUNE_METHOD_KEYS_ALWAYS(LocalSgdKeys, pruning.),
+    FREEZE_METHOD_KEYS_ALWAYS(LocalSgdKeys, freezing.),
     {0},
 };
 

@@ -88,9 +88,15 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     config_write_section(sc, "run", SCHEMA_IN_RUN, NULL, out);
     config_write_section(sc, "data", SCHEMA_IN_DATA, NULL, out);
     config_write_section(sc, "model", SCHEMA_IN_MODEL, NULL, out);
-    if (sc->n_params > 0) {
-        fputs("\n[method]\n", out);
-        for (int i = 0; i < sc->n_params; i++) fprintf(out, "%s = %s\n", sc->params[i].key, sc->params[i].value);
+    /* a method's row with `written` is left out when it says so: a feature's keys that a
+     * method gained with the stages are written only when the feature is on, so that the
+     * method's runs without it keep the config they had */
+    const SchemaKey *keys = method_lookup(sc->method)->keys;
+    int written = 0;
+    for (int i = 0; i < sc->n_params; i++) {
+        if (keys[i].written && !keys[i].written(sc, sc->method_keys)) continue;
+        if (!written++) fputs("\n[method]\n", out);
+        fprintf(out, "%s = %s\n", sc->params[i].key, sc->params[i].value);
     }
     config_write_section(sc, "topology", SCHEMA_IN_TOPOLOGY, NULL, out);
     config_write_section(sc, "agents", SCHEMA_IN_AGENTS, &sc->groups[0], out);

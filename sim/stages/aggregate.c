@@ -19,7 +19,9 @@ int aggregate_init(Aggregate *a, const StageContext *cx, size_t d, const LocalSt
     int n = cx->world->n;
     a->weights = calloc((size_t)n, sizeof *a->weights);
     a->vectors = calloc((size_t)n, sizeof *a->vectors);
-    if (!a->weights || !a->vectors || (cx->trainer && (a->mean = calloc(d ? d : 1, sizeof *a->mean)) == NULL))
+    a->everyone = calloc((size_t)n, sizeof *a->everyone);
+    for (int i = 0; a->everyone && i < n; i++) a->everyone[i] = i;
+    if (!a->weights || !a->vectors || !a->everyone || (cx->trainer && (a->mean = calloc(d ? d : 1, sizeof *a->mean)) == NULL))
         return hs_diag_set(cx->diag, HS_E_NOMEM, NULL, 0, "out of memory for the aggregation");
     return HS_OK;
 }
@@ -29,6 +31,7 @@ void aggregate_free(Aggregate *a)
     free(a->weights);
     free(a->vectors);
     free(a->mean);
+    free(a->everyone);
     memset(a, 0, sizeof *a);
 }
 
@@ -54,4 +57,20 @@ int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, con
     for (size_t j = 0; j < a->d; j++) anchor[j] += a->mean[j];
     for (int k = 0; k < K; k++) memcpy(trainer_params(t, members ? members[k] : k), anchor, a->d * sizeof *anchor);
     return HS_OK;
+}
+
+int aggregate_vectors(Aggregate *a, const int *who, const float *const *vectors, int K, float *out)
+{
+    if (a->byzantine) return byzantine_aggregate_among(a->byzantine, vectors, K, out);
+    memset(out, 0, a->d * sizeof *out);
+    for (int k = 0; k < K; k++) vec_axpy(out, 1.0f, vectors[k], a->d);
+    vec_scale(out, 1.0f / (float)K, a->d);
+    (void)who;
+    return HS_OK;
+}
+
+void aggregate_noise(Aggregate *a, const int *members, int K, int by_samples, int round, int period, float *out)
+{
+    privacy_aggregate_noise(a->privacy, members ? members : a->everyone, K, by_samples, round, period, &out,
+                            out ? 1 : 0);
 }

@@ -34,6 +34,7 @@ typedef struct Aggregate {
     double *weights;         /* (n) scratch */
     const float **vectors;   /* (n) scratch */
     float *mean;             /* (d) scratch, train mode */
+    int *everyone;           /* (n) 0..n-1 */
 } Aggregate;
 
 int aggregate_init(Aggregate *a, const StageContext *cx, size_t d, const LocalStep *step, Privacy *privacy,
@@ -49,5 +50,14 @@ int aggregate_models(Aggregate *a, const int *members, int K, int by_samples, in
  * then every member's model's blocks <- anchor. Train mode only (anchor NULL: nothing). */
 int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, const float *const *contributions,
                      int by_samples);
+
+/* K vectors (vectors[k] sent by who[k]; who NULL: k) combined into out (d floats): the
+ * [byzantine] rule when it is on, else their plain mean (summed in float in order, then
+ * scaled by 1/K, as a ring all-reduce's mean). out must not be one of the vectors. */
+int aggregate_vectors(Aggregate *a, const int *who, const float *const *vectors, int K, float *out);
+/* clip = update: one run of the client-level mechanism on the mean of the members
+ * (members NULL: 0..K-1) weighted by samples or uniform, its noise (the stream of
+ * (round, period)) added to out (d floats; NULL in timing mode: only counted). */
+void aggregate_noise(Aggregate *a, const int *members, int K, int by_samples, int round, int period, float *out);
 
 #endif

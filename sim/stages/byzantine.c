@@ -619,7 +619,11 @@ done:
 
 int byzantine_aggregate(Byzantine *b, const float *const *vectors, float *out)
 {
-    int K = b->n;
+    return byzantine_aggregate_among(b, vectors, b->n, out);
+}
+
+int byzantine_aggregate_among(Byzantine *b, const float *const *vectors, int K, float *out)
+{
     size_t d = b->d;
     switch (b->spec.aggregator) {
     case AGGREGATOR_MEAN:

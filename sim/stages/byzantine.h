@@ -66,6 +66,9 @@ void byzantine_attack(Byzantine *b, const float *const *vectors, float *const *o
 void byzantine_attack_among(Byzantine *b, const int *who, int K, const float *const *vectors, float *const *out);
 /* The spec's aggregator over the n vectors into out (d). */
 int byzantine_aggregate(Byzantine *b, const float *const *vectors, float *out);
+/* The same over K <= n vectors (one exchange). cclip starts from its previous aggregate,
+ * whichever exchange that was. */
+int byzantine_aggregate_among(Byzantine *b, const float *const *vectors, int K, float *out);
 
 /* The aggregators and attacks alone, for tests and other callers. scratch: K doubles. */
 void aggregate_mean(const float *const *v, int K, size_t d, float *out);

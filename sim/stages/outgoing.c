@@ -2,6 +2,8 @@
  * sender, update clipping, attacks. */
 #include "sim/stages/outgoing.h"
 
+#include "models/model.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +130,11 @@ const float *outgoing_change(Outgoing *o, int agent, const float *change)
 void outgoing_clip(Outgoing *o, float *x, const float *start)
 {
     privacy_client_done_from(o->privacy, x, start);
+}
+
+void outgoing_clip_vector(Outgoing *o, float *v)
+{
+    if (o->privacy && v) privacy_clip_vector(o->privacy, v, o->d);
 }
 
 int outgoing_period_begin(Outgoing *o, const int *members, int K)

@@ -72,6 +72,9 @@ float *outgoing_velocity(Outgoing *o, int agent);
 
 /* clip = update: x <- start + clip(x - start, C) (sim/stages/privacy.h); nothing without. */
 void outgoing_clip(Outgoing *o, float *x, const float *start);
+/* clip = update where the update is the vector itself (a gradient, a change): v (d) is
+ * scaled to norm <= C. */
+void outgoing_clip_vector(Outgoing *o, float *v);
 /* The same where the start is the model each member held when its period began (the
  * trainer's models: privacy_period_begin keeps them, privacy_client_done clips). */
 int outgoing_period_begin(Outgoing *o, const int *members, int K);

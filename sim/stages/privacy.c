@@ -194,6 +194,12 @@ static void privacy_clip_update(Privacy *p, float *x, const float *start)
     for (size_t j = 0; j < p->d; j++) x[j] = start[j] + p->scratch[j];
 }
 
+void privacy_clip_vector(Privacy *p, float *v, size_t d)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || v == NULL) return;
+    vec_clip_norm(v, d, p->spec.threshold);
+}
+
 int privacy_client_done(Privacy *p, Trainer *t, int agent)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || t == NULL) return HS_OK;

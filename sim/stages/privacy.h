@@ -79,6 +79,9 @@ int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, flo
 /* clip = update: the members start a local period; their current models are the points
  * their updates are measured from. */
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members);
+/* clip = update where the update is a vector of its own (a gradient): v (d floats) is
+ * scaled to L2 norm <= C. */
+void privacy_clip_vector(Privacy *p, float *v, size_t d);
 /* clip = update: agent finished its period; its model becomes start + clip(update). */
 int privacy_client_done(Privacy *p, Trainer *t, int agent);
 /* trainer_average of the members, then (clip = update) privacy_aggregate_noise on every
