@@ -74,6 +74,9 @@ void store_write_reference(FILE *out)
             "  `trace` path. Parameters in the key's unit carry it; sigma, shape and the\n"
             "  probabilities are plain. `swept` is 1 for the rows a `[sweep]` axis set (and\n"
             "  `run.seed` when `repeat` > 1).\n"
+            "- **Numbers in runs.config** are the shortest text that reads back to the same\n"
+            "  double (`momentum = 0.9`); older runs have 17 digits (`0.90000000000000002`),\n"
+            "  which read back to the same double too.\n"
             "\n"
             "## Tables\n"
             "\n",

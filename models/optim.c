@@ -147,6 +147,8 @@ static void optim_runs_merge(Optim *o)
 
 size_t optim_size(const Optim *o) { return o->n; }
 
+float *optim_velocity(Optim *o) { return o->velocity; }
+
 /* The Adam update of [begin, end), whose parameters have all taken t steps (this one
  * included). */
 static void optim_adam_run(const Optim *o, float *restrict p, const float *restrict g, size_t begin, size_t end,

@@ -31,6 +31,9 @@ void optim_free(Optim *o);
 /* Zeroes the state (velocities, moments, step counts). */
 void optim_reset(Optim *o);
 size_t optim_size(const Optim *o);
+/* The momentum optimiser's velocity v (n floats, read and written in place: what a method
+ * does to it between steps, e.g. averaging it with other agents'); NULL for the others. */
+float *optim_velocity(Optim *o);
 
 /* One step of params[offset .. offset+count) with grads[offset .. offset+count) (both
  * are whole vectors of the optimiser's size). Ranges past the end are clipped. Returns

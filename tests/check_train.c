@@ -447,6 +447,108 @@ START_TEST(test_split_step_touches_only_its_side)
 }
 END_TEST
 
+/* A 2-round train run of method (localsgd: averaging every 2 steps; qsr: its rule's
+ * period) with momentum_at_average = what (NULL: not given) into ts; ts NULL: resolve
+ * into sc only. */
+static int momentum_run(const char *method, const char *what, TestSink *ts, Scenario *sc, HsDiag *diag)
+{
+    char run_method[64], choice[64];
+    snprintf(run_method, sizeof run_method, "run.method=%s", method);
+    snprintf(choice, sizeof choice, "method.momentum_at_average=%s", what ? what : "");
+    const char *set[4] = {run_method, "run.rounds=2"};
+    int n = 2;
+    if (strcmp(method, "localsgd") == 0) set[n++] = "method.local_steps=2";
+    if (what) set[n++] = choice;
+    return ts ? test_run(synthetic, set, n, ts, diag) : test_resolve(synthetic, set, n, sc, diag);
+}
+
+/* [method] momentum_at_average (localsgd, qsr): what an averaging does to the members'
+ * momentum velocities. By hand on the trainer: keep leaves each its own, average gives
+ * every member the sample-weighted mean, reset zeroes them. Through runs: keep is the
+ * default and changes nothing, not even runs.config; reset and average change training;
+ * the combinations that have no velocity to act on are input errors at the key. */
+START_TEST(test_momentum_at_average)
+{
+    HsDiag diag;
+    Scenario sc;
+    const char *set[] = {"run.method=localsgd", "method.local_steps=2"};
+    ck_assert_msg(test_resolve(synthetic, set, 2, &sc, &diag) == 0, "%s", diag.message);
+    TestSink ts;
+    Sim *e;
+    ck_assert_msg(sim_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
+    Trainer *t = e->trainer;
+    int n = e->world.n;
+    size_t d = trainer_param_count(t);
+    float *before = malloc((size_t)n * d * sizeof *before);
+    ck_assert_ptr_nonnull(before);
+    for (int step = 0; step < 3; step++)
+        for (int i = 0; i < n; i++) ck_assert_int_eq(trainer_local_step(t, i), 0);
+    ck_assert_int_eq(trainer_average(t, NULL, n, 1), 0);
+    for (int i = 0; i < n; i++) memcpy(before + (size_t)i * d, trainer_velocity(t, i), d * sizeof *before);
+    ck_assert(!same_range(before, before + d, 0, d)); /* the agents' velocities differ */
+    ck_assert_int_eq(trainer_momentum_at_average(t, NULL, n, 1, TRAINER_MOMENTUM_KEEP), 0);
+    for (int i = 0; i < n; i++) ck_assert(same_range(trainer_velocity(t, i), before + (size_t)i * d, 0, d));
+    ck_assert_int_eq(trainer_momentum_at_average(t, NULL, n, 1, TRAINER_MOMENTUM_AVERAGE), 0);
+    double total = 0;
+    for (int i = 0; i < n; i++) total += e->world.agents[i].samples;
+    for (size_t j = 0; j < d; j++) {
+        double mean = 0;
+        for (int i = 0; i < n; i++) mean += e->world.agents[i].samples / total * before[(size_t)i * d + j];
+        for (int i = 0; i < n; i++) ck_assert_float_eq_tol(trainer_velocity(t, i)[j], mean, 1e-6);
+    }
+    ck_assert(!same_range(trainer_velocity(t, 0), before, 0, d));
+    ck_assert_int_eq(trainer_momentum_at_average(t, NULL, n, 1, TRAINER_MOMENTUM_RESET), 0);
+    for (int i = 0; i < n; i++)
+        for (size_t j = 0; j < d; j++) ck_assert(trainer_velocity(t, i)[j] == 0);
+    free(before);
+    sim_close(e);
+    test_sink_free(&ts);
+
+    /* runs: explicit keep is the default, row for row and in runs.config */
+    static const char *const methods[] = {"localsgd", "qsr"};
+    for (int m = 0; m < 2; m++) {
+        TestSink a, b, c, f;
+        const char *what[] = {NULL, "keep", "reset", "average"};
+        TestSink *sinks[] = {&a, &b, &c, &f};
+        for (int w = 0; w < 4; w++)
+            ck_assert_msg(momentum_run(methods[m], what[w], sinks[w], &sc, &diag) == 0, "%s", diag.message);
+        /* (the texts are too long for check's messages: compare, then say which) */
+        ck_assert_msg(strcmp(a.text, b.text) == 0, "%s: keep is not the default", methods[m]);
+        ck_assert_msg(strcmp(a.text, c.text) != 0, "%s: reset changed nothing", methods[m]);
+        ck_assert_msg(strcmp(a.text, f.text) != 0, "%s: average changed nothing", methods[m]);
+        ck_assert_msg(strcmp(c.text, f.text) != 0, "%s: reset and average ran the same", methods[m]);
+        ck_assert_msg(test_sink_last_accuracy(&c) > 0.5 && test_sink_last_accuracy(&f) > 0.5, "%s: %.3f %.3f",
+                      methods[m], test_sink_last_accuracy(&c), test_sink_last_accuracy(&f));
+        for (int w = 0; w < 4; w++) test_sink_free(sinks[w]);
+        /* runs.config leaves the default out and writes the others, which read back */
+        ck_assert_int_eq(momentum_run(methods[m], "keep", NULL, &sc, &diag), 0);
+        char *config = scenario_config_string(&sc);
+        ck_assert_ptr_null(strstr(config, "momentum_at_average"));
+        free(config);
+        ck_assert_int_eq(momentum_run(methods[m], "average", NULL, &sc, &diag), 0);
+        config = scenario_config_string(&sc);
+        ck_assert_ptr_nonnull(strstr(config, "\nmomentum_at_average = average\n"));
+        Scenario again;
+        ck_assert_msg(test_resolve(config, NULL, 0, &again, &diag) == 0, "%s", diag.message);
+        char *config_again = scenario_config_string(&again);
+        ck_assert_str_eq(config, config_again);
+        ck_assert(test_method_key(&again, "momentum_at_average") == TRAINER_MOMENTUM_AVERAGE);
+        free(config);
+        free(config_again);
+    }
+    /* nothing to act on: an error at the key */
+    const char *sgd[] = {"run.method=localsgd", "model.optimizer=sgd", "method.momentum_at_average=reset"};
+    ck_assert_int_eq(test_resolve(synthetic, sgd, 3, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "--set method.momentum_at_average=reset: reset and average act on the velocity")
+                      == diag.message, "%s", diag.message);
+    const char *pruned[] = {"run.method=localsgd", "method.prune=width", "method.momentum_at_average=average"};
+    ck_assert_int_eq(test_resolve(synthetic, pruned, 3, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "not available with prune = width") != NULL, "%s", diag.message);
+    const char *sgd_keep[] = {"run.method=qsr", "model.optimizer=sgd", "method.momentum_at_average=keep"};
+    ck_assert_int_eq(test_resolve(synthetic, sgd_keep, 3, &sc, &diag), HS_OK);
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -463,6 +565,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);
     tcase_add_test(tc, test_qsr_period_follows_the_rule);
     tcase_add_test(tc, test_split_step_touches_only_its_side);
+    tcase_add_test(tc, test_momentum_at_average);
     tcase_add_test(tc, test_domains_run);
     tcase_add_test(tc, test_async_and_delayed_methods_track_their_synchronous_twins);
     suite_add_tcase(s, tc);

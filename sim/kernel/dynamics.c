@@ -1,6 +1,7 @@
 /* dynamics.c — parsing and evaluating slowdown profiles. */
 #include "sim/kernel/dynamics.h"
 #include "base/hs_error.h"
+#include "base/real_text.h"
 #include "base/units.h"
 
 #include <ctype.h>
@@ -87,9 +88,15 @@ int slowdown_parse(const char *text, Slowdown *out, char *why, int why_size)
 
 void slowdown_format(const Slowdown *s, char *buf, int size)
 {
+    char a[REAL_TEXT_MAX], b[REAL_TEXT_MAX], c[REAL_TEXT_MAX];
     switch (s->kind) {
-    case SLOWDOWN_MARKOV: snprintf(buf, (size_t)size, "markov(%.17g, %.17g, %.17g)", s->p_slow, s->p_recover, s->factor); break;
-    case SLOWDOWN_PERIODIC: snprintf(buf, (size_t)size, "periodic(%.17g, %.17g)", s->period, s->amplitude); break;
+    case SLOWDOWN_MARKOV:
+        snprintf(buf, (size_t)size, "markov(%s, %s, %s)", real_text(s->p_slow, a), real_text(s->p_recover, b),
+                 real_text(s->factor, c));
+        break;
+    case SLOWDOWN_PERIODIC:
+        snprintf(buf, (size_t)size, "periodic(%s, %s)", real_text(s->period, a), real_text(s->amplitude, b));
+        break;
     default: snprintf(buf, (size_t)size, "none"); break;
     }
 }

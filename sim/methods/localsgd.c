@@ -8,6 +8,11 @@
  *   weighting = samples (FedAvg) | uniform
  *   participation = p   each period a seeded random share p of the agents trains and
  *                       averages; the others sit the period out (idle, no bytes)
+ *   momentum_at_average = keep | reset | average   (localsgd and qsr; [model] optimizer =
+ *                       momentum) what an averaging does to the members' velocities:
+ *                       each keeps its own (the default, and the behaviour before the key),
+ *                       zeroed, or averaged with the parameters' weights. Train mode only:
+ *                       timing is the same whichever it is.
  * qsr — Local SGD with the Quadratic Synchronization Rule (Gu et al., ICLR 2024): the
  * period is H = max(H_base, floor((alpha / lr)^2)) with lr this round's learning rate,
  * so the period grows as the schedule decays lr. H is logged in rounds.extra.
@@ -83,6 +88,7 @@ typedef struct LocalSgdKeys {
     FreezeKeys freezing;   /* localsgd */
     int H_base;            /* qsr */
     double alpha;          /* qsr */
+    int momentum_at_average; /* TrainerMomentum: the velocities when the models are averaged */
 } LocalSgdKeys;
 
 typedef struct LocalSgdState {
@@ -96,6 +102,7 @@ typedef struct LocalSgdState {
     int n_members;
     int period_index;
     int by_samples;
+    TrainerMomentum momentum; /* what an averaging does to the members' velocities */
     int round_steps;      /* S, for numeric local_steps */
     int period_done;      /* steps already done this round before this period */
     int *remaining;       /* (n) steps left in the current period per agent */
@@ -130,6 +137,7 @@ static int localsgd_read_common(Sim *sim, LocalSgdState *s, const int *steps)
     const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
     s->participation = keys->participation;
     s->by_samples = keys->weighting == LOCALSGD_BY_SAMPLES;
+    s->momentum = (TrainerMomentum)keys->momentum_at_average;
     s->round_steps = sim_round_steps(sim);
     if ((status = trainer_setup_local(sim->trainer, 0)) != HS_OK) return status;
     StagesSetup setup = {.pruning = steps ? &keys->pruning : NULL, .freezing = steps ? &keys->freezing : NULL,
@@ -198,6 +206,17 @@ static int localsgd_validate(const Scenario *sc, HsDiag *diag)
         return scenario_key_error(sc, &keys->participation, diag,
                                   "compressed model deltas need every agent to average every period: set "
                                   "participation = 1 (or leave [compression] out)");
+    if (keys->momentum_at_average != TRAINER_MOMENTUM_KEEP) {
+        if (sc->optim.kind != OPTIM_MOMENTUM)
+            return scenario_key_error(sc, &keys->momentum_at_average, diag,
+                                      "reset and average act on the velocity of [model] optimizer = momentum "
+                                      "(sgd has none; adam's moments are not handled)");
+        if (scenario_feature_on(sc, FEATURE_PRUNE) ||
+            (scenario_feature_on(sc, FEATURE_COMPRESSION) && sc->compression.feedback == FEEDBACK_DGC))
+            return scenario_key_error(sc, &keys->momentum_at_average, diag,
+                                      "not available with prune = width (sub-models' velocities) or [compression] "
+                                      "feedback = dgc (its own velocities)");
+    }
     return HS_OK;
 }
 
@@ -327,6 +346,9 @@ static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
     }
     if (status != HS_OK || !complete) return status;
     if ((status = localsgd_average(s, sim)) != HS_OK) return status;
+    if ((status = trainer_momentum_at_average(sim->trainer, s->members, s->n_members, s->by_samples, s->momentum)) !=
+        HS_OK)
+        return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, sim);
     engine_end_round(sim->engine);
     return HS_OK;
@@ -348,6 +370,13 @@ static void localsgd_destroy(void *state)
     free(s);
 }
 
+/* localsgd's and qsr's (the order of TrainerMomentum) */
+#define LOCALSGD_MOMENTUM_KEY                                                                                \
+    METHOD_KEY(LocalSgdKeys, momentum_at_average, "keep",                                                    \
+               "the agents' [model] momentum velocities when the models are averaged: keep (each its own), " \
+               "reset (zeroed) or average (like the parameters)",                                            \
+               .type = SCHEMA_CHOICE, .choices = "keep|reset|average", .flags = SCHEMA_OMIT_DEFAULT)
+
 static const SchemaKey localsgd_keys[] = {
     METHOD_KEY(LocalSgdKeys, local_steps, "epoch", "local steps between averagings: a number, or epoch",
                .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
@@ -357,6 +386,7 @@ static const SchemaKey localsgd_keys[] = {
                .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
     PRUNE_METHOD_KEYS_ALWAYS(LocalSgdKeys, pruning.),
     FREEZE_METHOD_KEYS_ALWAYS(LocalSgdKeys, freezing.),
+    LOCALSGD_MOMENTUM_KEY,
     {0},
 };
 
@@ -393,6 +423,7 @@ static const SchemaKey qsr_keys[] = {
                .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
     METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
                .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    LOCALSGD_MOMENTUM_KEY,
     {0},
 };
 

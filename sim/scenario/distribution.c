@@ -1,6 +1,7 @@
 /* distribution.c — parsing "name(arg, arg)" forms and drawing with GSL. */
 #include "sim/scenario/distribution.h"
 #include "base/hs_error.h"
+#include "base/real_text.h"
 
 #include <ctype.h>
 #include <gsl/gsl_randist.h>
@@ -194,19 +195,20 @@ double distribution_draw(const Distribution *d, gsl_rng *rng)
 
 void distribution_write(const Distribution *d, FILE *out)
 {
+    char a[REAL_TEXT_MAX], b[REAL_TEXT_MAX];
     switch (d->kind) {
-    case DIST_UNIFORM: fprintf(out, "uniform(%.17g, %.17g)", d->a, d->b); break;
-    case DIST_NORMAL: fprintf(out, "normal(%.17g, %.17g)", d->a, d->b); break;
-    case DIST_LOGNORMAL: fprintf(out, "lognormal(%.17g, %.17g)", d->a, d->b); break;
-    case DIST_PARETO: fprintf(out, "pareto(%.17g, %.17g)", d->a, d->b); break;
+    case DIST_UNIFORM: fprintf(out, "uniform(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
+    case DIST_NORMAL: fprintf(out, "normal(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
+    case DIST_LOGNORMAL: fprintf(out, "lognormal(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
+    case DIST_PARETO: fprintf(out, "pareto(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
     case DIST_CHOICE:
         fputs("choice(", out);
         for (int i = 0; i < d->n_choices; i++)
-            fprintf(out, "%s%.17g:%.17g", i ? ", " : "", d->values[i], d->probs[i]);
+            fprintf(out, "%s%s:%s", i ? ", " : "", real_text(d->values[i], a), real_text(d->probs[i], b));
         fputc(')', out);
         break;
     case DIST_TRACE: fprintf(out, "trace(%s)", d->path); break;
-    default: fprintf(out, "%.17g", d->a); break;
+    default: fputs(real_text(d->a, a), out); break;
     }
 }
 

@@ -52,6 +52,7 @@ typedef struct MethodParam {
     char key[INIDOC_NAME_MAX];
     char value[INIDOC_VALUE_MAX];  /* as written (trimmed): runs.config */
     char where[160];               /* "FILE:LINE" or "--set ..." of the value; "" for the default */
+    int written;                   /* runs.config writes it (not a SCHEMA_OMIT_DEFAULT key at its default) */
 } MethodParam;
 
 /* [compression] (sim/stages/compress.h): what sync, localsgd/qsr and dpsgd send instead of dense

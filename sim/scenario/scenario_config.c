@@ -5,6 +5,7 @@
  * do not apply are left out (their rows' `when`), which is why the resolver resets the
  * ones that cannot be left at any value (SCHEMA_RESET). */
 #include "sim/scenario/scenario.h"
+#include "base/real_text.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 
@@ -40,9 +41,10 @@ static void config_write_value(const SchemaKey *k, const Scenario *sc, const voi
     case SCHEMA_TIME:
     case SCHEMA_WORD_OR_REAL: {
         double v = *(const double *)at;
+        char number[REAL_TEXT_MAX];
         if ((k->flags & SCHEMA_WRITE_UNIT) && isinf(v)) fputs("inf", out);
-        else if (k->flags & SCHEMA_WRITE_UNIT) fprintf(out, "%.17g %s", v, units_base_name(k->unit));
-        else fprintf(out, "%.17g", v);
+        else if (k->flags & SCHEMA_WRITE_UNIT) fprintf(out, "%s %s", real_text(v, number), units_base_name(k->unit));
+        else fputs(real_text(v, number), out);
         break;
     }
     case SCHEMA_SEED: fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)at); break;
@@ -88,14 +90,10 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     config_write_section(sc, "run", SCHEMA_IN_RUN, NULL, out);
     config_write_section(sc, "data", SCHEMA_IN_DATA, NULL, out);
     config_write_section(sc, "model", SCHEMA_IN_MODEL, NULL, out);
-    /* a method's row with `written` is left out when it says so: a feature's keys that a
-     * method gained with the stages are written only when the feature is on, so that the
-     * method's runs without it keep the config they had */
-    const SchemaKey *keys = method_lookup(sc->method)->keys;
-    int written = 0;
+    int method_header = 0;
     for (int i = 0; i < sc->n_params; i++) {
-        if (keys[i].written && !keys[i].written(sc, sc->method_keys)) continue;
-        if (!written++) fputs("\n[method]\n", out);
+        if (!sc->params[i].written) continue;
+        if (!method_header++) fputs("\n[method]\n", out);
         fprintf(out, "%s = %s\n", sc->params[i].key, sc->params[i].value);
     }
     config_write_section(sc, "topology", SCHEMA_IN_TOPOLOGY, NULL, out);

@@ -153,6 +153,19 @@ static int scenario_method_entry(Resolver *r, const char *own_section, const cha
     return HS_OK;
 }
 
+/* Whether the value row k landed in keys is its default's (typed: "1.0" is "1"). */
+static int scenario_method_at_default(const SchemaKey *k, const unsigned char *keys)
+{
+    _Alignas(max_align_t) unsigned char fallback[SCENARIO_METHOD_KEYS_MAX];
+    SchemaValue value;
+    char why[300];
+    memset(&value, 0, sizeof value);
+    if (scenario_method_value(k, k->fallback, &value, why, sizeof why) != HS_OK) return 0;
+    memset(fallback, 0, sizeof fallback);
+    schema_land(k, &value, fallback);
+    return memcmp(fallback + k->offset, keys + k->offset, k->size) == 0;
+}
+
 int scenario_resolve_method(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -181,6 +194,7 @@ int scenario_resolve_method(Resolver *r)
         if (scenario_method_value(k, p->value, &value, why, sizeof why) != HS_OK)
             return hs_diag_set(r->diag, HS_E_INTERNAL, NULL, 0, "method %s: default of %s: %s", ops->name, k->name, why);
         schema_land(k, &value, sc->method_keys);
+        p->written = !(k->flags & SCHEMA_OMIT_DEFAULT) || !scenario_method_at_default(k, sc->method_keys);
     }
     return HS_OK;
 }

@@ -7,6 +7,7 @@
 #include "sim/scenario/scenario_schema.h"
 
 #include "base/hs_error.h"
+#include "base/real_text.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/server_assign.h"
@@ -121,7 +122,9 @@ static void data_domains_land(const SchemaKey *k, const SchemaValue *v, void *ta
 
 static void data_domains_write(const Scenario *sc, const void *target, FILE *out)
 {
-    for (int k = 0; k < sc->data.n_domains; k++) fprintf(out, "%s%.17g", k ? "," : "", sc->data.domain_degrees[k]);
+    char number[REAL_TEXT_MAX];
+    for (int k = 0; k < sc->data.n_domains; k++)
+        fprintf(out, "%s%s", k ? "," : "", real_text(sc->data.domain_degrees[k], number));
 }
 
 /* The last domain is held out unless the file says which. */
@@ -168,8 +171,9 @@ static void data_test_domains_land(const SchemaKey *k, const SchemaValue *v, voi
 
 static void data_test_domains_write(const Scenario *sc, const void *target, FILE *out)
 {
+    char number[REAL_TEXT_MAX];
     for (int k = 0, n = 0; k < sc->data.n_domains; k++)
-        if (sc->data.held_out[k]) fprintf(out, "%s%.17g", n++ ? "," : "", sc->data.domain_degrees[k]);
+        if (sc->data.held_out[k]) fprintf(out, "%s%s", n++ ? "," : "", real_text(sc->data.domain_degrees[k], number));
 }
 
 /* ---- [model] ---- */

@@ -68,6 +68,9 @@ enum {
     SCHEMA_WRITE_UNIT = 1 << 6, /* runs.config writes the number with its SI unit ("inf" alone) */
     SCHEMA_RESET = 1 << 7,      /* reset to its default when `when` is false (resolution), so
                                  * that runs.config, which leaves it out, reads back the same */
+    SCHEMA_OMIT_DEFAULT = 1 << 9, /* [method] rows: runs.config leaves it out while it holds its
+                                   * default, so that the configs (and sweep ids) of runs from
+                                   * before the key existed stay what they were */
 };
 
 /* Most elements of a list key (its count_max may not exceed it). */

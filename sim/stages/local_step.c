@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int local_step_written_frozen(const Scenario *sc, const void *keys)
-{
-    (void)keys;
-    return scenario_feature_on(sc, FEATURE_FREEZE);
-}
-
 int local_step_init(LocalStep *ls, const StageContext *cx, const LocalStepSetup *setup)
 {
     memset(ls, 0, sizeof *ls);

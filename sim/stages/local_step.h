@@ -44,19 +44,16 @@ typedef struct FreezeKeys {
 } FreezeKeys;
 
 /* Their rows, for the key table of a method whose key struct Type holds a FreezeKeys
- * named member (with its dot), as PRUNE_METHOD_KEYS. runs.config writes them only when
- * freeze = progressive, so a method that gained them with the stages keeps the config its
- * runs had; FREEZE_METHOD_KEYS_ALWAYS writes them always (localsgd, which had them). */
-#define FREEZE_METHOD_KEYS_WRITTEN(Type, member, when)                                                             \
+ * named member (with its dot), as PRUNE_METHOD_KEYS (runs.config leaves them out at their
+ * defaults); FREEZE_METHOD_KEYS_ALWAYS writes them always (localsgd, which had them). */
+#define FREEZE_METHOD_KEYS_FLAGS(Type, member, omit)                                                               \
     METHOD_KEY_IN(Type, member, freeze, "none",                                                                    \
                   "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",               \
-                  .type = SCHEMA_CHOICE, .choices = "none|progressive", .written = (when)),                        \
+                  .type = SCHEMA_CHOICE, .choices = "none|progressive", .flags = (omit)),                          \
     METHOD_KEY_IN(Type, member, freeze_rounds, "2", "freeze = progressive: rounds each block trains before it is frozen", \
-                  .type = SCHEMA_INT, .min = 1, .max = 100000000, .written = (when))
-#define FREEZE_METHOD_KEYS(Type, member) FREEZE_METHOD_KEYS_WRITTEN(Type, member, local_step_written_frozen)
-#define FREEZE_METHOD_KEYS_ALWAYS(Type, member) FREEZE_METHOD_KEYS_WRITTEN(Type, member, NULL)
-/* The rows' `written`: 1 when the running method's freeze is progressive. */
-int local_step_written_frozen(const Scenario *sc, const void *keys);
+                  .type = SCHEMA_INT, .min = 1, .max = 100000000, .flags = (omit))
+#define FREEZE_METHOD_KEYS(Type, member) FREEZE_METHOD_KEYS_FLAGS(Type, member, SCHEMA_OMIT_DEFAULT)
+#define FREEZE_METHOD_KEYS_ALWAYS(Type, member) FREEZE_METHOD_KEYS_FLAGS(Type, member, 0)
 
 typedef struct LocalStep {
     StageContext cx;

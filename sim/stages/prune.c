@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int prune_written_on(const Scenario *sc, const void *keys)
-{
-    (void)keys;
-    return scenario_feature_on(sc, FEATURE_PRUNE);
-}
-
 /* FLOPs of one step of batch on the sub-model at keep, as sim_step_flops does it. */
 static double prune_step_flops(const ModelSpec *spec, int batch, double keep, double *params)
 {

@@ -406,6 +406,40 @@ int trainer_average(Trainer *t, const int *members, int n_members, int by_sample
     return trainer_average_range(t, members, n_members, by_samples, 0, t->n_params);
 }
 
+int trainer_momentum_at_average(Trainer *t, const int *members, int n_members, int by_samples, TrainerMomentum what)
+{
+    if (t == NULL || n_members == 0 || what == TRAINER_MOMENTUM_KEEP || t->optims == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    int first = members ? members[0] : 0;
+    if (optim_velocity(t->optims[first]) == NULL) return HS_OK;
+    /* the weights and the order of trainer_average_range, so the velocity is averaged
+     * exactly as the parameters were */
+    double total = 0;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        t->weights[k] = by_samples ? t->world->agents[i].samples : 1.0;
+        total += t->weights[k];
+        t->vectors[k] = optim_velocity(t->optims[i]);
+    }
+    for (int k = 0; k < n_members; k++) t->weights[k] /= total;
+    if (what == TRAINER_MOMENTUM_AVERAGE &&
+        (status = vec_weighted_average(t->scratch, t->vectors, t->weights, n_members, t->n_params)) != HS_OK)
+        return status;
+    for (int k = 0; k < n_members; k++) {
+        float *v = optim_velocity(t->optims[members ? members[k] : k]);
+        if (what == TRAINER_MOMENTUM_RESET) memset(v, 0, t->n_params * sizeof *v);
+        else memcpy(v, t->scratch, t->n_params * sizeof *v);
+    }
+    return HS_OK;
+}
+
+const float *trainer_velocity(Trainer *t, int agent)
+{
+    if (t == NULL || t->optims == NULL || trainer_flush(t) != HS_OK) return NULL;
+    return optim_velocity(t->optims[agent]);
+}
+
 /* --- ComDML split training --- */
 
 static void trainer_top_range(const Model *m, int split, size_t *offset, size_t *count)

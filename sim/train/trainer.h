@@ -81,6 +81,18 @@ int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, floa
 /* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
  * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(Trainer *t, const int *members, int n_members, int by_samples);
+/* What becomes of the members' [model] optimizer = momentum velocities when their models
+ * are averaged (localsgd and qsr's [method] momentum_at_average). */
+typedef enum {
+    TRAINER_MOMENTUM_KEEP = 0,  /* each keeps its own */
+    TRAINER_MOMENTUM_RESET,     /* zeroed */
+    TRAINER_MOMENTUM_AVERAGE    /* replaced by their average, weighted as trainer_average weighs */
+} TrainerMomentum;
+/* Applies `what` to the velocities of members (NULL: agents 0..n-1). Nothing to do in
+ * timing mode, for KEEP, or for an optimiser without a velocity. */
+int trainer_momentum_at_average(Trainer *t, const int *members, int n_members, int by_samples, TrainerMomentum what);
+/* agent's velocity (NULL in timing mode or without one), for the tests. */
+const float *trainer_velocity(Trainer *t, int agent);
 /* --- ComDML's local-loss split training (models/ split entry points) --- */
 /* Starts a round in which slow offloads blocks split+1..L: its helper trains a copy of
  * slow's top (with its own optimiser state), fed by a FIFO of activations. */
