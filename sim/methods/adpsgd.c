@@ -169,7 +169,7 @@ static const MethodStages adpsgd_stages = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
         [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
         [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_UPDATE] = "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every message (local DP), which [privacy] does not model",
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
         [FEATURE_FREEZE] = STAGE_NOT_WIRED,
     },

@@ -34,6 +34,11 @@ typedef struct MethodStages {
     const char *refuses[FEATURE_COUNT];
 } MethodStages;
 
+/* clip = update in a gossip method: the reason, shared by every method without a server. */
+#define STAGE_NO_TRUSTED_AGGREGATOR                                                                                \
+    "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every " \
+    "message (local DP), which [privacy] does not model"
+
 /* A refusal that is not (yet) an algorithmic one: the stage exists, the method's
  * protocol does not call it. Reports count these apart. */
 #define STAGE_NOT_WIRED "not wired to the stage yet"

@@ -4,6 +4,7 @@
 
 #include "models/model.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,4 +74,87 @@ void aggregate_noise(Aggregate *a, const int *members, int K, int by_samples, in
 {
     privacy_aggregate_noise(a->privacy, members ? members : a->everyone, K, by_samples, round, period, &out,
                             out ? 1 : 0);
+}
+
+void aggregate_scclip(const float *const *v, const double *weights, int K, size_t d, double tau, float *out)
+{
+    const float *self = v[0];
+    double *scale = NULL, stack[64];
+    scale = K <= 64 ? stack : malloc((size_t)K * sizeof *scale);
+    if (scale == NULL) return;
+    for (int k = 1; k < K; k++) {
+        double norm = 0;
+        for (size_t j = 0; j < d; j++) {
+            double z = (double)v[k][j] - self[j];
+            norm += z * z;
+        }
+        norm = sqrt(norm);
+        scale[k] = norm > tau ? tau / norm : 1.0;
+    }
+    for (size_t j = 0; j < d; j++) {
+        double x = self[j], sum = weights[0] * x;
+        for (int k = 1; k < K; k++) sum += weights[k] * (x + scale[k] * ((double)v[k][j] - x));
+        out[j] = (float)sum;
+    }
+    if (scale != stack) free(scale);
+}
+
+/* The masked mix: per coordinate over the holders, weights renormalised. */
+static void aggregate_gossip_masked(const float *const *v, const unsigned char *const *held, const double *w, int K,
+                                    size_t n, float *out)
+{
+    for (size_t p = 0; p < n; p++) {
+        double sum = 0, total = 0;
+        for (int k = 0; k < K; k++)
+            if (held[k] == NULL || held[k][p]) {
+                sum += w[k] * v[k][p];
+                total += w[k];
+            }
+        out[p] = total > 0 ? (float)(sum / total) : v[0][p];
+    }
+}
+
+int aggregate_gossip(Aggregate *a, const int *who, const float *const *vectors, const unsigned char *const *held,
+                     const double *weights, int K, float *out)
+{
+    size_t n = trainer_param_count(a->cx.trainer);
+    int masked = 0;
+    for (int k = 0; held && k < K; k++) masked |= held[k] != NULL;
+    if (masked) {
+        aggregate_gossip_masked(vectors, held, weights, K, n, out);
+        return HS_OK;
+    }
+    const ByzantineSpec *spec = &a->cx.sc->byzantine;
+    int robust = a->byzantine && !byzantine_is_attacker(a->byzantine, who[0]) && spec->aggregator != AGGREGATOR_MEAN;
+    if (!robust) {
+        for (size_t p = 0; p < n; p++) out[p] = (float)(weights[0] * vectors[0][p]);
+        for (int k = 1; k < K; k++)
+            for (size_t p = 0; p < n; p++) out[p] += (float)(weights[k] * vectors[k][p]);
+        return HS_OK;
+    }
+    /* the rules act on the blocks; the heads, which no gossip method trains, stay */
+    memcpy(out, vectors[0], n * sizeof *out);
+    double *scratch = malloc((size_t)K * (size_t)K * sizeof *scratch + sizeof *scratch);
+    if (scratch == NULL) return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    int status = HS_OK;
+    switch (spec->aggregator) {
+    case AGGREGATOR_CCLIP: aggregate_scclip(vectors, weights, K, a->d, spec->tau, out); break;
+    case AGGREGATOR_MEDIAN: aggregate_median(vectors, K, a->d, scratch, out); break;
+    case AGGREGATOR_TRIMMED: {
+        int trim = spec->trim < (K - 1) / 2 ? spec->trim : (K - 1) / 2;
+        aggregate_trimmed(vectors, K, a->d, trim, scratch, out);
+        break;
+    }
+    case AGGREGATOR_KRUM:
+        if (aggregate_krum(vectors, K, a->d, spec->f, scratch, out) < 0) status = HS_E_NOMEM;
+        break;
+    case AGGREGATOR_BETAMLE: {
+        int rank = spec->rank < K ? spec->rank : K;
+        if (aggregate_betamle(vectors, K, a->d, rank, spec->lambda, spec->iters, out) < 0) status = HS_E_NOMEM;
+        break;
+    }
+    case AGGREGATOR_MEAN: break;
+    }
+    free(scratch);
+    return status == HS_OK ? HS_OK : hs_diag_set(a->cx.diag, status, NULL, 0, "out of memory");
 }

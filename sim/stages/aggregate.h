@@ -55,6 +55,19 @@ int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, con
  * [byzantine] rule when it is on, else their plain mean (summed in float in order, then
  * scaled by 1/K, as a ring all-reduce's mean). out must not be one of the vectors. */
 int aggregate_vectors(Aggregate *a, const int *who, const float *const *vectors, int K, float *out);
+/* Gossip: agent self's new model from its closed neighbourhood: vectors[0] is its own,
+ * vectors[1..K) its neighbours' (who[k] the agents; who[0] = self), weights[k] its row of
+ * the mixing matrix (summing to 1), held[k] the coordinates each holds (NULL: all; held
+ * NULL: nobody is masked). Plain: out = sum_k w_k v_k (float, in order). Masked (prune,
+ * freeze): per coordinate over the holders, weights renormalised; a coordinate nobody
+ * holds keeps v_0's value. [byzantine] (the attacks already in vectors): mean is the plain
+ * mix, cclip is self-centered clipping, the other rules run over the K vectors alike
+ * (trimmed drops at most (K - 1) / 2 at each end). out may not be a vector. */
+int aggregate_gossip(Aggregate *a, const int *who, const float *const *vectors, const unsigned char *const *held,
+                     const double *weights, int K, float *out);
+/* Self-centered clipping (He, Karimireddy, Jaggi 2022): out = w_0 v_0 + sum_{k>=1} w_k
+ * (v_0 + clip(v_k - v_0, tau)), clip(z, tau) = z min(1, tau / |z|_2), in double. */
+void aggregate_scclip(const float *const *v, const double *weights, int K, size_t d, double tau, float *out);
 /* clip = update: one run of the client-level mechanism on the mean of the members
  * (members NULL: 0..K-1) weighted by samples or uniform, its noise (the stream of
  * (round, period)) added to out (d floats; NULL in timing mode: only counted). */

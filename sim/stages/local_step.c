@@ -3,6 +3,7 @@
 #include "sim/stages/local_step.h"
 
 #include "models/model.h"
+#include "models/model_width.h"
 #include "models/optim.h"
 
 #include <math.h>
@@ -19,6 +20,10 @@ int local_step_init(LocalStep *ls, const StageContext *cx, const LocalStepSetup 
     if (setup->freezing && setup->freezing->freeze == FREEZE_PROGRESSIVE) {
         ls->freeze_rounds = setup->freezing->freeze_rounds;
         ls->stage = 1;
+        Trainer *t = cx->trainer;
+        if (t && ((ls->stage_held = malloc(trainer_param_count(t))) == NULL ||
+                  trainer_stage_mask(t, ls->stage, ls->stage_held) != HS_OK))
+            return hs_diag_set(cx->diag, HS_E_NOMEM, NULL, 0, "out of memory for freeze");
     }
     if (setup->out && setup->out->dgc) {
         ls->dgc = setup->out;
@@ -37,6 +42,7 @@ void local_step_free(LocalStep *ls)
     prune_free(&ls->prune);
     free(ls->gradient);
     free(ls->velocity_step);
+    free(ls->stage_held);
 }
 
 void local_step_begin_round(LocalStep *ls, int round)
@@ -44,6 +50,14 @@ void local_step_begin_round(LocalStep *ls, int round)
     if (ls->freeze_rounds == 0) return;
     ls->stage = round / ls->freeze_rounds + 1;
     if (ls->stage > ls->cx.profile->n_blocks) ls->stage = ls->cx.profile->n_blocks;
+    if (ls->stage_held) trainer_stage_mask(ls->cx.trainer, ls->stage, ls->stage_held);
+}
+
+const unsigned char *local_step_held(const LocalStep *ls, int agent)
+{
+    if (ls->freeze_rounds) return ls->stage_held;
+    if (ls->prune.on && ls->prune.widths[agent]) return model_width_held(ls->prune.widths[agent]);
+    return NULL;
 }
 
 double local_step_extra(const LocalStep *ls)

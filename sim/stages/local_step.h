@@ -64,6 +64,7 @@ typedef struct LocalStep {
     Privacy *privacy;      /* clip = sample: DP-SGD (borrowed, NULL otherwise) */
     Byzantine *byzantine;  /* labelflip attackers (borrowed, NULL otherwise) */
     Outgoing *dgc;         /* feedback = dgc: the velocities (borrowed, NULL otherwise) */
+    unsigned char *stage_held; /* freeze, train mode: (params) 1 on the stage's ranges */
     float *gradient;       /* dgc: (params) scratch */
     float *velocity_step;  /* dgc: (d) scratch */
 } LocalStep;
@@ -96,6 +97,10 @@ double local_step_bytes(const LocalStep *ls, int agent);
 /* Per-coordinate masks of the agents' sub-models (NULL: nobody is pruned; widths[i]
  * NULL: agent i holds every coordinate). */
 struct ModelWidth *const *local_step_widths(const LocalStep *ls);
+
+/* Which coordinates agent trains and sends (params; NULL: all): its sub-model's under
+ * prune, the stage's under freeze. Train mode. */
+const unsigned char *local_step_held(const LocalStep *ls, int agent);
 
 /* One step of agent on its own model (queued like trainer_local_step). */
 int local_step_run(LocalStep *ls, int agent);

@@ -49,9 +49,8 @@ int outgoing_init(Outgoing *o, const StageContext *cx, size_t d, int keep_messag
     /* dgc's two state vectors are e_i and u_i */
     if (states >= 1 && (o->h = outgoing_vectors(o->n, d)) == NULL) goto nomem;
     if (states >= 2 && !o->dgc && (o->e = outgoing_vectors(o->n, d)) == NULL) goto nomem;
-    if ((o->dgc || o->worker_momentum) && ((o->u = outgoing_vectors(o->n, d)) == NULL ||
-                                           (o->sent = malloc(d * sizeof *o->sent)) == NULL))
-        goto nomem;
+    if ((o->dgc || o->worker_momentum) && (o->u = outgoing_vectors(o->n, d)) == NULL) goto nomem;
+    if ((o->sent = malloc(d * sizeof *o->sent)) == NULL) goto nomem;
     o->message = keep_messages ? outgoing_vectors(o->n, d) : outgoing_vectors(1, d);
     if (o->message == NULL) goto nomem;
     return HS_OK;
@@ -125,6 +124,19 @@ const float *outgoing_change(Outgoing *o, int agent, const float *change)
         return NULL;
     }
     return outgoing_compress(o, agent, change);
+}
+
+void outgoing_difference(Outgoing *o, int agent, const float *x, const float *hat, float *next)
+{
+    if (o->cx.trainer == NULL) {
+        o->bytes[agent] = compress_expected_bytes(o->compressor, agent);
+        return;
+    }
+    float *difference = o->message[0], *message = o->sent;
+    for (size_t p = 0; p < o->d; p++) difference[p] = x[p] - hat[p];
+    size_t kept = compress_apply(o->compressor, agent, difference, message);
+    for (size_t p = 0; p < o->d; p++) next[p] = hat[p] + message[p];
+    o->bytes[agent] = compress_wire_bytes(o->d, kept);
 }
 
 void outgoing_clip(Outgoing *o, float *x, const float *start)

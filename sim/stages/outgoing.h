@@ -62,6 +62,12 @@ const float *outgoing_gradient(Outgoing *o, int agent, const float *x, float *gr
 /* The change agent made since the point both sides hold (a model delta) leaves. Returns
  * the contribution (NULL in timing mode). */
 const float *outgoing_change(Outgoing *o, int agent, const float *change);
+/* CHOCO-style difference gossip (Koloskova, Stich, Jaggi 2019): agent sends
+ * q = C(x - hat), the difference to the public copy hat every receiver holds, and
+ * next = hat + q becomes the copy (d floats each; NULL in timing mode: only counted). The
+ * compressed difference is its own error feedback: no feedback state here. Needs
+ * keep_messages = 0 (one scratch message serves every sender). */
+void outgoing_difference(Outgoing *o, int agent, const float *x, const float *hat, float *next);
 /* The size of agent's last message: its encoded size, 4 d when dense. */
 static inline double outgoing_bytes(const Outgoing *o, int agent)
 {

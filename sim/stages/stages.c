@@ -23,6 +23,10 @@ int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup)
 
 void stages_free(Stages *st)
 {
+    for (int k = 0; k < st->capacity; k++) free(st->attacked[k]);
+    free(st->attacked);
+    free(st->inputs);
+    free(st->held);
     aggregate_free(&st->agg);
     outgoing_free(&st->out);
     local_step_free(&st->step);
@@ -35,4 +39,43 @@ void stages_begin_round(Stages *st, int round)
 {
     local_step_begin_round(&st->step, round);
     outgoing_begin_round(&st->out, round);
+}
+
+/* K vectors of scratch (d floats each), kept for the next exchange. */
+static int stages_reserve(Stages *st, int K)
+{
+    if (K <= st->capacity) return HS_OK;
+    float **attacked = realloc(st->attacked, (size_t)K * sizeof *attacked);
+    if (attacked == NULL) return HS_E_NOMEM;
+    st->attacked = attacked;
+    const float **inputs = realloc(st->inputs, (size_t)K * sizeof *inputs);
+    if (inputs == NULL) return HS_E_NOMEM;
+    st->inputs = inputs;
+    const unsigned char **held = realloc(st->held, (size_t)K * sizeof *held);
+    if (held == NULL) return HS_E_NOMEM;
+    st->held = held;
+    size_t n = trainer_param_count(st->cx.trainer);
+    for (; st->capacity < K; st->capacity++)
+        if ((st->attacked[st->capacity] = malloc((n ? n : 1) * sizeof **st->attacked)) == NULL) return HS_E_NOMEM;
+    return HS_OK;
+}
+
+int stages_gossip(Stages *st, const int *who, const float *const *vectors, const double *weights, int K, float *out)
+{
+    if (stages_reserve(st, K) != HS_OK) return hs_diag_set(st->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    for (int k = 0; k < K; k++) {
+        st->held[k] = local_step_held(&st->step, who[k]);
+        st->inputs[k] = vectors[k];
+    }
+    if (st->byzantine == NULL || st->cx.sc->byzantine.count == 0 || byzantine_is_attacker(st->byzantine, who[0]))
+        return aggregate_gossip(&st->agg, who, vectors, st->held, weights, K, out);
+    /* attackers replace what they send (the blocks; the heads ride along as they are) */
+    size_t n = trainer_param_count(st->cx.trainer), d = st->out.d;
+    outgoing_attack(&st->out, who, K, vectors, st->attacked);
+    for (int k = 1; k < K; k++)
+        if (byzantine_is_attacker(st->byzantine, who[k])) {
+            memcpy(st->attacked[k] + d, vectors[k] + d, (n - d) * sizeof **st->attacked);
+            st->inputs[k] = st->attacked[k];
+        }
+    return aggregate_gossip(&st->agg, who, st->inputs, st->held, weights, K, out);
 }

@@ -17,6 +17,10 @@ typedef struct Stages {
     LocalStep step;
     Outgoing out;
     Aggregate agg;
+    float **attacked;      /* (capacity) scratch: what attackers send in one exchange */
+    const float **inputs;  /* (capacity) */
+    const unsigned char **held; /* (capacity) */
+    int capacity;
 } Stages;
 
 /* What the method tells the stages at create. */
@@ -35,5 +39,10 @@ int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup);
 void stages_free(Stages *st);
 /* The local step's stage and the compression's warm-up for round. */
 void stages_begin_round(Stages *st, int round);
+
+/* One gossip averaging of agent who[0]: the attackers among who[1..K) replace their
+ * vectors (the outgoing stage, from the honest ones of this exchange), then the
+ * aggregation's gossip form (aggregate_gossip) with the local step's masks. */
+int stages_gossip(Stages *st, const int *who, const float *const *vectors, const double *weights, int K, float *out);
 
 #endif

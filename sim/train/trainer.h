@@ -125,6 +125,8 @@ int trainer_width_gradient_at(Trainer *t, int agent, struct ModelWidth *width, c
 /* Progressive freezing's gradient of agent's next batch at params (NULL: its own): block
  * `stage` and its output module (model_grad_stage_at); every other entry of grad is 0. */
 int trainer_stage_gradient_at(Trainer *t, int agent, int stage, const float *params, float *grad);
+/* held (params): 1 on block `stage` and its output module, 0 elsewhere. */
+int trainer_stage_mask(const Trainer *t, int stage, unsigned char *held);
 /* The agent's optimiser applies grad to block `stage` and its output module only (the
  * frozen blocks keep their values whatever the optimiser's state). */
 int trainer_stage_optimizer_step(Trainer *t, int agent, int stage, const float *grad);

@@ -57,6 +57,18 @@ int trainer_stage_gradient_at(Trainer *t, int agent, int stage, const float *par
     return trainer_count_loss(t, loss, status, agent);
 }
 
+int trainer_stage_mask(const Trainer *t, int stage, unsigned char *held)
+{
+    if (t == NULL) return HS_OK;
+    memset(held, 0, t->n_params);
+    size_t offset, count;
+    model_block_range(t->eval, stage - 1, &offset, &count);
+    memset(held + offset, 1, count);
+    model_aux_range(t->eval, stage, &offset, &count);
+    if (count > 0) memset(held + offset, 1, count);
+    return HS_OK;
+}
+
 int trainer_stage_optimizer_step(Trainer *t, int agent, int stage, const float *grad)
 {
     if (t == NULL) return HS_OK;
