@@ -62,6 +62,9 @@ static const FeaturePair feature_pair_table[] = {
     {FEATURE_PRUNE, FEATURE_BYZANTINE, FEATURE_PRUNE,
      "width is not available with [byzantine] (robust rules compare whole vectors: a sub-model's zeros outside it "
      "would vote)"},
+    {FEATURE_PRIVACY_UPDATE, FEATURE_BYZANTINE, FEATURE_BYZANTINE,
+     "Byzantine agents and robust aggregators are not available with [privacy] clip = update (its noise is "
+     "calibrated to the mean's sensitivity, not a robust rule's)"},
     {FEATURE_COUNT, FEATURE_COUNT, FEATURE_COUNT, NULL},
 };
 

@@ -33,6 +33,12 @@ void aggregate_free(Aggregate *a)
     free(a->vectors);
     free(a->mean);
     free(a->everyone);
+    free(a->sum);
+    free(a->count);
+    for (int k = 0; k < a->capacity; k++) free(a->slots[k]);
+    free(a->slots);
+    free(a->slot_who);
+    free(a->slot_view);
     memset(a, 0, sizeof *a);
 }
 
@@ -157,4 +163,135 @@ int aggregate_gossip(Aggregate *a, const int *who, const float *const *vectors, 
     }
     free(scratch);
     return status == HS_OK ? HS_OK : hs_diag_set(a->cx.diag, status, NULL, 0, "out of memory");
+}
+
+/* Room for K reports of n floats in the robust slots. */
+static int aggregate_slots(Aggregate *a, int K, size_t n)
+{
+    if (K <= a->capacity) return HS_OK;
+    float **slots = realloc(a->slots, (size_t)K * sizeof *slots);
+    if (slots == NULL) return HS_E_NOMEM;
+    a->slots = slots;
+    int *who = realloc(a->slot_who, (size_t)K * sizeof *who);
+    if (who == NULL) return HS_E_NOMEM;
+    a->slot_who = who;
+    const float **view = realloc(a->slot_view, (size_t)K * sizeof *view);
+    if (view == NULL) return HS_E_NOMEM;
+    a->slot_view = view;
+    for (; a->capacity < K; a->capacity++)
+        if ((a->slots[a->capacity] = calloc(n ? n : 1, sizeof **a->slots)) == NULL) return HS_E_NOMEM;
+    return HS_OK;
+}
+
+/* The [byzantine] rule over the K slots (attackers' replaced first) into out (d). */
+static int aggregate_slots_robust(Aggregate *a, Outgoing *out, int K, float *result)
+{
+    for (int k = 0; k < K; k++) a->slot_view[k] = a->slots[k];
+    outgoing_attack(out, a->slot_who, K, a->slot_view, a->slots);
+    return byzantine_aggregate_among(a->byzantine, a->slot_view, K, result);
+}
+
+int aggregate_reports(Aggregate *a, Outgoing *out, float *x, const int *who, const float *const *models,
+                      const double *weights, int K, int round, int period)
+{
+    Trainer *t = a->cx.trainer;
+    size_t n = trainer_param_count(t);
+    if (x && K > 0) {
+        int masked = 0;
+        for (int k = 0; k < K; k++) masked |= local_step_held(a->step, who[k]) != NULL;
+        if (a->byzantine) {
+            if (aggregate_slots(a, K, n) != HS_OK) return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            for (int k = 0; k < K; k++) {
+                a->slot_who[k] = who[k];
+                for (size_t j = 0; j < a->d; j++) a->slots[k][j] = models[k][j] - x[j];
+            }
+            int status = aggregate_slots_robust(a, out, K, a->mean);
+            if (status != HS_OK) return hs_diag_set(a->cx.diag, status, NULL, 0, "out of memory");
+            for (size_t j = 0; j < a->d; j++) x[j] += a->mean[j];
+        } else if (masked) {
+            const unsigned char **held = malloc((size_t)K * sizeof *held);
+            if (held == NULL) return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            for (int k = 0; k < K; k++) held[k] = local_step_held(a->step, who[k]);
+            int status = vec_masked_average(x, models, held, weights, K, n);
+            free(held);
+            if (status != HS_OK) return hs_diag_set(a->cx.diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
+        } else if (vec_weighted_average(x, models, weights, K, n) != HS_OK) {
+            return hs_diag_set(a->cx.diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
+        }
+    }
+    privacy_aggregate_noise(a->privacy, who, K, 1, round, period, &x, x ? 1 : 0);
+    return HS_OK;
+}
+
+int aggregate_buffer_add(Aggregate *a, int who, const float *delta, double weight)
+{
+    Trainer *t = a->cx.trainer;
+    size_t n = trainer_param_count(t);
+    /* the senders are kept whatever the rule (privacy's shares); the vectors only for a
+     * robust rule, which needs them all at once */
+    if (aggregate_slots(a, a->n_slots + 1, a->byzantine ? n : 0) != HS_OK)
+        return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    a->slot_who[a->n_slots++] = who;
+    if (delta == NULL) return HS_OK;
+    if (a->byzantine) {
+        float *slot = a->slots[a->n_slots - 1];
+        for (size_t j = 0; j < n; j++) slot[j] = (float)weight * delta[j];
+        return HS_OK;
+    }
+    if (a->sum == NULL && (a->sum = calloc(n, sizeof *a->sum)) == NULL)
+        return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (a->step && (a->step->prune.on || a->step->freeze_rounds)) {
+        const unsigned char *held = local_step_held(a->step, who);
+        if (a->count == NULL && (a->count = calloc(n, sizeof *a->count)) == NULL)
+            return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (size_t j = 0; j < n; j++)
+            if (held == NULL || held[j]) {
+                a->sum[j] += (float)weight * delta[j];
+                a->count[j] += 1.0f;
+            }
+        return HS_OK;
+    }
+    vec_axpy(a->sum, (float)weight, delta, n);
+    return HS_OK;
+}
+
+int aggregate_buffer_flush(Aggregate *a, Outgoing *out, float *x, double step, int round, int period)
+{
+    int K = a->n_slots;
+    a->n_slots = 0;
+    /* the largest share one client can have: its reports in the buffer over K */
+    int most = 1;
+    for (int k = 0; k < K && a->privacy; k++) {
+        int times = 0;
+        for (int m = 0; m < K; m++) times += a->slot_who[m] == a->slot_who[k];
+        if (times > most) most = times;
+    }
+    if (x == NULL) {
+        privacy_aggregate_noise_share(a->privacy, (double)most / K, round, period, NULL, 0);
+        return HS_OK;
+    }
+    size_t n = trainer_param_count(a->cx.trainer);
+    if (a->byzantine) {
+        int status = aggregate_slots_robust(a, out, K, a->mean);
+        if (status != HS_OK) return hs_diag_set(a->cx.diag, status, NULL, 0, "out of memory");
+        privacy_aggregate_noise_share(a->privacy, (double)most / K, round, period, &a->mean, 1);
+        vec_axpy(x, (float)-step, a->mean, a->d);
+        return HS_OK;
+    }
+    if (a->count) {
+        for (size_t j = 0; j < n; j++) {
+            if (a->count[j] > 0) a->sum[j] /= a->count[j];
+            a->count[j] = 0;
+        }
+        privacy_aggregate_noise_share(a->privacy, 1.0 / K, round, period, &a->sum, 1);
+        vec_axpy(x, (float)-step, a->sum, n);
+    } else if (a->privacy) {
+        vec_scale(a->sum, 1.0f / (float)K, n);
+        privacy_aggregate_noise_share(a->privacy, 1.0 / K, round, period, &a->sum, 1);
+        vec_axpy(x, (float)-step, a->sum, n);
+    } else {
+        vec_axpy(x, (float)(-step / K), a->sum, n);
+    }
+    memset(a->sum, 0, n * sizeof *a->sum);
+    return HS_OK;
 }

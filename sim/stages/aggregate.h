@@ -22,6 +22,7 @@
 
 #include "sim/stages/byzantine.h"
 #include "sim/stages/local_step.h"
+#include "sim/stages/outgoing.h"
 #include "sim/stages/privacy.h"
 #include "sim/stages/stage.h"
 
@@ -35,6 +36,13 @@ typedef struct Aggregate {
     const float **vectors;   /* (n) scratch */
     float *mean;             /* (d) scratch, train mode */
     int *everyone;           /* (n) 0..n-1 */
+    /* a server's buffer of reports (aggregate_buffer_*) */
+    float *sum;              /* (params) weighted sum of the reports (plain, masked) */
+    float *count;            /* (params) masked: reports holding each coordinate */
+    float **slots;           /* (capacity) robust: each report, weighted */
+    int *slot_who;           /* (capacity) their senders */
+    int n_slots, capacity;
+    const float **slot_view; /* (capacity) */
 } Aggregate;
 
 int aggregate_init(Aggregate *a, const StageContext *cx, size_t d, const LocalStep *step, Privacy *privacy,
@@ -55,6 +63,25 @@ int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, con
  * [byzantine] rule when it is on, else their plain mean (summed in float in order, then
  * scaled by 1/K, as a ring all-reduce's mean). out must not be one of the vectors. */
 int aggregate_vectors(Aggregate *a, const int *who, const float *const *vectors, int K, float *out);
+/* A server's round of reports: x (params floats; NULL in timing mode) <- the combination
+ * of the K reported models (models[k] from who[k], weights[k] its weight): plain, their
+ * weighted mean (vec_weighted_average); masked (prune, freeze), per coordinate over the
+ * reporters holding it, a coordinate nobody holds keeping x's value; robust, x += the
+ * [byzantine] rule over their changes models[k] - x, which the attackers among them
+ * replace first (every change weighs alike). Then the central noise of clip = update
+ * (counted in timing mode too). */
+int aggregate_reports(Aggregate *a, Outgoing *out, float *x, const int *who, const float *const *models,
+                      const double *weights, int K, int round, int period);
+/* A server's buffer (FedBuff): a report delta (params floats; NULL in timing mode) from
+ * who with weight w joins it ... */
+int aggregate_buffer_add(Aggregate *a, int who, const float *delta, double weight);
+/* ... and once full: x <- x - step * combination, the combination being the mean of the
+ * weighted reports (plain: their sum times 1/K, as FedBuff writes it; masked: per
+ * coordinate over the reports holding it), or the [byzantine] rule over them after the
+ * attackers among them replaced theirs; clip = update: noise on the combination first, at
+ * the sensitivity of one client's share of the buffer. The buffer empties. */
+int aggregate_buffer_flush(Aggregate *a, Outgoing *out, float *x, double step, int round, int period);
+
 /* Gossip: agent self's new model from its closed neighbourhood: vectors[0] is its own,
  * vectors[1..K) its neighbours' (who[k] the agents; who[0] = self), weights[k] its row of
  * the mixing matrix (summing to 1), held[k] the coordinates each holds (NULL: all; held

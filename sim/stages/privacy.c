@@ -213,12 +213,12 @@ void privacy_client_done_from(Privacy *p, float *x, const float *start)
     privacy_clip_update(p, x, start);
 }
 
+static void privacy_noise(Privacy *p, double std, int round, int period, float *const *targets, int n_targets);
+
 void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int by_samples, int round, int period,
                              float *const *targets, int n_targets)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || n_members == 0) return;
-    p->periods += 1;
-    if (n_targets == 0 || !(p->spec.noise_multiplier > 0)) return;
     /* sensitivity of the weighted mean to one client's clipped update: C x its weight */
     double total = 0, largest = 0;
     for (int k = 0; k < n_members; k++) {
@@ -226,7 +226,20 @@ void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int 
         total += w;
         if (w > largest) largest = w;
     }
-    double std = p->spec.noise_multiplier * p->spec.threshold * largest / total;
+    privacy_noise(p, p->spec.noise_multiplier * p->spec.threshold * largest / total, round, period, targets, n_targets);
+}
+
+void privacy_aggregate_noise_share(Privacy *p, double share, int round, int period, float *const *targets, int n_targets)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE) return;
+    privacy_noise(p, p->spec.noise_multiplier * p->spec.threshold * share, round, period, targets, n_targets);
+}
+
+/* One run of the client-level mechanism: counted, and N(0, std^2) on every target. */
+static void privacy_noise(Privacy *p, double std, int round, int period, float *const *targets, int n_targets)
+{
+    p->periods += 1;
+    if (n_targets == 0 || !(p->spec.noise_multiplier > 0)) return;
     rng_stream_reset(p->aggregate, p->seed, (uint64_t)round * 65536u + (uint64_t)period, RNG_PURPOSE_PRIVACY_AGGREGATE);
     memset(p->noise_vec, 0, p->d * sizeof *p->noise_vec);
     vec_add_gaussian(p->noise_vec, std, p->d, p->aggregate);

@@ -96,6 +96,10 @@ void privacy_client_done_from(Privacy *p, float *x, const float *start);
  * each of the n_targets vectors (none in timing mode). */
 void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int by_samples, int round, int period,
                              float *const *targets, int n_targets);
+/* clip = update, the same with the sensitivity given: one run of the mechanism, noise
+ * N(0, (sigma C share)^2) where share is the largest share one client has in the
+ * aggregate (its weight over the total). */
+void privacy_aggregate_noise_share(Privacy *p, double share, int round, int period, float *const *targets, int n_targets);
 /* Epsilon spent so far at the [privacy] delta (inf with noise_multiplier = 0, NaN when p is
  * NULL). */
 double privacy_spent(const Privacy *p);

@@ -1,6 +1,7 @@
 /* stages.c — one method's stages, made and freed together (stages.h). */
 #include "sim/stages/stages.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup)
@@ -15,6 +16,8 @@ int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup)
         return status;
     if ((status = outgoing_init(&st->out, cx, d, setup->keep_messages, st->privacy, st->byzantine)) != HS_OK)
         return status;
+    if (outgoing_compresses(&st->out) && cx->trainer && (st->change = malloc(d * sizeof *st->change)) == NULL)
+        return hs_diag_set(cx->diag, HS_E_NOMEM, NULL, 0, "out of memory for compression");
     LocalStepSetup local = {.pruning = setup->pruning, .freezing = setup->freezing, .steps = setup->steps,
                             .privacy = st->privacy, .byzantine = st->byzantine, .out = &st->out};
     if ((status = local_step_init(&st->step, cx, &local)) != HS_OK) return status;
@@ -27,6 +30,7 @@ void stages_free(Stages *st)
     free(st->attacked);
     free(st->inputs);
     free(st->held);
+    free(st->change);
     aggregate_free(&st->agg);
     outgoing_free(&st->out);
     local_step_free(&st->step);
@@ -78,4 +82,19 @@ int stages_gossip(Stages *st, const int *who, const float *const *vectors, const
             st->inputs[k] = st->attacked[k];
         }
     return aggregate_gossip(&st->agg, who, st->inputs, st->held, weights, K, out);
+}
+
+double stages_upload(Stages *st, int agent, float *x, const float *start)
+{
+    outgoing_clip(&st->out, x, start);
+    if (!outgoing_compresses(&st->out)) return local_step_bytes(&st->step, agent);
+    if (x == NULL) {
+        outgoing_change(&st->out, agent, NULL);
+        return outgoing_bytes(&st->out, agent);
+    }
+    size_t d = st->out.d;
+    for (size_t j = 0; j < d; j++) st->change[j] = x[j] - start[j];
+    const float *arrives = outgoing_change(&st->out, agent, st->change);
+    for (size_t j = 0; j < d; j++) x[j] = start[j] + arrives[j];
+    return outgoing_bytes(&st->out, agent);
 }

@@ -20,6 +20,7 @@ typedef struct Stages {
     float **attacked;      /* (capacity) scratch: what attackers send in one exchange */
     const float **inputs;  /* (capacity) */
     const unsigned char **held; /* (capacity) */
+    float *change;         /* (d) scratch of stages_upload */
     int capacity;
 } Stages;
 
@@ -39,6 +40,13 @@ int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup);
 void stages_free(Stages *st);
 /* The local step's stage and the compression's warm-up for round. */
 void stages_begin_round(Stages *st, int round);
+
+/* Agent's model x (params floats; NULL in timing mode) leaves for a server that holds
+ * start (the model it sent): clip = update clips the change x - start to C;
+ * [compression] sends C(x - start) with the agent's feedback state and x becomes
+ * start + what arrives (the server's reconstruction). Returns the message's bytes: the
+ * compressed size, or what the agent trains (its sub-model's, the stage's, the model's). */
+double stages_upload(Stages *st, int agent, float *x, const float *start);
 
 /* One gossip averaging of agent who[0]: the attackers among who[1..K) replace their
  * vectors (the outgoing stage, from the honest ones of this exchange), then the
