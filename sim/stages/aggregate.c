@@ -22,7 +22,10 @@ int aggregate_init(Aggregate *a, const StageContext *cx, size_t d, const LocalSt
     a->vectors = calloc((size_t)n, sizeof *a->vectors);
     a->everyone = calloc((size_t)n, sizeof *a->everyone);
     for (int i = 0; a->everyone && i < n; i++) a->everyone[i] = i;
-    if (!a->weights || !a->vectors || !a->everyone || (cx->trainer && (a->mean = calloc(d ? d : 1, sizeof *a->mean)) == NULL))
+    /* the combinations are of the blocks (d); the heads' range after them stays 0 */
+    size_t room = cx->trainer && trainer_param_count(cx->trainer) > d ? trainer_param_count(cx->trainer) : d;
+    if (!a->weights || !a->vectors || !a->everyone ||
+        (cx->trainer && (a->mean = calloc(room ? room : 1, sizeof *a->mean)) == NULL))
         return hs_diag_set(cx->diag, HS_E_NOMEM, NULL, 0, "out of memory for the aggregation");
     return HS_OK;
 }
@@ -294,4 +297,39 @@ int aggregate_buffer_flush(Aggregate *a, Outgoing *out, float *x, double step, i
     }
     memset(a->sum, 0, n * sizeof *a->sum);
     return HS_OK;
+}
+
+const float *aggregate_buffer_take(Aggregate *a, Outgoing *out, int round, int period)
+{
+    int K = a->n_slots, most = 1;
+    for (int k = 0; k < K && a->privacy; k++) {
+        int times = 0;
+        for (int m = 0; m < K; m++) times += a->slot_who[m] == a->slot_who[k];
+        if (times > most) most = times;
+    }
+    a->n_slots = 0;
+    if (a->cx.trainer == NULL) {
+        privacy_aggregate_noise_share(a->privacy, (double)most / K, round, period, NULL, 0);
+        return NULL;
+    }
+    size_t n = trainer_param_count(a->cx.trainer);
+    float *result = a->sum;
+    if (a->byzantine) {
+        if (aggregate_slots_robust(a, out, K, a->mean) != HS_OK) return NULL;
+        result = a->mean;
+    } else if (a->count) {
+        for (size_t j = 0; j < n; j++) {
+            if (a->count[j] > 0) a->sum[j] /= a->count[j];
+            a->count[j] = 0;
+        }
+    } else {
+        vec_scale(a->sum, 1.0f / (float)K, n);
+    }
+    privacy_aggregate_noise_share(a->privacy, (double)most / K, round, period, &result, 1);
+    return result;
+}
+
+void aggregate_buffer_clear(Aggregate *a)
+{
+    if (a->sum) memset(a->sum, 0, trainer_param_count(a->cx.trainer) * sizeof *a->sum);
 }

@@ -82,6 +82,12 @@ int aggregate_buffer_add(Aggregate *a, int who, const float *delta, double weigh
  * the sensitivity of one client's share of the buffer. The buffer empties. */
 int aggregate_buffer_flush(Aggregate *a, Outgoing *out, float *x, double step, int round, int period);
 
+/* The same buffer taken whole, for a server with an optimiser of its own (Rennala): the
+ * combination (the mean: the sum times 1/K; masked, per coordinate; robust, the rule), its
+ * noise added, returned (NULL in timing mode) and valid until aggregate_buffer_clear. */
+const float *aggregate_buffer_take(Aggregate *a, Outgoing *out, int round, int period);
+void aggregate_buffer_clear(Aggregate *a);
+
 /* Gossip: agent self's new model from its closed neighbourhood: vectors[0] is its own,
  * vectors[1..K) its neighbours' (who[k] the agents; who[0] = self), weights[k] its row of
  * the mixing matrix (summing to 1), held[k] the coordinates each holds (NULL: all; held
