@@ -756,6 +756,8 @@ static Suite *comdml_suite(void)
     tcase_add_test(churn, test_train_mode_times_like_timing_mode_under_churn);
     tcase_add_test(churn, test_churn_runs_repeat_bitwise);
     tcase_add_test(churn, test_dropped_top_does_not_pull_the_average);
+    /* four train-mode runs: Check's 4 s default expires on a loaded machine */
+    tcase_set_timeout(churn, 120);
     suite_add_tcase(s, churn);
     return s;
 }

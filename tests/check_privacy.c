@@ -86,7 +86,7 @@ START_TEST(test_section_validation_and_round_trip)
     ck_assert_double_eq(sc.privacy.threshold, 0.5);
     ck_assert_double_eq(sc.privacy.delta, 1e-5);
     char *config = scenario_config_string(&sc);
-    ck_assert_ptr_nonnull(strstr(config, "[privacy]\nclip = update\nthreshold = 0.5\nnoise_multiplier = 0.29999"));
+    ck_assert_ptr_nonnull(strstr(config, "[privacy]\nclip = update\nthreshold = 0.5\nnoise_multiplier = 0.3\ndelta = 1e-05\n"));
     ck_assert_int_eq(test_resolve(config, NULL, 0, &back, &diag), HS_OK);
     ck_assert(memcmp(&back.privacy, &sc.privacy, sizeof sc.privacy) == 0 || back.privacy.line != sc.privacy.line);
     ck_assert_double_eq(back.privacy.noise_multiplier, sc.privacy.noise_multiplier);
