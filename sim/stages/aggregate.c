@@ -333,3 +333,20 @@ void aggregate_buffer_clear(Aggregate *a)
 {
     if (a->sum) memset(a->sum, 0, trainer_param_count(a->cx.trainer) * sizeof *a->sum);
 }
+
+int aggregate_split(Aggregate *a, const int *splits, int round)
+{
+    Trainer *t = a->cx.trainer;
+    int n = a->cx.world->n;
+    struct ModelWidth *const *widths = a->step ? local_step_widths(a->step) : NULL;
+    int status = widths ? trainer_average_split_masked(t, splits, widths) : trainer_average_split(t, splits);
+    if (status != HS_OK || a->privacy == NULL) return status;
+    float **targets = NULL;
+    if (t && (targets = malloc((size_t)n * sizeof *targets)) == NULL)
+        return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; t && i < n; i++) targets[i] = trainer_params(t, i);
+    privacy_aggregate_noise(a->privacy, a->everyone, n, 1, round, 0, targets, t ? n : 0);
+    free(targets);
+    privacy_models_apart(a->privacy, NULL, n);
+    return HS_OK;
+}

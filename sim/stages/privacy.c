@@ -262,6 +262,12 @@ int privacy_average(Privacy *p, Trainer *t, const int *members, int n_members, i
     return HS_OK;
 }
 
+void privacy_models_apart(Privacy *p, const int *members, int n_members)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE) return;
+    for (int k = 0; k < n_members; k++) p->version[members ? members[k] : k] = ++p->next_version;
+}
+
 double privacy_spent(const Privacy *p)
 {
     if (p == NULL) return NAN;

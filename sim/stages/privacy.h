@@ -100,6 +100,10 @@ void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int 
  * N(0, (sigma C share)^2) where share is the largest share one client has in the
  * aggregate (its weight over the total). */
 void privacy_aggregate_noise_share(Privacy *p, double share, int round, int period, float *const *targets, int n_targets);
+/* clip = update: the members' models may now differ (an averaging that leaves parts of
+ * them apart, ComDML's auxiliary heads): the next period measures each update from its own
+ * start point. */
+void privacy_models_apart(Privacy *p, const int *members, int n_members);
 /* Epsilon spent so far at the [privacy] delta (inf with noise_multiplier = 0, NaN when p is
  * NULL). */
 double privacy_spent(const Privacy *p);

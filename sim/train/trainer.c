@@ -378,8 +378,8 @@ int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, floa
 }
 
 /* Averages [offset, offset+count) of the members' parameters into every member. */
-static int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples,
-                                 size_t offset, size_t count)
+int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples, size_t offset,
+                          size_t count)
 {
     double total = 0;
     for (int k = 0; k < n_members; k++) {
@@ -527,7 +527,7 @@ int trainer_split_end(Trainer *t, int slow, int split)
 
 /* 1 when some offloader's top copy trained on fewer samples than the agent holds: its
  * helper dropped batches of an absent partner (ComDML under churn). */
-static int trainer_split_partial(const Trainer *t, const int *splits)
+int trainer_split_partial(const Trainer *t, const int *splits)
 {
     for (int i = 0; i < t->world->n; i++)
         if (splits[i] > 0 && t->pairs[i].top_batches != world_agent_steps(t->world, i, t->batch)) return 1;
@@ -535,7 +535,7 @@ static int trainer_split_partial(const Trainer *t, const int *splits)
 }
 
 /* An offloader's top blocks count for the share of its epoch they trained on. */
-static double trainer_top_weight(const Trainer *t, int i)
+double trainer_top_weight(const Trainer *t, int i)
 {
     int steps = world_agent_steps(t->world, i, t->batch), done = t->pairs[i].top_batches;
     double samples = t->world->agents[i].samples;

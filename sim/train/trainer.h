@@ -143,6 +143,9 @@ int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members
  * (vec_masked_average); every member receives the whole result. */
 int trainer_average_masked(Trainer *t, const int *members, int n_members, int by_samples,
                            struct ModelWidth *const *widths);
+/* trainer_average_split with pruned agents (widths[agent], NULL: whole): each block's
+ * coordinate averaged over the agents holding it (weights as trainer_average_split's). */
+int trainer_average_split_masked(Trainer *t, const int *splits, struct ModelWidth *const *widths);
 /* Progressive freezing: agent's next batch trains block `stage` and its output module
  * (model_grad_stage_at), one optimiser step on those two ranges. */
 int trainer_stage_step(Trainer *t, int agent, int stage);

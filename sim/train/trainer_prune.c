@@ -194,3 +194,44 @@ int trainer_average_masked(Trainer *t, const int *members, int n_members, int by
     }
     return HS_OK;
 }
+
+int trainer_average_split_masked(Trainer *t, const int *splits, ModelWidth *const *widths)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    int n = t->world->n, blocks = model_n_blocks(t->models[0]), partial = t->pairs && trainer_split_partial(t, splits);
+    const unsigned char **held = malloc((size_t)n * sizeof *held);
+    int *members = malloc((size_t)n * sizeof *members);
+    if (held == NULL || members == NULL) {
+        free(held), free(members);
+        return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
+    for (int b = 0; status == HS_OK && b < blocks; b++) {
+        size_t offset, count;
+        model_block_range(t->models[0], b, &offset, &count);
+        for (int i = 0; i < n; i++) {
+            int top = splits[i] > 0 && b >= splits[i];
+            t->weights[i] = top && partial ? trainer_top_weight(t, i) : t->world->agents[i].samples;
+            t->vectors[i] = model_params(t->models[i]) + offset;
+            held[i] = widths[i] ? model_width_held(widths[i]) + offset : NULL;
+        }
+        /* an unpruned agent holds every coordinate: none keeps this start value */
+        memcpy(t->scratch, t->vectors[0], count * sizeof *t->scratch);
+        if ((status = vec_masked_average(t->scratch, t->vectors, held, t->weights, n, count)) != HS_OK) break;
+        for (int i = 0; i < n; i++) memcpy(model_params(t->models[i]) + offset, t->scratch, count * sizeof *t->scratch);
+    }
+    /* auxiliary head m among the agents that used split m (a pruned agent never offloads) */
+    for (int m = 1; status == HS_OK && m < blocks; m++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (splits[i] == m) members[k++] = i;
+        if (k < 2) continue;
+        size_t offset, count;
+        model_aux_range(t->models[0], m, &offset, &count);
+        status = trainer_average_range(t, members, k, 1, offset, count);
+    }
+    free(held);
+    free(members);
+    return status == HS_OK ? HS_OK : hs_diag_set(t->diag, status, NULL, 0, "cannot average the sub-models");
+}
