@@ -129,8 +129,8 @@ static int localsgd_alloc(Sim *sim, LocalSgdState **out)
     return HS_OK;
 }
 
-/* steps: (n) each agent's steps per round for prune's rule, NULL when the method has no
- * prune keys. */
+/* steps: (n) each agent's steps per round for prune's rule, NULL when every agent takes
+ * the same number (qsr). */
 static int localsgd_read_common(Sim *sim, LocalSgdState *s, const int *steps)
 {
     int status;
@@ -140,8 +140,7 @@ static int localsgd_read_common(Sim *sim, LocalSgdState *s, const int *steps)
     s->momentum = (TrainerMomentum)keys->momentum_at_average;
     s->round_steps = sim_round_steps(sim);
     if ((status = trainer_setup_local(sim->trainer, 0)) != HS_OK) return status;
-    StagesSetup setup = {.pruning = steps ? &keys->pruning : NULL, .freezing = steps ? &keys->freezing : NULL,
-                         .steps = steps, .keep_messages = 1};
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing, .steps = steps, .keep_messages = 1};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     if (!outgoing_compresses(&s->st.out)) return HS_OK;
     int n = sim->world.n;
@@ -177,7 +176,7 @@ static int localsgd_average(LocalSgdState *s, Sim *sim)
         for (int k = 0; k < s->n_members; k++) s->ordered[k] = s->contribution[s->members[k]];
         return aggregate_around(&s->st.agg, s->anchor, s->members, s->n_members, s->ordered, s->by_samples);
     }
-    return aggregate_models(&s->st.agg, s->members, s->n_members, s->by_samples, engine_round(sim->engine),
+    return aggregate_models(&s->st.agg, &s->st.out, s->members, s->n_members, s->by_samples, engine_round(sim->engine),
                             s->period_index);
 }
 
@@ -230,7 +229,7 @@ static int qsr_create(Sim *sim, void **state)
     const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
     s->h_base = keys->H_base;
     s->qsr_alpha = keys->alpha;
-    return localsgd_read_common(sim, s, NULL);
+    return localsgd_read_common(sim, s, NULL); /* qsr's periods vary: every agent takes the same steps */
 }
 
 /* QSR: H = max(H_base, floor((alpha / lr)^2)), capped by the round's steps. */
@@ -395,9 +394,6 @@ static const MethodStages localsgd_stages = {
     .local_step = "local steps on its own model",
     .outgoing = "its model (compressed: its change since the last average)",
     .aggregate = "all-reduce weighted mean of the models",
-    .refuses = {
-        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
-    },
 };
 
 const MethodOps method_localsgd = {
@@ -424,6 +420,8 @@ static const SchemaKey qsr_keys[] = {
     METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
                .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
     LOCALSGD_MOMENTUM_KEY,
+    PRUNE_METHOD_KEYS(LocalSgdKeys, pruning.),
+    FREEZE_METHOD_KEYS(LocalSgdKeys, freezing.),
     {0},
 };
 
@@ -432,13 +430,6 @@ static const MethodStages qsr_stages = {
     .local_step = "local steps on its own model",
     .outgoing = "its model (compressed: its change since the last average)",
     .aggregate = "all-reduce weighted mean of the models",
-    .refuses = {
-        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
-        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
-        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
-    },
 };
 
 const MethodOps method_qsr = {

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int aggregate_slots(Aggregate *a, int K, size_t n);
+static int aggregate_slots_robust(Aggregate *a, Outgoing *out, int K, float *result);
+
 int aggregate_init(Aggregate *a, const StageContext *cx, size_t d, const LocalStep *step, Privacy *privacy,
                    Byzantine *byzantine)
 {
@@ -45,12 +48,25 @@ void aggregate_free(Aggregate *a)
     memset(a, 0, sizeof *a);
 }
 
-int aggregate_models(Aggregate *a, const int *members, int K, int by_samples, int round, int period)
+int aggregate_models(Aggregate *a, Outgoing *out, const int *members, int K, int by_samples, int round, int period)
 {
     Trainer *t = a->cx.trainer;
     struct ModelWidth *const *widths = a->step ? local_step_widths(a->step) : NULL;
     if (widths) return trainer_average_masked(t, members, K, by_samples, widths);
-    return privacy_average(a->privacy, t, members, K, by_samples, round, period);
+    if (a->byzantine == NULL) return privacy_average(a->privacy, t, members, K, by_samples, round, period);
+    /* robust: what the members send (their models), the attackers' replaced, the rule
+     * over them (every model weighs alike); the result's blocks to every member */
+    if (t == NULL) return HS_OK;
+    size_t n = trainer_param_count(t);
+    if (aggregate_slots(a, K, n) != HS_OK) return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    for (int k = 0; k < K; k++) {
+        a->slot_who[k] = members ? members[k] : k;
+        memcpy(a->slots[k], trainer_params(t, a->slot_who[k]), n * sizeof **a->slots);
+    }
+    int status = aggregate_slots_robust(a, out, K, a->mean);
+    if (status != HS_OK) return hs_diag_set(a->cx.diag, status, NULL, 0, "out of memory");
+    for (int k = 0; k < K; k++) memcpy(trainer_params(t, a->slot_who[k]), a->mean, a->d * sizeof *a->mean);
+    return HS_OK;
 }
 
 int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, const float *const *contributions,

@@ -52,8 +52,9 @@ void aggregate_free(Aggregate *a);
 /* The members' models (the trainer's, all of them; members NULL: 0..K-1) become their
  * mean, weighted by samples or uniform, per coordinate over the holders under prune;
  * then the central noise of clip = update, drawn from the stream of (round, period), on
- * every member's copy. */
-int aggregate_models(Aggregate *a, const int *members, int K, int by_samples, int round, int period);
+ * every member's copy. [byzantine]: the rule over the models the members send, the
+ * attackers' replaced (outgoing_attack), its blocks to every member. */
+int aggregate_models(Aggregate *a, Outgoing *out, const int *members, int K, int by_samples, int round, int period);
 /* ComDML's averaging: every block from whichever side trained it, weighted by samples,
  * auxiliary head m among the agents of split m (trainer_average_split), per coordinate
  * over the holders under prune; then clip = update's central noise (weights: samples) on
