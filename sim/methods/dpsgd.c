@@ -137,7 +137,8 @@ static int dpsgd_mix(DpsgdState *s, Sim *sim, int i, int parity)
         s->vectors[k] = trainer_buffer(sim->trainer, j, parity);
         s->weights[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
     }
-    return stages_gossip(&s->st, s->who, s->vectors, s->weights, degree + 1, trainer_params(sim->trainer, i));
+    return stages_gossip(&s->st, s->who, s->vectors, s->weights, degree + 1, trainer_param_count(sim->trainer),
+                         trainer_params(sim->trainer, i));
 }
 
 /* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */

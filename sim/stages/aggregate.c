@@ -140,9 +140,8 @@ static void aggregate_gossip_masked(const float *const *v, const unsigned char *
 }
 
 int aggregate_gossip(Aggregate *a, const int *who, const float *const *vectors, const unsigned char *const *held,
-                     const double *weights, int K, float *out)
+                     const double *weights, int K, size_t n, float *out)
 {
-    size_t n = trainer_param_count(a->cx.trainer);
     int masked = 0;
     for (int k = 0; held && k < K; k++) masked |= held[k] != NULL;
     if (masked) {

@@ -101,9 +101,10 @@ void aggregate_buffer_clear(Aggregate *a);
  * freeze): per coordinate over the holders, weights renormalised; a coordinate nobody
  * holds keeps v_0's value. [byzantine] (the attacks already in vectors): mean is the plain
  * mix, cclip is self-centered clipping, the other rules run over the K vectors alike
- * (trimmed drops at most (K - 1) / 2 at each end). out may not be a vector. */
+ * (trimmed drops at most (K - 1) / 2 at each end). The vectors are of n floats (the
+ * model's blocks first; n >= d). out may not be a vector. */
 int aggregate_gossip(Aggregate *a, const int *who, const float *const *vectors, const unsigned char *const *held,
-                     const double *weights, int K, float *out);
+                     const double *weights, int K, size_t n, float *out);
 /* Self-centered clipping (He, Karimireddy, Jaggi 2022): out = w_0 v_0 + sum_{k>=1} w_k
  * (v_0 + clip(v_k - v_0, tau)), clip(z, tau) = z min(1, tau / |z|_2), in double. */
 void aggregate_scclip(const float *const *v, const double *weights, int K, size_t d, double tau, float *out);

@@ -64,7 +64,13 @@ static int stages_reserve(Stages *st, int K)
     return HS_OK;
 }
 
-int stages_gossip(Stages *st, const int *who, const float *const *vectors, const double *weights, int K, float *out)
+int stages_gossip_plain(const Stages *st)
+{
+    return !st->step.prune.on && !st->step.freeze_rounds && st->byzantine == NULL;
+}
+
+int stages_gossip(Stages *st, const int *who, const float *const *vectors, const double *weights, int K, size_t n,
+                  float *out)
 {
     if (stages_reserve(st, K) != HS_OK) return hs_diag_set(st->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
     for (int k = 0; k < K; k++) {
@@ -72,16 +78,16 @@ int stages_gossip(Stages *st, const int *who, const float *const *vectors, const
         st->inputs[k] = vectors[k];
     }
     if (st->byzantine == NULL || st->cx.sc->byzantine.count == 0 || byzantine_is_attacker(st->byzantine, who[0]))
-        return aggregate_gossip(&st->agg, who, vectors, st->held, weights, K, out);
+        return aggregate_gossip(&st->agg, who, vectors, st->held, weights, K, n, out);
     /* attackers replace what they send (the blocks; the heads ride along as they are) */
-    size_t n = trainer_param_count(st->cx.trainer), d = st->out.d;
+    size_t d = st->out.d;
     outgoing_attack(&st->out, who, K, vectors, st->attacked);
     for (int k = 1; k < K; k++)
         if (byzantine_is_attacker(st->byzantine, who[k])) {
             memcpy(st->attacked[k] + d, vectors[k] + d, (n - d) * sizeof **st->attacked);
             st->inputs[k] = st->attacked[k];
         }
-    return aggregate_gossip(&st->agg, who, st->inputs, st->held, weights, K, out);
+    return aggregate_gossip(&st->agg, who, st->inputs, st->held, weights, K, n, out);
 }
 
 double stages_upload(Stages *st, int agent, float *x, const float *start)

@@ -51,6 +51,10 @@ double stages_upload(Stages *st, int agent, float *x, const float *start);
 /* One gossip averaging of agent who[0]: the attackers among who[1..K) replace their
  * vectors (the outgoing stage, from the honest ones of this exchange), then the
  * aggregation's gossip form (aggregate_gossip) with the local step's masks. */
-int stages_gossip(Stages *st, const int *who, const float *const *vectors, const double *weights, int K, float *out);
+int stages_gossip(Stages *st, const int *who, const float *const *vectors, const double *weights, int K, size_t n,
+                  float *out);
+/* 1 when no feature changes a gossip averaging (no masks, no attackers, the plain mean):
+ * a method may then run its own averaging arithmetic, bit for bit what it always did. */
+int stages_gossip_plain(const Stages *st);
 
 #endif
