@@ -37,7 +37,8 @@ typedef struct ByzSgdnmState {
     double lr_factor;      /* (batch / reference_batch)^p of lr_scaling */
     size_t d;              /* entries exchanged: the model's blocks */
     Collective allreduce;
-    Byzantine *byzantine;
+    Byzantine *byzantine;  /* the stages' (always made: ByzSGDnm's rule is the aggregator's) */
+    Stages st;
     float *aggregate;      /* (d) */
     const float **vectors; /* (n) the momenta */
     float **outs;          /* (n) attackers' vectors */
@@ -72,7 +73,10 @@ static int byzsgdnm_create(Sim *sim, void **state)
     if (!s->vectors || !s->outs || !s->sent) return HS_E_NOMEM;
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
     if (sim->trainer && (s->aggregate = calloc(s->d, sizeof *s->aggregate)) == NULL) return HS_E_NOMEM;
-    return byzantine_create(sim->sc, &sim->world, sim->trainer, s->d, sim->diag, &s->byzantine);
+    StagesSetup setup = {.byzantine = 1};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    s->byzantine = s->st.byzantine;
+    return HS_OK;
 }
 
 /* Gradients, momenta, attacks and the aggregate of this step (train mode). */
@@ -83,9 +87,8 @@ static int byzsgdnm_aggregate(ByzSgdnmState *s, Sim *sim)
     for (int i = 0; i < sim->world.n; i++) {
         float *g = trainer_buffer(sim->trainer, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(sim->trainer, i, BYZSGDNM_MOMENTUM);
         int attacker = byzantine_is_attacker(s->byzantine, i);
-        int status = attacker && byzantine_flips_labels(s->byzantine)
-                         ? byzantine_gradient(s->byzantine, i, trainer_params(sim->trainer, i), g, sim->diag)
-                         : trainer_gradient(sim->trainer, i, g);
+        /* the local step: a label flipper's gradient, DP-SGD's, or the plain one */
+        int status = local_step_gradient(&s->st.step, i, NULL, g);
         if (status != HS_OK) return status;
         for (size_t j = 0; j < s->d; j++) u[j] = beta * u[j] + rest * g[j];
         s->vectors[i] = u;
@@ -147,7 +150,7 @@ static void byzsgdnm_destroy(void *state)
 {
     ByzSgdnmState *s = state;
     if (s == NULL) return;
-    byzantine_free(s->byzantine);
+    stages_free(&s->st);
     free(s->aggregate);
     free(s->vectors);
     free(s->outs);
@@ -172,9 +175,10 @@ static const MethodStages byzsgdnm_stages = {
     .aggregate = "the [byzantine] aggregator, then a normalised step",
     .refuses = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
-        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_PRIVACY_UPDATE] = "ByzSGDnm's step is normalised and its aggregate a robust rule: the noise of clip = "
+                                   "update is calibrated to a mean's sensitivity",
+        [FEATURE_PRUNE] = "the robust aggregate compares the workers' whole momenta: a sub-model's zeros outside it "
+                          "would vote",
         [FEATURE_FREEZE] = STAGE_NOT_WIRED,
     },
 };

@@ -34,6 +34,8 @@ typedef struct Co2State {
     int launched;          /* index of the newest all-reduce begun, -1 before the first */
     int completed;         /* all-reduces finished */
     float *average;        /* (params) result of the newest finished all-reduce */
+    Stages st;             /* the local step; the all-reduce's rule under [byzantine] */
+    const float **sent;    /* (n) the snapshots sent, in agent order */
     int finished;          /* agents done with this round */
 } Co2State;
 
@@ -64,6 +66,9 @@ static int co2_create(Sim *sim, void **state)
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
+    StagesSetup setup = {0};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    if ((s->sent = calloc((size_t)n, sizeof *s->sent)) == NULL) return HS_E_NOMEM;
     if (sim->trainer) {
         size_t p = trainer_param_count(sim->trainer);
         s->average = calloc(p, sizeof *s->average);
@@ -77,7 +82,7 @@ static int co2_start_period(Co2State *s, Sim *sim, int i)
 {
     int left = s->round_steps - s->done[i];
     s->remaining[i] = left < s->period ? left : s->period;
-    return engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0, NULL);
+    return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), CO2_STEPPED, 0, NULL);
 }
 
 /* The outer step of agent i with the stale average. */
@@ -141,9 +146,10 @@ static int co2_on_event(void *state, Sim *sim, const Event *ev)
     int status;
     if (ev->kind == CO2_STEPPED) {
         int i = ev->agent;
-        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
+        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
         s->done[i]++;
-        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, CO2_STEPPED, 0, NULL);
+        if (--s->remaining[i] > 0)
+            return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), CO2_STEPPED, 0, NULL);
         /* Period c over: the all-reduce of period c-1 must have finished. */
         if (s->periods[i] > 0 && s->completed < s->periods[i]) {
             s->waiting[i] = 1;
@@ -151,8 +157,13 @@ static int co2_on_event(void *state, Sim *sim, const Event *ev)
         }
         return co2_continue(s, sim, i);
     }
-    /* The background all-reduce finished: average the sent snapshots in agent order. */
-    if (sim->trainer) {
+    /* The background all-reduce finished: average the sent snapshots in agent order (the
+     * [byzantine] rule over them, the attackers' replaced, when it is on). */
+    if (sim->trainer && s->st.byzantine) {
+        for (int i = 0; i < sim->world.n; i++) s->sent[i] = trainer_buffer(sim->trainer, i, CO2_SENT);
+        outgoing_attack(&s->st.out, NULL, sim->world.n, s->sent, (float *const *)s->sent);
+        if ((status = aggregate_vectors(&s->st.agg, NULL, s->sent, sim->world.n, s->average)) != HS_OK) return status;
+    } else if (sim->trainer) {
         size_t p = trainer_param_count(sim->trainer);
         memset(s->average, 0, p * sizeof *s->average);
         for (int i = 0; i < sim->world.n; i++) {
@@ -179,6 +190,8 @@ static void co2_destroy(void *state)
     free(s->waiting);
     free(s->periods);
     free(s->average);
+    free(s->sent);
+    stages_free(&s->st);
     free(s);
 }
 
@@ -201,8 +214,6 @@ static const MethodStages co2_stages = {
     .aggregate = "all-reduce mean, applied one period late by the outer step",
     .refuses = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
         [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
         [FEATURE_FREEZE] = STAGE_NOT_WIRED,

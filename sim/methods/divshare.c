@@ -60,7 +60,7 @@ typedef struct DivshareNode {
 typedef struct DivshareState {
     int fragments, degree, local_steps;
     size_t params;       /* parameters of the model (both modes) */
-    double step_flops;
+    Stages st;           /* the local step (DP-SGD) */
     long *steps;         /* (n) local steps, all rounds */
     DivshareNode *nodes;
     int *scratch;        /* (max(n, fragments)) */
@@ -92,7 +92,6 @@ static int divshare_create(Sim *sim, void **state)
     s->local_steps = keys->local_steps;
     s->params = (size_t)sim->profile.total_params;
     if ((size_t)s->fragments > s->params) s->fragments = (int)s->params; /* no empty fragment */
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->nodes = calloc((size_t)n, sizeof *s->nodes);
     s->scratch = malloc((size_t)(n > s->fragments ? n : s->fragments) * sizeof *s->scratch);
@@ -113,6 +112,8 @@ static int divshare_create(Sim *sim, void **state)
     mix_fragment_bounds(s->params, s->fragments, 0, &begin, &end);
     s->longest = end - begin;
     if ((status = trainer_setup_local(sim->trainer, 1)) != HS_OK) return status;
+    StagesSetup setup = {0};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
      * after them (models/model.h): fragments, copies and bytes cover the blocks only */
     if (sim->trainer && trainer_param_count(sim->trainer) < s->params)
@@ -139,7 +140,7 @@ static int divshare_block_steps(const DivshareState *s, const Sim *sim, int i)
 static int divshare_compute(DivshareState *s, Sim *sim, int i)
 {
     double finish;
-    int status = engine_compute(sim->engine, i, s->step_flops, DIVSHARE_COMPUTED, 0, &finish);
+    int status = engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), DIVSHARE_COMPUTED, 0, &finish);
     if (status != HS_OK) return status;
     if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
@@ -269,7 +270,7 @@ static int divshare_on_event(void *state, Sim *sim, const Event *ev)
         return divshare_send_next(s, sim, from);
     }
     int i = ev->agent, status;
-    if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
+    if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
     s->steps[i]++;
     if (async_round_step(&s->rounds, sim, i, s->steps[i])) sim->round_extra = (double)s->dropped;
     if (--s->nodes[i].block_left > 0) return divshare_compute(s, sim, i);
@@ -295,6 +296,7 @@ static void divshare_destroy(void *state)
     free(s->sum);
     free(s->count);
     if (s->rng) gsl_rng_free(s->rng);
+    stages_free(&s->st);
     free(s);
 }
 
@@ -315,8 +317,8 @@ static const MethodStages divshare_stages = {
     .aggregate = "per-fragment average with the copies received",
     .refuses = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
+        [FEATURE_BYZANTINE] = "a node sums the fragment copies it receives as they come (no copy is kept apart): a "
+                              "robust rule over them is not modelled",
         [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
         [FEATURE_FREEZE] = STAGE_NOT_WIRED,
