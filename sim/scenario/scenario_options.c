@@ -112,7 +112,7 @@ int scenario_resolve_compression(Resolver *r)
     schema_reset_section(r, SCHEMA_IN_COMPRESSION);
     if (c->scheme == COMPRESS_NONE) return HS_OK;
     char message[400], methods[200];
-    static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
+    static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp", "qsgd", "sign"};
     snprintf(message, sizeof message, "scheme = %s", schemes[c->scheme]);
     if ((status = scenario_feature_refused(r, FEATURE_COMPRESSION, message)) != HS_OK) return status;
     if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {

@@ -87,7 +87,7 @@ static const float *outgoing_compress(Outgoing *o, int agent, const float *v)
     float *h = o->h ? o->h[agent] : NULL;
     size_t kept = compress_feedback(o->compressor, agent, v, h, o->e ? o->e[agent] : NULL, message);
     if (o->dgc && o->spec.masking) compress_dgc_mask(o->u[agent], message, o->d);
-    o->bytes[agent] = compress_wire_bytes(o->d, kept);
+    o->bytes[agent] = compress_message_bytes(o->compressor, agent, kept);
     return compress_contributes_message(&o->spec) ? message : h;
 }
 
@@ -136,7 +136,7 @@ void outgoing_difference(Outgoing *o, int agent, const float *x, const float *ha
     for (size_t p = 0; p < o->d; p++) difference[p] = x[p] - hat[p];
     size_t kept = compress_apply(o->compressor, agent, difference, message);
     for (size_t p = 0; p < o->d; p++) next[p] = hat[p] + message[p];
-    o->bytes[agent] = compress_wire_bytes(o->d, kept);
+    o->bytes[agent] = compress_message_bytes(o->compressor, agent, kept);
 }
 
 void outgoing_clip(Outgoing *o, float *x, const float *start)
