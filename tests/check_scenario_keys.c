@@ -638,6 +638,9 @@ static void check_schema_row(const SchemaKey *k, int method_row)
     int method_type = k->type == SCHEMA_STEPS || k->type == SCHEMA_TIME || k->type == SCHEMA_WORD_OR_REAL;
     ck_assert_msg(!method_type || method_row, "key %s has a [method] type in a fixed section", k->name);
     if (k->flags & SCHEMA_REQUIRED) ck_assert_msg(k->fallback == NULL, "required key %s has a default", k->name);
+    ck_assert_msg(method_row || !(k->flags & SCHEMA_OMIT_DEFAULT),
+                  "key %s: SCHEMA_OMIT_DEFAULT is read by the [method] writer only (a fixed row has `written`)",
+                  k->name);
     if (!method_row && (k->flags & (SCHEMA_OPEN_MIN | SCHEMA_OPEN_MAX)))
         ck_assert_msg(k->edge != NULL, "key %s excludes an end of its range but says nothing about it", k->name);
     if (k->type == SCHEMA_CHOICE || k->type == SCHEMA_CHOICE_OR_FILE)
