@@ -23,14 +23,18 @@
  * none. The public copies are kept by parity of the global step count (two per agent,
  * in the snapshot buffers): a neighbour is at most one step apart.
  *
- * prune = width (sim/stages/prune.h; not with [compression]): a slow agent's gradient is that of
+ * prune = width (sim/stages/prune.h): a slow agent's gradient is that of
  * its nested sub-model (its FLOPs per step) and it sends only the sub-model's
  * coordinates (its bytes per neighbour). Every agent mixes each coordinate over the
  * members of its closed neighbourhood that hold it, with their Metropolis-Hastings
  * weights renormalised: x_i[c] = sum_{j holds c} W_ij x_j[c] / sum_{j holds c} W_ij; a
  * coordinate nobody there holds keeps x_i[c]. So a pruned agent's other coordinates
  * still follow its full neighbours, and the sample-weighted average that is evaluated
- * is not pulled back by coordinates nobody trained. */
+ * is not pulled back by coordinates nobody trained. freeze = progressive mixes the
+ * stage's coordinates the same way (only they travel).
+ * [byzantine]: the attackers' models replaced per exchange, the rule's gossip form over the
+ * closed neighbourhood (cclip: self-centered clipping); the gradient is the local step's
+ * (DP-SGD, a stage, a sub-model, a label flipper): sim/stages/stages.h, docs/stages.md. */
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"

@@ -36,12 +36,12 @@
  * except that the weight decay joins u_i here (each agent's x_i differs within a period).
  * The paper does not treat local steps; this composition is ours.
  *
- * prune = width (localsgd only; sim/stages/prune.h): slow agents train a nested sub-model at
+ * prune = width (sim/stages/prune.h): slow agents train a nested sub-model at
  * their keep ratio (FLOPs of that sub-model per step) and the average runs as nested
  * all-reduce shells, each coordinate averaged over the members holding it.
  * rounds.extra holds the smallest keep ratio.
  *
- * freeze = progressive (localsgd only): SmartFreeze's progressive training (Wu et al.,
+ * freeze = progressive (sim/stages/local_step.h): SmartFreeze's progressive training (Wu et al.,
  * "Heterogeneity-Aware Memory Efficient Federated Learning via Progressive Layer
  * Freezing", 2024). The model's L blocks are trained one at a time, front to back:
  * in stage s every agent trains block s with its output module (the auxiliary head of
@@ -56,11 +56,12 @@
  * paper's participant selector (memory- and data-aware choice of who trains each block)
  * is not modelled: everybody trains. rounds.extra holds the stage.
  *
- * [privacy] (sim/stages/privacy.h, localsgd only): clip = sample makes every local step a DP-SGD
+ * [privacy] (sim/stages/privacy.h): clip = sample makes every local step a DP-SGD
  * step; clip = update clips each member's update over its period before the average and
  * adds the aggregate's Gaussian noise after it. With weighting = samples this is DP-FedAvg
  * without a server (seed 003's setting); the server-based fedavg calls the same functions.
- * Not combined with prune or freeze (input errors).
+ * [byzantine]: the rule over the members' models, the attackers' replaced, the timing the
+ * dense all-reduce's (sim/stages/aggregate.h). Which features combine: features.c's pairs.
  *
  * The features are the stages' (sim/stages/stages.h): the local step decides which step
  * an agent takes (local_step_run), the outgoing stage what a compressed delta costs, the

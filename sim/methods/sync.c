@@ -42,7 +42,7 @@
  *               The timing stays the dense all-reduce's (of the stage's bytes under
  *               freeze), as the brief asks: a real serverless median or Krum needs every
  *               vector at every agent, an all-gather N/2 times as heavy, or a server.
- * prune = width (dense path only; sim/stages/prune.h): slow agents compute the gradient of their
+ * prune = width (the shared model; sim/stages/prune.h): slow agents compute the gradient of their
  * nested sub-model of the shared parameters (its FLOPs per step); the gradients are
  * reduced in nested all-reduce shells and each coordinate's update is the mean over the
  * agents holding it (uniform, like the dense mean). rounds.extra = the smallest keep ratio.
