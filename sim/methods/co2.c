@@ -43,6 +43,7 @@ typedef struct Co2State {
 typedef struct Co2Keys {
     int period;
     double beta, lambda, clip, outer_lr;
+    FreezeKeys freezing;
 } Co2Keys;
 
 static int co2_create(Sim *sim, void **state)
@@ -66,7 +67,7 @@ static int co2_create(Sim *sim, void **state)
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
-    StagesSetup setup = {0};
+    StagesSetup setup = {.freezing = &keys->freezing};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     if ((s->sent = calloc((size_t)n, sizeof *s->sent)) == NULL) return HS_E_NOMEM;
     if (sim->trainer) {
@@ -92,7 +93,10 @@ static void co2_outer_step(Co2State *s, Sim *sim, int i)
     size_t p = trainer_param_count(sim->trainer);
     float *theta = trainer_params(sim->trainer, i), *old = trainer_buffer(sim->trainer, i, CO2_THETA_OLD);
     float *m = trainer_buffer(sim->trainer, i, CO2_MOMENTUM);
+    /* under freeze the outer step moves the stage only (the all-reduce carried it alone) */
+    const unsigned char *held = local_step_held(&s->st.step, i);
     for (size_t k = 0; k < p; k++) {
+        if (held && !held[k]) continue;
         double mk = s->beta * m[k] + (old[k] - s->average[k]) / s->lambda;
         if (mk > s->clip) mk = s->clip;
         if (mk < -s->clip) mk = -s->clip;
@@ -107,7 +111,7 @@ static void co2_outer_step(Co2State *s, Sim *sim, int i)
 static int co2_launch(Co2State *s, Sim *sim, int i, int c)
 {
     if (s->launched < c) {
-        engine_collective_begin(&s->reduce, NULL, sim->world.n, sim_model_bytes(sim), 0, CO2_REDUCED, c);
+        engine_collective_begin(&s->reduce, NULL, sim->world.n, local_step_bytes(&s->st.step, 0), 0, CO2_REDUCED, c);
         s->launched = c;
     }
     if (sim->trainer) memcpy(trainer_buffer(sim->trainer, i, CO2_SENT), trainer_params(sim->trainer, i), trainer_param_count(sim->trainer) * sizeof(float));
@@ -132,6 +136,7 @@ static int co2_round_begin(void *state, Sim *sim, int round)
 {
     Co2State *s = state;
     s->finished = 0;
+    stages_begin_round(&s->st, round);
     for (int i = 0; i < sim->world.n; i++) {
         s->done[i] = 0;
         int status = co2_start_period(s, sim, i);
@@ -204,6 +209,7 @@ static const SchemaKey co2_keys[] = {
     METHOD_KEY(Co2Keys, clip, "1", "elementwise clip of the outer momentum",
      .type = SCHEMA_REAL, .min = 0, .max = 1e300, .flags = SCHEMA_OPEN_MIN),
     METHOD_KEY(Co2Keys, outer_lr, "1", "outer learning rate", .type = SCHEMA_REAL, .min = 0, .max = 1e6),
+    FREEZE_METHOD_KEYS(Co2Keys, freezing.),
     {0},
 };
 
@@ -216,7 +222,6 @@ static const MethodStages co2_stages = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
         [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
-        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
     },
 };
 

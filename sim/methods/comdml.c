@@ -479,7 +479,7 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
         /* clip = update: each agent's update over the round, its helper's top blocks included */
         for (int k = 0; k < sim->world.n; k++)
             if ((status = outgoing_clip_own(&s->st.out, k)) != HS_OK) return status;
-        if ((status = aggregate_split(&s->st.agg, s->splits, engine_round(sim->engine))) != HS_OK) return status;
+        if ((status = aggregate_split(&s->st.agg, &s->st.out, s->splits, engine_round(sim->engine))) != HS_OK) return status;
         engine_end_round(sim->engine);
         return HS_OK;
     }
@@ -517,8 +517,9 @@ static const MethodStages comdml_stages = {
     .outgoing = "cut activations and labels to the helper; its model to the all-reduce",
     .aggregate = "all-reduce sample-weighted mean, each block from the side that trained it",
     .refuses = {
-        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-        [FEATURE_BYZANTINE] = STAGE_NOT_WIRED,
+        [FEATURE_COMPRESSION] = "ComDML averages each block from the side that trained it and each auxiliary head "
+                                "among the agents of its split: compressed changes around one common point are "
+                                "not modelled",
         [FEATURE_PRIVACY_SAMPLE] = "an offloader sends its cut activations and labels to its helper, which no per-sample clipping covers",
         [FEATURE_FREEZE] = "progressive freezing trains one block at a time, while ComDML's offloaders train blocks "
                            "1..m on a local loss and their helpers blocks m+1..L: the two cut the model differently",

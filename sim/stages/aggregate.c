@@ -349,12 +349,27 @@ void aggregate_buffer_clear(Aggregate *a)
     if (a->sum) memset(a->sum, 0, trainer_param_count(a->cx.trainer) * sizeof *a->sum);
 }
 
-int aggregate_split(Aggregate *a, const int *splits, int round)
+int aggregate_split(Aggregate *a, Outgoing *out, const int *splits, int round)
 {
     Trainer *t = a->cx.trainer;
     int n = a->cx.world->n;
     struct ModelWidth *const *widths = a->step ? local_step_widths(a->step) : NULL;
+    /* [byzantine]: the rule over the agents' blocks, attackers' replaced (the heads are
+     * still averaged per split below, then the blocks overwritten by the rule) */
+    if (a->byzantine && t) {
+        size_t params = trainer_param_count(t);
+        if (aggregate_slots(a, n, params) != HS_OK)
+            return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (int k = 0; k < n; k++) {
+            a->slot_who[k] = k;
+            memcpy(a->slots[k], trainer_params(t, k), params * sizeof **a->slots);
+        }
+        int status = aggregate_slots_robust(a, out, n, a->mean);
+        if (status != HS_OK) return hs_diag_set(a->cx.diag, status, NULL, 0, "out of memory");
+    }
     int status = widths ? trainer_average_split_masked(t, splits, widths) : trainer_average_split(t, splits);
+    if (status == HS_OK && a->byzantine && t)
+        for (int k = 0; k < n; k++) memcpy(trainer_params(t, k), a->mean, a->d * sizeof *a->mean);
     if (status != HS_OK || a->privacy == NULL) return status;
     float **targets = NULL;
     if (t && (targets = malloc((size_t)n * sizeof *targets)) == NULL)

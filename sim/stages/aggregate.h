@@ -57,9 +57,10 @@ void aggregate_free(Aggregate *a);
 int aggregate_models(Aggregate *a, Outgoing *out, const int *members, int K, int by_samples, int round, int period);
 /* ComDML's averaging: every block from whichever side trained it, weighted by samples,
  * auxiliary head m among the agents of split m (trainer_average_split), per coordinate
- * over the holders under prune; then clip = update's central noise (weights: samples) on
- * every agent's copy. */
-int aggregate_split(Aggregate *a, const int *splits, int round);
+ * over the holders under prune; [byzantine]: the blocks are the rule over the agents'
+ * (attackers' replaced; every agent weighs alike); then clip = update's central noise
+ * (weights: samples) on every agent's copy. */
+int aggregate_split(Aggregate *a, Outgoing *out, const int *splits, int round);
 /* Compressed changes: anchor (d) += the weighted mean of contributions[k] (member k's),
  * then every member's model's blocks <- anchor. Train mode only (anchor NULL: nothing). */
 int aggregate_around(Aggregate *a, float *anchor, const int *members, int K, const float *const *contributions,

@@ -85,6 +85,13 @@ struct ModelWidth *const *local_step_widths(const LocalStep *ls)
     return ls->prune.on ? ls->prune.widths : NULL;
 }
 
+void local_step_mask(const LocalStep *ls, int agent, float *v, size_t n)
+{
+    const unsigned char *held = v ? local_step_held(ls, agent) : NULL;
+    for (size_t j = 0; held && j < n; j++)
+        if (!held[j]) v[j] = 0.0f;
+}
+
 /* A label-flipping attacker's step: its gradient on flipped labels, its optimiser. */
 static int local_step_attacker(LocalStep *ls, int agent, const float *at, float *grad)
 {
