@@ -178,7 +178,8 @@ static const MethodStages byzsgdnm_stages = {
     .outgoing = "its momentum",
     .aggregate = "the [byzantine] aggregator, then a normalised step",
     .refuses = {
-        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_COMPRESSION] = "ByzSGDnm's aggregate is the [byzantine] rule (the mean without attackers): compressed "
+                                "vectors under a robust rule are not modelled",
         [FEATURE_PRIVACY_UPDATE] = "ByzSGDnm's step is normalised and its aggregate a robust rule: the noise of clip = "
                                    "update is calibrated to a mean's sensitivity",
         [FEATURE_PRUNE] = "the robust aggregate compares the workers' whole momenta: a sub-model's zeros outside it "

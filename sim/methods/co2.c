@@ -114,7 +114,12 @@ static int co2_launch(Co2State *s, Sim *sim, int i, int c)
         engine_collective_begin(&s->reduce, NULL, sim->world.n, local_step_bytes(&s->st.step, 0), 0, CO2_REDUCED, c);
         s->launched = c;
     }
-    if (sim->trainer) memcpy(trainer_buffer(sim->trainer, i, CO2_SENT), trainer_params(sim->trainer, i), trainer_param_count(sim->trainer) * sizeof(float));
+    if (sim->trainer) {
+        float *sent = trainer_buffer(sim->trainer, i, CO2_SENT);
+        memcpy(sent, trainer_params(sim->trainer, i), trainer_param_count(sim->trainer) * sizeof(float));
+        /* clip = update: the period's change from theta_old, where it began, is clipped */
+        outgoing_clip(&s->st.out, sent, trainer_buffer(sim->trainer, i, CO2_THETA_OLD));
+    }
     return engine_collective_join(sim->engine, &s->reduce, i);
 }
 
@@ -177,6 +182,10 @@ static int co2_on_event(void *state, Sim *sim, const Event *ev)
         }
         for (size_t k = 0; k < p; k++) s->average[k] /= (float)sim->world.n;
     }
+    /* clip = update: the all-reduce's central noise, one run of the mechanism (every agent
+     * weighs alike), from the stream every member draws alike */
+    aggregate_noise(&s->st.agg, NULL, sim->world.n, 0, engine_round(sim->engine), s->completed % 65536,
+                    sim->trainer ? s->average : NULL);
     s->completed++;
     for (int i = 0; i < sim->world.n; i++)
         if (s->waiting[i]) {
@@ -220,7 +229,6 @@ static const MethodStages co2_stages = {
     .aggregate = "all-reduce mean, applied one period late by the outer step",
     .refuses = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_UPDATE] = STAGE_NOT_WIRED,
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
     },
 };
