@@ -16,28 +16,19 @@
 
 int trainer_width_gradient(Trainer *t, int agent, ModelWidth *width, float *grad)
 {
-    if (t == NULL) return HS_OK;
-    if (width == NULL) return trainer_gradient(t, agent, grad);
-    int status = trainer_flush(t);
-    if (status != HS_OK) return status;
-    TrainerSlot *slot = &t->slots[0];
-    double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    status = model_width_grad(width, model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
-    return trainer_count_loss(t, loss, status, agent);
+    return trainer_width_gradient_at(t, agent, width, NULL, grad);
 }
 
 int trainer_width_gradient_at(Trainer *t, int agent, ModelWidth *width, const float *params, float *grad)
 {
     if (t == NULL) return HS_OK;
-    if (params == NULL) return trainer_width_gradient(t, agent, width, grad);
-    if (width == NULL) return trainer_gradient_at(t, agent, params, grad);
+    if (width == NULL) return params ? trainer_gradient_at(t, agent, params, grad) : trainer_gradient(t, agent, grad);
     int status = trainer_flush(t);
     if (status != HS_OK) return status;
     TrainerSlot *slot = &t->slots[0];
     double loss = NAN;
     int b = trainer_next_batch(t, slot, agent);
-    status = model_width_grad(width, params, grad, slot->x, slot->y, b, &loss);
+    status = model_width_grad(width, params ? params : model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
     return trainer_count_loss(t, loss, status, agent);
 }
 
