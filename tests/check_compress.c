@@ -486,13 +486,8 @@ START_TEST(test_bytes_and_time_of_the_ring_gather)
 }
 END_TEST
 
-/* A convex problem: multinomial logistic regression (layers = features, classes). */
-static const char *convex =
-    "[run]\nmethod = sync\nrounds = 8\nseed = 5\n"
-    "[data]\ndataset = synthetic\nfeatures = 32\nclasses = 10\ntrain_samples = 4000\ntest_samples = 1000\n"
-    "separation = 6\n"
-    "[model]\nlayers = 32,10\nbatch = 32\nlr = 0.1\n"
-    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n";
+/* the convex problem of tests/test_scenario.h */
+#define convex test_convex_text
 
 START_TEST(test_error_feedback_reaches_uncompressed_loss)
 {

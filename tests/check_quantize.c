@@ -194,12 +194,8 @@ START_TEST(test_compressor_streams_sizes_and_feedback)
 }
 END_TEST
 
-static const char *convex =
-    "[run]\nmethod = sync\nrounds = 8\nseed = 5\n"
-    "[data]\ndataset = synthetic\nfeatures = 32\nclasses = 10\ntrain_samples = 4000\ntest_samples = 1000\n"
-    "separation = 6\n"
-    "[model]\nlayers = 32,10\nbatch = 32\nlr = 0.1\n"
-    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n";
+/* the convex problem of tests/test_scenario.h */
+#define convex test_convex_text
 
 /* The last metrics row's test loss, and the run's bytes (the sum of rounds.bytes). */
 static void results(const TestSink *ts, double *test_loss, double *bytes)
