@@ -113,7 +113,7 @@ static int byzsgdnm_apply(ByzSgdnmState *s, Sim *sim)
 {
     if (sim->trainer == NULL) return HS_OK;
     /* under freeze the step moves the stage only, whatever the momenta remember */
-    local_step_mask(&s->st.step, 0, s->aggregate, s->d);
+    local_step_mask(&s->st.step, s->aggregate, s->d);
     double squares = 0;
     for (size_t j = 0; j < s->d; j++) squares += (double)s->aggregate[j] * s->aggregate[j];
     if (!isfinite(squares))

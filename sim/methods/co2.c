@@ -44,6 +44,7 @@ typedef struct Co2Keys {
     int period;
     double beta, lambda, clip, outer_lr;
     FreezeKeys freezing;
+    PruneKeys pruning;
 } Co2Keys;
 
 static int co2_create(Sim *sim, void **state)
@@ -67,7 +68,7 @@ static int co2_create(Sim *sim, void **state)
     s->round_steps = sim_round_steps(sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
-    StagesSetup setup = {.freezing = &keys->freezing};
+    StagesSetup setup = {.freezing = &keys->freezing, .pruning = &keys->pruning};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     if ((s->sent = calloc((size_t)n, sizeof *s->sent)) == NULL) return HS_E_NOMEM;
     if (sim->trainer) {
@@ -94,7 +95,7 @@ static void co2_outer_step(Co2State *s, Sim *sim, int i)
     float *theta = trainer_params(sim->trainer, i), *old = trainer_buffer(sim->trainer, i, CO2_THETA_OLD);
     float *m = trainer_buffer(sim->trainer, i, CO2_MOMENTUM);
     /* under freeze the outer step moves the stage only (the all-reduce carried it alone) */
-    const unsigned char *held = local_step_held(&s->st.step, i);
+    const unsigned char *held = local_step_moving(&s->st.step);
     for (size_t k = 0; k < p; k++) {
         if (held && !held[k]) continue;
         double mk = s->beta * m[k] + (old[k] - s->average[k]) / s->lambda;
@@ -110,8 +111,14 @@ static void co2_outer_step(Co2State *s, Sim *sim, int i)
  * begins with its first member: c-1 has finished by then, since joining c requires it. */
 static int co2_launch(Co2State *s, Sim *sim, int i, int c)
 {
+    Prune *prune = &s->st.step.prune;
     if (s->launched < c) {
-        engine_collective_begin(&s->reduce, NULL, sim->world.n, local_step_bytes(&s->st.step, 0), 0, CO2_REDUCED, c);
+        /* prune: nested shells of the sub-models, in the background as the plain ring */
+        if (prune->on && prune_shells_begin(prune, NULL, sim->world.n, 0, CO2_REDUCED) != HS_OK)
+            return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        if (!prune->on)
+            engine_collective_begin(&s->reduce, NULL, sim->world.n, local_step_bytes(&s->st.step, 0), 0, CO2_REDUCED,
+                                    c);
         s->launched = c;
     }
     if (sim->trainer) {
@@ -120,7 +127,7 @@ static int co2_launch(Co2State *s, Sim *sim, int i, int c)
         /* clip = update: the period's change from theta_old, where it began, is clipped */
         outgoing_clip(&s->st.out, sent, trainer_buffer(sim->trainer, i, CO2_THETA_OLD));
     }
-    return engine_collective_join(sim->engine, &s->reduce, i);
+    return prune->on ? prune_shells_join(sim->engine, prune, i) : engine_collective_join(sim->engine, &s->reduce, i);
 }
 
 /* Agent i ended its period c and the average of period c-1 (if c > 0) is available. */
@@ -167,9 +174,14 @@ static int co2_on_event(void *state, Sim *sim, const Event *ev)
         }
         return co2_continue(s, sim, i);
     }
-    /* The background all-reduce finished: average the sent snapshots in agent order (the
-     * [byzantine] rule over them, the attackers' replaced, when it is on). */
-    if (sim->trainer && s->st.byzantine) {
+    /* The background all-reduce finished (every shell of it under prune): average the sent
+     * snapshots in agent order (the [byzantine] rule over them, the attackers' replaced,
+     * when it is on; per coordinate over the holders under prune). */
+    if (s->st.step.prune.on && !prune_shells_done(&s->st.step.prune)) return HS_OK;
+    if (sim->trainer && s->st.step.prune.on) {
+        for (int i = 0; i < sim->world.n; i++) s->sent[i] = trainer_buffer(sim->trainer, i, CO2_SENT);
+        if ((status = aggregate_masked(&s->st.agg, NULL, s->sent, sim->world.n, s->average)) != HS_OK) return status;
+    } else if (sim->trainer && s->st.byzantine) {
         for (int i = 0; i < sim->world.n; i++) s->sent[i] = trainer_buffer(sim->trainer, i, CO2_SENT);
         outgoing_attack(&s->st.out, NULL, sim->world.n, s->sent, (float *const *)s->sent);
         if ((status = aggregate_vectors(&s->st.agg, NULL, s->sent, sim->world.n, s->average)) != HS_OK) return status;
@@ -219,6 +231,7 @@ static const SchemaKey co2_keys[] = {
      .type = SCHEMA_REAL, .min = 0, .max = 1e300, .flags = SCHEMA_OPEN_MIN),
     METHOD_KEY(Co2Keys, outer_lr, "1", "outer learning rate", .type = SCHEMA_REAL, .min = 0, .max = 1e6),
     FREEZE_METHOD_KEYS(Co2Keys, freezing.),
+    PRUNE_METHOD_KEYS(Co2Keys, pruning.),
     {0},
 };
 
@@ -229,7 +242,6 @@ static const MethodStages co2_stages = {
     .aggregate = "all-reduce mean, applied one period late by the outer step",
     .refuses = {
         [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
     },
 };
 

@@ -51,6 +51,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_EDGE_SERVERS, "[servers]: edge servers (count), [topology] a graph over the servers"},
     {METHOD_ACCUMULATES, "[compression] feedback = ef and dgc"},
     {METHOD_GOSSIPS_DIFFERENCES, "[compression] gamma: compresses differences to what the neighbours hold (CHOCO)"},
+    {METHOD_SENDS_DIFFERENCES, "[compression] feedback = none: compresses differences to the copy each receiver holds"},
     {METHOD_WORKER_MOMENTUM, "[compression] momentum = worker"},
     {0, NULL},
 };

@@ -147,12 +147,23 @@ static int swift_communicate(SwiftState *s, Sim *sim, int i)
     for (int q = 0; q < degree; q++) {
         size_t slot = (size_t)s->topology.offsets[i] + (size_t)q;
         if (s->in_flight[slot] || !engine_agent_online(sim->engine, neighbours[q], engine_now(sim->engine))) continue;
-        if (sim->trainer)
+        double bytes = local_step_bytes(&s->st.step, i);
+        if (outgoing_compresses(&s->st.out)) {
+            /* the difference to the copy the receiver holds of i (nothing is in flight on this
+             * link, so it holds the last message): that copy plus C(difference) arrives */
+            int j = neighbours[q], r = s->topology.offsets[j];
+            while (s->topology.adj[r] != i) r++;
+            float *copy = s->copies ? s->copies + (size_t)r * s->params : NULL;
+            outgoing_difference(&s->st.out, i, s->copies ? trainer_params(sim->trainer, i) : NULL, copy,
+                                s->copies ? s->outbox + slot * s->params : NULL);
+            bytes = outgoing_bytes(&s->st.out, i);
+        } else if (sim->trainer) {
             memcpy(s->outbox + slot * s->params, trainer_params(sim->trainer, i), s->params * sizeof(float));
+        }
         s->in_flight[slot] = 1;
         s->sent_step[slot] = s->steps[i];
         int64_t tag = ((int64_t)i << 32) | q;
-        int status = engine_send(sim->engine, i, neighbours[q], local_step_bytes(&s->st.step, i), SWIFT_MODEL, tag);
+        int status = engine_send(sim->engine, i, neighbours[q], bytes, SWIFT_MODEL, tag);
         if (status != HS_OK) return status;
     }
     return HS_OK;
@@ -230,7 +241,6 @@ static const MethodStages swift_stages = {
     .outgoing = "its model to its neighbours",
     .aggregate = "average with the neighbours' last copies",
     .refuses = {
-        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
         [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
     },
 };
@@ -240,7 +250,7 @@ const MethodOps method_swift = {
     .summary = "SWIFT: wait-free; every period steps average with the neighbours' last-received models, broadcast",
     .keys = swift_keys,
     .keys_size = sizeof(SwiftKeys),
-    .capabilities = METHOD_USES_TOPOLOGY,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_SENDS_DIFFERENCES,
     .stages = &swift_stages,
     .create = swift_create,
     .round_begin = swift_round_begin,

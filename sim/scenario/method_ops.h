@@ -47,6 +47,8 @@ enum {
     METHOD_USES_TOPOLOGY = 1 << 0,      /* reads the [topology] graph */
     METHOD_GOSSIPS_DIFFERENCES = 1 << 2, /* compresses x_i - xhat_i (CHOCO): its own error
                                          * feedback, and [compression] gamma applies */
+    METHOD_SENDS_DIFFERENCES = 1 << 1,  /* compresses x_i minus the copy its receiver holds: its
+                                         * own error feedback ([compression] feedback = none) */
     METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
     METHOD_ACCUMULATES = 1 << 5,        /* [compression] feedback = ef and dgc apply */
     METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds

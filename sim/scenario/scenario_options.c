@@ -115,7 +115,7 @@ int scenario_resolve_compression(Resolver *r)
     static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp", "qsgd", "sign"};
     snprintf(message, sizeof message, "scheme = %s", schemes[c->scheme]);
     if ((status = scenario_feature_refused(r, FEATURE_COMPRESSION, message)) != HS_OK) return status;
-    if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {
+    if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES | METHOD_SENDS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {
         snprintf(message, sizeof message,
                  "%s sends C(x_i - xhat_i), the difference to what its neighbours already hold (CHOCO-SGD), "
                  "which is its own error feedback: leave feedback = none", sc->method);

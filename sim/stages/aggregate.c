@@ -380,3 +380,18 @@ int aggregate_split(Aggregate *a, Outgoing *out, const int *splits, int round)
     privacy_models_apart(a->privacy, NULL, n);
     return HS_OK;
 }
+
+int aggregate_masked(Aggregate *a, const int *who, const float *const *vectors, int K, float *out)
+{
+    size_t n = trainer_param_count(a->cx.trainer);
+    const unsigned char **held = malloc((size_t)K * sizeof *held);
+    if (held == NULL) return hs_diag_set(a->cx.diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    for (int k = 0; k < K; k++) {
+        held[k] = local_step_held(a->step, who ? who[k] : k);
+        a->weights[k] = 1.0;
+    }
+    memcpy(out, vectors[0], n * sizeof *out);
+    int status = vec_masked_average(out, vectors, held, a->weights, K, n);
+    free(held);
+    return status == HS_OK ? HS_OK : hs_diag_set(a->cx.diag, HS_E_INTERNAL, NULL, 0, "cannot average the sub-models");
+}

@@ -109,6 +109,10 @@ int aggregate_gossip(Aggregate *a, const int *who, const float *const *vectors, 
 /* Self-centered clipping (He, Karimireddy, Jaggi 2022): out = w_0 v_0 + sum_{k>=1} w_k
  * (v_0 + clip(v_k - v_0, tau)), clip(z, tau) = z min(1, tau / |z|_2), in double. */
 void aggregate_scclip(const float *const *v, const double *weights, int K, size_t d, double tau, float *out);
+/* K vectors (vectors[k] from who[k]; who NULL: k) of params floats averaged uniformly into
+ * out per coordinate over the senders holding it (prune); a coordinate nobody holds keeps
+ * vectors[0]'s value. */
+int aggregate_masked(Aggregate *a, const int *who, const float *const *vectors, int K, float *out);
 /* clip = update: one run of the client-level mechanism on the mean of the members
  * (members NULL: 0..K-1) weighted by samples or uniform, its noise (the stream of
  * (round, period)) added to out (d floats; NULL in timing mode: only counted). */

@@ -85,9 +85,14 @@ struct ModelWidth *const *local_step_widths(const LocalStep *ls)
     return ls->prune.on ? ls->prune.widths : NULL;
 }
 
-void local_step_mask(const LocalStep *ls, int agent, float *v, size_t n)
+const unsigned char *local_step_moving(const LocalStep *ls)
 {
-    const unsigned char *held = v ? local_step_held(ls, agent) : NULL;
+    return ls->freeze_rounds ? ls->stage_held : NULL;
+}
+
+void local_step_mask(const LocalStep *ls, float *v, size_t n)
+{
+    const unsigned char *held = v ? local_step_moving(ls) : NULL;
     for (size_t j = 0; held && j < n; j++)
         if (!held[j]) v[j] = 0.0f;
 }

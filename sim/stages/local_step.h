@@ -102,10 +102,12 @@ struct ModelWidth *const *local_step_widths(const LocalStep *ls);
  * prune, the stage's under freeze. Train mode. */
 const unsigned char *local_step_held(const LocalStep *ls, int agent);
 
-/* v (n floats) <- 0 outside what agent trains (local_step_held); nothing when it trains
- * every coordinate. For a vector a method steps with that must leave frozen or unheld
- * coordinates alone (a momentum that still remembers an earlier stage). */
-void local_step_mask(const LocalStep *ls, int agent, float *v, size_t n);
+/* The coordinates a step of the method may move (params; NULL: all): the stage's under
+ * freeze (the frozen blocks stay where they are, whatever a momentum or an outer step
+ * remembers), all otherwise (a pruned agent's other coordinates may follow the average). */
+const unsigned char *local_step_moving(const LocalStep *ls);
+/* v (n floats) <- 0 outside local_step_moving; nothing when every coordinate may move. */
+void local_step_mask(const LocalStep *ls, float *v, size_t n);
 
 /* One step of agent on its own model (queued like trainer_local_step). */
 int local_step_run(LocalStep *ls, int agent);
