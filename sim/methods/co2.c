@@ -25,7 +25,6 @@ typedef struct Co2State {
     int period;
     double beta, lambda, clip, outer_lr;
     int round_steps;
-    double step_flops;
     int *remaining;        /* (n) local steps left in this period */
     int *done;             /* (n) steps done this round */
     int *waiting;          /* (n) agent finished a period and waits for the last average */
@@ -66,7 +65,6 @@ static int co2_create(Sim *sim, void **state)
     s->clip = keys->clip;
     s->outer_lr = keys->outer_lr;
     s->round_steps = sim_round_steps(sim);
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
     StagesSetup setup = {.freezing = &keys->freezing, .pruning = &keys->pruning};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
