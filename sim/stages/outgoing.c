@@ -46,12 +46,15 @@ int outgoing_init(Outgoing *o, const StageContext *cx, size_t d, int keep_messag
     if (compress_create(c, cx->sc->seed, o->n, d, &o->compressor) != HS_OK) goto nomem;
     if (cx->trainer == NULL) return HS_OK;
     int states = compress_state_vectors(c);
+    /* the contributions (messages, h_i) a receiver may step with whole: as long as a
+     * parameter vector, the heads' range after the d entries staying 0 */
+    size_t room = trainer_param_count(cx->trainer) > d ? trainer_param_count(cx->trainer) : d;
     /* dgc's two state vectors are e_i and u_i */
-    if (states >= 1 && (o->h = outgoing_vectors(o->n, d)) == NULL) goto nomem;
+    if (states >= 1 && (o->h = outgoing_vectors(o->n, room)) == NULL) goto nomem;
     if (states >= 2 && !o->dgc && (o->e = outgoing_vectors(o->n, d)) == NULL) goto nomem;
     if ((o->dgc || o->worker_momentum) && (o->u = outgoing_vectors(o->n, d)) == NULL) goto nomem;
     if ((o->sent = malloc(d * sizeof *o->sent)) == NULL) goto nomem;
-    o->message = keep_messages ? outgoing_vectors(o->n, d) : outgoing_vectors(1, d);
+    o->message = keep_messages ? outgoing_vectors(o->n, room) : outgoing_vectors(1, room);
     if (o->message == NULL) goto nomem;
     return HS_OK;
 nomem:
