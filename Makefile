@@ -7,6 +7,8 @@
 #   make SANITIZE=address,undefined test
 #   make SANITIZE=thread test    the suites that run worker threads, under ThreadSanitizer
 #   make MPI=1                   build the MPI sweep driver with mpicc (auto-detected)
+#   make install [PREFIX=/usr/local] [DESTDIR=]   binary, scenarios, man page, docs
+#   make man                     the man page's SYNOPSIS from `hetsim --help`
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
@@ -176,14 +178,29 @@ docs: $(BUILD)/hetsim
 	$(BUILD)/hetsim methods --markdown > docs/reference/methods.md
 	$(BUILD)/hetsim methods --features --markdown > docs/reference/features.md
 
+# The docs go to share/doc/hetsim as they are in the source (README.md beside docs/), so
+# their relative links work there too; `hetsim --help` and the man page point to them.
 PREFIX ?= /usr/local
-install: hetsim
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces
+DOCDIR ?= $(PREFIX)/share/doc/hetsim
+DOC_FILES := README.md $(shell find docs -type f 2>/dev/null | sort)
+install: hetsim install-share
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 hetsim $(DESTDIR)$(PREFIX)/bin/hetsim
-	install -m 644 hetsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/hetsim.1
+
+# Everything under share/, which needs no build: the scenarios, the man page and the docs.
+# docs/ links to ../scenarios/, so the doc folder gets a relative link to the installed
+# scenarios. tests/cli/docs_check.sh installs into a scratch DESTDIR and follows every link.
+install-share:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces
 	install -m 644 scenarios/*.ini $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/
 	install -m 644 scenarios/traces/*.csv $(DESTDIR)$(PREFIX)/share/hetsim/scenarios/traces/
+	install -m 644 hetsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/hetsim.1
+	for f in $(DOC_FILES); do install -D -m 644 "$$f" "$(DESTDIR)$(DOCDIR)/$$f" || exit 1; done
+	ln -sfn ../../hetsim/scenarios $(DESTDIR)$(DOCDIR)/scenarios
+
+# The man page's SYNOPSIS, rewritten from the usage lines of `hetsim --help`.
+man: $(BUILD)/hetsim
+	scripts/man-synopsis $(BUILD)/hetsim < hetsim.1 > hetsim.1.tmp && mv hetsim.1.tmp hetsim.1
 
 # The database reference, written by the binary from the row tables (tests/cli/views.sh
 # checks the committed file is current).
@@ -193,7 +210,7 @@ docs/database.md: hetsim
 clean:
 	rm -rf build hetsim
 
-.PHONY: all test bench docs install clean
+.PHONY: all test bench docs install install-share man clean
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # The gallery of docs/figures.md: the committed scenarios swept into build/figures and
@@ -213,12 +230,10 @@ figures: $(BUILD)/hetsim
 	$(BUILD)/hetsim plot $(FIGURES_DIR)/demo.db --out docs/figures/demo --format png
 .PHONY: figures
 
-# The README's first quick-start command: install what is missing, build, run the
-# default scenario, print its report.
+# The README's first quick-start command is scripts/quickstart (it needs only bash, since a
+# fresh machine may have no make yet); this target runs the same.
 quickstart:
-	bash scripts/install-deps
-	$(MAKE) hetsim
-	./hetsim run scenarios/quickstart.ini --db quickstart.db
+	bash scripts/quickstart
 .PHONY: quickstart
 
 # Fuzzing (clang + libFuzzer): `make fuzz` runs every target in tests/fuzz/ for

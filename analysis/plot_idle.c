@@ -62,7 +62,8 @@ static int plot_idle_read(Plot *plot, sqlite3_stmt *stmt, int p, IdleValues *v, 
         }
         if (rc != SQLITE_DONE) return dbread_query_fail(plot->db, rc, plot->db_path, diag);
     }
-    qsort(v->share, (size_t)v->count, sizeof *v->share, plot_compare_double);
+    if (v->count > 1) /* share is NULL when no run had a finite share (qsort's argument is nonnull) */
+        qsort(v->share, (size_t)v->count, sizeof *v->share, plot_compare_double);
     return HS_OK;
 }
 

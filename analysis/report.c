@@ -241,6 +241,33 @@ static const char report_points_title[] =
 static const char report_speedup_title[] =
     "Speedup over sync (t_sync / t_method, same scenario point and seed; mean ± 95 % interval)\n";
 
+/* One JSON object holding every table the text report prints (report.h): the runs,
+ * then the points and speedups (always, even when the text leaves them out), or with
+ * --run the run and its rounds; --table keeps one. */
+static void report_write_json_tables(const ReportTables *tables, const char *path, ReportTable table,
+                                     int have_run, int want_rounds, FILE *out)
+{
+    fputs("{\"database\": ", out);
+    report_json_string(out, path);
+    if (table == REPORT_TABLE_ALL || table == REPORT_TABLE_RUNS) {
+        fputs(",\n\"runs\": ", out);
+        report_write_json(&tables->runs, out);
+    }
+    if (want_rounds) {
+        fputs(",\n\"rounds\": ", out);
+        report_write_json(&tables->rounds, out);
+    }
+    if (!have_run && (table == REPORT_TABLE_ALL || table == REPORT_TABLE_POINTS)) {
+        fputs(",\n\"points\": ", out);
+        report_write_json(&tables->points, out);
+    }
+    if (!have_run && (table == REPORT_TABLE_ALL || table == REPORT_TABLE_SPEEDUP)) {
+        fputs(",\n\"speedup\": ", out);
+        report_write_json(&tables->speedups, out);
+    }
+    fputs("}\n", out);
+}
+
 /* Formats the requested tables into text (malloc'd, *size bytes). */
 static int report_format(sqlite3 *db, const char *path, const RunSet *set,
                          const ReportRequest *request, char **text, size_t *size,
@@ -265,7 +292,9 @@ static int report_format(sqlite3 *db, const char *path, const RunSet *set,
         goto fail;
     memory = open_memstream(text, size);
     if (memory == NULL) goto nomem;
-    if (want_rounds && csv) {
+    if (request->flags & REPORT_JSON) {
+        report_write_json_tables(&tables, path, table, request->have_run, want_rounds, memory);
+    } else if (want_rounds && (csv || (request->flags & REPORT_ROUNDS_ONLY))) {
         status = report_write_table(&tables.rounds, request->flags, memory);
     } else if (table == REPORT_TABLE_POINTS) {
         status = report_write_table(&tables.points, request->flags, memory);
@@ -351,6 +380,12 @@ int report_print_tables(const char *db_path, const char *sweep, ReportTable tabl
                         unsigned flags, FILE *out, HsDiag *diag)
 {
     ReportRequest request = { sweep, 0, 0, table, flags };
+    return report_run_request(db_path, &request, out, diag);
+}
+
+int report_print_rounds(const char *db_path, int64_t run_id, FILE *out, HsDiag *diag)
+{
+    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, REPORT_ROUNDS | REPORT_ROUNDS_ONLY };
     return report_run_request(db_path, &request, out, diag);
 }
 

@@ -44,7 +44,14 @@
  * missing values empty, and text quoted as RFC 4180 asks when it holds a quote, comma,
  * CR or LF, or starts or ends with a space. CSV holds one table per stream: the runs
  * table unless another is asked for; with --run only the per-round rows, with a run_id
- * column first. */
+ * column first.
+ *
+ * JSON output (REPORT_JSON) is one object: "database" (the path as given), then each
+ * table as an array of objects keyed by the CSV names — "runs", "points", "speedup"
+ * (every one, even when the text would leave it out; --table keeps one), or with --run
+ * "runs" (that run) and "rounds". Numbers are JSON numbers in the shortest text that
+ * reads back to the same double (the seed as its unsigned 64-bit value), a missing
+ * value is null, and every column is present in every object. */
 #ifndef ANALYSIS_REPORT_H
 #define ANALYSIS_REPORT_H
 
@@ -56,6 +63,8 @@
 enum {
     REPORT_CSV = 1u << 0,    /* CSV instead of an aligned table */
     REPORT_ROUNDS = 1u << 1, /* report_print_run: the per-round table after the summary */
+    REPORT_JSON = 1u << 2,   /* one JSON object instead of tables (below) */
+    REPORT_ROUNDS_ONLY = 1u << 3, /* with REPORT_ROUNDS: the per-round table alone */
 };
 
 typedef enum {
@@ -83,5 +92,8 @@ int report_print_tables(const char *db_path, const char *sweep, ReportTable tabl
  * Returns HS_E_INPUT when there is no such run; otherwise as report_print_runs. */
 int report_print_run(const char *db_path, int64_t run_id, unsigned flags, FILE *out,
                      HsDiag *diag);
+
+/* The per-round table of one run alone, as text (`hetsim show`, analysis/show.h). */
+int report_print_rounds(const char *db_path, int64_t run_id, FILE *out, HsDiag *diag);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum {
     REPORT_CELL_NULL = 0, REPORT_CELL_INT, REPORT_CELL_UINT, REPORT_CELL_REAL, REPORT_CELL_TEXT
@@ -73,6 +74,13 @@ int report_tables_fill_speedups(const RunSet *set, ReportGrid *speedups);
  * database) or HS_E_NOMEM in diag. */
 int report_tables_load_rounds(sqlite3 *db, const char *path, int64_t run_id, ReportGrid *rounds,
                               HsDiag *diag);
+
+/* JSON (report_json.c): table as an array of objects keyed by the CSV names; a string
+ * with JSON's escapes; a number in the shortest text that reads back to it (null when
+ * not finite). */
+void report_write_json(const ReportGrid *table, FILE *out);
+void report_json_string(FILE *out, const char *text);
+void report_json_number(FILE *out, double value);
 
 /* 1 and *value when cell holds a number, else 0. */
 int report_cell_number(const ReportCell *cell, double *value);

@@ -98,6 +98,39 @@ int input_file_read_exact(InputFile *f, void *buf, size_t n, const char *what, H
     return input_file_read(f, buf, n, &got, diag);
 }
 
+int input_file_read_text(const char *path, uint64_t max_bytes, char **text, size_t *size, HsDiag *diag)
+{
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    size_t got = 0;
+    int status = input_file_read_all(path, max_bytes, HS_E_INPUT, text, &got, &inner);
+    if (size) *size = got;
+    if (status != HS_OK) return hs_diag_set(diag, status == HS_E_NOMEM ? status : HS_E_INPUT, NULL, 0, "%s", inner.message);
+    if (memchr(*text, '\0', got) != NULL) {
+        free(*text);
+        *text = NULL;
+        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (it holds NUL bytes)");
+    }
+    return HS_OK;
+}
+
+int input_file_check(const char *path, InputFileKind kind, HsDiag *diag)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (kind == INPUT_FILE_ABSENT_OR_REGULAR && errno == ENOENT) return HS_OK;
+        if (errno == ENOENT || errno == ENOTDIR) return hs_diag_set(diag, HS_E_INPUT, path, 0, "not found");
+        return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
+    }
+    if (kind == INPUT_FILE_FOLDER) {
+        if (S_ISDIR(st.st_mode)) return HS_OK;
+        return hs_diag_set(diag, HS_E_INPUT, path, 0, "is %s, not a folder",
+                           S_ISREG(st.st_mode) ? "a regular file" : input_file_kind(st.st_mode));
+    }
+    if (S_ISREG(st.st_mode)) return HS_OK;
+    return hs_diag_set(diag, HS_E_INPUT, path, 0, "is %s, not a regular file", input_file_kind(st.st_mode));
+}
+
 int input_file_read_all(const char *path, uint64_t max_bytes, int missing_status, char **data, size_t *size,
                         HsDiag *diag)
 {

@@ -1,5 +1,6 @@
-/* input_file.h — reading a file a user named (data sets, device profiles) without
- * trusting it: regular files only, checked before the first byte is read (a FIFO would
+/* input_file.h — reading a file a user named (scenarios, pairing instances, traces,
+ * edges and assignment files, data sets, device profiles, the databases report and plot
+ * read) without trusting it: regular files only, checked before the first byte is read (a FIFO would
  * block, a directory fails late, /dev/zero never ends), a size limit checked at open, and
  * no read past the size seen then. Errors name the file, and truncation names the byte
  * offset where the data ran out.
@@ -48,5 +49,20 @@ void input_file_close(InputFile *f);
  * *data), with input_file_open's checks and errors. */
 int input_file_read_all(const char *path, uint64_t max_bytes, int missing_status, char **data, size_t *size,
                         HsDiag *diag);
+
+/* A text file a user named (a scenario, a pairing instance, a trace): the whole file as
+ * input_file_read_all gives it, every error bad input (HS_E_INPUT: "path: not found",
+ * "path: is a FIFO, not a regular file", "path: cannot open: Permission denied", ...;
+ * HS_E_NOMEM aside), and a NUL byte inside is an error too ("not a text file"). */
+int input_file_read_text(const char *path, uint64_t max_bytes, char **text, size_t *size, HsDiag *diag);
+
+/* For a path another library opens (SQLite) or a folder, checked without opening it:
+ * INPUT_FILE_REGULAR a regular file, INPUT_FILE_FOLDER a directory, INPUT_FILE_ABSENT_OR_REGULAR
+ * a regular file or nothing at all (a database to create). HS_E_INPUT otherwise, with
+ * "path: is a FIFO, not a regular file" (or "not a folder", "not found") in diag. stat(2)
+ * follows links; what it finds may change before the library opens the path, which a
+ * user naming a FIFO or a folder does not race. */
+typedef enum { INPUT_FILE_REGULAR, INPUT_FILE_FOLDER, INPUT_FILE_ABSENT_OR_REGULAR } InputFileKind;
+int input_file_check(const char *path, InputFileKind kind, HsDiag *diag);
 
 #endif

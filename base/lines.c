@@ -1,16 +1,40 @@
 /* lines.c — see lines.h. */
 #include "base/lines.h"
 
+#include "base/input_file.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-int lines_next(FILE *f, const char *path, char *line, int size, int *lineno, HsDiag *diag)
+int lines_open(const char *path, LineText *t, HsDiag *diag)
 {
-    if (fgets(line, size, f) == NULL) return 0;
-    ++*lineno;
-    if (strchr(line, '\n') == NULL && !feof(f))
-        return hs_diag_set(diag, HS_E_INPUT, path, *lineno, "line longer than %d characters", size - 2);
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    return input_file_read_text(path, LINES_MAX_BYTES, &t->text, &t->len, diag);
+}
+
+void lines_free(LineText *t)
+{
+    if (t == NULL) return;
+    free(t->text);
+    t->text = NULL;
+    t->len = t->pos = 0;
+}
+
+int lines_next(LineText *t, char *line, int size, HsDiag *diag)
+{
+    if (t->pos >= t->len) return 0;
+    const char *start = t->text + t->pos;
+    const char *eol = memchr(start, '\n', t->len - t->pos);
+    size_t n = eol ? (size_t)(eol - start) + 1 : t->len - t->pos; /* with its '\n' */
+    ++t->lineno;
+    t->pos += n;
+    size_t content = eol ? n - 1 : n;
+    if (content + 2 > (size_t)size)
+        return hs_diag_set(diag, HS_E_INPUT, t->path, t->lineno, "line longer than %d characters", size - 2);
+    memcpy(line, start, n);
+    line[n] = '\0';
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
     return 1;

@@ -1,17 +1,36 @@
 /* lines.h — reading a small text input file line by line (traces, edges lists,
- * server assignments): a '#'
- * starts a comment, a line too long for the caller's buffer is an error at its line. */
+ * server assignments): the file is read whole through base/input_file.h (a regular
+ * file, bounded), a '#' starts a comment, a line too long for the caller's buffer is an error
+ * at its line. */
 #ifndef BASE_LINES_H
 #define BASE_LINES_H
 
 #include "base/hs_error.h"
 
-#include <stdio.h>
+#include <stddef.h>
 
-/* Reads the next line of f into line (size bytes) with its comment cut off and counts it
- * in *lineno. Returns 1 for a line, 0 at the end of the file, HS_E_INPUT with
- * "PATH:LINE: line longer than N characters" in diag for an over-long line. */
-int lines_next(FILE *f, const char *path, char *line, int size, int *lineno, HsDiag *diag);
+/* The largest data file (trace, edges list, assignment) hetsim reads: 256 MiB. */
+#define LINES_MAX_BYTES ((size_t)256 << 20)
+
+/* A text file held in memory and the position of the next line. */
+typedef struct LineText {
+    const char *path;  /* for messages */
+    char *text;        /* NUL-terminated, owned */
+    size_t len, pos;
+    int lineno;        /* of the line last read */
+} LineText;
+
+/* Reads path into t: HS_OK, or HS_E_INPUT with "PATH: ..." in diag for a path that is not
+ * a readable regular text file of at most LINES_MAX_BYTES; HS_E_NOMEM. Free with
+ * lines_free. */
+int lines_open(const char *path, LineText *t, HsDiag *diag);
+void lines_free(LineText *t);
+
+/* Copies the next line of t into line (size bytes, with its '\n' when it had one) with its
+ * comment cut off, and counts it in t->lineno. Returns 1 for a line, 0 at the end of the
+ * text, HS_E_INPUT with "PATH:LINE: line longer than N characters" in diag for an
+ * over-long line. */
+int lines_next(LineText *t, char *line, int size, HsDiag *diag);
 
 /* Reads one index after blanks at *p, which must end at a blank or the end of the line
  * ("1x", "1.5", "1,2" do not): 1 with the value (out of long's range: LONG_MIN/MAX, so

@@ -2,11 +2,29 @@
  * and the option helpers of `hetsim report` and `hetsim plot`. */
 #include "cli/cli.h"
 
+#include "base/input_file.h"
+#include "sim/scenario/scenario.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+int cli_check_database(const char *path, HsDiag *diag)
+{
+    return input_file_check(path, INPUT_FILE_ABSENT_OR_REGULAR, diag);
+}
+
+int cli_apply_overrides(IniDoc *doc, const CliScenarioArgs *args, HsDiag *diag)
+{
+    int status = HS_OK;
+    for (int i = 0; status == HS_OK && i < args->n_groups; i++) status = scenario_add_group(doc, args->groups[i], diag);
+    for (int i = 0; status == HS_OK && i < args->n_overrides; i++)
+        status = inidoc_apply_set(doc, args->overrides[i], diag);
+    return status;
+}
 
 int cli_scenario_arg(const char *command, const char *usage, int argc, char **argv, int *i,
                      CliScenarioArgs *args)
@@ -14,10 +32,15 @@ int cli_scenario_arg(const char *command, const char *usage, int argc, char **ar
     const char *a = argv[*i];
     if (strcmp(a, "--db") == 0 && *i + 1 < argc) {
         args->db_path = argv[++*i];
+        args->db_given = 1;
     } else if (strcmp(a, "--set") == 0 && *i + 1 < argc) {
         args->overrides[args->n_overrides++] = argv[++*i];
     } else if (strncmp(a, "--set=", 6) == 0) {
         args->overrides[args->n_overrides++] = a + 6;
+    } else if (strcmp(a, "--add-group") == 0 && *i + 1 < argc) {
+        args->groups[args->n_groups++] = argv[++*i];
+    } else if (strncmp(a, "--add-group=", 12) == 0) {
+        args->groups[args->n_groups++] = a + 12;
     } else if (strcmp(a, "--timing-only") == 0) {
         args->overrides[args->n_overrides++] = "run.mode=timing";
     } else if (strcmp(a, "--quiet") == 0) {
@@ -85,12 +108,12 @@ static int cli_take_option(const char *command, const CliOption *options, int co
     return cli_usage_error(err, command, "unknown option '%s'", arg);
 }
 
-int cli_parse_db_command(const char *command, const char *usage, const CliOption *options,
-                         int count, int argc, char **argv, const char **db_path, FILE *out,
-                         FILE *err)
+int cli_parse_command(const char *command, const char *usage, const CliOption *options, int count, int argc,
+                      char **argv, const char **operands, int n_operands, const char *operand_names, FILE *out,
+                      FILE *err)
 {
-    int options_done = 0;
-    *db_path = NULL;
+    int options_done = 0, given = 0;
+    for (int k = 0; k < n_operands; k++) operands[k] = NULL;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (!options_done && arg[0] == '-' && arg[1] != '\0') {
@@ -103,14 +126,41 @@ int cli_parse_db_command(const char *command, const char *usage, const CliOption
                 int status = cli_take_option(command, options, count, argc, argv, &i, err);
                 if (status >= 0) return status;
             }
-        } else if (*db_path == NULL) {
-            *db_path = arg;
+        } else if (given < n_operands) {
+            operands[given++] = arg;
         } else {
-            return cli_usage_error(err, command, "unexpected argument '%s' (one FILE.db only)", arg);
+            fprintf(err, "hetsim %s: unexpected argument '%s' (it takes %s only)\nTry 'hetsim %s --help'.\n",
+                    command, arg, operand_names, command);
+            return 2;
         }
     }
-    if (*db_path == NULL) return cli_usage_error(err, command, "%s", "missing FILE.db");
+    if (given < n_operands) {
+        fprintf(err, "hetsim %s: missing %s\nTry 'hetsim %s --help'.\n", command,
+                given == 0 ? operand_names : "an argument", command);
+        return 2;
+    }
     return -1;
+}
+
+int cli_parse_db_command(const char *command, const char *usage, const CliOption *options,
+                         int count, int argc, char **argv, const char **db_path, FILE *out,
+                         FILE *err)
+{
+    return cli_parse_command(command, usage, options, count, argc, argv, db_path, 1, "FILE.db", out, err);
+}
+
+void cli_print_database(const char *db_path)
+{
+    printf("database: %s\n", db_path);
+    fflush(stdout);
+}
+
+void cli_note_default_database(const CliScenarioArgs *args)
+{
+    if (args->db_given || args->quiet) return;
+    char folder[4096];
+    fprintf(stderr, "hetsim: note: no --db given: the rows go to %s in %s\n", args->db_path,
+            getcwd(folder, sizeof folder) ? folder : "the current folder");
 }
 
 int cli_parse_whole(const char *text, int64_t minimum, int64_t *out, const char **end_out)
@@ -132,42 +182,4 @@ int cli_usage_error(FILE *err, const char *command, const char *fmt, const char 
     fprintf(err, fmt, arg);
     fprintf(err, "\nTry 'hetsim %s --help'.\n", command);
     return 2;
-}
-
-/* The scenario text as read (see cli.h). */
-int cli_read_text(const char *path, char **text, HsDiag *diag)
-{
-    *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int read_error = ferror(f);
-    fclose(f);
-    if (buf == NULL) return hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
-    if (read_error) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_IO, path, 0, "read error");
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        free(buf);
-        return hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (contains NUL bytes)");
-    }
-    *text = buf;
-    return HS_OK;
 }

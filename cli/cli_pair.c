@@ -1,7 +1,9 @@
 /* cli_pair.c — prints `pair SLOW FAST SPLIT TIME` per pair (by slow agent), then
- * `alone AGENT TIME` per unpaired agent, then `makespan TIME` (times %.6g). A fallback
+ * `alone AGENT TIME` per unpaired agent, then `makespan TIME` (times in seconds as the
+ * shortest text that reads back to the same double, base/numtext.h). A fallback
  * of the ip solver is said on stderr, so stdout keeps the contract's lines only. */
 #include "cli/cli_pair.h"
+#include "base/numtext.h"
 #include "solver/instance.h"
 
 #include <stdio.h>
@@ -15,7 +17,7 @@ static const char cli_pair_usage[] =
     "Pairs slow agents with fast helpers (ComDML) for the instance and prints\n"
     "  pair SLOW FAST SPLIT TIME   for every pair\n"
     "  alone AGENT TIME            for every unpaired agent\n"
-    "  makespan TIME               last\n"
+    "  makespan TIME               last (times in seconds, full precision)\n"
     "  --solver exact   minimum makespan (matching + binary search; the default)\n"
     "           ip      integer program with lp_solve (falls back to exact on failure)\n"
     "           greedy  the published scheduler: slowest first, best available partner\n"
@@ -80,13 +82,16 @@ int cli_pair(int argc, char **argv)
     if ((status = pairing_result_init(&result, problem.n)) == HS_OK)
         status = solver_pair(&problem, solver, time_limit, &result, &diag);
     if (status == HS_OK) {
+        char time[NUMTEXT_SIZE];
         if (result.fell_back) fprintf(stderr, "hetsim: note: %s\n", result.note);
         for (int i = 0; i < problem.n; i++)
             if (result.role[i] == PAIRING_OFFLOADER)
-                printf("pair %d %d %d %.6g\n", i, result.partner[i], result.split[i], result.time[i]);
+                printf("pair %d %d %d %s\n", i, result.partner[i], result.split[i],
+                       numtext_double(time, sizeof time, result.time[i]));
         for (int i = 0; i < problem.n; i++)
-            if (result.role[i] == PAIRING_ALONE) printf("alone %d %.6g\n", i, result.time[i]);
-        printf("makespan %.6g\n", result.makespan);
+            if (result.role[i] == PAIRING_ALONE)
+                printf("alone %d %s\n", i, numtext_double(time, sizeof time, result.time[i]));
+        printf("makespan %s\n", numtext_double(time, sizeof time, result.makespan));
     } else {
         fprintf(stderr, "hetsim: %s\n", diag.message[0] ? diag.message : hs_error_name(status));
     }

@@ -174,7 +174,8 @@ int cli_plot_stream(int argc, char **argv, FILE *out, FILE *err)
 
     HsDiag diag;
     hs_diag_clear(&diag);
-    int status = plot_write(&options, out, err, &diag);
+    int status = cli_check_database(options.db_path, &diag);
+    if (status == HS_OK) status = plot_write(&options, out, err, &diag);
     if (status != HS_OK) fprintf(err, "hetsim: %s\n", diag.message);
     return hs_error_exit_status(status);
 }

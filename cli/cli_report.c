@@ -1,4 +1,4 @@
-/* cli_report.c — `hetsim report FILE.db [--run ID | --sweep ID] [--table T] [--csv]`:
+/* cli_report.c — `hetsim report FILE.db [--run ID | --sweep ID] [--table T] [--csv | --json]`:
  * parses the arguments, calls report_print_run or report_print_tables
  * (analysis/report.h), and turns their status into the exit status. */
 #include "cli/cli_report.h"
@@ -12,7 +12,7 @@
 #include <string.h>
 
 static const char cli_report_usage[] =
-    "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv]\n"
+    "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv | --json]\n"
     "\n"
     "Prints one row per run of the database: id, name, method, seed, status, rounds,\n"
     "virtual time, idle share (summed agent idle time over agents x round time), bytes\n"
@@ -30,6 +30,10 @@ static const char cli_report_usage[] =
     "  --csv         CSV with a header and unrounded numbers instead of a table (one\n"
     "                table: runs unless --table says otherwise; with --run the\n"
     "                per-round rows only)\n"
+    "  --json        one JSON object: \"database\", then every table as an array of\n"
+    "                objects keyed by the CSV names (\"runs\", \"points\", \"speedup\";\n"
+    "                with --run \"runs\" and \"rounds\"); numbers in full precision,\n"
+    "                missing values null\n"
     "  --help        this text\n"
     "\n"
     "The database is opened read-only. Exit status: 0 ok, 1 the file cannot be read,\n"
@@ -38,10 +42,11 @@ static const char cli_report_usage[] =
 int cli_report_stream(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *path = NULL, *run_text = NULL, *sweep = NULL, *table_text = NULL;
-    int csv = 0;
+    int csv = 0, json = 0;
     int64_t run_id = 0;
     const CliOption accepted[] = {
         { "--csv", NULL, &csv, NULL },
+        { "--json", NULL, &json, NULL },
         { "--run", &run_text, NULL, "a run id" },
         { "--sweep", &sweep, NULL, "a sweep id" },
         { "--table", &table_text, NULL, "runs, points or speedup" },
@@ -52,6 +57,7 @@ int cli_report_stream(int argc, char **argv, FILE *out, FILE *err)
     if (parsed >= 0) return parsed;
     if (run_text != NULL && cli_parse_whole(run_text, 1, &run_id, NULL) != 0)
         return cli_usage_error(err, "report", "--run needs a positive whole number, not '%s'", run_text);
+    if (csv && json) return cli_usage_error(err, "report", "%s", "--csv and --json exclude each other");
     if (run_text != NULL && sweep != NULL)
         return cli_usage_error(err, "report", "%s", "--run and --sweep exclude each other");
     ReportTable table = REPORT_TABLE_ALL;
@@ -68,10 +74,11 @@ int cli_report_stream(int argc, char **argv, FILE *out, FILE *err)
 
     HsDiag diag;
     hs_diag_clear(&diag);
-    unsigned flags = csv ? REPORT_CSV : 0;
-    int status = run_text != NULL
-                     ? report_print_run(path, run_id, flags | REPORT_ROUNDS, out, &diag)
-                     : report_print_tables(path, sweep, table, flags, out, &diag);
+    unsigned flags = csv ? REPORT_CSV : json ? REPORT_JSON : 0;
+    int status = cli_check_database(path, &diag);
+    if (status == HS_OK)
+        status = run_text != NULL ? report_print_run(path, run_id, flags | REPORT_ROUNDS, out, &diag)
+                                  : report_print_tables(path, sweep, table, flags, out, &diag);
     if (status != HS_OK) fprintf(err, "hetsim: %s\n", diag.message);
     return hs_error_exit_status(status);
 }

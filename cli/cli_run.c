@@ -6,8 +6,11 @@
 
 #include "analysis/report.h"
 #include "analysis/store.h"
+#include "base/input_file.h"
+#include "cli/cli_check.h"
 #include "cli/progress.h"
 #include "sim/run.h"
+#include "sim/scenario/inidoc.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/methods/method.h"
 #include "driver/sweep.h"
@@ -18,17 +21,28 @@
 #include <unistd.h>
 
 static const char cli_run_usage[] =
-    "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N]\n"
-    "                  [--quiet]\n"
+    "usage: hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "                  [--timing-only] [--threads N] [--dry-run] [--quiet]\n"
     "\n"
     "Runs one scenario and appends it to the database (default results.db).\n"
     "  --db FILE          result database (created if missing; runs append)\n"
     "  --set S.K=VALUE    override a scenario key, e.g. --set agents.count=32\n"
     "                     or a group key: --set agents.stragglers.compute=\"100 MFLOPS\"\n"
+    "                     (only a group the file defines: a misspelt one is an error)\n"
+    "  --add-group NAME   add an empty group [agents.NAME] for --set to fill, e.g.\n"
+    "                     --add-group fast --set agents.fast.count=4 --set agents.fast.compute=...\n"
     "  --timing-only      same as --set run.mode=timing: no arithmetic, identical timings\n"
     "  --threads N        train mode's worker threads (default: [run] threads, else the\n"
     "                     number of cores); results are identical for every N\n"
-    "  --quiet            no progress on stderr and no report on stdout\n";
+    "  --dry-run          check the scenario and print it resolved (every key, SI units);\n"
+    "                     run nothing, write nothing (as `hetsim check`)\n"
+    "  --quiet            no progress or notes on stderr and no report on stdout\n"
+    "\n"
+    "Progress goes to stderr: a line when the run starts (scenario, method, agents, mode,\n"
+    "database), then a bar (a line per round when stderr is not a terminal) with the wall\n"
+    "time elapsed and an ETA. Once rows are written, stdout says where, in one line:\n"
+    "  database: PATH\n"
+    "(--quiet or not), then the run's summary.\n";
 
 static void cli_remove_database(const char *path)
 {
@@ -40,16 +54,16 @@ static void cli_remove_database(const char *path)
     unlink(side);
 }
 
-/* The base point of the scenario (the file without [sweep], with the overrides). A
- * [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a typo there is
- * not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
-static int cli_run_load(const char *path, const char *const *overrides, int n_overrides, Scenario *sc,
-                        int64_t *sweep_runs, HsDiag *diag)
+/* The base point of the scenario (text, the file read once, without [sweep], with the
+ * overrides). A [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a
+ * typo there is not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
+static int cli_run_load(const CliScenarioArgs *args, const char *text, Scenario *sc, int64_t *sweep_runs,
+                        HsDiag *diag)
 {
     IniDoc doc;
     *sweep_runs = 0;
-    int status = inidoc_load(path, &doc, diag);
-    for (int i = 0; status == HS_OK && i < n_overrides; i++) status = inidoc_apply_set(&doc, overrides[i], diag);
+    int status = inidoc_load_string(args->scenario_path, text, &doc, diag);
+    if (status == HS_OK) status = cli_apply_overrides(&doc, args, diag);
     if (status == HS_OK) status = scenario_resolve(&doc, sc, diag);
     if (status == HS_OK && sc->has_sweep) status = sweep_check(&doc, sweep_runs, diag);
     inidoc_free(&doc);
@@ -73,6 +87,38 @@ int cli_fail(int status, const char *message)
     return hs_error_exit_status(status);
 }
 
+/* --dry-run: the run's checks (its agents drawn too) and the resolved scenario on
+ * stdout as `hetsim check` prints it; nothing is opened for writing. */
+static int cli_run_dry(const CliScenarioArgs *args)
+{
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    int64_t sweep_runs = 0;
+    Scenario *sc = malloc(sizeof *sc);
+    char *text = NULL;
+    int status = sc ? input_file_read_text(args->scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag)
+                    : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status == HS_OK) status = cli_run_load(args, text, sc, &sweep_runs, &diag);
+    free(text);
+    /* every check the run makes before its database: the agents drawn, the files read */
+    if (status == HS_OK) status = cli_preflight_run(sc, &diag);
+    char *config = status == HS_OK ? scenario_config_string(sc) : NULL;
+    if (status == HS_OK && config == NULL) status = hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status != HS_OK) {
+        free(sc);
+        return cli_fail(status, diag.message);
+    }
+    cli_check_print_valid(stdout, args->scenario_path);
+    if (sc->has_sweep)
+        printf("; it defines a sweep of %lld runs; `hetsim run` runs its base point, printed here\n",
+               (long long)sweep_runs);
+    printf("; `hetsim run` would append it to %s%s\n", args->db_path, args->db_given ? "" : " (no --db given)");
+    printf("; the resolved scenario (every key, numbers in SI units, as runs.config records it):\n%s", config);
+    free(config);
+    free(sc);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* Runs the scenario into the database and prints its report; the exit status. */
 static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin)
 {
@@ -81,19 +127,26 @@ static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin
     Store *store = NULL;
     Scenario *sc = malloc(sizeof *sc);
     int64_t sweep_runs;
-    int status = sc ? cli_run_load(args->scenario_path, args->overrides, args->n_overrides, sc, &sweep_runs, &diag)
+    int status = sc ? cli_run_load(args, origin->scenario_text, sc, &sweep_runs, &diag)
                     : hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
     if (status != HS_OK) goto fail;
     if (!args->quiet) cli_run_notes(sc, sweep_runs, args->scenario_path);
 
+    /* every input file is read before the database is opened */
+    if ((status = cli_preflight_run(sc, &diag)) != HS_OK) goto fail;
     const char *db_path = args->db_path;
+    cli_note_default_database(args);
     int db_existed = access(db_path, F_OK) == 0;
+    if ((status = cli_check_database(db_path, &diag)) != HS_OK) goto fail;
     if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     interrupt_install();
     ProgressSink progress;
     OriginSink recorded;
+    ProgressRun shown = {.label = sc->name, .scenario = args->scenario_path, .db_path = db_path,
+                         .agents = sc->n_agents, .total_rounds = sc->rounds, .time_budget = sc->time_budget,
+                         .target_accuracy = sc->target_accuracy};
     Sink sink = progress_sink(&progress, origin_sink(&recorded, store_sink(store), origin), stderr, args->quiet,
-                              sc->rounds, sc->name);
+                              &shown);
     RunOutcome outcome;
     status = sim_run(sc, sink, &diag, &outcome);
     int exit_status = 0;
@@ -107,6 +160,7 @@ static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin
     store_close(store);
     /* A run refused before it started (e.g. a bad trace) leaves no database behind. */
     if (outcome.run_id < 0 && !db_existed) cli_remove_database(db_path);
+    if (outcome.run_id >= 0) cli_print_database(db_path);
     if (outcome.run_id >= 0 && !args->quiet && (status == HS_OK || status == HS_E_DIVERGED))
         if (report_print_run(db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
             fprintf(stderr, "hetsim: %s\n", diag.message);
@@ -119,14 +173,17 @@ fail:
 
 int cli_run(int argc, char **argv)
 {
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    /* room for argc --set values, then argc --add-group names */
+    const char **overrides = calloc(2 * ((size_t)argc + 1), sizeof *overrides);
     if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
-    int exit_status = -1;
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides, .groups = overrides + argc + 1};
+    int exit_status = -1, dry_run = 0;
     for (int i = 0; exit_status < 0 && i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cli_run_usage, stdout);
             exit_status = 0;
+        } else if (strcmp(argv[i], "--dry-run") == 0) {
+            dry_run = 1;
         } else if (cli_scenario_arg("run", cli_run_usage, argc, argv, &i, &args) != 0) {
             exit_status = 2;
         }
@@ -135,14 +192,20 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
+    if (exit_status < 0 && dry_run) exit_status = cli_run_dry(&args);
     if (exit_status < 0) {
-        /* provenance (runs.command, scenario_text, overrides): the file as read now; a
-         * file that cannot be read is reported by the run's own load */
-        HsDiag ignored;
+        /* the file read once: what is resolved is what runs.scenario_text records */
+        HsDiag diag;
+        hs_diag_clear(&diag);
         char *text = NULL;
-        if (cli_read_text(args.scenario_path, &text, &ignored) != HS_OK) text = NULL;
+        int status = input_file_read_text(args.scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag);
+        if (status != HS_OK) {
+            free(overrides);
+            return cli_fail(status, diag.message);
+        }
+        /* provenance: runs.command, scenario_text, overrides */
         char *command = origin_command("run", argc, argv);
-        char *set = origin_overrides(args.overrides, args.n_overrides);
+        char *set = origin_overrides(args.groups, args.n_groups, args.overrides, args.n_overrides);
         RunOrigin origin = {.command = command, .scenario_text = text, .overrides = set};
         exit_status = cli_run_scenario(&args, &origin);
         free(text);

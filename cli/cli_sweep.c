@@ -28,6 +28,9 @@
 #include "driver/origin.h"
 
 #include "analysis/store.h"
+#include "base/input_file.h"
+#include "cli/cli_check.h"
+#include "cli/cli_only.h"
 #include "cli/progress.h"
 #include "driver/sweep.h"
 #include "sim/kernel/interrupt.h"
@@ -42,8 +45,9 @@
 #include <unistd.h>
 
 static const char cli_sweep_usage[] =
-    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--jobs N] [--resume]\n"
-    "                    [--timing-only] [--threads N] [--quiet]\n"
+    "usage: hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "                    [--jobs N] [--resume] [--only KEY=V1,V2]... [--dry-run] [--timing-only]\n"
+    "                    [--threads N] [--quiet]\n"
     "\n"
     "Runs every point of the scenario's [sweep] (Cartesian product of the listed values,\n"
     "`repeat` seeds each) and appends them to the database (default results.db).\n"
@@ -51,15 +55,30 @@ static const char cli_sweep_usage[] =
     "  --jobs N           worker processes (default: the number of cores)\n"
     "  --resume           finish an interrupted or killed sweep: keep its done runs,\n"
     "                     drop the incomplete ones, run the missing points\n"
-    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win)\n"
+    "  --only KEY=V1,V2   run only the points whose swept KEY is one of the values\n"
+    "                     (repeatable; keys narrow each other); the runs keep the ids\n"
+    "                     and sweep id they have in the whole sweep, so later --only or\n"
+    "                     --resume add to the same sweep\n"
+    "  --dry-run          check every point, print the resolved scenario and the\n"
+    "                     numbered points (as `hetsim check`); write nothing\n"
+    "  --set S.K=VALUE    override a scenario key before expansion (swept keys win);\n"
+    "                     a group key only for a group the file defines\n"
+    "  --add-group NAME   add an empty group [agents.NAME] for --set and [sweep] keys\n"
     "  --timing-only      same as --set run.mode=timing\n"
     "  --threads N        worker threads per train-mode run (default: [run] threads, else\n"
     "                     cores / jobs, at least 1; 1 per rank under mpirun)\n"
-    "  --quiet            no progress on stderr and no summary on stdout\n"
+    "  --quiet            no progress or notes on stderr and no summary on stdout\n"
     "Under `mpirun -np K hetsim sweep ...` the runs spread over the K ranks instead (rank 0\n"
-    "writes the database; --jobs is ignored).\n";
+    "writes the database; --jobs is ignored).\n"
+    "Once it has run, stdout says where the rows went, in one line (--quiet or not):\n"
+    "  database: PATH\n";
 
 /* ---- the command ---- */
+
+static int cli_preflight_check(void *ctx, const Scenario *sc, HsDiag *diag)
+{
+    return cli_preflight(ctx, sc, diag);
+}
 
 static int sweep_cores(void)
 {
@@ -73,8 +92,9 @@ static int sweep_cores(void)
  * incomplete runs of an earlier attempt are not deleted here: each run is claimed just
  * before it is handed out (sweep_claim), which deletes a stale attempt of its point and
  * leaves a point another live process is running alone. */
-static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, int quiet,
-                      int64_t **todo, int64_t *n_todo, int64_t *n_kept, int64_t *n_kept_diverged, HsDiag *diag)
+static int sweep_plan(Store *store, Sweep *sw, int resume, const unsigned char *selected, int64_t n_selected,
+                      const char *db_path, int quiet, int64_t **todo, int64_t *n_todo, int64_t *n_kept,
+                      int64_t *n_kept_diverged, HsDiag *diag)
 {
     StoreSweepRun *runs = NULL;
     int count = 0;
@@ -87,7 +107,8 @@ static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, 
     }
     StoreSweepClaim claim = {.sweep = sw->id, .runs = sw->n_runs, .points = sw->n_points, .repeat = sw->repeat};
     int existed = 0;
-    if (!resume) {
+    int subset = selected != NULL;  /* --only: the runs of other points may be there */
+    if (!resume && !subset) {
         /* refused before claiming when the file holds the sweep; the claim checks again
          * under the write lock, for a second process starting at the same moment */
         if ((status = store_list_sweep_runs(store, sw->id, &runs, &count)) != HS_OK) {
@@ -99,7 +120,7 @@ static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, 
         hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
         goto done;
     }
-    if (!resume && (count > 0 || existed)) {
+    if (!resume && !subset && (count > 0 || existed)) {
         if (count == 0 && (status = store_list_sweep_runs(store, sw->id, &runs, &count)) != HS_OK) {
             hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
             goto done;
@@ -117,10 +138,23 @@ static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, 
         hs_diag_set(diag, status, NULL, 0, "%s", store_error_message(store));
         goto done;
     }
+    /* --only without --resume: refused when a kept point is there already, so a point
+     * never appears twice; other points of the sweep may be (an earlier --only) */
+    for (int i = 0; subset && !resume && i < count; i++) {
+        int64_t index = sweep_find(sw, runs[i].point);
+        if (index >= 0 && selected[index]) {
+            status = hs_diag_set(diag, HS_E_INPUT, db_path, 0,
+                                 "already holds run %lld (%s) of sweep %s, which --only selects; add --resume "
+                                 "to finish what is missing, or use another --db",
+                                 (long long)runs[i].run_id, runs[i].point, sw->id);
+            goto done;
+        }
+    }
     int64_t incomplete = 0;
     *n_kept_diverged = 0;
     for (int i = 0; i < count; i++) {
         int64_t index = sweep_find(sw, runs[i].point);
+        if (index >= 0 && subset && !selected[index]) continue;  /* not this attempt's */
         int complete = runs[i].status != NULL &&
                        (strcmp(runs[i].status, "done") == 0 || strcmp(runs[i].status, "diverged") == 0);
         if (index >= 0 && complete && !kept[index]) {
@@ -138,6 +172,7 @@ static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, 
     }
     *n_todo = *n_kept = 0;
     for (int64_t i = 0; i < sw->n_runs; i++) {
+        if (subset && !selected[i]) continue;
         if (kept[i]) (*n_kept)++;
         else (*todo)[(*n_todo)++] = i;
     }
@@ -146,7 +181,7 @@ static int sweep_plan(Store *store, Sweep *sw, int resume, const char *db_path, 
             fprintf(stderr, "hetsim: no earlier runs of sweep %s in %s; starting it\n", sw->id, db_path);
         else
             fprintf(stderr, "hetsim: resuming sweep %s: %lld of %lld runs kept, %lld incomplete, %lld to run\n",
-                    sw->id, (long long)*n_kept, (long long)sw->n_runs, (long long)incomplete, (long long)*n_todo);
+                    sw->id, (long long)*n_kept, (long long)n_selected, (long long)incomplete, (long long)*n_todo);
     }
 done:
     store_sweep_runs_free(runs, count);
@@ -186,12 +221,16 @@ static int sweep_claim(void *ctx, const int64_t *indices, int count, SweepState 
     return HS_OK;
 }
 
-static void sweep_print_summary(const SweepMaster *m, const char *db_path, int64_t kept, int64_t kept_diverged,
-                                FILE *out)
+static void sweep_print_summary(const SweepMaster *m, const char *db_path, int64_t n_selected, int64_t kept,
+                                int64_t kept_diverged, FILE *out)
 {
     const Sweep *sw = m->sweep;
-    fprintf(out, "sweep %s: %lld runs in %s: %lld done", sw->id, (long long)sw->n_runs, db_path,
-            (long long)(m->done + kept - kept_diverged + m->complete_elsewhere));
+    if (n_selected < sw->n_runs)
+        fprintf(out, "sweep %s: %lld of its %lld runs (--only) in %s: %lld done", sw->id, (long long)n_selected,
+                (long long)sw->n_runs, db_path, (long long)(m->done + kept - kept_diverged + m->complete_elsewhere));
+    else
+        fprintf(out, "sweep %s: %lld runs in %s: %lld done", sw->id, (long long)sw->n_runs, db_path,
+                (long long)(m->done + kept - kept_diverged + m->complete_elsewhere));
     if (kept > 0) fprintf(out, " (%lld before this attempt)", (long long)(kept - kept_diverged));
     if (m->complete_elsewhere > 0) fprintf(out, " (%lld by another process)", (long long)m->complete_elsewhere);
     if (m->held > 0) fprintf(out, ", %lld being run by another process", (long long)m->held);
@@ -244,15 +283,22 @@ static void sweep_print_resume(int argc, char **argv, int resume, int mpi_size)
 
 int cli_sweep(int argc, char **argv)
 {
-    int resume = 0, jobs = 0;
-    const char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
-    if (overrides == NULL) return cli_fail(HS_E_NOMEM, "out of memory");
-    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides};
+    int resume = 0, jobs = 0, dry_run = 0, n_only = 0;
+    /* room for argc --set values, then argc --add-group names */
+    const char **overrides = calloc(2 * ((size_t)argc + 1), sizeof *overrides);
+    const char **only = calloc((size_t)argc + 1, sizeof *only);
+    if (overrides == NULL || only == NULL) {
+        free(overrides);
+        free(only);
+        return cli_fail(HS_E_NOMEM, "out of memory");
+    }
+    CliScenarioArgs args = {.db_path = "results.db", .overrides = overrides, .groups = overrides + argc + 1};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(cli_sweep_usage, stdout);
             free(overrides);
+            free(only);
             return 0;
         } else if ((strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) && i + 1 < argc) {
             char *end;
@@ -260,13 +306,21 @@ int cli_sweep(int argc, char **argv)
             if (*end != '\0' || end == argv[i] || n < 1 || n > 4096) {
                 fprintf(stderr, "hetsim sweep: --jobs needs a number in [1, 4096], got '%s'\n", argv[i]);
                 free(overrides);
+                free(only);
                 return 2;
             }
             jobs = (int)n;
         } else if (strcmp(a, "--resume") == 0) {
             resume = 1;
+        } else if (strcmp(a, "--dry-run") == 0) {
+            dry_run = 1;
+        } else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
+            only[n_only++] = argv[++i];
+        } else if (strncmp(a, "--only=", 7) == 0) {
+            only[n_only++] = a + 7;
         } else if (cli_scenario_arg("sweep", cli_sweep_usage, argc, argv, &i, &args) != 0) {
             free(overrides);
+            free(only);
             return 2;
         }
     }
@@ -275,7 +329,16 @@ int cli_sweep(int argc, char **argv)
     if (scenario_path == NULL) {
         fputs(cli_sweep_usage, stderr);
         free(overrides);
+        free(only);
         return 2;
+    }
+    if (dry_run) {
+        /* under mpirun only rank 0 speaks; nothing is run, so nothing needs MPI */
+        int status = sweep_mpi_size() > 1 && sweep_mpi_rank() != 0 ? 0
+                     : cli_check_sweep("sweep", &args, only, n_only, stdout);
+        free(overrides);
+        free(only);
+        return status;
     }
     if (jobs == 0) jobs = sweep_cores();
 
@@ -287,6 +350,7 @@ int cli_sweep(int argc, char **argv)
             fprintf(stderr, "hetsim: launched by mpirun with %d ranks, but this hetsim was built without MPI "
                             "(rebuild with mpicc, or run without mpirun and use --jobs)\n", sweep_mpi_size());
         free(overrides);
+        free(only);
         return 2;
     }
 
@@ -300,7 +364,8 @@ int cli_sweep(int argc, char **argv)
     Store *store = NULL;
     SweepMaster master;
     SweepBar bar;
-    int64_t *todo = NULL, n_todo = 0, n_kept = 0, n_kept_diverged = 0;
+    int64_t *todo = NULL, n_todo = 0, n_kept = 0, n_kept_diverged = 0, n_selected = 0;
+    unsigned char *selected = NULL;  /* --only: the runs kept, NULL for all */
     memset(&doc, 0, sizeof doc);
     memset(&sw, 0, sizeof sw);
     memset(&master, 0, sizeof master);
@@ -310,16 +375,28 @@ int cli_sweep(int argc, char **argv)
         mpi_started = 1;
     }
     /* Rank 0 reads the file and the other ranks get its text, so only rank 0 needs it. */
-    if (talk) status = cli_read_text(scenario_path, &text, &diag);
+    if (talk) status = input_file_read_text(scenario_path, INIDOC_FILE_MAX, &text, NULL, &diag);
     if (mpi) status = sweep_mpi_share_text(&text, status, &diag);
     if (status != HS_OK) goto fail;
     if ((status = inidoc_load_string(scenario_path, text, &doc, &diag)) != HS_OK) goto fail;
-    for (int i = 0; i < n_overrides; i++)
-        if ((status = inidoc_apply_set(&doc, overrides[i], &diag)) != HS_OK) goto fail;
+    if ((status = cli_apply_overrides(&doc, &args, &diag)) != HS_OK) goto fail;
     if ((status = sweep_parse(&doc, &sw, &diag)) != HS_OK) goto fail;
+    n_selected = sw.n_runs;
+    if (n_only > 0) {
+        if ((selected = malloc((size_t)sw.n_runs)) == NULL) {
+            status = hs_diag_set(&diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            goto fail;
+        }
+        /* every rank decides the same; only rank 0 says why it refuses */
+        char why[1024];
+        if ((exit_status = cli_only_select(&sw, only, n_only, selected, &n_selected, why, sizeof why)) != 0) {
+            if (talk) fprintf(stderr, "hetsim sweep: %s\n", why);
+            goto cleanup;
+        }
+    }
     /* provenance of every run (driver/origin.h); every rank has the text and the command */
     origin_command_text = origin_command("sweep", argc, argv);
-    origin_set_text = origin_overrides(overrides, n_overrides);
+    origin_set_text = origin_overrides(args.groups, args.n_groups, overrides, n_overrides);
     origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text};
     sw.origin = &origin;
     if (talk && !quiet)
@@ -332,7 +409,16 @@ int cli_sweep(int argc, char **argv)
                     fprintf(stderr, "hetsim: note: --set %s is replaced by the swept values of %s (%s:%d)\n",
                             overrides[i], name, scenario_path, sw.axes[a].line);
             }
-    if ((status = sweep_resolve(&sw, &diag)) != HS_OK) goto fail;
+    /* rank 0 reads every input file (traces and the like at resolution, the datasets
+     * here) before it opens the database */
+    CliPreflight preflight = {0};
+    if (talk) {
+        sw.check_run = cli_preflight_check;
+        sw.check_ctx = &preflight;
+    }
+    status = sweep_resolve(&sw, &diag);
+    cli_preflight_free(&preflight);
+    if (status != HS_OK) goto fail;
     /* jobs x threads stay within the cores; MPI ranks usually fill a node's cores already */
     int busy_jobs = sw.n_runs < jobs ? (int)sw.n_runs : jobs;
     sw.threads_default = mpi || busy_jobs < 1 ? 1 : (sweep_cores() / busy_jobs > 1 ? sweep_cores() / busy_jobs : 1);
@@ -347,8 +433,11 @@ int cli_sweep(int argc, char **argv)
         goto cleanup;
     }
 
-    if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
-    status = sweep_plan(store, &sw, resume, db_path, quiet, &todo, &n_todo, &n_kept, &n_kept_diverged, &diag);
+    cli_note_default_database(&args);
+    if ((status = cli_check_database(db_path, &diag)) != HS_OK || (status = store_open(db_path, &store, &diag)) != HS_OK)
+        goto fail;
+    status = sweep_plan(store, &sw, resume, selected, n_selected, db_path, quiet, &todo, &n_todo, &n_kept,
+                        &n_kept_diverged, &diag);
     if (status != HS_OK) goto fail;
     if ((status = sweep_master_init(&master, &sw, store_sink(store), todo, n_todo, sweep_bar(&bar, stderr, quiet),
                                     quiet)) != HS_OK) {
@@ -360,8 +449,9 @@ int cli_sweep(int argc, char **argv)
     master.claim = sweep_claim;
     master.claim_ctx = &claim_ctx;
     if (!quiet)
-        fprintf(stderr, "hetsim: sweep %s: %lld runs (%lld points x %d), %lld to run on %d %s\n", sw.id,
-                (long long)sw.n_runs, (long long)sw.n_points, sw.repeat, (long long)n_todo,
+        fprintf(stderr, "hetsim: sweep %s: %lld runs (%lld points x %d)%s%.0lld, %lld to run on %d %s\n", sw.id,
+                (long long)sw.n_runs, (long long)sw.n_points, sw.repeat, n_only > 0 ? ", --only keeps " : "",
+                n_only > 0 ? (long long)n_selected : 0LL, (long long)n_todo,
                 mpi ? sweep_mpi_size() : (int)(jobs < n_todo ? jobs : (n_todo > 0 ? n_todo : 1)),
                 mpi ? "ranks" : "worker processes");
     interrupt_install();
@@ -377,16 +467,17 @@ int cli_sweep(int argc, char **argv)
         sweep_master_fail(&master, &flush);
     }
     if (!master.fatal) store_drop_unbegun(store);
+    cli_print_database(db_path);  /* the sweep is claimed there, whatever happened since */
     if (status != HS_OK) goto fail;
     if (master.fatal) {
         fprintf(stderr, "hetsim: %s%s%s\n", master.diag.message, store_error_message(store)[0] ? ": " : "",
                 store_error_message(store));
         exit_status = 1;
     }
-    if (!quiet) sweep_print_summary(&master, db_path, n_kept, n_kept_diverged, stdout);
+    if (!quiet) sweep_print_summary(&master, db_path, n_selected, n_kept, n_kept_diverged, stdout);
     /* A diverged run is complete and kept by --resume, but it is not a success. Runs
      * another process ran, or is running, are that process's to report. */
-    if (master.done + n_kept - n_kept_diverged + master.complete_elsewhere + master.held < sw.n_runs) exit_status = 1;
+    if (master.done + n_kept - n_kept_diverged + master.complete_elsewhere + master.held < n_selected) exit_status = 1;
     if (master.held > 0 && !quiet)
         fprintf(stderr, "hetsim: %lld runs of sweep %s are being run by another process (%s); they are its to report\n",
                 (long long)master.held, sw.id, claim_ctx.holder);
@@ -409,12 +500,14 @@ cleanup:
     store_close(store);
     sweep_master_free(&master);
     free(todo);
+    free(selected);
     sweep_free(&sw);
     inidoc_free(&doc);
     free(text);
     free(origin_command_text);
     free(origin_set_text);
     free(overrides);
+    free(only);
     if (mpi_started) sweep_mpi_finalize();
     return exit_status;
 }

@@ -1,6 +1,7 @@
 /* main.c — the hetsim command: dispatches to the subcommands. Only main exits. */
 #include "cli/cli.h"
 #include "analysis/store.h"
+#include "cli/cli_check.h"
 #include "cli/cli_help.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
@@ -10,21 +11,34 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The usage lines are each command's own (`hetsim COMMAND --help`), continuation lines
+ * indented further; the man page's SYNOPSIS is generated from them (scripts/man-synopsis)
+ * and tests/cli/docs_check.sh compares all three. */
 static const char main_usage[] =
     "hetsim " HETSIM_VERSION " — discrete-event simulator of heterogeneous decentralized learning\n"
     "\n"
     "usage:\n"
-    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--timing-only] [--threads N] [--quiet]\n"
-    "  hetsim sweep SCENARIO.ini --db FILE [--set ...] [--jobs N] [--threads N] [--resume]   (also under mpirun)\n"
+    "  hetsim run SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "      [--timing-only] [--threads N] [--dry-run] [--quiet]\n"
+    "  hetsim sweep SCENARIO.ini [--db FILE] [--set SECTION.KEY=VALUE]... [--add-group NAME]...\n"
+    "      [--jobs N] [--resume] [--only KEY=V1,V2]... [--dry-run] [--timing-only] [--threads N] [--quiet]\n"
+    "  hetsim check SCENARIO.ini [--set SECTION.KEY=VALUE]... [--add-group NAME]... [--only KEY=V1,V2]...\n"
+    "      [--timing-only] [--db FILE]\n"
     "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit SECONDS]\n"
-    "  hetsim report FILE.db [--run ID] [--sweep ID] [--table runs|points|speedup] [--csv]\n"
-    "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--format png,svg]\n"
-    "  hetsim help keys [SECTION] [--markdown]     every scenario key: type, values, default, unit\n"
-    "  hetsim methods [NAME] [--markdown]          every method: summary, keys, what it accepts\n"
-    "  hetsim help database                        the result database's tables, views and units\n"
+    "  hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv | --json]\n"
+    "  hetsim show FILE.db RUN [--sweep ID] [--scenario-text]\n"
+    "  hetsim diff FILE.db RUN RUN [--sweep ID]\n"
+    "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]] [--format png,svg,pdf]\n"
+    "      [--style paper|screen] [--size W,H] [--font-size PT] [--keep]\n"
+    "  hetsim help keys [SECTION] [--markdown]    every scenario key: type, values, default, unit\n"
+    "  hetsim methods [NAME] [--markdown]    every method: summary, keys, what it accepts\n"
+    "  hetsim help database    the result database's tables, views and units\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"
-    "Exit status: 0 success, 1 a run failed, 2 bad usage or bad input.\n";
+    "A sweep also runs over MPI ranks: mpirun -np K hetsim sweep SCENARIO.ini ...\n"
+    "Exit status: 0 success, 1 a run failed, 2 bad usage or bad input.\n"
+    "Documentation: man hetsim; README.md and docs/index.md of the source, installed by\n"
+    "make install in PREFIX/share/doc/hetsim (PREFIX is /usr/local unless given).\n";
 
 int main(int argc, char **argv)
 {
@@ -56,6 +70,9 @@ int main(int argc, char **argv)
     if (strcmp(command, "pair") == 0) return cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return cli_report(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0) return cli_plot(argc - 1, argv + 1);
+    if (strcmp(command, "check") == 0) return cli_check(argc - 2, argv + 2);
+    if (strcmp(command, "show") == 0) return cli_show(argc - 1, argv + 1);
+    if (strcmp(command, "diff") == 0) return cli_diff(argc - 1, argv + 1);
     fprintf(stderr, "hetsim: unknown command '%s'\n\n%s", command, main_usage);
     return 2;
 }

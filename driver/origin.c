@@ -53,10 +53,17 @@ char *origin_command(const char *word, int argc, char **argv)
     return out;
 }
 
-char *origin_overrides(const char *const *overrides, int count)
+char *origin_overrides(const char *const *groups, int n_groups, const char *const *overrides, int count)
 {
     size_t len = 0;
     char *out = NULL;
+    /* in the order they are applied (cli_apply_overrides): the groups first */
+    for (int i = 0; i < n_groups; i++) {
+        out = append(out, &len, "--add-group ", 12);
+        if (out != NULL) out = append(out, &len, groups[i], strlen(groups[i]));
+        if (out != NULL) out = append(out, &len, "\n", 1);
+        if (out == NULL) return NULL;
+    }
     for (int i = 0; i < count; i++) {
         out = append(out, &len, overrides[i], strlen(overrides[i]));
         if (out != NULL) out = append(out, &len, "\n", 1);
@@ -121,10 +128,10 @@ static int origin_params(void *ctx, int64_t id, const SinkParam *rows, int n)
 }
 
 static const SinkOps origin_ops = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
-                                   origin_pairing, origin_metric, origin_run_end, NULL, origin_params};
+                                   origin_pairing, origin_metric, origin_run_end, NULL, origin_params, NULL};
 static const SinkOps origin_ops_activity = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
                                             origin_pairing, origin_metric, origin_run_end, origin_activity,
-                                            origin_params};
+                                            origin_params, NULL};
 
 Sink origin_sink(OriginSink *o, Sink inner, const RunOrigin *origin)
 {

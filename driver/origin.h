@@ -13,8 +13,9 @@
 typedef struct RunOrigin {
     const char *command;        /* the command line, shell-quoted */
     const char *scenario_text;  /* the scenario file as read; NULL when not read */
-    const char *overrides;      /* the --set values (and what --timing-only, --threads
-                                 * add), one per line; NULL when none */
+    const char *overrides;      /* "--add-group NAME" for each group added, then the
+                                 * --set values (and what --timing-only, --threads add),
+                                 * one per line; NULL when none */
 } RunOrigin;
 
 typedef struct OriginSink {
@@ -34,7 +35,9 @@ const char *origin_version(void);
  * malloc'd, NULL when out of memory. */
 char *origin_command(const char *word, int argc, char **argv);
 
-/* The overrides, one per line; malloc'd (NULL for none, or when out of memory). */
-char *origin_overrides(const char *const *overrides, int count);
+/* The overrides, one per line, in the order they are applied: "--add-group NAME" for each
+ * of groups (a --set value never starts with "--"), then each of overrides as given;
+ * malloc'd (NULL for none, or when out of memory). */
+char *origin_overrides(const char *const *groups, int n_groups, const char *const *overrides, int count);
 
 #endif

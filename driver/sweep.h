@@ -23,6 +23,9 @@
  * that world_build rejects (more samples than the dataset holds) is bad input found
  * before anything runs. Errors name the run: "... (in sweep run KEY=VALUE ... seed=N)". */
 int sweep_resolve(Sweep *sw, HsDiag *diag);
+/* The check sweep_resolve makes of each run beyond its resolution: its agents drawn
+ * (world_build) and dropped; for `hetsim run --dry-run`. */
+int sweep_check_agents(const Scenario *sc, HsDiag *diag);
 /* Checks doc's [sweep] exactly as `hetsim sweep` does (sweep_parse, then sweep_resolve:
  * every point resolved and its agents drawn) and counts its runs; for `hetsim run`, which
  * runs the base point of such a file. */

@@ -7,7 +7,7 @@
 #include "sim/world/world.h"
 
 /* SweepRunCheck: draws the agents and drops them. */
-static int sweep_draw_agents(const Scenario *sc, HsDiag *diag)
+int sweep_check_agents(const Scenario *sc, HsDiag *diag)
 {
     World world;
     int status = world_build(sc, &world, diag);
@@ -17,7 +17,7 @@ static int sweep_draw_agents(const Scenario *sc, HsDiag *diag)
 
 int sweep_resolve(Sweep *sw, HsDiag *diag)
 {
-    return sweep_expand(sw, sweep_draw_agents, diag);
+    return sweep_expand(sw, sweep_check_agents, diag);
 }
 
 int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag)

@@ -271,11 +271,11 @@ static void dataset_draw_mixture(gsl_rng *rng, const double *means, int features
 static int dataset_make_synthetic(const DataSpec *spec, gsl_rng *rng, Dataset *ds, HsDiag *diag)
 {
     if (!rng) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "synthetic data needs a random stream");
-    if (spec->features < 1 || spec->classes < 2 || spec->classes > 256 || spec->train_samples < 1 ||
+    if (spec->features < 1 || spec->classes < 2 || spec->classes > DATASET_MAX_CLASSES || spec->train_samples < 1 ||
         spec->test_samples < 0 || !(spec->separation >= 0.0))
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
-                           "synthetic data needs features >= 1, 2 <= classes <= 256, train_samples >= 1 and "
-                           "separation >= 0");
+                           "synthetic data needs features >= 1, 2 <= classes <= %d, train_samples >= 1 and "
+                           "separation >= 0", DATASET_MAX_CLASSES);
     int f = spec->features, k = spec->classes;
     ds->n_train = spec->train_samples;
     ds->n_test = spec->test_samples > 0 ? spec->test_samples : spec->train_samples / 6 + 1;
@@ -377,10 +377,11 @@ int dataset_open(DatasetKind kind, const char *path, const DataOptions *options,
     if (kind != DATA_FASHION_MNIST && !path[0])
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "data set %s needs a path (the folder of its files)",
                            dataset_kind_name(kind) ? dataset_kind_name(kind) : "?");
-    if (options->classes < 0 || options->classes > 256 || options->test_samples < 0 || options->channels < 0 ||
+    if (options->classes < 0 || options->classes > DATASET_MAX_CLASSES || options->test_samples < 0 || options->channels < 0 ||
         options->height < 0 || options->width < 0)
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0,
-                           "data options: classes must lie in 0..256 and test_samples and the shape be >= 0");
+                           "data options: classes must lie in 0..%d and test_samples and the shape be >= 0",
+                           DATASET_MAX_CLASSES);
     Dataset *ds = calloc(1, sizeof *ds);
     if (!ds) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     int status;
@@ -448,6 +449,22 @@ int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag
     }
     *out = ds;
     return HS_OK;
+}
+
+int dataset_check(const DataSpec *spec, HsDiag *diag)
+{
+    if (spec->dataset == DATA_SYNTHETIC) return HS_OK;
+    if (!dataset_kind_name(spec->dataset))
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "unknown dataset kind %d", (int)spec->dataset);
+    DataOptions options = {.label = spec->label, .normalize = spec->normalize, .test_samples = spec->test_samples};
+    Dataset *ds;
+    int status = dataset_open(spec->dataset, spec->path, &options, &ds, diag);
+    if (status != HS_OK) return status;
+    if (spec->partition == PART_DOMAINS && spec->n_domains > 0 &&
+        (!ds->train_pixels || !ds->test_pixels || ds->channels != 1))
+        status = hs_diag_set(diag, HS_E_INPUT, NULL, 0, "partition = domains needs grey images held as bytes");
+    dataset_free(ds);
+    return status;
 }
 
 /* One sample into x: pixels divided by 255 (a loop the compiler vectorises), or floats,

@@ -40,11 +40,15 @@
 #include <gsl/gsl_rng.h>
 #include <stdint.h>
 
+/* Labels are stored as uint8_t: at most 256 classes, for every data set (the scenario's
+ * [data] classes is checked against this, sim/scenario/scenario.c). */
+#define DATASET_MAX_CLASSES 256
+
 typedef struct Dataset {
     int n_train, n_test;
     int channels, height, width; /* synthetic and flat arrays: channels = features, height = width = 1 */
     int features;                /* channels * height * width */
-    int classes;                 /* labels are 0 .. classes-1, classes <= 256 */
+    int classes;                 /* labels are 0 .. classes-1, classes <= DATASET_MAX_CLASSES */
     /* Samples: bytes (images, pixel / 255) or floats (synthetic); the other pair is NULL.
      * Read them through dataset_gather*, which converts. */
     uint8_t *train_pixels; /* (n_train, features) */
@@ -175,6 +179,13 @@ void dataset_rotate(const uint8_t *in, uint8_t *out, int height, int width, doub
  * HS_E_NOMEM. Messages go to diag. */
 int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag);
 void dataset_free(Dataset *ds);
+
+/* Reads spec's files as dataset_load does (dataset_open with the same options, and the
+ * domains' check, without the rotation) and frees them: what dataset_load can refuse for
+ * its files, this refuses first, with the same status and message. For the check before
+ * anything is written (cli/cli_preflight.c); one load of the files, or a hit of the
+ * decoded-data cache. synthetic reads no file: HS_OK. */
+int dataset_check(const DataSpec *spec, HsDiag *diag);
 
 /* Copies B samples into x (B, features) and y (B): rows idx[0..B-1] of the training set
  * (test_set = 0) or of the test set; idx NULL takes rows 0..B-1. */

@@ -225,7 +225,7 @@ int dataset_cache_load(const char *dir, const DataCacheKey *key, Dataset *ds)
     if (ok) {
         /* the shape must be plausible before anything is taken from it */
         for (int i = 0; i < CACHE_N_FIELDS; i++) ok = ok && fields[i] >= 0;
-        ok = ok && fields[CACHE_FEATURES] >= 1 && fields[CACHE_CLASSES] >= 1 && fields[CACHE_CLASSES] <= 256 &&
+        ok = ok && fields[CACHE_FEATURES] >= 1 && fields[CACHE_CLASSES] >= 1 && fields[CACHE_CLASSES] <= DATASET_MAX_CLASSES &&
              (int64_t)fields[CACHE_CHANNELS] * fields[CACHE_HEIGHT] * fields[CACHE_WIDTH] == fields[CACHE_FEATURES] &&
              fields[CACHE_FLOATS] <= 1 && names_size <= in.size &&
              cache_layout(key->length, fields, names_size, &layout) && layout.total == in.size;

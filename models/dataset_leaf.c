@@ -510,7 +510,7 @@ static int leaf_read_y(Json *j, Leaf *r, LeafSet *set, const char *user, long *c
         j->pos++;
         return HS_OK;
     }
-    const int limit = r->options->classes > 0 ? r->options->classes : 256;
+    const int limit = r->options->classes > 0 ? r->options->classes : DATASET_MAX_CLASSES;
     for (;;) {
         double v;
         int c = json_peek(j);

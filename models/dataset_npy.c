@@ -279,7 +279,7 @@ static int npy_read_labels(const char *file, uint64_t max_bytes, int n, const ch
         status = hs_diag_set(diag, HS_E_NOMEM, file, 0, "out of memory");
         goto done;
     }
-    const int limit = classes > 0 ? classes : 256;
+    const int limit = classes > 0 ? classes : DATASET_MAX_CLASSES;
     for (int first = 0; first < n; first += 4096) {
         int count = n - first < 4096 ? n - first : 4096;
         if ((status = input_file_read_exact(&in, block, (size_t)count * h.item, "the labels", diag)) != HS_OK)

@@ -114,6 +114,18 @@ typedef struct ModelProfile {
 /* Fills *profile for spec. Returns 0, or HS_E_INPUT if the spec is inconsistent. */
 int model_profile(const ModelSpec *spec, ModelProfile *profile);
 
+/* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
+static inline double model_profile_step_flops(const ModelProfile *profile, int batch)
+{
+    return batch * (profile->total_flops + profile->loss_flops);
+}
+
+/* Parameter bytes of the whole model (float32). */
+static inline double model_profile_bytes(const ModelProfile *profile)
+{
+    return 4.0 * profile->total_params;
+}
+
 /* Fraction of per-batch compute on the slow side (blocks 1..m + head m) and on the fast
  * side (blocks m+1..L) at split m; activation bytes per sample (float32 + 1 label byte
  * share is added by the caller). m = 0: fs = 1, ff = 0. */

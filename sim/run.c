@@ -112,6 +112,14 @@ static int run_engine_create(Run *run, HsDiag *diag)
     return status;
 }
 
+/* The sink's tick from inside the trainer's arithmetic (trainer_set_tick): a round whose
+ * steps run in one flush still shows progress. */
+static void run_tick(void *ctx)
+{
+    Run *run = ctx;
+    run->sink.ops->tick(run->sink.ctx, run->run_id, engine_now(run->sim.engine));
+}
+
 static int run_setup(Run *run, const Scenario *sc, Sink sink, HsDiag *diag)
 {
     memset(run, 0, sizeof *run);
@@ -133,6 +141,7 @@ static int run_setup(Run *run, const Scenario *sc, Sink sink, HsDiag *diag)
     if (run->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
     if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(sc, &sim->world, diag, &sim->trainer)) != HS_OK)
         return status;
+    if (sink.ops->tick != NULL) trainer_set_tick(sim->trainer, run_tick, run);
     return run->method->create(sim, &run->method_state);
 }
 

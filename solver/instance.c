@@ -4,6 +4,7 @@
  * Cost: linear in the file, plus a linear search for duplicate bandwidth rows, which is
  * no more than reading the rows themselves (n rows of n values). */
 #include "solver/instance.h"
+#include "base/input_file.h"
 #include "base/names.h"
 
 #include <ctype.h>
@@ -358,38 +359,10 @@ fail:
 int instance_load(const char *path, PairingProblem *p, HsDiag *diag)
 {
     memset(p, 0, sizeof *p);
-    int status = HS_E_NOMEM;
-    char *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open: %s", strerror(errno));
-        goto fail;
-    }
-    size_t cap = 4096, len = 0, got;
-    text = malloc(cap);
-    if (text == NULL) goto fail;
-    while ((got = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *grown = realloc(text, 2 * cap);
-            if (grown == NULL) goto fail;
-            text = grown;
-            cap *= 2;
-        }
-    }
-    if (ferror(f)) {
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot read: %s", strerror(errno));
-        goto fail;
-    }
-    text[len] = '\0';
-    if (memchr(text, '\0', len)) {
-        status = hs_diag_set(diag, HS_E_INPUT, path, 0, "not a text file (it holds a NUL byte)");
-        goto fail;
-    }
+    char *text;
+    int status = input_file_read_text(path, INSTANCE_FILE_MAX, &text, NULL, diag);
+    if (status != HS_OK) return status;
     status = instance_parse(path, text, p, diag);
-fail:
-    if (status == HS_E_NOMEM) hs_diag_set(diag, status, path, 0, "out of memory");
-    if (f) fclose(f);
     free(text);
     return status;
 }

@@ -30,8 +30,12 @@
 
 #include "solver/pairing.h"
 
-/* Parses the file at path into *p, a dense problem (free with pairing_problem_free; *p is
- * zeroed on error). Errors: HS_E_INPUT (message in diag), HS_E_NOMEM. */
+/* The largest instance file: 64 MiB (the bandwidth rows of 2,000 agents). */
+#define INSTANCE_FILE_MAX ((size_t)64 << 20)
+
+/* Parses the file at path (a regular text file of at most INSTANCE_FILE_MAX bytes,
+ * base/input_file.h) into *p, a dense problem (free with pairing_problem_free; *p is zeroed
+ * on error). Errors: HS_E_INPUT (message in diag), HS_E_NOMEM. */
 int instance_load(const char *path, PairingProblem *p, HsDiag *diag);
 /* The same from NUL-terminated text in memory; name is the FILE of messages. */
 int instance_parse(const char *name, const char *text, PairingProblem *p, HsDiag *diag);

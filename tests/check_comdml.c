@@ -690,7 +690,7 @@ static int exact_compare_double(const void *a, const void *b)
 
 /* A finite backbone that every pair's activations cross: the solver gives each pair the
  * backbone to itself. Exact when it cannot fill (backbone >= the sum of the uplinks);
- * otherwise never pessimistic, and the figures say how optimistic (README, ComDML notes). */
+ * otherwise never pessimistic, and the figures say how optimistic (docs/methods/comdml-notes.md). */
 START_TEST(test_exact_cost_under_a_shared_backbone)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);

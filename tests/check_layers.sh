@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_layers.sh — the folders are floors (README "Layout"): a file may include only the
+# check_layers.sh — the folders are floors (docs/architecture.md): a file may include only the
 # floors below its own (and its own). Fails naming every include that crosses a floor the
 # wrong way, and every include circle between floors or between modules.
 #   base/           nothing of the project but base/

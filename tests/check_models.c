@@ -1049,7 +1049,7 @@ START_TEST(test_profile_matches_layout)
     check_profile_matches(&s);
     s = cnn_spec(3, 9, 7, 4, 6, 3, 16, 5, 8);
     check_profile_matches(&s);
-    /* the default MLP's size is what the README quotes: 235,146 parameters */
+    /* the default MLP's size is what docs/models.md quotes: 235,146 parameters */
     Model *m;
     gsl_rng *r = test_rng(1);
     s = mlp_spec(4, sizes, 64);

@@ -1246,7 +1246,7 @@ START_TEST(test_usage_errors)
     Output o = RUN_REPORT("report", "--help");
     ck_assert_int_eq(o.status, 0);
     static const char usage[] =
-        "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv]\n";
+        "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv | --json]\n";
     ck_assert(strncmp(o.out, usage, sizeof usage - 1) == 0);
     ck_assert_str_eq(o.err, "");
     output_free(&o);

@@ -140,7 +140,7 @@ static int kept_params(void *ctx, int64_t id, const SinkParam *rows, int n)
     return 0;
 }
 static const SinkOps kept_ops = {kept_begin, kept_agents, kept_round, kept_agent_rounds,
-                                 kept_pairing, kept_metric, kept_end, NULL, kept_params};
+                                 kept_pairing, kept_metric, kept_end, NULL, kept_params, NULL};
 
 /* The records of one whole run, every column filled. */
 typedef struct Filled {

@@ -1,6 +1,6 @@
 /* check_scenario.c — units, distributions, groups, overrides, every error class with
  * its FILE:LINE, the runs.config round trip, and per-agent stream independence. */
-#include "base/real_text.h"
+#include "base/numtext.h"
 #include "sim/scenario/scenario.h"
 #include "sim/world/world.h"
 #include "tests/test_scenario.h"
@@ -337,7 +337,7 @@ START_TEST(test_config_round_trip)
     ck_assert_str_eq(config, again);
     ck_assert(a.groups[1].compute.a == b.groups[1].compute.a);
     ck_assert(a.optim.lr == b.optim.lr);
-    /* numbers as written, not 17 digits: the shortest text that reads back (real_text) */
+    /* numbers as written, not 17 digits: the shortest text that reads back (base/numtext.h) */
     static const char *const shortest[] = {"\nlr = 0.001\n", "\nalpha = 0.3\n", "\nbeta1 = 0.9\n",
                                            "\ncompute = lognormal(300000000, 0.7)\n", "\nlatency = 0.01\n",
                                            "\nsamples = uniform(100, 900)\n", "\nstep_gamma = 0.1\n"};
@@ -348,20 +348,26 @@ START_TEST(test_config_round_trip)
 }
 END_TEST
 
-/* real_text: the text reads back to the very double, and is no longer than %.17g's. */
-START_TEST(test_real_text_round_trips)
+/* numtext_double, which runs.config writes its numbers with: the text reads back to the
+ * very double, and is no longer than %.17g's. */
+START_TEST(test_numtext_round_trips)
 {
-    char text[REAL_TEXT_MAX], full[64];
-    ck_assert_str_eq(real_text(0.9, text), "0.9");
-    ck_assert_str_eq(real_text(1e-08, text), "1e-08");
-    ck_assert_str_eq(real_text(1.0 / 3, text), "0.3333333333333333");       /* 16 digits */
-    ck_assert_str_eq(real_text(0.1 + 0.2, text), "0.30000000000000004");    /* 17 */
-    ck_assert_str_eq(real_text(INFINITY, text), "inf");
-    ck_assert_str_eq(real_text(-INFINITY, text), "-inf");
-    ck_assert_str_eq(real_text(-0.0, text), "-0");
-    ck_assert_str_eq(real_text(NAN, text), "nan");
-    ck_assert_str_eq(real_text(-2.2250738585072014e-308, text), "-2.2250738585072014e-308");
-    ck_assert_str_eq(real_text(4.9406564584124654e-324, text), "4.94065645841247e-324"); /* subnormal: fewer digits suffice */
+    char text[NUMTEXT_SIZE], full[64];
+#define SHORTEST(v) numtext_double(text, sizeof text, (v))
+    ck_assert_str_eq(SHORTEST(0.9), "0.9");
+    ck_assert_str_eq(SHORTEST(1e-08), "1e-08");
+    ck_assert_str_eq(SHORTEST(300000000), "300000000");
+    ck_assert_str_eq(SHORTEST(1.5e16), "15000000000000000");
+    ck_assert_str_eq(SHORTEST(1e20), "1e+20");
+    ck_assert_str_eq(SHORTEST(1.0 / 3), "0.3333333333333333");       /* 16 digits */
+    ck_assert_str_eq(SHORTEST(0.1 + 0.2), "0.30000000000000004");    /* 17 */
+    ck_assert_str_eq(SHORTEST(INFINITY), "inf");
+    ck_assert_str_eq(SHORTEST(-INFINITY), "-inf");
+    ck_assert_str_eq(SHORTEST(-0.0), "-0");
+    ck_assert_str_eq(SHORTEST(NAN), "nan");
+    ck_assert_str_eq(SHORTEST(-2.2250738585072014e-308), "-2.2250738585072014e-308");
+    ck_assert_str_eq(SHORTEST(4.9406564584124654e-324), "5e-324"); /* the smallest subnormal */
+#undef SHORTEST
     uint64_t state = 0x9e3779b97f4a7c15u; /* splitmix64: any bit pattern that is a number */
     for (int i = 0; i < 20000; i++) {
         uint64_t z = (state += 0x9e3779b97f4a7c15u);
@@ -371,7 +377,7 @@ START_TEST(test_real_text_round_trips)
         double v;
         memcpy(&v, &z, sizeof v);
         if (isnan(v)) continue;
-        real_text(v, text);
+        numtext_double(text, sizeof text, v);
         ck_assert_msg(strtod(text, NULL) == v, "%s does not read back to %a", text, v);
         snprintf(full, sizeof full, "%.17g", v);
         ck_assert_uint_le(strlen(text), strlen(full));
@@ -484,7 +490,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_continuation_lines_join);
     tcase_add_test(tc, test_method_sections_apply_to_their_method);
     tcase_add_test(tc, test_config_round_trip);
-    tcase_add_test(tc, test_real_text_round_trips);
+    tcase_add_test(tc, test_numtext_round_trips);
     tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
     tcase_add_test(tc, test_samples_exceeding_dataset_rejected);
     tcase_add_test(tc, test_domains_keys);

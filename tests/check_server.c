@@ -41,7 +41,7 @@ START_TEST(test_server_section_rules)
     const char *no_server = "[run]\nmethod = asgd\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\n"
                             "[model]\nlayers = 32,10\n[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
     ck_assert_int_eq(run_with(no_server, NULL, 0, NULL, &diag, &sc), HS_E_INPUT);
-    ck_assert_msg(strstr(diag.message, "t.ini: method asgd needs a [server] section") == diag.message, "%s",
+    ck_assert_msg(strstr(diag.message, "t.ini:2: [run] method: method asgd needs a [server] section") == diag.message, "%s",
                   diag.message);
     /* [server] with a serverless method: validated, not simulated */
     const char *sync[] = {"run.method=sync"};
@@ -169,7 +169,7 @@ START_TEST(test_edge_server_rules)
     const char *plain = "[run]\nmethod = sdfeel\nrounds = 1\nmode = timing\n[data]\ndataset = synthetic\n"
                         "[model]\nlayers = 32,10\n[agents]\ncount = 6\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\n";
     ck_assert_int_eq(run_with(plain, NULL, 0, NULL, &diag, &sc), HS_E_INPUT);
-    ck_assert_msg(strstr(diag.message, "t.ini: method sdfeel needs a [servers] section") == diag.message, "%s",
+    ck_assert_msg(strstr(diag.message, "t.ini:2: [run] method: method sdfeel needs a [servers] section") == diag.message, "%s",
                   diag.message);
     char text[2048];
     snprintf(text, sizeof text, "%s[servers]\ncount = 3\ncompute = 1 GFLOPS\nbandwidth = 1 GB/s\n", plain);
@@ -386,7 +386,8 @@ START_TEST(test_sdfeel_file_assignment)
         write_file(path, bad[k][0]);
         ck_assert_int_eq(run_with(text, given, 1, NULL, &diag, NULL), HS_E_INPUT);
         char want[300];
-        snprintf(want, sizeof want, "%s%s", path, bad[k][1]);
+        /* at the key, then the file's line (issue 28, class 8) */
+        snprintf(want, sizeof want, "--set servers.assign=%s: %s%s", path, path, bad[k][1]);
         ck_assert_msg(strstr(diag.message, want) == diag.message, "%s", diag.message);
     }
     /* not a FILE.assign, or no such file: at the key */

@@ -119,7 +119,7 @@ static int ts_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
 }
 
 static const SinkOps test_sink_ops = {ts_run_begin, ts_agents, ts_round, ts_agent_rounds,
-                                      ts_pairing, ts_metric, ts_run_end, NULL, NULL};
+                                      ts_pairing, ts_metric, ts_run_end, NULL, NULL, NULL};
 
 Sink test_sink_init(TestSink *s)
 {

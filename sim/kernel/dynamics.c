@@ -1,7 +1,7 @@
 /* dynamics.c — parsing and evaluating slowdown profiles. */
 #include "sim/kernel/dynamics.h"
 #include "base/hs_error.h"
-#include "base/real_text.h"
+#include "base/numtext.h"
 #include "base/units.h"
 
 #include <ctype.h>
@@ -88,14 +88,15 @@ int slowdown_parse(const char *text, Slowdown *out, char *why, int why_size)
 
 void slowdown_format(const Slowdown *s, char *buf, int size)
 {
-    char a[REAL_TEXT_MAX], b[REAL_TEXT_MAX], c[REAL_TEXT_MAX];
+    char a[NUMTEXT_SIZE], b[NUMTEXT_SIZE], c[NUMTEXT_SIZE];
     switch (s->kind) {
     case SLOWDOWN_MARKOV:
-        snprintf(buf, (size_t)size, "markov(%s, %s, %s)", real_text(s->p_slow, a), real_text(s->p_recover, b),
-                 real_text(s->factor, c));
+        snprintf(buf, (size_t)size, "markov(%s, %s, %s)", numtext_double(a, sizeof a, s->p_slow),
+                 numtext_double(b, sizeof b, s->p_recover), numtext_double(c, sizeof c, s->factor));
         break;
     case SLOWDOWN_PERIODIC:
-        snprintf(buf, (size_t)size, "periodic(%s, %s)", real_text(s->period, a), real_text(s->amplitude, b));
+        snprintf(buf, (size_t)size, "periodic(%s, %s)", numtext_double(a, sizeof a, s->period),
+                 numtext_double(b, sizeof b, s->amplitude));
         break;
     default: snprintf(buf, (size_t)size, "none"); break;
     }

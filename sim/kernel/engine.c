@@ -149,6 +149,11 @@ void engine_begin_round(Engine *e, int round)
 
 int engine_report_round(Engine *e, double extra)
 {
+    /* never a row of infinite times (issue 28, class 6): a bug, since the scenario's
+     * checks keep every step and message within SCENARIO_SPAN_MAX */
+    if (!isfinite(e->now))
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "round %d: virtual time overflowed (t = %g)",
+                           e->round + 1, e->now);
     double length = e->now - e->round_start;
     double idle_total = 0;
     if (e->model->close_round) e->model->close_round(e);
@@ -176,6 +181,12 @@ int engine_fail_stranded(Engine *e, int agent)
     if (agent < 0)
         for (agent = 0; agent < e->n_nodes - 1 && engine_agent_online(e, agent, INFINITY); agent++)
             continue;
+    /* No node is offline for good: the work at t = inf is virtual time overflowing, which
+     * the scenario's checks refuse (SCENARIO_SPAN_MAX); never blame a trace that is not there. */
+    if (engine_agent_online(e, agent, INFINITY))
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0,
+                           "round %d can never end: virtual time overflowed (work would end at t = inf)",
+                           e->round + 1);
     char who[48];
     if (agent >= e->n_agents) snprintf(who, sizeof who, "the server (node %d)", agent);
     else snprintf(who, sizeof who, "agent %d", agent);
@@ -189,6 +200,7 @@ int engine_play(Engine *e)
 {
     const NetworkModel *model = e->model;
     int status = model->after_event ? model->after_event(e) : HS_OK;
+    void (*tick)(void *, int64_t, double) = e->sink.ops->tick;
     Event ev;
     while (status == HS_OK && !e->round_over) {
         if (!queue_pop(e->queue, &ev)) {
@@ -207,6 +219,7 @@ int engine_play(Engine *e)
         if (status == HS_OK && model->after_event) status = model->after_event(e);
         if (status == HS_OK && e->diag->status != HS_OK) status = e->diag->status;
         if (status == HS_OK && interrupt_requested()) status = HS_E_INTERRUPTED;
+        if (tick != NULL) tick(e->sink.ctx, e->run_id, e->now);
     }
     return status;
 }

@@ -174,7 +174,8 @@ int engine_agent_slowed(const Engine *e, int node);
 double engine_agent_next_offline(const Engine *e, int node, double t);
 /* Fails the run (HS_E_INPUT, naming the trace) because the node's availability trace
  * leaves it offline for good while the round still needs it: work would finish at
- * t = inf and the round could never end. node < 0: the first node offline for good.
+ * t = inf and the round could never end. node < 0: the first node offline for good;
+ * when no node is (virtual time overflowed), HS_E_INTERNAL.
  * The engine calls it when only such work is left; a method whose other agents keep
  * working (AD-PSGD) calls it itself. */
 int engine_fail_stranded(Engine *e, int node);

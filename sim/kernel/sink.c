@@ -240,7 +240,7 @@ static int sink_discard_end(void *ctx, int64_t id, const SinkRunEnd *e) { return
 Sink sink_discard(void)
 {
     static const SinkOps ops = {sink_discard_begin, sink_discard_agents, sink_discard_round, sink_discard_agent_rounds,
-                                sink_discard_pairing, sink_discard_metric, sink_discard_end, NULL, NULL};
+                                sink_discard_pairing, sink_discard_metric, sink_discard_end, NULL, NULL, NULL};
     return (Sink){&ops, NULL};
 }
 

@@ -79,7 +79,7 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(INFO, TEXT, version, "", SINK_ORIGIN, "hetsim VERSION (git COMMIT[+modified]) that ran it") \
     X(INFO, TEXT, command, "", SINK_ORIGIN, "the command line that started it") \
     X(INFO, TEXT, scenario_text, "", SINK_ORIGIN | SINK_BLOCK, "the scenario file's text as read") \
-    X(INFO, TEXT, overrides, "", SINK_ORIGIN, "the --set values (and --timing-only's, --threads'), one per line") \
+    X(INFO, TEXT, overrides, "", SINK_ORIGIN, "--add-group NAME lines, then the --set values (and --timing-only's, --threads'), one per line") \
     X(INFO, TEXT, host, "", SINK_ORIGIN, "host name of the process that simulated it")
 
 /* agents: one row per agent, as drawn at the start of the run. */
@@ -266,6 +266,10 @@ typedef struct SinkOps {
     int (*activity)(void *ctx, int64_t run_id, const SinkActivity *activity);
     /* every resolved key of the run, right after run_begin (sim/run_params.h) */
     int (*params)(void *ctx, int64_t run_id, const SinkParam *rows, int count);
+    /* after every engine event, with the virtual time now: progress within a round for
+     * a person watching (cli/progress.c). Writes no rows and cannot fail; it must be
+     * cheap, as it runs once per event. */
+    void (*tick)(void *ctx, int64_t run_id, double t);
 } SinkOps;
 
 typedef struct Sink {

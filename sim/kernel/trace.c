@@ -65,10 +65,11 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
                HsDiag *diag)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open trace: %s", strerror(errno));
+    LineText text;
+    int status = lines_open(path, &text, diag);
+    if (status != HS_OK) return status;
     TraceRow *rows = NULL;
-    int n_rows = 0, cap = 0, lineno = 0, status = HS_OK, data_lines = 0;
+    int n_rows = 0, cap = 0, lineno = 0, data_lines = 0;
     /* the previous row of each series (agents 0..n_agents-1, then the groups): times must
      * increase, checked in file order so that the first bad line is the one named */
     int *last_line = calloc((size_t)n_agents + (size_t)n_groups, sizeof *last_line);
@@ -76,7 +77,8 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
     if (last_line == NULL || last_time == NULL) status = HS_E_NOMEM;
     char line[1024];
     int got;
-    while (status == HS_OK && (got = lines_next(f, path, line, (int)sizeof line, &lineno, diag)) != 0) {
+    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+        lineno = text.lineno;
         if (got < 0) {
             status = got;
             break;
@@ -169,7 +171,7 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
     }
     free(last_line);
     free(last_time);
-    fclose(f);
+    lines_free(&text);
     if (status == HS_OK && n_rows == 0) status = hs_diag_set(diag, HS_E_INPUT, path, 0, "trace has no rows");
     if (status == HS_OK) {
         /* each series' rows are in increasing time already: this groups them by agent */

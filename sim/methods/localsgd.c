@@ -370,6 +370,13 @@ static void localsgd_destroy(void *state)
     free(s);
 }
 
+/* localsgd's and qsr's: who averages, with which weights */
+#define LOCALSGD_AVERAGING_KEYS                                                                              \
+    METHOD_KEY(LocalSgdKeys, weighting, "samples", "model averaging weights: samples (FedAvg) or uniform",     \
+               .type = SCHEMA_CHOICE, .choices = "samples|uniform"),                                        \
+    METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",        \
+               .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN)
+
 /* localsgd's and qsr's (the order of TrainerMomentum) */
 #define LOCALSGD_MOMENTUM_KEY                                                                                \
     METHOD_KEY(LocalSgdKeys, momentum_at_average, "keep",                                                    \
@@ -380,10 +387,7 @@ static void localsgd_destroy(void *state)
 static const SchemaKey localsgd_keys[] = {
     METHOD_KEY(LocalSgdKeys, local_steps, "epoch", "local steps between averagings: a number, or epoch",
                .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
-    METHOD_KEY(LocalSgdKeys, weighting, "samples", "model averaging weights: samples (FedAvg) or uniform",
-               .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
-    METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
-               .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    LOCALSGD_AVERAGING_KEYS,
     PRUNE_METHOD_KEYS_ALWAYS(LocalSgdKeys, pruning.),
     FREEZE_METHOD_KEYS_ALWAYS(LocalSgdKeys, freezing.),
     LOCALSGD_MOMENTUM_KEY,
@@ -416,10 +420,7 @@ static const SchemaKey qsr_keys[] = {
                .type = SCHEMA_INT, .min = 1, .max = 100000000),
     METHOD_KEY(LocalSgdKeys, alpha, "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
                .type = SCHEMA_REAL, .min = 0, .max = 1e6),
-    METHOD_KEY(LocalSgdKeys, weighting, "samples", "model averaging weights: samples or uniform",
-               .type = SCHEMA_CHOICE, .choices = "samples|uniform"),
-    METHOD_KEY(LocalSgdKeys, participation, "1", "share of agents that train and average each period",
-               .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+    LOCALSGD_AVERAGING_KEYS,
     LOCALSGD_MOMENTUM_KEY,
     PRUNE_METHOD_KEYS(LocalSgdKeys, pruning.),
     FREEZE_METHOD_KEYS(LocalSgdKeys, freezing.),

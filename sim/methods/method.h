@@ -58,13 +58,13 @@ static inline int sim_stages_create(Sim *sim, Stages *st, const StagesSetup *set
 /* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
 static inline double sim_step_flops(const Sim *sim, int batch)
 {
-    return batch * (sim->profile.total_flops + sim->profile.loss_flops);
+    return model_profile_step_flops(&sim->profile, batch);
 }
 
 /* Parameter bytes of the whole model (float32). */
 static inline double sim_model_bytes(const Sim *sim)
 {
-    return 4.0 * sim->profile.total_params;
+    return model_profile_bytes(&sim->profile);
 }
 
 /* Steps in one pass over agent's local data. */

@@ -1,7 +1,7 @@
 /* distribution.c — parsing "name(arg, arg)" forms and drawing with GSL. */
 #include "sim/scenario/distribution.h"
 #include "base/hs_error.h"
-#include "base/real_text.h"
+#include "base/numtext.h"
 
 #include <ctype.h>
 #include <gsl/gsl_randist.h>
@@ -195,20 +195,26 @@ double distribution_draw(const Distribution *d, gsl_rng *rng)
 
 void distribution_write(const Distribution *d, FILE *out)
 {
-    char a[REAL_TEXT_MAX], b[REAL_TEXT_MAX];
+    /* numbers as the shortest text that reads back to the same double (base/numtext.h) */
+    char a[NUMTEXT_SIZE], b[NUMTEXT_SIZE];
+    const char *name = d->kind == DIST_UNIFORM ? "uniform" : d->kind == DIST_NORMAL ? "normal"
+                       : d->kind == DIST_LOGNORMAL ? "lognormal" : "pareto";
     switch (d->kind) {
-    case DIST_UNIFORM: fprintf(out, "uniform(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
-    case DIST_NORMAL: fprintf(out, "normal(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
-    case DIST_LOGNORMAL: fprintf(out, "lognormal(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
-    case DIST_PARETO: fprintf(out, "pareto(%s, %s)", real_text(d->a, a), real_text(d->b, b)); break;
+    case DIST_UNIFORM:
+    case DIST_NORMAL:
+    case DIST_LOGNORMAL:
+    case DIST_PARETO:
+        fprintf(out, "%s(%s, %s)", name, numtext_double(a, sizeof a, d->a), numtext_double(b, sizeof b, d->b));
+        break;
     case DIST_CHOICE:
         fputs("choice(", out);
         for (int i = 0; i < d->n_choices; i++)
-            fprintf(out, "%s%s:%s", i ? ", " : "", real_text(d->values[i], a), real_text(d->probs[i], b));
+            fprintf(out, "%s%s:%s", i ? ", " : "", numtext_double(a, sizeof a, d->values[i]),
+                    numtext_double(b, sizeof b, d->probs[i]));
         fputc(')', out);
         break;
     case DIST_TRACE: fprintf(out, "trace(%s)", d->path); break;
-    default: fputs(real_text(d->a, a), out); break;
+    default: fputs(numtext_double(a, sizeof a, d->a), out); break;
     }
 }
 

@@ -11,6 +11,8 @@
 #include "sim/scenario/scenario.h"
 
 #include "base/names.h"
+#include "models/dataset.h"
+#include "models/partition.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/topology.h"
@@ -37,8 +39,21 @@ static int scenario_check_names(Resolver *r)
     sections[n_sections] = NULL;
     for (int i = 0; i < doc->n_sections; i++) {
         const char *s = doc->sections[i];
-        if (schema_section(s) == NULL && scenario_method_section(s) == NULL) {
+        if (scenario_is_group(s) && (doc->section_origins[i] == INIDOC_FROM_SET ||
+                                     doc->section_origins[i] == INIDOC_FROM_SWEEP))
+            return scenario_invented_group(r, s);
+        int known = schema_section(s) != NULL || scenario_method_section(s) != NULL;
+        if (!known && strncmp(s, "method.", 7) == 0) {
+            /* [method.NAME] of a method that does not exist: suggest among the methods */
+            const char *methods[64];
+            int n = 0;
+            for (const MethodOps *const *m = method_all(); *m && n < 63; m++) methods[n++] = (*m)->name;
+            methods[n] = NULL;
+            names_suggest(s + 7, methods, hint, sizeof hint);
+        } else if (!known) {
             names_suggest(s, sections, hint, sizeof hint);
+        }
+        if (!known) {
             char where[INIDOC_VALUE_MAX + 160];
             if (doc->section_lines[i] > 0) snprintf(where, sizeof where, "%s:%d", doc->file, doc->section_lines[i]);
             else scenario_section_where(doc, s, where, sizeof where);
@@ -160,11 +175,25 @@ static int scenario_resolve_model(Resolver *r)
     m->norm_groups = 8;
     int features = m->in_channels * m->in_height * m->in_width;
     if (m->arch != MODEL_ARCH_MLP && (m->in_height < 4 || m->in_width < 4)) {
-        int line = inidoc_section_line(r->doc, "model");
-        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line,
-                           "[model] arch = %s needs image data (fashion-mnist, or synthetic with channels, height "
-                           "and width), not %d features",
-                           m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet", features);
+        /* at the key that is wrong: arch on flat features, else the image side that is short */
+        const char *name = m->arch == MODEL_ARCH_CNN ? "cnn" : "resnet";
+        char why[300];
+        IniEntry *arch_entry = inidoc_find(r->doc, "model", "arch");
+        if (sc->data.channels == 0) {
+            snprintf(why, sizeof why, "%s needs image data (fashion-mnist, or synthetic with channels, height and "
+                     "width), not %d flat features", name, features);
+            return scenario_bad(r, arch_entry, "%s", why);
+        }
+        char where[INIDOC_VALUE_MAX + 160];
+        inidoc_entry_where(arch_entry, where, sizeof where);
+        snprintf(why, sizeof why, "%dx%d images are too small for arch = %s (%s), which needs at least 4x4",
+                 m->in_height, m->in_width, name, where);
+        /* the short side's key, else (it defaulted to 1) the shape key that was given */
+        IniEntry *side = inidoc_find(r->doc, "data", m->in_height < 4 ? "height" : "width");
+        if (side == NULL) side = inidoc_find(r->doc, "data", "height");
+        if (side == NULL) side = inidoc_find(r->doc, "data", "width");
+        if (side == NULL) side = inidoc_find(r->doc, "data", "channels");
+        return scenario_bad(r, side, "%s", why);
     }
     ModelProfile profile;
     if (model_profile(m, &profile) != HS_OK)
@@ -245,12 +274,14 @@ static int scenario_resolve_server(Resolver *r)
                            "(with count) for edge servers");
     }
     if (!sc->has_server) {
-        if (uses)
-            return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0,
-                               "method %s needs a %s section (compute, bandwidth or uplink and downlink, "
-                               "latency%s)", sc->method, edge ? "[servers]" : "[server]",
-                               edge ? ", count: the edge servers" : ": the parameter server");
-        return HS_OK;
+        if (!uses) return HS_OK;
+        /* at the key that chose the method (a file without it runs the default method) */
+        char why[300];
+        snprintf(why, sizeof why, "method %s needs a %s section (compute, bandwidth or uplink and downlink, latency%s)",
+                 sc->method, edge ? "[servers]" : "[server]", edge ? ", count: the edge servers" : ": the parameter server");
+        IniEntry *method = inidoc_find(r->doc, "run", "method");
+        if (method != NULL) return scenario_bad(r, method, "%s", why);
+        return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, 0, "%s", why);
     }
     AgentGroupSpec *g = &sc->groups[sc->n_groups];
     memset(g, 0, sizeof *g);
@@ -284,15 +315,42 @@ static int scenario_check_topology(Resolver *r)
     /* edge-server methods run the graph over their servers */
     int nodes = (method_lookup(sc->method)->capabilities & METHOD_EDGE_SERVERS) && sc->has_server ? sc->server_count
                                                                                                 : sc->n_agents;
-    return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
+    if (sc->topology != TOPO_FILE)
+        return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
+    /* the edges file's own errors, at the graph key */
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    int status = topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, &inner);
+    return status == HS_OK ? HS_OK : scenario_input_bad(r, e, &inner);
 }
 
 /* partition = domains sets every agent's samples (the partition deals the domains'
- * rows): a `samples` key is then an error at that key. */
+ * rows): a `samples` key is then an error at that key, and so is a dealing that leaves an
+ * agent no rows, at lambda (or partition) — world_build deals the same rows. */
 static int scenario_check_domains(Resolver *r)
 {
     Scenario *sc = r->sc;
     if (sc->data.partition != PART_DOMAINS) return HS_OK;
+    int sizes[DATA_MAX_DOMAINS], n = sc->n_agents, D = sc->data.n_domains;
+    int *counts = malloc(sizeof(int) * (size_t)n * (size_t)D);
+    if (counts == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    partition_domain_sizes(&sc->data, sc->dataset_train_size, sizes);
+    int status = partition_domain_counts(sizes, D, n, sc->data.lambda, counts), empty = -1;
+    for (int i = 0; status == HS_OK && empty < 0 && i < n; i++) {
+        long long held = 0;
+        for (int d = 0; d < D; d++) held += counts[(size_t)i * D + d];
+        if (held < 1) empty = i;
+    }
+    free(counts);
+    if (status == HS_E_NOMEM) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    if (status != HS_OK || empty >= 0) {
+        IniEntry *e = inidoc_find(r->doc, "data", "lambda");
+        char why[300];
+        if (status != HS_OK) snprintf(why, sizeof why, "partition = domains cannot deal the training domains' rows");
+        else snprintf(why, sizeof why, "partition = domains deals agent %d no rows (%d agents share %d training "
+                      "domains; raise lambda or lower [agents] count)", empty, n, D);
+        return scenario_bad(r, e ? e : inidoc_find(r->doc, "data", "partition"), "%s", why);
+    }
     for (int g = 0; g < sc->n_groups; g++) {
         const char *section = g == 0 ? "agents" : NULL;
         char group[INIDOC_NAME_MAX + 8];
@@ -323,7 +381,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
-        (status = scenario_check_feature_pairs(&r)))
+        (status = scenario_check_feature_pairs(&r)) || (status = scenario_check_traces(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

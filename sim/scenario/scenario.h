@@ -152,6 +152,10 @@ typedef struct Scenario {
                                  * step runs when the method asks — the reference order. */
     /* [data] [model] */
     DataSpec data;
+    /* where the dataset's files were named: "FILE:LINE: [data] path" (or the [data]
+     * dataset key, or the file, for the default folder), "--set data.path=...": messages
+     * about the files' contents start with it (issue 28, class 8) */
+    char data_where[640];
     int dataset_train_size, dataset_test_size;
     ModelSpec model;
     OptimSpec optim;
@@ -194,6 +198,50 @@ typedef struct Scenario {
 /* Resolves doc into *sc. Errors: HS_E_INPUT with "FILE:LINE: ..." in diag. Marks the
  * entries it used. */
 int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
+
+/* The attributes a trace can drive, in the order the engine loads them. */
+enum {
+    SCENARIO_TRACE_COMPUTE, SCENARIO_TRACE_UPLINK, SCENARIO_TRACE_DOWNLINK, SCENARIO_TRACE_AVAILABILITY,
+    SCENARIO_TRACE_ATTRIBUTES
+};
+/* Loads the trace of one attribute of groups[group] (its Distribution is a trace) over
+ * the run's nodes numbered as world.c numbers them (agents, then servers); needed (one
+ * byte per node) gets 1 for the group's nodes, the ones it must cover. The resolver
+ * checks every trace with it and the engine loads them with it, so the two cannot
+ * disagree. Errors as trace_load's (sim/trace.h). */
+struct Trace;
+int scenario_trace_load(const Scenario *sc, int group, int attribute, char *needed, struct Trace *out,
+                        HsDiag *diag);
+
+/* Virtual time stays finite (issue 28, class 6). One training step of [model] at a node's
+ * compute (times its worst slowdown), one transfer of the whole model over its uplink or
+ * downlink, and its latency may each take at most SCENARIO_SPAN_MAX seconds of virtual
+ * time (about 31,700 years): a run's clock adds at most a million rounds, each of the
+ * agents' steps and messages (bounded by the sample and agent counts), so it stays
+ * hundreds of orders of magnitude below the ~1.8e308 where it would overflow to inf. Values beyond are refused at the key
+ * (scenario_resolve for the values a key bounds, world_build for each draw). */
+#define SCENARIO_SPAN_MAX 1e12
+typedef enum { SCENARIO_SPAN_COMPUTE, SCENARIO_SPAN_LINK, SCENARIO_SPAN_LATENCY } ScenarioSpanKind;
+typedef struct ScenarioSpans {
+    double step_flops;   /* of one training step of [model] (model_profile_step_flops) */
+    double model_bytes;  /* of the whole model */
+    int batch;
+} ScenarioSpans;
+/* From the resolved [model]; every figure 0 (nothing is checked) when it has no profile. */
+void scenario_spans(const Scenario *sc, ScenarioSpans *out);
+/* The worst duration multiplier of a slowdown: markov's factor, periodic's 1 + amplitude. */
+double scenario_slowdown_worst(const Slowdown *s);
+/* Whether value (FLOP/s for compute, bytes/s for a link, s for latency; factor the worst
+ * slowdown for compute, else 1) keeps its span within SCENARIO_SPAN_MAX: HS_OK, or
+ * HS_E_INPUT with the reason in why (no location). */
+int scenario_span_check(const ScenarioSpans *spans, ScenarioSpanKind kind, double value, double factor, char *why,
+                        size_t size);
+
+/* `--add-group NAME`: adds an empty group [agents.NAME] to doc, which --set may then
+ * fill (an override may change only what the file defines; a group is the one thing it
+ * would otherwise invent, issue 28 class 2). HS_E_INPUT for a bad name or a group the
+ * document has already. */
+int scenario_add_group(IniDoc *doc, const char *name, HsDiag *diag);
 
 /* Loads path, applies the --set overrides in order and resolves. */
 int scenario_load(const char *path, const char *const *overrides, int n_overrides,

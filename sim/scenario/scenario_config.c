@@ -5,7 +5,7 @@
  * do not apply are left out (their rows' `when`), which is why the resolver resets the
  * ones that cannot be left at any value (SCHEMA_RESET). */
 #include "sim/scenario/scenario.h"
-#include "base/real_text.h"
+#include "base/numtext.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 
@@ -41,10 +41,11 @@ static void config_write_value(const SchemaKey *k, const Scenario *sc, const voi
     case SCHEMA_TIME:
     case SCHEMA_WORD_OR_REAL: {
         double v = *(const double *)at;
-        char number[REAL_TEXT_MAX];
+        char number[NUMTEXT_SIZE];
         if ((k->flags & SCHEMA_WRITE_UNIT) && isinf(v)) fputs("inf", out);
-        else if (k->flags & SCHEMA_WRITE_UNIT) fprintf(out, "%s %s", real_text(v, number), units_base_name(k->unit));
-        else fputs(real_text(v, number), out);
+        else if (k->flags & SCHEMA_WRITE_UNIT)
+            fprintf(out, "%s %s", numtext_double(number, sizeof number, v), units_base_name(k->unit));
+        else fputs(numtext_double(number, sizeof number, v), out);
         break;
     }
     case SCHEMA_SEED: fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)at); break;

@@ -56,6 +56,11 @@ const MethodOps *scenario_method_section(const char *section);
 /* Where a section that has no line of its own came from: the first override that made it. */
 const char *scenario_section_where(const IniDoc *doc, const char *section, char *where, size_t size);
 
+/* A group that only an override names (--set agents.slw.count=4, a [sweep] key): an
+ * override changes what the file defines, so this is an error with a "did you mean"
+ * among the file's groups; --add-group NAME (inidoc_add_section) makes one on purpose. */
+int scenario_invented_group(Resolver *r, const char *section);
+
 IniEntry *scenario_take(Resolver *r, const char *section, const char *key);
 
 /* "FILE:LINE: [section] key: detail", or "--set section.key=value: detail" for an
@@ -84,14 +89,47 @@ int scenario_int_list(Resolver *r, IniEntry *e, const char *text, int min, int m
 int scenario_real_list(Resolver *r, IniEntry *e, const char *text, double min, double max, double *values,
                        int max_count, int *count);
 
-/* Text that runs.config must give back as it was: a ';' or '#' there would start a
- * comment when the config is read again. */
+/* Text that runs.config must give back as it was: no ';' or '#' (they would start a
+ * comment when the config is read again) and no tab (every other control character is
+ * refused by the document already, sim/inidoc.h). */
 int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text);
 
 /* A file a scenario names (a trace, an edges list) is relative to the scenario file's
  * folder (an override's, to the current folder); it is stored absolute so that
  * runs.config still finds it from any working directory. */
 int scenario_input_path(Resolver *r, const IniEntry *e, char *path, size_t size);
+
+/* A file a key names was refused (inner: "FILE:LINE: what"): the error at the key,
+ * "SCENARIO:LINE: [section] key: FILE:LINE: what" (issue 28, class 8); an error that is
+ * not bad input (out of memory) is passed on as it is. */
+int scenario_input_bad(Resolver *r, const IniEntry *e, const HsDiag *inner);
+
+/* Every attribute trace, loaded as the engine will load it (scenario_inputs.c). */
+int scenario_check_traces(Resolver *r);
+
+/* The entry that gives group g (sc->n_groups: the server's) its key: the group's own, else
+ * the one it inherits from [agents] ("bandwidth" for uplink and downlink); NULL when none. */
+IniEntry *scenario_group_entry(Resolver *r, int g, const char *key);
+
+/* Virtual time stays finite (scenario_times.c, issue 28 class 6): the `check` hook of a
+ * group's compute, bandwidth, uplink, downlink, latency and slowdown rows. Every value
+ * the key's distribution bounds (a constant, a choice, a uniform's end, a pareto's scale)
+ * is checked at the key, a slowdown with the group's compute; draws without a bound are
+ * checked as they are drawn (world_build). */
+int scenario_span_row_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                            void *target);
+
+/* The same for a trace of attribute (SCENARIO_TRACE_COMPUTE, _UPLINK, _DOWNLINK) of group
+ * g: its lowest value among the needed nodes' rows, at e, the key that names it. */
+struct Trace;
+int scenario_check_trace_spans(Resolver *r, int g, int attribute, const struct Trace *trace, const char *needed,
+                               const IniEntry *e);
+
+/* The `check` hook of [data] path (scenario_inputs.c): a folder the file names is made
+ * absolute (relative to the file's folder) and must exist as a folder whenever it is
+ * given or the run trains; sets Scenario.data_where. */
+int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target);
 
 /* An error about a whole section (a combination of keys), at its header line. */
 int scenario_section_bad(Resolver *r, const char *section, const char *message);

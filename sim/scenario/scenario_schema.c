@@ -7,7 +7,8 @@
 #include "sim/scenario/scenario_schema.h"
 
 #include "base/hs_error.h"
-#include "base/real_text.h"
+#include "base/numtext.h"
+#include "models/dataset.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/server_assign.h"
@@ -130,9 +131,9 @@ static void data_domains_land(const SchemaKey *k, const SchemaValue *v, void *ta
 
 static void data_domains_write(const Scenario *sc, const void *target, FILE *out)
 {
-    char number[REAL_TEXT_MAX];
+    char number[NUMTEXT_SIZE];
     for (int k = 0; k < sc->data.n_domains; k++)
-        fprintf(out, "%s%s", k ? "," : "", real_text(sc->data.domain_degrees[k], number));
+        fprintf(out, "%s%s", k ? "," : "", numtext_double(number, sizeof number, sc->data.domain_degrees[k]));
 }
 
 /* The last domain is held out unless the file says which. */
@@ -179,9 +180,10 @@ static void data_test_domains_land(const SchemaKey *k, const SchemaValue *v, voi
 
 static void data_test_domains_write(const Scenario *sc, const void *target, FILE *out)
 {
-    char number[REAL_TEXT_MAX];
+    char number[NUMTEXT_SIZE];
     for (int k = 0, n = 0; k < sc->data.n_domains; k++)
-        if (sc->data.held_out[k]) fprintf(out, "%s%s", n++ ? "," : "", real_text(sc->data.domain_degrees[k], number));
+        if (sc->data.held_out[k])
+            fprintf(out, "%s%s", n++ ? "," : "", numtext_double(number, sizeof number, sc->data.domain_degrees[k]));
 }
 
 /* ---- [model] ---- */
@@ -285,9 +287,12 @@ static int servers_assign_check(Resolver *r, const char *section, const SchemaKe
     if (v->index < 0) {
         int *server_of = malloc((size_t)(sc->n_agents > 0 ? sc->n_agents : 1) * sizeof *server_of);
         if (server_of == NULL) return hs_diag_set(r->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        int status = server_assign_load(v->text, sc->n_agents, sc->server_count, server_of, r->diag);
+        /* the file's own errors, at this key (scenario_input_bad) */
+        HsDiag inner;
+        hs_diag_clear(&inner);
+        int status = server_assign_load(v->text, sc->n_agents, sc->server_count, server_of, &inner);
         free(server_of);
-        if (status != HS_OK) return status;
+        if (status != HS_OK) return scenario_input_bad(r, e, &inner);
     }
     int capabilities = method_lookup(sc->method)->capabilities;
     if ((capabilities & METHOD_USES_SERVER) && !(capabilities & METHOD_EDGE_SERVERS) && sc->server_count > 1)
@@ -344,6 +349,14 @@ static int group_link_check(Resolver *r, const char *section, const SchemaKey *k
     int bandwidth = inidoc_find(r->doc, section, "bandwidth") != NULL;
     int both = inidoc_find(r->doc, section, "uplink") != NULL && inidoc_find(r->doc, section, "downlink") != NULL;
     return bandwidth || both ? HS_OK : scenario_missing(r, section, "bandwidth");
+}
+
+/* downlink: the link check above, then its span (scenario_span_row_check) */
+static int group_downlink_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                                void *target)
+{
+    int status = group_link_check(r, section, k, e, v, target);
+    return status != HS_OK ? status : scenario_span_row_check(r, section, k, e, v, target);
 }
 
 static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *target)
@@ -404,6 +417,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(DATA, "dataset", CHOICE), .choices = "fashion-mnist|synthetic", DEF("fashion-mnist"), AT(data.dataset),
      HELP("fashion-mnist (Debian's dataset-fashion-mnist) or a synthetic Gaussian mixture")},
     {KEY(DATA, "path", TEXT), DEF("/usr/share/datasets/fashion-mnist"), AT(data.path), .when = fashion,
+     .check = scenario_data_path_check,
      .empty = "Debian's folder", HELP("folder of the fashion-mnist IDX .gz files")},
     {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains", DEF("iid"), AT(data.partition),
      HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains)")},
@@ -425,7 +439,7 @@ static const SchemaKey schema_rows[] = {
      HELP("partition = domains: 1 every agent holds the same mix of domains, 0 one domain each")},
     {KEY(DATA, "features", INT), RANGE(1, 1 << 20), DEF("32"), AT(data.features), .when = synthetic,
      HELP("synthetic Gaussian mixture: input size (channels x height x width when those are given)")},
-    {KEY(DATA, "classes", INT), RANGE(2, 1000), DEF("10"), AT(data.classes), .when = synthetic,
+    {KEY(DATA, "classes", INT), RANGE(2, DATASET_MAX_CLASSES), DEF("10"), AT(data.classes), .when = synthetic,
      HELP("synthetic: classes")},
     {KEY(DATA, "train_samples", INT), RANGE(1, 100000000), DEF("60000"), AT(data.train_samples), .when = synthetic,
      HELP("synthetic: training set size")},
@@ -502,18 +516,21 @@ static const SchemaKey schema_rows[] = {
      DEF("nearest"), AT(server_assign_file), .check = servers_assign_check, .land = servers_assign_land, .write = servers_assign_write,
      HELP("clients to edge servers: the soonest reached, i mod count, or a FILE.assign of lines I S")},
     {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute) | SCHEMA_REQUIRED,
-     .doc_range = "> 0", HELP("FLOP/s of each agent")},
+     .check = scenario_span_row_check, .doc_range = "> 0", HELP("FLOP/s of each agent")},
     {KEY(ANY_GROUP, "bandwidth", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = symmetric,
-     .land = group_bandwidth_land, .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",
+     .land = group_bandwidth_land, .check = scenario_span_row_check,
+     .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",
      HELP("one symmetric link per agent (one draw for both directions)")},
     {KEY(ANY_GROUP, "uplink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = asymmetric,
-     .land = group_uplink_land, .doc_default = "bandwidth", .doc_range = "> 0, or inf", HELP("upload bandwidth")},
+     .land = group_uplink_land, .check = scenario_span_row_check, .doc_default = "bandwidth",
+     .doc_range = "> 0, or inf", HELP("upload bandwidth")},
     {KEY(ANY_GROUP, "downlink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(downlink), .when = asymmetric,
-     .land = group_downlink_land, .check = group_link_check, .doc_default = "bandwidth",
+     .land = group_downlink_land, .check = group_downlink_check, .doc_default = "bandwidth",
      .doc_range = "> 0, or inf", HELP("download bandwidth")},
     {KEY(ANY_GROUP, "latency", DISTRIBUTION), .unit = UNIT_TIME, ATTR(latency) | SCHEMA_NO_TRACE, DEF("0"),
-     .doc_range = ">= 0, finite", HELP("per agent; a message between two agents pays the larger")},
-    {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"),
+     .check = scenario_span_row_check, .doc_range = ">= 0, finite",
+     HELP("per agent; a message between two agents pays the larger")},
+    {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"), .check = scenario_span_row_check,
      .doc_range = "none, markov(p_slow, p_recover, factor) or periodic(period, amplitude)",
      HELP("speed over time: markov: two states switched at the start of each computation, slow ones "
           "factor times longer; periodic: durations x (1 + amplitude (1 - cos 2 pi t / period) / 2)")},

@@ -5,6 +5,8 @@
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario_resolver.h"
 
+#include "base/names.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +35,59 @@ const char *scenario_section_where(const IniDoc *doc, const char *section, char 
     return where;
 }
 
+int scenario_add_group(IniDoc *doc, const char *name, HsDiag *diag)
+{
+    char section[INIDOC_NAME_MAX + 8];
+    size_t len = strlen(name);
+    int control = 0;
+    for (const char *p = name; *p; p++) control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (len == 0 || control || isspace((unsigned char)name[0]) || isspace((unsigned char)name[len - 1]) ||
+        strpbrk(name, "[];#=") != NULL)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0,
+                           "'%.80s' is not a group name (text without control characters, blanks at its ends, "
+                           "or any of [ ] ; # =)", control ? "?" : name);
+    if (len + 7 >= INIDOC_INIH_NAME_MAX)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0, "'%.80s' is too long for a group name (at most %d "
+                           "characters)", name, INIDOC_INIH_NAME_MAX - 8);
+    snprintf(section, sizeof section, "agents.%s", name);
+    int line = inidoc_section_line(doc, section);
+    if (line > 0)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0,
+                           "%s: %s:%d defines [%s] already (change its keys with --set %s.KEY=VALUE)", name,
+                           doc->file, line, section, section);
+    if (line == 0)
+        return hs_diag_set(diag, HS_E_INPUT, "--add-group", 0, "%s: [%s] is added twice", name, section);
+    if (inidoc_add_section(doc, section) != HS_OK) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    return HS_OK;
+}
+
+int scenario_invented_group(Resolver *r, const char *section)
+{
+    const IniDoc *doc = r->doc;
+    const char *groups[SCENARIO_MAX_GROUPS + 1];
+    int n = 0;
+    for (int i = 0; i < doc->n_sections && n < SCENARIO_MAX_GROUPS; i++)
+        if (scenario_is_group(doc->sections[i]) &&
+            (doc->section_origins[i] == INIDOC_FROM_FILE || doc->section_origins[i] == INIDOC_FROM_ADD))
+            groups[n++] = doc->sections[i];
+    groups[n] = NULL;
+    char hint[INIDOC_NAME_MAX + 40], where[INIDOC_VALUE_MAX + 160];
+    names_suggest(section, groups, hint, sizeof hint);
+    const IniEntry *e = NULL;
+    for (int i = 0; i < doc->count && e == NULL; i++)
+        if (strcmp(doc->entries[i].section, section) == 0) e = &doc->entries[i];
+    if (e == NULL) return hs_diag_set(r->diag, HS_E_INTERNAL, doc->file, 0, "[%s] has no origin", section);
+    inidoc_entry_where(e, where, sizeof where);
+    if (e->origin == INIDOC_FROM_SWEEP)
+        return hs_diag_set(r->diag, HS_E_INPUT, where, 0,
+                           "[sweep] %s.%s: the scenario defines no group [%s]%s; a swept key changes what the file "
+                           "defines (write the group in the file, count = 0 is allowed, or add it with "
+                           "--add-group %s)", section, e->key, section, hint, section + 7);
+    return hs_diag_set(r->diag, HS_E_INPUT, where, 0,
+                       "the scenario defines no group [%s]%s; --set changes only what the file defines (add the "
+                       "group with --add-group %s)", section, hint, section + 7);
+}
+
 IniEntry *scenario_take(Resolver *r, const char *section, const char *key)
 {
     IniEntry *e = inidoc_find(r->doc, section, key);
@@ -52,7 +107,7 @@ int scenario_entry_bad(HsDiag *diag, const IniEntry *e, const char *detail)
 
 int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *detail)
 {
-    char message[400];
+    char message[sizeof r->diag->message];
     snprintf(message, sizeof message, fmt, detail);
     return scenario_entry_bad(r->diag, e, message);
 }
@@ -60,6 +115,9 @@ int scenario_bad(Resolver *r, const IniEntry *e, const char *fmt, const char *de
 int scenario_missing(Resolver *r, const char *section, const char *key)
 {
     int line = inidoc_section_line(r->doc, section);
+    if (line <= 0 && inidoc_section_origin(r->doc, section) == INIDOC_FROM_ADD)
+        return hs_diag_set(r->diag, HS_E_INPUT, "--add-group", 0, "%s: missing required key '%s' in [%s]",
+                           section + 7, key, section);
     return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, line > 0 ? line : 0,
                        "missing required key '%s' in [%s]", key, section);
 }
@@ -174,9 +232,11 @@ int scenario_real_list(Resolver *r, IniEntry *e, const char *text, double min, d
 }
 
 /* Text that runs.config must give back as it was: a ';' or '#' there would start a
- * comment when the config is read again. */
+ * comment when the config is read again; a tab is the one control character a line may
+ * hold (the document refuses the others), and none belongs in a name or a path. */
 int scenario_plain_text(Resolver *r, const IniEntry *e, const char *text)
 {
+    if (strchr(text, '\t') != NULL) return scenario_bad(r, e, "%s", "holds a tab (a control character)");
     if (strpbrk(text, ";#") == NULL) return HS_OK;
     char why[INIDOC_VALUE_MAX + 80];
     snprintf(why, sizeof why, "'%.200s' holds ';' or '#', which start comments in a scenario file", text);

@@ -10,16 +10,18 @@
 
 int server_assign_load(const char *path, int n_agents, int n_servers, int *server_of, HsDiag *diag)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open assignment file: %s", strerror(errno));
+    LineText text;
+    int status = lines_open(path, &text, diag);
+    if (status != HS_OK) return status;
     int *first_line = calloc((size_t)(n_agents > 0 ? n_agents : 1), sizeof *first_line); /* 0: not seen yet */
     if (first_line == NULL) {
-        fclose(f);
+        lines_free(&text);
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     char line[512];
-    int lineno = 0, got, status = HS_OK;
-    while (status == HS_OK && (got = lines_next(f, path, line, (int)sizeof line, &lineno, diag)) != 0) {
+    int lineno = 0, got;
+    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+        lineno = text.lineno;
         if (got < 0) {
             status = got;
             break;
@@ -46,7 +48,7 @@ int server_assign_load(const char *path, int n_agents, int n_servers, int *serve
             server_of[agent] = (int)server;
         }
     }
-    fclose(f);
+    lines_free(&text);
     for (int i = 0; status == HS_OK && i < n_agents; i++)
         if (first_line[i] == 0)
             status = hs_diag_set(diag, HS_E_INPUT, path, 0, "agent %d has no line (every agent needs its server)", i);

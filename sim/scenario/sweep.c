@@ -123,6 +123,7 @@ static void sweep_strip(IniDoc *doc)
     for (int i = 0; i < doc->n_sections; i++) {
         if (strcmp(doc->sections[i], "sweep") == 0) continue;
         memmove(doc->sections[kept], doc->sections[i], sizeof doc->sections[i]);
+        doc->section_origins[kept] = doc->section_origins[i];
         doc->section_lines[kept++] = doc->section_lines[i];
     }
     doc->n_sections = kept;
@@ -328,6 +329,10 @@ int sweep_expand(Sweep *sw, SweepRunCheck check, HsDiag *diag)
             HsDiag local;
             hs_diag_clear(&local);
             if (check && (status = check(sc, &local)) != HS_OK) {
+                hs_diag_set(diag, status, NULL, 0, "%s (in sweep run %s)", local.message, sw->labels[index]);
+                goto fail;
+            }
+            if (r == 0 && sw->check_run != NULL && (status = sw->check_run(sw->check_ctx, sc, &local)) != HS_OK) {
                 hs_diag_set(diag, status, NULL, 0, "%s (in sweep run %s)", local.message, sw->labels[index]);
                 goto fail;
             }

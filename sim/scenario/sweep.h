@@ -64,6 +64,12 @@ typedef struct Sweep {
     int64_t first_run;  /* run id of run index 0 when the writer reserved ids (0: none) */
     const struct RunOrigin *origin; /* driver/origin.h: the provenance its runs record */
     int threads_default; /* worker threads of a run whose [run] threads is not set (0: the cores) */
+    /* Set by the command before sweep_expand (may be NULL): called with the scenario of
+     * every point (its first repeat) after check, so the command can read the files its
+     * runs will read before the database is opened (cli/cli_preflight.c, once per
+     * folder, hence the context); an error stops the sweep there. */
+    int (*check_run)(void *ctx, const Scenario *sc, HsDiag *diag);
+    void *check_ctx;
 } Sweep;
 
 /* Splits text at top-level commas into a new array of *count trimmed items (outer

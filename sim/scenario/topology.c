@@ -442,13 +442,15 @@ static int topology_random_regular(int n, int d, gsl_rng *rng, EdgeList *e)
  * a link listed a second time (either way round) is an error at its line. O(lines). */
 static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *diag)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return hs_diag_set(diag, HS_E_INPUT, path, 0, "cannot open edges file: %s", strerror(errno));
+    LineText text;
+    int status = lines_open(path, &text, diag);
+    if (status != HS_OK) return status;
     LinkSet seen = {0};
     char line[512];
-    int lineno = 0, status = HS_OK;
+    int lineno = 0;
     int got;
-    while (status == HS_OK && (got = lines_next(f, path, line, (int)sizeof line, &lineno, diag)) != 0) {
+    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+        lineno = text.lineno;
         if (got < 0) {
             status = got;
             break;
@@ -489,7 +491,7 @@ static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *dia
         else
             status = edges_add(e, (int)a, (int)b);
     }
-    fclose(f);
+    lines_free(&text);
     free(seen.slots);
     return status;
 }

@@ -15,7 +15,7 @@ static double prune_step_flops(const ModelSpec *spec, int batch, double keep, do
     ModelProfile profile;
     if (model_width_spec(spec, keep, &sub) != HS_OK || model_profile(&sub, &profile) != HS_OK) return NAN;
     if (params) *params = profile.total_params;
-    return batch * (profile.total_flops + profile.loss_flops);
+    return model_profile_step_flops(&profile, batch);
 }
 
 double prune_makespan_keep(const ModelSpec *spec, const ModelProfile *full, int batch, double tau, double target,
@@ -50,7 +50,7 @@ static int prune_ratios(const PruneKeys *keys, const Scenario *sc, const World *
         free(sorted);
         return HS_E_NOMEM;
     }
-    double f1 = batch * (profile->total_flops + profile->loss_flops);
+    double f1 = model_profile_step_flops(profile, batch);
     for (int i = 0; i < n; i++) {
         int s = steps ? steps[i] : 1;
         tau[i] = sorted[i] = s * f1 / world->agents[i].compute;

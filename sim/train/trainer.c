@@ -48,7 +48,15 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     t->batch = sc->model.batch;
     gsl_rng *data_rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_DATA);
     if (data_rng == NULL) goto nomem;
-    status = dataset_load(&sc->data, data_rng, &t->data, t->diag);
+    /* the data set's own errors name its file; put the scenario's [data] line before them
+     * (the commands read the files before the database; this is where a library caller
+     * or a file changed since then meets them) */
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    status = dataset_load(&sc->data, data_rng, &t->data, &inner);
+    if (status != HS_OK)
+        hs_diag_set(t->diag, status, NULL, 0, "%s%s%s", status == HS_E_INPUT ? sc->data_where : "",
+                    status == HS_E_INPUT && sc->data_where[0] ? ": " : "", inner.message);
     if (status == HS_OK) {
         int *samples = malloc((size_t)n * sizeof *samples);
         if (samples == NULL) status = HS_E_NOMEM;
@@ -114,6 +122,13 @@ static void trainer_free_pair(SplitPair *p)
     free(p->act);
     free(p->labels);
     free(p->sizes);
+}
+
+void trainer_set_tick(Trainer *t, void (*tick)(void *ctx), void *ctx)
+{
+    if (t == NULL) return;
+    t->tick = tick;
+    t->tick_ctx = ctx;
 }
 
 void trainer_free(Trainer *t)
@@ -202,6 +217,7 @@ static void trainer_shared_wave_task(void *ctx, int task, int slot_index)
     int b = trainer_next_batch(t, slot, agent);
     t->wave_status[task] = model_grad_full_at(t->shared, model_params(t->shared), t->wave_grads + (size_t)task * t->n_params,
                                               slot->ws, slot->x, slot->y, b, &t->wave_losses[task]);
+    trainer_tick(t, slot_index);
 }
 
 /* Members' gradients in waves of one per slot, each wave summed in member order: the
@@ -618,6 +634,7 @@ static void trainer_eval_piece(void *ctx, int piece, int slot)
                                                              first, last - first, e->batch_loss + first,
                                                              e->batch_correct + first)
                                     : HS_OK;
+    trainer_tick(e->t, slot);
 }
 
 /* model_evaluate on the test rows (NULL: 0..n-1), the batches spread over the slots;

@@ -26,6 +26,11 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
  * one per online CPU (1 for SCENARIO_THREADS_EAGER). */
 int trainer_thread_count(const Scenario *sc);
 void trainer_free(Trainer *t);
+/* tick(ctx) runs on the engine's thread after each piece of arithmetic it takes itself
+ * (an agent's queued steps, a wave member's gradient, a piece of an evaluation), so a
+ * round that is one long flush still shows progress (sim/run.c passes the sink's tick).
+ * It must not touch the trainer. NULL: none. */
+void trainer_set_tick(Trainer *t, void (*tick)(void *ctx), void *ctx);
 /* The round the run plays now: learning-rate schedule and messages follow it. */
 void trainer_begin_round(Trainer *t, int round);
 /* After each round: every eval_every rounds (and after the last) evaluates the shared

@@ -123,7 +123,15 @@ struct Trainer {
     long loss_count;
     int n_agents;
     float *width_count;   /* (n_params) trainer_shared_width_gradients: members holding each coordinate */
+    void (*tick)(void *ctx); /* trainer_set_tick; called on slot 0 (the engine's thread) only */
+    void *tick_ctx;
 };
+
+/* The tick after a task run on slot (only slot 0 is the engine's thread). */
+static inline void trainer_tick(const Trainer *t, int slot)
+{
+    if (slot == 0 && t->tick != NULL) t->tick(t->tick_ctx);
+}
 
 /* Worker slots and job queues (trainer_jobs.c). */
 int trainer_slots_create(Trainer *t, int threads);

@@ -218,6 +218,7 @@ static void trainer_run_queue(void *ctx, int task, int slot)
         job->status = failed ? HS_E_INTERNAL : trainer_job_run(t, &t->slots[slot], job);
         if (job->status != HS_OK || (job->has_loss && !isfinite(job->loss))) failed = 1;
     }
+    trainer_tick(t, slot);
 }
 
 /* Sort keys for the longest-queue-first order: fewer jobs sort later, then the agent. */

@@ -9,9 +9,37 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* A draw that makes one step or one message outlast SCENARIO_SPAN_MAX (a lognormal that
+ * draws 1e-300 FLOP/s): which key, with the reason in why; NULL when none. Values a key
+ * bounds were checked at resolution already (sim/scenario/scenario_times.c). */
+static const char *world_check_spans(const ScenarioSpans *spans, const AgentGroupSpec *g, const AgentProfile *a,
+                                     double *value, char *why, size_t size)
+{
+    if (!(spans->step_flops > 0)) return NULL;
+    if (g->compute.kind != DIST_TRACE) {
+        *value = a->compute;
+        if (scenario_span_check(spans, SCENARIO_SPAN_COMPUTE, a->compute, 1, why, size) != HS_OK) return "compute";
+        double factor = scenario_slowdown_worst(&g->slowdown);
+        if (scenario_span_check(spans, SCENARIO_SPAN_COMPUTE, a->compute, factor, why, size) != HS_OK)
+            return "slowdown";
+    }
+    *value = a->uplink;
+    if (g->uplink.kind != DIST_TRACE && scenario_span_check(spans, SCENARIO_SPAN_LINK, a->uplink, 1, why, size) != HS_OK)
+        return "uplink";
+    *value = a->downlink;
+    if (g->downlink.kind != DIST_TRACE &&
+        scenario_span_check(spans, SCENARIO_SPAN_LINK, a->downlink, 1, why, size) != HS_OK)
+        return "downlink";
+    *value = a->latency;
+    if (scenario_span_check(spans, SCENARIO_SPAN_LATENCY, a->latency, 1, why, size) != HS_OK) return "latency";
+    return NULL;
+}
+
 /* A draw the run cannot use (a wide lognormal or pareto overflows, a uniform reaches inf,
- * a heavy tail draws more samples than exist): an input error at the group's line. */
-static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index, double samples, HsDiag *diag)
+ * a heavy tail draws more samples than exist, a step or a message would outlast
+ * SCENARIO_SPAN_MAX): an input error at the group's line. */
+static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, const AgentProfile *a, int index,
+                            double samples, HsDiag *diag)
 {
     const AgentGroupSpec *g = &sc->groups[a->group];
     char section[INIDOC_NAME_MAX + 8];
@@ -28,6 +56,10 @@ static int world_check_draw(const Scenario *sc, const AgentProfile *a, int index
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
                            "[%s] %s: agent %d drew %g, which no run can use (a distribution this wide "
                            "overflows; narrow it)", section, key, index, value);
+    char why[400];
+    if ((key = world_check_spans(spans, g, a, &value, why, sizeof why)) != NULL)
+        return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line, "[%s] %s: agent %d drew %g: %s (narrow it)",
+                           section, key, index, value, why);
     int limit = sc->mode == RUN_MODE_TRAIN ? sc->dataset_train_size : SCENARIO_MAX_SAMPLES;
     if (g->has_samples && !(floor(samples + 0.5) <= limit))
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
@@ -47,6 +79,8 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
         world_free(world);
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
+    ScenarioSpans spans;
+    scenario_spans(sc, &spans);
     int even_share = sc->dataset_train_size / sc->n_agents;
     long long total_samples = 0;
     int index = 0;
@@ -62,7 +96,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             if (spec->symmetric_link) a->downlink = a->uplink;
             a->latency = distribution_draw(&spec->latency, rng);
             double samples = distribution_draw(&spec->samples, rng);
-            int status = world_check_draw(sc, a, index, samples, diag);
+            int status = world_check_draw(sc, &spans, a, index, samples, diag);
             if (status != HS_OK) {
                 gsl_rng_free(rng);
                 world_free(world);
@@ -85,7 +119,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
         a->downlink = distribution_draw(&spec->downlink, rng);
         if (spec->symmetric_link) a->downlink = a->uplink;
         a->latency = distribution_draw(&spec->latency, rng);
-        int status = world_check_draw(sc, a, index, 0, diag);
+        int status = world_check_draw(sc, &spans, a, index, 0, diag);
         if (status != HS_OK) {
             gsl_rng_free(rng);
             world_free(world);

@@ -20,24 +20,16 @@ static int world_traces_attribute(const Scenario *sc, World *world, WorldTraces 
         if (d->kind != DIST_TRACE) continue;
         if (*per_agent == NULL && (*per_agent = calloc((size_t)n, sizeof **per_agent)) == NULL) return HS_E_NOMEM;
         char *needed = calloc((size_t)n, 1);
-        int *group_of = malloc((size_t)n * sizeof *group_of);
-        const char *names[SCENARIO_MAX_GROUPS];
         Trace *grown = realloc(wt->traces, (size_t)(wt->n_traces + 1) * sizeof *wt->traces);
-        if (needed == NULL || group_of == NULL || grown == NULL) {
+        if (needed == NULL || grown == NULL) {
             free(needed);
-            free(group_of);
             if (grown) wt->traces = grown;
             return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
         }
         wt->traces = grown;
-        for (int k = 0; k < n_groups; k++) names[k] = sc->groups[k].name;
-        for (int i = 0; i < n; i++) {
-            group_of[i] = world->agents[i].group;
-            needed[i] = group_of[i] == g;
-        }
-        UnitKind unit = attribute == 0 ? UNIT_COMPUTE : attribute == 3 ? UNIT_PLAIN : UNIT_BANDWIDTH;
-        int status = trace_load(d->path, unit, n, group_of, names, n_groups, needed, &wt->traces[wt->n_traces], diag);
-        free(group_of);
+        /* the loader the resolver checked this trace with (its nodes are numbered as
+         * world_build numbers them), so the two cannot disagree */
+        int status = scenario_trace_load(sc, g, attribute, needed, &wt->traces[wt->n_traces], diag);
         if (status != HS_OK) {
             free(needed);
             return status;

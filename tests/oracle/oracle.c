@@ -3,8 +3,9 @@
  *   oracle REPLAY random SEED COUNT   the differential test: COUNT random small platforms
  *                                     and flow patterns drawn from SEED; exits 1 when
  *                                     hetsim and SimGrid disagree by more than 0.1 %
- *   oracle REPLAY table               the README's table: the issue's cases (sync and
- *                                     D-PSGD) under hetsim fifo and maxmin, and SimGrid
+ *   oracle REPLAY table               docs/results/network-oracle.md's table: the
+ *                                     issue's cases (sync and D-PSGD) under hetsim
+ *                                     fifo and maxmin, and SimGrid
  *                                     playing the same method as a task graph with its
  *                                     own causality (end to end), under CM02 (plain
  *                                     max-min), CM02 with latencies on the links (shares
@@ -132,7 +133,7 @@ static int rec_activity(void *ctx, int64_t run_id, const SinkActivity *a)
 }
 
 static const SinkOps record_ops = {rec_run_begin, rec_agents, rec_round, rec_agent_rounds, rec_pairing,
-                                   rec_metric, rec_run_end, rec_activity, NULL};
+                                   rec_metric, rec_run_end, rec_activity, NULL, NULL};
 
 static void record_free(Record *r)
 {
@@ -474,7 +475,7 @@ static int case_pattern(int index, Worst *worst, char *label, size_t size)
     return status;
 }
 
-/* ---- the README's table: methods as task graphs, SimGrid end to end ---- */
+/* ---- the table of docs/results/network-oracle.md: methods as task graphs, SimGrid end to end ---- */
 
 /* Runs text (with extra --set style overrides) into r; 0 or -1. */
 static int run_scenario(const char *text, const char *const *set, int n_set, Record *r, Scenario *sc)
