@@ -31,8 +31,7 @@ static const char cli_help_usage[] =
     "The keys of each method: hetsim methods NAME.\n";
 
 static const char cli_methods_usage[] =
-    "usage: hetsim methods [NAME] [--markdown]\n"
-    "       hetsim methods --features [--markdown | --list]\n"
+    "usage: hetsim methods [NAME | --features] [--markdown | --list]\n"
     "\n"
     "Lists the training methods of [run] method with their summaries; with NAME, the\n"
     "method's [method] keys (type, values, default, what each does) and the sections and\n"
