@@ -10,7 +10,13 @@
  * running; with enough computation per period communication is hidden entirely.
  * The very first period has no average to use yet and only launches its all-reduce.
  * With period = 1, beta = 0, lambda = 1, clip = inf, outer_lr = 1 and an all-reduce
- * that is applied at once, the outer step is plain model averaging: Local SGD. */
+ * that is applied at once, the outer step is plain model averaging: Local SGD.
+ * [compression]: every agent holds the same theta_old (the outer step is the same
+ * function of the same average everywhere), so what a snapshot sends is its period's
+ * change from it, compressed with the agent's feedback state (stages_upload); the
+ * compressed changes go round a ring all-gather (sim/kernel/collective.h, as localsgd's)
+ * in the background instead of the all-reduce, and the average is theta_old plus their
+ * mean. */
 #include "sim/methods/method.h"
 #include "sim/train/trainer.h"
 
@@ -18,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CO2_STEPPED = ENGINE_EVENT_METHOD, CO2_REDUCED };
+enum { CO2_STEPPED = ENGINE_EVENT_METHOD, CO2_REDUCED, CO2_GATHERED };
 enum { CO2_THETA_OLD = 0, CO2_MOMENTUM = 1, CO2_SENT = 2 };
 
 typedef struct Co2State {
@@ -30,6 +36,7 @@ typedef struct Co2State {
     int *waiting;          /* (n) agent finished a period and waits for the last average */
     int *periods;          /* (n) periods the agent has finished, all rounds */
     Collective reduce;     /* all-reduce number `launched` (at most one in flight) */
+    RingGather gather;     /* [compression]: the all-gather of the compressed changes instead */
     int launched;          /* index of the newest all-reduce begun, -1 before the first */
     int completed;         /* all-reduces finished */
     float *average;        /* (params) result of the newest finished all-reduce */
@@ -69,6 +76,8 @@ static int co2_create(Sim *sim, void **state)
     StagesSetup setup = {.freezing = &keys->freezing, .pruning = &keys->pruning};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     if ((s->sent = calloc((size_t)n, sizeof *s->sent)) == NULL) return HS_E_NOMEM;
+    if (outgoing_compresses(&s->st.out) && (status = ring_gather_init(&s->gather, n, CO2_GATHERED)) != HS_OK)
+        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for compression");
     if (sim->trainer) {
         size_t p = trainer_param_count(sim->trainer);
         s->average = calloc(p, sizeof *s->average);
@@ -105,26 +114,40 @@ static void co2_outer_step(Co2State *s, Sim *sim, int i)
     }
 }
 
+static int co2_reduced(Co2State *s, Sim *sim);
+
 /* Agent i joins all-reduce number c with a snapshot of its parameters. All-reduce c
  * begins with its first member: c-1 has finished by then, since joining c requires it. */
 static int co2_launch(Co2State *s, Sim *sim, int i, int c)
 {
     Prune *prune = &s->st.step.prune;
+    int compressed = outgoing_compresses(&s->st.out);
     if (s->launched < c) {
         /* prune: nested shells of the sub-models, in the background as the plain ring */
         if (prune->on && prune_shells_begin(prune, NULL, sim->world.n, 0, CO2_REDUCED) != HS_OK)
             return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        if (!prune->on)
+        if (compressed)
+            ring_gather_begin(&s->gather, NULL, sim->world.n);
+        else if (!prune->on)
             engine_collective_begin(&s->reduce, NULL, sim->world.n, local_step_bytes(&s->st.step, 0), 0, CO2_REDUCED,
                                     c);
         s->launched = c;
     }
+    float *sent = NULL, *old = NULL;
     if (sim->trainer) {
-        float *sent = trainer_buffer(sim->trainer, i, CO2_SENT);
+        sent = trainer_buffer(sim->trainer, i, CO2_SENT);
+        old = trainer_buffer(sim->trainer, i, CO2_THETA_OLD);
         memcpy(sent, trainer_params(sim->trainer, i), trainer_param_count(sim->trainer) * sizeof(float));
-        /* clip = update: the period's change from theta_old, where it began, is clipped */
-        outgoing_clip(&s->st.out, sent, trainer_buffer(sim->trainer, i, CO2_THETA_OLD));
     }
+    if (compressed) {
+        /* the snapshot becomes theta_old + what arrives of its compressed change */
+        int complete;
+        double bytes = stages_upload(&s->st, i, sent, old);
+        int status = ring_gather_offer(sim->engine, &s->gather, i, bytes, &complete);
+        return status == HS_OK && complete ? co2_reduced(s, sim) : status;
+    }
+    /* clip = update: the period's change from theta_old, where it began, is clipped */
+    if (sim->trainer) outgoing_clip(&s->st.out, sent, old);
     return prune->on ? prune_shells_join(sim->engine, prune, i) : engine_collective_join(sim->engine, &s->reduce, i);
 }
 
@@ -172,10 +195,22 @@ static int co2_on_event(void *state, Sim *sim, const Event *ev)
         }
         return co2_continue(s, sim, i);
     }
-    /* The background all-reduce finished (every shell of it under prune): average the sent
-     * snapshots in agent order (the [byzantine] rule over them, the attackers' replaced,
-     * when it is on; per coordinate over the holders under prune). */
+    if (ev->kind == CO2_GATHERED) {
+        int complete;
+        if ((status = ring_gather_arrived(sim->engine, &s->gather, ev, &complete)) != HS_OK || !complete) return status;
+        return co2_reduced(s, sim);
+    }
     if (s->st.step.prune.on && !prune_shells_done(&s->st.step.prune)) return HS_OK;
+    return co2_reduced(s, sim);
+}
+
+/* The background all-reduce finished (every shell of it under prune, every block of the
+ * all-gather under [compression]): average the sent snapshots in agent order (the
+ * [byzantine] rule over them, the attackers' replaced, when it is on; per coordinate over
+ * the holders under prune), then wake the agents waiting for it. */
+static int co2_reduced(Co2State *s, Sim *sim)
+{
+    int status;
     if (sim->trainer && s->st.step.prune.on) {
         for (int i = 0; i < sim->world.n; i++) s->sent[i] = trainer_buffer(sim->trainer, i, CO2_SENT);
         if ((status = aggregate_masked(&s->st.agg, NULL, s->sent, sim->world.n, s->average)) != HS_OK) return status;
@@ -215,6 +250,7 @@ static void co2_destroy(void *state)
     free(s->periods);
     free(s->average);
     free(s->sent);
+    ring_gather_free(&s->gather);
     stages_free(&s->st);
     free(s);
 }
@@ -236,11 +272,8 @@ static const SchemaKey co2_keys[] = {
 static const MethodStages co2_stages = {
     .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
     .local_step = "local steps on its own model",
-    .outgoing = "its model to the background all-reduce",
+    .outgoing = "its model to the background all-reduce (compressed: its change from theta_old)",
     .aggregate = "all-reduce mean, applied one period late by the outer step",
-    .refuses = {
-        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
-    },
 };
 
 const MethodOps method_co2 = {

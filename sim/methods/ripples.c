@@ -380,7 +380,9 @@ static const MethodStages ripples_stages = {
     .outgoing = "its model to its group's P-Reduce",
     .aggregate = "uniform all-reduce mean within the group",
     .refuses = {
-        [FEATURE_COMPRESSION] = STAGE_NOT_WIRED,
+        [FEATURE_COMPRESSION] = "a P-Reduce's group is drawn anew each time and its members hold different models: "
+                                "there is no point they all hold to compress a change against, and one message round "
+                                "the ring cannot be the difference to each receiver's own copy",
         [FEATURE_PRIVACY_UPDATE] = "group averages are asynchronous and overlap: the period an update would be clipped "
                                    "over and the accountant's runs are not modelled",
         [FEATURE_PRUNE] = "the groups' P-Reduces run at once, each would need its own nested shells of sub-models "

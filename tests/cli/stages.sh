@@ -3,8 +3,9 @@
 # `hetsim methods --features --list` says runs is run for 2 rounds of a small synthetic
 # scenario in train mode, twice, and once in timing mode. Each must end `done`, the two
 # train runs must give identical rows (determinism), and the timing run the same times
-# (rounds, agent_rounds, runs.sim_time_s) as the train run. A refused cell must be refused
-# by `hetsim run` with its stated reason, exit 2 and no database. And a feature's section
+# (rounds, agent_rounds, runs.sim_time_s) as the train run. A refused cell, written in a
+# scenario file, must be refused by `hetsim run` at the file's line that turns the feature
+# on (FILE:LINE), with its stated reason, exit 2 and no database. And a feature's section
 # given but off (scheme = none, count = 0, clip = none, prune = none, freeze = none) must
 # give bitwise the rows of the method alone. Run from the top folder with HETSIM set.
 . "$(dirname "$0")/lib.bash"
@@ -59,7 +60,19 @@ off[freeze]="--set method.freeze=none"
 run() { # label, args... -> $tmp/label.db, $tmp/label.err; returns the exit status
   local label=$1; shift
   rm -f "$tmp/$label.db"
-  (cd "$tmp" && "$HETSIM" run base.ini --quiet --db "$tmp/$label.db" "$@" > /dev/null 2> "$tmp/$label.err")
+  (cd "$tmp" && "$HETSIM" run ${scenario:-base.ini} --quiet --db "$tmp/$label.db" "$@" > /dev/null 2> "$tmp/$label.err")
+}
+
+# base.ini with the method and a feature's settings (on[feature]'s --set SECTION.KEY=VALUE)
+# written in the file, each in its section -> $tmp/cell.ini
+cell_ini() { # method, feature
+  sed "s/^method = sync\$/method = $1/" "$tmp/base.ini" > "$tmp/cell.ini"
+  local word section=
+  for word in ${on[$2]}; do
+    [ "$word" = --set ] && continue
+    [ "${word%%.*}" = "$section" ] || { section=${word%%.*}; printf '[%s]\n' "$section" >> "$tmp/cell.ini"; }
+    printf '%s = %s\n' "$(echo "${word#*.}" | cut -d= -f1)" "${word#*=}" >> "$tmp/cell.ini"
+  done
 }
 
 # results that do not depend on the mode's arithmetic: the times and bytes
@@ -80,10 +93,15 @@ ran=0 refused=0
 while read -r method feature verdict reason; do
   # shellcheck disable=SC2086
   if [ "$verdict" = refused ]; then
-    run refused --set run.method="$method" ${on[$feature]}
+    cell_ini "$method" "$feature"
+    scenario=cell.ini run refused
     status=$?
+    line=$(sed -nE '1s/^hetsim: cell\.ini:([0-9]+): .*/\1/p' "$tmp/refused.err")
     check "$method + $feature is refused with its reason (exit 2, no database)" \
       test "$status" -eq 2 -a ! -e "$tmp/refused.db" -a -n "$(grep -F -- "$reason" "$tmp/refused.err")"
+    # the feature's lines follow base.ini's in cell.ini
+    check "$method + $feature is refused at a line of cell.ini that sets the feature" \
+      test "${line:-0}" -gt "$(wc -l < "$tmp/base.ini")"
     refused=$((refused + 1))
     continue
   fi
