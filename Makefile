@@ -115,6 +115,14 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# One run across MPI ranks against one process, every method (tests/cli/mpi_run.sh runs it
+# under mpirun); built only with MPI.
+MPI_ROWS_BIN := $(if $(filter 1,$(MPI)),$(BUILD)/tests/mpi_rows)
+
+$(BUILD)/tests/mpi_rows: $(BUILD)/tests/mpi/mpi_rows.o $(TEST_SUPPORT_OBJ) $(LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
 # The SimGrid oracle (tests only, tests/oracle/): oracle_check drives hetsim and compares;
 # simgrid_replay plays the same tasks in SimGrid. The latter is built only when pkg-config
 # finds SimGrid (libsimgrid-dev), and never with sanitizers (SimGrid switches stacks);
@@ -156,7 +164,7 @@ test: $(TEST_BIN)
 	done; \
 	if [ $$failed -ne 0 ]; then echo "some suites FAILED"; exit 1; fi; echo "all threaded suites passed"
 else
-test: $(TEST_BIN) $(BUILD)/hetsim $(ORACLE_BIN)
+test: $(TEST_BIN) $(BUILD)/hetsim $(ORACLE_BIN) $(MPI_ROWS_BIN)
 	@failed=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; HETSIM=$(BUILD)/hetsim OPENBLAS_NUM_THREADS=1 CK_TIMEOUT_MULTIPLIER=$(CK_SLOWDOWN) $$t || failed=1; \
 	done; \

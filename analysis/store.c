@@ -7,6 +7,8 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,13 +276,14 @@ static const char *const statement_sql[STMT_FIXED_COUNT] = {
 enum { STMT_INSERT_RUN = SINK_RECORD_COUNT, STMT_BEGIN_CLAIMED, STMT_END_RUN, STMT_WHOLE_CLAIMED, STMT_TABLE_COUNT };
 
 /* A row waiting for the next flush. Records are copied by value; the strings a buffered
- * record carries (the pairing's solver) are copied into text, owned here, and the copy's
- * members point into it. */
+ * record carries (a parameter's key and value, the pairing's solver) are copied into the
+ * store's text chunks (store_keep_text), which live until the buffer is written, and the
+ * copy's members point at them. */
 typedef struct PendingRow {
     SinkRecord record;
     SinkPart part;          /* ROW; for runs INFO (a deferred begin) or END (a deferred end) */
     int64_t run_id;
-    char *text;
+    char *text;             /* a run's begin or end: the record itself and its strings */
     char when[32];          /* a deferred begin's or end's wall-clock time */
     union {                 /* a run's begin and end live in text (they are large and rare) */
         SinkAgent agent;
@@ -301,8 +304,15 @@ struct Store {
     sqlite3_stmt *table_stmt[STMT_TABLE_COUNT];  /* by SinkRecord, then the runs' three */
     sqlite3_stmt *delete_stmt[16];  /* by store_tables index: DELETE ... WHERE run_id = ?1 */
     sqlite3_stmt *multi_stmt[SINK_RECORD_COUNT];  /* INSERT of STORE_MULTI_ROWS rows at once */
+    sqlite3_stmt *few_stmt[SINK_RECORD_COUNT];    /* INSERT of STORE_FEW_ROWS rows at once */
     PendingRow *pending;    /* (pending_capacity) rows, pending_count in use */
     size_t pending_count, pending_capacity;
+    uint32_t *order;        /* (pending_capacity) scratch of store_write_pending */
+    struct StoreChunk *chunks;  /* the buffered rows' strings, newest chunk first */
+    struct StoreChunk *spare;   /* emptied chunks for the next rows */
+    int64_t *runs;          /* (runs_cap) the runs rows may be written for, ascending */
+    size_t n_runs, runs_cap;
+    int64_t last_run;       /* the last run a row was checked for (0: none) */
     struct timespec pending_since;  /* monotonic time of the oldest buffered row */
     char insert_what[SINK_RECORD_COUNT][40];  /* "insert ROW", for error messages */
     int batching;           /* store_set_batching: whole runs wait in the buffer */
@@ -376,8 +386,10 @@ static int is_written(const SinkColumn *c, SinkPart part)
 }
 
 /* Rows per multi-row INSERT: one statement step for that many rows of one table saves
- * most of SQLite's per-statement work (a third of a sweep writer's time per row). */
+ * most of SQLite's per-statement work (a third of a sweep writer's time per row). A
+ * table's last rows of a flush go STORE_FEW_ROWS at a time, then one by one. */
 #define STORE_MULTI_ROWS 32
+#define STORE_FEW_ROWS 8
 
 /* INSERT INTO table(run_id, columns...) VALUES (...), ... with rows row groups, for a
  * per-run record. */
@@ -594,6 +606,101 @@ static int bind_record(sqlite3_stmt *stmt, int first, SinkRecord which, SinkPart
     return index;
 }
 
+/* ---- the buffered rows' strings: bump allocation in chunks that stay where they are
+ * until the buffer is written (store_drop_pending keeps one chunk for the next rows) ---- */
+
+#define STORE_CHUNK_BYTES (64u * 1024u)
+
+typedef struct StoreChunk {
+    struct StoreChunk *next;
+    size_t used, size;
+    max_align_t data[];     /* (size bytes) */
+} StoreChunk;
+
+/* size bytes aligned for any record, valid until the buffer is dropped; NULL when out
+ * of memory. */
+static void *store_keep(Store *store, size_t size)
+{
+    StoreChunk *c = store->chunks;
+    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (c == NULL || c->size - c->used < size) {
+        if (store->spare != NULL && store->spare->size >= size) {
+            c = store->spare;
+            store->spare = c->next;
+        } else {
+            size_t want = size > STORE_CHUNK_BYTES ? size : STORE_CHUNK_BYTES;
+            c = malloc(sizeof *c + want);
+            if (c == NULL) return NULL;
+            c->used = 0;
+            c->size = want;
+        }
+        c->next = store->chunks;
+        store->chunks = c;
+    }
+    void *at = (char *)c->data + c->used;
+    c->used += size;
+    return at;
+}
+
+static char *store_keep_text(Store *store, const char *text)
+{
+    size_t len = strlen(text) + 1;
+    char *copy = store_keep(store, len);
+    if (copy != NULL) memcpy(copy, text, len);
+    return copy;
+}
+
+/* Empties the chunks and keeps them for the next rows: freeing them made glibc give the
+ * heap's top back to the system and fault it in again at the next batch. */
+static void store_drop_chunks(Store *store)
+{
+    StoreChunk **last = &store->spare;
+    while (*last != NULL) last = &(*last)->next;
+    *last = store->chunks;
+    for (StoreChunk *c = store->chunks; c != NULL; c = c->next) c->used = 0;
+    store->chunks = NULL;
+}
+
+static void store_free_chunks(StoreChunk *c)
+{
+    while (c != NULL) {
+        StoreChunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
+#include "analysis/store_rows.h"
+
+/* The generated bind of a per-run record's row (store_rows.h); returns the next
+ * parameter. */
+static int bind_row(sqlite3_stmt *stmt, int first, SinkRecord which, const void *record, int *rc)
+{
+    switch (which) {
+    case SINK_RECORD_AGENT: return store_bind_agent(stmt, first, record, rc);
+    case SINK_RECORD_ROUND: return store_bind_round(stmt, first, record, rc);
+    case SINK_RECORD_AGENT_ROUND: return store_bind_agent_round(stmt, first, record, rc);
+    case SINK_RECORD_PAIRING: return store_bind_pairing(stmt, first, record, rc);
+    case SINK_RECORD_METRIC: return store_bind_metric(stmt, first, record, rc);
+    case SINK_RECORD_PARAM: return store_bind_param(stmt, first, record, rc);
+    default: return bind_record(stmt, first, which, SINK_PART_ROW, record, rc);
+    }
+}
+
+/* The generated copy of a buffered row's strings (store_rows.h). */
+static int copy_row_strings(Store *store, SinkRecord which, void *record)
+{
+    switch (which) {
+    case SINK_RECORD_AGENT: return store_copy_agent(store, record);
+    case SINK_RECORD_ROUND: return store_copy_round(store, record);
+    case SINK_RECORD_AGENT_ROUND: return store_copy_agent_round(store, record);
+    case SINK_RECORD_PAIRING: return store_copy_pairing(store, record);
+    case SINK_RECORD_METRIC: return store_copy_metric(store, record);
+    case SINK_RECORD_PARAM: return store_copy_param(store, record);
+    default: return HS_E_INTERNAL;
+    }
+}
+
 /* Binds then steps: the one place a bind failure becomes an error. */
 static int store_exec_bound(Store *store, sqlite3_stmt *stmt, int bind_rc, const char *what)
 {
@@ -639,13 +746,82 @@ static void store_rollback(Store *store)
     }
 }
 
+/* ---- the runs this Store may write rows for ----
+ * Foreign keys are not enforced on the writing connection (set_pragmas): SQLite's check
+ * of runs(id) for every row was an eighth of a sweep writer's time. The store checks the
+ * same thing itself, once per run of a batch: a row goes only to a run this Store began,
+ * claimed or found (store_note_run); any other is a caller's bug, refused as SQLite
+ * refused it. Deletes are explicit, children first (store_delete_rows), so nothing needs
+ * the cascade either; the schema still declares both for readers. Ids mostly arrive in
+ * ascending order, so the sorted array grows at its end. */
+
+static int store_note_run(Store *store, int64_t run_id)
+{
+    size_t lo = 0, hi = store->n_runs;
+    if (hi > 0 && store->runs[hi - 1] < run_id) lo = hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (store->runs[mid] == run_id) return HS_OK;
+        if (store->runs[mid] < run_id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (store->n_runs == store->runs_cap) {
+        size_t cap = store->runs_cap ? 2 * store->runs_cap : 64;
+        int64_t *grown = realloc(store->runs, cap * sizeof *grown);
+        if (grown == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+        store->runs = grown;
+        store->runs_cap = cap;
+    }
+    memmove(store->runs + lo + 1, store->runs + lo, (store->n_runs - lo) * sizeof *store->runs);
+    store->runs[lo] = run_id;
+    store->n_runs++;
+    return HS_OK;
+}
+
+static int store_knows_run(const Store *store, int64_t run_id)
+{
+    size_t lo = 0, hi = store->n_runs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (store->runs[mid] == run_id) return 1;
+        if (store->runs[mid] < run_id) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+static void store_forget_run(Store *store, int64_t run_id)
+{
+    for (size_t i = 0; i < store->n_runs; i++)
+        if (store->runs[i] == run_id) {
+            memmove(store->runs + i, store->runs + i + 1, (store->n_runs - i - 1) * sizeof *store->runs);
+            store->n_runs--;
+            break;
+        }
+    store->last_run = 0;
+}
+
+/* A row of which for run_id may be written: the check the foreign key made. */
+static int store_check_run(Store *store, SinkRecord which, int64_t run_id)
+{
+    if (run_id == store->last_run && run_id != 0) return HS_OK;
+    if (!store_knows_run(store, run_id))
+        return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0,
+                           "%s: FOREIGN KEY constraint failed (no run %lld was begun here)", store->insert_what[which],
+                           (long long)run_id);
+    store->last_run = run_id;
+    return HS_OK;
+}
+
 /* INSERTs one per-run record. */
 static int store_insert(Store *store, SinkRecord which, int64_t run_id, const void *record)
 {
     sqlite3_stmt *stmt = store->table_stmt[which];
     int rc = SQLITE_OK;
+    int status = store_check_run(store, which, run_id);
+    if (status != HS_OK) return status;
     bind_int64(stmt, 1, run_id, &rc);
-    bind_record(stmt, 2, which, SINK_PART_ROW, record, &rc);
+    bind_row(stmt, 2, which, record, &rc);
     return store_exec_bound(store, stmt, rc, store->insert_what[which]);
 }
 
@@ -714,27 +890,91 @@ static int store_exec_end(Store *store, int64_t run_id, const SinkRunEnd *end, c
     return HS_OK;
 }
 
+/* The INSERT of rows rows of which at once (STORE_MULTI_ROWS or STORE_FEW_ROWS),
+ * prepared at its first use: a process that never writes that many rows of a table at
+ * once does not pay for it (a 32-row statement takes half a million instructions to
+ * prepare). NULL when it cannot be prepared (the caller goes row by row). */
+static sqlite3_stmt *store_multi(Store *store, SinkRecord which, int rows)
+{
+    sqlite3_stmt **stmt = rows == STORE_MULTI_ROWS ? &store->multi_stmt[which] : &store->few_stmt[which];
+    if (*stmt == NULL) {
+        char *sql = sql_insert_rows(which, rows);
+        if (sql != NULL) sqlite3_prepare_v3(store->db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, NULL);
+        sqlite3_free(sql);
+    }
+    return *stmt;
+}
+
+/* Writes rows[0..n) of one table (run_id then the record's columns each) with as few
+ * statements as it can: STORE_MULTI_ROWS rows per step, then STORE_FEW_ROWS, then one. */
+static int store_insert_group(Store *store, SinkRecord which, const uint32_t *rows, size_t n)
+{
+    int status = HS_OK;
+    size_t i = 0;
+    while (status == HS_OK && i < n) {
+        size_t left = n - i;
+        int take = left >= STORE_MULTI_ROWS && store_multi(store, which, STORE_MULTI_ROWS) ? STORE_MULTI_ROWS
+                   : left >= STORE_FEW_ROWS && store_multi(store, which, STORE_FEW_ROWS)   ? STORE_FEW_ROWS
+                                                                                             : 1;
+        sqlite3_stmt *stmt = take == STORE_MULTI_ROWS ? store->multi_stmt[which]
+                             : take == STORE_FEW_ROWS ? store->few_stmt[which]
+                                                      : store->table_stmt[which];
+        int rc = SQLITE_OK, next = 1;
+        for (int k = 0; k < take && status == HS_OK; k++) {
+            const PendingRow *row = &store->pending[rows[i + (size_t)k]];
+            status = store_check_run(store, which, row->run_id);
+            bind_int64(stmt, next++, row->run_id, &rc);
+            next = bind_row(stmt, next, which, &row->as, &rc);
+        }
+        if (status != HS_OK) {
+            sqlite3_reset(stmt);
+            break;
+        }
+        status = store_exec_bound(store, stmt, rc, store->insert_what[which]);
+        i += (size_t)take;
+    }
+    return status;
+}
+
 /* Writes the buffered rows inside the caller's transaction. The buffer is emptied only
  * by store_drop_pending after the commit, so a failed transaction can be retried (a
  * failed run keeps its rows when run_end succeeds later). */
 static int store_write_pending(Store *store)
 {
     /* Table by table, each table's rows in the order they came (so every table's rowids
-     * follow the engine's order as before): STORE_MULTI_ROWS rows per statement, the
-     * rest one by one. The runs' begins and ends go first and last: a child row needs
-     * its run's row, which a claim or an immediate run_begin made already, and a run's
-     * end commits in this same transaction whatever the order inside it. */
+     * follow the engine's order as before). The runs' begins and ends go first and last:
+     * a child row needs its run's row, which a claim or an immediate run_begin made
+     * already, and a run's end commits in this same transaction whatever the order
+     * inside it. One pass sorts the buffer's indices by class (a counting sort that
+     * keeps the arrival order within a class): the begins, the ends, then each table. */
+    enum { CLASS_INFO = SINK_RECORD_COUNT, CLASS_END, CLASS_COUNT };
+    size_t first[CLASS_COUNT + 1] = {0};
+    uint32_t *order = store->order;
+    size_t n = store->pending_count;
+    for (size_t i = 0; i < n; i++) {
+        const PendingRow *row = &store->pending[i];
+        int c = row->part == SINK_PART_INFO ? CLASS_INFO : row->part == SINK_PART_END ? CLASS_END : (int)row->record;
+        first[c + 1]++;
+    }
+    for (int c = 0; c < CLASS_COUNT; c++) first[c + 1] += first[c];
+    size_t at[CLASS_COUNT];
+    memcpy(at, first, sizeof at);
+    for (size_t i = 0; i < n; i++) {
+        const PendingRow *row = &store->pending[i];
+        int c = row->part == SINK_PART_INFO ? CLASS_INFO : row->part == SINK_PART_END ? CLASS_END : (int)row->record;
+        order[at[c]++] = (uint32_t)i;
+    }
+    const uint32_t *infos = order + first[CLASS_INFO], *ends = order + first[CLASS_END];
+    size_t n_infos = first[CLASS_INFO + 1] - first[CLASS_INFO], n_ends = first[CLASS_END + 1] - first[CLASS_END];
     int status = HS_OK;
-    for (size_t i = 0; status == HS_OK && i < store->pending_count; i++) {
-        PendingRow *row = &store->pending[i];
-        if (row->part != SINK_PART_INFO) continue;
+    for (size_t i = 0; status == HS_OK && i < n_infos; i++) {
+        const PendingRow *row = &store->pending[infos[i]];
         /* its end in the same buffer (the usual case with batching): one statement; the
          * pass over the ends below skips it (the buffer itself is left as it is, so a
          * failed transaction can be retried) */
-        PendingRow *end = NULL;
-        for (size_t j = i + 1; j < store->pending_count && end == NULL; j++)
-            if (store->pending[j].part == SINK_PART_END && store->pending[j].run_id == row->run_id)
-                end = &store->pending[j];
+        const PendingRow *end = NULL;
+        for (size_t j = 0; j < n_ends && end == NULL; j++)
+            if (ends[j] > infos[i] && store->pending[ends[j]].run_id == row->run_id) end = &store->pending[ends[j]];
         if (end != NULL) {
             status = store_exec_whole_claimed(store, pending_record(row), row->when, pending_record(end), end->when);
         } else {
@@ -742,38 +982,14 @@ static int store_write_pending(Store *store)
         }
     }
     for (int which = 0; status == HS_OK && which < SINK_RECORD_COUNT; which++) {
-        if (which == SINK_RECORD_RUN) continue;
-        sqlite3_stmt *multi = store->multi_stmt[which];
-        const PendingRow *group[STORE_MULTI_ROWS];
-        int n = 0;
-        for (size_t i = 0; status == HS_OK && i <= store->pending_count; i++) {
-            int last = i == store->pending_count;
-            if (!last) {
-                const PendingRow *row = &store->pending[i];
-                if (row->part != SINK_PART_ROW || (int)row->record != which) continue;
-                group[n++] = row;
-                if (n < STORE_MULTI_ROWS) continue;
-            }
-            if (n == STORE_MULTI_ROWS && multi != NULL) {
-                int rc = SQLITE_OK, next = 1;
-                for (int k = 0; k < n; k++) {
-                    bind_int64(multi, next++, group[k]->run_id, &rc);
-                    next = bind_record(multi, next, (SinkRecord)which, SINK_PART_ROW, pending_record(group[k]), &rc);
-                }
-                status = store_exec_bound(store, multi, rc, store->insert_what[which]);
-            } else {
-                for (int k = 0; status == HS_OK && k < n; k++)
-                    status = store_insert(store, (SinkRecord)which, group[k]->run_id, pending_record(group[k]));
-            }
-            n = 0;
-        }
+        if (which == SINK_RECORD_RUN || first[which + 1] == first[which]) continue;
+        status = store_insert_group(store, (SinkRecord)which, order + first[which], first[which + 1] - first[which]);
     }
-    for (size_t i = 0; status == HS_OK && i < store->pending_count; i++) {
-        const PendingRow *row = &store->pending[i];
-        if (row->part != SINK_PART_END) continue;
+    for (size_t j = 0; status == HS_OK && j < n_ends; j++) {
+        const PendingRow *row = &store->pending[ends[j]];
         int begun_here = 0;
-        for (size_t j = 0; j < i && !begun_here; j++)
-            begun_here = store->pending[j].part == SINK_PART_INFO && store->pending[j].run_id == row->run_id;
+        for (size_t i = 0; i < n_infos && !begun_here; i++)
+            begun_here = infos[i] < ends[j] && store->pending[infos[i]].run_id == row->run_id;
         if (!begun_here) status = store_exec_end(store, row->run_id, pending_record(row), row->when);
     }
     return status;
@@ -781,8 +997,8 @@ static int store_write_pending(Store *store)
 
 static void store_drop_pending(Store *store)
 {
-    for (size_t i = 0; i < store->pending_count; i++) free(store->pending[i].text);
     store->pending_count = 0;
+    store_drop_chunks(store);
 }
 
 int store_flush(Store *store)
@@ -802,55 +1018,72 @@ fail:
     return status;
 }
 
-/* Buffers a copy of record (size bytes) with copies of its strings. */
+/* A new row at the end of the buffer (its fields unset); NULL when out of memory. */
+static PendingRow *store_pending_row(Store *store)
+{
+    if (store->pending_count == store->pending_capacity) {
+        size_t capacity = store->pending_capacity ? 2 * store->pending_capacity : 256;
+        PendingRow *grown = realloc(store->pending, capacity * sizeof *grown);
+        if (grown == NULL) return NULL;
+        store->pending = grown;
+        uint32_t *order = realloc(store->order, capacity * sizeof *order);
+        if (order == NULL) return NULL;
+        store->order = order;
+        store->pending_capacity = capacity;
+    }
+    if (store->pending_count == 0) clock_gettime(CLOCK_MONOTONIC, &store->pending_since);
+    return &store->pending[store->pending_count];
+}
+
+/* Buffers a copy of a run's begin or end (part INFO or END, size bytes), its strings
+ * copied with it; generic over the columns, as it comes once per run. */
 static int store_buffer_part(Store *store, SinkRecord which, SinkPart part, int64_t run_id, const void *record,
                              size_t size)
 {
     const SinkTable *table = &sink_tables[which];
-    /* a run's begin or end is copied into text itself, 16-byte aligned, its strings after */
-    size_t head = part == SINK_PART_ROW ? 0 : (size + 15) / 16 * 16;
-    size_t text_len = head;
-    for (int i = 0; i < table->n_columns; i++) {
-        const SinkColumn *c = &table->columns[i];
-        const char *text = c->alias || c->part != part ? NULL : sink_column_text(c, record);
-        if (text != NULL) text_len += strlen(text) + 1;
-    }
-    if (store->pending_count == store->pending_capacity) {
-        size_t capacity = store->pending_capacity ? 2 * store->pending_capacity : 256;
-        PendingRow *grown = realloc(store->pending, capacity * sizeof *grown);
-        if (grown == NULL)
-            return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-        store->pending = grown;
-        store->pending_capacity = capacity;
-    }
-    PendingRow *row = &store->pending[store->pending_count];
-    row->text = NULL;
-    if (text_len > 0 && (row->text = malloc(text_len)) == NULL)
-        return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-    row->record = which;
-    row->part = part;
-    row->run_id = run_id;
-    char *copy = head > 0 ? row->text : (char *)&row->as;
+    PendingRow *row = store_pending_row(store);
+    char *copy = row != NULL ? store_keep(store, size) : NULL;
+    if (copy == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
     memcpy(copy, record, size);
     /* the borrowed pointers must not outlive the call: point at the copies */
-    char *at = row->text + head;
     for (int i = 0; i < table->n_columns; i++) {
         const SinkColumn *c = &table->columns[i];
         const char *text = c->alias || c->part != part ? NULL : sink_column_text(c, record);
         if (text == NULL) continue;
-        size_t len = strlen(text) + 1;
-        memcpy(at, text, len);
-        memcpy(copy + c->offset, &at, sizeof at);
-        at += len;
+        char *kept = store_keep_text(store, text);
+        if (kept == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+        memcpy(copy + c->offset, &kept, sizeof kept);
     }
-    if (store->pending_count == 0) clock_gettime(CLOCK_MONOTONIC, &store->pending_since);
+    row->record = which;
+    row->part = part;
+    row->run_id = run_id;
+    row->text = copy;
     store->pending_count++;
     return HS_OK;
 }
 
+/* Fills row with a copy of a per-run record's row (size bytes) and of its strings. */
+static int store_copy_row(Store *store, PendingRow *row, SinkRecord which, int64_t run_id, const void *record,
+                          size_t size)
+{
+    row->record = which;
+    row->part = SINK_PART_ROW;
+    row->run_id = run_id;
+    row->text = NULL;
+    memcpy(&row->as, record, size);
+    if (copy_row_strings(store, which, &row->as) != HS_OK)
+        return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+    return HS_OK;
+}
+
+/* Buffers a copy of a per-run record's row (size bytes) with copies of its strings. */
 static int store_buffer(Store *store, SinkRecord which, int64_t run_id, const void *record, size_t size)
 {
-    return store_buffer_part(store, which, SINK_PART_ROW, run_id, record, size);
+    PendingRow *row = store_pending_row(store);
+    if (row == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
+    int status = store_copy_row(store, row, which, run_id, record, size);
+    if (status == HS_OK) store->pending_count++;
+    return status;
 }
 
 /* Flushes when the batch is full or the oldest buffered row has waited long enough. */
@@ -880,6 +1113,7 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
         if (status != HS_OK) return status;
         snprintf(store->pending[store->pending_count - 1].when, sizeof store->pending[0].when, "%s", now);
         *run_id = info->id;
+        if ((status = store_note_run(store, *run_id)) != HS_OK) return status;
     } else {
         /* Earlier runs' rows go first, so the file always reads in the order of events. */
         status = store_flush(store);
@@ -901,6 +1135,7 @@ static int sink_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
             if (status != HS_OK) return status;
             *run_id = sqlite3_last_insert_rowid(store->db);
         }
+        if ((status = store_note_run(store, *run_id)) != HS_OK) return status;
     }
     store->timed_run = *run_id;
     clock_gettime(CLOCK_MONOTONIC, &store->timed_start);
@@ -1136,6 +1371,7 @@ int store_delete_run(Store *store, int64_t run_id)
     if (status != HS_OK) goto fail;
     status = store_delete_rows(store, run_id);
     if (status != HS_OK) goto fail;
+    store_forget_run(store, run_id);
     status = store_commit(store);
     if (status != HS_OK) goto fail;
     store_drop_pending(store);
@@ -1300,6 +1536,7 @@ static int store_claim_one(Store *store, const char *sweep, const char *point, i
     /* Incomplete runs of the point that nobody writes any more: gone with their rows. */
     for (int i = 0; i < n_stale; i++) {
         if ((status = store_delete_rows(store, stale[i])) != HS_OK) return status;
+        store_forget_run(store, stale[i]);
         if (store->timed_run == stale[i]) store->timed_run = 0;
     }
     sqlite3_stmt *insert = store->stmt[STMT_INSERT_CLAIM];
@@ -1308,7 +1545,8 @@ static int store_claim_one(Store *store, const char *sweep, const char *point, i
     bind_text(insert, 2, sweep, &rc);
     bind_text(insert, 3, point, &rc);
     bind_text(insert, 4, store->me, &rc);
-    return store_exec_bound(store, insert, rc, "claim run");
+    status = store_exec_bound(store, insert, rc, "claim run");
+    return status != HS_OK ? status : store_note_run(store, run_id);
 }
 
 int store_claim_runs(Store *store, const char *sweep, int count, const char *const *points, const int64_t *run_ids,
@@ -1345,6 +1583,56 @@ int store_drop_unbegun(Store *store)
     int rc = SQLITE_OK;
     bind_text(store->stmt[STMT_DROP_UNBEGUN], 1, store->me, &rc);
     return store_exec_bound(store, store->stmt[STMT_DROP_UNBEGUN], rc, "release claims");
+}
+
+int store_set_autocheckpoint(Store *store, int pages)
+{
+    if (store == NULL || pages < 0) return HS_E_INTERNAL;
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA wal_autocheckpoint = %d", pages);
+    int rc = sqlite3_exec(store->db, pragma, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? HS_OK : store_fail(store, rc, "set checkpoints");
+}
+
+struct StoreCheckpointer {
+    sqlite3 *db;
+};
+
+int store_checkpointer_open(const char *path, StoreCheckpointer **out, HsDiag *diag)
+{
+    *out = NULL;
+    StoreCheckpointer *c = calloc(1, sizeof *c);
+    if (c == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    int rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        hs_diag_set(diag, HS_E_IO, path, 0, "cannot open database: %s", c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        store_checkpointer_close(c);
+        return HS_E_IO;
+    }
+    /* a first read opens the WAL: until then the connection does not know the file is
+     * in WAL mode, and a checkpoint does nothing */
+    sqlite3_busy_timeout(c->db, STORE_BUSY_TIMEOUT_MS);
+    rc = sqlite3_exec(c->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        hs_diag_set(diag, HS_E_IO, path, 0, "cannot read database: %s", sqlite3_errmsg(c->db));
+        store_checkpointer_close(c);
+        return HS_E_IO;
+    }
+    *out = c;
+    return HS_OK;
+}
+
+int store_checkpointer_run(StoreCheckpointer *c)
+{
+    int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? HS_OK : HS_E_IO;
+}
+
+void store_checkpointer_close(StoreCheckpointer *c)
+{
+    if (c == NULL) return;
+    sqlite3_close(c->db);
+    free(c);
 }
 
 void store_sweep_runs_free(StoreSweepRun *runs, int count)
@@ -1558,40 +1846,46 @@ static int set_pragmas(Store *store)
     if (status != HS_OK) return status;
     status = exec_sql(store, "PRAGMA synchronous = NORMAL", "set synchronous");
     if (status != HS_OK) return status;
-    return exec_sql(store, "PRAGMA foreign_keys = ON", "enable foreign keys");
+    /* off: the store checks its rows' runs itself (store_check_run) */
+    return exec_sql(store, "PRAGMA foreign_keys = OFF", "set foreign keys");
 }
 
-/* Whether table has column (or, with column NULL, exists). */
-static int has_column(Store *store, const char *table, const char *column, int *has)
+/* Which columns of table the file has: *exists says whether it has the table, and
+ * has[i] whether it has table->columns[i] (stmt: SELECT name FROM pragma_table_info(?1),
+ * one query per table; a prepared query per column was a fifth of a short sweep's
+ * set-up). */
+static int table_columns(Store *store, sqlite3_stmt *stmt, const SinkTable *table, int *exists, unsigned char *has)
 {
-    sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(store->db,
-                                "SELECT count(*) FROM pragma_table_info(?1) WHERE ?2 IS NULL OR name = ?2",
-                                -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(stmt, 2, column, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        *has = sqlite3_column_int64(stmt, 0) > 0;
-        rc = SQLITE_OK;
+    int rc = sqlite3_bind_text(stmt, 1, table->table, -1, SQLITE_STATIC);
+    *exists = 0;
+    memset(has, 0, (size_t)table->n_columns);
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        rc = sqlite3_step(stmt);
+        if (rc != SQLITE_ROW) break;
+        const char *name = (const char *)sqlite3_column_text(stmt, 0);
+        *exists = 1;
+        for (int i = 0; name != NULL && i < table->n_columns; i++)
+            if (strcmp(table->columns[i].name, name) == 0) has[i] = 1;
     }
-    sqlite3_finalize(stmt);
-    return rc == SQLITE_OK ? HS_OK : store_fail(store, rc, "read schema");
+    sqlite3_reset(stmt);
+    return rc == SQLITE_DONE ? HS_OK : store_fail(store, rc, "read schema");
 }
 
 /* Counts in *missing the tables and columns of the row tables the file lacks; with apply,
  * adds them (inside the caller's transaction). A file written by an older hetsim gains
  * the columns added since, NULL in its older rows, and the tables added since; the
  * schema version stays: readers name their columns, and the new ones are optional. */
-static int migrate(Store *store, int apply, int *missing)
+static int migrate_tables(Store *store, sqlite3_stmt *stmt, int apply, int *missing)
 {
-    *missing = 0;
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
         const SinkTable *table = store_tables[t].table;
-        int has = 0;
-        int status = has_column(store, table->table, NULL, &has);
+        unsigned char has[64];
+        int exists = 0;
+        if (table->n_columns > (int)sizeof has)
+            return hs_diag_set(&store->diag, HS_E_INTERNAL, store->path, 0, "table %s: too many columns", table->table);
+        int status = table_columns(store, stmt, table, &exists, has);
         if (status != HS_OK) return status;
-        if (!has) {
+        if (!exists) {
             (*missing)++;
             if (!apply) continue;
             char *sql = sql_create_table(&store_tables[t]);
@@ -1603,9 +1897,7 @@ static int migrate(Store *store, int apply, int *missing)
         }
         for (int i = 0; i < table->n_columns; i++) {
             const SinkColumn *c = &table->columns[i];
-            if (!is_column(c)) continue;
-            if ((status = has_column(store, table->table, c->name, &has)) != HS_OK) return status;
-            if (has) continue;
+            if (!is_column(c) || has[i]) continue;
             (*missing)++;
             if (!apply) continue;
             sqlite3_str *out = sqlite3_str_new(NULL);
@@ -1619,6 +1911,18 @@ static int migrate(Store *store, int apply, int *missing)
         }
     }
     return HS_OK;
+}
+
+/* migrate_tables with the one statement it needs. */
+static int migrate(Store *store, int apply, int *missing)
+{
+    *missing = 0;
+    sqlite3_stmt *stmt = NULL;
+    int rc = sqlite3_prepare_v2(store->db, "SELECT name FROM pragma_table_info(?1)", -1, &stmt, NULL);
+    if (rc != SQLITE_OK) return store_fail(store, rc, "read schema");
+    int status = migrate_tables(store, stmt, apply, missing);
+    sqlite3_finalize(stmt);
+    return status;
 }
 
 /* The views (recreated, so that their text is this version's), the rows of
@@ -1719,14 +2023,6 @@ static int prepare_statements(Store *store)
         if (i < SINK_RECORD_COUNT)
             snprintf(store->insert_what[i], sizeof store->insert_what[i], "insert %s", sink_tables[i].row);
     }
-    for (int i = 0; i < SINK_RECORD_COUNT; i++) {
-        if (i == SINK_RECORD_RUN || !sink_tables[i].stored) continue;
-        char *sql = sql_insert_rows((SinkRecord)i, STORE_MULTI_ROWS);
-        if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");
-        int rc = sqlite3_prepare_v3(store->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &store->multi_stmt[i], NULL);
-        sqlite3_free(sql);
-        if (rc != SQLITE_OK) return store_fail(store, rc, "prepare statement (schema mismatch?)");
-    }
     for (int t = 0; t < STORE_TABLE_COUNT; t++) {
         if (!store_tables[t].per_run) continue;
         char *sql = sqlite3_mprintf("DELETE FROM %w WHERE run_id = ?1", store_tables[t].table->table);
@@ -1811,8 +2107,13 @@ void store_close(Store *store)
     for (int i = 0; i < STMT_TABLE_COUNT; i++) sqlite3_finalize(store->table_stmt[i]);
     for (int t = 0; t < STORE_TABLE_COUNT; t++) sqlite3_finalize(store->delete_stmt[t]);
     for (int i = 0; i < SINK_RECORD_COUNT; i++) sqlite3_finalize(store->multi_stmt[i]);
+    for (int i = 0; i < SINK_RECORD_COUNT; i++) sqlite3_finalize(store->few_stmt[i]);
     sqlite3_close(store->db);
+    store_free_chunks(store->chunks);
+    store_free_chunks(store->spare);
     free(store->pending);
+    free(store->order);
+    free(store->runs);
     free(store->path);
     free(store);
 }

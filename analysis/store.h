@@ -19,6 +19,11 @@
  *  - runs.status is running | done | failed | diverged | interrupted. A run becomes
  *    'done' only in the same transaction that commits its last rows, so a 'done' run is
  *    always complete; a crashed process leaves 'running'.
+ *  - every per-run row's run_id names a runs row: the schema declares the foreign keys
+ *    (ON DELETE CASCADE) for readers, but the writing connection does not enforce them
+ *    (SQLite's check per row was an eighth of a sweep writer's time); the store checks
+ *    instead that a row's run was begun or claimed by this Store, and deletes a run's
+ *    rows itself. A row of any other run fails as the foreign key failed (HS_E_INTERNAL).
  *  - started_at / finished_at are ISO-8601 UTC text (2024-05-01T12:34:56.789Z); they and
  *    wall_s are the only wall-clock columns (pairings.solve_ms is measured by the caller).
  *
@@ -171,5 +176,26 @@ int store_claim_runs(Store *store, const char *sweep, int count, const char *con
 
 /* Deletes the runs this process claimed and never began (a sweep stopped early). */
 int store_drop_unbegun(Store *store);
+
+/* ---- checkpoints by another process ----
+ * In WAL mode every page is written twice: into the WAL at the commit, and into the
+ * database file by a checkpoint, which the committing connection runs itself every
+ * STORE_WAL_PAGES pages by default. A sweep's writer gives that copy to a helper process
+ * instead (driver/sweep_checkpoint.c): its own setting is raised to
+ * STORE_WAL_PAGES_ALONE, a safety net should the helper die. */
+#define STORE_WAL_PAGES 1000
+#define STORE_WAL_PAGES_ALONE 16384
+
+/* Sets the WAL size (pages) at which this Store's commits checkpoint themselves. */
+int store_set_autocheckpoint(Store *store, int pages);
+
+/* A connection that only checkpoints, for a process that has no other SQLite state
+ * (opened before anything else of SQLite in the process, or in a process forked before
+ * any connection was opened: SQLite's lock bookkeeping is per process). */
+typedef struct StoreCheckpointer StoreCheckpointer;
+int store_checkpointer_open(const char *path, StoreCheckpointer **out, HsDiag *diag);
+/* One passive checkpoint: copies what no reader needs any more, never waits. */
+int store_checkpointer_run(StoreCheckpointer *c);
+void store_checkpointer_close(StoreCheckpointer *c);
 
 #endif

@@ -14,4 +14,11 @@
  * (callers that must not print them check first). Returns out. */
 char *numtext_double(char *out, size_t size, double value);
 
+/* A copy of text (malloc'd; NULL when out of memory) in which every number written with a
+ * point or an exponent, standing alone (not inside a word such as a file name), is
+ * re-written with %.17g, as hetsim wrote numbers before numtext_double. Sweep ids hash
+ * this form of runs.config (sim/scenario/sweep.c), so that the ids, and `--resume` of a
+ * sweep begun by an older hetsim, do not depend on how numbers are written. */
+char *numtext_as_17g(const char *text);
+
 #endif

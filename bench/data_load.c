@@ -3,7 +3,8 @@
  * per machine). Prints figures, asserts nothing.
  *
  *   cifar10   the binary distribution's six files (50,000 + 10,000 records of random
- *             bytes, 184 MB) written to a temporary folder, then dataset_open;
+ *             bytes, 184 MB) written to a temporary folder, then dataset_open, and
+ *             dataset_probe (what each scenario resolution reads of them);
  *   leaf      a FEMNIST-like LEAF JSON of about 200 MB (784 grey values a sample, 80 %
  *             written "1.0" as FEMNIST's white background, the rest k/255 with 16-17
  *             digits as Python prints them; 100 samples a writer) and a small test file,
@@ -141,6 +142,23 @@ static int bench_cifar(const char *tmp, int reps)
     print_samples(t, reps);
     print_samples(u, reps);
     printf("\n");
+    /* what a scenario's resolution pays for the same folder (dataset_probe: the sizes) */
+    DataSpec spec = {.dataset = DATA_CIFAR10};
+    snprintf(spec.path, sizeof spec.path, "%s", dir);
+    for (int i = 0; i < reps; i++) {
+        DatasetInfo info;
+        HsDiag diag;
+        hs_diag_clear(&diag);
+        double start = bench_seconds();
+        if (dataset_probe(&spec, &info, &diag) != HS_OK) {
+            fprintf(stderr, "data_load: %s\n", diag.message);
+            remove_tree(dir);
+            return 1;
+        }
+        t[i] = bench_seconds() - start;
+        dataset_info_free(&info);
+    }
+    printf("cifar10: probed (resolution: the files' sizes) in median %.6f s wall\n", median(t, reps));
     remove_tree(dir);
     return 0;
 }

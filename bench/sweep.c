@@ -10,6 +10,9 @@
  *           events per row, the simulation dominates.
  * For each:
  *   engine  the runs in this process into a sink that discards everything: the ceiling;
+ *   writer  the writer alone: the runs' records (simulated beforehand into memory)
+ *           claimed and replayed into a new database as `hetsim sweep` writes them, with
+ *           no worker, pipe or poll: the floor of the writer's CPU per run;
  *   jobs 1, jobs 2   `hetsim sweep --jobs N` run in this process (cli_sweep), so the
  *           writer's CPU (this process) and the workers' (its children) are measured
  *           apart with getrusage.
@@ -20,9 +23,11 @@
  * and the writer, 2 / (workers + writer), but never more than 1 / writer. The ratio to
  * the engine is against 1 / engine CPU per run, the efficiency is rate(2 jobs) /
  * (2 x rate(1 job)). Each figure is the median of REPEAT measurements.
- * Usage: bench/sweep [RUNS [REPEAT]]   (default 200 3; HETSIM names the binary for MPI) */
+ * Usage: bench/sweep [RUNS [REPEAT [WORKLOADS]]]   (default 200 3 small,rows,events; HETSIM
+ * names the binary for MPI, HETSIM_BENCH_MPI=0 skips it) */
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "analysis/store.h"
 #include "driver/sweep.h"
 
 #include <sqlite3.h>
@@ -40,34 +45,143 @@ static double cpu_of(int who)
            1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
-/* Runs every run of the sweep in path here, into the discarding sink; wall and CPU s. */
-static int bench_engine_only(const char *path, int64_t *runs, double *wall, double *cpu)
+/* The sweep of the file at path, expanded and resolved into *sw; -1 (said) on failure. */
+static int bench_load_sweep(const char *path, Sweep *sw)
 {
     IniDoc doc;
-    Sweep sw;
     HsDiag diag;
     hs_diag_clear(&diag);
-    if (inidoc_load(path, &doc, &diag) != HS_OK || sweep_parse(&doc, &sw, &diag) != HS_OK) {
+    if (inidoc_load(path, &doc, &diag) != HS_OK || sweep_parse(&doc, sw, &diag) != HS_OK) {
         fprintf(stderr, "bench: %s\n", diag.message);
         return -1;
     }
     inidoc_free(&doc);
-    if (sweep_resolve(&sw, &diag) != HS_OK) {
+    if (sweep_resolve(sw, &diag) != HS_OK) {
         fprintf(stderr, "bench: %s\n", diag.message);
-        sweep_free(&sw);
+        sweep_free(sw);
         return -1;
     }
+    return 0;
+}
+
+/* Runs every run of the sweep in path here, into the discarding sink; wall and CPU s. */
+static int bench_engine_only(const char *path, int64_t *runs, double *wall, double *cpu)
+{
+    Sweep sw;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    if (bench_load_sweep(path, &sw) != 0) return -1;
+    /* as a worker runs them: one runner, so a point's repeats reuse its scenario */
+    SweepRunner runner;
+    sweep_runner_init(&runner, &sw);
     double start = bench_seconds(), cpu0 = cpu_of(RUSAGE_SELF);
     for (int64_t i = 0; i < sw.n_runs; i++)
-        if (sweep_run_one(&sw, i, sink_discard(), &diag) != HS_OK) {
+        if (sweep_runner_run(&runner, i, sink_discard(), &diag) != HS_OK) {
             fprintf(stderr, "bench: %s\n", diag.message);
             break;
         }
     *wall = bench_seconds() - start;
     *cpu = cpu_of(RUSAGE_SELF) - cpu0;
+    sweep_runner_free(&runner);
     *runs = sw.n_runs;
     sweep_free(&sw);
     return 0;
+}
+
+/* The wire's flush into one growing buffer (bench_store_only). */
+typedef struct BenchCapture {
+    unsigned char *data;
+    size_t len, cap;
+} BenchCapture;
+
+static int bench_capture(void *ctx, const void *data, size_t len)
+{
+    BenchCapture *c = ctx;
+    if (c->len + len > c->cap) {
+        size_t cap = c->cap ? c->cap : 1 << 20;
+        while (cap < c->len + len) cap *= 2;
+        unsigned char *grown = realloc(c->data, cap);
+        if (grown == NULL) return HS_E_NOMEM;
+        c->data = grown;
+        c->cap = cap;
+    }
+    memcpy(c->data + c->len, data, len);
+    c->len += len;
+    return HS_OK;
+}
+
+static void bench_finished(void *ctx, SweepReplay *replay, int64_t index, int status, const char *message) {}
+
+/* The writer alone: the sweep's runs are simulated into memory first (their record
+ * stream, as workers send it), then timed: a new database at db, the sweep and its runs
+ * claimed as `hetsim sweep` claims them, the records replayed into the batching store,
+ * the file closed. No worker, pipe or poll: what the writer costs by itself. CPU s. */
+static int bench_store_only(const char *path, const char *db, double *cpu)
+{
+    Sweep sw;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    if (bench_load_sweep(path, &sw) != 0) return -1;
+    int status = HS_OK;
+    BenchCapture capture = {0};
+    SweepWire wire = {0};
+    SweepRunner runner;
+    sweep_runner_init(&runner, &sw);
+    for (int64_t i = 0; status == HS_OK && i < sw.n_runs; i++) {
+        Sink sink = sweep_wire_sink(&wire, i, bench_capture, &capture);
+        int run_status = sweep_runner_run(&runner, i, sink, &diag);
+        wire.len = 0;
+        status = sweep_wire_finished(&wire, i, run_status, diag.message);
+    }
+    sweep_runner_free(&runner);
+    sweep_wire_free(&wire);
+    /* where each claim's records end: after its last run's FINISHED (found before the
+     * clock starts: the writer never scans) */
+    int64_t n_claims = (sw.n_runs + SWEEP_CLAIM_BATCH_MAX - 1) / SWEEP_CLAIM_BATCH_MAX;
+    size_t *ends = calloc((size_t)n_claims + 1, sizeof *ends);
+    if (ends == NULL) status = HS_E_NOMEM;
+    for (size_t at = 0, finished = 0; status == HS_OK && at + 5 <= capture.len;) {
+        uint32_t len;
+        memcpy(&len, capture.data + at, sizeof len);
+        if (capture.data[at + 4] == 8 /* FINISHED */ && ++finished % SWEEP_CLAIM_BATCH_MAX == 0)
+            ends[finished / SWEEP_CLAIM_BATCH_MAX - 1] = at + sizeof len + len;
+        at += sizeof len + len;
+    }
+    if (ends != NULL) ends[n_claims - 1] = capture.len;
+    Store *store = NULL;
+    double cpu0 = cpu_of(RUSAGE_SELF);
+    if (status == HS_OK) status = store_open(db, &store, &diag);
+    StoreSweepClaim claim = {.sweep = sw.id, .runs = sw.n_runs, .points = sw.n_points, .repeat = sw.repeat};
+    int existed = 0;
+    if (status == HS_OK) status = store_claim_sweep(store, &claim, &sw.first_run, &existed);
+    if (status == HS_OK) status = store_set_batching(store, 1);
+    const char *points[SWEEP_CLAIM_BATCH_MAX];
+    int64_t ids[SWEEP_CLAIM_BATCH_MAX];
+    StoreClaim claims[SWEEP_CLAIM_BATCH_MAX];
+    SweepReplay replay;
+    sweep_replay_init(&replay, &sw, store != NULL ? store_sink(store) : sink_discard(), bench_finished, NULL);
+    /* claims of SWEEP_CLAIM_BATCH_MAX runs, each followed by those runs' records */
+    size_t at = 0;
+    for (int64_t first = 0; status == HS_OK && first < sw.n_runs; first += SWEEP_CLAIM_BATCH_MAX) {
+        int n = 0;
+        for (int64_t i = first; i < sw.n_runs && n < SWEEP_CLAIM_BATCH_MAX; i++, n++) {
+            points[n] = sw.labels[i];
+            ids[n] = sw.first_run + i;
+        }
+        status = store_claim_runs(store, sw.id, n, points, ids, claims, NULL, 0);
+        size_t end = ends[first / SWEEP_CLAIM_BATCH_MAX], used = 0;
+        if (status == HS_OK) status = sweep_replay(&replay, capture.data + at, end - at, &used, &diag);
+        at += used;
+    }
+    if (status == HS_OK) status = store_set_batching(store, 0);
+    store_close(store);
+    *cpu = cpu_of(RUSAGE_SELF) - cpu0;
+    if (status != HS_OK) fprintf(stderr, "bench: store only: %s\n", diag.message[0] ? diag.message : store_error_message(store));
+    sweep_replay_free(&replay);
+    free(ends);
+    free(capture.data);
+    sweep_free(&sw);
+    return status == HS_OK ? 0 : -1;
 }
 
 /* `hetsim sweep PATH --db DB --jobs JOBS --quiet` in this process: wall, this process's
@@ -129,6 +243,15 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Whether name is one of the comma-separated list. */
+static int bench_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p != NULL && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
 #define MAX_REPEAT 15
 
 int main(int argc, char **argv)
@@ -142,7 +265,10 @@ int main(int argc, char **argv)
     const char *hetsim = getenv("HETSIM") ? getenv("HETSIM") : "./hetsim";
     char dir[] = "/tmp/hetsim-bench-sweep-XXXXXX";
     if (mkdtemp(dir) == NULL) return 1;
-    int have_mpi = system("command -v mpirun > /dev/null 2>&1") == 0 && sweep_mpi_compiled();
+    const char *only = argc > 3 ? argv[3] : NULL;  /* comma-separated workload names */
+    const char *mpi_env = getenv("HETSIM_BENCH_MPI");
+    int have_mpi = system("command -v mpirun > /dev/null 2>&1") == 0 && sweep_mpi_compiled() &&
+                   !(mpi_env && strcmp(mpi_env, "0") == 0);
     const char *mpirun = "mpirun -np 2 --oversubscribe --allow-run-as-root";
 
     static const char *const names[] = {"small", "rows", "events"};
@@ -170,15 +296,21 @@ int main(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN), load);
     printf("%-7s %-10s %9s %9s %9s %10s %10s\n", "load", "how", "wall s", "runs/s", "cpu ms/run", "writer ms", "worker ms");
     for (int w = 0; w < 3; w++) {
+        if (only != NULL && !bench_listed(only, names[w])) continue;
         char path[600], text[2048];
         snprintf(path, sizeof path, "%s/%s.ini", dir, names[w]);
         snprintf(text, sizeof text, bodies[w], runs / 2);
         if (bench_write(path, text) != 0) return 1;
-        double e_wall[MAX_REPEAT], e_cpu[MAX_REPEAT];
+        double e_wall[MAX_REPEAT], e_cpu[MAX_REPEAT], w_cpu[MAX_REPEAT];
         double s_wall[2][MAX_REPEAT], s_writer[2][MAX_REPEAT], s_workers[2][MAX_REPEAT];
         int64_t n = 0;
         for (int r = 0; r < repeat; r++) {
             if (bench_engine_only(path, &n, &e_wall[r], &e_cpu[r]) != 0) return 1;
+            char store_db[700], rm[800];
+            snprintf(store_db, sizeof store_db, "%s/%s-store-%d.db", dir, names[w], r);
+            if (bench_store_only(path, store_db, &w_cpu[r]) != 0) return 1;
+            snprintf(rm, sizeof rm, "rm -f %s %s-wal %s-shm", store_db, store_db, store_db);
+            if (system(rm) != 0) fprintf(stderr, "bench: could not remove %s\n", store_db);
             for (int jobs = 1; jobs <= 2; jobs++) {
                 char db[700], cmd[800];
                 snprintf(db, sizeof db, "%s/%s-j%d-%d.db", dir, names[w], jobs, r);
@@ -192,6 +324,9 @@ int main(int argc, char **argv)
         double engine_wall = median(e_wall, repeat), engine_cpu = median(e_cpu, repeat) / (double)n;
         printf("%-7s %-10s %9.3f %9.1f %9.3f %10s %10s\n", names[w], "engine", engine_wall, n / engine_wall,
                1e3 * engine_cpu, "-", "-");
+        double store_cpu = median(w_cpu, repeat) / (double)n;
+        printf("%-7s %-10s %9s %9s %9.3f %10.3f %10s   (records replayed from memory into a new file)\n",
+               names[w], "writer", "-", "-", 1e3 * store_cpu, 1e3 * store_cpu, "-");
         double writer[2], worker[2], rate_wall[2];
         for (int j = 0; j < 2; j++) {
             double wall = median(s_wall[j], repeat);

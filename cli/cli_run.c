@@ -1,7 +1,9 @@
 /* cli_run.c — `hetsim run SCENARIO.ini [--db FILE] [--set S.K=V]... [--timing-only] [--threads N] [--quiet]`.
  * The scenario is resolved completely before the database is opened, so a bad scenario
- * never touches the database. */
+ * never touches the database. Under `mpirun -np K` (K > 1) the run's training is spread
+ * over the K ranks (cli_run_ranks.c; sim/train/trainer_ranks.c): one run, not a sweep. */
 #include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "driver/origin.h"
 
 #include "analysis/report.h"
@@ -42,9 +44,15 @@ static const char cli_run_usage[] =
     "database), then a bar (a line per round when stderr is not a terminal) with the wall\n"
     "time elapsed and an ETA. Once rows are written, stdout says where, in one line:\n"
     "  database: PATH\n"
-    "(--quiet or not), then the run's summary.\n";
+    "(--quiet or not), then the run's summary.\n"
+    "\n"
+    "Under `mpirun -np K hetsim run ...` the one run is spread over K processes: every\n"
+    "rank plays the same run and trains its share of the agents (contiguous blocks);\n"
+    "parameters move between ranks only where the method averages or reads other agents'\n"
+    "models. The rows are identical to one process. Rank 0 alone writes the database and\n"
+    "talks; --threads is per rank (default: the cores / the ranks on the node).\n";
 
-static void cli_remove_database(const char *path)
+void cli_remove_database(const char *path)
 {
     char side[4096];
     unlink(path);
@@ -57,8 +65,7 @@ static void cli_remove_database(const char *path)
 /* The base point of the scenario (text, the file read once, without [sweep], with the
  * overrides). A [sweep] in the file is checked exactly as `hetsim sweep` checks it, so a
  * typo there is not silently ignored; *sweep_runs gets its run count (0 without [sweep]). */
-static int cli_run_load(const CliScenarioArgs *args, const char *text, Scenario *sc, int64_t *sweep_runs,
-                        HsDiag *diag)
+int cli_run_load(const CliScenarioArgs *args, const char *text, Scenario *sc, int64_t *sweep_runs, HsDiag *diag)
 {
     IniDoc doc;
     *sweep_runs = 0;
@@ -71,11 +78,17 @@ static int cli_run_load(const CliScenarioArgs *args, const char *text, Scenario 
 }
 
 /* One line on stderr for what the file holds that this run does not use. */
-static void cli_run_notes(const Scenario *sc, int64_t sweep_runs, const char *path)
+void cli_run_notes(const Scenario *sc, int64_t sweep_runs, const char *path)
 {
     if (sc->has_sweep)
         fprintf(stderr, "hetsim: note: %s defines a sweep of %lld runs; 'hetsim sweep' runs them, 'run' runs "
                         "its base point only\n", path, (long long)sweep_runs);
+    for (const char *line = sc->notes; *line;) {
+        const char *end = strchr(line, '\n');
+        int length = end ? (int)(end - line) : (int)strlen(line);
+        fprintf(stderr, "hetsim: note: %.*s\n", length, line);
+        line += length + (end != NULL);
+    }
     if (!sc->has_sweep && sc->topology_line > 0 && !(method_lookup(sc->method)->capabilities & METHOD_USES_TOPOLOGY))
         fprintf(stderr, "hetsim: note: %s:%d: method %s does not use [topology]\n", path, sc->topology_line,
                 sc->method);
@@ -192,9 +205,12 @@ int cli_run(int argc, char **argv)
         fputs(cli_run_usage, stderr);
         exit_status = 2;
     }
-    if (exit_status < 0 && dry_run) exit_status = cli_run_dry(&args);
+    int n_ranks = sweep_mpi_size();
+    /* under mpirun every rank would print the same: rank 0 checks and prints */
+    if (exit_status < 0 && dry_run) exit_status = sweep_mpi_rank() == 0 ? cli_run_dry(&args) : 0;
     if (exit_status < 0) {
-        /* the file read once: what is resolved is what runs.scenario_text records */
+        /* the file read once: what is resolved is what runs.scenario_text records (every
+         * rank under mpirun reads it itself) */
         HsDiag diag;
         hs_diag_clear(&diag);
         char *text = NULL;
@@ -203,11 +219,19 @@ int cli_run(int argc, char **argv)
             free(overrides);
             return cli_fail(status, diag.message);
         }
-        /* provenance: runs.command, scenario_text, overrides */
+        /* provenance: runs.command, scenario_text, overrides; under mpirun the command
+         * says with how many ranks (the rows are the same for any number) */
         char *command = origin_command("run", argc, argv);
+        if (command && n_ranks > 1) {
+            size_t size = strlen(command) + 32;
+            char *ranked = malloc(size);
+            if (ranked) snprintf(ranked, size, "mpirun -np %d %s", n_ranks, command);
+            free(command);
+            command = ranked;
+        }
         char *set = origin_overrides(args.groups, args.n_groups, args.overrides, args.n_overrides);
         RunOrigin origin = {.command = command, .scenario_text = text, .overrides = set};
-        exit_status = cli_run_scenario(&args, &origin);
+        exit_status = n_ranks > 1 ? cli_run_ranks(&args, &origin) : cli_run_scenario(&args, &origin);
         free(text);
         free(command);
         free(set);

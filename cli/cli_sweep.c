@@ -203,11 +203,11 @@ typedef struct SweepClaimCtx {
 static int sweep_claim(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag)
 {
     SweepClaimCtx *c = ctx;
-    const char *points[SWEEP_CLAIM_BATCH] = {0};
-    int64_t ids[SWEEP_CLAIM_BATCH] = {0};
-    StoreClaim claims[SWEEP_CLAIM_BATCH];
+    const char *points[SWEEP_CLAIM_BATCH_MAX] = {0};
+    int64_t ids[SWEEP_CLAIM_BATCH_MAX] = {0};
+    StoreClaim claims[SWEEP_CLAIM_BATCH_MAX];
     char holder[160];
-    if (count > SWEEP_CLAIM_BATCH) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "claim batch too large");
+    if (count > SWEEP_CLAIM_BATCH_MAX) return hs_diag_set(diag, HS_E_INTERNAL, NULL, 0, "claim batch too large");
     for (int i = 0; i < count; i++) {
         points[i] = c->sw->labels[indices[i]];
         ids[i] = c->sw->first_run + indices[i];
@@ -357,8 +357,9 @@ int cli_sweep(int argc, char **argv)
     HsDiag diag;
     hs_diag_clear(&diag);
     int status = HS_OK, exit_status = 0, mpi_started = 0, ranks_waiting = 0;
-    char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL;
+    char *text = NULL, *origin_command_text = NULL, *origin_set_text = NULL, host[256];
     RunOrigin origin;
+    SweepCheckpointer checkpointer = {.pid = -1, .fd = -1};
     IniDoc doc;
     Sweep sw;
     Store *store = NULL;
@@ -397,7 +398,9 @@ int cli_sweep(int argc, char **argv)
     /* provenance of every run (driver/origin.h); every rank has the text and the command */
     origin_command_text = origin_command("sweep", argc, argv);
     origin_set_text = origin_overrides(args.groups, args.n_groups, overrides, n_overrides);
-    origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text};
+    origin_host(host, sizeof host);  /* once: every run of this process (and its workers) */
+    origin = (RunOrigin){.command = origin_command_text, .scenario_text = text, .overrides = origin_set_text,
+                         .host = host};
     sw.origin = &origin;
     if (talk && !quiet)
         for (int i = 0; i < n_overrides; i++)
@@ -434,8 +437,11 @@ int cli_sweep(int argc, char **argv)
     }
 
     cli_note_default_database(&args);
-    if ((status = cli_check_database(db_path, &diag)) != HS_OK || (status = store_open(db_path, &store, &diag)) != HS_OK)
-        goto fail;
+    if ((status = cli_check_database(db_path, &diag)) != HS_OK) goto fail;
+    /* the WAL's checkpoints go to a helper process (store.h), forked before this process
+     * has any SQLite state; MPI ranks are not forked */
+    if (!mpi) sweep_checkpointer_start(&checkpointer, db_path);
+    if ((status = store_open(db_path, &store, &diag)) != HS_OK) goto fail;
     status = sweep_plan(store, &sw, resume, selected, n_selected, db_path, quiet, &todo, &n_todo, &n_kept,
                         &n_kept_diverged, &diag);
     if (status != HS_OK) goto fail;
@@ -446,6 +452,8 @@ int cli_sweep(int argc, char **argv)
     }
     SweepClaimCtx claim_ctx = {.store = store, .sw = &sw};
     store_set_batching(store, 1);  /* short runs share transactions (store.h) */
+    if (checkpointer.pid > 0 && store_set_autocheckpoint(store, STORE_WAL_PAGES_ALONE) == HS_OK)
+        sweep_checkpointer_go(&checkpointer);
     master.claim = sweep_claim;
     master.claim_ctx = &claim_ctx;
     if (!quiet)
@@ -459,6 +467,10 @@ int cli_sweep(int argc, char **argv)
     ranks_waiting = 0;  /* the MPI driver stops them itself, whatever happens */
     status = mpi ? sweep_drive_mpi(&master, &diag) : sweep_drive_local(&master, jobs, &diag);
     sweep_bar_end(&bar, &master);
+    if (checkpointer.pid > 0) {
+        sweep_checkpointer_stop(&checkpointer);
+        store_set_autocheckpoint(store, STORE_WAL_PAGES);
+    }
     /* what is still buffered, then the runs claimed and never begun (stopped early):
      * free for a --resume */
     if (!master.fatal && store_set_batching(store, 0) != HS_OK) {
@@ -497,6 +509,7 @@ fail:
     exit_status = hs_error_exit_status(status);
     if (ranks_waiting && talk) sweep_mpi_stop_all();
 cleanup:
+    sweep_checkpointer_stop(&checkpointer);
     store_close(store);
     sweep_master_free(&master);
     free(todo);

@@ -4,6 +4,7 @@
 #include "base/hs_error.h"
 #include "base/version.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -133,12 +134,19 @@ static const SinkOps origin_ops_activity = {origin_run_begin, origin_agents, ori
                                             origin_pairing, origin_metric, origin_run_end, origin_activity,
                                             origin_params, NULL};
 
+void origin_host(char *out, size_t size)
+{
+    if (size == 0) return;
+    if (gethostname(out, size) != 0) snprintf(out, size, "unknown");
+    out[size - 1] = '\0';
+}
+
 Sink origin_sink(OriginSink *o, Sink inner, const RunOrigin *origin)
 {
     o->inner = inner;
     o->origin = origin;
-    if (gethostname(o->host, sizeof o->host) != 0) strcpy(o->host, "unknown");
-    o->host[sizeof o->host - 1] = '\0';
+    if (origin != NULL && origin->host != NULL) snprintf(o->host, sizeof o->host, "%s", origin->host);
+    else origin_host(o->host, sizeof o->host);
     /* the optional activity callback stays as optional as the inner sink has it */
     return (Sink){inner.ops->activity ? &origin_ops_activity : &origin_ops, o};
 }

@@ -10,12 +10,17 @@
 
 #include "sim/kernel/sink.h"
 
+#include <stddef.h>
+
 typedef struct RunOrigin {
     const char *command;        /* the command line, shell-quoted */
     const char *scenario_text;  /* the scenario file as read; NULL when not read */
     const char *overrides;      /* "--add-group NAME" for each group added, then the
                                  * --set values (and what --timing-only, --threads add),
                                  * one per line; NULL when none */
+    const char *host;           /* this process's host name (origin_host), so a sweep's
+                                 * producer does not ask the system at every run; NULL:
+                                 * origin_sink asks */
 } RunOrigin;
 
 typedef struct OriginSink {
@@ -23,6 +28,9 @@ typedef struct OriginSink {
     const RunOrigin *origin;
     char host[256];
 } OriginSink;
+
+/* This host's name into out (size bytes), "unknown" when the system does not say. */
+void origin_host(char *out, size_t size);
 
 /* A sink that fills origin's columns and forwards to inner; o and origin must outlive it. */
 Sink origin_sink(OriginSink *o, Sink inner, const RunOrigin *origin);

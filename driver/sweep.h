@@ -1,9 +1,10 @@
 /* sweep.h — running a sweep's runs (sim/scenario/sweep.h expands them): the record stream
  * that carries a run's rows from the process that simulates it to the one process that
  * writes the database, and the bookkeeping both sweep drivers (local processes, MPI
- * ranks) share. One header for the driver files: the record stream sweep_stream.c, the
- * master sweep_master.c, the drivers sweep_local.c and sweep_mpi.c, the up-front check
- * sweep_resolve.c. It stays one because the parts use each other: the replay reads the
+ * ranks) share. One header for the driver files: the record stream sweep_stream.c, a
+ * producer's runs sweep_run.c, the master sweep_master.c, the drivers sweep_local.c and
+ * sweep_mpi.c, the up-front check sweep_resolve.c, the checkpoint helper
+ * sweep_checkpoint.c. It stays one because the parts use each other: the replay reads the
  * Sweep's id and labels, the master is every replay's FINISHED callback, and the drivers
  * use all three. The terminal progress bar is the caller's (cli/progress.c), reached
  * through SweepProgress. */
@@ -48,7 +49,8 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * sim/kernel/sink.h, in the table's order (i32 for int and enum members, i64 for 64-bit
  * ones, f64, strings), so the stream follows the tables and cannot drift from the store;
  * the SINK_LOCAL columns (run id, sweep id, point label) are not sent: the consumer
- * knows them from the index. */
+ * knows them from the index. The encoders and decoders are expanded from the tables'
+ * lists at compile time (sweep_codec.h). */
 #define SWEEP_WIRE_FLUSH_BYTES (256u * 1024u)
 #define SWEEP_WIRE_FLUSH_SECONDS 0.1
 
@@ -114,8 +116,25 @@ int sweep_replay(SweepReplay *r, const void *data, size_t len, size_t *used, HsD
 int sweep_replay_abandon(SweepReplay *r, const char *why, HsDiag *diag);
 void sweep_replay_free(SweepReplay *r);
 
-/* Runs index into sink in this process: resolve, sim_run (through an OriginSink with
- * sw->origin, so the producer's host is the run's). Returns sim_run's status. */
+/* ---- running a run in a producer (sweep_run.c) ---- */
+
+/* A producer's runner: the resolved scenario of the point it ran last, reused by the
+ * next run of the same point with only run.seed changed (a resolve zeroes and fills a
+ * 250 KB Scenario: a fifth of a short timing run). */
+typedef struct SweepRunner {
+    const Sweep *sweep;
+    int64_t point;          /* the point sc holds, -1 for none */
+    int repeat;             /* the repeat its seed is for */
+    Scenario *sc;           /* owned */
+} SweepRunner;
+
+void sweep_runner_init(SweepRunner *r, const Sweep *sw);
+/* Runs index into sink in this process: its scenario (resolved or the point's reused),
+ * sim_run through an OriginSink with sw->origin (so the producer's host is the run's).
+ * Returns sim_run's status. */
+int sweep_runner_run(SweepRunner *r, int64_t index, Sink sink, HsDiag *diag);
+void sweep_runner_free(SweepRunner *r);
+/* sweep_runner_run with a runner of its own. */
 int sweep_run_one(const Sweep *sw, int64_t index, Sink sink, HsDiag *diag);
 
 /* ---- what both drivers share: which runs are left and what came of them
@@ -134,9 +153,18 @@ typedef enum {
  * leave it. A failure stops the sweep like a database failure (diag says why). */
 typedef int (*SweepClaimFn)(void *ctx, const int64_t *indices, int count, SweepState *outcomes, HsDiag *diag);
 
-/* Runs claimed per transaction: enough that short runs do not each pay a commit, few
- * enough that two processes sharing a sweep still share it evenly. */
+/* Runs claimed per transaction. A claim commits the rows buffered so far with it, so
+ * short runs want large claims (each commit rewrites the last page of every table and
+ * index: with 8 runs of 250 rows a commit, that was a third of the pages written), and
+ * two processes sharing a sweep want small ones (a claimed run waits for its claimer).
+ * The master starts at SWEEP_CLAIM_BATCH and doubles the batch while claims come less
+ * than SWEEP_CLAIM_SECONDS apart, up to SWEEP_CLAIM_BATCH_MAX, and halves it when they
+ * come more than twice that apart: another process then waits at most about
+ * SWEEP_CLAIM_SECONDS of this one's work for a run it could have taken, and runs of a
+ * second or more are claimed 8 at a time as before. */
 #define SWEEP_CLAIM_BATCH 8
+#define SWEEP_CLAIM_BATCH_MAX 128
+#define SWEEP_CLAIM_SECONDS 0.25
 
 struct SweepMaster;
 /* How the master tells the user how far the sweep has got; the caller draws it (cli/:
@@ -164,8 +192,10 @@ typedef struct SweepMaster {
     int64_t complete_elsewhere, held;   /* left to other processes when claimed */
     SweepClaimFn claim;     /* NULL: every run is this process's */
     void *claim_ctx;
-    int64_t claimed[SWEEP_CLAIM_BATCH]; /* claimed, not handed out yet, front at claimed_head */
+    int64_t claimed[SWEEP_CLAIM_BATCH_MAX]; /* claimed, not handed out yet, front at claimed_head */
     int claimed_head, claimed_count;
+    int claim_batch;        /* runs the next claim asks for (SWEEP_CLAIM_BATCH..._MAX) */
+    struct timespec claimed_at; /* monotonic time of the last claim (0: none yet) */
     int fatal;              /* the database failed: stop handing out work */
     HsDiag diag;            /* first fatal error */
     SweepProgress progress;
@@ -192,6 +222,20 @@ void sweep_master_finished(void *ctx, SweepReplay *replay, int64_t index, int st
 void sweep_master_fail(SweepMaster *m, const HsDiag *diag);
 /* Calls the progress tick (the drivers, between messages). */
 void sweep_master_tick(SweepMaster *m);
+
+/* ---- the checkpoint helper (sweep_checkpoint.c) ---- */
+typedef struct SweepCheckpointer {
+    int pid;                /* the helper, -1 when none */
+    int fd;                 /* the parent's end of its pipe, -1 when closed */
+} SweepCheckpointer;
+
+/* Forks the helper for the database at path; before the caller opens any SQLite
+ * connection in this process. HS_E_IO when it cannot (the sweep goes on without). */
+int sweep_checkpointer_start(SweepCheckpointer *c, const char *path);
+/* The database is open and in WAL mode: the helper opens it and starts. */
+void sweep_checkpointer_go(SweepCheckpointer *c);
+/* Ends the helper and waits for it (it checkpoints no more). */
+void sweep_checkpointer_stop(SweepCheckpointer *c);
 
 /* The drivers. Both return HS_OK when the loop ran to its end (runs may still have
  * failed: see the master's counts), or the error that stopped it, with diag set. */

@@ -69,6 +69,8 @@ static int local_flush(void *ctx, const void *data, size_t len)
 static void local_worker_main(const Sweep *sw, int cmd_fd, int rec_fd)
 {
     SweepWire wire = {0};
+    SweepRunner runner;
+    sweep_runner_init(&runner, sw);
     int64_t index;
     while (sweep_read_all(cmd_fd, &index, sizeof index) == HS_OK && index >= 0) {
         HsDiag diag;
@@ -78,12 +80,13 @@ static void local_worker_main(const Sweep *sw, int cmd_fd, int rec_fd)
             status = hs_diag_set(&diag, HS_E_INTERRUPTED, NULL, 0, "interrupted before it started");
         } else {
             Sink sink = sweep_wire_sink(&wire, index, local_flush, &rec_fd);
-            status = sweep_run_one(sw, index, sink, &diag);
+            status = sweep_runner_run(&runner, index, sink, &diag);
         }
         wire.len = 0;  /* what a failed flush left behind belongs to no message */
         if (sweep_wire_finished(&wire, index, status, diag.message) != HS_OK) break;
     }
     sweep_wire_free(&wire);
+    sweep_runner_free(&runner);
     _exit(0);  /* not exit(): the parent's stdio buffers and database are not ours */
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int sweep_master_init(SweepMaster *m, const Sweep *sweep, Sink out, const int64_t *todo, int64_t n_todo,
                       SweepProgress progress, int quiet)
@@ -57,15 +58,31 @@ int sweep_master_stopping(const SweepMaster *m)
     return m->fatal || interrupt_requested();
 }
 
+/* The size of the next claim (sweep.h: SWEEP_CLAIM_SECONDS), from how long the last
+ * one lasted. */
+static int sweep_master_claim_size(SweepMaster *m)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (m->claim_batch == 0) m->claim_batch = SWEEP_CLAIM_BATCH;
+    else if (m->claimed_at.tv_sec != 0 || m->claimed_at.tv_nsec != 0) {
+        double since = (double)(now.tv_sec - m->claimed_at.tv_sec) + 1e-9 * (double)(now.tv_nsec - m->claimed_at.tv_nsec);
+        if (since < SWEEP_CLAIM_SECONDS && m->claim_batch < SWEEP_CLAIM_BATCH_MAX) m->claim_batch *= 2;
+        else if (since > 2 * SWEEP_CLAIM_SECONDS && m->claim_batch > SWEEP_CLAIM_BATCH) m->claim_batch /= 2;
+    }
+    m->claimed_at = now;
+    return m->claim_batch;
+}
+
 int64_t sweep_master_take(SweepMaster *m)
 {
     while (!sweep_master_stopping(m)) {
         if (m->claim != NULL && m->claimed_head == m->claimed_count) {
             /* claim the next few in one transaction */
-            int64_t batch[SWEEP_CLAIM_BATCH];
-            SweepState outcomes[SWEEP_CLAIM_BATCH];
-            int n = 0;
-            while (n < SWEEP_CLAIM_BATCH && m->head < m->tail) batch[n++] = m->queue[m->head++];
+            int64_t batch[SWEEP_CLAIM_BATCH_MAX];
+            SweepState outcomes[SWEEP_CLAIM_BATCH_MAX];
+            int n = 0, want = sweep_master_claim_size(m);
+            while (n < want && m->head < m->tail) batch[n++] = m->queue[m->head++];
             if (n == 0) return -1;
             HsDiag diag;
             hs_diag_clear(&diag);

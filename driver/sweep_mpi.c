@@ -262,6 +262,8 @@ int sweep_drive_mpi(SweepMaster *m, HsDiag *diag)
     }
     sweep_replay_init(&mm.own, m->sweep, m->out, sweep_master_finished, m);
     SweepWire wire = {0};
+    SweepRunner runner;
+    sweep_runner_init(&runner, m->sweep);
     for (int r = 1; r < mm.size; r++) mpi_assign(&mm, r);
     for (;;) {
         mpi_serve(&mm);
@@ -272,7 +274,7 @@ int sweep_drive_mpi(SweepMaster *m, HsDiag *diag)
             Sink sink = sweep_wire_sink(&wire, index, mpi_own_flush, &mm);
             double start = mpi_now();
             mm.flush_seconds = 0;
-            int status = sweep_run_one(m->sweep, index, sink, &local);
+            int status = sweep_runner_run(&runner, index, sink, &local);
             wire.len = 0;
             sweep_wire_finished(&wire, index, status, local.message);
             mm.own_seconds += mpi_now() - start - mm.flush_seconds;
@@ -283,6 +285,7 @@ int sweep_drive_mpi(SweepMaster *m, HsDiag *diag)
         sweep_mpi_nap();
     }
     sweep_wire_free(&wire);
+    sweep_runner_free(&runner);
     for (int r = 1; r < mm.size; r++) sweep_replay_free(&mm.peers[r].replay);
     sweep_replay_free(&mm.own);
     free(mm.peers);
@@ -361,6 +364,8 @@ int sweep_mpi_work(const Sweep *sw, HsDiag *diag)
     interrupt_install();
     MpiSender sender = {0};
     SweepWire wire = {0};
+    SweepRunner runner;
+    sweep_runner_init(&runner, sw);
     int status = HS_OK;
     for (;;) {
         int flag = 0;
@@ -381,7 +386,7 @@ int sweep_mpi_work(const Sweep *sw, HsDiag *diag)
             run_status = hs_diag_set(&local, HS_E_INTERRUPTED, NULL, 0, "interrupted before it started");
         } else {
             Sink sink = sweep_wire_sink(&wire, index, mpi_send_flush, &sender);
-            run_status = sweep_run_one(sw, index, sink, &local);
+            run_status = sweep_runner_run(&runner, index, sink, &local);
         }
         wire.len = 0;
         if ((status = sweep_wire_finished(&wire, index, run_status, local.message)) != HS_OK) {
@@ -401,6 +406,7 @@ int sweep_mpi_work(const Sweep *sw, HsDiag *diag)
     free(sender.staging);
     free(sender.inflight);
     sweep_wire_free(&wire);
+    sweep_runner_free(&runner);
     return status;
 }
 

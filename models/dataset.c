@@ -411,6 +411,58 @@ int dataset_open(DatasetKind kind, const char *path, const DataOptions *options,
     return HS_OK;
 }
 
+/* The options of spec's files: the classes bound the labels of the kinds that find them
+ * in their files (leaf, npy; 0: the largest label + 1). */
+static DataOptions dataset_options_of(const DataSpec *spec)
+{
+    int from_files = spec->dataset == DATA_LEAF || spec->dataset == DATA_NPY;
+    return (DataOptions){.label = spec->label, .normalize = spec->normalize, .test_samples = spec->test_samples,
+                         .classes = from_files ? spec->classes : 0};
+}
+
+int dataset_probe(const DataSpec *spec, DatasetInfo *info, HsDiag *diag)
+{
+    memset(info, 0, sizeof *info);
+    DatasetKind kind = spec->dataset;
+    if (kind == DATA_FASHION_MNIST || kind == DATA_SYNTHETIC || !dataset_kind_name(kind))
+        return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "data set kind %d has no files to probe", (int)kind);
+    DataOptions options = dataset_options_of(spec);
+    options.test_samples = 0;
+    options.normalize = DATA_NORMALIZE_NONE;
+    Dataset *ds = NULL, counted = {0};
+    int status;
+    if (kind == DATA_CIFAR10 || kind == DATA_CIFAR100) {
+        if (!spec->path[0])
+            return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "data set %s needs a path (the folder of its files)",
+                               dataset_kind_name(kind));
+        status = dataset_count_cifar(kind, spec->path, spec->label, DATASET_MAX_FILE_BYTES, &counted, diag);
+        ds = &counted;
+    } else {
+        status = dataset_open(kind, spec->path, &options, &ds, diag);
+    }
+    if (status != HS_OK) return status;
+    info->channels = ds->channels, info->height = ds->height, info->width = ds->width;
+    info->classes = ds->classes, info->n_train = ds->n_train, info->n_test = ds->n_test;
+    if (ds->n_writers > 0 && ds->writer_start) {
+        info->writer_start = malloc(((size_t)ds->n_writers + 1) * sizeof *info->writer_start);
+        if (!info->writer_start) status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        else {
+            memcpy(info->writer_start, ds->writer_start, ((size_t)ds->n_writers + 1) * sizeof *info->writer_start);
+            info->n_writers = ds->n_writers;
+        }
+    }
+    if (ds != &counted) dataset_free(ds);
+    return status;
+}
+
+void dataset_info_free(DatasetInfo *info)
+{
+    if (!info) return;
+    free(info->writer_start);
+    info->writer_start = NULL;
+    info->n_writers = 0;
+}
+
 int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag)
 {
     *out = NULL;
@@ -431,7 +483,7 @@ int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag
     }
     if (!dataset_kind_name(spec->dataset))
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "unknown dataset kind %d", (int)spec->dataset);
-    DataOptions options = {.label = spec->label, .normalize = spec->normalize, .test_samples = spec->test_samples};
+    DataOptions options = dataset_options_of(spec);
     Dataset *ds;
     int status = dataset_open(spec->dataset, spec->path, &options, &ds, diag);
     if (status != HS_OK) return status;
@@ -456,7 +508,7 @@ int dataset_check(const DataSpec *spec, HsDiag *diag)
     if (spec->dataset == DATA_SYNTHETIC) return HS_OK;
     if (!dataset_kind_name(spec->dataset))
         return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "unknown dataset kind %d", (int)spec->dataset);
-    DataOptions options = {.label = spec->label, .normalize = spec->normalize, .test_samples = spec->test_samples};
+    DataOptions options = dataset_options_of(spec);
     Dataset *ds;
     int status = dataset_open(spec->dataset, spec->path, &options, &ds, diag);
     if (status != HS_OK) return status;

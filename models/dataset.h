@@ -180,6 +180,25 @@ void dataset_rotate(const uint8_t *in, uint8_t *out, int height, int width, doub
 int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag);
 void dataset_free(Dataset *ds);
 
+/* What a run needs to know of a data set's files before it loads them (the scenario's
+ * resolution, the world's sample counts in timing mode too): the shape, the classes, the
+ * set sizes (before test_samples cuts the test set) and, for a data set with writers, the
+ * training rows of each. */
+typedef struct DatasetInfo {
+    int channels, height, width, classes;
+    int n_train, n_test;
+    int n_writers;
+    int *writer_start; /* (n_writers + 1), malloc'd (dataset_info_free); NULL without writers */
+} DatasetInfo;
+
+/* Fills *info (zeroed first) for spec's files: cifar10 and cifar100 from the files' sizes
+ * alone (each must be a whole number of records; the labels are read by dataset_check),
+ * npy and leaf by opening the set as dataset_load does (npy is read raw, leaf through the
+ * decoded-data cache, so a second probe of the same files maps the cache). fashion-mnist
+ * and synthetic read no file: HS_E_INPUT. Errors and messages as dataset_open's. */
+int dataset_probe(const DataSpec *spec, DatasetInfo *info, HsDiag *diag);
+void dataset_info_free(DatasetInfo *info);
+
 /* Reads spec's files as dataset_load does (dataset_open with the same options, and the
  * domains' check, without the rotation) and frees them: what dataset_load can refuse for
  * its files, this refuses first, with the same status and message. For the check before

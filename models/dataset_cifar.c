@@ -40,9 +40,10 @@ static int cifar_folder_has(const char *folder, const char *name)
 
 /* Appends the records of one file to set. label_bytes is 1 (CIFAR-10) or 2 (CIFAR-100,
  * coarse then fine); which (0 or 1) picks the label kept; classes bounds each label byte
- * (classes[0] for the first, classes[1] for the second). */
+ * (classes[0] for the first, classes[1] for the second). count_only: the file's size is
+ * checked and its records counted (set->n), nothing is read. */
 static int cifar_read_file(const char *file, int label_bytes, int which, const int classes[2], uint64_t max_bytes,
-                           CifarSet *set, HsDiag *diag)
+                           int count_only, CifarSet *set, HsDiag *diag)
 {
     const size_t record = (size_t)label_bytes + CIFAR_PIXELS;
     InputFile in;
@@ -66,6 +67,10 @@ static int cifar_read_file(const char *file, int label_bytes, int which, const i
     size_t n = (size_t)(in.size / record);
     if (set->n + n > (size_t)0x7fffffff) {
         status = hs_diag_set(diag, HS_E_INPUT, file, 0, "more than 2^31 records in the set");
+        goto done;
+    }
+    if (count_only) {
+        set->n += n;
         goto done;
     }
     if (set->n + n > set->capacity) {
@@ -111,8 +116,9 @@ done:
     return status;
 }
 
-int dataset_read_cifar(DatasetKind kind, const char *folder, DataLabel label, uint64_t max_bytes, Dataset *ds,
-                       HsDiag *diag)
+/* Reads (count_only: counts) the training and test files of kind in folder into ds. */
+static int cifar_read_set(DatasetKind kind, const char *folder, DataLabel label, uint64_t max_bytes, int count_only,
+                          Dataset *ds, HsDiag *diag)
 {
     static const char *const ten_train[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                                             "data_batch_4.bin", "data_batch_5.bin", NULL};
@@ -136,11 +142,23 @@ int dataset_read_cifar(DatasetKind kind, const char *folder, DataLabel label, ui
         for (const char *const *name = s ? test : train; *name && status == HS_OK; name++) {
             char file[8400];
             snprintf(file, sizeof file, "%s/%s", dir, *name);
-            status = cifar_read_file(file, label_bytes, which, classes, max_bytes, &sets[s], diag);
+            status = cifar_read_file(file, label_bytes, which, classes, max_bytes, count_only, &sets[s], diag);
         }
     ds->train_pixels = sets[0].pixels, ds->train_y = sets[0].labels, ds->n_train = (int)sets[0].n;
     ds->test_pixels = sets[1].pixels, ds->test_y = sets[1].labels, ds->n_test = (int)sets[1].n;
     ds->channels = 3, ds->height = 32, ds->width = 32, ds->features = CIFAR_PIXELS;
     ds->classes = ten ? 10 : label == DATA_LABEL_COARSE ? 20 : 100;
     return status;
+}
+
+int dataset_read_cifar(DatasetKind kind, const char *folder, DataLabel label, uint64_t max_bytes, Dataset *ds,
+                       HsDiag *diag)
+{
+    return cifar_read_set(kind, folder, label, max_bytes, 0, ds, diag);
+}
+
+int dataset_count_cifar(DatasetKind kind, const char *folder, DataLabel label, uint64_t max_bytes, Dataset *ds,
+                        HsDiag *diag)
+{
+    return cifar_read_set(kind, folder, label, max_bytes, 1, ds, diag);
 }

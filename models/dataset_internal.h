@@ -16,6 +16,10 @@
 int dataset_read_fashion(const char *folder, uint64_t max_bytes, Dataset *ds, HsDiag *diag);
 int dataset_read_cifar(DatasetKind kind, const char *folder, DataLabel label, uint64_t max_bytes, Dataset *ds,
                        HsDiag *diag);
+/* The same files' sizes checked and their records counted (n_train, n_test and the shape
+ * set; no arrays): what a scenario's resolution needs, without reading 180 MB. */
+int dataset_count_cifar(DatasetKind kind, const char *folder, DataLabel label, uint64_t max_bytes, Dataset *ds,
+                        HsDiag *diag);
 int dataset_read_npy_set(const char *folder, int classes, uint64_t max_bytes, Dataset *ds, HsDiag *diag);
 
 /* LEAF: the .json files of the folder's train/ and test/, sorted by name, into *train and *test

@@ -43,6 +43,11 @@ static double run_available_memory(void)
     return kb * 1024.0;
 }
 
+/* Runs needing less than this are not checked: reading /proc/meminfo (five system calls
+ * and the kernel's formatting of it) cost a short timing run more than a tenth of its
+ * engine time, for a verdict that cannot be "no" on any machine hetsim runs on. */
+#define RUN_MEMORY_CHECKED_BYTES (64.0 * 1024 * 1024)
+
 /* Refuses, before allocating, a run whose models cannot fit: each agent holds its
  * parameters, gradients and optimiser state (Adam: two more vectors, momentum one). */
 static int run_check_memory(const Sim *sim, HsDiag *diag)
@@ -53,6 +58,7 @@ static int run_check_memory(const Sim *sim, HsDiag *diag)
     double per_agent = sc->mode == RUN_MODE_TRAIN ? 4.0 * sim->profile.total_params * vectors : 0;
     per_agent += engine_node_bytes() + sizeof(AgentProfile) + sizeof(SinkAgentRound) + 64;
     double need = per_agent * sim->world.n;
+    if (need < RUN_MEMORY_CHECKED_BYTES) return HS_OK;
     double available = run_available_memory();
     if (available > 0 && need > available)
         return hs_diag_set(diag, HS_E_NOMEM, sc->file, 0,
@@ -120,7 +126,7 @@ static void run_tick(void *ctx)
     run->sink.ops->tick(run->sink.ctx, run->run_id, engine_now(run->sim.engine));
 }
 
-static int run_setup(Run *run, const Scenario *sc, Sink sink, HsDiag *diag)
+static int run_setup(Run *run, const Scenario *sc, Sink sink, TrainerRanks *ranks, HsDiag *diag)
 {
     memset(run, 0, sizeof *run);
     Sim *sim = &run->sim;
@@ -141,6 +147,7 @@ static int run_setup(Run *run, const Scenario *sc, Sink sink, HsDiag *diag)
     if (run->method == NULL) return hs_diag_set(diag, HS_E_INPUT, sc->file, 0, "unknown method '%s'", sc->method);
     if (sc->mode == RUN_MODE_TRAIN && (status = trainer_create(sc, &sim->world, diag, &sim->trainer)) != HS_OK)
         return status;
+    if ((status = trainer_use_ranks(sim->trainer, ranks)) != HS_OK) return status;
     if (sink.ops->tick != NULL) trainer_set_tick(sim->trainer, run_tick, run);
     return run->method->create(sim, &run->method_state);
 }
@@ -210,7 +217,7 @@ int sim_open(const Scenario *sc, Sink sink, HsDiag *diag, Sim **out)
     Run *run = malloc(sizeof *run);
     *out = NULL;
     if (run == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    int status = run_setup(run, sc, sink, diag);
+    int status = run_setup(run, sc, sink, NULL, diag);
     if (status != HS_OK) {
         run_teardown(run);
         free(run);
@@ -237,13 +244,23 @@ static double run_wall_seconds(void)
 
 int sim_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome)
 {
+    return sim_run_ranks(sc, sink, NULL, diag, outcome);
+}
+
+int sim_run_ranks(const Scenario *sc, Sink sink, TrainerRanks *ranks, HsDiag *diag, RunOutcome *outcome)
+{
     Run run;
     Sim *sim = &run.sim;
     double wall_start = run_wall_seconds();
     memset(outcome, 0, sizeof *outcome);
     outcome->run_id = -1;
     outcome->final_accuracy = NAN;
-    int status = run_setup(&run, sc, sink, diag);
+    int status = run_setup(&run, sc, sink, ranks, diag);
+    /* ranks: all set up, or none goes on (a rank that could not would leave the others
+     * waiting); a failure of a rank other than this one is named by that rank */
+    int failed_rank, agreed = trainer_ranks_agree(ranks, status, &failed_rank);
+    if (agreed != HS_OK && status == HS_OK)
+        status = hs_diag_set(diag, agreed, NULL, 0, "rank %d could not set the run up", failed_rank);
     char *config = NULL;
     SinkAgent *agents = NULL;
     if (status != HS_OK) goto done;

@@ -23,6 +23,13 @@ typedef struct RunOutcome {
  * before the run starts return HS_E_INPUT and write nothing to the sink. */
 int sim_run(const Scenario *sc, Sink sink, HsDiag *diag, RunOutcome *outcome);
 
+struct TrainerRanks;
+/* sim_run as one of the processes of ranks (sim/train/trainer.h; NULL: sim_run): every
+ * rank plays the same run and trains its share of the agents; the rows are bitwise
+ * sim_run's on every rank, so the caller gives rank 0 the real sink and the others
+ * sink_discard(). Every rank must call it with the same scenario. */
+int sim_run_ranks(const Scenario *sc, Sink sink, struct TrainerRanks *ranks, HsDiag *diag, RunOutcome *outcome);
+
 /* A run set up for sc (world, traces, trainer, engine, method) without playing it: for
  * tests that drive the primitives or the trainer by hand. Free with sim_close (accepts
  * NULL). */

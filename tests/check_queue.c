@@ -125,6 +125,81 @@ START_TEST(test_differential_against_naive)
 }
 END_TEST
 
+/* Reference for large queues: a binary heap on (time, seq). */
+typedef struct RefHeap {
+    Event *items;
+    int n;
+} RefHeap;
+
+static int ref_less(const Event *a, const Event *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static void ref_push(RefHeap *h, Event e)
+{
+    int pos = h->n++;
+    while (pos > 0 && ref_less(&e, &h->items[(pos - 1) / 2])) {
+        h->items[pos] = h->items[(pos - 1) / 2];
+        pos = (pos - 1) / 2;
+    }
+    h->items[pos] = e;
+}
+
+static Event ref_pop(RefHeap *h)
+{
+    Event top = h->items[0], last = h->items[--h->n];
+    int pos = 0;
+    for (;;) {
+        int child = 2 * pos + 1;
+        if (child >= h->n) break;
+        if (child + 1 < h->n && ref_less(&h->items[child + 1], &h->items[child])) child++;
+        if (!ref_less(&h->items[child], &last)) break;
+        h->items[pos] = h->items[child];
+        pos = child;
+    }
+    if (h->n > 0) h->items[pos] = last;
+    return top;
+}
+
+START_TEST(test_large_bursts_against_reference)
+{
+    /* a simulation's steps: bursts of thousands of events pushed at once (every agent's
+     * next step), spread over a few time scales, popped down to a remainder; the buckets
+     * then hold thousands of keys in chains of chunks, moved chunk by chunk */
+    srand(777);
+    enum { CAP = 200000 };
+    RefHeap ref = {.items = malloc(CAP * sizeof(Event))};
+    ck_assert_ptr_nonnull(ref.items);
+    EventQueue *q = queue_create(16);
+    double last = 0;
+    uint64_t seq = 0;
+    int pops = 0;
+    for (int burst = 0; burst < 40; burst++) {
+        int n = 1000 + rand() % 30000;
+        double scale = burst % 3 == 0 ? 1e-3 : burst % 3 == 1 ? 1 : 1e4;
+        for (int i = 0; i < n && ref.n < CAP; i++) {
+            double t = last + scale * (double)(rand() % 1000) / 7.0;
+            ck_assert_int_eq(queue_push(q, t, 0, (int32_t)seq, 0), 0);
+            ref_push(&ref, (Event){.time = t, .seq = seq++, .agent = (int32_t)(seq - 1)});
+        }
+        int keep = burst == 39 ? 0 : rand() % 2000;
+        while (ref.n > keep) {
+            Event a, b = ref_pop(&ref);
+            ck_assert(queue_pop(q, &a));
+            ck_assert(a.time == b.time);
+            ck_assert_int_eq(a.agent, b.agent);
+            last = a.time;
+            pops++;
+        }
+        ck_assert_uint_eq(queue_size(q), (size_t)ref.n);
+    }
+    ck_assert(pops > 100000);
+    queue_free(q);
+    free(ref.items);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
     Suite *s = suite_create("queue");
@@ -135,6 +210,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_push_into_the_past_is_refused);
     tcase_add_test(tc, test_extreme_times_and_many_ties);
     tcase_add_test(tc, test_differential_against_naive);
+    tcase_add_test(tc, test_large_bursts_against_reference);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -385,6 +385,29 @@ START_TEST(test_numtext_round_trips)
 }
 END_TEST
 
+/* numtext_as_17g, the form sweep ids hash: numbers standing alone in %.17g, numbers
+ * inside names and whole numbers untouched. */
+START_TEST(test_numtext_as_17g)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"momentum = 0.9\n", "momentum = 0.90000000000000002\n"},
+        {"compute = lognormal(5e+08, 1.5)", "compute = lognormal(500000000, 1.5)"},
+        {"latency = 0.005 s", "latency = 0.0050000000000000001 s"},
+        {"lr = -0.1,2.5e-3", "lr = -0.10000000000000001,0.0025000000000000001"},
+        {"name = sync-8 rounds = 12", "name = sync-8 rounds = 12"},
+        {"path = /d/run-0.5.csv x1.5 v2.0b", "path = /d/run-0.5.csv x1.5 v2.0b"},
+        {"bandwidth = inf", "bandwidth = inf"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = numtext_as_17g(cases[i].in);
+        ck_assert_ptr_nonnull(got);
+        ck_assert_str_eq(got, cases[i].out);
+        free(got);
+    }
+}
+END_TEST
+
 START_TEST(test_adding_an_agent_keeps_earlier_draws)
 {
     const char *fmt = "[run]\nmethod = sync\nrounds = 1\nmode = timing\n[agents]\ncount = %d\n"
@@ -491,6 +514,7 @@ static Suite *scenario_suite(void)
     tcase_add_test(tc, test_method_sections_apply_to_their_method);
     tcase_add_test(tc, test_config_round_trip);
     tcase_add_test(tc, test_numtext_round_trips);
+    tcase_add_test(tc, test_numtext_as_17g);
     tcase_add_test(tc, test_adding_an_agent_keeps_earlier_draws);
     tcase_add_test(tc, test_samples_exceeding_dataset_rejected);
     tcase_add_test(tc, test_domains_keys);

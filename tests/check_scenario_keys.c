@@ -205,7 +205,10 @@ static const WalkKey walk_keys[] = {
     {"run.threads", WALK_COUNT, "1025"},
     {"data.dataset", WALK_CHOICE, NULL},
     {"data.path", WALK_TEXT, "/usr/share;x|/usr/\tshare"},
-    {"data.partition", WALK_CHOICE, NULL},
+    {"data.label", WALK_CHOICE, NULL},
+    {"data.normalize", WALK_CHOICE, NULL},
+    {"data.augment", WALK_CHOICE, "crop-flip|crop|flip"}, /* the walk's base has flat features */
+    {"data.partition", WALK_CHOICE, "natural"},           /* without writers */
     {"data.alpha", WALK_POSITIVE, NULL},
     {"data.shards", WALK_COUNT, NULL},
     {"data.test_samples", WALK_WHOLE, NULL},
@@ -242,6 +245,7 @@ static const WalkKey walk_keys[] = {
     {"topology.graph", WALK_CHOICE, "missing.edges"},
     {"topology.degree", WALK_COUNT, NULL},
     {"agents.count", WALK_COUNT, NULL},
+    {"agents.profile", WALK_TEXT, "missing.csv"},
     {"agents.compute", WALK_DIST_COMPUTE, NULL},
     {"agents.bandwidth", WALK_DIST_BANDWIDTH, NULL},
     {"agents.uplink", WALK_DIST_BANDWIDTH, NULL},
@@ -755,6 +759,63 @@ START_TEST(test_method_rows_land_in_their_struct)
 }
 END_TEST
 
+/* Issue 28 class 1, over every [method] row with a `limits` hook: the edge its hook gives
+ * on a resolved scenario is accepted and lands as written (never clamped), and one step
+ * beyond it is refused naming the key. */
+static const char *const limits_base =
+    "[run]\nmethod = sync\nrounds = 2\nmode = timing\n[data]\ndataset = synthetic\n[model]\nlayers = 32,16,10\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n[server]\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n";
+
+static void limits_edge(const char *method, const SchemaKey *k, double value, int accepted)
+{
+    char run[64], key[128];
+    snprintf(run, sizeof run, "run.method=%s", method);
+    snprintf(key, sizeof key, "method.%s=%.17g", k->name, value);
+    const char *set[] = {run, key};
+    Scenario sc;
+    HsDiag diag;
+    int status = resolve_with(limits_base, set, 2, &sc, &diag);
+    if (accepted) {
+        ck_assert_msg(status == HS_OK, "%s %s at its limit: %s", method, key, diag.message);
+        ck_assert_msg(test_method_key(&sc, k->name) == value, "%s %s landed as %.17g", method, key,
+                      test_method_key(&sc, k->name));
+    } else {
+        ck_assert_msg(status == HS_E_INPUT && strstr(diag.message, key) != NULL, "%s %s beyond its limit: %d %s",
+                      method, key, status, diag.message);
+    }
+}
+
+START_TEST(test_method_limits_are_edges_not_clamps)
+{
+    int rows = 0;
+    for (const MethodOps *const *m = method_all(); *m; m++)
+        for (const SchemaKey *k = (*m)->keys; k && k->name; k++) {
+            if (k->limits == NULL) continue;
+            char run[64];
+            snprintf(run, sizeof run, "run.method=%s", (*m)->name);
+            const char *set[] = {run};
+            Scenario sc;
+            HsDiag diag;
+            ck_assert_msg(resolve_with(limits_base, set, 1, &sc, &diag) == HS_OK, "%s: %s", (*m)->name, diag.message);
+            double min = k->min, max = k->max;
+            k->limits(&sc, &min, &max);
+            int whole = k->type == SCHEMA_INT || k->type == SCHEMA_STEPS;
+            ck_assert_msg(min < k->min || min > k->min || max < k->max || max > k->max,
+                          "%s's %s: its limits change nothing on 8 agents", (*m)->name, k->name);
+            if (max < k->max) {
+                limits_edge((*m)->name, k, max, 1);
+                limits_edge((*m)->name, k, whole ? max + 1 : nextafter(max, INFINITY), 0);
+            }
+            if (min > k->min) {
+                limits_edge((*m)->name, k, min, 1);
+                limits_edge((*m)->name, k, whole ? min - 1 : nextafter(min, 0), 0);
+            }
+            rows++;
+        }
+    ck_assert_msg(rows >= 5, "only %d [method] rows with limits", rows);
+}
+END_TEST
+
 static Suite *scenario_keys_suite(void)
 {
     Suite *s = suite_create("scenario_keys");
@@ -762,6 +823,7 @@ static Suite *scenario_keys_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_schema_rows_are_complete);
     tcase_add_test(tc, test_method_rows_land_in_their_struct);
+    tcase_add_test(tc, test_method_limits_are_edges_not_clamps);
     tcase_add_test(tc, test_method_and_method_name_merge);
     tcase_add_test(tc, test_list_elements_are_never_dropped);
     tcase_add_test(tc, test_whole_numbers_and_overflow);

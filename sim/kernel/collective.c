@@ -1,8 +1,8 @@
 /* collective.c — the collectives of the kernel (collective.h): a ring all-reduce's
  * members join here and the network model times the ring itself; the nested partial
  * all-reduce is rings over prefixes; the all-gather is messages round the ring.
- * Work: O(n log n) time and O(n) memory per nested reduce (a sort of its members by
- * level), O(1) per all-gather hop. */
+ * Work: O(n log n) time per nested reduce (a sort of its members by level, in memory
+ * kept from init), O(1) per all-gather hop. */
 #include "sim/kernel/collective.h"
 
 #include "sim/kernel/engine_network.h"
@@ -30,6 +30,12 @@ int engine_collective_join(Engine *e, Collective *c, int node)
 
 /* ---- nested partial all-reduce ---- */
 
+/* qsort context-free: members are sorted through (level, position) pairs */
+typedef struct NestedRank {
+    double level;
+    int position, agent;
+} NestedRank;
+
 int nested_reduce_init(NestedReduce *r, int n)
 {
     memset(r, 0, sizeof *r);
@@ -37,7 +43,8 @@ int nested_reduce_init(NestedReduce *r, int n)
     r->shell_bytes = calloc((size_t)n, sizeof *r->shell_bytes);
     r->order = calloc((size_t)n, sizeof *r->order);
     r->shells = calloc((size_t)n, sizeof *r->shells);
-    return r->shell_level && r->shell_bytes && r->order && r->shells ? HS_OK : HS_E_NOMEM;
+    r->rank = malloc((size_t)(n > 0 ? n : 1) * sizeof *r->rank);
+    return r->shell_level && r->shell_bytes && r->order && r->shells && r->rank ? HS_OK : HS_E_NOMEM;
 }
 
 void nested_reduce_free(NestedReduce *r)
@@ -46,14 +53,10 @@ void nested_reduce_free(NestedReduce *r)
     free(r->shell_bytes);
     free(r->order);
     free(r->shells);
+    free(r->rank);
     memset(r, 0, sizeof *r);
 }
 
-/* qsort context-free: members are sorted through (level, position) pairs */
-typedef struct NestedRank {
-    double level;
-    int position, agent;
-} NestedRank;
 
 static int nested_compare_rank(const void *a, const void *b)
 {
@@ -68,9 +71,8 @@ int nested_reduce_begin(NestedReduce *r, const double *level, const double *byte
     /* Members by level, largest first (ties in member order): shell l's members, those
      * with level >= k_l, are a prefix. A ring's time does not depend on its order (every
      * member sends on its uplink and receives on its downlink once per step), so the
-     * prefix serves as the ring. O(n log n) time and O(n) memory per averaging. */
-    NestedRank *rank = malloc((size_t)n_members * sizeof *rank);
-    if (rank == NULL) return HS_E_NOMEM;
+     * prefix serves as the ring. O(n log n) time per averaging, in the scratch of init. */
+    NestedRank *rank = r->rank;
     r->level = level;
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
@@ -95,7 +97,6 @@ int nested_reduce_begin(NestedReduce *r, const double *level, const double *byte
         below = held;
         engine_collective_begin(&r->shells[l], r->order, count, r->shell_bytes[l], blocking, kind, l);
     }
-    free(rank);
     r->pending = r->n_shells;
     return HS_OK;
 }

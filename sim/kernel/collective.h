@@ -56,6 +56,7 @@ typedef struct NestedReduce {
     Collective *shells;    /* (n) */
     int pending;           /* shells not done yet */
     const double *level;   /* (agents) of the current reduce, borrowed */
+    struct NestedRank *rank; /* (n) scratch of nested_reduce_begin: no allocation per averaging */
 } NestedReduce;
 
 /* For up to n members. HS_OK or HS_E_NOMEM. Free with nested_reduce_free (accepts a
@@ -63,7 +64,7 @@ typedef struct NestedReduce {
 int nested_reduce_init(NestedReduce *r, int n);
 void nested_reduce_free(NestedReduce *r);
 /* Starts the shells among members (NULL: agents 0..n_members-1); level and bytes are
- * per agent and must outlive the reduce. HS_E_NOMEM. */
+ * per agent and must outlive the reduce; at most init's n members. HS_OK. */
 int nested_reduce_begin(NestedReduce *r, const double *level, const double *bytes, const int *members,
                         int n_members, int blocking, int kind);
 /* agent is ready: it joins every shell it holds. */

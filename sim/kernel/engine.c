@@ -204,6 +204,10 @@ int engine_play(Engine *e)
     Event ev;
     while (status == HS_OK && !e->round_over) {
         if (!queue_pop(e->queue, &ev)) {
+            if (queue_size(e->queue) > 0) {
+                status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the event queue");
+                break;
+            }
             /* messages left that can never move: a node offline for good */
             if (model->stranded && model->stranded(e)) status = engine_fail_stranded(e, -1);
             break;

@@ -23,9 +23,22 @@ typedef struct QueueItem {
     int64_t data;
 } QueueItem;
 
+/* Buckets are lists of chunks from one free list, not arrays of their own: pushes land
+ * in twenty or more buckets over a run (which ones moves with the clock), and arrays
+ * that each grew to their bucket's peak held about fourteen slots per pending event at
+ * 200,000 agents (440 bytes an agent); chunks hold the pending events and one partial
+ * chunk per bucket. A chunk of 255 events is 8 KB: scans stay sequential. */
+enum { QUEUE_CHUNK = 255 };
+
+typedef struct QueueChunk {
+    struct QueueChunk *next;
+    int n;
+    QueueItem items[QUEUE_CHUNK];
+} QueueChunk;
+
 typedef struct QueueBucket {
-    QueueItem *items;
-    size_t n, capacity;
+    QueueChunk *head, *tail;
+    size_t n;
 } QueueBucket;
 
 struct EventQueue {
@@ -33,8 +46,9 @@ struct EventQueue {
     uint64_t nonempty[3];              /* bit k: bucket k holds keys */
     uint64_t last_time_bits, last_seq; /* the last popped key */
     size_t size;
-    size_t initial_capacity;
     uint64_t next_seq;
+    QueueChunk *free_chunks;           /* kept until queue_free: no allocation once warm */
+    size_t n_free;
     Event top;
 };
 
@@ -61,17 +75,41 @@ static int queue_bucket_of(const EventQueue *q, uint64_t time_bits, uint64_t seq
     return low ? 64 - __builtin_clzll(low) : 0;
 }
 
+static void queue_chunk_release(EventQueue *q, QueueChunk *c)
+{
+    c->next = q->free_chunks;
+    q->free_chunks = c;
+    q->n_free++;
+}
+
+/* At least `count` chunks on the free list. */
+static int queue_chunk_reserve(EventQueue *q, size_t count)
+{
+    while (q->n_free < count) {
+        QueueChunk *c = malloc(sizeof *c);
+        if (c == NULL) return HS_E_NOMEM;
+        queue_chunk_release(q, c);
+    }
+    return HS_OK;
+}
+
 static inline int queue_append(EventQueue *q, int bucket, const QueueItem *item)
 {
     QueueBucket *b = &q->buckets[bucket];
-    if (__builtin_expect(b->n == b->capacity, 0)) {
-        size_t capacity = b->capacity ? b->capacity * 2 : q->initial_capacity;
-        QueueItem *items = realloc(b->items, capacity * sizeof *items);
-        if (items == NULL) return HS_E_NOMEM;
-        b->items = items;
-        b->capacity = capacity;
+    QueueChunk *tail = b->tail;
+    if (__builtin_expect(tail == NULL || tail->n == QUEUE_CHUNK, 0)) {
+        if (queue_chunk_reserve(q, 1) != HS_OK) return HS_E_NOMEM;
+        QueueChunk *c = q->free_chunks;
+        q->free_chunks = c->next;
+        q->n_free--;
+        c->next = NULL;
+        c->n = 0;
+        if (tail) tail->next = c;
+        else b->head = c;
+        b->tail = tail = c;
     }
-    b->items[b->n++] = *item;
+    tail->items[tail->n++] = *item;
+    b->n++;
     q->nonempty[bucket >> 6] |= 1ULL << (bucket & 63);
     return HS_OK;
 }
@@ -81,20 +119,33 @@ static inline void queue_mark_empty(EventQueue *q, int bucket)
     q->nonempty[bucket >> 6] &= ~(1ULL << (bucket & 63));
 }
 
+/* Empties bucket k, its chunks back on the free list. */
+static void queue_bucket_clear(EventQueue *q, int k)
+{
+    QueueBucket *b = &q->buckets[k];
+    for (QueueChunk *c = b->head, *next; c; c = next) {
+        next = c->next;
+        queue_chunk_release(q, c);
+    }
+    b->head = b->tail = NULL;
+    b->n = 0;
+    queue_mark_empty(q, k);
+}
+
 EventQueue *queue_create(size_t initial_capacity)
 {
-    EventQueue *q = calloc(1, sizeof *q);
-    if (q == NULL) return NULL;
-    /* Buckets start small and grow on demand; the hint sizes only the first growth of
-     * the buckets that fill in bulk. */
-    q->initial_capacity = initial_capacity < 16 ? 16 : (initial_capacity > 4096 ? 4096 : initial_capacity);
-    return q;
+    (void)initial_capacity; /* chunks come as needed; kept for callers' hints */
+    return calloc(1, sizeof(EventQueue));
 }
 
 void queue_free(EventQueue *q)
 {
     if (q == NULL) return;
-    for (int b = 0; b < QUEUE_BUCKETS; b++) free(q->buckets[b].items);
+    for (int b = 0; b < QUEUE_BUCKETS; b++) queue_bucket_clear(q, b);
+    for (QueueChunk *c = q->free_chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
     free(q);
 }
 
@@ -112,54 +163,62 @@ int queue_push(EventQueue *q, double time, int32_t kind, int32_t agent, int64_t 
     return HS_OK;
 }
 
-/* Makes bucket 0 hold the minimum (exactly one key: keys are unique). */
-static void queue_settle(EventQueue *q)
+/* Makes bucket 0 hold the minimum (exactly one key: keys are unique). HS_E_NOMEM leaves
+ * the queue as it was. */
+static int queue_settle(EventQueue *q)
 {
-    if (q->buckets[0].n > 0) return;
+    if (q->buckets[0].n > 0) return HS_OK;
     int k;
     if (q->nonempty[0]) k = __builtin_ctzll(q->nonempty[0]);
     else if (q->nonempty[1]) k = 64 + __builtin_ctzll(q->nonempty[1]);
     else k = 128;
+    /* Moving bucket k's keys takes at most k + 1 chunks more than the ones of bucket k
+     * released on the way (all but its tail are full; each of the k lower buckets, all
+     * empty, ends with at most one partial chunk), so with those in hand no append below
+     * can fail. */
+    if (queue_chunk_reserve(q, (size_t)k + 1) != HS_OK) return HS_E_NOMEM;
     QueueBucket *b = &q->buckets[k];
-    size_t best = 0;
-    for (size_t i = 1; i < b->n; i++) {
-        const QueueItem *x = &b->items[i], *y = &b->items[best];
-        if (x->time_bits < y->time_bits || (x->time_bits == y->time_bits && x->seq < y->seq)) best = i;
-    }
-    q->last_time_bits = b->items[best].time_bits;
-    q->last_seq = b->items[best].seq;
+    const QueueItem *best = &b->head->items[0];
+    for (const QueueChunk *c = b->head; c; c = c->next)
+        for (int i = 0; i < c->n; i++) {
+            const QueueItem *x = &c->items[i];
+            if (x->time_bits < best->time_bits || (x->time_bits == best->time_bits && x->seq < best->seq)) best = x;
+        }
+    q->last_time_bits = best->time_bits;
+    q->last_seq = best->seq;
     /* Every key of bucket k now differs from the new minimum below bit k-1, so it lands
-     * in a lower bucket: the appends never touch bucket k itself. Growth may fail only
-     * for lower buckets; capacity was reserved by the bucket they came from, so keep
-     * it simple and retry-free: a failed append leaves the item in place. */
-    size_t kept = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        QueueItem item = b->items[i];
-        if (queue_append(q, queue_bucket_of(q, item.time_bits, item.seq), &item) != HS_OK)
-            b->items[kept++] = item;
+     * in a lower bucket: the appends never touch bucket k itself. */
+    QueueChunk *c = b->head;
+    b->head = b->tail = NULL;
+    b->n = 0;
+    queue_mark_empty(q, k);
+    while (c) {
+        for (int i = 0; i < c->n; i++) queue_append(q, queue_bucket_of(q, c->items[i].time_bits, c->items[i].seq), &c->items[i]);
+        QueueChunk *next = c->next;
+        queue_chunk_release(q, c);
+        c = next;
     }
-    b->n = kept;
-    if (kept == 0) queue_mark_empty(q, k);
+    return HS_OK;
 }
 
 int queue_pop(EventQueue *q, Event *out)
 {
-    if (q->size == 0) return 0;
-    queue_settle(q);
+    if (q->size == 0 || queue_settle(q) != HS_OK) return 0;
     QueueBucket *b0 = &q->buckets[0];
-    const QueueItem *item = &b0->items[--b0->n];
-    if (b0->n == 0) queue_mark_empty(q, 0);
+    const QueueItem *item = &b0->head->items[0];
     *out = (Event){.time = queue_bits_time(item->time_bits), .seq = item->seq, .kind = item->kind,
                    .agent = item->agent, .data = item->data};
+    b0->head->n = 0; /* bucket 0 keeps its chunk: it takes one key at every pop */
+    b0->n = 0;
+    queue_mark_empty(q, 0);
     q->size--;
     return 1;
 }
 
 const Event *queue_peek(EventQueue *q)
 {
-    if (q->size == 0) return NULL;
-    queue_settle(q);
-    const QueueItem *item = &q->buckets[0].items[q->buckets[0].n - 1];
+    if (q->size == 0 || queue_settle(q) != HS_OK) return NULL;
+    const QueueItem *item = &q->buckets[0].head->items[0];
     q->top = (Event){.time = queue_bits_time(item->time_bits), .seq = item->seq, .kind = item->kind,
                      .agent = item->agent, .data = item->data};
     return &q->top;
@@ -172,7 +231,6 @@ size_t queue_size(const EventQueue *q)
 
 void queue_clear(EventQueue *q)
 {
-    for (int b = 0; b < QUEUE_BUCKETS; b++) q->buckets[b].n = 0;
-    memset(q->nonempty, 0, sizeof q->nonempty);
+    for (int b = 0; b < QUEUE_BUCKETS; b++) queue_bucket_clear(q, b);
     q->size = 0;
 }

@@ -257,7 +257,7 @@ static void co2_destroy(void *state)
 
 static const SchemaKey co2_keys[] = {
     METHOD_KEY(Co2Keys, period, "4", "local steps between background all-reduces (tau)",
-     .type = SCHEMA_INT, .min = 1, .max = 100000000),
+     .type = SCHEMA_INT, .min = 1, .max = 100000000, .flags = SCHEMA_WITHIN_ROUND, .doc_range = "[1, a round's steps]"),
     METHOD_KEY(Co2Keys, beta, "0.5", "outer momentum", .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MAX),
     METHOD_KEY(Co2Keys, lambda, "1", "staleness-gap penalty: the outer gradient is divided by it",
      .type = SCHEMA_REAL, .min = 0, .max = 1e6, .flags = SCHEMA_OPEN_MIN),

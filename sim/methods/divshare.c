@@ -113,7 +113,6 @@ static int divshare_create(Sim *sim, void **state)
     s->degree = keys->degree;
     s->local_steps = keys->local_steps;
     s->params = (size_t)sim->profile.total_params;
-    if ((size_t)s->fragments > s->params) s->fragments = (int)s->params; /* no empty fragment */
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->nodes = calloc((size_t)n, sizeof *s->nodes);
     s->scratch = malloc((size_t)(n > s->fragments ? n : s->fragments) * sizeof *s->scratch);
@@ -121,7 +120,6 @@ static int divshare_create(Sim *sim, void **state)
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (!s->steps || !s->nodes || !s->scratch || !s->pool || !s->rng) return HS_E_NOMEM;
     s->n_nodes = n;
-    if (s->degree > n - 1) s->degree = n - 1 > 0 ? n - 1 : 1; /* at most every other node */
     size_t queue = (size_t)s->fragments * (size_t)s->degree;
     for (int i = 0; i < n; i++) {
         DivshareNode *d = &s->nodes[i];
@@ -412,9 +410,10 @@ static void divshare_destroy(void *state)
 
 static const SchemaKey divshare_keys[] = {
     METHOD_KEY(DivshareKeys, fragments, "8", "parameter subsets a model is split into (Omega)",
-     .type = SCHEMA_INT, .min = 1, .max = DIVSHARE_MAX_FRAGMENTS),
+     .type = SCHEMA_INT, .min = 1, .max = DIVSHARE_MAX_FRAGMENTS, .limits = scenario_limit_params,
+     .doc_range = "[1, 65536], at most the model's parameters"),
     METHOD_KEY(DivshareKeys, degree, "2", "recipients drawn per fragment (J; at most the other agents)",
-     .type = SCHEMA_INT, .min = 1, .max = 1000000),
+     .type = SCHEMA_INT, .min = 1, .max = 1000000, .limits = scenario_limit_other_agents, .doc_range = "[1, agents - 1]"),
     METHOD_KEY(DivshareKeys, local_steps, "10", "local steps between two snapshots (`epoch`: one pass over the node's data)",
      .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
     PRUNE_METHOD_KEYS(DivshareKeys, pruning.),

@@ -214,14 +214,19 @@ static void fl_draw(FlState *s, int *candidates, int m, int count)
     }
 }
 
+static int fl_index_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 static int fedavg_round_begin(FlState *s, Sim *sim, int round)
 {
     int n = s->n, m = 0;
     s->n_reports = 0;
     s->wanted = (int)floor(s->participation * n + 0.5);
-    if (s->wanted < 1) s->wanted = 1;
     s->selected = (int)ceil(s->wanted * (1 + s->overcommit) - 1e-9);
-    if (s->selected > n) s->selected = n;
+    /* 1 <= wanted <= selected <= n: the rows' limits (scenario_limit_share_of_agents, fedavg_overcommit_limits) */
     for (int i = 0; i < n; i++)
         if (engine_agent_online(sim->engine, i, engine_now(sim->engine))) s->order[m++] = i;
     if (m == 0)
@@ -230,13 +235,9 @@ static int fedavg_round_begin(FlState *s, Sim *sim, int round)
     if (s->wanted > s->selected) s->wanted = s->selected;
     rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)round, RNG_PURPOSE_METHOD);
     fl_draw(s, s->order, m, s->selected);
-    /* downloads start in client order, so the draw's order does not matter */
-    for (int a = 1; a < s->selected; a++)
-        for (int b = a; b > 0 && s->order[b - 1] > s->order[b]; b--) {
-            int tmp = s->order[b];
-            s->order[b] = s->order[b - 1];
-            s->order[b - 1] = tmp;
-        }
+    /* downloads start in client order, so the draw's order does not matter (distinct
+     * indices: one sorted order; qsort, since K clients in insertion sort were O(K^2)) */
+    qsort(s->order, (size_t)s->selected, sizeof *s->order, fl_index_cmp);
     for (int k = 0; k < s->selected; k++) {
         int status = fl_dispatch(s, sim, s->order[k], round);
         if (status != HS_OK) return status;
@@ -367,13 +368,38 @@ static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
+/* The largest overcommit whose ceil(K (1 + overcommit)) selects at most every agent (the
+ * round's own formula, bisected to the last bit, so the check and the run agree). */
+static int fedavg_selects_at_most(int wanted, double overcommit, int n)
+{
+    return ceil(wanted * (1 + overcommit) - 1e-9) <= n;
+}
+
+static void fedavg_overcommit_limits(const Scenario *sc, double *min, double *max)
+{
+    (void)min;
+    const FlKeys *keys = scenario_method_keys(sc);
+    int n = sc->n_agents, wanted = (int)floor(keys->participation * n + 0.5);
+    if (wanted < 1) return; /* participation is refused first */
+    double fits = 0, beyond = (double)n / wanted; /* K (1 + n / K) > n */
+    for (;;) {
+        double mid = fits + (beyond - fits) / 2;
+        if (mid <= fits || mid >= beyond) break;
+        if (fedavg_selects_at_most(wanted, mid, n)) fits = mid;
+        else beyond = mid;
+    }
+    if (fits < *max) *max = fits;
+}
+
 static const SchemaKey fedavg_keys[] = {
     METHOD_KEY(FlKeys, local_steps, "epoch", "local steps per round: a number, or epoch (one pass over the client's data)",
      .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
     METHOD_KEY(FlKeys, participation, "1", "share of the agents whose reports a round aggregates (K = round(share x agents))",
-     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN),
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN, .limits = scenario_limit_share_of_agents,
+     .doc_range = "(0, 1], at least 0.5 / agents"),
     METHOD_KEY(FlKeys, overcommit, "0", "extra share of clients selected: ceil(K (1 + overcommit)); the first K reports count",
-     .type = SCHEMA_REAL, .min = 0, .max = 100),
+     .type = SCHEMA_REAL, .min = 0, .max = 100, .limits = fedavg_overcommit_limits,
+     .doc_range = "[0, 100], at most agents / K - 1"),
     METHOD_KEY(FlKeys, deadline, "none", "a round ends this long after its start with the reports in so far",
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN),
     PRUNE_METHOD_KEYS(FlKeys, pruning.),

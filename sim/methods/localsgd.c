@@ -386,7 +386,8 @@ static void localsgd_destroy(void *state)
 
 static const SchemaKey localsgd_keys[] = {
     METHOD_KEY(LocalSgdKeys, local_steps, "epoch", "local steps between averagings: a number, or epoch",
-               .type = SCHEMA_STEPS, .min = 1, .max = 100000000),
+               .type = SCHEMA_STEPS, .min = 1, .max = 100000000, .flags = SCHEMA_WITHIN_ROUND,
+               .doc_range = "epoch | [1, a round's steps]"),
     LOCALSGD_AVERAGING_KEYS,
     PRUNE_METHOD_KEYS_ALWAYS(LocalSgdKeys, pruning.),
     FREEZE_METHOD_KEYS_ALWAYS(LocalSgdKeys, freezing.),
@@ -417,7 +418,8 @@ const MethodOps method_localsgd = {
 
 static const SchemaKey qsr_keys[] = {
     METHOD_KEY(LocalSgdKeys, H_base, "2", "smallest period (local steps between averagings)",
-               .type = SCHEMA_INT, .min = 1, .max = 100000000),
+               .type = SCHEMA_INT, .min = 1, .max = 100000000, .flags = SCHEMA_WITHIN_ROUND,
+               .doc_range = "[1, a round's steps]"),
     METHOD_KEY(LocalSgdKeys, alpha, "0.2", "QSR coefficient: H = max(H_base, floor((alpha / lr)^2))",
                .type = SCHEMA_REAL, .min = 0, .max = 1e6),
     LOCALSGD_AVERAGING_KEYS,

@@ -76,11 +76,7 @@ static inline int sim_agent_steps(const Sim *sim, int agent)
 /* Steps of a "global epoch": ceil(mean samples / batch). */
 static inline int sim_round_steps(const Sim *sim)
 {
-    double total = 0;
-    for (int i = 0; i < sim->world.n; i++) total += sim->world.agents[i].samples;
-    double mean = total / sim->world.n;
-    int steps = (int)ceil(mean / sim->sc->model.batch);
-    return steps < 1 ? 1 : steps;
+    return world_round_steps(&sim->world, sim->sc->model.batch);
 }
 
 #endif

@@ -53,6 +53,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_GOSSIPS_DIFFERENCES, "[compression] gamma: compresses differences to what the neighbours hold (CHOCO)"},
     {METHOD_SENDS_DIFFERENCES, "[compression] feedback = none: compresses differences to the copy each receiver holds"},
     {METHOD_WORKER_MOMENTUM, "[compression] momentum = worker"},
+    {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
     {0, NULL},
 };
 

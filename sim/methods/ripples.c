@@ -97,7 +97,6 @@ static int ripples_create(Sim *sim, void **state)
     int n = sim->world.n;
     const RipplesKeys *keys = scenario_method_keys(sim->sc);
     s->group_size = keys->group_size;
-    if (s->group_size > n) s->group_size = n; /* documented: a group is at most everybody */
     s->schedule = keys->schedule;
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->agents = calloc((size_t)n, sizeof *s->agents);
@@ -367,7 +366,7 @@ static void ripples_destroy(void *state)
 
 static const SchemaKey ripples_keys[] = {
     METHOD_KEY(RipplesKeys, group_size, "3", "workers in a Partial All-Reduce group (G; at most the agent count)",
-     .type = SCHEMA_INT, .min = 2, .max = 1000000),
+     .type = SCHEMA_INT, .min = 2, .max = 1000000, .limits = scenario_limit_agents, .doc_range = "[2, agents]"),
     METHOD_KEY(RipplesKeys, schedule, "division", "group formation: GG with Group Buffers (random), plus Group Division, or static",
      .type = SCHEMA_CHOICE, .choices = "random|division|static"),
     FREEZE_METHOD_KEYS(RipplesKeys, freezing.),

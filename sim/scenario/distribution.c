@@ -162,6 +162,15 @@ int distribution_parse(const char *text, UnitKind kind, Distribution *out, char 
                  "unknown distribution '%s' (use uniform, normal, lognormal, pareto, choice, trace)", name);
         status = HS_E_INPUT;
     }
+    /* an infinite argument makes every draw inf or NaN: uniform(x, inf) ran as the constant
+     * inf (issue 28 class 7) */
+    int two_numbers = out->kind == DIST_UNIFORM || out->kind == DIST_NORMAL || out->kind == DIST_LOGNORMAL ||
+                      out->kind == DIST_PARETO;
+    if (status == HS_OK && two_numbers && !(isfinite(out->a) && isfinite(out->b))) {
+        snprintf(why, (size_t)why_size, "%s() with an infinite argument draws the same inf (or nothing) every time; "
+                 "write inf alone for an unlimited value", name);
+        status = HS_E_INPUT;
+    }
     return status;
 }
 

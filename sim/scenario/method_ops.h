@@ -55,6 +55,8 @@ enum {
                                          * a model and no data ([server] or [servers] count = 1) */
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
+    METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
+                                         * a split point (two blocks or more) */
 };
 
 typedef struct MethodOps {

@@ -75,6 +75,19 @@ static int scenario_check_names(Resolver *r)
     return HS_OK;
 }
 
+/* Appends "FILE:LINE: [section] key: text" (or "--set ...: text") to sc->notes. */
+static void scenario_note(Resolver *r, const IniEntry *e, const char *text)
+{
+    char where[INIDOC_VALUE_MAX + 160];
+    size_t used = strlen(r->sc->notes);
+    if (e->origin == INIDOC_FROM_SET)
+        snprintf(r->sc->notes + used, sizeof r->sc->notes - used, "%s: %s\n", inidoc_entry_where(e, where, sizeof where),
+                 text);
+    else
+        snprintf(r->sc->notes + used, sizeof r->sc->notes - used, "%s: [%s] %s: %s\n",
+                 inidoc_entry_where(e, where, sizeof where), e->section, e->key, text);
+}
+
 static int scenario_resolve_run(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -87,6 +100,10 @@ static int scenario_resolve_run(Resolver *r)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "run"),
                            "[run] target_accuracy needs mode = train (timing mode measures no accuracy); "
                            "add rounds or time_budget");
+    if (sc->target_accuracy > 0 && sc->mode == RUN_MODE_TIMING)
+        scenario_note(r, inidoc_find(r->doc, "run", "target_accuracy"),
+                      "has no effect in timing mode (no accuracy is evaluated); the run stops "
+                      "at rounds or time_budget");
     return HS_OK;
 }
 
@@ -122,6 +139,42 @@ static int scenario_resolve_image_shape(Resolver *r, DataSpec *d)
     return HS_OK;
 }
 
+/* [data] of a kind read from files (cifar10, cifar100, leaf, npy): what its files say of
+ * the model's input, the classes and the set sizes (scenario_probe_data). */
+static int scenario_resolve_data_files(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    DataSpec *d = &sc->data;
+    ModelSpec *m = &sc->model;
+    DatasetInfo info;
+    int status = scenario_probe_data(r, &info);
+    if (status != HS_OK) return status;
+    m->in_channels = info.channels;
+    m->in_height = info.height;
+    m->in_width = info.width;
+    m->classes = d->classes = info.classes;
+    d->features = info.channels * info.height * info.width;
+    /* the image shape (0: flat features), as the model's checks read it */
+    int flat = info.height == 1 && info.width == 1;
+    d->channels = flat ? 0 : info.channels, d->height = flat ? 0 : info.height, d->width = flat ? 0 : info.width;
+    sc->dataset_train_size = info.n_train;
+    sc->dataset_test_size = d->test_samples > 0 && d->test_samples < info.n_test ? d->test_samples : info.n_test;
+    sc->dataset_writers = info.n_writers;
+    dataset_info_free(&info);
+    if (d->test_samples > info.n_test) {
+        char why[160];
+        snprintf(why, sizeof why, "more than the %d test samples of the files", info.n_test);
+        return scenario_bad(r, inidoc_find(r->doc, "data", "test_samples"), "%s", why);
+    }
+    if (info.classes < 2) {
+        char why[200];
+        snprintf(why, sizeof why, "the files' labels make %d class%s; give [data] classes", info.classes,
+                 info.classes == 1 ? "" : "es");
+        return scenario_bad(r, inidoc_find(r->doc, "data", "path"), "%s", why);
+    }
+    return HS_OK;
+}
+
 /* [data]: its rows, then the image shape and what the data set fixes of the model's input.
  * domains, test_domains and lambda are checked whatever the partition (every value is)
  * and used by partition = domains only. */
@@ -145,6 +198,8 @@ static int scenario_resolve_data(Resolver *r)
         d->classes = 10;
         sc->dataset_train_size = 60000;
         sc->dataset_test_size = 10000;
+    } else if (d->dataset != DATA_SYNTHETIC) {
+        if ((status = scenario_resolve_data_files(r)) != HS_OK) return status;
     } else if (d->channels > 0) {
         m->in_channels = d->channels;
         m->in_height = d->height;
@@ -162,6 +217,16 @@ static int scenario_resolve_data(Resolver *r)
     if (d->test_samples > sc->dataset_test_size && d->dataset == DATA_FASHION_MNIST)
         return scenario_bad(r, inidoc_find(r->doc, "data", "test_samples"), "%s",
                             "more than the 10000 test images");
+    if (d->partition == PART_NATURAL && sc->dataset_writers == 0)
+        return scenario_bad(r, inidoc_find(r->doc, "data", "partition"), "%s",
+                            "natural deals the data set's writers to the agents: it needs dataset = leaf");
+    if ((d->crop_padding > 0 || d->flip) && (m->in_height < 2 || m->in_width < 2 ||
+                                             d->crop_padding > m->in_height || d->crop_padding > m->in_width)) {
+        char why[200];
+        snprintf(why, sizeof why, "augments images, but the samples are %dx%d%s", m->in_height, m->in_width,
+                 m->in_height < 2 || m->in_width < 2 ? " (flat features)" : ", smaller than the crop's padding");
+        return scenario_bad(r, inidoc_find(r->doc, "data", "augment"), "%s", why);
+    }
     return HS_OK;
 }
 
@@ -200,6 +265,24 @@ static int scenario_resolve_model(Resolver *r)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"),
                            "[model] does not describe a valid network");
     return HS_OK;
+}
+
+/* A method that splits the model between agents (ComDML) with a model of one block has no
+ * split point: no agent could ever offload, and the run would be local SGD under the
+ * method's name (issue 28 class 7). */
+static int scenario_check_split(Resolver *r)
+{
+    const Scenario *sc = r->sc;
+    ModelProfile profile;
+    if (!(method_lookup(sc->method)->capabilities & METHOD_SPLITS_MODEL) || model_profile(&sc->model, &profile) != HS_OK ||
+        profile.n_blocks >= 2)
+        return HS_OK;
+    IniEntry *e = inidoc_find(r->doc, "model", sc->model.arch == MODEL_ARCH_MLP ? "layers" : "arch");
+    char why[200];
+    snprintf(why, sizeof why, "method %s splits the model between agents, but this one is a single block (no split "
+             "point): it needs two blocks or more", sc->method);
+    if (e) return scenario_bad(r, e, "%s", why);
+    return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"), "[model] %s", why);
 }
 
 static int scenario_resolve_topology(Resolver *r)
@@ -246,6 +329,21 @@ static int scenario_resolve_agents(Resolver *r)
         }
     }
     base->count = sc->n_agents - taken;
+    if (sc->data.partition == PART_NATURAL) {
+        /* the writers are dealt whole: at least one an agent, and their samples are the agents' */
+        char why[200];
+        if (sc->n_agents > sc->dataset_writers) {
+            snprintf(why, sizeof why, "partition = natural gives each agent at least one writer, but the data set "
+                     "has %d writers (at most %d agents)", sc->dataset_writers, sc->dataset_writers);
+            return scenario_bad(r, count_entry, "%s", why);
+        }
+        for (int g = 0; g < sc->n_groups; g++)
+            if (sc->groups[g].has_samples) {
+                IniEntry *e = scenario_group_entry(r, g, "samples");
+                return scenario_bad(r, e, "%s", "partition = natural: each agent holds its writers' samples "
+                                    "(leave samples out)");
+            }
+    }
     if (sc->mode == RUN_MODE_TRAIN && sc->n_agents > sc->dataset_train_size)
         return scenario_bad(r, count_entry, "%s", "more agents than training samples");
     return HS_OK;
@@ -375,13 +473,15 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     int status;
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
-        (status = scenario_resolve_method(&r)) || (status = scenario_resolve_topology(&r)) ||
+        (status = scenario_resolve_method(&r)) || (status = scenario_check_split(&r)) ||
+        (status = scenario_resolve_topology(&r)) ||
         (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_server(&r)) ||
         (status = scenario_check_topology(&r)) ||
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
-        (status = scenario_check_feature_pairs(&r)) || (status = scenario_check_traces(&r)))
+        (status = scenario_check_feature_pairs(&r)) || (status = scenario_check_traces(&r)) ||
+        (status = scenario_check_method_limits(&r)))
         return status;
     sc->has_sweep = inidoc_has_section(doc, "sweep");
     const MethodOps *ops = method_lookup(sc->method);

@@ -39,6 +39,7 @@ typedef struct AgentGroupSpec {
     Distribution latency;       /* s */
     Distribution samples;       /* count; drawn and rounded */
     int has_samples;            /* else the dataset is shared out evenly */
+    char samples_where[160];    /* "FILE:LINE" or "--set ..." of samples, for its draws' errors */
     Slowdown slowdown;          /* speed over time */
     double jitter;              /* lognormal sigma of per-computation noise */
     Distribution availability;  /* constant 1 (always) or a 0/1 trace */
@@ -156,7 +157,13 @@ typedef struct Scenario {
      * dataset key, or the file, for the default folder), "--set data.path=...": messages
      * about the files' contents start with it (issue 28, class 8) */
     char data_where[640];
+    /* What the file holds that this run does not use, one "WHERE: [section] key: why" a
+     * line, for the CLI to print as notes (not errors: legitimate in a sweep, e.g.
+     * target_accuracy over train and timing mode), issue 28 class 7 */
+    char notes[1024];
+    char shards_where[160];     /* "FILE:LINE" or "--set ..." of [data] shards; "" for the default */
     int dataset_train_size, dataset_test_size;
+    int dataset_writers;        /* the writers of a data set that has them (leaf), else 0 */
     ModelSpec model;
     OptimSpec optim;
     /* [method]: params[i] is the running method's row i (MethodOps.keys) as written;
@@ -172,6 +179,10 @@ typedef struct Scenario {
     char topology_file[512];
     /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
     int n_agents;
+    /* [agents] profile: a device profile (base/device_profile.h) whose row i gives agent i's
+     * compute, bandwidth and, when the file has the column, latency ("" without one) */
+    char agents_profile[512];
+    int profile_latency;        /* 1 when the profile has a latency column */
     AgentGroupSpec groups[SCENARIO_MAX_GROUPS + 1];
     int n_groups;
     /* [server] (the parameter server of the server methods) or [servers] (count edge
@@ -270,6 +281,19 @@ const MethodParam *scenario_key_written(const Scenario *sc, const void *field);
  * file for a default; "--set ...: message" for an override). Returns HS_E_INPUT. */
 int scenario_key_error(const Scenario *sc, const void *field, HsDiag *diag, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* `limits` hooks of [method] rows whose range depends on other sections (issue 28 class
+ * 1: a value the code would otherwise clamp is refused where it was written; checked once
+ * [agents] and [model] are resolved, scenario_limits.c): at most the agent count, at most
+ * the other agents (n - 1), at most the model's parameters, and a share of the agents that
+ * rounds to at least one agent (round(share x n) >= 1). */
+void scenario_limit_agents(const Scenario *sc, double *min, double *max);
+void scenario_limit_other_agents(const Scenario *sc, double *min, double *max);
+void scenario_limit_params(const Scenario *sc, double *min, double *max);
+void scenario_limit_share_of_agents(const Scenario *sc, double *min, double *max);
+/* Every row of the running method with SCHEMA_WITHIN_ROUND (local steps: `epoch` passes)
+ * against the steps of a round, known once the agents' samples are drawn (world_build). */
+int scenario_check_round_keys(const Scenario *sc, int round_steps, HsDiag *diag);
 
 /* The scenario's [topology] graph over n nodes (topology_build_kind with its kind,
  * degree, edges file and seed): errors name the scenario's [topology], or the edges file

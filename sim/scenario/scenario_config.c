@@ -1,7 +1,7 @@
 /* scenario_config.c — the resolved scenario written back as INI (runs.config), row by row
  * from the schema (scenario_schema.c): every key that applies, in table order, each
- * section under its header. Numbers are written in SI with 17 significant digits so that
- * reading the text back resolves to the same bits; the round trip is tested. Keys that
+ * section under its header. Numbers are written in SI as the shortest text that reads
+ * back to the same bits (base/numtext.h); the round trip is tested. Keys that
  * do not apply are left out (their rows' `when`), which is why the resolver resets the
  * ones that cannot be left at any value (SCHEMA_RESET). */
 #include "sim/scenario/scenario.h"

@@ -11,7 +11,9 @@
 #define _XOPEN_SOURCE 700
 #include "sim/scenario/scenario_resolver.h"
 
+#include "base/device_profile.h"
 #include "base/input_file.h"
+#include "models/dataset.h"
 #include "sim/kernel/trace.h"
 
 #include <stdlib.h>
@@ -146,8 +148,20 @@ int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *
     }
     /* The default folder is read in train mode only; a folder the user names, always
      * (runs.config keeps it, and a run that trains will read it). Its files are read
-     * before the database is opened (dataset_check, cli/cli_preflight.c). */
-    if (sc->data.dataset == DATA_SYNTHETIC || (path == NULL && sc->mode != RUN_MODE_TRAIN)) return HS_OK;
+     * before the database is opened (dataset_check, cli/cli_preflight.c). The kinds
+     * without a default folder need one: leaf and npy always (their shapes are in their
+     * files), cifar to train (timing mode knows its shape and sizes). */
+    if (sc->data.dataset == DATA_SYNTHETIC) return HS_OK;
+    if (path == NULL && sc->data.dataset != DATA_FASHION_MNIST) {
+        int cifar = sc->data.dataset == DATA_CIFAR10 || sc->data.dataset == DATA_CIFAR100;
+        if (cifar && sc->mode != RUN_MODE_TRAIN) return HS_OK;
+        char why[300];
+        snprintf(why, sizeof why, "dataset = %s needs [data] path = the folder of its files%s (see docs/data.md)",
+                 dataset_kind_name(sc->data.dataset), cifar ? " to train (timing mode needs none)" : "");
+        if (dataset != NULL) return scenario_bad(r, dataset, "%s", why);
+        return hs_diag_set(r->diag, HS_E_INPUT, sc->data_where, 0, "%s", why);
+    }
+    if (path == NULL && sc->mode != RUN_MODE_TRAIN) return HS_OK;
     HsDiag inner;
     hs_diag_clear(&inner);
     if (input_file_check(v->text, INPUT_FILE_FOLDER, &inner) == HS_OK) return HS_OK;
@@ -155,4 +169,72 @@ int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *
     /* the default folder missing: a package not installed (exit 1), not bad input */
     return hs_diag_set(r->diag, HS_E_MISSING, sc->data_where, 0, "%s (install the Fashion-MNIST files with "
                        "`apt-get install dataset-fashion-mnist` or set [data] path)", inner.message);
+}
+
+/* The shape, classes and sizes of a data set the scenario names by its files (cifar10,
+ * cifar100, leaf, npy), probed at resolution (dataset_probe: cifar's file sizes, the
+ * others opened as the trainer will), so that the model's input and the agents' shares
+ * are known in timing mode too. cifar10 and cifar100 without a path (timing mode) take
+ * the standard sets' shape and sizes. A file that is missing or malformed is an input
+ * error at [data] path: the user named the folder. */
+int scenario_probe_data(Resolver *r, DatasetInfo *info)
+{
+    Scenario *sc = r->sc;
+    DataSpec *d = &sc->data;
+    memset(info, 0, sizeof *info);
+    if ((d->dataset == DATA_CIFAR10 || d->dataset == DATA_CIFAR100) && !d->path[0]) {
+        info->channels = 3, info->height = info->width = 32;
+        info->classes = d->dataset == DATA_CIFAR10 ? 10 : d->label == DATA_LABEL_COARSE ? 20 : 100;
+        info->n_train = 50000, info->n_test = 10000;
+        return HS_OK;
+    }
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    int status = dataset_probe(d, info, &inner);
+    if (status == HS_OK) return HS_OK;
+    IniEntry *path = inidoc_find(r->doc, "data", "path");
+    if (status == HS_E_MISSING) inner.status = HS_E_INPUT;
+    return scenario_input_bad(r, path, &inner);
+}
+
+int scenario_profile_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                           void *target)
+{
+    (void)section, (void)target;
+    if (e == NULL || v == NULL || !v->text[0]) return HS_OK;
+    int status = scenario_input_path(r, e, v->text, k->size);
+    if (status != HS_OK) return status;
+    DeviceProfile profile;
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    if ((status = device_profile_read(v->text, &profile, &inner)) != HS_OK) return scenario_input_bad(r, e, &inner);
+    char why[600];
+    if (profile.n_agents < r->sc->n_agents) {
+        snprintf(why, sizeof why, "%s: %d rows for the %d agents of [agents] count (one row per agent)", v->text,
+                 profile.n_agents, r->sc->n_agents);
+        device_profile_free(&profile);
+        return scenario_bad(r, e, "%s", why);
+    }
+    /* the rows the agents take keep virtual time finite (scenario_times.c) */
+    ScenarioSpans spans;
+    scenario_spans(r->sc, &spans);
+    for (int i = 0; spans.step_flops > 0 && i < r->sc->n_agents; i++) {
+        char span[400];
+        const char *column = NULL;
+        if (scenario_span_check(&spans, SCENARIO_SPAN_COMPUTE, profile.compute[i], 1, span, sizeof span) != HS_OK)
+            column = "compute";
+        else if (scenario_span_check(&spans, SCENARIO_SPAN_LINK, profile.bandwidth[i], 1, span, sizeof span) != HS_OK)
+            column = "bandwidth";
+        else if (profile.latency &&
+                 scenario_span_check(&spans, SCENARIO_SPAN_LATENCY, profile.latency[i], 1, span, sizeof span) != HS_OK)
+            column = "latency";
+        if (column) {
+            snprintf(why, sizeof why, "%s: agent %d's %s: %s", v->text, i, column, span);
+            device_profile_free(&profile);
+            return scenario_bad(r, e, "%s", why);
+        }
+    }
+    r->sc->profile_latency = profile.latency != NULL;
+    device_profile_free(&profile);
+    return HS_OK;
 }

@@ -131,10 +131,24 @@ int scenario_check_trace_spans(Resolver *r, int g, int attribute, const struct T
 int scenario_data_path_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                              void *target);
 
+/* The `check` hook of [agents] profile (scenario_inputs.c): the file (relative to the
+ * scenario's folder, landed absolute) read as the world will read it, with a row for each
+ * agent and every value within the spans of [model]; sets Scenario.profile_latency. */
+int scenario_profile_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                           void *target);
+
+/* The shape, classes and sizes of the files of [data] (cifar10, cifar100, leaf, npy) into
+ * *info (free with dataset_info_free), or an input error at [data] path (scenario_inputs.c). */
+struct DatasetInfo;
+int scenario_probe_data(Resolver *r, struct DatasetInfo *info);
+
 /* An error about a whole section (a combination of keys), at its header line. */
 int scenario_section_bad(Resolver *r, const char *section, const char *message);
 
 int scenario_resolve_method(Resolver *r);
+/* Every row of the running method with a `limits` hook, its value against the range the
+ * hook gives once [agents] and [model] are resolved (scenario_limits.c). */
+int scenario_check_method_limits(Resolver *r);
 
 /* [network]: the link-sharing model. Keys the chosen model does not use are accepted (so a
  * sweep can vary the model) and reset to their defaults, like [compression]'s. */

@@ -27,15 +27,39 @@ _Static_assert(sizeof(RunMode) == sizeof(int) && sizeof(CompressScheme) == sizeo
 static int never(const Scenario *sc, const void *t) { (void)sc, (void)t; return 0; }
 static int has_rounds(const Scenario *sc, const void *t) { (void)t; return sc->rounds > 0; }
 static int has_budget(const Scenario *sc, const void *t) { (void)t; return isfinite(sc->time_budget); }
-static int fashion(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset == DATA_FASHION_MNIST; }
 static int synthetic(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset == DATA_SYNTHETIC; }
 static int domains(const Scenario *sc, const void *t) { (void)t; return sc->data.partition == PART_DOMAINS; }
+static int cifar100(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset == DATA_CIFAR100; }
+static int has_files(const Scenario *sc, const void *t) { (void)t; return sc->data.dataset != DATA_SYNTHETIC; }
+/* the kinds whose classes come from their files, or from [data] classes */
+static int classes_key(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->data.dataset == DATA_SYNTHETIC || sc->data.dataset == DATA_LEAF || sc->data.dataset == DATA_NPY;
+}
+/* path is written when there is one: cifar in timing mode may have none */
+static int path_written(const Scenario *sc, const void *t) { return has_files(sc, t) && sc->data.path[0]; }
+/* normalize and augment are written only when used, so the configs of runs from before
+ * they existed stay what they were */
+static int normalized(const Scenario *sc, const void *t) { (void)t; return sc->data.normalize != DATA_NORMALIZE_NONE; }
+static int augmented(const Scenario *sc, const void *t) { (void)t; return sc->data.crop_padding > 0 || sc->data.flip; }
 static int image(const Scenario *sc, const void *t) { return synthetic(sc, t) && sc->data.channels > 0; }
 static int mlp(const Scenario *sc, const void *t) { (void)t; return sc->model.arch == MODEL_ARCH_MLP; }
 static int cnn(const Scenario *sc, const void *t) { (void)t; return sc->model.arch == MODEL_ARCH_CNN; }
 static int resnet(const Scenario *sc, const void *t) { (void)t; return sc->model.arch == MODEL_ARCH_RESNET; }
 static int symmetric(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->symmetric_link; }
 static int asymmetric(const Scenario *sc, const void *g) { return !symmetric(sc, g); }
+/* [agents] profile given, and target an agents' group (not the servers'): the profile
+ * gives its compute, links (and latency when the file has them), which are not written */
+static int profiled(const Scenario *sc, const void *g)
+{
+    return sc->agents_profile[0] && (!sc->has_server || g != (const void *)&sc->groups[sc->n_groups]);
+}
+static int has_profile(const Scenario *sc, const void *t) { (void)t; return sc->agents_profile[0] != 0; }
+static int compute_written(const Scenario *sc, const void *g) { return !profiled(sc, g); }
+static int bandwidth_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && symmetric(sc, g); }
+static int link_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && asymmetric(sc, g); }
+static int latency_written(const Scenario *sc, const void *g) { return !(profiled(sc, g) && sc->profile_latency); }
 static int own_samples(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->has_samples; }
 static int maxmin(const Scenario *sc, const void *t) { (void)t; return sc->network.model == NETWORK_MAXMIN; }
 static int compressed(const Scenario *sc, const void *t) { (void)t; return sc->compression.scheme != COMPRESS_NONE; }
@@ -65,6 +89,36 @@ static int iterates(const Scenario *sc, const void *t) { return cclip(sc, t) || 
 static int clipping(const Scenario *sc, const void *t) { (void)t; return sc->privacy.clip != PRIVACY_CLIP_NONE; }
 
 /* ---- defaults and ranges from other keys ---- */
+
+/* [data] path: Debian's folder for fashion-mnist; none for the others (the kind's
+ * resolution says when one is needed) */
+static void data_path_default(const Scenario *sc, SchemaValue *v)
+{
+    snprintf(v->text, sizeof v->text, "%s", sc->data.dataset == DATA_FASHION_MNIST ? "/usr/share/datasets/fashion-mnist" : "");
+}
+
+/* [data] classes: 10 for the synthetic mixture; 0 (from the labels) for leaf and npy */
+static void data_classes_default(const Scenario *sc, SchemaValue *v)
+{
+    v->number = sc->data.dataset == DATA_SYNTHETIC ? 10 : 0;
+}
+
+/* [data] augment: none | crop-flip | crop | flip, into the crop's padding and the flip */
+#define DATA_AUGMENT_PADDING 4
+static void data_augment_land(const SchemaKey *k, const SchemaValue *v, void *target)
+{
+    (void)k;
+    DataSpec *d = &((Scenario *)target)->data;
+    d->crop_padding = v->index == 1 || v->index == 2 ? DATA_AUGMENT_PADDING : 0;
+    d->flip = v->index == 1 || v->index == 3;
+}
+
+static void data_augment_write(const Scenario *sc, const void *target, FILE *out)
+{
+    (void)target;
+    const DataSpec *d = &sc->data;
+    fputs(d->crop_padding && d->flip ? "crop-flip" : d->crop_padding ? "crop" : d->flip ? "flip" : "none", out);
+}
 
 /* The file's name without its folder and extension. */
 static void run_name_default(const Scenario *sc, SchemaValue *v)
@@ -341,10 +395,49 @@ static void group_downlink_land(const SchemaKey *k, const SchemaValue *v, void *
     g->symmetric_link = 0;
 }
 
+/* A section the [agents] profile times: [agents] and its groups, not the servers'. */
+static int section_profiled(Resolver *r, const char *section)
+{
+    return r->sc->agents_profile[0] && (strcmp(section, "agents") == 0 || scenario_is_group(section));
+}
+
+/* A key the profile gives, written beside it: refused, so that no value is silently
+ * replaced. */
+static int profile_conflict(Resolver *r, IniEntry *e)
+{
+    return scenario_bad(r, e, "%s", "comes from [agents] profile for every agent (leave it out, or the profile)");
+}
+
+/* compute: required where nothing else gives it (a group inherits [agents]'s; the
+ * profile gives the agents'); then its span (scenario_span_row_check). */
+static int group_compute_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    int profile = section_profiled(r, section);
+    if (e != NULL && profile) return profile_conflict(r, e);
+    if (v == NULL && !scenario_is_group(section) && !profile) return scenario_missing(r, section, k->name);
+    return scenario_span_row_check(r, section, k, e, v, target);
+}
+
+static int group_latency_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    if (e != NULL && section_profiled(r, section) && r->sc->profile_latency) return profile_conflict(r, e);
+    return scenario_span_row_check(r, section, k, e, v, target);
+}
+
 /* After the three link keys: a section that inherits nothing needs bandwidth, or both. */
 static int group_link_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                             void *target)
 {
+    if (section_profiled(r, section)) {
+        static const char *const links[] = {"bandwidth", "uplink", "downlink"};
+        for (int i = 0; i < 3; i++) {
+            IniEntry *given = inidoc_find(r->doc, section, links[i]);
+            if (given) return profile_conflict(r, given);
+        }
+        return HS_OK;
+    }
     if (scenario_is_group(section)) return HS_OK;
     int bandwidth = inidoc_find(r->doc, section, "bandwidth") != NULL;
     int both = inidoc_find(r->doc, section, "uplink") != NULL && inidoc_find(r->doc, section, "downlink") != NULL;
@@ -357,6 +450,24 @@ static int group_downlink_check(Resolver *r, const char *section, const SchemaKe
 {
     int status = group_link_check(r, section, k, e, v, target);
     return status != HS_OK ? status : scenario_span_row_check(r, section, k, e, v, target);
+}
+
+/* Where samples was written: its draws are checked when the agents are drawn (world.c) */
+static int group_samples_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    (void)r, (void)section, (void)k, (void)v;
+    if (e) inidoc_entry_where(e, ((AgentGroupSpec *)target)->samples_where, sizeof ((AgentGroupSpec *)target)->samples_where);
+    return HS_OK;
+}
+
+/* Where [data] shards was written: each agent's samples are checked against it when drawn */
+static int data_shards_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target)
+{
+    (void)section, (void)k, (void)v, (void)target;
+    if (e) inidoc_entry_where(e, r->sc->shards_where, sizeof r->sc->shards_where);
+    return HS_OK;
 }
 
 static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *target)
@@ -414,15 +525,29 @@ static const SchemaKey schema_rows[] = {
      HELP("train mode's worker threads; results do not depend on it, so runs.config leaves it out")},
 
     /* [data] */
-    {KEY(DATA, "dataset", CHOICE), .choices = "fashion-mnist|synthetic", DEF("fashion-mnist"), AT(data.dataset),
-     HELP("fashion-mnist (Debian's dataset-fashion-mnist) or a synthetic Gaussian mixture")},
-    {KEY(DATA, "path", TEXT), DEF("/usr/share/datasets/fashion-mnist"), AT(data.path), .when = fashion,
-     .check = scenario_data_path_check,
-     .empty = "Debian's folder", HELP("folder of the fashion-mnist IDX .gz files")},
-    {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains", DEF("iid"), AT(data.partition),
-     HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains)")},
+    /* the choices in DatasetKind's order (models/model_spec.h) */
+    {KEY(DATA, "dataset", CHOICE), .choices = "fashion-mnist|synthetic|cifar10|cifar100|leaf|npy",
+     DEF("fashion-mnist"), AT(data.dataset),
+     HELP("fashion-mnist (Debian's dataset-fashion-mnist), a synthetic Gaussian mixture, or files you have: "
+          "CIFAR-10/100 binaries, LEAF JSON, NumPy .npy (docs/data.md)")},
+    {KEY(DATA, "path", TEXT), AT(data.path), .fallback_of = data_path_default, .when = has_files,
+     .written = path_written, .check = scenario_data_path_check, .empty = "the kind's default",
+     .doc_default = "/usr/share/datasets/fashion-mnist for fashion-mnist; none for the others",
+     HELP("folder of the data set's files (cifar10 in timing mode may leave it out)")},
+    {KEY(DATA, "label", CHOICE), .choices = "fine|coarse", DEF("fine"), AT(data.label), .when = cifar100,
+     HELP("cifar100: the 100 fine classes or the 20 coarse superclasses")},
+    {KEY(DATA, "normalize", CHOICE), .choices = "none|train", DEF("none"), AT(data.normalize), .written = normalized,
+     HELP("train: each channel normalised by the training set's mean and standard deviation")},
+    {KEY(DATA, "augment", CHOICE), .choices = "none|crop-flip|crop|flip", DEF("none"), .land = data_augment_land,
+     .write = data_augment_write, .written = augmented,
+     HELP("training augmentation from each agent's stream: crop after zero padding of 4, horizontal flip")},
+    {KEY(DATA, "partition", CHOICE), .choices = "iid|dirichlet|shards|domains|natural", DEF("iid"),
+     AT(data.partition),
+     HELP("how the training set is dealt to the agents (domains: rotated fashion-mnist domains; natural: "
+          "leaf's writers)")},
     {KEY(DATA, "alpha", REAL), RANGE(1e-6, 1e6), DEF("0.5"), AT(data.alpha), HELP("Dirichlet concentration")},
-    {KEY(DATA, "shards", INT), RANGE(1, 1000), DEF("2"), AT(data.shards_per_agent), HELP("shards per agent")},
+    {KEY(DATA, "shards", INT), RANGE(1, 1000), DEF("2"), AT(data.shards_per_agent),
+     .check = data_shards_check, HELP("shards per agent (train mode: at most each agent's samples)")},
     {KEY(DATA, "test_samples", INT), RANGE(0, 10000000), DEF("0"), AT(data.test_samples),
      .doc_range = "[0, 10^7]; fashion-mnist: at most 10000",
      HELP("held-out samples used for evaluation (0: the whole test set)")},
@@ -439,8 +564,9 @@ static const SchemaKey schema_rows[] = {
      HELP("partition = domains: 1 every agent holds the same mix of domains, 0 one domain each")},
     {KEY(DATA, "features", INT), RANGE(1, 1 << 20), DEF("32"), AT(data.features), .when = synthetic,
      HELP("synthetic Gaussian mixture: input size (channels x height x width when those are given)")},
-    {KEY(DATA, "classes", INT), RANGE(2, DATASET_MAX_CLASSES), DEF("10"), AT(data.classes), .when = synthetic,
-     HELP("synthetic: classes")},
+    {KEY(DATA, "classes", INT), RANGE(2, DATASET_MAX_CLASSES), AT(data.classes), .fallback_of = data_classes_default,
+     .when = classes_key, .doc_default = "synthetic: 10; leaf, npy: the largest label + 1",
+     HELP("synthetic: classes; leaf, npy: the classes (every label below it)")},
     {KEY(DATA, "train_samples", INT), RANGE(1, 100000000), DEF("60000"), AT(data.train_samples), .when = synthetic,
      HELP("synthetic: training set size")},
     {KEY(DATA, "separation", REAL), RANGE(0, 1e6), DEF("2"), AT(data.separation), .when = synthetic,
@@ -515,20 +641,24 @@ static const SchemaKey schema_rows[] = {
     {KEY(SERVERS, "assign", CHOICE_OR_FILE), .choices = "nearest|round-robin", .suffix = ".assign",
      DEF("nearest"), AT(server_assign_file), .check = servers_assign_check, .land = servers_assign_land, .write = servers_assign_write,
      HELP("clients to edge servers: the soonest reached, i mod count, or a FILE.assign of lines I S")},
-    {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute) | SCHEMA_REQUIRED,
-     .check = scenario_span_row_check, .doc_range = "> 0", HELP("FLOP/s of each agent")},
+    {KEY(AGENTS, "profile", TEXT), AT(agents_profile), DEF(""), .written = has_profile, .check = scenario_profile_check,
+     .empty = "none", .doc_default = "none",
+     HELP("a device profile CSV (docs/data.md): row i is agent i's compute, bandwidth and latency")},
+    {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute), .written = compute_written,
+     .check = group_compute_check, .doc_default = "required (the agents': unless [agents] profile)", .doc_range = "> 0",
+     HELP("FLOP/s of each agent")},
     {KEY(ANY_GROUP, "bandwidth", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = symmetric,
-     .land = group_bandwidth_land, .check = scenario_span_row_check,
+     .written = bandwidth_written, .land = group_bandwidth_land, .check = scenario_span_row_check,
      .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",
      HELP("one symmetric link per agent (one draw for both directions)")},
     {KEY(ANY_GROUP, "uplink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = asymmetric,
-     .land = group_uplink_land, .check = scenario_span_row_check, .doc_default = "bandwidth",
+     .written = link_written, .land = group_uplink_land, .check = scenario_span_row_check, .doc_default = "bandwidth",
      .doc_range = "> 0, or inf", HELP("upload bandwidth")},
     {KEY(ANY_GROUP, "downlink", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(downlink), .when = asymmetric,
-     .land = group_downlink_land, .check = group_downlink_check, .doc_default = "bandwidth",
+     .written = link_written, .land = group_downlink_land, .check = group_downlink_check, .doc_default = "bandwidth",
      .doc_range = "> 0, or inf", HELP("download bandwidth")},
     {KEY(ANY_GROUP, "latency", DISTRIBUTION), .unit = UNIT_TIME, ATTR(latency) | SCHEMA_NO_TRACE, DEF("0"),
-     .check = scenario_span_row_check, .doc_range = ">= 0, finite",
+     .written = latency_written, .check = group_latency_check, .doc_range = ">= 0, finite",
      HELP("per agent; a message between two agents pays the larger")},
     {KEY(ANY_GROUP, "slowdown", SLOWDOWN), ATTR(slowdown), DEF("none"), .check = scenario_span_row_check,
      .doc_range = "none, markov(p_slow, p_recover, factor) or periodic(period, amplitude)",
@@ -539,7 +669,8 @@ static const SchemaKey schema_rows[] = {
     {KEY(ANY_GROUP, "availability", AVAILABILITY), ATTR(availability), DEF("always"),
      HELP("a trace of 1 (online) and 0 (offline) over time")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
-     ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .land = group_samples_land,
+     ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .check = group_samples_check,
+     .land = group_samples_land,
      .doc_default = "the training set shared out evenly", .doc_range = "whole, [1, 10^9]",
      HELP("local training samples (train mode: all together at most the training set); draws are rounded")},
 

@@ -68,6 +68,10 @@ enum {
     SCHEMA_WRITE_UNIT = 1 << 6, /* runs.config writes the number with its SI unit ("inf" alone) */
     SCHEMA_RESET = 1 << 7,      /* reset to its default when `when` is false (resolution), so
                                  * that runs.config, which leaves it out, reads back the same */
+    SCHEMA_WITHIN_ROUND = 1 << 10, /* [method] rows: local steps that a round must hold (at most
+                                    * world_round_steps, checked when the agents are drawn): a
+                                    * period never crosses a round's end, so a longer one would
+                                    * run cut to the round (issue 28 class 1) */
     SCHEMA_OMIT_DEFAULT = 1 << 9, /* [method] rows: runs.config leaves it out while it holds its
                                    * default, so that the configs (and sweep ids) of runs from
                                    * before the key existed stay what they were */

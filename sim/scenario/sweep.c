@@ -7,6 +7,7 @@
 #include "sim/scenario/sweep.h"
 
 #include "base/hash.h"
+#include "base/numtext.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -293,6 +294,35 @@ typedef struct SweepLabelRef {
     int64_t index;
 } SweepLabelRef;
 
+/* The text a sweep's id hashes for one run: its runs.config with numbers in the %.17g form
+ * hetsim wrote before it wrote the shortest form (base/numtext.h), but for the [method]
+ * section, which was written as the keys' text (and so in the shortest form a user
+ * types). The ids of sweeps begun before then stay what they were, so `--resume` finds
+ * them. */
+static char *sweep_id_text(char *config)
+{
+    char *method = strstr(config, "\n[method]\n");
+    if (method == NULL) return numtext_as_17g(config);
+    method++;                                    /* its header's '[' */
+    char *after = strstr(method, "\n[");          /* the '\n' before the next header */
+    size_t middle = after ? (size_t)(after - method) : strlen(method);
+    char saved = *method;
+    *method = '\0';
+    char *head = numtext_as_17g(config);
+    *method = saved;
+    char *tail = numtext_as_17g(after ? after : "");
+    char *out = head && tail ? malloc(strlen(head) + middle + strlen(tail) + 1) : NULL;
+    if (out) {
+        size_t n = strlen(head);
+        memcpy(out, head, n);
+        memcpy(out + n, method, middle);
+        strcpy(out + n + middle, tail);
+    }
+    free(head);
+    free(tail);
+    return out;
+}
+
 static int sweep_label_compare(const void *a, const void *b)
 {
     const SweepLabelRef *x = a, *y = b;
@@ -337,10 +367,12 @@ int sweep_expand(Sweep *sw, SweepRunCheck check, HsDiag *diag)
                 goto fail;
             }
             char *config = scenario_config_string(sc);
-            if (config == NULL) goto nomem;
-            hash = hash_fnv1a(hash, sw->labels[index], strlen(sw->labels[index]) + 1);
-            hash = hash_fnv1a(hash, config, strlen(config) + 1);
+            char *id_text = config ? sweep_id_text(config) : NULL;
             free(config);
+            if (id_text == NULL) goto nomem;
+            hash = hash_fnv1a(hash, sw->labels[index], strlen(sw->labels[index]) + 1);
+            hash = hash_fnv1a(hash, id_text, strlen(id_text) + 1);
+            free(id_text);
             refs[index] = (SweepLabelRef){sw->labels[index], index};
         }
     }

@@ -77,6 +77,13 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     if (status != HS_OK) goto fail;
     t->n_params = model_param_count(t->eval);
     t->eager = sc->threads == SCENARIO_THREADS_EAGER;
+    if (sc->data.crop_padding > 0 || sc->data.flip) {
+        t->augment = (DataAugment){.crop_padding = sc->data.crop_padding, .flip = sc->data.flip};
+        if ((status = dataset_augment_check(t->data, &t->augment, t->diag)) != HS_OK) goto fail;
+        if (!(t->augment_rng = calloc((size_t)n, sizeof *t->augment_rng))) goto nomem;
+        for (int i = 0; i < n; i++)
+            if (!(t->augment_rng[i] = rng_stream_create(sc->seed, (uint64_t)i, RNG_PURPOSE_AUGMENT))) goto nomem;
+    }
     if ((status = trainer_slots_create(t, trainer_thread_count(sc))) != HS_OK) {
         status = trainer_fail(t, status, status == HS_E_NOMEM ? "out of memory for train mode"
                                                                : "cannot start the worker threads");
@@ -162,6 +169,11 @@ void trainer_free(Trainer *t)
     free(t->order_offset);
     free(t->cursor);
     free(t->epoch);
+    free(t->remote);
+    free(t->own_grads);
+    for (int i = 0; t->augment_rng && i < t->n_agents; i++)
+        if (t->augment_rng[i]) gsl_rng_free(t->augment_rng[i]);
+    free(t->augment_rng);
     partition_free(t->partition);
     dataset_free(t->data);
     free(t);
@@ -220,6 +232,73 @@ static void trainer_shared_wave_task(void *ctx, int task, int slot_index)
     trainer_tick(t, slot_index);
 }
 
+/* One wave of a rank's own members: task k takes own member wave_first + k into its
+ * place in own_grads. */
+typedef struct OwnWave {
+    Trainer *t;
+    const int *agents;      /* own members, in member order */
+    TrainerResult *results; /* (own members) */
+    int first;
+} OwnWave;
+
+static void trainer_own_wave_task(void *ctx, int task, int slot_index)
+{
+    OwnWave *wave = ctx;
+    Trainer *t = wave->t;
+    TrainerSlot *slot = &t->slots[slot_index];
+    int k = wave->first + task, agent = wave->agents[k];
+    int b = trainer_next_batch(t, slot, agent);
+    TrainerResult *r = &wave->results[k];
+    r->status = model_grad_full_at(t->shared, model_params(t->shared), t->own_grads + (size_t)k * t->n_params, slot->ws,
+                                   slot->x, slot->y, b, &r->loss);
+    trainer_tick(t, slot_index);
+}
+
+/* Ranks: each rank computes its own members' gradients (in waves over its slots, all
+ * kept), every rank counts every member's loss in member order, and the sum goes
+ * from owner to owner in member order (trainer_ranks_fold): one process's additions.
+ * Out of memory here leaves the other ranks waiting: the job ends. */
+static int trainer_shared_gradients_ranks(Trainer *t, const int *members, int n_members)
+{
+    int n_own = 0;
+    for (int k = 0; k < n_members; k++) n_own += trainer_mine(t, members ? members[k] : k);
+    TrainerResult *results = calloc((size_t)n_members, sizeof *results);
+    TrainerResult *own_results = calloc((size_t)n_own + 1, sizeof *own_results);
+    int *agents = malloc((size_t)n_members * sizeof *agents), *own = malloc(((size_t)n_own + 1) * sizeof *own);
+    if (t->own_grads_count < (size_t)n_own) {
+        free(t->own_grads);
+        t->own_grads = malloc((size_t)n_own * t->n_params * sizeof *t->own_grads);
+        t->own_grads_count = t->own_grads ? (size_t)n_own : 0;
+    }
+    if (!results || !own_results || !agents || !own || t->own_grads_count < (size_t)n_own) {
+        hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory for the shared gradients");
+        trainer_ranks_abort(t->ranks, 1);
+    }
+    for (int k = 0, k_own = 0; k < n_members; k++) {
+        agents[k] = members ? members[k] : k;
+        if (trainer_mine(t, agents[k])) own[k_own++] = agents[k];
+    }
+    for (int first = 0; first < n_own; first += t->n_slots) {
+        int size = n_own - first < t->n_slots ? n_own - first : t->n_slots;
+        OwnWave wave = {.t = t, .agents = own, .results = own_results, .first = first};
+        workers_run(t->workers, size, trainer_own_wave_task, &wave);
+    }
+    for (int k = 0, k_own = 0; k < n_members; k++)
+        results[k] = trainer_mine(t, agents[k]) ? own_results[k_own++] : (TrainerResult){.loss = NAN};
+    trainer_ranks_note_steps(t, n_own, n_members);
+    int status = trainer_ranks_share_results(t, results, agents, n_members);
+    for (int k = 0; status == HS_OK && k < n_members; k++)
+        status = trainer_count_loss(t, results[k].loss, results[k].status, agents[k]);
+    free(results);
+    free(own_results);
+    free(agents);
+    free(own);
+    if (status != HS_OK) return status;
+    trainer_ranks_fold(t, members, n_members, t->own_grads, t->grad_sum);
+    vec_scale(t->grad_sum, 1.0f / (float)n_members, t->n_params);
+    return HS_OK;
+}
+
 /* Members' gradients in waves of one per slot, each wave summed in member order: the
  * same additions in the same order as one thread doing them one by one. */
 int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
@@ -227,6 +306,7 @@ int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
     if (t == NULL) return HS_OK;
     int status = trainer_flush(t);
     if (status != HS_OK) return status;
+    if (t->ranks) return trainer_shared_gradients_ranks(t, members, n_members);
     memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
     for (int first = 0; first < n_members; first += t->n_slots) {
         int size = n_members - first < t->n_slots ? n_members - first : t->n_slots;
@@ -256,6 +336,20 @@ float *trainer_shared_params(Trainer *t)
     return model_params(t->shared);
 }
 
+/* Ranks: the owner's gradient (and its outcome) reaches every rank, which all go on
+ * with the same vector. */
+int trainer_share_gradient(Trainer *t, int agent, float *grad, double *loss, int *status)
+{
+    if (t->ranks == NULL) return HS_OK;
+    TrainerResult r = {.loss = *loss, .status = *status};
+    int owner = trainer_owner(t, agent);
+    trainer_ranks_bcast(t, owner, &r, sizeof r);
+    trainer_ranks_bcast(t, owner, grad, t->n_params * sizeof *grad);
+    *loss = r.loss;
+    *status = r.status;
+    return HS_OK;
+}
+
 int trainer_gradient_at(Trainer *t, int agent, const float *params, float *grad)
 {
     if (t == NULL) return HS_OK;
@@ -263,9 +357,12 @@ int trainer_gradient_at(Trainer *t, int agent, const float *params, float *grad)
     if (status != HS_OK) return status;
     TrainerSlot *slot = &t->slots[0];
     double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    /* t->eval is only the shape: evaluation runs after the round's last event */
-    status = model_grad_full_at(t->eval, params, grad, slot->ws, slot->x, slot->y, b, &loss);
+    if (trainer_mine(t, agent)) {
+        int b = trainer_next_batch(t, slot, agent);
+        /* t->eval is only the shape: evaluation runs after the round's last event */
+        status = model_grad_full_at(t->eval, params, grad, slot->ws, slot->x, slot->y, b, &loss);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
     return trainer_count_loss(t, loss, status, agent);
 }
 
@@ -321,6 +418,7 @@ float *trainer_params(Trainer *t, int agent)
 {
     if (t == NULL || t->models == NULL) return NULL;
     trainer_flush(t);
+    trainer_ranks_share_params(t, agent);
     return model_params(t->models[agent]);
 }
 
@@ -339,14 +437,24 @@ int trainer_gradient(Trainer *t, int agent, float *grad)
     return t ? trainer_gradient_at(t, agent, model_params(t->models[agent]), grad) : HS_OK;
 }
 
+/* grad is the same on every rank (a method computes it from shared vectors). Ranks:
+ * every replica takes the step, unless only the owner's optimiser state is current;
+ * then the owner steps and shares the result. */
 int trainer_optimizer_step(Trainer *t, int agent, const float *grad)
 {
     if (t == NULL) return HS_OK;
     int status = trainer_flush(t);
-    if (status == HS_OK)
+    if (status != HS_OK) return status;
+    int alone = t->ranks && (t->remote[agent] & TRAINER_REMOTE_OPTIM);
+    if (!alone) trainer_ranks_share_params(t, agent);
+    if (!alone || trainer_mine(t, agent))
         optim_step(t->optims[agent], model_params(t->models[agent]), grad, 0, t->n_params,
                    trainer_schedule_lr(t->sc, t->round));
-    return status;
+    if (alone) {
+        t->remote[agent] |= TRAINER_REMOTE_PARAMS;
+        trainer_ranks_share_params(t, agent);
+    }
+    return HS_OK;
 }
 
 int trainer_local_step(Trainer *t, int agent)
@@ -385,11 +493,16 @@ int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, floa
     if (slot->clip_scratch == NULL && (slot->clip_scratch = malloc(t->n_params * sizeof *slot->clip_scratch)) == NULL)
         return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
     double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    status = model_grad_clipped_at(t->eval, params ? params : model_params(t->models[agent]), grad, slot->clip_scratch,
-                                   slot->ws, slot->x, slot->y, b, threshold, &loss, NULL);
-    /* as trainer_job_clipped_step: the noise goes on the sum, (sum + z) / b */
-    if (status == HS_OK && isfinite(loss)) vec_add_gaussian(grad, noise_std / b, model_block_param_count(t->eval), noise);
+    /* one rank computes it, with the agent's own batch cursor and noise stream; every
+     * rank gets it (trainer_ranks.c) */
+    if (trainer_mine(t, agent)) {
+        int b = trainer_next_batch(t, slot, agent);
+        status = model_grad_clipped_at(t->eval, params ? params : model_params(t->models[agent]), grad,
+                                       slot->clip_scratch, slot->ws, slot->x, slot->y, b, threshold, &loss, NULL);
+        /* as trainer_job_clipped_step: the noise goes on the sum, (sum + z) / b */
+        if (status == HS_OK && isfinite(loss)) vec_add_gaussian(grad, noise_std / b, model_block_param_count(t->eval), noise);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
     return trainer_count_loss(t, loss, status, agent);
 }
 
@@ -419,6 +532,7 @@ int trainer_average(Trainer *t, const int *members, int n_members, int by_sample
     if (t == NULL || n_members == 0) return HS_OK;
     int status = trainer_flush(t);
     if (status != HS_OK) return status;
+    trainer_ranks_share_members(t, members, n_members);
     return trainer_average_range(t, members, n_members, by_samples, 0, t->n_params);
 }
 
@@ -477,6 +591,15 @@ int trainer_split_begin(Trainer *t, int slow, int split)
     SplitPair *p = &t->pairs[slow];
     int steps = world_agent_steps(t->world, slow, t->batch);
     int act_floats = model_split_floats(t->models[slow], split);
+    if (!trainer_mine(t, slow)) {
+        /* ranks: the pair's counters are kept everywhere, its copy and queue by the owner */
+        if (p->capacity < steps || p->act_floats < act_floats) {
+            p->capacity = steps;
+            p->act_floats = act_floats;
+        }
+        p->head = p->count = p->top_batches = 0;
+        return HS_OK;
+    }
     if (p->top == NULL) {
         gsl_rng *init = rng_stream_create(t->sc->seed, 0, RNG_PURPOSE_INIT);
         int status = init ? model_create(&t->sc->model, init, &p->top) : HS_E_NOMEM;
@@ -535,6 +658,8 @@ int trainer_split_end(Trainer *t, int slow, int split)
     int flushed = trainer_flush(t);
     if (flushed != HS_OK) return flushed;
     SplitPair *p = &t->pairs[slow];
+    if (t->ranks) t->remote[slow] |= TRAINER_REMOTE_PARAMS;
+    if (!trainer_mine(t, slow)) return HS_OK;
     size_t offset, count;
     trainer_top_range(p->top, split, &offset, &count);
     memcpy(model_params(t->models[slow]) + offset, model_params(p->top) + offset, count * sizeof(float));
@@ -591,6 +716,7 @@ int trainer_average_split(Trainer *t, const int *splits)
     if (flushed != HS_OK) return flushed;
     Model *shape = t->models[0];
     int n = t->world->n, blocks = model_n_blocks(shape);
+    trainer_ranks_share_members(t, NULL, n);
     size_t last_offset, last_count;
     model_block_range(shape, blocks - 1, &last_offset, &last_count);
     /* Without dropped batches every block's weights are the samples: one pass, as always. */
@@ -615,12 +741,13 @@ int trainer_average_split(Trainer *t, const int *splits)
 
 /* --- evaluation --- */
 
-/* The test batches cut into contiguous pieces, a few per slot, evaluated at once. */
+/* The test batches [base, base + n_batches) cut into contiguous pieces, a few per
+ * slot, evaluated at once. */
 typedef struct EvalPieces {
     Trainer *t;
     const Model *model;
     const int *rows;
-    int n, n_batches, n_pieces;
+    int n, base, n_batches, n_pieces;
     double *batch_loss;
     int *batch_correct;
     int *status;        /* (n_pieces) */
@@ -629,7 +756,8 @@ typedef struct EvalPieces {
 static void trainer_eval_piece(void *ctx, int piece, int slot)
 {
     EvalPieces *e = ctx;
-    int first = (int)((long)e->n_batches * piece / e->n_pieces), last = (int)((long)e->n_batches * (piece + 1) / e->n_pieces);
+    int first = e->base + (int)((long)e->n_batches * piece / e->n_pieces);
+    int last = e->base + (int)((long)e->n_batches * (piece + 1) / e->n_pieces);
     e->status[piece] = last > first ? model_evaluate_batches(e->model, e->t->slots[slot].ws, e->t->data, 1, e->rows, e->n,
                                                              first, last - first, e->batch_loss + first,
                                                              e->batch_correct + first)
@@ -637,19 +765,26 @@ static void trainer_eval_piece(void *ctx, int piece, int slot)
     trainer_tick(e->t, slot);
 }
 
-/* model_evaluate on the test rows (NULL: 0..n-1), the batches spread over the slots;
- * bitwise its figures. */
+/* model_evaluate on the test rows (NULL: 0..n-1), the batches spread over the slots
+ * (ranks: over the ranks, then their slots, the per-batch figures gathered); bitwise its
+ * figures. */
 static int trainer_evaluate(Trainer *t, const Model *model, const int *rows, int n, double *loss, double *accuracy)
 {
-    int batch = model_workspace_batch(t->slots[0].ws);
-    EvalPieces e = {.t = t, .model = model, .rows = rows, .n = n, .n_batches = (n + batch - 1) / batch};
+    int batch = model_workspace_batch(t->slots[0].ws), n_batches = (n + batch - 1) / batch;
+    EvalPieces e = {.t = t, .model = model, .rows = rows, .n = n};
+    trainer_ranks_batches(t, n_batches, t->rank, &e.base, &e.n_batches);
     e.n_pieces = e.n_batches < 4 * t->n_slots ? e.n_batches : 4 * t->n_slots;
-    e.batch_loss = malloc((size_t)e.n_batches * sizeof *e.batch_loss);
-    e.batch_correct = malloc((size_t)e.n_batches * sizeof *e.batch_correct);
-    e.status = malloc((size_t)e.n_pieces * sizeof *e.status);
+    e.batch_loss = malloc(((size_t)n_batches + 1) * sizeof *e.batch_loss);
+    e.batch_correct = malloc(((size_t)n_batches + 1) * sizeof *e.batch_correct);
+    e.status = malloc(((size_t)e.n_pieces + 1) * sizeof *e.status);
     int status = e.batch_loss && e.batch_correct && e.status ? HS_OK : HS_E_NOMEM;
     if (status == HS_OK) workers_run(t->workers, e.n_pieces, trainer_eval_piece, &e);
     for (int k = 0; status == HS_OK && k < e.n_pieces; k++) status = e.status[k];
+    if (t->ranks) {
+        /* the others wait in the gather: a rank that failed ends the job */
+        if (status != HS_OK) trainer_ranks_abort(t->ranks, 1);
+        trainer_ranks_gather_batches(t, n_batches, e.batch_loss, e.batch_correct);
+    }
     if (status == HS_OK) model_evaluate_sum(e.batch_loss, e.batch_correct, n, batch, loss, accuracy);
     free(e.batch_loss);
     free(e.batch_correct);
@@ -667,6 +802,7 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated)
     if (model == NULL) {
         /* the sample-weighted average of the agents' models */
         model = t->eval;
+        trainer_ranks_share_members(t, NULL, t->world->n);
         double total = 0;
         for (int i = 0; i < t->world->n; i++) total += t->world->agents[i].samples;
         for (int i = 0; i < t->world->n; i++) {

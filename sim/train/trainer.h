@@ -155,6 +155,31 @@ int trainer_average_split_masked(Trainer *t, const int *splits, struct ModelWidt
  * (model_grad_stage_at), one optimiser step on those two ranges. */
 int trainer_stage_step(Trainer *t, int agent, int stage);
 
+/* --- one run across MPI ranks (trainer_ranks.c) --- */
+typedef struct TrainerRanks TrainerRanks;
+/* The processes of MPI_COMM_WORLD (MPI initialised by the caller) for one run, on a
+ * duplicate communicator. HS_E_INPUT when hetsim was built without MPI. */
+int trainer_ranks_create(TrainerRanks **out, HsDiag *diag);
+void trainer_ranks_free(TrainerRanks *r);
+int trainer_ranks_rank(const TrainerRanks *r);  /* 0 for NULL */
+int trainer_ranks_size(const TrainerRanks *r);  /* 1 for NULL */
+/* Collective: HS_OK when every rank passes HS_OK, else the status of the lowest rank
+ * that did not, whose rank goes to *failed_rank (-1: none; may be NULL). r NULL: status,
+ * as rank 0's. */
+int trainer_ranks_agree(TrainerRanks *r, int status, int *failed_rank);
+void trainer_ranks_barrier(TrainerRanks *r);
+/* Since r was created: the queued steps and shared-gradient members of every run it took
+ * part in (*all) and those this rank computed (*mine); tests check that the work is
+ * divided, which the rows cannot show (0, 0 for NULL or a single process). */
+void trainer_ranks_steps(const TrainerRanks *r, long *mine, long *all);
+/* Ends every rank of the job (MPI_Abort) with exit code. */
+void trainer_ranks_abort(TrainerRanks *r, int code);
+/* From now on every rank makes the same calls on t, but each agent's arithmetic is done
+ * by one rank (trainer_ranks.c); rows stay bitwise those of one process. Call after
+ * trainer_create and before any set-up; ranks (NULL or a size of 1: one process) must
+ * outlive t. */
+int trainer_use_ranks(Trainer *t, TrainerRanks *ranks);
+
 /* The learning rate of round from the [model] schedule; needs no trainer, since methods
  * such as QSR time themselves by it in timing mode too. */
 double trainer_schedule_lr(const Scenario *sc, int round);

@@ -9,7 +9,11 @@
  * its SplitPair. Everything that reads or writes more than that (averaging, vector
  * accessors, evaluation, the shared model) flushes first, on the engine's thread.
  * Losses are added in the order the jobs were queued, so every figure is bitwise the
- * same for any number of threads. */
+ * same for any number of threads.
+ *
+ * Ranks (trainer_ranks.c): with a TrainerRanks of K > 1 processes, every process runs
+ * the same calls, but an agent's batches, queued jobs, optimiser state and split copies
+ * are its owner rank's alone; remote[] tracks which replicas the others hold stale. */
 #ifndef SIM_TRAINER_INTERNAL_H
 #define SIM_TRAINER_INTERNAL_H
 
@@ -42,6 +46,7 @@ typedef struct TrainerSlot {
     gsl_rng *shuffle_rng; /* reseeded for every reshuffle, so whichever slot shuffles draws the same */
     float *grad;          /* (n_params) a job's gradient: agents' models keep none (model_release_grads) */
     float *clip_scratch;  /* (n_params) one sample's gradient, allocated at the first DP-SGD step */
+    float *augment_scratch; /* (features) one image, with [data] augment */
 } TrainerSlot;
 
 typedef enum {
@@ -105,6 +110,12 @@ struct Trainer {
     int *order;           /* all agents' indices, agent i at order_offset[i] */
     int *order_offset;    /* (n + 1) */
     int *cursor;          /* (n) */
+    /* [data] augment: each agent draws its crops and flips from its own stream (seed,
+     * agent, RNG_PURPOSE_AUGMENT), kept across its batches: an agent's batches are
+     * gathered in its queue's order by whichever slot runs them, so the draws do not
+     * depend on the threads. NULL without augmentation. */
+    DataAugment augment;
+    gsl_rng **augment_rng; /* (n) */
     int *epoch;           /* (n) reshuffles so far */
     /* queued work */
     TrainerJob *jobs;     /* in the order queued */
@@ -123,6 +134,14 @@ struct Trainer {
     long loss_count;
     int n_agents;
     float *width_count;   /* (n_params) trainer_shared_width_gradients: members holding each coordinate */
+    /* ranks (NULL, 0, 1 in one process) */
+    struct TrainerRanks *ranks;
+    int rank, n_ranks;
+    unsigned char *remote;  /* (n) TRAINER_REMOTE_*: what the non-owners' replica of the agent lacks */
+    int *tasks;             /* (n) a flush's tasks: the pending agents this rank owns */
+    int n_tasks;
+    float *own_grads;       /* (own members, n_params) shared gradients awaiting the ordered sum */
+    size_t own_grads_count;
     void (*tick)(void *ctx); /* trainer_set_tick; called on slot 0 (the engine's thread) only */
     void *tick_ctx;
 };
@@ -132,6 +151,42 @@ static inline void trainer_tick(const Trainer *t, int slot)
 {
     if (slot == 0 && t->tick != NULL) t->tick(t->tick_ctx);
 }
+
+/* Replicas other ranks hold stale (the owner's copy is always current). */
+enum { TRAINER_REMOTE_PARAMS = 1, TRAINER_REMOTE_OPTIM = 2 };
+
+/* One job's or one member's outcome, as ranks share it. */
+typedef struct TrainerResult {
+    double loss;
+    int status;
+    int has_loss;
+} TrainerResult;
+
+/* --- ranks (trainer_ranks.c); all of them no-ops in one process --- */
+/* The rank doing agent's arithmetic (0 in one process), and whether it is this one. */
+int trainer_owner(const Trainer *t, int agent);
+int trainer_mine(const Trainer *t, int agent);
+/* A collective broadcast of bytes from root. */
+void trainer_ranks_bcast(Trainer *t, int root, void *buf, size_t bytes);
+/* Makes agent's parameters current on every rank (a broadcast from the owner when stale). */
+void trainer_ranks_share_params(Trainer *t, int agent);
+/* The same for members (NULL: agents 0..n-1). */
+void trainer_ranks_share_members(Trainer *t, const int *members, int n_members);
+/* results[k] is filled by the owner of agents[k]; afterwards every rank holds all n. */
+int trainer_ranks_share_results(Trainer *t, TrainerResult *results, const int *agents, int n);
+/* sum = 0 + g_0 + g_1 + ... in member order (NULL: 0..n-1), each g_k added by its owner,
+ * which holds its members' vectors in order in own; the running sum travels between
+ * owners, and the result is broadcast to every rank. */
+void trainer_ranks_fold(Trainer *t, const int *members, int n_members, const float *own, float *sum);
+/* Ranks: the owner of agent computed grad (and *loss, *status) alone; afterwards every
+ * rank holds them (two broadcasts). */
+int trainer_share_gradient(Trainer *t, int agent, float *grad, double *loss, int *status);
+/* Evaluation: rank's share [*first, *first + *count) of n_batches test batches, and
+ * every rank's share gathered into the whole arrays. */
+void trainer_ranks_batches(const Trainer *t, int n_batches, int rank, int *first, int *count);
+void trainer_ranks_gather_batches(Trainer *t, int n_batches, double *batch_loss, int *batch_correct);
+/* Counts work for trainer_ranks_steps: mine of all computed by this rank. */
+void trainer_ranks_note_steps(Trainer *t, long mine, long all);
 
 /* Worker slots and job queues (trainer_jobs.c). */
 int trainer_slots_create(Trainer *t, int threads);

@@ -26,6 +26,9 @@ int trainer_slots_create(Trainer *t, int threads)
         slot->shuffle_rng = gsl_rng_alloc(gsl_rng_taus2);
         slot->grad = malloc(t->n_params * sizeof *slot->grad);
         if (!slot->x || !slot->y || !slot->indices || !slot->shuffle_rng || !slot->grad) return HS_E_NOMEM;
+        if (t->augment_rng &&
+            !(slot->augment_scratch = malloc((size_t)t->data->features * sizeof *slot->augment_scratch)))
+            return HS_E_NOMEM;
     }
     int n = t->n_agents;
     t->first_job = malloc((size_t)n * sizeof *t->first_job);
@@ -33,7 +36,8 @@ int trainer_slots_create(Trainer *t, int threads)
     t->queued = calloc((size_t)n, sizeof *t->queued);
     t->pending = malloc((size_t)n * sizeof *t->pending);
     t->sort_keys = malloc((size_t)n * sizeof *t->sort_keys);
-    if (!t->first_job || !t->last_job || !t->queued || !t->pending || !t->sort_keys) return HS_E_NOMEM;
+    t->tasks = malloc((size_t)n * sizeof *t->tasks);
+    if (!t->first_job || !t->last_job || !t->queued || !t->pending || !t->sort_keys || !t->tasks) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) t->first_job[i] = t->last_job[i] = -1;
     return HS_OK;
 }
@@ -49,6 +53,7 @@ void trainer_slots_free(Trainer *t)
         free(slot->indices);
         free(slot->grad);
         free(slot->clip_scratch);
+        free(slot->augment_scratch);
         if (slot->shuffle_rng) gsl_rng_free(slot->shuffle_rng);
     }
     free(t->slots);
@@ -58,6 +63,7 @@ void trainer_slots_free(Trainer *t)
     free(t->queued);
     free(t->pending);
     free(t->sort_keys);
+    free(t->tasks);
 }
 
 void trainer_shuffle(Trainer *t, TrainerSlot *slot, int agent)
@@ -86,6 +92,8 @@ int trainer_next_batch(Trainer *t, TrainerSlot *slot, int agent)
         slot->indices[k] = t->order[t->order_offset[agent] + t->cursor[agent]++];
     }
     dataset_gather(t->data, 0, slot->indices, b, slot->x, slot->y);
+    if (t->augment_rng)
+        dataset_augment(t->data, &t->augment, slot->x, b, slot->augment_scratch, t->augment_rng[agent]);
     return b;
 }
 
@@ -211,7 +219,7 @@ static int trainer_job_run(Trainer *t, TrainerSlot *slot, TrainerJob *job)
 static void trainer_run_queue(void *ctx, int task, int slot)
 {
     Trainer *t = ctx;
-    int agent = t->pending[task];
+    int agent = t->tasks[task];
     int failed = 0;
     for (int k = t->first_job[agent]; k >= 0; k = t->jobs[k].next) {
         TrainerJob *job = &t->jobs[k];
@@ -230,12 +238,40 @@ static int trainer_key_order(const void *a, const void *b)
 
 static void trainer_longest_first(Trainer *t)
 {
-    for (int q = 0; q < t->n_pending; q++) {
-        int agent = t->pending[q];
+    for (int q = 0; q < t->n_tasks; q++) {
+        int agent = t->tasks[q];
         t->sort_keys[q] = (uint64_t)(INT32_MAX - t->queued[agent]) << 32 | (uint32_t)agent;
     }
-    qsort(t->sort_keys, (size_t)t->n_pending, sizeof *t->sort_keys, trainer_key_order);
-    for (int q = 0; q < t->n_pending; q++) t->pending[q] = (int)(t->sort_keys[q] & 0xffffffffu);
+    qsort(t->sort_keys, (size_t)t->n_tasks, sizeof *t->sort_keys, trainer_key_order);
+    for (int q = 0; q < t->n_tasks; q++) t->tasks[q] = (int)(t->sort_keys[q] & 0xffffffffu);
+}
+
+/* Ranks: every job's status and loss, computed by its agent's owner, reach every rank;
+ * the agents' replicas elsewhere are stale from now on. */
+static int trainer_share_jobs(Trainer *t)
+{
+    TrainerResult *results = malloc((size_t)t->n_jobs * sizeof *results);
+    int *agents = malloc((size_t)t->n_jobs * sizeof *agents);
+    int status = results && agents ? HS_OK : HS_E_NOMEM;
+    for (int k = 0; status == HS_OK && k < t->n_jobs; k++) {
+        const TrainerJob *job = &t->jobs[k];
+        results[k] = (TrainerResult){.loss = job->loss, .status = job->status, .has_loss = job->has_loss};
+        agents[k] = job->agent;
+    }
+    if (status == HS_OK) status = trainer_ranks_share_results(t, results, agents, t->n_jobs);
+    for (int k = 0; status == HS_OK && k < t->n_jobs; k++) {
+        TrainerJob *job = &t->jobs[k];
+        job->loss = results[k].loss;
+        job->status = results[k].status;
+        job->has_loss = results[k].has_loss;
+    }
+    long mine = 0;
+    for (int k = 0; k < t->n_jobs; k++) mine += trainer_mine(t, t->jobs[k].agent);
+    trainer_ranks_note_steps(t, mine, t->n_jobs);
+    for (int q = 0; q < t->n_pending; q++) t->remote[t->pending[q]] |= TRAINER_REMOTE_PARAMS | TRAINER_REMOTE_OPTIM;
+    free(results);
+    free(agents);
+    return status == HS_OK ? HS_OK : hs_diag_set(t->diag, status, NULL, 0, "out of memory");
 }
 
 int trainer_count_loss(Trainer *t, double loss, int status, int agent)
@@ -256,9 +292,13 @@ int trainer_flush(Trainer *t)
 {
     if (t->failed) return t->failed;
     if (t->n_jobs == 0) return HS_OK;
-    if (workers_threads(t->workers) > 1 && t->n_pending > 1) trainer_longest_first(t);
-    workers_run(t->workers, t->n_pending, trainer_run_queue, t);
-    int status = HS_OK;
+    /* this rank's agents (every pending one in one process), in first-queued order */
+    t->n_tasks = 0;
+    for (int q = 0; q < t->n_pending; q++)
+        if (trainer_mine(t, t->pending[q])) t->tasks[t->n_tasks++] = t->pending[q];
+    if (workers_threads(t->workers) > 1 && t->n_tasks > 1) trainer_longest_first(t);
+    workers_run(t->workers, t->n_tasks, trainer_run_queue, t);
+    int status = t->ranks ? trainer_share_jobs(t) : HS_OK;
     int round = t->round;
     for (int k = 0; status == HS_OK && k < t->n_jobs; k++) {
         const TrainerJob *job = &t->jobs[k];

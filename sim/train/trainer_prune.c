@@ -27,8 +27,11 @@ int trainer_width_gradient_at(Trainer *t, int agent, ModelWidth *width, const fl
     if (status != HS_OK) return status;
     TrainerSlot *slot = &t->slots[0];
     double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
-    status = model_width_grad(width, params ? params : model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
+    if (trainer_mine(t, agent)) {
+        int b = trainer_next_batch(t, slot, agent);
+        status = model_width_grad(width, params ? params : model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
     return trainer_count_loss(t, loss, status, agent);
 }
 
@@ -39,12 +42,15 @@ int trainer_stage_gradient_at(Trainer *t, int agent, int stage, const float *par
     if (status != HS_OK) return status;
     TrainerSlot *slot = &t->slots[0];
     double loss = NAN;
-    int b = trainer_next_batch(t, slot, agent);
     /* the frozen blocks' and the other heads' ranges are 0, not left as they were: the
      * whole vector is what the method sends or steps with */
     memset(grad, 0, t->n_params * sizeof *grad);
-    status = model_grad_stage_at(t->eval, params ? params : model_params(t->models[agent]), grad, slot->ws, stage,
-                                 slot->x, slot->y, b, &loss);
+    if (trainer_mine(t, agent)) { /* one rank computes it, every rank gets it (trainer_ranks.c) */
+        int b = trainer_next_batch(t, slot, agent);
+        status = model_grad_stage_at(t->eval, params ? params : model_params(t->models[agent]), grad, slot->ws, stage,
+                                     slot->x, slot->y, b, &loss);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
     return trainer_count_loss(t, loss, status, agent);
 }
 
@@ -144,10 +150,14 @@ int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
         double loss = NAN;
-        int b = trainer_next_batch(t, slot, i);
         ModelWidth *w = widths[i];
-        if (w) status = model_width_grad(w, params, grads, slot->x, slot->y, b, &loss);
-        else status = model_grad_full_at(t->shared, params, grads, slot->ws, slot->x, slot->y, b, &loss);
+        if (trainer_mine(t, i)) {
+            /* ranks: the owner's gradient is shared; each member in turn */
+            int b = trainer_next_batch(t, slot, i);
+            if (w) status = model_width_grad(w, params, grads, slot->x, slot->y, b, &loss);
+            else status = model_grad_full_at(t->shared, params, grads, slot->ws, slot->x, slot->y, b, &loss);
+        }
+        trainer_share_gradient(t, i, grads, &loss, &status);
         if ((status = trainer_count_loss(t, loss, status, i)) != HS_OK) return status;
         const unsigned char *held = w ? model_width_held(w) : NULL;
         for (size_t j = 0; j < blocks; j++)
@@ -168,6 +178,7 @@ int trainer_average_masked(Trainer *t, const int *members, int n_members, int by
     if (status != HS_OK) return status;
     const unsigned char **held = malloc((size_t)n_members * sizeof *held);
     if (held == NULL) return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    trainer_ranks_share_members(t, members, n_members);
     for (int k = 0; k < n_members; k++) {
         int i = members ? members[k] : k;
         t->weights[k] = by_samples ? t->world->agents[i].samples : 1.0;

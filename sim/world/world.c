@@ -2,12 +2,16 @@
  * allocating 100,000 generators. */
 #include "sim/world/world.h"
 
+#include "base/device_profile.h"
 #include "models/partition.h"
 #include "sim/world/roles.h"
 #include "sim/kernel/rng.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A draw that makes one step or one message outlast SCENARIO_SPAN_MAX (a lognormal that
  * draws 1e-300 FLOP/s): which key, with the reason in why; NULL when none. Values a key
@@ -35,6 +39,22 @@ static const char *world_check_spans(const ScenarioSpans *spans, const AgentGrou
     return NULL;
 }
 
+/* An input error about key of section, at where ("FILE:LINE" or "--set ...", "" for a
+ * default: the scenario file). */
+static int world_key_error(const Scenario *sc, const char *where, const char *section, const char *key,
+                           HsDiag *diag, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int world_key_error(const Scenario *sc, const char *where, const char *section, const char *key,
+                           HsDiag *diag, const char *fmt, ...)
+{
+    char message[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (strncmp(where, "--set ", 6) == 0) return hs_diag_set(diag, HS_E_INPUT, where, 0, "%s", message);
+    return hs_diag_set(diag, HS_E_INPUT, where[0] ? where : sc->file, 0, "[%s] %s: %s", section, key, message);
+}
+
 /* A draw the run cannot use (a wide lognormal or pareto overflows, a uniform reaches inf,
  * a heavy tail draws more samples than exist, a step or a message would outlast
  * SCENARIO_SPAN_MAX): an input error at the group's line. */
@@ -60,12 +80,61 @@ static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, cons
     if ((key = world_check_spans(spans, g, a, &value, why, sizeof why)) != NULL)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line, "[%s] %s: agent %d drew %g: %s (narrow it)",
                            section, key, index, value, why);
+    if (!g->has_samples) return HS_OK;
+    /* at the key that was drawn (issue 28 class 1: a draw that rounds to 0 was made 1) */
     int limit = sc->mode == RUN_MODE_TRAIN ? sc->dataset_train_size : SCENARIO_MAX_SAMPLES;
-    if (g->has_samples && !(floor(samples + 0.5) <= limit))
-        return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
-                           "[%s] samples: agent %d drew %g samples, more than %s (%d)", section, index, samples,
-                           sc->mode == RUN_MODE_TRAIN ? "the training set holds" : "an agent may hold", limit);
+    double rounded = floor(samples + 0.5);
+    if (!(rounded <= limit))
+        return world_key_error(sc, g->samples_where, section, "samples", diag,
+                               "agent %d drew %g samples, more than %s (%d)", index, samples,
+                               sc->mode == RUN_MODE_TRAIN ? "the training set holds" : "an agent may hold", limit);
+    if (!(rounded >= 1))
+        return world_key_error(sc, g->samples_where, section, "samples", diag,
+                               "agent %d drew %g samples, which rounds to 0 (every agent holds at least 1; "
+                               "shift or narrow the distribution)", index, samples);
     return HS_OK;
+}
+
+/* [data] partition = shards cuts each agent's rows into `shards` label-sorted pieces: an
+ * agent with fewer rows than shards would get empty pieces and a mix that is no longer
+ * the shards the scenario asked for (issue 28 class 7). Train mode only: timing mode
+ * deals no rows. */
+static int world_check_shards(const Scenario *sc, const World *world, HsDiag *diag)
+{
+    if (sc->mode != RUN_MODE_TRAIN || sc->data.partition != PART_SHARDS) return HS_OK;
+    for (int i = 0; i < world->n; i++)
+        if (world->agents[i].samples < sc->data.shards_per_agent)
+            return world_key_error(sc, sc->shards_where, "data", "shards", diag,
+                                   "%d shards per agent, but agent %d holds %d samples (at most as many shards as "
+                                   "samples; lower shards or give the agents more samples)",
+                                   sc->data.shards_per_agent, i, world->agents[i].samples);
+    return HS_OK;
+}
+
+/* partition = natural: each agent holds its writers' samples (partition_natural_counts),
+ * in timing mode too, from the files' writers (dataset_probe: a hit of the decoded-data
+ * cache once the files have been read). */
+static int world_natural_samples(const Scenario *sc, World *world, long long *total, HsDiag *diag)
+{
+    DatasetInfo info;
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    int status = dataset_probe(&sc->data, &info, &inner);
+    if (status != HS_OK)
+        return hs_diag_set(diag, status, NULL, 0, "%s%s%s", sc->data_where, sc->data_where[0] ? ": " : "",
+                           inner.message);
+    Dataset writers = {.n_writers = info.n_writers, .writer_start = info.writer_start};
+    int *counts = malloc(sizeof(int) * ((size_t)sc->n_agents + 1));
+    status = counts ? partition_natural_counts(&writers, sc->n_agents, counts, NULL, diag)
+                    : hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    *total = 0;
+    for (int i = 0; status == HS_OK && i < sc->n_agents; i++) {
+        world->agents[i].samples = counts[i];
+        *total += counts[i];
+    }
+    free(counts);
+    dataset_info_free(&info);
+    return status;
 }
 
 int world_build(const Scenario *sc, World *world, HsDiag *diag)
@@ -81,6 +150,23 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
     }
     ScenarioSpans spans;
     scenario_spans(sc, &spans);
+    /* [agents] profile: agent i's compute, links and latency are row i's, read once here
+     * (resolution read it too, and checked it) */
+    DeviceProfile profile = {0};
+    if (sc->agents_profile[0]) {
+        HsDiag inner;
+        hs_diag_clear(&inner);
+        int status = device_profile_read(sc->agents_profile, &profile, &inner);
+        if (status == HS_OK && profile.n_agents < sc->n_agents)
+            status = hs_diag_set(&inner, HS_E_INPUT, sc->agents_profile, 0, "%d rows for %d agents", profile.n_agents,
+                                 sc->n_agents);
+        if (status != HS_OK) {
+            gsl_rng_free(rng);
+            world_free(world);
+            device_profile_free(&profile);
+            return hs_diag_set(diag, status, sc->file, sc->groups[0].line, "[agents] profile: %s", inner.message);
+        }
+    }
     int even_share = sc->dataset_train_size / sc->n_agents;
     long long total_samples = 0;
     int index = 0;
@@ -96,17 +182,25 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             if (spec->symmetric_link) a->downlink = a->uplink;
             a->latency = distribution_draw(&spec->latency, rng);
             double samples = distribution_draw(&spec->samples, rng);
+            if (profile.n_agents > 0) {
+                a->compute = profile.compute[index];
+                a->uplink = a->downlink = profile.bandwidth[index];
+                if (profile.latency) a->latency = profile.latency[index];
+            }
             int status = world_check_draw(sc, &spans, a, index, samples, diag);
             if (status != HS_OK) {
                 gsl_rng_free(rng);
                 world_free(world);
+                device_profile_free(&profile);
                 return status;
             }
-            a->samples = spec->has_samples ? (int)fmax(1.0, floor(samples + 0.5)) : even_share;
-            if (a->samples < 1) a->samples = 1;
+            /* a draw is at least 1 (world_check_draw); the even share is at least 1 too: more
+             * agents than samples is refused in train mode, and timing mode deals no rows */
+            a->samples = spec->has_samples ? (int)floor(samples + 0.5) : even_share > 0 ? even_share : 1;
             total_samples += a->samples;
         }
     }
+    device_profile_free(&profile);
     /* the servers draw from the streams after the agents' (index n + k), so they never
      * change an agent's draws; they hold no data */
     for (int k = 0; k < sc->n_servers; k++, index++) {
@@ -156,6 +250,13 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             return status;
         }
     }
+    if (sc->data.partition == PART_NATURAL) {
+        int status = world_natural_samples(sc, world, &total_samples, diag);
+        if (status != HS_OK) {
+            world_free(world);
+            return status;
+        }
+    }
     int *attackers = calloc((size_t)sc->n_agents, sizeof *attackers);
     if (attackers == NULL || byzantine_pick(sc, sc->n_agents, attackers) != HS_OK) {
         free(attackers);
@@ -170,7 +271,10 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
                            "[agents] samples: the agents hold %lld samples in all, but the dataset "
                            "has %d training samples", total_samples, sc->dataset_train_size);
     }
-    return HS_OK;
+    int status = world_check_shards(sc, world, diag);
+    if (status == HS_OK) status = scenario_check_round_keys(sc, world_round_steps(world, sc->model.batch), diag);
+    if (status != HS_OK) world_free(world);
+    return status;
 }
 
 void world_free(World *world)
@@ -180,6 +284,14 @@ void world_free(World *world)
     world->agents = NULL;
     world->n = 0;
     world->n_servers = 0;
+}
+
+int world_round_steps(const World *world, int batch)
+{
+    double total = 0;
+    for (int i = 0; i < world->n; i++) total += world->agents[i].samples;
+    int steps = (int)ceil(total / world->n / batch);
+    return steps < 1 ? 1 : steps; /* unreachable: every agent holds a sample */
 }
 
 int world_agent_steps(const World *world, int agent, int batch)

@@ -38,6 +38,8 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag);
 void world_free(World *world);
 
 /* Steps of one local epoch of agent: ceil(samples / batch). */
+/* Steps of a round, a "global epoch": ceil(mean samples / batch), at least 1. */
+int world_round_steps(const World *world, int batch);
 int world_agent_steps(const World *world, int agent, int batch);
 /* Latency of a message from a to b: the larger of the two agents' latencies. */
 double world_link_latency(const World *world, int from, int to);
