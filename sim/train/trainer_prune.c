@@ -209,6 +209,7 @@ int trainer_average_split_masked(Trainer *t, const int *splits, ModelWidth *cons
         free(held), free(members);
         return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
+    trainer_ranks_share_members(t, NULL, n); /* as trainer_average_split: every rank averages the owners' models */
     for (int b = 0; status == HS_OK && b < blocks; b++) {
         size_t offset, count;
         model_block_range(t->models[0], b, &offset, &count);
