@@ -205,6 +205,7 @@ docs: $(BUILD)/hetsim
 	@mkdir -p docs/reference
 	$(BUILD)/hetsim help keys --markdown > docs/reference/scenario-keys.md
 	$(BUILD)/hetsim methods --markdown > docs/reference/methods.md
+	$(BUILD)/hetsim methods --features --markdown > docs/reference/features.md
 
 # The docs go to share/doc/hetsim as they are in the source (README.md beside docs/), so
 # their relative links work there too; `hetsim --help` and the man page point to them.

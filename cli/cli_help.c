@@ -7,6 +7,9 @@
  * committed files differ), so the reference cannot drift from the code. */
 #include "cli/cli_help.h"
 
+#include "cli/cli_features.h"
+#include "sim/scenario/features.h"
+
 #include "base/names.h"
 #include "base/units.h"
 #include "sim/methods/method.h"
@@ -28,12 +31,15 @@ static const char cli_help_usage[] =
     "The keys of each method: hetsim methods NAME.\n";
 
 static const char cli_methods_usage[] =
-    "usage: hetsim methods [NAME] [--markdown]\n"
+    "usage: hetsim methods [NAME | --features] [--markdown | --list]\n"
     "\n"
     "Lists the training methods of [run] method with their summaries; with NAME, the\n"
     "method's [method] keys (type, values, default, what each does) and the sections and\n"
     "features it accepts.\n"
-    "  --markdown   every method as Markdown (docs/reference/methods.md)\n";
+    "  --markdown   every method as Markdown (docs/reference/methods.md)\n"
+    "  --features   the method x feature table: which method runs with [compression],\n"
+    "               [byzantine], [privacy], prune and freeze, and why the others do not\n"
+    "               (--markdown: docs/reference/features.md; --list: a line per cell)\n";
 
 /* ---- a row as text ---- */
 
@@ -279,6 +285,8 @@ int cli_help(int argc, char **argv)
 static void help_method_text(const MethodOps *m, FILE *out)
 {
     fprintf(out, "%s: %s\n", m->name, m->summary);
+    for (int f = 0; f < FEATURE_COUNT; f++)
+        if (feature_refusal(m, (Feature)f) == NULL) fprintf(out, "  accepts %s\n", feature_info((Feature)f)->setting);
     for (const MethodCapability *c = method_capabilities(); c->flag; c++)
         if (m->capabilities & c->flag) fprintf(out, "  accepts %s\n", c->accepts);
     if (m->keys == NULL || m->keys[0].name == NULL) {
@@ -293,6 +301,10 @@ static void help_method_markdown(const MethodOps *m, FILE *out)
 {
     fprintf(out, "\n## %s\n\n%c%s.\n", m->name, toupper((unsigned char)m->summary[0]), m->summary + 1);
     int any = 0;
+    for (int f = 0; f < FEATURE_COUNT; f++)
+        if (feature_refusal(m, (Feature)f) == NULL)
+            fprintf(out, "%s- `%s` (%s)\n", any++ ? "" : "\nAccepts:\n\n", feature_info((Feature)f)->setting,
+                    feature_info((Feature)f)->name);
     for (const MethodCapability *c = method_capabilities(); c->flag; c++)
         if (m->capabilities & c->flag) fprintf(out, "%s- %s\n", any++ ? "" : "\nAccepts:\n\n", c->accepts);
     if (m->keys == NULL || m->keys[0].name == NULL) {
@@ -319,19 +331,31 @@ static const char help_methods_preamble[] =
 int cli_methods(int argc, char **argv)
 {
     const char *name = NULL;
-    int markdown = 0;
+    int markdown = 0, features = 0, list = 0;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(cli_methods_usage, stdout);
             return 0;
         } else if (strcmp(argv[i], "--markdown") == 0) {
             markdown = 1;
+        } else if (strcmp(argv[i], "--features") == 0) {
+            features = 1;
+        } else if (strcmp(argv[i], "--list") == 0) {
+            list = 1;
         } else if (argv[i][0] == '-' || name != NULL) {
             fprintf(stderr, "hetsim methods: unexpected '%s'\n%s", argv[i], cli_methods_usage);
             return 2;
         } else {
             name = argv[i];
         }
+    }
+    if (features || list) {
+        if (!features || name || (list && markdown)) {
+            fprintf(stderr, "hetsim methods: --features takes --markdown or --list, no NAME\n%s", cli_methods_usage);
+            return 2;
+        }
+        cli_features(list ? CLI_FEATURES_LIST : markdown ? CLI_FEATURES_MARKDOWN : CLI_FEATURES_TEXT, stdout);
+        return 0;
     }
     const MethodOps *only = name ? method_lookup(name) : NULL;
     if (name && only == NULL) {

@@ -31,7 +31,7 @@ static const char main_usage[] =
     "  hetsim plot FILE.db [--out DIR] [--run ID] [--sweep ID] [--rounds A[-B]] [--format png,svg,pdf]\n"
     "      [--style paper|screen] [--size W,H] [--font-size PT] [--keep]\n"
     "  hetsim help keys [SECTION] [--markdown]    every scenario key: type, values, default, unit\n"
-    "  hetsim methods [NAME] [--markdown]    every method: summary, keys, what it accepts\n"
+    "  hetsim methods [NAME | --features] [--markdown | --list]    every method, or the method x feature table\n"
     "  hetsim help database    the result database's tables, views and units\n"
     "  hetsim --help | hetsim COMMAND --help | hetsim --version\n"
     "\n"

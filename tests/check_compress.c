@@ -486,13 +486,8 @@ START_TEST(test_bytes_and_time_of_the_ring_gather)
 }
 END_TEST
 
-/* A convex problem: multinomial logistic regression (layers = features, classes). */
-static const char *convex =
-    "[run]\nmethod = sync\nrounds = 8\nseed = 5\n"
-    "[data]\ndataset = synthetic\nfeatures = 32\nclasses = 10\ntrain_samples = 4000\ntest_samples = 1000\n"
-    "separation = 6\n"
-    "[model]\nlayers = 32,10\nbatch = 32\nlr = 0.1\n"
-    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n";
+/* the convex problem of tests/test_scenario.h */
+#define convex test_convex_text
 
 START_TEST(test_error_feedback_reaches_uncompressed_loss)
 {
@@ -853,17 +848,16 @@ START_TEST(test_section_round_trip_and_errors)
     expect_error("[compression]\nscheme = topk\nratio = 2\n", NULL, 0, "t.ini:11:", "outside");
     expect_error("[compression]\nscheme = topk\nfeedback = ef14\n", NULL, 0, "t.ini:11:", "none|ef21|econtrol|ef|dgc");
     expect_error("[compression]\nratio = 0.1\n", NULL, 0, "t.ini:9:", "missing required key 'scheme'");
-    const char *adpsgd[] = {"run.method=adpsgd"};
-    expect_error("[compression]\nscheme = topk\n", adpsgd, 1, "t.ini:9:", "not to method adpsgd");
-    const char *comdml[] = {"run.method=comdml"};
-    expect_error("[compression]\nscheme = randk\n", comdml, 1, "t.ini:9: [compression] scheme = randk",
-                 "not to method comdml");
+    const char *token[] = {"run.method=token"};
+    expect_error("[compression]\nscheme = topk\n", token, 1, "t.ini:9:", "not with method token: the token is");
+    expect_error("[compression]\nscheme = randk\n", token, 1, "t.ini:9: [compression] scheme = randk",
+                 "not with method token");
     const char *dpsgd[] = {"run.method=dpsgd"};
     expect_error("[compression]\nscheme = topk\nfeedback = ef21\n", dpsgd, 1, "t.ini:9:", "leave feedback = none");
     const char *partial[] = {"run.method=localsgd", "method.participation=0.5"};
     expect_error("[compression]\nscheme = topk\n", partial, 2, "--set method.participation=0.5:", "participation = 1");
-    const char *overridden[] = {"compression.scheme=topk", "run.method=co2"};
-    expect_error("", overridden, 2, "--set compression.scheme=topk: [compression]", "not to method co2");
+    const char *overridden[] = {"compression.scheme=topk", "run.method=token"};
+    expect_error("", overridden, 2, "--set compression.scheme=topk: [compression]", "not with method token");
     /* momentum = worker: sync with heavy ball only; dropped with scheme = none */
     expect_error("[compression]\nscheme = topk\nmomentum = workers\n", NULL, 0, "t.ini:11:",
                  "not one of aggregate|worker");

@@ -91,11 +91,11 @@ START_TEST(test_section_validation_and_round_trip)
     ck_assert(memcmp(&back.privacy, &sc.privacy, sizeof sc.privacy) == 0 || back.privacy.line != sc.privacy.line);
     ck_assert_double_eq(back.privacy.noise_multiplier, sc.privacy.noise_multiplier);
     free(config);
-    /* another method: an error at the section's header */
-    const char *sync[] = {"run.method=sync"};
-    ck_assert_int_eq(test_resolve(base, sync, 1, &sc, &diag), HS_E_INPUT);
+    /* a method that refuses it (sim/scenario/features.h): an error at the section's header */
+    const char *token[] = {"run.method=token"};
+    ck_assert_int_eq(test_resolve(base, token, 1, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "t.ini:26: [privacy]") == diag.message &&
-                      strstr(diag.message, "apply to localsgd and fedavg, not to method sync"),
+                      strstr(diag.message, "clip = update: not with method token: nothing is combined"),
                   "%s", diag.message);
     /* clip = none there is fine, and its keys are reset */
     const char *none[] = {"run.method=sync", "privacy.clip=none"};

@@ -285,6 +285,7 @@ static const WalkKey walk_keys[] = {
     {"compression.warm_start", WALK_FLAG, NULL},
     {"compression.refresh", WALK_COUNT, NULL},
     {"compression.explore", WALK_UNIT, NULL},
+    {"compression.levels", WALK_COUNT, "65536"},
     {"compression.gamma", WALK_UNIT, "0"},
     {"compression.momentum", WALK_CHOICE, NULL},
     {"compression.warmup_epochs", WALK_WHOLE, NULL},

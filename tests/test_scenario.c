@@ -51,3 +51,10 @@ const MethodParam *test_method_param(const Scenario *sc, const char *key)
         if (strcmp(sc->params[i].key, key) == 0) return &sc->params[i];
     return NULL;
 }
+
+const char *const test_convex_text =
+    "[run]\nmethod = sync\nrounds = 8\nseed = 5\n"
+    "[data]\ndataset = synthetic\nfeatures = 32\nclasses = 10\ntrain_samples = 4000\ntest_samples = 1000\n"
+    "separation = 6\n"
+    "[model]\nlayers = 32,10\nbatch = 32\nlr = 0.1\n"
+    "[agents]\ncount = 8\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\n";

@@ -20,4 +20,8 @@ double test_method_key(const Scenario *sc, const char *key);
 /* How the running method's key `key` was written (sc->params), NULL when it has none. */
 const MethodParam *test_method_param(const Scenario *sc, const char *key);
 
+/* A convex problem for the compressors' tests: multinomial logistic regression (layers =
+ * features, classes) by sync over 8 agents, 8 rounds. */
+extern const char *const test_convex_text;
+
 #endif

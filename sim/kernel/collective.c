@@ -103,9 +103,8 @@ int nested_reduce_begin(NestedReduce *r, const double *level, const double *byte
 
 int nested_reduce_join(Engine *e, NestedReduce *r, int agent)
 {
-    /* Joined innermost first. Under maxmin a join waits for the agent's own messages and
-     * the engine keeps one such wait per agent: localsgd and sync send nothing but these
-     * collectives, so no join is ever deferred. */
+    /* Joined innermost first. Under maxmin a join waits for the agent's own messages (a
+     * ComDML offloader's activations); the engine keeps every such wait, in order. */
     for (int l = 0; l < r->n_shells; l++) {
         if (r->level[agent] < r->shell_level[l]) break;
         int status = engine_collective_join(e, &r->shells[l], agent);

@@ -20,12 +20,20 @@
 
 struct AgentActivity;
 
+/* A node's joins that wait for its sends to finish, in the order it joined: one for a
+ * method that joins one collective at a time, several for the nested shells of a pruned
+ * averaging (sim/kernel/collective.h) joined while the node still sends. */
+typedef struct PendingJoins {
+    Collective **joins;
+    int count, cap;
+} PendingJoins;
+
 typedef struct Maxmin {
     Network *network;
     struct AgentActivity *activity;       /* (n_nodes) busy intervals of this round */
     Collective **collectives;             /* started collectives by slot (event data) */
     int n_collectives;
-    Collective **pending_join;            /* (n_nodes) a join waiting for the node's sends */
+    PendingJoins *pending_join;           /* (n_nodes) joins waiting for the node's sends */
     double wakeup;                        /* earliest ENGINE_EVENT_NETWORK queued */
 } Maxmin;
 
@@ -171,6 +179,7 @@ static void maxmin_free(Engine *e)
         }
     free(m->activity);
     free(m->collectives);
+    for (int i = 0; m->pending_join && i < e->n_nodes; i++) free(m->pending_join[i].joins);
     free(m->pending_join);
     free(m);
     e->net = NULL;
@@ -204,7 +213,15 @@ static int maxmin_join_time(Engine *e, Collective *c, int node, double *t, int *
     Maxmin *m = maxmin_of(e);
     *joins = 0;
     if (network_outgoing(m->network, node) > 0) {
-        m->pending_join[node] = c;
+        PendingJoins *p = &m->pending_join[node];
+        if (p->count == p->cap) {
+            int cap = p->cap ? 2 * p->cap : 2;
+            Collective **grown = realloc(p->joins, (size_t)cap * sizeof *grown);
+            if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+            p->joins = grown;
+            p->cap = cap;
+        }
+        p->joins[p->count++] = c;
         return HS_OK;
     }
     AgentClock *clock = &e->clocks[node];
@@ -351,11 +368,14 @@ static void maxmin_on_sender_idle(void *ctx, int agent, double t)
 {
     Engine *e = ctx;
     Maxmin *m = maxmin_of(e);
-    Collective *c = m->pending_join[agent];
-    if (c == NULL) return;
-    m->pending_join[agent] = NULL;
-    int status = engine_collective_join(e, c, agent);
-    if (status != HS_OK && e->diag->status == HS_OK) hs_diag_set(e->diag, status, NULL, 0, "%s", hs_error_name(status));
+    PendingJoins *p = &m->pending_join[agent];
+    int count = p->count;
+    p->count = 0;
+    for (int k = 0; k < count; k++) {
+        int status = engine_collective_join(e, p->joins[k], agent);
+        if (status != HS_OK && e->diag->status == HS_OK)
+            hs_diag_set(e->diag, status, NULL, 0, "%s", hs_error_name(status));
+    }
 }
 
 static void maxmin_on_traced(void *ctx, int from, int to, double bytes, double start, double transfer, double end)

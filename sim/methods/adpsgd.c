@@ -29,12 +29,19 @@ typedef struct AdpsgdAgent {
     int partner;
 } AdpsgdAgent;
 
+/* [method] keys: the local step's features */
+typedef struct AdpsgdKeys {
+    PruneKeys pruning;
+    FreezeKeys freezing;
+} AdpsgdKeys;
+
 typedef struct AdpsgdState {
     Topology topology;
     AdpsgdAgent *agents;
     gsl_rng *rng;         /* re-seeded per draw from (seed, agent, step): stream per agent */
-    double step_flops;
     int started;
+    Stages st;
+    float *mixed[2];      /* (params) train mode, with features: the pair's two averages */
     int round;
     int behind;           /* agents that have not finished round+1 epochs */
     double staleness_sum;
@@ -56,8 +63,13 @@ static int adpsgd_create(Sim *sim, void **state)
     s->agents = calloc((size_t)sim->world.n, sizeof *s->agents);
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (s->agents == NULL || s->rng == NULL) return HS_E_NOMEM;
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
-    return trainer_setup_local(sim->trainer, 1);
+    if ((status = trainer_setup_local(sim->trainer, 1)) != HS_OK) return status;
+    const AdpsgdKeys *keys = scenario_method_keys(sim->sc);
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    for (int k = 0; sim->trainer && !stages_gossip_plain(&s->st) && k < 2; k++)
+        if ((s->mixed[k] = malloc(trainer_param_count(sim->trainer) * sizeof *s->mixed[k])) == NULL) return HS_E_NOMEM;
+    return HS_OK;
 }
 
 static int adpsgd_start_gradient(AdpsgdState *s, Sim *sim, int i)
@@ -65,10 +77,11 @@ static int adpsgd_start_gradient(AdpsgdState *s, Sim *sim, int i)
     AdpsgdAgent *a = &s->agents[i];
     a->averagings_at_gradient = a->averagings;
     /* computed on the model as it is now: averagings during the computation make it stale */
-    int status = trainer_gradient(sim->trainer, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
+    int status = local_step_gradient(&s->st.step, i, NULL, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
     double finish;
-    if ((status = engine_compute(sim->engine, i, s->step_flops, ADPSGD_COMPUTED, 0, &finish)) != HS_OK) return status;
+    if ((status = engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), ADPSGD_COMPUTED, 0, &finish)) != HS_OK)
+        return status;
     /* Offline for good before its last epoch: the others would gossip on forever while
      * the round waits for it. */
     if (!isfinite(finish) && (sim->sc->rounds <= 0 || a->steps < (long)sim->sc->rounds * adpsgd_epoch_steps(sim, i)))
@@ -76,21 +89,38 @@ static int adpsgd_start_gradient(AdpsgdState *s, Sim *sim, int i)
     return HS_OK;
 }
 
-static void adpsgd_average(Sim *sim, int i, int j)
+/* The pair's atomic average x_i, x_j <- (x_i + x_j) / 2; with a feature (masks,
+ * attackers, a robust rule) each side takes the stages' gossip form over {its own, the
+ * other's}, an attacker's message replaced (the reply carries j's model as it was). */
+static int adpsgd_average(AdpsgdState *s, Sim *sim, int i, int j)
 {
-    if (!sim->trainer) return;
+    if (!sim->trainer) return HS_OK;
     size_t n = trainer_param_count(sim->trainer);
     float *xi = trainer_params(sim->trainer, i), *xj = trainer_params(sim->trainer, j);
-    for (size_t p = 0; p < n; p++) {
-        float mean = 0.5f * (xi[p] + xj[p]);
-        xi[p] = xj[p] = mean;
+    if (stages_gossip_plain(&s->st)) {
+        for (size_t p = 0; p < n; p++) {
+            float mean = 0.5f * (xi[p] + xj[p]);
+            xi[p] = xj[p] = mean;
+        }
+        return HS_OK;
     }
+    int who[2][2] = {{i, j}, {j, i}};
+    const float *pair[2][2] = {{xi, xj}, {xj, xi}};
+    const double half[2] = {0.5, 0.5};
+    for (int side = 0; side < 2; side++) {
+        int status = stages_gossip(&s->st, who[side], pair[side], half, 2, n, s->mixed[side]);
+        if (status != HS_OK) return status;
+    }
+    memcpy(xi, s->mixed[0], n * sizeof *xi);
+    memcpy(xj, s->mixed[1], n * sizeof *xj);
+    return HS_OK;
 }
 
 static int adpsgd_round_begin(void *state, Sim *sim, int round)
 {
     AdpsgdState *s = state;
     s->round = round;
+    stages_begin_round(&s->st, round);
     s->staleness_sum = 0;
     s->staleness_count = 0;
     s->behind = 0;
@@ -112,7 +142,6 @@ static int adpsgd_on_event(void *state, Sim *sim, const Event *ev)
     AdpsgdState *s = state;
     int i = ev->agent;
     AdpsgdAgent *a = &s->agents[i];
-    double bytes = sim_model_bytes(sim);
     if (ev->kind == ADPSGD_COMPUTED) {
         const int *neighbours = s->topology.adj + s->topology.offsets[i];
         int degree = topology_degree(&s->topology, i), online = 0;
@@ -126,17 +155,20 @@ static int adpsgd_on_event(void *state, Sim *sim, const Event *ev)
                 a->partner = neighbours[k];
                 break;
             }
-        return engine_send(sim->engine, i, a->partner, bytes, ADPSGD_REQUEST, i);
+        return engine_send(sim->engine, i, a->partner, local_step_bytes(&s->st.step, i), ADPSGD_REQUEST, i);
     }
     if (ev->kind == ADPSGD_REQUEST) {
         int from = (int)ev->data;
-        adpsgd_average(sim, from, i);
+        /* i replies with its model as it was: the pair's average is taken now */
+        double bytes = local_step_bytes(&s->st.step, i);
+        int status = adpsgd_average(s, sim, from, i);
+        if (status != HS_OK) return status;
         s->agents[from].averagings++;
         a->averagings++;
         return engine_send(sim->engine, i, from, bytes, ADPSGD_REPLY, i);
     }
     /* reply: apply the stale gradient, then the next one */
-    int status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
+    int status = local_step_apply(&s->st.step, i, trainer_buffer(sim->trainer, i, ADPSGD_GRADIENT));
     if (status != HS_OK) return status;
     s->staleness_sum += (double)(a->averagings - a->averagings_at_gradient);
     s->staleness_count++;
@@ -155,16 +187,37 @@ static void adpsgd_destroy(void *state)
     topology_free(&s->topology);
     free(s->agents);
     if (s->rng) gsl_rng_free(s->rng);
+    stages_free(&s->st);
+    free(s->mixed[0]);
+    free(s->mixed[1]);
     free(s);
 }
 
-static const SchemaKey adpsgd_keys[] = {{0}};
+static const SchemaKey adpsgd_keys[] = {
+    PRUNE_METHOD_KEYS(AdpsgdKeys, pruning.),
+    FREEZE_METHOD_KEYS(AdpsgdKeys, freezing.),
+    {0},
+};
+
+static const MethodStages adpsgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at its own model",
+    .outgoing = "its model to one random neighbour",
+    .aggregate = "pairwise average",
+    .refuses = {
+        [FEATURE_COMPRESSION] = "AD-PSGD's pair leaves its exchange holding one average; a compressed model would "
+                                "leave the two apart (a CHOCO-style copy per pair is not modelled)",
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
+    },
+};
 
 const MethodOps method_adpsgd = {
     .name = "adpsgd",
     .summary = "AD-PSGD: asynchronous gossip averaging with one random neighbour, stale gradients",
     .keys = adpsgd_keys,
+    .keys_size = sizeof(AdpsgdKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
+    .stages = &adpsgd_stages,
     .create = adpsgd_create,
     .round_begin = adpsgd_round_begin,
     .on_event = adpsgd_on_event,

@@ -58,6 +58,8 @@ typedef struct PsKeys {
     int round_gradients;   /* 0: as many as the agents hold batches */
     int batch;             /* rennala: B, 0 = the number of agents */
     int R;                 /* ringmaster: the delay threshold, 0 = the number of agents */
+    PruneKeys pruning;
+    FreezeKeys freezing;
 } PsKeys;
 
 typedef struct PsState {
@@ -70,7 +72,7 @@ typedef struct PsState {
     long received, per_round;
     int collected;        /* rennala: gradients in the batch */
     int round, started;
-    double step_flops, bytes, process_flops;
+    double bytes, process_flops;
     double delay_sum;
     long applied, discarded; /* this round */
     /* train mode */
@@ -78,8 +80,10 @@ typedef struct PsState {
     float *x;             /* the server's model: the trainer's shared model (evaluated) */
     float *points;        /* (n, d) the x each worker received */
     float *grads;         /* (n, d) each worker's gradient */
-    float *sum;           /* (d) rennala's batch */
+    const float **sent;   /* (n) what each worker's message carries (its gradient, or the
+                           * compressed contribution) */
     Optim *optim;
+    Stages st;            /* the workers' gradients and messages, the server's batch */
 } PsState;
 
 static void ps_destroy(void *state)
@@ -89,8 +93,9 @@ static void ps_destroy(void *state)
     free(s->version);
     free(s->points);
     free(s->grads);
-    free(s->sum);
+    free(s->sent);
     optim_free(s->optim);
+    stages_free(&s->st);
     free(s);
 }
 
@@ -110,20 +115,22 @@ static int ps_create(Sim *sim, void **state, PsKind kind)
     if (kind == PS_RINGMASTER && s->threshold == 0) s->threshold = n;
     s->version = calloc((size_t)n, sizeof *s->version);
     if (s->version == NULL) return HS_E_NOMEM;
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
     s->per_round = keys->round_gradients;
     if (s->per_round == 0)
         for (int i = 0; i < n; i++) s->per_round += sim_agent_steps(sim, i);
     int status = trainer_setup_shared(sim->trainer);
-    if (status != HS_OK || sim->trainer == NULL) return status;
+    if (status != HS_OK) return status;
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing, .keep_messages = 1};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    if ((s->sent = calloc((size_t)n, sizeof *s->sent)) == NULL) return HS_E_NOMEM;
+    if (sim->trainer == NULL) return HS_OK;
     s->d = trainer_param_count(sim->trainer);
     s->x = trainer_shared_params(sim->trainer);
     s->points = malloc((size_t)n * s->d * sizeof *s->points);
     s->grads = malloc((size_t)n * s->d * sizeof *s->grads);
-    s->sum = calloc(s->d, sizeof *s->sum);
-    if (!s->points || !s->grads || !s->sum) return HS_E_NOMEM;
+    if (!s->points || !s->grads) return HS_E_NOMEM;
     return optim_create(&sim->sc->optim, s->d, &s->optim);
 }
 
@@ -154,6 +161,7 @@ static int ps_round_begin(void *state, Sim *sim, int round)
 {
     PsState *s = state;
     s->round = round;
+    stages_begin_round(&s->st, round);
     s->delay_sum = 0;
     s->applied = s->discarded = 0;
     if (s->started) return HS_OK; /* the workers are already running */
@@ -163,45 +171,61 @@ static int ps_round_begin(void *state, Sim *sim, int round)
     return status;
 }
 
+/* One server step with g (the optimiser of [model]; under freeze the stage's ranges). */
 static void ps_step(PsState *s, Sim *sim, const float *g)
 {
-    if (s->x) optim_step(s->optim, s->x, g, 0, s->d, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
+    if (s->x) local_step_optim_step(&s->st.step, s->optim, s->x, g, s->d, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
     s->k++;
 }
 
+/* asgd and ringmaster apply one gradient: clip = update's noise goes on it (one client's
+ * whole share) before the step. */
+static void ps_apply_one(PsState *s, Sim *sim, int i)
+{
+    float *g = s->grads ? s->grads + (size_t)i * s->d : NULL;
+    if (s->st.privacy) {
+        if (g && s->sent[i] != g) memcpy(g, s->sent[i], s->st.out.d * sizeof *g);
+        privacy_aggregate_noise_share(s->st.privacy, 1.0, s->round, (int)(s->k % 65536), &g, g ? 1 : 0);
+        ps_step(s, sim, g);
+        return;
+    }
+    ps_step(s, sim, s->sent[i]);
+}
+
 /* The server has processed worker i's gradient: apply, collect or discard it. */
-static void ps_decide(PsState *s, Sim *sim, int i)
+static int ps_decide(PsState *s, Sim *sim, int i)
 {
     long delay = s->k - s->version[i];
-    const float *g = s->grads ? s->grads + (size_t)i * s->d : NULL;
     switch (s->kind) {
     case PS_ASGD:
         s->delay_sum += (double)delay;
         s->applied++;
-        ps_step(s, sim, g);
+        ps_apply_one(s, sim, i);
         break;
     case PS_RINGMASTER:
         if (delay < s->threshold) {
             s->applied++;
-            ps_step(s, sim, g);
+            ps_apply_one(s, sim, i);
         } else {
             s->discarded++;
         }
         break;
-    case PS_RENNALA:
+    case PS_RENNALA: {
         if (delay != 0) {
             s->discarded++;
             break;
         }
-        if (g) vec_axpy(s->sum, 1.0f, g, s->d);
+        int status = aggregate_buffer_add(&s->st.agg, i, s->sent[i], 1.0);
+        if (status != HS_OK) return status;
         if (++s->collected < s->batch) break;
-        if (s->sum) vec_scale(s->sum, 1.0f / (float)s->batch, s->d);
-        ps_step(s, sim, s->sum);
-        if (s->sum) memset(s->sum, 0, s->d * sizeof *s->sum);
+        ps_step(s, sim, aggregate_buffer_take(&s->st.agg, &s->st.out, s->round, (int)(s->k % 65536)));
+        aggregate_buffer_clear(&s->st.agg);
         s->collected = 0;
         s->applied++;
         break;
     }
+    }
+    return HS_OK;
 }
 
 static int ps_on_event(void *state, Sim *sim, const Event *ev)
@@ -210,20 +234,27 @@ static int ps_on_event(void *state, Sim *sim, const Event *ev)
     switch (ev->kind) {
     case PS_MODEL_ARRIVED: {
         int i = ev->agent;
-        int status = trainer_gradient_at(sim->trainer, i, s->points ? s->points + (size_t)i * s->d : NULL,
-                                         s->grads ? s->grads + (size_t)i * s->d : NULL);
+        float *point = s->points ? s->points + (size_t)i * s->d : NULL, *g = s->grads ? s->grads + (size_t)i * s->d : NULL;
+        int status = local_step_gradient(&s->st.step, i, point, g);
         if (status != HS_OK) return status;
-        return engine_compute(sim->engine, i, s->step_flops, PS_COMPUTED, i, NULL);
+        /* the message leaves now: the point it was computed at does not change */
+        outgoing_clip_vector(&s->st.out, g);
+        s->sent[i] = outgoing_gradient(&s->st.out, i, point, g);
+        return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), PS_COMPUTED, i, NULL);
     }
-    case PS_COMPUTED:
-        return engine_send(sim->engine, ev->agent, s->server, s->bytes, PS_GRADIENT_ARRIVED, ev->agent);
+    case PS_COMPUTED: {
+        int i = ev->agent;
+        double bytes = outgoing_compresses(&s->st.out) ? outgoing_bytes(&s->st.out, i) : local_step_bytes(&s->st.step, i);
+        return engine_send(sim->engine, i, s->server, bytes, PS_GRADIENT_ARRIVED, i);
+    }
     case PS_GRADIENT_ARRIVED:
         /* the server's processor takes arrivals in order */
         return engine_compute(sim->engine, s->server, s->process_flops, PS_PROCESSED, ev->data, NULL);
     default: break;
     }
     int i = (int)ev->data;
-    ps_decide(s, sim, i);
+    int status = ps_decide(s, sim, i);
+    if (status != HS_OK) return status;
     if (++s->received == (long)(s->round + 1) * s->per_round) {
         if (s->kind == PS_ASGD) sim->round_extra = s->applied ? s->delay_sum / (double)s->applied : NAN;
         else sim->round_extra = (double)s->discarded;
@@ -237,12 +268,15 @@ static int ps_on_event(void *state, Sim *sim, const Event *ev)
                "gradients the server receives per round (0: as many as the agents hold batches)",            \
                .type = SCHEMA_INT, .min = 0, .max = 100000000)
 
-static const SchemaKey asgd_keys[] = {PS_ROUND_KEY, {0}};
+#define PS_STAGE_KEYS PRUNE_METHOD_KEYS(PsKeys, pruning.), FREEZE_METHOD_KEYS(PsKeys, freezing.)
+
+static const SchemaKey asgd_keys[] = {PS_ROUND_KEY, PS_STAGE_KEYS, {0}};
 
 static const SchemaKey rennala_keys[] = {
     METHOD_KEY(PsKeys, batch, "0", "B: gradients computed at the current point that make one step (0: the number of agents)",
                .type = SCHEMA_INT, .min = 0, .max = 100000000),
     PS_ROUND_KEY,
+    PS_STAGE_KEYS,
     {0},
 };
 
@@ -250,7 +284,18 @@ static const SchemaKey ringmaster_keys[] = {
     METHOD_KEY(PsKeys, R, "0", "delay threshold: gradients with delay >= R are discarded (0: the number of agents)",
                .type = SCHEMA_INT, .min = 0, .max = 100000000),
     PS_ROUND_KEY,
+    PS_STAGE_KEYS,
     {0},
+};
+
+static const MethodStages asgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the point the server sent",
+    .outgoing = "its gradient to the server",
+    .aggregate = "the server applies each gradient alone, on arrival",
+    .refuses = {
+        [FEATURE_BYZANTINE] = "the server applies each gradient alone on arrival: a robust rule has no set of vectors to compare",
+    },
 };
 
 const MethodOps method_asgd = {
@@ -259,10 +304,18 @@ const MethodOps method_asgd = {
     .keys = asgd_keys,
     .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
+    .stages = &asgd_stages,
     .create = asgd_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,
     .destroy = ps_destroy,
+};
+
+static const MethodStages rennala_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the point the server sent",
+    .outgoing = "its gradient to the server",
+    .aggregate = "the server's mean of B gradients computed at its current point",
 };
 
 const MethodOps method_rennala = {
@@ -271,10 +324,21 @@ const MethodOps method_rennala = {
     .keys = rennala_keys,
     .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
+    .stages = &rennala_stages,
     .create = rennala_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,
     .destroy = ps_destroy,
+};
+
+static const MethodStages ringmaster_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the point the server sent",
+    .outgoing = "its gradient to the server",
+    .aggregate = "the server applies each gradient with delay < R alone, on arrival",
+    .refuses = {
+        [FEATURE_BYZANTINE] = "the server applies each gradient alone on arrival: a robust rule has no set of vectors to compare",
+    },
 };
 
 const MethodOps method_ringmaster = {
@@ -283,6 +347,7 @@ const MethodOps method_ringmaster = {
     .keys = ringmaster_keys,
     .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
+    .stages = &ringmaster_stages,
     .create = ringmaster_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,

@@ -32,12 +32,12 @@ enum { BYZSGDNM_GRADIENT = 0, BYZSGDNM_MOMENTUM = 1, BYZSGDNM_SENT = 2 };
 typedef struct ByzSgdnmState {
     int steps_per_round;
     int step;
-    double step_flops;
     double beta;
     double lr_factor;      /* (batch / reference_batch)^p of lr_scaling */
     size_t d;              /* entries exchanged: the model's blocks */
     Collective allreduce;
-    Byzantine *byzantine;
+    Byzantine *byzantine;  /* the stages' (always made: ByzSGDnm's rule is the aggregator's) */
+    Stages st;
     float *aggregate;      /* (d) */
     const float **vectors; /* (n) the momenta */
     float **outs;          /* (n) attackers' vectors */
@@ -50,6 +50,7 @@ typedef struct ByzSgdnmKeys {
     double beta;
     int lr_scaling;        /* BYZSGDNM_SCALE_* */
     int reference_batch;
+    FreezeKeys freezing;
 } ByzSgdnmKeys;
 
 static int byzsgdnm_create(Sim *sim, void **state)
@@ -64,7 +65,6 @@ static int byzsgdnm_create(Sim *sim, void **state)
     static const double power[] = {[BYZSGDNM_SCALE_NONE] = 0, [BYZSGDNM_SCALE_LINEAR] = 1, [BYZSGDNM_SCALE_SQRT] = 0.5};
     s->lr_factor = pow((double)sim->sc->model.batch / reference, power[scaling]);
     s->steps_per_round = sim_round_steps(sim);
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->d = (size_t)sim->profile.total_params;
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
     s->outs = calloc((size_t)n, sizeof *s->outs);
@@ -72,7 +72,10 @@ static int byzsgdnm_create(Sim *sim, void **state)
     if (!s->vectors || !s->outs || !s->sent) return HS_E_NOMEM;
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
     if (sim->trainer && (s->aggregate = calloc(s->d, sizeof *s->aggregate)) == NULL) return HS_E_NOMEM;
-    return byzantine_create(sim->sc, &sim->world, sim->trainer, s->d, sim->diag, &s->byzantine);
+    StagesSetup setup = {.byzantine = 1, .freezing = &((const ByzSgdnmKeys *)scenario_method_keys(sim->sc))->freezing};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    s->byzantine = s->st.byzantine;
+    return HS_OK;
 }
 
 /* Gradients, momenta, attacks and the aggregate of this step (train mode). */
@@ -83,9 +86,8 @@ static int byzsgdnm_aggregate(ByzSgdnmState *s, Sim *sim)
     for (int i = 0; i < sim->world.n; i++) {
         float *g = trainer_buffer(sim->trainer, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(sim->trainer, i, BYZSGDNM_MOMENTUM);
         int attacker = byzantine_is_attacker(s->byzantine, i);
-        int status = attacker && byzantine_flips_labels(s->byzantine)
-                         ? byzantine_gradient(s->byzantine, i, trainer_params(sim->trainer, i), g, sim->diag)
-                         : trainer_gradient(sim->trainer, i, g);
+        /* the local step: a label flipper's gradient, DP-SGD's, or the plain one */
+        int status = local_step_gradient(&s->st.step, i, NULL, g);
         if (status != HS_OK) return status;
         for (size_t j = 0; j < s->d; j++) u[j] = beta * u[j] + rest * g[j];
         s->vectors[i] = u;
@@ -98,9 +100,10 @@ static int byzsgdnm_aggregate(ByzSgdnmState *s, Sim *sim)
 
 static int byzsgdnm_start_step(ByzSgdnmState *s, Sim *sim)
 {
-    engine_collective_begin(&s->allreduce, NULL, sim->world.n, sim_model_bytes(sim), 1, BYZSGDNM_REDUCED, 0);
+    engine_collective_begin(&s->allreduce, NULL, sim->world.n, local_step_bytes(&s->st.step, 0), 1, BYZSGDNM_REDUCED,
+                            0);
     for (int i = 0; i < sim->world.n; i++) {
-        int status = engine_compute(sim->engine, i, s->step_flops, BYZSGDNM_COMPUTED, 0, NULL);
+        int status = engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), BYZSGDNM_COMPUTED, 0, NULL);
         if (status != HS_OK) return status;
     }
     return byzsgdnm_aggregate(s, sim);
@@ -109,6 +112,8 @@ static int byzsgdnm_start_step(ByzSgdnmState *s, Sim *sim)
 static int byzsgdnm_apply(ByzSgdnmState *s, Sim *sim)
 {
     if (sim->trainer == NULL) return HS_OK;
+    /* under freeze the step moves the stage only, whatever the momenta remember */
+    local_step_mask(&s->st.step, s->aggregate, s->d);
     double squares = 0;
     for (size_t j = 0; j < s->d; j++) squares += (double)s->aggregate[j] * s->aggregate[j];
     if (!isfinite(squares))
@@ -129,6 +134,7 @@ static int byzsgdnm_round_begin(void *state, Sim *sim, int round)
 {
     ByzSgdnmState *s = state;
     s->step = 0;
+    stages_begin_round(&s->st, round);
     return byzsgdnm_start_step(s, sim);
 }
 
@@ -147,7 +153,7 @@ static void byzsgdnm_destroy(void *state)
 {
     ByzSgdnmState *s = state;
     if (s == NULL) return;
-    byzantine_free(s->byzantine);
+    stages_free(&s->st);
     free(s->aggregate);
     free(s->vectors);
     free(s->outs);
@@ -162,7 +168,23 @@ static const SchemaKey byzsgdnm_keys[] = {
      .type = SCHEMA_CHOICE, .choices = "none|linear|sqrt"),
     METHOD_KEY(ByzSgdnmKeys, reference_batch, "32", "the batch at which lr_scaling leaves lr as it is",
      .type = SCHEMA_INT, .min = 1, .max = 1 << 20),
+    FREEZE_METHOD_KEYS(ByzSgdnmKeys, freezing.),
     {0},
+};
+
+static const MethodStages byzsgdnm_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at the shared model, into its worker momentum",
+    .outgoing = "its momentum",
+    .aggregate = "the [byzantine] aggregator, then a normalised step",
+    .refuses = {
+        [FEATURE_COMPRESSION] = "ByzSGDnm's aggregate is the [byzantine] rule (the mean without attackers): compressed "
+                                "vectors under a robust rule are not modelled",
+        [FEATURE_PRIVACY_UPDATE] = "ByzSGDnm's step is normalised and its aggregate a robust rule: the noise of clip = "
+                                   "update is calibrated to a mean's sensitivity",
+        [FEATURE_PRUNE] = "the robust aggregate compares the workers' whole momenta: a sub-model's zeros outside it "
+                          "would vote",
+    },
 };
 
 const MethodOps method_byzsgdnm = {
@@ -170,7 +192,7 @@ const MethodOps method_byzsgdnm = {
     .summary = "ByzSGDnm: worker momentum, robust aggregation, normalised step",
     .keys = byzsgdnm_keys,
     .keys_size = sizeof(ByzSgdnmKeys),
-    .capabilities = METHOD_ROBUST,
+    .stages = &byzsgdnm_stages,
     .create = byzsgdnm_create,
     .round_begin = byzsgdnm_round_begin,
     .on_event = byzsgdnm_on_event,

@@ -81,6 +81,7 @@ typedef struct ComdmlKeys {
     int rebalance;
     double ip_time_limit; /* s */
     int cost;             /* PairingCost: PAIRING_COST_NAMES is in the enum's order */
+    PruneKeys pruning;
 } ComdmlKeys;
 
 typedef struct ComdmlState {
@@ -99,6 +100,7 @@ typedef struct ComdmlState {
     int dropped;          /* this round: partner batches helpers dropped */
     char *online;         /* (n) availability the problem's links reflect; NULL without traces */
     int *flipped;         /* (n) scratch: agents whose availability changed since */
+    Stages st;            /* the local step (prune), the clipped updates, the averaging */
 } ComdmlState;
 
 /* Who may offload to whom: every pair under a full topology (a dense matrix, so at most
@@ -148,6 +150,8 @@ static int comdml_links(ComdmlState *s, Sim *sim, int splits)
 static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j)
 {
     if (s->online && !(s->online[i] && s->online[j])) return 0;
+    /* a pruned agent trains its sub-model alone: it offloads nothing (it may still help) */
+    if (s->st.step.prune.on && s->st.step.prune.keep[i] < 1) return 0;
     if (s->cost == PAIRING_COST_EXACT) return engine_message_bandwidth(sim->engine, i, j);
     return world_link_bandwidth(&sim->world, i, j);
 }
@@ -245,6 +249,13 @@ static int comdml_create(Sim *sim, void **state)
                                    cost->where, cost->where[0] ? ": " : "", PAIRING_MAX_EXACT_BATCHES, i,
                                    sim_agent_steps(sim, i));
             }
+    int *steps = malloc((size_t)n * sizeof *steps);
+    if (steps == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) steps[i] = sim_agent_steps(sim, i);
+    StagesSetup setup = {.pruning = &keys->pruning, .steps = steps};
+    status = sim_stages_create(sim, &s->st, &setup);
+    free(steps);
+    if (status != HS_OK) return status;
     if ((status = comdml_links(s, sim, splits)) != HS_OK) return status;
     comdml_exact_setup(s, sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
@@ -292,7 +303,7 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     int n = sim->world.n;
     for (int i = 0; i < n; i++) {
         s->problem.batches[i] = sim_agent_steps(sim, i);
-        s->problem.speed[i] = comdml_speed(s, sim, i, s->step_flops);
+        s->problem.speed[i] = comdml_speed(s, sim, i, local_step_flops(&s->st.step, i));
     }
     comdml_mask_offline(s, sim);
     comdml_exact_relink(s, sim);
@@ -323,6 +334,7 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
 static int comdml_finish_agent(ComdmlState *s, Sim *sim, int i)
 {
     s->agents[i].done = 1;
+    if (s->st.step.prune.on) return prune_shells_join(sim->engine, &s->st.step.prune, i);
     return engine_collective_join(sim->engine, &s->average, i);
 }
 
@@ -331,7 +343,14 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
     ComdmlState *s = state;
     int status;
     if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, sim)) != HS_OK) return status;
-    engine_collective_begin(&s->average, NULL, sim->world.n, sim_model_bytes(sim), 1, COMDML_AVERAGED, 0);
+    /* the averaging: one all-reduce, or nested shells of the sub-models (prune) */
+    if (s->st.step.prune.on) {
+        if (prune_shells_begin(&s->st.step.prune, NULL, sim->world.n, 1, COMDML_AVERAGED) != HS_OK)
+            return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    } else {
+        engine_collective_begin(&s->average, NULL, sim->world.n, sim_model_bytes(sim), 1, COMDML_AVERAGED, 0);
+    }
+    if ((status = outgoing_period_begin(&s->st.out, s->st.agg.everyone, sim->world.n)) != HS_OK) return status;
     s->dropped = 0;
     if (engine_has_churn(sim->engine)) sim->round_extra = 0;
     for (int i = 0; i < sim->world.n; i++) {
@@ -346,7 +365,8 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
         /* All of an agent's own work is booked now, so its processor's FIFO puts the
          * partner's activations after it: "the helper first does its own work". */
         if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(sim->trainer, i, a->split)) != HS_OK) return status;
-        double flops = a->role == SINK_ROLE_OFFLOADER ? s->problem.fs[a->split] * s->step_flops : s->step_flops;
+        double flops = a->role == SINK_ROLE_OFFLOADER ? s->problem.fs[a->split] * s->step_flops
+                                                      : local_step_flops(&s->st.step, i);
         int kind = a->role == SINK_ROLE_OFFLOADER ? COMDML_SLOW_STEP : COMDML_OWN_STEP;
         for (int k = 0; k < a->own_left; k++)
             if ((status = engine_compute(sim->engine, i, flops, kind, 0, NULL)) != HS_OK) return status;
@@ -427,7 +447,7 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
     ComdmlAgent *a = i >= 0 ? &s->agents[i] : NULL;
     switch (ev->kind) {
     case COMDML_OWN_STEP:
-        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
+        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
         if (--a->own_left > 0) return HS_OK;
         if (a->role == SINK_ROLE_HELPER) return comdml_helper_check(s, sim, i);
         return comdml_finish_agent(s, sim, i);
@@ -451,11 +471,15 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
     case COMDML_PARTNER_CHECK:
         return ev->data == engine_round(sim->engine) ? comdml_helper_check(s, sim, i) : HS_OK;
     default: /* COMDML_AVERAGED */
+        if (s->st.step.prune.on && !prune_shells_done(&s->st.step.prune)) return HS_OK;
         for (int k = 0; k < sim->world.n; k++)
             if (s->agents[k].role == SINK_ROLE_OFFLOADER &&
                 (status = trainer_split_end(sim->trainer, k, s->agents[k].split)) != HS_OK)
                 return status;
-        if ((status = trainer_average_split(sim->trainer, s->splits)) != HS_OK) return status;
+        /* clip = update: each agent's update over the round, its helper's top blocks included */
+        for (int k = 0; k < sim->world.n; k++)
+            if ((status = outgoing_clip_own(&s->st.out, k)) != HS_OK) return status;
+        if ((status = aggregate_split(&s->st.agg, &s->st.out, s->splits, engine_round(sim->engine))) != HS_OK) return status;
         engine_end_round(sim->engine);
         return HS_OK;
     }
@@ -469,6 +493,7 @@ static void comdml_destroy(void *state)
     free(s->splits);
     free(s->online);
     free(s->flipped);
+    stages_free(&s->st);
     pairing_problem_free(&s->problem);
     free(s);
 }
@@ -482,7 +507,23 @@ static const SchemaKey comdml_keys[] = {
     METHOD_KEY(ComdmlKeys, cost, "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
      "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_COST_NAMES),
+    PRUNE_METHOD_KEYS(ComdmlKeys, pruning.),
     {0},
+};
+
+static const MethodStages comdml_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps; an offloader the bottom of its split on a local loss, its helper the top",
+    .outgoing = "cut activations and labels to the helper; its model to the all-reduce",
+    .aggregate = "all-reduce sample-weighted mean, each block from the side that trained it",
+    .refuses = {
+        [FEATURE_COMPRESSION] = "ComDML averages each block from the side that trained it and each auxiliary head "
+                                "among the agents of its split: compressed changes around one common point are "
+                                "not modelled",
+        [FEATURE_PRIVACY_SAMPLE] = "an offloader sends its cut activations and labels to its helper, which no per-sample clipping covers",
+        [FEATURE_FREEZE] = "progressive freezing trains one block at a time, while ComDML's offloaders train blocks "
+                           "1..m on a local loss and their helpers blocks m+1..L: the two cut the model differently",
+    },
 };
 
 const MethodOps method_comdml = {
@@ -491,6 +532,7 @@ const MethodOps method_comdml = {
     .keys = comdml_keys,
     .keys_size = sizeof(ComdmlKeys),
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_SPLITS_MODEL,
+    .stages = &comdml_stages,
     .validate = comdml_validate,
     .create = comdml_create,
     .round_begin = comdml_round_begin,

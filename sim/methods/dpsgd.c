@@ -23,17 +23,19 @@
  * none. The public copies are kept by parity of the global step count (two per agent,
  * in the snapshot buffers): a neighbour is at most one step apart.
  *
- * prune = width (sim/stages/prune.h; not with [compression]): a slow agent's gradient is that of
+ * prune = width (sim/stages/prune.h): a slow agent's gradient is that of
  * its nested sub-model (its FLOPs per step) and it sends only the sub-model's
  * coordinates (its bytes per neighbour). Every agent mixes each coordinate over the
  * members of its closed neighbourhood that hold it, with their Metropolis-Hastings
  * weights renormalised: x_i[c] = sum_{j holds c} W_ij x_j[c] / sum_{j holds c} W_ij; a
  * coordinate nobody there holds keeps x_i[c]. So a pruned agent's other coordinates
  * still follow its full neighbours, and the sample-weighted average that is evaluated
- * is not pulled back by coordinates nobody trained. */
-#include "sim/stages/compress.h"
+ * is not pulled back by coordinates nobody trained. freeze = progressive mixes the
+ * stage's coordinates the same way (only they travel).
+ * [byzantine]: the attackers' models replaced per exchange, the rule's gossip form over the
+ * closed neighbourhood (cclip: self-centered clipping); the gradient is the local step's
+ * (DP-SGD, a stage, a sub-model, a label flipper): sim/stages/stages.h, docs/stages.md. */
 #include "sim/methods/method.h"
-#include "sim/stages/prune.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 
@@ -43,12 +45,17 @@
 enum { DPSGD_COMPUTED = ENGINE_EVENT_METHOD, DPSGD_MODEL };
 enum { DPSGD_SNAPSHOT0 = 0, DPSGD_SNAPSHOT1 = 1, DPSGD_GRADIENT = 2 };
 
+/* [method] keys: the local step's features */
+typedef struct DpsgdKeys {
+    PruneKeys pruning;
+    FreezeKeys freezing;
+} DpsgdKeys;
+
 typedef struct DpsgdAgent {
     int step;          /* steps completed this round */
     int computed;      /* gradient of the current step is done */
     int received[2];   /* neighbour models received, by step parity */
     long exchanges;    /* compressed: steps since the run began (xhat parity) */
-    double bytes;      /* compressed: this step's message size */
 } DpsgdAgent;
 
 typedef struct DpsgdState {
@@ -56,12 +63,12 @@ typedef struct DpsgdState {
     DpsgdAgent *agents; /* (n) */
     int round_steps;
     int finished;       /* agents done with this round */
-    double step_flops;
-    Compressor *compressor; /* NULL: models are sent dense */
+    Stages st;
     size_t d;           /* entries exchanged: the model's blocks */
-    float *difference;  /* (d) scratch */
-    float *message;     /* (d) scratch */
-    Prune prune;        /* prune = width */
+    /* one agent's closed neighbourhood, self first (train mode) */
+    int *who;           /* (max degree + 1) */
+    const float **vectors;
+    double *weights;
 } DpsgdState;
 
 static int dpsgd_create(Sim *sim, void **state)
@@ -69,27 +76,25 @@ static int dpsgd_create(Sim *sim, void **state)
     DpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int status = scenario_topology(sim->sc, sim->world.n, &s->topology, sim->diag);
+    int n = sim->world.n, status = scenario_topology(sim->sc, n, &s->topology, sim->diag);
     if (status != HS_OK) return status;
-    s->agents = calloc((size_t)sim->world.n, sizeof *s->agents);
+    s->agents = calloc((size_t)n, sizeof *s->agents);
     if (s->agents == NULL) return HS_E_NOMEM;
     s->round_steps = sim_round_steps(sim);
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     if ((status = trainer_setup_local(sim->trainer, 3)) != HS_OK) return status;
-    /* its [method] keys are prune's alone: the struct they land in is a PruneKeys */
-    status = prune_create(scenario_method_keys(sim->sc), sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, NULL,
-                          sim->diag, &s->prune);
-    if (status != HS_OK) return status;
-    const CompressionSpec *c = &sim->sc->compression;
-    if (!c->present || c->scheme == COMPRESS_NONE) return HS_OK;
+    const DpsgdKeys *keys = scenario_method_keys(sim->sc);
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    int most = 1;
+    for (int i = 0; i < n; i++)
+        if (topology_degree(&s->topology, i) + 1 > most) most = topology_degree(&s->topology, i) + 1;
+    s->who = malloc((size_t)most * sizeof *s->who);
+    s->vectors = malloc((size_t)most * sizeof *s->vectors);
+    s->weights = malloc((size_t)most * sizeof *s->weights);
+    if (!s->who || !s->vectors || !s->weights) return HS_E_NOMEM;
     s->d = (size_t)sim->profile.total_params;
-    if (compress_create(c, sim->sc->seed, sim->world.n, s->d, &s->compressor) != HS_OK)
-        return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for compression");
-    if (sim->trainer == NULL) return HS_OK;
-    s->difference = malloc(s->d * sizeof *s->difference);
-    s->message = malloc(s->d * sizeof *s->message);
-    if (!s->difference || !s->message) return HS_E_NOMEM;
-    for (int i = 0; i < sim->world.n; i++) /* xhat^0 = x^0 */
+    if (!outgoing_compresses(&s->st.out) || sim->trainer == NULL) return HS_OK;
+    for (int i = 0; i < n; i++) /* xhat^0 = x^0 */
         memcpy(trainer_buffer(sim->trainer, i, DPSGD_SNAPSHOT0), trainer_params(sim->trainer, i), s->d * sizeof(float));
     return HS_OK;
 }
@@ -99,25 +104,21 @@ static void dpsgd_compress(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     if (sim->trainer == NULL) {
-        a->bytes = compress_expected_bytes(s->compressor, i);
+        outgoing_difference(&s->st.out, i, NULL, NULL, NULL);
         return;
     }
     int parity = (int)(a->exchanges % 2);
-    const float *x = trainer_params(sim->trainer, i), *hat = trainer_buffer(sim->trainer, i, parity);
-    float *next = trainer_buffer(sim->trainer, i, 1 - parity);
-    for (size_t p = 0; p < s->d; p++) s->difference[p] = x[p] - hat[p];
-    size_t kept = compress_apply(s->compressor, i, s->difference, s->message);
-    for (size_t p = 0; p < s->d; p++) next[p] = hat[p] + s->message[p];
-    a->bytes = compress_wire_bytes(s->d, kept);
+    outgoing_difference(&s->st.out, i, trainer_params(sim->trainer, i), trainer_buffer(sim->trainer, i, parity),
+                        trainer_buffer(sim->trainer, i, 1 - parity));
 }
 
-/* Compressed step end: x_i += gamma sum_j W_ij (xhat_j - xhat_i), then the gradient. */
-static int dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
+/* Compressed step end: x_i += gamma sum_j W_ij (xhat_j - xhat_i). */
+static void dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
     int parity = (int)((a->exchanges + 1) % 2);
     a->exchanges++;
-    if (sim->trainer == NULL) return HS_OK;
+    if (sim->trainer == NULL) return;
     float *x = trainer_params(sim->trainer, i);
     const float *own = trainer_buffer(sim->trainer, i, parity);
     double gamma = sim->sc->compression.gamma;
@@ -126,92 +127,56 @@ static int dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
         float w = (float)(gamma * s->topology.weights[k]);
         for (size_t p = 0; p < s->d; p++) x[p] += w * (hat[p] - own[p]);
     }
-    return trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
+}
+
+/* Dense step end: x_i <- the gossip average of its closed neighbourhood's x^k (the
+ * aggregation stage: Metropolis-Hastings weights; masked under prune and freeze; the
+ * robust rule's gossip form under [byzantine]). */
+static int dpsgd_mix(DpsgdState *s, Sim *sim, int i, int parity)
+{
+    int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first;
+    for (int k = 0; k <= degree; k++) {
+        int j = k == 0 ? i : s->topology.adj[first + k - 1];
+        s->who[k] = j;
+        s->vectors[k] = trainer_buffer(sim->trainer, j, parity);
+        s->weights[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
+    }
+    return stages_gossip(&s->st, s->who, s->vectors, s->weights, degree + 1, trainer_param_count(sim->trainer),
+                         trainer_params(sim->trainer, i));
 }
 
 /* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */
 static int dpsgd_start_step(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
+    LocalStep *step = &s->st.step;
+    int compressed = outgoing_compresses(&s->st.out);
     a->computed = 0;
-    if (s->compressor) dpsgd_compress(s, sim, i);
+    if (compressed) dpsgd_compress(s, sim, i);
     if (sim->trainer) {
         size_t n = trainer_param_count(sim->trainer);
-        if (s->compressor == NULL) memcpy(trainer_buffer(sim->trainer, i, a->step % 2), trainer_params(sim->trainer, i), n * sizeof(float));
-        float *grad = trainer_buffer(sim->trainer, i, DPSGD_GRADIENT);
-        int status = s->prune.on ? trainer_width_gradient(sim->trainer, i, s->prune.widths[i], grad)
-                                 : trainer_gradient(sim->trainer, i, grad);
+        if (!compressed) memcpy(trainer_buffer(sim->trainer, i, a->step % 2), trainer_params(sim->trainer, i), n * sizeof(float));
+        int status = local_step_gradient(step, i, NULL, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
         if (status != HS_OK) return status;
     }
-    int status = engine_compute(sim->engine, i, s->prune.on ? s->prune.step_flops[i] : s->step_flops, DPSGD_COMPUTED,
-                                0, NULL);
-    double bytes = s->compressor ? a->bytes : s->prune.on ? s->prune.bytes[i] : sim_model_bytes(sim);
+    int status = engine_compute(sim->engine, i, local_step_flops(step, i), DPSGD_COMPUTED, 0, NULL);
+    double bytes = compressed ? outgoing_bytes(&s->st.out, i) : local_step_bytes(step, i);
     for (int k = s->topology.offsets[i]; status == HS_OK && k < s->topology.offsets[i + 1]; k++)
         status = engine_send(sim->engine, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);
     return status;
 }
 
-/* prune = width: per coordinate, the renormalised Metropolis-Hastings mix over the
- * holders in i's closed neighbourhood (summed in double, self first, then adjacency order). */
-static int dpsgd_masked_mix(DpsgdState *s, Sim *sim, int i, int parity)
-{
-    size_t n = trainer_param_count(sim->trainer);
-    float *x = trainer_params(sim->trainer, i);
-    int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first;
-    /* the closed neighbourhood, self first: vectors, masks (NULL: holds all), weights */
-    const float **v = malloc((size_t)(degree + 1) * sizeof *v);
-    const unsigned char **held = malloc((size_t)(degree + 1) * sizeof *held);
-    double *w = malloc((size_t)(degree + 1) * sizeof *w);
-    if (!v || !held || !w) {
-        free(v), free(held), free(w);
-        return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-    }
-    for (int k = 0; k <= degree; k++) {
-        int j = k == 0 ? i : s->topology.adj[first + k - 1];
-        v[k] = trainer_buffer(sim->trainer, j, parity);
-        held[k] = s->prune.widths[j] ? model_width_held(s->prune.widths[j]) : NULL;
-        w[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
-    }
-    for (size_t p = 0; p < n; p++) {
-        double sum = 0, total = 0;
-        for (int k = 0; k <= degree; k++)
-            if (held[k] == NULL || held[k][p]) {
-                sum += w[k] * v[k][p];
-                total += w[k];
-            }
-        x[p] = total > 0 ? (float)(sum / total) : v[0][p];
-    }
-    free(v), free(held), free(w);
-    return HS_OK;
-}
-
 static int dpsgd_try_finish(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
-    int parity = a->step % 2;
+    int parity = a->step % 2, status;
     if (!a->computed || a->received[parity] < topology_degree(&s->topology, i)) return HS_OK;
     a->received[parity] = 0;
-    if (s->compressor) {
-        int status = dpsgd_compressed_mix(s, sim, i);
-        if (status != HS_OK) return status;
-    } else if (sim->trainer && s->prune.on) {
-        int status = dpsgd_masked_mix(s, sim, i, parity);
-        if (status == HS_OK) status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
-        if (status != HS_OK) return status;
-    } else if (sim->trainer) {
-        size_t n = trainer_param_count(sim->trainer);
-        float *x = trainer_params(sim->trainer, i);
-        const float *own = trainer_buffer(sim->trainer, i, parity);
-        double w_self = s->topology.self_weights[i];
-        for (size_t p = 0; p < n; p++) x[p] = (float)(w_self * own[p]);
-        for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
-            const float *xj = trainer_buffer(sim->trainer, s->topology.adj[k], parity);
-            double w = s->topology.weights[k];
-            for (size_t p = 0; p < n; p++) x[p] += (float)(w * xj[p]);
-        }
-        int status = trainer_optimizer_step(sim->trainer, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
-        if (status != HS_OK) return status;
-    }
+    if (outgoing_compresses(&s->st.out)) dpsgd_compressed_mix(s, sim, i);
+    else if (sim->trainer && (status = dpsgd_mix(s, sim, i, parity)) != HS_OK) return status;
+    if (sim->trainer &&
+        (status = local_step_apply(&s->st.step, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT))) != HS_OK)
+        return status;
     if (++a->step < s->round_steps) return dpsgd_start_step(s, sim, i);
     if (++s->finished == sim->world.n) engine_end_round(sim->engine);
     return HS_OK;
@@ -221,6 +186,7 @@ static int dpsgd_round_begin(void *state, Sim *sim, int round)
 {
     DpsgdState *s = state;
     s->finished = 0;
+    stages_begin_round(&s->st, round);
     int status = HS_OK;
     for (int i = 0; i < sim->world.n && status == HS_OK; i++) {
         s->agents[i].step = 0;
@@ -265,30 +231,34 @@ static void dpsgd_destroy(void *state)
     if (s == NULL) return;
     topology_free(&s->topology);
     free(s->agents);
-    compress_free(s->compressor);
-    free(s->difference);
-    free(s->message);
-    prune_free(&s->prune);
+    stages_free(&s->st);
+    free(s->who);
+    free(s->vectors);
+    free(s->weights);
     free(s);
 }
 
-static const SchemaKey dpsgd_keys[] = {PRUNE_METHOD_KEYS(PruneKeys, ), {0}};
+static const SchemaKey dpsgd_keys[] = {
+    PRUNE_METHOD_KEYS_ALWAYS(DpsgdKeys, pruning.),
+    FREEZE_METHOD_KEYS(DpsgdKeys, freezing.),
+    {0},
+};
 
-static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
-{
-    const PruneKeys *keys = scenario_method_keys(sc);
-    if (keys->prune == PRUNE_WIDTH && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
-        return scenario_key_error(sc, &keys->prune, diag, "width is not available with [compression]");
-    return HS_OK;
-}
+static const MethodStages dpsgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient at its own model",
+    .outgoing = "its model to every neighbour (compressed: CHOCO differences)",
+    .aggregate = "Metropolis-Hastings mix of the neighbours' models",
+    .refuses = {[FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR},
+};
 
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
-    .keys_size = sizeof(PruneKeys),
-    .capabilities = METHOD_USES_TOPOLOGY | METHOD_COMPRESSES | METHOD_GOSSIPS_DIFFERENCES,
-    .validate = dpsgd_validate,
+    .keys_size = sizeof(DpsgdKeys),
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES,
+    .stages = &dpsgd_stages,
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,
     .on_event = dpsgd_on_event,

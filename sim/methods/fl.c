@@ -47,7 +47,6 @@
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
 #include "models/model.h"
 #include "sim/methods/method.h"
-#include "sim/stages/privacy.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
 
@@ -70,7 +69,7 @@ typedef struct FlState {
     double participation, overcommit, deadline;
     int concurrency, buffer_size;
     double server_lr;
-    double step_flops, bytes, process_flops;
+    double bytes, process_flops;
     gsl_rng *rng;
     long *job;            /* (n) the client's current job (fedavg: the round; fedbuff: a counter) */
     int *remaining;       /* (n) local steps left */
@@ -86,10 +85,9 @@ typedef struct FlState {
     /* train mode */
     size_t d;
     float *x;             /* the shared (evaluated) model */
-    float *sum;           /* (d) fedbuff's buffer */
     const float **vectors;
     double *weights;
-    Privacy *privacy;     /* fedavg's [privacy]; NULL without */
+    Stages st;            /* the local step, the uploads, the server's aggregation */
 } FlState;
 
 static void fl_destroy(void *state)
@@ -103,10 +101,9 @@ static void fl_destroy(void *state)
     free(s->busy);
     free(s->order);
     free(s->reporters);
-    free(s->sum);
     free(s->vectors);
     free(s->weights);
-    privacy_free(s->privacy);
+    stages_free(&s->st);
     free(s);
 }
 
@@ -120,6 +117,8 @@ typedef struct FlKeys {
     int buffer;            /* fedbuff: K */
     int concurrency;       /* fedbuff: 0 = every agent */
     double server_lr;      /* fedbuff */
+    PruneKeys pruning;
+    FreezeKeys freezing;
 } FlKeys;
 
 static int fl_create(Sim *sim, void **state, int buffered)
@@ -143,7 +142,6 @@ static int fl_create(Sim *sim, void **state, int buffered)
         s->overcommit = keys->overcommit;
         s->deadline = keys->deadline;
     }
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
@@ -163,27 +161,35 @@ static int fl_create(Sim *sim, void **state, int buffered)
     if (sim->trainer == NULL) return HS_OK;
     s->d = trainer_param_count(sim->trainer);
     s->x = trainer_shared_params(sim->trainer);
-    s->sum = calloc(s->d, sizeof *s->sum);
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
     s->weights = calloc((size_t)n, sizeof *s->weights);
-    if (!s->sum || !s->vectors || !s->weights) return HS_E_NOMEM;
+    if (!s->vectors || !s->weights) return HS_E_NOMEM;
     return HS_OK;
+}
+
+/* The stages, after fl_create: the clients' steps per job for prune's rule. */
+static int fl_stages(Sim *sim, FlState *s)
+{
+    const FlKeys *keys = scenario_method_keys(sim->sc);
+    int n = sim->world.n, *steps = malloc((size_t)n * sizeof *steps);
+    if (steps == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) steps[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing, .steps = steps, .keep_messages = 1};
+    int status = sim_stages_create(sim, &s->st, &setup);
+    free(steps);
+    return status;
 }
 
 static int fedavg_create(Sim *sim, void **state)
 {
     int status = fl_create(sim, state, 0);
-    if (status != HS_OK) return status;
-    FlState *s = *state;
-    if ((status = privacy_create(sim->sc, &sim->world, sim->trainer, &s->privacy)) != HS_OK)
-        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for [privacy]");
-    sim->privacy = s->privacy;
-    return HS_OK;
+    return status == HS_OK ? fl_stages(sim, *state) : status;
 }
 
 static int fedbuff_create(Sim *sim, void **state)
 {
-    return fl_create(sim, state, 1);
+    int status = fl_create(sim, state, 1);
+    return status == HS_OK ? fl_stages(sim, *state) : status;
 }
 
 /* The server sends x to client i for job `job`. fedbuff's message carries a copy of x
@@ -245,6 +251,7 @@ static int fl_round_begin(void *state, Sim *sim, int round)
 {
     FlState *s = state;
     s->round = round;
+    stages_begin_round(&s->st, round);
     s->staleness_sum = 0;
     s->staleness_count = 0;
     if (!s->buffered) return fedavg_round_begin(s, sim, round);
@@ -261,19 +268,18 @@ static int fl_round_begin(void *state, Sim *sim, int round)
     return HS_OK;
 }
 
-/* fedavg: x <- the sample-weighted average of the reported models; the round ends. */
+/* fedavg: x <- the aggregation of the reported models (their sample-weighted average,
+ * plain); the round ends. */
 static int fedavg_finish(FlState *s, Sim *sim)
 {
-    if (s->x && s->n_reports > 0) {
-        for (int k = 0; k < s->n_reports; k++) {
-            int i = s->reporters[k];
-            s->vectors[k] = trainer_params(sim->trainer, i);
-            s->weights[k] = sim->world.agents[i].samples;
-        }
-        if (vec_weighted_average(s->x, s->vectors, s->weights, s->n_reports, s->d) != HS_OK)
-            return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average the reports");
+    for (int k = 0; s->x && k < s->n_reports; k++) {
+        int i = s->reporters[k];
+        s->vectors[k] = trainer_params(sim->trainer, i);
+        s->weights[k] = sim->world.agents[i].samples;
     }
-    privacy_aggregate_noise(s->privacy, s->reporters, s->n_reports, 1, s->round, 0, &s->x, s->x ? 1 : 0);
+    int status = aggregate_reports(&s->st.agg, &s->st.out, s->x, s->reporters, s->vectors, s->weights, s->n_reports,
+                                   s->round, 0);
+    if (status != HS_OK) return status;
     for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
     sim->round_extra = (double)(s->selected - s->n_reports);
     engine_end_round(sim->engine);
@@ -284,19 +290,19 @@ static int fedavg_finish(FlState *s, Sim *sim)
 static int fedbuff_processed(FlState *s, Sim *sim, int i)
 {
     long tau = s->k - s->version[i];
+    float *delta = NULL;
     if (s->x) {
         /* Delta_i = y_0 - y_Q, weighted by s(tau) */
-        float *delta = trainer_buffer(sim->trainer, i, 0);
+        delta = trainer_buffer(sim->trainer, i, 0);
         vec_axpy(delta, -1.0f, trainer_params(sim->trainer, i), s->d);
-        vec_axpy(s->sum, (float)(1.0 / sqrt(1.0 + (double)tau)), delta, s->d);
     }
+    int status = aggregate_buffer_add(&s->st.agg, i, delta, 1.0 / sqrt(1.0 + (double)tau));
+    if (status != HS_OK) return status;
     s->staleness_sum += (double)tau;
     s->staleness_count++;
     if (++s->in_buffer == s->buffer_size) {
-        if (s->x) {
-            vec_axpy(s->x, (float)(-s->server_lr / s->buffer_size), s->sum, s->d);
-            memset(s->sum, 0, s->d * sizeof *s->sum);
-        }
+        status = aggregate_buffer_flush(&s->st.agg, &s->st.out, s->x, s->server_lr, s->round, (int)(s->k % 65536));
+        if (status != HS_OK) return status;
         s->in_buffer = 0;
         s->k++;
     }
@@ -331,13 +337,17 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
             memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
         }
         s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
-        return engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data, NULL);
-    case FL_STEPPED:
-        if ((status = privacy_local_step(s->privacy, sim->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, FL_STEPPED, ev->data, NULL);
-        /* clip = update: x does not change while the round's jobs are current */
-        if (s->privacy) privacy_client_done_from(s->privacy, s->x ? trainer_params(sim->trainer, i) : NULL, s->x);
-        return engine_send(sim->engine, i, s->server, s->bytes, FL_UPLOADED, ev->data);
+        return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
+    case FL_STEPPED: {
+        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
+        if (--s->remaining[i] > 0)
+            return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
+        /* the upload leaves from the model the job started at: fedavg's x (it does not
+         * change while the round's jobs are current), fedbuff's y_0 */
+        const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
+        double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
+        return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, ev->data);
+    }
     case FL_UPLOADED:
         return engine_compute(sim->engine, s->server, s->process_flops, FL_PROCESSED, ev->data, NULL);
     default: break;
@@ -392,6 +402,8 @@ static const SchemaKey fedavg_keys[] = {
      .doc_range = "[0, 100], at most agents / K - 1"),
     METHOD_KEY(FlKeys, deadline, "none", "a round ends this long after its start with the reports in so far",
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN),
+    PRUNE_METHOD_KEYS(FlKeys, pruning.),
+    FREEZE_METHOD_KEYS(FlKeys, freezing.),
     {0},
 };
 
@@ -404,7 +416,16 @@ static const SchemaKey fedbuff_keys[] = {
      .max = 100000000),
     METHOD_KEY(FlKeys, server_lr, "1", "server learning rate: x <- x - server_lr (buffer / K)", .type = SCHEMA_REAL, .min = 0,
      .max = 1000, .flags = SCHEMA_OPEN_MIN),
+    PRUNE_METHOD_KEYS(FlKeys, pruning.),
+    FREEZE_METHOD_KEYS(FlKeys, freezing.),
     {0},
+};
+
+static const MethodStages fedavg_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on the model the server sent",
+    .outgoing = "its model to the server",
+    .aggregate = "the server's sample-weighted mean of the reports",
 };
 
 const MethodOps method_fedavg = {
@@ -412,11 +433,19 @@ const MethodOps method_fedavg = {
     .summary = "FedAvg with a server: client sampling, over-commitment (first K reports) and a deadline",
     .keys = fedavg_keys,
     .keys_size = sizeof(FlKeys),
-    .capabilities = METHOD_USES_SERVER | METHOD_PRIVATE,
+    .capabilities = METHOD_USES_SERVER | METHOD_ACCUMULATES,
+    .stages = &fedavg_stages,
     .create = fedavg_create,
     .round_begin = fl_round_begin,
     .on_event = fl_on_event,
     .destroy = fl_destroy,
+};
+
+static const MethodStages fedbuff_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on the model the server sent",
+    .outgoing = "its update (the model's change) to the server",
+    .aggregate = "the server's staleness-weighted buffer of K updates",
 };
 
 const MethodOps method_fedbuff = {
@@ -424,7 +453,8 @@ const MethodOps method_fedbuff = {
     .summary = "FedBuff: asynchronous clients, the server steps once K staleness-weighted updates are buffered",
     .keys = fedbuff_keys,
     .keys_size = sizeof(FlKeys),
-    .capabilities = METHOD_USES_SERVER,
+    .capabilities = METHOD_USES_SERVER | METHOD_ACCUMULATES,
+    .stages = &fedbuff_stages,
     .validate = fedbuff_validate,
     .create = fedbuff_create,
     .round_begin = fl_round_begin,

@@ -36,12 +36,12 @@
  * except that the weight decay joins u_i here (each agent's x_i differs within a period).
  * The paper does not treat local steps; this composition is ours.
  *
- * prune = width (localsgd only; sim/stages/prune.h): slow agents train a nested sub-model at
+ * prune = width (sim/stages/prune.h): slow agents train a nested sub-model at
  * their keep ratio (FLOPs of that sub-model per step) and the average runs as nested
  * all-reduce shells, each coordinate averaged over the members holding it.
  * rounds.extra holds the smallest keep ratio.
  *
- * freeze = progressive (localsgd only): SmartFreeze's progressive training (Wu et al.,
+ * freeze = progressive (sim/stages/local_step.h): SmartFreeze's progressive training (Wu et al.,
  * "Heterogeneity-Aware Memory Efficient Federated Learning via Progressive Layer
  * Freezing", 2024). The model's L blocks are trained one at a time, front to back:
  * in stage s every agent trains block s with its output module (the auxiliary head of
@@ -56,15 +56,17 @@
  * paper's participant selector (memory- and data-aware choice of who trains each block)
  * is not modelled: everybody trains. rounds.extra holds the stage.
  *
- * [privacy] (sim/stages/privacy.h, localsgd only): clip = sample makes every local step a DP-SGD
+ * [privacy] (sim/stages/privacy.h): clip = sample makes every local step a DP-SGD
  * step; clip = update clips each member's update over its period before the average and
  * adds the aggregate's Gaussian noise after it. With weighting = samples this is DP-FedAvg
  * without a server (seed 003's setting); the server-based fedavg calls the same functions.
- * Not combined with prune or freeze (input errors). */
-#include "sim/stages/compress.h"
-#include "sim/stages/privacy.h"
+ * [byzantine]: the rule over the members' models, the attackers' replaced, the timing the
+ * dense all-reduce's (sim/stages/aggregate.h). Which features combine: features.c's pairs.
+ *
+ * The features are the stages' (sim/stages/stages.h): the local step decides which step
+ * an agent takes (local_step_run), the outgoing stage what a compressed delta costs, the
+ * aggregation how the models are combined; this file plays the protocol. */
 #include "sim/methods/method.h"
-#include "sim/stages/prune.h"
 #include "sim/train/trainer.h"
 
 #include "models/model.h"
@@ -79,14 +81,12 @@ enum { LOCALSGD_STEPPED = ENGINE_EVENT_METHOD, LOCALSGD_AVERAGED, LOCALSGD_BLOCK
 /* [method] keys of localsgd (localsgd_keys) and qsr (qsr_keys): one struct, each
  * method's rows land in its own fields (the other method's stay 0). */
 enum { LOCALSGD_BY_SAMPLES = 0, LOCALSGD_UNIFORM = 1 };   /* weighting's choices */
-enum { LOCALSGD_FREEZE_NONE = 0, LOCALSGD_PROGRESSIVE = 1 }; /* freeze's */
 typedef struct LocalSgdKeys {
     int local_steps;       /* 0: epoch */
     int weighting;         /* LOCALSGD_BY_SAMPLES or LOCALSGD_UNIFORM */
     double participation;  /* (0, 1] */
     PruneKeys pruning;     /* localsgd */
-    int freeze;            /* localsgd: LOCALSGD_FREEZE_NONE or LOCALSGD_PROGRESSIVE */
-    int freeze_rounds;
+    FreezeKeys freezing;   /* localsgd */
     int H_base;            /* qsr */
     double alpha;          /* qsr */
     int momentum_at_average; /* TrainerMomentum: the velocities when the models are averaged */
@@ -107,26 +107,15 @@ typedef struct LocalSgdState {
     int round_steps;      /* S, for numeric local_steps */
     int period_done;      /* steps already done this round before this period */
     int *remaining;       /* (n) steps left in the current period per agent */
-    double step_flops;
     Collective average;
-    /* [compression] */
-    Compressor *compressor; /* NULL: dense model averaging */
+    Stages st;
+    /* [compression]: the deltas go round a ring all-gather */
     RingGather gather;
     size_t d;               /* entries exchanged: the model's blocks */
-    int n_state;            /* feedback vectors per agent (compress_state_vectors) */
-    int dgc;                /* feedback = dgc: local steps by localsgd_dgc_step */
-    float *gradient;        /* (params) dgc scratch */
-    float *step;            /* (d) dgc scratch */
-    double *bytes;          /* (n) this period's message sizes */
-    double *weights;        /* (n) averaging weights of the members */
-    const float **contributions; /* (n) */
+    const float **contribution; /* (n) each agent's, this period */
+    const float **ordered;  /* (n) the members' contributions in member order */
     float *anchor;          /* (d) xbar, the last average */
     float *delta;           /* (d) scratch */
-    float *mean;            /* (d) scratch */
-    Prune prune;            /* prune = width */
-    int freeze_rounds;      /* freeze = progressive: rounds per stage; 0 = off */
-    int stage;              /* this round's stage (1..L) */
-    Privacy *privacy;       /* [privacy] clip != none; NULL otherwise */
 } LocalSgdState;
 
 static int localsgd_alloc(Sim *sim, LocalSgdState **out)
@@ -141,7 +130,9 @@ static int localsgd_alloc(Sim *sim, LocalSgdState **out)
     return HS_OK;
 }
 
-static int localsgd_read_common(Sim *sim, LocalSgdState *s)
+/* steps: (n) each agent's steps per round for prune's rule, NULL when every agent takes
+ * the same number (qsr). */
+static int localsgd_read_common(Sim *sim, LocalSgdState *s, const int *steps)
 {
     int status;
     const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
@@ -149,98 +140,45 @@ static int localsgd_read_common(Sim *sim, LocalSgdState *s)
     s->by_samples = keys->weighting == LOCALSGD_BY_SAMPLES;
     s->momentum = (TrainerMomentum)keys->momentum_at_average;
     s->round_steps = sim_round_steps(sim);
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
-    const CompressionSpec *c = &sim->sc->compression;
-    if (!c->present || c->scheme == COMPRESS_NONE) return trainer_setup_local(sim->trainer, 0);
-    /* buffer 0: the agent's contribution (its message, or EF21's g_i / EControl's h_i);
-     * buffer 1: EControl's e_i, or ef's and dgc's accumulated e_i; buffer 2: dgc's u_i */
+    if ((status = trainer_setup_local(sim->trainer, 0)) != HS_OK) return status;
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing, .steps = steps, .keep_messages = 1};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    if (!outgoing_compresses(&s->st.out)) return HS_OK;
     int n = sim->world.n;
-    s->n_state = compress_state_vectors(c);
     s->d = (size_t)sim->profile.total_params;
-    int message_buffer = compress_contributes_message(c) && s->n_state > 0;
-    if ((status = trainer_setup_local(sim->trainer, message_buffer + (s->n_state > 1 ? 2 : 1))) != HS_OK) return status;
-    s->dgc = c->feedback == FEEDBACK_DGC;
-    s->bytes = calloc((size_t)n, sizeof *s->bytes);
-    s->weights = calloc((size_t)n, sizeof *s->weights);
-    s->contributions = calloc((size_t)n, sizeof *s->contributions);
-    if (!s->bytes || !s->weights || !s->contributions) return HS_E_NOMEM;
-    if ((status = compress_create(c, sim->sc->seed, n, s->d, &s->compressor)) != HS_OK ||
-        (status = ring_gather_init(&s->gather, n, LOCALSGD_BLOCK)) != HS_OK)
+    s->contribution = calloc((size_t)n, sizeof *s->contribution);
+    s->ordered = calloc((size_t)n, sizeof *s->ordered);
+    if (!s->contribution || !s->ordered) return HS_E_NOMEM;
+    if ((status = ring_gather_init(&s->gather, n, LOCALSGD_BLOCK)) != HS_OK)
         return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for compression");
     if (sim->trainer) {
         s->anchor = malloc(s->d * sizeof *s->anchor);
         s->delta = malloc(s->d * sizeof *s->delta);
-        s->mean = malloc(s->d * sizeof *s->mean);
-        if (!s->anchor || !s->delta || !s->mean) return HS_E_NOMEM;
-        if (s->dgc) {
-            s->gradient = malloc(trainer_param_count(sim->trainer) * sizeof *s->gradient);
-            s->step = malloc(s->d * sizeof *s->step);
-            if (!s->gradient || !s->step) return HS_E_NOMEM;
-        }
+        if (!s->anchor || !s->delta) return HS_E_NOMEM;
         memcpy(s->anchor, trainer_params(sim->trainer, 0), s->d * sizeof *s->anchor);
     }
     return HS_OK;
 }
 
 /* The agent's period is over: its message (train mode: the compressed delta). */
-static int localsgd_compress_delta(LocalSgdState *s, Sim *sim, int agent)
+static void localsgd_compress_delta(LocalSgdState *s, Sim *sim, int agent)
 {
-    if (sim->trainer == NULL) {
-        s->bytes[agent] = compress_expected_bytes(s->compressor, agent);
-        return HS_OK;
+    if (sim->trainer) {
+        const float *x = trainer_params(sim->trainer, agent);
+        for (size_t j = 0; j < s->d; j++) s->delta[j] = x[j] - s->anchor[j];
     }
-    const float *x = trainer_params(sim->trainer, agent);
-    for (size_t j = 0; j < s->d; j++) s->delta[j] = x[j] - s->anchor[j];
-    float *contribution = trainer_buffer(sim->trainer, agent, 0);
-    size_t kept;
-    const CompressionSpec *c = &sim->sc->compression;
-    if (s->n_state == 0) {
-        kept = compress_feedback(s->compressor, agent, s->delta, NULL, NULL, contribution);
-    } else if (compress_contributes_message(c)) { /* ef, dgc: e_i in buffer 1 */
-        kept = compress_feedback(s->compressor, agent, s->delta, trainer_buffer(sim->trainer, agent, 1), NULL,
-                                 contribution);
-        if (s->dgc && c->masking) compress_dgc_mask(trainer_buffer(sim->trainer, agent, 2), contribution, s->d);
-    } else {
-        kept = compress_feedback(s->compressor, agent, s->delta, contribution,
-                                 s->n_state > 1 ? trainer_buffer(sim->trainer, agent, 1) : NULL, s->mean);
-    }
-    s->bytes[agent] = compress_wire_bytes(s->d, kept);
-    return HS_OK;
+    s->contribution[agent] = outgoing_change(&s->st.out, agent, sim->trainer ? s->delta : NULL);
 }
 
-/* DGC's local step: clipped gradient, the agent's own velocity u_i (buffer 2), a plain
- * step on the block parameters (the auxiliary heads are not trained by localsgd). */
-static int localsgd_dgc_step(LocalSgdState *s, Sim *sim, int agent)
+/* The period's averaging among its members. */
+static int localsgd_average(LocalSgdState *s, Sim *sim)
 {
-    if (sim->trainer == NULL) return HS_OK;
-    int status = trainer_gradient(sim->trainer, agent, s->gradient);
-    if (status != HS_OK) return status;
-    const OptimSpec *o = &sim->sc->optim;
-    int heavy = o->kind == OPTIM_MOMENTUM;
-    float *x = trainer_params(sim->trainer, agent);
-    compress_dgc_clip(s->gradient, s->d, sim->sc->compression.clip, sim->world.n);
-    compress_worker_momentum(trainer_buffer(sim->trainer, agent, 2), s->step, x, s->gradient, s->d,
-                             heavy ? o->momentum : 0, o->weight_decay, heavy && o->nesterov);
-    const float rate = (float)trainer_schedule_lr(sim->sc, engine_round(sim->engine));
-    for (size_t j = 0; j < s->d; j++) x[j] -= rate * s->step[j];
-    return HS_OK;
-}
-
-/* Everybody holds every message: xbar += weighted mean of the contributions. */
-static int localsgd_compressed_average(LocalSgdState *s, Sim *sim)
-{
-    if (sim->trainer == NULL) return HS_OK;
-    for (int k = 0; k < s->n_members; k++) {
-        int i = s->members[k];
-        s->weights[k] = s->by_samples ? sim->world.agents[i].samples : 1.0;
-        s->contributions[k] = trainer_buffer(sim->trainer, i, 0);
+    if (outgoing_compresses(&s->st.out)) {
+        for (int k = 0; k < s->n_members; k++) s->ordered[k] = s->contribution[s->members[k]];
+        return aggregate_around(&s->st.agg, s->anchor, s->members, s->n_members, s->ordered, s->by_samples);
     }
-    int status = vec_weighted_average(s->mean, s->contributions, s->weights, s->n_members, s->d);
-    if (status != HS_OK) return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average the messages");
-    for (size_t j = 0; j < s->d; j++) s->anchor[j] += s->mean[j];
-    for (int k = 0; k < s->n_members; k++)
-        memcpy(trainer_params(sim->trainer, s->members[k]), s->anchor, s->d * sizeof *s->anchor);
-    return HS_OK;
+    return aggregate_models(&s->st.agg, &s->st.out, s->members, s->n_members, s->by_samples, engine_round(sim->engine),
+                            s->period_index);
 }
 
 static int localsgd_create(Sim *sim, void **state)
@@ -251,63 +189,35 @@ static int localsgd_create(Sim *sim, void **state)
     if (status != HS_OK) return status;
     const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
     s->local_steps = keys->local_steps;
-    if ((status = localsgd_read_common(sim, s)) != HS_OK) return status;
-    if (keys->freeze == LOCALSGD_PROGRESSIVE) s->freeze_rounds = keys->freeze_rounds;
     int n = sim->world.n, *steps = malloc((size_t)n * sizeof *steps);
     if (steps == NULL) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) steps[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : 1;
-    status = prune_create(&keys->pruning, sim->sc, &sim->world, &sim->profile, sim->trainer != NULL, steps, sim->diag,
-                          &s->prune);
+    status = localsgd_read_common(sim, s, steps);
     free(steps);
-    if (status != HS_OK) return status;
-    if ((status = privacy_create(sim->sc, &sim->world, sim->trainer, &s->privacy)) != HS_OK)
-        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for [privacy]");
-    sim->privacy = s->privacy;
-    return HS_OK;
+    return status;
 }
 
-/* Combinations whose meaning is not modelled: a pruned or frozen model's compressed or
- * privatised delta, pruning a model that is being frozen, and compressed deltas from
- * part of the agents (xbar must stay common knowledge). ([privacy] with [compression]
- * is the [privacy] section's error.) localsgd's and qsr's. */
+/* Compressed deltas from part of the agents: xbar must stay common knowledge.
+ * localsgd's and qsr's. */
 static int localsgd_validate(const Scenario *sc, HsDiag *diag)
 {
     const LocalSgdKeys *keys = scenario_method_keys(sc);
-    int compressed = sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
-    if (compressed && keys->participation < 1)
+    if (scenario_feature_on(sc, FEATURE_COMPRESSION) && keys->participation < 1)
         return scenario_key_error(sc, &keys->participation, diag,
                                   "compressed model deltas need every agent to average every period: set "
                                   "participation = 1 (or leave [compression] out)");
-    int prune = keys->pruning.prune == PRUNE_WIDTH, freeze = keys->freeze == LOCALSGD_PROGRESSIVE;
-    if (prune && freeze) return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with prune = width");
-    if (prune && compressed)
-        return scenario_key_error(sc, &keys->pruning.prune, diag, "width is not available with [compression]");
-    if (freeze && compressed)
-        return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with [compression]");
     if (keys->momentum_at_average != TRAINER_MOMENTUM_KEEP) {
         if (sc->optim.kind != OPTIM_MOMENTUM)
             return scenario_key_error(sc, &keys->momentum_at_average, diag,
                                       "reset and average act on the velocity of [model] optimizer = momentum "
                                       "(sgd has none; adam's moments are not handled)");
-        if (prune || (compressed && sc->compression.feedback == FEEDBACK_DGC))
+        if (scenario_feature_on(sc, FEATURE_PRUNE) ||
+            (scenario_feature_on(sc, FEATURE_COMPRESSION) && sc->compression.feedback == FEEDBACK_DGC))
             return scenario_key_error(sc, &keys->momentum_at_average, diag,
                                       "not available with prune = width (sub-models' velocities) or [compression] "
                                       "feedback = dgc (its own velocities)");
     }
-    int privatised = sc->privacy.present && sc->privacy.clip != PRIVACY_CLIP_NONE;
-    if (prune && privatised)
-        return scenario_key_error(sc, &keys->pruning.prune, diag, "width is not available with [privacy]");
-    if (freeze && privatised)
-        return scenario_key_error(sc, &keys->freeze, diag, "progressive is not available with [privacy]");
     return HS_OK;
-}
-
-/* The step's cost and the averaging's bytes under freeze = progressive. */
-static double localsgd_step_flops(const LocalSgdState *s, const Sim *sim, int agent)
-{
-    if (s->freeze_rounds)
-        return sim->sc->model.batch * (model_profile_stage_flops(&sim->profile, s->stage) + sim->profile.loss_flops);
-    return s->prune.on ? s->prune.step_flops[agent] : s->step_flops;
 }
 
 static int qsr_create(Sim *sim, void **state)
@@ -320,7 +230,7 @@ static int qsr_create(Sim *sim, void **state)
     const LocalSgdKeys *keys = scenario_method_keys(sim->sc);
     s->h_base = keys->H_base;
     s->qsr_alpha = keys->alpha;
-    return localsgd_read_common(sim, s);
+    return localsgd_read_common(sim, s, NULL); /* qsr's periods vary: every agent takes the same steps */
 }
 
 /* QSR: H = max(H_base, floor((alpha / lr)^2)), capped by the round's steps. */
@@ -362,23 +272,25 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
 {
     localsgd_draw_members(s, sim);
     s->period_index++;
-    double bytes = s->freeze_rounds ? 4.0 * model_profile_stage_params(&sim->profile, s->stage) : sim_model_bytes(sim);
-    if (s->compressor) {
+    LocalStep *step = &s->st.step;
+    if (outgoing_compresses(&s->st.out)) {
         ring_gather_begin(&s->gather, s->members, s->n_members);
-    } else if (s->prune.on) {
-        if (prune_shells_begin(&s->prune, s->members, s->n_members, 1, LOCALSGD_AVERAGED) != HS_OK)
+    } else if (step->prune.on) {
+        if (prune_shells_begin(&step->prune, s->members, s->n_members, 1, LOCALSGD_AVERAGED) != HS_OK)
             return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
     } else {
-        engine_collective_begin(&s->average, s->members, s->n_members, bytes, 1, LOCALSGD_AVERAGED, 0);
+        /* every member exchanges the same: the model, or the stage that trains */
+        engine_collective_begin(&s->average, s->members, s->n_members, local_step_bytes(step, s->members[0]), 1,
+                                LOCALSGD_AVERAGED, 0);
     }
-    int status = privacy_period_begin(s->privacy, sim->trainer, s->members, s->n_members);
-    if (status != HS_OK) return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for [privacy]");
+    int status = outgoing_period_begin(&s->st.out, s->members, s->n_members);
+    if (status != HS_OK) return status;
     int period = s->local_steps;
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
         s->remaining[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : period;
-        status = engine_compute(sim->engine, i, localsgd_step_flops(s, sim, i), LOCALSGD_STEPPED, 0, NULL);
+        status = engine_compute(sim->engine, i, local_step_flops(step, i), LOCALSGD_STEPPED, 0, NULL);
         if (status != HS_OK) return status;
     }
     s->period_done += period;
@@ -390,13 +302,9 @@ static int localsgd_round_begin(void *state, Sim *sim, int round)
     LocalSgdState *s = state;
     s->period_done = 0;
     s->period_index = 0;
-    if (s->compressor) compress_begin_round(s->compressor, round);
-    if (s->prune.on) sim->round_extra = prune_smallest_keep(&s->prune);
-    if (s->freeze_rounds) {
-        s->stage = round / s->freeze_rounds + 1;
-        if (s->stage > sim->profile.n_blocks) s->stage = sim->profile.n_blocks;
-        sim->round_extra = s->stage;
-    }
+    stages_begin_round(&s->st, round);
+    double extra = local_step_extra(&s->st.step);
+    if (!isnan(extra)) sim->round_extra = extra;
     if (s->qsr) {
         s->local_steps = qsr_period(s, trainer_schedule_lr(sim->sc, engine_round(sim->engine)), s->round_steps);
         sim->round_extra = s->local_steps;
@@ -404,44 +312,43 @@ static int localsgd_round_begin(void *state, Sim *sim, int round)
     return localsgd_start_period(s, sim);
 }
 
+/* Agent's period is over: it joins the averaging. */
+static int localsgd_period_done(LocalSgdState *s, Sim *sim, int agent, int *complete)
+{
+    int status;
+    *complete = 0;
+    if (s->st.step.prune.on) return prune_shells_join(sim->engine, &s->st.step.prune, agent);
+    if (!outgoing_compresses(&s->st.out)) {
+        if ((status = outgoing_clip_own(&s->st.out, agent)) != HS_OK) return status;
+        return engine_collective_join(sim->engine, &s->average, agent);
+    }
+    localsgd_compress_delta(s, sim, agent);
+    return ring_gather_offer(sim->engine, &s->gather, agent, outgoing_bytes(&s->st.out, agent), complete);
+}
+
 static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
 {
     LocalSgdState *s = state;
-    int status;
+    int status, complete = 1;
     if (ev->kind == LOCALSGD_STEPPED) {
         /* The step's arithmetic runs at its completion: nobody else touches this
          * agent's model during a period, so the parameters are those it started with. */
-        if (s->freeze_rounds) status = trainer_stage_step(sim->trainer, ev->agent, s->stage);
-        else if (s->prune.on) status = trainer_width_step(sim->trainer, ev->agent, s->prune.widths[ev->agent]);
-        else if (s->dgc) status = localsgd_dgc_step(s, sim, ev->agent);
-        else status = privacy_local_step(s->privacy, sim->trainer, ev->agent);
-        if (status != HS_OK) return status;
+        if ((status = local_step_run(&s->st.step, ev->agent)) != HS_OK) return status;
         if (--s->remaining[ev->agent] > 0)
-            return engine_compute(sim->engine, ev->agent, localsgd_step_flops(s, sim, ev->agent), LOCALSGD_STEPPED, 0,
+            return engine_compute(sim->engine, ev->agent, local_step_flops(&s->st.step, ev->agent), LOCALSGD_STEPPED, 0,
                                   NULL);
-        if (s->prune.on) return prune_shells_join(sim->engine, &s->prune, ev->agent);
-        if (s->compressor == NULL) {
-            if ((status = privacy_client_done(s->privacy, sim->trainer, ev->agent)) != HS_OK) return status;
-            return engine_collective_join(sim->engine, &s->average, ev->agent);
-        }
-        if ((status = localsgd_compress_delta(s, sim, ev->agent)) != HS_OK) return status;
-        int complete;
-        status = ring_gather_offer(sim->engine, &s->gather, ev->agent, s->bytes[ev->agent], &complete);
-        if (status != HS_OK || !complete) return status;
+        status = localsgd_period_done(s, sim, ev->agent, &complete);
     } else if (ev->kind == LOCALSGD_BLOCK) {
-        int complete;
         status = ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
-        if (status != HS_OK || !complete) return status;
-    } else if (ev->kind == LOCALSGD_AVERAGED && s->prune.on && !prune_shells_done(&s->prune)) {
-        return HS_OK;
+    } else {
+        status = HS_OK;
+        complete = !s->st.step.prune.on || prune_shells_done(&s->st.step.prune);
     }
-    if (s->compressor) status = localsgd_compressed_average(s, sim);
-    else if (s->prune.on) status = trainer_average_masked(sim->trainer, s->members, s->n_members, s->by_samples, s->prune.widths);
-    else status = privacy_average(s->privacy, sim->trainer, s->members, s->n_members, s->by_samples, engine_round(sim->engine),
-                                  s->period_index);
-    if (status == HS_OK)
-        status = trainer_momentum_at_average(sim->trainer, s->members, s->n_members, s->by_samples, s->momentum);
-    if (status != HS_OK) return status;
+    if (status != HS_OK || !complete) return status;
+    if ((status = localsgd_average(s, sim)) != HS_OK) return status;
+    if ((status = trainer_momentum_at_average(sim->trainer, s->members, s->n_members, s->by_samples, s->momentum)) !=
+        HS_OK)
+        return status;
     if (s->local_steps > 0 && s->period_done < s->round_steps) return localsgd_start_period(s, sim);
     engine_end_round(sim->engine);
     return HS_OK;
@@ -453,18 +360,12 @@ static void localsgd_destroy(void *state)
     if (s == NULL) return;
     free(s->remaining);
     free(s->members);
-    compress_free(s->compressor);
+    stages_free(&s->st);
     ring_gather_free(&s->gather);
-    free(s->bytes);
-    free(s->weights);
-    free(s->contributions);
+    free(s->contribution);
+    free(s->ordered);
     free(s->anchor);
     free(s->delta);
-    free(s->mean);
-    free(s->gradient);
-    free(s->step);
-    prune_free(&s->prune);
-    privacy_free(s->privacy);
     if (s->rng) gsl_rng_free(s->rng);
     free(s);
 }
@@ -488,14 +389,17 @@ static const SchemaKey localsgd_keys[] = {
                .type = SCHEMA_STEPS, .min = 1, .max = 100000000, .flags = SCHEMA_WITHIN_ROUND,
                .doc_range = "epoch | [1, a round's steps]"),
     LOCALSGD_AVERAGING_KEYS,
-    PRUNE_METHOD_KEYS(LocalSgdKeys, pruning.),
-    METHOD_KEY(LocalSgdKeys, freeze, "none",
-               "none, or progressive: train block by block, earlier blocks frozen (SmartFreeze)",
-               .type = SCHEMA_CHOICE, .choices = "none|progressive"),
-    METHOD_KEY(LocalSgdKeys, freeze_rounds, "2", "freeze = progressive: rounds each block trains before it is frozen",
-               .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    PRUNE_METHOD_KEYS_ALWAYS(LocalSgdKeys, pruning.),
+    FREEZE_METHOD_KEYS_ALWAYS(LocalSgdKeys, freezing.),
     LOCALSGD_MOMENTUM_KEY,
     {0},
+};
+
+static const MethodStages localsgd_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model (compressed: its change since the last average)",
+    .aggregate = "all-reduce weighted mean of the models",
 };
 
 const MethodOps method_localsgd = {
@@ -503,7 +407,8 @@ const MethodOps method_localsgd = {
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
     .keys = localsgd_keys,
     .keys_size = sizeof(LocalSgdKeys),
-    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES | METHOD_PRIVATE,
+    .capabilities = METHOD_ACCUMULATES,
+    .stages = &localsgd_stages,
     .validate = localsgd_validate,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
@@ -519,7 +424,16 @@ static const SchemaKey qsr_keys[] = {
                .type = SCHEMA_REAL, .min = 0, .max = 1e6),
     LOCALSGD_AVERAGING_KEYS,
     LOCALSGD_MOMENTUM_KEY,
+    PRUNE_METHOD_KEYS(LocalSgdKeys, pruning.),
+    FREEZE_METHOD_KEYS(LocalSgdKeys, freezing.),
     {0},
+};
+
+static const MethodStages qsr_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model (compressed: its change since the last average)",
+    .aggregate = "all-reduce weighted mean of the models",
 };
 
 const MethodOps method_qsr = {
@@ -527,8 +441,9 @@ const MethodOps method_qsr = {
     .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
     .keys = qsr_keys,
     .keys_size = sizeof(LocalSgdKeys),
-    .capabilities = METHOD_COMPRESSES | METHOD_ACCUMULATES,
+    .capabilities = METHOD_ACCUMULATES,
     .validate = localsgd_validate,
+    .stages = &qsr_stages,
     .create = qsr_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

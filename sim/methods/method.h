@@ -16,6 +16,7 @@
 #include "sim/kernel/queue.h"
 #include "sim/scenario/method_ops.h"
 #include "sim/scenario/scenario.h"
+#include "sim/stages/stages.h"
 #include "sim/world/world.h"
 
 #include <math.h>
@@ -37,6 +38,22 @@ typedef struct Sim {
      * when none); each evaluation reports its epsilon in metrics.epsilon */
     struct Privacy *privacy;
 } Sim;
+
+/* The stages' view of the run (sim/stages/stage.h). */
+static inline StageContext sim_stage_context(Sim *sim)
+{
+    return (StageContext){.sc = sim->sc, .world = &sim->world, .profile = &sim->profile, .trainer = sim->trainer,
+                          .engine = sim->engine, .diag = sim->diag};
+}
+
+/* A method's stages (sim/stages/stages.h); its [privacy] accountant reports epsilon. */
+static inline int sim_stages_create(Sim *sim, Stages *st, const StagesSetup *setup)
+{
+    StageContext cx = sim_stage_context(sim);
+    int status = stages_create(st, &cx, setup);
+    sim->privacy = st->privacy;
+    return status;
+}
 
 /* FLOPs of one training step (forward + backward + loss) of a batch on the full model. */
 static inline double sim_step_flops(const Sim *sim, int batch)

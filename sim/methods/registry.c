@@ -49,12 +49,10 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_USES_TOPOLOGY, "[topology]: it reads the graph (who talks to whom)"},
     {METHOD_USES_SERVER, "[server]: needs a parameter server (or [servers] with count = 1)"},
     {METHOD_EDGE_SERVERS, "[servers]: edge servers (count), [topology] a graph over the servers"},
-    {METHOD_COMPRESSES, "[compression]: sends compressed vectors"},
     {METHOD_ACCUMULATES, "[compression] feedback = ef and dgc"},
     {METHOD_GOSSIPS_DIFFERENCES, "[compression] gamma: compresses differences to what the neighbours hold (CHOCO)"},
+    {METHOD_SENDS_DIFFERENCES, "[compression] feedback = none: compresses differences to the copy each receiver holds"},
     {METHOD_WORKER_MOMENTUM, "[compression] momentum = worker"},
-    {METHOD_ROBUST, "[byzantine]: attackers and robust aggregators"},
-    {METHOD_PRIVATE, "[privacy]: clipping and noise"},
     {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
     {0, NULL},
 };

@@ -54,6 +54,7 @@ enum { RIPPLES_RANDOM = 0, RIPPLES_DIVISION = 1, RIPPLES_STATIC = 2 }; /* schedu
 typedef struct RipplesKeys {
     int group_size;
     int schedule;        /* RIPPLES_RANDOM, RIPPLES_DIVISION or RIPPLES_STATIC */
+    FreezeKeys freezing;
 } RipplesKeys;
 
 typedef struct RipplesGroup {
@@ -72,7 +73,7 @@ typedef struct RipplesAgent {
 
 typedef struct RipplesState {
     int group_size, schedule;
-    double step_flops;
+    Stages st;           /* the local step, the group's averaging (robust under [byzantine]) */
     long *steps;         /* (n) local steps, all rounds */
     RipplesAgent *agents;
     RipplesGroup **groups; /* pool, grown as needed */
@@ -97,7 +98,6 @@ static int ripples_create(Sim *sim, void **state)
     const RipplesKeys *keys = scenario_method_keys(sim->sc);
     s->group_size = keys->group_size;
     s->schedule = keys->schedule;
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->steps = calloc((size_t)n, sizeof *s->steps);
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->division = malloc((size_t)n * sizeof *s->division);
@@ -108,7 +108,10 @@ static int ripples_create(Sim *sim, void **state)
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
     if (!s->steps || !s->agents || !s->division || !s->division_fresh || !s->scratch || !s->members || !s->rng) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) s->division[i] = -1;
-    return trainer_setup_local(sim->trainer, 0);
+    int status = trainer_setup_local(sim->trainer, 0);
+    if (status != HS_OK) return status;
+    StagesSetup setup = {.freezing = &keys->freezing};
+    return sim_stages_create(sim, &s->st, &setup);
 }
 
 /* A free group from the pool (grown when none is). Returns its id, -1 when out of memory. */
@@ -159,7 +162,8 @@ static int ripples_issue(RipplesState *s, Sim *sim, const int *members, int n, l
     g->t = t;
     g->block = block;
     g->used = 1;
-    engine_collective_begin(&g->reduce, g->members, n, sim_model_bytes(sim), 1, RIPPLES_REDUCED, id);
+    engine_collective_begin(&g->reduce, g->members, n, local_step_bytes(&s->st.step, g->members[0]), 1, RIPPLES_REDUCED,
+                            id);
     for (int k = 0; buffered && k < n; k++) {
         int status = ripples_buffer_push(&s->agents[members[k]], id);
         if (status != HS_OK) return status;
@@ -267,7 +271,7 @@ static int ripples_static_group(RipplesState *s, Sim *sim, int i, long t, int *i
 static int ripples_compute(RipplesState *s, Sim *sim, int i)
 {
     double finish;
-    int status = engine_compute(sim->engine, i, s->step_flops, RIPPLES_COMPUTED, 0, &finish);
+    int status = engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), RIPPLES_COMPUTED, 0, &finish);
     if (status != HS_OK) return status;
     if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
@@ -285,6 +289,7 @@ static int ripples_round_begin(void *state, Sim *sim, int round)
 {
     RipplesState *s = state;
     s->round_reduces = s->round_steps = 0;
+    stages_begin_round(&s->st, round);
     if (async_round_begin(&s->rounds, sim, round, s->steps) || round > 0) return HS_OK;
     int status = HS_OK;
     for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = ripples_compute(s, sim, i);
@@ -304,7 +309,7 @@ static int ripples_on_event(void *state, Sim *sim, const Event *ev)
         int i = ev->agent;
         /* the model did not change during the computation (a worker in a P-Reduce does
          * not compute), so the step at its end is the step at its start */
-        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
+        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
         long t = s->steps[i]++;
         s->round_steps++;
         if (async_round_step(&s->rounds, sim, i, s->steps[i])) ripples_extra(s, sim);
@@ -322,7 +327,8 @@ static int ripples_on_event(void *state, Sim *sim, const Event *ev)
     }
     /* a P-Reduce finished: the members hold the group's average and go on */
     RipplesGroup *g = s->groups[ev->data];
-    if ((status = trainer_average(sim->trainer, g->members, g->n, 0)) != HS_OK) return status;
+    status = aggregate_models(&s->st.agg, &s->st.out, g->members, g->n, 0, engine_round(sim->engine), 0);
+    if (status != HS_OK) return status;
     g->used = 0;
     s->round_reduces += g->n;
     for (int k = 0; k < g->n; k++) {
@@ -350,6 +356,7 @@ static void ripples_destroy(void *state)
     free(s->agents);
     free(s->steps);
     free(s->division);
+    stages_free(&s->st);
     free(s->division_fresh);
     free(s->scratch);
     free(s->members);
@@ -362,7 +369,24 @@ static const SchemaKey ripples_keys[] = {
      .type = SCHEMA_INT, .min = 2, .max = 1000000, .limits = scenario_limit_agents, .doc_range = "[2, agents]"),
     METHOD_KEY(RipplesKeys, schedule, "division", "group formation: GG with Group Buffers (random), plus Group Division, or static",
      .type = SCHEMA_CHOICE, .choices = "random|division|static"),
+    FREEZE_METHOD_KEYS(RipplesKeys, freezing.),
     {0},
+};
+
+static const MethodStages ripples_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient step on its own model",
+    .outgoing = "its model to its group's P-Reduce",
+    .aggregate = "uniform all-reduce mean within the group",
+    .refuses = {
+        [FEATURE_COMPRESSION] = "a P-Reduce's group is drawn anew each time and its members hold different models: "
+                                "there is no point they all hold to compress a change against, and one message round "
+                                "the ring cannot be the difference to each receiver's own copy",
+        [FEATURE_PRIVACY_UPDATE] = "group averages are asynchronous and overlap: the period an update would be clipped "
+                                   "over and the accountant's runs are not modelled",
+        [FEATURE_PRUNE] = "the groups' P-Reduces run at once, each would need its own nested shells of sub-models "
+                          "(one set per run is modelled)",
+    },
 };
 
 const MethodOps method_ripples = {
@@ -370,6 +394,7 @@ const MethodOps method_ripples = {
     .summary = "Ripples: asynchronous Partial All-Reduce among small groups (Group Buffer, Group Division, static)",
     .keys = ripples_keys,
     .keys_size = sizeof(RipplesKeys),
+    .stages = &ripples_stages,
     .create = ripples_create,
     .round_begin = ripples_round_begin,
     .on_event = ripples_on_event,

@@ -111,6 +111,7 @@ typedef struct SdState {
     int done;             /* servers that finished the current round's gossip */
     int round;
     double step_flops, bytes, process_flops;
+    Stages st;            /* the clients' steps and uploads, the edge servers' averaging */
     /* per round: the first and last time a server entered its gossip (servers may run a
      * round or more ahead of the slowest, so these are kept for every round) */
     double *first_gossip, *last_gossip;
@@ -158,6 +159,7 @@ static void sdfeel_destroy(void *state)
     free(s->arrived);
     free(s->scratch);
     free(s->first_gossip);
+    stages_free(&s->st);
     free(s->last_gossip);
     free(s->vectors);
     free(s->weights);
@@ -257,7 +259,26 @@ typedef struct SdfeelKeys {
     int intra_rounds;    /* tau2 */
     int gossip_steps;    /* alpha */
     double deadline;     /* s; inf: none (synchronous), NaN: auto */
+    PruneKeys pruning;
+    FreezeKeys freezing;
 } SdfeelKeys;
+
+/* The asynchronous variant's staleness-weighted average is its own: the features that
+ * change the clients' uploads or the servers' averaging are the synchronous variant's. */
+static int sdfeel_validate(const Scenario *sc, HsDiag *diag)
+{
+    const SdfeelKeys *keys = scenario_method_keys(sc);
+    if (isinf(keys->deadline)) return HS_OK;
+    static const Feature upload[] = {FEATURE_COMPRESSION, FEATURE_BYZANTINE, FEATURE_PRIVACY_UPDATE, FEATURE_PRUNE,
+                                     FEATURE_FREEZE};
+    for (size_t k = 0; k < sizeof upload / sizeof *upload; k++)
+        if (scenario_feature_on(sc, upload[k]))
+            return scenario_key_error(sc, &keys->deadline, diag,
+                                      "the asynchronous variant's staleness-weighted average takes none of "
+                                      "[compression], [byzantine], [privacy] clip = update, prune, freeze (the "
+                                      "synchronous one, deadline = none, takes them)");
+    return HS_OK;
+}
 
 static int sdfeel_create(Sim *sim, void **state)
 {
@@ -304,6 +325,13 @@ static int sdfeel_create(Sim *sim, void **state)
     if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
     /* asynchronous: buffer 0 holds the model a client's download carries */
     if ((status = trainer_setup_local(sim->trainer, s->async ? 1 : 0)) != HS_OK) return status;
+    int *steps = malloc((size_t)s->n * sizeof *steps);
+    if (steps == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < s->n; i++) steps[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing, .steps = steps, .keep_messages = 1};
+    status = sim_stages_create(sim, &s->st, &setup);
+    free(steps);
+    if (status != HS_OK) return status;
     if (sim->trainer == NULL) return HS_OK;
     s->d = trainer_param_count(sim->trainer);
     s->vectors = calloc((size_t)s->n + 1, sizeof *s->vectors);
@@ -537,6 +565,7 @@ static int sdfeel_async_round_begin(SdState *s, Sim *sim, int round)
 
 static int sdfeel_round_begin(void *state, Sim *sim, int round)
 {
+    stages_begin_round(&((SdState *)state)->st, round);
     SdState *s = state;
     s->round = round;
     if (s->async) return sdfeel_async_round_begin(s, sim, round);
@@ -567,13 +596,19 @@ static int sdfeel_on_event(void *state, Sim *sim, const Event *ev)
         const float *from = s->async && v->y ? trainer_buffer(sim->trainer, i, 0) : v->y;
         if (v->y) memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *v->y);
         s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
-        return engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0, NULL);
+        return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), SD_STEPPED, 0, NULL);
     }
     case SD_STEPPED: {
         int i = ev->agent;
-        if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0) return engine_compute(sim->engine, i, s->step_flops, SD_STEPPED, 0, NULL);
-        return engine_send(sim->engine, i, s->first + s->server_of[i], s->bytes, SD_UPLOADED, i);
+        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
+        if (--s->remaining[i] > 0)
+            return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), SD_STEPPED, 0, NULL);
+        /* the upload leaves from the model the client started at (the synchronous y_d does
+         * not change until its clients have reported) */
+        SdServer *v = &s->servers[s->server_of[i]];
+        const float *start = !v->y ? NULL : s->async ? trainer_buffer(sim->trainer, i, 0) : v->y;
+        double bytes = stages_upload(&s->st, i, v->y ? trainer_params(sim->trainer, i) : NULL, start);
+        return engine_send(sim->engine, i, s->first + s->server_of[i], bytes, SD_UPLOADED, i);
     }
     case SD_UPLOADED:
         return engine_compute(sim->engine, ev->agent, s->process_flops, SD_PROCESSED, ev->data, NULL);
@@ -585,15 +620,15 @@ static int sdfeel_on_event(void *state, Sim *sim, const Event *ev)
         int k = ev->agent - s->first;
         SdServer *v = &s->servers[k];
         if (++v->reported < v->n_clients) return HS_OK;
-        if (v->y) {
-            /* y_d = sum m_i w_i / sum m_i, summed in client order */
-            for (int c = 0; c < v->n_clients; c++) {
-                s->vectors[c] = trainer_params(sim->trainer, v->clients[c]);
-                s->weights[c] = sim->world.agents[v->clients[c]].samples;
-            }
-            if (vec_weighted_average(v->y, s->vectors, s->weights, v->n_clients, s->d) != HS_OK)
-                return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "cannot average a cluster");
+        /* y_d = sum m_i w_i / sum m_i, summed in client order (the aggregation stage's
+         * form of a server's reports) */
+        for (int c = 0; v->y && c < v->n_clients; c++) {
+            s->vectors[c] = trainer_params(sim->trainer, v->clients[c]);
+            s->weights[c] = sim->world.agents[v->clients[c]].samples;
         }
+        status = aggregate_reports(&s->st.agg, &s->st.out, v->y, v->clients, s->vectors, s->weights, v->n_clients,
+                                   engine_round(sim->engine), k * 256 + v->period % 256);
+        if (status != HS_OK) return status;
         if (++v->period < s->intra) return sdfeel_period_begin(s, sim, k);
         return sdfeel_gossip_begin(s, sim, k);
     }
@@ -654,7 +689,16 @@ static const SchemaKey sdfeel_keys[] = {
     METHOD_KEY(SdfeelKeys, deadline, "none",
      "none: synchronous; a time or auto: each edge server aggregates on its own clock every T_d (asynchronous)",
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN, .choices = "auto"),
+    PRUNE_METHOD_KEYS(SdfeelKeys, pruning.),
+    FREEZE_METHOD_KEYS(SdfeelKeys, freezing.),
     {0},
+};
+
+static const MethodStages sdfeel_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its edge server's model",
+    .outgoing = "its model to its edge server; a server's model to its neighbour servers",
+    .aggregate = "edge server: sample-weighted mean of its clients; servers: Metropolis-Hastings gossip",
 };
 
 const MethodOps method_sdfeel = {
@@ -662,10 +706,12 @@ const MethodOps method_sdfeel = {
     .summary = "SD-FEEL: clients of edge servers aggregate in clusters; the edge servers gossip over [topology]",
     .keys = sdfeel_keys,
     .keys_size = sizeof(SdfeelKeys),
-    .capabilities = METHOD_USES_SERVER | METHOD_EDGE_SERVERS | METHOD_USES_TOPOLOGY,
+    .capabilities = METHOD_USES_SERVER | METHOD_EDGE_SERVERS | METHOD_USES_TOPOLOGY | METHOD_ACCUMULATES,
+    .stages = &sdfeel_stages,
     .create = sdfeel_create,
     .round_begin = sdfeel_round_begin,
     .on_event = sdfeel_on_event,
     .round_end = sdfeel_round_end,
+    .validate = sdfeel_validate,
     .destroy = sdfeel_destroy,
 };

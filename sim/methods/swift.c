@@ -37,7 +37,6 @@ typedef struct SwiftState {
     Topology topology;
     int period;
     size_t params;
-    double step_flops;
     long *steps;          /* (n) local steps, all rounds */
     char *in_flight;      /* (edges) per slot offsets[i] + q: a message i -> its q-th
                            * neighbour is on the wire */
@@ -46,7 +45,11 @@ typedef struct SwiftState {
     long *copy_step;      /* (edges) per slot offsets[j] + q: sent_step of the copy j holds
                            * of its q-th neighbour */
     float *copies;        /* (edges x params) train mode: those copies */
-    const float **gather; /* (max degree) */
+    const float **gather; /* (max degree + 1) */
+    int *who;             /* (max degree + 1) the closed neighbourhood, self first */
+    double *weights;      /* (max degree + 1) */
+    float *mixed;         /* (params) train mode: the stages' average before it replaces x_i */
+    Stages st;
     AsyncRound rounds;
     double staleness_sum; /* this round */
     long staleness_count;
@@ -55,6 +58,8 @@ typedef struct SwiftState {
 /* [method] keys (swift_keys below) */
 typedef struct SwiftKeys {
     int period;
+    PruneKeys pruning;
+    FreezeKeys freezing;
 } SwiftKeys;
 
 static int swift_create(Sim *sim, void **state)
@@ -66,7 +71,6 @@ static int swift_create(Sim *sim, void **state)
     if (status != HS_OK) return status;
     s->period = ((const SwiftKeys *)scenario_method_keys(sim->sc))->period;
     s->params = (size_t)sim->profile.total_params;
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     size_t edges = (size_t)s->topology.offsets[n];
     int max_degree = 1;
     for (int i = 0; i < n; i++)
@@ -75,9 +79,17 @@ static int swift_create(Sim *sim, void **state)
     s->in_flight = calloc(edges ? edges : 1, sizeof *s->in_flight);
     s->sent_step = calloc(edges ? edges : 1, sizeof *s->sent_step);
     s->copy_step = calloc(edges ? edges : 1, sizeof *s->copy_step);
-    s->gather = malloc((size_t)max_degree * sizeof *s->gather);
-    if (!s->steps || !s->in_flight || !s->sent_step || !s->copy_step || !s->gather) return HS_E_NOMEM;
+    s->gather = malloc((size_t)(max_degree + 1) * sizeof *s->gather);
+    s->who = malloc((size_t)(max_degree + 1) * sizeof *s->who);
+    s->weights = malloc((size_t)(max_degree + 1) * sizeof *s->weights);
+    if (!s->steps || !s->in_flight || !s->sent_step || !s->copy_step || !s->gather || !s->who || !s->weights)
+        return HS_E_NOMEM;
     if ((status = trainer_setup_local(sim->trainer, 0)) != HS_OK) return status;
+    const SwiftKeys *keys = scenario_method_keys(sim->sc);
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    if (sim->trainer && !stages_gossip_plain(&s->st) && (s->mixed = malloc(s->params * sizeof *s->mixed)) == NULL)
+        return HS_E_NOMEM;
     /* the model's blocks come first in the trainer's vector, ComDML's auxiliary heads
      * after them (models/model.h): fragments, copies and bytes cover the blocks only */
     if (sim->trainer && trainer_param_count(sim->trainer) < s->params)
@@ -97,7 +109,7 @@ static int swift_create(Sim *sim, void **state)
 static int swift_compute(SwiftState *s, Sim *sim, int i)
 {
     double finish;
-    int status = engine_compute(sim->engine, i, s->step_flops, SWIFT_COMPUTED, 0, &finish);
+    int status = engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), SWIFT_COMPUTED, 0, &finish);
     if (status != HS_OK) return status;
     if (async_round_stranded(sim, i, s->steps[i], finish)) return engine_fail_stranded(sim->engine, i);
     return HS_OK;
@@ -114,16 +126,44 @@ static int swift_communicate(SwiftState *s, Sim *sim, int i)
         s->staleness_count++;
         if (sim->trainer) s->gather[q] = s->copies + slot * s->params;
     }
-    if (sim->trainer) mix_neighbourhood_average(trainer_params(sim->trainer, i), s->gather, degree, s->params);
+    if (sim->trainer) {
+        float *x = trainer_params(sim->trainer, i);
+        if (stages_gossip_plain(&s->st)) {
+            mix_neighbourhood_average(x, s->gather, degree, s->params);
+        } else {
+            /* the stages' gossip form: uniform weights over the closed neighbourhood */
+            for (int q = degree; q > 0; q--) {
+                s->gather[q] = s->gather[q - 1];
+                s->who[q] = neighbours[q - 1];
+            }
+            s->gather[0] = x;
+            s->who[0] = i;
+            for (int q = 0; q <= degree; q++) s->weights[q] = 1.0 / (degree + 1);
+            int status = stages_gossip(&s->st, s->who, s->gather, s->weights, degree + 1, s->params, s->mixed);
+            if (status != HS_OK) return status;
+            memcpy(x, s->mixed, s->params * sizeof *x);
+        }
+    }
     for (int q = 0; q < degree; q++) {
         size_t slot = (size_t)s->topology.offsets[i] + (size_t)q;
         if (s->in_flight[slot] || !engine_agent_online(sim->engine, neighbours[q], engine_now(sim->engine))) continue;
-        if (sim->trainer)
+        double bytes = local_step_bytes(&s->st.step, i);
+        if (outgoing_compresses(&s->st.out)) {
+            /* the difference to the copy the receiver holds of i (nothing is in flight on this
+             * link, so it holds the last message): that copy plus C(difference) arrives */
+            int j = neighbours[q], r = s->topology.offsets[j];
+            while (s->topology.adj[r] != i) r++;
+            float *copy = s->copies ? s->copies + (size_t)r * s->params : NULL;
+            outgoing_difference(&s->st.out, i, s->copies ? trainer_params(sim->trainer, i) : NULL, copy,
+                                s->copies ? s->outbox + slot * s->params : NULL);
+            bytes = outgoing_bytes(&s->st.out, i);
+        } else if (sim->trainer) {
             memcpy(s->outbox + slot * s->params, trainer_params(sim->trainer, i), s->params * sizeof(float));
+        }
         s->in_flight[slot] = 1;
         s->sent_step[slot] = s->steps[i];
         int64_t tag = ((int64_t)i << 32) | q;
-        int status = engine_send(sim->engine, i, neighbours[q], sim_model_bytes(sim), SWIFT_MODEL, tag);
+        int status = engine_send(sim->engine, i, neighbours[q], bytes, SWIFT_MODEL, tag);
         if (status != HS_OK) return status;
     }
     return HS_OK;
@@ -134,6 +174,7 @@ static int swift_round_begin(void *state, Sim *sim, int round)
     SwiftState *s = state;
     s->staleness_sum = 0;
     s->staleness_count = 0;
+    stages_begin_round(&s->st, round);
     if (async_round_begin(&s->rounds, sim, round, s->steps) || round > 0) return HS_OK;
     int status = HS_OK;
     for (int i = 0; i < sim->world.n && status == HS_OK; i++) status = swift_compute(s, sim, i);
@@ -159,7 +200,7 @@ static int swift_on_event(void *state, Sim *sim, const Event *ev)
     int i = ev->agent, status;
     /* nothing changes x_i while it computes (copies change, x_i only at its own events),
      * so the step at the end of the computation is the step at its start */
-    if ((status = trainer_local_step(sim->trainer, i)) != HS_OK) return status;
+    if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
     s->steps[i]++;
     if (s->steps[i] % s->period == 0 && (status = swift_communicate(s, sim, i)) != HS_OK) return status;
     if (async_round_step(&s->rounds, sim, i, s->steps[i]))
@@ -179,13 +220,29 @@ static void swift_destroy(void *state)
     free(s->copies);
     free(s->outbox);
     free(s->gather);
+    free(s->who);
+    free(s->weights);
+    free(s->mixed);
+    stages_free(&s->st);
     free(s);
 }
 
 static const SchemaKey swift_keys[] = {
     METHOD_KEY(SwiftKeys, period, "1", "local steps between averagings (s of the communication set C_s)",
      .type = SCHEMA_INT, .min = 1, .max = 100000000),
+    PRUNE_METHOD_KEYS(SwiftKeys, pruning.),
+    FREEZE_METHOD_KEYS(SwiftKeys, freezing.),
     {0},
+};
+
+static const MethodStages swift_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "local steps on its own model",
+    .outgoing = "its model to its neighbours",
+    .aggregate = "average with the neighbours' last copies",
+    .refuses = {
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
+    },
 };
 
 const MethodOps method_swift = {
@@ -193,7 +250,8 @@ const MethodOps method_swift = {
     .summary = "SWIFT: wait-free; every period steps average with the neighbours' last-received models, broadcast",
     .keys = swift_keys,
     .keys_size = sizeof(SwiftKeys),
-    .capabilities = METHOD_USES_TOPOLOGY,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_SENDS_DIFFERENCES,
+    .stages = &swift_stages,
     .create = swift_create,
     .round_begin = swift_round_begin,
     .on_event = swift_on_event,

@@ -66,8 +66,9 @@ typedef struct TokenState {
     int n_tokens;
     int *targets;        /* (max degree + 1) scratch for the kernel */
     double *probs;
-    double step_flops, bytes;
+    double bytes;
     long steps_per_round, steps;
+    Stages st;           /* the visit's step: DP-SGD, a sub-model, a stage */
     size_t n_params;
     int round, started;
 } TokenState;
@@ -87,6 +88,7 @@ static void token_destroy(void *state)
     free(s->probs);
     walk_free(&s->walk);
     topology_free(&s->topology);
+    stages_free(&s->st);
     free(s);
 }
 
@@ -103,6 +105,8 @@ typedef struct TokenKeys {
     int base;               /* metropolis|simple: token_create's bases[] */
     double measure_exponent;
     int tokens;
+    PruneKeys pruning;
+    FreezeKeys freezing;
 } TokenKeys;
 
 static int token_create(Sim *sim, void **state)
@@ -125,8 +129,9 @@ static int token_create(Sim *sim, void **state)
     s->targets = calloc((size_t)s->walk.max_degree + 2, sizeof *s->targets);
     s->probs = calloc((size_t)s->walk.max_degree + 2, sizeof *s->probs);
     if (!s->tokens || !s->targets || !s->probs) return HS_E_NOMEM;
-    s->step_flops = sim_step_flops(sim, sc->model.batch);
     s->bytes = sim_model_bytes(sim) * (1 + token_state_vectors(sc->optim.kind));
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     for (int i = 0; i < n; i++) s->steps_per_round += sim_agent_steps(sim, i);
     if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
     s->n_params = trainer_param_count(sim->trainer);
@@ -166,10 +171,11 @@ static int token_begin_visit(TokenState *s, Sim *sim, int k)
 {
     Token *t = &s->tokens[k];
     walk_visit(&s->walk, t->at);
-    int status = trainer_gradient_at(sim->trainer, t->at, t->params, t->grad);
+    int status = local_step_gradient(&s->st.step, t->at, t->params, t->grad);
     if (status != HS_OK) return status;
     double finish;
-    if ((status = engine_compute(sim->engine, t->at, s->step_flops, TOKEN_COMPUTED, k, &finish)) != HS_OK)
+    if ((status = engine_compute(sim->engine, t->at, local_step_flops(&s->st.step, t->at), TOKEN_COMPUTED, k, &finish)) !=
+        HS_OK)
         return status;
     if (!isfinite(finish) && (sim->sc->rounds <= 0 || s->steps < (long)sim->sc->rounds * s->steps_per_round))
         return engine_fail_stranded(sim->engine, t->at);
@@ -180,6 +186,7 @@ static int token_round_begin(void *state, Sim *sim, int round)
 {
     TokenState *s = state;
     s->round = round;
+    stages_begin_round(&s->st, round);
     if (s->started) return HS_OK; /* the tokens are already walking */
     s->started = 1;
     int status = HS_OK;
@@ -195,7 +202,8 @@ static int token_on_event(void *state, Sim *sim, const Event *ev)
     if (ev->kind == TOKEN_ARRIVED) return token_begin_visit(s, sim, k);
     /* the step is done: apply it, count it, pass the token on */
     if (sim->trainer)
-        optim_step(t->optim, t->params, t->grad, 0, s->n_params, trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
+        local_step_optim_step(&s->st.step, t->optim, t->params, t->grad, s->n_params,
+                              trainer_schedule_lr(sim->sc, engine_round(sim->engine)));
     s->steps++;
     if (s->steps == (long)(s->round + 1) * s->steps_per_round) {
         sim->round_extra = walk_tv_distance(&s->walk);
@@ -230,7 +238,19 @@ static const SchemaKey token_keys[] = {
     METHOD_KEY(TokenKeys, measure_exponent, "1", "a of the visit measure's step (k+1)^-a (1: the empirical measure)",
      .type = SCHEMA_REAL, .min = 0.5, .max = 1, .flags = SCHEMA_OPEN_MIN),
     METHOD_KEY(TokenKeys, tokens, "1", "tokens walking at once, each with its own model", .type = SCHEMA_INT, .min = 1, .max = 1024),
+    PRUNE_METHOD_KEYS(TokenKeys, pruning.),
+    FREEZE_METHOD_KEYS(TokenKeys, freezing.),
     {0},
+};
+
+static const MethodStages token_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING,
+    .local_step = "a step of the visiting token's model on the agent's batch",
+    .outgoing = "the token: its model and optimiser state",
+    .aggregate = NULL,
+    .refuses = {
+        [FEATURE_COMPRESSION] = "the token is the only copy of its model: the agent it moves to holds nothing a compressed difference could be added to",
+    },
 };
 
 const MethodOps method_token = {
@@ -240,6 +260,7 @@ const MethodOps method_token = {
     .keys = token_keys,
     .keys_size = sizeof(TokenKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
+    .stages = &token_stages,
     .create = token_create,
     .round_begin = token_round_begin,
     .on_event = token_on_event,

@@ -12,6 +12,7 @@
 
 #include "base/hs_error.h"
 #include "sim/kernel/queue.h"
+#include "sim/scenario/stage_points.h"
 #include "sim/scenario/schema.h"
 
 #include <stddef.h>
@@ -44,17 +45,16 @@ struct Sim;
  * names: which sections and keys apply to it. */
 enum {
     METHOD_USES_TOPOLOGY = 1 << 0,      /* reads the [topology] graph */
-    METHOD_COMPRESSES = 1 << 1,         /* [compression] applies */
     METHOD_GOSSIPS_DIFFERENCES = 1 << 2, /* compresses x_i - xhat_i (CHOCO): its own error
                                          * feedback, and [compression] gamma applies */
+    METHOD_SENDS_DIFFERENCES = 1 << 1,  /* compresses x_i minus the copy its receiver holds: its
+                                         * own error feedback ([compression] feedback = none) */
     METHOD_WORKER_MOMENTUM = 1 << 3,    /* [compression] momentum = worker applies */
-    METHOD_ROBUST = 1 << 4,             /* [byzantine] attackers and aggregators apply */
     METHOD_ACCUMULATES = 1 << 5,        /* [compression] feedback = ef and dgc apply */
     METHOD_USES_SERVER = 1 << 7,        /* needs [server]: a node after the agents that holds
                                          * a model and no data ([server] or [servers] count = 1) */
     METHOD_EDGE_SERVERS = 1 << 8,       /* with USES_SERVER: [servers] count edge servers, and
                                          * [topology] is a graph over the servers */
-    METHOD_PRIVATE = 1 << 6,            /* [privacy] clipping and noise apply (sim/stages/privacy.h) */
     METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
                                          * a split point (two blocks or more) */
 };
@@ -65,6 +65,7 @@ typedef struct MethodOps {
     const SchemaKey *keys;  /* terminated by {0} */
     size_t keys_size;       /* sizeof the struct the keys land in (at most SCENARIO_METHOD_KEYS_MAX) */
     int capabilities;       /* METHOD_* flags */
+    const MethodStages *stages; /* its stage points and why it refuses a feature (features.h) */
     /* Optional: checks that involve several sections (e.g. a key that no other option
      * combines with), called by scenario_resolve for the method that runs, its keys
      * landed. Errors are HS_E_INPUT in diag naming FILE:LINE or the --set argument

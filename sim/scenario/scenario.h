@@ -10,6 +10,7 @@
 #include "sim/scenario/distribution.h"
 #include "sim/kernel/dynamics.h"
 #include "sim/scenario/inidoc.h"
+#include "sim/scenario/stage_points.h"
 #include "sim/scenario/topology.h"
 
 #include <stddef.h>
@@ -58,7 +59,8 @@ typedef struct MethodParam {
 /* [compression] (sim/stages/compress.h): what sync, localsgd/qsr and dpsgd send instead of dense
  * vectors. present = 0 when the section is absent: nothing is compressed and nothing is
  * written back, so such runs are bit-identical to runs before compression existed. */
-typedef enum { COMPRESS_NONE = 0, COMPRESS_TOPK, COMPRESS_RANDK, COMPRESS_DCT, COMPRESS_SLIMDP } CompressScheme;
+typedef enum { COMPRESS_NONE = 0, COMPRESS_TOPK, COMPRESS_RANDK, COMPRESS_DCT, COMPRESS_SLIMDP, COMPRESS_QSGD,
+               COMPRESS_SIGN } CompressScheme;
 typedef enum { FEEDBACK_NONE = 0, FEEDBACK_EF21, FEEDBACK_ECONTROL, FEEDBACK_EF, FEEDBACK_DGC } FeedbackKind;
 
 typedef struct CompressionSpec {
@@ -71,6 +73,7 @@ typedef struct CompressionSpec {
     int warm_start;        /* ef21/econtrol: the first message is the dense vector */
     int refresh;           /* DCT: steps between threshold recomputations */
     double explore;        /* Slim-DP: random share of the kept entries */
+    int levels;            /* qsgd: s, the quantization levels (sim/stages/quantize.h) */
     double gamma;          /* dpsgd: consensus step of the CHOCO-style difference gossip */
     int worker_momentum;   /* sync: momentum = worker — each agent applies the [model] momentum
                             * to its own gradient before compressing (EF21-SGDM); 0 = aggregate */
@@ -260,6 +263,10 @@ int scenario_load(const char *path, const char *const *overrides, int n_override
 void scenario_write_config(const Scenario *sc, FILE *out);
 /* Same into a malloc'd string; NULL when out of memory. Caller frees. */
 char *scenario_config_string(const Scenario *sc);
+
+/* 1 when sc turns feature f on (sim/scenario/features.h; prune and freeze are keys of
+ * the running method). */
+int scenario_feature_on(const Scenario *sc, Feature f);
 
 /* The running method's [method] keys, typed: a pointer to the struct it declares
  * (`const SyncKeys *keys = scenario_method_keys(sc);`), every field landed by its row. */

@@ -4,6 +4,8 @@
  * (for the method's errors about it). */
 #include "sim/scenario/scenario_resolver.h"
 
+#include "sim/scenario/features.h"
+
 #include "base/names.h"
 
 #include <math.h>
@@ -81,6 +83,22 @@ static const SchemaKey *scenario_method_key(const MethodOps *ops, const char *na
     return NULL;
 }
 
+/* A [method] key of a feature (prune, prune_target, ... of FEATURE_PRUNE) that method ops
+ * does not have: why the method refuses the feature (features.h); NULL for other keys. */
+static const char *scenario_feature_key_refused(const MethodOps *ops, const char *key)
+{
+    for (int f = 0; f < FEATURE_COUNT; f++) {
+        const FeatureInfo *info = feature_info((Feature)f);
+        size_t length = strlen(info->key);
+        if (strcmp(info->section, "method") != 0 || strncmp(key, info->key, length) != 0 ||
+            (key[length] != '\0' && key[length] != '_'))
+            continue;
+        const char *why = feature_refusal(ops, (Feature)f);
+        return why ? why : "(declared to run, but the method has no such key: a bug)";
+    }
+    return NULL;
+}
+
 /* Every entry of [method] (keys of the method that runs) and of each [method.NAME] (keys
  * of NAME, whether or not it runs) must be a key of that method with a value of its type. */
 static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
@@ -91,6 +109,12 @@ static int scenario_check_method_entries(Resolver *r, const MethodOps *running)
         if (ops == NULL) continue;
         e->used = 1;
         const SchemaKey *k = scenario_method_key(ops, e->key);
+        const char *refused = k == NULL ? scenario_feature_key_refused(ops, e->key) : NULL;
+        if (refused) {
+            char where[INIDOC_VALUE_MAX + 160];
+            return hs_diag_set(r->diag, HS_E_INPUT, inidoc_entry_where(e, where, sizeof where), 0,
+                               "[%s] %s: not with method %s: %s", e->section, e->key, ops->name, refused);
+        }
         if (k == NULL) {
             const char *names[SCENARIO_MAX_PARAMS + 1];
             int n = 0;

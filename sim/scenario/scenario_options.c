@@ -3,6 +3,8 @@
  * [agents]; the method's capabilities (MethodOps.capabilities) say what applies. */
 #include "sim/scenario/scenario_resolver.h"
 
+#include "sim/scenario/features.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,63 @@ static void scenario_methods_with(int capability, char *out, size_t size)
         snprintf(out + used, size - used, "%s%s", sep, all[i]->name);
         written++;
     }
+}
+
+/* The running method refuses feature f: "[SECTION] SETTING: method M does not take it:
+ * WHY" at the section (features.h says why, once). */
+static int scenario_feature_refused(Resolver *r, Feature f, const char *setting)
+{
+    const char *why = feature_refusal(method_lookup(r->sc->method), f);
+    if (why == NULL) return HS_OK;
+    char message[600];
+    snprintf(message, sizeof message, "%s: not with method %s: %s", setting, r->sc->method, why);
+    return scenario_section_bad(r, feature_info(f)->section, message);
+}
+
+/* A [method] choice key of the running method, as written; 0 when it has no such key. */
+static int scenario_method_choice(const Scenario *sc, const char *key, const char *value)
+{
+    for (int i = 0; i < sc->n_params; i++)
+        if (strcmp(sc->params[i].key, key) == 0) return strcmp(sc->params[i].value, value) == 0;
+    return 0;
+}
+
+int scenario_feature_on(const Scenario *sc, Feature f)
+{
+    switch (f) {
+    case FEATURE_COMPRESSION: return sc->compression.present && sc->compression.scheme != COMPRESS_NONE;
+    case FEATURE_BYZANTINE:
+        return sc->byzantine.present && (sc->byzantine.count > 0 || sc->byzantine.aggregator != AGGREGATOR_MEAN);
+    case FEATURE_PRIVACY_SAMPLE: return sc->privacy.present && sc->privacy.clip == PRIVACY_CLIP_SAMPLE;
+    case FEATURE_PRIVACY_UPDATE: return sc->privacy.present && sc->privacy.clip == PRIVACY_CLIP_UPDATE;
+    case FEATURE_PRUNE: return scenario_method_choice(sc, "prune", "width");
+    case FEATURE_FREEZE: return scenario_method_choice(sc, "freeze", "progressive");
+    case FEATURE_COUNT: break;
+    }
+    return 0;
+}
+
+/* Where feature f's setting was written: its [method] key, or its section's header. */
+static int scenario_feature_error(Resolver *r, Feature f, const char *why)
+{
+    const Scenario *sc = r->sc;
+    const FeatureInfo *info = feature_info(f);
+    if (strcmp(info->section, "method") != 0) return scenario_section_bad(r, info->section, why);
+    for (int i = 0; i < sc->n_params; i++) {
+        const MethodParam *p = &sc->params[i];
+        if (strcmp(p->key, info->key) != 0) continue;
+        if (strncmp(p->where, "--set ", 6) == 0) return hs_diag_set(r->diag, HS_E_INPUT, p->where, 0, "%s", why);
+        return hs_diag_set(r->diag, HS_E_INPUT, p->where[0] ? p->where : sc->file, 0, "[method] %s: %s", p->key, why);
+    }
+    return hs_diag_set(r->diag, HS_E_INPUT, sc->file, 0, "%s", why);
+}
+
+int scenario_check_feature_pairs(Resolver *r)
+{
+    for (const FeaturePair *p = feature_pairs(); p->why; p++)
+        if (scenario_feature_on(r->sc, p->a) && scenario_feature_on(r->sc, p->b))
+            return scenario_feature_error(r, p->at, p->why);
+    return HS_OK;
 }
 
 /* [network]: the link-sharing model. Keys the chosen model does not use are accepted (so a
@@ -53,15 +112,10 @@ int scenario_resolve_compression(Resolver *r)
     schema_reset_section(r, SCHEMA_IN_COMPRESSION);
     if (c->scheme == COMPRESS_NONE) return HS_OK;
     char message[400], methods[200];
-    if (!scenario_method_can(sc, METHOD_COMPRESSES)) {
-        static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp"};
-        scenario_methods_with(METHOD_COMPRESSES, methods, sizeof methods);
-        snprintf(message, sizeof message,
-                 "scheme = %s: compression applies to %s, not to method %s "
-                 "(remove the section or set scheme = none)", schemes[c->scheme], methods, sc->method);
-        return scenario_section_bad(r, "compression", message);
-    }
-    if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {
+    static const char *const schemes[] = {"none", "topk", "randk", "dct", "slimdp", "qsgd", "sign"};
+    snprintf(message, sizeof message, "scheme = %s", schemes[c->scheme]);
+    if ((status = scenario_feature_refused(r, FEATURE_COMPRESSION, message)) != HS_OK) return status;
+    if (scenario_method_can(sc, METHOD_GOSSIPS_DIFFERENCES | METHOD_SENDS_DIFFERENCES) && c->feedback != FEEDBACK_NONE) {
         snprintf(message, sizeof message,
                  "%s sends C(x_i - xhat_i), the difference to what its neighbours already hold (CHOCO-SGD), "
                  "which is its own error feedback: leave feedback = none", sc->method);
@@ -131,14 +185,9 @@ int scenario_resolve_byzantine(Resolver *r)
                  "needs f <= %d with %d agents, found f = %d", n - 3, n, b->f);
         return scenario_section_bad(r, "byzantine", message);
     }
-    int robust = b->count > 0 || b->aggregator != AGGREGATOR_MEAN;
-    if (robust && !scenario_method_can(sc, METHOD_ROBUST)) {
-        char message[300], methods[200];
-        scenario_methods_with(METHOD_ROBUST, methods, sizeof methods);
-        snprintf(message, sizeof message, "Byzantine agents and robust aggregators apply to %s, "
-                 "not to method %s", methods, sc->method);
-        return scenario_section_bad(r, "byzantine", message);
-    }
+    int robust = scenario_feature_on(sc, FEATURE_BYZANTINE);
+    if (robust && (status = scenario_feature_refused(r, FEATURE_BYZANTINE, "Byzantine agents and robust aggregators")) != HS_OK)
+        return status;
     if (robust && sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
         return scenario_section_bad(r, "byzantine", "cannot be combined with [compression] (set its scheme = none)");
     return HS_OK;
@@ -158,14 +207,9 @@ int scenario_resolve_privacy(Resolver *r)
     if (status != HS_OK) return status;
     schema_reset_section(r, SCHEMA_IN_PRIVACY);
     if (p->clip == PRIVACY_CLIP_NONE) return HS_OK;
-    char message[400], methods[200];
-    if (!scenario_method_can(sc, METHOD_PRIVATE)) {
-        scenario_methods_with(METHOD_PRIVATE, methods, sizeof methods);
-        snprintf(message, sizeof message,
-                 "clipping and noise apply to %s, not to method %s (remove the section or set clip = none)", methods,
-                 sc->method);
-        return scenario_section_bad(r, "privacy", message);
-    }
+    Feature f = p->clip == PRIVACY_CLIP_SAMPLE ? FEATURE_PRIVACY_SAMPLE : FEATURE_PRIVACY_UPDATE;
+    if ((status = scenario_feature_refused(r, f, p->clip == PRIVACY_CLIP_SAMPLE ? "clip = sample" : "clip = update")) != HS_OK)
+        return status;
     if (sc->compression.present && sc->compression.scheme != COMPRESS_NONE)
         return scenario_section_bad(r, "privacy",
                                     "cannot be combined with [compression] (the clipped updates and the noise are "

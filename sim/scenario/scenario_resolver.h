@@ -161,7 +161,9 @@ int scenario_resolve_compression(Resolver *r);
 
 int scenario_resolve_byzantine(Resolver *r);
 
-/* [privacy]: clipping and noise for the methods with METHOD_PRIVATE (sim/stages/privacy.h). */
+/* Two features turned on that do not combine (features.h's pairs): an input error. */
+int scenario_check_feature_pairs(Resolver *r);
+/* [privacy]: clipping and noise, for the methods that take them (sim/scenario/features.h). */
 int scenario_resolve_privacy(Resolver *r);
 
 #endif

@@ -71,6 +71,14 @@ static int feedback(const Scenario *sc, const void *t) { (void)t; return sc->com
 static int dgc(const Scenario *sc, const void *t) { (void)t; return sc->compression.feedback == FEEDBACK_DGC; }
 static int dct(const Scenario *sc, const void *t) { (void)t; return sc->compression.scheme == COMPRESS_DCT; }
 static int slimdp(const Scenario *sc, const void *t) { (void)t; return sc->compression.scheme == COMPRESS_SLIMDP; }
+static int qsgd(const Scenario *sc, const void *t) { (void)t; return sc->compression.scheme == COMPRESS_QSGD; }
+/* the schemes that keep a share of the entries (the quantizers keep all) */
+static int sparsified(const Scenario *sc, const void *t)
+{
+    (void)t;
+    CompressScheme s = sc->compression.scheme;
+    return s != COMPRESS_NONE && s != COMPRESS_QSGD && s != COMPRESS_SIGN;
+}
 static int worker(const Scenario *sc, const void *t) { (void)t; return sc->compression.worker_momentum != 0; }
 static int signflip(const Scenario *sc, const void *t) { (void)t; return sc->byzantine.attack == ATTACK_SIGNFLIP; }
 static int gaussian(const Scenario *sc, const void *t) { (void)t; return sc->byzantine.attack == ATTACK_GAUSSIAN; }
@@ -708,9 +716,11 @@ static const SchemaKey schema_rows[] = {
           "1 / (latency + 20537 B / bandwidth)")},
 
     /* [compression] */
-    {KEY(COMPRESSION, "scheme", CHOICE), .choices = "none|topk|randk|dct|slimdp", AT(compression.scheme),
-     .flags = SCHEMA_REQUIRED, HELP("what is sent instead of dense vectors")},
-    {KEY(COMPRESSION, "ratio", REAL), RANGE(0, 1), DEF("0.01"), AT(compression.ratio), .when = compressed,
+    {KEY(COMPRESSION, "scheme", CHOICE), .choices = "none|topk|randk|dct|slimdp|qsgd|sign", AT(compression.scheme),
+     .flags = SCHEMA_REQUIRED,
+     HELP("what is sent instead of dense vectors: a sparsifier (topk, randk, dct, slimdp) or a quantizer (qsgd: "
+          "stochastic levels; sign: 1 bit per entry)")},
+    {KEY(COMPRESSION, "ratio", REAL), RANGE(0, 1), DEF("0.01"), AT(compression.ratio), .when = sparsified,
      .flags = SCHEMA_RESET | SCHEMA_OPEN_MIN, .edge = "must be in (0, 1]", HELP("share of entries kept")},
     {KEY(COMPRESSION, "feedback", CHOICE), .choices = "none|ef21|econtrol|ef|dgc", DEF("none"),
      AT(compression.feedback), .when = compressed, .flags = SCHEMA_RESET,
@@ -721,6 +731,9 @@ static const SchemaKey schema_rows[] = {
      .flags = SCHEMA_RESET, HELP("ef21, econtrol: 1 sends the dense vector first")},
     {KEY(COMPRESSION, "refresh", INT), RANGE(1, 1000000000), DEF("1000"), AT(compression.refresh), .when = dct,
      .flags = SCHEMA_RESET, HELP("dct: steps between threshold recomputations")},
+    {KEY(COMPRESSION, "levels", INT), RANGE(1, 65535), DEF("15"), AT(compression.levels), .when = qsgd,
+     .flags = SCHEMA_RESET,
+     HELP("qsgd: quantization levels s per sign (7: 4 bits an entry, 127: 8 bits, sign included)")},
     {KEY(COMPRESSION, "explore", REAL), RANGE(0, 1), DEF("0.1"), AT(compression.explore), .when = slimdp,
      .flags = SCHEMA_RESET, HELP("slimdp: random share of the kept entries")},
     {KEY(COMPRESSION, "gamma", REAL), RANGE(0, 1), DEF("0.1"), AT(compression.gamma),
@@ -795,9 +808,9 @@ static const SchemaSection schema_section_list[] = {
     {"server", SCHEMA_IN_SERVER, METHOD_USES_SERVER, "the parameter server: an agent's attributes, no data"},
     {"servers", SCHEMA_IN_SERVERS, METHOD_EDGE_SERVERS, "edge servers: count of them and how clients are given"},
     {"network", SCHEMA_IN_NETWORK, 0, "how messages share the links"},
-    {"compression", SCHEMA_IN_COMPRESSION, METHOD_COMPRESSES, "what is sent instead of dense vectors"},
-    {"byzantine", SCHEMA_IN_BYZANTINE, METHOD_ROBUST, "attackers and robust aggregators"},
-    {"privacy", SCHEMA_IN_PRIVACY, METHOD_PRIVATE, "clipping and noise (differentially private training)"},
+    {"compression", SCHEMA_IN_COMPRESSION, 0, "what is sent instead of dense vectors (the methods that take it: hetsim methods --features)"},
+    {"byzantine", SCHEMA_IN_BYZANTINE, 0, "attackers and robust aggregators (the methods that take them: hetsim methods --features)"},
+    {"privacy", SCHEMA_IN_PRIVACY, 0, "clipping and noise, differentially private training (the methods that take them: hetsim methods --features)"},
     {"sweep", SCHEMA_IN_SWEEP, 0, "SECTION.KEY = v1, v2, ...: a run for every combination; repeat = seeds each"},
     {NULL, 0, 0, NULL},
 };

@@ -39,11 +39,12 @@ struct Byzantine {
     int n;
     size_t d;
     int *flags;              /* (n) */
-    const float **honest;    /* (n) honest agents' vectors this step */
+    const float **honest;    /* (room) honest agents' vectors this step */
+    int room;                /* vectors one exchange may hold (n, more for a server's buffer) */
     gsl_rng **noise;         /* (n) attackers' streams (gaussian) */
     float *mean, *sd;        /* (d) honest moments (alie, ipm) */
     float *center;           /* (d) cclip: the previous aggregate */
-    double *scratch;         /* (n * n) columns, distances, clipping scales */
+    double *scratch;         /* (room * room) columns, distances, clipping scales */
     /* labelflip */
     FlipRows *rows;          /* (n), only attackers' are filled */
     Model *shape;
@@ -126,6 +127,7 @@ int byzantine_create(const Scenario *sc, const World *world, const Trainer *trai
     b->sd = calloc(d ? d : 1, sizeof *b->sd);
     b->center = calloc(d ? d : 1, sizeof *b->center);
     b->scratch = calloc((size_t)n * (size_t)n + 1, sizeof *b->scratch);
+    b->room = n;
     if (!b->flags || !b->honest || !b->noise || !b->mean || !b->sd || !b->center || !b->scratch) goto fail;
     for (int i = 0; i < n; i++) b->flags[i] = world->agents[i].byzantine;
     for (int i = 0; i < n; i++)
@@ -215,17 +217,42 @@ void byzantine_moments(const float *const *v, int K, size_t d, float *mean, floa
 
 void byzantine_attack(Byzantine *b, const float *const *vectors, float *const *out)
 {
-    if (b->spec.count <= 0) return;
+    byzantine_attack_among(b, NULL, b->n, vectors, out);
+}
+
+/* Room for an exchange of K vectors (a server's buffer may hold more reports than there
+ * are agents). */
+static int byzantine_reserve(Byzantine *b, int K)
+{
+    if (K <= b->room) return HS_OK;
+    const float **honest = realloc(b->honest, (size_t)K * sizeof *honest);
+    if (honest == NULL) return HS_E_NOMEM;
+    b->honest = honest;
+    double *scratch = realloc(b->scratch, ((size_t)K * (size_t)K + 1) * sizeof *scratch);
+    if (scratch == NULL) return HS_E_NOMEM;
+    b->scratch = scratch;
+    b->room = K;
+    return HS_OK;
+}
+
+void byzantine_attack_among(Byzantine *b, const int *who, int K, const float *const *vectors, float *const *out)
+{
+    if (b->spec.count <= 0 || byzantine_reserve(b, K) != HS_OK) return;
     size_t d = b->d;
     int n_honest = 0;
-    for (int i = 0; i < b->n; i++)
-        if (!b->flags[i]) b->honest[n_honest++] = vectors[i];
+    for (int k = 0; k < K; k++)
+        if (!b->flags[who ? who[k] : k]) b->honest[n_honest++] = vectors[k];
     AttackKind attack = b->spec.attack;
-    if (attack == ATTACK_ALIE || attack == ATTACK_IPM) byzantine_moments(b->honest, n_honest, d, b->mean, b->sd);
-    for (int i = 0; i < b->n; i++) {
+    /* no honest vector in the exchange: nothing to imitate (ALIE, IPM send the zero vector) */
+    if (attack == ATTACK_ALIE || attack == ATTACK_IPM) {
+        if (n_honest > 0) byzantine_moments(b->honest, n_honest, d, b->mean, b->sd);
+        else memset(b->mean, 0, d * sizeof *b->mean), memset(b->sd, 0, d * sizeof *b->sd);
+    }
+    for (int k = 0; k < K; k++) {
+        int i = who ? who[k] : k;
         if (!b->flags[i]) continue;
-        float *o = out[i];
-        const float *v = vectors[i];
+        float *o = out[k];
+        const float *v = vectors[k];
         switch (attack) {
         case ATTACK_SIGNFLIP: {
             float scale = (float)b->spec.scale;
@@ -609,8 +636,13 @@ done:
 
 int byzantine_aggregate(Byzantine *b, const float *const *vectors, float *out)
 {
-    int K = b->n;
+    return byzantine_aggregate_among(b, vectors, b->n, out);
+}
+
+int byzantine_aggregate_among(Byzantine *b, const float *const *vectors, int K, float *out)
+{
     size_t d = b->d;
+    if (byzantine_reserve(b, K) != HS_OK) return HS_E_NOMEM;
     switch (b->spec.aggregator) {
     case AGGREGATOR_MEAN:
         aggregate_mean(vectors, K, d, out);
@@ -618,8 +650,8 @@ int byzantine_aggregate(Byzantine *b, const float *const *vectors, float *out)
     case AGGREGATOR_MEDIAN:
         aggregate_median(vectors, K, d, b->scratch, out);
         break;
-    case AGGREGATOR_TRIMMED:
-        aggregate_trimmed(vectors, K, d, b->spec.trim, b->scratch, out);
+    case AGGREGATOR_TRIMMED: /* a smaller exchange than the agents drops fewer: at most (K - 1) / 2 */
+        aggregate_trimmed(vectors, K, d, b->spec.trim < (K - 1) / 2 ? b->spec.trim : (K - 1) / 2, b->scratch, out);
         break;
     case AGGREGATOR_KRUM:
         if (aggregate_krum(vectors, K, d, b->spec.f, b->scratch, out) < 0) return HS_E_NOMEM;
@@ -629,7 +661,9 @@ int byzantine_aggregate(Byzantine *b, const float *const *vectors, float *out)
         memcpy(b->center, out, d * sizeof *out);
         break;
     case AGGREGATOR_BETAMLE:
-        if (aggregate_betamle(vectors, K, d, b->spec.rank, b->spec.lambda, b->spec.iters, out) < 0) return HS_E_NOMEM;
+        if (aggregate_betamle(vectors, K, d, b->spec.rank < K ? b->spec.rank : K, b->spec.lambda, b->spec.iters, out) <
+            0)
+            return HS_E_NOMEM;
         break;
     }
     return HS_OK;

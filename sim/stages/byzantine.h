@@ -61,8 +61,14 @@ int byzantine_gradient(Byzantine *b, int agent, const float *params, float *grad
 /* Writes each attacker's vector into out[i] from what the agents would send honestly,
  * vectors[i] (out[i] may be vectors[i]); honest agents' out[i] are not touched. */
 void byzantine_attack(Byzantine *b, const float *const *vectors, float *const *out);
+/* The same over one exchange: vectors[k] is what agent who[k] would send (who NULL:
+ * agent k), K of them; the honest moments are over the honest ones among them. */
+void byzantine_attack_among(Byzantine *b, const int *who, int K, const float *const *vectors, float *const *out);
 /* The spec's aggregator over the n vectors into out (d). */
 int byzantine_aggregate(Byzantine *b, const float *const *vectors, float *out);
+/* The same over K <= n vectors (one exchange). cclip starts from its previous aggregate,
+ * whichever exchange that was. */
+int byzantine_aggregate_among(Byzantine *b, const float *const *vectors, int K, float *out);
 
 /* The aggregators and attacks alone, for tests and other callers. scratch: K doubles. */
 void aggregate_mean(const float *const *v, int K, size_t d, float *out);

@@ -1,6 +1,7 @@
 /* compress.c — top-k / rand-k / DCT / Slim-DP, EF21 and EControl, wire sizes, and the
  * ring all-gather. See compress.h for the definitions; the comments here are about how. */
 #include "sim/stages/compress.h"
+#include "sim/stages/quantize.h"
 #include "sim/kernel/rng.h"
 
 #include "models/model.h"
@@ -22,6 +23,7 @@ struct Compressor {
     float *threshold;      /* (n_agents) DCT */
     long *messages;        /* (n_agents) DCT: compressions so far */
     long *sent;            /* (n_agents) messages so far (warm start) */
+    char *dense;           /* (n_agents) its last message was a warm start's dense one */
     float *magnitude;      /* (n) scratch for selection */
     float *work;           /* (n) scratch for the feedback's argument */
     unsigned char *mark;   /* (n) chosen entries; all 0 between calls */
@@ -107,11 +109,12 @@ int compress_create(const CompressionSpec *spec, uint64_t seed, int n_agents, si
     c->threshold = calloc((size_t)n_agents, sizeof *c->threshold);
     c->messages = calloc((size_t)n_agents, sizeof *c->messages);
     c->sent = calloc((size_t)n_agents, sizeof *c->sent);
+    c->dense = calloc((size_t)n_agents, 1);
     c->magnitude = malloc((n ? n : 1) * sizeof *c->magnitude);
     c->work = malloc((n ? n : 1) * sizeof *c->work);
     c->mark = calloc(n ? n : 1, 1);
     c->rest = malloc((n ? n : 1) * sizeof *c->rest);
-    if (!c->rng || !c->threshold || !c->messages || !c->sent || !c->magnitude || !c->work || !c->mark || !c->rest) goto nomem;
+    if (!c->rng || !c->threshold || !c->messages || !c->sent || !c->dense || !c->magnitude || !c->work || !c->mark || !c->rest) goto nomem;
     for (int i = 0; i < n_agents; i++)
         if ((c->rng[i] = rng_stream_create(seed, (COMPRESS_STREAM_TAG << 32) | (uint64_t)i, RNG_PURPOSE_METHOD)) == NULL)
             goto nomem;
@@ -131,6 +134,7 @@ void compress_free(Compressor *c)
     free(c->threshold);
     free(c->messages);
     free(c->sent);
+    free(c->dense);
     free(c->magnitude);
     free(c->work);
     free(c->mark);
@@ -154,7 +158,16 @@ double compress_expected_bytes(Compressor *c, int agent)
 {
     int warm = compress_warm(c, agent);
     c->sent[agent]++;
-    return compress_wire_bytes(c->n, warm ? c->n : c->k);
+    c->dense[agent] = (char)warm;
+    return compress_message_bytes(c, agent, warm ? c->n : c->k);
+}
+
+double compress_message_bytes(const Compressor *c, int agent, size_t kept)
+{
+    /* the quantizers keep every entry, at their few bits (a warm start's first is dense) */
+    if (quantize_scheme(c->spec.scheme) && !c->dense[agent])
+        return quantize_wire_bytes(c->spec.scheme, c->n, c->spec.levels);
+    return compress_wire_bytes(c->n, kept);
 }
 
 static void compress_swap(float *a, size_t i, size_t j)
@@ -292,6 +305,10 @@ size_t compress_apply(Compressor *c, int agent, const float *in, float *out)
 {
     size_t n = c->n, k = c->k;
     switch (c->spec.scheme) {
+    case COMPRESS_QSGD:
+        return quantize_qsgd(in, out, n, c->spec.levels, c->rng[agent]);
+    case COMPRESS_SIGN:
+        return quantize_sign(in, out, n);
     case COMPRESS_NONE:
         memcpy(out, in, n * sizeof *out);
         return n;
@@ -332,6 +349,7 @@ size_t compress_feedback(Compressor *c, int agent, const float *v, float *h, flo
     FeedbackKind feedback = c->spec.scheme == COMPRESS_NONE ? FEEDBACK_NONE : c->spec.feedback;
     int warm = compress_warm(c, agent);
     c->sent[agent]++;
+    c->dense[agent] = (char)warm;
     if (feedback == FEEDBACK_NONE) return compress_apply(c, agent, v, message);
     if (warm) {
         memcpy(message, v, n * sizeof *message);

@@ -20,6 +20,7 @@
  *           |x| >= threshold (and x != 0). The count varies from message to message. The
  *           paper thresholds per layer and keeps the residual as error feedback; here one
  *           threshold covers the whole vector and the feedback is [compression] feedback.
+ *   qsgd, sign  quantizers, every entry kept at a few bits: sim/stages/quantize.h.
  *   slimdp  Slim-DP (Sun et al., AAMAS 2018): k entries, of which round((1 - explore) k)
  *           are the largest magnitudes ("significant") and the rest are drawn uniformly
  *           from the other entries (exploration) from the agent's stream. The paper keeps
@@ -81,6 +82,11 @@ double compress_wire_bytes(size_t n, size_t kept);
 int compress_create(const CompressionSpec *spec, uint64_t seed, int n_agents, size_t n, Compressor **out);
 void compress_free(Compressor *c);
 size_t compress_length(const Compressor *c);
+/* Bytes of agent's last message (compress_feedback's, or the one compress_expected_bytes
+ * counted), which kept `kept` entries: compress_wire_bytes for the sparsifiers, the
+ * quantizers' fixed size (sim/stages/quantize.h) for qsgd and sign, 4 n for a warm start's
+ * dense first message. */
+double compress_message_bytes(const Compressor *c, int agent, size_t kept);
 /* Bytes of agent's next message when its values are not known (timing mode): k entries,
  * or the dense vector for a warm start's first message; counts the message. DCT's real
  * sizes depend on the values, so its timing-mode runs assume k per message. */

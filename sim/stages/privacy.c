@@ -155,6 +155,16 @@ int privacy_local_step(Privacy *p, Trainer *t, int agent)
     return trainer_local_step_clipped(t, agent, s->threshold, s->noise_multiplier * s->threshold, p->noise[agent]);
 }
 
+int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, float *grad)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_SAMPLE)
+        return params ? trainer_gradient_at(t, agent, params, grad) : trainer_gradient(t, agent, grad);
+    p->steps[agent] += 1;
+    const PrivacySpec *s = &p->spec;
+    return trainer_clipped_gradient_at(t, agent, params, grad, s->threshold, s->noise_multiplier * s->threshold,
+                                       p->noise[agent]);
+}
+
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || t == NULL) return HS_OK;
@@ -184,6 +194,12 @@ static void privacy_clip_update(Privacy *p, float *x, const float *start)
     for (size_t j = 0; j < p->d; j++) x[j] = start[j] + p->scratch[j];
 }
 
+void privacy_clip_vector(Privacy *p, float *v, size_t d)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || v == NULL) return;
+    vec_clip_norm(v, d, p->spec.threshold);
+}
+
 int privacy_client_done(Privacy *p, Trainer *t, int agent)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || t == NULL) return HS_OK;
@@ -197,12 +213,12 @@ void privacy_client_done_from(Privacy *p, float *x, const float *start)
     privacy_clip_update(p, x, start);
 }
 
+static void privacy_noise(Privacy *p, double std, int round, int period, float *const *targets, int n_targets);
+
 void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int by_samples, int round, int period,
                              float *const *targets, int n_targets)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE || n_members == 0) return;
-    p->periods += 1;
-    if (n_targets == 0 || !(p->spec.noise_multiplier > 0)) return;
     /* sensitivity of the weighted mean to one client's clipped update: C x its weight */
     double total = 0, largest = 0;
     for (int k = 0; k < n_members; k++) {
@@ -210,7 +226,20 @@ void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int 
         total += w;
         if (w > largest) largest = w;
     }
-    double std = p->spec.noise_multiplier * p->spec.threshold * largest / total;
+    privacy_noise(p, p->spec.noise_multiplier * p->spec.threshold * largest / total, round, period, targets, n_targets);
+}
+
+void privacy_aggregate_noise_share(Privacy *p, double share, int round, int period, float *const *targets, int n_targets)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE) return;
+    privacy_noise(p, p->spec.noise_multiplier * p->spec.threshold * share, round, period, targets, n_targets);
+}
+
+/* One run of the client-level mechanism: counted, and N(0, std^2) on every target. */
+static void privacy_noise(Privacy *p, double std, int round, int period, float *const *targets, int n_targets)
+{
+    p->periods += 1;
+    if (n_targets == 0 || !(p->spec.noise_multiplier > 0)) return;
     rng_stream_reset(p->aggregate, p->seed, (uint64_t)round * 65536u + (uint64_t)period, RNG_PURPOSE_PRIVACY_AGGREGATE);
     memset(p->noise_vec, 0, p->d * sizeof *p->noise_vec);
     vec_add_gaussian(p->noise_vec, std, p->d, p->aggregate);
@@ -231,6 +260,12 @@ int privacy_average(Privacy *p, Trainer *t, const int *members, int n_members, i
     privacy_aggregate_noise(p, members, n_members, by_samples, round, period, targets, t ? n_members : 0);
     free(targets);
     return HS_OK;
+}
+
+void privacy_models_apart(Privacy *p, const int *members, int n_members)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_UPDATE) return;
+    for (int k = 0; k < n_members; k++) p->version[members ? members[k] : k] = ++p->next_version;
 }
 
 double privacy_spent(const Privacy *p)

@@ -72,9 +72,16 @@ int privacy_create(const Scenario *sc, const World *world, Trainer *trainer, Pri
 void privacy_free(Privacy *p);
 /* One local step of agent: clip = sample a DP-SGD step, otherwise trainer_local_step. */
 int privacy_local_step(Privacy *p, Trainer *t, int agent);
+/* The gradient of agent's next batch at params (NULL: its own model) into grad: clip =
+ * sample a DP-SGD gradient (clipped per-sample gradients, noise on the sum, divided by the
+ * batch; one run of the mechanism for the accountant), otherwise the plain gradient. */
+int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, float *grad);
 /* clip = update: the members start a local period; their current models are the points
  * their updates are measured from. */
 int privacy_period_begin(Privacy *p, Trainer *t, const int *members, int n_members);
+/* clip = update where the update is a vector of its own (a gradient): v (d floats) is
+ * scaled to L2 norm <= C. */
+void privacy_clip_vector(Privacy *p, float *v, size_t d);
 /* clip = update: agent finished its period; its model becomes start + clip(update). */
 int privacy_client_done(Privacy *p, Trainer *t, int agent);
 /* trainer_average of the members, then (clip = update) privacy_aggregate_noise on every
@@ -89,6 +96,14 @@ void privacy_client_done_from(Privacy *p, float *x, const float *start);
  * each of the n_targets vectors (none in timing mode). */
 void privacy_aggregate_noise(Privacy *p, const int *members, int n_members, int by_samples, int round, int period,
                              float *const *targets, int n_targets);
+/* clip = update, the same with the sensitivity given: one run of the mechanism, noise
+ * N(0, (sigma C share)^2) where share is the largest share one client has in the
+ * aggregate (its weight over the total). */
+void privacy_aggregate_noise_share(Privacy *p, double share, int round, int period, float *const *targets, int n_targets);
+/* clip = update: the members' models may now differ (an averaging that leaves parts of
+ * them apart, ComDML's auxiliary heads): the next period measures each update from its own
+ * start point. */
+void privacy_models_apart(Privacy *p, const int *members, int n_members);
 /* Epsilon spent so far at the [privacy] delta (inf with noise_multiplier = 0, NaN when p is
  * NULL). */
 double privacy_spent(const Privacy *p);

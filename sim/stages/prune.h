@@ -60,16 +60,22 @@ typedef struct PruneKeys {
 } PruneKeys;
 
 /* Their rows, for the key table of a method whose key struct Type holds a PruneKeys
- * named member (written with its dot: PRUNE_METHOD_KEYS(SyncKeys, pruning.)). */
-#define PRUNE_METHOD_KEYS(Type, member)                                                                            \
+ * named member (written with its dot: PRUNE_METHOD_KEYS(FlKeys, pruning.)). runs.config
+ * leaves each out while it holds its default (SCHEMA_OMIT_DEFAULT), so a method that
+ * gained them with the stages keeps the config its runs had; PRUNE_METHOD_KEYS_ALWAYS
+ * writes them always (sync, localsgd and dpsgd, which had them before). */
+#define PRUNE_METHOD_KEYS_FLAGS(Type, member, omit)                                                                \
     METHOD_KEY_IN(Type, member, prune, "none",                                                                     \
                   "none, or width: slow agents train a nested sub-model (leading units of every hidden layer)",    \
-                  .type = SCHEMA_CHOICE, .choices = "none|width"),                                                 \
+                  .type = SCHEMA_CHOICE, .choices = "none|width", .flags = (omit)),                                \
     METHOD_KEY_IN(Type, member, prune_target, "makespan",                                                          \
                   "makespan (keep ratio that meets the median agent's compute time) or a fixed keep ratio",        \
-                  .type = SCHEMA_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN), \
+                  .type = SCHEMA_WORD_OR_REAL, .choices = "makespan", .min = 0, .max = 1,                          \
+                  .flags = SCHEMA_OPEN_MIN | (omit)),                                                              \
     METHOD_KEY_IN(Type, member, prune_min, "0.0625", "smallest keep ratio prune_target = makespan may choose",     \
-                  .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN)
+                  .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN | (omit))
+#define PRUNE_METHOD_KEYS(Type, member) PRUNE_METHOD_KEYS_FLAGS(Type, member, SCHEMA_OMIT_DEFAULT)
+#define PRUNE_METHOD_KEYS_ALWAYS(Type, member) PRUNE_METHOD_KEYS_FLAGS(Type, member, 0)
 
 /* Reads keys (prune = none: p->on = 0 and nothing else is allocated) for the agents of
  * world, whose full model is profile and sc's [model]. steps: (n) each agent's steps per

@@ -477,9 +477,38 @@ int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double n
                                           .lr = trainer_schedule_lr(t->sc, t->round)});
 }
 
+float *trainer_gradient_scratch(Trainer *t)
+{
+    if (t == NULL || trainer_flush(t) != HS_OK) return NULL;
+    return t->slots[0].grad;
+}
+
+int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, float *grad, double threshold,
+                                double noise_std, gsl_rng *noise)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    if (slot->clip_scratch == NULL && (slot->clip_scratch = malloc(t->n_params * sizeof *slot->clip_scratch)) == NULL)
+        return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    double loss = NAN;
+    /* one rank computes it, with the agent's own batch cursor and noise stream; every
+     * rank gets it (trainer_ranks.c) */
+    if (trainer_mine(t, agent)) {
+        int b = trainer_next_batch(t, slot, agent);
+        status = model_grad_clipped_at(t->eval, params ? params : model_params(t->models[agent]), grad,
+                                       slot->clip_scratch, slot->ws, slot->x, slot->y, b, threshold, &loss, NULL);
+        /* as trainer_job_clipped_step: the noise goes on the sum, (sum + z) / b */
+        if (status == HS_OK && isfinite(loss)) vec_add_gaussian(grad, noise_std / b, model_block_param_count(t->eval), noise);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
+    return trainer_count_loss(t, loss, status, agent);
+}
+
 /* Averages [offset, offset+count) of the members' parameters into every member. */
-static int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples,
-                                 size_t offset, size_t count)
+int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples, size_t offset,
+                          size_t count)
 {
     double total = 0;
     for (int k = 0; k < n_members; k++) {
@@ -639,7 +668,7 @@ int trainer_split_end(Trainer *t, int slow, int split)
 
 /* 1 when some offloader's top copy trained on fewer samples than the agent holds: its
  * helper dropped batches of an absent partner (ComDML under churn). */
-static int trainer_split_partial(const Trainer *t, const int *splits)
+int trainer_split_partial(const Trainer *t, const int *splits)
 {
     for (int i = 0; i < t->world->n; i++)
         if (splits[i] > 0 && t->pairs[i].top_batches != world_agent_steps(t->world, i, t->batch)) return 1;
@@ -647,7 +676,7 @@ static int trainer_split_partial(const Trainer *t, const int *splits)
 }
 
 /* An offloader's top blocks count for the share of its epoch they trained on. */
-static double trainer_top_weight(const Trainer *t, int i)
+double trainer_top_weight(const Trainer *t, int i)
 {
     int steps = world_agent_steps(t->world, i, t->batch), done = t->pairs[i].top_batches;
     double samples = t->world->agents[i].samples;

@@ -74,6 +74,15 @@ int trainer_local_step(Trainer *t, int agent);
  * of the sum (drawn from noise, which belongs to this agent alone), divided by the batch
  * size, then an optimiser step. Queued like trainer_local_step. */
 int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise);
+/* A gradient-sized vector for one computation on the engine's thread (the queued work
+ * runs first): valid until the next call into the trainer that queues or flushes. */
+float *trainer_gradient_scratch(Trainer *t);
+/* DP-SGD's gradient of agent's next batch at params (NULL: its own), as
+ * trainer_local_step_clipped forms it but without the step: the per-sample gradients
+ * clipped to threshold and summed, N(0, noise_std^2) from noise added, divided by the
+ * batch size (the blocks only). */
+int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, float *grad, double threshold,
+                                double noise_std, gsl_rng *noise);
 /* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
  * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(Trainer *t, const int *members, int n_members, int by_samples);
@@ -115,6 +124,21 @@ struct ModelWidth;
 int trainer_width_gradient(Trainer *t, int agent, struct ModelWidth *width, float *grad);
 /* trainer_width_gradient into the agent's gradient vector, then its optimiser step. */
 int trainer_width_step(Trainer *t, int agent, struct ModelWidth *width);
+/* The same at params (a whole parameter vector, e.g. the point a server sent; NULL: the
+ * agent's own). */
+int trainer_width_gradient_at(Trainer *t, int agent, struct ModelWidth *width, const float *params, float *grad);
+/* Progressive freezing's gradient of agent's next batch at params (NULL: its own): block
+ * `stage` and its output module (model_grad_stage_at); every other entry of grad is 0. */
+int trainer_stage_gradient_at(Trainer *t, int agent, int stage, const float *params, float *grad);
+/* held (params): 1 on block `stage` and its output module, 0 elsewhere. */
+int trainer_stage_mask(const Trainer *t, int stage, unsigned char *held);
+/* The agent's optimiser applies grad to block `stage` and its output module only (the
+ * frozen blocks keep their values whatever the optimiser's state). */
+int trainer_stage_optimizer_step(Trainer *t, int agent, int stage, const float *grad);
+/* The same with any optimiser over any parameter vector laid out like the model (a
+ * server's): o steps params at lr on those two ranges. */
+struct Optim;
+int trainer_stage_optim_step(const Trainer *t, struct Optim *o, float *params, int stage, const float *grad, double lr);
 /* Shared model (sync): each member's gradient on its sub-model (widths[agent], NULL:
  * whole) of the shared parameters; per coordinate the mean over the members that hold
  * it, summed in member order, is what trainer_shared_apply then applies. */
@@ -124,6 +148,9 @@ int trainer_shared_width_gradients(Trainer *t, const int *members, int n_members
  * (vec_masked_average); every member receives the whole result. */
 int trainer_average_masked(Trainer *t, const int *members, int n_members, int by_samples,
                            struct ModelWidth *const *widths);
+/* trainer_average_split with pruned agents (widths[agent], NULL: whole): each block's
+ * coordinate averaged over the agents holding it (weights as trainer_average_split's). */
+int trainer_average_split_masked(Trainer *t, const int *splits, struct ModelWidth *const *widths);
 /* Progressive freezing: agent's next batch trains block `stage` and its output module
  * (model_grad_stage_at), one optimiser step on those two ranges. */
 int trainer_stage_step(Trainer *t, int agent, int stage);

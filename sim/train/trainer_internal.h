@@ -201,6 +201,13 @@ int trainer_flush(Trainer *t);
 /* The two job kinds of trainer_prune.c. */
 int trainer_job_width_step(Trainer *t, TrainerSlot *slot, TrainerJob *job);
 int trainer_job_stage_step(Trainer *t, TrainerSlot *slot, TrainerJob *job);
+/* ComDML's averaging (trainer.c): 1 when a helper trained only some of its offloader's
+ * batches this round; the weight of an offloader's top blocks (its samples times the share
+ * of its epoch its helper trained). */
+int trainer_split_partial(const Trainer *t, const int *splits);
+/* Averages [offset, offset+count) of the members' parameters into every member. */
+int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples, size_t offset, size_t count);
+double trainer_top_weight(const Trainer *t, int i);
 /* Adds a loss computed on the engine's thread, or reports it as a divergence. */
 int trainer_count_loss(Trainer *t, double loss, int status, int agent);
 

@@ -16,18 +16,74 @@
 
 int trainer_width_gradient(Trainer *t, int agent, ModelWidth *width, float *grad)
 {
+    return trainer_width_gradient_at(t, agent, width, NULL, grad);
+}
+
+int trainer_width_gradient_at(Trainer *t, int agent, ModelWidth *width, const float *params, float *grad)
+{
     if (t == NULL) return HS_OK;
-    if (width == NULL) return trainer_gradient(t, agent, grad);
+    if (width == NULL) return params ? trainer_gradient_at(t, agent, params, grad) : trainer_gradient(t, agent, grad);
     int status = trainer_flush(t);
     if (status != HS_OK) return status;
     TrainerSlot *slot = &t->slots[0];
     double loss = NAN;
     if (trainer_mine(t, agent)) {
         int b = trainer_next_batch(t, slot, agent);
-        status = model_width_grad(width, model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
+        status = model_width_grad(width, params ? params : model_params(t->models[agent]), grad, slot->x, slot->y, b, &loss);
     }
     trainer_share_gradient(t, agent, grad, &loss, &status);
     return trainer_count_loss(t, loss, status, agent);
+}
+
+int trainer_stage_gradient_at(Trainer *t, int agent, int stage, const float *params, float *grad)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    TrainerSlot *slot = &t->slots[0];
+    double loss = NAN;
+    /* the frozen blocks' and the other heads' ranges are 0, not left as they were: the
+     * whole vector is what the method sends or steps with */
+    memset(grad, 0, t->n_params * sizeof *grad);
+    if (trainer_mine(t, agent)) { /* one rank computes it, every rank gets it (trainer_ranks.c) */
+        int b = trainer_next_batch(t, slot, agent);
+        status = model_grad_stage_at(t->eval, params ? params : model_params(t->models[agent]), grad, slot->ws, stage,
+                                     slot->x, slot->y, b, &loss);
+    }
+    trainer_share_gradient(t, agent, grad, &loss, &status);
+    return trainer_count_loss(t, loss, status, agent);
+}
+
+int trainer_stage_mask(const Trainer *t, int stage, unsigned char *held)
+{
+    if (t == NULL) return HS_OK;
+    memset(held, 0, t->n_params);
+    size_t offset, count;
+    model_block_range(t->eval, stage - 1, &offset, &count);
+    memset(held + offset, 1, count);
+    model_aux_range(t->eval, stage, &offset, &count);
+    if (count > 0) memset(held + offset, 1, count);
+    return HS_OK;
+}
+
+int trainer_stage_optimizer_step(Trainer *t, int agent, int stage, const float *grad)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    return trainer_stage_optim_step(t, t->optims[agent], model_params(t->models[agent]), stage, grad,
+                                    trainer_schedule_lr(t->sc, t->round));
+}
+
+int trainer_stage_optim_step(const Trainer *t, Optim *o, float *params, int stage, const float *grad, double lr)
+{
+    if (t == NULL) return HS_OK;
+    size_t offset, count;
+    model_block_range(t->eval, stage - 1, &offset, &count);
+    int status = optim_step(o, params, grad, offset, count, lr);
+    model_aux_range(t->eval, stage, &offset, &count);
+    if (status == HS_OK && count > 0) status = optim_step(o, params, grad, offset, count, lr);
+    return status;
 }
 
 int trainer_width_step(Trainer *t, int agent, ModelWidth *width)
@@ -139,4 +195,46 @@ int trainer_average_masked(Trainer *t, const int *members, int n_members, int by
         memcpy(model_params(t->models[i]), t->scratch, t->n_params * sizeof *t->scratch);
     }
     return HS_OK;
+}
+
+int trainer_average_split_masked(Trainer *t, const int *splits, ModelWidth *const *widths)
+{
+    if (t == NULL) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    int n = t->world->n, blocks = model_n_blocks(t->models[0]), partial = t->pairs && trainer_split_partial(t, splits);
+    const unsigned char **held = malloc((size_t)n * sizeof *held);
+    int *members = malloc((size_t)n * sizeof *members);
+    if (held == NULL || members == NULL) {
+        free(held), free(members);
+        return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    }
+    trainer_ranks_share_members(t, NULL, n); /* as trainer_average_split: every rank averages the owners' models */
+    for (int b = 0; status == HS_OK && b < blocks; b++) {
+        size_t offset, count;
+        model_block_range(t->models[0], b, &offset, &count);
+        for (int i = 0; i < n; i++) {
+            int top = splits[i] > 0 && b >= splits[i];
+            t->weights[i] = top && partial ? trainer_top_weight(t, i) : t->world->agents[i].samples;
+            t->vectors[i] = model_params(t->models[i]) + offset;
+            held[i] = widths[i] ? model_width_held(widths[i]) + offset : NULL;
+        }
+        /* an unpruned agent holds every coordinate: none keeps this start value */
+        memcpy(t->scratch, t->vectors[0], count * sizeof *t->scratch);
+        if ((status = vec_masked_average(t->scratch, t->vectors, held, t->weights, n, count)) != HS_OK) break;
+        for (int i = 0; i < n; i++) memcpy(model_params(t->models[i]) + offset, t->scratch, count * sizeof *t->scratch);
+    }
+    /* auxiliary head m among the agents that used split m (a pruned agent never offloads) */
+    for (int m = 1; status == HS_OK && m < blocks; m++) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (splits[i] == m) members[k++] = i;
+        if (k < 2) continue;
+        size_t offset, count;
+        model_aux_range(t->models[0], m, &offset, &count);
+        status = trainer_average_range(t, members, k, 1, offset, count);
+    }
+    free(held);
+    free(members);
+    return status == HS_OK ? HS_OK : hs_diag_set(t->diag, status, NULL, 0, "cannot average the sub-models");
 }

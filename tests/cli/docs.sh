@@ -14,6 +14,17 @@ check "docs/reference/scenario-keys.md is what 'help keys --markdown' prints (ru
 check "methods --markdown exits 0" test $? -eq 0
 check "docs/reference/methods.md is what 'methods --markdown' prints (run make docs)" \
   cmp -s "$tmp/methods.md" docs/reference/methods.md
+"$HETSIM" methods --features --markdown > "$tmp/features.md"
+check "methods --features --markdown exits 0" test $? -eq 0
+check "docs/reference/features.md is what 'methods --features --markdown' prints (run make docs)" \
+  cmp -s "$tmp/features.md" docs/reference/features.md
+"$HETSIM" methods --features --list > "$tmp/cells"
+check "methods --features --list has a line per method and feature" \
+  test "$(wc -l < "$tmp/cells")" -eq $(( $("$HETSIM" methods | grep -c '^  [a-z0-9]') * 6 ))
+check "every cell is ok or refused with a reason" \
+  test -z "$(grep -vE '^[a-z0-9]+ [a-z.]+ (ok|refused .+)$' "$tmp/cells")"
+"$HETSIM" methods --features localsgd > /dev/null 2>&1
+check "--features with a method name exits 2" test $? -eq 2
 
 # every method has its hand-written notes in docs/methods.md, and nothing else does
 "$HETSIM" methods | sed -nE 's/^  ([a-z0-9]+) .*/\1/p' | sort > "$tmp/registered"

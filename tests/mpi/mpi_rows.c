@@ -149,6 +149,17 @@ int main(int argc, char **argv)
         {"run.method=sdfeel", "servers.count=3", "method.intra_rounds=1"},
         {"run.method=sdfeel", "servers.count=3", "method.deadline=auto"},
         {"run.method=sync", "method.deadline=2 ms", "agents.slow.count=3"},
+        /* features on the methods that took them as stages (issue 27) */
+        {"run.method=dpsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
+        {"run.method=dpsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
+        {"run.method=comdml", "privacy.clip=update", "privacy.noise_multiplier=1"},
+        {"run.method=comdml", "method.prune=width", "method.prune_target=0.5"},
+        {"run.method=fedbuff", "method.prune=width", "method.prune_target=0.5"},
+        {"run.method=divshare", "method.prune=width", "method.prune_target=0.5"},
+        {"run.method=co2", "method.freeze=progressive", "method.freeze_rounds=1"},
+        {"run.method=swift", "compression.scheme=topk", "compression.feedback=none"},
+        {"run.method=dpsgd", "byzantine.count=2", "byzantine.aggregator=median"},
+        {"run.method=fedavg", "compression.scheme=topk", "compression.feedback=ef21"},
     };
     for (size_t v = 0; !only && v < sizeof variants / sizeof *variants; v++)
         check_rows(ranks, mlp, "mlp", variants[v], 3, 1, 0);
