@@ -1,21 +1,28 @@
-/* network.c — max-min fair link sharing, incremental, with closed-form rings.
- * Data: links (2n + backbone) each hold the flows transferring on them (swap-remove, each
- * flow knows its slot); flows live in a pool of indices; one indexed binary heap orders
- * every timed thing (a flow's latency end or completion, a closed-form ring's end, a
- * link's next capacity change) by (time, creation sequence), so runs are deterministic.
- * Shares are recomputed lazily, once per instant, by progressive filling (a heap of link
- * levels: O(F log L) for F flows on L links) over the flows of the links that changed,
- * grown only as far as the new shares disturb other flows (network_recompute).
- * One file on purpose: the flow heap, the progressive filling and its incremental
- * recomputation share invariants that only hold together (about 1,200 lines). */
+/* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
+ * Data: links (2n + backbone, 64 bytes each) each hold the flows transferring on them
+ * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
+ * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
+ * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
+ * sequence), so runs are deterministic. Shares are recomputed lazily, once per instant, by
+ * progressive filling (a heap of link levels: O(F log L) for F flows on L links) over the
+ * flows of the links that changed, grown only as far as the new shares disturb other flows
+ * (network_recompute). Where many flows are held at one link (a server's downlink in a
+ * round of uploads, a backbone), they become one group with one clock ("groups" below):
+ * a start or an end there costs O(log n) instead of touching every flow on the link.
+ * One file on purpose: the flow heap, the progressive filling, its incremental
+ * recomputation and the groups share invariants that only hold together (about 2,100
+ * lines). */
 #include "sim/network.h"
 #include "base/hs_error.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE };
+/* FLOW_GROUP: not a message but a group's aggregate on its link (see "groups") */
+enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE, FLOW_GROUP };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
 typedef struct NetFlow {
@@ -29,10 +36,14 @@ typedef struct NetFlow {
     double weight;
     /* the rest */
     int src, dst;
-    int slots[3];      /* position in each link's flow array while active */
+    int slots[3];      /* position in each link's flow array while active; a member: in the
+                        * member list of each link it is attached to, -1 elsewhere */
     int state;
     int ring;          /* -1, or the ring this flow is a hop of */
     int next;          /* uplink queue, free list */
+    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands for) */
+    double tag;        /* member: the group clock at which its last byte is through */
+    unsigned stamp;    /* member: which join (its items in the group's queue are this one's) */
     double bytes_left; /* at `updated` */
     double updated;
     double latency;
@@ -57,23 +68,32 @@ typedef struct NetLink {
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
     LinkEntry *entries; /* transferring flows */
     int n, cap;
+    int n_held;        /* entries held here */
     int users;         /* flows in any state that will cross it */
+    int aux;           /* -1, or its LinkAux: it carries a group or is attached to one */
     int ring;          /* closed-form ring holding it, -1 */
-    int heap;          /* capacity change event */
-    double when;
     int dirty;
-    unsigned mark;
-    /* recompute: the link's residual, weight and count of S flows without their shares
-     * (base_), and while filling */
+    unsigned mark;     /* the recomputation whose T holds it */
+    int tpos;          /* then its position in T (comp_links, tfill) */
+} NetLink;             /* 64 bytes: two per agent (its capacity change events, when links
+                        * vary, are in link_heap and link_when) */
+
+/* A link of T in a recomputation: its residual, weight and count of S flows without their
+ * shares (base_), and while filling. */
+typedef struct LinkFill {
     double base_residual, base_weights, residual, weights;
     int base_unfrozen, unfrozen;
     unsigned version;
-} NetLink;
+    int group_tried;   /* recompute_regroup looked at forming a group here */
+} LinkFill;
 
 typedef struct NetRing {
     int used;
     int *members;      /* (n) */
     int n;
+    int cap;           /* members, lat and rate hold cap: kept from ring to ring (a
+                        * million-member ring every step would otherwise fault its
+                        * pages in every time) */
     double chunk;
     int steps, step, pending;
     int traced;        /* closed form: steps already reported to the trace hook */
@@ -85,6 +105,54 @@ typedef struct NetRing {
     uint64_t seq;
     NetworkPayload payload;
 } NetRing;
+
+/* A link with a group (a group link) or crossed by a group's members elsewhere (attached
+ * to the group). */
+typedef struct LinkAux {
+    int group;         /* the group held at this link, -1 */
+    int attach;        /* the group whose members cross this link, -1 */
+    double gweight;    /* attached: the weights of those members */
+    int *members;      /* (n_members) attached: those members */
+    int n_members, cap_members;
+    int hpos;          /* attached: position in the group's room heap */
+    int next;          /* free list */
+} LinkAux;
+
+typedef struct MemberItem {
+    double tag;
+    uint64_t seq;
+    int flow;
+    unsigned stamp;    /* the flow's join */
+} MemberItem;
+
+typedef struct RoomItem {
+    double room;       /* the level at which the link would be full: (capacity - used) / gweight */
+    int link;
+} RoomItem;
+
+/* Flows held at one link, sharing its level (see "groups"). */
+typedef struct NetGroup {
+    int used;
+    int link;          /* where they are held */
+    int pseudo;        /* the flow standing for them on that link */
+    int count;         /* members */
+    double weight, weight_error; /* their weights (compensated sum) */
+    double level;      /* every member's share is weight x level */
+    double clock, clock_at; /* bytes per unit of weight through by clock_at */
+    /* members by (tag, seq): a queue while they come in that order (equal messages
+     * joining in turn: O(1)), a heap for the others; an item whose member left stays until
+     * it comes first (member_live) */
+    MemberItem *queue; /* ring buffer: [head, head + n_queue) mod cap_queue */
+    int head, n_queue, cap_queue;
+    MemberItem *heap;
+    int n_heap, cap_heap;
+    RoomItem *room;    /* (n_room) attached links by room */
+    int n_room, cap_room;
+    int *tlist;        /* attached links in the current recomputation */
+    int n_tlist, cap_tlist;
+    unsigned tlist_epoch;
+    int next;          /* free list */
+} NetGroup;
 
 typedef struct HeapItem {
     double when;
@@ -123,12 +191,25 @@ struct Network {
     uint64_t seq;
     unsigned epoch;
     int live;          /* messages and rings not finished */
+    int group_min;     /* flows held at a link before they become a group */
+    unsigned joins;
+    NetGroup *groups;
+    int n_groups, free_group;
+    LinkAux *aux;
+    int n_aux, cap_aux, free_aux;
     /* recompute scratch */
     int *comp_links, *comp_flows, *violated;
     int cap_comp_links, cap_comp_flows, cap_violated;
+    LinkFill *tfill;   /* (cap_tfill) by position in T */
+    int cap_tfill;
+    int s_groups, t_attached; /* aggregates in S, attached links in T */
+    int regroup;       /* a flow of S is held where a group is or may form */
+    int *link_heap;    /* (n_links) capacity change events: only with opt.capacity */
+    double *link_when;
     FillItem *fill;
     int fill_n, fill_cap;
     double *share;     /* (cap_share) by S index */
+    double *level;     /* (cap_share) the level it froze at */
     int *bottleneck;   /* (cap_share) */
     int cap_share;
     NetworkStats stats;
@@ -157,7 +238,7 @@ static double handle_when(const Network *net, int64_t h)
     switch (handle_type(h)) {
     case HANDLE_FLOW: return net->flows[i].when;
     case HANDLE_RING: return net->rings[i].when;
-    default: return net->links[i].when;
+    default: return net->link_when[i];
     }
 }
 
@@ -177,7 +258,7 @@ static int *handle_pos(Network *net, int64_t h)
     switch (handle_type(h)) {
     case HANDLE_FLOW: return &net->flows[i].heap;
     case HANDLE_RING: return &net->rings[i].heap;
-    default: return &net->links[i].heap;
+    default: return &net->link_heap[i];
     }
 }
 
@@ -201,11 +282,16 @@ static void heap_set(Network *net, int pos, HeapItem item)
     *handle_pos(net, item.handle) = pos;
 }
 
+/* Four children per node: half the levels of a binary heap, so half the moves (each
+ * writes the moved entity's position: a cache miss at a million flows), and the children
+ * side by side. (when, tie) is a total order, so the order of events is the same. */
+enum { HEAP_ARITY = 4 };
+
 static void heap_up(Network *net, int pos)
 {
     HeapItem item = net->heap[pos];
     while (pos > 0) {
-        int parent = (pos - 1) / 2;
+        int parent = (pos - 1) / HEAP_ARITY;
         if (!heap_less(&item, &net->heap[parent])) break;
         heap_set(net, pos, net->heap[parent]);
         pos = parent;
@@ -217,9 +303,11 @@ static void heap_down(Network *net, int pos)
 {
     HeapItem item = net->heap[pos];
     for (;;) {
-        int child = 2 * pos + 1;
-        if (child >= net->heap_n) break;
-        if (child + 1 < net->heap_n && heap_less(&net->heap[child + 1], &net->heap[child])) child++;
+        int first = HEAP_ARITY * pos + 1, last = first + HEAP_ARITY, child = first;
+        if (first >= net->heap_n) break;
+        if (last > net->heap_n) last = net->heap_n;
+        for (int c = first + 1; c < last; c++)
+            if (heap_less(&net->heap[c], &net->heap[child])) child = c;
         if (!heap_less(&net->heap[child], &item)) break;
         heap_set(net, pos, net->heap[child]);
         pos = child;
@@ -288,6 +376,28 @@ static void link_mark_dirty(Network *net, int l)
     net->dirty[net->n_dirty++] = l;
 }
 
+static LinkAux *link_attached(const Network *net, int l)
+{
+    int a = net->links[l].aux;
+    return a >= 0 && net->aux[a].attach >= 0 ? &net->aux[a] : NULL;
+}
+
+static int link_group(const Network *net, int l)
+{
+    int a = net->links[l].aux;
+    return a >= 0 ? net->aux[a].group : -1;
+}
+
+/* Flows transferring on it: its entries and the members of a group crossing it. */
+static int link_flows(const Network *net, int l)
+{
+    const LinkAux *aux = link_attached(net, l);
+    return net->links[l].n + (aux ? aux->n_members : 0);
+}
+
+static void room_update(Network *net, int l);
+static int group_dissolve_all(Network *net, int g);
+
 /* Current capacity; schedules its next change while flows use it. */
 static int link_refresh(Network *net, int l)
 {
@@ -295,13 +405,18 @@ static int link_refresh(Network *net, int l)
     if (net->opt.capacity == NULL) return HS_OK;
     double next = INFINITY;
     link->capacity = net->opt.capacity(net->opt.capacity_ctx, l, net->now, &next);
-    link->when = next;
+    net->link_when[l] = next;
+    if (link_attached(net, l)) room_update(net, l);
+    int status = HS_OK;
+    if (!(link->capacity < INFINITY) && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
+    if (status != HS_OK) return status;
     if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l));
     heap_remove(net, handle(HANDLE_LINK, l));
     return HS_OK;
 }
 
-static int link_add_flow(Network *net, int l, int f)
+/* Adds flow f, with its current share, to the link's entries (nothing marked dirty). */
+static int link_add_entry(Network *net, int l, int f)
 {
     NetLink *link = &net->links[l];
     if (link->n == link->cap) {
@@ -314,17 +429,32 @@ static int link_add_flow(Network *net, int l, int f)
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++)
         if (flow->links[k] == l) flow->slots[k] = link->n;
-    link->entries[link->n++] = (LinkEntry){.flow = f, .held = flow->bottleneck == l, .share = flow->share,
-                                           .weight = flow->weight};
-    link_mark_dirty(net, l);
-    if (link->n == 1) return link_refresh(net, l);
+    int held = flow->bottleneck == l;
+    link->entries[link->n++] = (LinkEntry){.flow = f, .held = held, .share = flow->share, .weight = flow->weight};
+    link->n_held += held;
+    if (flow->share != 0 && link->capacity < INFINITY) {
+        link->used += flow->share;
+        if (link_attached(net, l)) room_update(net, l);
+    }
     return HS_OK;
 }
 
-static void link_remove_flow(Network *net, int l, int slot)
+/* A flow joins the link (its latency paid, share 0 until the recomputation). */
+static int link_add_flow(Network *net, int l, int f)
+{
+    int status = link_add_entry(net, l, f);
+    if (status != HS_OK) return status;
+    link_mark_dirty(net, l);
+    if (link_flows(net, l) == 1) return link_refresh(net, l);
+    return HS_OK;
+}
+
+/* Takes the entry at slot off the link (nothing marked dirty). */
+static void link_drop_entry(Network *net, int l, int slot)
 {
     NetLink *link = &net->links[l];
     link->used = link->n == 1 ? 0 : link->used - link->entries[slot].share;
+    link->n_held -= link->entries[slot].held;
     LinkEntry last = link->entries[--link->n];
     int moved = last.flow;
     if (slot < link->n) {
@@ -333,13 +463,15 @@ static void link_remove_flow(Network *net, int l, int slot)
         for (int k = 0; k < m->n_links; k++)
             if (m->links[k] == l) m->slots[k] = slot;
     }
+    if (link_attached(net, l)) room_update(net, l);
+}
+
+static void link_remove_flow(Network *net, int l, int slot)
+{
+    link_drop_entry(net, l, slot);
     /* The freed share matters only to flows this link holds: the others are held below
      * its level elsewhere, where nothing changed (capacity changes always mark). */
-    for (int j = 0; j < link->n; j++)
-        if (link->entries[j].held) {
-            link_mark_dirty(net, l);
-            return;
-        }
+    if (net->links[l].n_held > 0) link_mark_dirty(net, l);
 }
 
 /* ---- activity ---- */
@@ -447,6 +579,8 @@ static int flow_activate(Network *net, int f)
 
 static int ring_hop_done(Network *net, int r);
 static int ring_convert(Network *net, int r);
+static int group_leave(Network *net, int fi, int finished);
+static int group_fire(Network *net, int gi);
 
 /* A new flow over the links of a closed-form ring turns that ring into hop flows first. */
 static int flow_claim_links(Network *net, const int *links, int n_links)
@@ -479,6 +613,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     flow->n_links = n_links;
     memcpy(flow->links, links, sizeof links);
     flow->ring = ring;
+    flow->group = -1;
     flow->heap = -1;
     flow->bottleneck = -1;
     flow->next = -1;
@@ -494,7 +629,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         double penalty = raw;
         for (int k = 0; k < n_links; k++) {
             NetLink *link = &net->links[links[k]];
-            if (net->opt.capacity && link->n == 0) link_refresh(net, links[k]);
+            if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
             penalty += net->opt.weight_s / link->capacity;
         }
         if (penalty > 0) flow->weight = 1 / penalty;
@@ -517,9 +652,11 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
 /* The transfer ended at now. */
 static int flow_finish(Network *net, int f)
 {
+    int member = net->flows[f].group >= 0;
+    if (member && group_leave(net, f, 1) != HS_OK) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++) {
-        link_remove_flow(net, flow->links[k], flow->slots[k]);
+        if (!member) link_remove_flow(net, flow->links[k], flow->slots[k]);
         net->links[flow->links[k]].users--;
     }
     activity_close(net, flow->src);
@@ -555,6 +692,498 @@ int network_send(Network *net, double now, int from, int to, double bytes, Netwo
     return flow_start(net, from, to, bytes, -1, payload, -1, NULL);
 }
 
+/* ---- groups ----
+ * Flows held at one link all get weight x its level. Once `group_min` flows are held at a
+ * link, those that qualify become its group: they leave the link's entries, where one
+ * aggregate (a FLOW_GROUP flow whose weight is theirs summed) stands for them, so that a
+ * recomputation there touches one entry instead of every member. Members progress
+ * together: the group keeps a clock, the bytes per unit of weight that went through since
+ * it formed (processor sharing with virtual time, as in fair queueing), and each member a
+ * tag, the clock value at which its last byte is through; members wait in a heap by
+ * (tag, seq) and the aggregate is scheduled at the smallest. A start or an end at the
+ * link then costs O(log n) plus the link's other entries (flows limited elsewhere).
+ * A member's other finite links (its uplink, the server's, the backbone) are attached to
+ * the group: they must not limit it, which holds while none of their own flows is held
+ * there and their room, (capacity - the shares of their own flows) / the members' weights
+ * on them, is above the level. A heap of attached links by room says which breaks first
+ * when the level rises; an attached link that progressive filling touches brings the
+ * aggregate in with it, and where one would limit the members, those members turn back
+ * into ordinary flows (materialise) and progressive filling decides.
+ * A flow joins only at a level its share already has, so joining changes no share; the
+ * arithmetic of its progress changes: bytes left = weight x (tag - clock), one rounding
+ * per event for the whole group instead of one per member. */
+
+static void group_weight_add(NetGroup *g, double w)
+{
+    double t = g->weight + w; /* compensated (Neumaier): weights come and go for hours */
+    g->weight_error += fabs(g->weight) >= fabs(w) ? (g->weight - t) + w : (w - t) + g->weight;
+    g->weight = t;
+}
+
+static int member_less(const MemberItem *a, const MemberItem *b)
+{
+    return a->tag < b->tag || (a->tag == b->tag && a->seq < b->seq);
+}
+
+/* Whether the item still stands for a member of group gi (else the flow left). */
+static int member_live(const Network *net, int gi, const MemberItem *item)
+{
+    const NetFlow *f = &net->flows[item->flow];
+    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq && f->stamp == item->stamp;
+}
+
+static void member_heap_down(NetGroup *g, int pos)
+{
+    MemberItem item = g->heap[pos];
+    for (;;) {
+        int child = 2 * pos + 1;
+        if (child >= g->n_heap) break;
+        if (child + 1 < g->n_heap && member_less(&g->heap[child + 1], &g->heap[child])) child++;
+        if (!member_less(&g->heap[child], &item)) break;
+        g->heap[pos] = g->heap[child];
+        pos = child;
+    }
+    g->heap[pos] = item;
+}
+
+/* Drops the items of members that left, once they are most of the items (a member that
+ * turns back and joins again leaves one behind each time). */
+static void member_compact(const Network *net, NetGroup *g, int gi)
+{
+    int kept = 0;
+    for (int i = 0; i < g->n_queue; i++) {
+        const MemberItem *item = &g->queue[(g->head + i) % g->cap_queue];
+        if (member_live(net, gi, item)) g->queue[(g->head + kept++) % g->cap_queue] = *item;
+    }
+    g->n_queue = kept;
+    kept = 0;
+    for (int i = 0; i < g->n_heap; i++)
+        if (member_live(net, gi, &g->heap[i])) g->heap[kept++] = g->heap[i];
+    g->n_heap = kept;
+    for (int i = g->n_heap / 2 - 1; i >= 0; i--) member_heap_down(g, i);
+}
+
+static int member_push(Network *net, NetGroup *g, int f)
+{
+    if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, net->flows[g->pseudo].group);
+    NetFlow *flow = &net->flows[f];
+    flow->stamp = ++net->joins;
+    MemberItem item = {.tag = flow->tag, .seq = flow->seq, .flow = f, .stamp = flow->stamp};
+    const MemberItem *tail = g->n_queue ? &g->queue[(g->head + g->n_queue - 1) % g->cap_queue] : NULL;
+    if (tail == NULL || !member_less(&item, tail)) {
+        if (g->n_queue == g->cap_queue) {
+            int cap = g->cap_queue ? g->cap_queue * 2 : 64;
+            MemberItem *grown = malloc((size_t)cap * sizeof *grown);
+            if (grown == NULL) return HS_E_NOMEM;
+            for (int i = 0; i < g->n_queue; i++) grown[i] = g->queue[(g->head + i) % g->cap_queue];
+            free(g->queue);
+            g->queue = grown;
+            g->cap_queue = cap;
+            g->head = 0;
+        }
+        g->queue[(g->head + g->n_queue++) % g->cap_queue] = item;
+        return HS_OK;
+    }
+    if (g->n_heap == g->cap_heap) {
+        int cap = g->cap_heap ? g->cap_heap * 2 : 64;
+        MemberItem *grown = realloc(g->heap, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        g->heap = grown;
+        g->cap_heap = cap;
+    }
+    int pos = g->n_heap++;
+    while (pos > 0 && member_less(&item, &g->heap[(pos - 1) / 2])) {
+        g->heap[pos] = g->heap[(pos - 1) / 2];
+        pos = (pos - 1) / 2;
+    }
+    g->heap[pos] = item;
+    return HS_OK;
+}
+
+/* The first member by (tag, seq), the items of those that left dropped on the way;
+ * *in_queue says where it is. The group has a member. */
+static const MemberItem *member_first(const Network *net, NetGroup *g, int gi, int *in_queue)
+{
+    while (g->n_queue > 0 && !member_live(net, gi, &g->queue[g->head])) {
+        g->head = (g->head + 1) % g->cap_queue;
+        g->n_queue--;
+    }
+    while (g->n_heap > 0 && !member_live(net, gi, &g->heap[0])) {
+        g->heap[0] = g->heap[--g->n_heap];
+        if (g->n_heap > 0) member_heap_down(g, 0);
+    }
+    const MemberItem *q = g->n_queue ? &g->queue[g->head] : NULL, *h = g->n_heap ? g->heap : NULL;
+    *in_queue = h == NULL || (q != NULL && member_less(q, h));
+    return *in_queue ? q : h;
+}
+
+/* ---- attached links, in their group's heap by room ---- */
+
+static double room_of(const Network *net, int l)
+{
+    const NetLink *link = &net->links[l];
+    return (link->capacity - link->used) / link_attached(net, l)->gweight;
+}
+
+static void room_set(Network *net, NetGroup *g, int pos, RoomItem item)
+{
+    g->room[pos] = item;
+    net->aux[net->links[item.link].aux].hpos = pos;
+}
+
+static void room_up(Network *net, NetGroup *g, int pos)
+{
+    RoomItem item = g->room[pos];
+    while (pos > 0) {
+        int parent = (pos - 1) / 2;
+        if (!(item.room < g->room[parent].room)) break;
+        room_set(net, g, pos, g->room[parent]);
+        pos = parent;
+    }
+    room_set(net, g, pos, item);
+}
+
+static void room_down(Network *net, NetGroup *g, int pos)
+{
+    RoomItem item = g->room[pos];
+    for (;;) {
+        int child = 2 * pos + 1;
+        if (child >= g->n_room) break;
+        if (child + 1 < g->n_room && g->room[child + 1].room < g->room[child].room) child++;
+        if (!(g->room[child].room < item.room)) break;
+        room_set(net, g, pos, g->room[child]);
+        pos = child;
+    }
+    room_set(net, g, pos, item);
+}
+
+/* The room of attached link l changed (its capacity, its own flows' shares or members). */
+static void room_update(Network *net, int l)
+{
+    LinkAux *aux = link_attached(net, l);
+    if (aux->hpos < 0) return;
+    NetGroup *g = &net->groups[aux->attach];
+    int pos = aux->hpos;
+    double room = room_of(net, l);
+    int earlier = room < g->room[pos].room;
+    g->room[pos].room = room;
+    if (earlier) room_up(net, g, pos);
+    else room_down(net, g, pos);
+}
+
+static int aux_alloc(Network *net, int l)
+{
+    if (net->free_aux < 0) {
+        int cap = net->cap_aux ? net->cap_aux * 2 : 64;
+        LinkAux *grown = realloc(net->aux, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->aux = grown;
+        for (int a = cap - 1; a >= net->cap_aux; a--) {
+            grown[a] = (LinkAux){.group = -1, .attach = -1, .hpos = -1, .next = net->free_aux};
+            net->free_aux = a;
+        }
+        net->cap_aux = cap;
+    }
+    int a = net->free_aux;
+    LinkAux *aux = &net->aux[a];
+    net->free_aux = aux->next;
+    aux->group = aux->attach = aux->hpos = -1;
+    aux->gweight = 0;
+    aux->n_members = 0; /* the member list's memory is kept for the next user */
+    net->links[l].aux = a;
+    return HS_OK;
+}
+
+static void aux_release(Network *net, int l)
+{
+    int a = net->links[l].aux;
+    net->aux[a].next = net->free_aux;
+    net->free_aux = a;
+    net->links[l].aux = -1;
+}
+
+/* Member f (of group g) crosses attached link l as its k-th link. */
+static int attach_add(Network *net, int l, int g, int f, int k)
+{
+    if (net->links[l].aux < 0) {
+        if (aux_alloc(net, l) != HS_OK) return HS_E_NOMEM;
+        net->aux[net->links[l].aux].attach = g;
+    }
+    LinkAux *aux = &net->aux[net->links[l].aux];
+    if (aux->n_members == aux->cap_members) {
+        int cap = aux->cap_members ? aux->cap_members * 2 : 2;
+        int *grown = realloc(aux->members, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        aux->members = grown;
+        aux->cap_members = cap;
+    }
+    net->flows[f].slots[k] = aux->n_members;
+    aux->members[aux->n_members++] = f;
+    aux->gweight += net->flows[f].weight;
+    if (aux->hpos >= 0) {
+        room_update(net, l);
+        return HS_OK;
+    }
+    NetGroup *group = &net->groups[g];
+    if (group->n_room == group->cap_room) {
+        int cap = group->cap_room ? group->cap_room * 2 : 64;
+        RoomItem *grown = realloc(group->room, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        group->room = grown;
+        group->cap_room = cap;
+    }
+    group->room[group->n_room] = (RoomItem){.room = room_of(net, l), .link = l};
+    room_up(net, group, group->n_room++);
+    return HS_OK;
+}
+
+static void attach_remove(Network *net, int l, int f, int k)
+{
+    LinkAux *aux = link_attached(net, l);
+    int slot = net->flows[f].slots[k], last = aux->members[--aux->n_members];
+    net->flows[f].slots[k] = -1;
+    if (slot < aux->n_members) {
+        aux->members[slot] = last;
+        NetFlow *m = &net->flows[last];
+        for (int j = 0; j < m->n_links; j++)
+            if (m->links[j] == l) m->slots[j] = slot;
+    }
+    if (aux->n_members > 0) {
+        aux->gweight -= net->flows[f].weight;
+        room_update(net, l);
+        return;
+    }
+    NetGroup *g = &net->groups[aux->attach];
+    int pos = aux->hpos;
+    RoomItem moved = g->room[--g->n_room];
+    aux_release(net, l);
+    if (pos == g->n_room) return;
+    int earlier = moved.room < g->room[pos].room;
+    room_set(net, g, pos, moved);
+    if (earlier) room_up(net, g, pos);
+    else room_down(net, g, pos);
+}
+
+/* ---- a group's clock ---- */
+
+/* Its clock brought to now at the current level. */
+static void group_settle(Network *net, NetGroup *g)
+{
+    double dt = net->now - g->clock_at;
+    if (dt > 0 && g->level > 0) g->clock += g->level * net->opt.bandwidth_factor * dt;
+    g->clock_at = net->now;
+}
+
+/* The aggregate's time: when the first member's last byte is through (settled first). */
+static int group_schedule(Network *net, NetGroup *g)
+{
+    NetFlow *p = &net->flows[g->pseudo];
+    int in_queue;
+    const MemberItem *top = member_first(net, g, p->group, &in_queue);
+    double rate = g->level * net->opt.bandwidth_factor, left = top->tag - g->clock;
+    p->seq = top->seq; /* at equal times, members end in creation order among other flows */
+    p->when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
+    return heap_update(net, handle(HANDLE_FLOW, g->pseudo));
+}
+
+/* The aggregate's weight and share after members came or went (the level unchanged). */
+static void group_sync(Network *net, NetGroup *g)
+{
+    NetFlow *p = &net->flows[g->pseudo];
+    NetLink *link = &net->links[g->link];
+    double weight = g->weight + g->weight_error, share = weight * g->level;
+    LinkEntry *e = &link->entries[p->slots[0]];
+    link->used += share - p->share;
+    p->weight = e->weight = weight;
+    p->share = e->share = share;
+}
+
+/* A new group at link l, at level (no member yet). Returns its index, or < 0. Flows may move. */
+static int group_create(Network *net, int l, double level)
+{
+    int f = flow_alloc(net);
+    if (f < 0) return HS_E_NOMEM;
+    if (net->free_group < 0) {
+        int cap = net->n_groups ? net->n_groups * 2 : 4;
+        NetGroup *grown = realloc(net->groups, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->groups = grown;
+        for (int g = cap - 1; g >= net->n_groups; g--) {
+            grown[g] = (NetGroup){.next = net->free_group};
+            net->free_group = g;
+        }
+        net->n_groups = cap;
+    }
+    if (aux_alloc(net, l) != HS_OK) return HS_E_NOMEM;
+    int gi = net->free_group;
+    NetGroup *g = &net->groups[gi];
+    net->free_group = g->next;
+    g->used = 1;
+    g->link = l;
+    g->pseudo = f;
+    g->count = g->n_queue = g->n_heap = 0;
+    g->weight = g->weight_error = 0;
+    g->level = level;
+    g->clock = 0;
+    g->clock_at = net->now;
+    g->n_room = 0;
+    g->tlist_epoch = 0;
+    net->aux[net->links[l].aux].group = gi;
+    NetFlow *p = &net->flows[f];
+    memset(p, 0, sizeof *p);
+    p->state = FLOW_GROUP;
+    p->group = gi;
+    p->src = p->dst = p->ring = p->next = -1;
+    p->n_links = 1;
+    p->links[0] = l;
+    p->bottleneck = l;
+    p->heap = -1;
+    p->when = INFINITY;
+    p->activated = NAN;
+    net->stats.groups++;
+    if (link_add_entry(net, l, f) != HS_OK) return HS_E_NOMEM;
+    return gi;
+}
+
+/* Flow f, held at g's link at g's level, becomes a member. */
+static int group_join(Network *net, int fi, int gi)
+{
+    NetFlow *f = &net->flows[fi];
+    NetGroup *g = &net->groups[gi];
+    flow_settle(net, f);
+    group_settle(net, g);
+    f->tag = g->clock + f->bytes_left / f->weight;
+    heap_remove(net, handle(HANDLE_FLOW, fi));
+    for (int k = 0; k < f->n_links; k++) {
+        int l = f->links[k];
+        link_drop_entry(net, l, f->slots[k]);
+        f->slots[k] = -1;
+        if (l != g->link && net->links[l].capacity < INFINITY && attach_add(net, l, gi, fi, k) != HS_OK)
+            return HS_E_NOMEM;
+    }
+    if (member_push(net, g, fi) != HS_OK) return HS_E_NOMEM;
+    g->count++;
+    group_weight_add(g, f->weight);
+    f->group = gi;
+    group_sync(net, g);
+    net->stats.joined++;
+    return group_schedule(net, g);
+}
+
+static void group_dissolve(Network *net, int gi)
+{
+    NetGroup *g = &net->groups[gi];
+    int p = g->pseudo, l = g->link;
+    link_remove_flow(net, l, net->flows[p].slots[0]);
+    heap_remove(net, handle(HANDLE_FLOW, p));
+    flow_release(net, p);
+    aux_release(net, l);
+    g->used = 0;
+    g->next = net->free_group;
+    net->free_group = gi;
+}
+
+/* Member f leaves its group: its last byte is through (finished: the link's freed share
+ * goes to the others), or it turns back into an ordinary flow. */
+static int group_leave(Network *net, int fi, int finished)
+{
+    NetFlow *f = &net->flows[fi];
+    int gi = f->group;
+    NetGroup *g = &net->groups[gi];
+    g->count--; /* its item stays until it comes first */
+    for (int k = 0; k < f->n_links; k++)
+        if (f->slots[k] >= 0) attach_remove(net, f->links[k], fi, k);
+    f->group = -1;
+    group_weight_add(g, -f->weight);
+    if (g->count == 0) {
+        group_dissolve(net, gi);
+        return HS_OK;
+    }
+    group_sync(net, g);
+    if (finished) link_mark_dirty(net, g->link);
+    group_settle(net, g);
+    return group_schedule(net, g);
+}
+
+/* Member f turns back into an ordinary flow, with the share and the bytes left it has. */
+static int group_materialize(Network *net, int fi)
+{
+    NetFlow *f = &net->flows[fi];
+    NetGroup *g = &net->groups[f->group];
+    int l = g->link;
+    group_settle(net, g);
+    double left = f->weight * (f->tag - g->clock), level = g->level;
+    int status = group_leave(net, fi, 0);
+    f = &net->flows[fi];
+    f->bytes_left = left > 0 ? left : 0;
+    f->share = f->weight * level;
+    f->updated = net->now;
+    f->bottleneck = l;
+    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, f->links[k], fi);
+    if (status != HS_OK) return status;
+    flow_set_when_by_share(net, f);
+    net->stats.detached++;
+    return heap_update(net, handle(HANDLE_FLOW, fi));
+}
+
+/* Attached link l may limit its group's members: they turn back into ordinary flows. */
+static int group_detach_link(Network *net, int l)
+{
+    for (LinkAux *aux = link_attached(net, l); aux; aux = link_attached(net, l)) {
+        int status = group_materialize(net, aux->members[aux->n_members - 1]);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+static int group_dissolve_all(Network *net, int gi)
+{
+    while (net->groups[gi].used) {
+        int in_queue;
+        int status = group_materialize(net, member_first(net, &net->groups[gi], gi, &in_queue)->flow);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+/* The aggregate's time came: its first member is through. */
+static int group_fire(Network *net, int gi)
+{
+    NetGroup *g = &net->groups[gi];
+    int in_queue;
+    const MemberItem *first = member_first(net, g, gi, &in_queue);
+    group_settle(net, g);
+    if (g->clock < first->tag) g->clock = first->tag;
+    return flow_finish(net, first->flow);
+}
+
+/* Whether flow fi, held at link b at `level`, may join group gi there (-1: a group to be
+ * formed at that level): the group is at that very level, and on each other finite link
+ * no flow is held and the members (fi with them) fit with a margin (else the link would
+ * limit them at the next rise, and they would leave). */
+static int group_eligible(const Network *net, int fi, int b, int gi, double level)
+{
+    const NetFlow *f = &net->flows[fi];
+    if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || f->group >= 0 ||
+        f->bottleneck != b || !(f->weight > 0))
+        return 0;
+    for (int k = 0; k < f->n_links; k++) {
+        int l = f->links[k];
+        const NetLink *link = &net->links[l];
+        if (l == b || !(link->capacity < INFINITY)) continue;
+        if (link->n_held > 0) return 0;
+        double gweight = 0;
+        if (link->aux >= 0) {
+            const LinkAux *aux = &net->aux[link->aux];
+            if (aux->attach != gi) return 0; /* a group's link, or attached to another */
+            gweight = aux->gweight;
+        }
+        double room = link->capacity - link->used + f->share;
+        if (!(room >= (gweight + f->weight) * level * (1 + 1e-9))) return 0;
+    }
+    return 1;
+}
+
 /* ---- rings ---- */
 
 static int ring_alloc(Network *net)
@@ -571,11 +1200,25 @@ static int ring_alloc(Network *net)
 static void ring_release(Network *net, int r)
 {
     NetRing *ring = &net->rings[r];
-    free(ring->members);
-    free(ring->lat);
-    free(ring->rate);
-    memset(ring, 0, sizeof *ring);
+    NetRing kept = {.members = ring->members, .lat = ring->lat, .rate = ring->rate, .cap = ring->cap};
+    *ring = kept;
     net->live--;
+}
+
+/* Room for n members in ring r's arrays. */
+static int ring_reserve(Network *net, int r, int n)
+{
+    NetRing *ring = &net->rings[r];
+    if (n <= ring->cap) return HS_OK;
+    int *members = realloc(ring->members, (size_t)n * sizeof *members);
+    if (members) ring->members = members;
+    double *lat = realloc(ring->lat, (size_t)n * sizeof *lat);
+    if (lat) ring->lat = lat;
+    double *rate = realloc(ring->rate, (size_t)n * sizeof *rate);
+    if (rate) ring->rate = rate;
+    if (members == NULL || lat == NULL || rate == NULL) return HS_E_NOMEM;
+    ring->cap = n;
+    return HS_OK;
 }
 
 /* Hop k's transfer within a step of a closed-form ring: [lat, lat + chunk / rate). */
@@ -730,11 +1373,9 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     ring->n = n;
     ring->chunk = bytes / n;
     ring->steps = 2 * (n - 1);
-    ring->members = malloc((size_t)n * sizeof *ring->members);
-    ring->lat = malloc((size_t)n * sizeof *ring->lat);
-    ring->rate = malloc((size_t)n * sizeof *ring->rate);
     net->live++;
-    if (ring->members == NULL || ring->lat == NULL || ring->rate == NULL) return HS_E_NOMEM;
+    if (ring_reserve(net, r, n) != HS_OK) return HS_E_NOMEM;
+    ring = &net->rings[r];
     memcpy(ring->members, members, (size_t)n * sizeof *members);
     int alone = !isfinite(net->opt.backbone) && net->opt.capacity == NULL;
     for (int k = 0; alone && k < n; k++) {
@@ -768,7 +1409,7 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
 
 static int fill_push(Network *net, int l)
 {
-    NetLink *link = &net->links[l];
+    LinkFill *link = &net->tfill[net->links[l].tpos];
     if (net->fill_n == net->fill_cap) {
         int cap = net->fill_cap ? net->fill_cap * 2 : 64;
         FillItem *grown = realloc(net->fill, (size_t)cap * sizeof *grown);
@@ -823,57 +1464,113 @@ static int push_int(int **array, int *cap, int n, int value)
     return HS_OK;
 }
 
-/* Adds flow fi to S: its links join T (their base residual is the capacity minus the
- * shares of the flows outside S), and its current share goes back to them. */
+static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links);
+
+/* Link l joins T: its base residual is the capacity minus the shares of the flows outside
+ * S. An attached link brings its group's aggregate into S, and counts the members on it
+ * as one more unfrozen flow of their weight. */
+static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int *n_links)
+{
+    NetLink *link = &net->links[l];
+    if (link->mark == epoch) return HS_OK;
+    link->mark = epoch;
+    if (push_int(&net->comp_links, &net->cap_comp_links, *n_links, l)) return HS_E_NOMEM;
+    if (net->cap_tfill < net->cap_comp_links) {
+        LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->tfill = grown;
+        net->cap_tfill = net->cap_comp_links;
+    }
+    link->tpos = (*n_links)++;
+    LinkFill *fill = &net->tfill[link->tpos];
+    fill->base_residual = link->capacity - link->used;
+    fill->base_weights = 0;
+    fill->base_unfrozen = 0;
+    fill->group_tried = 0;
+    LinkAux *aux = link_attached(net, l);
+    if (aux == NULL) return HS_OK;
+    net->t_attached++;
+    NetGroup *g = &net->groups[aux->attach];
+    if (recompute_add(net, g->pseudo, epoch, n_flows, n_links)) return HS_E_NOMEM;
+    fill = &net->tfill[link->tpos];
+    fill->base_weights += aux->gweight;
+    fill->base_unfrozen++;
+    if (g->tlist_epoch != epoch) g->tlist_epoch = epoch, g->n_tlist = 0;
+    return push_int(&g->tlist, &g->cap_tlist, g->n_tlist++, l);
+}
+
+/* Adds flow fi to S: its links join T, and its current share goes back to them. */
 static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links)
 {
     if (net->mark[fi] == epoch) return HS_OK;
-    NetFlow *f = &net->flows[fi];
     net->mark[fi] = epoch;
     net->index[fi] = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
+    const NetFlow *f = &net->flows[fi];
+    net->s_groups += f->state == FLOW_GROUP;
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
         NetLink *link = &net->links[l];
         if (!(link->capacity < INFINITY)) continue;
-        if (link->mark != epoch) {
-            link->mark = epoch;
-            if (push_int(&net->comp_links, &net->cap_comp_links, (*n_links)++, l)) return HS_E_NOMEM;
-            link->base_residual = link->capacity - link->used;
-            link->base_weights = 0;
-            link->base_unfrozen = 0;
-        }
-        link->base_residual += f->share;
-        link->base_weights += f->weight;
-        link->base_unfrozen++;
+        if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
+        LinkFill *fill = &net->tfill[link->tpos];
+        fill->base_residual += f->share;
+        fill->base_weights += f->weight;
+        fill->base_unfrozen++;
+    }
+    return HS_OK;
+}
+
+/* The group's aggregate froze at level: the members on its attached links in T take
+ * their share there. */
+static int recompute_fill_attached(Network *net, const NetGroup *g, unsigned epoch, double level)
+{
+    if (g->tlist_epoch != epoch) return HS_OK;
+    for (int t = 0; t < g->n_tlist; t++) {
+        int l = g->tlist[t];
+        LinkFill *other = &net->tfill[net->links[l].tpos];
+        double gweight = link_attached(net, l)->gweight;
+        other->unfrozen--;
+        other->residual -= gweight * level;
+        other->weights -= gweight;
+        if (other->unfrozen > 0 && fill_push(net, l)) return HS_E_NOMEM;
     }
     return HS_OK;
 }
 
 /* Progressive filling of S over T, flows outside S fixed: the link with the lowest level
  * (residual / unfrozen weight) saturates next; its unfrozen flows get weight x level.
- * Writes share[] and bottleneck[] by S index. */
-static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links)
+ * Writes share[], level[] and bottleneck[] by S index. An attached link that would
+ * saturate before its group's link limits the members on it: *conflict = that link and
+ * the filling stops. */
+static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links, int *conflict)
 {
     double *share = net->share;
     int *bottleneck = net->bottleneck;
+    *conflict = -1;
     for (int i = 0; i < n_flows; i++) {
         share[i] = -1; /* unfrozen */
         bottleneck[i] = -1;
     }
     net->fill_n = 0;
     for (int i = 0; i < n_links; i++) {
-        NetLink *link = &net->links[net->comp_links[i]];
-        link->residual = link->base_residual;
-        link->weights = link->base_weights;
-        link->unfrozen = link->base_unfrozen;
-        if (link->unfrozen > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
+        LinkFill *fill = &net->tfill[i];
+        fill->residual = fill->base_residual;
+        fill->weights = fill->base_weights;
+        fill->unfrozen = fill->base_unfrozen;
+        if (fill->unfrozen > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
     }
     while (net->fill_n > 0) {
         FillItem item = fill_pop(net);
-        NetLink *link = &net->links[item.link];
-        if (item.version != link->version || link->unfrozen == 0) continue;
-        double level = link->residual > 0 ? link->residual / link->weights : 0;
+        const NetLink *link = &net->links[item.link];
+        LinkFill *fill = &net->tfill[link->tpos];
+        if (item.version != fill->version || fill->unfrozen == 0) continue;
+        const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
+        if (aux && aux->attach >= 0 && share[net->index[net->groups[aux->attach].pseudo]] < 0) {
+            *conflict = item.link;
+            return HS_OK;
+        }
+        double level = fill->residual > 0 ? fill->residual / fill->weights : 0;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             if (net->mark[e->flow] != epoch) continue; /* outside S */
@@ -881,22 +1578,26 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             if (share[index] >= 0) continue; /* frozen */
             double s = e->weight * level;
             share[index] = s;
+            net->level[index] = level;
             bottleneck[index] = item.link;
             const NetFlow *f = &net->flows[e->flow];
             for (int k = 0; k < f->n_links; k++) {
-                NetLink *other = &net->links[f->links[k]];
-                if (other->mark != epoch) continue; /* infinite */
+                const NetLink *other_link = &net->links[f->links[k]];
+                if (other_link->mark != epoch) continue; /* infinite */
+                LinkFill *other = &net->tfill[other_link->tpos];
                 other->unfrozen--;
                 if (f->links[k] == item.link) continue;
                 other->residual -= s;
                 other->weights -= f->weight;
                 if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
             }
+            if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
+                return HS_E_NOMEM;
         }
-        link->unfrozen = 0;
+        fill->unfrozen = 0;
     }
     for (int i = 0; i < n_flows; i++)
-        if (share[i] < 0) share[i] = INFINITY; /* infinite links only */
+        if (share[i] < 0) share[i] = net->level[i] = INFINITY; /* infinite links only */
     return HS_OK;
 }
 
@@ -932,6 +1633,12 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
             if (net->bottleneck[index] == l && level > frozen_at) frozen_at = level;
         }
         if (!outside) continue;
+        const LinkAux *aux = link_attached(net, l);
+        if (aux) { /* the members crossing it, in S with their aggregate */
+            double level = net->level[net->index[net->groups[aux->attach].pseudo]];
+            used += aux->gweight * level;
+            if (level > top) top = level;
+        }
         int saturated = used >= link->capacity * (1 - eps);
         /* an outside flow held here needs the link full and no S flow above it; an S flow
          * held here needs no outside flow above it */
@@ -952,16 +1659,90 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
     return joined;
 }
 
+/* The attached links outside T that a group's new level would overfill join T (their
+ * flows stay fixed; the filling then says whether they limit the members). Returns how
+ * many joined (< 0 on error). */
+static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_links)
+{
+    int joined = 0;
+    if (net->s_groups == 0) return 0;
+    for (int i = 0; i < *n_flows; i++) {
+        const NetFlow *p = &net->flows[net->comp_flows[i]];
+        if (p->state != FLOW_GROUP) continue;
+        const NetGroup *g = &net->groups[p->group];
+        double level = net->level[i];
+        if (!(level > g->level)) continue;
+        /* the heap's nodes with room below the level: a subtree at its root */
+        int top = 0;
+        if (g->n_room > 0 && g->room[0].room < level && push_int(&net->violated, &net->cap_violated, top++, 0))
+            return -1;
+        while (top > 0) {
+            int pos = net->violated[--top];
+            int l = g->room[pos].link;
+            if (net->links[l].mark != epoch) {
+                if (recompute_link(net, l, epoch, n_flows, n_links)) return -1;
+                joined++;
+            }
+            for (int c = 2 * pos + 1; c <= 2 * pos + 2 && c < g->n_room; c++)
+                if (g->room[c].room < level && push_int(&net->violated, &net->cap_violated, top++, c)) return -1;
+        }
+    }
+    return joined;
+}
+
 static int recompute_scratch(Network *net, int n_flows)
 {
     if (n_flows <= net->cap_share) return HS_OK;
     int cap = n_flows * 2;
     double *share = realloc(net->share, (size_t)cap * sizeof *share);
     if (share) net->share = share;
+    double *level = realloc(net->level, (size_t)cap * sizeof *level);
+    if (level) net->level = level;
     int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
     if (bottleneck) net->bottleneck = bottleneck;
-    if (share == NULL || bottleneck == NULL) return HS_E_NOMEM;
+    if (share == NULL || level == NULL || bottleneck == NULL) return HS_E_NOMEM;
     net->cap_share = cap;
+    return HS_OK;
+}
+
+/* After the new shares: attached links where a flow is now held stop being attached (the
+ * level of the members crossing them would move those flows' shares); flows held at a
+ * link with a group at the group's level join it; a link holding group_min flows gets a
+ * group of the ones that qualify. */
+static int recompute_regroup(Network *net, int n_flows, int n_links)
+{
+    for (int i = 0; i < n_links && net->t_attached > 0; i++) {
+        int l = net->comp_links[i];
+        if (net->links[l].n_held > 0 && link_attached(net, l) && group_detach_link(net, l)) return HS_E_NOMEM;
+    }
+    for (int i = 0; i < n_flows; i++) {
+        int fi = net->comp_flows[i], b = net->flows[fi].bottleneck;
+        if (net->flows[fi].state != FLOW_ACTIVE || net->flows[fi].group >= 0 || b < 0) continue;
+        double level = net->level[i];
+        int gi = link_group(net, b);
+        if (gi >= 0) {
+            if (group_eligible(net, fi, b, gi, level) && group_join(net, fi, gi)) return HS_E_NOMEM;
+            continue;
+        }
+        const NetLink *link = &net->links[b];
+        if (link->n_held < net->group_min || link->aux >= 0 || net->tfill[link->tpos].group_tried) continue;
+        net->tfill[link->tpos].group_tried = 1; /* once per recomputation: the scan is O(flows here) */
+        /* the flows of S held here froze with fi, at its level: enough of them that may join? */
+        int eligible = 0;
+        for (int j = 0; j < link->n; j++) {
+            int g = link->entries[j].flow;
+            eligible += link->entries[j].held && net->mark[g] == net->epoch && net->level[net->index[g]] == level &&
+                        group_eligible(net, g, b, -1, level);
+        }
+        if (eligible < net->group_min) continue;
+        if ((gi = group_create(net, b, level)) < 0) return HS_E_NOMEM;
+        for (int j = net->links[b].n - 1; j >= 0; j--) { /* downwards: a join moves the last entry to j */
+            if (j >= net->links[b].n) continue;
+            int g = net->links[b].entries[j].flow;
+            if (net->mark[g] != net->epoch || net->flows[g].state != FLOW_ACTIVE) continue;
+            if (group_eligible(net, g, b, gi, net->level[net->index[g]]) && group_join(net, g, gi)) return HS_E_NOMEM;
+        }
+    }
     return HS_OK;
 }
 
@@ -969,21 +1750,38 @@ static int recompute_scratch(Network *net, int n_flows)
  * rest keep their shares; S is filled again, and grows by the flows its new shares leave
  * without a valid bottleneck, until none is left. Then every flow has a bottleneck (a
  * saturated link on which no flow has a higher level): the max-min fair allocation, which
- * is unique, is reached while S is usually a small part of the connected component. */
+ * is unique, is reached while S is usually a small part of the connected component.
+ * A group's aggregate is one flow of S; when an attached link would limit members, they
+ * turn back into flows and the recomputation starts again over the same links. */
 static int network_recompute(Network *net)
 {
-    unsigned epoch = ++net->epoch;
-    int n_links = 0, n_flows = 0;
+    unsigned epoch;
+    int n_links, n_flows;
+again:
+    epoch = ++net->epoch;
+    n_links = n_flows = 0;
+    net->s_groups = net->t_attached = net->regroup = 0;
     for (int i = 0; i < net->n_dirty; i++) {
-        NetLink *link = &net->links[net->dirty[i]];
+        int l = net->dirty[i];
+        NetLink *link = &net->links[l];
         link->dirty = 0;
         for (int j = 0; j < link->n; j++)
             if (recompute_add(net, link->entries[j].flow, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
+        if (link_attached(net, l) && recompute_link(net, l, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
     }
     net->n_dirty = 0;
     for (;;) {
-        if (recompute_scratch(net, n_flows) || recompute_fill(net, epoch, n_flows, n_links)) return HS_E_NOMEM;
+        int conflict;
+        if (recompute_scratch(net, n_flows) || recompute_fill(net, epoch, n_flows, n_links, &conflict))
+            return HS_E_NOMEM;
+        if (conflict >= 0) {
+            for (int i = 0; i < n_links; i++) link_mark_dirty(net, net->comp_links[i]);
+            if (group_detach_link(net, conflict)) return HS_E_NOMEM;
+            net->stats.expansions++;
+            goto again;
+        }
         int joined = recompute_violations(net, epoch, &n_flows, &n_links);
+        if (joined == 0) joined = recompute_room(net, epoch, &n_flows, &n_links);
         if (joined < 0) return HS_E_NOMEM;
         if (joined == 0) break;
         net->stats.expansions++;
@@ -995,15 +1793,36 @@ static int network_recompute(Network *net)
         int fi = net->comp_flows[i];
         NetFlow *f = &net->flows[fi];
         double s = net->share[i];
+        if (f->state == FLOW_GROUP) { /* held at its link, always */
+            NetGroup *g = &net->groups[f->group];
+            NetLink *link = &net->links[g->link];
+            link->used += s - f->share;
+            f->share = link->entries[f->slots[0]].share = s;
+            if (net->level[i] == g->level) continue;
+            group_settle(net, g);
+            g->level = net->level[i];
+            status = group_schedule(net, g);
+            continue;
+        }
         int held_changed = f->bottleneck != net->bottleneck[i];
         f->bottleneck = net->bottleneck[i];
+        if (f->bottleneck >= 0 && net->group_min > 0) {
+            const NetLink *b = &net->links[f->bottleneck];
+            net->regroup |= b->n_held + 1 >= net->group_min || (b->aux >= 0 && net->aux[b->aux].group >= 0);
+        }
         if (s == f->share && f->heap >= 0 && !held_changed) continue;
         for (int k = 0; k < f->n_links; k++) {
-            NetLink *link = &net->links[f->links[k]];
+            int l = f->links[k];
+            NetLink *link = &net->links[l];
             LinkEntry *e = &link->entries[f->slots[k]];
-            e->held = f->bottleneck == f->links[k];
+            int held = f->bottleneck == l;
+            link->n_held += held - e->held;
+            e->held = held;
             e->share = s;
-            if (link->capacity < INFINITY) link->used += s - f->share;
+            if (link->capacity < INFINITY) {
+                link->used += s - f->share;
+                if (link->aux >= 0 && net->aux[link->aux].attach >= 0) room_update(net, l);
+            }
         }
         if (s == f->share && f->heap >= 0) continue;
         flow_settle(net, f);
@@ -1011,6 +1830,7 @@ static int network_recompute(Network *net)
         flow_set_when_by_share(net, f);
         status = heap_update(net, handle(HANDLE_FLOW, fi));
     }
+    if (status == HS_OK && (net->regroup || net->t_attached > 0)) status = recompute_regroup(net, n_flows, n_links);
     return status;
 }
 
@@ -1033,11 +1853,11 @@ int network_advance(Network *net, double t)
             heap_remove(net, h);
             switch (handle_type(h)) {
             case HANDLE_LINK:
-                if (net->links[i].n > 0) {
+                if (link_flows(net, i) > 0) {
                     link_mark_dirty(net, i);
                     status = link_refresh(net, i);
                 } else {
-                    net->links[i].when = INFINITY;
+                    net->link_when[i] = INFINITY;
                 }
                 break;
             case HANDLE_RING:
@@ -1048,6 +1868,7 @@ int network_advance(Network *net, double t)
                 break;
             default:
                 if (net->flows[i].state == FLOW_LATENCY) status = flow_activate(net, i);
+                else if (net->flows[i].state == FLOW_GROUP) status = group_fire(net, net->flows[i].group);
                 else status = flow_finish(net, i);
             }
             if (status != HS_OK) return status;
@@ -1105,6 +1926,137 @@ void network_stats(const Network *net, NetworkStats *out)
     *out = net->stats;
 }
 
+/* ---- checking (tests) ---- */
+
+static int check_fail(char *why, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static int check_fail(char *why, size_t size, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    if (why && size) vsnprintf(why, size, format, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A transferring flow's share: its own, or a member's weight x its group's level. */
+static double check_share(const Network *net, const NetFlow *f)
+{
+    return f->group >= 0 ? f->weight * net->groups[f->group].level : f->share;
+}
+
+int network_check(const Network *net, double tolerance, char *why, size_t size)
+{
+    int n_links = net->n_links, status = 0;
+    double *sum = calloc((size_t)n_links, sizeof *sum), *top = calloc((size_t)n_links, sizeof *top);
+    int *count = calloc((size_t)n_links, sizeof *count);
+    if (sum == NULL || top == NULL || count == NULL) {
+        status = check_fail(why, size, "out of memory");
+        goto done;
+    }
+    for (int fi = 0; fi < net->cap_flows; fi++) {
+        const NetFlow *f = &net->flows[fi];
+        if (f->state != FLOW_ACTIVE) continue;
+        double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
+        for (int k = 0; k < f->n_links; k++) {
+            int l = f->links[k];
+            sum[l] += share;
+            count[l]++;
+            if (level > top[l]) top[l] = level;
+        }
+    }
+    double scale = 0; /* rounding leaves traces of the size of the largest capacity */
+    for (int l = 0; l < n_links; l++)
+        if (net->links[l].capacity < INFINITY && net->links[l].capacity > scale) scale = net->links[l].capacity;
+    for (int l = 0; l < n_links && status == 0; l++) {
+        const NetLink *link = &net->links[l];
+        if (link->capacity < INFINITY && sum[l] > link->capacity + tolerance * scale)
+            status = check_fail(why, size, "link %d carries %.17g over its capacity %.17g", l, sum[l], link->capacity);
+        int counted = link_flows(net, l);
+        if (link_group(net, l) >= 0) counted += net->groups[link_group(net, l)].count - 1;
+        if (count[l] != counted) status = check_fail(why, size, "link %d: %d flows cross it, it counts %d", l, count[l], counted);
+        int held = 0;
+        for (int j = 0; j < link->n; j++) held += link->entries[j].held;
+        if (held != link->n_held) status = check_fail(why, size, "link %d: %d held, it counts %d", l, held, link->n_held);
+        if (link_attached(net, l) && held > 0) status = check_fail(why, size, "attached link %d holds a flow", l);
+    }
+    for (int fi = 0; fi < net->cap_flows && status == 0; fi++) {
+        const NetFlow *f = &net->flows[fi];
+        if (f->state != FLOW_ACTIVE || net->now < f->updated) continue;
+        double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
+        int bottleneck = 0, finite = 0;
+        for (int k = 0; k < f->n_links; k++) {
+            int l = f->links[k];
+            const NetLink *link = &net->links[l];
+            if (!(link->capacity < INFINITY)) continue;
+            finite = 1;
+            if (sum[l] >= link->capacity - tolerance * scale && level >= top[l] * (1 - tolerance)) bottleneck = 1;
+        }
+        if (finite && !bottleneck) {
+            char links[160] = "";
+            for (int k = 0, at = 0; k < f->n_links && at < (int)sizeof links; k++) {
+                int l = f->links[k];
+                at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
+                               sum[l], net->links[l].capacity, top[l]);
+            }
+            status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, f->src,
+                                f->dst, share, f->group >= 0 ? ", a member" : "", links);
+        }
+        if (!finite && !isinf(share)) status = check_fail(why, size, "flow %d crosses infinite links only", fi);
+    }
+    for (int gi = 0; gi < net->n_groups && status == 0; gi++) {
+        const NetGroup *g = &net->groups[gi];
+        if (!g->used) continue;
+        const NetFlow *p = &net->flows[g->pseudo];
+        double weight = 0;
+        int live = 0;
+        for (int m = 0; m < g->n_heap + g->n_queue; m++) {
+            const MemberItem *item = m < g->n_heap ? &g->heap[m] : &g->queue[(g->head + m - g->n_heap) % g->cap_queue];
+            if (!member_live(net, gi, item)) continue;
+            live++;
+            weight += net->flows[item->flow].weight;
+        }
+        for (int m = 1; m < g->n_heap; m++)
+            if (member_less(&g->heap[m], &g->heap[(m - 1) / 2])) status = check_fail(why, size, "group %d: heap order", gi);
+        for (int m = 1; m < g->n_queue; m++)
+            if (member_less(&g->queue[(g->head + m) % g->cap_queue], &g->queue[(g->head + m - 1) % g->cap_queue]))
+                status = check_fail(why, size, "group %d: queue order", gi);
+        if (live != g->count) status = check_fail(why, size, "group %d: %d members, it counts %d", gi, live, g->count);
+        if (g->count == 0 || p->state != FLOW_GROUP || p->group != gi || link_group(net, g->link) != gi ||
+            fabs(weight - p->weight) > 1e-9 * weight)
+            status = check_fail(why, size, "group %d: aggregate (%d members, weight %.17g, sum %.17g)", gi, g->count,
+                                p->weight, weight);
+        for (int r = 0; r < g->n_room && status == 0; r++) {
+            int l = g->room[r].link;
+            const LinkAux *aux = link_attached(net, l);
+            if (aux == NULL || aux->attach != gi || aux->hpos != r || g->room[r].room != room_of(net, l))
+                status = check_fail(why, size, "group %d: room entry %d (link %d)", gi, r, l);
+            else if (g->room[r].room < g->level * (1 - tolerance) - tolerance * scale / aux->gweight)
+                status = check_fail(why, size, "group %d: link %d has room %.17g below the level %.17g", gi, l,
+                                    g->room[r].room, g->level);
+            if (r > 0 && g->room[r].room < g->room[(r - 1) / 2].room) status = check_fail(why, size, "group %d: room order", gi);
+        }
+    }
+    for (int l = 0; l < n_links && status == 0; l++) {
+        const LinkAux *aux = link_attached(net, l);
+        if (aux == NULL) continue;
+        double gweight = 0;
+        for (int m = 0; m < aux->n_members; m++) {
+            const NetFlow *f = &net->flows[aux->members[m]];
+            gweight += f->weight;
+            int found = 0;
+            for (int k = 0; k < f->n_links; k++) found |= f->links[k] == l && f->slots[k] == m;
+            if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
+        }
+        if (fabs(gweight - aux->gweight) > 1e-9 * gweight)
+            status = check_fail(why, size, "link %d: members' weight %.17g, it counts %.17g", l, gweight, aux->gweight);
+    }
+done:
+    free(sum);
+    free(top);
+    free(count);
+    return status;
+}
+
 Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks)
 {
     Network *net = calloc(1, sizeof *net);
@@ -1138,10 +2090,23 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
     }
     if (isfinite(options->backbone)) net->links[2 * n].capacity = options->backbone;
+    net->group_min = options->group_min > 0 ? options->group_min : options->group_min < 0 ? 0 : NETWORK_GROUP_MIN;
+    net->free_group = net->free_aux = -1;
+    if (options->capacity) {
+        net->link_heap = malloc((size_t)net->n_links * sizeof *net->link_heap);
+        net->link_when = malloc((size_t)net->n_links * sizeof *net->link_when);
+        if (!net->link_heap || !net->link_when) {
+            network_free(net);
+            return NULL;
+        }
+        for (int l = 0; l < net->n_links; l++) {
+            net->link_heap[l] = -1;
+            net->link_when[l] = INFINITY;
+        }
+    }
     for (int l = 0; l < net->n_links; l++) {
         net->links[l].ring = -1;
-        net->links[l].heap = -1;
-        net->links[l].when = INFINITY;
+        net->links[l].aux = -1;
     }
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
     return net;
@@ -1157,6 +2122,15 @@ void network_free(Network *net)
         free(net->rings[r].rate);
     }
     free(net->links);
+    for (int g = 0; g < net->n_groups; g++) {
+        free(net->groups[g].queue);
+        free(net->groups[g].heap);
+        free(net->groups[g].room);
+        free(net->groups[g].tlist);
+    }
+    free(net->groups);
+    for (int a = 0; a < net->cap_aux; a++) free(net->aux[a].members);
+    free(net->aux);
     free(net->latency);
     free(net->flows);
     free(net->mark);
@@ -1171,10 +2145,14 @@ void network_free(Network *net)
     free(net->heap);
     free(net->dirty);
     free(net->comp_links);
+    free(net->tfill);
+    free(net->link_heap);
+    free(net->link_when);
     free(net->comp_flows);
     free(net->violated);
     free(net->fill);
     free(net->share);
+    free(net->level);
     free(net->bottleneck);
     free(net);
 }
