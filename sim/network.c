@@ -87,6 +87,14 @@ typedef struct LinkFill {
     int group_tried;   /* recompute_regroup looked at forming a group here */
 } LinkFill;
 
+/* What the network keeps per agent, together: a message touches one line for its sender. */
+typedef struct NetAgent {
+    double latency;
+    double active_since;
+    int active_count;  /* own flows transferring */
+    int outgoing;      /* messages from it not finished */
+} NetAgent;
+
 typedef struct NetRing {
     int used;
     int *members;      /* (n) */
@@ -112,8 +120,9 @@ typedef struct LinkAux {
     int group;         /* the group held at this link, -1 */
     int attach;        /* the group whose members cross this link, -1 */
     double gweight;    /* attached: the weights of those members */
-    int *members;      /* (n_members) attached: those members */
+    int *members;      /* attached: those members beyond two (NULL: in one[]) */
     int n_members, cap_members;
+    int one[2];        /* the members while there are two at most (most links: one) */
     int hpos;          /* attached: position in the group's room heap */
     int next;          /* free list */
 } LinkAux;
@@ -172,16 +181,14 @@ struct Network {
     int n;             /* agents */
     int n_links;
     NetLink *links;
-    double *latency;   /* (n) */
+    NetAgent *agents;  /* (n) */
     NetFlow *flows;
     unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
     int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
+    int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
     NetRing *rings;
     int n_rings;
-    int *active_count; /* (n) own flows transferring */
-    double *active_since;
-    int *outgoing;     /* (n) */
     int *queue_head, *queue_tail, *sending; /* (n) uplink fifo */
     HeapItem *heap;
     int heap_n, heap_cap;
@@ -420,7 +427,7 @@ static int link_add_entry(Network *net, int l, int f)
 {
     NetLink *link = &net->links[l];
     if (link->n == link->cap) {
-        int cap = link->cap ? link->cap * 2 : 4;
+        int cap = link->cap ? link->cap * 2 : 2;
         LinkEntry *grown = realloc(link->entries, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
         link->entries = grown;
@@ -478,20 +485,30 @@ static void link_remove_flow(Network *net, int l, int slot)
 
 static void activity_open(Network *net, int agent)
 {
-    if (net->active_count[agent]++ == 0) net->active_since[agent] = net->now;
+    NetAgent *a = &net->agents[agent];
+    if (a->active_count++ == 0) a->active_since = net->now;
 }
 
 static void activity_close(Network *net, int agent)
 {
-    if (--net->active_count[agent] == 0 && net->hooks.active && net->now > net->active_since[agent])
-        net->hooks.active(net->hooks.ctx, agent, net->active_since[agent], net->now);
+    NetAgent *a = &net->agents[agent];
+    if (--a->active_count == 0 && net->hooks.active && net->now > a->active_since)
+        net->hooks.active(net->hooks.ctx, agent, a->active_since, net->now);
 }
 
 /* ---- flows ---- */
 
+/* A free slot: the last released, else a new one in order (so the slots come in the same
+ * order as from a list of every slot; memory is first touched when a flow uses it). */
 static int flow_alloc(Network *net)
 {
-    if (net->free_flow < 0) {
+    int f = net->free_flow;
+    if (f >= 0) {
+        net->free_flow = net->flows[f].next;
+        net->used_flows++;
+        return f;
+    }
+    if (net->made_flows == net->cap_flows) {
         int cap = net->cap_flows ? net->cap_flows * 2 : 64;
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
@@ -501,16 +518,11 @@ static int flow_alloc(Network *net)
         int *index = realloc(net->index, (size_t)cap * sizeof *index);
         if (index) net->index = index;
         if (mark == NULL || index == NULL) return -1;
-        for (int i = net->cap_flows; i < cap; i++) mark[i] = 0;
-        for (int i = cap - 1; i >= net->cap_flows; i--) {
-            grown[i].state = FLOW_FREE;
-            grown[i].next = net->free_flow;
-            net->free_flow = i;
-        }
         net->cap_flows = cap;
     }
-    int f = net->free_flow;
-    net->free_flow = net->flows[f].next;
+    f = net->made_flows++;
+    net->flows[f].state = FLOW_FREE;
+    net->mark[f] = 0;
     net->used_flows++;
     return f;
 }
@@ -622,7 +634,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     flow->activated = NAN;
     flow->seq = net->seq++;
     flow->payload = payload;
-    double raw = net->latency[from] > net->latency[to] ? net->latency[from] : net->latency[to];
+    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
     flow->latency = raw * net->opt.latency_factor;
     flow->weight = 1;
     if (net->opt.weight_s > 0) {
@@ -635,7 +647,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         if (penalty > 0) flow->weight = 1 / penalty;
     }
     for (int k = 0; k < n_links; k++) net->links[links[k]].users++;
-    net->outgoing[from]++;
+    net->agents[from].outgoing++;
     net->live++;
     net->stats.flows_started++;
     if (out) *out = f;
@@ -679,7 +691,7 @@ static int flow_finish(Network *net, int f)
             status = flow_begin_latency(net, next, net->flows[next].latency);
         }
     }
-    if (--net->outgoing[src] == 0 && net->hooks.sender_idle) net->hooks.sender_idle(net->hooks.ctx, src, net->now);
+    if (--net->agents[src].outgoing == 0 && net->hooks.sender_idle) net->hooks.sender_idle(net->hooks.ctx, src, net->now);
     if (status != HS_OK) return status;
     if (ring >= 0) return ring_hop_done(net, ring);
     if (net->hooks.done) net->hooks.done(net->hooks.ctx, &payload, net->now);
@@ -871,6 +883,11 @@ static void room_update(Network *net, int l)
     else room_down(net, g, pos);
 }
 
+static int *aux_members(LinkAux *aux)
+{
+    return aux->members ? aux->members : aux->one;
+}
+
 static int aux_alloc(Network *net, int l)
 {
     if (net->free_aux < 0) {
@@ -910,15 +927,16 @@ static int attach_add(Network *net, int l, int g, int f, int k)
         net->aux[net->links[l].aux].attach = g;
     }
     LinkAux *aux = &net->aux[net->links[l].aux];
-    if (aux->n_members == aux->cap_members) {
-        int cap = aux->cap_members ? aux->cap_members * 2 : 2;
+    if (aux->n_members == (aux->members ? aux->cap_members : 2)) {
+        int cap = aux->members ? aux->cap_members * 2 : 4;
         int *grown = realloc(aux->members, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
+        if (aux->members == NULL) memcpy(grown, aux->one, sizeof aux->one);
         aux->members = grown;
         aux->cap_members = cap;
     }
     net->flows[f].slots[k] = aux->n_members;
-    aux->members[aux->n_members++] = f;
+    aux_members(aux)[aux->n_members++] = f;
     aux->gweight += net->flows[f].weight;
     if (aux->hpos >= 0) {
         room_update(net, l);
@@ -940,10 +958,11 @@ static int attach_add(Network *net, int l, int g, int f, int k)
 static void attach_remove(Network *net, int l, int f, int k)
 {
     LinkAux *aux = link_attached(net, l);
-    int slot = net->flows[f].slots[k], last = aux->members[--aux->n_members];
+    int *members = aux_members(aux);
+    int slot = net->flows[f].slots[k], last = members[--aux->n_members];
     net->flows[f].slots[k] = -1;
     if (slot < aux->n_members) {
-        aux->members[slot] = last;
+        members[slot] = last;
         NetFlow *m = &net->flows[last];
         for (int j = 0; j < m->n_links; j++)
             if (m->links[j] == l) m->slots[j] = slot;
@@ -1130,7 +1149,7 @@ static int group_materialize(Network *net, int fi)
 static int group_detach_link(Network *net, int l)
 {
     for (LinkAux *aux = link_attached(net, l); aux; aux = link_attached(net, l)) {
-        int status = group_materialize(net, aux->members[aux->n_members - 1]);
+        int status = group_materialize(net, aux_members(aux)[aux->n_members - 1]);
         if (status != HS_OK) return status;
     }
     return HS_OK;
@@ -1393,7 +1412,7 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     for (int k = 0; k < n; k++) {
         int a = members[k], b = members[(k + 1) % n];
         double up = net->links[link_up(net, a)].capacity, down = net->links[link_down(net, b)].capacity;
-        double lat = net->latency[a] > net->latency[b] ? net->latency[a] : net->latency[b];
+        double lat = net->agents[a].latency > net->agents[b].latency ? net->agents[a].latency : net->agents[b].latency;
         ring->lat[k] = lat * net->opt.latency_factor;
         ring->rate[k] = (up < down ? up : down) * net->opt.bandwidth_factor;
         double end = ring_hop_end(ring, k);
@@ -1883,11 +1902,13 @@ int network_advance(Network *net, double t)
 void network_flush_activity(Network *net, double now)
 {
     if (now > net->now) net->now = now;
-    for (int a = 0; a < net->n; a++)
-        if (net->active_count[a] > 0 && net->now > net->active_since[a]) {
-            if (net->hooks.active) net->hooks.active(net->hooks.ctx, a, net->active_since[a], net->now);
-            net->active_since[a] = net->now;
+    for (int a = 0; a < net->n; a++) {
+        NetAgent *agent = &net->agents[a];
+        if (agent->active_count > 0 && net->now > agent->active_since) {
+            if (net->hooks.active) net->hooks.active(net->hooks.ctx, a, agent->active_since, net->now);
+            agent->active_since = net->now;
         }
+    }
     for (int r = 0; r < net->n_rings; r++)
         if (net->rings[r].used && net->rings[r].closed) ring_report(net, r, net->now);
 }
@@ -1895,7 +1916,7 @@ void network_flush_activity(Network *net, double now)
 void network_trace_pending(Network *net)
 {
     if (net->hooks.traced == NULL) return;
-    for (int f = 0; f < net->cap_flows; f++) {
+    for (int f = 0; f < net->made_flows; f++) {
         const NetFlow *flow = &net->flows[f];
         if (flow->state == FLOW_LATENCY || flow->state == FLOW_ACTIVE)
             net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, flow->bytes, flow->created, flow->activated, INFINITY);
@@ -1913,7 +1934,7 @@ void network_trace_pending(Network *net)
 
 int network_outgoing(const Network *net, int agent)
 {
-    return net->outgoing[agent];
+    return net->agents[agent].outgoing;
 }
 
 int network_pending(const Network *net)
@@ -1953,7 +1974,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         status = check_fail(why, size, "out of memory");
         goto done;
     }
-    for (int fi = 0; fi < net->cap_flows; fi++) {
+    for (int fi = 0; fi < net->made_flows; fi++) {
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE) continue;
         double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
@@ -1979,7 +2000,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (held != link->n_held) status = check_fail(why, size, "link %d: %d held, it counts %d", l, held, link->n_held);
         if (link_attached(net, l) && held > 0) status = check_fail(why, size, "attached link %d holds a flow", l);
     }
-    for (int fi = 0; fi < net->cap_flows && status == 0; fi++) {
+    for (int fi = 0; fi < net->made_flows && status == 0; fi++) {
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE || net->now < f->updated) continue;
         double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
@@ -2041,7 +2062,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (aux == NULL) continue;
         double gweight = 0;
         for (int m = 0; m < aux->n_members; m++) {
-            const NetFlow *f = &net->flows[aux->members[m]];
+            const NetFlow *f = &net->flows[aux->members ? aux->members[m] : aux->one[m]];
             gweight += f->weight;
             int found = 0;
             for (int k = 0; k < f->n_links; k++) found |= f->links[k] == l && f->slots[k] == m;
@@ -2067,10 +2088,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
     net->n = n;
     net->n_links = 2 * n + (isfinite(options->backbone) ? 1 : 0);
     net->links = calloc((size_t)net->n_links, sizeof *net->links);
-    net->latency = malloc((size_t)n * sizeof *net->latency);
-    net->active_count = calloc((size_t)n, sizeof *net->active_count);
-    net->active_since = calloc((size_t)n, sizeof *net->active_since);
-    net->outgoing = calloc((size_t)n, sizeof *net->outgoing);
+    net->agents = calloc((size_t)n, sizeof *net->agents);
     net->dirty = malloc((size_t)net->n_links * sizeof *net->dirty);
     net->free_flow = -1;
     if (options->uplink_fifo) {
@@ -2078,13 +2096,13 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         net->queue_tail = malloc((size_t)n * sizeof *net->queue_tail);
         net->sending = calloc((size_t)n, sizeof *net->sending);
     }
-    if (!net->links || !net->latency || !net->active_count || !net->active_since || !net->outgoing || !net->dirty ||
+    if (!net->links || !net->agents || !net->dirty ||
         (options->uplink_fifo && (!net->queue_head || !net->queue_tail || !net->sending))) {
         network_free(net);
         return NULL;
     }
     for (int a = 0; a < n; a++) {
-        net->latency[a] = options->latency[a];
+        net->agents[a].latency = options->latency[a];
         net->links[link_up(net, a)].capacity = options->uplink[a];
         net->links[link_down(net, a)].capacity = options->downlink[a];
         if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
@@ -2131,14 +2149,11 @@ void network_free(Network *net)
     free(net->groups);
     for (int a = 0; a < net->cap_aux; a++) free(net->aux[a].members);
     free(net->aux);
-    free(net->latency);
+    free(net->agents);
     free(net->flows);
     free(net->mark);
     free(net->index);
     free(net->rings);
-    free(net->active_count);
-    free(net->active_since);
-    free(net->outgoing);
     free(net->queue_head);
     free(net->queue_tail);
     free(net->sending);
