@@ -27,11 +27,10 @@ enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
 typedef struct NetFlow {
     /* what the recomputation reads, in the first cache line (its S membership and
-     * index are in Network.mark and .index, dense) */
+     * index, and its heap position, are in Network.mark, .index and .flow_heap, dense) */
     int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
     int n_links;
     int links[3];
-    int heap;          /* position in the heap, -1 when not scheduled */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
     double weight;
     /* the rest */
@@ -137,6 +136,7 @@ typedef struct MemberItem {
 typedef struct RoomItem {
     double room;       /* the level at which the link would be full: (capacity - used) / gweight */
     int link;
+    int aux;           /* its LinkAux (where the item's position is kept) */
 } RoomItem;
 
 /* Flows held at one link, sharing its level (see "groups"). */
@@ -183,6 +183,9 @@ struct Network {
     NetLink *links;
     NetAgent *agents;  /* (n) */
     NetFlow *flows;
+    int *flow_heap;    /* (cap_flows) a flow's position in the heap, -1: not scheduled (apart
+                        * from the flows: heap moves write it, and a dense array of ints
+                        * stays in cache where 176-byte flows do not) */
     unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
     int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
@@ -210,7 +213,9 @@ struct Network {
     LinkFill *tfill;   /* (cap_tfill) by position in T */
     int cap_tfill;
     int s_groups, t_attached; /* aggregates in S, attached links in T */
-    int regroup;       /* a flow of S is held where a group is or may form */
+    int regroup;       /* a flow of S became held where a group may form */
+    int *deferred;     /* flows of S held at a group's link: scheduled unless they join it */
+    int cap_deferred;
     int *link_heap;    /* (n_links) capacity change events: only with opt.capacity */
     double *link_when;
     FillItem *fill;
@@ -263,7 +268,7 @@ static int *handle_pos(Network *net, int64_t h)
 {
     int i = handle_index(h);
     switch (handle_type(h)) {
-    case HANDLE_FLOW: return &net->flows[i].heap;
+    case HANDLE_FLOW: return &net->flow_heap[i];
     case HANDLE_RING: return &net->rings[i].heap;
     default: return &net->link_heap[i];
     }
@@ -280,7 +285,9 @@ static HeapItem heap_item(const Network *net, int64_t h)
 
 static int heap_less(const HeapItem *a, const HeapItem *b)
 {
-    return a->when < b->when || (a->when == b->when && a->tie < b->tie);
+    /* without short circuits: the comparisons of a heap's children are coin flips, and a
+     * branch per comparison mispredicts half of them */
+    return (a->when < b->when) | ((a->when == b->when) & (a->tie < b->tie));
 }
 
 static void heap_set(Network *net, int pos, HeapItem item)
@@ -312,9 +319,15 @@ static void heap_down(Network *net, int pos)
     for (;;) {
         int first = HEAP_ARITY * pos + 1, last = first + HEAP_ARITY, child = first;
         if (first >= net->heap_n) break;
-        if (last > net->heap_n) last = net->heap_n;
-        for (int c = first + 1; c < last; c++)
-            if (heap_less(&net->heap[c], &net->heap[child])) child = c;
+        if (last <= net->heap_n) { /* four children: a tournament, selections not branches */
+            const HeapItem *h = net->heap;
+            int a = first + heap_less(&h[first + 1], &h[first]);
+            int b = first + 2 + heap_less(&h[first + 3], &h[first + 2]);
+            child = heap_less(&h[b], &h[a]) ? b : a;
+        } else {
+            for (int c = first + 1; c < net->heap_n; c++)
+                if (heap_less(&net->heap[c], &net->heap[child])) child = c;
+        }
         if (!heap_less(&net->heap[child], &item)) break;
         heap_set(net, pos, net->heap[child]);
         pos = child;
@@ -517,7 +530,9 @@ static int flow_alloc(Network *net)
         if (mark) net->mark = mark;
         int *index = realloc(net->index, (size_t)cap * sizeof *index);
         if (index) net->index = index;
-        if (mark == NULL || index == NULL) return -1;
+        int *heap = realloc(net->flow_heap, (size_t)cap * sizeof *heap);
+        if (heap) net->flow_heap = heap;
+        if (mark == NULL || index == NULL || heap == NULL) return -1;
         net->cap_flows = cap;
     }
     f = net->made_flows++;
@@ -626,7 +641,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     memcpy(flow->links, links, sizeof links);
     flow->ring = ring;
     flow->group = -1;
-    flow->heap = -1;
+    net->flow_heap[f] = -1;
     flow->bottleneck = -1;
     flow->next = -1;
     flow->bytes_left = flow->bytes = bytes;
@@ -840,7 +855,7 @@ static double room_of(const Network *net, int l)
 static void room_set(Network *net, NetGroup *g, int pos, RoomItem item)
 {
     g->room[pos] = item;
-    net->aux[net->links[item.link].aux].hpos = pos;
+    net->aux[item.aux].hpos = pos;
 }
 
 static void room_up(Network *net, NetGroup *g, int pos)
@@ -950,7 +965,7 @@ static int attach_add(Network *net, int l, int g, int f, int k)
         group->room = grown;
         group->cap_room = cap;
     }
-    group->room[group->n_room] = (RoomItem){.room = room_of(net, l), .link = l};
+    group->room[group->n_room] = (RoomItem){.room = room_of(net, l), .link = l, .aux = net->links[l].aux};
     room_up(net, group, group->n_room++);
     return HS_OK;
 }
@@ -1056,7 +1071,7 @@ static int group_create(Network *net, int l, double level)
     p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
-    p->heap = -1;
+    net->flow_heap[f] = -1;
     p->when = INFINITY;
     p->activated = NAN;
     net->stats.groups++;
@@ -1807,7 +1822,7 @@ again:
     }
     net->stats.recomputes++;
     net->stats.flows_recomputed += (uint64_t)n_flows;
-    int status = HS_OK;
+    int status = HS_OK, n_deferred = 0;
     for (int i = 0; i < n_flows && status == HS_OK; i++) {
         int fi = net->comp_flows[i];
         NetFlow *f = &net->flows[fi];
@@ -1825,17 +1840,15 @@ again:
         }
         int held_changed = f->bottleneck != net->bottleneck[i];
         f->bottleneck = net->bottleneck[i];
-        if (f->bottleneck >= 0 && net->group_min > 0) {
-            const NetLink *b = &net->links[f->bottleneck];
-            net->regroup |= b->n_held + 1 >= net->group_min || (b->aux >= 0 && net->aux[b->aux].group >= 0);
-        }
-        if (s == f->share && f->heap >= 0 && !held_changed) continue;
+        if (s == f->share && net->flow_heap[fi] >= 0 && !held_changed) continue;
         for (int k = 0; k < f->n_links; k++) {
             int l = f->links[k];
             NetLink *link = &net->links[l];
             LinkEntry *e = &link->entries[f->slots[k]];
             int held = f->bottleneck == l;
             link->n_held += held - e->held;
+            /* enough flows held here to form a group (recompute_regroup tries) */
+            net->regroup |= held > e->held && link->n_held >= net->group_min && net->group_min > 0 && link->aux < 0;
             e->held = held;
             e->share = s;
             if (link->capacity < INFINITY) {
@@ -1843,13 +1856,20 @@ again:
                 if (link->aux >= 0 && net->aux[link->aux].attach >= 0) room_update(net, l);
             }
         }
-        if (s == f->share && f->heap >= 0) continue;
+        if (s == f->share && net->flow_heap[fi] >= 0) continue;
         flow_settle(net, f);
         f->share = s;
         flow_set_when_by_share(net, f);
+        if (f->bottleneck >= 0 && link_group(net, f->bottleneck) >= 0) { /* it may join: scheduled after */
+            status = push_int(&net->deferred, &net->cap_deferred, n_deferred++, fi);
+            continue;
+        }
         status = heap_update(net, handle(HANDLE_FLOW, fi));
     }
-    if (status == HS_OK && (net->regroup || net->t_attached > 0)) status = recompute_regroup(net, n_flows, n_links);
+    if (status == HS_OK && (net->regroup || n_deferred > 0 || net->t_attached > 0))
+        status = recompute_regroup(net, n_flows, n_links);
+    for (int i = 0; i < n_deferred && status == HS_OK; i++)
+        if (net->flows[net->deferred[i]].group < 0) status = heap_update(net, handle(HANDLE_FLOW, net->deferred[i]));
     return status;
 }
 
@@ -2152,6 +2172,7 @@ void network_free(Network *net)
     free(net->agents);
     free(net->flows);
     free(net->mark);
+    free(net->flow_heap);
     free(net->index);
     free(net->rings);
     free(net->queue_head);
@@ -2160,6 +2181,7 @@ void network_free(Network *net)
     free(net->heap);
     free(net->dirty);
     free(net->comp_links);
+    free(net->deferred);
     free(net->tfill);
     free(net->link_heap);
     free(net->link_when);
