@@ -1515,6 +1515,8 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     if (net->cap_tfill < net->cap_comp_links) {
         LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
+        /* fill_push counts versions up from what a slot holds: start new slots at 0 (valgrind) */
+        memset(grown + net->cap_tfill, 0, (size_t)(net->cap_comp_links - net->cap_tfill) * sizeof *grown);
         net->tfill = grown;
         net->cap_tfill = net->cap_comp_links;
     }
