@@ -282,6 +282,34 @@ int cli_help(int argc, char **argv)
 
 /* ---- methods ---- */
 
+/* What rounds.extra holds for m (MethodExtra): one line, or one per [method] key it
+ * depends on. */
+static void help_method_extra(const MethodOps *m, int markdown, FILE *out)
+{
+    const MethodExtra *e = m->extra;
+    const char *code = markdown ? "`" : "";
+    if (e == NULL || e->meaning == NULL) {
+        fprintf(out, markdown ? "\n`rounds.extra`: NULL (the method writes no figure there).\n"
+                              : "  rounds.extra: NULL (the method writes no figure there)\n");
+        return;
+    }
+    if (e->key == NULL) {
+        fprintf(out, markdown ? "\n`rounds.extra`: %s.\n" : "  rounds.extra: %s\n", e->meaning);
+        return;
+    }
+    fputs(markdown ? "\n`rounds.extra`, by the run's `[method]` keys:\n\n" : "  rounds.extra, by the run's [method] keys:\n",
+          out);
+    for (; e->meaning != NULL; e++) {
+        fputs(markdown ? "- " : "    ", out);
+        if (e->key == NULL) fputs("otherwise", out);
+        else if (e->unless) fprintf(out, "%s%s%s is not %s%s%s", code, e->key, code, code, e->value, code);
+        else fprintf(out, "%s%s = %s%s", code, e->key, e->value, code);
+        fprintf(out, ": %s\n", e->meaning);
+        if (e->key == NULL) return;
+    }
+    fprintf(out, "%sotherwise: NULL\n", markdown ? "- " : "    ");
+}
+
 static void help_method_text(const MethodOps *m, FILE *out)
 {
     fprintf(out, "%s: %s\n", m->name, m->summary);
@@ -289,6 +317,7 @@ static void help_method_text(const MethodOps *m, FILE *out)
         if (feature_refusal(m, (Feature)f) == NULL) fprintf(out, "  accepts %s\n", feature_info((Feature)f)->setting);
     for (const MethodCapability *c = method_capabilities(); c->flag; c++)
         if (m->capabilities & c->flag) fprintf(out, "  accepts %s\n", c->accepts);
+    help_method_extra(m, 0, out);
     if (m->keys == NULL || m->keys[0].name == NULL) {
         fputs("  no [method] keys\n", out);
         return;
@@ -307,6 +336,7 @@ static void help_method_markdown(const MethodOps *m, FILE *out)
                     feature_info((Feature)f)->name);
     for (const MethodCapability *c = method_capabilities(); c->flag; c++)
         if (m->capabilities & c->flag) fprintf(out, "%s- %s\n", any++ ? "" : "\nAccepts:\n\n", c->accepts);
+    help_method_extra(m, 1, out);
     if (m->keys == NULL || m->keys[0].name == NULL) {
         fputs("\nNo `[method]` keys.\n", out);
         return;
@@ -322,9 +352,10 @@ static const char help_methods_preamble[] =
     "# Methods\n"
     "\n"
     "Every method `[run] method` names: its summary, what it accepts beyond [run], [data],\n"
-    "[model], [agents] and [network] (from its capabilities), and its `[method]` keys. The\n"
-    "same text, method by method: `hetsim methods NAME`. What each method does in detail:\n"
-    "[docs/methods.md](../methods.md).\n"
+    "[model], [agents] and [network] (from its capabilities), what its figure in the\n"
+    "database's `rounds.extra` column means (`hetsim show` and `hetsim report --run` title\n"
+    "the column with it), and its `[method]` keys. The same text, method by method:\n"
+    "`hetsim methods NAME`. What each method does in detail: [docs/methods.md](../methods.md).\n"
     "\n"
     "| method | summary |\n|---|---|\n";
 

@@ -211,6 +211,11 @@ static const MethodStages adpsgd_stages = {
     },
 };
 
+static const MethodExtra adpsgd_extras[] = {
+    {.meaning = "mean staleness: averagings between computing a gradient and applying it"},
+    {0},
+};
+
 const MethodOps method_adpsgd = {
     .name = "adpsgd",
     .summary = "AD-PSGD: asynchronous gossip averaging with one random neighbour, stale gradients",
@@ -218,6 +223,7 @@ const MethodOps method_adpsgd = {
     .keys_size = sizeof(AdpsgdKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
     .stages = &adpsgd_stages,
+    .extra = adpsgd_extras,
     .create = adpsgd_create,
     .round_begin = adpsgd_round_begin,
     .on_event = adpsgd_on_event,

@@ -298,6 +298,11 @@ static const MethodStages asgd_stages = {
     },
 };
 
+static const MethodExtra asgd_extras[] = {
+    {.meaning = "mean delay of the gradients applied (server steps since the gradient's point)"},
+    {0},
+};
+
 const MethodOps method_asgd = {
     .name = "asgd",
     .summary = "asynchronous SGD with a parameter server: every gradient applied on arrival, however stale",
@@ -305,6 +310,7 @@ const MethodOps method_asgd = {
     .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &asgd_stages,
+    .extra = asgd_extras,
     .create = asgd_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,
@@ -318,6 +324,11 @@ static const MethodStages rennala_stages = {
     .aggregate = "the server's mean of B gradients computed at its current point",
 };
 
+static const MethodExtra rennala_extras[] = {
+    {.meaning = "gradients discarded (computed at an older point)"},
+    {0},
+};
+
 const MethodOps method_rennala = {
     .name = "rennala",
     .summary = "Rennala SGD: the server steps once B gradients computed at its current point arrived",
@@ -325,6 +336,7 @@ const MethodOps method_rennala = {
     .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &rennala_stages,
+    .extra = rennala_extras,
     .create = rennala_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,
@@ -341,6 +353,11 @@ static const MethodStages ringmaster_stages = {
     },
 };
 
+static const MethodExtra ringmaster_extras[] = {
+    {.meaning = "gradients discarded (delay at least R)"},
+    {0},
+};
+
 const MethodOps method_ringmaster = {
     .name = "ringmaster",
     .summary = "Ringmaster ASGD: asynchronous SGD that discards gradients with delay >= R",
@@ -348,6 +365,7 @@ const MethodOps method_ringmaster = {
     .keys_size = sizeof(PsKeys),
     .capabilities = METHOD_USES_SERVER,
     .stages = &ringmaster_stages,
+    .extra = ringmaster_extras,
     .create = ringmaster_create,
     .round_begin = ps_round_begin,
     .on_event = ps_on_event,

@@ -526,6 +526,11 @@ static const MethodStages comdml_stages = {
     },
 };
 
+static const MethodExtra comdml_extras[] = {
+    {.meaning = "batches of offline offloaders their helpers dropped (availability traces)"},
+    {0},
+};
+
 const MethodOps method_comdml = {
     .name = "comdml",
     .summary = "ComDML: slow agents offload their model's tail to fast agents (local-loss split training)",
@@ -533,6 +538,7 @@ const MethodOps method_comdml = {
     .keys_size = sizeof(ComdmlKeys),
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_SPLITS_MODEL,
     .stages = &comdml_stages,
+    .extra = comdml_extras,
     .validate = comdml_validate,
     .create = comdml_create,
     .round_begin = comdml_round_begin,

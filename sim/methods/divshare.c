@@ -436,12 +436,18 @@ static const MethodStages divshare_stages = {
     },
 };
 
+static const MethodExtra divshare_extras[] = {
+    {.meaning = "fragment messages dropped (superseded by a newer snapshot, or recipient offline)"},
+    {0},
+};
+
 const MethodOps method_divshare = {
     .name = "divshare",
     .summary = "DivShare: asynchronous; model fragments sent to random nodes while computing, averaged per fragment",
     .keys = divshare_keys,
     .keys_size = sizeof(DivshareKeys),
     .stages = &divshare_stages,
+    .extra = divshare_extras,
     .create = divshare_create,
     .round_begin = divshare_round_begin,
     .on_event = divshare_on_event,

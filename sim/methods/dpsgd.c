@@ -252,6 +252,11 @@ static const MethodStages dpsgd_stages = {
     .refuses = {[FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR},
 };
 
+static const MethodExtra dpsgd_extras[] = {
+    {.meaning = "consensus distance at the round's end: mean of ||x_i - mean x||^2 (train mode)"},
+    {0},
+};
+
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
@@ -259,6 +264,7 @@ const MethodOps method_dpsgd = {
     .keys_size = sizeof(DpsgdKeys),
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES,
     .stages = &dpsgd_stages,
+    .extra = dpsgd_extras,
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,
     .on_event = dpsgd_on_event,

@@ -428,6 +428,11 @@ static const MethodStages fedavg_stages = {
     .aggregate = "the server's sample-weighted mean of the reports",
 };
 
+static const MethodExtra fedavg_extras[] = {
+    {.meaning = "clients dropped: selected minus aggregated"},
+    {0},
+};
+
 const MethodOps method_fedavg = {
     .name = "fedavg",
     .summary = "FedAvg with a server: client sampling, over-commitment (first K reports) and a deadline",
@@ -435,6 +440,7 @@ const MethodOps method_fedavg = {
     .keys_size = sizeof(FlKeys),
     .capabilities = METHOD_USES_SERVER | METHOD_ACCUMULATES,
     .stages = &fedavg_stages,
+    .extra = fedavg_extras,
     .create = fedavg_create,
     .round_begin = fl_round_begin,
     .on_event = fl_on_event,
@@ -448,6 +454,11 @@ static const MethodStages fedbuff_stages = {
     .aggregate = "the server's staleness-weighted buffer of K updates",
 };
 
+static const MethodExtra fedbuff_extras[] = {
+    {.meaning = "mean staleness tau of the uploads (server steps since the client's download)"},
+    {0},
+};
+
 const MethodOps method_fedbuff = {
     .name = "fedbuff",
     .summary = "FedBuff: asynchronous clients, the server steps once K staleness-weighted updates are buffered",
@@ -455,6 +466,7 @@ const MethodOps method_fedbuff = {
     .keys_size = sizeof(FlKeys),
     .capabilities = METHOD_USES_SERVER | METHOD_ACCUMULATES,
     .stages = &fedbuff_stages,
+    .extra = fedbuff_extras,
     .validate = fedbuff_validate,
     .create = fedbuff_create,
     .round_begin = fl_round_begin,

@@ -402,6 +402,11 @@ static const MethodStages localsgd_stages = {
     .aggregate = "all-reduce weighted mean of the models",
 };
 
+static const MethodExtra localsgd_extras[] = {
+    LOCAL_STEP_EXTRA,
+    {0},
+};
+
 const MethodOps method_localsgd = {
     .name = "localsgd",
     .summary = "Local SGD / FedAvg: local steps, then model averaging by all-reduce",
@@ -409,6 +414,7 @@ const MethodOps method_localsgd = {
     .keys_size = sizeof(LocalSgdKeys),
     .capabilities = METHOD_ACCUMULATES,
     .stages = &localsgd_stages,
+    .extra = localsgd_extras,
     .validate = localsgd_validate,
     .create = localsgd_create,
     .round_begin = localsgd_round_begin,
@@ -436,6 +442,11 @@ static const MethodStages qsr_stages = {
     .aggregate = "all-reduce weighted mean of the models",
 };
 
+static const MethodExtra qsr_extras[] = {
+    {.meaning = "H, the round's period: local steps between averagings"},
+    {0},
+};
+
 const MethodOps method_qsr = {
     .name = "qsr",
     .summary = "Local SGD whose period follows the Quadratic Synchronization Rule",
@@ -444,6 +455,7 @@ const MethodOps method_qsr = {
     .capabilities = METHOD_ACCUMULATES,
     .validate = localsgd_validate,
     .stages = &qsr_stages,
+    .extra = qsr_extras,
     .create = qsr_create,
     .round_begin = localsgd_round_begin,
     .on_event = localsgd_on_event,

@@ -389,12 +389,18 @@ static const MethodStages ripples_stages = {
     },
 };
 
+static const MethodExtra ripples_extras[] = {
+    {.meaning = "P-Reduces per local step (1 without conflicts)"},
+    {0},
+};
+
 const MethodOps method_ripples = {
     .name = "ripples",
     .summary = "Ripples: asynchronous Partial All-Reduce among small groups (Group Buffer, Group Division, static)",
     .keys = ripples_keys,
     .keys_size = sizeof(RipplesKeys),
     .stages = &ripples_stages,
+    .extra = ripples_extras,
     .create = ripples_create,
     .round_begin = ripples_round_begin,
     .on_event = ripples_on_event,

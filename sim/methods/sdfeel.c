@@ -701,6 +701,12 @@ static const MethodStages sdfeel_stages = {
     .aggregate = "edge server: sample-weighted mean of its clients; servers: Metropolis-Hastings gossip",
 };
 
+static const MethodExtra sdfeel_extras[] = {
+    {.key = "deadline", .value = "none", .unless = 1, .meaning = "mean staleness tau of the client models aggregated"},
+    {.meaning = "spread (s) between the first and the last edge server entering the round's gossip"},
+    {0},
+};
+
 const MethodOps method_sdfeel = {
     .name = "sdfeel",
     .summary = "SD-FEEL: clients of edge servers aggregate in clusters; the edge servers gossip over [topology]",
@@ -708,6 +714,7 @@ const MethodOps method_sdfeel = {
     .keys_size = sizeof(SdfeelKeys),
     .capabilities = METHOD_USES_SERVER | METHOD_EDGE_SERVERS | METHOD_USES_TOPOLOGY | METHOD_ACCUMULATES,
     .stages = &sdfeel_stages,
+    .extra = sdfeel_extras,
     .create = sdfeel_create,
     .round_begin = sdfeel_round_begin,
     .on_event = sdfeel_on_event,

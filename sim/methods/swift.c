@@ -245,6 +245,11 @@ static const MethodStages swift_stages = {
     },
 };
 
+static const MethodExtra swift_extras[] = {
+    {.meaning = "mean staleness of the neighbour copies used (their local steps since sent)"},
+    {0},
+};
+
 const MethodOps method_swift = {
     .name = "swift",
     .summary = "SWIFT: wait-free; every period steps average with the neighbours' last-received models, broadcast",
@@ -252,6 +257,7 @@ const MethodOps method_swift = {
     .keys_size = sizeof(SwiftKeys),
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_SENDS_DIFFERENCES,
     .stages = &swift_stages,
+    .extra = swift_extras,
     .create = swift_create,
     .round_begin = swift_round_begin,
     .on_event = swift_on_event,

@@ -335,6 +335,12 @@ static const MethodStages sync_stages = {
     .aggregate = "all-reduce mean of the gradients",
 };
 
+static const MethodExtra sync_extras[] = {
+    {.key = "deadline", .value = "none", .unless = 1, .meaning = "agent-steps left out of the round's all-reduces"},
+    LOCAL_STEP_EXTRA,
+    {0},
+};
+
 const MethodOps method_sync = {
     .name = "sync",
     .summary = "synchronous data parallel: all-reduce of gradients every step",
@@ -342,6 +348,7 @@ const MethodOps method_sync = {
     .keys_size = sizeof(SyncKeys),
     .capabilities = METHOD_WORKER_MOMENTUM | METHOD_ACCUMULATES,
     .stages = &sync_stages,
+    .extra = sync_extras,
     .validate = sync_validate,
     .create = sync_create,
     .round_begin = sync_round_begin,

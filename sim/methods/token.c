@@ -253,6 +253,11 @@ static const MethodStages token_stages = {
     },
 };
 
+static const MethodExtra token_extras[] = {
+    {.meaning = "total-variation distance between the visit frequencies so far and mu"},
+    {0},
+};
+
 const MethodOps method_token = {
     .name = "token",
     .summary = "token algorithm: a model walks the graph (simple, Metropolis or self-repellent SRRW walk), "
@@ -261,6 +266,7 @@ const MethodOps method_token = {
     .keys_size = sizeof(TokenKeys),
     .capabilities = METHOD_USES_TOPOLOGY,
     .stages = &token_stages,
+    .extra = token_extras,
     .create = token_create,
     .round_begin = token_round_begin,
     .on_event = token_on_event,

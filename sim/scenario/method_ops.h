@@ -59,6 +59,25 @@ enum {
                                          * a split point (two blocks or more) */
 };
 
+/* What rounds.extra holds in a run of a method: its one figure per round (the run writes
+ * NULL where it has none). A method states it once, in this table beside its vtable;
+ * `hetsim methods`, docs/reference/methods.md, `hetsim show` and `hetsim report --run`
+ * read it from here (method_extra_meaning). Where the figure depends on a [method] key
+ * (sync's deadline, sdfeel's deadline, the local-step stage's figure under prune or
+ * freeze: sim/stages/local_step.h owns those meanings), a run's meaning is that of the
+ * first entry whose key holds: written with `value`, or, with `unless`, with any other
+ * value than `value`; an entry without a key holds in every run. tests/check_scenario_keys.c
+ * checks that every key is one of the method's, that `value` is not the key's default
+ * (`unless`: is its default), so that a run which does not write the key is at its default
+ * and matches no entry, and tests/check_train.c that a run whose extra is not NULL has a
+ * meaning. */
+typedef struct MethodExtra {
+    const char *key;     /* a [method] key of the method; NULL: the entry holds always */
+    const char *value;   /* as runs.config writes it: "width", "none" */
+    int unless;          /* 1: the entry holds when key is anything but value */
+    const char *meaning; /* a few words, for the report's column title: "H, local steps between averagings" */
+} MethodExtra;
+
 typedef struct MethodOps {
     const char *name;
     const char *summary;
@@ -66,6 +85,7 @@ typedef struct MethodOps {
     size_t keys_size;       /* sizeof the struct the keys land in (at most SCENARIO_METHOD_KEYS_MAX) */
     int capabilities;       /* METHOD_* flags */
     const MethodStages *stages; /* its stage points and why it refuses a feature (features.h) */
+    const MethodExtra *extra;   /* what rounds.extra holds, terminated by {0}; NULL: never written */
     /* Optional: checks that involve several sections (e.g. a key that no other option
      * combines with), called by scenario_resolve for the method that runs, its keys
      * landed. Errors are HS_E_INPUT in diag naming FILE:LINE or the --set argument
@@ -88,6 +108,14 @@ typedef struct MethodCapability {
 
 /* The capabilities in the order the docs list them, terminated by {0} (registry.c). */
 const MethodCapability *method_capabilities(void);
+
+/* How a run wrote [method] key `key` (as runs.config writes it), NULL when it did not. */
+typedef const char *(*MethodParamText)(void *ctx, const char *key);
+/* What rounds.extra means in a run of m whose keys param reads (MethodExtra); NULL when
+ * the method writes nothing there in such a run. */
+const char *method_extra_meaning(const MethodOps *m, MethodParamText param, void *ctx);
+/* The same for a resolved scenario: its method, its keys as written (Scenario.params). */
+const char *method_extra_of_scenario(const struct Scenario *sc);
 
 /* NULL when no method has that name. */
 const MethodOps *method_lookup(const char *name);

@@ -86,8 +86,12 @@ void local_step_free(LocalStep *ls);
 /* The round's stage under freeze = progressive. */
 void local_step_begin_round(LocalStep *ls, int round);
 /* What rounds.extra shows for the stage: the stage (freeze), the smallest keep ratio
- * (prune), NaN otherwise. */
+ * (prune), NaN otherwise. A method that writes it there lists LOCAL_STEP_EXTRA in its
+ * MethodExtra table (sim/scenario/method_ops.h), so the meaning is written here once. */
 double local_step_extra(const LocalStep *ls);
+#define LOCAL_STEP_EXTRA                                                                                           \
+    {.key = "prune", .value = "width", .meaning = "smallest keep ratio of the agents' sub-models"},                 \
+    {.key = "freeze", .value = "progressive", .meaning = "freezing stage s: block s trains, blocks before it are frozen"}
 
 /* FLOPs of one step of agent. */
 double local_step_flops(const LocalStep *ls, int agent);
