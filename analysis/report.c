@@ -223,6 +223,7 @@ typedef struct ReportRequest {
     int64_t run_id;
     ReportTable table;
     unsigned flags;
+    ReportExtraMeaning meaning;   /* for the per-round table (NULL: none known) */
 } ReportRequest;
 
 /* Whether the points table says more than the runs table: some point aggregates more
@@ -256,6 +257,9 @@ static void report_write_json_tables(const ReportTables *tables, const char *pat
     if (want_rounds) {
         fputs(",\n\"rounds\": ", out);
         report_write_json(&tables->rounds, out);
+        fputs(",\n\"extra_meaning\": ", out);
+        if (tables->extra_meaning != NULL) report_json_string(out, tables->extra_meaning);
+        else fputs("null", out);
     }
     if (!have_run && (table == REPORT_TABLE_ALL || table == REPORT_TABLE_POINTS)) {
         fputs(",\n\"points\": ", out);
@@ -288,7 +292,7 @@ static int report_format(sqlite3 *db, const char *path, const RunSet *set,
         if ((status = report_tables_fill_speedups(set, &tables.speedups)) != HS_OK) goto nomem;
     }
     if (want_rounds &&
-        (status = report_tables_load_rounds(db, path, request->run_id, &tables.rounds, diag)) != HS_OK)
+        (status = report_tables_load_rounds(db, path, request->run_id, request->meaning, &tables, diag)) != HS_OK)
         goto fail;
     memory = open_memstream(text, size);
     if (memory == NULL) goto nomem;
@@ -372,26 +376,26 @@ done:
 
 int report_print_runs(const char *db_path, unsigned flags, FILE *out, HsDiag *diag)
 {
-    ReportRequest request = { NULL, 0, 0, REPORT_TABLE_RUNS, flags };
+    ReportRequest request = { NULL, 0, 0, REPORT_TABLE_RUNS, flags, NULL };
     return report_run_request(db_path, &request, out, diag);
 }
 
 int report_print_tables(const char *db_path, const char *sweep, ReportTable table,
                         unsigned flags, FILE *out, HsDiag *diag)
 {
-    ReportRequest request = { sweep, 0, 0, table, flags };
+    ReportRequest request = { sweep, 0, 0, table, flags, NULL };
     return report_run_request(db_path, &request, out, diag);
 }
 
-int report_print_rounds(const char *db_path, int64_t run_id, FILE *out, HsDiag *diag)
+int report_print_rounds(const char *db_path, int64_t run_id, ReportExtraMeaning meaning, FILE *out, HsDiag *diag)
 {
-    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, REPORT_ROUNDS | REPORT_ROUNDS_ONLY };
+    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, REPORT_ROUNDS | REPORT_ROUNDS_ONLY, meaning };
     return report_run_request(db_path, &request, out, diag);
 }
 
-int report_print_run(const char *db_path, int64_t run_id, unsigned flags, FILE *out,
+int report_print_run(const char *db_path, int64_t run_id, unsigned flags, ReportExtraMeaning meaning, FILE *out,
                      HsDiag *diag)
 {
-    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, flags };
+    ReportRequest request = { NULL, 1, run_id, REPORT_TABLE_RUNS, flags, meaning };
     return report_run_request(db_path, &request, out, diag);
 }

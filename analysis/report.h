@@ -34,7 +34,9 @@
  *   time_s_mean, sync_time_s_mean, sweep, scenario (point label without run.method and
  *   the seed).
  * Per-round (--run ID): run_id, round, t_start, t_end, makespan = t_end - t_start,
- *   idle_s, bytes.
+ *   idle_s, bytes, extra (rounds.extra: the method's figure; the text table titles it
+ *   "extra (MEANING)" with what it means in the run, and leaves it out when it is NULL
+ *   in every round).
  *
  * Text output aligns columns (width counted in UTF-8 code points; double-width
  * characters are not measured), rounds numbers for reading, shows a missing value as
@@ -49,7 +51,8 @@
  * JSON output (REPORT_JSON) is one object: "database" (the path as given), then each
  * table as an array of objects keyed by the CSV names — "runs", "points", "speedup"
  * (every one, even when the text would leave it out; --table keeps one), or with --run
- * "runs" (that run) and "rounds". Numbers are JSON numbers in the shortest text that
+ * "runs" (that run), "rounds" and "extra_meaning" (what rounds.extra means in the run, a
+ * string, or null when no meaning is known). Numbers are JSON numbers in the shortest text that
  * reads back to the same double (the seed as its unsigned 64-bit value), a missing
  * value is null, and every column is present in every object. */
 #ifndef ANALYSIS_REPORT_H
@@ -75,6 +78,15 @@ typedef enum {
     REPORT_TABLE_SPEEDUP,
 } ReportTable;
 
+/* What rounds.extra means in a run, for the per-round table: analysis knows no method,
+ * so the caller answers (cli/ asks the method registry, sim/scenario/method_ops.h's
+ * method_extra_meaning) from the run's method (runs.method) and its resolved [method]
+ * keys, which param reads from run_params (NULL: the run has no such row). Returns a
+ * string that outlives the call, or NULL when none is known: the column is then titled
+ * "extra". */
+typedef const char *(*ReportExtraMeaning)(const char *method, const char *(*param)(void *ctx, const char *key),
+                                          void *ctx);
+
 /* Prints the summary of every run in the database at db_path to out, as a table or as
  * CSV (flags & REPORT_CSV). Returns 0, or HS_E_IO / HS_E_INPUT / HS_E_NOMEM with
  * "PATH: message" in diag; nothing is printed on failure. */
@@ -86,14 +98,15 @@ int report_print_tables(const char *db_path, const char *sweep, ReportTable tabl
                         unsigned flags, FILE *out, HsDiag *diag);
 
 /* Prints the summary row of one run; with REPORT_ROUNDS also its per-round table (as
- * CSV: only the per-round rows). cli/cli_run.c calls it after run_end with flags 0 to show
+ * CSV: only the per-round rows), its extra column titled from meaning (NULL: "extra").
+ * cli/cli_run.c calls it after run_end with flags 0 to show
  * the result of a run: run_end has committed every row, and this opens its own
  * read-only connection, so it works while the writer's Store is still open.
  * Returns HS_E_INPUT when there is no such run; otherwise as report_print_runs. */
-int report_print_run(const char *db_path, int64_t run_id, unsigned flags, FILE *out,
+int report_print_run(const char *db_path, int64_t run_id, unsigned flags, ReportExtraMeaning meaning, FILE *out,
                      HsDiag *diag);
 
 /* The per-round table of one run alone, as text (`hetsim show`, analysis/show.h). */
-int report_print_rounds(const char *db_path, int64_t run_id, FILE *out, HsDiag *diag);
+int report_print_rounds(const char *db_path, int64_t run_id, ReportExtraMeaning meaning, FILE *out, HsDiag *diag);
 
 #endif

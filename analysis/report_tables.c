@@ -108,12 +108,14 @@ static const ReportColumn report_round_columns[] = {
     { "makespan (s)", "makespan", REPORT_FMT_SECONDS, 0 },
     { "idle (s)", "idle_s", REPORT_FMT_SECONDS, 0 },
     { "bytes", "bytes", REPORT_FMT_BYTES, 0 },
+    /* titled "extra (MEANING)" for the run (report_tables_load_rounds) */
+    { "extra", "extra", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
 };
-enum { ROUND_COLUMNS = 7 };
+enum { ROUND_COLUMNS = REPORT_ROUND_COLUMNS, ROUND_COL_EXTRA = ROUND_COLUMNS - 1 };
 _Static_assert(REPORT_COUNT(report_round_columns) == ROUND_COLUMNS, "round columns");
 
 static const char report_rounds_sql[] =
-    "SELECT run_id, round, t_start, t_end, t_end - t_start, idle_s, bytes"
+    "SELECT run_id, round, t_start, t_end, t_end - t_start, idle_s, bytes, extra"
     " FROM rounds WHERE run_id = ?1 ORDER BY round, rowid";
 
 /* ---- grids and cells ---- */
@@ -222,7 +224,10 @@ void report_tables_init(ReportTables *tables)
     report_grid_init(&tables->runs, report_run_columns, RUN_COLUMNS);
     report_grid_init(&tables->points, report_point_columns, POINT_COLUMNS);
     report_grid_init(&tables->speedups, report_speedup_columns, SPEED_COLUMNS);
-    report_grid_init(&tables->rounds, report_round_columns, ROUND_COLUMNS);
+    memcpy(tables->round_columns, report_round_columns, sizeof report_round_columns);
+    report_grid_init(&tables->rounds, tables->round_columns, ROUND_COLUMNS);
+    tables->extra_meaning = NULL;
+    tables->extra_title = NULL;
 }
 
 void report_tables_free(ReportTables *tables)
@@ -232,6 +237,10 @@ void report_tables_free(ReportTables *tables)
     report_grid_free(&tables->points);
     report_grid_free(&tables->speedups);
     report_grid_free(&tables->rounds);
+    free(tables->extra_meaning);
+    free(tables->extra_title);
+    tables->extra_meaning = tables->extra_title = NULL;
+    tables->round_columns[ROUND_COL_EXTRA].title = report_round_columns[ROUND_COL_EXTRA].title;
 }
 
 /* ---- filling the tables ---- */
@@ -391,11 +400,70 @@ int report_tables_fill_speedups(const RunSet *set, ReportGrid *table)
     return status;
 }
 
-int report_tables_load_rounds(sqlite3 *db, const char *path, int64_t run_id, ReportGrid *table,
-                              HsDiag *diag)
+/* The [method] keys of one run as run_params holds them, for the caller's
+ * ReportExtraMeaning. */
+typedef struct RoundKeys {
+    sqlite3_stmt *stmt;     /* value_text of (run, 'method', key); NULL without run_params */
+    int64_t run_id;
+    char value[256];
+} RoundKeys;
+
+static const char *report_round_key(void *ctx, const char *key)
+{
+    RoundKeys *keys = ctx;
+    if (keys->stmt == NULL) return NULL;
+    sqlite3_reset(keys->stmt);
+    const char *found = NULL;
+    if (sqlite3_bind_int64(keys->stmt, 1, keys->run_id) == SQLITE_OK &&
+        sqlite3_bind_text(keys->stmt, 2, key, -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+        sqlite3_step(keys->stmt) == SQLITE_ROW && sqlite3_column_text(keys->stmt, 0) != NULL) {
+        snprintf(keys->value, sizeof keys->value, "%s", (const char *)sqlite3_column_text(keys->stmt, 0));
+        found = keys->value;
+    }
+    sqlite3_reset(keys->stmt);
+    return found;
+}
+
+/* What rounds.extra means in run_id, from meaning: *out malloc'd, NULL when none is
+ * known (no such run, a database without run_params answers from the method alone). */
+static int report_extra_meaning(sqlite3 *db, int64_t run_id, ReportExtraMeaning meaning, char **out)
+{
+    *out = NULL;
+    if (meaning == NULL) return HS_OK;
+    sqlite3_stmt *method = NULL;
+    RoundKeys keys = {.run_id = run_id};
+    int status = HS_OK;
+    if (sqlite3_prepare_v2(db, "SELECT method FROM runs WHERE id = ?1", -1, &method, NULL) == SQLITE_OK &&
+        sqlite3_bind_int64(method, 1, run_id) == SQLITE_OK && sqlite3_step(method) == SQLITE_ROW &&
+        sqlite3_column_text(method, 0) != NULL) {
+        /* a database of schema version 1 has no run_params: its runs' keys are unknown */
+        if (sqlite3_prepare_v2(db,
+                               "SELECT value_text FROM run_params WHERE run_id = ?1 AND section = 'method' AND key = ?2",
+                               -1, &keys.stmt, NULL) != SQLITE_OK) {
+            sqlite3_finalize(keys.stmt);
+            keys.stmt = NULL;
+        }
+        const char *text = meaning((const char *)sqlite3_column_text(method, 0), report_round_key, &keys);
+        if (text != NULL && (*out = strdup(text)) == NULL) status = HS_E_NOMEM;
+    }
+    sqlite3_finalize(keys.stmt);
+    sqlite3_finalize(method);
+    return status;
+}
+
+int report_tables_load_rounds(sqlite3 *db, const char *path, int64_t run_id, ReportExtraMeaning meaning,
+                              ReportTables *tables, HsDiag *diag)
 {
     sqlite3_stmt *stmt = NULL;
+    ReportGrid *table = &tables->rounds;
     int status = HS_OK;
+    if (report_extra_meaning(db, run_id, meaning, &tables->extra_meaning) != HS_OK) goto nomem;
+    if (tables->extra_meaning != NULL) {
+        size_t size = strlen(tables->extra_meaning) + sizeof "extra ()";
+        if ((tables->extra_title = malloc(size)) == NULL) goto nomem;
+        snprintf(tables->extra_title, size, "extra (%s)", tables->extra_meaning);
+        tables->round_columns[ROUND_COL_EXTRA].title = tables->extra_title;
+    }
     int rc = sqlite3_prepare_v2(db, report_rounds_sql, -1, &stmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
     if (rc != SQLITE_OK) goto query_failed;

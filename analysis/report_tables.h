@@ -6,6 +6,7 @@
 #ifndef ANALYSIS_REPORT_TABLES_H
 #define ANALYSIS_REPORT_TABLES_H
 
+#include "analysis/report.h"
 #include "analysis/runset.h"
 #include "base/hs_error.h"
 
@@ -53,9 +54,16 @@ typedef struct ReportGrid {
     size_t row_count, row_capacity;
 } ReportGrid;
 
-/* The four tables of a report. */
+enum { REPORT_ROUND_COLUMNS = 8 };
+
+/* The four tables of a report. The per-round table's columns are the tables' own: its
+ * extra column is titled with what rounds.extra means in the run (report.h's
+ * ReportExtraMeaning). A ReportTables is not copied (rounds points into it). */
 typedef struct ReportTables {
     ReportGrid runs, points, speedups, rounds;
+    ReportColumn round_columns[REPORT_ROUND_COLUMNS];
+    char *extra_meaning;   /* the run's, owned; NULL when none is known */
+    char *extra_title;     /* "extra (MEANING)", owned; NULL: "extra" */
 } ReportTables;
 
 /* Empty tables with their columns. */
@@ -70,10 +78,12 @@ int report_tables_fill_runs(const RunSet *set, ReportGrid *runs);
 int report_tables_fill_points(const RunSet *set, ReportGrid *points);
 int report_tables_fill_speedups(const RunSet *set, ReportGrid *speedups);
 
-/* One row per rounds row of run_id, as stored. HS_OK, or the query error (path names the
- * database) or HS_E_NOMEM in diag. */
-int report_tables_load_rounds(sqlite3 *db, const char *path, int64_t run_id, ReportGrid *rounds,
-                              HsDiag *diag);
+/* One row per rounds row of run_id, as stored, into tables->rounds; with meaning (NULL:
+ * none) what rounds.extra means in the run, asked from its method and its [method] keys
+ * in run_params. HS_OK, or the query error (path names the database) or HS_E_NOMEM in
+ * diag. */
+int report_tables_load_rounds(sqlite3 *db, const char *path, int64_t run_id, ReportExtraMeaning meaning,
+                              ReportTables *tables, HsDiag *diag);
 
 /* JSON (report_json.c): table as an array of objects keyed by the CSV names; a string
  * with JSON's escapes; a number in the shortest text that reads back to it (null when

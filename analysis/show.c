@@ -267,7 +267,8 @@ static int show_scenario_text(sqlite3 *db, const char *path, int64_t run_id, FIL
     return status;
 }
 
-int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsigned flags, FILE *out, HsDiag *diag)
+int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsigned flags, ReportExtraMeaning meaning,
+                   FILE *out, HsDiag *diag)
 {
     sqlite3 *db = NULL;
     char *text = NULL;
@@ -287,7 +288,7 @@ int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsig
         if (status == HS_OK) status = show_config(db, db_path, run_id, memory, diag);
         if (status == HS_OK) {
             fputs("\nrounds\n", memory);
-            status = report_print_rounds(db_path, run_id, memory, diag);
+            status = report_print_rounds(db_path, run_id, meaning, memory, diag);
         }
     }
     if (memory != NULL && fclose(memory) != 0 && status == HS_OK)

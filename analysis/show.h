@@ -10,7 +10,8 @@
  * SHOW_SCENARIO_TEXT), the summary (every column of the view run_summary with its unit
  * from schema_columns, numbers in the shortest text that reads back to the stored
  * double), the resolved scenario (runs.config, each swept key marked `; swept`, from
- * run_params) and the per-round table of `hetsim report --run`.
+ * run_params) and the per-round table of `hetsim report --run` (its extra column titled
+ * with what rounds.extra means in the run: meaning, NULL for none known).
  *
  * diff: the keys whose resolved values differ (from run_params: a distribution's
  * parameters are keys of their own, numbers compared as numbers in SI units; a run
@@ -25,6 +26,7 @@
 #ifndef ANALYSIS_SHOW_H
 #define ANALYSIS_SHOW_H
 
+#include "analysis/report.h"
 #include "base/hs_error.h"
 
 #include <stdint.h>
@@ -34,8 +36,8 @@ enum {
     SHOW_SCENARIO_TEXT = 1u << 0, /* show: only the scenario file's text as the run read it */
 };
 
-int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsigned flags, FILE *out,
-                   HsDiag *diag);
+int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsigned flags, ReportExtraMeaning meaning,
+                   FILE *out, HsDiag *diag);
 int show_print_diff(const char *db_path, int64_t run_a, int64_t run_b, const char *sweep, FILE *out,
                     HsDiag *diag);
 

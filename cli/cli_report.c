@@ -6,6 +6,7 @@
 #include "analysis/report.h"
 #include "base/hs_error.h"
 #include "cli/cli.h"
+#include "sim/scenario/method_ops.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +25,8 @@ static const char cli_report_usage[] =
     "time to target when both reached it, else by total virtual time).\n"
     "\n"
     "  --run ID      the summary of run ID, then its per-round table\n"
-    "                (round, t_start, t_end, makespan, idle, bytes)\n"
+    "                (round, t_start, t_end, makespan, idle, bytes, and the method's\n"
+    "                figure rounds.extra titled with what it means: hetsim methods NAME)\n"
     "  --sweep ID    only the runs of sweep ID (runs.sweep)\n"
     "  --table T     only table T: runs, points or speedup\n"
     "  --csv         CSV with a header and unrounded numbers instead of a table (one\n"
@@ -32,12 +34,18 @@ static const char cli_report_usage[] =
     "                per-round rows only)\n"
     "  --json        one JSON object: \"database\", then every table as an array of\n"
     "                objects keyed by the CSV names (\"runs\", \"points\", \"speedup\";\n"
-    "                with --run \"runs\" and \"rounds\"); numbers in full precision,\n"
-    "                missing values null\n"
+    "                with --run \"runs\", \"rounds\" and \"extra_meaning\"); numbers in full\n"
+    "                precision, missing values null\n"
     "  --help        this text\n"
     "\n"
     "The database is opened read-only. Exit status: 0 ok, 1 the file cannot be read,\n"
     "2 bad usage, not a hetsim database, or no such run or sweep.\n";
+
+const char *cli_extra_meaning(const char *method, const char *(*param)(void *ctx, const char *key), void *ctx)
+{
+    const MethodOps *m = method_lookup(method);
+    return m != NULL ? method_extra_meaning(m, param, ctx) : NULL;
+}
 
 int cli_report_stream(int argc, char **argv, FILE *out, FILE *err)
 {
@@ -77,7 +85,7 @@ int cli_report_stream(int argc, char **argv, FILE *out, FILE *err)
     unsigned flags = csv ? REPORT_CSV : json ? REPORT_JSON : 0;
     int status = cli_check_database(path, &diag);
     if (status == HS_OK)
-        status = run_text != NULL ? report_print_run(path, run_id, flags | REPORT_ROUNDS, out, &diag)
+        status = run_text != NULL ? report_print_run(path, run_id, flags | REPORT_ROUNDS, cli_extra_meaning, out, &diag)
                                   : report_print_tables(path, sweep, table, flags, out, &diag);
     if (status != HS_OK) fprintf(err, "hetsim: %s\n", diag.message);
     return hs_error_exit_status(status);

@@ -12,6 +12,11 @@
  * that sweep. */
 int cli_report(int argc, char **argv);
 
+/* What rounds.extra means in a run of method whose [method] keys param reads (NULL: not
+ * known): the method registry's answer (method_extra_meaning) for the reports and `hetsim
+ * show` (analysis/report.h's ReportExtraMeaning). */
+const char *cli_extra_meaning(const char *method, const char *(*param)(void *ctx, const char *key), void *ctx);
+
 /* cli_report writing to out and err instead of stdout and stderr (tests use it). */
 int cli_report_stream(int argc, char **argv, FILE *out, FILE *err);
 

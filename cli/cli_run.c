@@ -10,6 +10,7 @@
 #include "analysis/store.h"
 #include "base/input_file.h"
 #include "cli/cli_check.h"
+#include "cli/cli_report.h"
 #include "cli/progress.h"
 #include "sim/run.h"
 #include "sim/scenario/inidoc.h"
@@ -175,7 +176,7 @@ static int cli_run_scenario(const CliScenarioArgs *args, const RunOrigin *origin
     if (outcome.run_id < 0 && !db_existed) cli_remove_database(db_path);
     if (outcome.run_id >= 0) cli_print_database(db_path);
     if (outcome.run_id >= 0 && !args->quiet && (status == HS_OK || status == HS_E_DIVERGED))
-        if (report_print_run(db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
+        if (report_print_run(db_path, outcome.run_id, 0, cli_extra_meaning, stdout, &diag) != HS_OK)
             fprintf(stderr, "hetsim: %s\n", diag.message);
     free(sc);
     return exit_status;

@@ -5,6 +5,7 @@
  * prints the report, the others send their rows nowhere. The rows are those of one
  * process (tests/cli/mpi_run.sh). Signals: rank 0 marks the run interrupted, the others
  * ignore SIGINT/SIGTERM and are ended by rank 0. */
+#include "cli/cli_report.h"
 #include "cli/cli_run.h"
 
 #include "analysis/report.h"
@@ -123,7 +124,7 @@ int cli_run_ranks(const CliScenarioArgs *args, const RunOrigin *origin)
     if (talk && outcome.run_id < 0 && !db_existed) cli_remove_database(args->db_path);
     if (talk && outcome.run_id >= 0) cli_print_database(args->db_path);
     if (talk && outcome.run_id >= 0 && !args->quiet && (status == HS_OK || status == HS_E_DIVERGED))
-        if (report_print_run(args->db_path, outcome.run_id, 0, stdout, &diag) != HS_OK)
+        if (report_print_run(args->db_path, outcome.run_id, 0, cli_extra_meaning, stdout, &diag) != HS_OK)
             fprintf(stderr, "hetsim: %s\n", diag.message);
     free(sc);
     if (!cli_run_replicated(status)) {

@@ -2,6 +2,7 @@
  * (analysis/show.h). */
 #include "analysis/show.h"
 #include "cli/cli.h"
+#include "cli/cli_report.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +14,8 @@ static const char cli_show_usage[] =
     "status, sweep and point; its provenance (hetsim version, command line, --set\n"
     "overrides, host, threads, wall-clock times); its summary (every column of the view\n"
     "run_summary, with units); the resolved scenario it ran (runs.config, swept keys\n"
-    "marked); and its per-round table.\n"
+    "marked); and its per-round table, the method's figure rounds.extra titled with\n"
+    "what it means in the run (hetsim methods NAME).\n"
     "  --sweep ID        refuse (exit 2) a run that is not of sweep ID\n"
     "  --scenario-text   print only the scenario file as the run read it\n"
     "  --help            this text\n"
@@ -37,7 +39,8 @@ int cli_show(int argc, char **argv)
         return cli_usage_error(stderr, "show", "RUN is a run id (a positive whole number), not '%s'", operands[1]);
     HsDiag diag;
     hs_diag_clear(&diag);
-    int status = show_print_run(operands[0], run_id, sweep, scenario_text ? SHOW_SCENARIO_TEXT : 0, stdout, &diag);
+    int status = show_print_run(operands[0], run_id, sweep, scenario_text ? SHOW_SCENARIO_TEXT : 0, cli_extra_meaning,
+                                stdout, &diag);
     if (status != HS_OK) fprintf(stderr, "hetsim: %s\n", diag.message);
     return hs_error_exit_status(status);
 }

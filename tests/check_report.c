@@ -709,7 +709,7 @@ START_TEST(test_print_run_api)
     HsDiag diag;
     hs_diag_clear(&diag);
     FILE *out = tmpfile();
-    ck_assert_int_eq(report_print_run(path, 1, 0, out, &diag), HS_OK);
+    ck_assert_int_eq(report_print_run(path, 1, 0, NULL, out, &diag), HS_OK);
     char *text = read_whole(out, NULL);
     int lines = 0;
     for (const char *p = text; *p; p++) lines += *p == '\n';
@@ -719,7 +719,7 @@ START_TEST(test_print_run_api)
     fclose(out);
 
     out = tmpfile();
-    ck_assert_int_eq(report_print_run(path, 42, 0, out, &diag), HS_E_INPUT);
+    ck_assert_int_eq(report_print_run(path, 42, 0, NULL, out, &diag), HS_E_INPUT);
     ck_assert_ptr_nonnull(strstr(diag.message, "no run with id 42"));
     ck_assert_ptr_nonnull(strstr(diag.message, path));
     text = read_whole(out, NULL);
