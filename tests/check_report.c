@@ -414,12 +414,12 @@ START_TEST(test_rounds_csv_equals_sql)
         ck_assert_msg(o.status == 0, "%s", o.err);
         Csv csv;
         ck_assert_int_eq(csv_parse(o.out, &csv), 0);
-        static const char header[] = "run_id,round,t_start,t_end,makespan,idle_s,bytes\n";
+        static const char header[] = "run_id,round,t_start,t_end,makespan,idle_s,bytes,extra\n";
         ck_assert_msg(strncmp(o.out, header, sizeof header - 1) == 0, "header: %s", o.out);
         sqlite3 *db = NULL;
         sqlite3_stmt *q = NULL;
         ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-        ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT round, t_start, t_end, idle_s, bytes"
+        ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT round, t_start, t_end, idle_s, bytes, extra"
                                                 " FROM rounds WHERE run_id = ?1 ORDER BY round",
                                             -1, &q, NULL), SQLITE_OK);
         sqlite3_bind_int64(q, 1, run);
@@ -435,6 +435,8 @@ START_TEST(test_rounds_csv_equals_sql)
                           "makespan");
             expect_number(row[5], 1, sqlite3_column_double(q, 3), "idle_s");
             expect_number(row[6], 1, sqlite3_column_double(q, 4), "bytes");
+            if (sqlite3_column_type(q, 5) == SQLITE_NULL) ck_assert_str_eq(row[7], "");
+            else expect_number(row[7], 1, sqlite3_column_double(q, 5), "extra");
         }
         ck_assert_int_eq(r, csv.rows);
         sqlite3_finalize(q);
@@ -533,6 +535,78 @@ START_TEST(test_run_table)
     ck_assert_ptr_nonnull(strstr(blank, "1.50 kB"));
     ck_assert_ptr_null(strstr(o.out, "He said"));  /* only run 1 */
     output_free(&o);
+}
+END_TEST
+
+/* rounds.extra in the per-round table: titled with what it means in the run, as the
+ * method registry says from the run's method and its [method] keys in run_params
+ * (MethodExtra); left out of the text when NULL in every round; the CSV and JSON field
+ * `extra` always, JSON's extra_meaning the same text. */
+/* A run whose only [method] key is keys[0] = keys[1] (cli_extra_meaning's param). */
+static const char *one_key(void *ctx, const char *key)
+{
+    const char *const *pair = ctx;
+    return strcmp(key, pair[0]) == 0 ? pair[1] : NULL;
+}
+
+START_TEST(test_rounds_extra_titled_with_its_meaning)
+{
+    const char *path = make_fixture("extra.db");
+    /* run 2 (comdml): a figure, the method's one meaning */
+    const char *comdml = cli_extra_meaning("comdml", NULL, NULL);
+    ck_assert_ptr_nonnull(comdml);
+    char title[256];
+    snprintf(title, sizeof title, "extra (%s)", comdml);
+    Output o = RUN_REPORT("report", path, "--run", "2");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    const char *rounds = strstr(o.out, "\n\n");
+    ck_assert_ptr_nonnull(rounds);
+    ck_assert_msg(strstr(rounds, title) != NULL, "no title '%s' in\n%s", title, o.out);
+    ck_assert_ptr_nonnull(strstr(rounds, "0.5\n"));
+    output_free(&o);
+    o = RUN_REPORT("report", path, "--run", "2", "--json");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_ptr_nonnull(strstr(o.out, "\"extra\": 0.5}"));
+    char json[300];
+    snprintf(json, sizeof json, "\"extra_meaning\": \"%s\"}", comdml);
+    ck_assert_msg(strstr(o.out, json) != NULL, "no %s in\n%s", json, o.out);
+    output_free(&o);
+    /* run 1 (sync): NULL in every round, so no column in the text; null meaning in JSON
+     * (the fixture has no run_params: a sync run's figure depends on its keys) */
+    o = RUN_REPORT("report", path, "--run", "1");
+    ck_assert_msg(o.status == 0, "%s", o.err);
+    ck_assert_ptr_null(strstr(o.out, "extra"));
+    output_free(&o);
+    o = RUN_REPORT("report", path, "--run", "1", "--json");
+    ck_assert_ptr_nonnull(strstr(o.out, "\"extra\": null}"));
+    ck_assert_ptr_nonnull(strstr(o.out, "\"extra_meaning\": null}"));
+    output_free(&o);
+
+    /* a sync run with a deadline (run_params says so) and one with prune = width: each
+     * titled with its own meaning, the registry's for those keys */
+    const char *with_keys = make_from_sql(
+        "extra-keys.db",
+        "INSERT INTO runs(id, name, method, seed, mode, status) VALUES"
+        " (1, 'late', 'sync', 1, 'timing', 'done'), (2, 'pruned', 'sync', 1, 'timing', 'done');"
+        "INSERT INTO run_params(run_id, section, key, value_text, unit, swept) VALUES"
+        " (1, 'method', 'deadline', '50 ms', 's', 0), (1, 'method', 'prune', 'none', '', 0),"
+        " (2, 'method', 'deadline', 'none', 's', 0), (2, 'method', 'prune', 'width', '', 0);"
+        "INSERT INTO rounds(run_id, round, t_start, t_end, idle_s, bytes, extra) VALUES"
+        " (1, 0, 0, 1, 0, 10, 3), (2, 0, 0, 1, 0, 10, 0.25);");
+    const char *keys[][2] = {{"deadline", "50 ms"}, {"prune", "width"}};
+    for (int run = 1; run <= 2; run++) {
+        const char *meaning = cli_extra_meaning("sync", one_key, (void *)keys[run - 1]);
+        ck_assert_ptr_nonnull(meaning);
+        snprintf(title, sizeof title, "extra (%s)", meaning);
+        char id[4];
+        snprintf(id, sizeof id, "%d", run);
+        o = RUN_REPORT("report", with_keys, "--run", id);
+        ck_assert_msg(o.status == 0, "%s", o.err);
+        ck_assert_msg(strstr(o.out, title) != NULL, "run %d: no title '%s' in\n%s", run, title, o.out);
+        output_free(&o);
+    }
+    ck_assert_str_ne(cli_extra_meaning("sync", one_key, (void *)keys[0]),
+                     cli_extra_meaning("sync", one_key, (void *)keys[1]));
 }
 END_TEST
 
@@ -1283,6 +1357,7 @@ static Suite *report_suite(void)
     tcase_add_test(normal, test_rounds_csv_equals_sql);
     tcase_add_test(normal, test_text_table_is_aligned);
     tcase_add_test(normal, test_run_table);
+    tcase_add_test(normal, test_rounds_extra_titled_with_its_meaning);
     tcase_add_test(normal, test_awkward_names_survive_csv);
     tcase_add_test(normal, test_report_only_reads);
     tcase_add_test(normal, test_report_from_read_only_folder);

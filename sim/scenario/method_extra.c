@@ -11,7 +11,7 @@ const char *method_extra_meaning(const MethodOps *m, MethodParamText param, void
 {
     for (const MethodExtra *e = m->extra; e != NULL && e->meaning != NULL; e++) {
         if (e->key == NULL) return e->meaning;
-        const char *written = param(ctx, e->key);
+        const char *written = param != NULL ? param(ctx, e->key) : NULL;
         if (written != NULL && (strcmp(written, e->value) == 0) != e->unless) return e->meaning;
     }
     return NULL;

@@ -111,7 +111,8 @@ const MethodCapability *method_capabilities(void);
 
 /* How a run wrote [method] key `key` (as runs.config writes it), NULL when it did not. */
 typedef const char *(*MethodParamText)(void *ctx, const char *key);
-/* What rounds.extra means in a run of m whose keys param reads (MethodExtra); NULL when
+/* What rounds.extra means in a run of m whose keys param reads (MethodExtra; param NULL:
+ * a run whose keys are not known, which matches only an entry without a key); NULL when
  * the method writes nothing there in such a run. */
 const char *method_extra_meaning(const MethodOps *m, MethodParamText param, void *ctx);
 /* The same for a resolved scenario: its method, its keys as written (Scenario.params). */
