@@ -817,6 +817,47 @@ START_TEST(test_method_limits_are_edges_not_clamps)
 }
 END_TEST
 
+/* rounds.extra's meanings (MethodExtra): each names a key of its method, with a value
+ * that is not the key's default (unless: that is its default), so that a run that does
+ * not write the key matches no entry; an entry without a key ends the table (one after
+ * it could never hold); and a scenario that sets the key gets that entry's meaning. */
+START_TEST(test_extra_meanings_name_their_keys)
+{
+    int keyed = 0;
+    for (const MethodOps *const *m = method_all(); *m; m++) {
+        const MethodOps *ops = *m;
+        for (const MethodExtra *e = ops->extra; e && (e->key || e->meaning); e++) {
+            ck_assert_msg(e->meaning != NULL && e->meaning[0] != '\0', "%s: an entry without a meaning", ops->name);
+            if (e->key == NULL) {
+                ck_assert_msg(e[1].key == NULL && e[1].meaning == NULL, "%s: an entry after the one without a key",
+                              ops->name);
+                continue;
+            }
+            const SchemaKey *row = NULL;
+            for (const SchemaKey *k = ops->keys; k && k->name; k++)
+                if (strcmp(k->name, e->key) == 0) row = k;
+            ck_assert_msg(row != NULL, "%s: rounds.extra depends on %s, which is not one of its keys", ops->name, e->key);
+            ck_assert_msg((strcmp(e->value, row->fallback) == 0) == e->unless,
+                          "%s: rounds.extra's entry for %s %s %s, whose default is %s", ops->name, e->key,
+                          e->unless ? "is not" : "=", e->value, row->fallback);
+            if (e->unless) continue;
+            char method[64], key[128];
+            snprintf(method, sizeof method, "run.method=%s", ops->name);
+            snprintf(key, sizeof key, "method.%s=%s", e->key, e->value);
+            const char *set[] = {method, key};
+            Scenario sc;
+            HsDiag diag;
+            ck_assert_msg(resolve_with(limits_base, set, 2, &sc, &diag) == HS_OK, "%s %s: %s", ops->name, key,
+                          diag.message);
+            ck_assert_msg(method_extra_of_scenario(&sc) == e->meaning, "%s with %s: rounds.extra means '%s'", ops->name,
+                          key, method_extra_of_scenario(&sc) ? method_extra_of_scenario(&sc) : "nothing");
+            keyed++;
+        }
+    }
+    ck_assert_int_ge(keyed, 4);
+}
+END_TEST
+
 static Suite *scenario_keys_suite(void)
 {
     Suite *s = suite_create("scenario_keys");
@@ -825,6 +866,7 @@ static Suite *scenario_keys_suite(void)
     tcase_add_test(tc, test_schema_rows_are_complete);
     tcase_add_test(tc, test_method_rows_land_in_their_struct);
     tcase_add_test(tc, test_method_limits_are_edges_not_clamps);
+    tcase_add_test(tc, test_extra_meanings_name_their_keys);
     tcase_add_test(tc, test_method_and_method_name_merge);
     tcase_add_test(tc, test_list_elements_are_never_dropped);
     tcase_add_test(tc, test_whole_numbers_and_overflow);

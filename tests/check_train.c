@@ -2,6 +2,7 @@
  * learns, runs are bitwise deterministic, divergence ends a run as "diverged", the
  * target accuracy stops it, and timings equal timing mode's exactly. */
 #include "models/optim.h"
+#include "sim/methods/method.h"
 #include "sim/run.h"
 #include "sim/stages/prune.h"
 #include "sim/train/trainer.h"
@@ -299,6 +300,62 @@ START_TEST(test_dpsgd_consensus_shrinks_once_gradients_stop)
 }
 END_TEST
 
+/* No key holds: a run's meaning from the entries without a key alone. */
+static const char *no_key(void *ctx, const char *key)
+{
+    return NULL;
+}
+
+/* rounds.extra is defined once per method (MethodExtra, sim/scenario/method_ops.h):
+ * every method, alone, with each local-step feature and with a deadline, in both modes,
+ * 2 rounds. A round with a figure has a meaning for the run, so `hetsim show` never
+ * titles a bare number; and a meaning chosen by the run's keys (a stage's, a deadline's)
+ * is the run's figure: some round of the run has one. Refused combinations are skipped. */
+START_TEST(test_every_rounds_extra_has_a_meaning)
+{
+    const char *variants[] = {NULL, "method.prune=width", "method.freeze=progressive", "method.deadline=50 ms"};
+    const char *modes[] = {"run.mode=train", "run.mode=timing"};
+    int runs = 0, figures = 0, keyed = 0;
+    for (const MethodOps *const *m = method_all(); *m; m++)
+        for (size_t v = 0; v < sizeof variants / sizeof *variants; v++)
+            for (int mode = 0; mode < 2; mode++) {
+                char method[64];
+                snprintf(method, sizeof method, "run.method=%s", (*m)->name);
+                const char *set[] = {method, "run.rounds=2", modes[mode], variants[v]};
+                int n = variants[v] ? 4 : 3;
+                Scenario sc;
+                HsDiag diag;
+                int status = test_resolve(synthetic, set, n, &sc, &diag);
+                if (status == HS_E_INPUT && variants[v] != NULL) continue; /* not with this method */
+                ck_assert_msg(status == HS_OK, "%s %s: %s", (*m)->name, variants[v] ? variants[v] : "", diag.message);
+                TestSink ts;
+                RunOutcome outcome;
+                ck_assert_msg(sim_run(&sc, test_sink_init(&ts), &diag, &outcome) == HS_OK, "%s %s: %s", (*m)->name,
+                              variants[v] ? variants[v] : "", diag.message);
+                runs++;
+                const char *meaning = method_extra_of_scenario(&sc);
+                int any = 0;
+                for (int r = 0; r < ts.rounds; r++) {
+                    if (isnan(round_extra(&ts, r))) continue;
+                    any = 1;
+                    figures++;
+                    ck_assert_msg(meaning != NULL, "%s %s (%s): round %d has rounds.extra %g, and no meaning", (*m)->name,
+                                  variants[v] ? variants[v] : "alone", modes[mode], r, round_extra(&ts, r));
+                }
+                if (meaning != NULL && meaning != method_extra_meaning(*m, no_key, NULL)) {
+                    keyed++;
+                    ck_assert_msg(any, "%s %s (%s): rounds.extra means '%s' and no round has it", (*m)->name,
+                                  variants[v], modes[mode], meaning);
+                }
+                test_sink_free(&ts);
+            }
+    /* the walk saw the methods, their figures and the meanings chosen by keys */
+    ck_assert_int_ge(runs, 100);
+    ck_assert_int_ge(figures, 100);
+    ck_assert_int_ge(keyed, 10);
+}
+END_TEST
+
 START_TEST(test_qsr_period_follows_the_rule)
 {
     /* cosine from lr 0.1 over 6 rounds: H = max(H_base, floor((alpha / lr_r)^2)),
@@ -563,6 +620,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_missing_dataset_is_a_clear_error);
     tcase_add_test(tc, test_dpsgd_consensus_shrinks_once_gradients_stop);
     tcase_add_test(tc, test_qsr_period_follows_the_rule);
+    tcase_add_test(tc, test_every_rounds_extra_has_a_meaning);
     tcase_add_test(tc, test_split_step_touches_only_its_side);
     tcase_add_test(tc, test_momentum_at_average);
     tcase_add_test(tc, test_domains_run);
