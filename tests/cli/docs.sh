@@ -31,6 +31,11 @@ check "--features with a method name exits 2" test $? -eq 2
 sed -nE 's/^## ([a-z0-9]+)$/\1/p' docs/methods.md | sort > "$tmp/noted"
 check "docs/methods.md has one section per registered method" cmp -s "$tmp/registered" "$tmp/noted"
 check "there are methods" test "$(wc -l < "$tmp/registered")" -ge 18
+# what rounds.extra means is generated, once per method: the notes point to it
+check "every method's reference says what its rounds.extra is" \
+  test "$(grep -c '^`rounds.extra`' docs/reference/methods.md)" -eq "$(wc -l < "$tmp/registered")"
+check "docs/methods.md does not restate it (one mention: the pointer)" \
+  test "$(grep -c 'rounds.extra' docs/methods.md)" -eq 1
 
 # a section, a group, a method
 "$HETSIM" help keys run > "$tmp/out" 2> "$tmp/err"
@@ -46,6 +51,7 @@ check "help keys prints every section" test "$(grep -c '^\[' "$tmp/out")" -eq 14
 "$HETSIM" methods localsgd > "$tmp/out"
 check "methods localsgd prints its keys" grep -q '^  local_steps = epoch ' "$tmp/out"
 check "methods localsgd says it accepts [privacy]" grep -q 'accepts \[privacy\]' "$tmp/out"
+check "... and what rounds.extra holds under prune" grep -q '^    prune = width: smallest keep ratio' "$tmp/out"
 
 # unknown names: exit 2, a suggestion on stderr, nothing on stdout
 "$HETSIM" help keys compresion > "$tmp/out" 2> "$tmp/err"

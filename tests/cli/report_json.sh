@@ -44,10 +44,10 @@ if mode == "all":
         bad.append("points %d, speedup %d" % (len(doc["points"]), len(doc["speedup"])))
 else:
     run = int(mode)
-    if sorted(doc) != ["database", "rounds", "runs"] or [r["id"] for r in doc["runs"]] != [run]:
+    if sorted(doc) != ["database", "extra_meaning", "rounds", "runs"] or [r["id"] for r in doc["runs"]] != [run]:
         bad.append("--run: keys %s" % sorted(doc))
-    stored = con.execute("select round, t_start, t_end, idle_s, bytes from rounds where run_id = ? order by round", (run,)).fetchall()
-    got = [(r["round"], r["t_start"], r["t_end"], r["idle_s"], r["bytes"]) for r in doc["rounds"]]
+    stored = con.execute("select round, t_start, t_end, idle_s, bytes, extra from rounds where run_id = ? order by round", (run,)).fetchall()
+    got = [(r["round"], r["t_start"], r["t_end"], r["idle_s"], r["bytes"], r["extra"]) for r in doc["rounds"]]
     if len(got) != len(stored) or not all(all(same(a, b) for a, b in zip(g, s)) for g, s in zip(got, stored)):
         bad.append("--run: rounds differ from the rounds table")
 if bad: print("\n".join(bad))
@@ -63,6 +63,16 @@ check "report --json --run exits 0" test $? -eq 0
 python3 "$tmp/compare.py" "$db" "$tmp/run.json" 3 > "$tmp/diff" 2>&1
 check "... with the run and its rounds as stored" test ! -s "$tmp/diff"
 head -5 "$tmp/diff"
+"$HETSIM" run "$top/tests/fixtures/cli/tiny-sweep.ini" --db "$tmp/qsr.db" --quiet --timing-only --set run.method=qsr > /dev/null 2>&1
+"$HETSIM" report "$tmp/qsr.db" --json --run 1 > "$tmp/qsr.json"
+python3 "$tmp/compare.py" "$tmp/qsr.db" "$tmp/qsr.json" 1 > "$tmp/diff" 2>&1
+check "a run's rounds.extra as stored (qsr's H)" test ! -s "$tmp/diff"
+head -5 "$tmp/diff"
+check "... and what it means, the text of hetsim methods qsr" \
+  test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["extra_meaning"])' "$tmp/qsr.json")" = \
+       "$("$HETSIM" methods qsr | sed -n 's/^  rounds.extra: //p')"
+python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["extra_meaning"] is not None)' "$tmp/run.json"
+check "... null for a run whose method logs none (comdml without churn)" test $? -eq 0
 "$HETSIM" report "$db" --json --table points | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(sorted(d) != ["database", "points"])'
 check "--table keeps one table" test $? -eq 0
 "$HETSIM" report "$db" --json --table speedup | python3 -c '

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `hetsim show DB RUN` (title, provenance, run_summary with units, the resolved scenario
-# with swept keys marked, the rounds) and `hetsim diff DB RUN RUN` (keys that differ from
+# with swept keys marked, the rounds with rounds.extra titled with its meaning) and `hetsim diff DB RUN RUN` (keys that differ from
 # run_params, then figures from run_summary), on a sweep and on the previous release's
 # database; bad input: an unknown run id, a run of another sweep, not a run id — exit 2
 # naming it, nothing on stdout.
@@ -43,6 +43,28 @@ check "... then the figures that differ, with units" grep -q '^  sim_time_s (s) 
 check "a run against itself differs in nothing" test "$(grep -c '^  none: ' "$tmp/same")" -eq 2
 "$HETSIM" diff "$db" 1 9 > /dev/null
 check "runs of different sweeps compare (a sweep's and a single run)" test $? -eq 0
+
+# rounds.extra: its column titled with what the figure means in the run, the text the
+# method's table gives (`hetsim methods NAME`), chosen by the run's keys; no column when
+# the method logs nothing
+x="$tmp/x.db"
+"$HETSIM" run "$tiny" --db "$x" --quiet --timing-only --set run.method=qsr > /dev/null 2>&1
+"$HETSIM" run "$tiny" --db "$x" --quiet --timing-only --set run.method=sync --set method.sync.deadline=20ms > /dev/null 2>&1
+"$HETSIM" run "$tiny" --db "$x" --quiet --timing-only --set run.method=sync > /dev/null 2>&1
+qsr=$("$HETSIM" methods qsr | sed -n 's/^  rounds.extra: //p')
+late=$("$HETSIM" methods sync | sed -n 's/^    deadline is not none: //p')
+check "hetsim methods says what qsr's and a late sync's rounds.extra mean" test -n "$qsr" -a -n "$late"
+"$HETSIM" show "$x" 1 > "$tmp/x1"
+check "show titles qsr's extra column with its meaning" \
+  grep -qF "bytes  extra ($qsr)" "$tmp/x1"
+check "... above the periods H" test "$(sed -n '/^rounds$/,$p' "$tmp/x1" | grep -cE '^  1  .* [0-9]+$')" -eq 8
+"$HETSIM" show "$x" 2 > "$tmp/x2"
+check "show titles sync's with the meaning its deadline chooses" grep -qF "bytes  extra ($late)" "$tmp/x2"
+"$HETSIM" show "$x" 3 > "$tmp/x3"
+check "a sync run without a deadline logs nothing: no extra column" \
+  test -z "$(sed -n '/^rounds$/,$p' "$tmp/x3" | grep extra)"
+"$HETSIM" report "$x" --run 2 > "$tmp/x2r"
+check "report --run titles it too" grep -qF "extra ($late)" "$tmp/x2r"
 
 # bad input
 bad() { # name, expected stderr text, command...
