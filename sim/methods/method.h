@@ -33,7 +33,9 @@ typedef struct Sim {
     Engine *engine;          /* the kernel: clock, primitives, accounting */
     HsDiag *diag;            /* where a method's errors are explained */
     double round_extra;      /* the method's figure for rounds.extra (NaN when none); the
-                              * run resets it at every round's start */
+                              * run resets it at every round's start. What it means is in
+                              * the method's MethodExtra table (MethodOps.extra), which
+                              * must say so for every run in which it is set */
     /* [privacy] (sim/stages/privacy.h): the method's accountant, owned by the method (NULL
      * when none); each evaluation reports its epsilon in metrics.epsilon */
     struct Privacy *privacy;
