@@ -726,16 +726,23 @@ int trainer_average_split(Trainer *t, const int *splits)
     if (status == HS_E_INTERNAL) return trainer_fail(t, status, "a block that no agent trained");
     int *members = malloc((size_t)n * sizeof *members);
     if (members == NULL) return trainer_fail(t, HS_E_NOMEM, "out of memory");
+    if (status == HS_OK) status = trainer_average_aux_heads(t, splits, members);
+    free(members);
+    return status;
+}
+
+int trainer_average_aux_heads(Trainer *t, const int *splits, int *members)
+{
+    int n = t->world->n, blocks = model_n_blocks(t->models[0]), status = HS_OK;
     for (int m = 1; status == HS_OK && m < blocks; m++) {
         int k = 0;
         for (int i = 0; i < n; i++)
             if (splits[i] == m) members[k++] = i;
         if (k < 2) continue;
         size_t offset, count;
-        model_aux_range(shape, m, &offset, &count);
+        model_aux_range(t->models[0], m, &offset, &count);
         status = trainer_average_range(t, members, k, 1, offset, count);
     }
-    free(members);
     return status;
 }
 

@@ -208,6 +208,10 @@ int trainer_split_partial(const Trainer *t, const int *splits);
 /* Averages [offset, offset+count) of the members' parameters into every member. */
 int trainer_average_range(Trainer *t, const int *members, int n_members, int by_samples, size_t offset, size_t count);
 double trainer_top_weight(const Trainer *t, int i);
+/* ComDML's auxiliary heads: head m averaged by samples among the agents whose split is m
+ * (splits[i], 0: none), where two or more are; members (n ints) is scratch. The split
+ * averagings (trainer_average_split and its masked form) end with it. */
+int trainer_average_aux_heads(Trainer *t, const int *splits, int *members);
 /* Adds a loss computed on the engine's thread, or reports it as a divergence. */
 int trainer_count_loss(Trainer *t, double loss, int status, int agent);
 

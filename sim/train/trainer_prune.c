@@ -225,15 +225,7 @@ int trainer_average_split_masked(Trainer *t, const int *splits, ModelWidth *cons
         for (int i = 0; i < n; i++) memcpy(model_params(t->models[i]) + offset, t->scratch, count * sizeof *t->scratch);
     }
     /* auxiliary head m among the agents that used split m (a pruned agent never offloads) */
-    for (int m = 1; status == HS_OK && m < blocks; m++) {
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (splits[i] == m) members[k++] = i;
-        if (k < 2) continue;
-        size_t offset, count;
-        model_aux_range(t->models[0], m, &offset, &count);
-        status = trainer_average_range(t, members, k, 1, offset, count);
-    }
+    if (status == HS_OK) status = trainer_average_aux_heads(t, splits, members);
     free(held);
     free(members);
     return status == HS_OK ? HS_OK : hs_diag_set(t->diag, status, NULL, 0, "cannot average the sub-models");
