@@ -475,20 +475,12 @@ int conv_onednn_create_plain(int C, int H, int W, int OC, int K, int S, int max_
  * AVX-512 one for nChw16c, taken when the processor has AVX-512F; the two give the same
  * bits (tests/check_models.c compares them). */
 
-/* first maximum of a window after the ReLU, with conv_pool_sample's comparisons */
+/* first maximum of a window after the ReLU, with conv_pool_sample's comparisons; position
+ * 4 when the maximum is 0 (no gradient passes) */
 static inline float conv_window(float a, float bb, float c, float d, int *position)
 {
-    a = a < 0.0f ? 0.0f : a;
-    bb = bb < 0.0f ? 0.0f : bb;
-    c = c < 0.0f ? 0.0f : c;
-    d = d < 0.0f ? 0.0f : d;
-    int t1 = bb > a;
-    float m = t1 ? bb : a;
-    int t2 = c > m;
-    m = t2 ? c : m;
-    int t3 = d > m;
-    m = t3 ? d : m;
-    *position = m > 0.0f ? t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1) : 4;
+    float m = kernels_relu_pool_window(a, bb, c, d, position);
+    if (!(m > 0.0f)) *position = 4;
     return m;
 }
 

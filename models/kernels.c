@@ -361,21 +361,10 @@ static void conv_pool_sample(float *out, int *argmax, const float *plane, const 
                 const int from = pass ? ow - 4 : 0, to = pass ? ow : body;
                 if (pass && body == ow) break;
                 for (int j = from; j < to; j++) {
-                    float a = r0[2 * j] + bias, bb = r0[2 * j + 1] + bias;
-                    float c = r1[2 * j] + bias, d = r1[2 * j + 1] + bias;
-                    a = a < 0.0f ? 0.0f : a;
-                    bb = bb < 0.0f ? 0.0f : bb;
-                    c = c < 0.0f ? 0.0f : c;
-                    d = d < 0.0f ? 0.0f : d;
-                    int t1 = bb > a;
-                    float m = t1 ? bb : a;
-                    int t2 = c > m;
-                    m = t2 ? c : m;
-                    int t3 = d > m;
-                    m = t3 ? d : m;
-                    /* the last comparison that held names the position */
-                    dst[j] = m;
-                    arg[j] = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
+                    int position;
+                    dst[j] = kernels_relu_pool_window(r0[2 * j] + bias, r0[2 * j + 1] + bias, r1[2 * j] + bias,
+                                                      r1[2 * j + 1] + bias, &position);
+                    arg[j] = position;
                 }
             }
         }

@@ -23,6 +23,29 @@ typedef void KernelsSgemm(int trans_a, int trans_b, int M, int N, int K, const f
 void kernels_sgemm_openblas(int trans_a, int trans_b, int M, int N, int K, const float *A, int lda, const float *B,
                             int ldb, float beta, float *C, int ldc);
 
+/* One 2x2 window of the fused conv block's pool: bias already added, ReLU on its four conv
+ * outputs (a, bb above c, d), its maximum returned and in *position the place of its
+ * first maximum (0..3, row-major), by maxpool2_forward's comparisons in order. The
+ * position is arithmetic on the comparisons' outcomes, not a branch (they are coin flips
+ * on real data), so that loops over windows vectorise. Shared by kernels.c's block and
+ * conv_onednn.c's generic pool, which must give the same bits. */
+static inline float kernels_relu_pool_window(float a, float bb, float c, float d, int *position)
+{
+    a = a < 0.0f ? 0.0f : a;
+    bb = bb < 0.0f ? 0.0f : bb;
+    c = c < 0.0f ? 0.0f : c;
+    d = d < 0.0f ? 0.0f : d;
+    int t1 = bb > a;
+    float m = t1 ? bb : a;
+    int t2 = c > m;
+    m = t2 ? c : m;
+    int t3 = d > m;
+    m = t3 ? d : m;
+    /* the last comparison that held names the position */
+    *position = t3 * 3 + (1 - t3) * (t2 * 2 + (1 - t2) * t1);
+    return m;
+}
+
 /* out = in W^T + b. */
 void linear_forward(float *out,      /* (B, OUT) */
                     const float *in, /* (B, IN) */
