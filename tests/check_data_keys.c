@@ -542,7 +542,7 @@ START_TEST(test_profile_gives_each_agent_its_row)
     write_bytes("p.csv", zero, strlen(zero));
     expect_refused(profile_scenario(agents), NULL, 0, "t.ini:9: [agents] profile", "p.csv:3: compute '0' must be finite and > 0");
     remove(in_folder("p.csv"));
-    expect_refused(profile_scenario(agents), NULL, 0, "t.ini:9: [agents] profile", "p.csv: No such file");
+    expect_refused(profile_scenario(agents), NULL, 0, "t.ini:9: [agents] profile", "p.csv: not found");
     expect_refused(profile_scenario("count = 3\nbandwidth = 1 MB/s"), NULL, 0, "missing", "compute");
     folder_remove();
 }

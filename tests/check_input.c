@@ -296,7 +296,7 @@ START_TEST(test_input_files_are_named_at_their_key)
     snprintf(fragment, sizeof fragment, "[topology] graph: %s:2: self-loop 1-1", edges);
     expect_refused(extra, NULL, 0, "t.ini:13:", fragment);
     const char *set[] = {"topology.graph=/nonexistent/x.edges"};
-    expect_refused("", set, 1, "--set topology.graph=/nonexistent/x.edges:", "cannot read /nonexistent/x.edges");
+    expect_refused("", set, 1, "--set topology.graph=/nonexistent/x.edges:", "/nonexistent/x.edges: not found");
     const char *assign = scratch_file("c.assign", "0 0\n0 1\n");
     snprintf(extra, sizeof extra, "[servers]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 Gbit/s\nassign = %s\n",
              assign);

@@ -396,7 +396,7 @@ START_TEST(test_sdfeel_file_assignment)
     ck_assert_msg(strstr(diag.message, "is not one of nearest|round-robin|FILE.assign") != NULL, "%s", diag.message);
     unlink(path);
     ck_assert_int_eq(run_with(text, given, 1, NULL, &diag, NULL), HS_E_INPUT);
-    ck_assert_msg(strstr(diag.message, "cannot read") != NULL, "%s", diag.message);
+    ck_assert_msg(strstr(diag.message, ": not found") != NULL, "%s", diag.message);
     rmdir(dir);
 }
 END_TEST

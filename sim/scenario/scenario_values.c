@@ -259,8 +259,10 @@ int scenario_input_path(Resolver *r, const IniEntry *e, char *path, size_t size)
     }
     char *absolute = realpath(joined, NULL);
     if (absolute == NULL) {
+        /* worded as base/input_file.c's readers say it (a data set's folder, a scenario) */
         char why[1200];
-        snprintf(why, sizeof why, "cannot read %s: %s", joined, strerror(errno));
+        if (errno == ENOENT || errno == ENOTDIR) snprintf(why, sizeof why, "%s: not found", joined);
+        else snprintf(why, sizeof why, "%s: cannot open: %s", joined, strerror(errno));
         return scenario_bad(r, e, "%s", why);
     }
     int fits = strlen(absolute) < size;
