@@ -27,6 +27,10 @@
  * noise to the server's average (DP-FedAvg, McMahan et al. ICLR 2018, with the reporters'
  * sample weights; the accountant claims no amplification by client sampling, so epsilon
  * is an upper bound when participation < 1). A round without reports runs no mechanism.
+ * [drift] (sim/stages/drift.h): fedprox adds mu (w - x) to every local step's gradient
+ * (FedProx); scaffold corrects every step by c - c_i, the downloads carry (x, c) and the
+ * uploads (y, Delta c_i) at twice the bytes, and the server's processing is two axpys;
+ * c takes the round's aggregated reports (SCAFFOLD). fedbuff takes fedprox only, from y_0.
  *
  * fedbuff — Nguyen et al., "Federated Learning with Buffered Asynchronous Aggregation",
  * AISTATS 2022 (Algorithm 1): `concurrency` clients train at once (0: every agent);

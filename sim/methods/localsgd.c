@@ -62,6 +62,9 @@
  * without a server (seed 003's setting); the server-based fedavg calls the same functions.
  * [byzantine]: the rule over the members' models, the attackers' replaced, the timing the
  * dense all-reduce's (sim/stages/aggregate.h). Which features combine: features.c's pairs.
+ * [drift] (sim/stages/drift.h): fedprox pulls every local step towards the period's
+ * starting model; scaffold corrects it by c - c_i, and the averaging all-reduce carries
+ * the control variates' changes too (twice the bytes), so every agent holds the same c.
  *
  * The features are the stages' (sim/stages/stages.h): the local step decides which step
  * an agent takes (local_step_run), the outgoing stage what a compressed delta costs, the
