@@ -51,6 +51,13 @@ static const char *const walk_base_privacy =
     "[model]\nlayers = 32,16,10\n"
     "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
     "[privacy]\nclip = update\n";
+/* [drift] applies to localsgd; mu is read with method = fedprox */
+static const char *const walk_base_drift =
+    "[run]\nmethod = localsgd\nrounds = 2\nmode = timing\n"
+    "[data]\ndataset = synthetic\n"
+    "[model]\nlayers = 32,16,10\n"
+    "[agents]\ncount = 8\ncompute = 2 GFLOPS\nbandwidth = 100 Mbit/s\n"
+    "[drift]\nmethod = fedprox\n";
 
 static int resolve_with(const char *text, const char *const *set, int n_set, Scenario *sc, HsDiag *diag)
 {
@@ -308,6 +315,8 @@ static const WalkKey walk_keys[] = {
     {"privacy.threshold", WALK_POSITIVE, "1e13"},
     {"privacy.noise_multiplier", WALK_NONNEG, "1e7"},
     {"privacy.delta", WALK_UNIT, "0|1"},
+    {"drift.method", WALK_CHOICE, "feddyn|FedProx"},
+    {"drift.mu", WALK_NONNEG, "1e7"},
 };
 
 /* Bad values of each kind ('|'-separated): empty, blank, not a number, NaN, overflow,
@@ -389,7 +398,7 @@ static void walk_add_values(const char *base, const char *section, const char *k
 static void walk_collect_scenario_keys(void)
 {
     static const char *const sections[] = {"run", "data", "model", "topology", "agents", "server", "servers",
-                                           "network", "compression", "byzantine", "privacy"};
+                                           "network", "compression", "byzantine", "privacy", "drift"};
     for (size_t s = 0; s < sizeof sections / sizeof *sections; s++) {
         const char *keys[64];
         const SchemaSection *section = schema_section(sections[s]);
@@ -405,6 +414,7 @@ static void walk_collect_scenario_keys(void)
             const char *base = strcmp(sections[s], "byzantine") == 0 ? walk_base_byzantine
                                : strcmp(sections[s], "servers") == 0 ? walk_base_servers
                                : strcmp(sections[s], "privacy") == 0 ? walk_base_privacy
+                               : strcmp(sections[s], "drift") == 0   ? walk_base_drift
                                                                      : walk_base;
             walk_add_values(base, sections[s], keys[k], walk_bad_values(w->kind));
             walk_add_values(base, sections[s], keys[k], walk_control_values);

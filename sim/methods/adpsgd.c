@@ -208,6 +208,8 @@ static const MethodStages adpsgd_stages = {
         [FEATURE_COMPRESSION] = "AD-PSGD's pair leaves its exchange holding one average; a compressed model would "
                                 "leave the two apart (a CHOCO-style copy per pair is not modelled)",
         [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_GOSSIP,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_GOSSIP,
     },
 };
 

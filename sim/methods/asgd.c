@@ -295,6 +295,8 @@ static const MethodStages asgd_stages = {
     .aggregate = "the server applies each gradient alone, on arrival",
     .refuses = {
         [FEATURE_BYZANTINE] = "the server applies each gradient alone on arrival: a robust rule has no set of vectors to compare",
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
     },
 };
 
@@ -322,6 +324,10 @@ static const MethodStages rennala_stages = {
     .local_step = "a gradient at the point the server sent",
     .outgoing = "its gradient to the server",
     .aggregate = "the server's mean of B gradients computed at its current point",
+    .refuses = {
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
+    },
 };
 
 static const MethodExtra rennala_extras[] = {
@@ -350,6 +356,8 @@ static const MethodStages ringmaster_stages = {
     .aggregate = "the server applies each gradient with delay < R alone, on arrival",
     .refuses = {
         [FEATURE_BYZANTINE] = "the server applies each gradient alone on arrival: a robust rule has no set of vectors to compare",
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
     },
 };
 

@@ -184,6 +184,8 @@ static const MethodStages byzsgdnm_stages = {
                                    "update is calibrated to a mean's sensitivity",
         [FEATURE_PRUNE] = "the robust aggregate compares the workers' whole momenta: a sub-model's zeros outside it "
                           "would vote",
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
     },
 };
 

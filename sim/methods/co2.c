@@ -274,6 +274,10 @@ static const MethodStages co2_stages = {
     .local_step = "local steps on its own model",
     .outgoing = "its model to the background all-reduce (compressed: its change from theta_old)",
     .aggregate = "all-reduce mean, applied one period late by the outer step",
+    .refuses = {
+        [FEATURE_DRIFT_FEDPROX] = "the average is used one period late, in an outer step with momentum: a proximal term towards the stale theta_old is a different method (not FedProx's w^t)",
+        [FEATURE_DRIFT_SCAFFOLD] = "the average is used one period late, in an outer step with momentum: the control variates would be one period stale, which SCAFFOLD does not define",
+    },
 };
 
 const MethodOps method_co2 = {

@@ -523,6 +523,8 @@ static const MethodStages comdml_stages = {
         [FEATURE_PRIVACY_SAMPLE] = "an offloader sends its cut activations and labels to its helper, which no per-sample clipping covers",
         [FEATURE_FREEZE] = "progressive freezing trains one block at a time, while ComDML's offloaders train blocks "
                            "1..m on a local loss and their helpers blocks m+1..L: the two cut the model differently",
+        [FEATURE_DRIFT_FEDPROX] = "an offloader's step is split with its helper (the helper trains the top blocks on the cut activations), which the corrected step of one agent does not cover",
+        [FEATURE_DRIFT_SCAFFOLD] = "an offloader's step is split with its helper (the helper trains the top blocks on the cut activations), which the corrected step of one agent does not cover",
     },
 };
 

@@ -433,6 +433,8 @@ static const MethodStages divshare_stages = {
         [FEATURE_BYZANTINE] = "a node sums the fragment copies it receives as they come (no copy is kept apart): a "
                               "robust rule over them is not modelled",
         [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_GOSSIP,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_GOSSIP,
     },
 };
 

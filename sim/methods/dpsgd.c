@@ -249,7 +249,11 @@ static const MethodStages dpsgd_stages = {
     .local_step = "a gradient at its own model",
     .outgoing = "its model to every neighbour (compressed: CHOCO differences)",
     .aggregate = "Metropolis-Hastings mix of the neighbours' models",
-    .refuses = {[FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR},
+    .refuses = {
+        [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_GOSSIP,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_GOSSIP,
+    },
 };
 
 static const MethodExtra dpsgd_extras[] = {

@@ -27,6 +27,10 @@
  * noise to the server's average (DP-FedAvg, McMahan et al. ICLR 2018, with the reporters'
  * sample weights; the accountant claims no amplification by client sampling, so epsilon
  * is an upper bound when participation < 1). A round without reports runs no mechanism.
+ * [drift] (sim/stages/drift.h): fedprox adds mu (w - x) to every local step's gradient
+ * (FedProx); scaffold corrects every step by c - c_i, the downloads carry (x, c) and the
+ * uploads (y, Delta c_i) at twice the bytes, and the server's processing is two axpys;
+ * c takes the round's aggregated reports (SCAFFOLD). fedbuff takes fedprox only, from y_0.
  *
  * fedbuff — Nguyen et al., "Federated Learning with Buffered Asynchronous Aggregation",
  * AISTATS 2022 (Algorithm 1): `concurrency` clients train at once (0: every agent);
@@ -200,7 +204,9 @@ static int fl_dispatch(FlState *s, Sim *sim, int i, long job)
     s->job[i] = job;
     s->version[i] = s->k;
     if (s->buffered && s->x) memcpy(trainer_buffer(sim->trainer, i, 0), s->x, s->d * sizeof *s->x);
-    return engine_send(sim->engine, s->server, i, s->bytes, FL_MODEL_ARRIVED, FL_TAG(job, i));
+    /* [drift] scaffold: the server's control variate c rides along */
+    return engine_send(sim->engine, s->server, i, s->bytes * drift_message_factor(&s->st.drift), FL_MODEL_ARRIVED,
+                       FL_TAG(job, i));
 }
 
 /* Draws `count` distinct clients among candidates[0..m) (in place: the first count). */
@@ -280,6 +286,7 @@ static int fedavg_finish(FlState *s, Sim *sim)
     int status = aggregate_reports(&s->st.agg, &s->st.out, s->x, s->reporters, s->vectors, s->weights, s->n_reports,
                                    s->round, 0);
     if (status != HS_OK) return status;
+    if ((status = drift_commit(&s->st.drift, s->reporters, s->n_reports)) != HS_OK) return status;
     for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
     sim->round_extra = (double)(s->selected - s->n_reports);
     engine_end_round(sim->engine);
@@ -335,6 +342,7 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
         if (s->x) {
             const float *from = s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
             memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
+            if ((status = drift_begin(&s->st.drift, i, from)) != HS_OK) return status;
         }
         s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
         return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
@@ -345,11 +353,14 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
         /* the upload leaves from the model the job started at: fedavg's x (it does not
          * change while the round's jobs are current), fedbuff's y_0 */
         const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
+        if ((status = drift_end(&s->st.drift, i)) != HS_OK) return status;
         double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
         return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, ev->data);
     }
     case FL_UPLOADED:
-        return engine_compute(sim->engine, s->server, s->process_flops, FL_PROCESSED, ev->data, NULL);
+        /* scaffold: the control variate's change is one more axpy */
+        return engine_compute(sim->engine, s->server, s->process_flops * drift_message_factor(&s->st.drift),
+                              FL_PROCESSED, ev->data, NULL);
     default: break;
     }
     if (s->buffered) return fedbuff_processed(s, sim, i);
@@ -452,6 +463,9 @@ static const MethodStages fedbuff_stages = {
     .local_step = "local steps on the model the server sent",
     .outgoing = "its update (the model's change) to the server",
     .aggregate = "the server's staleness-weighted buffer of K updates",
+    .refuses = {
+        [FEATURE_DRIFT_SCAFFOLD] = "asynchronous: the buffered updates were trained from different server models and control variates of different staleness, and SCAFFOLD's c is defined for synchronous rounds",
+    },
 };
 
 static const MethodExtra fedbuff_extras[] = {

@@ -62,6 +62,9 @@
  * without a server (seed 003's setting); the server-based fedavg calls the same functions.
  * [byzantine]: the rule over the members' models, the attackers' replaced, the timing the
  * dense all-reduce's (sim/stages/aggregate.h). Which features combine: features.c's pairs.
+ * [drift] (sim/stages/drift.h): fedprox pulls every local step towards the period's
+ * starting model; scaffold corrects it by c - c_i, and the averaging all-reduce carries
+ * the control variates' changes too (twice the bytes), so every agent holds the same c.
  *
  * The features are the stages' (sim/stages/stages.h): the local step decides which step
  * an agent takes (local_step_run), the outgoing stage what a compressed delta costs, the
@@ -280,7 +283,7 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
             return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
     } else {
         /* every member exchanges the same: the model, or the stage that trains */
-        engine_collective_begin(&s->average, s->members, s->n_members, local_step_bytes(step, s->members[0]), 1,
+        engine_collective_begin(&s->average, s->members, s->n_members, stages_model_bytes(&s->st, s->members[0]), 1,
                                 LOCALSGD_AVERAGED, 0);
     }
     int status = outgoing_period_begin(&s->st.out, s->members, s->n_members);
@@ -289,6 +292,9 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
+        if (sim->trainer && drift_on(&s->st.drift) &&
+            (status = drift_begin(&s->st.drift, i, trainer_params(sim->trainer, i))) != HS_OK)
+            return status;
         s->remaining[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : period;
         status = engine_compute(sim->engine, i, local_step_flops(step, i), LOCALSGD_STEPPED, 0, NULL);
         if (status != HS_OK) return status;
@@ -317,6 +323,7 @@ static int localsgd_period_done(LocalSgdState *s, Sim *sim, int agent, int *comp
 {
     int status;
     *complete = 0;
+    if ((status = drift_end(&s->st.drift, agent)) != HS_OK) return status;
     if (s->st.step.prune.on) return prune_shells_join(sim->engine, &s->st.step.prune, agent);
     if (!outgoing_compresses(&s->st.out)) {
         if ((status = outgoing_clip_own(&s->st.out, agent)) != HS_OK) return status;
@@ -346,6 +353,7 @@ static int localsgd_on_event(void *state, Sim *sim, const Event *ev)
     }
     if (status != HS_OK || !complete) return status;
     if ((status = localsgd_average(s, sim)) != HS_OK) return status;
+    if ((status = drift_commit(&s->st.drift, s->members, s->n_members)) != HS_OK) return status;
     if ((status = trainer_momentum_at_average(sim->trainer, s->members, s->n_members, s->by_samples, s->momentum)) !=
         HS_OK)
         return status;

@@ -386,6 +386,10 @@ static const MethodStages ripples_stages = {
                                    "over and the accountant's runs are not modelled",
         [FEATURE_PRUNE] = "the groups' P-Reduces run at once, each would need its own nested shells of sub-models "
                           "(one set per run is modelled)",
+        [FEATURE_DRIFT_FEDPROX] = "no global model: each group averages its own members after every step, so there is "
+                                  "no common starting point for a proximal term",
+        [FEATURE_DRIFT_SCAFFOLD] = "no global model: each group averages its own members after every step, so there is "
+                                   "no server control variate c",
     },
 };
 

@@ -699,6 +699,10 @@ static const MethodStages sdfeel_stages = {
     .local_step = "local steps on its edge server's model",
     .outgoing = "its model to its edge server; a server's model to its neighbour servers",
     .aggregate = "edge server: sample-weighted mean of its clients; servers: Metropolis-Hastings gossip",
+    .refuses = {
+        [FEATURE_DRIFT_FEDPROX] = "the edge servers' models differ (they gossip among themselves), so there is no one global model w^t for the proximal term",
+        [FEATURE_DRIFT_SCAFFOLD] = "the edge servers' models differ (they gossip among themselves), so there is no one server control variate c",
+    },
 };
 
 static const MethodExtra sdfeel_extras[] = {

@@ -242,6 +242,8 @@ static const MethodStages swift_stages = {
     .aggregate = "average with the neighbours' last copies",
     .refuses = {
         [FEATURE_PRIVACY_UPDATE] = STAGE_NO_TRUSTED_AGGREGATOR,
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_GOSSIP,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_GOSSIP,
     },
 };
 

@@ -333,6 +333,10 @@ static const MethodStages sync_stages = {
     .local_step = "a gradient of the shared model",
     .outgoing = "its gradient",
     .aggregate = "all-reduce mean of the gradients",
+    .refuses = {
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
+    },
 };
 
 static const MethodExtra sync_extras[] = {

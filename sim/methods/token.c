@@ -250,6 +250,7 @@ static const MethodStages token_stages = {
     .aggregate = NULL,
     .refuses = {
         [FEATURE_COMPRESSION] = "the token is the only copy of its model: the agent it moves to holds nothing a compressed difference could be added to",
+        [FEATURE_DRIFT_FEDPROX] = "the token is the only model: one trajectory visits the agents in turn, so no clients train apart from a common start and drift",
     },
 };
 

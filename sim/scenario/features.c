@@ -39,6 +39,18 @@ static const FeatureInfo feature_table[FEATURE_COUNT] = {
         .needs = STAGE_LOCAL_STEP,
         .without = {[0] = "no agent trains on its own samples: there is no step to freeze"},
     },
+    [FEATURE_DRIFT_FEDPROX] = {
+        .name = "drift.fedprox", .setting = "[drift] method = fedprox", .section = "drift", .key = "method",
+        .needs = STAGE_LOCAL_STEP,
+        .without = {[0] = "no agent takes local steps: there is no local objective for a proximal term"},
+    },
+    [FEATURE_DRIFT_SCAFFOLD] = {
+        .name = "drift.scaffold", .setting = "[drift] method = scaffold", .section = "drift", .key = "method",
+        .needs = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+        .without = {[0] = "no agent takes local steps: there is no drift for control variates to correct",
+                    [1] = "it sends nothing a control variate could ride along",
+                    [2] = "nothing is averaged: there is no server control variate c"},
+    },
 };
 
 /* Not modelled together: the stages would have to agree on what a sub-model's, a stage's
@@ -65,6 +77,23 @@ static const FeaturePair feature_pair_table[] = {
     {FEATURE_PRIVACY_UPDATE, FEATURE_BYZANTINE, FEATURE_BYZANTINE,
      "Byzantine agents and robust aggregators are not available with [privacy] clip = update (its noise is "
      "calibrated to the mean's sensitivity, not a robust rule's)"},
+    {FEATURE_PRUNE, FEATURE_DRIFT_FEDPROX, FEATURE_DRIFT_FEDPROX,
+     "fedprox is not available with prune = width (a sub-model's proximal term is not modelled)"},
+    {FEATURE_PRUNE, FEATURE_DRIFT_SCAFFOLD, FEATURE_DRIFT_SCAFFOLD,
+     "scaffold is not available with prune = width (a sub-model's control variates are not modelled)"},
+    {FEATURE_FREEZE, FEATURE_DRIFT_FEDPROX, FEATURE_DRIFT_FEDPROX,
+     "fedprox is not available with freeze = progressive (a stage's proximal term is not modelled)"},
+    {FEATURE_FREEZE, FEATURE_DRIFT_SCAFFOLD, FEATURE_DRIFT_SCAFFOLD,
+     "scaffold is not available with freeze = progressive (a stage's control variates are not modelled)"},
+    {FEATURE_COMPRESSION, FEATURE_DRIFT_SCAFFOLD, FEATURE_DRIFT_SCAFFOLD,
+     "scaffold is not available with [compression] (the control variates' changes would be compressed too, "
+     "which SCAFFOLD does not define)"},
+    {FEATURE_BYZANTINE, FEATURE_DRIFT_SCAFFOLD, FEATURE_DRIFT_SCAFFOLD,
+     "scaffold is not available with [byzantine] (an attacker would forge its control variate too, and the robust "
+     "rules combine models, not control variates)"},
+    {FEATURE_PRIVACY_UPDATE, FEATURE_DRIFT_SCAFFOLD, FEATURE_DRIFT_SCAFFOLD,
+     "scaffold is not available with [privacy] clip = update (a client's control variate change (x - y_i) / (K lr) "
+     "- c carries its unclipped update)"},
     {FEATURE_COUNT, FEATURE_COUNT, FEATURE_COUNT, NULL},
 };
 

@@ -484,6 +484,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
         (status = scenario_check_domains(&r)) || (status = scenario_resolve_network(&r)) ||
         (status = scenario_resolve_compression(&r)) ||
         (status = scenario_resolve_byzantine(&r)) || (status = scenario_resolve_privacy(&r)) ||
+        (status = scenario_resolve_drift(&r)) ||
         (status = scenario_check_feature_pairs(&r)) || (status = scenario_check_traces(&r)) ||
         (status = scenario_check_method_limits(&r)))
         return status;

@@ -95,6 +95,18 @@ typedef struct PrivacySpec {
     double delta;            /* the delta of the reported (epsilon, delta) */
 } PrivacySpec;
 
+/* [drift] (sim/stages/drift.h): client drift correction of the local steps, FedProx (Li
+ * et al., MLSys 2020) or SCAFFOLD (Karimireddy et al., ICML 2020). present = 0 or method =
+ * none: the plain local steps. */
+typedef enum { DRIFT_NONE = 0, DRIFT_FEDPROX, DRIFT_SCAFFOLD } DriftMethod;
+
+typedef struct DriftSpec {
+    int present;
+    int line;              /* of its header (0 when it came from --set) */
+    DriftMethod method;
+    double mu;             /* fedprox: the proximal term's weight */
+} DriftSpec;
+
 /* [byzantine] (sim/stages/byzantine.h): count attackers, their attack and the aggregator. */
 typedef enum { ATTACK_SIGNFLIP = 0, ATTACK_GAUSSIAN, ATTACK_ALIE, ATTACK_IPM, ATTACK_LABELFLIP } AttackKind;
 typedef enum { AGGREGATOR_MEAN = 0, AGGREGATOR_MEDIAN, AGGREGATOR_TRIMMED, AGGREGATOR_KRUM,
@@ -202,6 +214,7 @@ typedef struct Scenario {
     CompressionSpec compression;
     ByzantineSpec byzantine;
     PrivacySpec privacy;
+    DriftSpec drift;
     /* [sweep] is kept as written; sweep.c expands it */
     int has_sweep;
 } Scenario;

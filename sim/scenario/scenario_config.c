@@ -111,6 +111,7 @@ void scenario_write_config(const Scenario *sc, FILE *out)
     if (sc->compression.present) config_write_section(sc, "compression", SCHEMA_IN_COMPRESSION, NULL, out);
     if (sc->byzantine.present) config_write_section(sc, "byzantine", SCHEMA_IN_BYZANTINE, NULL, out);
     if (sc->privacy.present) config_write_section(sc, "privacy", SCHEMA_IN_PRIVACY, NULL, out);
+    if (sc->drift.present) config_write_section(sc, "drift", SCHEMA_IN_DRIFT, NULL, out);
 }
 
 char *scenario_config_string(const Scenario *sc)

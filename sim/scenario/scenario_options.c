@@ -59,6 +59,8 @@ int scenario_feature_on(const Scenario *sc, Feature f)
     case FEATURE_PRIVACY_UPDATE: return sc->privacy.present && sc->privacy.clip == PRIVACY_CLIP_UPDATE;
     case FEATURE_PRUNE: return scenario_method_choice(sc, "prune", "width");
     case FEATURE_FREEZE: return scenario_method_choice(sc, "freeze", "progressive");
+    case FEATURE_DRIFT_FEDPROX: return sc->drift.present && sc->drift.method == DRIFT_FEDPROX;
+    case FEATURE_DRIFT_SCAFFOLD: return sc->drift.present && sc->drift.method == DRIFT_SCAFFOLD;
     case FEATURE_COUNT: break;
     }
     return 0;
@@ -214,5 +216,27 @@ int scenario_resolve_privacy(Resolver *r)
         return scenario_section_bad(r, "privacy",
                                     "cannot be combined with [compression] (the clipped updates and the noise are "
                                     "dense; set its scheme = none)");
+    return HS_OK;
+}
+
+int scenario_resolve_drift(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    DriftSpec *d = &sc->drift;
+    if (!inidoc_has_section(r->doc, "drift")) return HS_OK;
+    d->present = 1;
+    d->line = inidoc_section_line(r->doc, "drift");
+    if (d->line < 0) d->line = 0;
+    int status = schema_read_section(r, SCHEMA_IN_DRIFT, "drift", NULL);
+    if (status != HS_OK) return status;
+    schema_reset_section(r, SCHEMA_IN_DRIFT);
+    if (d->method == DRIFT_NONE) return HS_OK;
+    Feature f = d->method == DRIFT_FEDPROX ? FEATURE_DRIFT_FEDPROX : FEATURE_DRIFT_SCAFFOLD;
+    const char *setting = d->method == DRIFT_FEDPROX ? "method = fedprox" : "method = scaffold";
+    if ((status = scenario_feature_refused(r, f, setting)) != HS_OK) return status;
+    if (scenario_feature_on(sc, FEATURE_COMPRESSION) && sc->compression.feedback == FEEDBACK_DGC)
+        return scenario_bad(r, inidoc_find(r->doc, "drift", "method"), "%s",
+                            "not with [compression] feedback = dgc (DGC takes its own local steps, with its own "
+                            "velocity, which the correction would bypass)");
     return HS_OK;
 }

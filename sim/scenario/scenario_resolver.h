@@ -165,5 +165,7 @@ int scenario_resolve_byzantine(Resolver *r);
 int scenario_check_feature_pairs(Resolver *r);
 /* [privacy]: clipping and noise, for the methods that take them (sim/scenario/features.h). */
 int scenario_resolve_privacy(Resolver *r);
+/* [drift]: after [privacy] (the methods and features it combines with). */
+int scenario_resolve_drift(Resolver *r);
 
 #endif

@@ -90,6 +90,7 @@ static int cclip(const Scenario *sc, const void *t) { (void)t; return sc->byzant
 static int betamle(const Scenario *sc, const void *t) { (void)t; return sc->byzantine.aggregator == AGGREGATOR_BETAMLE; }
 static int iterates(const Scenario *sc, const void *t) { return cclip(sc, t) || betamle(sc, t); }
 static int clipping(const Scenario *sc, const void *t) { (void)t; return sc->privacy.clip != PRIVACY_CLIP_NONE; }
+static int fedprox(const Scenario *sc, const void *t) { (void)t; return sc->drift.method == DRIFT_FEDPROX; }
 
 /* ---- defaults and ranges from other keys ---- */
 
@@ -514,6 +515,7 @@ static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *t
 #define COMPRESSION SCHEMA_IN_COMPRESSION
 #define BYZANTINE SCHEMA_IN_BYZANTINE
 #define PRIVACY SCHEMA_IN_PRIVACY
+#define DRIFT SCHEMA_IN_DRIFT
 #define ANY_GROUP (AGENTS | GROUP | SERVER | SERVERS)
 
 #define KEY(in, key, ty) .sections = (in), .name = (key), .type = SCHEMA_##ty
@@ -795,6 +797,14 @@ static const SchemaKey schema_rows[] = {
     {KEY(PRIVACY, "delta", REAL), RANGE(0, 1), DEF("1e-5"), AT(privacy.delta), .when = clipping,
      .flags = SCHEMA_RESET | SCHEMA_OPEN_MIN | SCHEMA_OPEN_MAX, .edge = "must be in (0, 1)",
      HELP("the delta of the (epsilon, delta) reported in metrics.epsilon")},
+
+    /* [drift] */
+    {KEY(DRIFT, "method", CHOICE), .choices = "none|fedprox|scaffold", AT(drift.method), .flags = SCHEMA_REQUIRED,
+     HELP("fedprox: every local step adds mu (w - w_start) to its gradient (FedProx); scaffold: control variates "
+          "c_i and c correct every local step by c - c_i, and every message carries its control variate too "
+          "(SCAFFOLD, option II)")},
+    {KEY(DRIFT, "mu", REAL), RANGE(0, 1e6), DEF("0.01"), AT(drift.mu), .when = fedprox, .flags = SCHEMA_RESET,
+     HELP("fedprox: mu, the weight of the proximal term mu/2 ||w - w_start||^2")},
 };
 
 static const SchemaSection schema_section_list[] = {
@@ -811,6 +821,7 @@ static const SchemaSection schema_section_list[] = {
     {"compression", SCHEMA_IN_COMPRESSION, 0, "what is sent instead of dense vectors (the methods that take it: hetsim methods --features)"},
     {"byzantine", SCHEMA_IN_BYZANTINE, 0, "attackers and robust aggregators (the methods that take them: hetsim methods --features)"},
     {"privacy", SCHEMA_IN_PRIVACY, 0, "clipping and noise, differentially private training (the methods that take them: hetsim methods --features)"},
+    {"drift", SCHEMA_IN_DRIFT, 0, "client drift correction of the local steps: FedProx or SCAFFOLD (the methods that take it: hetsim methods --features)"},
     {"sweep", SCHEMA_IN_SWEEP, 0, "SECTION.KEY = v1, v2, ...: a run for every combination; repeat = seeds each"},
     {NULL, 0, 0, NULL},
 };

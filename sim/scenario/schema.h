@@ -53,6 +53,7 @@ enum {
     SCHEMA_IN_BYZANTINE = 1 << 11,
     SCHEMA_IN_PRIVACY = 1 << 12,
     SCHEMA_IN_SWEEP = 1 << 13,
+    SCHEMA_IN_DRIFT = 1 << 14,
 };
 
 /* SchemaKey.flags */

@@ -12,6 +12,8 @@ typedef enum {
     FEATURE_PRIVACY_UPDATE,  /* [privacy] clip = update */
     FEATURE_PRUNE,           /* [method] prune = width */
     FEATURE_FREEZE,          /* [method] freeze = progressive */
+    FEATURE_DRIFT_FEDPROX,   /* [drift] method = fedprox */
+    FEATURE_DRIFT_SCAFFOLD,  /* [drift] method = scaffold */
     FEATURE_COUNT
 } Feature;
 
@@ -38,6 +40,16 @@ typedef struct MethodStages {
 #define STAGE_NO_TRUSTED_AGGREGATOR                                                                                \
     "no trusted aggregator: each neighbour receives the clipped model itself, so noise would have to go on every " \
     "message (local DP), which [privacy] does not model"
+
+/* [drift] (FedProx, SCAFFOLD) in the methods that take no local steps from a model they
+ * were sent, and in the gossip methods: the reasons they share. */
+#define STAGE_DRIFT_NO_LOCAL_STEPS                                                                                 \
+    "every step is one gradient of the one shared model: no agent runs local steps away from it, so there is no " \
+    "client drift to correct"
+#define STAGE_DRIFT_GOSSIP                                                                                         \
+    "no global model: each agent mixes with its neighbours' models, so there is no common starting point for a " \
+    "proximal term and no server control variate (decentralized drift correction, e.g. gradient tracking, is "  \
+    "another algorithm)"
 
 /* A refusal that is not (yet) an algorithmic one: the stage exists, the method's
  * protocol does not call it. Reports count these apart. */

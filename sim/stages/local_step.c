@@ -17,6 +17,7 @@ int local_step_init(LocalStep *ls, const StageContext *cx, const LocalStepSetup 
     ls->flops = cx->sc->model.batch * (cx->profile->total_flops + cx->profile->loss_flops);
     ls->privacy = setup->privacy;
     ls->byzantine = setup->byzantine && byzantine_flips_labels(setup->byzantine) ? setup->byzantine : NULL;
+    ls->drift = setup->drift && drift_on(setup->drift) ? setup->drift : NULL;
     if (setup->freezing && setup->freezing->freeze == FREEZE_PROGRESSIVE) {
         ls->freeze_rounds = setup->freezing->freeze_rounds;
         ls->stage = 1;
@@ -135,6 +136,7 @@ int local_step_run(LocalStep *ls, int agent)
         int status = local_step_attacker(ls, agent, NULL, grad);
         return status == HS_OK ? trainer_optimizer_step(t, agent, grad) : status;
     }
+    if (ls->drift) return drift_step(ls->drift, ls->privacy, agent);
     return privacy_local_step(ls->privacy, t, agent);
 }
 

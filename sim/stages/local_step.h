@@ -21,7 +21,11 @@
  *                  x <- x - lr u_i (Nesterov: g + wd x + mu u_i) on the blocks;
  *   [byzantine] attack = labelflip
  *                  an attacker's gradient is taken on its own rows with flipped labels
- *                  (sim/stages/byzantine.h), wherever the method forms gradients.
+ *                  (sim/stages/byzantine.h), wherever the method forms gradients;
+ *   [drift]        local_step_run's gradient gains FedProx's mu (w - w^t) or SCAFFOLD's
+ *                  c - c_i before the optimiser takes it (sim/stages/drift.h; DP-SGD's
+ *                  gradient under clip = sample). local_step_gradient is not corrected:
+ *                  the methods that take drift correction step with local_step_run.
  * The features exclude each other here (features.c's combinations say which); the plain
  * path calls exactly what the methods called before the stages, so its rows are bitwise
  * the same. Timing mode (no trainer): the costs and the stage are the same, the
@@ -30,6 +34,7 @@
 #define SIM_STAGES_LOCAL_STEP_H
 
 #include "sim/stages/byzantine.h"
+#include "sim/stages/drift.h"
 #include "sim/stages/outgoing.h"
 #include "sim/stages/privacy.h"
 #include "sim/stages/prune.h"
@@ -64,6 +69,7 @@ typedef struct LocalStep {
     Privacy *privacy;      /* clip = sample: DP-SGD (borrowed, NULL otherwise) */
     Byzantine *byzantine;  /* labelflip attackers (borrowed, NULL otherwise) */
     Outgoing *dgc;         /* feedback = dgc: the velocities (borrowed, NULL otherwise) */
+    Drift *drift;          /* [drift] on: its corrected steps (borrowed, NULL otherwise) */
     unsigned char *stage_held; /* freeze, train mode: (params) 1 on the stage's ranges */
     float *gradient;       /* dgc: (params) scratch */
     float *velocity_step;  /* dgc: (d) scratch */
@@ -78,6 +84,7 @@ typedef struct LocalStepSetup {
     Privacy *privacy;
     Byzantine *byzantine;
     Outgoing *out;         /* its dgc velocities are the local steps' (feedback = dgc) */
+    Drift *drift;          /* [drift]: FedProx's or SCAFFOLD's corrected steps */
 } LocalStepSetup;
 
 /* Errors as prune_create's. local_step_free accepts a zeroed LocalStep. */

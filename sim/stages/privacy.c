@@ -155,6 +155,16 @@ int privacy_local_step(Privacy *p, Trainer *t, int agent)
     return trainer_local_step_clipped(t, agent, s->threshold, s->noise_multiplier * s->threshold, p->noise[agent]);
 }
 
+int privacy_local_step_corrected(Privacy *p, Trainer *t, int agent, const TrainerCorrection *correction)
+{
+    if (p == NULL || p->spec.clip != PRIVACY_CLIP_SAMPLE)
+        return trainer_local_step_corrected(t, agent, correction, 0, 0, NULL);
+    p->steps[agent] += 1;
+    const PrivacySpec *s = &p->spec;
+    return trainer_local_step_corrected(t, agent, correction, s->threshold, s->noise_multiplier * s->threshold,
+                                        p->noise[agent]);
+}
+
 int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, float *grad)
 {
     if (p == NULL || p->spec.clip != PRIVACY_CLIP_SAMPLE)

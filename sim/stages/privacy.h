@@ -72,6 +72,8 @@ int privacy_create(const Scenario *sc, const World *world, Trainer *trainer, Pri
 void privacy_free(Privacy *p);
 /* One local step of agent: clip = sample a DP-SGD step, otherwise trainer_local_step. */
 int privacy_local_step(Privacy *p, Trainer *t, int agent);
+/* privacy_local_step with a drift correction on its gradient (sim/stages/drift.h). */
+int privacy_local_step_corrected(Privacy *p, Trainer *t, int agent, const TrainerCorrection *correction);
 /* The gradient of agent's next batch at params (NULL: its own model) into grad: clip =
  * sample a DP-SGD gradient (clipped per-sample gradients, noise on the sum, divided by the
  * batch; one run of the mechanism for the accountant), otherwise the plain gradient. */

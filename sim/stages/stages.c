@@ -18,8 +18,10 @@ int stages_create(Stages *st, const StageContext *cx, const StagesSetup *setup)
         return status;
     if (outgoing_compresses(&st->out) && cx->trainer && (st->change = malloc(d * sizeof *st->change)) == NULL)
         return hs_diag_set(cx->diag, HS_E_NOMEM, NULL, 0, "out of memory for compression");
+    if ((status = drift_init(&st->drift, cx)) != HS_OK) return status;
     LocalStepSetup local = {.pruning = setup->pruning, .freezing = setup->freezing, .steps = setup->steps,
-                            .privacy = st->privacy, .byzantine = st->byzantine, .out = &st->out};
+                            .privacy = st->privacy, .byzantine = st->byzantine, .out = &st->out,
+                            .drift = &st->drift};
     if ((status = local_step_init(&st->step, cx, &local)) != HS_OK) return status;
     return aggregate_init(&st->agg, cx, d, &st->step, st->privacy, st->byzantine);
 }
@@ -34,6 +36,7 @@ void stages_free(Stages *st)
     aggregate_free(&st->agg);
     outgoing_free(&st->out);
     local_step_free(&st->step);
+    drift_free(&st->drift);
     byzantine_free(st->byzantine);
     privacy_free(st->privacy);
     memset(st, 0, sizeof *st);
@@ -93,7 +96,7 @@ int stages_gossip(Stages *st, const int *who, const float *const *vectors, const
 double stages_upload(Stages *st, int agent, float *x, const float *start)
 {
     outgoing_clip(&st->out, x, start);
-    if (!outgoing_compresses(&st->out)) return local_step_bytes(&st->step, agent);
+    if (!outgoing_compresses(&st->out)) return stages_model_bytes(st, agent);
     if (x == NULL) {
         outgoing_change(&st->out, agent, NULL);
         return outgoing_bytes(&st->out, agent);
@@ -103,4 +106,9 @@ double stages_upload(Stages *st, int agent, float *x, const float *start)
     const float *arrives = outgoing_change(&st->out, agent, st->change);
     for (size_t j = 0; j < d; j++) x[j] = start[j] + arrives[j];
     return outgoing_bytes(&st->out, agent);
+}
+
+double stages_model_bytes(const Stages *st, int agent)
+{
+    return drift_message_factor(&st->drift) * local_step_bytes(&st->step, agent);
 }

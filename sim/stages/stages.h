@@ -7,6 +7,7 @@
 #define SIM_STAGES_STAGES_H
 
 #include "sim/stages/aggregate.h"
+#include "sim/stages/drift.h"
 #include "sim/stages/local_step.h"
 #include "sim/stages/outgoing.h"
 
@@ -15,6 +16,7 @@ typedef struct Stages {
     Privacy *privacy;      /* [privacy] clip != none; NULL otherwise */
     Byzantine *byzantine;  /* [byzantine] with attackers or a robust rule; NULL otherwise */
     LocalStep step;
+    Drift drift;           /* [drift]: its correction of the local steps, its share of the messages */
     Outgoing out;
     Aggregate agg;
     float **attacked;      /* (capacity) scratch: what attackers send in one exchange */
@@ -47,6 +49,9 @@ void stages_begin_round(Stages *st, int round);
  * start + what arrives (the server's reconstruction). Returns the message's bytes: the
  * compressed size, or what the agent trains (its sub-model's, the stage's, the model's). */
 double stages_upload(Stages *st, int agent, float *x, const float *start);
+/* The bytes of agent's model message uncompressed: what it trains (local_step_bytes),
+ * twice that when [drift] method = scaffold adds its control variate. */
+double stages_model_bytes(const Stages *st, int agent);
 
 /* One gossip averaging of agent who[0]: the attackers among who[1..K) replace their
  * vectors (the outgoing stage, from the honest ones of this exchange), then the

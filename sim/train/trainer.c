@@ -477,6 +477,21 @@ int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double n
                                           .lr = trainer_schedule_lr(t->sc, t->round)});
 }
 
+int trainer_local_step_corrected(Trainer *t, int agent, const TrainerCorrection *correction, double threshold,
+                                 double noise_std, gsl_rng *noise)
+{
+    if (t == NULL) return HS_OK;
+    if (threshold > 0)
+        for (int k = 0; k < t->n_slots; k++)
+            if (t->slots[k].clip_scratch == NULL &&
+                (t->slots[k].clip_scratch = malloc(t->n_params * sizeof *t->slots[k].clip_scratch)) == NULL)
+                return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+    TrainerJob job = {.kind = threshold > 0 ? TRAINER_JOB_CLIPPED_STEP : TRAINER_JOB_LOCAL_STEP, .agent = agent,
+                      .threshold = threshold, .noise_std = noise_std, .noise = noise,
+                      .lr = trainer_schedule_lr(t->sc, t->round), .corrected = 1, .correction = *correction};
+    return trainer_queue(t, &job);
+}
+
 float *trainer_gradient_scratch(Trainer *t)
 {
     if (t == NULL || trainer_flush(t) != HS_OK) return NULL;

@@ -74,6 +74,20 @@ int trainer_local_step(Trainer *t, int agent);
  * of the sum (drawn from noise, which belongs to this agent alone), divided by the batch
  * size, then an optimiser step. Queued like trainer_local_step. */
 int trainer_local_step_clipped(Trainer *t, int agent, double threshold, double noise_std, gsl_rng *noise);
+/* A drift correction added to a step's gradient g before the optimiser takes it
+ * (sim/stages/drift.h): g += mu (y - anchor) (FedProx's proximal term, y the agent's
+ * parameters), then g = g - ci + c (SCAFFOLD's corrected direction) where c and ci are
+ * given. The vectors are the caller's and must stay as they are until the step ran (the
+ * next call that flushes the queue). */
+typedef struct TrainerCorrection {
+    float mu;              /* 0: no proximal term */
+    const float *anchor;   /* (params) the model the period started from; NULL: no proximal term */
+    const float *c, *ci;   /* (params) the server's and the agent's control variates; NULL: none */
+} TrainerCorrection;
+/* trainer_local_step, or (threshold > 0) trainer_local_step_clipped, with the correction
+ * on the (averaged, noised) gradient. Queued like them. */
+int trainer_local_step_corrected(Trainer *t, int agent, const TrainerCorrection *correction, double threshold,
+                                 double noise_std, gsl_rng *noise);
 /* A gradient-sized vector for one computation on the engine's thread (the queued work
  * runs first): valid until the next call into the trainer that queues or flushes. */
 float *trainer_gradient_scratch(Trainer *t);

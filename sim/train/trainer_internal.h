@@ -71,6 +71,8 @@ typedef struct TrainerJob {
     struct ModelWidth *width; /* TRAINER_JOB_WIDTH_STEP: the agent's own (one per agent, so slots never share it) */
     double threshold, noise_std; /* TRAINER_JOB_CLIPPED_STEP */
     gsl_rng *noise;       /* TRAINER_JOB_CLIPPED_STEP: the agent's own stream */
+    int corrected;        /* LOCAL_STEP and CLIPPED_STEP: apply `correction` to the gradient */
+    TrainerCorrection correction;
     /* results, written by the slot that runs it */
     int status;
     int has_loss;

@@ -149,6 +149,18 @@ static int trainer_job_split_bottom(Trainer *t, TrainerSlot *slot, TrainerJob *j
 
 /* DP-SGD (sim/stages/privacy.h): the clipped mean of the batch's per-sample gradients plus the
  * agent's own noise stream's draw; the blocks only, as a local step. */
+/* The job's drift correction on grad (count entries: the blocks), at the agent's params y.
+ * FedProx's term first, then SCAFFOLD's g - c_i + c in the paper's order. */
+static void trainer_job_correct(const TrainerJob *job, const float *y, float *grad, size_t count)
+{
+    const TrainerCorrection *k = &job->correction;
+    if (!job->corrected) return;
+    if (k->anchor)
+        for (size_t j = 0; j < count; j++) grad[j] += k->mu * (y[j] - k->anchor[j]);
+    if (k->c)
+        for (size_t j = 0; j < count; j++) grad[j] = grad[j] - k->ci[j] + k->c[j];
+}
+
 static int trainer_job_clipped_step(Trainer *t, TrainerSlot *slot, TrainerJob *job)
 {
     Model *m = t->models[job->agent];
@@ -160,6 +172,7 @@ static int trainer_job_clipped_step(Trainer *t, TrainerSlot *slot, TrainerJob *j
     /* the noise goes on the sum of the clipped gradients: (sum + z) / b = mean + z / b */
     size_t blocks = model_block_param_count(m);
     vec_add_gaussian(slot->grad, job->noise_std / b, blocks, job->noise);
+    trainer_job_correct(job, model_params(m), slot->grad, blocks);
     optim_step(t->optims[job->agent], model_params(m), slot->grad, 0, blocks, job->lr);
     return HS_OK;
 }
@@ -202,6 +215,7 @@ static int trainer_job_run(Trainer *t, TrainerSlot *slot, TrainerJob *job)
          * as it was, which in a slot's shared vector is another job's */
         size_t last_offset, last_count;
         model_block_range(m, model_n_blocks(m) - 1, &last_offset, &last_count);
+        trainer_job_correct(job, model_params(m), slot->grad, last_offset + last_count);
         optim_step(t->optims[agent], model_params(m), slot->grad, 0, last_offset + last_count, job->lr);
         return HS_OK;
     }

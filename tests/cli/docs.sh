@@ -20,7 +20,7 @@ check "docs/reference/features.md is what 'methods --features --markdown' prints
   cmp -s "$tmp/features.md" docs/reference/features.md
 "$HETSIM" methods --features --list > "$tmp/cells"
 check "methods --features --list has a line per method and feature" \
-  test "$(wc -l < "$tmp/cells")" -eq $(( $("$HETSIM" methods | grep -c '^  [a-z0-9]') * 6 ))
+  test "$(wc -l < "$tmp/cells")" -eq $(( $("$HETSIM" methods | grep -c '^  [a-z0-9]') * 8 ))
 check "every cell is ok or refused with a reason" \
   test -z "$(grep -vE '^[a-z0-9]+ [a-z.]+ (ok|refused .+)$' "$tmp/cells")"
 "$HETSIM" methods --features localsgd > /dev/null 2>&1
@@ -47,7 +47,7 @@ check "help keys run prints no other section" test "$(grep -c '^\[' "$tmp/out")"
 "$HETSIM" help keys agents.slow > "$tmp/out"
 check "a group's name gives [agents.NAME]" grep -q '^\[agents.NAME\]' "$tmp/out"
 "$HETSIM" help keys > "$tmp/out"
-check "help keys prints every section" test "$(grep -c '^\[' "$tmp/out")" -eq 14
+check "help keys prints every section" test "$(grep -c '^\[' "$tmp/out")" -eq 15
 "$HETSIM" methods localsgd > "$tmp/out"
 check "methods localsgd prints its keys" grep -q '^  local_steps = epoch ' "$tmp/out"
 check "methods localsgd says it accepts [privacy]" grep -q 'accepts \[privacy\]' "$tmp/out"

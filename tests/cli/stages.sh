@@ -7,7 +7,8 @@
 # scenario file, must be refused by `hetsim run` at the file's line that turns the feature
 # on (FILE:LINE), with its stated reason, exit 2 and no database. And a feature's section
 # given but off (scheme = none, count = 0, clip = none, prune = none, freeze = none) must
-# give bitwise the rows of the method alone. Run from the top folder with HETSIM set.
+# give bitwise the rows of the method alone ([drift] method = none too, for every method).
+# Run from the top folder with HETSIM set.
 . "$(dirname "$0")/lib.bash"
 
 cat > "$tmp/base.ini" <<'INI'
@@ -51,11 +52,14 @@ on[privacy.sample]="--set privacy.clip=sample --set privacy.threshold=1 --set pr
 on[privacy.update]="--set privacy.clip=update --set privacy.threshold=1 --set privacy.noise_multiplier=0.5"
 on[prune]="--set method.prune=width"
 on[freeze]="--set method.freeze=progressive --set method.freeze_rounds=1"
+on[drift.fedprox]="--set drift.method=fedprox --set drift.mu=0.1"
+on[drift.scaffold]="--set drift.method=scaffold"
 off[compression]="--set compression.scheme=none"
 off[byzantine]="--set byzantine.count=0"
 off[privacy.sample]="--set privacy.clip=none"
 off[prune]="--set method.prune=none"
 off[freeze]="--set method.freeze=none"
+off[drift]="--set drift.method=none --set drift.mu=0.1"
 
 run() { # label, args... -> $tmp/label.db, $tmp/label.err; returns the exit status
   local label=$1; shift
@@ -120,7 +124,7 @@ check "some cells run" test "$ran" -gt 0
 # every feature given but off: the method alone, bitwise
 for method in $("$HETSIM" methods | sed -nE 's/^  ([a-z0-9]+) .*/\1/p'); do
   run alone --set run.method="$method" || { check "$method runs alone" false; continue; }
-  for feature in compression byzantine privacy.sample prune freeze; do
+  for feature in compression byzantine privacy.sample prune freeze drift; do
     # prune and freeze are keys of the methods that have them
     case $feature in prune | freeze)
       grep -q "^$method $feature ok" "$tmp/cells" || continue ;;

@@ -160,6 +160,10 @@ int main(int argc, char **argv)
         {"run.method=swift", "compression.scheme=topk", "compression.feedback=none"},
         {"run.method=dpsgd", "byzantine.count=2", "byzantine.aggregator=median"},
         {"run.method=fedavg", "compression.scheme=topk", "compression.feedback=ef21"},
+        /* [drift]: the corrected steps read the anchors and control variates every rank holds */
+        {"run.method=fedavg", "drift.method=scaffold", "method.participation=0.5"},
+        {"run.method=localsgd", "drift.method=scaffold", "method.local_steps=3"},
+        {"run.method=fedavg", "drift.method=fedprox", "drift.mu=0.5"},
     };
     for (size_t v = 0; !only && v < sizeof variants / sizeof *variants; v++)
         check_rows(ranks, mlp, "mlp", variants[v], 3, 1, 0);
