@@ -648,7 +648,7 @@ static const SchemaKey schema_rows[] = {
      .doc_range = "odd, [1, 15]", HELP("cnn: kernel size (same padding)")},
     {KEY(MODEL, "hidden", INT), RANGE(1, 1 << 16), DEF("128"), AT(model.hidden), .when = cnn,
      HELP("cnn: hidden width")},
-    {KEY(MODEL, "batch", INT), RANGE(1, 1 << 16), DEF("64"), AT(model.batch), HELP("batch size")},
+    {KEY(MODEL, "batch", INT), RANGE(1, 1 << 16), DEF("64"), AT(model.batch), HELP("batch size: every agent's unless [agents] batch gives its own, and the evaluation's")},
     {KEY(MODEL, "optimizer", CHOICE), .choices = "sgd|momentum|adam|adamw", DEF("sgd"), AT(optim.kind),
      HELP("each agent's optimiser")},
     {KEY(MODEL, "lr", REAL), RANGE(0, 1e6), DEF("0.05"), AT(optim.lr), HELP("learning rate")},
