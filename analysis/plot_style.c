@@ -243,6 +243,7 @@ static const struct { const char *key; const char *words; } plot_key_table[] = {
     { "compute", "compute" },       { "bandwidth", "bandwidth" },   { "uplink", "uplink" },
     { "downlink", "downlink" },     { "latency", "latency" },       { "samples", "samples per agent" },
     { "count", "agents" },          { "availability", "availability" },
+    { "batch", "batch size" },
 };
 
 static const struct { const char *key; const char *words; } plot_full_key_table[] = {

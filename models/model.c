@@ -36,7 +36,8 @@ struct Model {
 
 struct ModelWorkspace {
     ModelSpec spec;
-    int batch;
+    int batch;                     /* evaluation's batches (spec.batch) */
+    int capacity;                  /* the largest batch a call may pass (>= batch) */
     float *memory;                 /* the one float allocation below */
     float *act[MODEL_MAX_BLOCKS];  /* (batch, act_floats[b]) output of block b; last = logits */
     float *dact[MODEL_MAX_BLOCKS]; /* same shape: gradient of the loss w.r.t. act[b] */
@@ -399,7 +400,7 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
     ws->gemm = kernels == MODEL_KERNELS_ONEDNN ? conv_onednn_sgemm : kernels_sgemm_openblas;
     if (resnet) ws->rbuf.gemm = ws->gemm;
     ws->spec = *spec;
-    ws->batch = spec->batch;
+    ws->batch = ws->capacity = spec->batch;
     ws->memory = calloc(total, sizeof(float));
     ws->y = calloc(B, sizeof(int));
     int *argmax = NULL;
@@ -442,6 +443,16 @@ void model_workspace_free(ModelWorkspace *ws)
     conv_onednn_free(ws->conv[0]);
     conv_onednn_free(ws->conv[1]);
     free(ws);
+}
+
+int model_workspace_create_sized(const ModelSpec *spec, int capacity, ModelWorkspace **out)
+{
+    ModelSpec sized = *spec;
+    if (capacity > sized.batch) sized.batch = capacity;
+    int status = model_workspace_create(&sized, out);
+    if (status != HS_OK) return status;
+    (*out)->spec.batch = (*out)->batch = spec->batch;
+    return HS_OK;
 }
 
 int model_workspace_batch(const ModelWorkspace *ws) { return ws->batch; }
@@ -563,7 +574,7 @@ static void head_backward(const Model *m, const float *P, float *G, ModelWorkspa
 
 static int model_check_call(const Model *m, const ModelWorkspace *ws, const int *y, int B)
 {
-    if (B < 1 || B > ws->batch || !model_same_shape(&m->spec, &ws->spec)) return HS_E_INPUT;
+    if (B < 1 || B > ws->capacity || !model_same_shape(&m->spec, &ws->spec)) return HS_E_INPUT;
     if (y)
         for (int i = 0; i < B; i++)
             if (y[i] < 0 || y[i] >= m->spec.classes) return HS_E_INPUT;

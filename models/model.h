@@ -92,7 +92,12 @@ int model_kernels_available(ModelKernels kernels);
  * model_kernels_resolve(spec), whatever the Model's own spec says; HS_E_INPUT when
  * spec->kernels is onednn and oneDNN is not available. */
 int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out);
+/* The same with room for batches up to capacity (when above spec->batch: agents with
+ * batches of their own), evaluation still in batches of spec->batch, so its figures stay
+ * those of model_workspace_create(spec). */
+int model_workspace_create_sized(const ModelSpec *spec, int capacity, ModelWorkspace **out);
 void model_workspace_free(ModelWorkspace *ws);
+/* The evaluation's batch size (spec->batch). */
 int model_workspace_batch(const ModelWorkspace *ws);
 /* Gather buffers the caller may use for a batch: x (batch, features), y (batch). */
 float *model_workspace_x(ModelWorkspace *ws);

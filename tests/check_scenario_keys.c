@@ -260,6 +260,7 @@ static const WalkKey walk_keys[] = {
     {"agents.downlink", WALK_DIST_BANDWIDTH, NULL},
     {"agents.latency", WALK_DIST_TIME, NULL},
     {"agents.samples", WALK_DIST_SAMPLES, NULL},
+    {"agents.batch", WALK_DIST_SAMPLES, "65537|choice(16:0.5, 65537:0.5)"},
     {"agents.slowdown", WALK_SLOWDOWN, NULL},
     {"agents.jitter", WALK_NONNEG, "11"},
     {"agents.availability", WALK_AVAILABILITY, NULL},

@@ -17,7 +17,9 @@
  * Timing is sync's: every step each agent computes a batch gradient and a blocking ring
  * all-reduce of the model's bytes follows, so a step waits for the slowest agent. A
  * round is a global epoch of ceil(mean samples / batch) steps. Like sync's robust path,
- * agents keep identical models (agent 0's is stepped, the others copy). */
+ * agents keep identical models (agent 0's is stepped, the others copy).
+ * [agents] batch: one batch for every agent (it is the B of lr_scaling); unequal batches
+ * are refused, since the robust aggregate counts every worker's momentum alike. */
 #include "sim/stages/byzantine.h"
 #include "sim/methods/method.h"
 #include "sim/train/trainer.h"
@@ -53,6 +55,16 @@ typedef struct ByzSgdnmKeys {
     FreezeKeys freezing;
 } ByzSgdnmKeys;
 
+static int byzsgdnm_validate(const Scenario *sc, HsDiag *diag)
+{
+    int group;
+    if (scenario_batches(sc, &group) == SCENARIO_BATCH_UNEQUAL)
+        return scenario_batch_error(sc, group, diag,
+                                    "the robust aggregate counts every worker alike and lr_scaling takes one batch "
+                                    "(give every agent the same batch)");
+    return HS_OK;
+}
+
 static int byzsgdnm_create(Sim *sim, void **state)
 {
     ByzSgdnmState *s = calloc(1, sizeof *s);
@@ -63,7 +75,8 @@ static int byzsgdnm_create(Sim *sim, void **state)
     s->beta = keys->beta;
     int scaling = keys->lr_scaling, reference = keys->reference_batch;
     static const double power[] = {[BYZSGDNM_SCALE_NONE] = 0, [BYZSGDNM_SCALE_LINEAR] = 1, [BYZSGDNM_SCALE_SQRT] = 0.5};
-    s->lr_factor = pow((double)sim->sc->model.batch / reference, power[scaling]);
+    /* every agent's batch is the same (byzsgdnm_validate): [model] batch or [agents] batch */
+    s->lr_factor = pow((double)sim->world.agents[0].batch / reference, power[scaling]);
     s->steps_per_round = sim_round_steps(sim);
     s->d = (size_t)sim->profile.total_params;
     s->vectors = calloc((size_t)n, sizeof *s->vectors);
@@ -195,6 +208,7 @@ const MethodOps method_byzsgdnm = {
     .keys = byzsgdnm_keys,
     .keys_size = sizeof(ByzSgdnmKeys),
     .stages = &byzsgdnm_stages,
+    .validate = byzsgdnm_validate,
     .create = byzsgdnm_create,
     .round_begin = byzsgdnm_round_begin,
     .on_event = byzsgdnm_on_event,

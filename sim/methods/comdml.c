@@ -109,7 +109,13 @@ enum { COMDML_MAX_DENSE = 4096 };
 
 static int comdml_validate(const Scenario *sc, HsDiag *diag)
 {
-    int n = sc->n_agents;
+    int n = sc->n_agents, group;
+    /* the solver's cost table, the activations a pair ships and the helper's FIFO are all
+     * of one batch; a pair of two batch sizes would need a cost model of its own */
+    if (scenario_batches(sc, &group) != SCENARIO_BATCH_MODEL)
+        return scenario_batch_error(sc, group, diag,
+                                    "ComDML's pairing solver and split training take [model] batch for every agent "
+                                    "(leave batch out of [agents], or set [model] batch)");
     if (sc->topology == TOPO_FULL && n > COMDML_MAX_DENSE)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, sc->topology_line,
                            "comdml with [topology] graph = full pairs every two of %d agents (a %d x %d "

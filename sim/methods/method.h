@@ -69,16 +69,16 @@ static inline double sim_model_bytes(const Sim *sim)
     return model_profile_bytes(&sim->profile);
 }
 
-/* Steps in one pass over agent's local data. */
+/* Steps in one pass over agent's local data: ceil(samples / its batch). */
 static inline int sim_agent_steps(const Sim *sim, int agent)
 {
-    return world_agent_steps(&sim->world, agent, sim->sc->model.batch);
+    return world_agent_steps(&sim->world, agent);
 }
 
-/* Steps of a "global epoch": ceil(mean samples / batch). */
+/* Steps of a "global epoch": ceil(mean samples / mean batch). */
 static inline int sim_round_steps(const Sim *sim)
 {
-    return world_round_steps(&sim->world, sim->sc->model.batch);
+    return world_round_steps(&sim->world);
 }
 
 #endif

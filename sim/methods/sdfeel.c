@@ -110,7 +110,7 @@ typedef struct SdState {
     int local_steps, intra, gossip;
     int done;             /* servers that finished the current round's gossip */
     int round;
-    double step_flops, bytes, process_flops;
+    double bytes, process_flops;
     Stages st;            /* the clients' steps and uploads, the edge servers' averaging */
     /* per round: the first and last time a server entered its gossip (servers may run a
      * round or more ahead of the slowest, so these are kept for every round) */
@@ -240,7 +240,7 @@ static int sdfeel_auto_deadlines(SdState *s, Sim *sim)
             double latency = a->latency > b->latency ? a->latency : b->latency;
             double down = b->uplink < a->downlink ? b->uplink : a->downlink;
             double up = a->uplink < b->downlink ? a->uplink : b->downlink;
-            times[c] = steps * s->step_flops / a->compute + 2 * latency + s->bytes * v->n_clients / down +
+            times[c] = steps * sim_step_flops(sim, a->batch) / a->compute + 2 * latency + s->bytes * v->n_clients / down +
                        s->bytes * v->n_clients / up + s->process_flops / b->compute;
         }
         qsort(times, (size_t)v->n_clients, sizeof *times, sdfeel_compare_double);
@@ -292,7 +292,6 @@ static int sdfeel_create(Sim *sim, void **state)
     s->local_steps = keys->local_steps;
     s->intra = keys->intra_rounds;
     s->gossip = keys->gossip_steps;
-    s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
     int status = scenario_topology(sim->sc, s->E, &s->topology, sim->diag);

@@ -2,7 +2,11 @@
  * Every step each agent computes the gradient of one batch; the gradients are
  * all-reduced (ring, blocking) and every agent applies the same averaged update, so
  * every step waits for the slowest agent. A round is a global epoch:
- * ceil(mean samples / batch) steps.
+ * ceil(mean samples / mean batch) steps.
+ * Per-agent batches ([agents] batch): each agent's step costs its own batch's FLOPs, and
+ * the shared gradient is sum b_i g_i / sum b_i, the gradient of the union of the batches
+ * (trainer_shared_gradients_of; the plain mean when the batches are equal). The paths
+ * below other than dense (and deadline) refuse unequal batches (sync_validate).
  *
  * Three ways to combine the gradients:
  *   dense       (no [compression], no Byzantine agents, mean): the shared model and a
@@ -97,9 +101,19 @@ typedef struct SyncState {
 static int sync_validate(const Scenario *sc, HsDiag *diag)
 {
     const SyncKeys *keys = scenario_method_keys(sc);
-    if (!isfinite(keys->deadline)) return HS_OK;
     static const Feature others[] = {FEATURE_COMPRESSION, FEATURE_BYZANTINE, FEATURE_PRIVACY_SAMPLE,
                                      FEATURE_PRIVACY_UPDATE, FEATURE_PRUNE, FEATURE_FREEZE};
+    /* unequal batches are weighed by batch in the shared gradient only (the dense and the
+     * deadline paths); the other paths combine the agents' vectors alike */
+    int group;
+    if (scenario_batches(sc, &group) == SCENARIO_BATCH_UNEQUAL)
+        for (size_t k = 0; k < sizeof others / sizeof *others; k++)
+            if (scenario_feature_on(sc, others[k]))
+                return scenario_batch_error(sc, group, diag,
+                                            "unequal batches are weighed by batch only in the dense all-reduce; with "
+                                            "[compression], [byzantine], [privacy], prune or freeze the agents' "
+                                            "vectors count alike (give every agent the same batch)");
+    if (!isfinite(keys->deadline)) return HS_OK;
     for (size_t k = 0; k < sizeof others / sizeof *others; k++)
         if (scenario_feature_on(sc, others[k]))
             return scenario_key_error(sc, &keys->deadline, diag,

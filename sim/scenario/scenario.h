@@ -40,6 +40,9 @@ typedef struct AgentGroupSpec {
     Distribution samples;       /* count; drawn and rounded */
     int has_samples;            /* else the dataset is shared out evenly */
     char samples_where[160];    /* "FILE:LINE" or "--set ..." of samples, for its draws' errors */
+    Distribution batch;         /* samples per step; drawn and rounded (as samples) */
+    int has_batch;              /* else every agent's batch is [model] batch */
+    char batch_where[160];      /* "FILE:LINE" or "--set ..." of batch, for its draws' and methods' errors */
     Slowdown slowdown;          /* speed over time */
     double jitter;              /* lognormal sigma of per-computation noise */
     Distribution availability;  /* constant 1 (always) or a 0/1 trace */
@@ -280,6 +283,17 @@ char *scenario_config_string(const Scenario *sc);
 /* 1 when sc turns feature f on (sim/scenario/features.h; prune and freeze are keys of
  * the running method). */
 int scenario_feature_on(const Scenario *sc, Feature f);
+
+/* Per-agent batch sizes ([agents] batch, [agents.NAME] batch): SCENARIO_BATCH_MODEL when
+ * every agent's batch is [model] batch (no group with agents sets another), SCENARIO_BATCH_EQUAL
+ * when every agent's is one other constant, SCENARIO_BATCH_UNEQUAL when they may differ
+ * (two constants, or a distribution). *group (may be NULL) is the first group with agents
+ * whose batch is not [model] batch, -1 when none: where a refusal points. */
+enum { SCENARIO_BATCH_MODEL = 0, SCENARIO_BATCH_EQUAL = 1, SCENARIO_BATCH_UNEQUAL = 2 };
+int scenario_batches(const Scenario *sc, int *group);
+/* An input error at that group's batch key: "WHERE: [agents] batch: method M: why"
+ * (WHERE is FILE:LINE, or "--set ...: why"). Returns HS_E_INPUT. */
+int scenario_batch_error(const Scenario *sc, int group, HsDiag *diag, const char *why);
 
 /* The running method's [method] keys, typed: a pointer to the struct it declares
  * (`const SyncKeys *keys = scenario_method_keys(sc);`), every field landed by its row. */

@@ -66,6 +66,37 @@ int scenario_feature_on(const Scenario *sc, Feature f)
     return 0;
 }
 
+int scenario_batches(const Scenario *sc, int *group)
+{
+    int kind = SCENARIO_BATCH_MODEL, first = -1;
+    double common = NAN;
+    for (int g = 0; g < sc->n_groups; g++) {
+        const AgentGroupSpec *spec = &sc->groups[g];
+        if (spec->count == 0) continue;
+        const Distribution *d = &spec->batch;
+        int fixed = !spec->has_batch || d->kind == DIST_CONSTANT || (d->kind == DIST_CHOICE && d->n_choices == 1);
+        double value = !spec->has_batch ? sc->model.batch : d->kind == DIST_CONSTANT ? d->a : d->values[0];
+        if (!(fixed && value == sc->model.batch) && first < 0) first = g;
+        if (!fixed) kind = SCENARIO_BATCH_UNEQUAL;
+        else if (isnan(common)) common = value;
+        else if (value != common) kind = SCENARIO_BATCH_UNEQUAL;
+    }
+    if (kind == SCENARIO_BATCH_MODEL && !isnan(common) && common != sc->model.batch) kind = SCENARIO_BATCH_EQUAL;
+    if (group) *group = first;
+    return kind;
+}
+
+int scenario_batch_error(const Scenario *sc, int group, HsDiag *diag, const char *why)
+{
+    const AgentGroupSpec *g = &sc->groups[group < 0 ? 0 : group];
+    if (strncmp(g->batch_where, "--set ", 6) == 0)
+        return hs_diag_set(diag, HS_E_INPUT, g->batch_where, 0, "method %s: %s", sc->method, why);
+    char section[INIDOC_NAME_MAX + 8];
+    snprintf(section, sizeof section, group <= 0 ? "agents" : "agents.%s", g->name);
+    return hs_diag_set(diag, HS_E_INPUT, g->batch_where[0] ? g->batch_where : sc->file, 0, "[%s] batch: method %s: %s",
+                       section, sc->method, why);
+}
+
 /* Where feature f's setting was written: its [method] key, or its section's header. */
 static int scenario_feature_error(Resolver *r, Feature f, const char *why)
 {

@@ -64,6 +64,7 @@ static int bandwidth_written(const Scenario *sc, const void *g) { return !profil
 static int link_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && asymmetric(sc, g); }
 static int latency_written(const Scenario *sc, const void *g) { return !(profiled(sc, g) && sc->profile_latency); }
 static int own_samples(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->has_samples; }
+static int own_batch(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->has_batch; }
 static int maxmin(const Scenario *sc, const void *t) { (void)t; return sc->network.model == NETWORK_MAXMIN; }
 static int compressed(const Scenario *sc, const void *t) { (void)t; return sc->compression.scheme != COMPRESS_NONE; }
 static int econtrol(const Scenario *sc, const void *t) { (void)t; return sc->compression.feedback == FEEDBACK_ECONTROL; }
@@ -494,6 +495,24 @@ static int data_shards_check(Resolver *r, const char *section, const SchemaKey *
     return HS_OK;
 }
 
+/* Where batch was written: its draws are checked when the agents are drawn (world.c), and
+ * a method that cannot weigh unequal batches refuses them there (scenario_batch_error) */
+static int group_batch_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target)
+{
+    (void)r, (void)section, (void)k, (void)v;
+    if (e) inidoc_entry_where(e, ((AgentGroupSpec *)target)->batch_where, sizeof ((AgentGroupSpec *)target)->batch_where);
+    return HS_OK;
+}
+
+static void group_batch_land(const SchemaKey *k, const SchemaValue *v, void *target)
+{
+    (void)k;
+    AgentGroupSpec *g = target;
+    g->batch = v->dist;
+    g->has_batch = 1;
+}
+
 static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *target)
 {
     AgentGroupSpec *g = target;
@@ -631,7 +650,7 @@ static const SchemaKey schema_rows[] = {
      .doc_range = "odd, [1, 15]", HELP("cnn: kernel size (same padding)")},
     {KEY(MODEL, "hidden", INT), RANGE(1, 1 << 16), DEF("128"), AT(model.hidden), .when = cnn,
      HELP("cnn: hidden width")},
-    {KEY(MODEL, "batch", INT), RANGE(1, 1 << 16), DEF("64"), AT(model.batch), HELP("batch size")},
+    {KEY(MODEL, "batch", INT), RANGE(1, 1 << 16), DEF("64"), AT(model.batch), HELP("batch size: every agent's unless [agents] batch gives its own, and the evaluation's")},
     {KEY(MODEL, "optimizer", CHOICE), .choices = "sgd|momentum|adam|adamw", DEF("sgd"), AT(optim.kind),
      HELP("each agent's optimiser")},
     {KEY(MODEL, "lr", REAL), RANGE(0, 1e6), DEF("0.05"), AT(optim.lr), HELP("learning rate")},
@@ -703,6 +722,12 @@ static const SchemaKey schema_rows[] = {
      .land = group_samples_land,
      .doc_default = "the training set shared out evenly", .doc_range = "whole, [1, 10^9]",
      HELP("local training samples (train mode: all together at most the training set); draws are rounded")},
+    {KEY(AGENTS | GROUP, "batch", DISTRIBUTION), RANGE(1, 1 << 16), ATTR(batch) | SCHEMA_NO_TRACE | SCHEMA_WHOLE,
+     .when = own_batch, .check = group_batch_check, .land = group_batch_land, .doc_default = "[model] batch",
+     .doc_range = "whole, [1, 65536]",
+     HELP("samples per local step of each agent (its step's FLOPs scale with it; an agent with fewer samples "
+          "steps on all of them); draws are rounded to the nearest whole number; how each method weighs "
+          "unequal batches: docs/methods.md")},
 
     /* [network] */
     {KEY(NETWORK, "model", CHOICE), .choices = "maxmin|fifo", DEF("maxmin"), AT(network.model),

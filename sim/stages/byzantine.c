@@ -31,6 +31,7 @@ typedef struct FlipRows {
     int *y;          /* (count) flipped labels */
     int *order;      /* (count) this pass's order */
     int count, cursor, passes;
+    int batch;       /* the attacker's own batch ([agents] batch) */
 } FlipRows;
 
 struct Byzantine {
@@ -76,7 +77,8 @@ static int byzantine_load_rows(Byzantine *b, const Scenario *sc, const World *wo
     const Dataset *ds = trainer_dataset(trainer);
     int n = world->n, status = HS_E_NOMEM;
     b->features = ds->features;
-    b->batch = sc->model.batch;
+    /* buffers for the largest batch; each attacker steps on its own ([agents] batch) */
+    b->batch = world_max_batch(world) > sc->model.batch ? world_max_batch(world) : sc->model.batch;
     b->rows = calloc((size_t)n, sizeof *b->rows);
     b->x = malloc((size_t)b->batch * (size_t)b->features * sizeof *b->x);
     b->y = malloc((size_t)b->batch * sizeof *b->y);
@@ -92,6 +94,7 @@ static int byzantine_load_rows(Byzantine *b, const Scenario *sc, const World *wo
         r->y = malloc(((size_t)count + 1) * sizeof *r->y);
         r->order = malloc(((size_t)count + 1) * sizeof *r->order);
         if (!r->x || !r->y || !r->order) goto done;
+        r->batch = world->agents[a].batch;
         dataset_gather(ds, 0, idx, count, r->x, r->y);
         for (int k = 0; k < count; k++) {
             r->y[k] = ds->classes - 1 - r->y[k];
@@ -102,7 +105,7 @@ static int byzantine_load_rows(Byzantine *b, const Scenario *sc, const World *wo
     gsl_rng *init = rng_stream_create(sc->seed, 0, RNG_PURPOSE_INIT);
     status = init ? model_create(&sc->model, init, &b->shape) : HS_E_NOMEM;
     if (init) gsl_rng_free(init);
-    if (status == HS_OK) status = model_workspace_create(&sc->model, &b->ws);
+    if (status == HS_OK) status = model_workspace_create_sized(&sc->model, b->batch, &b->ws);
 done:
     if (status == HS_E_NOMEM) hs_diag_set(diag, status, NULL, 0, "out of memory for label-flipping agents");
     return status;
@@ -185,7 +188,7 @@ int byzantine_flips_labels(const Byzantine *b)
 int byzantine_gradient(Byzantine *b, int agent, const float *params, float *grad, HsDiag *diag)
 {
     FlipRows *r = &b->rows[agent];
-    int size = b->batch < r->count ? b->batch : r->count;
+    int size = r->batch < r->count ? r->batch : r->count;
     for (int k = 0; k < size; k++) {
         if (r->cursor == r->count) {
             r->cursor = 0;

@@ -14,7 +14,7 @@ int local_step_init(LocalStep *ls, const StageContext *cx, const LocalStepSetup 
 {
     memset(ls, 0, sizeof *ls);
     ls->cx = *cx;
-    ls->flops = cx->sc->model.batch * (cx->profile->total_flops + cx->profile->loss_flops);
+    ls->flops = cx->profile->total_flops + cx->profile->loss_flops; /* per sample: x the agent's batch */
     ls->privacy = setup->privacy;
     ls->byzantine = setup->byzantine && byzantine_flips_labels(setup->byzantine) ? setup->byzantine : NULL;
     ls->drift = setup->drift && drift_on(setup->drift) ? setup->drift : NULL;
@@ -70,9 +70,11 @@ double local_step_extra(const LocalStep *ls)
 
 double local_step_flops(const LocalStep *ls, int agent)
 {
+    /* the agent's own batch ([agents] batch; [model] batch by default, the same product) */
+    int batch = ls->cx.world->agents[agent].batch;
     if (ls->freeze_rounds)
-        return ls->cx.sc->model.batch * (model_profile_stage_flops(ls->cx.profile, ls->stage) + ls->cx.profile->loss_flops);
-    return ls->prune.on ? ls->prune.step_flops[agent] : ls->flops;
+        return batch * (model_profile_stage_flops(ls->cx.profile, ls->stage) + ls->cx.profile->loss_flops);
+    return ls->prune.on ? ls->prune.step_flops[agent] : batch * ls->flops;
 }
 
 double local_step_bytes(const LocalStep *ls, int agent)

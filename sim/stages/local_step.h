@@ -62,7 +62,7 @@ typedef struct FreezeKeys {
 
 typedef struct LocalStep {
     StageContext cx;
-    double flops;          /* one full step of [model] batch (sim_step_flops) */
+    double flops;          /* one full step of one sample (x an agent's batch: sim_step_flops) */
     Prune prune;           /* prune = width: prune.on */
     int freeze_rounds;     /* freeze = progressive: rounds per stage; 0 = off */
     int stage;             /* this round's stage, 1..blocks (freeze) */
@@ -100,7 +100,7 @@ double local_step_extra(const LocalStep *ls);
     {.key = "prune", .value = "width", .meaning = "smallest keep ratio of the agents' sub-models"},                 \
     {.key = "freeze", .value = "progressive", .meaning = "freezing stage s: block s trains, blocks before it are frozen"}
 
-/* FLOPs of one step of agent. */
+/* FLOPs of one step of agent, at its own batch ([agents] batch). */
 double local_step_flops(const LocalStep *ls, int agent);
 /* Bytes of the parameters agent trains and exchanges: its sub-model's, the stage's, or
  * the whole model's (4 bytes each). */

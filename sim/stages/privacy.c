@@ -123,7 +123,8 @@ int privacy_create(const Scenario *sc, const World *world, Trainer *trainer, Pri
     for (int i = 0; i < p->n; i++) {
         double samples = world->agents[i].samples;
         p->samples[i] = samples;
-        p->q[i] = samples > sc->model.batch ? sc->model.batch / samples : 1.0;
+        int batch = world->agents[i].batch; /* the agent's own sampling rate */
+        p->q[i] = samples > batch ? batch / samples : 1.0;
     }
     if (p->spec.clip == PRIVACY_CLIP_SAMPLE) {
         if ((p->noise = calloc(n, sizeof *p->noise)) == NULL) goto nomem;

@@ -42,7 +42,7 @@ static int prune_compare_double(const void *a, const void *b)
 static int prune_ratios(const PruneKeys *keys, const Scenario *sc, const World *world, const ModelProfile *profile,
                         const int *steps, Prune *p)
 {
-    int n = world->n, batch = sc->model.batch;
+    int n = world->n;
     double target_ratio = keys->prune_target, min_keep = keys->prune_min;
     double *tau = malloc((size_t)n * sizeof *tau), *sorted = malloc((size_t)n * sizeof *sorted);
     if (!tau || !sorted) {
@@ -50,14 +50,16 @@ static int prune_ratios(const PruneKeys *keys, const Scenario *sc, const World *
         free(sorted);
         return HS_E_NOMEM;
     }
-    double f1 = model_profile_step_flops(profile, batch);
+    /* each agent's step at its own batch ([agents] batch) */
     for (int i = 0; i < n; i++) {
         int s = steps ? steps[i] : 1;
-        tau[i] = sorted[i] = s * f1 / world->agents[i].compute;
+        tau[i] = sorted[i] = s * model_profile_step_flops(profile, world->agents[i].batch) / world->agents[i].compute;
     }
     qsort(sorted, (size_t)n, sizeof *sorted, prune_compare_double);
     double median = sorted[(n - 1) / 2];
     for (int i = 0; i < n; i++) {
+        int batch = world->agents[i].batch;
+        double f1 = model_profile_step_flops(profile, batch);
         if (!(tau[i] > median)) p->keep[i] = 1.0;
         else if (isnan(target_ratio)) p->keep[i] = prune_makespan_keep(&sc->model, profile, batch, tau[i], median, min_keep);
         else p->keep[i] = target_ratio;
@@ -85,9 +87,12 @@ int prune_create(const PruneKeys *keys, const Scenario *sc, const World *world, 
         return HS_E_NOMEM;
     int status = prune_ratios(keys, sc, world, profile, steps, p);
     if (status != HS_OK || !train) return status;
+    /* the sub-models' workspaces hold the largest batch of any agent */
+    ModelSpec spec = sc->model;
+    if (world_max_batch(world) > spec.batch) spec.batch = world_max_batch(world);
     for (int i = 0; i < n; i++) {
         if (p->keep[i] >= 1) continue;
-        if ((status = model_width_create(&sc->model, p->keep[i], &p->widths[i])) != HS_OK)
+        if ((status = model_width_create(&spec, p->keep[i], &p->widths[i])) != HS_OK)
             return hs_diag_set(diag, status, NULL, 0, "cannot build the sub-model of keep ratio %g", p->keep[i]);
     }
     return HS_OK;

@@ -43,7 +43,7 @@ typedef struct Prune {
     int on;                /* prune = width */
     int n;
     double *keep;          /* (n) keep ratio, 1 = the whole model */
-    double *step_flops;    /* (n) FLOPs of one step of [model] batch at that ratio */
+    double *step_flops;    /* (n) FLOPs of one step of the agent's batch at that ratio */
     double *bytes;         /* (n) parameter bytes of the sub-model's blocks */
     ModelWidth **widths;   /* (n) train mode: NULL for keep 1; one per pruned agent (its own
                             * sub-model and workspace, so agents' steps may run on threads) */

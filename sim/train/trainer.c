@@ -6,8 +6,8 @@
  * first runs what is queued, so results are bitwise identical for any thread count.
  * Batches: each agent walks its own indices in an order reshuffled every local epoch
  * from its own stream (seed, agent, RNG_PURPOSE_TRAIN); a batch that crosses the end of
- * the epoch continues into the next shuffle, so every batch has `batch` samples (or all
- * of an agent's samples when it has fewer).
+ * the epoch continues into the next shuffle, so every batch has the agent's batch of
+ * samples ([agents] batch, default [model] batch; all of its samples when it has fewer).
  * Over 600 lines because the data set, the partition, the agents' models, averaging and
  * evaluation share the Trainer and one rule (queued steps run before anything reads an
  * agent's vectors); the queue and the worker threads are trainer_jobs.c and workers.c,
@@ -45,7 +45,10 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     t->n_agents = n;
     /* Agents' steps are small matrices: OpenBLAS threads only add synchronisation. */
     openblas_set_num_threads(1);
-    t->batch = sc->model.batch;
+    /* buffers for the largest batch of any agent; each draws its own (trainer_next_batch) */
+    t->batch = world_max_batch(world) > sc->model.batch ? world_max_batch(world) : sc->model.batch;
+    t->uneven_batches = 0;
+    for (int i = 1; i < n; i++) t->uneven_batches |= world->agents[i].batch != world->agents[0].batch;
     gsl_rng *data_rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_DATA);
     if (data_rng == NULL) goto nomem;
     /* the data set's own errors name its file; put the scenario's [data] line before them
@@ -213,6 +216,17 @@ int trainer_shared_gradients(Trainer *t)
     return t ? trainer_shared_gradients_of(t, NULL, t->world->n) : HS_OK;
 }
 
+/* The weight of agent's gradient in the members' mean: its batch over the members' mean
+ * batch, so the mean is the gradient of the union of their batches (docs/methods.md, sync).
+ * Exactly 1 when every batch is the same (b n / (n b)): the plain mean, bit for bit. */
+static float trainer_batch_weight(const Trainer *t, const int *members, int n_members, int agent)
+{
+    if (!t->uneven_batches) return 1.0f;
+    double total = 0;
+    for (int k = 0; k < n_members; k++) total += t->world->agents[members ? members[k] : k].batch;
+    return (float)((double)t->world->agents[agent].batch * n_members / total);
+}
+
 /* One wave of the shared gradients: task k takes member wave_first + k into gradient k. */
 typedef struct SharedWave {
     Trainer *t;
@@ -289,6 +303,11 @@ static int trainer_shared_gradients_ranks(Trainer *t, const int *members, int n_
     int status = trainer_ranks_share_results(t, results, agents, n_members);
     for (int k = 0; status == HS_OK && k < n_members; k++)
         status = trainer_count_loss(t, results[k].loss, results[k].status, agents[k]);
+    /* unequal batches: each own gradient weighed before the fold (trainer_batch_weight) */
+    for (int k = 0, k_own = 0; t->uneven_batches && k < n_members; k++)
+        if (trainer_mine(t, agents[k]))
+            vec_scale(t->own_grads + (size_t)k_own++ * t->n_params, trainer_batch_weight(t, members, n_members, agents[k]),
+                      t->n_params);
     free(results);
     free(own_results);
     free(agents);
@@ -315,7 +334,8 @@ int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
         for (int k = 0; k < size; k++) {
             int agent = members ? members[first + k] : first + k;
             if ((status = trainer_count_loss(t, t->wave_losses[k], t->wave_status[k], agent)) != HS_OK) return status;
-            vec_axpy(t->grad_sum, 1.0f, t->wave_grads + (size_t)k * t->n_params, t->n_params);
+            vec_axpy(t->grad_sum, trainer_batch_weight(t, members, n_members, agent),
+                     t->wave_grads + (size_t)k * t->n_params, t->n_params);
         }
     }
     vec_scale(t->grad_sum, 1.0f / (float)n_members, t->n_params);
@@ -604,7 +624,7 @@ int trainer_split_begin(Trainer *t, int slow, int split)
     if (t->pairs == NULL && (t->pairs = calloc((size_t)t->world->n, sizeof *t->pairs)) == NULL)
         return trainer_fail(t, HS_E_NOMEM, "out of memory");
     SplitPair *p = &t->pairs[slow];
-    int steps = world_agent_steps(t->world, slow, t->batch);
+    int steps = world_agent_steps(t->world, slow);
     int act_floats = model_split_floats(t->models[slow], split);
     if (!trainer_mine(t, slow)) {
         /* ranks: the pair's counters are kept everywhere, its copy and queue by the owner */
@@ -686,14 +706,14 @@ int trainer_split_end(Trainer *t, int slow, int split)
 int trainer_split_partial(const Trainer *t, const int *splits)
 {
     for (int i = 0; i < t->world->n; i++)
-        if (splits[i] > 0 && t->pairs[i].top_batches != world_agent_steps(t->world, i, t->batch)) return 1;
+        if (splits[i] > 0 && t->pairs[i].top_batches != world_agent_steps(t->world, i)) return 1;
     return 0;
 }
 
 /* An offloader's top blocks count for the share of its epoch they trained on. */
 double trainer_top_weight(const Trainer *t, int i)
 {
-    int steps = world_agent_steps(t->world, i, t->batch), done = t->pairs[i].top_batches;
+    int steps = world_agent_steps(t->world, i), done = t->pairs[i].top_batches;
     double samples = t->world->agents[i].samples;
     return done >= steps ? samples : samples * done / steps;
 }

@@ -86,7 +86,8 @@ struct Trainer {
     int round;            /* the engine's current round (trainer_begin_round) */
     Dataset *data;
     Partition *partition;
-    int batch;
+    int batch;                /* the largest of [model] batch and every agent's: buffers' size */
+    int uneven_batches;       /* agents' batches differ: the shared gradient weighs each by its batch */
     size_t n_params;
     /* worker slots */
     Workers *workers;

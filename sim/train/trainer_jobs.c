@@ -19,7 +19,7 @@ int trainer_slots_create(Trainer *t, int threads)
     if ((t->slots = calloc((size_t)t->n_slots, sizeof *t->slots)) == NULL) return HS_E_NOMEM;
     for (int s = 0; s < t->n_slots; s++) {
         TrainerSlot *slot = &t->slots[s];
-        if ((status = model_workspace_create(&t->sc->model, &slot->ws)) != HS_OK) return status;
+        if ((status = model_workspace_create_sized(&t->sc->model, t->batch, &slot->ws)) != HS_OK) return status;
         slot->x = malloc((size_t)t->batch * (size_t)t->data->features * sizeof *slot->x);
         slot->y = malloc((size_t)t->batch * sizeof *slot->y);
         slot->indices = malloc((size_t)t->batch * sizeof *slot->indices);
@@ -83,7 +83,8 @@ void trainer_shuffle(Trainer *t, TrainerSlot *slot, int agent)
 int trainer_next_batch(Trainer *t, TrainerSlot *slot, int agent)
 {
     int n = t->order_offset[agent + 1] - t->order_offset[agent];
-    int b = t->batch < n ? t->batch : n;
+    int batch = t->world->agents[agent].batch;
+    int b = batch < n ? batch : n;
     for (int k = 0; k < b; k++) {
         if (t->cursor[agent] == n) {
             t->cursor[agent] = 0;

@@ -59,7 +59,7 @@ static int world_key_error(const Scenario *sc, const char *where, const char *se
  * a heavy tail draws more samples than exist, a step or a message would outlast
  * SCENARIO_SPAN_MAX): an input error at the group's line. */
 static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, const AgentProfile *a, int index,
-                            double samples, HsDiag *diag)
+                            double samples, double batch, HsDiag *diag)
 {
     const AgentGroupSpec *g = &sc->groups[a->group];
     char section[INIDOC_NAME_MAX + 8];
@@ -76,8 +76,22 @@ static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, cons
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,
                            "[%s] %s: agent %d drew %g, which no run can use (a distribution this wide "
                            "overflows; narrow it)", section, key, index, value);
+    if (g->has_batch) {
+        /* as samples: a continuous draw is rounded to the nearest whole batch, then checked */
+        double rounded = floor(batch + 0.5);
+        if (!(rounded >= 1 && rounded <= 65536))
+            return world_key_error(sc, g->batch_where, section, "batch", diag,
+                                   "agent %d drew a batch of %g, which rounds outside [1, 65536] (shift or narrow "
+                                   "the distribution)", index, batch);
+    }
+    /* a step's span at the agent's own batch (spans holds [model] batch's) */
+    ScenarioSpans own = *spans;
+    if (g->has_batch && own.batch > 0) {
+        own.step_flops = spans->step_flops / spans->batch * floor(batch + 0.5);
+        own.batch = (int)floor(batch + 0.5);
+    }
     char why[400];
-    if ((key = world_check_spans(spans, g, a, &value, why, sizeof why)) != NULL)
+    if ((key = world_check_spans(&own, g, a, &value, why, sizeof why)) != NULL)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, g->line, "[%s] %s: agent %d drew %g: %s (narrow it)",
                            section, key, index, value, why);
     if (!g->has_samples) return HS_OK;
@@ -182,12 +196,14 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             if (spec->symmetric_link) a->downlink = a->uplink;
             a->latency = distribution_draw(&spec->latency, rng);
             double samples = distribution_draw(&spec->samples, rng);
+            /* drawn last, and only when written, so the draws before it stay what they were */
+            double batch = spec->has_batch ? distribution_draw(&spec->batch, rng) : sc->model.batch;
             if (profile.n_agents > 0) {
                 a->compute = profile.compute[index];
                 a->uplink = a->downlink = profile.bandwidth[index];
                 if (profile.latency) a->latency = profile.latency[index];
             }
-            int status = world_check_draw(sc, &spans, a, index, samples, diag);
+            int status = world_check_draw(sc, &spans, a, index, samples, batch, diag);
             if (status != HS_OK) {
                 gsl_rng_free(rng);
                 world_free(world);
@@ -197,6 +213,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             /* a draw is at least 1 (world_check_draw); the even share is at least 1 too: more
              * agents than samples is refused in train mode, and timing mode deals no rows */
             a->samples = spec->has_samples ? (int)floor(samples + 0.5) : even_share > 0 ? even_share : 1;
+            a->batch = (int)floor(batch + 0.5);
             total_samples += a->samples;
         }
     }
@@ -213,7 +230,8 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
         a->downlink = distribution_draw(&spec->downlink, rng);
         if (spec->symmetric_link) a->downlink = a->uplink;
         a->latency = distribution_draw(&spec->latency, rng);
-        int status = world_check_draw(sc, &spans, a, index, 0, diag);
+        a->batch = sc->model.batch;
+        int status = world_check_draw(sc, &spans, a, index, 0, sc->model.batch, diag);
         if (status != HS_OK) {
             gsl_rng_free(rng);
             world_free(world);
@@ -272,7 +290,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
                            "has %d training samples", total_samples, sc->dataset_train_size);
     }
     int status = world_check_shards(sc, world, diag);
-    if (status == HS_OK) status = scenario_check_round_keys(sc, world_round_steps(world, sc->model.batch), diag);
+    if (status == HS_OK) status = scenario_check_round_keys(sc, world_round_steps(world), diag);
     if (status != HS_OK) world_free(world);
     return status;
 }
@@ -286,17 +304,27 @@ void world_free(World *world)
     world->n_servers = 0;
 }
 
-int world_round_steps(const World *world, int batch)
+int world_round_steps(const World *world)
 {
-    double total = 0;
-    for (int i = 0; i < world->n; i++) total += world->agents[i].samples;
-    int steps = (int)ceil(total / world->n / batch);
+    double total = 0, batches = 0;
+    for (int i = 0; i < world->n; i++) total += world->agents[i].samples, batches += world->agents[i].batch;
+    /* batches / n is exactly b when every batch is b: the figure of one shared batch, bit for bit */
+    int steps = (int)ceil(total / world->n / (batches / world->n));
     return steps < 1 ? 1 : steps; /* unreachable: every agent holds a sample */
 }
 
-int world_agent_steps(const World *world, int agent, int batch)
+int world_agent_steps(const World *world, int agent)
 {
+    int batch = world->agents[agent].batch;
     return (world->agents[agent].samples + batch - 1) / batch;
+}
+
+int world_max_batch(const World *world)
+{
+    int most = 1;
+    for (int i = 0; i < world->n; i++)
+        if (world->agents[i].batch > most) most = world->agents[i].batch;
+    return most;
 }
 
 double world_link_latency(const World *world, int from, int to)

@@ -1,6 +1,6 @@
 /* world.h — the agents of a run, drawn from the scenario.
  * Agent i's attributes come from its own stream (seed, i), drawn in a fixed order
- * (compute, uplink, downlink, latency, samples) whatever its group, so adding an agent
+ * (compute, uplink, downlink, latency, samples, batch) whatever its group, so adding an agent
  * or a group never changes the draws of the agents before it.
  * Indices: the agents of [agents] itself first, then each group in file order, then the
  * server nodes ([server]; Scenario.n_servers), which hold no data (samples 0) and are
@@ -17,6 +17,7 @@ typedef struct AgentProfile {
     double downlink;  /* bytes/s */
     double latency;   /* s, added to every message the agent sends or receives */
     int samples;      /* local training samples */
+    int batch;        /* samples per local step ([agents] batch, default [model] batch) */
     int group;        /* index into Scenario.groups */
     int byzantine;    /* 1 for the [byzantine] attackers, drawn here once (sim/world/roles.h) */
 } AgentProfile;
@@ -37,10 +38,13 @@ static inline int world_nodes(const World *world)
 int world_build(const Scenario *sc, World *world, HsDiag *diag);
 void world_free(World *world);
 
-/* Steps of one local epoch of agent: ceil(samples / batch). */
-/* Steps of a round, a "global epoch": ceil(mean samples / batch), at least 1. */
-int world_round_steps(const World *world, int batch);
-int world_agent_steps(const World *world, int agent, int batch);
+/* Steps of a round, a "global epoch" of steps in which every agent takes one batch:
+ * ceil(mean samples / mean batch), at least 1 (all batches b: ceil(mean samples / b)). */
+int world_round_steps(const World *world);
+/* Steps of one local epoch of agent: ceil(samples / its batch). */
+int world_agent_steps(const World *world, int agent);
+/* The largest batch of any agent (buffers sized for every agent's steps). */
+int world_max_batch(const World *world);
 /* Latency of a message from a to b: the larger of the two agents' latencies. */
 double world_link_latency(const World *world, int from, int to);
 /* Bottleneck bandwidth of a message from a to b: min(uplink a, downlink b). */

@@ -85,6 +85,21 @@ for method in sync localsgd dpsgd comdml; do
     check "$method: $np ranks write every row of one process" cmp -s "$tmp/$method-one.txt" "$tmp/$method-$np.txt"
   done
 done
+# unequal batches ([agents.slow] batch): sync's gradients weighed by batch on each rank
+# before the fold give one process's rows
+"$HETSIM" run "$tmp/cnn.ini" --set run.method=sync --set agents.slow.batch=40 --threads 1 --db "$tmp/batch-one.db" \
+  --quiet > /dev/null 2>&1
+check "sync, unequal batches: one process exits 0" test $? -eq 0
+dump "$tmp/batch-one.db" > "$tmp/batch-one.txt"
+cmp -s "$tmp/batch-one.txt" "$tmp/sync-one.txt"
+check "sync, unequal batches: rows of their own" test $? -ne 0
+for np in 2 4; do
+  mpi $np "$HETSIM" run "$tmp/cnn.ini" --set run.method=sync --set agents.slow.batch=40 --db "$tmp/batch-$np.db" \
+    --quiet > "$tmp/out" 2> "$tmp/err"
+  check "sync, unequal batches: mpirun -np $np exits 0" test $? -eq 0
+  dump "$tmp/batch-$np.db" > "$tmp/batch-$np.txt"
+  check "sync, unequal batches: $np ranks write every row of one process" cmp -s "$tmp/batch-one.txt" "$tmp/batch-$np.txt"
+done
 check "the runs wrote metrics of 2 rounds" test "$(q "$tmp/comdml-4.db" 'select count(*) from metrics')" = 2
 check "the runs paired agents (split training)" test "$(q "$tmp/comdml-4.db" 'select count(*) from pairings')" -gt 0
 

@@ -70,6 +70,20 @@ refused "method.solver=foo" "--set method.solver=foo: expected one of exact|ip|g
 refused "a bad key of a method that does not run" "--set method.co2.period=0:" $q --set method.co2.period=0
 refused "layers with an empty element" "element 3 of the list is empty" $q --set model.layers=784,256,,10
 refused "a fraction of a sample" "12.5 is not a whole number of samples" $q --set agents.samples=12.5
+# [agents] batch (issue 32): at the key's FILE:LINE, before any database
+b=scenarios/batch-stragglers.ini
+refused "a batch of 0" "--set agents.slow.batch=0: values must be positive" $b --set agents.slow.batch=0
+sed 's/^batch = 64$/batch = 12.5/' $b > "$tmp/batch-half.ini"
+refused "a fraction of a batch" "batch-half.ini:24: [model] batch: expected a whole number" "$tmp/batch-half.ini"
+sed '/^\[agents.slow\]/,$ s/^batch = 64$/batch = 12.5/' $b > "$tmp/batch-half.ini"
+refused "a fraction of an agent's batch" "batch-half.ini:45: [agents.slow] batch: 12.5 is not a whole number" \
+  "$tmp/batch-half.ini"
+sed '/^\[agents.slow\]/,$ s/^batch = 64$/batch = uniform(0.1, 0.4)/' $b > "$tmp/batch-half.ini"
+refused "an agent's batch drawn below 1" "batch-half.ini:45: [agents.slow] batch: agent 12 drew a batch of" \
+  "$tmp/batch-half.ini" --set run.mode=timing
+sed '/^\[agents.slow\]/,$ s/^batch = 64$/batch = 16/' $b > "$tmp/batch-half.ini"
+refused "comdml with unequal batches" "batch-half.ini:45: [agents.slow] batch: method comdml:" \
+  "$tmp/batch-half.ini" --set run.method=comdml
 refused "1e308 TFLOPS" "beyond the largest number" $q --set "agents.compute=1e308 TFLOPS"
 refused "an impossible graph under a method that never reads it" \
   "--set topology.degree=9: [topology] random-regular needs degree < agents (8), found 9" \
