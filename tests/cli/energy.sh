@@ -91,6 +91,23 @@ for net in maxmin fifo; do
     where a.run_id = 1 and b.run_id = 3 and $same")" = 48
 done
 
+# --- hetsim report: the run's energy and its energy to the target accuracy
+rm -f $tmp/r.db
+"$HETSIM" run $S --db $tmp/r.db --quiet --set agents.power_idle=1W --set agents.power_compute=2W --set run.target_accuracy=0.5
+"$HETSIM" run $S --db $tmp/r.db --quiet --set agents.power_idle=1W --set run.target_accuracy=0.99 --set run.rounds=2
+"$HETSIM" run $S --db $tmp/r.db --timing-only --quiet
+"$HETSIM" report $tmp/r.db --csv > $tmp/r.csv
+col() { awk -F, -v run="$1" -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } $1 == run { print $c }' $tmp/r.csv; }
+check "report: energy_j is the run's sum of rounds.energy_j" close "$(col 1 energy_j)" "$(q $tmp/r.db "select sum(energy_j) from rounds where run_id = 1")"
+check "report: energy to target sums the rounds that ended by the time to target" close "$(col 1 energy_to_target_j)" \
+  "$(q $tmp/r.db "select sum(energy_j) from rounds where run_id = 1 and t_end <= (select min(t) from metrics where run_id = 1 and agent is null and test_accuracy >= 0.5)")"
+check "report: no energy to an unreached target" test -z "$(col 2 energy_to_target_j)" -a -n "$(col 2 energy_j)"
+check "report: no energy without powers" test -z "$(col 3 energy_j)"
+"$HETSIM" report $tmp/r.db > $tmp/r.txt
+check "report text: an energy column when a run has one" grep -q "energy (J)" $tmp/r.txt
+"$HETSIM" report $tmp/r.db --run 3 > $tmp/r3.txt
+check "report text: none when no run has one" test "$(grep -c "energy (J)" $tmp/r3.txt)" = 0
+
 # --- bad inputs: exit 2 with FILE:LINE, before any database
 bad_input() { # name, line to append to [agents.slow] (the file's last section), expected message
   cp $S $tmp/bad.ini; echo "$2" >> $tmp/bad.ini
