@@ -142,4 +142,18 @@ else
   echo "skip the older database: no $old (HETSIM_OLD)"
 fi
 
+# The same without an older binary: a file whose energy columns are dropped (as before
+# they existed) is read as it is and gains them back when a run is written to it.
+"$HETSIM" run $S --db $tmp/drop.db --timing-only --quiet
+for c in compute_j comm_j idle_j battery_j; do q $tmp/drop.db "alter table agent_rounds drop column $c"; done
+q $tmp/drop.db "alter table rounds drop column energy_j"
+"$HETSIM" report $tmp/drop.db --csv > $tmp/drop.csv
+check "a file without the columns: hetsim report reads it" test $? -eq 0
+"$HETSIM" run $S --db $tmp/drop.db --timing-only --quiet --set agents.power_idle=1W
+check "a file without the columns: a run is added" test $? -eq 0
+check "a file without the columns: they are back, NULL in the old rows" \
+  test "$(q $tmp/drop.db "select count(idle_j) || ',' || count(*) from agent_rounds")" = "48,96"
+check "a file without the columns: rounds.energy_j too" \
+  test "$(q $tmp/drop.db "select count(energy_j) || ',' || count(*) from rounds")" = "12,24"
+
 finish energy.sh
