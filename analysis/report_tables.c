@@ -35,12 +35,15 @@ static const ReportColumn report_run_columns[] = {
     { "offloading", "offload_share", REPORT_FMT_SHARE, REPORT_COL_OPTIONAL },
     { "sweep", "sweep", REPORT_FMT_TEXT, REPORT_COL_OPTIONAL },
     { "point", "point", REPORT_FMT_TEXT, REPORT_COL_OPTIONAL },
+    /* last, so that the CSV's earlier columns keep their places */
+    { "energy (J)", "energy_j", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
+    { "energy to target (J)", "energy_to_target_j", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
 };
 enum {
     RUN_COL_ID, RUN_COL_NAME, RUN_COL_METHOD, RUN_COL_SEED, RUN_COL_STATUS, RUN_COL_ROUNDS,
     RUN_COL_TIME, RUN_COL_IDLE, RUN_COL_BYTES, RUN_COL_ACCURACY, RUN_COL_TARGET,
     RUN_COL_TO_TARGET, RUN_COL_PREDICTED, RUN_COL_ACTUAL, RUN_COL_OFFLOAD, RUN_COL_SWEEP,
-    RUN_COL_POINT, RUN_COLUMNS
+    RUN_COL_POINT, RUN_COL_ENERGY, RUN_COL_ENERGY_TO_TARGET, RUN_COLUMNS
 };
 
 static const ReportColumn report_point_columns[] = {
@@ -67,6 +70,11 @@ static const ReportColumn report_point_columns[] = {
     { "level axis", "level_axis", REPORT_FMT_TEXT, REPORT_COL_CSV_ONLY },
     { "sweep", "sweep", REPORT_FMT_TEXT, REPORT_COL_OPTIONAL },
     { "point", "point", REPORT_FMT_TEXT, 0 },
+    /* last, so that the CSV's earlier columns keep their places */
+    { "energy (J)", "energy_j_mean", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
+    { "±", "energy_j_ci95", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
+    { "energy to target (J)", "energy_to_target_j_mean", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
+    { "±", "energy_to_target_j_ci95", REPORT_FMT_NUMBER, REPORT_COL_OPTIONAL },
 };
 enum {
     POINT_COL_METHOD, POINT_COL_LEVEL, POINT_COL_SEEDS, POINT_COL_NOT_DONE, POINT_COL_TIME,
@@ -74,7 +82,8 @@ enum {
     POINT_COL_ACCURACY, POINT_COL_IDLE = POINT_COL_ACCURACY + 2,
     POINT_COL_MAKESPAN = POINT_COL_IDLE + 2, POINT_COL_BYTES = POINT_COL_MAKESPAN + 2,
     POINT_COL_PREDICTED = POINT_COL_BYTES + 2, POINT_COL_ACTUAL, POINT_COL_OFFLOAD,
-    POINT_COL_AXIS, POINT_COL_SWEEP, POINT_COL_POINT, POINT_COLUMNS
+    POINT_COL_AXIS, POINT_COL_SWEEP, POINT_COL_POINT, POINT_COL_ENERGY,
+    POINT_COL_ENERGY_TO_TARGET = POINT_COL_ENERGY + 2, POINT_COLUMNS = POINT_COL_ENERGY_TO_TARGET + 2
 };
 
 static const ReportColumn report_speedup_columns[] = {
@@ -264,6 +273,8 @@ int report_tables_fill_runs(const RunSet *set, ReportGrid *table)
         report_cell_real(&row[RUN_COL_PREDICTED], run->predicted_s);
         report_cell_real(&row[RUN_COL_ACTUAL], run->actual_s);
         report_cell_real(&row[RUN_COL_OFFLOAD], run->offload_share);
+        report_cell_real(&row[RUN_COL_ENERGY], run->energy_j);
+        report_cell_real(&row[RUN_COL_ENERGY_TO_TARGET], run->energy_to_target_j);
         if (report_cell_text(&row[RUN_COL_NAME], run->name) != 0 ||
             report_cell_text(&row[RUN_COL_METHOD], run->method) != 0 ||
             report_cell_text(&row[RUN_COL_STATUS], run->status) != 0 ||
@@ -325,6 +336,7 @@ static int report_tables_fill_points_in(const RunSet *set, ReportGrid *table, co
             { POINT_COL_PREDICTED, RUN_PREDICTED, 0 },
             { POINT_COL_ACTUAL, RUN_ACTUAL, 0 },
             { POINT_COL_OFFLOAD, RUN_OFFLOAD_SHARE, 0 },
+            { POINT_COL_ENERGY, RUN_ENERGY, 1 },
         };
         for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++) {
             int c = figures[f].column;
@@ -337,6 +349,10 @@ static int report_tables_fill_points_in(const RunSet *set, ReportGrid *table, co
         if (point->done_count > 0 && reached == point->done_count &&
             report_point_figure(set, p, RUN_TIME_TO_TARGET, &row[POINT_COL_TO_TARGET],
                                 &row[POINT_COL_TO_TARGET + 1]) != HS_OK)
+            return HS_E_NOMEM;
+        if (point->done_count > 0 && reached == point->done_count &&
+            report_point_figure(set, p, RUN_ENERGY_TO_TARGET, &row[POINT_COL_ENERGY_TO_TARGET],
+                                &row[POINT_COL_ENERGY_TO_TARGET + 1]) != HS_OK)
             return HS_E_NOMEM;
         if (report_cell_text(&row[POINT_COL_METHOD], point->method) != 0 ||
             report_cell_text(&row[POINT_COL_AXIS], group->axis_title) != 0 ||

@@ -29,9 +29,15 @@ static const char facts_sql[] =
     " (SELECT avg(predicted_s) FROM pairings WHERE run_id = r.id),"
     " (SELECT avg(actual_s) FROM pairings WHERE run_id = r.id),"
     " (SELECT count(*) FROM pairings WHERE run_id = r.id),"
-    " (SELECT avg(role = 'offloader') FROM agent_rounds WHERE run_id = r.id)"
+    " (SELECT avg(role = 'offloader') FROM agent_rounds WHERE run_id = r.id),"
+    " %s"
     " FROM runs r WHERE (?1 IS NULL OR r.id = ?1) AND (?2 IS NULL OR r.sweep = ?2)"
     " ORDER BY r.id";
+
+/* rounds.energy_j, or NULL in a file written before it (opened as it is, not upgraded) */
+static const char energy_sql[] = "(SELECT sum(energy_j) FROM rounds WHERE run_id = r.id)";
+static const char energy_to_target_sql[] =
+    "SELECT sum(energy_j) FROM rounds WHERE run_id = ?1 AND t_end <= ?2";
 
 static const char target_sql[] =
     "SELECT t FROM metrics WHERE run_id = ?1 AND agent IS NULL AND t IS NOT NULL"
@@ -158,11 +164,23 @@ typedef struct RunScratch {
 static int read_runs(sqlite3 *db, const char *path, const RunSetFilter *filter, RunSet *set,
                      RunScratch **scratch_out, HsDiag *diag)
 {
-    sqlite3_stmt *stmt = NULL, *target = NULL;
+    sqlite3_stmt *stmt = NULL, *target = NULL, *energy = NULL;
     RunScratch *scratch = NULL;
     int capacity = 0, status = HS_OK;
-    int rc = sqlite3_prepare_v2(db, facts_sql, -1, &stmt, NULL);
+    int has_energy = 0;
+    sqlite3_stmt *probe = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('rounds') WHERE name = 'energy_j'", -1,
+                                &probe, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(probe)) == SQLITE_ROW) {
+        has_energy = sqlite3_column_int(probe, 0) > 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(probe);
+    char sql[sizeof facts_sql + sizeof energy_sql];
+    snprintf(sql, sizeof sql, facts_sql, has_energy ? energy_sql : "NULL");
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, target_sql, -1, &target, NULL);
+    if (rc == SQLITE_OK && has_energy) rc = sqlite3_prepare_v2(db, energy_to_target_sql, -1, &energy, NULL);
     if (rc == SQLITE_OK && filter != NULL && filter->have_run)
         rc = sqlite3_bind_int64(stmt, 1, filter->run_id);
     if (rc == SQLITE_OK && filter != NULL && filter->sweep != NULL)
@@ -226,6 +244,8 @@ static int read_runs(sqlite3 *db, const char *path, const RunSetFilter *filter, 
         run->predicted_s = comdml ? real_column(stmt, 16) : NAN;
         run->actual_s = comdml ? real_column(stmt, 17) : NAN;
         run->offload_share = comdml ? real_column(stmt, 19) : NAN;
+        run->energy_j = real_column(stmt, 20);
+        run->energy_to_target_j = NAN;
         run->time_to_target_s = NAN;
         if (!isnan(run->target_accuracy)) {
             sqlite3_reset(target);
@@ -238,10 +258,22 @@ static int read_runs(sqlite3 *db, const char *path, const RunSetFilter *filter, 
                 goto query_failed;
             }
         }
+        if (energy != NULL && !isnan(run->energy_j) && !isnan(run->time_to_target_s)) {
+            sqlite3_reset(energy);
+            sqlite3_bind_int64(energy, 1, run->id);
+            sqlite3_bind_double(energy, 2, run->time_to_target_s);
+            int found = sqlite3_step(energy);
+            if (found == SQLITE_ROW) run->energy_to_target_j = real_column(energy, 0);
+            else {
+                rc = found;
+                goto query_failed;
+            }
+        }
     }
     if (rc != SQLITE_DONE) goto query_failed;
     sqlite3_finalize(stmt);
     sqlite3_finalize(target);
+    sqlite3_finalize(energy);
     *scratch_out = scratch;
     return HS_OK;
 query_failed:
@@ -252,6 +284,7 @@ nomem:
 fail:
     sqlite3_finalize(stmt);
     sqlite3_finalize(target);
+    sqlite3_finalize(energy);
     *scratch_out = scratch;
     return status;
 }
@@ -644,6 +677,8 @@ double runset_field(const RunFacts *run, RunField field)
     case RUN_PREDICTED: return run->predicted_s;
     case RUN_ACTUAL: return run->actual_s;
     case RUN_OFFLOAD_SHARE: return run->offload_share;
+    case RUN_ENERGY: return run->energy_j;
+    case RUN_ENERGY_TO_TARGET: return run->energy_to_target_j;
     default: return NAN;
     }
 }

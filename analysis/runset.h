@@ -17,7 +17,11 @@
  *                  (a pair's predicted and played-out time from the round start to the
  *                  end of its work), for ComDML runs (method comdml, or any run with
  *                  pairings rows);
- *   offload_share  for the same runs: share of agent_rounds rows with role 'offloader'.
+ *   offload_share  for the same runs: share of agent_rounds rows with role 'offloader';
+ *   energy_j       sum(rounds.energy_j): the joules the agents drew (docs/energy.md); NaN
+ *                  when no power was given (or the file predates the column);
+ *   energy_to_target_j  sum(rounds.energy_j) over the rounds that ended by time_to_target_s
+ *                  (the evaluation that reached the target closes its round).
  *
  * Points. A run of a sweep belongs to the point named by its label without the seed
  * (label.h), within its sweep. A run outside any sweep gets the label
@@ -71,6 +75,7 @@ typedef struct RunFacts {
     double sim_time_s, idle_share, bytes, final_accuracy, makespan_s;
     double target_accuracy, time_to_target_s;
     double predicted_s, actual_s, offload_share;
+    double energy_j, energy_to_target_j;
     int64_t pairings;             /* pairings rows of the run */
     int point_index;              /* into RunSet.points */
 } RunFacts;
@@ -78,7 +83,8 @@ typedef struct RunFacts {
 /* The figures of RunFacts that points aggregate. */
 typedef enum {
     RUN_SIM_TIME, RUN_TIME_TO_TARGET, RUN_FINAL_ACCURACY, RUN_IDLE_SHARE, RUN_BYTES,
-    RUN_MAKESPAN, RUN_PREDICTED, RUN_ACTUAL, RUN_OFFLOAD_SHARE, RUN_FIELD_COUNT
+    RUN_MAKESPAN, RUN_PREDICTED, RUN_ACTUAL, RUN_OFFLOAD_SHARE, RUN_ENERGY, RUN_ENERGY_TO_TARGET,
+    RUN_FIELD_COUNT
 } RunField;
 
 typedef enum {

@@ -27,6 +27,12 @@ static const UnitSuffix units_time[] = {
     {NULL, 0}};
 static const UnitSuffix units_bytes[] = {
     {"B", 1}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {NULL, 0}};
+static const UnitSuffix units_power[] = {
+    {"uW", 1e-6}, {"mW", 1e-3}, {"W", 1}, {"kW", 1e3}, {NULL, 0}};
+static const UnitSuffix units_energy[] = {
+    {"mJ", 1e-3}, {"J", 1}, {"kJ", 1e3}, {"MJ", 1e6}, {"mWh", 3.6}, {"Wh", 3600}, {"kWh", 3.6e6}, {NULL, 0}};
+static const UnitSuffix units_energy_per_byte[] = {
+    {"nJ/B", 1e-9}, {"uJ/B", 1e-6}, {"mJ/B", 1e-3}, {"J/B", 1}, {NULL, 0}};
 
 static const UnitSuffix *units_table(UnitKind kind)
 {
@@ -35,6 +41,9 @@ static const UnitSuffix *units_table(UnitKind kind)
     case UNIT_BANDWIDTH: return units_bandwidth;
     case UNIT_TIME: return units_time;
     case UNIT_BYTES: return units_bytes;
+    case UNIT_POWER: return units_power;
+    case UNIT_ENERGY: return units_energy;
+    case UNIT_ENERGY_PER_BYTE: return units_energy_per_byte;
     default: return NULL;
     }
 }
@@ -46,6 +55,9 @@ const char *units_base_name(UnitKind kind)
     case UNIT_BANDWIDTH: return "B/s";
     case UNIT_TIME: return "s";
     case UNIT_BYTES: return "B";
+    case UNIT_POWER: return "W";
+    case UNIT_ENERGY: return "J";
+    case UNIT_ENERGY_PER_BYTE: return "J/B";
     default: return "";
     }
 }

@@ -1,6 +1,6 @@
 /* units.h — numbers with SI suffixes, as written in scenario files.
  * Prefixes are decimal (k = 1e3, M = 1e6, G = 1e9, T = 1e12; "KB" is 1e3 bytes too).
- * Every quantity resolves to SI: FLOP/s, bytes/s, seconds, bytes, plain counts. */
+ * Every quantity resolves to SI: FLOP/s, bytes/s, seconds, bytes, W, J, J/B, plain counts. */
 #ifndef BASE_UNITS_H
 #define BASE_UNITS_H
 
@@ -10,6 +10,9 @@ typedef enum {
     UNIT_BANDWIDTH,  /* bytes/s: bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s, GB/s */
     UNIT_TIME,       /* seconds: us, ms, s, min, h, d */
     UNIT_BYTES,      /* bytes: B, kB, MB, GB */
+    UNIT_POWER,      /* watts: uW, mW, W, kW */
+    UNIT_ENERGY,     /* joules: mJ, J, kJ, MJ, mWh, Wh, kWh (1 Wh = 3600 J) */
+    UNIT_ENERGY_PER_BYTE, /* joules per byte: nJ/B, uJ/B, mJ/B, J/B */
 } UnitKind;
 
 /* Parses "NUMBER [UNIT]" from text (surrounding spaces allowed; "inf" allowed for

@@ -103,7 +103,10 @@ static int run_engine_create(Run *run, HsDiag *diag)
         nodes[i] = (EngineNode){.compute = a->compute, .uplink = a->uplink, .downlink = a->downlink,
                                 .latency = a->latency, .slowdown = g->slowdown, .jitter = g->jitter,
                                 .availability_source = g->availability.kind == DIST_TRACE ? g->availability.path
-                                                                                          : sc->file};
+                                                                                          : sc->file,
+                                .power_compute = g->power_compute, .power_comm = g->power_comm,
+                                .power_idle = g->power_idle, .energy_per_byte = g->energy_per_byte,
+                                .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge};
     }
     const WorldTraces *t = &run->traces;
     EngineConfig config = {

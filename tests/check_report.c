@@ -352,7 +352,8 @@ START_TEST(test_summary_csv_equals_sql)
     ck_assert_str_eq(o.err, "");
     static const char header[] = "id,name,method,seed,status,rounds,sim_time_s,idle_share,"
                                  "bytes,final_accuracy,target_accuracy,time_to_target_s,"
-                                 "predicted_round_s,actual_round_s,offload_share,sweep,point\n";
+                                 "predicted_round_s,actual_round_s,offload_share,sweep,point,"
+                                 "energy_j,energy_to_target_j\n";
     ck_assert_msg(strncmp(o.out, header, sizeof header - 1) == 0, "header: %s", o.out);
     Csv csv;
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
@@ -363,7 +364,7 @@ START_TEST(test_summary_csv_equals_sql)
     for (int i = 0; i < count; i++) {
         char *const *row = csv.cell[i + 1];
         const Expected *e = &want[i];
-        ck_assert_int_eq(csv.columns[i + 1], 17);
+        ck_assert_int_eq(csv.columns[i + 1], 19);
         ck_assert_int_eq(strtoll(row[csv_column(&csv, "id")], NULL, 10), e->id);
         ck_assert_str_eq(row[csv_column(&csv, "name")], e->name);
         ck_assert_str_eq(row[csv_column(&csv, "method")], e->method);
@@ -641,7 +642,7 @@ START_TEST(test_awkward_names_survive_csv)
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
     ck_assert_int_eq(csv.rows, COUNT + 1);
     for (int i = 0; i < COUNT; i++) {
-        ck_assert_int_eq(csv.columns[i + 1], 17);
+        ck_assert_int_eq(csv.columns[i + 1], 19);
         ck_assert_str_eq(csv.cell[i + 1][1], names[i]);
         ck_assert_str_eq(csv.cell[i + 1][2], names[(i + 1) % COUNT]);
         expect_number(csv.cell[i + 1][6], 1, 0.1 * i, "sim_time_s");
@@ -763,15 +764,15 @@ START_TEST(test_report_while_a_run_writes)
     int64_t id;
     ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &info, &id), HS_OK);
     SinkRound round = { .round = 1, .t_start = 0, .t_end = 4, .idle_s = 1, .bytes = 8,
-                        .extra = NAN };
+                        .extra = NAN, .energy_j = NAN };
     ck_assert_int_eq(sink.ops->round(sink.ctx, id, &round), HS_OK);  /* still buffered */
     Output o = RUN_REPORT("report", path, "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,0,,,,,,,,,,,\n"));
+    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,0,,,,,,,,,,,,,\n"));
     output_free(&o);
     ck_assert_int_eq(store_flush(store), HS_OK);
     o = RUN_REPORT("report", path, "--csv");
-    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,1,4,,8,,,,,,,,\n"));
+    ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,1,4,,8,,,,,,,,,,\n"));
     output_free(&o);
     store_close(store);
 }
@@ -812,7 +813,7 @@ START_TEST(test_print_run_api)
     text = read_whole(out, NULL);
     ck_assert_str_eq(text, "id,name,method,seed,status,rounds,sim_time_s,idle_share,bytes,"
                            "final_accuracy,target_accuracy,time_to_target_s,predicted_round_s,"
-                           "actual_round_s,offload_share,sweep,point\n");
+                           "actual_round_s,offload_share,sweep,point,energy_j,energy_to_target_j\n");
     free(text);
     fclose(out);
 }
@@ -1009,7 +1010,7 @@ START_TEST(test_points_hand_computed)
     Csv csv;
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
     ck_assert_int_eq(csv.rows, 5);
-    ck_assert_int_eq(csv.columns[0], 23);
+    ck_assert_int_eq(csv.columns[0], 27);
     double t = t_two();
 
     int r = csv_row(&csv, "point", "run.method=sync agents.compute=lognormal(2 GFLOPS, 0.5)");

@@ -305,6 +305,39 @@ START_TEST(test_agents_groups_and_coverage)
 }
 END_TEST
 
+/* Batteries cut outages into an owned copy of a series (docs/energy.md): 0 on [a, b), the
+ * series' own value elsewhere, its rows still increasing. */
+START_TEST(test_series_offline)
+{
+    TraceSeries s;
+    ck_assert_int_eq(trace_series_copy(NULL, &s), HS_OK); /* always online */
+    ck_assert_int_eq(trace_series_offline(&s, 2, 5), HS_OK);
+    ck_assert(trace_value(&s, 1.9) == 1 && trace_value(&s, 2) == 0 && trace_value(&s, 4.99) == 0 && trace_value(&s, 5) == 1);
+    ck_assert(trace_offline_between(&s, 0, 10) == 3);
+    ck_assert(trace_advance_online(&s, 1, 2) == 6); /* 1 s before the outage, 1 s after */
+    ck_assert(trace_next_offline(&s, 0) == 2 && trace_next_offline(&s, 5) == INFINITY);
+    ck_assert_int_eq(trace_series_offline(&s, 8, INFINITY), HS_OK); /* for good */
+    ck_assert(trace_value(&s, 7) == 1 && trace_value(&s, 1e300) == 0 && trace_advance_online(&s, 7, 2) == INFINITY);
+    for (int k = 1; k < s.n; k++) ck_assert(s.times[k] > s.times[k - 1]);
+    trace_series_free(&s);
+    /* a churn trace starting offline-then-online at 10 s: the outage keeps what lies outside */
+    double times[] = {4, 10}, values[] = {0, 1};
+    TraceSeries churn = {.n = 2, .times = times, .values = values};
+    ck_assert_int_eq(trace_series_copy(&churn, &s), HS_OK);
+    ck_assert_int_eq(trace_series_offline(&s, 12, 15), HS_OK);
+    ck_assert(trace_value(&s, 1) == 0 && trace_value(&s, 11) == 1 && trace_value(&s, 13) == 0 && trace_value(&s, 20) == 1);
+    ck_assert(trace_offline_between(&s, 0, 20) == 10 + 3);
+    trace_series_free(&s);
+    /* an outage before a series' first row keeps its first value before the outage */
+    double late[] = {6}, on[] = {1};
+    TraceSeries first = {.n = 1, .times = late, .values = on};
+    ck_assert_int_eq(trace_series_copy(&first, &s), HS_OK);
+    ck_assert_int_eq(trace_series_offline(&s, 3, 4), HS_OK);
+    ck_assert(trace_value(&s, 1) == 1 && trace_value(&s, 3.5) == 0 && trace_value(&s, 5) == 1);
+    trace_series_free(&s);
+}
+END_TEST
+
 START_TEST(test_engine_offline_straggler_delays_sync)
 {
     write_trace("default,0,1\nslow,0,1\nslow,0.001,0\nslow,2.001,1\n");
@@ -351,6 +384,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, test_value_and_time_limits);
     tcase_add_test(tc, test_agents_groups_and_coverage);
     tcase_add_test(tc, test_engine_offline_straggler_delays_sync);
+    tcase_add_test(tc, test_series_offline);
     suite_add_tcase(s, tc);
     return s;
 }

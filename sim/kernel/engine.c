@@ -142,9 +142,53 @@ void engine_begin_round(Engine *e, int round)
     for (int i = 0; i < e->n_nodes; i++) {
         AgentClock *c = &e->clocks[i];
         c->busy_end = e->now;
-        c->compute_s = c->comm_s = c->busy_s = 0;
+        c->compute_s = c->comm_s = c->busy_s = c->bytes_io = 0;
         c->role = SINK_ROLE_ALONE;
     }
+}
+
+/* The agent's energy in the round (docs/energy.md): one state at a time, computing before
+ * communicating before idle; offline draws nothing. */
+static void engine_round_energy(const Engine *e, int agent, double online, SinkAgentRound *row)
+{
+    const EngineNode *node = &e->nodes[agent];
+    const AgentClock *c = &e->clocks[agent];
+    /* communicating and not computing, online: a message stalled while its agent is
+     * offline (maxmin counts its flow as transferring) draws nothing */
+    double busy = c->busy_s < online ? c->busy_s : online;
+    double comm = busy - c->compute_s;
+    if (comm < 0) comm = 0;
+    row->compute_j = node->power_compute * c->compute_s;
+    row->comm_j = node->power_comm * comm + node->energy_per_byte * c->bytes_io;
+    row->idle_j = node->power_idle * row->idle_s;
+}
+
+/* The battery at the round's end: charging in, the round's joules out, at most full. A
+ * spent battery takes the agent offline from now, through its availability series, until
+ * charging brings it back to resume_charge (never, without charging). */
+static int engine_round_battery(Engine *e, int agent, double length, SinkAgentRound *row)
+{
+    const EngineNode *node = &e->nodes[agent];
+    AgentClock *c = &e->clocks[agent];
+    double charge = c->charge + node->charging * length - (row->compute_j + row->comm_j + row->idle_j);
+    if (charge > node->battery) charge = node->battery;
+    if (charge <= 0 && !(c->battery_back > e->now)) {
+        /* the round's overdraft is forgiven: the agent stops at the round's end, not when
+         * its charge crossed 0 within the round (docs/energy.md) */
+        charge = 0;
+        double resume = node->resume_charge > 0 ? node->resume_charge : node->battery;
+        c->battery_back = node->charging > 0 ? e->now + resume / node->charging : INFINITY;
+        if (trace_series_offline(&e->battery_series[agent], e->now, c->battery_back) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", agent);
+        if (e->model->availability_changed) {
+            int status = e->model->availability_changed(e, agent);
+            if (status != HS_OK) return hs_diag_set(e->diag, status, NULL, 0, "out of memory for the network");
+        }
+    }
+    if (charge < 0) charge = 0;
+    c->charge = charge;
+    row->battery_j = charge;
+    return HS_OK;
 }
 
 int engine_report_round(Engine *e, double extra)
@@ -155,7 +199,8 @@ int engine_report_round(Engine *e, double extra)
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "round %d: virtual time overflowed (t = %g)",
                            e->round + 1, e->now);
     double length = e->now - e->round_start;
-    double idle_total = 0;
+    double idle_total = 0, energy_total = e->energy ? 0 : NAN;
+    int status = HS_OK;
     if (e->model->close_round) e->model->close_round(e);
     for (int i = 0; i < e->n_agents; i++) {
         const AgentClock *c = &e->clocks[i];
@@ -164,14 +209,20 @@ int engine_report_round(Engine *e, double extra)
         double idle = length - c->busy_s - offline;
         if (idle < 0) idle = 0;
         idle_total += idle;
-        e->rows[i] = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s,
-                                      .comm_s = c->comm_s, .idle_s = idle, .offline_s = offline,
-                                      .role = c->role};
+        SinkAgentRound *row = &e->rows[i];
+        *row = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s, .comm_s = c->comm_s,
+                                .idle_s = idle, .offline_s = offline, .role = c->role, .compute_j = NAN,
+                                .comm_j = NAN, .idle_j = NAN, .battery_j = NAN};
+        if (!e->energy) continue;
+        engine_round_energy(e, i, length - offline, row);
+        energy_total += row->compute_j + row->comm_j + row->idle_j;
+        if (e->nodes[i].battery > 0 && status == HS_OK) status = engine_round_battery(e, i, length, row);
     }
+    if (status != HS_OK) return status;
     e->total_bytes += e->round_bytes;
     SinkRound row = {.round = e->round, .t_start = e->round_start, .t_end = e->now,
-                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra};
-    int status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
+                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra, .energy_j = energy_total};
+    status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
     if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents);
     return status;
 }
@@ -188,6 +239,12 @@ int engine_fail_stranded(Engine *e, int agent)
                            "round %d can never end: virtual time overflowed (work would end at t = inf)",
                            e->round + 1);
     char who[48];
+    const EngineNode *dead = &e->nodes[agent];
+    if (dead->battery > 0 && dead->charging == 0 && !(e->clocks[agent].battery_back < INFINITY))
+        return hs_diag_set(e->diag, HS_E_INPUT, dead->availability_source, 0,
+                           "round %d can never end: agent %d's battery ran out and charging = 0 never brings it "
+                           "back (give charging, or a method that leaves absent agents out)",
+                           e->round + 1, agent);
     if (agent >= e->n_agents) snprintf(who, sizeof who, "the server (node %d)", agent);
     else snprintf(who, sizeof who, "agent %d", agent);
     return hs_diag_set(e->diag, HS_E_INPUT, e->nodes[agent].availability_source, 0,
@@ -273,6 +330,36 @@ void engine_set_run(Engine *e, int64_t run_id)
     e->run_id = run_id;
 }
 
+/* Energy on when some agent has a power or a battery; battery nodes get an owned
+ * availability series (their trace's copy, or always online) to cut outages into. */
+static int engine_energy_create(Engine *e, const EngineConfig *config)
+{
+    int batteries = 0;
+    for (int i = 0; i < e->n_agents; i++) {
+        const EngineNode *n = &e->nodes[i];
+        if (n->power_compute > 0 || n->power_comm > 0 || n->power_idle > 0 || n->energy_per_byte > 0 || n->battery > 0)
+            e->energy = 1;
+        batteries += n->battery > 0;
+        e->clocks[i].charge = n->battery;
+        e->clocks[i].battery_back = -INFINITY;
+    }
+    if (batteries == 0) return HS_OK;
+    e->battery_series = calloc((size_t)e->n_nodes, sizeof *e->battery_series);
+    e->battery_nodes = calloc((size_t)e->n_nodes, sizeof *e->battery_nodes);
+    if (e->battery_series == NULL || e->battery_nodes == NULL)
+        return hs_diag_set(config->diag, HS_E_NOMEM, NULL, 0, "out of memory for batteries");
+    for (int i = 0; i < e->n_nodes; i++) {
+        const TraceSeries *borrowed = engine_series(config->traces.availability, i);
+        e->battery_nodes[i] = borrowed;
+        if (i >= e->n_agents || !(e->nodes[i].battery > 0)) continue;
+        if (trace_series_copy(borrowed, &e->battery_series[i]) != HS_OK)
+            return hs_diag_set(config->diag, HS_E_NOMEM, NULL, 0, "out of memory for batteries");
+        e->battery_nodes[i] = &e->battery_series[i];
+    }
+    e->availability_trace = e->battery_nodes;
+    return HS_OK;
+}
+
 int engine_create(const EngineConfig *config, Engine **out)
 {
     HsDiag *diag = config->diag;
@@ -311,6 +398,7 @@ int engine_create(const EngineConfig *config, Engine **out)
             goto fail;
         }
     }
+    if ((status = engine_energy_create(e, config)) != HS_OK) goto fail;
     if (e->model->create && e->model->create(e) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->n_agents);
         goto fail;
@@ -333,6 +421,10 @@ void engine_free(Engine *e)
         for (int i = 0; i < e->n_nodes; i++)
             if (e->dynamics_rng[i]) gsl_rng_free(e->dynamics_rng[i]);
     free(e->dynamics_rng);
+    if (e->battery_series)
+        for (int i = 0; i < e->n_nodes; i++) trace_series_free(&e->battery_series[i]);
+    free(e->battery_series);
+    free(e->battery_nodes);
     free(e->nodes);
     free(e);
 }

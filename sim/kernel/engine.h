@@ -38,7 +38,14 @@
  * comm_s: fifo, the time booked on the uplink (a collective books every member for its
  * whole length); maxmin, the time during which at least one message the agent sends or
  * receives is transferring (latency excluded), so an agent waiting inside a collective
- * for a slower hop is idle. */
+ * for a slower hop is idle.
+ * Energy (docs/energy.md), when a node has a power: one state at a time, computing before
+ * communicating before idle, offline drawing nothing: compute_j = power_compute x
+ * compute_s, comm_j = power_comm x (busy - compute_s) + energy_per_byte x (bytes sent +
+ * received), idle_j = power_idle x idle_s. A battery is booked when the round ends:
+ * charge += charging x round length - the round's joules, at most the capacity; a charge
+ * at or below 0 takes the agent offline from that moment (its availability series gets the
+ * interval, as churn's would) until charging brings it back to resume_charge. */
 #ifndef SIM_KERNEL_ENGINE_H
 #define SIM_KERNEL_ENGINE_H
 
@@ -71,6 +78,12 @@ typedef struct EngineNode {
     double jitter;      /* lognormal sigma of per-computation noise */
     const char *availability_source; /* names the availability in errors: its trace file,
                                       * else the scenario file */
+    /* energy (docs/energy.md); all 0 on every node: not modelled, the rows' joules NULL */
+    double power_compute, power_comm, power_idle; /* W */
+    double energy_per_byte;  /* J per byte sent or received */
+    double battery;          /* J capacity, full at t = 0; 0: none */
+    double charging;         /* W into the battery, all the time */
+    double resume_charge;    /* J a spent battery must hold again to come back (0: full) */
 } EngineNode;
 
 /* Attribute traces, one series pointer per node (NULL for a node without one); an array

@@ -20,6 +20,9 @@ typedef struct AgentClock {
     double compute_s, comm_s, busy_s; /* this round */
     SinkRole role;        /* this round */
     int slow;             /* markov slowdown state */
+    double bytes_io;      /* bytes sent and received this round (energy only) */
+    double charge;        /* J in the battery (battery nodes) */
+    double battery_back;  /* end of the battery's current outage (-inf: none) */
 } AgentClock;
 
 struct Engine {
@@ -45,7 +48,19 @@ struct Engine {
     HsDiag *diag;
     const struct NetworkModel *model; /* fifo or maxmin (engine_network.h) */
     void *net;                        /* the model's state */
+    int energy;                       /* some node has a power or a battery */
+    /* batteries: each battery node's availability is an owned copy of its trace (or of
+     * "always online") that the engine cuts outages into; availability_trace then points
+     * at battery_nodes, which holds the borrowed series of the other nodes */
+    TraceSeries *battery_series;      /* (n_nodes) owned; n = 0 for nodes without a battery */
+    const TraceSeries **battery_nodes; /* (n_nodes) */
 };
+
+/* Energy per byte: the bytes a node sends or receives (collectives: each member's share). */
+static inline void engine_book_bytes(Engine *e, int node, double bytes)
+{
+    if (e->energy) e->clocks[node].bytes_io += bytes;
+}
 
 /* [network] tcp = lv08: SimGrid's LV08 factors. */
 #define ENGINE_LV08_LATENCY 13.01

@@ -42,6 +42,9 @@ typedef struct NetworkModel {
     /* The round ends at e->now: every node's busy_s and comm_s for it. NULL: booked as
      * they went. */
     void (*close_round)(Engine *e);
+    /* The node's availability series changed from e->now on (a battery ran out): links
+     * in use read their capacity again. NULL: every booking reads the series anew. */
+    int (*availability_changed)(Engine *e, int node);
     /* The run ends: what is in flight to the sink's activity callback. NULL: nothing. */
     void (*end_run)(Engine *e);
 } NetworkModel;

@@ -1919,6 +1919,19 @@ int network_advance(Network *net, double t)
     }
 }
 
+int network_links_changed(Network *net, double now, int agent)
+{
+    if (now > net->now) net->now = now;
+    int links[2] = {agent, net->opt.n_agents + agent};
+    for (int k = 0; k < 2; k++) {
+        if (link_flows(net, links[k]) == 0) continue;
+        link_mark_dirty(net, links[k]);
+        int status = link_refresh(net, links[k]);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
 void network_flush_activity(Network *net, double now)
 {
     if (now > net->now) net->now = now;

@@ -123,6 +123,11 @@ int network_next_time(Network *net, double *t);
 /* Does everything due at t (= network_next_time), calling the hooks. Returns 0 or HS_E_NOMEM. */
 int network_advance(Network *net, double t);
 
+/* The agent's links changed capacity from now on, outside their capacity callback's
+ * announced next change (a battery ran out): the links in use read it again. HS_OK or
+ * HS_E_NOMEM. */
+int network_links_changed(Network *net, double now, int agent);
+
 /* Reports the activity up to now of flows still transferring and of closed-form rings
  * (the round ends). */
 void network_flush_activity(Network *net, double now);

@@ -22,6 +22,8 @@ static int fifo_send(Engine *e, int from, int to, double bytes, int kind, int64_
     c->comm_s += transmit;
     engine_book_busy(c, start, start + transmit);
     e->round_bytes += bytes;
+    engine_book_bytes(e, from, bytes);
+    engine_book_bytes(e, to, bytes);
     if (queue_push(e->queue, arrival, kind, to, data) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return HS_OK;
@@ -69,6 +71,8 @@ static int fifo_ring(Engine *e, Collective *c)
     for (int k = 0; k < n; k++) {
         AgentClock *m = &e->clocks[collective_member(c, k)];
         m->comm_s += duration;
+        /* each member sends and receives 2(N-1) chunks of B/N */
+        engine_book_bytes(e, collective_member(c, k), n > 1 ? 4.0 * (n - 1) * c->bytes / n : 0);
         engine_book_busy(m, c->ready, finish);
         m->uplink_free = finish;
         if (c->blocking && m->compute_free < finish) m->compute_free = finish;

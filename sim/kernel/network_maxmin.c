@@ -188,6 +188,8 @@ static void maxmin_free(Engine *e)
 static int maxmin_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     e->round_bytes += bytes;
+    engine_book_bytes(e, from, bytes);
+    engine_book_bytes(e, to, bytes);
     NetworkPayload payload = {.kind = kind, .agent = to, .data = data};
     if (network_send(maxmin_of(e)->network, e->now, from, to, bytes, payload) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
@@ -268,6 +270,8 @@ static int maxmin_collective_start(Engine *e, int slot)
     NetworkPayload payload = {.kind = ENGINE_EVENT_COLLECTIVE_DONE, .agent = -1, .data = slot};
     if (n <= 1) return maxmin_collective_done(e, slot);
     e->round_bytes += 2.0 * (n - 1) * c->bytes;
+    /* each member sends and receives 2(N-1) chunks of B/N */
+    for (int k = 0; e->energy && k < n; k++) engine_book_bytes(e, collective_member(c, k), 4.0 * (n - 1) * c->bytes / n);
     /* members NULL (every agent): the network's ring keeps its arrays from ring to ring,
      * so a million-member ring allocates nothing after the first */
     return network_ring_start(m->network, e->now, c->members, n, c->bytes, payload);
@@ -320,6 +324,11 @@ static void maxmin_close_round(Engine *e)
         AgentClock *c = &e->clocks[i];
         maxmin_activity_close(e, i, e->round_start, e->now, &c->busy_s, &c->comm_s);
     }
+}
+
+static int maxmin_availability_changed(Engine *e, int node)
+{
+    return network_links_changed(maxmin_of(e)->network, e->now, node);
 }
 
 static void maxmin_end_run(Engine *e)
@@ -471,5 +480,6 @@ const NetworkModel network_model_maxmin = {
     .after_event = maxmin_arm,
     .stranded = maxmin_stranded,
     .close_round = maxmin_close_round,
+    .availability_changed = maxmin_availability_changed,
     .end_run = maxmin_end_run,
 };

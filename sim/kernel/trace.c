@@ -274,3 +274,64 @@ double trace_next_offline(const TraceSeries *s, double t)
         if (!(s->values[k] > 0.5)) return s->times[k] > t ? s->times[k] : t;
     return INFINITY;
 }
+
+int trace_series_copy(const TraceSeries *s, TraceSeries *out)
+{
+    static const double zero = 0, one = 1;
+    int n = s ? s->n : 1;
+    const double *times = s ? s->times : &zero, *values = s ? s->values : &one;
+    double *t = malloc((size_t)n * sizeof *t), *v = malloc((size_t)n * sizeof *v);
+    if (t == NULL || v == NULL) {
+        free(t);
+        free(v);
+        return HS_E_NOMEM;
+    }
+    memcpy(t, times, (size_t)n * sizeof *t);
+    memcpy(v, values, (size_t)n * sizeof *v);
+    *out = (TraceSeries){.n = n, .times = t, .values = v};
+    return HS_OK;
+}
+
+int trace_series_offline(TraceSeries *s, double a, double b)
+{
+    int cap = s->n + 3, m = 0;
+    double *t = malloc((size_t)cap * sizeof *t), *v = malloc((size_t)cap * sizeof *v);
+    if (t == NULL || v == NULL) {
+        free(t);
+        free(v);
+        return HS_E_NOMEM;
+    }
+    double after = isfinite(b) ? trace_value(s, b) : 0;
+    /* before its first row a series holds its first value: keep it so before a */
+    if (a > 0 && s->times[0] >= a) {
+        t[m] = 0;
+        v[m++] = s->values[0];
+    }
+    for (int k = 0; k < s->n && s->times[k] < a; k++) {
+        t[m] = s->times[k];
+        v[m++] = s->values[k];
+    }
+    t[m] = a;
+    v[m++] = 0;
+    if (isfinite(b)) {
+        t[m] = b;
+        v[m++] = after;
+        for (int k = 0; k < s->n; k++)
+            if (s->times[k] > b) {
+                t[m] = s->times[k];
+                v[m++] = s->values[k];
+            }
+    }
+    free(s->times);
+    free(s->values);
+    *s = (TraceSeries){.n = m, .times = t, .values = v};
+    return HS_OK;
+}
+
+void trace_series_free(TraceSeries *s)
+{
+    free(s->times);
+    free(s->values);
+    s->times = s->values = NULL;
+    s->n = 0;
+}

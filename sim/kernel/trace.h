@@ -48,4 +48,13 @@ double trace_offline_between(const TraceSeries *s, double a, double b);
  * is offline at t), INFINITY when it stays online for good. */
 double trace_next_offline(const TraceSeries *s, double t);
 
+/* Series the engine owns and edits (batteries, docs/energy.md). */
+/* A copy of s into *out (s NULL: always online, one row (0, 1)). HS_OK or HS_E_NOMEM. */
+int trace_series_copy(const TraceSeries *s, TraceSeries *out);
+/* Makes the series 0 (offline) on [a, b), b INFINITY for good, and what it was elsewhere;
+ * a >= 0. HS_OK or HS_E_NOMEM (the series unchanged). */
+int trace_series_offline(TraceSeries *s, double a, double b);
+/* Frees an owned series' rows (accepts a zeroed one). */
+void trace_series_free(TraceSeries *s);
+
 #endif

@@ -14,6 +14,7 @@
 #include "sim/scenario/scenario_resolver.h"
 #include "sim/scenario/server_assign.h"
 
+#include <ctype.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
@@ -451,6 +452,68 @@ static int group_latency_check(Resolver *r, const char *section, const SchemaKey
     return scenario_span_row_check(r, section, k, e, v, target);
 }
 
+/* Energy (docs/energy.md): the keys are written back only when the group uses them, so
+ * the configs, run_params rows and sweep ids of runs without them stay what they were. */
+static int powered(const Scenario *sc, const void *g)
+{
+    (void)sc;
+    const AgentGroupSpec *group = g;
+    return group->power_compute > 0 || group->power_comm > 0 || group->power_idle > 0 || group->energy_per_byte > 0;
+}
+static int battery_powered(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->battery > 0; }
+
+/* An energy written as a bare number: J or Wh? Refused rather than guessed. */
+static int energy_bare(const IniEntry *e)
+{
+    char *end;
+    strtod(e->value, &end);
+    while (isspace((unsigned char)*end)) end++;
+    return *end == '\0';
+}
+
+static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target)
+{
+    (void)section, (void)k, (void)v, (void)target;
+    if (e != NULL && energy_bare(e))
+        return scenario_bad(r, e, "%s", "needs a unit: J, kJ, MJ, mWh, Wh or kWh (a bare number could be either)");
+    return HS_OK;
+}
+
+/* charging: only with a battery (the group's own or the inherited one, landed before it). */
+static int battery_key_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                             void *target)
+{
+    (void)section, (void)k;
+    const AgentGroupSpec *group = target;
+    if (e != NULL && v != NULL && v->number > 0 && !(group->battery > 0))
+        return scenario_bad(r, e, "%s", "is given without a battery (battery = CAPACITY in J or Wh)");
+    return HS_OK;
+}
+
+/* resume_charge: with a unit, with a battery, and within its capacity; an inherited one
+ * above a group's own smaller battery is blamed on that battery. */
+static int resume_charge_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    const AgentGroupSpec *group = target;
+    int status = energy_unit_check(r, section, k, e, v, target);
+    if (status != HS_OK) return status;
+    double resume = e != NULL && v != NULL ? v->number : group->resume_charge;
+    if (!(resume > 0)) return HS_OK;
+    if (e != NULL && !(group->battery > 0))
+        return scenario_bad(r, e, "%s", "is given without a battery (battery = CAPACITY in J or Wh)");
+    if (group->battery > 0 && resume > group->battery) {
+        char why[200];
+        snprintf(why, sizeof why, "resume_charge (%.6g J) is above the battery's capacity (%.6g J)", resume,
+                 group->battery);
+        IniEntry *at = e != NULL ? e : inidoc_find(r->doc, section, "battery");
+        if (at == NULL) at = inidoc_find(r->doc, "agents", "resume_charge");
+        return scenario_bad(r, at, "%s", why);
+    }
+    return HS_OK;
+}
+
 /* After the three link keys: a section that inherits nothing needs bandwidth, or both. */
 static int group_link_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                             void *target)
@@ -717,6 +780,31 @@ static const SchemaKey schema_rows[] = {
      HELP("each computation's duration is multiplied by exp(jitter N(0,1)) (median 1)")},
     {KEY(ANY_GROUP, "availability", AVAILABILITY), ATTR(availability), DEF("always"),
      HELP("a trace of 1 (online) and 0 (offline) over time")},
+    {KEY(AGENTS | GROUP, "power_compute", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_compute) | SCHEMA_WRITE_UNIT, DEF("0"),
+     .written = powered,
+     HELP("watts drawn while computing (docs/energy.md; 0 everywhere: energy not modelled)")},
+    {KEY(AGENTS | GROUP, "power_comm", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_comm) | SCHEMA_WRITE_UNIT, DEF("0"),
+     .written = powered,
+     HELP("watts drawn while a message the agent sends or receives transfers and it does not compute")},
+    {KEY(AGENTS | GROUP, "power_idle", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_idle) | SCHEMA_WRITE_UNIT, DEF("0"),
+     .written = powered,
+     HELP("watts drawn while online, neither computing nor communicating (offline draws nothing)")},
+    {KEY(AGENTS | GROUP, "energy_per_byte", REAL), .unit = UNIT_ENERGY_PER_BYTE, RANGE(0, 1), ATTR(energy_per_byte) | SCHEMA_WRITE_UNIT,
+     DEF("0"), .written = powered,
+     HELP("radio joules per byte the agent sends or receives, on top of power_comm")},
+    {KEY(AGENTS | GROUP, "battery", REAL), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(battery) | SCHEMA_WRITE_UNIT, DEF("0"),
+     .written = battery_powered, .check = energy_unit_check,
+     .doc_default = "none (mains powered)", .doc_range = "> 0 with a unit: J, kJ, MJ, mWh, Wh, kWh",
+     HELP("battery capacity, full at the start: an agent whose battery is spent goes offline (as under "
+          "availability) until charged back to resume_charge")},
+    {KEY(AGENTS | GROUP, "charging", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(charging) | SCHEMA_WRITE_UNIT, DEF("0"),
+     .written = battery_powered, .check = battery_key_check,
+     HELP("watts put back into the battery all the time, online or not (0: a spent battery never comes back)")},
+    {KEY(AGENTS | GROUP, "resume_charge", REAL), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(resume_charge) | SCHEMA_WRITE_UNIT | SCHEMA_OPEN_MIN, DEF("0"),
+     .written = battery_powered, .check = resume_charge_check,
+     .edge = "must be positive (leave it out for a full battery)", .doc_default = "full (the battery's capacity)",
+     .doc_range = "(0, battery] with a unit",
+     HELP("charge a spent battery must hold again before its agent comes back online")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
      ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .check = group_samples_check,
      .land = group_samples_land,
