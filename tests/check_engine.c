@@ -165,6 +165,18 @@ START_TEST(test_lsgd_round_closed_form)
         ck_assert(fabs(ts.round_rows[0].bytes - elections * (3 * 2 * 8 + 4 * bytes)) < 1e-3);
         test_sink_free(&ts);
     }
+    /* leaders = groups, a global election every second one: the two fast agents ([agents])
+     * get their group leader's model by a ring all-reduce among 2 (2 steps of B/2) at every
+     * election; the slow agent is alone in its group; elections 2 and 4 of 5 are global */
+    const char *grouped[] = {"method.period=2", "method.leaders=groups", "method.global_every=2"};
+    double group = 2 * (bytes / 2 / bw + latency);
+    double expected_grouped = 5 * (2 * f / 5e8 + election + group) + 2 * broadcast;
+    TestSink ts;
+    ck_assert_int_eq(run_text(three, grouped, 3, &ts), 0);
+    ck_assert_msg(fabs(ts.last_t_end - expected_grouped) < 1e-9 * expected_grouped, "groups: round %.17g expected %.17g",
+                  ts.last_t_end, expected_grouped);
+    ck_assert(fabs(ts.round_rows[0].bytes - (5 * (3 * 2 * 8 + 2 * bytes) + 2 * 4 * bytes)) < 1e-3);
+    test_sink_free(&ts);
 }
 END_TEST
 

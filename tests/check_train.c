@@ -596,6 +596,14 @@ START_TEST(test_lsgd_pull_and_election)
         ck_assert(!same_range(x, x0, 0, d));
         for (size_t j = 0; j < d; j++) ck_assert_float_eq_tol(x[j], x0[j] - 0.25 * (x0[j] - lead[j]), 1e-6);
     }
+    /* a group's pull: members only; pull 1 copies the group's leader */
+    for (int i = 0; i < n; i++) memcpy(before + (size_t)i * d, trainer_params(t, i), d * sizeof *before);
+    const int group[] = {1, 2, 5};
+    ck_assert_int_eq(trainer_pull(t, group, 3, 2, 1.0), 0);
+    for (int i = 0; i < n; i++) {
+        int member = i == 1 || i == 2 || i == 5;
+        ck_assert(same_range(trainer_params(t, i), before + (size_t)(member ? 2 : i) * d, 0, d));
+    }
     free(before);
     sim_close(e);
     test_sink_free(&ts);
@@ -622,6 +630,21 @@ START_TEST(test_lsgd_pull_and_election)
     /* the leader of the round's last election is in rounds.extra */
     for (int r = 0; r < half.rounds; r++)
         ck_assert(half.round_rows[r].extra >= 0 && half.round_rows[r].extra < 10);
+    /* the multi-leader form: learns, deterministic, times as timing mode */
+    TestSink g1, g2, gt;
+    const char *grouped[] = {"run.method=lsgd", "method.leaders=groups", "method.global_every=2", "run.mode=timing"};
+    ck_assert_int_eq(run(grouped, 3, &g1, &diag), 0);
+    ck_assert_int_eq(run(grouped, 3, &g2, &diag), 0);
+    ck_assert_int_eq(run(grouped, 4, &gt, &diag), 0);
+    ck_assert_str_eq(g1.text, g2.text);
+    ck_assert_int_eq(g1.rounds, gt.rounds);
+    for (int r = 0; r < g1.rounds; r++)
+        ck_assert(g1.round_rows[r].t_end == gt.round_rows[r].t_end && g1.round_rows[r].bytes == gt.round_rows[r].bytes);
+    ck_assert_msg(test_sink_last_accuracy(&g1) > 0.6, "groups reached only %.3f", test_sink_last_accuracy(&g1));
+    ck_assert_str_ne(g1.text, half.text);
+    test_sink_free(&g1);
+    test_sink_free(&g2);
+    test_sink_free(&gt);
     test_sink_free(&alone2);
     test_sink_free(&alone5);
     test_sink_free(&half);

@@ -17,8 +17,8 @@
  * of floats — over the [network] model (collective.h's RingGather: N-1 hops, so its time is
  * latency-bound); then the leader's model reaches everyone, timed as a blocking ring
  * all-reduce of the model's bytes (the non-leaders contribute zeros, and the sum is the
- * leader's model). rounds.extra holds the last elected leader (train mode; NaN in timing
- * mode, which computes no losses).
+ * leader's model). rounds.extra holds the last elected (global) leader (train mode; NaN in
+ * timing mode, which computes no losses).
  *
  * Where hetsim deviates from the paper, and why:
  *  - The broadcast is an all-reduce, not a broadcast from the leader's node. Who leads
@@ -31,11 +31,17 @@
  *    one model per link, so hetsim's LSGD does not show the paper's point (iv), the
  *    smaller communication than averaging: it costs what localsgd's averaging costs plus
  *    the election.
- *  - One level only. The paper's multi-leader form (local leaders within groups that share
- *    a node, a global leader across them, two pulls λ and λ_G, two periods) would map to
- *    hetsim's [agents.NAME] groups, but it needs two concurrent blocking collectives per
- *    agent (its group's and the global one) that the kernel's ring does not time together;
- *    it is not implemented.
+ *  - The multi-leader form (leaders = groups) takes hetsim's [agents] groups as the
+ *    paper's nodes: at every election each group of two or more gets its own leader's
+ *    model (the groups' ring all-reduces run at once) and its members are pulled by
+ *    group_pull (λ); every global_every-th election (τ_G = global_every τ) the global
+ *    leader's model then goes to all and everyone is pulled by pull (λ_G), in that order,
+ *    as the authors' code does. The global leader leads its group too, so the group pull
+ *    does not move it. The paper's groups share a machine (PCIe within a node, TCP between
+ *    them); hetsim has no faster link inside a group: a group's ring runs on its members'
+ *    own links, so the local leaders cost what their rings cost on the [network] model.
+ *    The election stays one all-gather over all agents (the authors' code gathers every
+ *    worker's loss every time).
  *  - "Recent loss" is the loss of the agent's last training batch before the election
  *    (the authors' local_train_loss), not an evaluation on held-out data; ties go to the
  *    lowest agent index.
@@ -52,19 +58,33 @@
 #include <math.h>
 #include <stdlib.h>
 
-enum { LSGD_STEPPED = ENGINE_EVENT_METHOD, LSGD_LOSS, LSGD_BROADCAST };
+enum { LSGD_STEPPED = ENGINE_EVENT_METHOD, LSGD_LOSS, LSGD_GROUP, LSGD_BROADCAST };
 
 /* The election's message per agent: its index and its loss, two float32. */
 #define LSGD_ELECTION_BYTES 8.0
 
+enum { LSGD_ONE_LEADER = 0, LSGD_GROUP_LEADERS = 1 }; /* leaders' choices */
 typedef struct LsgdKeys {
-    int period;   /* local steps between elections (τ) */
-    double pull;  /* λ in [0, 1] */
+    int period;        /* local steps between elections (τ) */
+    double pull;       /* toward the global leader (λ_G; λ with one leader), in [0, 1] */
+    int leaders;       /* LSGD_ONE_LEADER or LSGD_GROUP_LEADERS */
+    double group_pull; /* toward the group's leader (λ) */
+    int global_every;  /* elections per global one (τ_G / τ) */
 } LsgdKeys;
 
 typedef struct LsgdState {
     int period;
     double pull;
+    int groups;       /* leaders = groups */
+    double group_pull;
+    int global_every;
+    long elections;   /* so far in the run */
+    int n_groups;
+    int *group_members; /* (n) the agents by group, each group's in index order */
+    int *group_first;   /* (n_groups + 1) where group g's agents start in group_members */
+    int *group_leader;  /* (n_groups) this election's, -1 in timing mode */
+    Collective *group_ring; /* (n_groups) */
+    int groups_pending; /* group broadcasts not done yet */
     int round_steps;  /* S */
     int period_done;  /* steps of this round before the current period */
     int *remaining;   /* (n) steps left in the current period */
@@ -73,6 +93,24 @@ typedef struct LsgdState {
     int leader;       /* the last elected, -1 in timing mode */
     Stages st;
 } LsgdState;
+
+/* The agents by [agents] group (the paper's nodes), each group's in index order. */
+static int lsgd_groups_init(LsgdState *s, Sim *sim)
+{
+    int n = sim->world.n, g_count = sim->sc->n_groups;
+    s->n_groups = g_count;
+    s->group_members = malloc((size_t)n * sizeof *s->group_members);
+    s->group_first = calloc((size_t)g_count + 1, sizeof *s->group_first);
+    s->group_leader = malloc((size_t)g_count * sizeof *s->group_leader);
+    s->group_ring = calloc((size_t)g_count, sizeof *s->group_ring);
+    if (!s->group_members || !s->group_first || !s->group_leader || !s->group_ring) return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) s->group_first[sim->world.agents[i].group + 1]++;
+    for (int g = 0; g < g_count; g++) s->group_first[g + 1] += s->group_first[g];
+    for (int g = 0, k = 0; g < g_count; g++)
+        for (int i = 0; i < n; i++)
+            if (sim->world.agents[i].group == g) s->group_members[k++] = i;
+    return HS_OK;
+}
 
 static int lsgd_create(Sim *sim, void **state)
 {
@@ -87,6 +125,10 @@ static int lsgd_create(Sim *sim, void **state)
     int n = sim->world.n, status;
     if ((s->remaining = calloc((size_t)n, sizeof *s->remaining)) == NULL) return HS_E_NOMEM;
     if ((status = ring_gather_init(&s->election, n, LSGD_LOSS)) != HS_OK) return status;
+    s->groups = keys->leaders == LSGD_GROUP_LEADERS;
+    s->group_pull = keys->group_pull;
+    s->global_every = keys->global_every;
+    if (s->groups && (status = lsgd_groups_init(s, sim)) != HS_OK) return status;
     if ((status = trainer_setup_local(sim->trainer, 0)) != HS_OK) return status;
     StagesSetup setup = {0};
     return sim_stages_create(sim, &s->st, &setup);
@@ -97,7 +139,6 @@ static int lsgd_start_period(LsgdState *s, Sim *sim)
     int n = sim->world.n, period = s->period;
     if (s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     ring_gather_begin(&s->election, NULL, n);
-    engine_collective_begin(&s->broadcast, NULL, n, sim_model_bytes(sim), 1, LSGD_BROADCAST, 0);
     for (int i = 0; i < n; i++) {
         s->remaining[i] = period;
         int status = engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), LSGD_STEPPED, 0, NULL);
@@ -115,24 +156,70 @@ static int lsgd_round_begin(void *state, Sim *sim, int round)
     return lsgd_start_period(s, sim);
 }
 
-/* Every agent holds every loss: the lowest leads (ties: the lowest index), and the
- * leader's model goes out. Timing mode has no losses and no leader. */
+/* The period's exchanges are over: the next period, or the round's end. */
+static int lsgd_next(LsgdState *s, Sim *sim)
+{
+    if (s->period_done < s->round_steps) return lsgd_start_period(s, sim);
+    engine_end_round(sim->engine);
+    return HS_OK;
+}
+
+/* The agent with the lowest last-batch loss among members (ties: the first); agent
+ * members[0] when none has a loss yet (a NaN never compares lower). */
+static int lsgd_best(Sim *sim, const int *members, int n_members)
+{
+    double best = INFINITY;
+    int leader = members ? members[0] : 0;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        double loss = trainer_agent_loss(sim->trainer, i);
+        if (loss < best) best = loss, leader = i;
+    }
+    return leader;
+}
+
+/* The global leader's model to every agent, or on to the next period when this election
+ * is not a global one. */
+static int lsgd_global(LsgdState *s, Sim *sim)
+{
+    if (s->groups && s->elections % s->global_every != 0) return lsgd_next(s, sim);
+    engine_collective_begin(&s->broadcast, NULL, sim->world.n, sim_model_bytes(sim), 1, LSGD_BROADCAST, 0);
+    for (int i = 0; i < sim->world.n; i++) {
+        int status = engine_collective_join(sim->engine, &s->broadcast, i);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+/* Every agent holds every loss: the leaders are known. With leaders = groups each group
+ * of two or more first gets its leader's model (the groups' rings at once), then the
+ * global leader's goes to all. Timing mode has no losses and no leaders. */
 static int lsgd_elect(LsgdState *s, Sim *sim)
 {
     int n = sim->world.n;
+    s->elections++;
     s->leader = -1;
     if (sim->trainer) {
-        double best = INFINITY;
-        s->leader = 0; /* no agent has a loss yet: agent 0 (a NaN never compares lower) */
-        for (int i = 0; i < n; i++) {
-            double loss = trainer_agent_loss(sim->trainer, i);
-            if (loss < best) best = loss, s->leader = i;
-        }
+        s->leader = lsgd_best(sim, NULL, n);
         sim->round_extra = s->leader;
     }
-    for (int i = 0; i < n; i++) {
-        int status = engine_collective_join(sim->engine, &s->broadcast, i);
-        if (status != HS_OK) return status;
+    if (!s->groups) return lsgd_global(s, sim);
+    s->groups_pending = 0;
+    for (int g = 0; g < s->n_groups; g++) {
+        const int *members = s->group_members + s->group_first[g];
+        int count = s->group_first[g + 1] - s->group_first[g];
+        s->group_leader[g] = sim->trainer && count > 0 ? lsgd_best(sim, members, count) : -1;
+        if (count < 2) continue; /* alone in its group: its own leader */
+        engine_collective_begin(&s->group_ring[g], members, count, sim_model_bytes(sim), 1, LSGD_GROUP, g);
+        s->groups_pending++;
+    }
+    if (s->groups_pending == 0) return lsgd_global(s, sim);
+    for (int g = 0; g < s->n_groups; g++) {
+        int count = s->group_first[g + 1] - s->group_first[g];
+        for (int k = 0; count >= 2 && k < count; k++) {
+            int status = engine_collective_join(sim->engine, &s->group_ring[g], s->group_members[s->group_first[g] + k]);
+            if (status != HS_OK) return status;
+        }
     }
     return HS_OK;
 }
@@ -153,12 +240,18 @@ static int lsgd_on_event(void *state, Sim *sim, const Event *ev)
         status = ring_gather_arrived(sim->engine, &s->election, ev, &complete);
         return status != HS_OK || !complete ? status : lsgd_elect(s, sim);
     }
-    /* LSGD_BROADCAST: every agent holds the leader's model */
+    if (ev->kind == LSGD_GROUP) { /* group ev->data holds its leader's model */
+        int g = (int)ev->data, first = s->group_first[g];
+        if (s->group_leader[g] >= 0 &&
+            (status = trainer_pull(sim->trainer, s->group_members + first, s->group_first[g + 1] - first,
+                                   s->group_leader[g], s->group_pull)) != HS_OK)
+            return status;
+        return --s->groups_pending > 0 ? HS_OK : lsgd_global(s, sim);
+    }
+    /* LSGD_BROADCAST: every agent holds the global leader's model */
     if (s->leader >= 0 && (status = trainer_pull(sim->trainer, NULL, sim->world.n, s->leader, s->pull)) != HS_OK)
         return status;
-    if (s->period_done < s->round_steps) return lsgd_start_period(s, sim);
-    engine_end_round(sim->engine);
-    return HS_OK;
+    return lsgd_next(s, sim);
 }
 
 static void lsgd_destroy(void *state)
@@ -166,6 +259,10 @@ static void lsgd_destroy(void *state)
     LsgdState *s = state;
     if (s == NULL) return;
     free(s->remaining);
+    free(s->group_members);
+    free(s->group_first);
+    free(s->group_leader);
+    free(s->group_ring);
     ring_gather_free(&s->election);
     stages_free(&s->st);
     free(s);
@@ -177,6 +274,15 @@ static const SchemaKey lsgd_keys[] = {
     METHOD_KEY(LsgdKeys, pull, "0.5",
                "pull toward the leader at each election: x <- x - pull (x - x_leader) (lambda; 0: no pull, 1: copy)",
                .type = SCHEMA_REAL, .min = 0, .max = 1),
+    METHOD_KEY(LsgdKeys, leaders, "one",
+               "one: a global leader; groups: also a leader per [agents] group, the paper's multi-leader form",
+               .type = SCHEMA_CHOICE, .choices = "one|groups", .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(LsgdKeys, group_pull, "0.5",
+               "leaders = groups: pull toward the group's leader at each election (lambda; pull is lambda_G)",
+               .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(LsgdKeys, global_every, "1",
+               "leaders = groups: elections per global one (tau_G / tau); the others pull toward group leaders only",
+               .type = SCHEMA_INT, .min = 1, .max = 100000000, .flags = SCHEMA_OMIT_DEFAULT),
     {0},
 };
 
