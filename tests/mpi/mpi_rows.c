@@ -43,7 +43,7 @@ static const char *cnn =
 static int method_divides(const char *method)
 {
     static const char *const dividing[] = {"sync", "localsgd", "qsr", "co2", "comdml", "ripples", "divshare",
-                                           "swift", "fedavg", "fedbuff", "sdfeel", NULL};
+                                           "swift", "fedavg", "fedbuff", "sdfeel", "lsgd", NULL};
     for (int k = 0; dividing[k]; k++)
         if (strcmp(dividing[k], method) == 0) return 1;
     return 0;
@@ -160,6 +160,7 @@ int main(int argc, char **argv)
         {"run.method=swift", "compression.scheme=topk", "compression.feedback=none"},
         {"run.method=dpsgd", "byzantine.count=2", "byzantine.aggregator=median"},
         {"run.method=fedavg", "compression.scheme=topk", "compression.feedback=ef21"},
+        {"run.method=lsgd", "method.leaders=groups", "method.global_every=2"},
     };
     for (size_t v = 0; !only && v < sizeof variants / sizeof *variants; v++)
         check_rows(ranks, mlp, "mlp", variants[v], 3, 1, 0);
