@@ -137,6 +137,49 @@ START_TEST(test_localsgd_numeric_period)
 }
 END_TEST
 
+/* LSGD by hand: 3 agents (one of them at half speed), 10 steps a round, an election every
+ * period steps. A period: the slow agent's steps; the election, a ring all-gather of
+ * 8-byte losses whose last block leaves the slow agent when it is done and takes N-1 = 2
+ * hops of latency + 8 B / bandwidth (the fast agents' blocks travelled while it computed);
+ * then the leader's model, a ring all-reduce among 3: 2(N-1) = 4 steps of B/3 bytes. */
+START_TEST(test_lsgd_round_closed_form)
+{
+    static const char *three =
+        "[run]\nmethod = lsgd\nrounds = 1\nmode = timing\n"
+        "[model]\nlayers = 784,256,128,10\nbatch = 64\n"
+        "[agents]\ncount = 3\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\nsamples = 640\n"
+        "[agents.slow]\ncount = 1\ncompute = 500 MFLOPS\n";
+    int sizes[] = {784, 256, 128, 10};
+    double f = step_flops(64, sizes, 4), bytes = model_bytes(sizes, 4), latency = 0.001, bw = 10e6;
+    double election = 2 * (latency + 8 / bw), broadcast = 4 * (bytes / 3 / bw + latency);
+    static const char *const periods[] = {"method.period=2", "method.period=4"};
+    /* period 2: five periods of 2 steps; period 4: 4, 4, 2 steps, three elections */
+    double expected[] = {5 * (2 * f / 5e8 + election + broadcast), 10 * f / 5e8 + 3 * (election + broadcast)};
+    for (int k = 0; k < 2; k++) {
+        TestSink ts;
+        ck_assert_int_eq(run_text(three, &periods[k], 1, &ts), 0);
+        ck_assert_msg(fabs(ts.last_t_end - expected[k]) < 1e-9 * expected[k], "%s: round %.17g expected %.17g",
+                      periods[k], ts.last_t_end, expected[k]);
+        /* bytes: each election 3 blocks x 2 hops x 8 B, each broadcast 3 x 4 steps x B/3 */
+        double elections = k == 0 ? 5 : 3;
+        ck_assert(fabs(ts.round_rows[0].bytes - elections * (3 * 2 * 8 + 4 * bytes)) < 1e-3);
+        test_sink_free(&ts);
+    }
+    /* leaders = groups, a global election every second one: the two fast agents ([agents])
+     * get their group leader's model by a ring all-reduce among 2 (2 steps of B/2) at every
+     * election; the slow agent is alone in its group; elections 2 and 4 of 5 are global */
+    const char *grouped[] = {"method.period=2", "method.leaders=groups", "method.global_every=2"};
+    double group = 2 * (bytes / 2 / bw + latency);
+    double expected_grouped = 5 * (2 * f / 5e8 + election + group) + 2 * broadcast;
+    TestSink ts;
+    ck_assert_int_eq(run_text(three, grouped, 3, &ts), 0);
+    ck_assert_msg(fabs(ts.last_t_end - expected_grouped) < 1e-9 * expected_grouped, "groups: round %.17g expected %.17g",
+                  ts.last_t_end, expected_grouped);
+    ck_assert(fabs(ts.round_rows[0].bytes - (5 * (3 * 2 * 8 + 2 * bytes) + 2 * 4 * bytes)) < 1e-3);
+    test_sink_free(&ts);
+}
+END_TEST
+
 /* EngineHandler of the hand-driven engines below: records each event. */
 typedef struct Seen {
     Event events[16];
@@ -294,6 +337,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_sync_deadline_drops_the_straggler);
     tcase_add_test(tc, test_localsgd_epoch_waits_for_longest_epoch);
     tcase_add_test(tc, test_localsgd_numeric_period);
+    tcase_add_test(tc, test_lsgd_round_closed_form);
     tcase_add_test(tc, test_send_is_fifo_on_the_uplink);
     tcase_add_test(tc, test_determinism_same_rows_twice);
     tcase_add_test(tc, test_golden_whole_scenario);

@@ -87,7 +87,7 @@ END_TEST
  * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period,
  * width pruning (localsgd, sync, dpsgd), progressive freezing, DP localsgd ([privacy]
  * per-sample and per-update clipping with noise), SD-FEEL with three edge servers that
- * gossip, synchronous and asynchronous. */
+ * gossip, synchronous and asynchronous, LSGD's group leaders. */
 START_TEST(test_variants_same_rows_for_any_thread_count)
 {
     static const char *const variants[][3] = {
@@ -110,6 +110,7 @@ START_TEST(test_variants_same_rows_for_any_thread_count)
         {"run.method=fedavg", "privacy.clip=sample", "privacy.noise_multiplier=1"},
         {"run.method=sdfeel", "servers.count=3", "method.intra_rounds=1"},
         {"run.method=sdfeel", "servers.count=3", "method.deadline=auto"},
+        {"run.method=lsgd", "method.leaders=groups", "method.global_every=2"},
     };
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
 }

@@ -36,7 +36,7 @@ START_TEST(test_every_method_learns)
 {
     const char *methods[] = {"sync",   "localsgd", "qsr",    "dpsgd",   "adpsgd",     "co2",    "comdml", "token",
                              "ripples", "divshare", "swift", "fedavg", "fedbuff", "asgd", "rennala", "ringmaster",
-                             "sdfeel", "sdfeel deadline=auto"};
+                             "sdfeel", "sdfeel deadline=auto", "lsgd"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%.*s", (int)strcspn(methods[m], " "), methods[m]);
@@ -65,7 +65,8 @@ END_TEST
 START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 {
     const char *methods[] = {"sync",   "adpsgd", "comdml", "ripples",    "divshare", "swift",
-                             "fedavg", "fedbuff", "asgd", "rennala", "ringmaster", "sdfeel", "sdfeel deadline=auto"};
+                             "fedavg", "fedbuff", "asgd", "rennala", "ringmaster", "sdfeel", "sdfeel deadline=auto",
+                             "lsgd"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%.*s", (int)strcspn(methods[m], " "), methods[m]);
@@ -605,6 +606,109 @@ START_TEST(test_momentum_at_average)
 }
 END_TEST
 
+/* The test losses of ts's metrics rows, in order, as text: what the models are, whatever
+ * the clock says (the train loss is a sum in the order the steps ran, which follows it). */
+static void metric_losses(const TestSink *ts, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (const char *p = strstr(ts->text, "metric "); p; p = strstr(p + 1, "metric ")) {
+        double t, train, test_loss;
+        int round, agent;
+        if (sscanf(p, "metric %lf %d %d %lf %lf", &t, &round, &agent, &train, &test_loss) == 5 && used < size)
+            used += (size_t)snprintf(out + used, size - used, "%d %.17g\n", round, test_loss);
+    }
+}
+
+/* LSGD's arithmetic in the Trainer: the election reads each agent's last batch loss, and
+ * the pull moves every follower by pull (x_leader - x) while the leader stays. Through
+ * runs: pull = 0 trains every agent alone, so the run does not depend on the period,
+ * and pull = 1 (every follower copies the leader) differs from 0.5. */
+START_TEST(test_lsgd_pull_and_election)
+{
+    HsDiag diag;
+    Scenario sc;
+    const char *set[] = {"run.method=lsgd"};
+    ck_assert_msg(test_resolve(synthetic, set, 1, &sc, &diag) == 0, "%s", diag.message);
+    TestSink ts;
+    Sim *e;
+    ck_assert_msg(sim_open(&sc, test_sink_init(&ts), &diag, &e) == 0, "%s", diag.message);
+    Trainer *t = e->trainer;
+    int n = e->world.n;
+    size_t d = trainer_param_count(t);
+    ck_assert(isnan(trainer_agent_loss(t, 0))); /* no batch yet */
+    for (int step = 0; step < 2; step++)
+        for (int i = 0; i < n; i++) ck_assert_int_eq(trainer_local_step(t, i), 0);
+    for (int i = 0; i < n; i++) ck_assert(isfinite(trainer_agent_loss(t, i)) && trainer_agent_loss(t, i) > 0);
+    float *before = malloc((size_t)n * d * sizeof *before);
+    ck_assert_ptr_nonnull(before);
+    for (int i = 0; i < n; i++) memcpy(before + (size_t)i * d, trainer_params(t, i), d * sizeof *before);
+    int leader = 3;
+    ck_assert_int_eq(trainer_pull(t, NULL, n, leader, 0.25), 0);
+    const float *lead = before + (size_t)leader * d;
+    ck_assert(same_range(trainer_params(t, leader), lead, 0, d));
+    for (int i = 0; i < n; i++) {
+        if (i == leader) continue;
+        const float *x0 = before + (size_t)i * d, *x = trainer_params(t, i);
+        ck_assert(!same_range(x, x0, 0, d));
+        for (size_t j = 0; j < d; j++) ck_assert_float_eq_tol(x[j], x0[j] - 0.25 * (x0[j] - lead[j]), 1e-6);
+    }
+    /* a group's pull: members only; pull 1 copies the group's leader */
+    for (int i = 0; i < n; i++) memcpy(before + (size_t)i * d, trainer_params(t, i), d * sizeof *before);
+    const int group[] = {1, 2, 5};
+    ck_assert_int_eq(trainer_pull(t, group, 3, 2, 1.0), 0);
+    for (int i = 0; i < n; i++) {
+        int member = i == 1 || i == 2 || i == 5;
+        ck_assert(same_range(trainer_params(t, i), before + (size_t)(member ? 2 : i) * d, 0, d));
+    }
+    free(before);
+    sim_close(e);
+    test_sink_free(&ts);
+
+    TestSink alone2, alone5, half, copy;
+    const char *a2[] = {"run.method=lsgd", "method.pull=0", "method.period=2"};
+    const char *a5[] = {"run.method=lsgd", "method.pull=0", "method.period=5"};
+    const char *h[] = {"run.method=lsgd", "method.pull=0.5", "method.period=2"};
+    const char *c[] = {"run.method=lsgd", "method.pull=1", "method.period=2"};
+    ck_assert_int_eq(run(a2, 3, &alone2, &diag), 0);
+    ck_assert_int_eq(run(a5, 3, &alone5, &diag), 0);
+    ck_assert_int_eq(run(h, 3, &half, &diag), 0);
+    ck_assert_int_eq(run(c, 3, &copy, &diag), 0);
+    char l2[4096], l5[4096], lh[4096], lc[4096];
+    metric_losses(&alone2, l2, sizeof l2);
+    metric_losses(&alone5, l5, sizeof l5);
+    metric_losses(&half, lh, sizeof lh);
+    metric_losses(&copy, lc, sizeof lc);
+    ck_assert(l2[0] != 0);
+    ck_assert_str_eq(l2, l5);          /* no pull: the period changes the clock only */
+    ck_assert_str_ne(l2, lh);          /* the pull changes training */
+    ck_assert_str_ne(lh, lc);
+    ck_assert_str_ne(alone2.text, alone5.text);
+    /* the leader of the round's last election is in rounds.extra */
+    for (int r = 0; r < half.rounds; r++)
+        ck_assert(half.round_rows[r].extra >= 0 && half.round_rows[r].extra < 10);
+    /* the multi-leader form: learns, deterministic, times as timing mode */
+    TestSink g1, g2, gt;
+    const char *grouped[] = {"run.method=lsgd", "method.leaders=groups", "method.global_every=2", "run.mode=timing"};
+    ck_assert_int_eq(run(grouped, 3, &g1, &diag), 0);
+    ck_assert_int_eq(run(grouped, 3, &g2, &diag), 0);
+    ck_assert_int_eq(run(grouped, 4, &gt, &diag), 0);
+    ck_assert_str_eq(g1.text, g2.text);
+    ck_assert_int_eq(g1.rounds, gt.rounds);
+    for (int r = 0; r < g1.rounds; r++)
+        ck_assert(g1.round_rows[r].t_end == gt.round_rows[r].t_end && g1.round_rows[r].bytes == gt.round_rows[r].bytes);
+    ck_assert_msg(test_sink_last_accuracy(&g1) > 0.6, "groups reached only %.3f", test_sink_last_accuracy(&g1));
+    ck_assert_str_ne(g1.text, half.text);
+    test_sink_free(&g1);
+    test_sink_free(&g2);
+    test_sink_free(&gt);
+    test_sink_free(&alone2);
+    test_sink_free(&alone5);
+    test_sink_free(&half);
+    test_sink_free(&copy);
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -623,6 +727,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_every_rounds_extra_has_a_meaning);
     tcase_add_test(tc, test_split_step_touches_only_its_side);
     tcase_add_test(tc, test_momentum_at_average);
+    tcase_add_test(tc, test_lsgd_pull_and_election);
     tcase_add_test(tc, test_domains_run);
     tcase_add_test(tc, test_async_and_delayed_methods_track_their_synchronous_twins);
     suite_add_tcase(s, tc);

@@ -72,7 +72,9 @@ int trainer_create(const Scenario *sc, const World *world, HsDiag *diag, Trainer
     t->order_offset = calloc((size_t)n + 1, sizeof *t->order_offset);
     t->cursor = calloc((size_t)n, sizeof *t->cursor);
     t->epoch = calloc((size_t)n, sizeof *t->epoch);
-    if (!t->order_offset || !t->cursor || !t->epoch) goto nomem;
+    t->agent_loss = malloc((size_t)n * sizeof *t->agent_loss);
+    if (!t->order_offset || !t->cursor || !t->epoch || !t->agent_loss) goto nomem;
+    for (int i = 0; i < n; i++) t->agent_loss[i] = NAN;
     gsl_rng *init = rng_stream_create(sc->seed, 0, RNG_PURPOSE_INIT);
     if (init == NULL) goto nomem;
     status = model_create(&sc->model, init, &t->eval);
@@ -172,6 +174,7 @@ void trainer_free(Trainer *t)
     free(t->order_offset);
     free(t->cursor);
     free(t->epoch);
+    free(t->agent_loss);
     free(t->remote);
     free(t->own_grads);
     for (int i = 0; t->augment_rng && i < t->n_agents; i++)
@@ -569,6 +572,31 @@ int trainer_average(Trainer *t, const int *members, int n_members, int by_sample
     if (status != HS_OK) return status;
     trainer_ranks_share_members(t, members, n_members);
     return trainer_average_range(t, members, n_members, by_samples, 0, t->n_params);
+}
+
+double trainer_agent_loss(Trainer *t, int agent)
+{
+    if (t == NULL || trainer_flush(t) != HS_OK) return NAN;
+    return t->agent_loss[agent];
+}
+
+int trainer_pull(Trainer *t, const int *members, int n_members, int leader, double strength)
+{
+    if (t == NULL || t->models == NULL || n_members == 0) return HS_OK;
+    int status = trainer_flush(t);
+    if (status != HS_OK) return status;
+    trainer_ranks_share_members(t, members, n_members);
+    /* the leader is not pulled (x - lambda (x - x) = x), so its vector is read while the
+     * others are written */
+    const float *lead = model_params(t->models[leader]);
+    float keep = (float)(1.0 - strength), toward = (float)strength;
+    for (int k = 0; k < n_members; k++) {
+        int i = members ? members[k] : k;
+        if (i == leader) continue;
+        float *x = model_params(t->models[i]);
+        for (size_t j = 0; j < t->n_params; j++) x[j] = keep * x[j] + toward * lead[j];
+    }
+    return HS_OK;
 }
 
 int trainer_momentum_at_average(Trainer *t, const int *members, int n_members, int by_samples, TrainerMomentum what)

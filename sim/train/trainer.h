@@ -100,6 +100,12 @@ int trainer_clipped_gradient_at(Trainer *t, int agent, const float *params, floa
 /* Replaces the models of members (NULL: agents 0..n-1) by their average, weighted by
  * samples when by_samples, else uniformly; sums in member order (deterministic). */
 int trainer_average(Trainer *t, const int *members, int n_members, int by_samples);
+/* The loss of agent's last batch that counted toward the round's train loss (its local
+ * steps' and its gradients'), NaN before its first or in timing mode (LSGD's election). */
+double trainer_agent_loss(Trainer *t, int agent);
+/* LSGD's pull (sim/methods/lsgd.c): every member but leader (members NULL: agents 0..n-1)
+ * moves toward leader's parameters, x <- x - strength (x - x_leader); the leader stays. */
+int trainer_pull(Trainer *t, const int *members, int n_members, int leader, double strength);
 /* What becomes of the members' [model] optimizer = momentum velocities when their models
  * are averaged (localsgd and qsr's [method] momentum_at_average). */
 typedef enum {

@@ -120,6 +120,7 @@ struct Trainer {
     DataAugment augment;
     gsl_rng **augment_rng; /* (n) */
     int *epoch;           /* (n) reshuffles so far */
+    double *agent_loss;   /* (n) the loss of each agent's last counted batch, NaN before its first (LSGD's election) */
     /* queued work */
     TrainerJob *jobs;     /* in the order queued */
     int n_jobs, jobs_capacity;

@@ -292,6 +292,7 @@ static int trainer_share_jobs(Trainer *t)
 int trainer_count_loss(Trainer *t, double loss, int status, int agent)
 {
     if (status == HS_OK && isfinite(loss)) {
+        t->agent_loss[agent] = loss;
         t->loss_sum += loss;
         t->loss_count++;
         return HS_OK;

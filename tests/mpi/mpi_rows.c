@@ -43,7 +43,7 @@ static const char *cnn =
 static int method_divides(const char *method)
 {
     static const char *const dividing[] = {"sync", "localsgd", "qsr", "co2", "comdml", "ripples", "divshare",
-                                           "swift", "fedavg", "fedbuff", "sdfeel", NULL};
+                                           "swift", "fedavg", "fedbuff", "sdfeel", "lsgd", NULL};
     for (int k = 0; dividing[k]; k++)
         if (strcmp(dividing[k], method) == 0) return 1;
     return 0;
@@ -164,6 +164,7 @@ int main(int argc, char **argv)
         {"run.method=fedavg", "drift.method=scaffold", "method.participation=0.5"},
         {"run.method=localsgd", "drift.method=scaffold", "method.local_steps=3"},
         {"run.method=fedavg", "drift.method=fedprox", "drift.mu=0.5"},
+        {"run.method=lsgd", "method.leaders=groups", "method.global_every=2"},
     };
     for (size_t v = 0; !only && v < sizeof variants / sizeof *variants; v++)
         check_rows(ranks, mlp, "mlp", variants[v], 3, 1, 0);

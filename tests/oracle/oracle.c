@@ -332,14 +332,15 @@ static int pick(int n)
     return (int)(uniform() * n) % n;
 }
 
-/* A whole run: random agents (one group each), method, topology, uplink mode, backbone;
+/* A whole run: random agents (one group each; lsgd's in pairs), method, topology, uplink mode, backbone;
  * the server methods get a server ([server], or 2-3 edge servers on a full graph for
  * sdfeel) of random speed and links, a node of the platform like the agents. */
 static int case_run(int index, Worst *worst, char *label, size_t size)
 {
     static const char *methods[] = {"sync",    "localsgd", "dpsgd",  "adpsgd", "comdml",   "co2",
                                     "qsr",     "byzsgdnm", "token",  "ripples", "divshare", "swift",
-                                    "fedavg",  "fedbuff",  "asgd",   "rennala", "ringmaster", "sdfeel"};
+                                    "fedavg",  "fedbuff",  "asgd",   "rennala", "ringmaster", "sdfeel",
+                                    "lsgd"};
     static const char *graphs[] = {"ring", "torus", "full", "exponential"};
     int n = 3 + pick(6);
     const char *method = methods[pick((int)(sizeof methods / sizeof *methods))], *graph = graphs[pick(4)];
@@ -357,11 +358,16 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
     if (backbone) len += snprintf(text + len, sizeof text - (size_t)len, "backbone = %.17g B/s\n", bb);
     len += snprintf(text + len, sizeof text - (size_t)len,
                     "[agents]\ncount = %d\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nsamples = 200\n", n);
-    for (int i = 0; i < n; i++)
+    /* lsgd: its multi-leader form, agents in pairs (the groups' rings, then every second
+     * election the global one) */
+    int lsgd = strcmp(method, "lsgd") == 0, per_group = lsgd ? 2 : 1;
+    if (lsgd) len += snprintf(text + len, sizeof text - (size_t)len, "[method]\nleaders = groups\nglobal_every = 2\n");
+    for (int i = 0; i < n; i += per_group)
         len += snprintf(text + len, sizeof text - (size_t)len,
-                        "[agents.a%d]\ncount = 1\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
+                        "[agents.a%d]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
                         "latency = %.6g ms\n",
-                        i, 0.1 + 2 * uniform(), 10 + 90 * uniform(), 10 + 90 * uniform(), 20 * uniform());
+                        i, i + per_group <= n ? per_group : 1, 0.1 + 2 * uniform(), 10 + 90 * uniform(),
+                        10 + 90 * uniform(), 20 * uniform());
     if (server)
         len += snprintf(text + len, sizeof text - (size_t)len,
                         "[servers]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
