@@ -10,6 +10,7 @@ typedef enum {
     UNIT_BANDWIDTH,  /* bytes/s: bit/s, kbit/s, Mbit/s, Gbit/s, B/s, kB/s, MB/s, GB/s */
     UNIT_TIME,       /* seconds: us, ms, s, min, h, d */
     UNIT_BYTES,      /* bytes: B, kB, MB, GB */
+    UNIT_SPEED,      /* a speed relative to a measured profile's host: 0.25x (the x is required) */
 } UnitKind;
 
 /* Parses "NUMBER [UNIT]" from text (surrounding spaces allowed; "inf" allowed for
