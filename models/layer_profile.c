@@ -214,11 +214,9 @@ int layer_profile_parse(const char *path, const char *data, size_t size, const M
                 status = hs_diag_set(diag, HS_E_INPUT, path, line, "expected '# batch: N' with N a whole number >= 1");
                 goto done;
             }
-            if (batch_line || header_line) {
-                status = hs_diag_set(diag, HS_E_INPUT, path, line,
-                                     batch_line ? "a second '# batch:' line (the first is line %d)"
-                                                : "'# batch:' after the header (line %d): it comes before",
-                                     batch_line ? batch_line : header_line);
+            if (batch_line) { /* (the header needs one before it: a batch line after it is a second) */
+                status = hs_diag_set(diag, HS_E_INPUT, path, line, "a second '# batch:' line (the first is line %d)",
+                                     batch_line);
                 goto done;
             }
             if (found_batch != batch) {
