@@ -8,6 +8,7 @@
  * relative speed without one; runs.config writes the speeds back as 0.25x. */
 #include "models/layer_profile.h"
 #include "models/model.h"
+#include "sim/run_params.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
@@ -330,6 +331,21 @@ START_TEST(test_config_writes_relative_speeds_back)
     ck_assert_msg(test_resolve(config, NULL, 0, back, &diag) == HS_OK, "%s", diag.message);
     char *again = scenario_config_string(back);
     ck_assert_str_eq(config, again);
+    /* run_params: the speeds as numbers in x, not FLOP/s */
+    RunParams params;
+    ck_assert_int_eq(run_params_from_config(config, &params), HS_OK);
+    int seen = 0;
+    for (int i = 0; i < params.count; i++) {
+        const SinkParam *r = &params.rows[i];
+        if (strcmp(r->section, "agents.half") == 0 && strcmp(r->key, "compute.value2") == 0)
+            ck_assert(r->value_num == 0.25 && strcmp(r->unit, "x") == 0), seen++;
+        if (strcmp(r->section, "agents") == 0 && strcmp(r->key, "compute.median") == 0)
+            ck_assert(r->value_num == 1 && strcmp(r->unit, "x") == 0), seen++;
+        if (strcmp(r->section, "agents") == 0 && strcmp(r->key, "compute.sigma") == 0)
+            ck_assert(r->value_num == 0.2 && strcmp(r->unit, "") == 0), seen++;
+    }
+    ck_assert_int_eq(seen, 3);
+    run_params_free(&params);
     free(config);
     free(again);
     free(sc);
