@@ -207,7 +207,8 @@ int label_lognormal_sigma(const char *value, double *sigma)
 int label_number_unit(const char *value, double *number, int *kind)
 {
     static const UnitKind kinds[] = { UNIT_PLAIN, UNIT_COMPUTE, UNIT_BANDWIDTH, UNIT_TIME,
-                                      UNIT_BYTES, UNIT_POWER, UNIT_ENERGY, UNIT_ENERGY_PER_BYTE };
+                                      UNIT_BYTES, UNIT_POWER, UNIT_ENERGY, UNIT_ENERGY_PER_BYTE,
+                                      UNIT_SPEED };
     char why[256];
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         double parsed;

@@ -34,9 +34,12 @@ static const UnitSuffix units_energy[] = {
 static const UnitSuffix units_energy_per_byte[] = {
     {"nJ/B", 1e-9}, {"uJ/B", 1e-6}, {"mJ/B", 1e-3}, {"J/B", 1}, {NULL, 0}};
 
+static const UnitSuffix units_speed[] = {{"x", 1}, {NULL, 0}};
+
 static const UnitSuffix *units_table(UnitKind kind)
 {
     switch (kind) {
+    case UNIT_SPEED: return units_speed;
     case UNIT_COMPUTE: return units_compute;
     case UNIT_BANDWIDTH: return units_bandwidth;
     case UNIT_TIME: return units_time;
@@ -58,6 +61,7 @@ const char *units_base_name(UnitKind kind)
     case UNIT_POWER: return "W";
     case UNIT_ENERGY: return "J";
     case UNIT_ENERGY_PER_BYTE: return "J/B";
+    case UNIT_SPEED: return "x";
     default: return "";
     }
 }
@@ -96,6 +100,12 @@ int units_parse(const char *text, UnitKind kind, double *out, char *why, int why
     while (isspace((unsigned char)*end)) end++;
     size_t len = strlen(end);
     while (len > 0 && isspace((unsigned char)end[len - 1])) len--;
+    if (len == 0 && kind == UNIT_SPEED) {
+        /* a bare number here is most likely FLOP/s written out of habit */
+        snprintf(why, (size_t)why_size, "'%s' has no x: a speed relative to the profiling host is written 0.25x",
+                 text);
+        return HS_E_INPUT;
+    }
     if (len == 0) {
         *out = value;
         return HS_OK;

@@ -13,6 +13,7 @@ typedef enum {
     UNIT_POWER,      /* watts: uW, mW, W, kW */
     UNIT_ENERGY,     /* joules: mJ, J, kJ, MJ, mWh, Wh, kWh (1 Wh = 3600 J) */
     UNIT_ENERGY_PER_BYTE, /* joules per byte: nJ/B, uJ/B, mJ/B, J/B */
+    UNIT_SPEED,      /* a speed relative to a measured profile's host: 0.25x (the x is required) */
 } UnitKind;
 
 /* Parses "NUMBER [UNIT]" from text (surrounding spaces allowed; "inf" allowed for

@@ -5,6 +5,7 @@
 #include "cli/cli_help.h"
 #include "cli/cli_pair.h"
 #include "cli/cli_plot.h"
+#include "cli/cli_profile.h"
 #include "cli/cli_report.h"
 
 #include <sqlite3.h>
@@ -24,6 +25,7 @@ static const char main_usage[] =
     "      [--jobs N] [--resume] [--only KEY=V1,V2]... [--dry-run] [--timing-only] [--threads N] [--quiet]\n"
     "  hetsim check SCENARIO.ini [--set SECTION.KEY=VALUE]... [--add-group NAME]... [--only KEY=V1,V2]...\n"
     "      [--timing-only] [--db FILE]\n"
+    "  hetsim profile SCENARIO.ini [--out FILE] [--repeat N] [--set SECTION.KEY=VALUE]...\n"
     "  hetsim pair INSTANCE.ini [--solver exact|ip|greedy] [--cost paper|exact] [--time-limit SECONDS]\n"
     "  hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv | --json]\n"
     "  hetsim show FILE.db RUN [--sweep ID] [--scenario-text]\n"
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "run") == 0) return cli_run(argc - 2, argv + 2);
     if (strcmp(command, "sweep") == 0) return cli_sweep(argc - 2, argv + 2);
+    if (strcmp(command, "profile") == 0) return cli_profile(argc - 2, argv + 2);
     if (strcmp(command, "pair") == 0) return cli_pair(argc - 2, argv + 2);
     if (strcmp(command, "report") == 0) return cli_report(argc - 1, argv + 1);
     if (strcmp(command, "plot") == 0) return cli_plot(argc - 1, argv + 1);

@@ -601,6 +601,44 @@ int model_grad_full_at(const Model *m, const float *P, float *G, ModelWorkspace 
     return HS_OK;
 }
 
+int model_time_step_at(const Model *m, const float *P, float *G, ModelWorkspace *ws, const float *x, const int *y,
+                       int B, ModelClock now, void *clock_context, double *fwd_s, double *bwd_s, double *head_fwd_s,
+                       double *head_bwd_s)
+{
+    int status = model_check_call(m, ws, y, B);
+    if (status != HS_OK) return status;
+    const int L = m->n_blocks;
+    memset(G, 0, sizeof(float) * m->n_params);
+    /* the same calls in the same order as model_grad_full_at, a clock read between them */
+    double t = now(clock_context);
+    for (int b = 0; b < L; b++) {
+        block_forward(m, P, ws, b, b == 0 ? x : ws->act[b - 1], B);
+        double after = now(clock_context);
+        fwd_s[b] = after - t;
+        t = after;
+    }
+    if ((status = model_loss(ws->dact[L - 1], ws->act[L - 1], y, B, m->spec.classes, NULL))) return status;
+    for (int b = L - 1; b >= 0; b--) {
+        block_backward(m, P, G, ws, b, b == 0 ? x : ws->act[b - 1], b == 0 ? NULL : ws->dact[b - 1], B);
+        double after = now(clock_context);
+        bwd_s[b] = after - t;
+        t = after;
+    }
+    head_fwd_s[0] = head_bwd_s[0] = 0;
+    for (int k = 1; k < L; k++) {
+        head_forward(m, P, ws, k, B);
+        double after = now(clock_context);
+        head_fwd_s[k] = after - t;
+        t = after;
+        if ((status = model_loss(ws->dhead, ws->head_logits, y, B, m->spec.classes, NULL))) return status;
+        head_backward(m, P, G, ws, k, B);
+        after = now(clock_context);
+        head_bwd_s[k] = after - t;
+        t = after;
+    }
+    return HS_OK;
+}
+
 int model_grad_full(Model *m, ModelWorkspace *ws, const float *x, const int *y, int B, double *loss)
 {
     if (m->grads == NULL) return HS_E_INPUT;

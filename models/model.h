@@ -132,6 +132,22 @@ int model_grad_bottom_at(const Model *m, const float *params, float *grads, Mode
 int model_grad_top_at(const Model *m, const float *params, float *grads, ModelWorkspace *ws, int split,
                       const float *act_in, const int *y, int B, double *loss);
 
+/* A clock for model_time_step_at: seconds from any origin, read through the caller's
+ * context. The model code never reads a clock itself; `hetsim profile` passes
+ * CLOCK_MONOTONIC, the tests a counter. */
+typedef double (*ModelClock)(void *context);
+
+/* One training step of the whole model, as model_grad_full_at takes it, timed block by
+ * block for a measured profile (models/layer_profile.h): fwd_s[b] is block b's forward,
+ * bwd_s[b] its backward (the last block's includes the loss and its gradient; the first
+ * block computes no input gradient, as in training); then, for each split k in 1..L-1,
+ * head k's forward on the step's activations into head_fwd_s[k], its loss and backward
+ * into head_bwd_s[k] (index 0 is 0). The four arrays hold model_n_blocks entries. G receives the blocks'
+ * gradient and the heads'. Errors as model_grad_full_at. */
+int model_time_step_at(const Model *m, const float *params, float *grads, ModelWorkspace *ws, const float *x,
+                       const int *y, int B, ModelClock now, void *clock_context, double *fwd_s, double *bwd_s,
+                       double *head_fwd_s, double *head_bwd_s);
+
 /* Progressive freezing (SmartFreeze, Wu et al. 2024): stage s (1..L) trains block s
  * (1-based) with the output module of split s, the auxiliary head (at s = L the model's
  * own last block is the output); blocks 1..s-1 are frozen: forward only, no gradient

@@ -38,6 +38,7 @@ static int profile_mlp(const ModelSpec *s, ModelProfile *p)
     for (int m = 1; m < p->n_blocks; m++) {
         double in = s->sizes[m], out = s->classes;
         p->aux_flops[m] = 6.0 * in * out + 2.0 * out;
+        p->aux_fwd_flops[m] = 2.0 * in * out + out;
         p->aux_params[m] = in * out + out;
     }
     return HS_OK;
@@ -62,6 +63,7 @@ static int profile_cnn(const ModelSpec *s, ModelProfile *p)
         p->act_floats[b] = (double)c * h * w;
         /* auxiliary head after conv block b+1: global average pool + linear */
         p->aux_flops[b + 1] = 2.0 * c * h * w + 6.0 * c * s->classes + 2.0 * s->classes;
+        p->aux_fwd_flops[b + 1] = (double)c * h * w + 2.0 * c * s->classes + s->classes;
         p->aux_params[b + 1] = (double)c * s->classes + s->classes;
     }
     double flat = (double)c * h * w;
@@ -69,6 +71,7 @@ static int profile_cnn(const ModelSpec *s, ModelProfile *p)
     profile_add_elementwise(p, 2, s->hidden);
     p->act_floats[2] = s->hidden;
     p->aux_flops[3] = 6.0 * s->hidden * s->classes + 2.0 * s->classes;
+    p->aux_fwd_flops[3] = 2.0 * s->hidden * s->classes + s->classes;
     p->aux_params[3] = (double)s->hidden * s->classes + s->classes;
     profile_add_linear(p, 3, s->hidden, s->classes);
     p->act_floats[3] = s->classes;
@@ -123,6 +126,7 @@ static int profile_resnet(const ModelSpec *s, ModelProfile *p)
         } else {
             /* head of split b + 1: global average pool + linear */
             p->aux_flops[b + 1] = 2.0 * out + 6.0 * k->out_c * s->classes + 2.0 * s->classes;
+            p->aux_fwd_flops[b + 1] = out + 2.0 * k->out_c * s->classes + s->classes;
             p->aux_params[b + 1] = (double)k->out_c * s->classes + s->classes;
         }
     }

@@ -116,6 +116,8 @@ typedef struct ModelProfile {
     double act_floats[MODEL_MAX_BLOCKS]; /* floats per sample leaving block m (index m-1) */
     double aux_flops[MODEL_MAX_BLOCKS];  /* fwd+bwd per sample of the auxiliary head at split m (index m) */
     double aux_params[MODEL_MAX_BLOCKS]; /* parameters of that head (index m) */
+    double aux_fwd_flops[MODEL_MAX_BLOCKS]; /* the forward share of aux_flops (index m): a measured
+                                             * profile (layer_profile.h) times a head's two passes */
     double total_flops;                  /* fwd+bwd per sample, whole model without heads */
     double total_params;
     double loss_flops;                   /* softmax cross-entropy per sample */

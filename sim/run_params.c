@@ -106,6 +106,20 @@ static double number_of(const char *text, size_t n)
     return *end == '\0' ? v : NAN;
 }
 
+/* A compute value under [model] profile is a speed relative to the profiling host,
+ * written 0.25x (docs/cost-model.md): its number with the unit "x" instead of FLOP/s.
+ * Returns number_of's value otherwise, *unit unchanged. */
+static double number_in_unit(const char *text, size_t n, const char **unit)
+{
+    trim(&text, &n);
+    if (n > 1 && text[n - 1] == 'x' && strcmp(*unit, "FLOP/s") == 0) {
+        double v = number_of(text, n - 1);
+        if (!isnan(v)) *unit = "x";
+        return v;
+    }
+    return number_of(text, n);
+}
+
 /* KEY.NAME for a parameter row. */
 static void param_row(Builder *b, const char *section, const char *key, const char *name, const char *value,
                       size_t value_len, int numeric, const char *unit)
@@ -114,8 +128,8 @@ static void param_row(Builder *b, const char *section, const char *key, const ch
     int n = snprintf(full, sizeof full, "%s.%s", key, name);
     if (n < 0 || (size_t)n >= sizeof full) return;
     trim(&value, &value_len);
-    builder_row(b, section, full, (size_t)n, value, value_len, numeric ? number_of(value, value_len) : NAN,
-                numeric ? unit : "");
+    double number = numeric ? number_in_unit(value, value_len, &unit) : NAN;
+    builder_row(b, section, full, (size_t)n, value, value_len, number, numeric ? unit : "");
 }
 
 /* The extra rows of a distribution value (kind(args)); nothing for anything else. */
@@ -210,9 +224,9 @@ int run_params_from_config(const char *config, RunParams *out)
         if (key_len == 0 || key_len >= sizeof key_z) continue;
         memcpy(key_z, key, key_len);
         key_z[key_len] = '\0';
-        const char *unit = run_params_unit(section, key_z, method);
-        double num = number_of(value, value_len);
-        builder_row(&b, section, key, key_len, value, value_len, num, isnan(num) ? "" : unit);
+        const char *unit = run_params_unit(section, key_z, method), *own_unit = unit;
+        double num = number_in_unit(value, value_len, &own_unit);
+        builder_row(&b, section, key, key_len, value, value_len, num, isnan(num) ? "" : own_unit);
         if (value_len > 0) distribution_rows(&b, section, key_z, value, value_len, unit);
     }
     if (b.failed) {

@@ -250,6 +250,7 @@ static const WalkKey walk_keys[] = {
     {"model.warmup", WALK_WHOLE, NULL},
     {"model.depth", WALK_COUNT, "2|7|9|21|130"},
     {"model.width", WALK_COUNT, "65"},
+    {"model.profile", WALK_TEXT, "missing.csv"},
     {"topology.graph", WALK_CHOICE, "missing.edges"},
     {"topology.degree", WALK_COUNT, NULL},
     {"agents.count", WALK_COUNT, NULL},

@@ -266,8 +266,13 @@ static int comdml_create(Sim *sim, void **state)
     comdml_exact_setup(s, sim);
     s->step_flops = sim_step_flops(sim, sim->sc->model.batch);
     for (int m = 0; m < splits; m++) {
-        s->problem.fs[m] = model_profile_slow_fraction(&sim->profile, m);
-        s->problem.ff[m] = model_profile_fast_fraction(&sim->profile, m);
+        /* with [model] profile, the shares of a step's measured time; a step's FLOPs at an
+         * agent's compute then take that share of its measured step time */
+        const LayerTimes *measured = &sim->sc->profile_times;
+        s->problem.fs[m] = measured->n_layers ? layer_times_slow_fraction(measured, m)
+                                              : model_profile_slow_fraction(&sim->profile, m);
+        s->problem.ff[m] = measured->n_layers ? layer_times_fast_fraction(measured, m)
+                                              : model_profile_fast_fraction(&sim->profile, m);
         /* activations plus one 4-byte label per sample */
         s->problem.act[m] = m == 0 ? 0 : sim->sc->model.batch * (model_profile_split_bytes(&sim->profile, m) + 4.0);
     }

@@ -204,26 +204,35 @@ double distribution_draw(const Distribution *d, gsl_rng *rng)
 
 void distribution_write(const Distribution *d, FILE *out)
 {
+    distribution_write_unit(d, "", out);
+}
+
+void distribution_write_unit(const Distribution *d, const char *unit, FILE *out)
+{
     /* numbers as the shortest text that reads back to the same double (base/numtext.h) */
     char a[NUMTEXT_SIZE], b[NUMTEXT_SIZE];
     const char *name = d->kind == DIST_UNIFORM ? "uniform" : d->kind == DIST_NORMAL ? "normal"
                        : d->kind == DIST_LOGNORMAL ? "lognormal" : "pareto";
+    /* the second argument is in the values' unit for uniform and normal; lognormal's
+     * sigma and pareto's shape are plain */
+    const char *second = d->kind == DIST_UNIFORM || d->kind == DIST_NORMAL ? unit : "";
     switch (d->kind) {
     case DIST_UNIFORM:
     case DIST_NORMAL:
     case DIST_LOGNORMAL:
     case DIST_PARETO:
-        fprintf(out, "%s(%s, %s)", name, numtext_double(a, sizeof a, d->a), numtext_double(b, sizeof b, d->b));
+        fprintf(out, "%s(%s%s, %s%s)", name, numtext_double(a, sizeof a, d->a), unit,
+                numtext_double(b, sizeof b, d->b), second);
         break;
     case DIST_CHOICE:
         fputs("choice(", out);
         for (int i = 0; i < d->n_choices; i++)
-            fprintf(out, "%s%s:%s", i ? ", " : "", numtext_double(a, sizeof a, d->values[i]),
+            fprintf(out, "%s%s%s:%s", i ? ", " : "", numtext_double(a, sizeof a, d->values[i]), unit,
                     numtext_double(b, sizeof b, d->probs[i]));
         fputc(')', out);
         break;
     case DIST_TRACE: fprintf(out, "trace(%s)", d->path); break;
-    default: fputs(numtext_double(a, sizeof a, d->a), out); break;
+    default: fprintf(out, "%s%s", numtext_double(a, sizeof a, d->a), unit); break;
     }
 }
 

@@ -42,6 +42,9 @@ double distribution_draw(const Distribution *d, gsl_rng *rng);
 /* Writes the distribution back in SI units so that distribution_parse reads it again
  * to the same value (used for runs.config). */
 void distribution_write(const Distribution *d, FILE *out);
+/* The same with unit after every value written in the values' unit ("x" for a relative
+ * speed; "" is distribution_write). */
+void distribution_write_unit(const Distribution *d, const char *unit, FILE *out);
 
 /* The distribution's median-like central value, for estimates and messages. */
 double distribution_center(const Distribution *d);

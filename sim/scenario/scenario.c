@@ -231,6 +231,30 @@ static int scenario_resolve_data(Resolver *r)
     return HS_OK;
 }
 
+/* [model] profile: read now that [model] is whole (its layers, FLOPs and batch are checked
+ * against the file's), before any group's compute is read as a relative speed. */
+static int scenario_resolve_model_profile(Resolver *r, const ModelProfile *profile)
+{
+    Scenario *sc = r->sc;
+    memset(&sc->profile_times, 0, sizeof sc->profile_times);
+    sc->profile_rate = 0;
+    if (!sc->model_profile[0]) return HS_OK;
+    LayerProfile layers;
+    HsDiag inner;
+    hs_diag_clear(&inner);
+    if (layer_profile_read(sc->model_profile, &sc->model, sc->model.batch, &layers, &inner) != HS_OK)
+        return scenario_input_bad(r, inidoc_find(r->doc, "model", "profile"), &inner);
+    layer_profile_times(&layers, &sc->profile_times);
+    sc->profile_rate = model_profile_step_flops(profile, sc->model.batch) / sc->profile_times.step_s;
+    if (!isfinite(sc->profile_rate)) {
+        char why[700];
+        snprintf(why, sizeof why, "%s: a step of %.3g s is too short to be a time", sc->model_profile,
+                 sc->profile_times.step_s);
+        return scenario_bad(r, inidoc_find(r->doc, "model", "profile"), "%s", why);
+    }
+    return HS_OK;
+}
+
 static int scenario_resolve_model(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -268,7 +292,7 @@ static int scenario_resolve_model(Resolver *r)
     if (model_profile(m, &profile) != HS_OK)
         return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"),
                            "[model] does not describe a valid network");
-    return HS_OK;
+    return scenario_resolve_model_profile(r, &profile);
 }
 
 /* A method that splits the model between agents (ComDML) with a model of one block has no

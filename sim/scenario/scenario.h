@@ -6,6 +6,7 @@
 #ifndef SIM_SCENARIO_H
 #define SIM_SCENARIO_H
 
+#include "models/layer_profile.h"
 #include "models/model_spec.h"
 #include "sim/scenario/distribution.h"
 #include "sim/kernel/dynamics.h"
@@ -188,6 +189,15 @@ typedef struct Scenario {
     int dataset_train_size, dataset_test_size;
     int dataset_writers;        /* the writers of a data set that has them (leaf), else 0 */
     ModelSpec model;
+    /* [model] profile: a measured compute profile (models/layer_profile.h; "" = the FLOP
+     * model). With one, agents' compute is written as a speed relative to the profiling
+     * host (0.25x) and held in the Distributions as that number; world_build multiplies
+     * each draw by profile_rate, the host's FLOP/s on a whole step (step FLOPs / measured
+     * step seconds), so a step takes profile_times.step_s / speed, and ComDML's split
+     * fractions come from profile_times. */
+    char model_profile[512];
+    LayerTimes profile_times;   /* n_layers = 0 without a profile */
+    double profile_rate;        /* FLOP/s; 0 without a profile */
     OptimSpec optim;
     /* [method]: params[i] is the running method's row i (MethodOps.keys) as written;
      * method_keys holds the values typed, in the struct the method declares (each row's
@@ -261,6 +271,7 @@ typedef struct ScenarioSpans {
     double step_flops;   /* of one training step of [model] (model_profile_step_flops) */
     double model_bytes;  /* of the whole model */
     int batch;
+    double compute_scale; /* FLOP/s per unit of a compute value: [model] profile's host rate, else 1 */
 } ScenarioSpans;
 /* From the resolved [model]; every figure 0 (nothing is checked) when it has no profile. */
 void scenario_spans(const Scenario *sc, ScenarioSpans *out);

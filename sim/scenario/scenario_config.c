@@ -51,7 +51,11 @@ static void config_write_value(const SchemaKey *k, const Scenario *sc, const voi
     case SCHEMA_SEED: fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)at); break;
     case SCHEMA_TEXT:
     case SCHEMA_METHOD: fputs(at, out); break;
-    case SCHEMA_DISTRIBUTION: distribution_write((const Distribution *)at, out); break;
+    case SCHEMA_DISTRIBUTION:
+        /* compute under [model] profile is a relative speed, written back as such */
+        distribution_write_unit((const Distribution *)at, k->unit == UNIT_COMPUTE && sc->model_profile[0] ? "x" : "",
+                                out);
+        break;
     case SCHEMA_SLOWDOWN:
         slowdown_format((const Slowdown *)at, text, sizeof text);
         fputs(text, out);

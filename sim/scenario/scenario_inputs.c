@@ -202,6 +202,10 @@ int scenario_profile_check(Resolver *r, const char *section, const SchemaKey *k,
 {
     (void)section, (void)target;
     if (e == NULL || v == NULL || !v->text[0]) return HS_OK;
+    if (r->sc->model_profile[0])
+        return scenario_bad(r, e, "%s",
+                            "a device profile gives compute in FLOP/s, and [model] profile takes speeds relative to "
+                            "its host instead: leave one of the two out");
     int status = scenario_input_path(r, e, v->text, k->size);
     if (status != HS_OK) return status;
     DeviceProfile profile;

@@ -47,7 +47,26 @@ static int schema_read_distribution(Resolver *r, const SchemaKey *k, IniEntry *e
 {
     Distribution *d = &v->dist;
     char why[300];
-    if (distribution_parse(text, k->unit, d, why, sizeof why) != HS_OK) return scenario_bad(r, e, "%s", why);
+    /* compute with [model] profile: a speed relative to the profiling host (0.25x), held
+     * as that number (world_build converts a draw); FLOP/s are refused there, and a
+     * relative speed without a profile, rather than converted by a rule nobody sees */
+    int relative = k->unit == UNIT_COMPUTE && r->sc->model_profile[0];
+    if (distribution_parse(text, relative ? UNIT_SPEED : k->unit, d, why, sizeof why) != HS_OK) {
+        Distribution other;
+        char ignored[300];
+        if (k->unit == UNIT_COMPUTE && distribution_parse(text, relative ? UNIT_COMPUTE : UNIT_SPEED, &other, ignored,
+                                                          sizeof ignored) == HS_OK)
+            return scenario_bad(r, e, "%s",
+                                relative ? "is in FLOP/s, but [model] profile is set: give compute as a speed "
+                                           "relative to the profiling host (e.g. 0.25x; docs/cost-model.md)"
+                                         : "a speed relative to a profiling host (0.25x) needs [model] profile = "
+                                           "FILE (hetsim profile); without one compute is in FLOP/s");
+        return scenario_bad(r, e, "%s", why);
+    }
+    if (d->kind == DIST_TRACE && relative)
+        return scenario_bad(r, e, "%s",
+                            "a compute trace holds FLOP/s, which [model] profile does not take: give a constant or "
+                            "a distribution of speeds relative to the profiling host (e.g. uniform(0.2x, 1x))");
     if (d->kind == DIST_TRACE) return schema_trace_path(r, k, e, d);
     int positive_only = k->unit != UNIT_TIME;
     double lowest = d->kind == DIST_CHOICE ? d->values[0] : d->a;

@@ -61,6 +61,7 @@ static int profiled(const Scenario *sc, const void *g)
 }
 static int has_profile(const Scenario *sc, const void *t) { (void)t; return sc->agents_profile[0] != 0; }
 static int compute_written(const Scenario *sc, const void *g) { return !profiled(sc, g); }
+static int has_model_profile(const Scenario *sc, const void *t) { (void)t; return sc->model_profile[0] != 0; }
 static int bandwidth_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && symmetric(sc, g); }
 static int link_written(const Scenario *sc, const void *g) { return !profiled(sc, g) && asymmetric(sc, g); }
 static int latency_written(const Scenario *sc, const void *g) { return !(profiled(sc, g) && sc->profile_latency); }
@@ -427,6 +428,16 @@ static int section_profiled(Resolver *r, const char *section)
     return r->sc->agents_profile[0] && (strcmp(section, "agents") == 0 || scenario_is_group(section));
 }
 
+/* [model] profile: a file named relative to the scenario's folder; read and checked
+ * against the model once [model] is whole (scenario_resolve_model). */
+static int model_profile_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    (void)section, (void)target;
+    if (e == NULL || v == NULL || !v->text[0]) return HS_OK;
+    return scenario_input_path(r, e, v->text, k->size);
+}
+
 /* A key the profile gives, written beside it: refused, so that no value is silently
  * replaced. */
 static int profile_conflict(Resolver *r, IniEntry *e)
@@ -734,6 +745,10 @@ static const SchemaKey schema_rows[] = {
      HELP("schedule = step: rounds between steps")},
     {KEY(MODEL, "warmup", INT), RANGE(0, 1000000), DEF("0"), AT(optim.warmup_rounds),
      HELP("rounds of linear warm-up from lr / warmup to lr")},
+    {KEY(MODEL, "profile", TEXT), AT(model_profile), DEF(""), .written = has_model_profile,
+     .check = model_profile_check, .empty = "the FLOP model", .doc_default = "none (the FLOP model)",
+     HELP("a measured compute profile (hetsim profile; docs/cost-model.md): step times and ComDML's split "
+          "fractions come from its per-layer seconds, and compute is a speed relative to its host (0.25x)")},
 
     /* [topology] */
     {KEY(TOPOLOGY, "graph", CHOICE_OR_FILE), .choices = "full|ring|torus|random-regular|exponential",
@@ -758,7 +773,7 @@ static const SchemaKey schema_rows[] = {
      HELP("a device profile CSV (docs/data.md): row i is agent i's compute, bandwidth and latency")},
     {KEY(ANY_GROUP, "compute", DISTRIBUTION), .unit = UNIT_COMPUTE, ATTR(compute), .written = compute_written,
      .check = group_compute_check, .doc_default = "required (the agents': unless [agents] profile)", .doc_range = "> 0",
-     HELP("FLOP/s of each agent")},
+     HELP("FLOP/s of each agent; with [model] profile, its speed relative to the profiling host (0.25x)")},
     {KEY(ANY_GROUP, "bandwidth", DISTRIBUTION), .unit = UNIT_BANDWIDTH, ATTR(uplink), .when = symmetric,
      .written = bandwidth_written, .land = group_bandwidth_land, .check = scenario_span_row_check,
      .doc_default = "required unless uplink and downlink", .doc_range = "> 0, or inf",

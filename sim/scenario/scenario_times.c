@@ -25,6 +25,7 @@ void scenario_spans(const Scenario *sc, ScenarioSpans *out)
     out->batch = sc->model.batch;
     out->step_flops = model_profile_step_flops(&profile, sc->model.batch);
     out->model_bytes = model_profile_bytes(&profile);
+    out->compute_scale = sc->profile_rate > 0 ? sc->profile_rate : 1.0;
 }
 
 double scenario_slowdown_worst(const Slowdown *s)
@@ -103,6 +104,7 @@ int scenario_span_row_check(Resolver *r, const char *section, const SchemaKey *k
     char why[400];
     if (slowdown) {
         double compute = group->compute.kind == DIST_TRACE ? 0 : scenario_dist_worst(&group->compute, 0);
+        compute *= spans.compute_scale; /* FLOP/s from a relative speed ([model] profile) */
         double factor = scenario_slowdown_worst(v ? &v->slowdown : &group->slowdown);
         if (compute <= 0 || scenario_span_check(&spans, SCENARIO_SPAN_COMPUTE, compute, factor, why, sizeof why) == HS_OK)
             return HS_OK;
@@ -114,6 +116,7 @@ int scenario_span_row_check(Resolver *r, const char *section, const SchemaKey *k
     ScenarioSpanKind kind = k->unit == UNIT_COMPUTE ? SCENARIO_SPAN_COMPUTE
                             : k->unit == UNIT_BANDWIDTH ? SCENARIO_SPAN_LINK : SCENARIO_SPAN_LATENCY;
     double worst = scenario_dist_worst(d, kind == SCENARIO_SPAN_LATENCY);
+    if (kind == SCENARIO_SPAN_COMPUTE) worst *= spans.compute_scale;
     if (kind != SCENARIO_SPAN_LATENCY && !(worst > 0)) return HS_OK;
     if (scenario_span_check(&spans, kind, worst, 1, why, sizeof why) == HS_OK) return HS_OK;
     return scenario_span_bad(r, e, why);

@@ -191,6 +191,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
             rng_stream_reset(rng, sc->seed, (uint64_t)index, RNG_PURPOSE_PROFILE);
             a->group = g;
             a->compute = distribution_draw(&spec->compute, rng);
+            if (sc->profile_rate > 0) a->compute *= sc->profile_rate; /* a relative speed ([model] profile) */
             a->uplink = distribution_draw(&spec->uplink, rng);
             a->downlink = distribution_draw(&spec->downlink, rng);
             if (spec->symmetric_link) a->downlink = a->uplink;
@@ -226,6 +227,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
         rng_stream_reset(rng, sc->seed, (uint64_t)index, RNG_PURPOSE_PROFILE);
         a->group = sc->n_groups;
         a->compute = distribution_draw(&spec->compute, rng);
+        if (sc->profile_rate > 0) a->compute *= sc->profile_rate;
         a->uplink = distribution_draw(&spec->uplink, rng);
         a->downlink = distribution_draw(&spec->downlink, rng);
         if (spec->symmetric_link) a->downlink = a->uplink;
