@@ -472,6 +472,11 @@ static int powered(const Scenario *sc, const void *g)
     return group->power_compute > 0 || group->power_comm > 0 || group->power_idle > 0 || group->energy_per_byte > 0;
 }
 static int battery_powered(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->battery > 0; }
+/* resume_charge's default (0: the full capacity) is left out, since 0 written is refused */
+static int resume_written(const Scenario *sc, const void *g)
+{
+    return battery_powered(sc, g) && ((const AgentGroupSpec *)g)->resume_charge > 0;
+}
 
 /* An energy written as a bare number: J or Wh? Refused rather than guessed. */
 static int energy_bare(const IniEntry *e)
@@ -816,7 +821,7 @@ static const SchemaKey schema_rows[] = {
      .written = battery_powered, .check = battery_key_check,
      HELP("watts put back into the battery all the time, online or not (0: a spent battery never comes back)")},
     {KEY(AGENTS | GROUP, "resume_charge", REAL), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(resume_charge) | SCHEMA_WRITE_UNIT | SCHEMA_OPEN_MIN, DEF("0"),
-     .written = battery_powered, .check = resume_charge_check,
+     .written = resume_written, .check = resume_charge_check,
      .edge = "must be positive (leave it out for a full battery)", .doc_default = "full (the battery's capacity)",
      .doc_range = "(0, battery] with a unit",
      HELP("charge a spent battery must hold again before its agent comes back online")},

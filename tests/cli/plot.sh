@@ -73,7 +73,7 @@ check "plot --help lists the figures" grep -q 'straggler' "$tmp/out"
 "$HETSIM" report "$db" --csv > "$tmp/csv"
 check "report --csv exits 0" test $? -eq 0
 check "report --csv header" test "$(head -1 "$tmp/csv")" = \
-  "id,name,method,seed,status,rounds,sim_time_s,idle_share,bytes,final_accuracy,target_accuracy,time_to_target_s,predicted_round_s,actual_round_s,offload_share,sweep,point"
+  "id,name,method,seed,status,rounds,sim_time_s,idle_share,bytes,final_accuracy,target_accuracy,time_to_target_s,predicted_round_s,actual_round_s,offload_share,sweep,point,energy_j,energy_to_target_j"
 check "report --csv has both runs" test "$(wc -l < "$tmp/csv")" -eq 3
 "$HETSIM" report "$db" --csv --table speedup > "$tmp/csv"
 check "speedup of localsgd over sync" grep -q '^localsgd,0,1,total virtual time,' "$tmp/csv"
