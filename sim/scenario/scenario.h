@@ -24,6 +24,8 @@
 #define SCENARIO_METHOD_KEYS_MAX 256
 /* Local samples per agent, in timing mode too (train mode: at most the data set). */
 #define SCENARIO_MAX_SAMPLES 1000000000
+/* A batch: [model] batch and each agent's ([agents] batch, its draws included). */
+#define SCENARIO_MAX_BATCH 65536
 #define SCENARIO_THREADS_EAGER (-1)
 
 typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;

@@ -729,7 +729,7 @@ static const SchemaKey schema_rows[] = {
      .doc_range = "odd, [1, 15]", HELP("cnn: kernel size (same padding)")},
     {KEY(MODEL, "hidden", INT), RANGE(1, 1 << 16), DEF("128"), AT(model.hidden), .when = cnn,
      HELP("cnn: hidden width")},
-    {KEY(MODEL, "batch", INT), RANGE(1, 1 << 16), DEF("64"), AT(model.batch), HELP("batch size: every agent's unless [agents] batch gives its own, and the evaluation's")},
+    {KEY(MODEL, "batch", INT), RANGE(1, SCENARIO_MAX_BATCH), DEF("64"), AT(model.batch), HELP("batch size: every agent's unless [agents] batch gives its own, and the evaluation's")},
     {KEY(MODEL, "optimizer", CHOICE), .choices = "sgd|momentum|adam|adamw", DEF("sgd"), AT(optim.kind),
      HELP("each agent's optimiser")},
     {KEY(MODEL, "lr", REAL), RANGE(0, 1e6), DEF("0.05"), AT(optim.lr), HELP("learning rate")},
@@ -830,7 +830,7 @@ static const SchemaKey schema_rows[] = {
      .land = group_samples_land,
      .doc_default = "the training set shared out evenly", .doc_range = "whole, [1, 10^9]",
      HELP("local training samples (train mode: all together at most the training set); draws are rounded")},
-    {KEY(AGENTS | GROUP, "batch", DISTRIBUTION), RANGE(1, 1 << 16), ATTR(batch) | SCHEMA_NO_TRACE | SCHEMA_WHOLE,
+    {KEY(AGENTS | GROUP, "batch", DISTRIBUTION), RANGE(1, SCENARIO_MAX_BATCH), ATTR(batch) | SCHEMA_NO_TRACE | SCHEMA_WHOLE,
      .when = own_batch, .check = group_batch_check, .land = group_batch_land, .doc_default = "[model] batch",
      .doc_range = "whole, [1, 65536]",
      HELP("samples per local step of each agent (its step's FLOPs scale with it; an agent with fewer samples "

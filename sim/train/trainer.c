@@ -219,14 +219,21 @@ int trainer_shared_gradients(Trainer *t)
     return t ? trainer_shared_gradients_of(t, NULL, t->world->n) : HS_OK;
 }
 
+/* The members' batches added up (0 when every agent's batch is the same: no weights). */
+static double trainer_batch_total(const Trainer *t, const int *members, int n_members)
+{
+    double total = 0;
+    for (int k = 0; t->uneven_batches && k < n_members; k++) total += t->world->agents[members ? members[k] : k].batch;
+    return total;
+}
+
 /* The weight of agent's gradient in the members' mean: its batch over the members' mean
- * batch, so the mean is the gradient of the union of their batches (docs/methods.md, sync).
- * Exactly 1 when every batch is the same (b n / (n b)): the plain mean, bit for bit. */
-static float trainer_batch_weight(const Trainer *t, const int *members, int n_members, int agent)
+ * batch (total from trainer_batch_total), so the mean is the gradient of the union of
+ * their batches (docs/methods.md, sync). 1 when every agent's batch is the same: the plain
+ * mean, bit for bit. */
+static float trainer_batch_weight(const Trainer *t, double total, int n_members, int agent)
 {
     if (!t->uneven_batches) return 1.0f;
-    double total = 0;
-    for (int k = 0; k < n_members; k++) total += t->world->agents[members ? members[k] : k].batch;
     return (float)((double)t->world->agents[agent].batch * n_members / total);
 }
 
@@ -307,9 +314,10 @@ static int trainer_shared_gradients_ranks(Trainer *t, const int *members, int n_
     for (int k = 0; status == HS_OK && k < n_members; k++)
         status = trainer_count_loss(t, results[k].loss, results[k].status, agents[k]);
     /* unequal batches: each own gradient weighed before the fold (trainer_batch_weight) */
+    double total = trainer_batch_total(t, members, n_members);
     for (int k = 0, k_own = 0; t->uneven_batches && k < n_members; k++)
         if (trainer_mine(t, agents[k]))
-            vec_scale(t->own_grads + (size_t)k_own++ * t->n_params, trainer_batch_weight(t, members, n_members, agents[k]),
+            vec_scale(t->own_grads + (size_t)k_own++ * t->n_params, trainer_batch_weight(t, total, n_members, agents[k]),
                       t->n_params);
     free(results);
     free(own_results);
@@ -330,6 +338,7 @@ int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
     if (status != HS_OK) return status;
     if (t->ranks) return trainer_shared_gradients_ranks(t, members, n_members);
     memset(t->grad_sum, 0, t->n_params * sizeof *t->grad_sum);
+    double total = trainer_batch_total(t, members, n_members);
     for (int first = 0; first < n_members; first += t->n_slots) {
         int size = n_members - first < t->n_slots ? n_members - first : t->n_slots;
         SharedWave wave = {.t = t, .members = members, .first = first};
@@ -337,7 +346,7 @@ int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members)
         for (int k = 0; k < size; k++) {
             int agent = members ? members[first + k] : first + k;
             if ((status = trainer_count_loss(t, t->wave_losses[k], t->wave_status[k], agent)) != HS_OK) return status;
-            vec_axpy(t->grad_sum, trainer_batch_weight(t, members, n_members, agent),
+            vec_axpy(t->grad_sum, trainer_batch_weight(t, total, n_members, agent),
                      t->wave_grads + (size_t)k * t->n_params, t->n_params);
         }
     }

@@ -40,9 +40,12 @@ int trainer_round_end(Trainer *t, SinkMetric *metric, int *evaluated);
 
 /* --- one model shared by all agents (they hold identical parameters: sync) --- */
 int trainer_setup_shared(Trainer *t);
-/* Each agent's gradient of its next batch on the shared model, averaged in agent order. */
+/* Each agent's gradient of its next batch on the shared model, averaged in agent order;
+ * when the agents' batches differ ([agents] batch), weighted by batch: sum b_i g_i / sum b_i,
+ * the gradient of the union of their batches (the plain mean, bitwise, when they agree). */
 int trainer_shared_gradients(Trainer *t);
-/* The same over members only (in their order): the agents that made a deadline. */
+/* The same over members only (in their order, weighted by their batches): the agents that
+ * made a deadline. */
 int trainer_shared_gradients_of(Trainer *t, const int *members, int n_members);
 /* One optimiser step of the shared model with the averaged gradient. */
 int trainer_shared_apply(Trainer *t);

@@ -79,10 +79,10 @@ static int world_check_draw(const Scenario *sc, const ScenarioSpans *spans, cons
     if (g->has_batch) {
         /* as samples: a continuous draw is rounded to the nearest whole batch, then checked */
         double rounded = floor(batch + 0.5);
-        if (!(rounded >= 1 && rounded <= 65536))
+        if (!(rounded >= 1 && rounded <= SCENARIO_MAX_BATCH))
             return world_key_error(sc, g->batch_where, section, "batch", diag,
-                                   "agent %d drew a batch of %g, which rounds outside [1, 65536] (shift or narrow "
-                                   "the distribution)", index, batch);
+                                   "agent %d drew a batch of %g, which rounds outside [1, %d] (shift or narrow "
+                                   "the distribution)", index, batch, SCENARIO_MAX_BATCH);
     }
     /* a step's span at the agent's own batch (spans holds [model] batch's) */
     ScenarioSpans own = *spans;
