@@ -3,6 +3,7 @@
 #include "base/device_profile.h"
 
 #include "base/input_file.h"
+#include "base/lines.h"
 #include "base/names.h"
 #include "base/units.h"
 
@@ -27,25 +28,6 @@ void device_profile_free(DeviceProfile *profile)
     free(profile->latency);
     profile->compute = profile->bandwidth = profile->latency = NULL;
     profile->n_agents = 0;
-}
-
-/* Cuts text at the next comma (or the end) and trims it; returns the field and moves *p
- * past the comma, or NULL at the end of the line. */
-static char *device_profile_field(char **p)
-{
-    char *s = *p;
-    if (!s) return NULL;
-    char *comma = strchr(s, ',');
-    if (comma) {
-        *comma = '\0';
-        *p = comma + 1;
-    } else {
-        *p = NULL;
-    }
-    while (isspace((unsigned char)*s)) s++;
-    char *end = s + strlen(s);
-    while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
-    return s;
 }
 
 int device_profile_read(const char *path, DeviceProfile *out, HsDiag *diag)
@@ -80,7 +62,7 @@ int device_profile_read(const char *path, DeviceProfile *out, HsDiag *diag)
         if (!header_line) {
             header_line = line;
             char *field;
-            while ((field = device_profile_field(&s)) != NULL) {
+            while ((field = lines_csv_field(&s)) != NULL) {
                 int c = 0;
                 while (c < N_COLUMNS && strcasecmp(field, device_profile_columns[c]) != 0) c++;
                 if (c == N_COLUMNS) {
@@ -130,7 +112,7 @@ int device_profile_read(const char *path, DeviceProfile *out, HsDiag *diag)
         for (int i = 0; i < n_columns; i++) {
             int c = order[i];
             const char *name = device_profile_columns[c];
-            char *field = device_profile_field(&s);
+            char *field = lines_csv_field(&s);
             if (!field) {
                 status = hs_diag_set(diag, HS_E_INPUT, path, line, "missing %s: %d fields, the header (line %d) has %d",
                                      name, i, header_line, n_columns);

@@ -60,3 +60,20 @@ int lines_rest_blank(const char *p)
     while (isspace((unsigned char)*p)) p++;
     return *p == '\0';
 }
+
+char *lines_csv_field(char **p)
+{
+    char *s = *p;
+    if (!s) return NULL;
+    char *comma = strchr(s, ',');
+    if (comma) {
+        *comma = '\0';
+        *p = comma + 1;
+    } else {
+        *p = NULL;
+    }
+    while (isspace((unsigned char)*s)) s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
+    return s;
+}

@@ -40,4 +40,9 @@ int lines_parse_index(const char **p, long *value, const char **text, int *text_
 /* 1 when only blanks are left at p. */
 int lines_rest_blank(const char *p);
 
+/* Cuts a comma-separated line at *p at its next comma (or its end) and trims the field's
+ * blanks: returns the field and moves *p past the comma, or sets *p to NULL after the
+ * last field; NULL once *p is NULL. The CSV readers (device and layer profiles) share it. */
+char *lines_csv_field(char **p);
+
 #endif

@@ -3,6 +3,7 @@
 #include "models/layer_profile.h"
 
 #include "base/input_file.h"
+#include "base/lines.h"
 #include "base/numtext.h"
 #include "models/resnet.h"
 
@@ -84,25 +85,6 @@ void layer_profile_write(FILE *out, const LayerProfile *p, const char *host, con
     }
 }
 
-/* Cuts s at the next comma (or the end), trims the field; *p moves past the comma, or
- * becomes NULL at the end. */
-static char *layer_profile_field(char **p)
-{
-    char *s = *p;
-    if (!s) return NULL;
-    char *comma = strchr(s, ',');
-    if (comma) {
-        *comma = '\0';
-        *p = comma + 1;
-    } else {
-        *p = NULL;
-    }
-    while (isspace((unsigned char)*s)) s++;
-    char *end = s + strlen(s);
-    while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
-    return s;
-}
-
 /* A finite number filling the whole field. */
 static int layer_profile_number(const char *field, double *out)
 {
@@ -124,7 +106,7 @@ static int layer_profile_row(const char *path, int line, char *s, const LayerPro
     static const char *const columns[] = {"layer", "fwd_flops", "bwd_flops", "fwd_s", "bwd_s", "flops_per_s"};
     char *field[6];
     for (int c = 0; c < 6; c++)
-        if ((field[c] = layer_profile_field(&s)) == NULL)
+        if ((field[c] = lines_csv_field(&s)) == NULL)
             return hs_diag_set(diag, HS_E_INPUT, path, line, "missing %s: %d fields, the header has 6", columns[c], c);
     if (s) return hs_diag_set(diag, HS_E_INPUT, path, line, "more fields than the 6 columns of the header");
     if (strcmp(field[0], want->name[r]) != 0)
