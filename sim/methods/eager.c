@@ -205,7 +205,7 @@ static const SchemaKey eager_keys[] = {
 };
 
 #define EAGER_PARTIAL_REFUSAL(what)                                                                              \
-    "eager-SGD's reduction sums carried gradients of several steps, " what " is not modelled on a carry"
+    "a carry mixes gradients of several steps, late ones included: " what " of a carry is not modelled"
 
 static const MethodStages eager_stages = {
     .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
@@ -213,10 +213,10 @@ static const MethodStages eager_stages = {
     .outgoing = "its carry: every gradient not sent yet",
     .aggregate = "partial all-reduce: sum of the carries / N",
     .refuses = {
-        [FEATURE_COMPRESSION] = EAGER_PARTIAL_REFUSAL("a compressed message with feedback next to a carry"),
-        [FEATURE_BYZANTINE] = EAGER_PARTIAL_REFUSAL("a robust rule over carries of different ages"),
+        [FEATURE_COMPRESSION] = EAGER_PARTIAL_REFUSAL("a compressed message with its feedback"),
+        [FEATURE_BYZANTINE] = EAGER_PARTIAL_REFUSAL("a robust rule over vectors of different ages"),
         [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
-        [FEATURE_PRIVACY_UPDATE] = EAGER_PARTIAL_REFUSAL("clipping per update"),
+        [FEATURE_PRIVACY_UPDATE] = EAGER_PARTIAL_REFUSAL("clipping each update (DP-FedSGD)"),
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
         [FEATURE_FREEZE] = STAGE_NOT_WIRED,
     },
@@ -224,7 +224,7 @@ static const MethodStages eager_stages = {
 
 const MethodOps method_eager = {
     .name = "eager",
-    .summary = "eager-SGD: partial (solo or majority) all-reduce of gradients, late gradients carried to a later step",
+    .summary = "eager-SGD (Li et al., PPoPP 2020): partial all-reduce that starts with one (solo) or half (majority) of the agents ready; late gradients join a later step",
     .keys = eager_keys,
     .keys_size = sizeof(EagerKeys),
     .stages = &eager_stages,
