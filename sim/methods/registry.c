@@ -16,6 +16,7 @@ extern const MethodOps method_ripples;
 extern const MethodOps method_divshare;
 extern const MethodOps method_swift;
 extern const MethodOps method_lsgd;
+extern const MethodOps method_eager;
 /* servers (sim/methods/asgd.c, fl.c, sdfeel.c) */
 extern const MethodOps method_fedavg;
 extern const MethodOps method_fedbuff;
@@ -38,6 +39,7 @@ static const MethodOps *const method_registry[] = {
     &method_divshare,
     &method_swift,
     &method_lsgd,
+    &method_eager,
     &method_fedavg,
     &method_fedbuff,
     &method_asgd,
