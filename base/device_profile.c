@@ -45,10 +45,7 @@ int device_profile_read(const char *path, DeviceProfile *out, HsDiag *diag)
     size_t capacity = 0;
     int line = 0, header_line = 0;
     char *next = text;
-    while (next && *next) {
-        char *row = next, *newline = strchr(row, '\n');
-        next = newline ? newline + 1 : NULL;
-        if (newline) *newline = '\0';
+    for (char *row; (row = lines_cut(&next)) != NULL;) {
         line++;
         if (strlen(row) > DEVICE_PROFILE_MAX_LINE) {
             status = hs_diag_set(diag, HS_E_INPUT, path, line, "line longer than %d characters", DEVICE_PROFILE_MAX_LINE);

@@ -77,3 +77,13 @@ char *lines_csv_field(char **p)
     while (end > s && isspace((unsigned char)end[-1])) *--end = '\0';
     return s;
 }
+
+char *lines_cut(char **next)
+{
+    char *row = *next;
+    if (!row || !*row) return NULL;
+    char *newline = strchr(row, '\n');
+    *next = newline ? newline + 1 : NULL;
+    if (newline) *newline = '\0';
+    return row;
+}

@@ -45,4 +45,9 @@ int lines_rest_blank(const char *p);
  * last field; NULL once *p is NULL. The CSV readers (device and layer profiles) share it. */
 char *lines_csv_field(char **p);
 
+/* Cuts the next line off a held text at *next (NUL-terminated, written in place): returns
+ * it without its '\n' and moves *next past it, or sets *next to NULL after the last line;
+ * NULL once *next is NULL or at the text's end. The CSV readers walk their text with it. */
+char *lines_cut(char **next);
+
 #endif

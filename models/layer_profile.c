@@ -179,10 +179,7 @@ int layer_profile_parse(const char *path, const char *data, size_t size, const M
     int status = HS_OK, line = 0, batch_line = 0, header_line = 0, n = 0;
     long found_batch = 0;
     char *next = text;
-    while (next && *next) {
-        char *row = next, *newline = strchr(row, '\n');
-        next = newline ? newline + 1 : NULL;
-        if (newline) *newline = '\0';
+    for (char *row; (row = lines_cut(&next)) != NULL;) {
         line++;
         size_t length = strlen(row);
         if (length && row[length - 1] == '\r') row[--length] = '\0';
