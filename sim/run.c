@@ -106,7 +106,10 @@ static int run_engine_create(Run *run, HsDiag *diag)
                                                                                           : sc->file,
                                 .power_compute = g->power_compute, .power_comm = g->power_comm,
                                 .power_idle = g->power_idle, .energy_per_byte = g->energy_per_byte,
-                                .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge};
+                                .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge,
+                                /* servers lose nothing themselves: a message to or from one is lost
+                                 * with its agent's loss */
+                                .loss = i < sim->world.n ? g->loss : 0};
     }
     const WorldTraces *t = &run->traces;
     EngineConfig config = {
@@ -114,7 +117,8 @@ static int run_engine_create(Run *run, HsDiag *diag)
         .traces = {.compute = t->compute, .uplink = t->uplink, .downlink = t->downlink,
                    .availability = t->availability},
         .network = {.maxmin = sc->network.model == NETWORK_MAXMIN, .lv08 = sc->network.tcp == TCP_LV08,
-                    .backbone = sc->network.backbone, .uplink_fifo = sc->network.uplink == UPLINK_FIFO},
+                    .backbone = sc->network.backbone, .uplink_fifo = sc->network.uplink == UPLINK_FIFO,
+                    .loss_drop = sc->network.loss_mode == LOSS_DROP, .rto = sc->network.rto},
         .seed = sc->seed, .sink = run->sink, .handler = run_dispatch, .handler_ctx = run, .diag = diag};
     int status = engine_create(&config, &sim->engine);
     free(nodes);

@@ -88,6 +88,7 @@ double engine_agent_compute(const Engine *e, int agent)
 
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
+    if (e->loss) return engine_loss_send(e, from, to, bytes, kind, data);
     return e->model->send(e, from, to, bytes, kind, data);
 }
 
@@ -145,6 +146,7 @@ void engine_begin_round(Engine *e, int round)
         c->compute_s = c->comm_s = c->busy_s = c->bytes_io = 0;
         c->role = SINK_ROLE_ALONE;
     }
+    engine_loss_begin_round(e);
 }
 
 /* The agent's energy in the round (docs/energy.md): one state at a time, computing before
@@ -212,7 +214,8 @@ int engine_report_round(Engine *e, double extra)
         SinkAgentRound *row = &e->rows[i];
         *row = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s, .comm_s = c->comm_s,
                                 .idle_s = idle, .offline_s = offline, .role = c->role, .compute_j = NAN,
-                                .comm_j = NAN, .idle_j = NAN, .battery_j = NAN};
+                                .comm_j = NAN, .idle_j = NAN, .battery_j = NAN,
+                                .lost = engine_loss_sent_lost(e, i)};
         if (!e->energy) continue;
         engine_round_energy(e, i, length - offline, row);
         energy_total += row->compute_j + row->comm_j + row->idle_j;
@@ -221,7 +224,8 @@ int engine_report_round(Engine *e, double extra)
     if (status != HS_OK) return status;
     e->total_bytes += e->round_bytes;
     SinkRound row = {.round = e->round, .t_start = e->round_start, .t_end = e->now,
-                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra, .energy_j = energy_total};
+                     .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra, .energy_j = energy_total,
+                     .lost = engine_loss_round_lost(e)};
     status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
     if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents);
     return status;
@@ -275,6 +279,8 @@ int engine_play(Engine *e)
         }
         e->now = ev.time;
         if (ev.kind >= ENGINE_EVENT_METHOD) status = e->handler(e->handler_ctx, &ev);
+        else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT)
+            status = engine_loss_event(e, &ev);
         else if (model->event) status = model->event(e, &ev);
         else status = hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev.kind);
         if (status == HS_OK && model->after_event) status = model->after_event(e);
@@ -399,6 +405,10 @@ int engine_create(const EngineConfig *config, Engine **out)
         }
     }
     if ((status = engine_energy_create(e, config)) != HS_OK) goto fail;
+    if (engine_loss_create(e, config) != HS_OK) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for lossy links");
+        goto fail;
+    }
     if (e->model->create && e->model->create(e) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->n_agents);
         goto fail;
@@ -414,6 +424,7 @@ void engine_free(Engine *e)
 {
     if (e == NULL) return;
     if (e->model && e->model->free) e->model->free(e);
+    engine_loss_free(e);
     queue_free(e->queue);
     free(e->clocks);
     free(e->rows);

@@ -65,6 +65,8 @@ enum {
     ENGINE_EVENT_COLLECTIVE_START = 1, /* data: collective slot */
     ENGINE_EVENT_COLLECTIVE_DONE = 2,  /* data: collective slot */
     ENGINE_EVENT_NETWORK = 3,          /* the network has something due */
+    ENGINE_EVENT_LOSS_ARRIVAL = 4,     /* an attempt of a lossy message arrived (loss.c); data: its slot */
+    ENGINE_EVENT_LOSS_TIMEOUT = 5,     /* rto after a lost attempt: resend, or (drop) tell the receiver */
     ENGINE_EVENT_METHOD = 16
 };
 
@@ -84,6 +86,8 @@ typedef struct EngineNode {
     double battery;          /* J capacity, full at t = 0; 0: none */
     double charging;         /* W into the battery, all the time */
     double resume_charge;    /* J a spent battery must hold again to come back (0: full) */
+    /* unstable links (sim/kernel/loss.c); 0 on every node: no draw, no loss */
+    double loss;             /* probability in [0, 1) that this end loses a message */
 } EngineNode;
 
 /* Attribute traces, one series pointer per node (NULL for a node without one); an array
@@ -98,6 +102,8 @@ typedef struct EngineNetwork {
     int lv08;         /* SimGrid's LV08 factors */
     double backbone;  /* maxmin: a shared backbone's bytes/s (INFINITY: none) */
     int uplink_fifo;  /* maxmin: a sender's messages take turns on its uplink */
+    int loss_drop;    /* a lost message is not sent again (the receiver is told) */
+    double rto;       /* s from a lost attempt's arrival to its resend (or the receiver's notice) */
 } EngineNetwork;
 
 /* Receives the events of kind >= ENGINE_EVENT_METHOD; a status other than HS_OK ends
@@ -125,6 +131,19 @@ void engine_free(Engine *e);
 size_t engine_node_bytes(void);
 /* The run id the sink gave (rows name it). */
 void engine_set_run(Engine *e, int64_t run_id);
+
+/* ---- unstable links (sim/kernel/loss.c) ----
+ * A message a->b is lost with 1 - (1 - loss_a)(1 - loss_b) per attempt; under
+ * retransmit it is sent again rto after a lost attempt would have arrived, until one
+ * arrives; under drop (loss_drop) its event is still delivered, rto after it would have
+ * arrived, and engine_delivery_lost says so. */
+/* 1 when some node's loss is > 0. */
+int engine_lossy(const Engine *e);
+/* The probability that one attempt of a message from -> to is lost. */
+double engine_loss_probability(const Engine *e, int from, int to);
+/* Within the handler: 1 (and the sender in *from, when not NULL) when the event being
+ * handled is a message lost under loss_drop, else 0. */
+int engine_delivery_lost(const Engine *e, int *from);
 
 /* ---- what a method may read ---- */
 double engine_now(const Engine *e);

@@ -11,6 +11,8 @@
 #include <gsl/gsl_rng.h>
 
 struct NetworkModel;
+/* Unstable links (loss.c): NULL when no node loses messages. */
+typedef struct EngineLoss EngineLoss;
 
 /* One node's resources, booked by the primitives. */
 typedef struct AgentClock {
@@ -54,6 +56,7 @@ struct Engine {
      * at battery_nodes, which holds the borrowed series of the other nodes */
     TraceSeries *battery_series;      /* (n_nodes) owned; n = 0 for nodes without a battery */
     const TraceSeries **battery_nodes; /* (n_nodes) */
+    EngineLoss *loss;                 /* [agents] loss > 0 somewhere, else NULL (loss.c) */
 };
 
 /* Energy per byte: the bytes a node sends or receives (collectives: each member's share). */
@@ -80,5 +83,18 @@ void engine_book_busy(AgentClock *c, double start, double end);
 /* min(uplink of from, downlink of to) at time t, traces and tcp's factor included (no
  * backbone): the rate a fifo message transfers at. */
 double engine_link_rate(const Engine *e, int from, int to, double t);
+
+/* ---- unstable links (loss.c) ---- */
+/* Allocates e->loss when some node's loss is > 0 (else leaves it NULL). HS_E_NOMEM. */
+int engine_loss_create(Engine *e, const EngineConfig *config);
+void engine_loss_free(Engine *e);
+/* engine_send of a lossy engine: the message's attempts go through the model. */
+int engine_loss_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
+/* ENGINE_EVENT_LOSS_ARRIVAL and ENGINE_EVENT_LOSS_TIMEOUT. */
+int engine_loss_event(Engine *e, const Event *ev);
+void engine_loss_begin_round(Engine *e);
+/* Attempts lost this round, in all and sent by node; -1 without loss (NULL columns). */
+int engine_loss_round_lost(const Engine *e);
+int engine_loss_sent_lost(const Engine *e, int node);
 
 #endif

@@ -14,7 +14,9 @@ enum { RNG_PURPOSE_PROFILE = 1, RNG_PURPOSE_DYNAMICS = 2, RNG_PURPOSE_TRAIN = 3,
         * noise on an aggregate, one stream per averaging */
        RNG_PURPOSE_PRIVACY = 7, RNG_PURPOSE_PRIVACY_AGGREGATE = 8,
        /* [data] augment: each agent's crops and flips (sim/train) */
-       RNG_PURPOSE_AUGMENT = 9 };
+       RNG_PURPOSE_AUGMENT = 9,
+       /* [agents] loss: whether each attempt of a node's messages is lost (sim/kernel/loss.c) */
+       RNG_PURPOSE_LOSS = 10 };
 
 /* A 64-bit mix of the three inputs (splitmix64 finaliser chained), for seeding. */
 uint64_t rng_derive_seed(uint64_t seed, uint64_t stream, uint64_t purpose);

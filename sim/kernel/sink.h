@@ -102,7 +102,8 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(ROW, REAL, idle_s, "s", 0, "idle time in the round, summed over agents") \
     X(ROW, REAL, bytes, "B", 0, "bytes put on the wire in this round") \
     X(ROW, REAL, extra, "", 0, "method-specific figure (QSR's H, ...); NULL when none") \
-    X(ROW, REAL, energy_j, "J", 0, "energy the agents drew in the round (docs/energy.md; the run's: SUM over its rounds); NULL when no power is given")
+    X(ROW, REAL, energy_j, "J", 0, "energy the agents drew in the round (docs/energy.md; the run's: SUM over its rounds); NULL when no power is given") \
+    X(ROW, INT, lost, "", SINK_NEG_NULL, "message attempts lost in the round ([agents] loss, docs/network.md#unstable-links); NULL when no agent has loss > 0")
 
 /* agent_rounds: one row per agent and round. */
 #define SINK_AGENT_ROUND_COLUMNS(X) \
@@ -116,7 +117,8 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(ROW, REAL, compute_j, "J", 0, "energy computing: power_compute x compute_s; NULL when no power is given") \
     X(ROW, REAL, comm_j, "J", 0, "energy communicating and not computing, plus energy_per_byte x bytes sent and received; NULL when no power is given") \
     X(ROW, REAL, idle_j, "J", 0, "energy idle: power_idle x idle_s (offline draws nothing); NULL when no power is given") \
-    X(ROW, REAL, battery_j, "J", 0, "charge left in the agent's battery at the round's end; NULL without [agents] battery")
+    X(ROW, REAL, battery_j, "J", 0, "charge left in the agent's battery at the round's end; NULL without [agents] battery") \
+    X(ROW, INT, lost, "", SINK_NEG_NULL, "attempts of the agent's messages lost in the round; NULL when no agent has loss > 0")
 
 /* pairings: one row per ComDML pair and round. */
 #define SINK_PAIRING_COLUMNS(X) \

@@ -448,6 +448,7 @@ const MethodOps method_divshare = {
     .summary = "DivShare: asynchronous; model fragments sent to random nodes while computing, averaged per fragment",
     .keys = divshare_keys,
     .keys_size = sizeof(DivshareKeys),
+    .capabilities = METHOD_LOSSY_LINKS,
     .stages = &divshare_stages,
     .extra = divshare_extras,
     .create = divshare_create,

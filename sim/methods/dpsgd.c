@@ -34,7 +34,18 @@
  * stage's coordinates the same way (only they travel).
  * [byzantine]: the attackers' models replaced per exchange, the rule's gossip form over the
  * closed neighbourhood (cclip: self-centered clipping); the gradient is the local step's
- * (DP-SGD, a stage, a sub-model, a label flipper): sim/stages/stages.h, docs/stages.md. */
+ * (DP-SGD, a stage, a sub-model, a label flipper): sim/stages/stages.h, docs/stages.md.
+ *
+ * Unstable links ([agents] loss, sim/kernel/loss.c): under loss_mode = retransmit a lost
+ * model is sent again until it arrives, later. Under drop it stays lost: the receiver
+ * learns it rto after it would have arrived, counts it among the step's messages (so
+ * the neighbourhood barrier still closes) and mixes over what arrived, the
+ * Metropolis-Hastings weights of the present members of its closed neighbourhood
+ * renormalised to sum to 1 (the paper's W is fixed; a row renormalised this way stays
+ * stochastic but W is no longer symmetric, so a step with losses need not keep the
+ * agents' mean). A step where every neighbour's model was lost keeps x_i. CHOCO's
+ * compressed gossip refuses drop: a lost q_j leaves the receiver's copy of xhat_j
+ * behind the sender's for good. */
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
@@ -54,7 +65,7 @@ typedef struct DpsgdKeys {
 typedef struct DpsgdAgent {
     int step;          /* steps completed this round */
     int computed;      /* gradient of the current step is done */
-    int received[2];   /* neighbour models received, by step parity */
+    int received[2];   /* neighbour models received (or known lost), by step parity */
     long exchanges;    /* compressed: steps since the run began (xhat parity) */
 } DpsgdAgent;
 
@@ -69,6 +80,9 @@ typedef struct DpsgdState {
     int *who;           /* (max degree + 1) */
     const float **vectors;
     double *weights;
+    /* loss_mode = drop: lost[parity][k] is 1 when the model along adjacency entry k
+     * (topology.adj[k], received by the agent that owns row k) was lost; NULL otherwise */
+    unsigned char *lost[2];
 } DpsgdState;
 
 static int dpsgd_create(Sim *sim, void **state)
@@ -93,6 +107,11 @@ static int dpsgd_create(Sim *sim, void **state)
     s->weights = malloc((size_t)most * sizeof *s->weights);
     if (!s->who || !s->vectors || !s->weights) return HS_E_NOMEM;
     s->d = (size_t)sim->profile.total_params;
+    if (engine_lossy(sim->engine) && sim->sc->network.loss_mode == LOSS_DROP) {
+        size_t edges = (size_t)s->topology.offsets[n];
+        for (int p = 0; p < 2; p++)
+            if ((s->lost[p] = calloc(edges ? edges : 1, 1)) == NULL) return HS_E_NOMEM;
+    }
     if (!outgoing_compresses(&s->st.out) || sim->trainer == NULL) return HS_OK;
     for (int i = 0; i < n; i++) /* xhat^0 = x^0 */
         memcpy(trainer_buffer(sim->trainer, i, DPSGD_SNAPSHOT0), trainer_params(sim->trainer, i), s->d * sizeof(float));
@@ -134,15 +153,29 @@ static void dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
  * robust rule's gossip form under [byzantine]). */
 static int dpsgd_mix(DpsgdState *s, Sim *sim, int i, int parity)
 {
-    int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first;
+    int first = s->topology.offsets[i], degree = s->topology.offsets[i + 1] - first, count = 0;
+    double present = 0;
     for (int k = 0; k <= degree; k++) {
+        if (k > 0 && s->lost[parity] && s->lost[parity][first + k - 1]) continue; /* dropped */
         int j = k == 0 ? i : s->topology.adj[first + k - 1];
-        s->who[k] = j;
-        s->vectors[k] = trainer_buffer(sim->trainer, j, parity);
-        s->weights[k] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
+        s->who[count] = j;
+        s->vectors[count] = trainer_buffer(sim->trainer, j, parity);
+        s->weights[count] = k == 0 ? s->topology.self_weights[i] : s->topology.weights[first + k - 1];
+        present += s->weights[count++];
     }
-    return stages_gossip(&s->st, s->who, s->vectors, s->weights, degree + 1, trainer_param_count(sim->trainer),
+    /* drop: the present members' weights renormalised (no loss: count = degree + 1 and
+     * the weights are left bit for bit as they were) */
+    if (count < degree + 1)
+        for (int k = 0; k < count; k++) s->weights[k] /= present;
+    return stages_gossip(&s->st, s->who, s->vectors, s->weights, count, trainer_param_count(sim->trainer),
                          trainer_params(sim->trainer, i));
+}
+
+/* drop: the model j sent i for the step of this parity was lost. */
+static void dpsgd_mark_lost(DpsgdState *s, int i, int j, int parity)
+{
+    for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
+        if (s->topology.adj[k] == j) s->lost[parity][k] = 1;
 }
 
 /* Starts step agent->step: publish x^k, compute the gradient at x^k, send to neighbours. */
@@ -174,6 +207,10 @@ static int dpsgd_try_finish(DpsgdState *s, Sim *sim, int i)
     a->received[parity] = 0;
     if (outgoing_compresses(&s->st.out)) dpsgd_compressed_mix(s, sim, i);
     else if (sim->trainer && (status = dpsgd_mix(s, sim, i, parity)) != HS_OK) return status;
+    if (s->lost[parity]) {
+        int first = s->topology.offsets[i];
+        memset(s->lost[parity] + first, 0, (size_t)(s->topology.offsets[i + 1] - first));
+    }
     if (sim->trainer &&
         (status = local_step_apply(&s->st.step, i, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT))) != HS_OK)
         return status;
@@ -199,8 +236,12 @@ static int dpsgd_on_event(void *state, Sim *sim, const Event *ev)
 {
     DpsgdState *s = state;
     DpsgdAgent *a = &s->agents[ev->agent];
+    int from;
     if (ev->kind == DPSGD_COMPUTED) a->computed = 1;
-    else a->received[ev->data % 2]++;
+    else {
+        a->received[ev->data % 2]++;
+        if (engine_delivery_lost(sim->engine, &from)) dpsgd_mark_lost(s, ev->agent, from, (int)(ev->data % 2));
+    }
     return dpsgd_try_finish(s, sim, ev->agent);
 }
 
@@ -235,7 +276,20 @@ static void dpsgd_destroy(void *state)
     free(s->who);
     free(s->vectors);
     free(s->weights);
+    free(s->lost[0]);
+    free(s->lost[1]);
     free(s);
+}
+
+/* CHOCO's copies need every q_j to arrive (see the header). */
+static int dpsgd_validate(const Scenario *sc, HsDiag *diag)
+{
+    if (sc->network.loss_mode != LOSS_DROP || sc->compression.scheme == COMPRESS_NONE) return HS_OK;
+    const char *where = sc->network.loss_mode_where[0] ? sc->network.loss_mode_where : sc->file;
+    return hs_diag_set(diag, HS_E_INPUT, where, 0,
+                       "[network] loss_mode = drop: dpsgd's [compression] gossips differences to copies its "
+                       "neighbours hold, which a dropped message would leave behind for good; use loss_mode = "
+                       "retransmit, or no [compression]");
 }
 
 static const SchemaKey dpsgd_keys[] = {
@@ -266,9 +320,10 @@ const MethodOps method_dpsgd = {
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
     .keys_size = sizeof(DpsgdKeys),
-    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES | METHOD_LOSSY_LINKS | METHOD_DROPS_LOST,
     .stages = &dpsgd_stages,
     .extra = dpsgd_extras,
+    .validate = dpsgd_validate,
     .create = dpsgd_create,
     .round_begin = dpsgd_round_begin,
     .on_event = dpsgd_on_event,

@@ -58,6 +58,8 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_SENDS_DIFFERENCES, "[compression] feedback = none: compresses differences to the copy each receiver holds"},
     {METHOD_WORKER_MOMENTUM, "[compression] momentum = worker"},
     {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
+    {METHOD_LOSSY_LINKS, "[agents] loss: its point-to-point messages may be lost and sent again"},
+    {METHOD_DROPS_LOST, "[network] loss_mode = drop: it goes on with the messages that arrived"},
     {0, NULL},
 };
 

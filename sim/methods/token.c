@@ -265,7 +265,7 @@ const MethodOps method_token = {
                "one step per visit",
     .keys = token_keys,
     .keys_size = sizeof(TokenKeys),
-    .capabilities = METHOD_USES_TOPOLOGY,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_LOSSY_LINKS,
     .stages = &token_stages,
     .extra = token_extras,
     .create = token_create,

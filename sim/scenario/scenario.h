@@ -57,6 +57,8 @@ typedef struct AgentGroupSpec {
     double battery;             /* J; 0 = no battery (mains powered) */
     double charging;            /* W put back into the battery, online or not */
     double resume_charge;       /* J an empty battery must hold again to come back; 0 = full */
+    /* unstable links (docs/network.md#unstable-links): 0 = none, nothing written back */
+    double loss;                /* probability in [0, 1) that this end loses a message */
 } AgentGroupSpec;
 
 /* A [method] key of the method that runs as written: the given value or the method's
@@ -150,6 +152,7 @@ typedef struct ByzantineSpec {
 typedef enum { NETWORK_MAXMIN = 0, NETWORK_FIFO } NetworkModelKind;
 typedef enum { UPLINK_SHARED = 0, UPLINK_FIFO } UplinkKind;
 typedef enum { TCP_NONE = 0, TCP_LV08 } TcpKind;
+typedef enum { LOSS_RETRANSMIT = 0, LOSS_DROP } LossMode;
 
 typedef struct NetworkSpec {
     NetworkModelKind model;
@@ -157,6 +160,10 @@ typedef struct NetworkSpec {
     double backbone;       /* maxmin: bytes/s of a link every message crosses; INFINITY: none */
     TcpKind tcp;           /* lv08: SimGrid's LV08 corrections (latency x13.01, bandwidth
                             * x0.97, shares weighted by 1 / (latency + 20537 B / bandwidth)) */
+    /* unstable links ([agents] loss > 0 somewhere; else reset and not written) */
+    LossMode loss_mode;    /* a lost message is sent again after rto, or dropped */
+    double rto;            /* s from a lost attempt's would-be arrival to its resend (drop: the notice) */
+    char loss_mode_where[160]; /* "FILE:LINE" or "--set ..." of loss_mode; "" for the default */
 } NetworkSpec;
 
 /* [servers] assign: how clients are given to edge servers (sim/methods/sdfeel.c). */

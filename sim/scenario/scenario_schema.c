@@ -599,6 +599,50 @@ static void group_samples_land(const SchemaKey *k, const SchemaValue *v, void *t
     g->has_samples = 1;
 }
 
+/* ---- unstable links (sim/kernel/loss.c, docs/network.md#unstable-links) ----
+ * loss_mode and rto matter (and are written back) only when some group loses messages,
+ * so the configs, run_params rows and sweep ids of runs without loss stay what they were. */
+static int lossy(const Scenario *sc, const void *t)
+{
+    (void)t;
+    for (int g = 0; g < sc->n_groups; g++)
+        if (sc->groups[g].loss > 0) return 1;
+    return 0;
+}
+static int lossy_group(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->loss > 0; }
+
+/* loss > 0 only for a method whose messages are all point-to-point: a ring all-reduce's
+ * rings are not lossy, and silently reliable collectives would hide the loss. */
+static int loss_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                      void *target)
+{
+    (void)section, (void)k, (void)target;
+    if (e == NULL || v == NULL || !(v->number > 0)) return HS_OK;
+    const MethodOps *m = method_lookup(r->sc->method);
+    if (m == NULL || (m->capabilities & METHOD_LOSSY_LINKS)) return HS_OK;
+    char why[240];
+    snprintf(why, sizeof why, "method %s averages by ring all-reduce, whose rings are not lossy; loss applies "
+             "to methods that send point-to-point messages (hetsim methods: [agents] loss)", m->name);
+    return scenario_bad(r, e, "%s", why);
+}
+
+/* drop only for a method that goes on without a lost message (it would wait forever). */
+static int loss_mode_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                           void *target)
+{
+    (void)section, (void)k, (void)target;
+    r->sc->network.loss_mode_where[0] = '\0';
+    if (e == NULL || v == NULL) return HS_OK;
+    inidoc_entry_where(e, r->sc->network.loss_mode_where, sizeof r->sc->network.loss_mode_where);
+    const MethodOps *m = method_lookup(r->sc->method);
+    if (v->index != LOSS_DROP || !lossy(r->sc, NULL) || m == NULL || (m->capabilities & METHOD_DROPS_LOST))
+        return HS_OK;
+    char why[240];
+    snprintf(why, sizeof why, "method %s waits for every message it expects, so a dropped one would stall it; "
+             "use loss_mode = retransmit (drop: hetsim methods)", m->name);
+    return scenario_bad(r, e, "%s", why);
+}
+
 /* ---- the rows ---- */
 
 #define RUN SCHEMA_IN_RUN
@@ -825,6 +869,10 @@ static const SchemaKey schema_rows[] = {
      .edge = "must be positive (leave it out for a full battery)", .doc_default = "full (the battery's capacity)",
      .doc_range = "(0, battery] with a unit",
      HELP("charge a spent battery must hold again before its agent comes back online")},
+    {KEY(AGENTS | GROUP, "loss", REAL), RANGE(0, 1), ATTR(loss) | SCHEMA_OPEN_MAX, DEF("0"), .written = lossy_group,
+     .check = loss_check, .edge = "must be below 1 (a message lost for sure never arrives)", .doc_range = "[0, 1)",
+     HELP("probability that this agent's end loses a message (each attempt); a message a->b is lost with "
+          "1 - (1 - loss_a)(1 - loss_b) (docs/network.md#unstable-links)")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
      ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .check = group_samples_check,
      .land = group_samples_land,
@@ -846,6 +894,14 @@ static const SchemaKey schema_rows[] = {
     {KEY(NETWORK, "backbone", REAL), .unit = UNIT_BANDWIDTH, RANGE(0, INFINITY), DEF("inf"), AT(network.backbone),
      .when = maxmin, .flags = SCHEMA_RESET | SCHEMA_OPEN_MIN | SCHEMA_WRITE_UNIT, .edge = "must be positive (or inf)",
      HELP("maxmin: a link every message also crosses (inf: none)")},
+    {KEY(NETWORK, "loss_mode", CHOICE), .choices = "retransmit|drop", DEF("retransmit"), AT(network.loss_mode),
+     .when = lossy, .flags = SCHEMA_RESET, .check = loss_mode_check,
+     HELP("with [agents] loss: retransmit sends a lost message again rto after it would have arrived (TCP-like); "
+          "drop leaves it lost and tells its receiver then (UDP-like; methods that go on without it)")},
+    {KEY(NETWORK, "rto", REAL), .unit = UNIT_TIME, RANGE(0, 86400), DEF("0.2"), AT(network.rto), .when = lossy,
+     .flags = SCHEMA_RESET,
+     HELP("with [agents] loss: time from a lost attempt's would-be arrival to its resend (drop: to its receiver's "
+          "notice); 0.2 s is Linux's minimum TCP retransmission timeout")},
     {KEY(NETWORK, "tcp", CHOICE), .choices = "none|lv08", DEF("none"), AT(network.tcp),
      HELP("lv08: SimGrid's LV08 corrections: latencies x 13.01, bandwidths x 0.97, maxmin shares weighted by "
           "1 / (latency + 20537 B / bandwidth)")},

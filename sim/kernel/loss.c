@@ -1,0 +1,203 @@
+/* loss.c — unstable links: messages lost on the way ([agents] loss, [network] loss_mode
+ * and rto; docs/network.md "Unstable links"). It sits between engine_send and the network
+ * model, so fifo and maxmin lose messages the same way and neither knows it happens.
+ *
+ * Model. A message a->b is lost with q = 1 - (1 - p_a)(1 - p_b): each end loses it
+ * independently with its own probability (a flaky radio at either end). Every attempt is
+ * a whole message played by the network model: it waits its latency and transfers all of
+ * its bytes (a lost attempt consumes bandwidth: the bytes were sent, and they count in
+ * rounds.bytes), and is lost or not when it would have arrived, one uniform draw from the
+ * sender's loss stream. A loss is known rto after that arrival time:
+ *   retransmit  the sender's timer fires and the message is sent again, as a new attempt,
+ *               until one arrives. One message alone on its links, of B bytes at
+ *               bandwidth W with latency L: T = (k + 1)(L + B/W) + k rto after k losses,
+ *               so E[T] = (L + B/W) + q/(1-q) (rto + L + B/W).
+ *   drop        nothing is sent again; the receiver's timeout fires and the method is
+ *               told that its message was lost (engine_delivery_lost), at arrival + rto.
+ *               Only methods that tolerate a missing message run in this mode
+ *               (METHOD_DROPS_LOST): dpsgd mixes over what arrived.
+ * Determinism: each node has its own loss stream, seeded from (seed, node) and created
+ * only when some node has loss > 0, so a run without loss draws nothing and plays
+ * exactly as before; draws happen at arrival events, whose order is the queue's
+ * deterministic (time, sequence) order. Collectives' rings are not lossy (the methods
+ * that run them refuse loss > 0, sim/scenario); the ring all-gather is plain messages. */
+#include "sim/kernel/engine_internal.h"
+
+#include "sim/kernel/engine_network.h"
+#include "sim/kernel/rng.h"
+
+#include <stdlib.h>
+
+/* One message in the air, or between an attempt and its retransmission. */
+typedef struct LossMessage {
+    int from, to;
+    double bytes;
+    int kind;          /* the method's event on arrival */
+    int64_t data;
+    int next_free;     /* in the free list: the next free slot (-1: none) */
+} LossMessage;
+
+struct EngineLoss {
+    double *q_out;          /* (n_nodes) the node's own loss probability p */
+    gsl_rng **rng;          /* (n_nodes) the senders' streams */
+    LossMessage *slots;
+    int n_slots, cap_slots, free_slot;
+    int drop;               /* loss_mode = drop */
+    double rto;             /* s */
+    int round_lost;         /* attempts lost this round */
+    int *sent_lost;         /* (n_nodes) attempts each node sent that were lost this round */
+    /* the message being delivered lost to the handler (drop): its sender, else -1 */
+    int delivering_lost_from;
+};
+
+int engine_loss_create(Engine *e, const EngineConfig *config)
+{
+    int lossy = 0;
+    for (int i = 0; i < e->n_nodes; i++) lossy |= config->nodes[i].loss > 0;
+    if (!lossy) return HS_OK;
+    EngineLoss *l = e->loss = calloc(1, sizeof *l);
+    if (l == NULL) return HS_E_NOMEM;
+    l->free_slot = -1;
+    l->drop = config->network.loss_drop;
+    l->rto = config->network.rto;
+    l->delivering_lost_from = -1;
+    l->q_out = malloc((size_t)e->n_nodes * sizeof *l->q_out);
+    l->rng = calloc((size_t)e->n_nodes, sizeof *l->rng);
+    l->sent_lost = calloc((size_t)e->n_nodes, sizeof *l->sent_lost);
+    if (l->q_out == NULL || l->rng == NULL || l->sent_lost == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < e->n_nodes; i++) {
+        l->q_out[i] = config->nodes[i].loss;
+        if ((l->rng[i] = rng_stream_create(config->seed, (uint64_t)i, RNG_PURPOSE_LOSS)) == NULL) return HS_E_NOMEM;
+    }
+    return HS_OK;
+}
+
+void engine_loss_free(Engine *e)
+{
+    EngineLoss *l = e->loss;
+    if (l == NULL) return;
+    if (l->rng)
+        for (int i = 0; i < e->n_nodes; i++)
+            if (l->rng[i]) gsl_rng_free(l->rng[i]);
+    free(l->rng);
+    free(l->q_out);
+    free(l->sent_lost);
+    free(l->slots);
+    free(l);
+    e->loss = NULL;
+}
+
+int engine_lossy(const Engine *e)
+{
+    return e->loss != NULL;
+}
+
+double engine_loss_probability(const Engine *e, int from, int to)
+{
+    if (e->loss == NULL) return 0;
+    return 1 - (1 - e->loss->q_out[from]) * (1 - e->loss->q_out[to]);
+}
+
+static int loss_slot(Engine *e, int *slot)
+{
+    EngineLoss *l = e->loss;
+    if (l->free_slot >= 0) {
+        *slot = l->free_slot;
+        l->free_slot = l->slots[*slot].next_free;
+        return HS_OK;
+    }
+    if (l->n_slots == l->cap_slots) {
+        int cap = l->cap_slots ? 2 * l->cap_slots : 64;
+        LossMessage *grown = realloc(l->slots, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for lossy messages");
+        l->slots = grown;
+        l->cap_slots = cap;
+    }
+    *slot = l->n_slots++;
+    return HS_OK;
+}
+
+static void loss_release(EngineLoss *l, int slot)
+{
+    l->slots[slot].next_free = l->free_slot;
+    l->free_slot = slot;
+}
+
+/* One attempt of the message in slot: the network model plays it and delivers
+ * ENGINE_EVENT_LOSS_ARRIVAL to its receiver, whose data is the slot. */
+static int loss_attempt(Engine *e, int slot)
+{
+    const LossMessage *m = &e->loss->slots[slot];
+    return e->model->send(e, m->from, m->to, m->bytes, ENGINE_EVENT_LOSS_ARRIVAL, slot);
+}
+
+int engine_loss_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
+{
+    int slot = -1, status = loss_slot(e, &slot);
+    if (status != HS_OK) return status;
+    e->loss->slots[slot] = (LossMessage){.from = from, .to = to, .bytes = bytes, .kind = kind, .data = data,
+                                         .next_free = -1};
+    return loss_attempt(e, slot);
+}
+
+/* The method's event for the message in slot, now (delivered or, under drop, known lost). */
+static int loss_deliver(Engine *e, int slot, int lost)
+{
+    EngineLoss *l = e->loss;
+    LossMessage m = l->slots[slot];
+    loss_release(l, slot);
+    Event ev = {.time = e->now, .seq = 0, .kind = m.kind, .agent = m.to, .data = m.data};
+    l->delivering_lost_from = lost ? m.from : -1;
+    int status = e->handler(e->handler_ctx, &ev);
+    l->delivering_lost_from = -1;
+    return status;
+}
+
+/* An attempt arrived: lost with q (one draw from the sender's stream, when q > 0). */
+static int loss_arrived(Engine *e, int slot)
+{
+    EngineLoss *l = e->loss;
+    const LossMessage *m = &l->slots[slot];
+    double q = engine_loss_probability(e, m->from, m->to);
+    if (!(q > 0) || gsl_rng_uniform(l->rng[m->from]) >= q) return loss_deliver(e, slot, 0);
+    l->round_lost++;
+    l->sent_lost[m->from]++;
+    int status = queue_push(e->queue, e->now + l->rto, ENGINE_EVENT_LOSS_TIMEOUT, m->to, slot);
+    if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
+int engine_loss_event(Engine *e, const Event *ev)
+{
+    if (e->loss == NULL)
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a lossy message's event without loss");
+    int slot = (int)ev->data;
+    if (ev->kind == ENGINE_EVENT_LOSS_ARRIVAL) return loss_arrived(e, slot);
+    /* the timeout: the sender sends it again, or the receiver gives up on it */
+    return e->loss->drop ? loss_deliver(e, slot, 1) : loss_attempt(e, slot);
+}
+
+int engine_delivery_lost(const Engine *e, int *from)
+{
+    if (e->loss == NULL || e->loss->delivering_lost_from < 0) return 0;
+    if (from) *from = e->loss->delivering_lost_from;
+    return 1;
+}
+
+void engine_loss_begin_round(Engine *e)
+{
+    EngineLoss *l = e->loss;
+    if (l == NULL) return;
+    l->round_lost = 0;
+    for (int i = 0; i < e->n_nodes; i++) l->sent_lost[i] = 0;
+}
+
+int engine_loss_round_lost(const Engine *e)
+{
+    return e->loss ? e->loss->round_lost : -1;
+}
+
+int engine_loss_sent_lost(const Engine *e, int node)
+{
+    return e->loss ? e->loss->sent_lost[node] : -1;
+}
