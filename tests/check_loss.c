@@ -1,0 +1,208 @@
+/* check_loss.c — unstable links (sim/kernel/loss.c) against closed forms: one message of
+ * B bytes alone on a link of bandwidth W and latency L takes c = L + B/W per attempt, and
+ * after k lost attempts T = (k + 1) c + k rto; over many messages the mean of k is
+ * q / (1 - q), q = 1 - (1 - p_a)(1 - p_b). The exact loss sequence is replayed from the
+ * sender's stream (a hand-worked run of every draw), under both network models, for
+ * retransmit and drop; the round's bytes and lost counts; and a lossless engine that is
+ * what it was. */
+#include "sim/kernel/engine.h"
+#include "sim/kernel/rng.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+enum { MESSAGE = ENGINE_EVENT_METHOD };
+
+typedef struct Seen {
+    Engine *e;
+    int n;
+    double time;
+    int lost, from;
+} Seen;
+
+static int record(void *ctx, const Event *ev)
+{
+    Seen *s = ctx;
+    ck_assert_int_eq(ev->kind, MESSAGE);
+    s->n++;
+    s->time = ev->time;
+    s->from = -1;
+    s->lost = engine_delivery_lost(s->e, &s->from);
+    return HS_OK;
+}
+
+/* Two agents: 0 sends to 1 over up_0 = 1 MB/s, down_1 = 500 kB/s, latencies 10 and 2 ms. */
+static Engine *two(int maxmin, double p0, double p1, int drop, double rto, uint64_t seed, TestSink *ts, Seen *seen,
+                   HsDiag *diag)
+{
+    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01, .loss = p0},
+                           {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002, .loss = p1}};
+    hs_diag_clear(diag);
+    EngineConfig config = {.n_agents = 2, .nodes = nodes, .seed = seed, .sink = test_sink_init(ts),
+                           .network = {.maxmin = maxmin, .backbone = INFINITY, .loss_drop = drop, .rto = rto},
+                           .handler = record, .handler_ctx = seen, .diag = diag};
+    Engine *e;
+    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
+    seen->e = e;
+    engine_begin_round(e, 0);
+    return e;
+}
+
+/* Sends one message of bytes now and plays it to its delivery: its duration. */
+static double one_message(Engine *e, Seen *seen, double bytes)
+{
+    double start = engine_now(e);
+    int before = seen->n;
+    ck_assert_int_eq(engine_send(e, 0, 1, bytes, MESSAGE, 7), HS_OK);
+    ck_assert_int_eq(engine_play(e), HS_OK);
+    ck_assert_int_eq(seen->n, before + 1);
+    return seen->time - start;
+}
+
+static const double B = 1e5, C = 0.01 + 1e5 / 5e5; /* c = L + B / min(up, down) = 0.21 s */
+
+START_TEST(test_exact_sequence_replayed_from_the_stream)
+{
+    /* every attempt draws u from the sender's stream; u < q loses it */
+    for (int maxmin = 0; maxmin < 2; maxmin++)
+        for (int drop = 0; drop < 2; drop++) {
+            double p0 = 0.3, p1 = 0.2, q = 1 - (1 - p0) * (1 - p1), rto = 0.5;
+            TestSink ts;
+            Seen seen = {0};
+            HsDiag diag;
+            Engine *e = two(maxmin, p0, p1, drop, rto, 42, &ts, &seen, &diag);
+            ck_assert(fabs(engine_loss_probability(e, 0, 1) - q) < 1e-15);
+            gsl_rng *replica = rng_stream_create(42, 0, RNG_PURPOSE_LOSS);
+            int lost_total = 0, attempts = 0;
+            for (int m = 0; m < 60; m++) {
+                int k = 0;
+                if (drop) k = gsl_rng_uniform(replica) < q;
+                else
+                    while (gsl_rng_uniform(replica) < q) k++;
+                double expected = drop ? C + k * rto : (k + 1) * C + k * rto;
+                double t = one_message(e, &seen, B);
+                ck_assert_msg(fabs(t - expected) < 1e-9, "maxmin %d drop %d message %d: %.17g s, expected %.17g (k %d)",
+                              maxmin, drop, m, t, expected, k);
+                ck_assert_int_eq(seen.lost, drop && k);
+                if (seen.lost) ck_assert_int_eq(seen.from, 0);
+                lost_total += k;
+                attempts += drop ? 1 : k + 1;
+            }
+            ck_assert_int_gt(lost_total, 5); /* the sequence did lose messages */
+            ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+            ck_assert_int_eq(ts.round_rows[0].lost, lost_total);
+            ck_assert_int_eq(ts.agent_round_rows[0].lost, lost_total); /* the sender's */
+            ck_assert_int_eq(ts.agent_round_rows[1].lost, 0);
+            /* every attempt puts its bytes on the wire, lost or not */
+            ck_assert(fabs(ts.round_rows[0].bytes - attempts * B) < 1e-6);
+            gsl_rng_free(replica);
+            engine_free(e);
+            test_sink_free(&ts);
+        }
+}
+END_TEST
+
+START_TEST(test_mean_retransmission_delay_closed_form)
+{
+    /* E[T] = c + q/(1-q) (rto + c); K ~ geometric: Var K = q/(1-q)^2, so over n messages
+     * the mean of K is within 4 standard errors of q/(1-q) */
+    double rto = 0.2;
+    const double ps[] = {0.01, 0.05, 0.2};
+    for (int maxmin = 0; maxmin < 2; maxmin++)
+        for (int i = 0; i < 3; i++) {
+            double p = ps[i], q = 1 - (1 - p) * (1 - p);
+            TestSink ts;
+            Seen seen = {0};
+            HsDiag diag;
+            Engine *e = two(maxmin, p, p, 0, rto, 1000 + i, &ts, &seen, &diag);
+            int n = 4000;
+            double sum = 0;
+            for (int m = 0; m < n; m++) sum += one_message(e, &seen, B);
+            double mean = sum / n, expected = C + q / (1 - q) * (rto + C);
+            double se = sqrt(q) / (1 - q) / sqrt(n) * (rto + C);
+            ck_assert_msg(fabs(mean - expected) < 4 * se, "p %g: mean %.6f s, expected %.6f +- %.6f", p, mean, expected,
+                          4 * se);
+            engine_free(e);
+            test_sink_free(&ts);
+        }
+}
+END_TEST
+
+START_TEST(test_lossless_engine_is_unchanged)
+{
+    /* loss 0 on both: no loss state, no draws, NULL columns (-1), the times of before */
+    TestSink ts;
+    Seen seen = {0};
+    HsDiag diag;
+    Engine *e = two(1, 0, 0, 0, 0.2, 1, &ts, &seen, &diag);
+    ck_assert_int_eq(engine_lossy(e), 0);
+    ck_assert(engine_loss_probability(e, 0, 1) == 0);
+    for (int m = 0; m < 10; m++) ck_assert(fabs(one_message(e, &seen, B) - C) < 1e-12);
+    ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+    ck_assert_int_eq(ts.round_rows[0].lost, -1);
+    ck_assert_int_eq(ts.agent_round_rows[0].lost, -1);
+    engine_free(e);
+    test_sink_free(&ts);
+    /* the receiver's end alone loses too: q = p_1 */
+    Engine *f = two(1, 0, 0.25, 0, 0.2, 1, &ts, &seen, &diag);
+    ck_assert(engine_loss_probability(f, 0, 1) == 0.25 && engine_loss_probability(f, 1, 0) == 0.25);
+    engine_free(f);
+    test_sink_free(&ts);
+}
+END_TEST
+
+START_TEST(test_lost_attempts_share_the_links)
+{
+    /* maxmin: two messages sent at once share the 500 kB/s downlink, 0.01 + 2B / 500 kB/s
+     * = 0.41 s for both. With a seed whose draws lose the first arrival and deliver the
+     * second and the resend: one arrives at 0.41 (sharing with the lost attempt: its bytes
+     * were real traffic) and the resend, alone, at 0.41 + rto + c. */
+    double q = 1 - 0.7 * 0.8, rto = 0.5;
+    uint64_t seed = 0;
+    for (uint64_t s = 1; s < 1000 && seed == 0; s++) {
+        gsl_rng *r = rng_stream_create(s, 0, RNG_PURPOSE_LOSS);
+        double u1 = gsl_rng_uniform(r), u2 = gsl_rng_uniform(r), u3 = gsl_rng_uniform(r);
+        if (u1 < q && u2 >= q && u3 >= q) seed = s;
+        gsl_rng_free(r);
+    }
+    ck_assert(seed != 0);
+    TestSink ts;
+    Seen seen = {0};
+    HsDiag diag;
+    Engine *e = two(1, 0.3, 0.2, 0, rto, seed, &ts, &seen, &diag);
+    ck_assert_int_eq(engine_send(e, 0, 1, B, MESSAGE, 1), HS_OK);
+    ck_assert_int_eq(engine_send(e, 0, 1, B, MESSAGE, 2), HS_OK);
+    ck_assert_int_eq(engine_play(e), HS_OK);
+    ck_assert_int_eq(seen.n, 2);
+    ck_assert_msg(fabs(seen.time - (0.41 + rto + C)) < 1e-9, "last arrival %.17g", seen.time);
+    ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+    ck_assert_int_eq(ts.round_rows[0].lost, 1);
+    ck_assert(fabs(ts.round_rows[0].bytes - 3 * B) < 1e-6);
+    engine_free(e);
+    test_sink_free(&ts);
+}
+END_TEST
+
+static Suite *loss_suite(void)
+{
+    Suite *s = suite_create("loss");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_exact_sequence_replayed_from_the_stream);
+    tcase_add_test(tc, test_mean_retransmission_delay_closed_form);
+    tcase_add_test(tc, test_lossless_engine_is_unchanged);
+    tcase_add_test(tc, test_lost_attempts_share_the_links);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(loss_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
