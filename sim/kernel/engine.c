@@ -378,6 +378,7 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->uplink_trace = config->traces.uplink;
     e->downlink_trace = config->traces.downlink;
     e->availability_trace = config->traces.availability;
+    e->outage_trace = config->traces.outage;
     e->spec = config->network;
     e->sink = config->sink;
     e->run_id = -1;

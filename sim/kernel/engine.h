@@ -95,6 +95,9 @@ typedef struct EngineNode {
  * value at the start of a computation or message applies. */
 typedef struct EngineTraces {
     const TraceSeries *const *compute, *const *uplink, *const *downlink, *const *availability;
+    /* the links' state (1 up, 0 down; maxmin only): while down, both of the node's links
+     * carry nothing, its processor goes on */
+    const TraceSeries *const *outage;
 } EngineTraces;
 
 typedef struct EngineNetwork {

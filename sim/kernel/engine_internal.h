@@ -37,7 +37,7 @@ struct Engine {
     EngineNode *nodes;    /* (n_nodes) */
     /* attribute traces (EngineTraces): NULL arrays when no group uses one */
     const TraceSeries *const *compute_trace, *const *uplink_trace, *const *downlink_trace,
-        *const *availability_trace;
+        *const *availability_trace, *const *outage_trace;
     EngineNetwork spec;
     EventQueue *queue;
     AgentClock *clocks;      /* (n_nodes) */

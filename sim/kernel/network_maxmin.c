@@ -421,10 +421,13 @@ static double maxmin_link_capacity(void *ctx, int link, double t, double *next)
     int agent = link < n ? link : link - n;
     const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
     const TraceSeries *availability = engine_series(e->availability_trace, agent);
+    const TraceSeries *outage = engine_series(e->outage_trace, agent); /* [agents] outage: link down */
     double value = bw ? trace_value(bw, t) : link < n ? e->nodes[agent].uplink : e->nodes[agent].downlink;
     if (availability && trace_value(availability, t) <= 0.5) value = 0;
-    double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t);
+    if (outage && trace_value(outage, t) <= 0.5) value = 0;
+    double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t), c = maxmin_series_next(outage, t);
     *next = a < b ? a : b;
+    if (c < *next) *next = c;
     return value;
 }
 
@@ -447,7 +450,7 @@ static int maxmin_create(Engine *e)
             latency[i] = e->nodes[i].latency;
         }
         int lv08 = spec->lv08;
-        int varying = e->uplink_trace || e->downlink_trace || e->availability_trace;
+        int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
         NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down, .latency = latency,
                                   .backbone = spec->backbone, .uplink_fifo = spec->uplink_fifo,
                                   .latency_factor = lv08 ? ENGINE_LV08_LATENCY : 1,

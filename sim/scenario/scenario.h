@@ -59,6 +59,7 @@ typedef struct AgentGroupSpec {
     double resume_charge;       /* J an empty battery must hold again to come back; 0 = full */
     /* unstable links (docs/network.md#unstable-links): 0 = none, nothing written back */
     double loss;                /* probability in [0, 1) that this end loses a message */
+    Distribution outage;        /* constant 1 (none) or a 0/1 trace of the links' state (1 up) */
 } AgentGroupSpec;
 
 /* A [method] key of the method that runs as written: the given value or the method's
@@ -256,7 +257,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
 /* The attributes a trace can drive, in the order the engine loads them. */
 enum {
     SCENARIO_TRACE_COMPUTE, SCENARIO_TRACE_UPLINK, SCENARIO_TRACE_DOWNLINK, SCENARIO_TRACE_AVAILABILITY,
-    SCENARIO_TRACE_ATTRIBUTES
+    SCENARIO_TRACE_OUTAGE, SCENARIO_TRACE_ATTRIBUTES
 };
 /* Loads the trace of one attribute of groups[group] (its Distribution is a trace) over
  * the run's nodes numbered as world.c numbers them (agents, then servers); needed (one

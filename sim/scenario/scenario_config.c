@@ -63,7 +63,7 @@ static void config_write_value(const SchemaKey *k, const Scenario *sc, const voi
     case SCHEMA_AVAILABILITY: {
         const Distribution *d = (const Distribution *)at;
         if (d->kind == DIST_TRACE) fprintf(out, "trace(%s)", d->path);
-        else fputs("always", out);
+        else fputs(k->choices ? k->choices : "always", out);
         break;
     }
     case SCHEMA_INT_LIST:

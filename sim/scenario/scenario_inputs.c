@@ -25,6 +25,7 @@ static const Distribution *scenario_trace_of(const AgentGroupSpec *spec, int att
     case SCENARIO_TRACE_COMPUTE: return &spec->compute;
     case SCENARIO_TRACE_UPLINK: return &spec->uplink;
     case SCENARIO_TRACE_DOWNLINK: return &spec->downlink;
+    case SCENARIO_TRACE_OUTAGE: return &spec->outage;
     default: return &spec->availability;
     }
 }
@@ -46,7 +47,7 @@ int scenario_trace_load(const Scenario *sc, int group, int attribute, char *need
     }
     for (int i = 0; i < n; i++) needed[i] = group_of[i] == group;
     UnitKind unit = attribute == SCENARIO_TRACE_COMPUTE        ? UNIT_COMPUTE
-                    : attribute == SCENARIO_TRACE_AVAILABILITY ? UNIT_PLAIN
+                    : attribute == SCENARIO_TRACE_AVAILABILITY || attribute == SCENARIO_TRACE_OUTAGE ? UNIT_PLAIN
                                                                : UNIT_BANDWIDTH;
     int status = trace_load(d->path, unit, n, group_of, names, n_groups, needed, out, diag);
     free(group_of);
@@ -69,7 +70,23 @@ IniEntry *scenario_group_entry(Resolver *r, int g, const char *key)
     return NULL;
 }
 
-static const char *const scenario_trace_keys[] = {"compute", "uplink", "downlink", "availability"};
+static const char *const scenario_trace_keys[] = {"compute", "uplink", "downlink", "availability", "outage"};
+
+/* An outage trace must bring every link back: a link down for good would strand every
+ * message through it (an availability trace may end offline: methods that leave absent
+ * agents out go on without them; nothing goes on without a link it is sending on). */
+static int scenario_check_outage_ends_up(Resolver *r, int g, const Trace *trace, const char *needed, IniEntry *e)
+{
+    for (int i = 0; i < trace->n_agents; i++) {
+        const TraceSeries *s = &trace->series[i];
+        if (!needed[i] || s->n == 0 || s->values[s->n - 1] > 0.5) continue;
+        char why[INIDOC_VALUE_MAX + 200];
+        snprintf(why, sizeof why, "%s: node %d's link goes down at t = %g s and never comes back (end the trace with "
+                 "the link up: 1)", r->sc->groups[g].outage.path, i, s->times[s->n - 1]);
+        return scenario_bad(r, e, "%s", why);
+    }
+    return HS_OK;
+}
 
 int scenario_input_bad(Resolver *r, const IniEntry *e, const HsDiag *inner)
 {
@@ -98,7 +115,8 @@ int scenario_check_traces(Resolver *r)
                 return scenario_input_bad(r, e, &inner);
             }
             /* its values keep virtual time finite (scenario_times.c) */
-            if (attribute != SCENARIO_TRACE_AVAILABILITY)
+            if (attribute == SCENARIO_TRACE_OUTAGE) status = scenario_check_outage_ends_up(r, g, &trace, needed, e);
+            else if (attribute != SCENARIO_TRACE_AVAILABILITY)
                 status = scenario_check_trace_spans(r, g, attribute, &trace, needed, e);
             trace_free(&trace);
             if (status != HS_OK) {

@@ -193,14 +193,16 @@ static int schema_read_value(Resolver *r, const SchemaKey *k, IniEntry *e, const
         return HS_OK;
     case SCHEMA_AVAILABILITY:
         scenario_trim_copy(value, sizeof value, text);
-        if (strcmp(value, "always") == 0) {
+        /* the word for "no trace": always (availability), or the row's own (outage: none) */
+        if (strcmp(value, k->choices ? k->choices : "always") == 0) {
             memset(&v->dist, 0, sizeof v->dist);
             v->dist.kind = DIST_CONSTANT;
             v->dist.a = 1;
             return HS_OK;
         }
         if (distribution_parse(value, UNIT_PLAIN, &v->dist, why, 300) != HS_OK || v->dist.kind != DIST_TRACE)
-            return scenario_bad(r, e, "%s", "expected always or trace(FILE.csv)");
+            return scenario_bad(r, e, "%s", k->choices ? "expected none or trace(FILE.csv)"
+                                                       : "expected always or trace(FILE.csv)");
         return schema_trace_path(r, k, e, &v->dist);
     case SCHEMA_STEPS:
     case SCHEMA_TIME:

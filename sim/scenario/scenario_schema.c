@@ -609,6 +609,11 @@ static int lossy(const Scenario *sc, const void *t)
         if (sc->groups[g].loss > 0) return 1;
     return 0;
 }
+static int outaged(const Scenario *sc, const void *g)
+{
+    (void)sc;
+    return ((const AgentGroupSpec *)g)->outage.kind == DIST_TRACE;
+}
 static int lossy_group(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->loss > 0; }
 
 /* loss > 0 only for a method whose messages are all point-to-point: a ring all-reduce's
@@ -873,6 +878,10 @@ static const SchemaKey schema_rows[] = {
      .check = loss_check, .edge = "must be below 1 (a message lost for sure never arrives)", .doc_range = "[0, 1)",
      HELP("probability that this agent's end loses a message (each attempt); a message a->b is lost with "
           "1 - (1 - loss_a)(1 - loss_b) (docs/network.md#unstable-links)")},
+    {KEY(AGENTS | GROUP, "outage", AVAILABILITY), ATTR(outage), DEF("none"), .choices = "none", .written = outaged,
+     .doc_range = "none or trace(FILE.csv)",
+     HELP("the links' state over time, a trace of 1 (up) and 0 (down) that ends up: while an agent's links are "
+          "down its messages make no progress and resume where they stopped (network model = maxmin)")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
      ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .check = group_samples_check,
      .land = group_samples_land,

@@ -1,5 +1,5 @@
 /* world_traces.h — the attributes that follow a trace over time (`compute`, `uplink`,
- * `downlink`, `bandwidth` with a symmetric link, `availability` = trace(FILE.csv) in a
+ * `downlink`, `bandwidth` with a symmetric link, `availability`, `outage` = trace(FILE.csv) in a
  * group, the server's group included; sim/kernel/trace.h reads the files). Each group's
  * file is loaded once for the nodes of that group; a node's compute, uplink and downlink
  * in the World become the trace's value at t = 0 (what the agents rows and the methods
@@ -17,6 +17,7 @@ typedef struct WorldTraces {
     /* per node (world_nodes): its series, NULL for a node without; an array is NULL when
      * no group uses that attribute's trace */
     const TraceSeries **compute, **uplink, **downlink, **availability;
+    const TraceSeries **outage; /* [agents] outage: the links' state (1 up, 0 down) */
 } WorldTraces;
 
 /* Loads every trace of sc's groups for world's nodes and sets their attributes at t = 0.

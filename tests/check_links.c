@@ -1,10 +1,11 @@
-/* check_loss.c — unstable links (sim/kernel/loss.c) against closed forms: one message of
+/* check_links.c — unstable links against closed forms. Loss (sim/kernel/loss.c): one message of
  * B bytes alone on a link of bandwidth W and latency L takes c = L + B/W per attempt, and
  * after k lost attempts T = (k + 1) c + k rto; over many messages the mean of k is
  * q / (1 - q), q = 1 - (1 - p_a)(1 - p_b). The exact loss sequence is replayed from the
  * sender's stream (a hand-worked run of every draw), under both network models, for
  * retransmit and drop; the round's bytes and lost counts; and a lossless engine that is
- * what it was. */
+ * what it was. Outage ([agents] outage, maxmin): a message whose transfer meets a down
+ * interval of either end's links arrives later by exactly the interval's length. */
 #include "sim/kernel/engine.h"
 #include "sim/kernel/rng.h"
 #include "tests/test_sink.h"
@@ -185,22 +186,80 @@ START_TEST(test_lost_attempts_share_the_links)
 }
 END_TEST
 
-static Suite *loss_suite(void)
+START_TEST(test_outage_delays_by_the_interval)
 {
-    Suite *s = suite_create("loss");
+    /* alone: latency 0.01 s, then 1e5 B at 500 kB/s = 0.2 s, arriving at 0.21; a down
+     * interval [0.1, 0.35) of the sender's (or the receiver's) links stalls the transfer
+     * for its 0.25 s: 0.46. Down before the message starts: it transfers after. */
+    double times[3] = {0, 0.1, 0.35}, values[3] = {1, 0, 1};
+    TraceSeries down = {.n = 3, .times = times, .values = values};
+    for (int who = 0; who < 3; who++) {
+        const TraceSeries *per_node[2] = {who == 0 ? &down : NULL, who == 1 ? &down : NULL};
+        EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                               {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
+        HsDiag diag;
+        hs_diag_clear(&diag);
+        TestSink ts;
+        Seen seen = {0};
+        EngineConfig config = {.n_agents = 2, .nodes = nodes, .sink = test_sink_init(&ts),
+                               .traces = {.outage = who < 2 ? per_node : NULL},
+                               .network = {.maxmin = 1, .backbone = INFINITY},
+                               .handler = record, .handler_ctx = &seen, .diag = &diag};
+        Engine *e;
+        ck_assert_int_eq(engine_create(&config, &e), HS_OK);
+        seen.e = e;
+        engine_begin_round(e, 0);
+        double t = one_message(e, &seen, B);
+        double expected = who < 2 ? C + 0.25 : C; /* who 2: no outage */
+        ck_assert_msg(fabs(t - expected) < 1e-9, "outage of node %d: %.17g s, expected %.17g", who, t, expected);
+        /* a second message sent at 0.46, after the interval: c */
+        ck_assert(fabs(one_message(e, &seen, B) - C) < 1e-9);
+        engine_free(e);
+        test_sink_free(&ts);
+    }
+    /* sent while the link is down (at 0.2): its latency runs, its bytes wait for 0.35 */
+    const TraceSeries *per_node[2] = {&down, NULL};
+    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                           {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    TestSink ts;
+    Seen seen = {0};
+    EngineConfig config = {.n_agents = 2, .nodes = nodes, .sink = test_sink_init(&ts), .traces = {.outage = per_node},
+                           .network = {.maxmin = 1, .backbone = INFINITY},
+                           .handler = record, .handler_ctx = &seen, .diag = &diag};
+    Engine *e;
+    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
+    seen.e = e;
+    engine_begin_round(e, 0);
+    ck_assert_int_eq(engine_schedule(e, 0.2, MESSAGE, 0, 0), HS_OK); /* just to move the clock */
+    ck_assert_int_eq(engine_play(e), HS_OK);
+    ck_assert(fabs(engine_now(e) - 0.2) < 1e-15);
+    double t = one_message(e, &seen, B);
+    ck_assert_msg(fabs(engine_now(e) - (0.35 + 0.2)) < 1e-9, "sent while down: arrives at %.17g (took %.17g)",
+                  engine_now(e), t);
+    engine_free(e);
+    test_sink_free(&ts);
+}
+END_TEST
+
+static Suite *links_suite(void)
+{
+    Suite *s = suite_create("links");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_exact_sequence_replayed_from_the_stream);
     tcase_add_test(tc, test_mean_retransmission_delay_closed_form);
     tcase_add_test(tc, test_lossless_engine_is_unchanged);
     tcase_add_test(tc, test_lost_attempts_share_the_links);
+    tcase_add_test(tc, test_outage_delays_by_the_interval);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    SRunner *runner = srunner_create(loss_suite());
+    SRunner *runner = srunner_create(links_suite());
     srunner_run_all(runner, CK_NORMAL);
     int failed = srunner_ntests_failed(runner);
     srunner_free(runner);
