@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Unstable links end to end (docs/network.md#unstable-links) on
+# tests/fixtures/scenarios/lossy.ini (dpsgd on a ring of 6, timing mode): lossless runs
+# write nothing new (NULL lost columns, no loss keys in runs.config); retransmit puts one
+# more message's bytes on the wire per lost attempt; drop puts none and still ends every
+# round; train = timing and identical rows with 1 and 2 jobs under loss and outage; every
+# method that takes loss runs under it; an outage delays a round by its length; bad
+# inputs exit 2 with FILE:LINE before any database.
+. "$(dirname "$0")/lib.bash"
+S=tests/fixtures/scenarios/lossy.ini
+O="agents.outage=trace(tests/fixtures/scenarios/lossy-outage.csv)"
+db=$tmp/l.db
+run() { "$HETSIM" run $S --db $db --quiet "$@" 2>> $tmp/err; }
+
+# --- lossless: nothing of it in the rows or the config (run 1)
+run
+check "lossless: rounds.lost is NULL" test "$(q $db "select count(*) from rounds where run_id = 1 and lost is null")" = 4
+check "lossless: agent_rounds.lost is NULL" test "$(q $db "select count(*) from agent_rounds where run_id = 1 and lost is null")" = 24
+check "lossless: runs.config says nothing of loss" test "$(q $db "select instr(config, char(10) || 'loss =') + instr(config, 'loss_mode') + instr(config, 'rto =') + instr(config, 'outage =') from runs where id = 1")" = 0
+
+# --- retransmit (run 2): 6 agents x 2 neighbours x 8 steps = 96 messages a round, each
+# lost attempt one more message of the same bytes
+run --set agents.loss=0.05
+B=$(q $db "select bytes / 96 from rounds where run_id = 1 and round = 0")
+check "retransmit: some attempts were lost" test "$(q $db "select sum(lost) > 0 from rounds where run_id = 2")" = 1
+check "retransmit: bytes = (96 + lost) messages per round" test "$(q $db "select count(*) from rounds where run_id = 2 and abs(bytes - (96 + lost) * $B) < 1e-6")" = 4
+check "retransmit: rounds.lost is the agents' sum" test "$(q $db "select count(*) from rounds r where run_id = 2 and lost =
+  (select sum(lost) from agent_rounds a where a.run_id = 2 and a.round = r.round)")" = 4
+check "retransmit: every round is longer than lossless" test "$(q $db "select count(*) from rounds a join rounds b using (round)
+  where a.run_id = 1 and b.run_id = 2 and b.t_end - b.t_start > a.t_end - a.t_start")" = 4
+check "retransmit: runs.config writes loss, loss_mode and rto" test "$(q $db "select instr(config, 'loss = 0.05') > 0 and instr(config, 'loss_mode = retransmit') > 0 and instr(config, 'rto = 0.2') > 0 from runs where id = 2")" = 1
+
+# --- drop (run 3): no resend, the bytes of the lossless run
+run --set agents.loss=0.05 --set network.loss_mode=drop
+check "drop: the bytes of the lossless run" test "$(q $db "select count(*) from rounds a join rounds b using (round) where a.run_id = 1 and b.run_id = 3 and a.bytes = b.bytes")" = 4
+check "drop: some messages were lost and every round ended" test "$(q $db "select sum(lost) > 0 and count(*) = 4 from rounds where run_id = 3")" = 1
+# a larger rto: a lost message costs its receiver the wait (run 4)
+run --set agents.loss=0.05 --set network.loss_mode=drop --set network.rto=1s
+check "drop: the same losses (same draws) cost more with a longer rto" test "$(q $db "select count(*) from rounds a join rounds b using (round)
+  where a.run_id = 3 and b.run_id = 4 and a.lost = b.lost and b.t_end > a.t_end")" = 4
+
+# --- train = timing, under retransmit, drop and an outage (runs 5-10)
+for set in "agents.loss=0.05" "network.loss_mode=drop" "$O"; do
+  extra=(--set "$set"); [ "$set" = network.loss_mode=drop ] && extra+=(--set agents.loss=0.05)
+  run "${extra[@]}"; t=$(q $db "select max(id) from runs")
+  run "${extra[@]}" --set run.mode=train; r=$(q $db "select max(id) from runs")
+  check "train = timing ($set)" test "$(q $db "select count(*) from rounds a join rounds b using (round) where a.run_id = $t and b.run_id = $r
+    and a.t_end = b.t_end and a.bytes = b.bytes and a.idle_s = b.idle_s and a.lost is b.lost")" = 4
+  check "train = timing ($set): agent rows" test "$(q $db "select count(*) from agent_rounds a join agent_rounds b using (round, agent)
+    where a.run_id = $t and b.run_id = $r and a.compute_s = b.compute_s and a.comm_s = b.comm_s and a.idle_s = b.idle_s and a.lost is b.lost")" = 24
+done
+check "train mode learns under drop" test "$(q $db "select count(*) from metrics where run_id = 8 and test_accuracy > 0")" -gt 0
+
+# --- an outage: agent 0's links are down on [0.5 s, 1.5 s), within round 1 of the
+# lossless run ([0.256, 0.513)): every neighbour waits for its model, so the round is
+# longer by the 1 s plus what had not been sent when the links went down
+run --set "$O"; o=$(q $db "select max(id) from runs")
+check "outage: round 0 is the lossless one" test "$(q $db "select count(*) from rounds a join rounds b using (round) where a.run_id = 1 and b.run_id = $o and round = 0 and a.t_end = b.t_end")" = 1
+check "outage: round 1 ends 1 s later" test "$(q $db "select count(*) from rounds a join rounds b using (round) where a.run_id = 1 and b.run_id = $o and round = 1
+  and abs((b.t_end - a.t_end) - 1) < 1e-9")" = 1
+check "outage: runs.config names the trace" test "$(q $db "select instr(config, 'outage = trace(') > 0 from runs where id = $o")" = 1
+
+# --- determinism: a sweep over loss and the mode, 1 and 2 jobs, identical rows
+cat > $tmp/sweep.ini <<EOF
+$(cat $S)
+[sweep]
+agents.loss = 0, 0.02, 0.1
+network.loss_mode = retransmit, drop
+EOF
+sed -i "s|^\[run\]|[run]|" $tmp/sweep.ini
+cp tests/fixtures/scenarios/lossy-outage.csv $tmp/
+"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
+check "sweep, 1 job: exit 0" test $? -eq 0
+"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
+check "sweep, 2 jobs: exit 0" test $? -eq 0
+check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+check "sweep: loss 0 points are lossless (NULL lost)" test "$(q $tmp/s1.db "select count(*) from rounds r join runs u on u.id = r.run_id where u.point like 'agents.loss=0 %' and r.lost is null")" = 8
+
+# --- every method that takes loss runs under it (timing, 2 rounds)
+cat > $tmp/server.ini <<EOF
+$(cat $S)
+[server]
+compute = 100 MFLOPS
+bandwidth = 1 MB/s
+EOF
+for m in dpsgd adpsgd token swift divshare fedavg fedbuff asgd rennala ringmaster; do
+  "$HETSIM" run $tmp/server.ini --db $tmp/m.db --quiet --set run.method=$m --set run.rounds=2 --set agents.loss=0.1 2> $tmp/m.err
+  check "$m runs under loss 0.1" test $? -eq 0
+done
+check "every method lost some attempts" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 10
+
+# --- bad inputs: exit 2 with FILE:LINE, before any database
+bad_input() { # name, text to append, expected message, line (default: the file's last), method
+  sed "s/^method = dpsgd/method = ${5:-dpsgd}/" $S > $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
+  cp tests/fixtures/scenarios/lossy-outage.csv $tmp/
+  local line=${4:-}; [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
+  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
+  check "$1: exit 2" test $? -eq 2
+  check "$1: FILE:LINE and why" grep -q "bad.ini:$line: .*$3" $tmp/bad.err
+  check "$1: no database" test ! -e $tmp/bad.db
+}
+bad_input "loss of 1" "loss = 1" "must be below 1"
+bad_input "loss above 1" "loss = 1.5" "outside"
+bad_input "a negative loss" "loss = -0.01" "outside"
+bad_input "loss with a ring all-reduce" "loss = 0.1" "method sync averages by ring all-reduce" "" sync
+bad_input "drop with a method that waits" "loss = 0.1\n[network]\nloss_mode = drop" "method adpsgd waits for every message" "" adpsgd
+bad_input "drop with CHOCO" "loss = 0.1\n[network]\nloss_mode = drop\n[compression]\nscheme = topk" "loss_mode = drop: dpsgd's \[compression\]" $(($(wc -l < $S) + 3))
+bad_input "an rto of a day and more" "loss = 0.1\n[network]\nrto = 2 d" "outside"
+printf 'agent,time,value\ndefault,0,1\n2,0,1\n2,3 s,0\n' > $tmp/never.csv
+bad_input "an outage that never comes back" "outage = trace(never.csv)" "node 2's link goes down at t = 3 s and never comes back"
+printf 'agent,time,value\ndefault,0,0\n' > $tmp/never.csv
+bad_input "an outage down all the time" "outage = trace(never.csv)" "node 0's link goes down at t = 0 s and never comes back"
+bad_input "an outage under fifo" "outage = trace(lossy-outage.csv)\n[network]\nmodel = fifo" "needs \[network\] model = maxmin" $(($(wc -l < $S) + 1))
+bad_input "an outage that is not a trace" "outage = always" "expected none or trace"
+
+finish links.sh
