@@ -273,6 +273,7 @@ static const WalkKey walk_keys[] = {
     {"agents.charging", WALK_NONNEG, "5 J|-1 W|1 W"},
     {"agents.resume_charge", WALK_NONNEG, "0 J|3600|1 Wh|-1 J"},
     {"agents.loss", WALK_UNIT, "1|0.5 s|1e-400x"},
+    {"agents.outage", WALK_AVAILABILITY, "always|0"},
     {"server.compute", WALK_DIST_COMPUTE, NULL},
     {"server.bandwidth", WALK_DIST_BANDWIDTH, NULL},
     {"server.uplink", WALK_DIST_BANDWIDTH, NULL},
