@@ -89,6 +89,29 @@ for m in dpsgd adpsgd token swift divshare fedavg fedbuff asgd rennala ringmaste
 done
 check "every method lost some attempts" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 10
 
+# --- a database written before the lost columns: it opens, gains them (NULL in the old
+# rows), and a lossless run there has the older binary's rows
+old=${HETSIM_OLD:-/work/snap/hetsim-main}
+if [ -x "$old" ] && [ "$("$old" run $S --db $tmp/old.db --quiet > /dev/null 2>&1; q $tmp/old.db "select count(*) from pragma_table_info('rounds') where name = 'lost'")" = 0 ]; then
+  "$HETSIM" run $S --db $tmp/old.db --quiet 2>> $tmp/err
+  check "an older file takes a lossless run" test $? -eq 0
+  check "an older file: the lossless rounds are the older binary's" test "$(q $tmp/old.db "select count(*) from rounds a join rounds b using (round)
+    where a.run_id = 1 and b.run_id = 2 and a.t_start = b.t_start and a.t_end = b.t_end and a.idle_s = b.idle_s and a.bytes = b.bytes
+    and a.lost is null and b.lost is null")" = 4
+  check "an older file: the agents' rows too" test "$(q $tmp/old.db "select count(*) from agent_rounds a join agent_rounds b using (round, agent)
+    where a.run_id = 1 and b.run_id = 2 and a.compute_s = b.compute_s and a.comm_s = b.comm_s and a.idle_s = b.idle_s")" = 24
+else
+  echo "skip the older database: no $old without the lost columns (HETSIM_OLD)"
+fi
+"$HETSIM" run $S --db $tmp/drop.db --quiet > /dev/null 2>> $tmp/err
+q $tmp/drop.db "alter table rounds drop column lost"; q $tmp/drop.db "alter table agent_rounds drop column lost"
+"$HETSIM" report $tmp/drop.db --csv > /dev/null
+check "a file without the lost columns: hetsim report reads it" test $? -eq 0
+"$HETSIM" run $S --db $tmp/drop.db --quiet --set agents.loss=0.05 > /dev/null 2>> $tmp/err
+check "a file without the lost columns: a lossy run is added" test $? -eq 0
+check "a file without the lost columns: they are back, NULL in the old rows" \
+  test "$(q $tmp/drop.db "select count(lost) || ',' || count(*) from agent_rounds")" = "24,48"
+
 # --- bad inputs: exit 2 with FILE:LINE, before any database
 bad_input() { # name, text to append, expected message, line (default: the file's last), method
   sed "s/^method = dpsgd/method = ${5:-dpsgd}/" $S > $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
