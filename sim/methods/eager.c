@@ -40,9 +40,10 @@
  *                  holding it (the paper's sum / N, per coordinate over its holders).
  *   freeze = progressive  a gradient costs the round's stage (SmartFreeze); a reduction
  *                  carries the stage's bytes and the update moves the stage's ranges only.
- *                  A late gradient carried across a stage change keeps only its part of the
- *                  new stage: the block it trained is frozen now and takes no update (the
- *                  rest is dropped, the one place a computed gradient is not applied).
+ *                  A late gradient carried across a stage change is not applied: it is of
+ *                  the block that froze and of that block's output module, which the new
+ *                  stage does not train (the one place a computed gradient is dropped;
+ *                  the last stage, which lasts to the end, drops none).
  * The carries stay the method's own (trainer buffer EAGER_CARRY, read by check_eager's
  * conservation test). */
 #include "sim/methods/method.h"
