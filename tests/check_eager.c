@@ -205,6 +205,7 @@ START_TEST(test_every_gradient_is_applied_once)
             trainer_begin_round(twin->trainer, r);
             for (int i = 0; i < n; i++) { /* agent i's next batch at the round's model */
                 memcpy(trainer_params(twin->trainer, i), before, d * sizeof *before);
+                memset(g, 0, d * sizeof *g); /* the auxiliary heads' entries are not written */
                 ck_assert_int_eq(trainer_gradient(twin->trainer, i, g), 0);
                 for (size_t j = 0; j < d; j++) round_sum[j] += g[j];
             }
