@@ -242,6 +242,11 @@ void sim_close(Sim *sim)
     free(run);
 }
 
+int sim_play_round(Sim *sim, int round)
+{
+    return run_play_round((Run *)sim, round);
+}
+
 static double run_wall_seconds(void)
 {
     struct timespec ts;

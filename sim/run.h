@@ -35,5 +35,9 @@ int sim_run_ranks(const Scenario *sc, Sink sink, struct TrainerRanks *ranks, HsD
  * NULL). */
 int sim_open(const Scenario *sc, Sink sink, HsDiag *diag, Sim **out);
 void sim_close(Sim *sim);
+/* Plays round `round` of a run opened by sim_open, as sim_run plays it (its rows go to
+ * the sink, without a run_begin): for tests that look at the trainer between rounds
+ * (check_eager's conservation of the gradients). Rounds must be played in order from 0. */
+int sim_play_round(Sim *sim, int round);
 
 #endif

@@ -1,7 +1,9 @@
 /* check_eager.c — eager-SGD (sim/methods/eager.c): the partial collectives' timing worked
- * out by hand, the late gradients carried (not dropped), determinism. */
+ * out by hand, the late gradients carried (not dropped) and every gradient applied exactly
+ * once, the stages' features (prune, freeze, DP-SGD) in both modes, determinism. */
 #include "models/model_spec.h"
 #include "sim/run.h"
+#include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
@@ -145,6 +147,185 @@ START_TEST(test_collective_key_is_checked)
 }
 END_TEST
 
+/* Conservation: every gradient computed is applied exactly once, in its own step's
+ * reduction or carried into a later one. Plain SGD (no momentum, no decay) makes every
+ * reduction x <- x - lr sum(carries) / N, so over a round
+ *   x_after - x_before = -lr / N (carried in + computed - carried out).
+ * With one reduction a round (samples = batch) every agent computes exactly one gradient a
+ * round, at the round's starting model (all agents are idle at a round's start and none
+ * restarts after the round's only reduction), so a second run opened alongside computes
+ * the same gradients independently: each agent's next batch at x_before. The carries
+ * (trainer buffer 1, eager.c's EAGER_CARRY) are read between rounds. Solo leaves two of
+ * the three agents late every round, majority one: their gradients must come back, once. */
+static const char *ledger =
+    "[run]\nmethod = eager\nrounds = 6\nmode = train\nseed = 7\n"
+    "[data]\ndataset = synthetic\nfeatures = 6\nclasses = 3\ntrain_samples = 24\ntest_samples = 30\n"
+    "[model]\nlayers = 6,5,3\nbatch = 8\noptimizer = sgd\nlr = 0.5\n"
+    "[agents]\ncount = 3\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nlatency = 1 ms\nsamples = 8\n"
+    "[agents.medium]\ncount = 1\ncompute = 370 MFLOPS\n[agents.slow]\ncount = 1\ncompute = 150 MFLOPS\n";
+
+static double carries_into(Trainer *t, int n, size_t d, double *sum)
+{
+    double norm = 0;
+    for (size_t j = 0; j < d; j++) sum[j] = 0;
+    for (int i = 0; i < n; i++) {
+        const float *c = trainer_buffer(t, i, 1);
+        for (size_t j = 0; j < d; j++) {
+            sum[j] += c[j];
+            norm += fabs(c[j]);
+        }
+    }
+    return norm;
+}
+
+START_TEST(test_every_gradient_is_applied_once)
+{
+    static const char *collectives[] = {"method.collective=solo", "method.collective=majority"};
+    for (int k = 0; k < 2; k++) {
+        Scenario sc;
+        HsDiag diag;
+        ck_assert_msg(test_resolve(ledger, &collectives[k], 1, &sc, &diag) == 0, "%s", diag.message);
+        TestSink ts, unused;
+        Sim *run, *twin;
+        ck_assert_msg(sim_open(&sc, test_sink_init(&ts), &diag, &run) == 0, "%s", diag.message);
+        ck_assert_msg(sim_open(&sc, test_sink_init(&unused), &diag, &twin) == 0, "%s", diag.message);
+        int n = run->world.n;
+        size_t d = trainer_param_count(run->trainer);
+        ck_assert_int_eq(n, 3);
+        float *x0 = malloc(d * sizeof *x0), *before = malloc(d * sizeof *before), *g = malloc(d * sizeof *g);
+        double *in = calloc(d, sizeof *in), *out = calloc(d, sizeof *out), *computed = calloc(d, sizeof *computed);
+        double *round_sum = calloc(d, sizeof *round_sum);
+        memcpy(x0, trainer_params(run->trainer, 0), d * sizeof *x0);
+        const double lr = 0.5;
+        double carried = 0, worst = 0, scale = 0;
+        for (int r = 0; r < sc.rounds; r++) {
+            memcpy(before, trainer_params(run->trainer, 0), d * sizeof *before);
+            carries_into(run->trainer, n, d, in);
+            for (size_t j = 0; j < d; j++) round_sum[j] = 0;
+            trainer_begin_round(twin->trainer, r);
+            for (int i = 0; i < n; i++) { /* agent i's next batch at the round's model */
+                memcpy(trainer_params(twin->trainer, i), before, d * sizeof *before);
+                memset(g, 0, d * sizeof *g); /* the auxiliary heads' entries are not written */
+                ck_assert_int_eq(trainer_gradient(twin->trainer, i, g), 0);
+                for (size_t j = 0; j < d; j++) round_sum[j] += g[j];
+            }
+            ck_assert_int_eq(sim_play_round(run, r), 0);
+            carried += carries_into(run->trainer, n, d, out);
+            const float *after = trainer_params(run->trainer, 0);
+            for (size_t j = 0; j < d; j++) {
+                computed[j] += round_sum[j];
+                double expect = -lr / n * (in[j] + round_sum[j] - out[j]);
+                double e = fabs((after[j] - before[j]) - expect);
+                if (e > worst) worst = e;
+                if (fabs(expect) > scale) scale = fabs(expect);
+            }
+        }
+        ck_assert_msg(carried > 0, "%s: no gradient was ever carried", collectives[k]);
+        ck_assert_msg(worst < 1e-5 * scale, "%s: a round's update is off by %g (largest %g)", collectives[k], worst,
+                      scale);
+        /* and over the run: what moved the model = everything computed but the last carries */
+        const float *x = trainer_params(run->trainer, 0);
+        worst = 0;
+        for (size_t j = 0; j < d; j++) {
+            double e = fabs((x[j] - x0[j]) + lr / n * (computed[j] - out[j]));
+            if (e > worst) worst = e;
+        }
+        ck_assert_msg(worst < 1e-5 * sc.rounds * scale, "%s: the run's updates are off by %g", collectives[k], worst);
+        free(x0);
+        free(before);
+        free(g);
+        free(in);
+        free(out);
+        free(computed);
+        free(round_sum);
+        sim_close(run);
+        sim_close(twin);
+        test_sink_free(&ts);
+        test_sink_free(&unused);
+    }
+}
+END_TEST
+
+/* The stages' features: each runs in both modes, deterministic, timed alike in train and
+ * timing mode, and has its effect. prune = width: the slow agent's sub-model makes its
+ * compute time and the run shorter; freeze = progressive (freeze_rounds = 1): the second
+ * stage, block 2 alone, exchanges fewer bytes and costs less than the whole model;
+ * [privacy] clip = sample: an epsilon is spent and the gradients differ (clipped, noised). */
+static const char *features_base =
+    "[run]\nmethod = eager\nrounds = 2\nmode = train\nseed = 4\n"
+    "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\ntrain_samples = 1200\ntest_samples = 200\n"
+    "[model]\nlayers = 16,32,4\nbatch = 16\nlr = 0.05\n"
+    "[agents]\ncount = 6\ncompute = 1 GFLOPS\nbandwidth = 100 MB/s\nlatency = 10 us\n"
+    "[agents.slow]\ncount = 1\ncompute = 150 MFLOPS\n";
+
+START_TEST(test_features_run_in_both_modes)
+{
+    static const char *const features[][3] = {
+        {"method.prune=width", NULL, NULL},
+        {"method.freeze=progressive", "method.freeze_rounds=1", NULL},
+        {"privacy.clip=sample", "privacy.threshold=1", "privacy.noise_multiplier=0.5"},
+    };
+    static const char *collectives[] = {"method.collective=solo", "method.collective=majority"};
+    for (int c = 0; c < 2; c++) {
+        TestSink plain;
+        ck_assert_int_eq(run_text(features_base, &collectives[c], 1, &plain), 0);
+        double plain_slow = plain.agent_round_rows[plain.n_agent_round_rows - 1].compute_s;
+        for (int f = 0; f < 3; f++) {
+            const char *set[5] = {collectives[c]};
+            int n = 1;
+            for (int k = 0; k < 3 && features[f][k]; k++) set[n++] = features[f][k];
+            TestSink a, b, timing;
+            ck_assert_int_eq(run_text(features_base, set, n, &a), 0);
+            ck_assert_int_eq(run_text(features_base, set, n, &b), 0);
+            ck_assert_str_eq(a.text, b.text);
+            set[n] = "run.mode=timing";
+            ck_assert_int_eq(run_text(features_base, set, n + 1, &timing), 0);
+            ck_assert_int_eq(a.rounds, 2);
+            ck_assert_int_eq(timing.rounds, 2);
+            for (int r = 0; r < 2; r++) {
+                ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end, "%s %s: round %d %.17g vs %.17g",
+                              set[0], set[1], r, a.round_rows[r].t_end, timing.round_rows[r].t_end);
+                ck_assert(a.round_rows[r].bytes == timing.round_rows[r].bytes);
+                ck_assert(a.round_rows[r].extra == timing.round_rows[r].extra);
+            }
+            /* the sub-models learn (freeze's two rounds train block 1, then the output layer
+             * alone, and DP-SGD's noise at batch 16 is heavy: two rounds say little there) */
+            ck_assert_msg(f != 0 || test_sink_last_accuracy(&a) > 0.4, "%s %s: accuracy %.3f", set[0], set[1],
+                          test_sink_last_accuracy(&a));
+            ck_assert(strcmp(a.text, plain.text) != 0);
+            double slow = a.agent_round_rows[a.n_agent_round_rows - 1].compute_s;
+            if (f == 0) {
+                ck_assert_msg(slow < 0.5 * plain_slow, "prune: the slow agent computes %g s, unpruned %g s", slow,
+                              plain_slow);
+                ck_assert(a.round_rows[1].t_end < plain.round_rows[1].t_end);
+            } else if (f == 1) {
+                ck_assert(a.round_rows[1].bytes < 0.5 * plain.round_rows[1].bytes);
+                ck_assert(a.round_rows[1].t_end - a.round_rows[0].t_end <
+                          plain.round_rows[1].t_end - plain.round_rows[0].t_end);
+            } else {
+                ck_assert(a.last_epsilon > 0 && isfinite(a.last_epsilon));
+                ck_assert(a.round_rows[1].t_end == plain.round_rows[1].t_end); /* clipping costs no time */
+            }
+            test_sink_free(&a);
+            test_sink_free(&b);
+            test_sink_free(&timing);
+        }
+        test_sink_free(&plain);
+    }
+}
+END_TEST
+
+/* What stays refused is refused with its reason, before any row. */
+START_TEST(test_update_clipping_is_refused)
+{
+    TestSink ts;
+    HsDiag diag;
+    const char *set[] = {"privacy.clip=update", "privacy.threshold=1", "privacy.noise_multiplier=0.5"};
+    ck_assert_int_eq(test_run(features_base, set, 3, &ts, &diag), HS_E_INPUT);
+    ck_assert_ptr_nonnull(strstr(diag.message, "a carry mixes gradients of several steps"));
+}
+END_TEST
+
 static Suite *eager_suite(void)
 {
     Suite *s = suite_create("eager");
@@ -152,7 +333,10 @@ static Suite *eager_suite(void)
     tcase_add_test(tc, test_partial_collectives_hand_worked);
     tcase_add_test(tc, test_late_gradients_are_carried);
     tcase_add_test(tc, test_collective_key_is_checked);
-    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_every_gradient_is_applied_once);
+    tcase_add_test(tc, test_features_run_in_both_modes);
+    tcase_add_test(tc, test_update_clipping_is_refused);
+    tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;
 }

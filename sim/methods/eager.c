@@ -27,7 +27,25 @@
  * a round ends once its last reduction is done and no agent is still computing (a
  * barrier per round, so the rounds' accounting stays per round); whatever a late agent
  * computed then is carried into the next round's first reduction. rounds.extra = the
- * agent-steps that were late (no fresh gradient at a reduction's start) this round. */
+ * agent-steps that were late (no fresh gradient at a reduction's start) this round.
+ *
+ * Features, through the stages as sync's (eager is sync with a partial collective):
+ *   [privacy] clip = sample  every gradient is a DP-SGD gradient (local_step_gradient: the
+ *                  per-sample clipping, the agent's own noise, one run of the accountant per
+ *                  gradient, so a fast agent spends more); a carry is a sum of such
+ *                  gradients, post-processing of the mechanism's outputs.
+ *   prune = width  slow agents compute the gradient of their nested sub-model (its FLOPs);
+ *                  a reduction runs as sync's nested all-reduce shells (non-blocking, among
+ *                  all N) and each coordinate's update is the carries' sum over the agents
+ *                  holding it (the paper's sum / N, per coordinate over its holders).
+ *   freeze = progressive  a gradient costs the round's stage (SmartFreeze); a reduction
+ *                  carries the stage's bytes and the update moves the stage's ranges only.
+ *                  A late gradient carried across a stage change is not applied: it is of
+ *                  the block that froze and of that block's output module, which the new
+ *                  stage does not train (the one place a computed gradient is dropped;
+ *                  the last stage, which lasts to the end, drops none).
+ * The carries stay the method's own (trainer buffer EAGER_CARRY, read by check_eager's
+ * conservation test). */
 #include "sim/methods/method.h"
 #include "sim/train/trainer.h"
 
@@ -40,6 +58,8 @@ enum { EAGER_SOLO, EAGER_MAJORITY };
 
 typedef struct EagerKeys {
     int collective; /* EAGER_SOLO or EAGER_MAJORITY */
+    PruneKeys pruning;
+    FreezeKeys freezing;
 } EagerKeys;
 
 typedef struct EagerState {
@@ -53,9 +73,10 @@ typedef struct EagerState {
     int *waiting;      /* (n) 1 when agent i is done and waits for a reduction's end */
     long late;         /* agent-steps without a fresh gradient at a reduction's start (round) */
     Collective allreduce;
-    LocalStep *ls;     /* the local step stage (plain gradients: no feature is accepted) */
+    LocalStep *ls;     /* the local step stage: plain, DP-SGD, sub-model or stage gradients */
     Stages st;
     float *update;     /* (params) the reduced sum / N, applied when the reduction ends */
+    float *share;      /* prune, train mode: (params) 1 / agents holding each coordinate */
 } EagerState;
 
 /* buffers per agent: 0 the gradient being computed, 1 the carry */
@@ -73,6 +94,8 @@ static int eager_validate(const Scenario *sc, HsDiag *diag)
     return HS_OK;
 }
 
+static int eager_shares(EagerState *s, Sim *sim);
+
 static int eager_create(Sim *sim, void **state)
 {
     EagerState *s = calloc(1, sizeof *s);
@@ -84,16 +107,32 @@ static int eager_create(Sim *sim, void **state)
     s->quorum = keys->collective == EAGER_SOLO ? 1 : (s->n + 1) / 2;
     s->waiting = calloc((size_t)s->n, sizeof *s->waiting);
     if (!s->waiting) return HS_E_NOMEM;
-    StagesSetup setup = {0};
+    StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing};
     int status = sim_stages_create(sim, &s->st, &setup);
     if (status != HS_OK) return status;
     s->ls = &s->st.step;
+    if (s->ls->prune.on && (status = eager_shares(s, sim)) != HS_OK) return status;
     /* a model per agent, all holding the shared parameters (agent 0's optimiser steps,
      * the others copy): an agent's gradient is taken when it starts, at the model then */
     if ((status = trainer_setup_local(sim->trainer, 2)) != HS_OK) return status;
     if (sim->trainer && (s->update = calloc(trainer_param_count(sim->trainer), sizeof *s->update)) == NULL)
         return HS_E_NOMEM;
     for (int i = 0; i < s->n; i++) s->waiting[i] = 1; /* every agent starts at the first round */
+    return HS_OK;
+}
+
+/* prune = width, train mode: each coordinate's share 1 / (agents holding it); every
+ * coordinate has a holder (at most half the agents are pruned, the others hold all). */
+static int eager_shares(EagerState *s, Sim *sim)
+{
+    if (sim->trainer == NULL) return HS_OK;
+    size_t params = trainer_param_count(sim->trainer);
+    if ((s->share = calloc(params, sizeof *s->share)) == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < s->n; i++) {
+        const unsigned char *held = local_step_held(s->ls, i);
+        for (size_t j = 0; j < params; j++) s->share[j] += held == NULL || held[j];
+    }
+    for (size_t j = 0; j < params; j++) s->share[j] = s->share[j] > 0 ? 1.0f / s->share[j] : 0.0f;
     return HS_OK;
 }
 
@@ -134,9 +173,23 @@ static int eager_reduce(EagerState *s, Sim *sim)
             memset(carry, 0, params * sizeof *carry);
         }
         const float inv = 1.0f / (float)s->n;
-        for (size_t j = 0; j < params; j++) s->update[j] *= inv;
+        if (s->share)
+            for (size_t j = 0; j < params; j++) s->update[j] *= s->share[j];
+        else
+            for (size_t j = 0; j < params; j++) s->update[j] *= inv;
     }
-    engine_collective_begin(&s->allreduce, NULL, s->n, sim_model_bytes(sim), 0, EAGER_REDUCED, 0);
+    Prune *prune = &s->ls->prune;
+    if (prune->on) { /* nested shells, each among the agents holding it */
+        if (prune_shells_begin(prune, NULL, s->n, 0, EAGER_REDUCED) != HS_OK)
+            return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < s->n; i++) {
+            int status = prune_shells_join(sim->engine, prune, i);
+            if (status != HS_OK) return status;
+        }
+        return HS_OK;
+    }
+    /* the stage's bytes under freeze, the model's otherwise */
+    engine_collective_begin(&s->allreduce, NULL, s->n, local_step_bytes(s->ls, 0), 0, EAGER_REDUCED, 0);
     for (int i = 0; i < s->n; i++) {
         int status = engine_collective_join(sim->engine, &s->allreduce, i);
         if (status != HS_OK) return status;
@@ -195,7 +248,8 @@ static int eager_round_begin(void *state, Sim *sim, int round)
 static int eager_on_event(void *state, Sim *sim, const Event *ev)
 {
     EagerState *s = state;
-    if (ev->kind == EAGER_REDUCED) return eager_reduced(s, sim);
+    if (ev->kind == EAGER_REDUCED)
+        return s->ls->prune.on && !prune_shells_done(&s->ls->prune) ? HS_OK : eager_reduced(s, sim);
     return eager_computed(s, sim, ev->agent);
 }
 
@@ -206,6 +260,7 @@ static void eager_destroy(void *state)
     stages_free(&s->st);
     free(s->waiting);
     free(s->update);
+    free(s->share);
     free(s);
 }
 
@@ -213,6 +268,8 @@ static const SchemaKey eager_keys[] = {
     METHOD_KEY(EagerKeys, collective, "majority",
                "solo or majority: a step's all-reduce starts when one agent, or ceil(N/2), have a fresh gradient",
                .type = SCHEMA_CHOICE, .choices = "solo|majority"),
+    PRUNE_METHOD_KEYS(EagerKeys, pruning.),
+    FREEZE_METHOD_KEYS(EagerKeys, freezing.),
     {0},
 };
 
@@ -221,16 +278,13 @@ static const SchemaKey eager_keys[] = {
 
 static const MethodStages eager_stages = {
     .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
-    .local_step = "a gradient of the shared model at the step it starts",
+    .local_step = "a gradient of the shared model at the step it starts (DP-SGD's, its sub-model's, the stage's)",
     .outgoing = "its carry: every gradient not sent yet",
     .aggregate = "partial all-reduce: sum of the carries / N",
     .refuses = {
         [FEATURE_COMPRESSION] = EAGER_PARTIAL_REFUSAL("a compressed message with its feedback"),
         [FEATURE_BYZANTINE] = EAGER_PARTIAL_REFUSAL("a robust rule over vectors of different ages"),
-        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
         [FEATURE_PRIVACY_UPDATE] = EAGER_PARTIAL_REFUSAL("clipping each update (DP-FedSGD)"),
-        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
-        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
         [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
         [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
     },

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SimGrid as an independent oracle of the maxmin network model (tests/oracle/): random
 # small platforms and flow patterns from a fixed seed; hetsim's message arrivals, round
-# lengths and per-agent busy and comm times must agree with SimGrid's within 0.1 %.
+# lengths and per-agent busy and comm times must agree with SimGrid's within 0.1 %. Then
+# eager-SGD's partial collectives alone (solo and majority in turn, non-blocking rings
+# beside the late agents' compute) on 12 random fleets, under the same tolerance.
 set -u
 HETSIM=${HETSIM:-./hetsim}
 bin=$(dirname "$HETSIM")/tests
@@ -13,4 +15,7 @@ if [ ! -x "$bin/simgrid_replay" ]; then
   echo "oracle.sh: skipped: SimGrid not found (pkg-config simgrid); install libsimgrid-dev (scripts/install-deps)"
   exit 0
 fi
-"$bin/oracle_check" "$bin/simgrid_replay" random "${ORACLE_SEED:-19}" "${ORACLE_CASES:-90}"
+status=0
+"$bin/oracle_check" "$bin/simgrid_replay" random "${ORACLE_SEED:-19}" "${ORACLE_CASES:-90}" || status=1
+"$bin/oracle_check" "$bin/simgrid_replay" method eager "${ORACLE_SEED:-19}" "${ORACLE_EAGER_CASES:-12}" || status=1
+exit $status

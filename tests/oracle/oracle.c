@@ -3,6 +3,12 @@
  *   oracle REPLAY random SEED COUNT   the differential test: COUNT random small platforms
  *                                     and flow patterns drawn from SEED; exits 1 when
  *                                     hetsim and SimGrid disagree by more than 0.1 %
+ *   oracle REPLAY method NAME SEED COUNT
+ *                                     the same with every case a whole run of method
+ *                                     NAME (agents, links, topology and backbone drawn as
+ *                                     in random); eager alternates collective = solo
+ *                                     (even cases) and majority (odd ones), and prunes
+ *                                     (prune = width) in cases 2, 3 of every 4
  *   oracle REPLAY table               docs/results/network-oracle.md's table: the
  *                                     issue's cases (sync and D-PSGD) under hetsim
  *                                     fifo and maxmin, and SimGrid
@@ -335,7 +341,7 @@ static int pick(int n)
 /* A whole run: random agents (one group each; lsgd's in pairs), method, topology, uplink mode, backbone;
  * the server methods get a server ([server], or 2-3 edge servers on a full graph for
  * sdfeel) of random speed and links, a node of the platform like the agents. */
-static int case_run(int index, Worst *worst, char *label, size_t size)
+static int case_run(int index, const char *forced, Worst *worst, char *label, size_t size)
 {
     static const char *methods[] = {"sync",    "localsgd", "dpsgd",  "adpsgd", "comdml",   "co2",
                                     "qsr",     "byzsgdnm", "token",  "ripples", "divshare", "swift",
@@ -344,6 +350,7 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
     static const char *graphs[] = {"ring", "torus", "full", "exponential"};
     int n = 3 + pick(6);
     const char *method = methods[pick((int)(sizeof methods / sizeof *methods))], *graph = graphs[pick(4)];
+    if (forced) method = forced; /* drawn all the same: the random cases' draws stay as they were */
     int edge = strcmp(method, "sdfeel") == 0;
     const MethodOps *ops = method_lookup(method);
     int server = ops && (ops->capabilities & METHOD_USES_SERVER);
@@ -362,6 +369,14 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
      * election the global one) */
     int lsgd = strcmp(method, "lsgd") == 0, per_group = lsgd ? 2 : 1;
     if (lsgd) len += snprintf(text + len, sizeof text - (size_t)len, "[method]\nleaders = groups\nglobal_every = 2\n");
+    /* eager: its partial all-reduce, started by the first agent (solo) or by half of them
+     * (majority); the late agents' links carry the ring beside their compute; every
+     * second pair of cases prunes the slow agents (the reduction's nested shells) */
+    const char *collective = index % 2 == 0 ? "solo" : "majority";
+    int eager = strcmp(method, "eager") == 0, eager_prune = eager && index % 4 >= 2;
+    if (eager)
+        len += snprintf(text + len, sizeof text - (size_t)len, "[method]\ncollective = %s\n%s", collective,
+                        eager_prune ? "prune = width\n" : "");
     for (int i = 0; i < n; i += per_group)
         len += snprintf(text + len, sizeof text - (size_t)len,
                         "[agents.a%d]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
@@ -374,8 +389,9 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
                         "latency = %.6g ms\n",
                         edge ? 2 + pick(2) : 1, 1 + 10 * uniform(), 20 + 180 * uniform(), 20 + 180 * uniform(),
                         10 * uniform());
-    snprintf(label, size, "case %d: %s on %d agents, %s, uplink %s, backbone %s", index, method, n, graph,
-             fifo ? "fifo" : "shared", backbone ? "finite" : "inf");
+    snprintf(label, size, "case %d: %s%s%s%s on %d agents, %s, uplink %s, backbone %s", index, method,
+             eager ? " " : "", eager ? collective : "", eager_prune ? " prune" : "", n, graph, fifo ? "fifo" : "shared",
+             backbone ? "finite" : "inf");
     IniDoc doc;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -785,7 +801,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < count; i++) {
             char label[256];
             int status = i % 3 == 2 ? case_pattern(i, &worst, label, sizeof label)
-                                    : case_run(i, &worst, label, sizeof label);
+                                    : case_run(i, NULL, &worst, label, sizeof label);
             printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
             failed += status != 0;
         }
@@ -794,7 +810,27 @@ int main(int argc, char **argv)
         printf("oracle: %d of %d cases agree within 0.1 %%\n", count - failed, count);
         return failed ? 1 : 0;
     }
+    if (strcmp(argv[2], "method") == 0 && argc == 6) {
+        if (method_lookup(argv[3]) == NULL) {
+            fprintf(stderr, "oracle: unknown method '%s'\n", argv[3]);
+            return 2;
+        }
+        rng_state = strtoull(argv[4], NULL, 10) * 2654435761u + 88172645463325252ull;
+        int count = atoi(argv[5]), failed = 0;
+        Worst worst = {0};
+        for (int i = 0; i < count; i++) {
+            char label[256];
+            int status = case_run(i, argv[3], &worst, label, sizeof label);
+            printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
+            failed += status != 0;
+        }
+        printf("largest disagreement (share of the run or round length): message %.2e, round %.2e, busy %.2e, "
+               "comm %.2e\n", worst.flow, worst.round, worst.busy, worst.comm);
+        printf("oracle: %d of %d %s cases agree within 0.1 %%\n", count - failed, count, argv[3]);
+        return failed ? 1 : 0;
+    }
     if (strcmp(argv[2], "table") == 0) return table();
-    fprintf(stderr, "usage: oracle REPLAY random SEED COUNT | oracle REPLAY table | oracle export SCENARIO [SET]...\n");
+    fprintf(stderr, "usage: oracle REPLAY random SEED COUNT | oracle REPLAY method NAME SEED COUNT | oracle REPLAY table | "
+                    "oracle export SCENARIO [SET]...\n");
     return 2;
 }
