@@ -1,5 +1,7 @@
 /* dpsgd.c — D-PSGD (Lian et al., NeurIPS 2017):
- *   x_i^{k+1} = Σ_j W_ij x_j^k − lr · ∇F_i(x_i^k),   W = Metropolis–Hastings over [topology].
+ *   x_i^{k+1} = Σ_j W_ij x_j^k − lr · ∇F_i(x_i^k),   W = Metropolis–Hastings over [topology],
+ * or [topology] weights = FILE.weights, or graph = learned (STL-FW, Le Bars et al., AISTATS
+ * 2023): sim/world/world_topology.h.
  * Each step an agent computes its gradient and sends its model x^k to every neighbour
  * (one message per neighbour; under maxmin they share its uplink). It finishes step k
  * once its gradient is done and it holds x_j^k of every neighbour: a neighbourhood
@@ -38,6 +40,7 @@
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
+#include "sim/world/world_topology.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +79,7 @@ static int dpsgd_create(Sim *sim, void **state)
     DpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = sim->world.n, status = scenario_topology(sim->sc, n, &s->topology, sim->diag);
+    int n = sim->world.n, status = world_topology(sim->sc, &sim->world, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     if (s->agents == NULL) return HS_E_NOMEM;
@@ -266,7 +269,7 @@ const MethodOps method_dpsgd = {
     .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
     .keys = dpsgd_keys,
     .keys_size = sizeof(DpsgdKeys),
-    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES | METHOD_MIXES_WEIGHTS,
     .stages = &dpsgd_stages,
     .extra = dpsgd_extras,
     .create = dpsgd_create,

@@ -57,6 +57,8 @@ enum {
                                          * [topology] is a graph over the servers */
     METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
                                          * a split point (two blocks or more) */
+    METHOD_MIXES_WEIGHTS = 1 << 10,     /* mixes with the topology's weights W_ij: [topology]
+                                         * weights = FILE and graph = learned apply */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes
