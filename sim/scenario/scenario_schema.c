@@ -378,6 +378,13 @@ static int topology_weights_given(const Scenario *sc, const void *t)
     return sc->topology_weights_file[0] != 0;
 }
 
+/* a FILE.weights is the graph: graph is not written beside it */
+static int topology_graph_written(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->topology_weights_file[0] == 0;
+}
+
 static int topology_is_learned(const Scenario *sc, const void *t)
 {
     (void)t;
@@ -784,6 +791,7 @@ static const SchemaKey schema_rows[] = {
     /* [topology] */
     {KEY(TOPOLOGY, "graph", CHOICE_OR_FILE), .choices = "full|ring|torus|random-regular|exponential|learned",
      .suffix = ".edges", DEF("full"), AT(topology_file), .land = topology_graph_land, .write = topology_graph_write,
+     .written = topology_graph_written,
      HELP("who talks to whom; a FILE.edges holds one link I J per line; learned: STL-FW (Le Bars et al., AISTATS "
           "2023) from the agents' label shares, dpsgd only (docs/topology.md)")},
     {KEY(TOPOLOGY, "degree", INT), RANGE(1, 100000), DEF("4"), AT(degree),
