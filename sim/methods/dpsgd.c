@@ -266,7 +266,8 @@ static const MethodExtra dpsgd_extras[] = {
 
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
-    .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
+    .summary = "D-PSGD: gradient step plus mixing with neighbours every step (Metropolis-Hastings, a FILE.weights, "
+               "or STL-FW's learned W)",
     .keys = dpsgd_keys,
     .keys_size = sizeof(DpsgdKeys),
     .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES | METHOD_MIXES_WEIGHTS,
