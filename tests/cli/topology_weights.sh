@@ -113,6 +113,11 @@ check "learned runs in train and timing mode" test "$?" -eq 0
 check "learned ends done" test "$(q "$tmp/la.db" "select status from runs")" = done
 check "learned is deterministic" test "$(dump_rows "$tmp/la.db" r.id)" = "$(dump_rows "$tmp/lb.db" r.id)"
 check "learned times alike in train and timing mode" test "$(times "$tmp/la.db")" = "$(times "$tmp/lt.db")"
+# learning: 4 classes (chance 0.25); the test loss falls round after round
+check "learned learns: accuracy above 0.5 after 3 rounds" \
+  test "$(q "$tmp/la.db" "select final_accuracy > 0.5 from runs")" = 1
+check "learned learns: the test loss falls every round" \
+  test "$(q "$tmp/la.db" "select count(*) from metrics a join metrics b on b.round = a.round + 1 where b.test_loss < a.test_loss")" -eq 2
 check "learned is not the ring" test "$(results "$tmp/la.db")" != "$(results "$tmp/ring.db")"
 check "learned writes its keys in runs.config" \
   grep -q "lambda = 0.1" <(q "$tmp/la.db" "select config from runs")
