@@ -79,6 +79,15 @@ START_TEST(test_weights_read_back)
     ck_assert_int_eq(t.adj[t.offsets[2]], 1);
     ck_assert_int_eq(t.adj[t.offsets[2] + 1], 3);
     topology_free(&t);
+    /* a row longer than any fixed buffer: 2 x 300 digits */
+    char wide[1400], zeros[301];
+    memset(zeros, '0', 300);
+    zeros[300] = 0;
+    snprintf(wide, sizeof wide, "0.5%s 0.5%s\n0.5 0.5\n", zeros, zeros);
+    write_file(wide);
+    ck_assert_int_eq(topology_weights_load(weights_path, 2, &t, &diag), HS_OK);
+    ck_assert(t.weights[0] == 0.5 && t.self_weights[0] == 0.5);
+    topology_free(&t);
 }
 END_TEST
 

@@ -13,7 +13,6 @@
 
 #include "base/lines.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +67,6 @@ static int weights_parse_row(const char *path, int lineno, const char *text, int
         while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\r' || *p == '\n') p++;
         if (*p == '\0') break;
         char *end;
-        errno = 0;
         double value = strtod(p, &end);
         if (end == p || (*end && *end != ' ' && *end != '\t' && *end != ',' && *end != '\r' && *end != '\n')) {
             int len = 0;
@@ -140,7 +138,8 @@ int topology_weights_load(const char *path, int n, Topology *out, HsDiag *diag)
     LineText text;
     int status = lines_open(path, &text, diag);
     if (status != HS_OK) return status;
-    int size = n > (1 << 24) ? 1 << 30 : n * 64 + 256;
+    /* a row is at most the whole text (lines_open holds it to LINES_MAX_BYTES) */
+    int size = (int)text.len + 2;
     char *line = malloc((size_t)size);
     w.offsets = calloc((size_t)n + 1, sizeof *w.offsets);
     w.self = calloc((size_t)n, sizeof *w.self);
