@@ -1,5 +1,7 @@
 /* dpsgd.c — D-PSGD (Lian et al., NeurIPS 2017):
- *   x_i^{k+1} = Σ_j W_ij x_j^k − lr · ∇F_i(x_i^k),   W = Metropolis–Hastings over [topology].
+ *   x_i^{k+1} = Σ_j W_ij x_j^k − lr · ∇F_i(x_i^k),   W = Metropolis–Hastings over [topology],
+ * or [topology] weights = FILE.weights, or graph = learned (STL-FW, Le Bars et al., AISTATS
+ * 2023): sim/world/world_topology.h.
  * Each step an agent computes its gradient and sends its model x^k to every neighbour
  * (one message per neighbour; under maxmin they share its uplink). It finishes step k
  * once its gradient is done and it holds x_j^k of every neighbour: a neighbourhood
@@ -40,7 +42,7 @@
  * model is sent again until it arrives, later. Under drop it stays lost: the receiver
  * learns it rto after it would have arrived, counts it among the step's messages (so
  * the neighbourhood barrier still closes) and mixes over what arrived, the
- * Metropolis-Hastings weights of the present members of its closed neighbourhood
+ * weights W_ij of the present members of its closed neighbourhood
  * renormalised to sum to 1 (the paper's W is fixed; a row renormalised this way stays
  * stochastic but W is no longer symmetric, so a step with losses need not keep the
  * agents' mean). A step where every neighbour's model was lost keeps x_i. CHOCO's
@@ -49,6 +51,7 @@
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
+#include "sim/world/world_topology.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +93,7 @@ static int dpsgd_create(Sim *sim, void **state)
     DpsgdState *s = calloc(1, sizeof *s);
     if (s == NULL) return HS_E_NOMEM;
     *state = s;
-    int n = sim->world.n, status = scenario_topology(sim->sc, n, &s->topology, sim->diag);
+    int n = sim->world.n, status = world_topology(sim->sc, &sim->world, &s->topology, sim->diag);
     if (status != HS_OK) return status;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     if (s->agents == NULL) return HS_E_NOMEM;
@@ -149,7 +152,7 @@ static void dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
 }
 
 /* Dense step end: x_i <- the gossip average of its closed neighbourhood's x^k (the
- * aggregation stage: Metropolis-Hastings weights; masked under prune and freeze; the
+ * aggregation stage: the weights W_ij; masked under prune and freeze; the
  * robust rule's gossip form under [byzantine]). */
 static int dpsgd_mix(DpsgdState *s, Sim *sim, int i, int parity)
 {
@@ -317,10 +320,12 @@ static const MethodExtra dpsgd_extras[] = {
 
 const MethodOps method_dpsgd = {
     .name = "dpsgd",
-    .summary = "D-PSGD: gradient step plus Metropolis-Hastings mixing with neighbours every step",
+    .summary = "D-PSGD: gradient step plus mixing with neighbours every step (Metropolis-Hastings, a FILE.weights, "
+               "or STL-FW's learned W)",
     .keys = dpsgd_keys,
     .keys_size = sizeof(DpsgdKeys),
-    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES | METHOD_LOSSY_LINKS | METHOD_DROPS_LOST,
+    .capabilities = METHOD_USES_TOPOLOGY | METHOD_GOSSIPS_DIFFERENCES | METHOD_LOSSY_LINKS | METHOD_DROPS_LOST |
+                    METHOD_MIXES_WEIGHTS,
     .stages = &dpsgd_stages,
     .extra = dpsgd_extras,
     .validate = dpsgd_validate,

@@ -60,6 +60,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
     {METHOD_LOSSY_LINKS, "[agents] loss: its point-to-point messages may be lost and sent again"},
     {METHOD_DROPS_LOST, "[network] loss_mode = drop: it goes on with the messages that arrived"},
+    {METHOD_MIXES_WEIGHTS, "[topology] weights = FILE and graph = learned: mixes with the weights W_ij"},
     {0, NULL},
 };
 

@@ -62,6 +62,8 @@ enum {
                                          * applies (sim/kernel/loss.c) */
     METHOD_DROPS_LOST = 1 << 11,        /* with LOSSY_LINKS: a lost message may stay lost
                                          * ([network] loss_mode = drop), the method uses what arrived */
+    METHOD_MIXES_WEIGHTS = 1 << 12,     /* mixes with the topology's weights W_ij: [topology]
+                                         * weights = FILE and graph = learned apply */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes

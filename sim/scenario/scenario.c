@@ -441,6 +441,27 @@ static int scenario_check_topology(Resolver *r)
     /* edge-server methods run the graph over their servers */
     int nodes = (method_lookup(sc->method)->capabilities & METHOD_EDGE_SERVERS) && sc->has_server ? sc->server_count
                                                                                                 : sc->n_agents;
+    /* a given W and a learned one are read by the methods that mix with W only; a given W
+     * is the graph too (its nonzero entries), so the graph is not also written */
+    int mixes = (method_lookup(sc->method)->capabilities & METHOD_MIXES_WEIGHTS) != 0;
+    if (sc->topology_weights_file[0]) {
+        IniEntry *given = inidoc_find(r->doc, "topology", "weights");
+        if (!mixes)
+            return scenario_bad(r, given, "%s", "a FILE.weights is read only by the methods that mix with W "
+                                                "(hetsim methods: dpsgd)");
+        if (inidoc_find(r->doc, "topology", "graph"))
+            return scenario_bad(r, given, "%s", "a FILE.weights sets the graph (its nonzero entries): leave "
+                                                "[topology] graph out");
+        Topology t;
+        HsDiag inner;
+        hs_diag_clear(&inner);
+        int status = topology_weights_load(sc->topology_weights_file, nodes, &t, &inner);
+        topology_free(&t);
+        return status == HS_OK ? HS_OK : scenario_input_bad(r, given, &inner);
+    }
+    if (sc->topology == TOPO_LEARNED && !mixes)
+        return scenario_bad(r, e, "%s", "learned is a mixing matrix, read only by the methods that mix with W "
+                                        "(hetsim methods: dpsgd)");
     if (sc->topology != TOPO_FILE)
         return topology_check(sc->topology, nodes, sc->degree, sc->topology_file, file, line, r->diag);
     /* the edges file's own errors, at the graph key */

@@ -218,8 +218,11 @@ typedef struct Scenario {
     /* [topology] */
     int topology_line;          /* of its header; 0 when the file has none */
     TopologyKind topology;
-    int degree;
+    int degree;                 /* random-regular: each agent's; learned: the most any agent gets */
     char topology_file[512];
+    char topology_weights_file[512]; /* [topology] weights = FILE.weights; "" for metropolis */
+    int fw_iterations;          /* learned: Frank-Wolfe steps at most */
+    double fw_lambda;           /* learned: the objective's lambda */
     /* [agents] and groups; groups[0] is [agents] itself with the agents left over */
     int n_agents;
     /* [agents] profile: a device profile (base/device_profile.h) whose row i gives agent i's

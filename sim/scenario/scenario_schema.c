@@ -354,8 +354,41 @@ static void topology_graph_land(const SchemaKey *k, const SchemaValue *v, void *
 
 static void topology_graph_write(const Scenario *sc, const void *target, FILE *out)
 {
-    static const char *const graphs[] = {"full", "ring", "torus", "random-regular", "exponential"};
+    static const char *const graphs[] = {"full", "ring", "torus", "random-regular", "exponential", "learned"};
     fputs(sc->topology == TOPO_FILE ? sc->topology_file : graphs[sc->topology], out);
+}
+
+/* [topology] weights: metropolis ("" in the field) or a FILE.weights; the file itself is
+ * read where the graph is checked (scenario_check_topology), once the agents are known. */
+static void topology_weights_land(const SchemaKey *k, const SchemaValue *v, void *target)
+{
+    Scenario *sc = target;
+    snprintf(sc->topology_weights_file, sizeof sc->topology_weights_file, "%s", v->index < 0 ? v->text : "");
+}
+
+static void topology_weights_write(const Scenario *sc, const void *target, FILE *out)
+{
+    fputs(sc->topology_weights_file[0] ? sc->topology_weights_file : "metropolis", out);
+}
+
+/* written back only when not the default, so the configs of runs before the key stay */
+static int topology_weights_given(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->topology_weights_file[0] != 0;
+}
+
+/* a FILE.weights is the graph: graph is not written beside it */
+static int topology_graph_written(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->topology_weights_file[0] == 0;
+}
+
+static int topology_is_learned(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->topology == TOPO_LEARNED;
 }
 
 /* After [servers] count and assign: a FILE.assign is read here once, so that a bad file
@@ -805,12 +838,23 @@ static const SchemaKey schema_rows[] = {
           "fractions come from its per-layer seconds, and compute is a speed relative to its host (0.25x)")},
 
     /* [topology] */
-    {KEY(TOPOLOGY, "graph", CHOICE_OR_FILE), .choices = "full|ring|torus|random-regular|exponential",
+    {KEY(TOPOLOGY, "graph", CHOICE_OR_FILE), .choices = "full|ring|torus|random-regular|exponential|learned",
      .suffix = ".edges", DEF("full"), AT(topology_file), .land = topology_graph_land, .write = topology_graph_write,
-     HELP("who talks to whom; a FILE.edges holds one link I J per line")},
+     .written = topology_graph_written,
+     HELP("who talks to whom; a FILE.edges holds one link I J per line; learned: STL-FW (Le Bars et al., AISTATS "
+          "2023) from the agents' label shares, dpsgd only (docs/topology.md)")},
     {KEY(TOPOLOGY, "degree", INT), RANGE(1, 100000), DEF("4"), AT(degree),
      .doc_range = "[1, 100000]; random-regular: below the agent count, count x degree even",
-     HELP("random-regular: each agent's degree")},
+     HELP("random-regular: each agent's degree; learned: the most neighbours any agent gets (the budget)")},
+    {KEY(TOPOLOGY, "weights", CHOICE_OR_FILE), .choices = "metropolis", .suffix = ".weights", DEF("metropolis"),
+     AT(topology_weights_file), .land = topology_weights_land, .write = topology_weights_write,
+     .written = topology_weights_given,
+     HELP("the mixing matrix W: Metropolis-Hastings over the graph, or a FILE.weights of n rows of n entries "
+          "(numpy.savetxt), symmetric and row-stochastic, whose nonzero entries are the graph; dpsgd only")},
+    {KEY(TOPOLOGY, "fw_iterations", INT), RANGE(1, 1000000), DEF("100"), AT(fw_iterations), .when = topology_is_learned,
+     HELP("learned: Frank-Wolfe steps at most (fewer when the next would break the degree budget)")},
+    {KEY(TOPOLOGY, "lambda", REAL), RANGE(0, 1e6), DEF("0.1"), AT(fw_lambda), .when = topology_is_learned,
+     HELP("learned: the weight of the objective's mixing term (lambda/n)||W - 11'/n||^2")},
 
     /* [agents], [agents.NAME], [server], [servers] */
     {KEY(AGENTS, "count", INT), RANGE(1, 10000000), AT(n_agents), .flags = SCHEMA_REQUIRED,

@@ -528,6 +528,7 @@ static long long topology_entries(TopologyKind kind, int n, int degree)
     case TOPO_EXPONENTIAL:
         for (long long hop = 1; hop < n; hop *= 2) hops++;
         return 2 * hops * n;
+    case TOPO_LEARNED: return (long long)n * degree;
     case TOPO_FILE: return 0;
     }
     return 0;
@@ -535,7 +536,8 @@ static long long topology_entries(TopologyKind kind, int n, int degree)
 
 static const char *topology_kind_name(TopologyKind kind)
 {
-    static const char *const names[] = {"full", "ring", "torus", "random-regular", "exponential", "FILE.edges"};
+    static const char *const names[] = {"full", "ring", "torus", "random-regular", "exponential", "learned",
+                                         "FILE.edges"};
     return kind >= TOPO_FULL && kind <= TOPO_FILE ? names[kind] : "?";
 }
 
@@ -563,6 +565,10 @@ static int topology_check_parameters(TopologyKind kind, int n, int degree, const
             return hs_diag_set(diag, HS_E_INPUT, file, line, "[topology] random-regular with degree %d cannot connect "
                                                              "%d agents: use degree 2 or more", degree, n);
     }
+    if (kind == TOPO_LEARNED && n > TOPOLOGY_LEARN_MAX_AGENTS)
+        return hs_diag_set(diag, HS_E_INPUT, file, line, "[topology] learned over %d agents: at most %d (a dense "
+                                                         "matrix and an O(n^3) assignment per Frank-Wolfe step)",
+                           n, TOPOLOGY_LEARN_MAX_AGENTS);
     long long entries = topology_entries(kind, n, degree);
     if (kind != TOPO_FULL && entries > INT_MAX)
         return hs_diag_set(diag, HS_E_INPUT, file, line, "[topology] %s over %d agents has %lld links, more than a "
@@ -633,6 +639,10 @@ int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, 
     }
     case TOPO_FILE:
         status = topology_load_edges(file, n, &e, diag);
+        break;
+    case TOPO_LEARNED: /* needs the data partition: sim/world/world_topology.h */
+        status = hs_diag_set(diag, HS_E_INTERNAL, file, 0, "[topology] learned is built from the agents' labels "
+                                                           "(world_topology), not here");
         break;
     }
     if (status == HS_OK) status = topology_from_edges(n, &e, out);

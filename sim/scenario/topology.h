@@ -8,7 +8,11 @@
  * of a sparse draw when 2d >= n, components joined by switches; see topology.c);
  * exponential (i links to i ± 2^k mod n, the graph of SGP/"exponential graph" papers);
  * FILE.edges (one "i j" pair per line, '#' comments and blank lines; a self-loop, a
- * link listed twice either way round, or a disconnected graph is an error). */
+ * link listed twice either way round, or a disconnected graph is an error);
+ * learned (Le Bars et al.'s STL-FW over the agents' label shares, degree its budget): built
+ * by sim/world/topology_learn.h, which needs the data partition, never by
+ * topology_build_kind. [topology] weights = FILE.weights replaces the graph and its
+ * Metropolis-Hastings weights with a given matrix (topology_weights_load). */
 #ifndef SIM_TOPOLOGY_H
 #define SIM_TOPOLOGY_H
 
@@ -18,8 +22,12 @@
 
 /* [topology] graph */
 typedef enum {
-    TOPO_FULL = 0, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_FILE
+    TOPO_FULL = 0, TOPO_RING, TOPO_TORUS, TOPO_RANDOM_REGULAR, TOPO_EXPONENTIAL, TOPO_LEARNED, TOPO_FILE
 } TopologyKind;
+
+/* learned (sim/world/topology_learn.h): a dense n x n matrix and an O(n^3) assignment per
+ * Frank-Wolfe step, so at most this many agents */
+#define TOPOLOGY_LEARN_MAX_AGENTS 2048
 
 typedef struct Topology {
     int n;
@@ -62,6 +70,14 @@ static inline int topology_degree(const Topology *t, int i)
 {
     return t->offsets[i + 1] - t->offsets[i];
 }
+
+/* [topology] weights = FILE.weights (topology_weights.c): the dense n x n matrix W, one
+ * row per line, entries separated by blanks or commas (numpy.savetxt's format), into out,
+ * whose graph is W's support. HS_E_INPUT at PATH:LINE for a row without n numbers, an
+ * entry outside [0, 1], a row that does not sum to 1 within 1e-9, W_ij != W_ji (beyond
+ * 1e-9, or one zero and the other not), too many rows; at PATH for too few rows or a
+ * disconnected support; HS_E_NOMEM. Free out with topology_free. */
+int topology_weights_load(const char *path, int n, Topology *out, HsDiag *diag);
 
 /* 1 if every agent reaches every other. */
 int topology_connected(const Topology *t);

@@ -355,6 +355,10 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
     const MethodOps *ops = method_lookup(method);
     int server = ops && (ops->capabilities & METHOD_USES_SERVER);
     if (edge) graph = "full";
+    /* every second dpsgd case on a learned graph (STL-FW over Dirichlet(0.1) label shares:
+     * a learned graph is just a graph to the network); no draw, so the other cases stay */
+    int learned = strcmp(method, "dpsgd") == 0 && index % 2 == 1;
+    if (learned) graph = "learned";
     int fifo = pick(3) == 0, backbone = pick(4) == 0;
     char text[8192];
     int len = snprintf(text, sizeof text,
@@ -363,6 +367,10 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
                        method, index + 1, graph, fifo ? "fifo" : "shared");
     double bb = (20 + pick(180)) * 1e6 / 8;
     if (backbone) len += snprintf(text + len, sizeof text - (size_t)len, "backbone = %.17g B/s\n", bb);
+    if (learned)
+        len += snprintf(text + len, sizeof text - (size_t)len,
+                        "[data]\ndataset = synthetic\nfeatures = 784\nclasses = 10\ntrain_samples = 2000\n"
+                        "partition = dirichlet\nalpha = 0.1\n");
     len += snprintf(text + len, sizeof text - (size_t)len,
                     "[agents]\ncount = %d\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nsamples = 200\n", n);
     /* lsgd: its multi-leader form, agents in pairs (the groups' rings, then every second
