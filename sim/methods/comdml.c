@@ -581,8 +581,10 @@ static const SchemaKey comdml_keys[] = {
     METHOD_KEY(ComdmlKeys, cost, "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
      "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_COST_NAMES),
-    METHOD_KEY(ComdmlKeys, allocation, "pairs", "pairs (one offloader per helper, the paper's) or shared (a helper serves "
-     "several offloaders with shares of its compute and link; cost = paper, agents always online)",
+    METHOD_KEY(ComdmlKeys, allocation, "pairs", "pairs (one offloader per helper, ComDML's) or shared (a helper serves "
+     "several offloaders with shares of its compute and link, after \"Decentralized Proactive Model Offloading and "
+     "Resource Allocation for Split and Federated Learning\"; cost = paper, agents always online; "
+     "docs/methods/proactive-notes.md)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_CAPACITY_NAMES, .flags = SCHEMA_OMIT_DEFAULT),
     PRUNE_METHOD_KEYS(ComdmlKeys, pruning.),
     {0},
