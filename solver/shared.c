@@ -168,21 +168,24 @@ int shared_options(const PairingProblem *p, SharedOption **options, size_t *coun
     size_t cap = 256, used = 0;
     SharedOption *list = malloc(cap * sizeof *list);
     size_t *starts = calloc((size_t)p->n + 1, sizeof *starts);
-    if (!list || !starts) goto fail;
+    char *dominated = calloc((size_t)p->n_splits + 1, 1);
+    if (!list || !starts || !dominated) goto fail;
+    /* which splits another one dominates (ties between identical splits keep the lowest) */
+    for (int m = 1; m < p->n_splits; m++)
+        for (int k = 1; k < p->n_splits && !dominated[m]; k++)
+            if (k != m && shared_split_dominates(p, k, m) && (k < m || !shared_split_dominates(p, m, k)))
+                dominated[m] = 1;
     for (int i = 0; i < p->n; i++) {
         starts[i] = used;
         double tau_i = pairing_standalone(p, i);
-        for (int j = 0; j < p->n; j++) {
-            double b = j == i ? 0 : pairing_link(p, i, j);
-            if (!(b > 0) || !(pairing_standalone(p, j) < tau_i)) continue;
+        int dense = p->bandwidth != NULL;
+        int begin = dense ? 0 : p->link_offsets[i], end = dense ? p->n : p->link_offsets[i + 1];
+        for (int e = begin; e < end; e++) {
+            int j = dense ? e : p->link_to[e];
+            double b = dense ? p->bandwidth[(size_t)i * (size_t)p->n + (size_t)j] : p->link_bandwidth[e];
+            if (j == i || !(b > 0) || !(pairing_standalone(p, j) < tau_i)) continue;
             for (int m = 1; m < p->n_splits; m++) {
-                int dominated = 0;
-                /* ties between identical splits keep the lowest */
-                for (int k = 1; k < p->n_splits && !dominated; k++)
-                    if (k != m && shared_split_dominates(p, k, m) &&
-                        (k < m || !shared_split_dominates(p, m, k)))
-                        dominated = 1;
-                if (dominated || !(pairing_time_with(p, i, j, m, b) < tau_i)) continue;
+                if (dominated[m] || !(pairing_time_with(p, i, j, m, b) < tau_i)) continue;
                 if (used == cap) {
                     SharedOption *grown = realloc(list, 2 * cap * sizeof *list);
                     if (grown == NULL) goto fail;
@@ -199,6 +202,7 @@ int shared_options(const PairingProblem *p, SharedOption **options, size_t *coun
         }
     }
     starts[p->n] = used;
+    free(dominated);
     *options = list;
     *count = used;
     *first = starts;
@@ -206,6 +210,7 @@ int shared_options(const PairingProblem *p, SharedOption **options, size_t *coun
 fail:
     free(list);
     free(starts);
+    free(dominated);
     return HS_E_NOMEM;
 }
 

@@ -83,8 +83,9 @@ typedef struct SharedOption {
     double transfer;  /* D = n_i act[m]/b_ij */
 } SharedOption;
 
-/* All options grouped by slow agent (first[i] .. first[i+1]-1), each group ordered by
- * (fast, split). The caller frees *options and *first. */
+/* All options grouped by slow agent (first[i] .. first[i+1]-1), each group in the order of
+ * i's links (helper index for a dense matrix), then split; the options of one link are
+ * consecutive. The caller frees *options and *first. O(links * M + M^2). */
 int shared_options(const PairingProblem *p, SharedOption **options, size_t *count, size_t **first);
 
 #endif

@@ -54,7 +54,10 @@ int shared_greedy(const PairingProblem *p, SharedResult *out)
             if (helper[j] >= 0) continue;
             double t = fmax(o->slow_time,
                             fmax(pairing_standalone(p, j) + work[j] + o->work, transfer[j] + o->transfer));
-            if (t < best) {
+            /* ties to the lower helper, then the lower split, whatever the links' order */
+            int tie = pick < first[i + 1] && t == best &&
+                      (j < options[pick].fast || (j == options[pick].fast && o->split < options[pick].split));
+            if (t < best || tie) {
                 best = t;
                 pick = e;
             }

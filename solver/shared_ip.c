@@ -106,7 +106,7 @@ int shared_ip(const PairingProblem *p, double time_limit, SharedResult *out, HsD
         values[count++] = 1;
         ok = ok && shared_ip_row(lp, count, values, columns, GE, tau);
         lower = fmax(lower, own);
-        /* (serve): options of k are ordered by (fast, split), one row per helper */
+        /* (serve): the options of one link are consecutive, one row per helper */
         for (size_t e = first[k]; e < first[k + 1] && ok;) {
             int j = options[e].fast;
             count = 0;

@@ -7,6 +7,7 @@
  *    below exact and never above all-alone, shared exact never above the pairs' exact (a
  *    pairing is a shared assignment with one member per helper); every result checked;
  *  - with one offloader per helper the times are pairing.h's T_i(j,m) (example5);
+ *  - sparse link lists (in any order) give the dense answers;
  *  - limits: no agents, 1,000 agents by greedy; errors: exact cost, exact past its size,
  *    unknown solver, corrupted results, instance keys at their line. */
 #include "solver/instance.h"
@@ -231,6 +232,53 @@ START_TEST(test_differential)
 }
 END_TEST
 
+/* The same problem with its links as lists: every solver gives the same answer. */
+START_TEST(test_sparse_links_match_dense)
+{
+    static const char *const solvers[] = {"exact", "ip", "greedy"};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 99);
+    for (int trial = 0; trial < 30; trial++) {
+        int n = 2 + (int)gsl_rng_uniform_int(rng, 6);
+        PairingProblem dense, sparse;
+        random_instance(&dense, rng, n, 1 + (int)gsl_rng_uniform_int(rng, 4), trial % 2);
+        size_t links = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                links += j != i && dense.bandwidth[(size_t)i * n + j] > 0;
+        ck_assert_int_eq(pairing_problem_init_sparse(&sparse, n, dense.n_splits, links), HS_OK);
+        sparse.capacity = PAIRING_CAPACITY_SHARED;
+        memcpy(sparse.batches, dense.batches, (size_t)n * sizeof *dense.batches);
+        memcpy(sparse.speed, dense.speed, (size_t)n * sizeof *dense.speed);
+        memcpy(sparse.fs, dense.fs, (size_t)dense.n_splits * sizeof *dense.fs);
+        memcpy(sparse.ff, dense.ff, (size_t)dense.n_splits * sizeof *dense.ff);
+        memcpy(sparse.act, dense.act, (size_t)dense.n_splits * sizeof *dense.act);
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            sparse.link_offsets[i] = k;
+            for (int j = n - 1; j >= 0; j--) /* listed backwards: order must not matter */
+                if (j != i && dense.bandwidth[(size_t)i * n + j] > 0) {
+                    sparse.link_to[k] = j;
+                    sparse.link_bandwidth[k++] = dense.bandwidth[(size_t)i * n + j];
+                }
+        }
+        sparse.link_offsets[n] = k;
+        for (int v = 0; v < 3; v++) {
+            SharedResult a, b;
+            solve(&dense, solvers[v], &a);
+            solve(&sparse, solvers[v], &b);
+            ck_assert_msg(close_to(a.makespan, b.makespan), "%s: dense %.17g, sparse %.17g", solvers[v], a.makespan,
+                          b.makespan);
+            shared_result_free(&a);
+            shared_result_free(&b);
+        }
+        pairing_problem_free(&dense);
+        pairing_problem_free(&sparse);
+    }
+    gsl_rng_free(rng);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
     PairingProblem p;
@@ -344,6 +392,7 @@ static Suite *shared_suite(void)
     tcase_add_test(normal, test_hand_worked);
     tcase_add_test(normal, test_single_members_are_pairs);
     tcase_add_loop_test(normal, test_differential, 0, 4);
+    tcase_add_test(normal, test_sparse_links_match_dense);
     tcase_add_test(normal, test_limits);
     tcase_set_timeout(normal, 300);
     suite_add_tcase(s, normal);
