@@ -1,10 +1,14 @@
 /* cli_pair.c — prints `pair SLOW FAST SPLIT TIME` per pair (by slow agent), then
  * `alone AGENT TIME` per unpaired agent, then `makespan TIME` (times in seconds as the
- * shortest text that reads back to the same double, base/numtext.h). A fallback
+ * shortest text that reads back to the same double, base/numtext.h). With `capacity =
+ * shared` in the instance (helpers shared, solver/shared.h) each pair line is followed by
+ * `share SLOW FAST COMPUTE LINK` (the offloader's fractions of its helper), and `helper
+ * AGENT OFFLOADERS TIME` lines come before the alone ones. A fallback
  * of the ip solver is said on stderr, so stdout keeps the contract's lines only. */
 #include "cli/cli_pair.h"
 #include "base/numtext.h"
 #include "solver/instance.h"
+#include "solver/shared.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +29,45 @@ static const char cli_pair_usage[] =
     "         exact     the round as hetsim plays it: latency, the offloader's link shared\n"
     "                   or queued (the file's `network`, `uplink`), the pipeline's tail\n"
     "  --time-limit S   wall-clock limit of ip in seconds, building the model included\n"
-    "                   (default 10); past it exact answers and stderr says so\n";
+    "                   (default 10); past it exact answers and stderr says so\n"
+    "With `capacity = shared` in the instance a helper serves several offloaders with\n"
+    "shares of its compute and link (paper cost only); each pair line is followed by\n"
+    "  share SLOW FAST COMPUTE LINK  the offloader's fractions of its helper\n"
+    "and before the alone lines come\n"
+    "  helper AGENT OFFLOADERS TIME  every helper, how many it serves, when it ends\n"
+    "(exact enumerates, up to 14 agents; ip falls back to exact, or greedy past 14).\n";
+
+/* Solves and prints a shared-helpers instance; the status as cli_pair's. */
+static int cli_pair_shared(const PairingProblem *problem, const char *solver, double time_limit)
+{
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    SharedResult result;
+    int status = shared_result_init(&result, problem->n);
+    if (status == HS_OK) status = solver_shared(problem, solver, time_limit, &result, &diag);
+    if (status == HS_OK) {
+        char time[NUMTEXT_SIZE], share[NUMTEXT_SIZE], link[NUMTEXT_SIZE];
+        if (result.fell_back) fprintf(stderr, "hetsim: note: %s\n", result.note);
+        for (int i = 0; i < problem->n; i++)
+            if (result.role[i] == PAIRING_OFFLOADER) {
+                printf("pair %d %d %d %s\n", i, result.helper[i], result.split[i],
+                       numtext_double(time, sizeof time, result.time[i]));
+                printf("share %d %d %s %s\n", i, result.helper[i], numtext_double(share, sizeof share, result.share[i]),
+                       numtext_double(link, sizeof link, result.link_share[i]));
+            }
+        for (int j = 0; j < problem->n; j++)
+            if (result.role[j] == PAIRING_HELPER)
+                printf("helper %d %d %s\n", j, result.members[j], numtext_double(time, sizeof time, result.time[j]));
+        for (int i = 0; i < problem->n; i++)
+            if (result.role[i] == PAIRING_ALONE)
+                printf("alone %d %s\n", i, numtext_double(time, sizeof time, result.time[i]));
+        printf("makespan %s\n", numtext_double(time, sizeof time, result.makespan));
+    } else {
+        fprintf(stderr, "hetsim: %s\n", diag.message[0] ? diag.message : hs_error_name(status));
+    }
+    shared_result_free(&result);
+    return hs_error_exit_status(status);
+}
 
 int cli_pair(int argc, char **argv)
 {
@@ -76,6 +118,16 @@ int cli_pair(int argc, char **argv)
     if (status != HS_OK) {
         fprintf(stderr, "hetsim: %s\n", diag.message);
         return hs_error_exit_status(status);
+    }
+    if (problem.capacity == PAIRING_CAPACITY_SHARED) {
+        if (cost == PAIRING_COST_EXACT) {
+            fprintf(stderr, "hetsim: %s: capacity = shared takes the paper's cost only (not --cost exact)\n", path);
+            pairing_problem_free(&problem);
+            return 2;
+        }
+        status = cli_pair_shared(&problem, solver, time_limit);
+        pairing_problem_free(&problem);
+        return status;
     }
     if (cost >= 0) problem.cost = (PairingCost)cost;
     PairingResult result;

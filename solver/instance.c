@@ -35,7 +35,7 @@ typedef struct InstanceText {
     const char *name;
     int section_line; /* line of [pairing], 0 before it */
     NumberList batches, speed, fs, ff, act, latency;
-    WordKey cost, network, uplink;
+    WordKey cost, network, uplink, capacity;
     BandwidthRow *rows; /* in file order */
     int n_rows, cap_rows;
 } InstanceText;
@@ -153,7 +153,7 @@ static int instance_row(InstanceText *t, int line, const char *key, char *value,
 /* Writes " (did you mean 'x'?)" for a near miss of a known key, else "". */
 static void instance_suggest(const char *key, char *out, size_t size)
 {
-    static const char *const known[] = {"batches", "speed", "fs", "ff", "act", "latency", "cost", "network", "uplink"};
+    static const char *const known[] = {"batches", "speed", "fs", "ff", "act", "latency", "cost", "network", "uplink", "capacity"};
     const char *dot = strchr(key, '.');
     char stem[64];
     snprintf(stem, sizeof stem, "%.*s", dot ? (int)(dot - key) : (int)strlen(key), key);
@@ -204,12 +204,15 @@ static int instance_line(InstanceText *t, int line, char *text, HsDiag *diag)
     if (strcmp(key, "cost") == 0) return instance_word(t, line, key, value, PAIRING_COST_NAMES, &t->cost, diag);
     if (strcmp(key, "network") == 0) return instance_word(t, line, key, value, "maxmin|fifo", &t->network, diag);
     if (strcmp(key, "uplink") == 0) return instance_word(t, line, key, value, "shared|fifo", &t->uplink, diag);
+    if (strcmp(key, "capacity") == 0)
+        return instance_word(t, line, key, value, PAIRING_CAPACITY_NAMES, &t->capacity, diag);
     if (strncmp(key, "bandwidth.", strlen("bandwidth.")) == 0) return instance_row(t, line, key, value, diag);
     char hint[64];
     instance_suggest(key, hint, sizeof hint);
     return hs_diag_set(diag, HS_E_INPUT, t->name, line, "unknown key '%s' in [pairing]%s", key,
                        hint[0] ? hint
-                               : " (keys: batches, speed, fs, ff, act, bandwidth.ROW, latency, cost, network, uplink)");
+                               : " (keys: batches, speed, fs, ff, act, bandwidth.ROW, latency, cost, network, uplink, "
+                                 "capacity)");
 }
 
 static const char *instance_plural(int n)
@@ -242,6 +245,11 @@ static int instance_check(InstanceText *t, const NumberList **rows_by_agent, HsD
             return hs_diag_set(diag, HS_E_INPUT, name, per_split[k]->line,
                                "%s has %d value%s but fs has %d (fs, ff and act have one per split)", split_key[k],
                                per_split[k]->n, instance_plural(per_split[k]->n), m);
+    /* shared helpers have the paper's cost only (solver/shared.h) */
+    if (t->capacity.value == PAIRING_CAPACITY_SHARED && t->cost.value == PAIRING_COST_EXACT)
+        return hs_diag_set(diag, HS_E_INPUT, name, t->capacity.line,
+                           "capacity = shared takes the paper's cost only (cost = exact is at line %d)",
+                           t->cost.line);
     if (t->latency.line && t->latency.n != n)
         return hs_diag_set(diag, HS_E_INPUT, name, t->latency.line,
                            "latency has %d value%s but batches has %d (one per agent)", t->latency.n,
@@ -340,6 +348,7 @@ int instance_parse(const char *name, const char *text, PairingProblem *p, HsDiag
     memcpy(p->act, t.act.v, (size_t)p->n_splits * sizeof *p->act);
     if (t.latency.line) memcpy(p->latency, t.latency.v, (size_t)n * sizeof *p->latency);
     p->cost = (PairingCost)t.cost.value;
+    p->capacity = (PairingCapacity)t.capacity.value;
     /* network = fifo has no uplink choice: its messages always queue (as in a scenario) */
     p->network = t.network.value == 1   ? PAIRING_NETWORK_FIFO
                  : t.uplink.value == 1 ? PAIRING_NETWORK_MAXMIN_FIFO

@@ -14,6 +14,9 @@
  *                                ; i -> j waits max(latency_i, latency_j)
  *   network  = maxmin            ; maxmin (default) | fifo, as [network] model
  *   uplink   = shared            ; shared (default) | fifo, as [network] uplink (maxmin only)
+ * and, optional, for helpers shared among several offloaders (shared.h):
+ *   capacity = shared            ; pairs (default: ComDML's one-to-one pairs) | shared;
+ *                                ; shared takes the paper's cost only
  * The paper's cost ignores latency, network and uplink, so flipping `cost` alone compares
  * the two on one instance. Under cost = exact batches must be whole numbers.
  * Every key at most once, the required ones exactly once, in any order; one row per agent

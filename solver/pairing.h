@@ -45,11 +45,18 @@ typedef enum {
                                  * then transfer, both holding the link */
 } PairingNetwork;
 
+/* How a helper's capacity is given out: to one offloader (ComDML's pairs, every solver
+ * here) or shared among several (solver/shared.h, `capacity = shared` in an instance). */
+typedef enum { PAIRING_CAPACITY_PAIRS = 0, PAIRING_CAPACITY_SHARED } PairingCapacity;
+#define PAIRING_CAPACITY_NAMES "pairs|shared"
+
 /* Plain data: the solvers only read it; pairing_problem_check says what they accept. */
 typedef struct PairingProblem {
     int n, n_splits;
     PairingCost cost;       /* PAIRING_COST_PAPER after init */
     PairingNetwork network; /* exact cost only; PAIRING_NETWORK_MAXMIN after init */
+    PairingCapacity capacity; /* PAIRING_CAPACITY_PAIRS after init; the solvers ignore it:
+                               * callers pick solver_pair or solver_shared by it */
     double *latency;        /* (n) s, >= 0, exact cost only; zeros after init */
     double *batches;        /* (n) n_i >= 0 */
     double *speed;          /* (n) s_i > 0, batches per second */

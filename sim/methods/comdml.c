@@ -51,6 +51,7 @@
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
 #include "solver/pairing.h"
+#include "solver/shared.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -67,7 +68,8 @@ typedef struct ComdmlAgent {
     int split;         /* offloader's split, 0 otherwise */
     SinkRole role;
     int own_left;      /* own full steps (alone, helper) or slow-side steps (offloader) left */
-    int top_left;      /* helper: top batches of its partner still to train */
+    int top_left;      /* helper: top batches of its partner (its offloaders) still to train */
+    int top_mine;      /* offloader: of its batches, those its helper has still to train */
     int top_queued;    /* helper: of those, arrived and booked on its processor */
     int released;      /* helper: stopped waiting for an absent partner; later arrivals are dropped */
     double check_at;   /* helper: time of its pending look at an online partner, -1 none */
@@ -81,6 +83,7 @@ typedef struct ComdmlKeys {
     int rebalance;
     double ip_time_limit; /* s */
     int cost;             /* PairingCost: PAIRING_COST_NAMES is in the enum's order */
+    int allocation;       /* PairingCapacity: PAIRING_CAPACITY_NAMES is in the enum's order */
     PruneKeys pruning;
 } ComdmlKeys;
 
@@ -88,6 +91,7 @@ typedef struct ComdmlState {
     char solver[16];      /* [method] solver, the name solver_pair takes */
     char solver_used[16]; /* who answered the last re-pairing: ip>exact when ip fell back */
     PairingCost cost;     /* [method] cost */
+    PairingCapacity allocation; /* [method] allocation: pairs, or helpers shared (solver/shared.h) */
     int rebalance;
     double ip_time_limit;
     ComdmlAgent *agents;  /* (n) */
@@ -116,6 +120,24 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
         return scenario_batch_error(sc, group, diag,
                                     "ComDML's pairing solver and split training take [model] batch for every agent "
                                     "(leave batch out of [agents], or set [model] batch)");
+    const ComdmlKeys *keys = scenario_method_keys(sc);
+    if (keys->allocation == PAIRING_CAPACITY_SHARED) {
+        if (keys->cost == PAIRING_COST_EXACT)
+            return scenario_key_error(sc, &keys->allocation, diag,
+                                      "allocation = shared takes cost = paper (the exact cost models one offloader "
+                                      "per helper)");
+        if (keys->solver == 0 && n > SHARED_EXACT_MAX_AGENTS)
+            return scenario_key_error(sc, &keys->allocation, diag,
+                                      "allocation = shared with solver = exact enumerates, up to %d agents (%d "
+                                      "given); use solver = ip or greedy",
+                                      SHARED_EXACT_MAX_AGENTS, n);
+        /* a helper's several offloaders and their absences: not modelled (docs/methods/proactive-notes.md) */
+        for (int g = 0; g <= sc->n_groups; g++)
+            if (sc->groups[g].availability.kind == DIST_TRACE || sc->groups[g].battery > 0)
+                return scenario_key_error(sc, &keys->allocation, diag,
+                                          "allocation = shared takes agents that stay online (no availability "
+                                          "trace, no battery)");
+    }
     if (sc->topology == TOPO_FULL && n > COMDML_MAX_DENSE)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, sc->topology_line,
                            "comdml with [topology] graph = full pairs every two of %d agents (a %d x %d "
@@ -241,6 +263,7 @@ static int comdml_create(Sim *sim, void **state)
     s->rebalance = keys->rebalance;
     s->ip_time_limit = keys->ip_time_limit;
     s->cost = (PairingCost)keys->cost;
+    s->allocation = (PairingCapacity)keys->allocation;
     int n = sim->world.n, splits = sim->profile.n_blocks;
     s->agents = calloc((size_t)n, sizeof *s->agents);
     s->splits = calloc((size_t)n, sizeof *s->splits);
@@ -309,6 +332,35 @@ static double comdml_speed(const ComdmlState *s, const Sim *sim, int i, double s
     return compute / (step_flops * factor);
 }
 
+/* allocation = shared: several offloaders per helper. An offloader's partner is its
+ * helper; a helper has no one partner (-1): its offloaders are those naming it. */
+static int comdml_share_agents(ComdmlState *s, Sim *sim)
+{
+    int n = sim->world.n;
+    SharedResult result;
+    if (shared_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
+    double start = comdml_wall_ms();
+    int status = solver_shared(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
+    s->solve_ms = comdml_wall_ms() - start;
+    if (status == HS_OK) {
+        snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
+        s->pairs = 0;
+        for (int i = 0; i < n; i++) {
+            ComdmlAgent *a = &s->agents[i];
+            int offloads = result.role[i] == PAIRING_OFFLOADER;
+            a->partner = offloads ? result.helper[i] : -1;
+            a->split = offloads ? result.split[i] : 0;
+            a->role = offloads ? SINK_ROLE_OFFLOADER
+                      : result.role[i] == PAIRING_HELPER ? SINK_ROLE_HELPER : SINK_ROLE_ALONE;
+            a->predicted = result.time[i];
+            s->splits[i] = a->split;
+            s->pairs += offloads;
+        }
+    }
+    shared_result_free(&result);
+    return status;
+}
+
 static int comdml_pair_agents(ComdmlState *s, Sim *sim)
 {
     int n = sim->world.n;
@@ -318,6 +370,7 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     }
     comdml_mask_offline(s, sim);
     comdml_exact_relink(s, sim);
+    if (s->allocation == PAIRING_CAPACITY_SHARED) return comdml_share_agents(s, sim);
     PairingResult result;
     if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
@@ -372,7 +425,8 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
         a->released = 0;
         a->check_at = -1;
         a->own_left = sim_agent_steps(sim, i);
-        a->top_left = a->role == SINK_ROLE_HELPER ? sim_agent_steps(sim, a->partner) : 0;
+        a->top_left = a->role == SINK_ROLE_HELPER && a->partner >= 0 ? sim_agent_steps(sim, a->partner) : 0;
+        a->top_mine = a->role == SINK_ROLE_OFFLOADER ? sim_agent_steps(sim, i) : 0;
         /* All of an agent's own work is booked now, so its processor's FIFO puts the
          * partner's activations after it: "the helper first does its own work". */
         if (a->role == SINK_ROLE_OFFLOADER && (status = trainer_split_begin(sim->trainer, i, a->split)) != HS_OK) return status;
@@ -382,6 +436,10 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
         for (int k = 0; k < a->own_left; k++)
             if ((status = engine_compute(sim->engine, i, flops, kind, 0, NULL)) != HS_OK) return status;
     }
+    /* a shared helper (no one partner) trains the batches of every offloader naming it */
+    if (s->allocation == PAIRING_CAPACITY_SHARED)
+        for (int i = 0; i < sim->world.n; i++)
+            if (s->agents[i].role == SINK_ROLE_OFFLOADER) s->agents[s->agents[i].partner].top_left += sim_agent_steps(sim, i);
     return HS_OK;
 }
 
@@ -423,6 +481,7 @@ static int comdml_helper_check(ComdmlState *s, Sim *sim, int j)
     ComdmlAgent *a = &s->agents[j];
     if (a->done || a->own_left > 0 || a->top_queued > 0) return HS_OK;
     if (a->top_left > 0) {
+        if (a->partner < 0) return HS_OK; /* shared: its offloaders stay online (validate) */
         if (engine_agent_online(sim->engine, a->partner, engine_now(sim->engine)))
             return comdml_watch_partner(s, sim, j);
         int status = comdml_drop_partner(s, sim, j);
@@ -443,7 +502,8 @@ static int comdml_on_activations(ComdmlState *s, Sim *sim, int j, int64_t tag)
 {
     ComdmlAgent *a = &s->agents[j];
     int slow = (int)(tag % sim->world.n);
-    if (tag / sim->world.n != engine_round(sim->engine) || a->released || a->partner != slow)
+    int mine = a->partner >= 0 ? a->partner == slow : s->agents[slow].partner == j; /* pairs : shared */
+    if (tag / sim->world.n != engine_round(sim->engine) || a->released || !mine)
         return HS_OK; /* dropped */
     /* queued on the helper's processor behind its own work (FIFO) */
     a->top_queued++;
@@ -476,7 +536,10 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
         int slow = (int)ev->data;
         if ((status = trainer_split_top_step(sim->trainer, slow, s->agents[slow].split)) != HS_OK) return status;
         a->top_queued--;
-        if (--a->top_left == 0 && (status = comdml_report_pairing(s, sim, slow, i)) != HS_OK) return status;
+        /* a pair's row when the helper is through; a shared helper's, per offloader */
+        int last = --a->top_left == 0;
+        if (--s->agents[slow].top_mine == 0 && a->partner < 0) last = 1;
+        if (last && (status = comdml_report_pairing(s, sim, slow, i)) != HS_OK) return status;
         return comdml_helper_check(s, sim, i);
     }
     case COMDML_PARTNER_CHECK:
@@ -518,6 +581,11 @@ static const SchemaKey comdml_keys[] = {
     METHOD_KEY(ComdmlKeys, cost, "paper", "what the solver minimises: paper (the published T_i(j,m)) or exact (the round as played "
      "out here: latency, shared link, pipeline tail; predicted_s = actual_s without randomness)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_COST_NAMES),
+    METHOD_KEY(ComdmlKeys, allocation, "pairs", "pairs (one offloader per helper, ComDML's) or shared (a helper serves "
+     "several offloaders with shares of its compute and link, after \"Decentralized Proactive Model Offloading and "
+     "Resource Allocation for Split and Federated Learning\"; cost = paper, agents always online; "
+     "docs/methods/proactive-notes.md)",
+     .type = SCHEMA_CHOICE, .choices = PAIRING_CAPACITY_NAMES, .flags = SCHEMA_OMIT_DEFAULT),
     PRUNE_METHOD_KEYS(ComdmlKeys, pruning.),
     {0},
 };

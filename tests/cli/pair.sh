@@ -63,6 +63,20 @@ malformed err_missing_row.ini 2 "[pairing] lacks the row bandwidth.4"
 malformed err_zero_speed.ini 4 "speed[2] = 0 must be finite and > 0"
 malformed err_negative_latency.ini 13 "latency[2] = -0.1 must be finite and >= 0"
 
+# shared helpers (capacity = shared): the hand-worked case, two offloaders on one helper
+printf 'pair 0 2 1 4.75\nshare 0 2 0.4 0.5714285714285714\npair 1 2 1 4.75\nshare 1 2 0.6 0.42857142857142855\nhelper 2 2 4.75\nmakespan 4.75\n' > "$tmp/shared"
+for solver in greedy exact ip; do
+  "$HETSIM" pair $fixtures/shared3.ini --solver $solver > "$tmp/out" 2> "$tmp/err"
+  check "$solver with shared helpers exits 0" test $? -eq 0
+  check "$solver prints the shares" cmp -s "$tmp/out" "$tmp/shared"
+  check "$solver with shared helpers is quiet on stderr" test ! -s "$tmp/err"
+done
+"$HETSIM" pair $fixtures/shared3.ini --cost exact > "$tmp/out" 2> "$tmp/err"
+check "--cost exact with shared helpers exits 2" test $? -eq 2
+check "--cost exact with shared helpers is named" grep -qF "shared3.ini: capacity = shared takes the paper's cost only" "$tmp/err"
+malformed err_capacity.ini 13 "capacity: 'many' is not one of pairs|shared"
+malformed err_capacity_cost.ini 14 "capacity = shared takes the paper's cost only"
+
 # usage
 "$HETSIM" pair $fixtures/example5.ini --solver magic > "$tmp/out" 2> "$tmp/err"
 check "unknown solver exits 2" test $? -eq 2

@@ -1,0 +1,250 @@
+/* check_comdml_shared.c — ComDML with [method] allocation = shared (solver/shared.h):
+ *  - hand-worked timing: two slow agents offload to one fast helper; the helper trains its
+ *    own epoch, then both tops; the pairings rows (one per offloader) predict
+ *    tau_0 + 2 n ff[m] / s_0 and the play-out ends there exactly (the activations arrive
+ *    while the helper is still busy); in pairs one slow agent stays alone and the round
+ *    is its epoch;
+ *  - the same scenario in train mode times like timing mode; runs repeat bitwise;
+ *  - learning: eight rounds on synthetic data lift the accuracy well above chance;
+ *  - bad input: cost = exact, exact past its size, an availability trace, an unknown
+ *    allocation — each an input error naming where the key was written. */
+#include "sim/run.h"
+#include "tests/test_scenario.h"
+#include "tests/test_sink.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* An MLP whose compute sits in its third block; agent 0 fast (50 batches), agents 1 and 2
+ * slow (10 batches each, 10x slower). */
+static const char *shared_text =
+    "[run]\nmethod = comdml\nrounds = 1\nmode = timing\n"
+    "[model]\nlayers = 784,32,512,512,10\nbatch = 64\n"
+    "[method.comdml]\nallocation = shared\n"
+    "[agents]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 10 GB/s\nlatency = 0 s\nsamples = 3200\n"
+    "[agents.slow]\ncount = 2\ncompute = 1 GFLOPS\nsamples = 640\n";
+
+static int run(const char *const *set, int n, TestSink *ts)
+{
+    HsDiag diag;
+    int status = test_run(shared_text, set, n, ts, &diag);
+    if (status) fprintf(stderr, "%s\n", diag.message);
+    return status;
+}
+
+static ModelProfile profile_of(const char *layers)
+{
+    ModelSpec s = {.arch = MODEL_ARCH_MLP, .classes = 10, .batch = 64};
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", layers);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) s.sizes[s.n_sizes++] = atoi(t);
+    ModelProfile p;
+    model_profile(&s, &p);
+    return p;
+}
+
+/* Reads the pairings rows: slow, fast, split, predicted, actual of up to max rows. */
+static int pairings(const TestSink *ts, int *slow, int *fast, int *split, double *predicted, double *actual, int max)
+{
+    int rows = 0, round;
+    for (const char *line = ts->text; rows < max && (line = strstr(line, "pairing ")) != NULL; line++, rows++)
+        ck_assert_int_eq(sscanf(line, "pairing %d %d %d %d %lf %lf", &round, &slow[rows], &fast[rows], &split[rows],
+                                &predicted[rows], &actual[rows]),
+                         6);
+    return rows;
+}
+
+START_TEST(test_two_offloaders_share_one_helper)
+{
+    TestSink ts;
+    ck_assert_int_eq(run(NULL, 0, &ts), 0);
+    int slow[4], fast[4], split[4];
+    double predicted[4], actual[4];
+    ck_assert_int_eq(pairings(&ts, slow, fast, split, predicted, actual, 4), 2);
+    ModelProfile p = profile_of("784,32,512,512,10");
+    double step = 64 * (p.total_flops + p.loss_flops);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(slow[k], k + 1);
+        ck_assert_int_eq(fast[k], 0);
+        ck_assert_int_eq(split[k], split[0]);
+        /* the helper: its own 50 batches, then 2 x 10 top batches, all on its processor */
+        double group = 50 * step / 1e10 + 20 * model_profile_fast_fraction(&p, split[k]) * step / 1e10;
+        double slow_side = 10 * model_profile_slow_fraction(&p, split[k]) * step / 1e9;
+        double transfer = 20 * 64 * (model_profile_split_bytes(&p, split[k]) + 4) / 1e10;
+        double expected = fmax(group, fmax(slow_side, transfer));
+        ck_assert_msg(fabs(predicted[k] - expected) < 1e-9 * expected, "predicted %.17g expected %.17g", predicted[k],
+                      expected);
+    }
+    /* the helper is the bottleneck (its own epoch outlasts the slow sides' and transfers,
+     * so every activation waits for it): the play-out is the prediction for the offloader
+     * whose top ends last, and no later than it for the other */
+    ck_assert(50 * step / 1e10 > 10 * model_profile_slow_fraction(&p, split[0]) * step / 1e9);
+    ck_assert_msg(fabs(fmax(actual[0], actual[1]) - predicted[0]) < 1e-9 * predicted[0], "actual %.17g, %.17g vs %.17g",
+                  actual[0], actual[1], predicted[0]);
+    ck_assert(fmin(actual[0], actual[1]) <= predicted[0]);
+    ck_assert_str_eq(sink_role_name(ts.agent_round_rows[0].role), "helper");
+    ck_assert_str_eq(sink_role_name(ts.agent_round_rows[1].role), "offloader");
+    ck_assert_str_eq(sink_role_name(ts.agent_round_rows[2].role), "offloader");
+    double shared_end = ts.last_t_end;
+    test_sink_free(&ts);
+    /* in pairs, one slow agent trains its whole epoch alone: 10 steps at 1 GFLOPS */
+    const char *pairs[] = {"method.allocation=pairs"};
+    ck_assert_int_eq(run(pairs, 1, &ts), 0);
+    ck_assert(ts.pairings <= 1); /* exact pairs no one: a slow agent alone sets the makespan anyway */
+    ck_assert(ts.last_t_end >= 10 * step / 1e9);
+    ck_assert(shared_end < 0.8 * ts.last_t_end);
+    test_sink_free(&ts);
+    /* greedy and ip find the same assignment */
+    const char *solvers[][1] = {{"method.solver=greedy"}, {"method.solver=ip"}};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(run(solvers[k], 1, &ts), 0);
+        ck_assert_int_eq(ts.pairings, 2);
+        ck_assert(fabs(ts.last_t_end - shared_end) < 1e-12 * shared_end);
+        test_sink_free(&ts);
+    }
+}
+END_TEST
+
+/* The lines that carry timings: round, agent_round, pairing. */
+static char *timing_lines(const TestSink *ts)
+{
+    char *out = calloc(ts->len + 1, 1);
+    size_t len = 0;
+    for (const char *p = ts->text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p + 1) : strlen(p);
+        if (strncmp(p, "round ", 6) == 0 || strncmp(p, "agent_round ", 12) == 0 || strncmp(p, "pairing ", 8) == 0) {
+            memcpy(out + len, p, n);
+            len += n;
+        }
+        p += n;
+    }
+    return out;
+}
+
+/* Six agents, four slow, on synthetic data: two helpers serve two offloaders each. */
+static const char *learn_set[] = {"agents.count=6", "agents.slow.count=4", "agents.samples=640",
+                                  "data.dataset=synthetic", "data.features=16",  "data.classes=4", "model.layers=16,32,32,4",
+                                  "data.train_samples=3840", "data.test_samples=400", "model.lr=0.05",
+                                  "data.separation=3", "run.rounds=8"};
+
+static int run_learning(const char *mode, TestSink *ts)
+{
+    const char *set[16];
+    int n = 0;
+    for (size_t k = 0; k < sizeof learn_set / sizeof *learn_set; k++)
+        set[n++] = learn_set[k];
+    set[n++] = mode;
+    return run(set, n, ts);
+}
+
+START_TEST(test_train_mode_times_like_timing_mode)
+{
+    TestSink timing, train;
+    ck_assert_int_eq(run_learning("run.mode=timing", &timing), 0);
+    ck_assert_int_eq(run_learning("run.mode=train", &train), 0);
+    /* a helper does serve several offloaders here */
+    int slow[32], fast[32], split[32];
+    double predicted[32], actual[32];
+    int rows = pairings(&timing, slow, fast, split, predicted, actual, 32), crowded = 0;
+    for (int a = 0; a < rows; a++)
+        for (int b = a + 1; b < rows; b++)
+            crowded += fast[a] == fast[b];
+    ck_assert_msg(crowded > 0, "no helper serves two offloaders: %s", timing.text);
+    char *a = timing_lines(&timing), *b = timing_lines(&train);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    test_sink_free(&timing);
+    test_sink_free(&train);
+}
+END_TEST
+
+START_TEST(test_runs_repeat_bitwise_and_learn)
+{
+    TestSink a, b;
+    ck_assert_int_eq(run_learning("run.mode=train", &a), 0);
+    ck_assert_int_eq(run_learning("run.mode=train", &b), 0);
+    ck_assert_str_eq(a.text, b.text);
+    double accuracy = test_sink_last_accuracy(&a);
+    ck_assert_msg(accuracy > 0.5, "accuracy %g after 8 rounds (chance 0.25)", accuracy);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+    static const struct {
+        const char *set[2];
+        const char *fragment;
+    } cases[] = {
+        {{"method.cost=exact", NULL}, "allocation = shared takes cost = paper"},
+        {{"agents.count=15", "agents.slow.count=2"}, "with solver = exact enumerates, up to 14 agents (15 given)"},
+        {{"method.allocation=many", NULL}, "'many'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        TestSink ts;
+        memset(&ts, 0, sizeof ts); /* the run stops before it sets the sink up */
+        HsDiag diag;
+        hs_diag_clear(&diag);
+        int n = cases[k].set[1] ? 2 : 1;
+        ck_assert_int_eq(test_run(shared_text, cases[k].set, n, &ts, &diag), HS_E_INPUT);
+        ck_assert_msg(strstr(diag.message, cases[k].fragment) != NULL, "'%s' lacks '%s'", diag.message,
+                      cases[k].fragment);
+        test_sink_free(&ts);
+    }
+    /* the key's own line in the file */
+    TestSink ts;
+    memset(&ts, 0, sizeof ts);
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    const char *exact[] = {"method.cost=exact"};
+    ck_assert_int_eq(test_run(shared_text, exact, 1, &ts, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9: ") != NULL && strstr(diag.message, "allocation = shared takes cost = paper"),
+                  "%s", diag.message);
+    test_sink_free(&ts);
+    /* an availability trace */
+    char path[64], set[128];
+    snprintf(path, sizeof path, "/tmp/hetsim-shared-%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("agent,time,value\n0,0,1\n1,0,1\n2,0,1\n", f);
+    fclose(f);
+    snprintf(set, sizeof set, "agents.availability=trace(%s)", path);
+    const char *trace[] = {set};
+    memset(&ts, 0, sizeof ts);
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(test_run(shared_text, trace, 1, &ts, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:9: ") && strstr(diag.message, "no availability trace"), "%s",
+                  diag.message);
+    test_sink_free(&ts);
+    unlink(path);
+}
+END_TEST
+
+static Suite *comdml_shared_suite(void)
+{
+    Suite *s = suite_create("comdml_shared");
+    TCase *tc = tcase_create("normal");
+    tcase_add_test(tc, test_two_offloaders_share_one_helper);
+    tcase_add_test(tc, test_train_mode_times_like_timing_mode);
+    tcase_add_test(tc, test_runs_repeat_bitwise_and_learn);
+    tcase_add_test(tc, test_bad_input);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(comdml_shared_suite());
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
