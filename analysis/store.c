@@ -46,7 +46,14 @@
     X(STORE, REAL, offload_share, "1", 0, "ComDML: share of agent-rounds in the offloader role") \
     X(STORE, TEXT, sweep, "", 0, "sweep id; NULL outside a sweep") \
     X(STORE, TEXT, point, "", 0, "sweep point label without the seed ('' for a sweep without axes)") \
+    X(STORE, REAL, energy_j, "J", 0, "sum of rounds.energy_j; NULL when energy is not modelled") \
+    X(STORE, REAL, energy_to_target_j, "J", 0, "sum of rounds.energy_j over the rounds that ended by time_to_target_s") \
     X(STORE, REAL, wall_s, "s", SINK_WALL, "wall-clock duration")
+
+/* the first time the averaged model reached the run's target (t: run_targets) */
+#define STORE_TIME_TO_TARGET_SQL \
+    "(SELECT m.t FROM metrics m WHERE m.run_id = r.id AND m.agent IS NULL AND m.t IS NOT NULL" \
+    " AND m.test_accuracy >= t.target ORDER BY m.t, m.rowid LIMIT 1)"
 
 static const char run_summary_sql[] =
     "CREATE VIEW run_summary AS SELECT r.id AS id, r.name AS name, r.method AS method, r.seed AS seed,"
@@ -62,8 +69,7 @@ static const char run_summary_sql[] =
     " (SELECT sum(bytes) FROM rounds WHERE run_id = r.id) AS bytes,"
     " r.final_accuracy AS final_accuracy,"
     " t.target AS target_accuracy,"
-    " (SELECT m.t FROM metrics m WHERE m.run_id = r.id AND m.agent IS NULL AND m.t IS NOT NULL"
-    "  AND m.test_accuracy >= t.target ORDER BY m.t, m.rowid LIMIT 1) AS time_to_target_s,"
+    " " STORE_TIME_TO_TARGET_SQL " AS time_to_target_s,"
     " CASE WHEN r.method = 'comdml' OR EXISTS (SELECT 1 FROM pairings WHERE run_id = r.id)"
     "  THEN (SELECT avg(predicted_s) FROM pairings WHERE run_id = r.id) END AS predicted_round_s,"
     " CASE WHEN r.method = 'comdml' OR EXISTS (SELECT 1 FROM pairings WHERE run_id = r.id)"
@@ -76,6 +82,9 @@ static const char run_summary_sql[] =
     "  WHEN rtrim(r.point, '0123456789') = 'seed=' THEN ''"
     "  WHEN rtrim(r.point, '0123456789') LIKE '% seed=' AND rtrim(r.point, '0123456789') <> r.point"
     "  THEN substr(r.point, 1, length(rtrim(r.point, '0123456789')) - 6) ELSE r.point END AS point,"
+    " (SELECT sum(energy_j) FROM rounds WHERE run_id = r.id) AS energy_j,"
+    " (SELECT sum(energy_j) FROM rounds WHERE run_id = r.id AND t_end <= " STORE_TIME_TO_TARGET_SQL
+    ") AS energy_to_target_j,"
     " r.wall_s AS wall_s"
     " FROM runs r LEFT JOIN run_targets t ON t.run_id = r.id";
 

@@ -101,7 +101,7 @@ echo "$missing" | head -3
 
 # the reference: the committed file is what the binary writes, and its queries run
 "$HETSIM" help database > "$tmp/database.md"
-check "docs/database.md is what 'hetsim help database' writes (make docs/database.md)" \
+check "docs/database.md is what 'hetsim help database' writes (make docs)" \
   cmp -s "$tmp/database.md" "$top/docs/database.md"
 sed -n '/^```sql$/,/^```$/p' "$top/docs/database.md" | grep -v '^```' > "$tmp/queries.sql"
 sqlite3 "$db" < "$tmp/queries.sql" > /dev/null 2> "$tmp/err"
