@@ -288,6 +288,10 @@ int sim_run_ranks(const Scenario *sc, Sink sink, TrainerRanks *ranks, HsDiag *di
         run_params_free(&params);
     }
     if (status == HS_OK) status = sink.ops->agents(sink.ctx, run.run_id, agents, sim->world.n);
+    /* the sinks copy what they keep: the rows need not outlive the run's start (64 bytes
+     * an agent, at millions of agents) */
+    free(agents);
+    agents = NULL;
 
     int max_rounds = sc->rounds > 0 ? sc->rounds : RUN_MAX_ROUNDS;
     for (int round = 0; status == HS_OK && round < max_rounds; round++) {

@@ -191,30 +191,35 @@ static int engine_round_battery(Engine *e, int agent, double length, SinkAgentRo
     return HS_OK;
 }
 
-int engine_report_round(Engine *e, double extra)
+/* Agent i's row of the round, energy aside; returns its idle time. */
+static double engine_agent_row(const Engine *e, int i, double length, SinkAgentRound *row)
 {
-    /* never a row of infinite times (issue 28, class 6): a bug, since the scenario's
-     * checks keep every step and message within SCENARIO_SPAN_MAX */
-    if (!isfinite(e->now))
-        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "round %d: virtual time overflowed (t = %g)",
-                           e->round + 1, e->now);
-    double length = e->now - e->round_start;
+    const AgentClock *c = &e->clocks[i];
+    const TraceSeries *availability = engine_series(e->availability_trace, i);
+    double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
+    double idle = length - c->busy_s - offline;
+    if (idle < 0) idle = 0;
+    *row = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s, .comm_s = c->comm_s,
+                            .idle_s = idle, .offline_s = offline, .role = c->role, .compute_j = NAN,
+                            .comm_j = NAN, .idle_j = NAN, .battery_j = NAN};
+    return idle;
+}
+
+/* Without energy a row is a function of the clocks alone: the round's row (which sums
+ * every agent's idle time) goes first, then the agents' rows are formed again and go in
+ * batches of ENGINE_ROWS_BATCH, so the buffer is not one row per agent. With energy (a
+ * battery changes the agent's state as its row is formed) every row is formed once, into
+ * a buffer of all of them. Same rows, same order either way. */
+static int engine_report_rows(Engine *e, double length, double extra)
+{
     double idle_total = 0, energy_total = e->energy ? 0 : NAN;
     int status = HS_OK;
-    if (e->model->close_round) e->model->close_round(e);
+    SinkAgentRound scratch;
     for (int i = 0; i < e->n_agents; i++) {
-        const AgentClock *c = &e->clocks[i];
-        const TraceSeries *availability = engine_series(e->availability_trace, i);
-        double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
-        double idle = length - c->busy_s - offline;
-        if (idle < 0) idle = 0;
-        idle_total += idle;
-        SinkAgentRound *row = &e->rows[i];
-        *row = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s, .comm_s = c->comm_s,
-                                .idle_s = idle, .offline_s = offline, .role = c->role, .compute_j = NAN,
-                                .comm_j = NAN, .idle_j = NAN, .battery_j = NAN};
+        SinkAgentRound *row = e->energy ? &e->rows[i] : &scratch;
+        idle_total += engine_agent_row(e, i, length, row);
         if (!e->energy) continue;
-        engine_round_energy(e, i, length - offline, row);
+        engine_round_energy(e, i, length - row->offline_s, row);
         energy_total += row->compute_j + row->comm_j + row->idle_j;
         if (e->nodes[i].battery > 0 && status == HS_OK) status = engine_round_battery(e, i, length, row);
     }
@@ -223,8 +228,25 @@ int engine_report_round(Engine *e, double extra)
     SinkRound row = {.round = e->round, .t_start = e->round_start, .t_end = e->now,
                      .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra, .energy_j = energy_total};
     status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
-    if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents);
+    if (e->energy)
+        return status == HS_OK ? e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents) : status;
+    for (int first = 0; status == HS_OK && first < e->n_agents; first += ENGINE_ROWS_BATCH) {
+        int count = e->n_agents - first < ENGINE_ROWS_BATCH ? e->n_agents - first : ENGINE_ROWS_BATCH;
+        for (int k = 0; k < count; k++) engine_agent_row(e, first + k, length, &e->rows[k]);
+        status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, count);
+    }
     return status;
+}
+
+int engine_report_round(Engine *e, double extra)
+{
+    /* never a row of infinite times (issue 28, class 6): a bug, since the scenario's
+     * checks keep every step and message within SCENARIO_SPAN_MAX */
+    if (!isfinite(e->now))
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "round %d: virtual time overflowed (t = %g)",
+                           e->round + 1, e->now);
+    if (e->model->close_round) e->model->close_round(e);
+    return engine_report_rows(e, e->now - e->round_start, extra);
 }
 
 int engine_fail_stranded(Engine *e, int agent)
@@ -382,8 +404,7 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->nodes = malloc((size_t)e->n_nodes * sizeof *e->nodes);
     e->queue = queue_create((size_t)e->n_agents * 2 + 16);
     e->clocks = calloc((size_t)e->n_nodes, sizeof *e->clocks);
-    e->rows = calloc((size_t)e->n_agents, sizeof *e->rows);
-    if (e->nodes == NULL || e->queue == NULL || e->clocks == NULL || e->rows == NULL) {
+    if (e->nodes == NULL || e->queue == NULL || e->clocks == NULL) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
         goto fail;
     }
@@ -399,6 +420,12 @@ int engine_create(const EngineConfig *config, Engine **out)
         }
     }
     if ((status = engine_energy_create(e, config)) != HS_OK) goto fail;
+    /* agent_rounds rows: a batch at a time without energy (engine_report_rows) */
+    int n_rows = e->energy || e->n_agents < ENGINE_ROWS_BATCH ? e->n_agents : ENGINE_ROWS_BATCH;
+    if ((e->rows = calloc((size_t)(n_rows > 0 ? n_rows : 1), sizeof *e->rows)) == NULL) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
+        goto fail;
+    }
     if (e->model->create && e->model->create(e) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for the network of %d agents", e->n_agents);
         goto fail;

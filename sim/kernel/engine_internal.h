@@ -39,7 +39,8 @@ struct Engine {
     EngineNetwork spec;
     EventQueue *queue;
     AgentClock *clocks;      /* (n_nodes) */
-    SinkAgentRound *rows;    /* (n_agents) buffer for agent_rounds */
+    SinkAgentRound *rows;    /* buffer for agent_rounds: (n_agents) with energy, else a
+                              * batch of ENGINE_ROWS_BATCH (engine_report_rows) */
     gsl_rng **dynamics_rng;  /* (n_nodes) only for nodes whose slowdown is random over time */
     Sink sink;
     int64_t run_id;
@@ -61,6 +62,9 @@ static inline void engine_book_bytes(Engine *e, int node, double bytes)
 {
     if (e->energy) e->clocks[node].bytes_io += bytes;
 }
+
+/* agent_rounds rows handed to the sink per call when energy is off */
+#define ENGINE_ROWS_BATCH 1024
 
 /* [network] tcp = lv08: SimGrid's LV08 factors. */
 #define ENGINE_LV08_LATENCY 13.01
