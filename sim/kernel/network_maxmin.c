@@ -63,16 +63,40 @@ typedef struct Span {
     double start, end;
 } Span;
 
-typedef struct AgentActivity {
-    double busy_sum, comm_sum; /* the spans taken so far this round (activity_take) */
-    double cursor;             /* the end of the union so far (-INFINITY: none yet) */
-    double ring_s;             /* the measure of the rings that overlap no computation */
-    Span *compute, *comm;      /* spans not taken yet: [c_head, n_compute), [m_head, n_comm) */
-    NetworkPeriodic *rings;    /* those that overlap a computation */
-    int c_head, n_compute, cap_compute;
+/* Up to this many compute spans live in the agent's AgentActivity itself (sync holds 2). */
+#define ACTIVITY_INLINE 2
+
+/* What an agent with transfers or overlapping rings needs besides, allocated the first time. */
+typedef struct ActivityMore {
+    double comm_sum;        /* the transfer spans taken so far this round */
+    Span *comm;             /* transfer spans not taken yet: [m_head, n_comm) */
+    NetworkPeriodic *rings; /* those that overlap a computation */
     int m_head, n_comm, cap_comm;
     int n_rings, cap_rings;
+} ActivityMore;
+
+typedef struct AgentActivity {
+    double busy_sum;        /* the spans taken so far this round (activity_take) */
+    double cursor;          /* the end of the union so far (-INFINITY: none yet) */
+    double ring_s;          /* the measure of the rings that overlap no computation */
+    union {                 /* compute spans not taken yet: [c_head, n_compute) */
+        Span inline_[ACTIVITY_INLINE]; /* while cap_compute <= ACTIVITY_INLINE */
+        Span *heap;
+    } compute;
+    ActivityMore *more;     /* NULL until a transfer span or a ring to keep comes */
+    int c_head, n_compute, cap_compute;
 } AgentActivity;
+
+static Span *activity_compute(AgentActivity *a)
+{
+    return a->cap_compute > ACTIVITY_INLINE ? a->compute.heap : a->compute.inline_;
+}
+
+static ActivityMore *activity_more(AgentActivity *a)
+{
+    if (a->more == NULL) a->more = calloc(1, sizeof *a->more);
+    return a->more;
+}
 
 static int activity_grow(void **array, int *cap, int n, size_t size)
 {
@@ -85,8 +109,8 @@ static int activity_grow(void **array, int *cap, int n, size_t size)
     return HS_OK;
 }
 
-/* Appends [start, end) to a list in start order, merging with the last span it touches;
- * the taken head [0, *head) makes room first. */
+/* Appends [start, end) to spans [*head, *n) in start order, merging with the last span it
+ * touches; the taken head makes room first. */
 static int activity_add_span(Span **spans, int *head, int *n, int *cap, double start, double end)
 {
     if (end <= start) return HS_OK;
@@ -104,13 +128,41 @@ static int activity_add_span(Span **spans, int *head, int *n, int *cap, double s
     return HS_OK;
 }
 
-/* One span of the merged order into the sums: busy gains its part after the cursor (up to
- * `to`); comm, a transfer span's part within [from, to]. */
-static void activity_take(AgentActivity *a, Span s, int comm, double from, double to)
+/* The same for the compute spans, which start in the AgentActivity and move to the heap
+ * past ACTIVITY_INLINE. */
+static int activity_add_compute(AgentActivity *a, double start, double end)
 {
-    if (comm) {
+    if (end <= start) return HS_OK;
+    Span *spans = activity_compute(a);
+    if (a->n_compute > a->c_head && start <= spans[a->n_compute - 1].end) {
+        if (end > spans[a->n_compute - 1].end) spans[a->n_compute - 1].end = end;
+        return HS_OK;
+    }
+    int cap = a->cap_compute > ACTIVITY_INLINE ? a->cap_compute : ACTIVITY_INLINE;
+    if (a->c_head > 0 && a->n_compute == cap) {
+        memmove(spans, spans + a->c_head, (size_t)(a->n_compute - a->c_head) * sizeof *spans);
+        a->n_compute -= a->c_head;
+        a->c_head = 0;
+    }
+    if (a->n_compute == cap) {
+        Span *grown = a->cap_compute > ACTIVITY_INLINE ? realloc(spans, (size_t)(2 * cap) * sizeof *grown)
+                                                       : malloc((size_t)(2 * cap) * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        if (a->cap_compute <= ACTIVITY_INLINE) memcpy(grown, a->compute.inline_, (size_t)a->n_compute * sizeof *grown);
+        a->compute.heap = spans = grown;
+        a->cap_compute = 2 * cap;
+    }
+    spans[a->n_compute++] = (Span){start, end};
+    return HS_OK;
+}
+
+/* One span of the merged order into the sums: busy gains its part after the cursor (up to
+ * `to`); comm_sum (a transfer span's, else NULL) its part within [from, to]. */
+static void activity_take(AgentActivity *a, double *comm_sum, Span s, double from, double to)
+{
+    if (comm_sum) {
         double lo = s.start > from ? s.start : from, hi = s.end < to ? s.end : to;
-        if (hi > lo) a->comm_sum += hi - lo;
+        if (hi > lo) *comm_sum += hi - lo;
     }
     if (s.start < a->cursor) s.start = a->cursor;
     if (s.end > to) s.end = to;
@@ -130,31 +182,33 @@ static void activity_fold(Engine *e, int agent)
 {
     Maxmin *m = maxmin_of(e);
     AgentActivity *a = &m->activity[agent];
+    ActivityMore *x = a->more;
+    Span *compute = activity_compute(a);
     double now = e->now, from = e->round_start;
     double since = network_active_since(m->network, agent);
     double next_comm = since < now ? since : now; /* no transfer span starts before it */
+    int rings = x && x->n_rings > 0;
     if (a->cursor < from) a->cursor = from;
     for (;;) {
-        int have_c = a->c_head < a->n_compute, have_m = a->m_head < a->n_comm;
-        if (have_c && (!have_m || a->compute[a->c_head].start <= a->comm[a->m_head].start)) {
-            Span s = a->compute[a->c_head];
+        int have_c = a->c_head < a->n_compute, have_m = x && x->m_head < x->n_comm;
+        if (have_c && (!have_m || compute[a->c_head].start <= x->comm[x->m_head].start)) {
+            Span s = compute[a->c_head];
             int last = a->c_head + 1 == a->n_compute;
-            if (!(s.end <= now && (!last || s.end < now) && s.start <= next_comm && s.end <= m->ring_floor &&
-                  a->n_rings == 0))
+            if (!(s.end <= now && (!last || s.end < now) && s.start <= next_comm && s.end <= m->ring_floor && !rings))
                 break;
-            activity_take(a, s, 0, from, now);
+            activity_take(a, NULL, s, from, now);
             a->c_head++;
         } else if (have_m) {
-            Span s = a->comm[a->m_head];
-            if (a->m_head + 1 == a->n_comm && !(s.end < next_comm)) break; /* the next may merge */
-            activity_take(a, s, 1, from, now);
-            a->m_head++;
+            Span s = x->comm[x->m_head];
+            if (x->m_head + 1 == x->n_comm && !(s.end < next_comm)) break; /* the next may merge */
+            activity_take(a, &x->comm_sum, s, from, now);
+            x->m_head++;
         } else {
             break;
         }
     }
     if (a->c_head == a->n_compute) a->c_head = a->n_compute = 0;
-    if (a->m_head == a->n_comm) a->m_head = a->n_comm = 0;
+    if (x && x->m_head == x->n_comm) x->m_head = x->n_comm = 0;
 }
 
 /* Measure of the periodic set within [t0, t] (all periods, no window). */
@@ -187,8 +241,10 @@ static double periodic_measure(const NetworkPeriodic *p, double x, double y)
 static int maxmin_activity_add(Engine *e, int agent, int compute, double start, double end)
 {
     AgentActivity *a = &maxmin_of(e)->activity[agent];
-    int status = compute ? activity_add_span(&a->compute, &a->c_head, &a->n_compute, &a->cap_compute, start, end)
-                         : activity_add_span(&a->comm, &a->m_head, &a->n_comm, &a->cap_comm, start, end);
+    ActivityMore *x = compute ? NULL : activity_more(a);
+    int status = compute ? activity_add_compute(a, start, end)
+                 : x ? activity_add_span(&x->comm, &x->m_head, &x->n_comm, &x->cap_comm, start, end)
+                     : HS_E_NOMEM;
     if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
     activity_fold(e, agent);
     return HS_OK;
@@ -200,38 +256,43 @@ static int maxmin_activity_add(Engine *e, int agent, int compute, double start, 
 static void maxmin_activity_close(Engine *e, int agent, double from, double to, double *busy, double *comm)
 {
     AgentActivity *a = &maxmin_of(e)->activity[agent];
-    int i = a->c_head, j = a->m_head;
+    ActivityMore *x = a->more;
+    Span *compute = activity_compute(a);
+    int i = a->c_head, j = x ? x->m_head : 0, n_comm = x ? x->n_comm : 0;
     if (a->cursor < from) a->cursor = from;
-    while (i < a->n_compute || j < a->n_comm) {
-        if (j >= a->n_comm || (i < a->n_compute && a->compute[i].start <= a->comm[j].start))
-            activity_take(a, a->compute[i++], 0, from, to);
+    while (i < a->n_compute || j < n_comm) {
+        if (j >= n_comm || (i < a->n_compute && compute[i].start <= x->comm[j].start))
+            activity_take(a, NULL, compute[i++], from, to);
         else
-            activity_take(a, a->comm[j++], 1, from, to);
+            activity_take(a, &x->comm_sum, x->comm[j++], from, to);
     }
-    double b = a->busy_sum, c = a->comm_sum;
-    for (int r = 0; r < a->n_rings; r++) {
-        const NetworkPeriodic *p = &a->rings[r];
+    double b = a->busy_sum, c = x ? x->comm_sum : 0;
+    for (int r = 0; x && r < x->n_rings; r++) {
+        const NetworkPeriodic *p = &x->rings[r];
         double m = periodic_measure(p, from, to);
         b += m;
         c += m;
         for (int k = a->c_head; k < a->n_compute; k++) {
-            if (a->compute[k].end <= p->from) continue;
-            if (a->compute[k].start >= p->to) break;
-            b -= periodic_measure(p, a->compute[k].start < from ? from : a->compute[k].start,
-                                  a->compute[k].end > to ? to : a->compute[k].end);
+            if (compute[k].end <= p->from) continue;
+            if (compute[k].start >= p->to) break;
+            b -= periodic_measure(p, compute[k].start < from ? from : compute[k].start,
+                                  compute[k].end > to ? to : compute[k].end);
         }
     }
     *busy = b + a->ring_s;
     *comm = c + a->ring_s;
-    a->busy_sum = a->comm_sum = a->ring_s = 0;
+    a->busy_sum = a->ring_s = 0;
     a->cursor = -INFINITY;
     int kept = 0; /* compute spans still running or queued for later */
     for (int k = a->c_head; k < a->n_compute; k++)
-        if (a->compute[k].end > to) a->compute[kept++] = a->compute[k];
+        if (compute[k].end > to) compute[kept++] = compute[k];
     a->c_head = 0;
     a->n_compute = kept;
-    a->m_head = a->n_comm = 0;
-    a->n_rings = 0;
+    if (x) {
+        x->comm_sum = 0;
+        x->m_head = x->n_comm = 0;
+        x->n_rings = 0;
+    }
 }
 
 static void maxmin_free(Engine *e)
@@ -241,9 +302,13 @@ static void maxmin_free(Engine *e)
     network_free(m->network);
     if (m->activity)
         for (int i = 0; i < e->n_nodes; i++) {
-            free(m->activity[i].compute);
-            free(m->activity[i].comm);
-            free(m->activity[i].rings);
+            AgentActivity *a = &m->activity[i];
+            if (a->cap_compute > ACTIVITY_INLINE) free(a->compute.heap);
+            if (a->more) {
+                free(a->more->comm);
+                free(a->more->rings);
+                free(a->more);
+            }
         }
     free(m->activity);
     free(m->collectives);
@@ -429,20 +494,22 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
 {
     Engine *e = ctx;
     AgentActivity *a = &maxmin_of(e)->activity[agent];
+    const Span *compute = activity_compute(a);
     /* Reported up to now, so later computations start after it: only the ones booked
      * already can overlap it (a blocking collective has none: its measure is enough). */
     int overlaps = 0;
-    for (int k = a->n_compute - 1; k >= a->c_head && a->compute[k].end > p->from && !overlaps; k--)
-        overlaps = a->compute[k].start < p->to;
+    for (int k = a->n_compute - 1; k >= a->c_head && compute[k].end > p->from && !overlaps; k--)
+        overlaps = compute[k].start < p->to;
     if (!overlaps) {
         a->ring_s += periodic_measure(p, p->from, p->to);
         return;
     }
-    if (activity_grow((void **)&a->rings, &a->cap_rings, a->n_rings, sizeof *a->rings) != HS_OK) {
+    ActivityMore *x = activity_more(a);
+    if (x == NULL || activity_grow((void **)&x->rings, &x->cap_rings, x->n_rings, sizeof *x->rings) != HS_OK) {
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
         return;
     }
-    a->rings[a->n_rings++] = *p;
+    x->rings[x->n_rings++] = *p;
 }
 
 static void maxmin_on_sender_idle(void *ctx, int agent, double t)
@@ -493,7 +560,7 @@ static double maxmin_link_capacity(void *ctx, int link, double t, double *next)
     int agent = link < n ? link : link - n;
     const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
     const TraceSeries *availability = engine_series(e->availability_trace, agent);
-    double value = bw ? trace_value(bw, t) : link < n ? e->nodes[agent].uplink : e->nodes[agent].downlink;
+    double value = bw ? trace_value(bw, t) : link < n ? e->rates[agent].uplink : e->rates[agent].downlink;
     if (availability && trace_value(availability, t) <= 0.5) value = 0;
     double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t);
     *next = a < b ? a : b;
@@ -516,9 +583,9 @@ static int maxmin_create(Engine *e)
     if (up && down && latency && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
             m->activity[i].cursor = -INFINITY;
-            up[i] = e->nodes[i].uplink;
-            down[i] = e->nodes[i].downlink;
-            latency[i] = e->nodes[i].latency;
+            up[i] = e->rates[i].uplink;
+            down[i] = e->rates[i].downlink;
+            latency[i] = e->rates[i].latency;
         }
         int lv08 = spec->lv08;
         int varying = e->uplink_trace || e->downlink_trace || e->availability_trace;
