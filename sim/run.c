@@ -88,41 +88,39 @@ static int run_dispatch(void *ctx, const Event *event)
     return run->method->on_event(run->method_state, &run->sim, event);
 }
 
-/* Every node's attributes for the kernel: the drawn world (trace values at t = 0) and
- * its group's dynamics. */
+/* Node i's attributes for the kernel: the drawn world (trace values at t = 0) and its
+ * group's dynamics (EngineConfig.node). */
+static void run_engine_node(void *ctx, int i, EngineNode *out)
+{
+    const Run *run = ctx;
+    const Scenario *sc = run->sim.sc;
+    const AgentProfile *a = &run->sim.world.agents[i];
+    const AgentGroupSpec *g = &sc->groups[a->group];
+    *out = (EngineNode){.compute = a->compute, .uplink = a->uplink, .downlink = a->downlink,
+                        .latency = a->latency, .slowdown = g->slowdown, .jitter = g->jitter,
+                        .availability_source = g->availability.kind == DIST_TRACE ? g->availability.path : sc->file,
+                        .power_compute = g->power_compute, .power_comm = g->power_comm,
+                        .power_idle = g->power_idle, .energy_per_byte = g->energy_per_byte,
+                        .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge,
+                        /* servers lose nothing themselves: a message to or from one is lost
+                         * with its agent's loss */
+                        .loss = i < run->sim.world.n ? g->loss : 0};
+}
+
 static int run_engine_create(Run *run, HsDiag *diag)
 {
     Sim *sim = &run->sim;
     const Scenario *sc = sim->sc;
-    int n = world_nodes(&sim->world);
-    EngineNode *nodes = calloc((size_t)n, sizeof *nodes);
-    if (nodes == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", sim->world.n);
-    for (int i = 0; i < n; i++) {
-        const AgentProfile *a = &sim->world.agents[i];
-        const AgentGroupSpec *g = &sc->groups[a->group];
-        nodes[i] = (EngineNode){.compute = a->compute, .uplink = a->uplink, .downlink = a->downlink,
-                                .latency = a->latency, .slowdown = g->slowdown, .jitter = g->jitter,
-                                .availability_source = g->availability.kind == DIST_TRACE ? g->availability.path
-                                                                                          : sc->file,
-                                .power_compute = g->power_compute, .power_comm = g->power_comm,
-                                .power_idle = g->power_idle, .energy_per_byte = g->energy_per_byte,
-                                .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge,
-                                /* servers lose nothing themselves: a message to or from one is lost
-                                 * with its agent's loss */
-                                .loss = i < sim->world.n ? g->loss : 0};
-    }
     const WorldTraces *t = &run->traces;
     EngineConfig config = {
-        .n_agents = sim->world.n, .n_servers = sim->world.n_servers, .nodes = nodes,
+        .n_agents = sim->world.n, .n_servers = sim->world.n_servers, .node = run_engine_node, .node_ctx = run,
         .traces = {.compute = t->compute, .uplink = t->uplink, .downlink = t->downlink,
                    .availability = t->availability, .outage = t->outage},
         .network = {.maxmin = sc->network.model == NETWORK_MAXMIN, .lv08 = sc->network.tcp == TCP_LV08,
                     .backbone = sc->network.backbone, .uplink_fifo = sc->network.uplink == UPLINK_FIFO,
                     .loss_drop = sc->network.loss_mode == LOSS_DROP, .rto = sc->network.rto},
         .seed = sc->seed, .sink = run->sink, .handler = run_dispatch, .handler_ctx = run, .diag = diag};
-    int status = engine_create(&config, &sim->engine);
-    free(nodes);
-    return status;
+    return engine_create(&config, &sim->engine);
 }
 
 /* The sink's tick from inside the trainer's arithmetic (trainer_set_tick): a round whose
@@ -297,6 +295,10 @@ int sim_run_ranks(const Scenario *sc, Sink sink, TrainerRanks *ranks, HsDiag *di
         run_params_free(&params);
     }
     if (status == HS_OK) status = sink.ops->agents(sink.ctx, run.run_id, agents, sim->world.n);
+    /* the sinks copy what they keep: the rows need not outlive the run's start (64 bytes
+     * an agent, at millions of agents) */
+    free(agents);
+    agents = NULL;
 
     int max_rounds = sc->rounds > 0 ? sc->rounds : RUN_MAX_ROUNDS;
     for (int round = 0; status == HS_OK && round < max_rounds; round++) {

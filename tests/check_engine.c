@@ -229,6 +229,42 @@ START_TEST(test_send_is_fifo_on_the_uplink)
 }
 END_TEST
 
+/* More agents than a batch of agent_rounds rows (ENGINE_ROWS_BATCH, 1024): without energy
+ * the rows go in batches, with energy in one buffer; the rows' times must be the same
+ * either way, in agent order, and sum to the round's idle time bit for bit. localsgd on
+ * lognormal agents: every agent's row differs. */
+static const char *many_agents =
+    "[run]\nmethod = localsgd\nrounds = 2\nmode = timing\nseed = 3\n"
+    "[model]\nlayers = 784,10\nbatch = 16\n"
+    "[agents]\ncount = 2500\ncompute = lognormal(1 GFLOPS, 0.5)\nbandwidth = uniform(10 Mbit/s, 100 Mbit/s)\n"
+    "latency = 1 ms\nsamples = 64\n";
+
+START_TEST(test_agent_rounds_in_batches_equal_one_buffer)
+{
+    TestSink plain, energy;
+    const char *power[] = {"agents.power_idle=1 W"};
+    ck_assert_int_eq(run_text(many_agents, NULL, 0, &plain), 0);
+    ck_assert_int_eq(run_text(many_agents, power, 1, &energy), 0);
+    ck_assert_int_eq(plain.agent_rows, 2 * 2500);
+    ck_assert_int_eq(plain.n_agent_round_rows, 2500);
+    ck_assert_int_eq(energy.n_agent_round_rows, 2500);
+    double idle = 0;
+    for (int i = 0; i < 2500; i++) {
+        const SinkAgentRound *a = &plain.agent_round_rows[i], *b = &energy.agent_round_rows[i];
+        ck_assert_int_eq(a->agent, i);
+        ck_assert_int_eq(a->round, 1);
+        ck_assert(a->compute_s == b->compute_s && a->comm_s == b->comm_s && a->idle_s == b->idle_s &&
+                  a->offline_s == b->offline_s && a->role == b->role);
+        ck_assert(isnan(a->idle_j) && b->idle_j > 0);
+        idle += a->idle_s;
+    }
+    ck_assert(idle > 0);
+    ck_assert(idle == plain.round_rows[1].idle_s);
+    test_sink_free(&plain);
+    test_sink_free(&energy);
+}
+END_TEST
+
 START_TEST(test_determinism_same_rows_twice)
 {
     char *text = test_read_file("tests/fixtures/scenarios/golden-timing.ini", NULL);
@@ -340,6 +376,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_lsgd_round_closed_form);
     tcase_add_test(tc, test_send_is_fifo_on_the_uplink);
     tcase_add_test(tc, test_determinism_same_rows_twice);
+    tcase_add_test(tc, test_agent_rounds_in_batches_equal_one_buffer);
     tcase_add_test(tc, test_golden_whole_scenario);
     tcase_add_test(tc, test_time_budget_stops_at_round_boundary);
     tcase_add_test(tc, test_markov_slowdown_and_jitter);

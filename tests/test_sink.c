@@ -1,6 +1,8 @@
 /* test_sink.c — rows as text with %.17g, so equal text means bitwise-equal numbers. */
 #include "tests/test_sink.h"
 
+#include "base/hs_error.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,10 +85,13 @@ static int ts_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows
 {
     TestSink *s = ctx;
     for (int i = 0; i < count; i++) ts_dump(s, SINK_RECORD_AGENT_ROUND, SINK_PART_ROW, "agent_round", &rows[i]);
-    free(s->agent_round_rows);
-    s->agent_round_rows = malloc((size_t)count * sizeof *rows);
-    memcpy(s->agent_round_rows, rows, (size_t)count * sizeof *rows);
-    s->n_agent_round_rows = count;
+    /* a round's rows may come in several calls (the engine's batches): agent 0 opens it */
+    if (count > 0 && rows[0].agent == 0) s->n_agent_round_rows = 0;
+    SinkAgentRound *grown = realloc(s->agent_round_rows, (size_t)(s->n_agent_round_rows + count) * sizeof *rows);
+    if (grown == NULL) return HS_E_NOMEM;
+    s->agent_round_rows = grown;
+    memcpy(s->agent_round_rows + s->n_agent_round_rows, rows, (size_t)count * sizeof *rows);
+    s->n_agent_round_rows += count;
     s->agent_rows += count;
     return 0;
 }

@@ -41,8 +41,8 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
     const TraceSeries *speed = engine_series(e->compute_trace, agent);
-    double duration = flops / (speed ? trace_value(speed, start) : e->nodes[agent].compute);
-    const EngineNode *node = &e->nodes[agent];
+    double duration = flops / (speed ? trace_value(speed, start) : e->rates[agent].compute);
+    const EngineNode *node = engine_profile(e, agent);
     if (node->slowdown.kind != SLOWDOWN_NONE || node->jitter > 0)
         duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
                                     e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
@@ -58,7 +58,7 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
 
 double engine_message_latency(const Engine *e, int from, int to)
 {
-    double a = e->nodes[from].latency, b = e->nodes[to].latency;
+    double a = e->rates[from].latency, b = e->rates[to].latency;
     double latency = a > b ? a : b;
     return e->spec.lv08 ? latency * ENGINE_LV08_LATENCY : latency;
 }
@@ -66,8 +66,8 @@ double engine_message_latency(const Engine *e, int from, int to)
 double engine_link_rate(const Engine *e, int from, int to, double t)
 {
     const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
-    double u = up ? trace_value(up, t) : e->nodes[from].uplink;
-    double d = down ? trace_value(down, t) : e->nodes[to].downlink;
+    double u = up ? trace_value(up, t) : e->rates[from].uplink;
+    double d = down ? trace_value(down, t) : e->rates[to].downlink;
     double bandwidth = u < d ? u : d;
     return e->spec.lv08 ? bandwidth * ENGINE_LV08_BANDWIDTH : bandwidth;
 }
@@ -83,7 +83,7 @@ double engine_message_bandwidth(const Engine *e, int from, int to)
 double engine_agent_compute(const Engine *e, int agent)
 {
     const TraceSeries *speed = engine_series(e->compute_trace, agent);
-    return speed ? trace_value(speed, e->now) : e->nodes[agent].compute;
+    return speed ? trace_value(speed, e->now) : e->rates[agent].compute;
 }
 
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
@@ -143,8 +143,9 @@ void engine_begin_round(Engine *e, int round)
     for (int i = 0; i < e->n_nodes; i++) {
         AgentClock *c = &e->clocks[i];
         c->busy_end = e->now;
-        c->compute_s = c->comm_s = c->busy_s = c->bytes_io = 0;
+        c->compute_s = c->comm_s = c->busy_s = 0;
         c->role = SINK_ROLE_ALONE;
+        if (e->energy) e->energy_clocks[i].bytes_io = 0;
     }
     engine_loss_begin_round(e);
 }
@@ -153,7 +154,7 @@ void engine_begin_round(Engine *e, int round)
  * communicating before idle; offline draws nothing. */
 static void engine_round_energy(const Engine *e, int agent, double online, SinkAgentRound *row)
 {
-    const EngineNode *node = &e->nodes[agent];
+    const EngineNode *node = engine_profile(e, agent);
     const AgentClock *c = &e->clocks[agent];
     /* communicating and not computing, online: a message stalled while its agent is
      * offline (maxmin counts its flow as transferring) draws nothing */
@@ -161,7 +162,7 @@ static void engine_round_energy(const Engine *e, int agent, double online, SinkA
     double comm = busy - c->compute_s;
     if (comm < 0) comm = 0;
     row->compute_j = node->power_compute * c->compute_s;
-    row->comm_j = node->power_comm * comm + node->energy_per_byte * c->bytes_io;
+    row->comm_j = node->power_comm * comm + node->energy_per_byte * e->energy_clocks[agent].bytes_io;
     row->idle_j = node->power_idle * row->idle_s;
 }
 
@@ -170,8 +171,8 @@ static void engine_round_energy(const Engine *e, int agent, double online, SinkA
  * charging brings it back to resume_charge (never, without charging). */
 static int engine_round_battery(Engine *e, int agent, double length, SinkAgentRound *row)
 {
-    const EngineNode *node = &e->nodes[agent];
-    AgentClock *c = &e->clocks[agent];
+    const EngineNode *node = engine_profile(e, agent);
+    EnergyClock *c = &e->energy_clocks[agent];
     double charge = c->charge + node->charging * length - (row->compute_j + row->comm_j + row->idle_j);
     if (charge > node->battery) charge = node->battery;
     if (charge <= 0 && !(c->battery_back > e->now)) {
@@ -193,33 +194,37 @@ static int engine_round_battery(Engine *e, int agent, double length, SinkAgentRo
     return HS_OK;
 }
 
-int engine_report_round(Engine *e, double extra)
+/* Agent i's row of the round, energy aside; returns its idle time. */
+static double engine_agent_row(const Engine *e, int i, double length, SinkAgentRound *row)
 {
-    /* never a row of infinite times (issue 28, class 6): a bug, since the scenario's
-     * checks keep every step and message within SCENARIO_SPAN_MAX */
-    if (!isfinite(e->now))
-        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "round %d: virtual time overflowed (t = %g)",
-                           e->round + 1, e->now);
-    double length = e->now - e->round_start;
+    const AgentClock *c = &e->clocks[i];
+    const TraceSeries *availability = engine_series(e->availability_trace, i);
+    double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
+    double idle = length - c->busy_s - offline;
+    if (idle < 0) idle = 0;
+    *row = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s, .comm_s = c->comm_s,
+                            .idle_s = idle, .offline_s = offline, .role = c->role, .compute_j = NAN,
+                            .comm_j = NAN, .idle_j = NAN, .battery_j = NAN, .lost = engine_loss_sent_lost(e, i)};
+    return idle;
+}
+
+/* Without energy a row is a function of the clocks alone: the round's row (which sums
+ * every agent's idle time) goes first, then the agents' rows are formed again and go in
+ * batches of ENGINE_ROWS_BATCH, so the buffer is not one row per agent. With energy (a
+ * battery changes the agent's state as its row is formed) every row is formed once, into
+ * a buffer of all of them. Same rows, same order either way. */
+static int engine_report_rows(Engine *e, double length, double extra)
+{
     double idle_total = 0, energy_total = e->energy ? 0 : NAN;
     int status = HS_OK;
-    if (e->model->close_round) e->model->close_round(e);
+    SinkAgentRound scratch;
     for (int i = 0; i < e->n_agents; i++) {
-        const AgentClock *c = &e->clocks[i];
-        const TraceSeries *availability = engine_series(e->availability_trace, i);
-        double offline = availability ? trace_offline_between(availability, e->round_start, e->now) : 0;
-        double idle = length - c->busy_s - offline;
-        if (idle < 0) idle = 0;
-        idle_total += idle;
-        SinkAgentRound *row = &e->rows[i];
-        *row = (SinkAgentRound){.round = e->round, .agent = i, .compute_s = c->compute_s, .comm_s = c->comm_s,
-                                .idle_s = idle, .offline_s = offline, .role = c->role, .compute_j = NAN,
-                                .comm_j = NAN, .idle_j = NAN, .battery_j = NAN,
-                                .lost = engine_loss_sent_lost(e, i)};
+        SinkAgentRound *row = e->energy ? &e->rows[i] : &scratch;
+        idle_total += engine_agent_row(e, i, length, row);
         if (!e->energy) continue;
-        engine_round_energy(e, i, length - offline, row);
+        engine_round_energy(e, i, length - row->offline_s, row);
         energy_total += row->compute_j + row->comm_j + row->idle_j;
-        if (e->nodes[i].battery > 0 && status == HS_OK) status = engine_round_battery(e, i, length, row);
+        if (engine_profile(e, i)->battery > 0 && status == HS_OK) status = engine_round_battery(e, i, length, row);
     }
     if (status != HS_OK) return status;
     e->total_bytes += e->round_bytes;
@@ -227,8 +232,25 @@ int engine_report_round(Engine *e, double extra)
                      .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra, .energy_j = energy_total,
                      .lost = engine_loss_round_lost(e)};
     status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
-    if (status == HS_OK) status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents);
+    if (e->energy)
+        return status == HS_OK ? e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents) : status;
+    for (int first = 0; status == HS_OK && first < e->n_agents; first += ENGINE_ROWS_BATCH) {
+        int count = e->n_agents - first < ENGINE_ROWS_BATCH ? e->n_agents - first : ENGINE_ROWS_BATCH;
+        for (int k = 0; k < count; k++) engine_agent_row(e, first + k, length, &e->rows[k]);
+        status = e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, count);
+    }
     return status;
+}
+
+int engine_report_round(Engine *e, double extra)
+{
+    /* never a row of infinite times (issue 28, class 6): a bug, since the scenario's
+     * checks keep every step and message within SCENARIO_SPAN_MAX */
+    if (!isfinite(e->now))
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "round %d: virtual time overflowed (t = %g)",
+                           e->round + 1, e->now);
+    if (e->model->close_round) e->model->close_round(e);
+    return engine_report_rows(e, e->now - e->round_start, extra);
 }
 
 int engine_fail_stranded(Engine *e, int agent)
@@ -243,15 +265,15 @@ int engine_fail_stranded(Engine *e, int agent)
                            "round %d can never end: virtual time overflowed (work would end at t = inf)",
                            e->round + 1);
     char who[48];
-    const EngineNode *dead = &e->nodes[agent];
-    if (dead->battery > 0 && dead->charging == 0 && !(e->clocks[agent].battery_back < INFINITY))
+    const EngineNode *dead = engine_profile(e, agent);
+    if (dead->battery > 0 && dead->charging == 0 && e->energy_clocks && !(e->energy_clocks[agent].battery_back < INFINITY))
         return hs_diag_set(e->diag, HS_E_INPUT, dead->availability_source, 0,
                            "round %d can never end: agent %d's battery ran out and charging = 0 never brings it "
                            "back (give charging, or a method that leaves absent agents out)",
                            e->round + 1, agent);
     if (agent >= e->n_agents) snprintf(who, sizeof who, "the server (node %d)", agent);
     else snprintf(who, sizeof who, "agent %d", agent);
-    return hs_diag_set(e->diag, HS_E_INPUT, e->nodes[agent].availability_source, 0,
+    return hs_diag_set(e->diag, HS_E_INPUT, dead->availability_source, 0,
                        "round %d can never end: %s is offline for good from this availability trace's "
                        "last row (end it with the %s online)",
                        e->round + 1, who, agent >= e->n_agents ? "server" : "agent");
@@ -342,12 +364,18 @@ static int engine_energy_create(Engine *e, const EngineConfig *config)
 {
     int batteries = 0;
     for (int i = 0; i < e->n_agents; i++) {
-        const EngineNode *n = &e->nodes[i];
+        const EngineNode *n = engine_profile(e, i);
         if (n->power_compute > 0 || n->power_comm > 0 || n->power_idle > 0 || n->energy_per_byte > 0 || n->battery > 0)
             e->energy = 1;
         batteries += n->battery > 0;
-        e->clocks[i].charge = n->battery;
-        e->clocks[i].battery_back = -INFINITY;
+    }
+    if (e->energy) {
+        e->energy_clocks = calloc((size_t)e->n_nodes, sizeof *e->energy_clocks);
+        if (e->energy_clocks == NULL) return hs_diag_set(config->diag, HS_E_NOMEM, NULL, 0, "out of memory for energy");
+        for (int i = 0; i < e->n_agents; i++) {
+            e->energy_clocks[i].charge = engine_profile(e, i)->battery;
+            e->energy_clocks[i].battery_back = -INFINITY;
+        }
     }
     if (batteries == 0) return HS_OK;
     e->battery_series = calloc((size_t)e->n_nodes, sizeof *e->battery_series);
@@ -357,12 +385,76 @@ static int engine_energy_create(Engine *e, const EngineConfig *config)
     for (int i = 0; i < e->n_nodes; i++) {
         const TraceSeries *borrowed = engine_series(config->traces.availability, i);
         e->battery_nodes[i] = borrowed;
-        if (i >= e->n_agents || !(e->nodes[i].battery > 0)) continue;
+        if (i >= e->n_agents || !(engine_profile(e, i)->battery > 0)) continue;
         if (trace_series_copy(borrowed, &e->battery_series[i]) != HS_OK)
             return hs_diag_set(config->diag, HS_E_NOMEM, NULL, 0, "out of memory for batteries");
         e->battery_nodes[i] = &e->battery_series[i];
     }
     e->availability_trace = e->battery_nodes;
+    return HS_OK;
+}
+
+/* Bit for bit: a profile stands for a node only if every value is the node's own. */
+static int engine_same_bits(const void *a, const void *b, size_t size)
+{
+    return memcmp(a, b, size) == 0;
+}
+
+static int engine_same_profile(const EngineNode *a, const EngineNode *b)
+{
+    const Slowdown *x = &a->slowdown, *y = &b->slowdown;
+    return x->kind == y->kind && engine_same_bits(&x->p_slow, &y->p_slow, sizeof x->p_slow) &&
+           engine_same_bits(&x->p_recover, &y->p_recover, sizeof x->p_recover) &&
+           engine_same_bits(&x->factor, &y->factor, sizeof x->factor) &&
+           engine_same_bits(&x->period, &y->period, sizeof x->period) &&
+           engine_same_bits(&x->amplitude, &y->amplitude, sizeof x->amplitude) &&
+           engine_same_bits(&a->jitter, &b->jitter, sizeof a->jitter) &&
+           a->availability_source == b->availability_source &&
+           engine_same_bits(&a->power_compute, &b->power_compute, sizeof a->power_compute) &&
+           engine_same_bits(&a->power_comm, &b->power_comm, sizeof a->power_comm) &&
+           engine_same_bits(&a->power_idle, &b->power_idle, sizeof a->power_idle) &&
+           engine_same_bits(&a->energy_per_byte, &b->energy_per_byte, sizeof a->energy_per_byte) &&
+           engine_same_bits(&a->battery, &b->battery, sizeof a->battery) &&
+           engine_same_bits(&a->charging, &b->charging, sizeof a->charging) &&
+           engine_same_bits(&a->resume_charge, &b->resume_charge, sizeof a->resume_charge) &&
+           engine_same_bits(&a->loss, &b->loss, sizeof a->loss);
+}
+
+/* Up to this many distinct profiles are looked through for a node's; past it a node
+ * gets one of its own unless it shares its predecessor's (never wrong, only larger). */
+#define ENGINE_PROFILES_SEARCHED 64
+
+/* The nodes split into their own rates (36 bytes a node) and a profile shared by the nodes
+ * of a group (a whole EngineNode was 152 bytes a node, at millions of agents). */
+static int engine_nodes_create(Engine *e, const EngineConfig *config)
+{
+    int n = e->n_nodes, cap = 4, last = -1;
+    e->rates = malloc((size_t)n * sizeof *e->rates);
+    e->profile_of = malloc((size_t)n * sizeof *e->profile_of);
+    e->profiles = malloc((size_t)cap * sizeof *e->profiles);
+    if (e->rates == NULL || e->profile_of == NULL || e->profiles == NULL) return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) {
+        EngineNode asked;
+        if (config->nodes == NULL) config->node(config->node_ctx, i, &asked);
+        const EngineNode *node = config->nodes ? &config->nodes[i] : &asked;
+        e->rates[i] = (EngineRates){node->compute, node->uplink, node->downlink, node->latency};
+        int found = last >= 0 && engine_same_profile(&e->profiles[last], node) ? last : -1;
+        for (int k = 0; found < 0 && k < e->n_profiles && k < ENGINE_PROFILES_SEARCHED; k++)
+            if (engine_same_profile(&e->profiles[k], node)) found = k;
+        if (found < 0) {
+            if (e->n_profiles == cap) {
+                EngineNode *grown = realloc(e->profiles, (size_t)(2 * cap) * sizeof *grown);
+                if (grown == NULL) return HS_E_NOMEM;
+                e->profiles = grown;
+                cap *= 2;
+            }
+            found = e->n_profiles++;
+            e->profiles[found] = *node;
+            e->profiles[found].compute = e->profiles[found].uplink = e->profiles[found].downlink = 0;
+            e->profiles[found].latency = 0;
+        }
+        e->profile_of[i] = last = found;
+    }
     return HS_OK;
 }
 
@@ -386,17 +478,14 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->handler_ctx = config->handler_ctx;
     e->diag = diag;
     e->model = e->spec.maxmin ? &network_model_maxmin : &network_model_fifo;
-    e->nodes = malloc((size_t)e->n_nodes * sizeof *e->nodes);
     e->queue = queue_create((size_t)e->n_agents * 2 + 16);
     e->clocks = calloc((size_t)e->n_nodes, sizeof *e->clocks);
-    e->rows = calloc((size_t)e->n_agents, sizeof *e->rows);
-    if (e->nodes == NULL || e->queue == NULL || e->clocks == NULL || e->rows == NULL) {
+    if (e->queue == NULL || e->clocks == NULL || engine_nodes_create(e, config) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
         goto fail;
     }
-    memcpy(e->nodes, config->nodes, (size_t)e->n_nodes * sizeof *e->nodes);
     for (int i = 0; i < e->n_nodes; i++) {
-        const EngineNode *node = &e->nodes[i];
+        const EngineNode *node = engine_profile(e, i);
         if (node->slowdown.kind != SLOWDOWN_MARKOV && node->jitter == 0) continue;
         if (e->dynamics_rng == NULL) e->dynamics_rng = calloc((size_t)e->n_nodes, sizeof *e->dynamics_rng);
         if (e->dynamics_rng == NULL ||
@@ -406,6 +495,12 @@ int engine_create(const EngineConfig *config, Engine **out)
         }
     }
     if ((status = engine_energy_create(e, config)) != HS_OK) goto fail;
+    /* agent_rounds rows: a batch at a time without energy (engine_report_rows) */
+    int n_rows = e->energy || e->n_agents < ENGINE_ROWS_BATCH ? e->n_agents : ENGINE_ROWS_BATCH;
+    if ((e->rows = calloc((size_t)(n_rows > 0 ? n_rows : 1), sizeof *e->rows)) == NULL) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
+        goto fail;
+    }
     if (engine_loss_create(e, config) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for lossy links");
         goto fail;
@@ -428,6 +523,7 @@ void engine_free(Engine *e)
     engine_loss_free(e);
     queue_free(e->queue);
     free(e->clocks);
+    free(e->energy_clocks);
     free(e->rows);
     if (e->dynamics_rng)
         for (int i = 0; i < e->n_nodes; i++)
@@ -437,6 +533,8 @@ void engine_free(Engine *e)
         for (int i = 0; i < e->n_nodes; i++) trace_series_free(&e->battery_series[i]);
     free(e->battery_series);
     free(e->battery_nodes);
-    free(e->nodes);
+    free(e->rates);
+    free(e->profile_of);
+    free(e->profiles);
     free(e);
 }

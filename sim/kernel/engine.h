@@ -115,7 +115,10 @@ typedef int (*EngineHandler)(void *ctx, const Event *event);
 
 typedef struct EngineConfig {
     int n_agents, n_servers;
-    const EngineNode *nodes;   /* (n_agents + n_servers), copied */
+    const EngineNode *nodes;   /* (n_agents + n_servers), copied; or NULL and: */
+    void (*node)(void *ctx, int i, EngineNode *out); /* node i's attributes, asked once each
+                                * (no array of whole EngineNodes at millions of agents) */
+    void *node_ctx;
     EngineTraces traces;
     EngineNetwork network;
     uint64_t seed;             /* the nodes' dynamics streams */

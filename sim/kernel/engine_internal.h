@@ -14,6 +14,11 @@ struct NetworkModel;
 /* Unstable links (loss.c): NULL when no node loses messages. */
 typedef struct EngineLoss EngineLoss;
 
+/* The attributes of an EngineNode that differ from node to node (drawn per agent). */
+typedef struct EngineRates {
+    double compute, uplink, downlink, latency;
+} EngineRates;
+
 /* One node's resources, booked by the primitives. */
 typedef struct AgentClock {
     double compute_free;  /* virtual time its processor is free */
@@ -22,10 +27,14 @@ typedef struct AgentClock {
     double compute_s, comm_s, busy_s; /* this round */
     SinkRole role;        /* this round */
     int slow;             /* markov slowdown state */
-    double bytes_io;      /* bytes sent and received this round (energy only) */
+} AgentClock;
+
+/* A node's energy state, kept only when energy is modelled (Engine.energy). */
+typedef struct EnergyClock {
+    double bytes_io;      /* bytes sent and received this round */
     double charge;        /* J in the battery (battery nodes) */
     double battery_back;  /* end of the battery's current outage (-inf: none) */
-} AgentClock;
+} EnergyClock;
 
 struct Engine {
     double now;
@@ -34,14 +43,19 @@ struct Engine {
     int round_over;
     double round_bytes, total_bytes;
     int n_agents, n_nodes;
-    EngineNode *nodes;    /* (n_nodes) */
+    EngineRates *rates;   /* (n_nodes) each node's own rates */
+    int *profile_of;      /* (n_nodes) its index in profiles */
+    EngineNode *profiles; /* (n_profiles) the rest of the nodes' EngineNode, shared by the
+                           * nodes that have the same (a group's); rates left 0 */
+    int n_profiles;
     /* attribute traces (EngineTraces): NULL arrays when no group uses one */
     const TraceSeries *const *compute_trace, *const *uplink_trace, *const *downlink_trace,
         *const *availability_trace, *const *outage_trace;
     EngineNetwork spec;
     EventQueue *queue;
     AgentClock *clocks;      /* (n_nodes) */
-    SinkAgentRound *rows;    /* (n_agents) buffer for agent_rounds */
+    SinkAgentRound *rows;    /* buffer for agent_rounds: (n_agents) with energy, else a
+                              * batch of ENGINE_ROWS_BATCH (engine_report_rows) */
     gsl_rng **dynamics_rng;  /* (n_nodes) only for nodes whose slowdown is random over time */
     Sink sink;
     int64_t run_id;
@@ -50,7 +64,8 @@ struct Engine {
     HsDiag *diag;
     const struct NetworkModel *model; /* fifo or maxmin (engine_network.h) */
     void *net;                        /* the model's state */
-    int energy;                       /* some node has a power or a battery */
+    int energy;                       /* some agent has a power or a battery */
+    EnergyClock *energy_clocks;       /* (n_nodes) when energy, else NULL */
     /* batteries: each battery node's availability is an owned copy of its trace (or of
      * "always online") that the engine cuts outages into; availability_trace then points
      * at battery_nodes, which holds the borrowed series of the other nodes */
@@ -59,11 +74,20 @@ struct Engine {
     EngineLoss *loss;                 /* [agents] loss > 0 somewhere, else NULL (loss.c) */
 };
 
+/* The node's dynamics, energy and availability's name: its EngineNode but for the rates. */
+static inline const EngineNode *engine_profile(const Engine *e, int node)
+{
+    return &e->profiles[e->profile_of[node]];
+}
+
 /* Energy per byte: the bytes a node sends or receives (collectives: each member's share). */
 static inline void engine_book_bytes(Engine *e, int node, double bytes)
 {
-    if (e->energy) e->clocks[node].bytes_io += bytes;
+    if (e->energy) e->energy_clocks[node].bytes_io += bytes;
 }
+
+/* agent_rounds rows handed to the sink per call when energy is off */
+#define ENGINE_ROWS_BATCH 1024
 
 /* [network] tcp = lv08: SimGrid's LV08 factors. */
 #define ENGINE_LV08_LATENCY 13.01

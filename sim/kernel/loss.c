@@ -53,7 +53,7 @@ struct EngineLoss {
 int engine_loss_create(Engine *e, const EngineConfig *config)
 {
     int lossy = 0;
-    for (int i = 0; i < e->n_nodes; i++) lossy |= config->nodes[i].loss > 0;
+    for (int i = 0; i < e->n_nodes; i++) lossy |= engine_profile(e, i)->loss > 0;
     if (!lossy) return HS_OK;
     EngineLoss *l = e->loss = calloc(1, sizeof *l);
     if (l == NULL) return HS_E_NOMEM;
@@ -66,7 +66,7 @@ int engine_loss_create(Engine *e, const EngineConfig *config)
     l->sent_lost = calloc((size_t)e->n_nodes, sizeof *l->sent_lost);
     if (l->q_out == NULL || l->rng == NULL || l->sent_lost == NULL) return HS_E_NOMEM;
     for (int i = 0; i < e->n_nodes; i++) {
-        l->q_out[i] = config->nodes[i].loss;
+        l->q_out[i] = engine_profile(e, i)->loss;
         if ((l->rng[i] = rng_stream_create(config->seed, (uint64_t)i, RNG_PURPOSE_LOSS)) == NULL) return HS_E_NOMEM;
     }
     return HS_OK;

@@ -1971,6 +1971,12 @@ int network_outgoing(const Network *net, int agent)
     return net->agents[agent].outgoing;
 }
 
+double network_active_since(const Network *net, int agent)
+{
+    const NetAgent *a = &net->agents[agent];
+    return a->active_count > 0 ? a->active_since : INFINITY;
+}
+
 int network_pending(const Network *net)
 {
     return net->live;

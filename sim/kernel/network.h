@@ -139,6 +139,9 @@ void network_trace_pending(Network *net);
 
 /* Messages from agent not finished yet (queued, in latency or transferring). */
 int network_outgoing(const Network *net, int agent);
+/* When the agent's current activity began (a message it sends or receives transferring
+ * since then); INFINITY when none transfers now: its next activity begins at a later now. */
+double network_active_since(const Network *net, int agent);
 /* Messages and rings not finished. */
 int network_pending(const Network *net);
 

@@ -33,6 +33,9 @@ typedef struct Maxmin {
     struct AgentActivity *activity;       /* (n_nodes) busy intervals of this round */
     Collective **collectives;             /* started collectives by slot (event data) */
     int n_collectives;
+    int rings_running;                    /* rings started in the network, not done */
+    double ring_floor;                    /* <= the start of every running ring (INFINITY:
+                                           * none): no ring reports activity before it */
     PendingJoins *pending_join;           /* (n_nodes) joins waiting for the node's sends */
     double wakeup;                        /* earliest ENGINE_EVENT_NETWORK queued */
 } Maxmin;
@@ -42,28 +45,63 @@ static Maxmin *maxmin_of(const Engine *e)
     return e->net;
 }
 
-/* ---- maxmin accounting: an agent's busy intervals of the round, united at its end ----
+/* ---- maxmin accounting: an agent's busy intervals of the round, united as they come ----
  * Compute intervals come in start order (the processor is FIFO) and may lie in the
  * future; transfer intervals come from the network as they end, disjoint and in order;
  * closed-form rings come as periodic sets, which never overlap the agent's transfer
  * intervals (a flow on a member's link ends the closed form first) but may overlap its
- * compute (a non-blocking collective). */
+ * compute (a non-blocking collective).
+ * The union is one pass over both lists merged by start (compute first on a tie), each
+ * span clipped to a cursor; its sums depend on the order of their additions, so a span is
+ * taken into the running sums (activity_fold) only once nothing can come before it in that
+ * order any more, nor be merged into it: it is over, no later span of either list can
+ * start before it, and no ring running or stored can overlap it. The rest waits for the
+ * round's close, which takes it in the same order: the rows are those of uniting every
+ * span at the close, bit for bit, with a few spans held per agent instead of all of the
+ * round's (sync: 2 instead of 10 a round). */
 typedef struct Span {
     double start, end;
 } Span;
 
-typedef struct AgentActivity {
-    Span *compute, *comm;
-    int n_compute, cap_compute, n_comm, cap_comm;
+/* Up to this many compute spans live in the agent's AgentActivity itself (sync holds 2). */
+#define ACTIVITY_INLINE 2
+
+/* What an agent with transfers or overlapping rings needs besides, allocated the first time. */
+typedef struct ActivityMore {
+    double comm_sum;        /* the transfer spans taken so far this round */
+    Span *comm;             /* transfer spans not taken yet: [m_head, n_comm) */
     NetworkPeriodic *rings; /* those that overlap a computation */
+    int m_head, n_comm, cap_comm;
     int n_rings, cap_rings;
-    double ring_s;          /* the measure of the others */
+} ActivityMore;
+
+typedef struct AgentActivity {
+    double busy_sum;        /* the spans taken so far this round (activity_take) */
+    double cursor;          /* the end of the union so far (-INFINITY: none yet) */
+    double ring_s;          /* the measure of the rings that overlap no computation */
+    union {                 /* compute spans not taken yet: [c_head, n_compute) */
+        Span inline_[ACTIVITY_INLINE]; /* while cap_compute <= ACTIVITY_INLINE */
+        Span *heap;
+    } compute;
+    ActivityMore *more;     /* NULL until a transfer span or a ring to keep comes */
+    int c_head, n_compute, cap_compute;
 } AgentActivity;
+
+static Span *activity_compute(AgentActivity *a)
+{
+    return a->cap_compute > ACTIVITY_INLINE ? a->compute.heap : a->compute.inline_;
+}
+
+static ActivityMore *activity_more(AgentActivity *a)
+{
+    if (a->more == NULL) a->more = calloc(1, sizeof *a->more);
+    return a->more;
+}
 
 static int activity_grow(void **array, int *cap, int n, size_t size)
 {
     if (n < *cap) return HS_OK;
-    int grown_cap = *cap ? *cap * 2 : 8;
+    int grown_cap = *cap ? *cap * 2 : 2;
     void *grown = realloc(*array, (size_t)grown_cap * size);
     if (grown == NULL) return HS_E_NOMEM;
     *array = grown;
@@ -71,17 +109,106 @@ static int activity_grow(void **array, int *cap, int n, size_t size)
     return HS_OK;
 }
 
-/* Appends [start, end) to a list in start order, merging with the last span it touches. */
-static int activity_add_span(Span **spans, int *n, int *cap, double start, double end)
+/* Appends [start, end) to spans [*head, *n) in start order, merging with the last span it
+ * touches; the taken head makes room first. */
+static int activity_add_span(Span **spans, int *head, int *n, int *cap, double start, double end)
 {
     if (end <= start) return HS_OK;
-    if (*n > 0 && start <= (*spans)[*n - 1].end) {
+    if (*n > *head && start <= (*spans)[*n - 1].end) {
         if (end > (*spans)[*n - 1].end) (*spans)[*n - 1].end = end;
         return HS_OK;
+    }
+    if (*head > 0 && *n == *cap) {
+        memmove(*spans, *spans + *head, (size_t)(*n - *head) * sizeof **spans);
+        *n -= *head;
+        *head = 0;
     }
     if (activity_grow((void **)spans, cap, *n, sizeof **spans) != HS_OK) return HS_E_NOMEM;
     (*spans)[(*n)++] = (Span){start, end};
     return HS_OK;
+}
+
+/* The same for the compute spans, which start in the AgentActivity and move to the heap
+ * past ACTIVITY_INLINE. */
+static int activity_add_compute(AgentActivity *a, double start, double end)
+{
+    if (end <= start) return HS_OK;
+    Span *spans = activity_compute(a);
+    if (a->n_compute > a->c_head && start <= spans[a->n_compute - 1].end) {
+        if (end > spans[a->n_compute - 1].end) spans[a->n_compute - 1].end = end;
+        return HS_OK;
+    }
+    int cap = a->cap_compute > ACTIVITY_INLINE ? a->cap_compute : ACTIVITY_INLINE;
+    if (a->c_head > 0 && a->n_compute == cap) {
+        memmove(spans, spans + a->c_head, (size_t)(a->n_compute - a->c_head) * sizeof *spans);
+        a->n_compute -= a->c_head;
+        a->c_head = 0;
+    }
+    if (a->n_compute == cap) {
+        Span *grown = a->cap_compute > ACTIVITY_INLINE ? realloc(spans, (size_t)(2 * cap) * sizeof *grown)
+                                                       : malloc((size_t)(2 * cap) * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        if (a->cap_compute <= ACTIVITY_INLINE) memcpy(grown, a->compute.inline_, (size_t)a->n_compute * sizeof *grown);
+        a->compute.heap = spans = grown;
+        a->cap_compute = 2 * cap;
+    }
+    spans[a->n_compute++] = (Span){start, end};
+    return HS_OK;
+}
+
+/* One span of the merged order into the sums: busy gains its part after the cursor (up to
+ * `to`); comm_sum (a transfer span's, else NULL) its part within [from, to]. */
+static void activity_take(AgentActivity *a, double *comm_sum, Span s, double from, double to)
+{
+    if (comm_sum) {
+        double lo = s.start > from ? s.start : from, hi = s.end < to ? s.end : to;
+        if (hi > lo) *comm_sum += hi - lo;
+    }
+    if (s.start < a->cursor) s.start = a->cursor;
+    if (s.end > to) s.end = to;
+    if (s.end > s.start) {
+        a->busy_sum += s.end - s.start;
+        a->cursor = s.end;
+    }
+}
+
+/* Takes the spans that nothing can precede or extend any more (see above). Later spans:
+ * compute starts at now or later (merging with the last span when it starts at its end);
+ * a transfer span starts when the agent's current activity began (network_active_since),
+ * or at now or later when none is on. A computation is taken once it is over (so no
+ * round's end clips it), and only when no stored ring needs it at the close and every
+ * running ring started after it ended (a ring reports activity from its start on). */
+static void activity_fold(Engine *e, int agent)
+{
+    Maxmin *m = maxmin_of(e);
+    AgentActivity *a = &m->activity[agent];
+    ActivityMore *x = a->more;
+    Span *compute = activity_compute(a);
+    double now = e->now, from = e->round_start;
+    double since = network_active_since(m->network, agent);
+    double next_comm = since < now ? since : now; /* no transfer span starts before it */
+    int rings = x && x->n_rings > 0;
+    if (a->cursor < from) a->cursor = from;
+    for (;;) {
+        int have_c = a->c_head < a->n_compute, have_m = x && x->m_head < x->n_comm;
+        if (have_c && (!have_m || compute[a->c_head].start <= x->comm[x->m_head].start)) {
+            Span s = compute[a->c_head];
+            int last = a->c_head + 1 == a->n_compute;
+            if (!(s.end <= now && (!last || s.end < now) && s.start <= next_comm && s.end <= m->ring_floor && !rings))
+                break;
+            activity_take(a, NULL, s, from, now);
+            a->c_head++;
+        } else if (have_m) {
+            Span s = x->comm[x->m_head];
+            if (x->m_head + 1 == x->n_comm && !(s.end < next_comm)) break; /* the next may merge */
+            activity_take(a, &x->comm_sum, s, from, now);
+            x->m_head++;
+        } else {
+            break;
+        }
+    }
+    if (a->c_head == a->n_compute) a->c_head = a->n_compute = 0;
+    if (x && x->m_head == x->n_comm) x->m_head = x->n_comm = 0;
 }
 
 /* Measure of the periodic set within [t0, t] (all periods, no window). */
@@ -114,56 +241,58 @@ static double periodic_measure(const NetworkPeriodic *p, double x, double y)
 static int maxmin_activity_add(Engine *e, int agent, int compute, double start, double end)
 {
     AgentActivity *a = &maxmin_of(e)->activity[agent];
-    int status = compute ? activity_add_span(&a->compute, &a->n_compute, &a->cap_compute, start, end)
-                         : activity_add_span(&a->comm, &a->n_comm, &a->cap_comm, start, end);
+    ActivityMore *x = compute ? NULL : activity_more(a);
+    int status = compute ? activity_add_compute(a, start, end)
+                 : x ? activity_add_span(&x->comm, &x->m_head, &x->n_comm, &x->cap_comm, start, end)
+                     : HS_E_NOMEM;
     if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+    activity_fold(e, agent);
     return HS_OK;
 }
 
 /* busy = |(compute U comm) within [from, to]| + rings - rings within compute;
- * comm = |comm within [from, to]| + rings. Keeps compute spans that reach past `to`. */
+ * comm = |comm within [from, to]| + rings: the sums so far, then the spans not taken yet
+ * in the same order. Keeps compute spans that reach past `to`. */
 static void maxmin_activity_close(Engine *e, int agent, double from, double to, double *busy, double *comm)
 {
     AgentActivity *a = &maxmin_of(e)->activity[agent];
-    double b = 0, c = 0, cursor = from;
-    int i = 0, j = 0;
-    while (i < a->n_compute || j < a->n_comm) {
-        Span s;
-        if (j >= a->n_comm || (i < a->n_compute && a->compute[i].start <= a->comm[j].start)) {
-            s = a->compute[i++];
-        } else {
-            s = a->comm[j++];
-            double lo = s.start > from ? s.start : from, hi = s.end < to ? s.end : to;
-            if (hi > lo) c += hi - lo;
-        }
-        if (s.start < cursor) s.start = cursor;
-        if (s.end > to) s.end = to;
-        if (s.end > s.start) {
-            b += s.end - s.start;
-            cursor = s.end;
-        }
+    ActivityMore *x = a->more;
+    Span *compute = activity_compute(a);
+    int i = a->c_head, j = x ? x->m_head : 0, n_comm = x ? x->n_comm : 0;
+    if (a->cursor < from) a->cursor = from;
+    while (i < a->n_compute || j < n_comm) {
+        if (j >= n_comm || (i < a->n_compute && compute[i].start <= x->comm[j].start))
+            activity_take(a, NULL, compute[i++], from, to);
+        else
+            activity_take(a, &x->comm_sum, x->comm[j++], from, to);
     }
-    for (int r = 0; r < a->n_rings; r++) {
-        const NetworkPeriodic *p = &a->rings[r];
+    double b = a->busy_sum, c = x ? x->comm_sum : 0;
+    for (int r = 0; x && r < x->n_rings; r++) {
+        const NetworkPeriodic *p = &x->rings[r];
         double m = periodic_measure(p, from, to);
         b += m;
         c += m;
-        for (int k = 0; k < a->n_compute; k++) {
-            if (a->compute[k].end <= p->from) continue;
-            if (a->compute[k].start >= p->to) break;
-            b -= periodic_measure(p, a->compute[k].start < from ? from : a->compute[k].start,
-                                  a->compute[k].end > to ? to : a->compute[k].end);
+        for (int k = a->c_head; k < a->n_compute; k++) {
+            if (compute[k].end <= p->from) continue;
+            if (compute[k].start >= p->to) break;
+            b -= periodic_measure(p, compute[k].start < from ? from : compute[k].start,
+                                  compute[k].end > to ? to : compute[k].end);
         }
     }
     *busy = b + a->ring_s;
     *comm = c + a->ring_s;
-    a->ring_s = 0;
+    a->busy_sum = a->ring_s = 0;
+    a->cursor = -INFINITY;
     int kept = 0; /* compute spans still running or queued for later */
-    for (int k = 0; k < a->n_compute; k++)
-        if (a->compute[k].end > to) a->compute[kept++] = a->compute[k];
+    for (int k = a->c_head; k < a->n_compute; k++)
+        if (compute[k].end > to) compute[kept++] = compute[k];
+    a->c_head = 0;
     a->n_compute = kept;
-    a->n_comm = 0;
-    a->n_rings = 0;
+    if (x) {
+        x->comm_sum = 0;
+        x->m_head = x->n_comm = 0;
+        x->n_rings = 0;
+    }
 }
 
 static void maxmin_free(Engine *e)
@@ -173,9 +302,13 @@ static void maxmin_free(Engine *e)
     network_free(m->network);
     if (m->activity)
         for (int i = 0; i < e->n_nodes; i++) {
-            free(m->activity[i].compute);
-            free(m->activity[i].comm);
-            free(m->activity[i].rings);
+            AgentActivity *a = &m->activity[i];
+            if (a->cap_compute > ACTIVITY_INLINE) free(a->compute.heap);
+            if (a->more) {
+                free(a->more->comm);
+                free(a->more->rings);
+                free(a->more);
+            }
         }
     free(m->activity);
     free(m->collectives);
@@ -270,6 +403,8 @@ static int maxmin_collective_start(Engine *e, int slot)
     NetworkPayload payload = {.kind = ENGINE_EVENT_COLLECTIVE_DONE, .agent = -1, .data = slot};
     if (n <= 1) return maxmin_collective_done(e, slot);
     e->round_bytes += 2.0 * (n - 1) * c->bytes;
+    m->rings_running++;
+    if (e->now < m->ring_floor) m->ring_floor = e->now;
     /* each member sends and receives 2(N-1) chunks of B/N */
     for (int k = 0; e->energy && k < n; k++) engine_book_bytes(e, collective_member(c, k), 4.0 * (n - 1) * c->bytes / n);
     /* members NULL (every agent): the network's ring keeps its arrays from ring to ring,
@@ -291,7 +426,9 @@ static int maxmin_event(Engine *e, const Event *ev)
 {
     switch (ev->kind) {
     case ENGINE_EVENT_COLLECTIVE_START: return maxmin_collective_start(e, (int)ev->data);
-    case ENGINE_EVENT_COLLECTIVE_DONE: return maxmin_collective_done(e, (int)ev->data);
+    case ENGINE_EVENT_COLLECTIVE_DONE: /* a ring of the network's, reported by now */
+        if (--maxmin_of(e)->rings_running == 0) maxmin_of(e)->ring_floor = INFINITY;
+        return maxmin_collective_done(e, (int)ev->data);
     case ENGINE_EVENT_NETWORK: return maxmin_wakeup(e, ev);
     default: return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev->kind);
     }
@@ -357,20 +494,22 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
 {
     Engine *e = ctx;
     AgentActivity *a = &maxmin_of(e)->activity[agent];
+    const Span *compute = activity_compute(a);
     /* Reported up to now, so later computations start after it: only the ones booked
      * already can overlap it (a blocking collective has none: its measure is enough). */
     int overlaps = 0;
-    for (int k = a->n_compute - 1; k >= 0 && a->compute[k].end > p->from && !overlaps; k--)
-        overlaps = a->compute[k].start < p->to;
+    for (int k = a->n_compute - 1; k >= a->c_head && compute[k].end > p->from && !overlaps; k--)
+        overlaps = compute[k].start < p->to;
     if (!overlaps) {
         a->ring_s += periodic_measure(p, p->from, p->to);
         return;
     }
-    if (activity_grow((void **)&a->rings, &a->cap_rings, a->n_rings, sizeof *a->rings) != HS_OK) {
+    ActivityMore *x = activity_more(a);
+    if (x == NULL || activity_grow((void **)&x->rings, &x->cap_rings, x->n_rings, sizeof *x->rings) != HS_OK) {
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
         return;
     }
-    a->rings[a->n_rings++] = *p;
+    x->rings[x->n_rings++] = *p;
 }
 
 static void maxmin_on_sender_idle(void *ctx, int agent, double t)
@@ -422,7 +561,7 @@ static double maxmin_link_capacity(void *ctx, int link, double t, double *next)
     const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
     const TraceSeries *availability = engine_series(e->availability_trace, agent);
     const TraceSeries *outage = engine_series(e->outage_trace, agent); /* [agents] outage: link down */
-    double value = bw ? trace_value(bw, t) : link < n ? e->nodes[agent].uplink : e->nodes[agent].downlink;
+    double value = bw ? trace_value(bw, t) : link < n ? e->rates[agent].uplink : e->rates[agent].downlink;
     if (availability && trace_value(availability, t) <= 0.5) value = 0;
     if (outage && trace_value(outage, t) <= 0.5) value = 0;
     double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t), c = maxmin_series_next(outage, t);
@@ -438,6 +577,7 @@ static int maxmin_create(Engine *e)
     Maxmin *m = e->net = calloc(1, sizeof *m);
     if (m == NULL) return HS_E_NOMEM;
     m->wakeup = INFINITY;
+    m->ring_floor = INFINITY;
     double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
     double *latency = malloc((size_t)n * sizeof *latency);
     m->activity = calloc((size_t)n, sizeof *m->activity);
@@ -445,9 +585,10 @@ static int maxmin_create(Engine *e)
     int status = HS_E_NOMEM;
     if (up && down && latency && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
-            up[i] = e->nodes[i].uplink;
-            down[i] = e->nodes[i].downlink;
-            latency[i] = e->nodes[i].latency;
+            m->activity[i].cursor = -INFINITY;
+            up[i] = e->rates[i].uplink;
+            down[i] = e->rates[i].downlink;
+            latency[i] = e->rates[i].latency;
         }
         int lv08 = spec->lv08;
         int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;

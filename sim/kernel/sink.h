@@ -105,7 +105,8 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(ROW, REAL, energy_j, "J", 0, "energy the agents drew in the round (docs/energy.md; the run's: SUM over its rounds); NULL when no power is given") \
     X(ROW, INT, lost, "", SINK_NEG_NULL, "message attempts lost in the round ([agents] loss, docs/network.md#unstable-links); NULL when no agent has loss > 0")
 
-/* agent_rounds: one row per agent and round. */
+/* agent_rounds: one row per agent and round; a round's rows come in agent order, in one
+ * call or several (the engine hands them over in batches). */
 #define SINK_AGENT_ROUND_COLUMNS(X) \
     X(ROW, INT, round, "", SINK_KEY, "round, from 0") \
     X(ROW, INT, agent, "", SINK_KEY, "agent index") \
