@@ -230,6 +230,27 @@ START_TEST(test_runs_are_deterministic_and_timed_like_timing_mode)
 }
 END_TEST
 
+/* Every method whose gradient goes through the local-step stage (local_step_gradient)
+ * counts its DP-SGD steps in timing mode too: the same epsilon as train mode (sync,
+ * dpsgd, byzsgdnm and eager once skipped the stage without a trainer and said 0). */
+START_TEST(test_every_gradient_method_counts_steps_in_timing_mode)
+{
+    const char *methods[] = {"run.method=sync", "run.method=dpsgd", "run.method=adpsgd", "run.method=byzsgdnm",
+                             "run.method=token", "run.method=eager"};
+    HsDiag diag;
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        const char *train[] = {"privacy.clip=sample", methods[m]};
+        const char *timing[] = {"privacy.clip=sample", methods[m], "run.mode=timing"};
+        TestSink a, t;
+        ck_assert_msg(run(train, 2, &a, &diag) == HS_OK, "%s: %s", methods[m], diag.message);
+        ck_assert_msg(run(timing, 3, &t, &diag) == HS_OK, "%s: %s", methods[m], diag.message);
+        ck_assert_msg(last_epsilon(&a) > 0 && last_epsilon(&a) == last_epsilon(&t), "%s: epsilon %g in train mode, %g in timing mode",
+                      methods[m], last_epsilon(&a), last_epsilon(&t));
+        test_sink_free(&a), test_sink_free(&t);
+    }
+}
+END_TEST
+
 START_TEST(test_metrics_epsilon_is_the_accountants)
 {
     HsDiag diag;
@@ -329,6 +350,7 @@ static Suite *privacy_suite(void)
     tcase_add_test(tc, test_section_validation_and_round_trip);
     tcase_add_test(tc, test_update_clipping_and_noise);
     tcase_add_test(tc, test_runs_are_deterministic_and_timed_like_timing_mode);
+    tcase_add_test(tc, test_every_gradient_method_counts_steps_in_timing_mode);
     tcase_add_test(tc, test_metrics_epsilon_is_the_accountants);
     tcase_add_test(tc, test_clipped_runs_learn);
     tcase_add_test(tc, test_fedavg_is_private_too);

@@ -94,7 +94,10 @@ static int byzsgdnm_create(Sim *sim, void **state)
 /* Gradients, momenta, attacks and the aggregate of this step (train mode). */
 static int byzsgdnm_aggregate(ByzSgdnmState *s, Sim *sim)
 {
-    if (sim->trainer == NULL) return HS_OK;
+    if (sim->trainer == NULL) { /* timing mode: no arithmetic; DP-SGD's accountant counts the steps */
+        for (int i = 0; i < sim->world.n; i++) local_step_gradient(&s->st.step, i, NULL, NULL);
+        return HS_OK;
+    }
     float beta = (float)s->beta, rest = (float)(1.0 - s->beta);
     for (int i = 0; i < sim->world.n; i++) {
         float *g = trainer_buffer(sim->trainer, i, BYZSGDNM_GRADIENT), *u = trainer_buffer(sim->trainer, i, BYZSGDNM_MOMENTUM);

@@ -189,13 +189,13 @@ static int dpsgd_start_step(DpsgdState *s, Sim *sim, int i)
     int compressed = outgoing_compresses(&s->st.out);
     a->computed = 0;
     if (compressed) dpsgd_compress(s, sim, i);
-    if (sim->trainer) {
-        size_t n = trainer_param_count(sim->trainer);
-        if (!compressed) memcpy(trainer_buffer(sim->trainer, i, a->step % 2), trainer_params(sim->trainer, i), n * sizeof(float));
-        int status = local_step_gradient(step, i, NULL, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
-        if (status != HS_OK) return status;
-    }
-    int status = engine_compute(sim->engine, i, local_step_flops(step, i), DPSGD_COMPUTED, 0, NULL);
+    if (sim->trainer && !compressed)
+        memcpy(trainer_buffer(sim->trainer, i, a->step % 2), trainer_params(sim->trainer, i),
+               trainer_param_count(sim->trainer) * sizeof(float));
+    /* timing mode too (no trainer, no buffer): DP-SGD's accountant counts the step */
+    int status = local_step_gradient(step, i, NULL, trainer_buffer(sim->trainer, i, DPSGD_GRADIENT));
+    if (status != HS_OK) return status;
+    status = engine_compute(sim->engine, i, local_step_flops(step, i), DPSGD_COMPUTED, 0, NULL);
     double bytes = compressed ? outgoing_bytes(&s->st.out, i) : local_step_bytes(step, i);
     for (int k = s->topology.offsets[i]; status == HS_OK && k < s->topology.offsets[i + 1]; k++)
         status = engine_send(sim->engine, i, s->topology.adj[k], bytes, DPSGD_MODEL, a->step);

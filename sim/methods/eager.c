@@ -142,7 +142,8 @@ static int eager_start(EagerState *s, Sim *sim, int i)
     s->waiting[i] = 0;
     s->busy++;
     int status = engine_compute(sim->engine, i, local_step_flops(s->ls, i), EAGER_COMPUTED, 0, NULL);
-    if (status != HS_OK || sim->trainer == NULL) return status;
+    if (status != HS_OK) return status;
+    /* timing mode too (no trainer, no buffer): DP-SGD's accountant counts the gradient */
     return local_step_gradient(s->ls, i, NULL, trainer_buffer(sim->trainer, i, EAGER_PENDING));
 }
 

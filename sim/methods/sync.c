@@ -164,7 +164,10 @@ static int sync_agent_step(SyncState *s, Sim *sim)
     int n = sim->world.n, status;
     Trainer *t = sim->trainer;
     if (t == NULL) {
-        for (int i = 0; i < n; i++) outgoing_gradient(&s->st.out, i, NULL, NULL);
+        for (int i = 0; i < n; i++) {
+            local_step_gradient(&s->st.step, i, NULL, NULL); /* DP-SGD's accountant counts it */
+            outgoing_gradient(&s->st.out, i, NULL, NULL);
+        }
         aggregate_noise(&s->st.agg, NULL, n, 0, engine_round(sim->engine), s->step, NULL);
         return HS_OK;
     }

@@ -145,10 +145,11 @@ int local_step_run(LocalStep *ls, int agent)
 int local_step_gradient(LocalStep *ls, int agent, const float *at, float *grad)
 {
     Trainer *t = ls->cx.trainer;
-    if (t == NULL) return HS_OK;
-    if (ls->freeze_rounds) return trainer_stage_gradient_at(t, agent, ls->stage, at, grad);
-    if (ls->prune.on) return trainer_width_gradient_at(t, agent, ls->prune.widths[agent], at, grad);
-    if (ls->byzantine && byzantine_is_attacker(ls->byzantine, agent)) return local_step_attacker(ls, agent, at, grad);
+    if (ls->freeze_rounds) return t ? trainer_stage_gradient_at(t, agent, ls->stage, at, grad) : HS_OK;
+    if (ls->prune.on) return t ? trainer_width_gradient_at(t, agent, ls->prune.widths[agent], at, grad) : HS_OK;
+    if (ls->byzantine && byzantine_is_attacker(ls->byzantine, agent))
+        return t ? local_step_attacker(ls, agent, at, grad) : HS_OK;
+    /* timing mode too: the accountant counts the DP-SGD step (as local_step_run does) */
     return privacy_gradient(ls->privacy, t, agent, at, grad);
 }
 

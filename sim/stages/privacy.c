@@ -168,9 +168,10 @@ int privacy_local_step_corrected(Privacy *p, Trainer *t, int agent, const Traine
 
 int privacy_gradient(Privacy *p, Trainer *t, int agent, const float *params, float *grad)
 {
-    if (p == NULL || p->spec.clip != PRIVACY_CLIP_SAMPLE)
-        return params ? trainer_gradient_at(t, agent, params, grad) : trainer_gradient(t, agent, grad);
-    p->steps[agent] += 1;
+    int sample = p != NULL && p->spec.clip == PRIVACY_CLIP_SAMPLE;
+    if (sample) p->steps[agent] += 1;
+    if (t == NULL) return HS_OK; /* timing mode: the step counted, no arithmetic */
+    if (!sample) return params ? trainer_gradient_at(t, agent, params, grad) : trainer_gradient(t, agent, grad);
     const PrivacySpec *s = &p->spec;
     return trainer_clipped_gradient_at(t, agent, params, grad, s->threshold, s->noise_multiplier * s->threshold,
                                        p->noise[agent]);
