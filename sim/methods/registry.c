@@ -60,6 +60,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_SENDS_DIFFERENCES, "[compression] feedback = none: compresses differences to the copy each receiver holds"},
     {METHOD_WORKER_MOMENTUM, "[compression] momentum = worker"},
     {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
+    {METHOD_SENDS_ROWS, "[model]: sends rows of its layers (arch = mlp or cnn)"},
     {0, NULL},
 };
 

@@ -74,17 +74,10 @@ typedef struct RogState {
     long agent_steps;
 } RogState;
 
-/* The rows are a layer's output units: only the MLP and the CNN have them. The update is
- * the plain sum / N of what the agents sent, every agent's rows alike. */
+/* The update is the plain sum / N of what the agents sent, every agent's rows alike. (The
+ * model's rows, mlp or cnn, are checked by resolution: METHOD_SENDS_ROWS.) */
 static int rog_validate(const Scenario *sc, HsDiag *diag)
 {
-    const RogKeys *keys = scenario_method_keys(sc);
-    ModelProfile profile;
-    RowLayout layout;
-    if (model_profile(&sc->model, &profile) != HS_OK || row_layout_of(&sc->model, &profile, &layout) != HS_OK)
-        return scenario_key_error(sc, &keys->budget, diag,
-                                  "rog sends rows of a layer's weight (one per output unit): [model] arch = mlp or "
-                                  "cnn; a ResNet block holds several layers and GroupNorm, which have no such rows");
     int group;
     if (scenario_batches(sc, &group) == SCENARIO_BATCH_UNEQUAL)
         return scenario_batch_error(sc, group, diag,
@@ -255,6 +248,7 @@ const MethodOps method_rog = {
                "that its link carries within a time budget, every row at least once every S steps",
     .keys = rog_keys,
     .keys_size = sizeof(RogKeys),
+    .capabilities = METHOD_SENDS_ROWS,
     .stages = &rog_stages,
     .extra = rog_extras,
     .validate = rog_validate,

@@ -57,6 +57,8 @@ enum {
                                          * [topology] is a graph over the servers */
     METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
                                          * a split point (two blocks or more) */
+    METHOD_SENDS_ROWS = 1 << 10,        /* sends rows of its layers (ROG): [model] arch = mlp or
+                                         * cnn, whose blocks are weight (OUT, X) + bias rows */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes
