@@ -67,7 +67,8 @@ typedef struct RogState {
     double budget;
     RowSend rows;
     RingGather gather;
-    LocalStep *ls;      /* the local step stage: plain gradients (no feature is accepted) */
+    LocalStep *ls;      /* the local step stage: plain gradients, or DP-SGD's under [privacy]
+                         * clip = sample (the rows sent are then post-processing of them) */
     Stages st;
     float *update;      /* (params) sum of the sent rows / N */
     double sent_share;  /* this round: sum over agent-steps of the share of rows sent */
@@ -228,7 +229,6 @@ static const MethodStages rog_stages = {
         [FEATURE_COMPRESSION] = "rog's row selection is its compression, with its residual as the error feedback: "
                                 "a second compressor on the rows is not modelled",
         [FEATURE_BYZANTINE] = ROG_ROWS_REFUSAL("a robust rule over vectors holding different rows"),
-        [FEATURE_PRIVACY_SAMPLE] = STAGE_NOT_WIRED,
         [FEATURE_PRIVACY_UPDATE] = ROG_ROWS_REFUSAL("clipping each update (DP-FedSGD)"),
         [FEATURE_PRUNE] = STAGE_NOT_WIRED,
         [FEATURE_FREEZE] = STAGE_NOT_WIRED,
