@@ -274,6 +274,30 @@ START_TEST(test_train_equals_timing_under_a_trace)
 }
 END_TEST
 
+/* The CNN's rows (conv output channels, linear units) in a run: train times like timing,
+ * a quarter of the rows at 2 ms x 1 MB/s. */
+START_TEST(test_cnn_rows_train_equals_timing)
+{
+    static const char *cnn =
+        "[run]\nmethod = rog\nrounds = 2\nmode = train\n"
+        "[method]\nbudget = 2 ms\nstaleness = 4\n"
+        "[model]\narch = cnn\nbatch = 16\nlr = 0.05\n"
+        "[data]\ndataset = synthetic\nchannels = 1\nheight = 8\nwidth = 8\nclasses = 4\ntrain_samples = 400\n"
+        "test_samples = 100\n"
+        "[agents]\ncount = 3\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
+    const char *timing[] = {"run.mode=timing"};
+    TestSink a, b;
+    ck_assert_int_eq(run_text(cnn, NULL, 0, &a), 0);
+    ck_assert_int_eq(run_text(cnn, timing, 1, &b), 0);
+    ck_assert_int_eq(a.rounds, 2);
+    for (int r = 0; r < 2; r++)
+        ck_assert(a.round_rows[r].t_end == b.round_rows[r].t_end && a.round_rows[r].bytes == b.round_rows[r].bytes);
+    ck_assert(a.round_rows[0].extra > 0 && a.round_rows[0].extra < 1);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
 /* A third of the rows each step (budget 1 ms at 1 MB/s: 12 of 36 rows) still learns the
  * four classes, close to every row every step; chance is 0.25. */
 START_TEST(test_learns_with_a_third_of_the_rows)
@@ -303,6 +327,7 @@ START_TEST(test_bad_keys_name_their_line)
         {"method.staleness=0", "staleness"},
         {"method.budget=-1 ms", "budget"},
         {"method.importance=random", "importance"},
+        {"agents.batch=uniform(8, 32)", "counting every agent's gradient alike"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         Scenario sc;
@@ -344,6 +369,7 @@ static Suite *rog_suite(void)
     tcase_add_test(tc, test_most_important_rows_first);
     tcase_add_test(tc, test_timing_in_closed_form);
     tcase_add_test(tc, test_train_equals_timing_under_a_trace);
+    tcase_add_test(tc, test_cnn_rows_train_equals_timing);
     tcase_add_test(tc, test_learns_with_a_third_of_the_rows);
     tcase_add_test(tc, test_bad_keys_name_their_line);
     tcase_set_timeout(tc, 120);
