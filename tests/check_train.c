@@ -36,7 +36,7 @@ START_TEST(test_every_method_learns)
 {
     const char *methods[] = {"sync",   "localsgd", "qsr",    "dpsgd",   "adpsgd",     "co2",    "comdml", "token",
                              "ripples", "divshare", "swift", "fedavg", "fedbuff", "asgd", "rennala", "ringmaster",
-                             "sdfeel", "sdfeel deadline=auto", "lsgd", "eager"};
+                             "sdfeel", "sdfeel deadline=auto", "lsgd", "eager", "rog"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%.*s", (int)strcspn(methods[m], " "), methods[m]);
@@ -66,7 +66,7 @@ START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 {
     const char *methods[] = {"sync",   "adpsgd", "comdml", "ripples",    "divshare", "swift",
                              "fedavg", "fedbuff", "asgd", "rennala", "ringmaster", "sdfeel", "sdfeel deadline=auto",
-                             "lsgd", "eager"};
+                             "lsgd", "eager", "rog"};
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         char set_method[64];
         snprintf(set_method, sizeof set_method, "run.method=%.*s", (int)strcspn(methods[m], " "), methods[m]);

@@ -17,6 +17,7 @@ extern const MethodOps method_divshare;
 extern const MethodOps method_swift;
 extern const MethodOps method_lsgd;
 extern const MethodOps method_eager;
+extern const MethodOps method_rog;
 /* servers (sim/methods/asgd.c, fl.c, sdfeel.c) */
 extern const MethodOps method_fedavg;
 extern const MethodOps method_fedbuff;
@@ -40,6 +41,7 @@ static const MethodOps *const method_registry[] = {
     &method_swift,
     &method_lsgd,
     &method_eager,
+    &method_rog,
     &method_fedavg,
     &method_fedbuff,
     &method_asgd,
@@ -61,6 +63,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_LOSSY_LINKS, "[agents] loss: its point-to-point messages may be lost and sent again"},
     {METHOD_DROPS_LOST, "[network] loss_mode = drop: it goes on with the messages that arrived"},
     {METHOD_MIXES_WEIGHTS, "[topology] weights = FILE and graph = learned: mixes with the weights W_ij"},
+    {METHOD_SENDS_ROWS, "[model]: sends rows of its layers (arch = mlp or cnn)"},
     {0, NULL},
 };
 

@@ -64,6 +64,8 @@ enum {
                                          * ([network] loss_mode = drop), the method uses what arrived */
     METHOD_MIXES_WEIGHTS = 1 << 12,     /* mixes with the topology's weights W_ij: [topology]
                                          * weights = FILE and graph = learned apply */
+    METHOD_SENDS_ROWS = 1 << 13,        /* sends rows of its layers (ROG): [model] arch = mlp or
+                                         * cnn, whose blocks are weight (OUT, X) + bias rows */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes

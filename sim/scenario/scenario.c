@@ -313,6 +313,21 @@ static int scenario_check_split(Resolver *r)
     return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"), "[model] %s", why);
 }
 
+/* A method that sends rows of the layers (ROG) needs layers made of rows: a ResNet's
+ * blocks hold several convolutions and GroupNorm parameters (sim/stages/rowsend.h). */
+static int scenario_check_rows(Resolver *r)
+{
+    const Scenario *sc = r->sc;
+    if (!(method_lookup(sc->method)->capabilities & METHOD_SENDS_ROWS) || sc->model.arch != MODEL_ARCH_RESNET)
+        return HS_OK;
+    IniEntry *e = inidoc_find(r->doc, "model", "arch");
+    const char *why = "method %s sends rows of a layer's weight (one per output unit): arch = mlp or cnn; a ResNet "
+                      "block holds several layers and GroupNorm, which have no such rows";
+    if (e) return scenario_bad(r, e, why, sc->method);
+    return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, inidoc_section_line(r->doc, "model"), "[model] arch: %s",
+                       "resnet has no rows");
+}
+
 static int scenario_resolve_topology(Resolver *r)
 {
     Scenario *sc = r->sc;
@@ -523,6 +538,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag)
     if ((status = scenario_check_names(&r)) || (status = scenario_resolve_run(&r)) ||
         (status = scenario_resolve_data(&r)) || (status = scenario_resolve_model(&r)) ||
         (status = scenario_resolve_method(&r)) || (status = scenario_check_split(&r)) ||
+        (status = scenario_check_rows(&r)) ||
         (status = scenario_resolve_topology(&r)) ||
         (status = scenario_resolve_agents(&r)) || (status = scenario_resolve_server(&r)) ||
         (status = scenario_check_topology(&r)) ||

@@ -1,0 +1,259 @@
+/* rog.c — ROG (Guan, Sun, Deng, Chen, Zhao, Zhang, Duan, Wang, Wu, Cui, Zhang, Wu, Wang,
+ * Cui, "ROG: A High Performance and Robust Distributed Training System for Robotic IoT",
+ * MICRO 2022): data parallel training over fluctuating wireless links, where transmission
+ * and synchronisation are row-granulated: each step an agent sends only the rows of its
+ * gradient that its link can carry within a time budget, the most important first, and a
+ * staleness bound makes sure no row's update is held back for long.
+ *
+ * Every agent holds the same model (as in sync). Per step:
+ *   1. each agent computes the gradient g_i of one batch at the shared model (the [model]
+ *      step's FLOPs) and adds it to its residual e_i (the gradients it has not sent);
+ *   2. when its gradient is done it reads its link's bandwidth bw_i now (to its ring
+ *      successor, a bandwidth trace's current value included) and sends the rows of e_i
+ *      that budget x bw_i bytes hold (sim/stages/rowsend.h: each layer's share, mandatory
+ *      rows first so that every row goes at least once every `staleness` steps, then the
+ *      others by `importance`); the sent rows leave e_i;
+ *   3. the agents' messages travel by a ring all-gather (every hop a message of its
+ *      encoded size: 4 (X + 1) value bytes and a 4-byte index per row); when every agent
+ *      holds every message each applies x <- x - lr (sum_i sent_i) / N with the [model]
+ *      optimiser (the same update everywhere: agent 0's optimiser steps, the others copy).
+ * A round is ceil(mean samples / mean batch) steps, as sync's. With budget = none every
+ * row goes every step and the update is sync's mean gradient (over an all-gather).
+ *
+ * The number of rows an agent sends (so its message's bytes and the run's timing) depends
+ * on the budget, its bandwidth at that moment and the step only, never on the values:
+ * train mode times exactly like timing mode. Which rows go is the values' business.
+ *
+ * Where hetsim deviates from the paper (docs/methods.md, "rog"), and why:
+ *   - the paper's workers push row gradients to a parameter server and pull rows back; here
+ *     the agents all-gather the rows (hetsim's data parallel methods have no server), and
+ *     the budget bounds the first hop of an agent's own message, so a step's exchange lasts
+ *     about (N - 1) (latency + budget) at worst;
+ *   - the paper stops sending when the time is up, whatever the bandwidth did meanwhile;
+ *     here the row count is fixed when the message starts, from the bandwidth then (a
+ *     trace that drops during the message makes it last longer than the budget);
+ *   - the staleness bound is kept by a fixed rotation (rows r = t mod S are always sent)
+ *     rather than by sending the rows whose age reached S, so that the count never depends
+ *     on which rows the values picked before (train = timing); ages stay below S all the
+ *     same (tests/check_rog.c);
+ *   - the budget is split among the layers by their bytes, and rows are ranked within a
+ *     layer, so the bytes do not depend on which layer's rows the values pick.
+ * rounds.extra = the share of rows sent, mean over the round's agent-steps. */
+#include "sim/methods/method.h"
+#include "sim/stages/rowsend.h"
+#include "sim/train/trainer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK };
+
+/* [method] keys (rog_keys below) */
+typedef struct RogKeys {
+    double budget;   /* s; inf: none, every row every step */
+    int staleness;   /* S */
+    int importance;  /* ROWSEND_MAGNITUDE or ROWSEND_AGE */
+} RogKeys;
+
+/* buffers per agent: the gradient just computed, the residual not sent yet */
+enum { ROG_GRADIENT, ROG_RESIDUAL };
+
+typedef struct RogState {
+    int n;
+    int steps_per_round;
+    int step;           /* steps done this round */
+    long serial;        /* steps started, all rounds: the rows' clock */
+    double budget;
+    RowSend rows;
+    RingGather gather;
+    LocalStep *ls;      /* the local step stage: plain gradients, or DP-SGD's under [privacy]
+                         * clip = sample (the rows sent are then post-processing of them) */
+    Stages st;
+    float *update;      /* (params) sum of the sent rows / N */
+    double sent_share;  /* this round: sum over agent-steps of the share of rows sent */
+    long agent_steps;
+} RogState;
+
+/* The update is the plain sum / N of what the agents sent, every agent's rows alike. (The
+ * model's rows, mlp or cnn, are checked by resolution: METHOD_SENDS_ROWS.) */
+static int rog_validate(const Scenario *sc, HsDiag *diag)
+{
+    int group;
+    if (scenario_batches(sc, &group) == SCENARIO_BATCH_UNEQUAL)
+        return scenario_batch_error(sc, group, diag,
+                                    "rog's update sums the rows the agents sent and divides by N, counting every "
+                                    "agent's gradient alike (give every agent the same batch)");
+    return HS_OK;
+}
+
+static int rog_create(Sim *sim, void **state)
+{
+    RogState *s = calloc(1, sizeof *s);
+    if (s == NULL) return HS_E_NOMEM;
+    *state = s;
+    const RogKeys *keys = scenario_method_keys(sim->sc);
+    s->n = sim->world.n;
+    s->steps_per_round = sim_round_steps(sim);
+    s->budget = keys->budget;
+    RowLayout layout;
+    if (row_layout_of(&sim->sc->model, &sim->profile, &layout) != HS_OK)
+        return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "rog: the model has no rows");
+    int status;
+    if ((status = rowsend_init(&s->rows, &layout, s->n, keys->staleness, keys->importance)) != HS_OK ||
+        (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK)
+        return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for rog's rows");
+    StagesSetup setup = {0};
+    if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
+    s->ls = &s->st.step;
+    if ((status = trainer_setup_local(sim->trainer, 2)) != HS_OK) return status;
+    if (sim->trainer && (s->update = calloc(trainer_param_count(sim->trainer), sizeof *s->update)) == NULL)
+        return HS_E_NOMEM;
+    return HS_OK;
+}
+
+/* Every agent starts its gradient at the shared model; in train mode it is taken now (the
+ * parameters do not change until the step's exchange ends) and joins the residual. */
+static int rog_start_step(RogState *s, Sim *sim)
+{
+    s->serial++;
+    ring_gather_begin(&s->gather, NULL, s->n);
+    Trainer *t = sim->trainer;
+    for (int i = 0; i < s->n; i++) {
+        int status = engine_compute(sim->engine, i, local_step_flops(s->ls, i), ROG_COMPUTED, 0, NULL);
+        if (status != HS_OK) return status;
+        if (t == NULL) continue;
+        float *g = trainer_buffer(t, i, ROG_GRADIENT);
+        if ((status = local_step_gradient(s->ls, i, NULL, g)) != HS_OK) return status;
+        vec_axpy(trainer_buffer(t, i, ROG_RESIDUAL), 1.0f, g, trainer_param_count(t));
+    }
+    return HS_OK;
+}
+
+/* Agent i's gradient is done: its rows for the budget at its link's bandwidth now. */
+static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
+{
+    double allowed = INFINITY; /* budget = none */
+    if (isfinite(s->budget)) {
+        allowed = s->budget * engine_message_bandwidth(sim->engine, i, (i + 1) % s->n);
+        if (isnan(allowed)) allowed = 0; /* budget 0 on an infinite link: the mandatory rows */
+    }
+    long t = s->serial - 1;
+    double bytes = rowsend_bytes(&s->rows, t, allowed);
+    const RowLayout *l = &s->rows.layout;
+    int sent = 0;
+    for (int b = 0; b < l->n_layers; b++) sent += rowsend_count(&s->rows, b, t, allowed);
+    s->sent_share += (double)sent / l->total_rows;
+    s->agent_steps++;
+    sim->round_extra = s->sent_share / (double)s->agent_steps;
+    rowsend_choose(&s->rows, i, t, allowed, sim->trainer ? trainer_buffer(sim->trainer, i, ROG_RESIDUAL) : NULL);
+    return ring_gather_offer(sim->engine, &s->gather, i, bytes, complete);
+}
+
+/* Every agent holds every message: the same update everywhere. */
+static int rog_finish_step(RogState *s, Sim *sim)
+{
+    Trainer *t = sim->trainer;
+    if (t != NULL) {
+        size_t params = trainer_param_count(t);
+        memset(s->update, 0, params * sizeof *s->update);
+        for (int i = 0; i < s->n; i++) /* agent order: the same sum on every run */
+            rowsend_take(&s->rows, i, trainer_buffer(t, i, ROG_RESIDUAL), s->update);
+        vec_scale(s->update, 1.0f / (float)s->n, params);
+        int status = local_step_apply(s->ls, 0, s->update);
+        if (status != HS_OK) return status;
+        const float *x = trainer_params(t, 0);
+        for (int i = 1; i < s->n; i++) memcpy(trainer_params(t, i), x, params * sizeof *x);
+    }
+    if (++s->step < s->steps_per_round) return rog_start_step(s, sim);
+    engine_end_round(sim->engine);
+    return HS_OK;
+}
+
+static int rog_round_begin(void *state, Sim *sim, int round)
+{
+    RogState *s = state;
+    s->step = 0;
+    s->sent_share = 0;
+    s->agent_steps = 0;
+    stages_begin_round(&s->st, round);
+    return rog_start_step(s, sim);
+}
+
+static int rog_on_event(void *state, Sim *sim, const Event *ev)
+{
+    RogState *s = state;
+    int complete;
+    int status = ev->kind == ROG_COMPUTED ? rog_offer(s, sim, ev->agent, &complete)
+                                          : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+    if (status != HS_OK) return status;
+    return complete ? rog_finish_step(s, sim) : HS_OK;
+}
+
+static void rog_destroy(void *state)
+{
+    RogState *s = state;
+    if (s == NULL) return;
+    stages_free(&s->st);
+    rowsend_free(&s->rows);
+    ring_gather_free(&s->gather);
+    free(s->update);
+    free(s);
+}
+
+static const SchemaKey rog_keys[] = {
+    METHOD_KEY(RogKeys, budget, "50 ms",
+               "time an agent's message may take on its link: it sends the rows that budget x its bandwidth now "
+               "holds (none: every row every step)",
+               .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY),
+    METHOD_KEY(RogKeys, staleness, "4",
+               "staleness bound S: every row of an agent's gradient is sent at least once every S steps",
+               .type = SCHEMA_INT, .min = 1, .max = 1000000),
+    METHOD_KEY(RogKeys, importance, "magnitude",
+               "magnitude or age: which rows go first beyond the mandatory ones (mean |g| of the row's residual, or "
+               "steps since the agent last sent it)",
+               .type = SCHEMA_CHOICE, .choices = "magnitude|age"),
+    {0},
+};
+
+#define ROG_ROWS_REFUSAL(what)                                                                                   \
+    "rog sends a residual's rows (its own error feedback) chosen by importance: " what " of a partial row " \
+    "message is not modelled"
+
+static const MethodStages rog_stages = {
+    .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
+    .local_step = "a gradient of the shared model",
+    .outgoing = "the rows of its residual that the budget holds",
+    .aggregate = "all-gather: sum of the rows sent / N",
+    .refuses = {
+        [FEATURE_COMPRESSION] = "rog's row selection is its compression, with its residual as the error feedback: "
+                                "a second compressor on the rows is not modelled",
+        [FEATURE_BYZANTINE] = ROG_ROWS_REFUSAL("a robust rule over vectors holding different rows"),
+        [FEATURE_PRIVACY_UPDATE] = ROG_ROWS_REFUSAL("clipping each update (DP-FedSGD)"),
+        [FEATURE_PRUNE] = STAGE_NOT_WIRED,
+        [FEATURE_FREEZE] = STAGE_NOT_WIRED,
+        [FEATURE_DRIFT_FEDPROX] = STAGE_DRIFT_NO_LOCAL_STEPS,
+        [FEATURE_DRIFT_SCAFFOLD] = STAGE_DRIFT_NO_LOCAL_STEPS,
+    },
+};
+
+static const MethodExtra rog_extras[] = {
+    {.meaning = "share of rows sent, mean over the round's agent-steps"},
+    {0},
+};
+
+const MethodOps method_rog = {
+    .name = "rog",
+    .summary = "ROG (Guan et al., MICRO 2022): each step an agent sends the most important rows of its gradient "
+               "that its link carries within a time budget, every row at least once every S steps",
+    .keys = rog_keys,
+    .keys_size = sizeof(RogKeys),
+    .capabilities = METHOD_SENDS_ROWS,
+    .stages = &rog_stages,
+    .extra = rog_extras,
+    .validate = rog_validate,
+    .create = rog_create,
+    .round_begin = rog_round_begin,
+    .on_event = rog_on_event,
+    .destroy = rog_destroy,
+};
