@@ -236,7 +236,7 @@ END_TEST
 START_TEST(test_every_gradient_method_counts_steps_in_timing_mode)
 {
     const char *methods[] = {"run.method=sync", "run.method=dpsgd", "run.method=adpsgd", "run.method=byzsgdnm",
-                             "run.method=token", "run.method=eager"};
+                             "run.method=token", "run.method=eager", "run.method=rog"};
     HsDiag diag;
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         const char *train[] = {"privacy.clip=sample", methods[m]};

@@ -122,9 +122,10 @@ static int rog_start_step(RogState *s, Sim *sim)
     for (int i = 0; i < s->n; i++) {
         int status = engine_compute(sim->engine, i, local_step_flops(s->ls, i), ROG_COMPUTED, 0, NULL);
         if (status != HS_OK) return status;
-        if (t == NULL) continue;
+        /* timing mode too (no trainer, no buffer): DP-SGD's accountant counts the step */
         float *g = trainer_buffer(t, i, ROG_GRADIENT);
         if ((status = local_step_gradient(s->ls, i, NULL, g)) != HS_OK) return status;
+        if (t == NULL) continue;
         vec_axpy(trainer_buffer(t, i, ROG_RESIDUAL), 1.0f, g, trainer_param_count(t));
     }
     return HS_OK;
