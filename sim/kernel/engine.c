@@ -86,6 +86,11 @@ double engine_agent_compute(const Engine *e, int agent)
     return speed ? trace_value(speed, e->now) : e->nodes[agent].compute;
 }
 
+double engine_agent_charge(const Engine *e, int node)
+{
+    return e->nodes[node].battery > 0 ? e->clocks[node].charge : INFINITY;
+}
+
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     return e->model->send(e, from, to, bytes, kind, data);
