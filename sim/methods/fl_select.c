@@ -226,6 +226,35 @@ static int select_filtered(gsl_rng *rng, int *cand, int m, const double *margin,
     return take;
 }
 
+int select_pow_d(gsl_rng *rng, int *cand, int m, const double *share, int d, int count, SelectLoss loss, void *ctx,
+                 double *losses)
+{
+    select_weighted_draw(rng, cand, m, share, d);
+    for (int k = 0; k < d; k++) {
+        int status = HS_OK;
+        double l = loss(ctx, cand[k], &status);
+        if (status != HS_OK) return status;
+        losses[cand[k]] = isnan(l) ? -INFINITY : l;
+    }
+    select_top(cand, d, losses, count);
+    return HS_OK;
+}
+
+/* Power-of-choice's loss of a candidate: the server's model x on one batch of its data
+ * (pow-d's estimate of F_k(x), the cpow-d form with the client's batch), free on the
+ * clock as in the paper. It counts toward the round's train loss, as every gradient does. */
+typedef struct SelectLossAt {
+    Sim *sim;
+    const float *x;
+} SelectLossAt;
+
+static double select_loss_at(void *ctx, int c, int *status)
+{
+    SelectLossAt *at = ctx;
+    *status = trainer_gradient_at(at->sim->trainer, c, at->x, trainer_gradient_scratch(at->sim->trainer));
+    return *status == HS_OK ? trainer_agent_loss(at->sim->trainer, c) : NAN;
+}
+
 int select_pick(FlSelect *sel, Sim *sim, gsl_rng *rng, int *cand, int m, int count, int round, const float *x,
                 int *picked)
 {
@@ -263,21 +292,12 @@ int select_pick(FlSelect *sel, Sim *sim, gsl_rng *rng, int *cand, int m, int cou
     case SELECT_POWER_OF_CHOICE: {
         int d = sel->keys.candidates > 0 ? sel->keys.candidates : 2 * count;
         if (d < count) d = count; /* fedbuff's first pick of `concurrency` clients */
-        if (d > m) d = m; /* fewer online than d: every online client is a candidate */
+        if (d > m) d = m;         /* fewer online than d: every online client is a candidate */
         for (int k = 0; k < m; k++) v[cand[k]] = sim->world.agents[cand[k]].samples;
-        select_weighted_draw(rng, cand, m, v, d);
-        /* each candidate's loss at x on one batch of its data (pow-d's estimate of
-         * F_k(x), evaluated in candidate order; free on the clock, as in the paper) */
-        for (int k = 0; k < d; k++) {
-            int c = cand[k];
-            int status = trainer_gradient_at(sim->trainer, c, x, trainer_gradient_scratch(sim->trainer));
-            if (status != HS_OK) return status;
-            double loss = trainer_agent_loss(sim->trainer, c);
-            sel->stat[c] = isnan(loss) ? -INFINITY : loss;
-        }
-        select_top(cand, d, sel->stat, count);
+        SelectLossAt at = {sim, x};
+        int status = select_pow_d(rng, cand, m, v, d, count, select_loss_at, &at, sel->stat);
         *picked = count;
-        return HS_OK;
+        return status;
     }
     case SELECT_UNIFORM: break;
     }
@@ -311,25 +331,11 @@ static int select_any_battery(const Scenario *sc)
     return 0;
 }
 
-/* A parameter written for a rule that does not read it is a mistake, not a no-op. */
-static int select_unused(const Scenario *sc, const void *field, const char *rules, HsDiag *diag)
-{
-    const MethodParam *p = scenario_key_written(sc, field);
-    if (p != NULL && p->where[0] != 0) return scenario_key_error(sc, field, diag, "only with selection = %s", rules);
-    return HS_OK;
-}
-
+/* A parameter of a rule that does not run is left alone (as prune_target without prune),
+ * so that one file can sweep the rules. */
 int select_validate(const Scenario *sc, const SelectKeys *keys, int count, double deadline, HsDiag *diag)
 {
     SelectRule rule = (SelectRule)keys->selection;
-    int status;
-    if (rule != SELECT_POWER_OF_CHOICE && (status = select_unused(sc, &keys->candidates, "power-of-choice", diag)))
-        return status;
-    if (rule != SELECT_OORT && (status = select_unused(sc, &keys->oort_alpha, "oort", diag))) return status;
-    if (rule != SELECT_OORT && (status = select_unused(sc, &keys->oort_epsilon, "oort", diag))) return status;
-    if (rule != SELECT_OORT && rule != SELECT_DEADLINE &&
-        (status = select_unused(sc, &keys->select_time, "oort or deadline", diag)))
-        return status;
     if ((rule == SELECT_OORT || rule == SELECT_POWER_OF_CHOICE) && sc->mode == RUN_MODE_TIMING)
         return scenario_key_error(sc, &keys->selection, diag,
                                   "%s selects by the clients' training losses, which timing mode does not compute "

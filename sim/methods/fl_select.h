@@ -97,6 +97,14 @@ void select_weighted_draw(gsl_rng *rng, int *cand, int m, const double *weight, 
 int select_oort(gsl_rng *rng, int *cand, int m, const char *explored, const double *util, const double *speed,
                 double eps, int count);
 
+/* The loss of client c at the server's model (HS_OK in *status, else the error). */
+typedef double (*SelectLoss)(void *ctx, int c, int *status);
+/* Power-of-choice: draws d of cand[0..m) by share (select_weighted_draw), asks each its
+ * loss in draw order (into losses[c]; NaN counts as -inf), and orders those d by loss,
+ * highest first (select_top): the first count are the pick. */
+int select_pow_d(gsl_rng *rng, int *cand, int m, const double *share, int d, int count, SelectLoss loss, void *ctx,
+                 double *losses);
+
 /* A run's selection: the keys and the clients' history. */
 typedef struct FlSelect {
     SelectKeys keys;
