@@ -242,7 +242,7 @@ int select_pow_d(gsl_rng *rng, int *cand, int m, const double *share, int d, int
 
 /* Power-of-choice's loss of a candidate: the server's model x on one batch of its data
  * (pow-d's estimate of F_k(x), the cpow-d form with the client's batch), free on the
- * clock as in the paper. It counts toward the round's train loss, as every gradient does. */
+ * clock: the paper counts rounds, where it does not appear (docs/selection.md). It counts toward the round's train loss, as every gradient does. */
 typedef struct SelectLossAt {
     Sim *sim;
     const float *x;
