@@ -125,14 +125,19 @@ int select_oort(gsl_rng *rng, int *cand, int m, const char *explored, const doub
                 double eps, int count)
 {
     if (count > m) count = m;
-    /* explored first (stable by index), then the unexplored */
+    /* explored first, then the unexplored, each in index order (the draws below then do
+     * not depend on the candidates' order) */
+    qsort(cand, (size_t)m, sizeof *cand, select_index_cmp);
     int n_e = 0;
-    for (int k = 0; k < m; k++)
-        if (explored[cand[k]]) {
-            int c = cand[k];
-            memmove(cand + n_e + 1, cand + n_e, (size_t)(k - n_e) * sizeof *cand);
-            cand[n_e++] = c;
-        }
+    for (int k = 0; k < m; k++) n_e += explored[cand[k]] != 0;
+    int *tmp = malloc((size_t)(m - n_e) * sizeof *tmp + 1);
+    if (tmp == NULL) return -1;
+    for (int k = 0, e = 0, u = 0; k < m; k++) {
+        if (explored[cand[k]]) cand[e++] = cand[k];
+        else tmp[u++] = cand[k];
+    }
+    memcpy(cand + n_e, tmp, (size_t)(m - n_e) * sizeof *tmp);
+    free(tmp);
     int n_u = m - n_e;
     int explore = (int)floor(eps * count + 0.5);
     if (explore > n_u) explore = n_u;
@@ -287,7 +292,7 @@ int select_pick(FlSelect *sel, Sim *sim, gsl_rng *rng, int *cand, int m, int cou
         }
         *picked = select_oort(rng, cand, m, sel->explored, v, sel->speed,
                               select_oort_epsilon(sel->keys.oort_epsilon, round), count);
-        return HS_OK;
+        return *picked < 0 ? HS_E_NOMEM : HS_OK;
     }
     case SELECT_POWER_OF_CHOICE: {
         int d = sel->keys.candidates > 0 ? sel->keys.candidates : 2 * count;

@@ -86,14 +86,15 @@ double select_oort_epsilon(double eps0, int round);
 void select_top(int *cand, int m, const double *value, int count);
 /* Draws count distinct clients of cand[0..m) with probability proportional to
  * weight[cand[k]] (successive draws without replacement; all weights 0: uniform), into
- * cand's first count places in draw order. */
+ * cand's first count places in draw order. O(count x m). */
 void select_weighted_draw(gsl_rng *rng, int *cand, int m, const double *weight, int count);
 /* Oort's selection of count clients among cand[0..m): explored[c] says whether c has
  * reported before; util[c] its utility, speed[c] 1 / its predicted time. The
  * explored get round((1 - eps) count) places at most: the cut-off is the utility at that
  * place (sorted), the pool every explored client within SELECT_OORT_CUTOFF of it, drawn
  * by utility; the other places go to the unexplored, drawn by speed (fewer unexplored:
- * more explored, and the other way round). Returns how many it selected (count, or m). */
+ * more explored, and the other way round). Returns how many it selected (count, or m),
+ * -1 when out of memory. Each draw is O(places x pool), as select_weighted_draw's. */
 int select_oort(gsl_rng *rng, int *cand, int m, const char *explored, const double *util, const double *speed,
                 double eps, int count);
 
