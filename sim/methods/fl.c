@@ -46,8 +46,12 @@
  * Departures: the server optimiser is plain SGD with server_lr (the paper also tries
  * server momentum); secure aggregation and DP are out of scope here.
  *
- * Both modes: every decision reads only event times, counters and seeded streams, so
- * train and timing mode time alike. Messages of a job that ended (a dropped fedavg
+ * Selection ([method] selection, fl_select.h, docs/selection.md): "uniformly" above is
+ * the default; oort, power-of-choice, deadline and energy replace the draw of both methods
+ * (fl_pick), each pick among the same candidates.
+ * Both modes: every decision reads only event times, counters, seeded streams, the cost
+ * model and the batteries, so train and timing mode time alike; the selections that read
+ * losses (oort, power-of-choice) are refused in timing mode. Messages of a job that ended (a dropped fedavg
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
 #include "models/model.h"
 #include "sim/methods/fl_select.h"
