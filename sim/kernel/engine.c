@@ -86,6 +86,11 @@ double engine_agent_compute(const Engine *e, int agent)
     return speed ? trace_value(speed, e->now) : e->rates[agent].compute;
 }
 
+double engine_agent_charge(const Engine *e, int node)
+{
+    return e->nodes[node].battery > 0 ? e->clocks[node].charge : INFINITY;
+}
+
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
 {
     if (e->loss) return engine_loss_send(e, from, to, bytes, kind, data);

@@ -196,6 +196,9 @@ double engine_message_bandwidth(const Engine *e, int from, int to);
 /* The node's compute now (FLOP/s): its compute trace's current value when it has one,
  * slowdowns not included. */
 double engine_agent_compute(const Engine *e, int agent);
+/* The node's battery charge (J) as booked at the last round's end (full before the
+ * first); INFINITY for a node without a battery. What energy-aware selection reads. */
+double engine_agent_charge(const Engine *e, int node);
 /* Collectives (ring all-reduce, all-gather, nested partial all-reduce): collective.h. */
 /* Schedules (kind, node, data) at time t >= now. */
 int engine_schedule(Engine *e, double t, int kind, int node, int64_t data);

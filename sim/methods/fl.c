@@ -46,10 +46,15 @@
  * Departures: the server optimiser is plain SGD with server_lr (the paper also tries
  * server momentum); secure aggregation and DP are out of scope here.
  *
- * Both modes: every decision reads only event times, counters and seeded streams, so
- * train and timing mode time alike. Messages of a job that ended (a dropped fedavg
+ * Selection ([method] selection, fl_select.h, docs/selection.md): "uniformly" above is
+ * the default; oort, power-of-choice, deadline and energy replace the draw of both methods
+ * (fl_pick), each pick among the same candidates.
+ * Both modes: every decision reads only event times, counters, seeded streams, the cost
+ * model and the batteries, so train and timing mode time alike; the selections that read
+ * losses (oort, power-of-choice) are refused in timing mode. Messages of a job that ended (a dropped fedavg
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
 #include "models/model.h"
+#include "sim/methods/fl_select.h"
 #include "sim/methods/method.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
@@ -92,6 +97,7 @@ typedef struct FlState {
     const float **vectors;
     double *weights;
     Stages st;            /* the local step, the uploads, the server's aggregation */
+    FlSelect sel;         /* [method] selection other than uniform (fl_select.h) */
 } FlState;
 
 static void fl_destroy(void *state)
@@ -108,6 +114,7 @@ static void fl_destroy(void *state)
     free(s->vectors);
     free(s->weights);
     stages_free(&s->st);
+    select_free(&s->sel);
     free(s);
 }
 
@@ -123,6 +130,7 @@ typedef struct FlKeys {
     double server_lr;      /* fedbuff */
     PruneKeys pruning;
     FreezeKeys freezing;
+    SelectKeys select;     /* both: which clients get the model (fl_select.h) */
 } FlKeys;
 
 static int fl_create(Sim *sim, void **state, int buffered)
@@ -181,7 +189,12 @@ static int fl_stages(Sim *sim, FlState *s)
     StagesSetup setup = {.pruning = &keys->pruning, .freezing = &keys->freezing, .steps = steps, .keep_messages = 1};
     int status = sim_stages_create(sim, &s->st, &setup);
     free(steps);
-    return status;
+    if (status != HS_OK) return status;
+    /* the selection predicts a job from the same bytes and steps the job will use */
+    double bytes = s->bytes * drift_message_factor(&s->st.drift);
+    SelectJob job = {.down_bytes = bytes, .up_bytes = bytes, .local_steps = s->local_steps, .step = &s->st.step,
+                     .server = s->server};
+    return select_create(&s->sel, &keys->select, &job, n, s->buffered ? INFINITY : s->deadline);
 }
 
 static int fedavg_create(Sim *sim, void **state)
@@ -220,6 +233,17 @@ static void fl_draw(FlState *s, int *candidates, int m, int count)
     }
 }
 
+/* The clients of a pick: uniform is fl_draw's draw, as it always was (no other call, no
+ * other draw); the other rules are fl_select.c's. Returns how many were picked in *count. */
+static int fl_pick(FlState *s, Sim *sim, int *candidates, int m, int *count)
+{
+    if (s->sel.keys.selection == SELECT_UNIFORM) {
+        fl_draw(s, candidates, m, *count);
+        return HS_OK;
+    }
+    return select_pick(&s->sel, sim, s->rng, candidates, m, *count, s->round, s->x, count);
+}
+
 static int fl_index_cmp(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -240,14 +264,14 @@ static int fedavg_round_begin(FlState *s, Sim *sim, int round)
     if (s->selected > m) s->selected = m;
     if (s->wanted > s->selected) s->wanted = s->selected;
     rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)round, RNG_PURPOSE_METHOD);
-    fl_draw(s, s->order, m, s->selected);
+    int status = fl_pick(s, sim, s->order, m, &s->selected);
+    if (status != HS_OK) return status;
+    if (s->wanted > s->selected) s->wanted = s->selected; /* deadline, energy: fewer qualified */
     /* downloads start in client order, so the draw's order does not matter (distinct
      * indices: one sorted order; qsort, since K clients in insertion sort were O(K^2)) */
     qsort(s->order, (size_t)s->selected, sizeof *s->order, fl_index_cmp);
-    for (int k = 0; k < s->selected; k++) {
-        int status = fl_dispatch(s, sim, s->order[k], round);
-        if (status != HS_OK) return status;
-    }
+    for (int k = 0; k < s->selected; k++)
+        if ((status = fl_dispatch(s, sim, s->order[k], round)) != HS_OK) return status;
     if (isfinite(s->deadline))
         return engine_schedule(sim->engine, engine_now(sim->engine) + s->deadline, FL_DEADLINE, s->server, round);
     return HS_OK;
@@ -265,10 +289,11 @@ static int fl_round_begin(void *state, Sim *sim, int round)
     s->started = 1;
     for (int i = 0; i < s->n; i++) s->order[i] = i;
     rng_stream_reset(s->rng, sim->sc->seed, 0x46420000ULL, RNG_PURPOSE_METHOD);
-    fl_draw(s, s->order, s->n, s->concurrency);
-    for (int k = 0; k < s->concurrency; k++) {
+    int picked = s->concurrency, status = fl_pick(s, sim, s->order, s->n, &picked);
+    if (status != HS_OK) return status;
+    for (int k = 0; k < picked; k++) {
         s->busy[s->order[k]] = 1;
-        int status = fl_dispatch(s, sim, s->order[k], s->jobs++);
+        status = fl_dispatch(s, sim, s->order[k], s->jobs++);
         if (status != HS_OK) return status;
     }
     return HS_OK;
@@ -323,7 +348,8 @@ static int fedbuff_processed(FlState *s, Sim *sim, int i)
     for (int c = 0; c < s->n; c++)
         if (!s->busy[c]) s->order[m++] = c;
     rng_stream_reset(s->rng, sim->sc->seed, (uint64_t)s->uploads, RNG_PURPOSE_METHOD);
-    fl_draw(s, s->order, m, 1);
+    int picked = 1;
+    if ((status = fl_pick(s, sim, s->order, m, &picked)) != HS_OK) return status;
     int next = s->order[0];
     s->busy[next] = 1;
     return fl_dispatch(s, sim, next, s->jobs++);
@@ -354,6 +380,7 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
          * change while the round's jobs are current), fedbuff's y_0 */
         const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
         if ((status = drift_end(&s->st.drift, i)) != HS_OK) return status;
+        select_job_done(&s->sel, sim, i, s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i));
         double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
         return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, ev->data);
     }
@@ -363,20 +390,31 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
                               FL_PROCESSED, ev->data, NULL);
     default: break;
     }
+    select_reported(&s->sel, i, s->round);
     if (s->buffered) return fedbuff_processed(s, sim, i);
     s->reporters[s->n_reports++] = i;
     s->job[i] = -1;
     return s->n_reports == s->wanted ? fedavg_finish(s, sim) : HS_OK;
 }
 
-/* More clients at once than there are agents cannot be meant. */
+/* More clients at once than there are agents cannot be meant. The selection picks one
+ * client per upload (the first `concurrency` at once, with d raised to it if fewer). */
 static int fedbuff_validate(const Scenario *sc, HsDiag *diag)
 {
     const FlKeys *keys = scenario_method_keys(sc);
     if (keys->concurrency > sc->n_agents)
         return scenario_key_error(sc, &keys->concurrency, diag, "%d clients at once, but there are %d agents",
                                   keys->concurrency, sc->n_agents);
-    return HS_OK;
+    return select_validate(sc, &keys->select, 1, INFINITY, diag);
+}
+
+/* The selection's checks, with the clients a round selects: ceil(K (1 + overcommit)). */
+static int fedavg_validate(const Scenario *sc, HsDiag *diag)
+{
+    const FlKeys *keys = scenario_method_keys(sc);
+    int wanted = (int)floor(keys->participation * sc->n_agents + 0.5);
+    int count = (int)ceil(wanted * (1 + keys->overcommit) - 1e-9);
+    return select_validate(sc, &keys->select, count, keys->deadline, diag);
 }
 
 /* The largest overcommit whose ceil(K (1 + overcommit)) selects at most every agent (the
@@ -415,6 +453,7 @@ static const SchemaKey fedavg_keys[] = {
      .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY, .flags = SCHEMA_OPEN_MIN),
     PRUNE_METHOD_KEYS(FlKeys, pruning.),
     FREEZE_METHOD_KEYS(FlKeys, freezing.),
+    SELECT_METHOD_KEYS(FlKeys, select.),
     {0},
 };
 
@@ -429,6 +468,7 @@ static const SchemaKey fedbuff_keys[] = {
      .max = 1000, .flags = SCHEMA_OPEN_MIN),
     PRUNE_METHOD_KEYS(FlKeys, pruning.),
     FREEZE_METHOD_KEYS(FlKeys, freezing.),
+    SELECT_METHOD_KEYS(FlKeys, select.),
     {0},
 };
 
@@ -452,6 +492,7 @@ const MethodOps method_fedavg = {
     .capabilities = METHOD_USES_SERVER | METHOD_ACCUMULATES | METHOD_LOSSY_LINKS,
     .stages = &fedavg_stages,
     .extra = fedavg_extras,
+    .validate = fedavg_validate,
     .create = fedavg_create,
     .round_begin = fl_round_begin,
     .on_event = fl_on_event,

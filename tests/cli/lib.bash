@@ -16,6 +16,17 @@ check() { # name, condition-command...
 
 q() { sqlite3 "$1" "$2"; } # db, sql
 
+# The mode option for a scenario file the tests run in timing mode: --timing-only, unless
+# timing mode refuses the file because its rules pick by training losses (a sweep over
+# [method] selection = oort or power-of-choice, docs/selection.md): then train mode.
+mode_for() { # scenario file -> an option
+  if "$HETSIM" check "$1" --timing-only 2>&1 > /dev/null | grep -q "which timing mode does not compute"; then
+    echo "--set run.mode=train"
+  else
+    echo "--timing-only"
+  fi
+}
+
 # Every table's rows without run ids and columns that are not results, runs ordered by
 # $2 (columns of runs r), each per-run table's rows in written order: equal dumps =
 # identical results. The columns come from schema_columns (the row tables), so a column

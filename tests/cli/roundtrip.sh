@@ -2,7 +2,8 @@
 # Issue 28, class 3, as a property: for every accepted scenario — each file in scenarios/
 # and each seed of the scenario fuzzer (its "--set " lines applied as overrides), plus
 # values that used to forge lines — runs.config fed back to `hetsim run` gives the same
-# rows and the same config again. Timing mode, 1 round; sweep files run every point.
+# rows and the same config again. Timing mode (train mode where timing mode refuses the
+# file: lib.bash mode_for), 1 round; sweep files run every point.
 . "$(dirname "$0")/lib.bash"
 
 # A run's rows without ids, wall-clock columns and the provenance of the file it came
@@ -43,11 +44,12 @@ replay_all() {
 cases=0
 for f in scenarios/*.ini; do
   rm -f "$tmp/first.db"
+  mode=$(mode_for "$f")
   if grep -q '^\[sweep\]' "$f"; then
-    "$HETSIM" sweep "$f" --db "$tmp/first.db" --quiet --timing-only --set run.rounds=1 --set sweep.repeat=1 \
+    "$HETSIM" sweep "$f" --db "$tmp/first.db" --quiet $mode --set run.rounds=1 --set sweep.repeat=1 \
       --jobs 2 2> "$tmp/err"
   else
-    "$HETSIM" run "$f" --db "$tmp/first.db" --quiet --timing-only --set run.rounds=1 2> "$tmp/err"
+    "$HETSIM" run "$f" --db "$tmp/first.db" --quiet $mode --set run.rounds=1 2> "$tmp/err"
   fi
   check "$f runs" test $? -eq 0
   replay_all "$tmp/first.db" "$f"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The database's views against `hetsim report`: run_summary gives, column for column, what
 # the report's runs table (--csv) prints, for a database of every scenario in scenarios/
-# (timing mode, 2 rounds; sweeps with one seed per point), train-mode runs that reach a
-# target (time to target, accuracy) with ComDML's pairings, and the report's hand-made
+# (timing mode, or train mode where timing mode refuses the file: lib.bash mode_for; 2
+# rounds; sweeps with one seed per point), train-mode runs that reach a target (time to
+# target, accuracy) with ComDML's pairings, and the report's hand-made
 # fixture (tests/fixtures/store/report_fixture.sql: a failed run, a running one, an empty
 # one, a seed of 2^64-1). Numbers compare exactly: the report's %.17g text read back as
 # REAL by SQLite equals the view's double. Also: time_to_accuracy and agent_summary
@@ -14,11 +15,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 db="$tmp/all.db"
 n=0
 for f in "$top"/scenarios/*.ini; do
+  mode=$(mode_for "$f")
   if grep -q '^\[sweep\]' "$f"; then
-    "$HETSIM" sweep "$f" --db "$db" --quiet --timing-only --set run.rounds=2 --set sweep.repeat=1 --jobs 2 \
+    "$HETSIM" sweep "$f" --db "$db" --quiet $mode --set run.rounds=2 --set sweep.repeat=1 --jobs 2 \
       > /dev/null 2> "$tmp/err" || { echo "  $f: $(head -2 "$tmp/err")"; continue; }
   else
-    "$HETSIM" run "$f" --db "$db" --quiet --timing-only --set run.rounds=2 > /dev/null 2> "$tmp/err" ||
+    "$HETSIM" run "$f" --db "$db" --quiet $mode --set run.rounds=2 > /dev/null 2> "$tmp/err" ||
       { echo "  $f: $(head -2 "$tmp/err")"; continue; }
   fi
   n=$((n + 1))
