@@ -88,7 +88,7 @@ double engine_agent_compute(const Engine *e, int agent)
 
 double engine_agent_charge(const Engine *e, int node)
 {
-    return e->nodes[node].battery > 0 ? e->clocks[node].charge : INFINITY;
+    return e->energy && engine_profile(e, node)->battery > 0 ? e->energy_clocks[node].charge : INFINITY;
 }
 
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data)
