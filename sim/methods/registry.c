@@ -17,6 +17,7 @@ extern const MethodOps method_divshare;
 extern const MethodOps method_swift;
 extern const MethodOps method_lsgd;
 extern const MethodOps method_eager;
+extern const MethodOps method_motor;
 /* servers (sim/methods/asgd.c, fl.c, sdfeel.c) */
 extern const MethodOps method_fedavg;
 extern const MethodOps method_fedbuff;
@@ -40,6 +41,7 @@ static const MethodOps *const method_registry[] = {
     &method_swift,
     &method_lsgd,
     &method_eager,
+    &method_motor,
     &method_fedavg,
     &method_fedbuff,
     &method_asgd,
