@@ -1,7 +1,7 @@
 /* motor.c — MOTOR (Jiang, Xu, Xu, Wang, Qiao, Huang, "Joint Model Pruning and Topology
  * Construction for Accelerating Decentralized Machine Learning", TPDS 2023, seed 001),
- * with the per-link communication periods of "Enhancing Decentralized Federated Learning
- * with Model Pruning and Adaptive Communication" (Jiang et al.): D-PSGD whose agents train
+ * with per-link communication periods after "Enhancing Decentralized Federated Learning
+ * with Model Pruning and Adaptive Communication" (seed 001's list): D-PSGD whose agents train
  * sub-models that fit their processors, over a graph rebuilt from the measured link rates,
  * where a slow link gossips only every f-th step. docs/methods.md says where hetsim
  * deviates from the papers and why.
@@ -378,8 +378,8 @@ static const MethodExtra motor_extras[] = {
 
 const MethodOps method_motor = {
     .name = "motor",
-    .summary = "MOTOR: D-PSGD with compute-fitted sub-models over a topology rebuilt from link rates, slow links "
-               "gossiping every f-th step",
+    .summary = "MOTOR (Jiang et al., TPDS 2023): D-PSGD with compute-fitted sub-models over a graph rebuilt from "
+               "the link rates; a slow link gossips every f-th step",
     .keys = motor_keys,
     .keys_size = sizeof(MotorKeys),
     .stages = &motor_stages,
