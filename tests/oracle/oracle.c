@@ -334,8 +334,10 @@ static int pick(int n)
 
 /* A whole run: random agents (one group each; lsgd's in pairs), method, topology, uplink mode, backbone;
  * the server methods get a server ([server], or 2-3 edge servers on a full graph for
- * sdfeel) of random speed and links, a node of the platform like the agents. */
-static int case_run(int index, Worst *worst, char *label, size_t size)
+ * sdfeel) of random speed and links, a node of the platform like the agents. forced: the
+ * method instead of a random one (motor's cases, drawn after the random ones so that
+ * those keep their draws). */
+static int case_run(int index, const char *forced, Worst *worst, char *label, size_t size)
 {
     static const char *methods[] = {"sync",    "localsgd", "dpsgd",  "adpsgd", "comdml",   "co2",
                                     "qsr",     "byzsgdnm", "token",  "ripples", "divshare", "swift",
@@ -343,7 +345,8 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
                                     "lsgd"};
     static const char *graphs[] = {"ring", "torus", "full", "exponential"};
     int n = 3 + pick(6);
-    const char *method = methods[pick((int)(sizeof methods / sizeof *methods))], *graph = graphs[pick(4)];
+    const char *method = forced ? forced : methods[pick((int)(sizeof methods / sizeof *methods))];
+    const char *graph = graphs[pick(4)];
     int edge = strcmp(method, "sdfeel") == 0;
     const MethodOps *ops = method_lookup(method);
     int server = ops && (ops->capabilities & METHOD_USES_SERVER);
@@ -362,6 +365,9 @@ static int case_run(int index, Worst *worst, char *label, size_t size)
      * election the global one) */
     int lsgd = strcmp(method, "lsgd") == 0, per_group = lsgd ? 2 : 1;
     if (lsgd) len += snprintf(text + len, sizeof text - (size_t)len, "[method]\nleaders = groups\nglobal_every = 2\n");
+    /* motor: its graph from the drawn links, rebuilt at round 1, slow links every 2nd-3rd step */
+    if (strcmp(method, "motor") == 0)
+        len += snprintf(text + len, sizeof text - (size_t)len, "[method]\nmax_degree = 2\nrebuild = 1\nmax_period = 3\n");
     for (int i = 0; i < n; i += per_group)
         len += snprintf(text + len, sizeof text - (size_t)len,
                         "[agents.a%d]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
@@ -785,10 +791,19 @@ int main(int argc, char **argv)
         for (int i = 0; i < count; i++) {
             char label[256];
             int status = i % 3 == 2 ? case_pattern(i, &worst, label, sizeof label)
-                                    : case_run(i, &worst, label, sizeof label);
+                                    : case_run(i, NULL, &worst, label, sizeof label);
             printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
             failed += status != 0;
         }
+        /* motor's graphs rebuilt from the links and its per-link periods: a case in 15 */
+        int motor_cases = count / 15;
+        for (int i = 0; i < motor_cases; i++) {
+            char label[256];
+            int status = case_run(count + i, "motor", &worst, label, sizeof label);
+            printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
+            failed += status != 0;
+        }
+        count += motor_cases;
         printf("largest disagreement (share of the run or round length): message %.2e, round %.2e, busy %.2e, "
                "comm %.2e\n", worst.flow, worst.round, worst.busy, worst.comm);
         printf("oracle: %d of %d cases agree within 0.1 %%\n", count - failed, count);
