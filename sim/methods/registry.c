@@ -18,6 +18,7 @@ extern const MethodOps method_swift;
 extern const MethodOps method_lsgd;
 extern const MethodOps method_eager;
 extern const MethodOps method_rog;
+extern const MethodOps method_motor;
 /* servers (sim/methods/asgd.c, fl.c, sdfeel.c) */
 extern const MethodOps method_fedavg;
 extern const MethodOps method_fedbuff;
@@ -42,6 +43,7 @@ static const MethodOps *const method_registry[] = {
     &method_lsgd,
     &method_eager,
     &method_rog,
+    &method_motor,
     &method_fedavg,
     &method_fedbuff,
     &method_asgd,

@@ -101,6 +101,16 @@ fail:
     return HS_E_NOMEM;
 }
 
+int topology_from_links(int n, const int *a, const int *b, size_t links, Topology *out)
+{
+    EdgeList e = {0};
+    int status = HS_OK;
+    for (size_t k = 0; k < links && status == HS_OK; k++) status = edges_add(&e, a[k], b[k]);
+    if (status == HS_OK) status = topology_from_edges(n, &e, out);
+    edges_free(&e);
+    return status;
+}
+
 int topology_connected(const Topology *t)
 {
     if (t->n <= 1) return 1;

@@ -18,6 +18,7 @@
 
 #include "base/hs_error.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* [topology] graph */
@@ -43,6 +44,11 @@ typedef struct Topology {
 int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, uint64_t seed,
                         Topology *out, HsDiag *diag);
 void topology_free(Topology *t);
+
+/* The graph of the given links (a[k], b[k]) over n nodes, deduplicated, with its
+ * Metropolis-Hastings weights; self-loops are dropped, connectivity is not checked (a
+ * method that builds its own graph, motor, ensures it). HS_E_NOMEM. */
+int topology_from_links(int n, const int *a, const int *b, size_t links, Topology *out);
 
 /* Whether topology_build_kind(kind, n, degree, ...) can build the graph, without building
  * it: for a scenario's resolution, before any method runs. O(1) for generated graphs (no

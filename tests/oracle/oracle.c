@@ -340,7 +340,9 @@ static int pick(int n)
 
 /* A whole run: random agents (one group each; lsgd's in pairs), method, topology, uplink mode, backbone;
  * the server methods get a server ([server], or 2-3 edge servers on a full graph for
- * sdfeel) of random speed and links, a node of the platform like the agents. */
+ * sdfeel) of random speed and links, a node of the platform like the agents. forced: the
+ * method instead of a random one (eager's and motor's cases, drawn after the random
+ * ones so that those keep their draws). */
 static int case_run(int index, const char *forced, Worst *worst, char *label, size_t size)
 {
     static const char *methods[] = {"sync",    "localsgd", "dpsgd",  "adpsgd", "comdml",   "co2",
@@ -385,6 +387,9 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
     if (eager)
         len += snprintf(text + len, sizeof text - (size_t)len, "[method]\ncollective = %s\n%s", collective,
                         eager_prune ? "prune = width\n" : "");
+    /* motor: its graph from the drawn links, rebuilt at round 1, slow links every 2nd-3rd step */
+    if (strcmp(method, "motor") == 0)
+        len += snprintf(text + len, sizeof text - (size_t)len, "[method]\nmax_degree = 2\nrebuild = 1\nmax_period = 3\n");
     for (int i = 0; i < n; i += per_group)
         len += snprintf(text + len, sizeof text - (size_t)len,
                         "[agents.a%d]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
@@ -813,6 +818,15 @@ int main(int argc, char **argv)
             printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
             failed += status != 0;
         }
+        /* motor's graphs rebuilt from the links and its per-link periods: a case in 15 */
+        int motor_cases = count / 15;
+        for (int i = 0; i < motor_cases; i++) {
+            char label[256];
+            int status = case_run(count + i, "motor", &worst, label, sizeof label);
+            printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
+            failed += status != 0;
+        }
+        count += motor_cases;
         printf("largest disagreement (share of the run or round length): message %.2e, round %.2e, busy %.2e, "
                "comm %.2e\n", worst.flow, worst.round, worst.busy, worst.comm);
         printf("oracle: %d of %d cases agree within 0.1 %%\n", count - failed, count);
