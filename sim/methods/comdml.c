@@ -332,6 +332,25 @@ static double comdml_speed(const ComdmlState *s, const Sim *sim, int i, double s
     return compute / (step_flops * factor);
 }
 
+/* The solver's answer into the agents: each one's partner (-1: none), role, split (an
+ * offloader's; 0 otherwise) and predicted finishing time. */
+static void comdml_take_answer(ComdmlState *s, int n, const char *solver, const int *partner, const int *split,
+                               const int *role, const double *time)
+{
+    snprintf(s->solver_used, sizeof s->solver_used, "%s", solver);
+    s->pairs = 0;
+    for (int i = 0; i < n; i++) {
+        ComdmlAgent *a = &s->agents[i];
+        int offloads = role[i] == PAIRING_OFFLOADER;
+        a->partner = partner[i];
+        a->split = offloads ? split[i] : 0;
+        a->role = offloads ? SINK_ROLE_OFFLOADER : role[i] == PAIRING_HELPER ? SINK_ROLE_HELPER : SINK_ROLE_ALONE;
+        a->predicted = time[i];
+        s->splits[i] = a->split;
+        s->pairs += offloads;
+    }
+}
+
 /* allocation = shared: several offloaders per helper. An offloader's partner is its
  * helper; a helper has no one partner (-1): its offloaders are those naming it. */
 static int comdml_share_agents(ComdmlState *s, Sim *sim)
@@ -342,21 +361,8 @@ static int comdml_share_agents(ComdmlState *s, Sim *sim)
     double start = comdml_wall_ms();
     int status = solver_shared(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
     s->solve_ms = comdml_wall_ms() - start;
-    if (status == HS_OK) {
-        snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
-        s->pairs = 0;
-        for (int i = 0; i < n; i++) {
-            ComdmlAgent *a = &s->agents[i];
-            int offloads = result.role[i] == PAIRING_OFFLOADER;
-            a->partner = offloads ? result.helper[i] : -1;
-            a->split = offloads ? result.split[i] : 0;
-            a->role = offloads ? SINK_ROLE_OFFLOADER
-                      : result.role[i] == PAIRING_HELPER ? SINK_ROLE_HELPER : SINK_ROLE_ALONE;
-            a->predicted = result.time[i];
-            s->splits[i] = a->split;
-            s->pairs += offloads;
-        }
-    }
+    /* helper[i] is -1 but for an offloader: a helper has no one partner */
+    if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.helper, result.split, result.role, result.time);
     shared_result_free(&result);
     return status;
 }
@@ -376,21 +382,7 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     double start = comdml_wall_ms();
     int status = solver_pair(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
     s->solve_ms = comdml_wall_ms() - start;
-    if (status == HS_OK) {
-        snprintf(s->solver_used, sizeof s->solver_used, "%s", result.solver);
-        s->pairs = 0;
-        for (int i = 0; i < n; i++) {
-            ComdmlAgent *a = &s->agents[i];
-            a->partner = result.partner[i];
-            int offloads = result.role[i] == PAIRING_OFFLOADER;
-            a->split = offloads ? result.split[i] : 0;
-            a->role = offloads ? SINK_ROLE_OFFLOADER
-                      : result.role[i] == PAIRING_HELPER ? SINK_ROLE_HELPER : SINK_ROLE_ALONE;
-            a->predicted = result.time[i];
-            s->splits[i] = a->split;
-            s->pairs += offloads;
-        }
-    }
+    if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.partner, result.split, result.role, result.time);
     pairing_result_free(&result);
     return status;
 }
