@@ -428,24 +428,6 @@ static int run_churn(const char *mode, TestSink *ts)
     return run(set, n, ts);
 }
 
-/* The lines of the sink text that carry timings: round, agent_round, pairing. */
-static char *timing_lines(const TestSink *ts)
-{
-    char *out = calloc(ts->len + 1, 1);
-    size_t len = 0;
-    for (const char *p = ts->text; *p;) {
-        const char *end = strchr(p, '\n');
-        size_t n = end ? (size_t)(end - p + 1) : strlen(p);
-        if (strncmp(p, "round ", 6) == 0 || strncmp(p, "agent_round ", 12) == 0 || strncmp(p, "pairing ", 8) == 0) {
-            /* pairing rows end with the solver's name only: wall-clock solve_ms is not in the text */
-            memcpy(out + len, p, n);
-            len += n;
-        }
-        p += n;
-    }
-    return out;
-}
-
 START_TEST(test_train_mode_times_like_timing_mode_under_churn)
 {
     write_trace(churn_trace);
@@ -459,7 +441,7 @@ START_TEST(test_train_mode_times_like_timing_mode_under_churn)
     ck_assert(roles[1] == 'a' && !touched);
     ck_assert_msg(timing.round_rows[1].extra > 0, "no batch dropped: %s", timing.text);
     ck_assert(timing.round_rows[1].t_end >= 16);
-    char *a = timing_lines(&timing), *b = timing_lines(&train);
+    char *a = test_sink_timing_lines(&timing), *b = test_sink_timing_lines(&train);
     ck_assert_str_eq(a, b);
     free(a);
     free(b);

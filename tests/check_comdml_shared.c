@@ -109,23 +109,6 @@ START_TEST(test_two_offloaders_share_one_helper)
 }
 END_TEST
 
-/* The lines that carry timings: round, agent_round, pairing. */
-static char *timing_lines(const TestSink *ts)
-{
-    char *out = calloc(ts->len + 1, 1);
-    size_t len = 0;
-    for (const char *p = ts->text; *p;) {
-        const char *end = strchr(p, '\n');
-        size_t n = end ? (size_t)(end - p + 1) : strlen(p);
-        if (strncmp(p, "round ", 6) == 0 || strncmp(p, "agent_round ", 12) == 0 || strncmp(p, "pairing ", 8) == 0) {
-            memcpy(out + len, p, n);
-            len += n;
-        }
-        p += n;
-    }
-    return out;
-}
-
 /* Six agents, four slow, on synthetic data: two helpers serve two offloaders each. */
 static const char *learn_set[] = {"agents.count=6", "agents.slow.count=4", "agents.samples=640",
                                   "data.dataset=synthetic", "data.features=16",  "data.classes=4", "model.layers=16,32,32,4",
@@ -155,7 +138,7 @@ START_TEST(test_train_mode_times_like_timing_mode)
         for (int b = a + 1; b < rows; b++)
             crowded += fast[a] == fast[b];
     ck_assert_msg(crowded > 0, "no helper serves two offloaders: %s", timing.text);
-    char *a = timing_lines(&timing), *b = timing_lines(&train);
+    char *a = test_sink_timing_lines(&timing), *b = test_sink_timing_lines(&train);
     ck_assert_str_eq(a, b);
     free(a);
     free(b);

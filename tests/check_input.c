@@ -5,6 +5,7 @@
  * key, with the file's own line (class 8). */
 #include "sim/scenario/scenario.h"
 #include "driver/sweep.h"
+#include "tests/test_files.h"
 #include "tests/test_scenario.h"
 
 #include <check.h>
@@ -258,25 +259,10 @@ END_TEST
 
 /* ---- class 8: a file a key names is refused at the key, with its own line ---- */
 
-static char scratch[64];
-
-static const char *scratch_file(const char *name, const char *text)
-{
-    static char path[128];
-    snprintf(scratch, sizeof scratch, "/tmp/hetsim-input-%d", (int)getpid());
-    mkdir(scratch, 0700);
-    snprintf(path, sizeof path, "%s/%s", scratch, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 START_TEST(test_input_files_are_named_at_their_key)
 {
     char extra[512], fragment[256];
-    const char *trace = scratch_file("t.csv", "agent,time,value\ndefault,0,1 GFLOPS\nslow,0,-1 GFLOPS\n");
+    const char *trace = test_scratch_file("input", "t.csv", "agent,time,value\ndefault,0,1 GFLOPS\nslow,0,-1 GFLOPS\n");
     snprintf(extra, sizeof extra, "[agents.fast]\ncount = 1\ncompute = trace(%s)\n", trace);
     snprintf(fragment, sizeof fragment, "[agents.fast] compute: %s:3: value must be positive", trace);
     expect_refused(extra, NULL, 0, "t.ini:14:", fragment);
@@ -284,20 +270,20 @@ START_TEST(test_input_files_are_named_at_their_key)
     char text[4096];
     snprintf(text, sizeof text, "[run]\nmethod = sync\nrounds = 1\nmode = timing\n[agents]\ncount = 4\n"
                                 "compute = 1 GFLOPS\nbandwidth = trace(%s)\n[agents.slow]\ncount = 1\n",
-             scratch_file("b.csv", "default,0,1 MB/s\n"));
+             test_scratch_file("input", "b.csv", "default,0,1 MB/s\n"));
     Scenario sc;
     HsDiag diag;
     ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
     ck_assert_msg(strstr(diag.message, "t.ini:8: [agents] bandwidth: ") == diag.message &&
                       strstr(diag.message, "b.csv: no rows for agent 3 (group slow)") != NULL,
                   "%s", diag.message);
-    const char *edges = scratch_file("g.edges", "0 1\n1 1\n");
+    const char *edges = test_scratch_file("input", "g.edges", "0 1\n1 1\n");
     snprintf(extra, sizeof extra, "[topology]\ngraph = %s\n", edges);
     snprintf(fragment, sizeof fragment, "[topology] graph: %s:2: self-loop 1-1", edges);
     expect_refused(extra, NULL, 0, "t.ini:13:", fragment);
     const char *set[] = {"topology.graph=/nonexistent/x.edges"};
     expect_refused("", set, 1, "--set topology.graph=/nonexistent/x.edges:", "/nonexistent/x.edges: not found");
-    const char *assign = scratch_file("c.assign", "0 0\n0 1\n");
+    const char *assign = test_scratch_file("input", "c.assign", "0 0\n0 1\n");
     snprintf(extra, sizeof extra, "[servers]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = 1 Gbit/s\nassign = %s\n",
              assign);
     snprintf(fragment, sizeof fragment, "[servers] assign: %s:2: agent 0 is assigned twice (first at line 1)", assign);
@@ -311,8 +297,8 @@ START_TEST(test_input_files_are_named_at_their_key)
     unlink(trace);
     unlink(edges);
     unlink(assign);
-    unlink(scratch_file("b.csv", ""));
-    rmdir(scratch);
+    unlink(test_scratch_file("input", "b.csv", ""));
+    rmdir(test_scratch_dir("input"));
 }
 END_TEST
 

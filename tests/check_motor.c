@@ -7,6 +7,7 @@
 #include "sim/run.h"
 #include "sim/stages/prune.h"
 #include "tests/test_scenario.h"
+#include "tests/test_files.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -142,21 +143,6 @@ START_TEST(test_slow_agent_is_pruned)
 }
 END_TEST
 
-static char scratch[64];
-
-static const char *scratch_file(const char *name, const char *text)
-{
-    static char path[128];
-    snprintf(scratch, sizeof scratch, "/tmp/hetsim-motor-%d", (int)getpid());
-    mkdir(scratch, 0700);
-    snprintf(path, sizeof path, "%s/%s", scratch, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 /* The rates change during round 0: agent 0 becomes the far one and agent 2 fast. Round 0's
  * graph (built at t = 0) is 2-0-1; from then on the fast pair is 1-2 and the far agent 0
  * joins at 0-1: 1 link removed (0-2), 1 added (1-2). rebuild = 1 sees it in round 1,
@@ -165,7 +151,7 @@ START_TEST(test_rebuild_every_k_rounds)
 {
     char trace[256], text[2048];
     snprintf(trace, sizeof trace, "agent,time,value\n0,0,1 MB/s\n0,0.001,10 kB/s\n1,0,1 MB/s\n2,0,10 kB/s\n2,0.001,1 MB/s\n");
-    const char *path = scratch_file("rates.csv", trace);
+    const char *path = test_scratch_file("motor", "rates.csv", trace);
     snprintf(text, sizeof text,
              "[run]\nmethod = motor\nrounds = 3\nmode = timing\n[method]\nmax_degree = 1\n"
              "[model]\nlayers = 16,32,4\nbatch = 64\n[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\n"
@@ -183,7 +169,7 @@ START_TEST(test_rebuild_every_k_rounds)
         test_sink_free(&ts);
     }
     unlink(path);
-    rmdir(scratch);
+    rmdir(test_scratch_dir("motor"));
 }
 END_TEST
 

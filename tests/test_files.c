@@ -1,8 +1,11 @@
 /* test_files.c — see test_files.h. */
 #include "tests/test_files.h"
 
+#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 char *test_read_file(const char *path, long *size)
 {
@@ -20,4 +23,24 @@ char *test_read_file(const char *path, long *size)
     bytes[n] = '\0';
     if (size) *size = n;
     return bytes;
+}
+
+const char *test_scratch_dir(const char *tag)
+{
+    static char dir[96];
+    snprintf(dir, sizeof dir, "/tmp/hetsim-%s-%d", tag, (int)getpid());
+    return dir;
+}
+
+const char *test_scratch_file(const char *tag, const char *name, const char *text)
+{
+    static char path[160];
+    const char *dir = test_scratch_dir(tag);
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
 }

@@ -6,4 +6,10 @@
  * size is not NULL) gets the byte count. NULL when it cannot be opened or read. */
 char *test_read_file(const char *path, long *size);
 
+/* Writes text to NAME in this process's scratch folder /tmp/hetsim-TAG-PID (made on first
+ * use) and returns its path, in a buffer the next call overwrites; the test fails when the
+ * file cannot be written. test_scratch_dir gives the folder, for its removal. */
+const char *test_scratch_file(const char *tag, const char *name, const char *text);
+const char *test_scratch_dir(const char *tag);
+
 #endif

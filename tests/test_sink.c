@@ -153,3 +153,19 @@ double test_sink_last_accuracy(const TestSink *sink)
     }
     return accuracy;
 }
+
+char *test_sink_timing_lines(const TestSink *sink)
+{
+    char *out = calloc(sink->len + 1, 1);
+    size_t len = 0;
+    for (const char *p = sink->text; out && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p + 1) : strlen(p);
+        if (strncmp(p, "round ", 6) == 0 || strncmp(p, "agent_round ", 12) == 0 || strncmp(p, "pairing ", 8) == 0) {
+            memcpy(out + len, p, n);
+            len += n;
+        }
+        p += n;
+    }
+    return out;
+}

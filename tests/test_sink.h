@@ -30,5 +30,8 @@ void test_sink_free(TestSink *sink);
 /* The test accuracy of the last metrics row of the averaged model or an agent; NaN when
  * the run wrote none. */
 double test_sink_last_accuracy(const TestSink *sink);
+/* The text's round, agent_round and pairing lines (the timings: pairing lines end with the
+ * solver's name, the wall-clock solve_ms is not in the text), malloc'd; the caller frees. */
+char *test_sink_timing_lines(const TestSink *sink);
 
 #endif
