@@ -5,6 +5,7 @@
  *   agents METHOD N [ROUNDS]   one run of METHOD (sync | localsgd | dpsgd | ...) with N
  *                              agents, ROUNDS rounds (default 5) of 10 local steps; dpsgd
  *                              on a random-regular graph of degree 4
+ *   agents                     sync with 100,000 agents, 5 rounds (what `make bench` runs)
  * Prints the run's wall and processor seconds, of these the system seconds and the minor
  * page faults (the kernel's share: page faults, mostly), the peak resident set (getrusage) and the peak per agent (the peak
  * over N: the process's few MB of code and libraries included, under 10 bytes per agent
@@ -28,12 +29,12 @@ static double agents_cpu_seconds(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || atoi(argv[2]) < 1) {
-        fprintf(stderr, "usage: agents METHOD N [ROUNDS]\n");
+    if (argc == 2 || (argc >= 3 && atoi(argv[2]) < 1)) {
+        fprintf(stderr, "usage: agents [METHOD N [ROUNDS]]\n");
         return 2;
     }
-    const char *method = argv[1];
-    int n = atoi(argv[2]), rounds = argc > 3 ? atoi(argv[3]) : 5;
+    const char *method = argc > 1 ? argv[1] : "sync";
+    int n = argc > 2 ? atoi(argv[2]) : 100000, rounds = argc > 3 ? atoi(argv[3]) : 5;
     char text[1024];
     snprintf(text, sizeof text,
              "[run]\nmethod = %s\nrounds = %d\nmode = timing\nseed = 1\n[model]\nbatch = 64\n"
