@@ -101,7 +101,7 @@ typedef enum { SINK_ACTIVITY_COMPUTE = 0, SINK_ACTIVITY_MESSAGE = 1, SINK_ACTIVI
     X(ROW, REAL, t_end, "s", 0, "virtual time the round ended") \
     X(ROW, REAL, idle_s, "s", 0, "idle time in the round, summed over agents") \
     X(ROW, REAL, bytes, "B", 0, "bytes put on the wire in this round") \
-    X(ROW, REAL, extra, "", 0, "method-specific figure (QSR's H, ...); NULL when none") \
+    X(ROW, REAL, extra, "", 0, "the method's own figure of the round, NULL when none: what it is per method is in docs/reference/methods.md") \
     X(ROW, REAL, energy_j, "J", 0, "energy the agents drew in the round (docs/energy.md; the run's: SUM over its rounds); NULL when no power is given") \
     X(ROW, INT, lost, "", SINK_NEG_NULL, "message attempts lost in the round ([agents] loss, docs/network.md#unstable-links); NULL when no agent has loss > 0")
 
