@@ -96,12 +96,13 @@ static void run_engine_node(void *ctx, int i, EngineNode *out)
     const Scenario *sc = run->sim.sc;
     const AgentProfile *a = &run->sim.world.agents[i];
     const AgentGroupSpec *g = &sc->groups[a->group];
+    AgentEnergy power = world_agent_energy(sc, &run->sim.world, i);
     *out = (EngineNode){.compute = a->compute, .uplink = a->uplink, .downlink = a->downlink,
                         .latency = a->latency, .slowdown = g->slowdown, .jitter = g->jitter,
                         .availability_source = g->availability.kind == DIST_TRACE ? g->availability.path : sc->file,
-                        .power_compute = g->power_compute, .power_comm = g->power_comm,
-                        .power_idle = g->power_idle, .energy_per_byte = g->energy_per_byte,
-                        .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge,
+                        .power_compute = power.power_compute, .power_comm = power.power_comm,
+                        .power_idle = power.power_idle, .energy_per_byte = power.energy_per_byte,
+                        .battery = power.battery, .charging = power.charging, .resume_charge = g->resume_charge,
                         /* servers lose nothing themselves: a message to or from one is lost
                          * with its agent's loss */
                         .loss = i < run->sim.world.n ? g->loss : 0};

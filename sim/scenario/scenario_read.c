@@ -68,6 +68,8 @@ static int schema_read_distribution(Resolver *r, const SchemaKey *k, IniEntry *e
                             "a compute trace holds FLOP/s, which [model] profile does not take: give a constant or "
                             "a distribution of speeds relative to the profiling host (e.g. uniform(0.2x, 1x))");
     if (d->kind == DIST_TRACE) return schema_trace_path(r, k, e, d);
+    /* the energy keys hold 0 (not modelled) and check their ranges in their own hooks */
+    if (k->unit == UNIT_POWER || k->unit == UNIT_ENERGY || k->unit == UNIT_ENERGY_PER_BYTE) return HS_OK;
     int positive_only = k->unit != UNIT_TIME;
     double lowest = d->kind == DIST_CHOICE ? d->values[0] : d->a;
     for (int i = 1; d->kind == DIST_CHOICE && i < d->n_choices; i++)
