@@ -116,7 +116,7 @@ static int run_engine_create(Run *run, HsDiag *diag)
     EngineConfig config = {
         .n_agents = sim->world.n, .n_servers = sim->world.n_servers, .node = run_engine_node, .node_ctx = run,
         .traces = {.compute = t->compute, .uplink = t->uplink, .downlink = t->downlink,
-                   .availability = t->availability, .outage = t->outage},
+                   .availability = t->availability, .outage = t->outage, .charging = t->charging},
         .network = {.maxmin = sc->network.model == NETWORK_MAXMIN, .lv08 = sc->network.tcp == TCP_LV08,
                     .backbone = sc->network.backbone, .uplink_fifo = sc->network.uplink == UPLINK_FIFO,
                     .loss_drop = sc->network.loss_mode == LOSS_DROP, .rto = sc->network.rto},

@@ -35,7 +35,7 @@ SelectCost select_predict(const Sim *sim, const SelectJob *job, int i)
     c.time = c.compute + c.comm + engine_message_latency(e, job->server, i) + engine_message_latency(e, i, job->server);
     AgentEnergy power = world_agent_energy(sim->sc, &sim->world, i);
     c.joules = power.power_compute * c.compute + power.power_comm * c.comm +
-               power.energy_per_byte * (job->down_bytes + job->up_bytes) - power.charging * c.time;
+               power.energy_per_byte * (job->down_bytes + job->up_bytes) - engine_agent_charging(e, i) * c.time;
     return c;
 }
 

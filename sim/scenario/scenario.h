@@ -261,7 +261,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
 /* The attributes a trace can drive, in the order the engine loads them. */
 enum {
     SCENARIO_TRACE_COMPUTE, SCENARIO_TRACE_UPLINK, SCENARIO_TRACE_DOWNLINK, SCENARIO_TRACE_AVAILABILITY,
-    SCENARIO_TRACE_OUTAGE, SCENARIO_TRACE_ATTRIBUTES
+    SCENARIO_TRACE_OUTAGE, SCENARIO_TRACE_CHARGING, SCENARIO_TRACE_ATTRIBUTES
 };
 /* Loads the trace of one attribute of groups[group] (its Distribution is a trace) over
  * the run's nodes numbered as world.c numbers them (agents, then servers); needed (one

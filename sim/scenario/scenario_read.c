@@ -36,7 +36,7 @@ static void schema_limits(const SchemaKey *k, const Scenario *sc, double *min, d
 static int schema_trace_path(Resolver *r, const SchemaKey *k, IniEntry *e, Distribution *d)
 {
     if (k->flags & SCHEMA_NO_TRACE)
-        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink and availability");
+        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink, availability, outage and charging");
     return scenario_input_path(r, e, d->path, sizeof d->path);
 }
 

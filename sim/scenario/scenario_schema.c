@@ -542,7 +542,7 @@ ENERGY_WRITER(charging, UNIT_POWER)
  * one-number keys took); a draw beyond them is refused when drawn (world_energy.c). */
 static int energy_range_check(Resolver *r, const SchemaKey *k, IniEntry *e, const SchemaValue *v)
 {
-    if (e == NULL || v == NULL) return HS_OK;
+    if (e == NULL || v == NULL || v->dist.kind == DIST_TRACE) return HS_OK; /* a trace's rows: when loaded */
     const Distribution *d = &v->dist;
     double written[DIST_MAX_CHOICES + 2];
     int n = 0;
@@ -1008,9 +1008,9 @@ static const SchemaKey schema_rows[] = {
      .doc_range = "> 0 with a unit: J, kJ, MJ, mWh, Wh, kWh; a constant or a distribution",
      HELP("battery capacity, full at the start: an agent whose battery is spent goes offline (as under "
           "availability) until charged back to resume_charge")},
-    {KEY(AGENTS | GROUP, "charging", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(charging) | SCHEMA_NO_TRACE, DEF("0"),
+    {KEY(AGENTS | GROUP, "charging", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(charging), DEF("0"),
      .written = battery_powered, .check = battery_key_check, .write = energy_write_charging,
-     .doc_range = "[0, 1e9], a constant or a distribution",
+     .doc_range = "[0, 1e9], a constant, a distribution or trace(FILE.csv) of watts over time",
      HELP("watts put back into the battery all the time, online or not (0: a spent battery never comes back)")},
     {KEY(AGENTS | GROUP, "resume_charge", REAL), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(resume_charge) | SCHEMA_WRITE_UNIT | SCHEMA_OPEN_MIN, DEF("0"),
      .written = resume_written, .check = resume_charge_check,

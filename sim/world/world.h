@@ -27,7 +27,8 @@ typedef struct AgentEnergy {
     double power_compute, power_comm, power_idle; /* W */
     double energy_per_byte;                       /* J per byte sent or received */
     double battery;                               /* J capacity; 0: none */
-    double charging;                              /* W into the battery, all the time */
+    double charging;                              /* W into the battery, all the time (0
+                                                   * under a charging trace: the engine's) */
 } AgentEnergy;
 
 typedef struct World {

@@ -17,16 +17,17 @@
 
 static int world_energy_drawn(const AgentGroupSpec *g)
 {
-#define WORLD_ENERGY_DRAWN(field) || g->field.kind != DIST_CONSTANT
+#define WORLD_ENERGY_DRAWN(field) || (g->field.kind != DIST_CONSTANT && g->field.kind != DIST_TRACE)
     return 0 WORLD_ENERGY_KEYS(WORLD_ENERGY_DRAWN);
 #undef WORLD_ENERGY_DRAWN
 }
 
 static AgentEnergy world_group_energy(const AgentGroupSpec *g)
 {
+    /* a charging trace is the engine's (EngineTraces.charging): 0 here */
     return (AgentEnergy){.power_compute = g->power_compute.a, .power_comm = g->power_comm.a,
                          .power_idle = g->power_idle.a, .energy_per_byte = g->energy_per_byte.a,
-                         .battery = g->battery.a, .charging = g->charging.a};
+                         .battery = g->battery.a, .charging = g->charging.kind == DIST_TRACE ? 0 : g->charging.a};
 }
 
 AgentEnergy world_agent_energy(const Scenario *sc, const World *world, int i)
@@ -55,7 +56,7 @@ int world_energy_draw(const Scenario *sc, World *world, HsDiag *diag)
         /* a draw no run can use (a wide lognormal or pareto overflows): at the group's line,
          * as compute's (world.c); a normal redraws while <= 0, the others draw >= 0 */
 #define WORLD_ENERGY_DRAW(field)                                                                        \
-    out->field = distribution_draw(&g->field, rng);                                                    \
+    out->field = g->field.kind == DIST_TRACE ? 0 : distribution_draw(&g->field, rng);                \
     if (status == HS_OK && !(out->field >= 0 && isfinite(out->field)))                                 \
         status = hs_diag_set(diag, HS_E_INPUT, sc->file, g->line,                                      \
                              "[%s%s] %s: agent %d drew %g, which no run can use (a distribution this " \
