@@ -99,6 +99,25 @@ rm -f $tmp/k.db
 check "a charging trace ending at 0 W: exit 2" test $? -eq 2
 check "the message names the charging trace" grep -q "agent 2's battery ran out and its charging trace, which ends at 0 W" $tmp/k.err
 
+# --- energy selection predicts with each client's own drawn power (docs/selection.md):
+# tests/fixtures/scenarios/selection.ini's medium clients compute 6.39 ms per job; at a
+# drawn 0.5 W that is 3.2 mJ, within their 5 mJ, at 1 W 6.39 mJ, not: a medium client
+# trains iff it drew 0.5 W (the uniform run shows the draws: the same seed draws the same;
+# seed 1 draws one of each)
+F=tests/fixtures/scenarios/selection.ini
+E="--set run.seed=1 --set agents.power_compute=1W --set agents.battery=1J --set agents.medium.battery=5mJ --set agents.slow.battery=0J"
+D="agents.medium.power_compute=choice(0.5 W:0.5, 1 W:0.5)"
+rm -f $tmp/sel.db
+"$HETSIM" run $F --db $tmp/sel.db --timing-only --quiet $E --set "$D"
+"$HETSIM" run $F --db $tmp/sel.db --timing-only --quiet $E --set "$D" --set method.fedavg.selection=energy
+half=$(q $tmp/sel.db "select group_concat(agent) from (select distinct agent from agent_rounds where run_id = 1
+  and agent in (4, 5) and compute_s > 0 and abs(compute_j / compute_s - 0.5) < 1e-12 order by agent)")
+trained=$(q $tmp/sel.db "select group_concat(agent) from (select distinct agent from agent_rounds where run_id = 2
+  and agent in (4, 5) and compute_s > 0 order by agent)")
+check "the medium clients drew one of each (seed 1)" test "$(q $tmp/sel.db "select count(distinct round(compute_j / compute_s, 9))
+  from agent_rounds where run_id = 1 and agent in (4, 5) and compute_s > 0")" = 2
+check "energy selection trains the medium client that drew 0.5 W, not the 1 W one" test -n "$half" -a "$trained" = "$half"
+
 # --- bad inputs: exit 2 with FILE:LINE, before any database
 bad_input() { # name, line to append to [agents.slow] (the file's last section), expected message
   cp $S $tmp/bad.ini; printf '%s\n' "$2" >> $tmp/bad.ini
