@@ -96,12 +96,13 @@ static void run_engine_node(void *ctx, int i, EngineNode *out)
     const Scenario *sc = run->sim.sc;
     const AgentProfile *a = &run->sim.world.agents[i];
     const AgentGroupSpec *g = &sc->groups[a->group];
+    AgentEnergy power = world_agent_energy(sc, &run->sim.world, i);
     *out = (EngineNode){.compute = a->compute, .uplink = a->uplink, .downlink = a->downlink,
                         .latency = a->latency, .slowdown = g->slowdown, .jitter = g->jitter,
                         .availability_source = g->availability.kind == DIST_TRACE ? g->availability.path : sc->file,
-                        .power_compute = g->power_compute, .power_comm = g->power_comm,
-                        .power_idle = g->power_idle, .energy_per_byte = g->energy_per_byte,
-                        .battery = g->battery, .charging = g->charging, .resume_charge = g->resume_charge,
+                        .power_compute = power.power_compute, .power_comm = power.power_comm,
+                        .power_idle = power.power_idle, .energy_per_byte = power.energy_per_byte,
+                        .battery = power.battery, .charging = power.charging, .resume_charge = g->resume_charge,
                         /* servers lose nothing themselves: a message to or from one is lost
                          * with its agent's loss */
                         .loss = i < run->sim.world.n ? g->loss : 0};
@@ -115,7 +116,7 @@ static int run_engine_create(Run *run, HsDiag *diag)
     EngineConfig config = {
         .n_agents = sim->world.n, .n_servers = sim->world.n_servers, .node = run_engine_node, .node_ctx = run,
         .traces = {.compute = t->compute, .uplink = t->uplink, .downlink = t->downlink,
-                   .availability = t->availability, .outage = t->outage},
+                   .availability = t->availability, .outage = t->outage, .charging = t->charging},
         .network = {.maxmin = sc->network.model == NETWORK_MAXMIN, .lv08 = sc->network.tcp == TCP_LV08,
                     .backbone = sc->network.backbone, .uplink_fifo = sc->network.uplink == UPLINK_FIFO,
                     .loss_drop = sc->network.loss_mode == LOSS_DROP, .rto = sc->network.rto},

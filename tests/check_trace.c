@@ -240,6 +240,32 @@ START_TEST(test_availability_is_zero_or_one)
 }
 END_TEST
 
+/* Watts (a battery's charging): 0 allowed, negatives refused at their line; the integral
+ * and the time it reaches an amount, in closed form on a step. */
+START_TEST(test_watts_integral)
+{
+    expect_unit_error(UNIT_POWER, "default,0,1 W\nslow,0,-100 mW\n", 2, "watts must be in [0, 1e9], found -100 mW");
+    expect_unit_error(UNIT_POWER, "default,0,1 W\nslow,0,2e9 W\n", 2, "watts must be in [0, 1e9]");
+    Trace t;
+    /* 0 W until 2 s, 0.1 W until 10 s, 0.5 W from then on; slow: 0 W for good after 1 s */
+    expect_trace_ok(UNIT_POWER, "default,0,0 W\ndefault,2,100 mW\ndefault,10,0.5 W\nslow,0,1 W\nslow,1,0 W\n", &t);
+    const TraceSeries *s = &t.series[0];
+    ck_assert(trace_integral(s, 0, 2) == 0);
+    ck_assert(fabs(trace_integral(s, 1, 4) - 0.2) < 1e-15);
+    ck_assert(fabs(trace_integral(s, 0, 12) - (0.8 + 1.0)) < 1e-15);
+    /* R = 0.2 J from t = 0.5: nothing until 2 s, then R / C = 2 s more */
+    ck_assert(trace_advance_integral(s, 0.5, 0.2) == 4);
+    /* across a step: 0.8 J by 10 s, the rest at 0.5 W */
+    ck_assert(fabs(trace_advance_integral(s, 0, 1.3) - 11) < 1e-12);
+    ck_assert(trace_advance_integral(s, 3, 0.1) == 4);
+    /* a rate that ends at 0 brings nothing more for good */
+    ck_assert(trace_advance_integral(&t.series[2], 0, 0.5) == 0.5);
+    ck_assert(isinf(trace_advance_integral(&t.series[2], 0.5, 1)));
+    ck_assert(isinf(trace_advance_integral(&t.series[2], 2, 0.1)));
+    trace_free(&t);
+}
+END_TEST
+
 START_TEST(test_value_and_time_limits)
 {
     expect_trace_error("default,0,1 GFLOPS\nslow,0,-2 GFLOPS\n", 2, "value must be positive");
@@ -382,6 +408,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, test_units_of_time_and_value);
     tcase_add_test(tc, test_availability_is_zero_or_one);
     tcase_add_test(tc, test_value_and_time_limits);
+    tcase_add_test(tc, test_watts_integral);
     tcase_add_test(tc, test_agents_groups_and_coverage);
     tcase_add_test(tc, test_engine_offline_straggler_delays_sync);
     tcase_add_test(tc, test_series_offline);

@@ -86,6 +86,12 @@ double engine_agent_compute(const Engine *e, int agent)
     return speed ? trace_value(speed, e->now) : e->rates[agent].compute;
 }
 
+double engine_agent_charging(const Engine *e, int node)
+{
+    const TraceSeries *charging = engine_series(e->charging_trace, node);
+    return charging ? trace_value(charging, e->now) : engine_profile(e, node)->charging;
+}
+
 double engine_agent_charge(const Engine *e, int node)
 {
     return e->energy && engine_profile(e, node)->battery > 0 ? e->energy_clocks[node].charge : INFINITY;
@@ -178,14 +184,17 @@ static int engine_round_battery(Engine *e, int agent, double length, SinkAgentRo
 {
     const EngineNode *node = engine_profile(e, agent);
     EnergyClock *c = &e->energy_clocks[agent];
-    double charge = c->charge + node->charging * length - (row->compute_j + row->comm_j + row->idle_j);
+    const TraceSeries *charging = engine_series(e->charging_trace, agent);
+    double gained = charging ? trace_integral(charging, e->round_start, e->now) : node->charging * length;
+    double charge = c->charge + gained - (row->compute_j + row->comm_j + row->idle_j);
     if (charge > node->battery) charge = node->battery;
     if (charge <= 0 && !(c->battery_back > e->now)) {
         /* the round's overdraft is forgiven: the agent stops at the round's end, not when
          * its charge crossed 0 within the round (docs/energy.md) */
         charge = 0;
         double resume = node->resume_charge > 0 ? node->resume_charge : node->battery;
-        c->battery_back = node->charging > 0 ? e->now + resume / node->charging : INFINITY;
+        if (charging) c->battery_back = trace_advance_integral(charging, e->now, resume);
+        else c->battery_back = node->charging > 0 ? e->now + resume / node->charging : INFINITY;
         if (trace_series_offline(&e->battery_series[agent], e->now, c->battery_back) != HS_OK)
             return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", agent);
         if (e->model->availability_changed) {
@@ -271,11 +280,13 @@ int engine_fail_stranded(Engine *e, int agent)
                            e->round + 1);
     char who[48];
     const EngineNode *dead = engine_profile(e, agent);
-    if (dead->battery > 0 && dead->charging == 0 && e->energy_clocks && !(e->energy_clocks[agent].battery_back < INFINITY))
+    const TraceSeries *charging = engine_series(e->charging_trace, agent);
+    if (dead->battery > 0 && (charging || dead->charging == 0) && e->energy_clocks &&
+        !(e->energy_clocks[agent].battery_back < INFINITY))
         return hs_diag_set(e->diag, HS_E_INPUT, dead->availability_source, 0,
-                           "round %d can never end: agent %d's battery ran out and charging = 0 never brings it "
+                           "round %d can never end: agent %d's battery ran out and %s never brings it "
                            "back (give charging, or a method that leaves absent agents out)",
-                           e->round + 1, agent);
+                           e->round + 1, agent, charging ? "its charging trace, which ends at 0 W," : "charging = 0");
     if (agent >= e->n_agents) snprintf(who, sizeof who, "the server (node %d)", agent);
     else snprintf(who, sizeof who, "agent %d", agent);
     return hs_diag_set(e->diag, HS_E_INPUT, dead->availability_source, 0,
@@ -476,6 +487,7 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->downlink_trace = config->traces.downlink;
     e->availability_trace = config->traces.availability;
     e->outage_trace = config->traces.outage;
+    e->charging_trace = config->traces.charging;
     e->spec = config->network;
     e->sink = config->sink;
     e->run_id = -1;

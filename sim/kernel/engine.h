@@ -43,7 +43,8 @@
  * communicating before idle, offline drawing nothing: compute_j = power_compute x
  * compute_s, comm_j = power_comm x (busy - compute_s) + energy_per_byte x (bytes sent +
  * received), idle_j = power_idle x idle_s. A battery is booked when the round ends:
- * charge += charging x round length - the round's joules, at most the capacity; a charge
+ * charge += charging x round length (a charging trace: its integral over the round) - the
+ * round's joules, at most the capacity; a charge
  * at or below 0 takes the agent offline from that moment (its availability series gets the
  * interval, as churn's would) until charging brings it back to resume_charge. */
 #ifndef SIM_KERNEL_ENGINE_H
@@ -98,6 +99,8 @@ typedef struct EngineTraces {
     /* the links' state (1 up, 0 down; maxmin only): while down, both of the node's links
      * carry nothing, its processor goes on */
     const TraceSeries *const *outage;
+    /* watts into a battery node's battery over time (instead of EngineNode.charging) */
+    const TraceSeries *const *charging;
 } EngineTraces;
 
 typedef struct EngineNetwork {
@@ -196,6 +199,8 @@ double engine_message_bandwidth(const Engine *e, int from, int to);
 /* The node's compute now (FLOP/s): its compute trace's current value when it has one,
  * slowdowns not included. */
 double engine_agent_compute(const Engine *e, int agent);
+/* The watts charging the node's battery now (its charging trace's value, or its constant). */
+double engine_agent_charging(const Engine *e, int node);
 /* The node's battery charge (J) as booked at the last round's end (full before the
  * first); INFINITY for a node without a battery. What energy-aware selection reads. */
 double engine_agent_charge(const Engine *e, int node);

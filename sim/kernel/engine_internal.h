@@ -50,7 +50,8 @@ struct Engine {
     int n_profiles;
     /* attribute traces (EngineTraces): NULL arrays when no group uses one */
     const TraceSeries *const *compute_trace, *const *uplink_trace, *const *downlink_trace,
-        *const *availability_trace, *const *outage_trace;
+        *const *availability_trace, *const *outage_trace,
+        *const *charging_trace; /* a battery's watts over time (docs/energy.md) */
     EngineNetwork spec;
     EventQueue *queue;
     AgentClock *clocks;      /* (n_nodes) */

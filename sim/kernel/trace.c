@@ -121,7 +121,12 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
                                  value_text);
             break;
         }
-        if (unit != UNIT_PLAIN && !(row.value > 0)) {
+        /* watts (a battery's charging): 0 is a panel at night; what the key takes */
+        if (unit == UNIT_POWER && !(row.value >= 0 && row.value <= 1e9)) {
+            status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "watts must be in [0, 1e9], found %s", value_text);
+            break;
+        }
+        if (unit != UNIT_PLAIN && unit != UNIT_POWER && !(row.value > 0)) {
             status = hs_diag_set(diag, HS_E_INPUT, path, lineno, "value must be positive");
             break;
         }
@@ -273,6 +278,42 @@ double trace_next_offline(const TraceSeries *s, double t)
     for (k++; k < s->n; k++)
         if (!(s->values[k] > 0.5)) return s->times[k] > t ? s->times[k] : t;
     return INFINITY;
+}
+
+/* The step function's segment holding t: [*from, *to) with value s->values[k]. */
+static int trace_segment(const TraceSeries *s, double t, double *to)
+{
+    int k = trace_index(s, t);
+    *to = t < s->times[0] ? s->times[0] : k + 1 < s->n ? s->times[k + 1] : INFINITY;
+    return k;
+}
+
+double trace_integral(const TraceSeries *s, double a, double b)
+{
+    double sum = 0, t = a;
+    while (t < b) {
+        double next;
+        int k = trace_segment(s, t, &next);
+        double end = next < b ? next : b;
+        sum += s->values[k] * (end - t);
+        t = end;
+    }
+    return sum;
+}
+
+double trace_advance_integral(const TraceSeries *s, double start, double amount)
+{
+    double t = start;
+    for (;;) {
+        double next;
+        int k = trace_segment(s, t, &next);
+        double v = s->values[k];
+        /* amount / v, not a running sum: exact for a constant segment (t + R / C) */
+        if (v > 0 && (!isfinite(next) || amount <= v * (next - t))) return t + amount / v;
+        if (!isfinite(next)) return INFINITY; /* 0 for good */
+        amount -= v * (next - t);
+        t = next;
+    }
 }
 
 int trace_series_copy(const TraceSeries *s, TraceSeries *out)

@@ -29,7 +29,8 @@ typedef struct Trace {
 
 /* Loads path for agents whose group names are group_names[group_of[i]]; only agents
  * with needed[i] set (NULL: all) must be covered, the others get an empty series.
- * unit UNIT_PLAIN is availability: every value 0 or 1; other units: values > 0.
+ * unit UNIT_PLAIN is availability: every value 0 or 1; UNIT_POWER (charging): values in
+ * [0, 1e9]; other units: values > 0.
  * Errors are HS_E_INPUT with "path:line: ..." in diag and leave nothing to free; on
  * success the caller frees *out with trace_free. */
 int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_of,
@@ -47,6 +48,12 @@ double trace_offline_between(const TraceSeries *s, double a, double b);
 /* For availability: the first time >= t at which the agent is offline (t itself when it
  * is offline at t), INFINITY when it stays online for good. */
 double trace_next_offline(const TraceSeries *s, double t);
+
+/* For a rate (watts of charging): its integral over [a, b). */
+double trace_integral(const TraceSeries *s, double a, double b);
+/* For a rate: the first time t >= start at which its integral from start reaches amount
+ * (> 0); INFINITY when it never does (the rate ends at 0). */
+double trace_advance_integral(const TraceSeries *s, double start, double amount);
 
 /* Series the engine owns and edits (batteries, docs/energy.md). */
 /* A copy of s into *out (s NULL: always online, one row (0, 1)). HS_OK or HS_E_NOMEM. */

@@ -33,9 +33,9 @@ SelectCost select_predict(const Sim *sim, const SelectJob *job, int i)
     c.comm = job->down_bytes / engine_message_bandwidth(e, job->server, i) +
              job->up_bytes / engine_message_bandwidth(e, i, job->server);
     c.time = c.compute + c.comm + engine_message_latency(e, job->server, i) + engine_message_latency(e, i, job->server);
-    const AgentGroupSpec *g = &sim->sc->groups[sim->world.agents[i].group];
-    c.joules = g->power_compute * c.compute + g->power_comm * c.comm +
-               g->energy_per_byte * (job->down_bytes + job->up_bytes) - g->charging * c.time;
+    AgentEnergy power = world_agent_energy(sim->sc, &sim->world, i);
+    c.joules = power.power_compute * c.compute + power.power_comm * c.comm +
+               power.energy_per_byte * (job->down_bytes + job->up_bytes) - engine_agent_charging(e, i) * c.time;
     return c;
 }
 
@@ -332,7 +332,7 @@ void select_reported(FlSelect *sel, int i, int round)
 static int select_any_battery(const Scenario *sc)
 {
     for (int g = 0; g < sc->n_groups; g++)
-        if (sc->groups[g].battery > 0) return 1;
+        if (!distribution_is_zero(&sc->groups[g].battery)) return 1;
     return 0;
 }
 

@@ -249,3 +249,19 @@ double distribution_center(const Distribution *d)
     default: return d->a;
     }
 }
+
+double distribution_lowest(const Distribution *d)
+{
+    switch (d->kind) {
+    case DIST_NORMAL:
+    case DIST_LOGNORMAL: return 0;
+    case DIST_TRACE: return NAN;
+    case DIST_CHOICE: {
+        double lowest = d->values[0];
+        for (int i = 1; i < d->n_choices; i++)
+            if (d->values[i] < lowest) lowest = d->values[i];
+        return lowest;
+    }
+    default: return d->a; /* constant, uniform's a, pareto's scale */
+    }
+}

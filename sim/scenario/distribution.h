@@ -49,4 +49,15 @@ void distribution_write_unit(const Distribution *d, const char *unit, FILE *out)
 /* The distribution's median-like central value, for estimates and messages. */
 double distribution_center(const Distribution *d);
 
+/* The least value a draw can take: the constant, uniform's a, pareto's scale, the
+ * smallest choice; 0 for normal and lognormal (their draws are positive but come
+ * arbitrarily close to 0); NaN for a trace. */
+double distribution_lowest(const Distribution *d);
+
+/* The constant 0: an attribute that is not there (an energy key left out). */
+static inline int distribution_is_zero(const Distribution *d)
+{
+    return d->kind == DIST_CONSTANT && d->a == 0;
+}
+
 #endif

@@ -49,13 +49,14 @@ typedef struct AgentGroupSpec {
     Slowdown slowdown;          /* speed over time */
     double jitter;              /* lognormal sigma of per-computation noise */
     Distribution availability;  /* constant 1 (always) or a 0/1 trace */
-    /* energy (docs/energy.md): all 0 = not modelled, and nothing of it is written back */
-    double power_compute;       /* W while computing */
-    double power_comm;          /* W while communicating and not computing */
-    double power_idle;          /* W while online and neither */
-    double energy_per_byte;     /* J per byte sent or received */
-    double battery;             /* J; 0 = no battery (mains powered) */
-    double charging;            /* W put back into the battery, online or not */
+    /* energy (docs/energy.md): all the constant 0 = not modelled, and nothing of it is
+     * written back; a constant or a distribution drawn once per agent (world_energy.c) */
+    Distribution power_compute; /* W while computing */
+    Distribution power_comm;    /* W while communicating and not computing */
+    Distribution power_idle;    /* W while online and neither */
+    Distribution energy_per_byte; /* J per byte sent or received */
+    Distribution battery;       /* J; the constant 0 = no battery (mains powered) */
+    Distribution charging;      /* W put back into the battery, online or not */
     double resume_charge;       /* J an empty battery must hold again to come back; 0 = full */
     /* unstable links (docs/network.md#unstable-links): 0 = none, nothing written back */
     double loss;                /* probability in [0, 1) that this end loses a message */
@@ -260,7 +261,7 @@ int scenario_resolve(IniDoc *doc, Scenario *sc, HsDiag *diag);
 /* The attributes a trace can drive, in the order the engine loads them. */
 enum {
     SCENARIO_TRACE_COMPUTE, SCENARIO_TRACE_UPLINK, SCENARIO_TRACE_DOWNLINK, SCENARIO_TRACE_AVAILABILITY,
-    SCENARIO_TRACE_OUTAGE, SCENARIO_TRACE_ATTRIBUTES
+    SCENARIO_TRACE_OUTAGE, SCENARIO_TRACE_CHARGING, SCENARIO_TRACE_ATTRIBUTES
 };
 /* Loads the trace of one attribute of groups[group] (its Distribution is a trace) over
  * the run's nodes numbered as world.c numbers them (agents, then servers); needed (one

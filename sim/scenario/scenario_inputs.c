@@ -26,6 +26,7 @@ static const Distribution *scenario_trace_of(const AgentGroupSpec *spec, int att
     case SCENARIO_TRACE_UPLINK: return &spec->uplink;
     case SCENARIO_TRACE_DOWNLINK: return &spec->downlink;
     case SCENARIO_TRACE_OUTAGE: return &spec->outage;
+    case SCENARIO_TRACE_CHARGING: return &spec->charging;
     default: return &spec->availability;
     }
 }
@@ -48,6 +49,7 @@ int scenario_trace_load(const Scenario *sc, int group, int attribute, char *need
     for (int i = 0; i < n; i++) needed[i] = group_of[i] == group;
     UnitKind unit = attribute == SCENARIO_TRACE_COMPUTE        ? UNIT_COMPUTE
                     : attribute == SCENARIO_TRACE_AVAILABILITY || attribute == SCENARIO_TRACE_OUTAGE ? UNIT_PLAIN
+                    : attribute == SCENARIO_TRACE_CHARGING     ? UNIT_POWER
                                                                : UNIT_BANDWIDTH;
     int status = trace_load(d->path, unit, n, group_of, names, n_groups, needed, out, diag);
     free(group_of);
@@ -70,7 +72,8 @@ IniEntry *scenario_group_entry(Resolver *r, int g, const char *key)
     return NULL;
 }
 
-static const char *const scenario_trace_keys[] = {"compute", "uplink", "downlink", "availability", "outage"};
+static const char *const scenario_trace_keys[] = {"compute", "uplink", "downlink", "availability", "outage",
+                                                   "charging"};
 
 /* An outage trace must bring every link back: a link down for good would strand every
  * message through it (an availability trace may end offline: methods that leave absent
@@ -116,7 +119,7 @@ int scenario_check_traces(Resolver *r)
             }
             /* its values keep virtual time finite (scenario_times.c) */
             if (attribute == SCENARIO_TRACE_OUTAGE) status = scenario_check_outage_ends_up(r, g, &trace, needed, e);
-            else if (attribute != SCENARIO_TRACE_AVAILABILITY)
+            else if (attribute != SCENARIO_TRACE_AVAILABILITY && attribute != SCENARIO_TRACE_CHARGING)
                 status = scenario_check_trace_spans(r, g, attribute, &trace, needed, e);
             trace_free(&trace);
             if (status != HS_OK) {

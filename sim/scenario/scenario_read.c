@@ -36,7 +36,7 @@ static void schema_limits(const SchemaKey *k, const Scenario *sc, double *min, d
 static int schema_trace_path(Resolver *r, const SchemaKey *k, IniEntry *e, Distribution *d)
 {
     if (k->flags & SCHEMA_NO_TRACE)
-        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink and availability");
+        return scenario_bad(r, e, "%s", "trace() is available for compute, bandwidth, uplink, downlink, availability, outage and charging");
     return scenario_input_path(r, e, d->path, sizeof d->path);
 }
 
@@ -68,6 +68,8 @@ static int schema_read_distribution(Resolver *r, const SchemaKey *k, IniEntry *e
                             "a compute trace holds FLOP/s, which [model] profile does not take: give a constant or "
                             "a distribution of speeds relative to the profiling host (e.g. uniform(0.2x, 1x))");
     if (d->kind == DIST_TRACE) return schema_trace_path(r, k, e, d);
+    /* the energy keys hold 0 (not modelled) and check their ranges in their own hooks */
+    if (k->unit == UNIT_POWER || k->unit == UNIT_ENERGY || k->unit == UNIT_ENERGY_PER_BYTE) return HS_OK;
     int positive_only = k->unit != UNIT_TIME;
     double lowest = d->kind == DIST_CHOICE ? d->values[0] : d->a;
     for (int i = 1; d->kind == DIST_CHOICE && i < d->n_choices; i++)

@@ -502,30 +502,114 @@ static int powered(const Scenario *sc, const void *g)
 {
     (void)sc;
     const AgentGroupSpec *group = g;
-    return group->power_compute > 0 || group->power_comm > 0 || group->power_idle > 0 || group->energy_per_byte > 0;
+    return !distribution_is_zero(&group->power_compute) || !distribution_is_zero(&group->power_comm) ||
+           !distribution_is_zero(&group->power_idle) || !distribution_is_zero(&group->energy_per_byte);
 }
-static int battery_powered(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->battery > 0; }
+static int battery_powered(const Scenario *sc, const void *g)
+{
+    (void)sc;
+    return !distribution_is_zero(&((const AgentGroupSpec *)g)->battery);
+}
 /* resume_charge's default (0: the full capacity) is left out, since 0 written is refused */
 static int resume_written(const Scenario *sc, const void *g)
 {
     return battery_powered(sc, g) && ((const AgentGroupSpec *)g)->resume_charge > 0;
 }
 
-/* An energy written as a bare number: J or Wh? Refused rather than guessed. */
+/* An energy key's value: a constant as a number and its SI unit, as when the keys held one
+ * number per group (so old configs are written the same); a distribution with the unit
+ * after each of its values. */
+static void energy_write(const Distribution *d, UnitKind unit, FILE *out)
+{
+    char text[24];
+    snprintf(text, sizeof text, " %s", units_base_name(unit));
+    distribution_write_unit(d, text, out);
+}
+#define ENERGY_WRITER(field, unit)                                                        \
+    static void energy_write_##field(const Scenario *sc, const void *target, FILE *out)   \
+    {                                                                                     \
+        (void)sc;                                                                         \
+        energy_write(&((const AgentGroupSpec *)target)->field, unit, out);                \
+    }
+ENERGY_WRITER(power_compute, UNIT_POWER)
+ENERGY_WRITER(power_comm, UNIT_POWER)
+ENERGY_WRITER(power_idle, UNIT_POWER)
+ENERGY_WRITER(energy_per_byte, UNIT_ENERGY_PER_BYTE)
+ENERGY_WRITER(battery, UNIT_ENERGY)
+ENERGY_WRITER(charging, UNIT_POWER)
+
+/* The values written in a distribution of an energy key: within [min, max] (what the
+ * one-number keys took); a draw beyond them is refused when drawn (world_energy.c). */
+static int energy_range_check(Resolver *r, const SchemaKey *k, IniEntry *e, const SchemaValue *v)
+{
+    if (e == NULL || v == NULL || v->dist.kind == DIST_TRACE) return HS_OK; /* a trace's rows: when loaded */
+    const Distribution *d = &v->dist;
+    double written[DIST_MAX_CHOICES + 2];
+    int n = 0;
+    if (d->kind == DIST_CHOICE)
+        for (int i = 0; i < d->n_choices; i++) written[n++] = d->values[i];
+    else written[n++] = d->a; /* constant, lognormal's median, pareto's scale, normal's mean */
+    if (d->kind == DIST_UNIFORM) written[n++] = d->b;
+    char why[200];
+    for (int i = 0; i < n; i++) {
+        if (written[i] >= k->min && written[i] <= k->max) continue;
+        if (d->kind == DIST_CONSTANT) snprintf(why, sizeof why, "%.6g is outside [%.6g, %.6g]", written[i], k->min, k->max);
+        else snprintf(why, sizeof why, "the distribution's value %.6g is outside [%.6g, %.6g]", written[i], k->min, k->max);
+        return scenario_bad(r, e, "%s", why);
+    }
+    return HS_OK;
+}
+
+static int energy_key_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                            void *target)
+{
+    (void)section, (void)target;
+    return energy_range_check(r, k, e, v);
+}
+
+/* An energy written as a bare number: J or Wh? Refused rather than guessed. In a
+ * distribution every value must carry its unit: uniform's and normal's two, the first
+ * of lognormal (median) and pareto (scale), each choice's value. */
 static int energy_bare(const IniEntry *e)
 {
-    char *end;
-    strtod(e->value, &end);
-    while (isspace((unsigned char)*end)) end++;
-    return *end == '\0';
+    const char *open = strchr(e->value, '(');
+    if (open == NULL) {
+        char *end;
+        strtod(e->value, &end);
+        while (isspace((unsigned char)*end)) end++;
+        return *end == '\0';
+    }
+    int values = strncmp(e->value, "lognormal", 9) == 0 || strncmp(e->value, "pareto", 6) == 0 ? 1 : DIST_MAX_CHOICES + 1;
+    const char *p = open + 1;
+    for (int i = 0; i < values && *p && *p != ')'; i++) {
+        size_t len = strcspn(p, ",):");
+        int unit = 0;
+        for (size_t c = 0; c < len; c++) unit |= isalpha((unsigned char)p[c]) && !(p[c] == 'e' || p[c] == 'E');
+        if (!unit) return 1;
+        p += len;
+        if (*p == ':') p += strcspn(p, ",)"); /* a choice's probability */
+        if (*p == ',') p++;
+    }
+    return 0;
 }
 
 static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                              void *target)
 {
-    (void)section, (void)k, (void)v, (void)target;
+    (void)section, (void)target;
     if (e != NULL && energy_bare(e))
         return scenario_bad(r, e, "%s", "needs a unit: J, kJ, MJ, mWh, Wh or kWh (a bare number could be either)");
+    return energy_range_check(r, k, e, v);
+}
+
+/* battery: with a unit, and, as a distribution, drawing capacities above 0 (0 is no battery). */
+static int battery_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                         void *target)
+{
+    int status = energy_unit_check(r, section, k, e, v, target);
+    if (status != HS_OK || e == NULL || v == NULL) return status;
+    if (v->dist.kind != DIST_CONSTANT && !(v->dist.kind == DIST_CHOICE ? distribution_lowest(&v->dist) > 0 : v->dist.a > 0))
+        return scenario_bad(r, e, "%s", "a distribution of capacities must draw positive values (0 is no battery)");
     return HS_OK;
 }
 
@@ -533,29 +617,38 @@ static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *
 static int battery_key_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                              void *target)
 {
-    (void)section, (void)k;
+    (void)section;
     const AgentGroupSpec *group = target;
-    if (e != NULL && v != NULL && v->number > 0 && !(group->battery > 0))
+    int status = energy_range_check(r, k, e, v);
+    if (status != HS_OK) return status;
+    if (e != NULL && v != NULL && !distribution_is_zero(&v->dist) && distribution_is_zero(&group->battery))
         return scenario_bad(r, e, "%s", "is given without a battery (battery = CAPACITY in J or Wh)");
     return HS_OK;
 }
 
-/* resume_charge: with a unit, with a battery, and within its capacity; an inherited one
- * above a group's own smaller battery is blamed on that battery. */
+/* resume_charge: with a unit, with a battery, and within its capacity (the least one its
+ * distribution draws); an inherited one above a group's own smaller battery is blamed on
+ * that battery. */
 static int resume_charge_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                                void *target)
 {
     const AgentGroupSpec *group = target;
-    int status = energy_unit_check(r, section, k, e, v, target);
-    if (status != HS_OK) return status;
+    if (e != NULL && energy_bare(e))
+        return scenario_bad(r, e, "%s", "needs a unit: J, kJ, MJ, mWh, Wh or kWh (a bare number could be either)");
+    (void)k;
     double resume = e != NULL && v != NULL ? v->number : group->resume_charge;
     if (!(resume > 0)) return HS_OK;
-    if (e != NULL && !(group->battery > 0))
+    int has_battery = !distribution_is_zero(&group->battery);
+    if (e != NULL && !has_battery)
         return scenario_bad(r, e, "%s", "is given without a battery (battery = CAPACITY in J or Wh)");
-    if (group->battery > 0 && resume > group->battery) {
-        char why[200];
-        snprintf(why, sizeof why, "resume_charge (%.6g J) is above the battery's capacity (%.6g J)", resume,
-                 group->battery);
+    double least = distribution_lowest(&group->battery);
+    if (has_battery && resume > least) {
+        char why[240];
+        if (group->battery.kind == DIST_CONSTANT)
+            snprintf(why, sizeof why, "resume_charge (%.6g J) is above the battery's capacity (%.6g J)", resume, least);
+        else
+            snprintf(why, sizeof why, "resume_charge (%.6g J) is above the least capacity the battery's distribution "
+                     "draws (%.6g J; normal and lognormal draw down to 0: use uniform, choice or pareto)", resume, least);
         IniEntry *at = e != NULL ? e : inidoc_find(r->doc, section, "battery");
         if (at == NULL) at = inidoc_find(r->doc, "agents", "resume_charge");
         return scenario_bad(r, at, "%s", why);
@@ -893,30 +986,36 @@ static const SchemaKey schema_rows[] = {
      HELP("each computation's duration is multiplied by exp(jitter N(0,1)) (median 1)")},
     {KEY(ANY_GROUP, "availability", AVAILABILITY), ATTR(availability), DEF("always"),
      HELP("a trace of 1 (online) and 0 (offline) over time")},
-    {KEY(AGENTS | GROUP, "power_compute", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_compute) | SCHEMA_WRITE_UNIT, DEF("0"),
-     .written = powered,
+    {KEY(AGENTS | GROUP, "power_compute", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_compute) | SCHEMA_NO_TRACE,
+     DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_compute,
+     .doc_range = "[0, 1e9], a constant or a distribution",
      HELP("watts drawn while computing (docs/energy.md; 0 everywhere: energy not modelled)")},
-    {KEY(AGENTS | GROUP, "power_comm", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_comm) | SCHEMA_WRITE_UNIT, DEF("0"),
-     .written = powered,
+    {KEY(AGENTS | GROUP, "power_comm", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_comm) | SCHEMA_NO_TRACE,
+     DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_comm,
+     .doc_range = "[0, 1e9], a constant or a distribution",
      HELP("watts drawn while a message the agent sends or receives transfers and it does not compute")},
-    {KEY(AGENTS | GROUP, "power_idle", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_idle) | SCHEMA_WRITE_UNIT, DEF("0"),
-     .written = powered,
+    {KEY(AGENTS | GROUP, "power_idle", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_idle) | SCHEMA_NO_TRACE,
+     DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_idle,
+     .doc_range = "[0, 1e9], a constant or a distribution",
      HELP("watts drawn while online, neither computing nor communicating (offline draws nothing)")},
-    {KEY(AGENTS | GROUP, "energy_per_byte", REAL), .unit = UNIT_ENERGY_PER_BYTE, RANGE(0, 1), ATTR(energy_per_byte) | SCHEMA_WRITE_UNIT,
-     DEF("0"), .written = powered,
+    {KEY(AGENTS | GROUP, "energy_per_byte", DISTRIBUTION), .unit = UNIT_ENERGY_PER_BYTE, RANGE(0, 1),
+     ATTR(energy_per_byte) | SCHEMA_NO_TRACE, DEF("0"), .written = powered, .check = energy_key_check,
+     .write = energy_write_energy_per_byte, .doc_range = "[0, 1], a constant or a distribution",
      HELP("radio joules per byte the agent sends or receives, on top of power_comm")},
-    {KEY(AGENTS | GROUP, "battery", REAL), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(battery) | SCHEMA_WRITE_UNIT, DEF("0"),
-     .written = battery_powered, .check = energy_unit_check,
-     .doc_default = "none (mains powered)", .doc_range = "> 0 with a unit: J, kJ, MJ, mWh, Wh, kWh",
+    {KEY(AGENTS | GROUP, "battery", DISTRIBUTION), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(battery) | SCHEMA_NO_TRACE, DEF("0"),
+     .written = battery_powered, .check = battery_check, .write = energy_write_battery,
+     .doc_default = "none (mains powered)",
+     .doc_range = "> 0 with a unit: J, kJ, MJ, mWh, Wh, kWh; a constant or a distribution",
      HELP("battery capacity, full at the start: an agent whose battery is spent goes offline (as under "
           "availability) until charged back to resume_charge")},
-    {KEY(AGENTS | GROUP, "charging", REAL), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(charging) | SCHEMA_WRITE_UNIT, DEF("0"),
-     .written = battery_powered, .check = battery_key_check,
+    {KEY(AGENTS | GROUP, "charging", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(charging), DEF("0"),
+     .written = battery_powered, .check = battery_key_check, .write = energy_write_charging,
+     .doc_range = "[0, 1e9], a constant, a distribution or trace(FILE.csv) of watts over time",
      HELP("watts put back into the battery all the time, online or not (0: a spent battery never comes back)")},
     {KEY(AGENTS | GROUP, "resume_charge", REAL), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(resume_charge) | SCHEMA_WRITE_UNIT | SCHEMA_OPEN_MIN, DEF("0"),
      .written = resume_written, .check = resume_charge_check,
      .edge = "must be positive (leave it out for a full battery)", .doc_default = "full (the battery's capacity)",
-     .doc_range = "(0, battery] with a unit",
+     .doc_range = "(0, battery] with a unit (a distribution's least capacity)",
      HELP("charge a spent battery must hold again before its agent comes back online")},
     {KEY(AGENTS | GROUP, "loss", REAL), RANGE(0, 1), ATTR(loss) | SCHEMA_OPEN_MAX, DEF("0"), .written = lossy_group,
      .check = loss_check, .edge = "must be below 1 (a message lost for sure never arrives)", .doc_range = "[0, 1)",

@@ -155,6 +155,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
 {
     world->n = sc->n_agents;
     world->n_servers = sc->n_servers;
+    world->energy = NULL; /* world_energy_draw's, at the end */
     world->agents = calloc((size_t)sc->n_agents + (size_t)sc->n_servers, sizeof *world->agents);
     if (world->agents == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", sc->n_agents);
     gsl_rng *rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_PROFILE);
@@ -292,6 +293,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
                            "has %d training samples", total_samples, sc->dataset_train_size);
     }
     int status = world_check_shards(sc, world, diag);
+    if (status == HS_OK) status = world_energy_draw(sc, world, diag);
     if (status == HS_OK) status = scenario_check_round_keys(sc, world_round_steps(world), diag);
     if (status != HS_OK) world_free(world);
     return status;
@@ -301,7 +303,9 @@ void world_free(World *world)
 {
     if (world == NULL) return;
     free(world->agents);
+    free(world->energy);
     world->agents = NULL;
+    world->energy = NULL;
     world->n = 0;
     world->n_servers = 0;
 }

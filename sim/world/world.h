@@ -22,10 +22,22 @@ typedef struct AgentProfile {
     int byzantine;    /* 1 for the [byzantine] attackers, drawn here once (sim/world/roles.h) */
 } AgentProfile;
 
+/* An agent's powers and battery (docs/energy.md), its group's constants or its draws. */
+typedef struct AgentEnergy {
+    double power_compute, power_comm, power_idle; /* W */
+    double energy_per_byte;                       /* J per byte sent or received */
+    double battery;                               /* J capacity; 0: none */
+    double charging;                              /* W into the battery, all the time (0
+                                                   * under a charging trace: the engine's) */
+} AgentEnergy;
+
 typedef struct World {
     int n;                /* agents */
     int n_servers;        /* server nodes after them: indices n .. n + n_servers - 1 */
     AgentProfile *agents; /* (n + n_servers) */
+    AgentEnergy *energy;  /* (n) the agents' drawn energy, when some group gives an energy
+                           * key as a distribution; NULL otherwise (the groups' constants:
+                           * no memory per agent for what every agent shares) */
 } World;
 
 /* Agents and servers: the size of the per-node arrays (clocks, links). */
@@ -37,6 +49,13 @@ static inline int world_nodes(const World *world)
 /* Draws every agent. Errors: HS_E_NOMEM, HS_E_INPUT (e.g. samples exceed the dataset). */
 int world_build(const Scenario *sc, World *world, HsDiag *diag);
 void world_free(World *world);
+
+/* world_energy.c: draws world->energy from each agent's own stream (RNG_PURPOSE_ENERGY,
+ * so no other draw moves), when some group's energy key is a distribution; a constant
+ * draws nothing. HS_OK, HS_E_NOMEM, or HS_E_INPUT for a draw no run can use. */
+int world_energy_draw(const Scenario *sc, World *world, HsDiag *diag);
+/* Node i's powers and battery: its draws, or its group's constants (servers: none). */
+AgentEnergy world_agent_energy(const Scenario *sc, const World *world, int i);
 
 /* Steps of a round, a "global epoch" of steps in which every agent takes one batch:
  * ceil(mean samples / mean batch), at least 1 (all batches b: ceil(mean samples / b)). */

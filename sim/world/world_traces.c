@@ -17,9 +17,9 @@ static int world_traces_attribute(const Scenario *sc, World *world, WorldTraces 
         const AgentGroupSpec *spec = &sc->groups[g];
         const Distribution *d = attribute == 0 ? &spec->compute : attribute == 1 ? &spec->uplink
                               : attribute == 2 ? &spec->downlink : attribute == 3 ? &spec->availability
-                                                                                  : &spec->outage;
-        /* the server's group is zeroed but for its own keys: outage is an agents' key */
-        if (attribute == SCENARIO_TRACE_OUTAGE && g >= sc->n_groups) continue;
+                              : attribute == SCENARIO_TRACE_OUTAGE ? &spec->outage : &spec->charging;
+        /* the server's group is zeroed but for its own keys: outage and charging are agents' keys */
+        if ((attribute == SCENARIO_TRACE_OUTAGE || attribute == SCENARIO_TRACE_CHARGING) && g >= sc->n_groups) continue;
         if (d->kind != DIST_TRACE) continue;
         if (*per_agent == NULL && (*per_agent = calloc((size_t)n, sizeof **per_agent)) == NULL) return HS_E_NOMEM;
         char *needed = calloc((size_t)n, 1);
@@ -67,7 +67,8 @@ int world_traces_load(const Scenario *sc, World *world, WorldTraces *t, HsDiag *
         (status = world_traces_attribute(sc, world, t, 1, &t->uplink, diag)) ||
         (status = world_traces_attribute(sc, world, t, 2, &t->downlink, diag)) ||
         (status = world_traces_attribute(sc, world, t, 3, &t->availability, diag)) ||
-        (status = world_traces_attribute(sc, world, t, SCENARIO_TRACE_OUTAGE, &t->outage, diag)))
+        (status = world_traces_attribute(sc, world, t, SCENARIO_TRACE_OUTAGE, &t->outage, diag)) ||
+        (status = world_traces_attribute(sc, world, t, SCENARIO_TRACE_CHARGING, &t->charging, diag)))
         return status;
     return HS_OK;
 }
@@ -82,5 +83,6 @@ void world_traces_free(WorldTraces *t)
     free(t->downlink);
     free(t->availability);
     free(t->outage);
+    free(t->charging);
     memset(t, 0, sizeof *t);
 }

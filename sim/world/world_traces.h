@@ -1,5 +1,5 @@
 /* world_traces.h — the attributes that follow a trace over time (`compute`, `uplink`,
- * `downlink`, `bandwidth` with a symmetric link, `availability`, `outage` = trace(FILE.csv) in a
+ * `downlink`, `bandwidth` with a symmetric link, `availability`, `outage`, `charging` = trace(FILE.csv) in a
  * group, the server's group included; sim/kernel/trace.h reads the files). Each group's
  * file is loaded once for the nodes of that group; a node's compute, uplink and downlink
  * in the World become the trace's value at t = 0 (what the agents rows and the methods
@@ -18,6 +18,7 @@ typedef struct WorldTraces {
      * no group uses that attribute's trace */
     const TraceSeries **compute, **uplink, **downlink, **availability;
     const TraceSeries **outage; /* [agents] outage: the links' state (1 up, 0 down) */
+    const TraceSeries **charging; /* [agents] charging: watts into the battery over time */
 } WorldTraces;
 
 /* Loads every trace of sc's groups for world's nodes and sets their attributes at t = 0.
