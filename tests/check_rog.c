@@ -229,6 +229,43 @@ START_TEST(test_timing_in_closed_form)
 }
 END_TEST
 
+/* cut = deadline, on the pair: each agent streams all 2848 bytes and the message is cut at
+ * budget. 1 ms at 1 MB/s: 1000 bytes arrive, whole rows floor(1000 x 32 / 2848) = 11 of
+ * layer 0 and floor(1000 x 4 / 2848) = 1 of layer 1 (12 of 36); a step lasts u + 1 ms and
+ * puts 2 x 1000 bytes on the wire. Budget 0: the floor, every layer's mandatory rows (8
+ * and 1 at S = 4: 712 bytes), goes whatever the deadline: u + 712 us, as cut = start's
+ * budget 0. Budget none: every row, as cut = start. */
+START_TEST(test_deadline_cut_in_closed_form)
+{
+    double u = step_flops(16) / 1e9;
+    static const struct {
+        const char *set;
+        double step, bytes, extra; /* step's length past u, its wire bytes, share of rows */
+    } cases[] = {
+        {"method.budget=1 ms", 1e-3, 2 * 1000, 12.0 / 36},
+        {"method.budget=0 s", 712e-6, 2 * 712, 9.0 / 36},
+        {"method.budget=none", 2848e-6, 2 * 2848, 1},
+    };
+    for (int k = 0; k < 3; k++) {
+        TestSink ts, start;
+        const char *set[] = {cases[k].set, "method.cut=deadline"};
+        ck_assert_int_eq(run_text(pair_text, set, 2, &ts), 0);
+        ck_assert_int_eq(ts.rounds, 2);
+        double t = 8 * (u + cases[k].step);
+        ck_assert_msg(fabs(ts.round_rows[1].t_end - t) < 1e-12, "%s: %.17g vs %.17g", cases[k].set,
+                      ts.round_rows[1].t_end, t);
+        ck_assert_msg(fabs(ts.round_rows[0].bytes - 4 * cases[k].bytes) < 1e-6, "%s: bytes %.17g", cases[k].set,
+                      ts.round_rows[0].bytes);
+        ck_assert(fabs(ts.round_rows[0].extra - cases[k].extra) < 1e-12);
+        ck_assert_int_eq(run_text(pair_text, set, 1, &start), 0);
+        if (k > 0) /* budget 0 and none: what cut = start does */
+            ck_assert(start.round_rows[1].t_end == ts.round_rows[1].t_end);
+        test_sink_free(&ts);
+        test_sink_free(&start);
+    }
+}
+END_TEST
+
 /* A bandwidth that changes every 20 ms between 0.2 and 2 MB/s, different for each agent:
  * train and timing give the same clock and bytes, and train runs repeat bit for bit. */
 static const char *learn_text =
@@ -250,14 +287,16 @@ START_TEST(test_train_equals_timing_under_a_trace)
         for (int k = 0; k < 200; k++) fprintf(f, "%d,%g s,%g MB/s\n", a, 0.02 * k, 0.2 + 1.8 * ((k * 7 + a * 3) % 5) / 4);
     fclose(f);
     snprintf(set_trace, sizeof set_trace, "agents.bandwidth=trace(%s)", path);
-    static const char *const importance[] = {"method.importance=magnitude", "method.importance=age"};
-    for (int k = 0; k < 2; k++) {
-        const char *set[] = {set_trace, importance[k], "run.mode=timing"};
+    static const char *const importance[] = {"method.importance=magnitude", "method.importance=age",
+                                             "method.importance=magnitude", "method.importance=age"};
+    for (int k = 0; k < 4; k++) { /* k >= 2: cut = deadline */
+        const char *set[] = {set_trace, importance[k], k < 2 ? "method.cut=start" : "method.cut=deadline",
+                             "run.mode=timing"};
         TestSink a, b, timing;
-        ck_assert_int_eq(run_text(learn_text, set, 2, &a), 0);
-        ck_assert_int_eq(run_text(learn_text, set, 2, &b), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 3, &a), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 3, &b), 0);
         ck_assert_str_eq(a.text, b.text);
-        ck_assert_int_eq(run_text(learn_text, set, 3, &timing), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 4, &timing), 0);
         ck_assert_int_eq(a.rounds, timing.rounds);
         for (int r = 0; r < a.rounds; r++)
             ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
@@ -327,6 +366,7 @@ START_TEST(test_bad_keys_name_their_line)
         {"method.staleness=0", "staleness"},
         {"method.budget=-1 ms", "budget"},
         {"method.importance=random", "importance"},
+        {"method.cut=never", "cut"},
         {"agents.batch=uniform(8, 32)", "counting every agent's gradient alike"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -368,6 +408,7 @@ static Suite *rog_suite(void)
     tcase_add_test(tc, test_staleness_bound_holds);
     tcase_add_test(tc, test_most_important_rows_first);
     tcase_add_test(tc, test_timing_in_closed_form);
+    tcase_add_test(tc, test_deadline_cut_in_closed_form);
     tcase_add_test(tc, test_train_equals_timing_under_a_trace);
     tcase_add_test(tc, test_cnn_rows_train_equals_timing);
     tcase_add_test(tc, test_learns_with_a_third_of_the_rows);

@@ -47,13 +47,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK };
+enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK, ROG_CUT };
+
+/* cut: when an agent's message is decided */
+enum { ROG_CUT_START = 0, ROG_CUT_DEADLINE = 1 };
 
 /* [method] keys (rog_keys below) */
 typedef struct RogKeys {
     double budget;   /* s; inf: none, every row every step */
     int staleness;   /* S */
     int importance;  /* ROWSEND_MAGNITUDE or ROWSEND_AGE */
+    int cut;         /* ROG_CUT_START or ROG_CUT_DEADLINE */
 } RogKeys;
 
 /* buffers per agent: the gradient just computed, the residual not sent yet */
@@ -65,6 +69,7 @@ typedef struct RogState {
     int step;           /* steps done this round */
     long serial;        /* steps started, all rounds: the rows' clock */
     double budget;
+    int cut;            /* ROG_CUT_DEADLINE: messages cut at the budget (budget finite, N > 1) */
     RowSend rows;
     RingGather gather;
     LocalStep *ls;      /* the local step stage: plain gradients, or DP-SGD's under [privacy]
@@ -96,6 +101,7 @@ static int rog_create(Sim *sim, void **state)
     s->n = sim->world.n;
     s->steps_per_round = sim_round_steps(sim);
     s->budget = keys->budget;
+    s->cut = keys->cut == ROG_CUT_DEADLINE && isfinite(keys->budget) && s->n > 1 ? ROG_CUT_DEADLINE : ROG_CUT_START;
     RowLayout layout;
     if (row_layout_of(&sim->sc->model, &sim->profile, &layout) != HS_OK)
         return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "rog: the model has no rows");
@@ -131,14 +137,10 @@ static int rog_start_step(RogState *s, Sim *sim)
     return HS_OK;
 }
 
-/* Agent i's gradient is done: its rows for the budget at its link's bandwidth now. */
-static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
+/* Agent i sends the rows `allowed` bytes hold this step: they are booked (the round's
+ * share of rows, which rows leave the residual) and their bytes returned. */
+static double rog_take_rows(RogState *s, Sim *sim, int i, double allowed)
 {
-    double allowed = INFINITY; /* budget = none */
-    if (isfinite(s->budget)) {
-        allowed = s->budget * engine_message_bandwidth(sim->engine, i, (i + 1) % s->n);
-        if (isnan(allowed)) allowed = 0; /* budget 0 on an infinite link: the mandatory rows */
-    }
     long t = s->serial - 1;
     double bytes = rowsend_bytes(&s->rows, t, allowed);
     const RowLayout *l = &s->rows.layout;
@@ -148,7 +150,42 @@ static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
     s->agent_steps++;
     sim->round_extra = s->sent_share / (double)s->agent_steps;
     rowsend_choose(&s->rows, i, t, allowed, sim->trainer ? trainer_buffer(sim->trainer, i, ROG_RESIDUAL) : NULL);
+    return bytes;
+}
+
+/* Agent i's gradient is done. cut = start: its rows for the budget at its link's
+ * bandwidth now. cut = deadline: it streams every row to its successor (mandatory first,
+ * then by importance, rowsend.h) and the message is cut at now + budget, the mandatory
+ * rows through whatever the deadline (rog_cut_arrived takes it from there). */
+static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
+{
+    if (s->cut == ROG_CUT_DEADLINE) {
+        long t = s->serial - 1;
+        *complete = 0;
+        return engine_send_until(sim->engine, i, (i + 1) % s->n, rowsend_bytes(&s->rows, t, INFINITY),
+                                 rowsend_floor(&s->rows, t), engine_now(sim->engine) + s->budget, ROG_CUT, i);
+    }
+    double allowed = INFINITY; /* budget = none */
+    if (isfinite(s->budget)) {
+        allowed = s->budget * engine_message_bandwidth(sim->engine, i, (i + 1) % s->n);
+        if (isnan(allowed)) allowed = 0; /* budget 0 on an infinite link: the mandatory rows */
+    }
+    double bytes = rog_take_rows(s, sim, i, allowed);
     return ring_gather_offer(sim->engine, &s->gather, i, bytes, complete);
+}
+
+/* cut = deadline: agent i's message reached its successor with the bytes that arrived by
+ * the deadline; the whole rows among them are what it sent (a number that depends on the
+ * network only: train = timing), and they go on round the ring as a block of the gather,
+ * as if the successor had received it there (the agents are the gather's members in
+ * order: position = agent). */
+static int rog_cut_arrived(RogState *s, Sim *sim, const Event *ev, int *complete)
+{
+    int i = (int)ev->data;
+    s->gather.bytes[i] = rog_take_rows(s, sim, i, engine_delivered_bytes(sim->engine));
+    Event hop = *ev;
+    hop.kind = ROG_BLOCK;
+    return ring_gather_arrived(sim->engine, &s->gather, &hop, complete);
 }
 
 /* Every agent holds every message: the same update everywhere. */
@@ -186,7 +223,8 @@ static int rog_on_event(void *state, Sim *sim, const Event *ev)
     RogState *s = state;
     int complete;
     int status = ev->kind == ROG_COMPUTED ? rog_offer(s, sim, ev->agent, &complete)
-                                          : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+                 : ev->kind == ROG_CUT        ? rog_cut_arrived(s, sim, ev, &complete)
+                                              : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
     if (status != HS_OK) return status;
     return complete ? rog_finish_step(s, sim) : HS_OK;
 }
@@ -214,6 +252,11 @@ static const SchemaKey rog_keys[] = {
                "magnitude or age: which rows go first beyond the mandatory ones (mean |g| of the row's residual, or "
                "steps since the agent last sent it)",
                .type = SCHEMA_CHOICE, .choices = "magnitude|age"),
+    METHOD_KEY(RogKeys, cut, "start",
+               "start or deadline: an agent's row count is fixed when its message starts, from its bandwidth then "
+               "(start), or it streams every row by importance and the message is cut at budget, keeping the rows "
+               "that arrived, its mandatory ones whatever the deadline (deadline: the paper's design)",
+               .type = SCHEMA_CHOICE, .choices = "start|deadline"),
     {0},
 };
 

@@ -99,6 +99,17 @@ double rowsend_bytes(const RowSend *rs, long t, double allowed)
     return bytes;
 }
 
+double rowsend_floor(const RowSend *rs, long t)
+{
+    const RowLayout *l = &rs->layout;
+    double floor_bytes = 0;
+    for (int b = 0; b < l->n_layers; b++) {
+        double need = rowsend_mandatory(rs, b, t) * l->bytes / l->rows[b];
+        if (need > floor_bytes) floor_bytes = need;
+    }
+    return floor_bytes;
+}
+
 static int rowsend_by_score(const void *a, const void *b)
 {
     const RowRank *x = a, *y = b;

@@ -68,6 +68,13 @@ void rowsend_free(RowSend *rs);
 int rowsend_count(const RowSend *rs, int b, long t, double allowed);
 /* Bytes of that agent's message at step t: sum over layers of count x row bytes. */
 double rowsend_bytes(const RowSend *rs, long t, double allowed);
+/* A message cut at a deadline (ROG's own design; rog's cut = deadline): the agent streams
+ * every row, each layer's rows (the mandatory ones first, then by importance) interleaved
+ * in proportion to the layer's bytes, so that whatever prefix of A bytes arrives holds
+ * rowsend_count(b, t, A) whole rows of layer b. rowsend_floor: the prefix that holds every
+ * layer's mandatory rows at step t (max over layers of mandatory x bytes / rows), which
+ * the message must deliver whatever the deadline (the staleness bound). */
+double rowsend_floor(const RowSend *rs, long t);
 /* Picks agent's rows for step t (rowsend_count of each layer) from v (the flat vector it
  * would send; NULL in timing mode, where only the counts matter and nothing is marked),
  * marks them in rowsend_chosen and books them as sent at t. */
