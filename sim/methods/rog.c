@@ -47,7 +47,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK, ROG_CUT };
+enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK, ROG_CUT, ROG_PUSHED, ROG_PULLED };
+
+/* exchange: how the rows travel */
+enum { ROG_GATHER = 0, ROG_PS = 1 };
+/* the parameter server (exchange = ps): an agent's node, so that it trains as well */
+#define ROG_SERVER 0
 
 /* cut: when an agent's message is decided */
 enum { ROG_CUT_START = 0, ROG_CUT_DEADLINE = 1 };
@@ -58,6 +63,7 @@ typedef struct RogKeys {
     int staleness;   /* S */
     int importance;  /* ROWSEND_MAGNITUDE or ROWSEND_AGE */
     int cut;         /* ROG_CUT_START or ROG_CUT_DEADLINE */
+    int exchange;    /* ROG_GATHER or ROG_PS */
 } RogKeys;
 
 /* buffers per agent: the gradient just computed, the residual not sent yet */
@@ -72,6 +78,11 @@ typedef struct RogState {
     int cut;            /* ROG_CUT_DEADLINE: messages cut at the budget (budget finite, N > 1) */
     RowSend rows;
     RingGather gather;
+    int ps;             /* exchange = ps */
+    RowSend pull;       /* ps: the rows of the server's model each worker pulls */
+    double *pull_allowed; /* (n) ps, cut = start: the bytes each pull was given */
+    float *diff;        /* (params) ps: x_server - x_j, the pull's candidates */
+    int pushed, pulled; /* ps: this step's pushes in, pulls in */
     LocalStep *ls;      /* the local step stage: plain gradients, or DP-SGD's under [privacy]
                          * clip = sample (the rows sent are then post-processing of them) */
     Stages st;
@@ -106,14 +117,20 @@ static int rog_create(Sim *sim, void **state)
     if (row_layout_of(&sim->sc->model, &sim->profile, &layout) != HS_OK)
         return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "rog: the model has no rows");
     int status;
+    s->ps = keys->exchange == ROG_PS;
     if ((status = rowsend_init(&s->rows, &layout, s->n, keys->staleness, keys->importance)) != HS_OK ||
-        (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK)
+        (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK ||
+        (s->ps && (status = rowsend_init(&s->pull, &layout, s->n, keys->staleness, keys->importance)) != HS_OK) ||
+        (s->ps && (s->pull_allowed = calloc((size_t)s->n, sizeof *s->pull_allowed)) == NULL &&
+         (status = HS_E_NOMEM) != HS_OK))
         return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for rog's rows");
     StagesSetup setup = {0};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     s->ls = &s->st.step;
     if ((status = trainer_setup_local(sim->trainer, 2)) != HS_OK) return status;
     if (sim->trainer && (s->update = calloc(trainer_param_count(sim->trainer), sizeof *s->update)) == NULL)
+        return HS_E_NOMEM;
+    if (s->ps && sim->trainer && (s->diff = calloc(trainer_param_count(sim->trainer), sizeof *s->diff)) == NULL)
         return HS_E_NOMEM;
     return HS_OK;
 }
@@ -124,6 +141,7 @@ static int rog_start_step(RogState *s, Sim *sim)
 {
     s->serial++;
     ring_gather_begin(&s->gather, NULL, s->n);
+    s->pushed = s->pulled = 0;
     Trainer *t = sim->trainer;
     for (int i = 0; i < s->n; i++) {
         int status = engine_compute(sim->engine, i, local_step_flops(s->ls, i), ROG_COMPUTED, 0, NULL);
@@ -188,6 +206,114 @@ static int rog_cut_arrived(RogState *s, Sim *sim, const Event *ev, int *complete
     return ring_gather_arrived(sim->engine, &s->gather, &hop, complete);
 }
 
+/* The step is over: the next one, or the round's end. */
+static int rog_next_step(RogState *s, Sim *sim)
+{
+    if (++s->step < s->steps_per_round) return rog_start_step(s, sim);
+    engine_end_round(sim->engine);
+    return HS_OK;
+}
+
+/* ---- exchange = ps: push to the server, pull from it ----
+ * The server is agent ROG_SERVER's node (it trains too; its own rows need no link and all
+ * go). A worker pushes its rows to the server as the gather's first hop goes (cut = start:
+ * budget x bandwidth to the server now; deadline: cut at budget); once every push is in,
+ * the server applies x_s <- x_s - lr (sum of the rows in) / N with the [model] optimiser,
+ * and sends each worker a pull: the rows of x_s - x_j, chosen and sized the same way (the
+ * largest differences first, every row at least once every S steps), which the worker
+ * copies from x_s. The step ends when every pull is in: workers hold x_s on the rows they
+ * pulled, their older values elsewhere. */
+
+/* Worker j's pull of `allowed` bytes arrived: it takes those rows of x_s. x_s and x_j do
+ * not change until the step ends, so the choice made now is the one made at the send. */
+static void rog_ps_take_pull(RogState *s, Sim *sim, int j, double allowed)
+{
+    Trainer *t = sim->trainer;
+    long step = s->serial - 1;
+    if (t == NULL) return;
+    size_t params = trainer_param_count(t);
+    const float *x = trainer_params(t, ROG_SERVER);
+    float *mine = trainer_params(t, j);
+    for (size_t p = 0; p < params; p++) s->diff[p] = x[p] - mine[p];
+    rowsend_choose(&s->pull, j, step, allowed, s->diff);
+    rowsend_copy(&s->pull, j, x, mine);
+}
+
+/* Every push is in: the server's update, then the pulls. */
+static int rog_ps_update(RogState *s, Sim *sim)
+{
+    Trainer *t = sim->trainer;
+    if (t != NULL) {
+        size_t params = trainer_param_count(t);
+        memset(s->update, 0, params * sizeof *s->update);
+        for (int i = 0; i < s->n; i++) /* agent order: the same sum on every run */
+            rowsend_take(&s->rows, i, trainer_buffer(t, i, ROG_RESIDUAL), s->update);
+        vec_scale(s->update, 1.0f / (float)s->n, params);
+        int status = local_step_apply(s->ls, ROG_SERVER, s->update);
+        if (status != HS_OK) return status;
+    }
+    if (s->n == 1) return rog_next_step(s, sim);
+    long step = s->serial - 1;
+    double now = engine_now(sim->engine);
+    for (int j = 0; j < s->n; j++) {
+        if (j == ROG_SERVER) continue;
+        int status;
+        if (s->cut == ROG_CUT_DEADLINE) {
+            status = engine_send_until(sim->engine, ROG_SERVER, j, rowsend_bytes(&s->pull, step, INFINITY),
+                                       rowsend_floor(&s->pull, step), now + s->budget, ROG_PULLED, j);
+        } else {
+            double allowed = INFINITY;
+            if (isfinite(s->budget)) {
+                allowed = s->budget * engine_message_bandwidth(sim->engine, ROG_SERVER, j);
+                if (isnan(allowed)) allowed = 0;
+            }
+            s->pull_allowed[j] = allowed;
+            status = engine_send(sim->engine, ROG_SERVER, j, rowsend_bytes(&s->pull, step, allowed), ROG_PULLED, j);
+        }
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+static int rog_ps_pushed(RogState *s, Sim *sim)
+{
+    return ++s->pushed == s->n ? rog_ps_update(s, sim) : HS_OK;
+}
+
+/* Agent i's gradient is done: the server's own rows all go; a worker pushes. */
+static int rog_ps_offer(RogState *s, Sim *sim, int i)
+{
+    long step = s->serial - 1;
+    if (i == ROG_SERVER) {
+        rowsend_choose(&s->rows, i, step, INFINITY,
+                       sim->trainer ? trainer_buffer(sim->trainer, i, ROG_RESIDUAL) : NULL);
+        return rog_ps_pushed(s, sim);
+    }
+    if (s->cut == ROG_CUT_DEADLINE)
+        return engine_send_until(sim->engine, i, ROG_SERVER, rowsend_bytes(&s->rows, step, INFINITY),
+                                 rowsend_floor(&s->rows, step), engine_now(sim->engine) + s->budget, ROG_PUSHED, i);
+    double allowed = INFINITY;
+    if (isfinite(s->budget)) {
+        allowed = s->budget * engine_message_bandwidth(sim->engine, i, ROG_SERVER);
+        if (isnan(allowed)) allowed = 0;
+    }
+    return engine_send(sim->engine, i, ROG_SERVER, rog_take_rows(s, sim, i, allowed), ROG_PUSHED, i);
+}
+
+static int rog_ps_event(RogState *s, Sim *sim, const Event *ev)
+{
+    switch (ev->kind) {
+    case ROG_COMPUTED: return rog_ps_offer(s, sim, ev->agent);
+    case ROG_PUSHED:
+        if (s->cut == ROG_CUT_DEADLINE) rog_take_rows(s, sim, (int)ev->data, engine_delivered_bytes(sim->engine));
+        return rog_ps_pushed(s, sim);
+    default: /* ROG_PULLED */
+        rog_ps_take_pull(s, sim, ev->agent,
+                         s->cut == ROG_CUT_DEADLINE ? engine_delivered_bytes(sim->engine) : s->pull_allowed[ev->agent]);
+        return ++s->pulled == s->n - 1 ? rog_next_step(s, sim) : HS_OK;
+    }
+}
+
 /* Every agent holds every message: the same update everywhere. */
 static int rog_finish_step(RogState *s, Sim *sim)
 {
@@ -203,9 +329,7 @@ static int rog_finish_step(RogState *s, Sim *sim)
         const float *x = trainer_params(t, 0);
         for (int i = 1; i < s->n; i++) memcpy(trainer_params(t, i), x, params * sizeof *x);
     }
-    if (++s->step < s->steps_per_round) return rog_start_step(s, sim);
-    engine_end_round(sim->engine);
-    return HS_OK;
+    return rog_next_step(s, sim);
 }
 
 static int rog_round_begin(void *state, Sim *sim, int round)
@@ -221,6 +345,7 @@ static int rog_round_begin(void *state, Sim *sim, int round)
 static int rog_on_event(void *state, Sim *sim, const Event *ev)
 {
     RogState *s = state;
+    if (s->ps) return rog_ps_event(s, sim, ev);
     int complete;
     int status = ev->kind == ROG_COMPUTED ? rog_offer(s, sim, ev->agent, &complete)
                  : ev->kind == ROG_CUT        ? rog_cut_arrived(s, sim, ev, &complete)
@@ -235,6 +360,9 @@ static void rog_destroy(void *state)
     if (s == NULL) return;
     stages_free(&s->st);
     rowsend_free(&s->rows);
+    rowsend_free(&s->pull);
+    free(s->pull_allowed);
+    free(s->diff);
     ring_gather_free(&s->gather);
     free(s->update);
     free(s);
@@ -257,6 +385,11 @@ static const SchemaKey rog_keys[] = {
                "(start), or it streams every row by importance and the message is cut at budget, keeping the rows "
                "that arrived, its mandatory ones whatever the deadline (deadline: the paper's design)",
                .type = SCHEMA_CHOICE, .choices = "start|deadline"),
+    METHOD_KEY(RogKeys, exchange, "gather",
+               "gather or ps: the agents all-gather the rows they send and hold one model (gather), or push them to a "
+               "parameter server on agent 0 and pull the rows of its model that differ most, sized and cut like the "
+               "pushes (ps: the paper's design)",
+               .type = SCHEMA_CHOICE, .choices = "gather|ps"),
     {0},
 };
 

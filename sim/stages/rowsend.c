@@ -176,6 +176,24 @@ void rowsend_take(const RowSend *rs, int agent, float *v, float *sum)
     }
 }
 
+void rowsend_copy(const RowSend *rs, int agent, const float *from, float *to)
+{
+    const RowLayout *l = &rs->layout;
+    const unsigned char *chosen = rs->chosen + (size_t)agent * (size_t)l->total_rows;
+    int first = 0;
+    for (int b = 0; b < l->n_layers; b++) {
+        int rows = l->rows[b], width = l->width[b];
+        size_t bias = l->offset[b] + (size_t)rows * (size_t)width;
+        for (int r = 0; r < rows; r++) {
+            if (!chosen[first + r]) continue;
+            size_t at = l->offset[b] + (size_t)r * (size_t)width;
+            memcpy(to + at, from + at, (size_t)width * sizeof *to);
+            to[bias + (size_t)r] = from[bias + (size_t)r];
+        }
+        first += rows;
+    }
+}
+
 long rowsend_max_age(const RowSend *rs, long t)
 {
     long worst = 0;

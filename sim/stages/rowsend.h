@@ -87,6 +87,9 @@ static inline int rowsend_chosen(const RowSend *rs, int agent, int row)
 /* Adds the agent's chosen rows of v into sum (a flat vector of the model's size) and
  * zeroes them in v: what was sent leaves the agent's residual. */
 void rowsend_take(const RowSend *rs, int agent, float *v, float *sum);
+/* Copies the agent's chosen rows of `from` into `to` (flat vectors of the model's size):
+ * a ROG pull, the server's rows replacing the worker's. */
+void rowsend_copy(const RowSend *rs, int agent, const float *from, float *to);
 /* The largest age t - last_sent over every agent and row after step t's choice (train
  * mode: the staleness bound says it is below S). */
 long rowsend_max_age(const RowSend *rs, long t);
