@@ -5,40 +5,60 @@
  * gradient that its link can carry within a time budget, the most important first, and a
  * staleness bound makes sure no row's update is held back for long.
  *
- * Every agent holds the same model (as in sync). Per step:
+ * exchange = gather (the default): every agent holds the same model (as in sync). Per step:
  *   1. each agent computes the gradient g_i of one batch at the shared model (the [model]
  *      step's FLOPs) and adds it to its residual e_i (the gradients it has not sent);
- *   2. when its gradient is done it reads its link's bandwidth bw_i now (to its ring
- *      successor, a bandwidth trace's current value included) and sends the rows of e_i
- *      that budget x bw_i bytes hold (sim/stages/rowsend.h: each layer's share, mandatory
- *      rows first so that every row goes at least once every `staleness` steps, then the
- *      others by `importance`); the sent rows leave e_i;
+ *   2. when its gradient is done it sends rows of e_i to its ring successor
+ *      (sim/stages/rowsend.h: each layer's share, mandatory rows first so that every row
+ *      goes at least once every `staleness` steps, then the others by `importance`); the
+ *      sent rows leave e_i. How many:
+ *        cut = start (the default): the rows that budget x bw_i bytes hold, bw_i its link's
+ *          bandwidth now (a bandwidth trace's current value included);
+ *        cut = deadline (the paper's): it streams every row in that order and the message
+ *          is cut at now + budget (engine_send_until): the whole rows that arrived are sent,
+ *          the mandatory ones whatever the deadline (the message's floor);
  *   3. the agents' messages travel by a ring all-gather (every hop a message of its
  *      encoded size: 4 (X + 1) value bytes and a 4-byte index per row); when every agent
  *      holds every message each applies x <- x - lr (sum_i sent_i) / N with the [model]
  *      optimiser (the same update everywhere: agent 0's optimiser steps, the others copy).
+ * exchange = ps (the paper's parameter server): agent 0's node is the server (it trains
+ * too; its own rows need no link and all go). Each worker pushes its rows to it as in 2
+ * (sized or cut on its link to the server); once every push is in the server steps,
+ * x_s <- x_s - lr (sum of the rows in) / N, and sends each worker j a pull: the rows of
+ * x_s - x_j, chosen the same way (mandatory rotation, then the largest differences) and
+ * sized or cut the same way on the server's link to j; j copies those rows of x_s. The
+ * step ends when every pull is in. The workers' models differ on the rows they did not
+ * pull; the evaluated model is the agents' average (the run's default).
  * A round is ceil(mean samples / mean batch) steps, as sync's. With budget = none every
- * row goes every step and the update is sync's mean gradient (over an all-gather).
+ * row goes every step and the update is sync's mean gradient (ps: every worker then holds
+ * x_s, so its models are gather's bit for bit).
  *
  * The number of rows an agent sends (so its message's bytes and the run's timing) depends
- * on the budget, its bandwidth at that moment and the step only, never on the values:
- * train mode times exactly like timing mode. Which rows go is the values' business.
+ * on the budget, the network (its bandwidth at the start, or what arrived by the deadline)
+ * and the step only, never on the values: train mode times exactly like timing mode.
+ * Which rows go is the values' business.
  *
  * Where hetsim deviates from the paper (docs/methods.md, "rog"), and why:
- *   - the paper's workers push row gradients to a parameter server and pull rows back; here
- *     the agents all-gather the rows (hetsim's data parallel methods have no server), and
- *     the budget bounds the first hop of an agent's own message, so a step's exchange lasts
- *     about (N - 1) (latency + budget) at worst;
- *   - the paper stops sending when the time is up, whatever the bandwidth did meanwhile;
- *     here the row count is fixed when the message starts, from the bandwidth then (a
- *     trace that drops during the message makes it last longer than the budget);
+ *   - exchange = gather (the default, which the first version had) all-gathers the rows,
+ *     so the budget bounds the first hop of an agent's own message and a step's exchange
+ *     lasts about (N - 1) (latency + budget); ps is the paper's topology, with the server
+ *     on a robot (agent 0) rather than a separate machine, and synchronous steps (every
+ *     push in before the server steps, every pull in before the next step);
+ *   - cut = start (the default) fixes the row count when the message starts, from the
+ *     bandwidth then (a trace that drops during the message makes it last longer than the
+ *     budget); cut = deadline stops it when the time is up, as the paper does, and the
+ *     budget includes the message's latency there;
+ *   - a cut message carries its layers interleaved in proportion to their bytes, so that
+ *     what arrived holds each layer's share (the row count depends on the bytes only);
  *   - the staleness bound is kept by a fixed rotation (rows r = t mod S are always sent)
  *     rather than by sending the rows whose age reached S, so that the count never depends
  *     on which rows the values picked before (train = timing); ages stay below S all the
  *     same (tests/check_rog.c);
  *   - the budget is split among the layers by their bytes, and rows are ranked within a
- *     layer, so the bytes do not depend on which layer's rows the values pick.
- * rounds.extra = the share of rows sent, mean over the round's agent-steps. */
+ *     layer, so the bytes do not depend on which layer's rows the values pick;
+ *   - the server's processing costs no time (the paper's server is a PC beside robots).
+ * rounds.extra = the share of rows sent, mean over the round's agent-steps (ps: the
+ * workers' pushes). */
 #include "sim/methods/method.h"
 #include "sim/stages/rowsend.h"
 #include "sim/train/trainer.h"
@@ -371,7 +391,7 @@ static void rog_destroy(void *state)
 static const SchemaKey rog_keys[] = {
     METHOD_KEY(RogKeys, budget, "50 ms",
                "time an agent's message may take on its link: it sends the rows that budget x its bandwidth now "
-               "holds (none: every row every step)",
+               "holds, or (cut = deadline) the message is cut at budget (none: every row every step)",
                .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY),
     METHOD_KEY(RogKeys, staleness, "4",
                "staleness bound S: every row of an agent's gradient is sent at least once every S steps",
@@ -384,12 +404,12 @@ static const SchemaKey rog_keys[] = {
                "start or deadline: an agent's row count is fixed when its message starts, from its bandwidth then "
                "(start), or it streams every row by importance and the message is cut at budget, keeping the rows "
                "that arrived, its mandatory ones whatever the deadline (deadline: the paper's design)",
-               .type = SCHEMA_CHOICE, .choices = "start|deadline"),
+               .type = SCHEMA_CHOICE, .choices = "start|deadline", .flags = SCHEMA_OMIT_DEFAULT),
     METHOD_KEY(RogKeys, exchange, "gather",
                "gather or ps: the agents all-gather the rows they send and hold one model (gather), or push them to a "
                "parameter server on agent 0 and pull the rows of its model that differ most, sized and cut like the "
                "pushes (ps: the paper's design)",
-               .type = SCHEMA_CHOICE, .choices = "gather|ps"),
+               .type = SCHEMA_CHOICE, .choices = "gather|ps", .flags = SCHEMA_OMIT_DEFAULT),
     {0},
 };
 
@@ -399,9 +419,9 @@ static const SchemaKey rog_keys[] = {
 
 static const MethodStages rog_stages = {
     .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
-    .local_step = "a gradient of the shared model",
+    .local_step = "a gradient of the shared model (exchange = ps: of its own)",
     .outgoing = "the rows of its residual that the budget holds",
-    .aggregate = "all-gather: sum of the rows sent / N",
+    .aggregate = "all-gather (exchange = ps: the server's): sum of the rows sent / N",
     .refuses = {
         [FEATURE_COMPRESSION] = "rog's row selection is its compression, with its residual as the error feedback: "
                                 "a second compressor on the rows is not modelled",
