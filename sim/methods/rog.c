@@ -140,10 +140,10 @@ static int rog_create(Sim *sim, void **state)
     s->ps = keys->exchange == ROG_PS;
     if ((status = rowsend_init(&s->rows, &layout, s->n, keys->staleness, keys->importance)) != HS_OK ||
         (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK ||
-        (s->ps && (status = rowsend_init(&s->pull, &layout, s->n, keys->staleness, keys->importance)) != HS_OK) ||
-        (s->ps && (s->pull_allowed = calloc((size_t)s->n, sizeof *s->pull_allowed)) == NULL &&
-         (status = HS_E_NOMEM) != HS_OK))
+        (s->ps && (status = rowsend_init(&s->pull, &layout, s->n, keys->staleness, keys->importance)) != HS_OK))
         return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for rog's rows");
+    if (s->ps && (s->pull_allowed = calloc((size_t)s->n, sizeof *s->pull_allowed)) == NULL)
+        return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for rog's rows");
     StagesSetup setup = {0};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     s->ls = &s->st.step;
