@@ -229,6 +229,76 @@ START_TEST(test_timing_in_closed_form)
 }
 END_TEST
 
+/* cut = deadline, on the pair: each agent streams all 2848 bytes and the message is cut at
+ * budget. 1 ms at 1 MB/s: 1000 bytes arrive, whole rows floor(1000 x 32 / 2848) = 11 of
+ * layer 0 and floor(1000 x 4 / 2848) = 1 of layer 1 (12 of 36); a step lasts u + 1 ms and
+ * puts 2 x 1000 bytes on the wire. Budget 0: the floor, every layer's mandatory rows (8
+ * and 1 at S = 4: 712 bytes), goes whatever the deadline: u + 712 us, as cut = start's
+ * budget 0. Budget none: every row, as cut = start. */
+START_TEST(test_deadline_cut_in_closed_form)
+{
+    double u = step_flops(16) / 1e9;
+    static const struct {
+        const char *set;
+        double step, bytes, extra; /* step's length past u, its wire bytes, share of rows */
+    } cases[] = {
+        {"method.budget=1 ms", 1e-3, 2 * 1000, 12.0 / 36},
+        {"method.budget=0 s", 712e-6, 2 * 712, 9.0 / 36},
+        {"method.budget=none", 2848e-6, 2 * 2848, 1},
+    };
+    for (int k = 0; k < 3; k++) {
+        TestSink ts, start;
+        const char *set[] = {cases[k].set, "method.cut=deadline"};
+        ck_assert_int_eq(run_text(pair_text, set, 2, &ts), 0);
+        ck_assert_int_eq(ts.rounds, 2);
+        double t = 8 * (u + cases[k].step);
+        ck_assert_msg(fabs(ts.round_rows[1].t_end - t) < 1e-12, "%s: %.17g vs %.17g", cases[k].set,
+                      ts.round_rows[1].t_end, t);
+        ck_assert_msg(fabs(ts.round_rows[0].bytes - 4 * cases[k].bytes) < 1e-6, "%s: bytes %.17g", cases[k].set,
+                      ts.round_rows[0].bytes);
+        ck_assert(fabs(ts.round_rows[0].extra - cases[k].extra) < 1e-12);
+        ck_assert_int_eq(run_text(pair_text, set, 1, &start), 0);
+        if (k > 0) /* budget 0 and none: what cut = start does */
+            ck_assert(start.round_rows[1].t_end == ts.round_rows[1].t_end);
+        test_sink_free(&ts);
+        test_sink_free(&start);
+    }
+}
+END_TEST
+
+/* exchange = ps on the pair: agent 0 is the server, its own rows need no link; agent 1
+ * pushes its rows to it, and once they are in pulls the rows of the server's model back
+ * over the same links: a step is u + push + pull. cut = start, 1 ms at 1 MB/s: 928 bytes
+ * each way (12 of 36 rows); cut = deadline: each way cut at 1 ms, 1000 bytes on the wire;
+ * budget none: 2848 each way. rounds.extra: the share of rows agent 1 pushed. */
+START_TEST(test_ps_in_closed_form)
+{
+    double u = step_flops(16) / 1e9;
+    static const struct {
+        const char *budget, *cut;
+        double way, extra; /* bytes each way per step, share of rows */
+    } cases[] = {
+        {"method.budget=1 ms", "method.cut=start", 928, 12.0 / 36},
+        {"method.budget=1 ms", "method.cut=deadline", 1000, 12.0 / 36},
+        {"method.budget=0 s", "method.cut=deadline", 712, 9.0 / 36},
+        {"method.budget=none", "method.cut=start", 2848, 1},
+    };
+    for (int k = 0; k < 4; k++) {
+        TestSink ts;
+        const char *set[] = {cases[k].budget, cases[k].cut, "method.exchange=ps"};
+        ck_assert_int_eq(run_text(pair_text, set, 3, &ts), 0);
+        ck_assert_int_eq(ts.rounds, 2);
+        double t = 8 * (u + 2 * cases[k].way / 1e6);
+        ck_assert_msg(fabs(ts.round_rows[1].t_end - t) < 1e-12, "%s %s: %.17g vs %.17g", cases[k].budget,
+                      cases[k].cut, ts.round_rows[1].t_end, t);
+        ck_assert_msg(fabs(ts.round_rows[0].bytes - 4 * 2 * cases[k].way) < 1e-6, "%s %s: bytes %.17g",
+                      cases[k].budget, cases[k].cut, ts.round_rows[0].bytes);
+        ck_assert(fabs(ts.round_rows[0].extra - cases[k].extra) < 1e-12);
+        test_sink_free(&ts);
+    }
+}
+END_TEST
+
 /* A bandwidth that changes every 20 ms between 0.2 and 2 MB/s, different for each agent:
  * train and timing give the same clock and bytes, and train runs repeat bit for bit. */
 static const char *learn_text =
@@ -251,19 +321,20 @@ START_TEST(test_train_equals_timing_under_a_trace)
     fclose(f);
     snprintf(set_trace, sizeof set_trace, "agents.bandwidth=trace(%s)", path);
     static const char *const importance[] = {"method.importance=magnitude", "method.importance=age"};
-    for (int k = 0; k < 2; k++) {
-        const char *set[] = {set_trace, importance[k], "run.mode=timing"};
+    for (int k = 0; k < 8; k++) { /* k & 2: cut = deadline; k & 4: exchange = ps */
+        const char *set[] = {set_trace, importance[k % 2], k & 2 ? "method.cut=deadline" : "method.cut=start",
+                             k & 4 ? "method.exchange=ps" : "method.exchange=gather", "run.mode=timing"};
         TestSink a, b, timing;
-        ck_assert_int_eq(run_text(learn_text, set, 2, &a), 0);
-        ck_assert_int_eq(run_text(learn_text, set, 2, &b), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 4, &a), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 4, &b), 0);
         ck_assert_str_eq(a.text, b.text);
-        ck_assert_int_eq(run_text(learn_text, set, 3, &timing), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 5, &timing), 0);
         ck_assert_int_eq(a.rounds, timing.rounds);
         for (int r = 0; r < a.rounds; r++)
             ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
                               a.round_rows[r].bytes == timing.round_rows[r].bytes &&
                               a.round_rows[r].extra == timing.round_rows[r].extra,
-                          "%s round %d", importance[k], r);
+                          "case %d round %d", k, r);
         /* the share of rows follows the bandwidth: below 1 and not the same every round */
         ck_assert(a.round_rows[0].extra < 1);
         test_sink_free(&a);
@@ -315,6 +386,20 @@ START_TEST(test_learns_with_a_third_of_the_rows)
     ck_assert(a.round_rows[0].bytes < 0.4 * b.round_rows[0].bytes);
     test_sink_free(&a);
     test_sink_free(&b);
+    /* a parameter server with a third of the rows each way learns too, and with every row
+     * each way its workers hold the server's model exactly: gather's models, bit for bit */
+    const char *ps_partial[] = {"method.budget=1 ms", "agents.bandwidth=1 MB/s", "method.exchange=ps",
+                                "method.cut=deadline"};
+    const char *ps_full[] = {"method.budget=none", "method.exchange=ps"};
+    TestSink c, d;
+    ck_assert_int_eq(run_text(learn_text, ps_partial, 4, &c), 0);
+    ck_assert_int_eq(run_text(learn_text, ps_full, 2, &d), 0);
+    double pc = test_sink_last_accuracy(&c);
+    ck_assert_msg(pc > 0.6, "ps, partial sends, reached %.3f", pc);
+    ck_assert_msg(test_sink_last_accuracy(&d) == pb, "ps, full sends: %.17g, gather %.17g", test_sink_last_accuracy(&d),
+                  pb);
+    test_sink_free(&c);
+    test_sink_free(&d);
 }
 END_TEST
 
@@ -327,6 +412,8 @@ START_TEST(test_bad_keys_name_their_line)
         {"method.staleness=0", "staleness"},
         {"method.budget=-1 ms", "budget"},
         {"method.importance=random", "importance"},
+        {"method.cut=never", "cut"},
+        {"method.exchange=ring", "exchange"},
         {"agents.batch=uniform(8, 32)", "counting every agent's gradient alike"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -368,6 +455,8 @@ static Suite *rog_suite(void)
     tcase_add_test(tc, test_staleness_bound_holds);
     tcase_add_test(tc, test_most_important_rows_first);
     tcase_add_test(tc, test_timing_in_closed_form);
+    tcase_add_test(tc, test_deadline_cut_in_closed_form);
+    tcase_add_test(tc, test_ps_in_closed_form);
     tcase_add_test(tc, test_train_equals_timing_under_a_trace);
     tcase_add_test(tc, test_cnn_rows_train_equals_timing);
     tcase_add_test(tc, test_learns_with_a_third_of_the_rows);

@@ -319,6 +319,8 @@ int engine_play(Engine *e)
         if (ev.kind >= ENGINE_EVENT_METHOD) status = e->handler(e->handler_ctx, &ev);
         else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT)
             status = engine_loss_event(e, &ev);
+        else if (ev.kind == ENGINE_EVENT_DEADLINE_END || ev.kind == ENGINE_EVENT_DEADLINE_CUT)
+            status = engine_deadline_event(e, &ev);
         else if (model->event) status = model->event(e, &ev);
         else status = hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev.kind);
         if (status == HS_OK && model->after_event) status = model->after_event(e);
@@ -538,6 +540,7 @@ void engine_free(Engine *e)
     if (e == NULL) return;
     if (e->model && e->model->free) e->model->free(e);
     engine_loss_free(e);
+    engine_deadlines_free(e);
     queue_free(e->queue);
     free(e->clocks);
     free(e->energy_clocks);

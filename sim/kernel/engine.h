@@ -68,6 +68,8 @@ enum {
     ENGINE_EVENT_NETWORK = 3,          /* the network has something due */
     ENGINE_EVENT_LOSS_ARRIVAL = 4,     /* an attempt of a lossy message arrived (loss.c); data: its slot */
     ENGINE_EVENT_LOSS_TIMEOUT = 5,     /* rto after a lost attempt: resend, or (drop) tell the receiver */
+    ENGINE_EVENT_DEADLINE_END = 6,     /* a message with a deadline ended (deadline.c); data: its slot */
+    ENGINE_EVENT_DEADLINE_CUT = 7,     /* its deadline came; data: its slot */
     ENGINE_EVENT_METHOD = 16
 };
 
@@ -189,6 +191,19 @@ int engine_compute(Engine *e, int node, double flops, int kind, int64_t data, do
 /* Sends bytes from -> to; schedules (kind, to, data) on arrival. The arrival time is
  * not returned: under maxmin it depends on the flows that start later. */
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
+
+/* engine_send with a deadline (an absolute time): the message is cut then and the receiver
+ * gets the bytes that arrived by then (maxmin: those its flow transferred after its
+ * latency, at its share; fifo: those its sender's uplink transmitted by deadline -
+ * latency); one that arrives whole before is unchanged. It is never cut before floor_bytes
+ * are through: it then ends once they are. (kind, to, data) is scheduled when it ends;
+ * engine_delivered_bytes says within the handler how many bytes went (they count in
+ * rounds.bytes then). HS_E_INTERNAL on lossy links (not modelled). */
+int engine_send_until(Engine *e, int from, int to, double bytes, double floor_bytes, double deadline, int kind,
+                      int64_t data);
+/* Within the handler of an engine_send_until's event: the bytes that arrived; NAN for any
+ * other event. */
+double engine_delivered_bytes(const Engine *e);
 
 /* A message from -> to as the network model plays it now, alone on its links: the
  * latency it waits (max of the two nodes', [network] tcp's factor included) and the

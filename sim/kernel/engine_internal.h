@@ -13,6 +13,20 @@
 struct NetworkModel;
 /* Unstable links (loss.c): NULL when no node loses messages. */
 typedef struct EngineLoss EngineLoss;
+/* Messages cut at a deadline (deadline.c): NULL until the first engine_send_until. */
+typedef struct EngineDeadlines EngineDeadlines;
+
+/* One message sent by engine_send_until, until its events are through. */
+typedef struct DeadlineMessage {
+    int from, to, kind;
+    int64_t data;
+    double bytes, floor, deadline;
+    double delivered;  /* the bytes that went; NAN until a cut (or fifo's send) sets it */
+    int64_t ref[2];    /* the model's handle of its message (maxmin: its flow) */
+    int pending;       /* its events still queued (the end, and a cut); set by the model */
+    int ended;         /* its end was delivered */
+    int next_free;
+} DeadlineMessage;
 
 /* The attributes of an EngineNode that differ from node to node (drawn per agent). */
 typedef struct EngineRates {
@@ -73,6 +87,7 @@ struct Engine {
     TraceSeries *battery_series;      /* (n_nodes) owned; n = 0 for nodes without a battery */
     const TraceSeries **battery_nodes; /* (n_nodes) */
     EngineLoss *loss;                 /* [agents] loss > 0 somewhere, else NULL (loss.c) */
+    EngineDeadlines *deadlines;       /* engine_send_until's messages, NULL before one (deadline.c) */
 };
 
 /* The node's dynamics, energy and availability's name: its EngineNode but for the rates. */
@@ -108,6 +123,13 @@ void engine_book_busy(AgentClock *c, double start, double end);
 /* min(uplink of from, downlink of to) at time t, traces and tcp's factor included (no
  * backbone): the rate a fifo message transfers at. */
 double engine_link_rate(const Engine *e, int from, int to, double t);
+
+/* ---- messages cut at a deadline (deadline.c) ---- */
+/* The slot's message (a model's send_until and cut read and fill it). */
+DeadlineMessage *engine_deadline_slot(Engine *e, int slot);
+/* ENGINE_EVENT_DEADLINE_END and ENGINE_EVENT_DEADLINE_CUT. */
+int engine_deadline_event(Engine *e, const Event *ev);
+void engine_deadlines_free(Engine *e);
 
 /* ---- unstable links (loss.c) ---- */
 /* Allocates e->loss when some node's loss is > 0 (else leaves it NULL). HS_E_NOMEM. */

@@ -24,6 +24,14 @@ typedef struct NetworkModel {
     /* A message from -> to of bytes; (kind, to, data) is scheduled on arrival. The
      * bytes count in the round's. */
     int (*send)(Engine *e, int from, int to, double bytes, int kind, int64_t data);
+    /* The message in deadline slot (engine_deadline_slot; deadline.c): plays it, sets the
+     * slot's pending events, and queues ENGINE_EVENT_DEADLINE_END (data: slot) at its end,
+     * with delivered set when it is cut (NAN: every byte went). Its bytes are booked then,
+     * by deadline.c. */
+    int (*send_until)(Engine *e, int slot);
+    /* ENGINE_EVENT_DEADLINE_CUT of a slot whose end has not come: cut it now. NULL: the
+     * model's send_until cut it already (it queues no cut event). */
+    int (*cut)(Engine *e, int slot);
     /* node's computation of flops was booked on [start, end). */
     int (*computed)(Engine *e, int node, double flops, double start, double end);
     /* When node may join c (*t), or 0 in *joins when it joins later by itself (calling

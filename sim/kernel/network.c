@@ -604,6 +604,7 @@ static int ring_hop_done(Network *net, int r);
 static int ring_convert(Network *net, int r);
 static int group_leave(Network *net, int fi, int finished);
 static int group_fire(Network *net, int gi);
+static int group_materialize(Network *net, int fi);
 
 /* A new flow over the links of a closed-form ring turns that ring into hop flows first. */
 static int flow_claim_links(Network *net, const int *links, int n_links)
@@ -672,18 +673,22 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     return flow_begin_latency(net, f, latency_left < 0 ? flow->latency : latency_left);
 }
 
-/* The transfer ended at now. */
+/* The transfer ended at now (or a cut ended the message early: network_cut, where it may
+ * still wait in its sender's queue or its latency, on no link yet). */
 static int flow_finish(Network *net, int f)
 {
     int member = net->flows[f].group >= 0;
     if (member && group_leave(net, f, 1) != HS_OK) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
+    int active = flow->state == FLOW_ACTIVE, waiting = flow->state == FLOW_WAITING;
     for (int k = 0; k < flow->n_links; k++) {
-        if (!member) link_remove_flow(net, flow->links[k], flow->slots[k]);
+        if (!member && active) link_remove_flow(net, flow->links[k], flow->slots[k]);
         net->links[flow->links[k]].users--;
     }
-    activity_close(net, flow->src);
-    if (flow->dst != flow->src) activity_close(net, flow->dst);
+    if (active) {
+        activity_close(net, flow->src);
+        if (flow->dst != flow->src) activity_close(net, flow->dst);
+    }
     if (net->hooks.traced)
         net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
                           net->trace[f].activated, net->now);
@@ -693,7 +698,7 @@ static int flow_finish(Network *net, int f)
     net->live--;
     net->stats.flows_finished++;
     int status = HS_OK;
-    if (net->opt.uplink_fifo) {
+    if (net->opt.uplink_fifo && !waiting) { /* a queued message held no turn */
         net->sending[src] = 0;
         int next = net->queue_head[src];
         if (next >= 0) {
@@ -714,6 +719,62 @@ int network_send(Network *net, double now, int from, int to, double bytes, Netwo
 {
     if (now > net->now) net->now = now;
     return flow_start(net, from, to, bytes, -1, payload, -1, NULL);
+}
+
+int network_send_ref(Network *net, double now, int from, int to, double bytes, NetworkPayload payload,
+                     NetworkFlowRef *ref)
+{
+    if (now > net->now) net->now = now;
+    int f = -1, status = flow_start(net, from, to, bytes, -1, payload, -1, &f);
+    if (status == HS_OK) *ref = (NetworkFlowRef){.flow = f, .seq = net->flows[f].seq};
+    return status;
+}
+
+/* Takes a queued message out of its sender's uplink queue. */
+static void flow_unqueue(Network *net, int f)
+{
+    int src = net->flows[f].src, prev = -1;
+    for (int q = net->queue_head[src]; q >= 0; prev = q, q = net->flows[q].next) {
+        if (q != f) continue;
+        if (prev >= 0) net->flows[prev].next = net->flows[f].next;
+        else net->queue_head[src] = net->flows[f].next;
+        if (net->queue_tail[src] == f) net->queue_tail[src] = prev;
+        net->flows[f].next = -1;
+        return;
+    }
+}
+
+int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, double floor_bytes, double *sent,
+                int *found)
+{
+    if (now > net->now) net->now = now;
+    int f = ref.flow;
+    *found = f >= 0 && f < net->made_flows && net->flows[f].state != FLOW_FREE && net->flows[f].state != FLOW_GROUP &&
+             net->flows[f].ring < 0 && net->flows[f].seq == ref.seq;
+    if (!*found) return HS_OK; /* it ended already: every byte went */
+    int status = HS_OK;
+    /* a group's member turns back into an ordinary flow with its bytes left now */
+    if (net->flows[f].group >= 0 && (status = group_materialize(net, f)) != HS_OK) return status;
+    NetFlow *flow = &net->flows[f];
+    if (flow->state == FLOW_ACTIVE) {
+        flow_settle(net, flow);
+        if (flow->when <= net->now) flow->bytes_left = 0; /* due now: it is through */
+    }
+    double through = flow->state == FLOW_ACTIVE ? bytes - flow->bytes_left : 0;
+    if (through < 0) through = 0;
+    if (through < floor_bytes) { /* the floor is not through yet: the message goes on to it */
+        *sent = floor_bytes;
+        flow->bytes_left = floor_bytes - through;
+        if (net->trace) net->trace[f].bytes = floor_bytes;
+        if (flow->state != FLOW_ACTIVE) return HS_OK;
+        flow_set_when_by_share(net, flow);
+        return heap_update(net, handle(HANDLE_FLOW, f));
+    }
+    *sent = through;
+    if (net->trace) net->trace[f].bytes = through;
+    heap_remove(net, handle(HANDLE_FLOW, f));
+    if (flow->state == FLOW_WAITING) flow_unqueue(net, f);
+    return flow_finish(net, f);
 }
 
 /* ---- groups ----

@@ -112,6 +112,24 @@ void network_free(Network *net);
  * Returns 0 or HS_E_NOMEM. */
 int network_send(Network *net, double now, int from, int to, double bytes, NetworkPayload payload);
 
+/* A message as network_send_ref started it, for network_cut. */
+typedef struct NetworkFlowRef {
+    int flow;
+    uint64_t seq;
+} NetworkFlowRef;
+
+/* network_send that also returns the message's reference. */
+int network_send_ref(Network *net, double now, int from, int to, double bytes, NetworkPayload payload,
+                     NetworkFlowRef *ref);
+
+/* A deadline cuts the message of `bytes` that ref names at now: *sent = the bytes through
+ * by now (0 while it waits its turn or its latency); when that is floor_bytes or more it
+ * ends now (hooks.done now, its links freed), else it goes on until floor_bytes are
+ * through (*sent = floor_bytes; hooks.done then). *found = 0 when it had ended already
+ * (every byte went; nothing changes). Returns 0 or HS_E_NOMEM. */
+int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, double floor_bytes, double *sent,
+                int *found);
+
 /* Starts a ring all-reduce of bytes per member (members in ring order; n >= 2; the array
  * is copied; NULL: agents 0..n-1). Returns 0 or HS_E_NOMEM. */
 int network_ring_start(Network *net, double now, const int *members, int n, double bytes,

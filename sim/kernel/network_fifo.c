@@ -29,6 +29,36 @@ static int fifo_send(Engine *e, int from, int to, double bytes, int kind, int64_
     return HS_OK;
 }
 
+/* A message with a deadline (deadline.c): the bytes that arrive by the deadline are those
+ * the uplink transmits by deadline - latency (its online time then, at the rate at its
+ * start); the uplink stops there, or once the floor is through when that is later. */
+static int fifo_send_until(Engine *e, int slot)
+{
+    DeadlineMessage *m = engine_deadline_slot(e, slot);
+    AgentClock *c = &e->clocks[m->from];
+    double start = c->uplink_free > e->now ? c->uplink_free : e->now;
+    double rate = engine_link_rate(e, m->from, m->to, start), latency = engine_message_latency(e, m->from, m->to);
+    double by = m->deadline - latency, window = by > start ? by - start : 0;
+    const TraceSeries *availability = engine_series(e->availability_trace, m->from);
+    if (availability && window > 0 && isfinite(by)) window -= trace_offline_between(availability, start, by);
+    double sent = rate > 0 && window > 0 ? rate * window : 0;
+    if (!(sent < m->bytes)) sent = m->bytes; /* it arrives whole by the deadline */
+    int floored = sent < m->floor;
+    if (floored) sent = m->floor; /* the floor goes whatever the deadline */
+    double transmit = sent > 0 ? sent / rate : 0;
+    double done = engine_finish(e, m->from, start, transmit);
+    /* cut: the receiver has what arrived at the deadline; whole or floor: at its arrival */
+    double end = sent < m->bytes && !floored ? m->deadline : done + latency;
+    if (sent < m->bytes) m->delivered = sent;
+    c->uplink_free = done;
+    c->comm_s += transmit;
+    engine_book_busy(c, start, start + transmit);
+    m->pending = 1;
+    if (queue_push(e->queue, end, ENGINE_EVENT_DEADLINE_END, m->to, slot) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
 static int fifo_computed(Engine *e, int node, double flops, double start, double end)
 {
     engine_book_busy(&e->clocks[node], start, end);
@@ -83,6 +113,7 @@ static int fifo_ring(Engine *e, Collective *c)
 const NetworkModel network_model_fifo = {
     .name = "fifo",
     .send = fifo_send,
+    .send_until = fifo_send_until,
     .computed = fifo_computed,
     .join_time = fifo_join_time,
     .ring = fifo_ring,

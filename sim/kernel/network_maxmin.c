@@ -329,6 +329,37 @@ static int maxmin_send(Engine *e, int from, int to, double bytes, int kind, int6
     return HS_OK;
 }
 
+/* A message with a deadline (deadline.c): a flow like any message's, and an engine event
+ * at the deadline that cuts it (maxmin_cut) unless it ended before. */
+static int maxmin_send_until(Engine *e, int slot)
+{
+    DeadlineMessage *m = engine_deadline_slot(e, slot);
+    NetworkPayload payload = {.kind = ENGINE_EVENT_DEADLINE_END, .agent = m->to, .data = slot};
+    NetworkFlowRef ref;
+    if (network_send_ref(maxmin_of(e)->network, e->now, m->from, m->to, m->bytes, payload, &ref) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
+    m->ref[0] = ref.flow;
+    m->ref[1] = (int64_t)ref.seq;
+    m->pending = 1;
+    if (!isfinite(m->deadline)) return HS_OK;
+    m->pending = 2;
+    if (queue_push(e->queue, m->deadline, ENGINE_EVENT_DEADLINE_CUT, m->to, slot) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
+static int maxmin_cut(Engine *e, int slot)
+{
+    DeadlineMessage *m = engine_deadline_slot(e, slot);
+    NetworkFlowRef ref = {.flow = (int)m->ref[0], .seq = (uint64_t)m->ref[1]};
+    double sent = m->bytes;
+    int found;
+    if (network_cut(maxmin_of(e)->network, e->now, ref, m->bytes, m->floor, &sent, &found) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages");
+    if (found && sent < m->bytes) m->delivered = sent;
+    return HS_OK;
+}
+
 static int maxmin_computed(Engine *e, int node, double flops, double start, double end)
 {
     int status = maxmin_activity_add(e, node, 1, start, end);
@@ -617,6 +648,8 @@ const NetworkModel network_model_maxmin = {
     .create = maxmin_create,
     .free = maxmin_free,
     .send = maxmin_send,
+    .send_until = maxmin_send_until,
+    .cut = maxmin_cut,
     .computed = maxmin_computed,
     .join_time = maxmin_join_time,
     .ring = maxmin_ring,

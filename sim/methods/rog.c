@@ -5,40 +5,60 @@
  * gradient that its link can carry within a time budget, the most important first, and a
  * staleness bound makes sure no row's update is held back for long.
  *
- * Every agent holds the same model (as in sync). Per step:
+ * exchange = gather (the default): every agent holds the same model (as in sync). Per step:
  *   1. each agent computes the gradient g_i of one batch at the shared model (the [model]
  *      step's FLOPs) and adds it to its residual e_i (the gradients it has not sent);
- *   2. when its gradient is done it reads its link's bandwidth bw_i now (to its ring
- *      successor, a bandwidth trace's current value included) and sends the rows of e_i
- *      that budget x bw_i bytes hold (sim/stages/rowsend.h: each layer's share, mandatory
- *      rows first so that every row goes at least once every `staleness` steps, then the
- *      others by `importance`); the sent rows leave e_i;
+ *   2. when its gradient is done it sends rows of e_i to its ring successor
+ *      (sim/stages/rowsend.h: each layer's share, mandatory rows first so that every row
+ *      goes at least once every `staleness` steps, then the others by `importance`); the
+ *      sent rows leave e_i. How many:
+ *        cut = start (the default): the rows that budget x bw_i bytes hold, bw_i its link's
+ *          bandwidth now (a bandwidth trace's current value included);
+ *        cut = deadline (the paper's): it streams every row in that order and the message
+ *          is cut at now + budget (engine_send_until): the whole rows that arrived are sent,
+ *          the mandatory ones whatever the deadline (the message's floor);
  *   3. the agents' messages travel by a ring all-gather (every hop a message of its
  *      encoded size: 4 (X + 1) value bytes and a 4-byte index per row); when every agent
  *      holds every message each applies x <- x - lr (sum_i sent_i) / N with the [model]
  *      optimiser (the same update everywhere: agent 0's optimiser steps, the others copy).
+ * exchange = ps (the paper's parameter server): agent 0's node is the server (it trains
+ * too; its own rows need no link and all go). Each worker pushes its rows to it as in 2
+ * (sized or cut on its link to the server); once every push is in the server steps,
+ * x_s <- x_s - lr (sum of the rows in) / N, and sends each worker j a pull: the rows of
+ * x_s - x_j, chosen the same way (mandatory rotation, then the largest differences) and
+ * sized or cut the same way on the server's link to j; j copies those rows of x_s. The
+ * step ends when every pull is in. The workers' models differ on the rows they did not
+ * pull; the evaluated model is the agents' average (the run's default).
  * A round is ceil(mean samples / mean batch) steps, as sync's. With budget = none every
- * row goes every step and the update is sync's mean gradient (over an all-gather).
+ * row goes every step and the update is sync's mean gradient (ps: every worker then holds
+ * x_s, so its models are gather's bit for bit).
  *
  * The number of rows an agent sends (so its message's bytes and the run's timing) depends
- * on the budget, its bandwidth at that moment and the step only, never on the values:
- * train mode times exactly like timing mode. Which rows go is the values' business.
+ * on the budget, the network (its bandwidth at the start, or what arrived by the deadline)
+ * and the step only, never on the values: train mode times exactly like timing mode.
+ * Which rows go is the values' business.
  *
  * Where hetsim deviates from the paper (docs/methods.md, "rog"), and why:
- *   - the paper's workers push row gradients to a parameter server and pull rows back; here
- *     the agents all-gather the rows (hetsim's data parallel methods have no server), and
- *     the budget bounds the first hop of an agent's own message, so a step's exchange lasts
- *     about (N - 1) (latency + budget) at worst;
- *   - the paper stops sending when the time is up, whatever the bandwidth did meanwhile;
- *     here the row count is fixed when the message starts, from the bandwidth then (a
- *     trace that drops during the message makes it last longer than the budget);
+ *   - exchange = gather (the default, which the first version had) all-gathers the rows,
+ *     so the budget bounds the first hop of an agent's own message and a step's exchange
+ *     lasts about (N - 1) (latency + budget); ps is the paper's topology, with the server
+ *     on a robot (agent 0) rather than a separate machine, and synchronous steps (every
+ *     push in before the server steps, every pull in before the next step);
+ *   - cut = start (the default) fixes the row count when the message starts, from the
+ *     bandwidth then (a trace that drops during the message makes it last longer than the
+ *     budget); cut = deadline stops it when the time is up, as the paper does, and the
+ *     budget includes the message's latency there;
+ *   - a cut message carries its layers interleaved in proportion to their bytes, so that
+ *     what arrived holds each layer's share (the row count depends on the bytes only);
  *   - the staleness bound is kept by a fixed rotation (rows r = t mod S are always sent)
  *     rather than by sending the rows whose age reached S, so that the count never depends
  *     on which rows the values picked before (train = timing); ages stay below S all the
  *     same (tests/check_rog.c);
  *   - the budget is split among the layers by their bytes, and rows are ranked within a
- *     layer, so the bytes do not depend on which layer's rows the values pick.
- * rounds.extra = the share of rows sent, mean over the round's agent-steps. */
+ *     layer, so the bytes do not depend on which layer's rows the values pick;
+ *   - the server's processing costs no time (the paper's server is a PC beside robots).
+ * rounds.extra = the share of rows sent, mean over the round's agent-steps (ps: the
+ * workers' pushes). */
 #include "sim/methods/method.h"
 #include "sim/stages/rowsend.h"
 #include "sim/train/trainer.h"
@@ -47,13 +67,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK };
+enum { ROG_COMPUTED = ENGINE_EVENT_METHOD, ROG_BLOCK, ROG_CUT, ROG_PUSHED, ROG_PULLED };
+
+/* exchange: how the rows travel */
+enum { ROG_GATHER = 0, ROG_PS = 1 };
+/* the parameter server (exchange = ps): an agent's node, so that it trains as well */
+#define ROG_SERVER 0
+
+/* cut: when an agent's message is decided */
+enum { ROG_CUT_START = 0, ROG_CUT_DEADLINE = 1 };
 
 /* [method] keys (rog_keys below) */
 typedef struct RogKeys {
     double budget;   /* s; inf: none, every row every step */
     int staleness;   /* S */
     int importance;  /* ROWSEND_MAGNITUDE or ROWSEND_AGE */
+    int cut;         /* ROG_CUT_START or ROG_CUT_DEADLINE */
+    int exchange;    /* ROG_GATHER or ROG_PS */
 } RogKeys;
 
 /* buffers per agent: the gradient just computed, the residual not sent yet */
@@ -65,8 +95,14 @@ typedef struct RogState {
     int step;           /* steps done this round */
     long serial;        /* steps started, all rounds: the rows' clock */
     double budget;
+    int cut;            /* ROG_CUT_DEADLINE: messages cut at the budget (budget finite, N > 1) */
     RowSend rows;
     RingGather gather;
+    int ps;             /* exchange = ps */
+    RowSend pull;       /* ps: the rows of the server's model each worker pulls */
+    double *pull_allowed; /* (n) ps, cut = start: the bytes each pull was given */
+    float *diff;        /* (params) ps: x_server - x_j, the pull's candidates */
+    int pushed, pulled; /* ps: this step's pushes in, pulls in */
     LocalStep *ls;      /* the local step stage: plain gradients, or DP-SGD's under [privacy]
                          * clip = sample (the rows sent are then post-processing of them) */
     Stages st;
@@ -96,18 +132,25 @@ static int rog_create(Sim *sim, void **state)
     s->n = sim->world.n;
     s->steps_per_round = sim_round_steps(sim);
     s->budget = keys->budget;
+    s->cut = keys->cut == ROG_CUT_DEADLINE && isfinite(keys->budget) && s->n > 1 ? ROG_CUT_DEADLINE : ROG_CUT_START;
     RowLayout layout;
     if (row_layout_of(&sim->sc->model, &sim->profile, &layout) != HS_OK)
         return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "rog: the model has no rows");
     int status;
+    s->ps = keys->exchange == ROG_PS;
     if ((status = rowsend_init(&s->rows, &layout, s->n, keys->staleness, keys->importance)) != HS_OK ||
-        (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK)
+        (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK ||
+        (s->ps && (status = rowsend_init(&s->pull, &layout, s->n, keys->staleness, keys->importance)) != HS_OK))
         return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for rog's rows");
+    if (s->ps && (s->pull_allowed = calloc((size_t)s->n, sizeof *s->pull_allowed)) == NULL)
+        return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for rog's rows");
     StagesSetup setup = {0};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
     s->ls = &s->st.step;
     if ((status = trainer_setup_local(sim->trainer, 2)) != HS_OK) return status;
     if (sim->trainer && (s->update = calloc(trainer_param_count(sim->trainer), sizeof *s->update)) == NULL)
+        return HS_E_NOMEM;
+    if (s->ps && sim->trainer && (s->diff = calloc(trainer_param_count(sim->trainer), sizeof *s->diff)) == NULL)
         return HS_E_NOMEM;
     return HS_OK;
 }
@@ -118,6 +161,7 @@ static int rog_start_step(RogState *s, Sim *sim)
 {
     s->serial++;
     ring_gather_begin(&s->gather, NULL, s->n);
+    s->pushed = s->pulled = 0;
     Trainer *t = sim->trainer;
     for (int i = 0; i < s->n; i++) {
         int status = engine_compute(sim->engine, i, local_step_flops(s->ls, i), ROG_COMPUTED, 0, NULL);
@@ -131,14 +175,10 @@ static int rog_start_step(RogState *s, Sim *sim)
     return HS_OK;
 }
 
-/* Agent i's gradient is done: its rows for the budget at its link's bandwidth now. */
-static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
+/* Agent i sends the rows `allowed` bytes hold this step: they are booked (the round's
+ * share of rows, which rows leave the residual) and their bytes returned. */
+static double rog_take_rows(RogState *s, Sim *sim, int i, double allowed)
 {
-    double allowed = INFINITY; /* budget = none */
-    if (isfinite(s->budget)) {
-        allowed = s->budget * engine_message_bandwidth(sim->engine, i, (i + 1) % s->n);
-        if (isnan(allowed)) allowed = 0; /* budget 0 on an infinite link: the mandatory rows */
-    }
     long t = s->serial - 1;
     double bytes = rowsend_bytes(&s->rows, t, allowed);
     const RowLayout *l = &s->rows.layout;
@@ -148,7 +188,150 @@ static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
     s->agent_steps++;
     sim->round_extra = s->sent_share / (double)s->agent_steps;
     rowsend_choose(&s->rows, i, t, allowed, sim->trainer ? trainer_buffer(sim->trainer, i, ROG_RESIDUAL) : NULL);
+    return bytes;
+}
+
+/* Agent i's gradient is done. cut = start: its rows for the budget at its link's
+ * bandwidth now. cut = deadline: it streams every row to its successor (mandatory first,
+ * then by importance, rowsend.h) and the message is cut at now + budget, the mandatory
+ * rows through whatever the deadline (rog_cut_arrived takes it from there). */
+static int rog_offer(RogState *s, Sim *sim, int i, int *complete)
+{
+    if (s->cut == ROG_CUT_DEADLINE) {
+        long t = s->serial - 1;
+        *complete = 0;
+        return engine_send_until(sim->engine, i, (i + 1) % s->n, rowsend_bytes(&s->rows, t, INFINITY),
+                                 rowsend_floor(&s->rows, t), engine_now(sim->engine) + s->budget, ROG_CUT, i);
+    }
+    double allowed = INFINITY; /* budget = none */
+    if (isfinite(s->budget)) {
+        allowed = s->budget * engine_message_bandwidth(sim->engine, i, (i + 1) % s->n);
+        if (isnan(allowed)) allowed = 0; /* budget 0 on an infinite link: the mandatory rows */
+    }
+    double bytes = rog_take_rows(s, sim, i, allowed);
     return ring_gather_offer(sim->engine, &s->gather, i, bytes, complete);
+}
+
+/* cut = deadline: agent i's message reached its successor with the bytes that arrived by
+ * the deadline; the whole rows among them are what it sent (a number that depends on the
+ * network only: train = timing), and they go on round the ring as a block of the gather,
+ * as if the successor had received it there (the agents are the gather's members in
+ * order: position = agent). */
+static int rog_cut_arrived(RogState *s, Sim *sim, const Event *ev, int *complete)
+{
+    int i = (int)ev->data;
+    s->gather.bytes[i] = rog_take_rows(s, sim, i, engine_delivered_bytes(sim->engine));
+    Event hop = *ev;
+    hop.kind = ROG_BLOCK;
+    return ring_gather_arrived(sim->engine, &s->gather, &hop, complete);
+}
+
+/* The step is over: the next one, or the round's end. */
+static int rog_next_step(RogState *s, Sim *sim)
+{
+    if (++s->step < s->steps_per_round) return rog_start_step(s, sim);
+    engine_end_round(sim->engine);
+    return HS_OK;
+}
+
+/* ---- exchange = ps: push to the server, pull from it ----
+ * The server is agent ROG_SERVER's node (it trains too; its own rows need no link and all
+ * go). A worker pushes its rows to the server as the gather's first hop goes (cut = start:
+ * budget x bandwidth to the server now; deadline: cut at budget); once every push is in,
+ * the server applies x_s <- x_s - lr (sum of the rows in) / N with the [model] optimiser,
+ * and sends each worker a pull: the rows of x_s - x_j, chosen and sized the same way (the
+ * largest differences first, every row at least once every S steps), which the worker
+ * copies from x_s. The step ends when every pull is in: workers hold x_s on the rows they
+ * pulled, their older values elsewhere. */
+
+/* Worker j's pull of `allowed` bytes arrived: it takes those rows of x_s. x_s and x_j do
+ * not change until the step ends, so the choice made now is the one made at the send. */
+static void rog_ps_take_pull(RogState *s, Sim *sim, int j, double allowed)
+{
+    Trainer *t = sim->trainer;
+    long step = s->serial - 1;
+    if (t == NULL) return;
+    size_t params = trainer_param_count(t);
+    const float *x = trainer_params(t, ROG_SERVER);
+    float *mine = trainer_params(t, j);
+    for (size_t p = 0; p < params; p++) s->diff[p] = x[p] - mine[p];
+    rowsend_choose(&s->pull, j, step, allowed, s->diff);
+    rowsend_copy(&s->pull, j, x, mine);
+}
+
+/* Every push is in: the server's update, then the pulls. */
+static int rog_ps_update(RogState *s, Sim *sim)
+{
+    Trainer *t = sim->trainer;
+    if (t != NULL) {
+        size_t params = trainer_param_count(t);
+        memset(s->update, 0, params * sizeof *s->update);
+        for (int i = 0; i < s->n; i++) /* agent order: the same sum on every run */
+            rowsend_take(&s->rows, i, trainer_buffer(t, i, ROG_RESIDUAL), s->update);
+        vec_scale(s->update, 1.0f / (float)s->n, params);
+        int status = local_step_apply(s->ls, ROG_SERVER, s->update);
+        if (status != HS_OK) return status;
+    }
+    if (s->n == 1) return rog_next_step(s, sim);
+    long step = s->serial - 1;
+    double now = engine_now(sim->engine);
+    for (int j = 0; j < s->n; j++) {
+        if (j == ROG_SERVER) continue;
+        int status;
+        if (s->cut == ROG_CUT_DEADLINE) {
+            status = engine_send_until(sim->engine, ROG_SERVER, j, rowsend_bytes(&s->pull, step, INFINITY),
+                                       rowsend_floor(&s->pull, step), now + s->budget, ROG_PULLED, j);
+        } else {
+            double allowed = INFINITY;
+            if (isfinite(s->budget)) {
+                allowed = s->budget * engine_message_bandwidth(sim->engine, ROG_SERVER, j);
+                if (isnan(allowed)) allowed = 0;
+            }
+            s->pull_allowed[j] = allowed;
+            status = engine_send(sim->engine, ROG_SERVER, j, rowsend_bytes(&s->pull, step, allowed), ROG_PULLED, j);
+        }
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+static int rog_ps_pushed(RogState *s, Sim *sim)
+{
+    return ++s->pushed == s->n ? rog_ps_update(s, sim) : HS_OK;
+}
+
+/* Agent i's gradient is done: the server's own rows all go; a worker pushes. */
+static int rog_ps_offer(RogState *s, Sim *sim, int i)
+{
+    long step = s->serial - 1;
+    if (i == ROG_SERVER) {
+        rowsend_choose(&s->rows, i, step, INFINITY,
+                       sim->trainer ? trainer_buffer(sim->trainer, i, ROG_RESIDUAL) : NULL);
+        return rog_ps_pushed(s, sim);
+    }
+    if (s->cut == ROG_CUT_DEADLINE)
+        return engine_send_until(sim->engine, i, ROG_SERVER, rowsend_bytes(&s->rows, step, INFINITY),
+                                 rowsend_floor(&s->rows, step), engine_now(sim->engine) + s->budget, ROG_PUSHED, i);
+    double allowed = INFINITY;
+    if (isfinite(s->budget)) {
+        allowed = s->budget * engine_message_bandwidth(sim->engine, i, ROG_SERVER);
+        if (isnan(allowed)) allowed = 0;
+    }
+    return engine_send(sim->engine, i, ROG_SERVER, rog_take_rows(s, sim, i, allowed), ROG_PUSHED, i);
+}
+
+static int rog_ps_event(RogState *s, Sim *sim, const Event *ev)
+{
+    switch (ev->kind) {
+    case ROG_COMPUTED: return rog_ps_offer(s, sim, ev->agent);
+    case ROG_PUSHED:
+        if (s->cut == ROG_CUT_DEADLINE) rog_take_rows(s, sim, (int)ev->data, engine_delivered_bytes(sim->engine));
+        return rog_ps_pushed(s, sim);
+    default: /* ROG_PULLED */
+        rog_ps_take_pull(s, sim, ev->agent,
+                         s->cut == ROG_CUT_DEADLINE ? engine_delivered_bytes(sim->engine) : s->pull_allowed[ev->agent]);
+        return ++s->pulled == s->n - 1 ? rog_next_step(s, sim) : HS_OK;
+    }
 }
 
 /* Every agent holds every message: the same update everywhere. */
@@ -166,9 +349,7 @@ static int rog_finish_step(RogState *s, Sim *sim)
         const float *x = trainer_params(t, 0);
         for (int i = 1; i < s->n; i++) memcpy(trainer_params(t, i), x, params * sizeof *x);
     }
-    if (++s->step < s->steps_per_round) return rog_start_step(s, sim);
-    engine_end_round(sim->engine);
-    return HS_OK;
+    return rog_next_step(s, sim);
 }
 
 static int rog_round_begin(void *state, Sim *sim, int round)
@@ -184,9 +365,11 @@ static int rog_round_begin(void *state, Sim *sim, int round)
 static int rog_on_event(void *state, Sim *sim, const Event *ev)
 {
     RogState *s = state;
+    if (s->ps) return rog_ps_event(s, sim, ev);
     int complete;
     int status = ev->kind == ROG_COMPUTED ? rog_offer(s, sim, ev->agent, &complete)
-                                          : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
+                 : ev->kind == ROG_CUT        ? rog_cut_arrived(s, sim, ev, &complete)
+                                              : ring_gather_arrived(sim->engine, &s->gather, ev, &complete);
     if (status != HS_OK) return status;
     return complete ? rog_finish_step(s, sim) : HS_OK;
 }
@@ -197,6 +380,9 @@ static void rog_destroy(void *state)
     if (s == NULL) return;
     stages_free(&s->st);
     rowsend_free(&s->rows);
+    rowsend_free(&s->pull);
+    free(s->pull_allowed);
+    free(s->diff);
     ring_gather_free(&s->gather);
     free(s->update);
     free(s);
@@ -205,7 +391,7 @@ static void rog_destroy(void *state)
 static const SchemaKey rog_keys[] = {
     METHOD_KEY(RogKeys, budget, "50 ms",
                "time an agent's message may take on its link: it sends the rows that budget x its bandwidth now "
-               "holds (none: every row every step)",
+               "holds, or (cut = deadline) the message is cut at budget (none: every row every step)",
                .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY),
     METHOD_KEY(RogKeys, staleness, "4",
                "staleness bound S: every row of an agent's gradient is sent at least once every S steps",
@@ -214,6 +400,16 @@ static const SchemaKey rog_keys[] = {
                "magnitude or age: which rows go first beyond the mandatory ones (mean |g| of the row's residual, or "
                "steps since the agent last sent it)",
                .type = SCHEMA_CHOICE, .choices = "magnitude|age"),
+    METHOD_KEY(RogKeys, cut, "start",
+               "start or deadline: an agent's row count is fixed when its message starts, from its bandwidth then "
+               "(start), or it streams every row by importance and the message is cut at budget, keeping the rows "
+               "that arrived, its mandatory ones whatever the deadline (deadline: the paper's design)",
+               .type = SCHEMA_CHOICE, .choices = "start|deadline", .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(RogKeys, exchange, "gather",
+               "gather or ps: the agents all-gather the rows they send and hold one model (gather), or push them to a "
+               "parameter server on agent 0 and pull the rows of its model that differ most, sized and cut like the "
+               "pushes (ps: the paper's design)",
+               .type = SCHEMA_CHOICE, .choices = "gather|ps", .flags = SCHEMA_OMIT_DEFAULT),
     {0},
 };
 
@@ -223,9 +419,9 @@ static const SchemaKey rog_keys[] = {
 
 static const MethodStages rog_stages = {
     .points = STAGE_LOCAL_STEP | STAGE_OUTGOING | STAGE_AGGREGATE,
-    .local_step = "a gradient of the shared model",
+    .local_step = "a gradient of the shared model (exchange = ps: of its own)",
     .outgoing = "the rows of its residual that the budget holds",
-    .aggregate = "all-gather: sum of the rows sent / N",
+    .aggregate = "all-gather (exchange = ps: the server's): sum of the rows sent / N",
     .refuses = {
         [FEATURE_COMPRESSION] = "rog's row selection is its compression, with its residual as the error feedback: "
                                 "a second compressor on the rows is not modelled",

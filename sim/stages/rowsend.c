@@ -99,6 +99,17 @@ double rowsend_bytes(const RowSend *rs, long t, double allowed)
     return bytes;
 }
 
+double rowsend_floor(const RowSend *rs, long t)
+{
+    const RowLayout *l = &rs->layout;
+    double floor_bytes = 0;
+    for (int b = 0; b < l->n_layers; b++) {
+        double need = rowsend_mandatory(rs, b, t) * l->bytes / l->rows[b];
+        if (need > floor_bytes) floor_bytes = need;
+    }
+    return floor_bytes;
+}
+
 static int rowsend_by_score(const void *a, const void *b)
 {
     const RowRank *x = a, *y = b;
@@ -160,6 +171,24 @@ void rowsend_take(const RowSend *rs, int agent, float *v, float *sum)
             }
             sum[bias + (size_t)r] += v[bias + (size_t)r];
             v[bias + (size_t)r] = 0.0f;
+        }
+        first += rows;
+    }
+}
+
+void rowsend_copy(const RowSend *rs, int agent, const float *from, float *to)
+{
+    const RowLayout *l = &rs->layout;
+    const unsigned char *chosen = rs->chosen + (size_t)agent * (size_t)l->total_rows;
+    int first = 0;
+    for (int b = 0; b < l->n_layers; b++) {
+        int rows = l->rows[b], width = l->width[b];
+        size_t bias = l->offset[b] + (size_t)rows * (size_t)width;
+        for (int r = 0; r < rows; r++) {
+            if (!chosen[first + r]) continue;
+            size_t at = l->offset[b] + (size_t)r * (size_t)width;
+            memcpy(to + at, from + at, (size_t)width * sizeof *to);
+            to[bias + (size_t)r] = from[bias + (size_t)r];
         }
         first += rows;
     }

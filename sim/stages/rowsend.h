@@ -68,6 +68,13 @@ void rowsend_free(RowSend *rs);
 int rowsend_count(const RowSend *rs, int b, long t, double allowed);
 /* Bytes of that agent's message at step t: sum over layers of count x row bytes. */
 double rowsend_bytes(const RowSend *rs, long t, double allowed);
+/* A message cut at a deadline (ROG's own design; rog's cut = deadline): the agent streams
+ * every row, each layer's rows (the mandatory ones first, then by importance) interleaved
+ * in proportion to the layer's bytes, so that whatever prefix of A bytes arrives holds
+ * rowsend_count(b, t, A) whole rows of layer b. rowsend_floor: the prefix that holds every
+ * layer's mandatory rows at step t (max over layers of mandatory x bytes / rows), which
+ * the message must deliver whatever the deadline (the staleness bound). */
+double rowsend_floor(const RowSend *rs, long t);
 /* Picks agent's rows for step t (rowsend_count of each layer) from v (the flat vector it
  * would send; NULL in timing mode, where only the counts matter and nothing is marked),
  * marks them in rowsend_chosen and books them as sent at t. */
@@ -80,6 +87,9 @@ static inline int rowsend_chosen(const RowSend *rs, int agent, int row)
 /* Adds the agent's chosen rows of v into sum (a flat vector of the model's size) and
  * zeroes them in v: what was sent leaves the agent's residual. */
 void rowsend_take(const RowSend *rs, int agent, float *v, float *sum);
+/* Copies the agent's chosen rows of `from` into `to` (flat vectors of the model's size):
+ * a ROG pull, the server's rows replacing the worker's. */
+void rowsend_copy(const RowSend *rs, int agent, const float *from, float *to);
 /* The largest age t - last_sent over every agent and row after step t's choice (train
  * mode: the staleness bound says it is below S). */
 long rowsend_max_age(const RowSend *rs, long t);
