@@ -380,6 +380,7 @@ const MethodOps method_motor = {
     .name = "motor",
     .summary = "MOTOR (Jiang et al., TPDS 2023): D-PSGD with compute-fitted sub-models over a graph rebuilt from "
                "the link rates; a slow link gossips every f-th step",
+    .capabilities = METHOD_BUILDS_TOPOLOGY,
     .keys = motor_keys,
     .keys_size = sizeof(MotorKeys),
     .stages = &motor_stages,
