@@ -66,8 +66,6 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_DROPS_LOST, "[network] loss_mode = drop: it goes on with the messages that arrived"},
     {METHOD_MIXES_WEIGHTS, "[topology] weights = FILE and graph = learned: mixes with the weights W_ij"},
     {METHOD_SENDS_ROWS, "[model]: sends rows of its layers (arch = mlp or cnn)"},
-    {METHOD_BUILDS_TOPOLOGY, "[topology] refused: it builds its own graph (a sweep over run.method may keep one for "
-                             "the other methods)"},
     {0, NULL},
 };
 

@@ -68,7 +68,8 @@ enum {
                                          * cnn, whose blocks are weight (OUT, X) + bias rows */
     METHOD_BUILDS_TOPOLOGY = 1 << 14,   /* builds its own graph (MOTOR: from the link rates): a
                                          * [topology] it would ignore is refused where it is
-                                         * written, unless [sweep] varies run.method */
+                                         * written, unless [sweep] varies run.method
+                                         * (said in its summary: no section it accepts) */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes
