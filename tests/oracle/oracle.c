@@ -1,8 +1,11 @@
 /* oracle.c — hetsim's maxmin network model checked against SimGrid (simgrid_replay.c).
  *
  *   oracle REPLAY random SEED COUNT   the differential test: COUNT random small platforms
- *                                     and flow patterns drawn from SEED; exits 1 when
- *                                     hetsim and SimGrid disagree by more than 0.1 %
+ *                                     and flow patterns drawn from SEED, then COUNT / 15
+ *                                     motor runs on fixed links and as many on traced
+ *                                     links whose graph changes at the round-1 rebuild;
+ *                                     exits 1 when hetsim and SimGrid disagree by more
+ *                                     than 0.1 % (or a traced graph does not change)
  *   oracle REPLAY method NAME SEED COUNT
  *                                     the same with every case a whole run of method
  *                                     NAME (agents, links, topology and backbone drawn as
