@@ -231,15 +231,15 @@ START_TEST(test_bad_input)
     expect_refused(prune, 1, "--set method.prune=width", "always prunes");
     const char *compress[] = {"compression.scheme=topk", "compression.ratio=0.25"};
     expect_refused(compress, 2, "--set compression.scheme=topk", "sub-models");
-    /* [topology], which MOTOR would ignore (it builds its own graph) */
+    /* [topology], which MOTOR would ignore (it builds its own graph), by an override */
     const char *graph[] = {"topology.graph=full"};
     expect_refused(graph, 1, "--set topology.graph=full", "builds its own graph");
 }
 END_TEST
 
 /* [topology] in the file: refused at its key's line, or its header's when empty; kept
- * when [sweep] varies run.method (the section is the other methods'), in the base point
- * and in the sweep's motor point. */
+ * when the method is not the file's own: [sweep] varies run.method (the base point and
+ * the sweep's motor point) or --set run.method=motor runs a dpsgd file. */
 START_TEST(test_topology_refused_unless_methods_are_swept)
 {
     char text[2048];
@@ -263,6 +263,16 @@ START_TEST(test_topology_refused_unless_methods_are_swept)
     ck_assert_int_eq(inidoc_set(&doc, "run", "method", "motor", "t.ini", 31, INIDOC_FROM_SWEEP), HS_OK);
     ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), HS_OK);
     inidoc_free(&doc);
+    /* a dpsgd file run as motor */
+    char dpsgd[2048];
+    snprintf(dpsgd, sizeof dpsgd, "%s", text);
+    char *m = strstr(dpsgd, "method = motor");
+    ck_assert_ptr_nonnull(m);
+    memcpy(m, "method = dpsgd", 14);
+    const char *as_motor[] = {"run.method=motor"};
+    ck_assert_int_eq(test_resolve(dpsgd, as_motor, 1, &sc, &diag), HS_OK);
+    /* ... but not as the file's own method */
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
 }
 END_TEST
 

@@ -38,9 +38,10 @@
  * A round is a global epoch of ceil(mean samples / mean batch) steps per agent.
  * rounds.extra: the links added plus removed by this round's rebuild (round 0: the links
  * built); 0 in a round that rebuilt nothing.
- * [topology] is refused (METHOD_BUILDS_TOPOLOGY, checked where the scenario is resolved):
- * the graph is the rates', and a written one would be silently ignored. A sweep over
- * run.method keeps it for its other methods. */
+ * [topology] is refused (METHOD_BUILDS_TOPOLOGY, checked where the scenario is resolved)
+ * in a file whose own method is motor: the graph is the rates', and a written one would be
+ * silently ignored. A file run as motor over its own method (--set, [sweep]) keeps its
+ * [topology] for the methods it was written for. */
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"

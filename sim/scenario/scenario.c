@@ -440,16 +440,17 @@ static int scenario_resolve_server(Resolver *r)
  * method (an impossible [topology] is an error even where no method reads it). A
  * problem is reported at the key that sets it: degree for random-regular, else graph. */
 /* A method that builds its own graph (METHOD_BUILDS_TOPOLOGY) would ignore [topology]:
- * refused at its first key (or its header), unless the run's method comes from [sweep]
- * (a point of a sweep over methods) or the file's [sweep] varies run.method (its base
- * point): the section is then there for the points whose method reads it. */
+ * refused at its first key (or its header) when the method is the file's own. A method
+ * set over the file's (--set run.method=..., or [sweep], whose base point counts too when
+ * it varies run.method) runs a file written for others, whose [topology] is theirs: it is
+ * left alone (hetsim run notes that the method does not use it). */
 static int scenario_refuse_topology(Resolver *r)
 {
     Scenario *sc = r->sc;
     if (!(method_lookup(sc->method)->capabilities & METHOD_BUILDS_TOPOLOGY) || !inidoc_has_section(r->doc, "topology"))
         return HS_OK;
     IniEntry *method = inidoc_find(r->doc, "run", "method");
-    if ((method && method->origin == INIDOC_FROM_SWEEP) || inidoc_find(r->doc, "sweep", "run.method")) return HS_OK;
+    if ((method && method->origin != INIDOC_FROM_FILE) || inidoc_find(r->doc, "sweep", "run.method")) return HS_OK;
     char why[200];
     snprintf(why, sizeof why, "method %s builds its own graph (docs/methods.md): leave [topology] out", sc->method);
     for (int i = 0; i < r->doc->count; i++)
