@@ -1,7 +1,7 @@
 /* check_motor.c — MOTOR (sim/methods/motor.c): one topology, its gossip periods and its
  * rounds worked by hand under max-min sharing, the keep ratio of a slow agent, the graph
  * rebuilt every `rebuild` rounds as the link rates change, learning, determinism,
- * train = timing, and its input errors. */
+ * train = timing, and its input errors ([topology] among them: MOTOR builds its own graph). */
 #include "models/model_spec.h"
 #include "models/model_width.h"
 #include "sim/run.h"
@@ -231,6 +231,48 @@ START_TEST(test_bad_input)
     expect_refused(prune, 1, "--set method.prune=width", "always prunes");
     const char *compress[] = {"compression.scheme=topk", "compression.ratio=0.25"};
     expect_refused(compress, 2, "--set compression.scheme=topk", "sub-models");
+    /* [topology], which MOTOR would ignore (it builds its own graph), by an override */
+    const char *graph[] = {"topology.graph=full"};
+    expect_refused(graph, 1, "--set topology.graph=full", "builds its own graph");
+}
+END_TEST
+
+/* [topology] in the file: refused at its key's line, or its header's when empty; kept
+ * when the method is not the file's own: [sweep] varies run.method (the base point and
+ * the sweep's motor point) or --set run.method=motor runs a dpsgd file. */
+START_TEST(test_topology_refused_unless_methods_are_swept)
+{
+    char text[2048];
+    Scenario sc;
+    HsDiag diag;
+    /* learning's text has 28 lines (its last ends with a newline): the header is line 29 */
+    snprintf(text, sizeof text, "%s[topology]\ngraph = ring\n", learning);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:30: [topology] graph: method motor builds its own graph") == diag.message,
+                  "%s", diag.message);
+    snprintf(text, sizeof text, "%s[topology]\n", learning);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:29: [topology]: method motor builds") == diag.message, "%s",
+                  diag.message);
+    snprintf(text, sizeof text, "%s[topology]\ngraph = ring\n[sweep]\nrun.method = dpsgd, motor\n", learning);
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_OK);
+    /* the sweep's own points: the method from [sweep] */
+    snprintf(text, sizeof text, "%s[topology]\ngraph = ring\n", learning);
+    IniDoc doc;
+    ck_assert_int_eq(inidoc_load_string("t.ini", text, &doc, &diag), HS_OK);
+    ck_assert_int_eq(inidoc_set(&doc, "run", "method", "motor", "t.ini", 31, INIDOC_FROM_SWEEP), HS_OK);
+    ck_assert_int_eq(scenario_resolve(&doc, &sc, &diag), HS_OK);
+    inidoc_free(&doc);
+    /* a dpsgd file run as motor */
+    char dpsgd[2048];
+    snprintf(dpsgd, sizeof dpsgd, "%s", text);
+    char *m = strstr(dpsgd, "method = motor");
+    ck_assert_ptr_nonnull(m);
+    memcpy(m, "method = dpsgd", 14);
+    const char *as_motor[] = {"run.method=motor"};
+    ck_assert_int_eq(test_resolve(dpsgd, as_motor, 1, &sc, &diag), HS_OK);
+    /* ... but not as the file's own method */
+    ck_assert_int_eq(test_resolve(text, NULL, 0, &sc, &diag), HS_E_INPUT);
 }
 END_TEST
 
@@ -243,6 +285,7 @@ static Suite *motor_suite(void)
     tcase_add_test(tc, test_rebuild_every_k_rounds);
     tcase_add_test(tc, test_learns_deterministic_train_equals_timing);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_topology_refused_unless_methods_are_swept);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -1,7 +1,8 @@
 /* check_select.c — the client-selection rules of fedavg and fedbuff (sim/methods/fl_select.c)
  * on hand-worked tables: Oort's utility and exploration share, the top-by-value order,
  * the weighted draw without replacement, Oort's split between explored and unexplored
- * clients, and power-of-choice's pick checked against a recomputation from its draw.
+ * clients, power-of-choice's pick checked against a recomputation from its draw, and
+ * Oort's pacer (its T round by round), blacklist and clipping quantile.
  * The runs (deadline's hand-worked pick, energy, determinism, train = timing, bad input)
  * are tests/cli/selection.sh's. */
 #include "sim/methods/fl_select.h"
@@ -122,6 +123,107 @@ START_TEST(test_oort_split_pool_and_exploration)
 }
 END_TEST
 
+/* The pacer's rule on its own: relax when the last W rounds sum below the W before. */
+START_TEST(test_oort_pacer_rule)
+{
+    double fell[4] = {3, 1, 2, 1}; /* 4 before, 3 since */
+    double rose[4] = {1, 1, 2, 1};
+    double flat[4] = {2, 2, 1, 3};
+    ck_assert_int_eq(select_oort_pacer_relax(fell, 2), 1);
+    ck_assert_int_eq(select_oort_pacer_relax(rose, 2), 0);
+    ck_assert_int_eq(select_oort_pacer_relax(flat, 2), 0); /* equal sums: T stays */
+    double one[2] = {5, 4.5};
+    ck_assert_int_eq(select_oort_pacer_relax(one, 1), 1);
+}
+END_TEST
+
+/* The pacer's T round by round through FlSelect's own history (select_reported), W = 2,
+ * Delta = 0.5 s, T starting at select_time = 1 s. Utility reported per round (two
+ * clients, half each): 10 10 8 8 9 12 1 1 3, then rounds 9 and 10 with no report.
+ * Round k >= 4 compares U(k-4) + U(k-3) with U(k-2) + U(k-1):
+ *   4: 20 > 16 relax 1.5;  5: 18 > 17 relax 2;  6: 16 < 21 stays;  7: 17 > 13 relax 2.5;
+ *   8: 21 > 2 relax 3;  9: 13 > 4 relax 3.5;  10: 2 < 3 stays;  11: 4 > 0 relax 4.
+ * Rounds 9..11 are tested in one call (no pick in between), each once. */
+START_TEST(test_oort_pacer_T_sequence)
+{
+    SelectKeys keys = {.selection = SELECT_OORT, .select_time = 1, .oort_pacer_step = 0.5, .oort_pacer_window = 2,
+                       .oort_clip = 1};
+    SelectJob job = {0};
+    FlSelect sel;
+    ck_assert_int_eq(select_create(&sel, &keys, &job, 2, INFINITY), HS_OK);
+    const double u[9] = {10, 10, 8, 8, 9, 12, 1, 1, 3};
+    const double want[9] = {1, 1, 1, 1, 1.5, 2, 2, 2.5, 3};
+    for (int r = 0; r < 9; r++) {
+        CLOSE(select_pacer_T(&sel, r), want[r]);
+        CLOSE(select_pacer_T(&sel, r), want[r]); /* a second pick in the round: no second test */
+        for (int i = 0; i < 2; i++) {
+            sel.pending[i] = u[r] / 2;
+            select_reported(&sel, i, r);
+        }
+    }
+    CLOSE(select_pacer_T(&sel, 11), 4);
+    select_free(&sel);
+    /* where T starts: fedavg's deadline without select_time, else Delta (Algorithm 1) */
+    keys.select_time = INFINITY;
+    ck_assert_int_eq(select_create(&sel, &keys, &job, 2, 3), HS_OK);
+    CLOSE(select_pacer_T(&sel, 0), 3);
+    select_free(&sel);
+    ck_assert_int_eq(select_create(&sel, &keys, &job, 2, INFINITY), HS_OK);
+    CLOSE(select_pacer_T(&sel, 0), 0.5);
+    select_free(&sel);
+    /* no pacer: no ring */
+    keys.oort_pacer_step = INFINITY;
+    ck_assert_int_eq(select_create(&sel, &keys, &job, 2, INFINITY), HS_OK);
+    ck_assert_ptr_null(sel.pacer_u);
+    select_free(&sel);
+}
+END_TEST
+
+/* The blacklist on a hand-worked table: picks {3, 1, 2, 5, 0, 2} for clients 0..5. */
+START_TEST(test_oort_blacklist_admits)
+{
+    const int picks[6] = {3, 1, 2, 5, 0, 2};
+    /* limit 2: 0 (3) and 3 (5) are out, the rest keep their order */
+    int cand[6] = {5, 3, 1, 0, 4, 2};
+    ck_assert_int_eq(select_oort_admit(cand, 6, picks, 2, 3), 4);
+    const int want2[4] = {5, 1, 4, 2};
+    for (int k = 0; k < 4; k++) ck_assert_int_eq(cand[k], want2[k]);
+    /* limit 1: only 1 and 4 are left, fewer than 3: the blacklisted selected the fewest
+     * times come back, 2 and 5 tie at 2, the lower index first */
+    int c1[6] = {5, 3, 1, 0, 4, 2};
+    ck_assert_int_eq(select_oort_admit(c1, 6, picks, 1, 3), 3);
+    const int want1[3] = {1, 4, 2};
+    for (int k = 0; k < 3; k++) ck_assert_int_eq(c1[k], want1[k]);
+    /* asked for more than there are: all of them, the blacklisted by fewest picks */
+    int c3[6] = {5, 3, 1, 0, 4, 2};
+    ck_assert_int_eq(select_oort_admit(c3, 6, picks, 1, 10), 6);
+    const int want3[6] = {1, 4, 2, 5, 0, 3};
+    for (int k = 0; k < 6; k++) ck_assert_int_eq(c3[k], want3[k]);
+    /* limit 0: no blacklist, nothing moves */
+    int c0[6] = {5, 3, 1, 0, 4, 2};
+    ck_assert_int_eq(select_oort_admit(c0, 6, picks, 0, 2), 6);
+    ck_assert_int_eq(c0[0], 5);
+    ck_assert_int_eq(c0[1], 3);
+}
+END_TEST
+
+/* The clip's cap: the nearest-rank quantile. */
+START_TEST(test_quantile_nearest_rank)
+{
+    double v[5];
+    const double base[5] = {5, 1, 4, 2, 3};
+    const double q[5] = {1, 0.6, 0.95, 0.2, 0.21};
+    const double want[5] = {5, 3, 5, 1, 2}; /* ranks ceil(5q): 5, 3, 5, 1, 2 */
+    for (int k = 0; k < 5; k++) {
+        memcpy(v, base, sizeof v);
+        CLOSE(select_quantile(v, 5, q[k]), want[k]);
+    }
+    double twenty[20];
+    for (int k = 0; k < 20; k++) twenty[k] = 20 - k;
+    CLOSE(select_quantile(twenty, 20, 0.95), 19); /* 0.95 x 20 = 19 exactly: rank 19, not 20 */
+}
+END_TEST
+
 /* A loss per client from a table, counting the calls. */
 typedef struct LossTable {
     const double *loss;
@@ -196,6 +298,10 @@ static Suite *select_suite(void)
     tcase_add_test(tc, test_weighted_draw_follows_the_weights);
     tcase_add_test(tc, test_oort_split_pool_and_exploration);
     tcase_add_test(tc, test_pow_d_against_a_recomputation);
+    tcase_add_test(tc, test_oort_pacer_rule);
+    tcase_add_test(tc, test_oort_pacer_T_sequence);
+    tcase_add_test(tc, test_oort_blacklist_admits);
+    tcase_add_test(tc, test_quantile_nearest_rank);
     suite_add_tcase(s, tc);
     return s;
 }

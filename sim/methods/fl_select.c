@@ -7,7 +7,10 @@
  * times (T / t_i)^alpha when it is predicted slower than the preferred duration T; a share
  * eps of the places (0.9, x 0.98 per round, down to 0.2) goes to clients never seen, by
  * speed, the rest to the explored ones, drawn by utility among those within 0.95 of the
- * cut-off utility.
+ * cut-off utility. Its pacer (T grows by Delta when the last W rounds' summed utility fell
+ * below the W rounds' before), its blacklist (a client selected more than a number of
+ * times is left out) and its clipping of the statistical utility at a quantile (section
+ * 4.4) are keys, off by default.
  * power-of-choice — Cho, Wang, Joshi, "Towards Understanding Biased Client Selection in
  * Federated Learning", AISTATS 2022 (pow-d): d candidates drawn without replacement with
  * probability by data share, each one's local loss at the server's model, the highest
@@ -159,6 +162,60 @@ int select_oort(gsl_rng *rng, int *cand, int m, const char *explored, const doub
     return count;
 }
 
+int select_oort_pacer_relax(const double *u, int window)
+{
+    double before = 0, recent = 0;
+    for (int k = 0; k < window; k++) before += u[k];
+    for (int k = window; k < 2 * window; k++) recent += u[k];
+    return before > recent;
+}
+
+/* Orders the blacklisted by how often they were selected, then by index. */
+static int select_fewest_before(const int *picks, int x, int y)
+{
+    return picks[x] != picks[y] ? picks[x] < picks[y] : x < y;
+}
+
+int select_oort_admit(int *cand, int m, const int *picks, int limit, int count)
+{
+    if (limit <= 0) return m;
+    int *out = malloc((size_t)m * sizeof *out + 1);
+    if (out == NULL) return -1;
+    int a = 0, b = m;
+    /* admitted in their order from the front, blacklisted from the back (reversed, then
+     * ordered below) */
+    for (int k = 0; k < m; k++) {
+        if (picks[cand[k]] <= limit) out[a++] = cand[k];
+        else out[--b] = cand[k];
+    }
+    int want = count < m ? count : m;
+    if (a < want) {
+        /* too few left: the blacklisted selected the fewest times come back (insertion
+         * sort: a pick's blacklist is short) */
+        for (int k = a + 1; k < m; k++)
+            for (int j = k; j > a && select_fewest_before(picks, out[j], out[j - 1]); j--) {
+                int t = out[j];
+                out[j] = out[j - 1];
+                out[j - 1] = t;
+            }
+        a = want;
+    }
+    memcpy(cand, out, (size_t)m * sizeof *cand);
+    free(out);
+    return a;
+}
+
+static int select_time_cmp(const void *a, const void *b);
+
+double select_quantile(double *v, int m, double q)
+{
+    qsort(v, (size_t)m, sizeof *v, select_time_cmp);
+    int k = (int)ceil(q * m - 1e-9) - 1; /* 1e-9: q m a whole number computed a hair above */
+    if (k < 0) k = 0;
+    if (k > m - 1) k = m - 1;
+    return v[k];
+}
+
 int select_create(FlSelect *sel, const SelectKeys *keys, const SelectJob *job, int n, double deadline)
 {
     memset(sel, 0, sizeof *sel);
@@ -173,7 +230,20 @@ int select_create(FlSelect *sel, const SelectKeys *keys, const SelectJob *job, i
     sel->explored = calloc((size_t)n, 1);
     sel->util = calloc((size_t)n, sizeof *sel->util);
     sel->speed = calloc((size_t)n, sizeof *sel->speed);
-    if (!sel->stat || !sel->pending || !sel->last || !sel->explored || !sel->util || !sel->speed) return HS_E_NOMEM;
+    sel->picks = calloc((size_t)n, sizeof *sel->picks);
+    if (!sel->stat || !sel->pending || !sel->last || !sel->explored || !sel->util || !sel->speed || !sel->picks)
+        return HS_E_NOMEM;
+    sel->pacer_round = -1;
+    if (keys->selection == SELECT_OORT && isfinite(keys->oort_pacer_step)) {
+        /* Algorithm 1 starts T at Delta; a T the scenario gives is where it starts instead */
+        sel->pacer_T = isfinite(keys->select_time) ? keys->select_time
+                       : isfinite(deadline)         ? deadline
+                                                    : keys->oort_pacer_step;
+        size_t slots = 2 * (size_t)keys->oort_pacer_window;
+        sel->pacer_u = calloc(slots, sizeof *sel->pacer_u);
+        sel->pacer_scratch = calloc(slots, sizeof *sel->pacer_scratch);
+        if (!sel->pacer_u || !sel->pacer_scratch) return HS_E_NOMEM;
+    }
     return HS_OK;
 }
 
@@ -185,6 +255,9 @@ void select_free(FlSelect *sel)
     free(sel->explored);
     free(sel->util);
     free(sel->speed);
+    free(sel->picks);
+    free(sel->pacer_u);
+    free(sel->pacer_scratch);
     memset(sel, 0, sizeof *sel);
 }
 
@@ -282,17 +355,33 @@ int select_pick(FlSelect *sel, Sim *sim, gsl_rng *rng, int *cand, int m, int cou
         *picked = select_filtered(rng, cand, m, v, count);
         return HS_OK;
     case SELECT_OORT: {
+        /* the blacklist first: the left-out clients are no candidates for T, the clip or
+         * the draws */
+        if (sel->keys.oort_blacklist > 0) {
+            m = select_oort_admit(cand, m, sel->picks, sel->keys.oort_blacklist, count);
+            if (m < 0) return HS_E_NOMEM;
+        }
         for (int k = 0; k < m; k++) sel->speed[cand[k]] = 1 / select_predict(sim, &sel->job, cand[k]).time;
-        double T = select_T(sel, cand, m, v); /* v is scratch until the utilities */
+        double T = sel->pacer_u ? select_pacer_T(sel, round) : select_T(sel, cand, m, v); /* v: scratch */
+        double clip = INFINITY;
+        if (sel->keys.oort_clip < 1) {
+            int e = 0;
+            for (int k = 0; k < m; k++)
+                if (sel->explored[cand[k]]) v[e++] = sel->stat[cand[k]];
+            if (e > 0) clip = select_quantile(v, e, sel->keys.oort_clip);
+        }
         for (int k = 0; k < m; k++) {
             int c = cand[k];
-            v[c] = sel->explored[c] ? select_oort_utility(sel->stat[c], round, sel->last[c], 1 / sel->speed[c], T,
-                                                          sel->keys.oort_alpha)
-                                    : 0;
+            double stat = sel->stat[c] < clip ? sel->stat[c] : clip;
+            v[c] = sel->explored[c]
+                       ? select_oort_utility(stat, round, sel->last[c], 1 / sel->speed[c], T, sel->keys.oort_alpha)
+                       : 0;
         }
         *picked = select_oort(rng, cand, m, sel->explored, v, sel->speed,
                               select_oort_epsilon(sel->keys.oort_epsilon, round), count);
-        return *picked < 0 ? HS_E_NOMEM : HS_OK;
+        if (*picked < 0) return HS_E_NOMEM;
+        for (int k = 0; k < *picked; k++) sel->picks[cand[k]]++;
+        return HS_OK;
     }
     case SELECT_POWER_OF_CHOICE: {
         int d = sel->keys.candidates > 0 ? sel->keys.candidates : 2 * count;
@@ -321,9 +410,35 @@ void select_job_done(FlSelect *sel, Sim *sim, int i, int steps)
     sel->pending[i] = isfinite(loss) ? samples * fabs(loss) : 0;
 }
 
+/* Moves the pacer's ring on to `round`: at each new round k, first its test (over rounds
+ * k - 2W .. k - 1, all still in the ring), then k's slot cleared (it held k - 2W). So
+ * every round is tested once, in order, whether a report or a pick reaches it first. */
+static void select_pacer_advance(FlSelect *sel, int round)
+{
+    int w = sel->keys.oort_pacer_window, slots = 2 * w;
+    for (int k = sel->pacer_round + 1; k <= round; k++) {
+        if (k >= slots) {
+            for (int j = 0; j < slots; j++) sel->pacer_scratch[j] = sel->pacer_u[(k - slots + j) % slots];
+            if (select_oort_pacer_relax(sel->pacer_scratch, w)) sel->pacer_T += sel->keys.oort_pacer_step;
+        }
+        sel->pacer_u[k % slots] = 0;
+        sel->pacer_round = k;
+    }
+}
+
+double select_pacer_T(FlSelect *sel, int round)
+{
+    select_pacer_advance(sel, round);
+    return sel->pacer_T;
+}
+
 void select_reported(FlSelect *sel, int i, int round)
 {
     if (sel->keys.selection != SELECT_OORT) return;
+    if (sel->pacer_u) {
+        select_pacer_advance(sel, round);
+        sel->pacer_u[round % (2 * sel->keys.oort_pacer_window)] += sel->pending[i];
+    }
     sel->stat[i] = sel->pending[i];
     sel->last[i] = round;
     sel->explored[i] = 1;

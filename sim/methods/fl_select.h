@@ -29,6 +29,10 @@ typedef struct SelectKeys {
     double oort_alpha;   /* Oort's straggler penalty exponent */
     double oort_epsilon; /* Oort's first round's exploration share */
     double select_time;  /* s: Oort's preferred duration T, deadline's cut; inf: none */
+    double oort_pacer_step; /* s: Oort's pacer step Delta; inf: no pacer (T fixed) */
+    int oort_pacer_window;  /* Oort's pacer window W, in rounds */
+    int oort_blacklist;     /* a client selected more than this many times is left out; 0: none */
+    double oort_clip;       /* the quantile of the explored clients' statistical utilities they are capped at; 1: none */
 } SelectKeys;
 
 /* The keys' rows, in fedavg's and fedbuff's tables (member written with its dot). Every
@@ -55,7 +59,23 @@ typedef struct SelectKeys {
                   "oort: T, the preferred job time (none: fedavg's deadline, else the median prediction); "        \
                   "deadline: the cut (none: fedavg's deadline)",                                                   \
                   .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY,                               \
-                  .flags = SCHEMA_OPEN_MIN | SCHEMA_OMIT_DEFAULT)
+                  .flags = SCHEMA_OPEN_MIN | SCHEMA_OMIT_DEFAULT),                                                 \
+    METHOD_KEY_IN(Type, member, oort_pacer_step, "none",                                                           \
+                  "oort: the pacer's step Delta: T grows by it before a round whose last oort_pacer_window "        \
+                  "rounds' summed utility is below the window's before (none: T fixed; T starts at select_time, "  \
+                  "else fedavg's deadline, else Delta)",                                                           \
+                  .type = SCHEMA_TIME, .unit = UNIT_TIME, .min = 0, .max = INFINITY,                               \
+                  .flags = SCHEMA_OPEN_MIN | SCHEMA_OMIT_DEFAULT),                                                 \
+    METHOD_KEY_IN(Type, member, oort_pacer_window, "20",                                                           \
+                  "oort: the pacer's window W in rounds (with oort_pacer_step)",                                   \
+                  .type = SCHEMA_INT, .min = 1, .max = 1000000, .flags = SCHEMA_OMIT_DEFAULT),                     \
+    METHOD_KEY_IN(Type, member, oort_blacklist, "0",                                                               \
+                  "oort: a client selected more than this many times is no longer selected, unless too few are "   \
+                  "left (0: no blacklist)",                                                                        \
+                  .type = SCHEMA_INT, .min = 0, .max = 100000000, .flags = SCHEMA_OMIT_DEFAULT),                   \
+    METHOD_KEY_IN(Type, member, oort_clip, "1",                                                                    \
+                  "oort: statistical utilities are capped at this quantile of the explored candidates' (1: none)", \
+                  .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN | SCHEMA_OMIT_DEFAULT)
 
 /* What a client's job is predicted to cost, alone on its links at the current trace
  * values (no sharing, no slowdown, no jitter): download, its local steps, upload. */
@@ -98,6 +118,18 @@ void select_weighted_draw(gsl_rng *rng, int *cand, int m, const double *weight, 
 int select_oort(gsl_rng *rng, int *cand, int m, const char *explored, const double *util, const double *speed,
                 double eps, int count);
 
+/* Oort's pacer (Algorithm 1): relax T when the summed utility of the window's last W
+ * rounds, u[W .. 2W), is below that of the W before, u[0 .. W) (u: 2W rounds' utility
+ * sums, oldest first). */
+int select_oort_pacer_relax(const double *u, int window);
+/* Oort's blacklist: reorders cand[0..m) so that its first places hold the clients
+ * selected at most `limit` times (picks[c] <= limit), in their order; when fewer than
+ * count remain, the blacklisted selected the fewest times (ties: the lower index) are
+ * readmitted up to count. Returns how many are admitted. limit 0: every client. */
+int select_oort_admit(int *cand, int m, const int *picks, int limit, int count);
+/* The nearest-rank q-quantile of v[0..m) (sorted in place, ascending): v[ceil(q m) - 1]. */
+double select_quantile(double *v, int m, double q);
+
 /* The loss of client c at the server's model (HS_OK in *status, else the error). */
 typedef double (*SelectLoss)(void *ctx, int c, int *status);
 /* Power-of-choice: draws d of cand[0..m) by share (select_weighted_draw), asks each its
@@ -117,6 +149,13 @@ typedef struct FlSelect {
     int *last;         /* (n) oort: the round i last reported in */
     char *explored;    /* (n) */
     double *util, *speed; /* (n) scratch */
+    int *picks;        /* (n) oort: times i was selected (the blacklist's count) */
+    /* oort's pacer: T, and the utility reported in each of the last 2W rounds */
+    double pacer_T;
+    double *pacer_u;   /* (2W) ring by round mod 2W: the sum of the stats reported in it */
+    double *pacer_scratch; /* (2W) the window oldest first */
+    int pacer_round;   /* the latest round whose slot is cleared (-1: none) */
+    int pacer_tested;  /* the latest round the pacer's test ran for (-1: none) */
 } FlSelect;
 
 /* The rule's state for n clients; `deadline` fedavg's (inf for fedbuff). HS_E_NOMEM. */
@@ -128,8 +167,11 @@ int select_pick(FlSelect *sel, Sim *sim, gsl_rng *rng, int *cand, int m, int cou
                 int *picked);
 /* Client i finished its local steps (before its upload): oort reads its loss. */
 void select_job_done(FlSelect *sel, Sim *sim, int i, int steps);
-/* Client i's report counted in round `round`: oort's history. */
+/* Client i's report counted in round `round`: oort's history (and its pacer's). */
 void select_reported(FlSelect *sel, int i, int round);
+/* Oort's pacer's T for round `round` (runs its test for every round since the last
+ * call; rounds only go forward). Needs oort_pacer_step finite. */
+double select_pacer_T(FlSelect *sel, int round);
 /* The checks of fedavg's and fedbuff's validate: count the clients a pick asks for (the
  * largest), deadline fedavg's (inf: none). HS_E_INPUT naming the key's FILE:LINE. */
 int select_validate(const Scenario *sc, const SelectKeys *keys, int count, double deadline, HsDiag *diag);

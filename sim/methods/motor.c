@@ -37,7 +37,11 @@
  * global step, and counts arrivals per slot; x_j^g is never overwritten before i reads it.
  * A round is a global epoch of ceil(mean samples / mean batch) steps per agent.
  * rounds.extra: the links added plus removed by this round's rebuild (round 0: the links
- * built); 0 in a round that rebuilt nothing. */
+ * built); 0 in a round that rebuilt nothing.
+ * [topology] is refused (METHOD_BUILDS_TOPOLOGY, checked where the scenario is resolved)
+ * in a file whose own method is motor: the graph is the rates', and a written one would be
+ * silently ignored. A file run as motor over its own method (--set, [sweep]) keeps its
+ * [topology] for the methods it was written for. */
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
@@ -378,8 +382,9 @@ static const MethodExtra motor_extras[] = {
 
 const MethodOps method_motor = {
     .name = "motor",
-    .summary = "MOTOR (Jiang et al., TPDS 2023): D-PSGD with compute-fitted sub-models over a graph rebuilt from "
-               "the link rates; a slow link gossips every f-th step",
+    .summary = "MOTOR (Jiang et al., TPDS 2023): D-PSGD with compute-fitted sub-models over a graph it rebuilds "
+               "from the link rates ([topology] refused); a slow link gossips every f-th step",
+    .capabilities = METHOD_BUILDS_TOPOLOGY,
     .keys = motor_keys,
     .keys_size = sizeof(MotorKeys),
     .stages = &motor_stages,

@@ -66,6 +66,11 @@ enum {
                                          * weights = FILE and graph = learned apply */
     METHOD_SENDS_ROWS = 1 << 13,        /* sends rows of its layers (ROG): [model] arch = mlp or
                                          * cnn, whose blocks are weight (OUT, X) + bias rows */
+    METHOD_BUILDS_TOPOLOGY = 1 << 14,   /* builds its own graph (MOTOR: from the link rates): a
+                                         * [topology] it would ignore is refused where it is
+                                         * written when the method is the file's own (not
+                                         * set over it by --set or [sweep]); said in its
+                                         * summary: it is no section the method accepts */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes

@@ -439,9 +439,30 @@ static int scenario_resolve_server(Resolver *r)
 /* After [agents]: whether the graph can be built over this many agents, whatever the
  * method (an impossible [topology] is an error even where no method reads it). A
  * problem is reported at the key that sets it: degree for random-regular, else graph. */
+/* A method that builds its own graph (METHOD_BUILDS_TOPOLOGY) would ignore [topology]:
+ * refused at its first key (or its header) when the method is the file's own. A method
+ * set over the file's (--set run.method=..., or [sweep], whose base point counts too when
+ * it varies run.method) runs a file written for others, whose [topology] is theirs: it is
+ * left alone (hetsim run notes that the method does not use it). */
+static int scenario_refuse_topology(Resolver *r)
+{
+    Scenario *sc = r->sc;
+    if (!(method_lookup(sc->method)->capabilities & METHOD_BUILDS_TOPOLOGY) || !inidoc_has_section(r->doc, "topology"))
+        return HS_OK;
+    IniEntry *method = inidoc_find(r->doc, "run", "method");
+    if ((method && method->origin != INIDOC_FROM_FILE) || inidoc_find(r->doc, "sweep", "run.method")) return HS_OK;
+    char why[200];
+    snprintf(why, sizeof why, "method %s builds its own graph (docs/methods.md): leave [topology] out", sc->method);
+    for (int i = 0; i < r->doc->count; i++)
+        if (strcmp(r->doc->entries[i].section, "topology") == 0) return scenario_bad(r, &r->doc->entries[i], "%s", why);
+    return hs_diag_set(r->diag, HS_E_INPUT, r->doc->file, sc->topology_line, "[topology]: %s", why);
+}
+
 static int scenario_check_topology(Resolver *r)
 {
     Scenario *sc = r->sc;
+    int refused = scenario_refuse_topology(r);
+    if (refused != HS_OK) return refused;
     IniEntry *e = sc->topology == TOPO_RANDOM_REGULAR ? inidoc_find(r->doc, "topology", "degree") : NULL;
     if (e == NULL) e = inidoc_find(r->doc, "topology", "graph");
     char where[INIDOC_VALUE_MAX + 160];

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SimGrid as an independent oracle of the maxmin network model (tests/oracle/): random
 # small platforms and flow patterns from a fixed seed; hetsim's message arrivals, round
-# lengths and per-agent busy and comm times must agree with SimGrid's within 0.1 %. Then
+# lengths and per-agent busy and comm times must agree with SimGrid's within 0.1 %,
+# MOTOR's runs among them (on fixed links, and on traced links whose lowered rates change
+# its graph at the round-1 rebuild and the capacities under messages in flight). Then
 # eager-SGD's partial collectives alone (solo and majority in turn, non-blocking rings
 # beside the late agents' compute) on 12 random fleets, under the same tolerance.
 set -u

@@ -4,7 +4,8 @@
 # selects exactly the clients whose hand-worked predicted job time fits, energy only
 # those whose battery pays the predicted job, uniform is the draw it always was, train =
 # timing for the rules that read no loss, oort and power-of-choice deterministic in train
-# mode and refused in timing mode, and bad inputs (exit 2 with FILE:LINE, no database).
+# mode and refused in timing mode, Oort's blacklist (hand-worked), pacer and clip, and
+# bad inputs (exit 2 with FILE:LINE, no database).
 . "$(dirname "$0")/lib.bash"
 S=tests/fixtures/scenarios/selection.ini
 db=$tmp/s.db
@@ -87,6 +88,42 @@ rm -f $tmp/o.db
 check "oort without exploration after the first round: the slow (7x over T, alpha 2) never come back" \
   test "$(q $tmp/o.db "select count(*) from agent_rounds where run_id = 1 and round > 0 and agent > 5 and compute_s > 0")" = 0
 
+# --- oort's blacklist, pacer and clip (K = 2, T = 10 ms). Without exploration, oort keeps
+# the two clients of round 0 (1 and 3) every round; oort_blacklist = 1 leaves a client out
+# once selected twice, so the 16 places of rounds 0-7 go 2 to each of the 8 clients; in
+# rounds 8 and 9 every client is out, and the fewest-selected come back, ties by index:
+# {0, 1}, then {2, 3}.
+O="--set method.fedavg.participation=0.25 --set method.fedavg.selection=oort --set method.fedavg.select_time=10ms"
+picks() { q $1 "select group_concat(agent) from (select agent from agent_rounds where run_id = $2 and compute_s > 0 ${3:-} order by round, agent)"; }
+rm -f $tmp/bl.db
+"$HETSIM" run $S --db $tmp/bl.db --quiet $O --set method.fedavg.oort_epsilon=0 --set run.rounds=10
+"$HETSIM" run $S --db $tmp/bl.db --quiet $O --set method.fedavg.oort_epsilon=0 --set run.rounds=10 --set method.fedavg.oort_blacklist=1
+check "no blacklist: clients 1 and 3 every round" test "$(picks $tmp/bl.db 1)" = "$(printf '1,3,%.0s' 1 2 3 4 5 6 7 8 9 10 | sed 's/,$//')"
+check "blacklist 1: two jobs per client in rounds 0-7" \
+  test "$(q $tmp/bl.db "select count(distinct agent) || '/' || max(n) || '/' || min(n) from (select agent, count(*) n from agent_rounds
+    where run_id = 2 and round < 8 and compute_s > 0 group by agent)")" = "8/2/2"
+check "blacklist 1: all out in rounds 8, 9: the fewest-selected come back, by index" \
+  test "$(picks $tmp/bl.db 2 "and round >= 8")" = "0,1,2,3"
+"$HETSIM" run $S --db $tmp/bl.db --quiet $O --set method.fedavg.oort_epsilon=0 --set run.rounds=10 --set method.fedavg.oort_blacklist=1 --threads 1
+check "blacklist: deterministic (threads 1)" test "$(picks $tmp/bl.db 3)" = "$(picks $tmp/bl.db 2)"
+check "blacklist: runs.config names the key" test "$(q $tmp/bl.db "select count(*) from runs where instr(config, 'oort_blacklist = 1') > 0")" = 2
+# The pacer: with exploration, the slow clients (71 ms, 7x over T) are explored once each
+# and then kept out by the (T / t)^2 penalty; a 100 ms step relaxes T past them as soon as
+# the summed utility falls, and they come back.
+rm -f $tmp/pc.db
+"$HETSIM" run $S --db $tmp/pc.db --quiet $O --set run.rounds=20
+"$HETSIM" run $S --db $tmp/pc.db --quiet $O --set run.rounds=20 --set method.fedavg.oort_pacer_step=100ms --set method.fedavg.oort_pacer_window=2
+"$HETSIM" run $S --db $tmp/pc.db --quiet $O --set run.rounds=20 --set method.fedavg.oort_pacer_step=100ms --set method.fedavg.oort_pacer_window=2 --threads 1
+slow() { q $tmp/pc.db "select count(*) from agent_rounds where run_id = $1 and agent > 5 and compute_s > 0"; }
+check "no pacer: each slow client explored once, then kept out" test "$(slow 1)" = 2
+check "pacer: T relaxed, the slow clients come back" test "$(slow 2)" -gt 2
+check "pacer: deterministic (threads 1)" test "$(picks $tmp/pc.db 3)" = "$(picks $tmp/pc.db 2)"
+# The clip: utilities capped at their median change the pick
+"$HETSIM" run $S --db $tmp/pc.db --quiet $O --set run.rounds=20 --set method.fedavg.oort_clip=0.5
+"$HETSIM" run $S --db $tmp/pc.db --quiet $O --set run.rounds=20 --set method.fedavg.oort_clip=0.5 --threads 1
+check "clip 0.5: a different pick from no clip" test "$(picks $tmp/pc.db 4)" != "$(picks $tmp/pc.db 1)"
+check "clip: deterministic (threads 1)" test "$(picks $tmp/pc.db 5)" = "$(picks $tmp/pc.db 4)"
+
 # --- fedbuff takes the rules too
 "$HETSIM" run $S --db $tmp/b.db --timing-only --quiet --set run.method=fedbuff --set method.fedbuff.concurrency=3 \
   --set method.fedbuff.local_steps=2 --set method.fedbuff.buffer=2 --set method.fedbuff.selection=deadline --set method.fedbuff.select_time=20ms
@@ -130,5 +167,15 @@ bad "d above the agents" "d = 9 candidates, but there are 8 agents" $S --set met
 bad "an unknown rule" "selection" $S --set method.fedavg.selection=random
 bad "a negative select_time" "select_time" $S --set method.fedavg.selection=deadline --set method.fedavg.select_time=-1s
 bad "oort_epsilon above 1" "oort_epsilon" $S --set method.fedavg.selection=oort --set method.fedavg.oort_epsilon=1.5
+bad "a pacer step of 0" "oort_pacer_step=0s: expected none or a time in (0, inf]" $S --set method.fedavg.selection=oort \
+  --set method.fedavg.oort_pacer_step=0s
+bad "a pacer window of 0" "oort_pacer_window=0: expected a whole number in \[1," $S --set method.fedavg.selection=oort \
+  --set method.fedavg.oort_pacer_window=0
+bad "a negative blacklist" "oort_blacklist=-1: expected a whole number in \[0," $S --set method.fedavg.selection=oort \
+  --set method.fedavg.oort_blacklist=-1
+sed 's/^participation = 1$/participation = 1\nselection = oort\noort_clip = 0/' $S > $tmp/clip.ini
+line=$(grep -n '^oort_clip' $tmp/clip.ini | cut -d: -f1)
+bad "a clip of 0" "clip.ini:$line: .*oort_clip: expected a number in (0, 1]" $tmp/clip.ini
+bad "a clip above 1" "oort_clip=1.5" $S --set method.fedavg.selection=oort --set method.fedavg.oort_clip=1.5
 
 finish selection.sh

@@ -1,8 +1,11 @@
 /* oracle.c — hetsim's maxmin network model checked against SimGrid (simgrid_replay.c).
  *
  *   oracle REPLAY random SEED COUNT   the differential test: COUNT random small platforms
- *                                     and flow patterns drawn from SEED; exits 1 when
- *                                     hetsim and SimGrid disagree by more than 0.1 %
+ *                                     and flow patterns drawn from SEED, then COUNT / 15
+ *                                     motor runs on fixed links and as many on traced
+ *                                     links whose graph changes at the round-1 rebuild;
+ *                                     exits 1 when hetsim and SimGrid disagree by more
+ *                                     than 0.1 % (or a traced graph does not change)
  *   oracle REPLAY method NAME SEED COUNT
  *                                     the same with every case a whole run of method
  *                                     NAME (agents, links, topology and backbone drawn as
@@ -71,6 +74,12 @@ typedef struct Record {
     int n_rounds;
     SinkAgentRound *rows; /* (rounds x agents) */
     int n_rows;
+    /* bandwidth traces (motor's traced cases): agent's uplink and downlink from time t */
+    struct {
+        double t, up, down;
+        int agent;
+    } changes[128];
+    int n_changes;
 } Record;
 
 static void record_task(Record *r, const SinkActivity *a)
@@ -159,6 +168,9 @@ static void write_tasks(FILE *f, const Record *r, int with_times)
     if (isfinite(r->backbone)) fprintf(f, "backbone %.17g\n", r->backbone);
     for (int i = 0; i < nodes; i++)
         fprintf(f, "agent %d %.17g %.17g %.17g %.17g\n", i, r->compute[i], r->up[i], r->down[i], r->latency[i]);
+    for (int c = 0; c < r->n_changes; c++)
+        fprintf(f, "rate %.17g %d %.17g %.17g\n", r->changes[c].t, r->changes[c].agent, r->changes[c].up,
+                r->changes[c].down);
     for (int t = 0; t < r->n_tasks; t++) {
         const SinkActivity *a = &r->tasks[t].a;
         if (a->kind == SINK_ACTIVITY_COMPUTE) {
@@ -227,6 +239,7 @@ static double union_within(Span *s, int n, double from, double to)
 
 typedef struct Worst {
     double flow, round, busy, comm; /* largest relative disagreement */
+    long crossings;                 /* traced cases: messages in flight across a link change */
 } Worst;
 
 static int compare(const Record *r, const char *label, Worst *worst, int verbose)
@@ -343,7 +356,38 @@ static int pick(int n)
  * sdfeel) of random speed and links, a node of the platform like the agents. forced: the
  * method instead of a random one (eager's and motor's cases, drawn after the random
  * ones so that those keep their draws). */
-static int case_run(int index, const char *forced, Worst *worst, char *label, size_t size)
+/* motor's traced cases: every agent's uplink and downlink follow a trace that redraws
+ * them once in round 0's first steps and once later, so the rebuild at round 1 sees other
+ * rates than round 0's: the graph changes there (checked), and SimGrid replays the same
+ * changes on its links (simgrid_replay's `rate` records). The CSV files are written
+ * beside the oracle's task files and removed after the run. */
+static int trace_path(char *path, size_t size)
+{
+    snprintf(path, size, "/tmp/hetsim-oracle-trace-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        path[0] = '\0';
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static int write_trace(const char *path, const Record *r, int n, const double *start, int up)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return -1;
+    fprintf(f, "agent,time,value\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d,0,%.17g B/s\n", i, start[i]);
+        for (int c = 0; c < r->n_changes; c++)
+            if (r->changes[c].agent == i)
+                fprintf(f, "%d,%.17g,%.17g B/s\n", i, r->changes[c].t, up ? r->changes[c].up : r->changes[c].down);
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int case_run(int index, const char *forced, int traced, Worst *worst, char *label, size_t size)
 {
     static const char *methods[] = {"sync",    "localsgd", "dpsgd",  "adpsgd", "comdml",   "co2",
                                     "qsr",     "byzsgdnm", "token",  "ripples", "divshare", "swift",
@@ -355,6 +399,9 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
     if (forced) method = forced; /* drawn all the same: the random cases' draws stay as they were */
     int edge = strcmp(method, "sdfeel") == 0;
     const MethodOps *ops = method_lookup(method);
+    /* a method that builds its own graph refuses [topology] (the graph is drawn all the same) */
+    int own_graph = ops && (ops->capabilities & METHOD_BUILDS_TOPOLOGY);
+    if (traced && n < 4) n = 4; /* 3 agents of degree 2: the triangle whatever the rates */
     int server = ops && (ops->capabilities & METHOD_USES_SERVER);
     if (edge) graph = "full";
     /* every second dpsgd case on a learned graph (STL-FW over Dirichlet(0.1) label shares:
@@ -365,8 +412,9 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
     char text[8192];
     int len = snprintf(text, sizeof text,
                        "[run]\nmethod = %s\nrounds = 2\nmode = timing\nseed = %d\n[model]\nlayers = 784,32,10\n"
-                       "batch = 50\n[topology]\ngraph = %s\n[network]\nmodel = maxmin\nuplink = %s\n",
-                       method, index + 1, graph, fifo ? "fifo" : "shared");
+                       "batch = 50\n%s%s%s[network]\nmodel = maxmin\nuplink = %s\n",
+                       method, index + 1, own_graph ? "" : "[topology]\ngraph = ", own_graph ? "" : graph,
+                       own_graph ? "" : "\n", fifo ? "fifo" : "shared");
     double bb = (20 + pick(180)) * 1e6 / 8;
     if (backbone) len += snprintf(text + len, sizeof text - (size_t)len, "backbone = %.17g B/s\n", bb);
     if (learned)
@@ -375,6 +423,16 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
                         "partition = dirichlet\nalpha = 0.1\n");
     len += snprintf(text + len, sizeof text - (size_t)len,
                     "[agents]\ncount = %d\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\nsamples = 200\n", n);
+    char up_path[64] = "", down_path[64] = "";
+    if (traced) {
+        if (trace_path(up_path, sizeof up_path) || trace_path(down_path, sizeof down_path)) {
+            if (up_path[0]) unlink(up_path);
+            printf("case %d: cannot write the traces\n", index);
+            return -1;
+        }
+        len += snprintf(text + len, sizeof text - (size_t)len, "uplink = trace(%s)\ndownlink = trace(%s)\n", up_path,
+                        down_path);
+    }
     /* lsgd: its multi-leader form, agents in pairs (the groups' rings, then every second
      * election the global one) */
     int lsgd = strcmp(method, "lsgd") == 0, per_group = lsgd ? 2 : 1;
@@ -390,47 +448,107 @@ static int case_run(int index, const char *forced, Worst *worst, char *label, si
     /* motor: its graph from the drawn links, rebuilt at round 1, slow links every 2nd-3rd step */
     if (strcmp(method, "motor") == 0)
         len += snprintf(text + len, sizeof text - (size_t)len, "[method]\nmax_degree = 2\nrebuild = 1\nmax_period = 3\n");
-    for (int i = 0; i < n; i += per_group)
+    double up0[64], down0[64];
+    for (int i = 0; i < n; i += per_group) {
+        if (!traced) { /* the draws as the arguments take them, as they always were */
+            len += snprintf(text + len, sizeof text - (size_t)len,
+                            "[agents.a%d]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\n"
+                            "downlink = %.6g Mbit/s\nlatency = %.6g ms\n",
+                            i, i + per_group <= n ? per_group : 1, 0.1 + 2 * uniform(), 10 + 90 * uniform(),
+                            10 + 90 * uniform(), 20 * uniform());
+            continue;
+        }
+        /* traced: the links' values at t = 0 go to the traces (exact, in B/s) */
+        double compute = 0.1 + 2 * uniform(), latency = 20 * uniform();
+        up0[i] = (10 + 90 * uniform()) * 1e6 / 8;
+        down0[i] = (10 + 90 * uniform()) * 1e6 / 8;
         len += snprintf(text + len, sizeof text - (size_t)len,
-                        "[agents.a%d]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
-                        "latency = %.6g ms\n",
-                        i, i + per_group <= n ? per_group : 1, 0.1 + 2 * uniform(), 10 + 90 * uniform(),
-                        10 + 90 * uniform(), 20 * uniform());
+                        "[agents.a%d]\ncount = 1\ncompute = %.6g GFLOPS\nlatency = %.6g ms\n", i, compute, latency);
+    }
+    Record r = {.backbone = backbone ? bb : INFINITY};
+    if (traced) {
+        /* Two changes per agent: at t1, within round 0's first step (a round is 4 steps
+         * that each gossip ~100 kB at <= 100 Mbit/s, so it lasts > 8 ms), its links drop
+         * to a rate whose rank among the agents is its rank at t = 0 reversed (the fastest
+         * becomes the slowest), below every link's first value; at t2 one factor lowers
+         * every link, keeping that order. The rebuild at round 1 thus rates the agents in
+         * the reverse order of round 0's (checked below: the graph changes). Rates only go
+         * down: simgrid_replay.c says why. */
+        double lowest = INFINITY, common = 0.3 + 0.7 * uniform();
+        for (int i = 0; i < n; i++) {
+            double a = up0[i] < down0[i] ? up0[i] : down0[i];
+            if (a < lowest) lowest = a;
+        }
+        for (int i = 0; i < n; i++) {
+            double a = up0[i] < down0[i] ? up0[i] : down0[i];
+            int faster = 0; /* agents rated above i at t = 0 (ties: the lower index above) */
+            for (int j = 0; j < n; j++) {
+                double b = up0[j] < down0[j] ? up0[j] : down0[j];
+                faster += b > a || (b == a && j < i);
+            }
+            double t1 = 0.0005 + 0.002 * uniform(), t2 = 0.01 + 0.05 * uniform();
+            double v1 = 0.9 * lowest * (faster + 1) / n;
+            r.changes[r.n_changes].t = t1, r.changes[r.n_changes].agent = i;
+            r.changes[r.n_changes].up = v1, r.changes[r.n_changes++].down = v1;
+            r.changes[r.n_changes].t = t2, r.changes[r.n_changes].agent = i;
+            r.changes[r.n_changes].up = v1 * common, r.changes[r.n_changes++].down = v1 * common;
+        }
+        if (write_trace(up_path, &r, n, up0, 1) || write_trace(down_path, &r, n, down0, 0)) {
+            printf("case %d: cannot write the traces\n", index);
+            unlink(up_path);
+            unlink(down_path);
+            return -1;
+        }
+    }
     if (server)
         len += snprintf(text + len, sizeof text - (size_t)len,
                         "[servers]\ncount = %d\ncompute = %.6g GFLOPS\nuplink = %.6g Mbit/s\ndownlink = %.6g Mbit/s\n"
                         "latency = %.6g ms\n",
                         edge ? 2 + pick(2) : 1, 1 + 10 * uniform(), 20 + 180 * uniform(), 20 + 180 * uniform(),
                         10 * uniform());
-    snprintf(label, size, "case %d: %s%s%s%s on %d agents, %s, uplink %s, backbone %s", index, method,
-             eager ? " " : "", eager ? collective : "", eager_prune ? " prune" : "", n, graph, fifo ? "fifo" : "shared",
-             backbone ? "finite" : "inf");
+    snprintf(label, size, "case %d: %s%s%s%s%s on %d agents, %s, uplink %s, backbone %s", index, method,
+             eager ? " " : "", eager ? collective : "", eager_prune ? " prune" : "", traced ? " traced" : "", n,
+             own_graph ? "own graph" : graph, fifo ? "fifo" : "shared", backbone ? "finite" : "inf");
     IniDoc doc;
     HsDiag diag;
     hs_diag_clear(&diag);
     Scenario sc;
+    RunOutcome out;
+    int status = -1;
     if (inidoc_load_string("oracle.ini", text, &doc, &diag) || scenario_resolve(&doc, &sc, &diag)) {
         printf("%s: %s\n", label, diag.message);
         inidoc_free(&doc);
-        return -1;
+        goto done;
     }
     inidoc_free(&doc);
-    Record r = {.backbone = backbone ? bb : INFINITY};
-    RunOutcome out;
-    if (sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out) != HS_OK) {
+    if (sim_run(&sc, (Sink){&record_ops, &r}, &diag, &out) != HS_OK || (server && record_servers(&sc, &r, &diag) != 0)) {
         printf("%s: %s\n", label, diag.message);
-        record_free(&r);
-        return -1;
+        goto done;
     }
-    if (server && record_servers(&sc, &r, &diag) != 0) {
-        printf("%s: %s\n", label, diag.message);
-        record_free(&r);
-        return -1;
-    }
-    int status = simgrid_replay(&r, cm02);
+    status = simgrid_replay(&r, cm02);
     if (status == 0) status = compare(&r, label, worst, 1);
     else printf("%s: the SimGrid replay failed\n", label);
+    /* a traced case is there for a rebuild that changes the graph: rounds.extra of round 1
+     * counts the links it added and removed */
+    if (traced && (r.n_rounds < 2 || r.rounds[1].extra <= 0)) {
+        printf("%s: the rebuild at round 1 left the graph as it was\n", label);
+        status = -1;
+    }
+    /* and for link changes under messages in flight: those whose transfer spans a change
+     * of either end's links */
+    for (int c = 0; traced && c < r.n_changes; c++)
+        for (int t = 0; t < r.n_tasks; t++) {
+            const SinkActivity *a = &r.tasks[t].a;
+            if (a->kind == SINK_ACTIVITY_MESSAGE && (a->agent == r.changes[c].agent || a->to == r.changes[c].agent) &&
+                a->transfer < r.changes[c].t && a->end > r.changes[c].t)
+                worst->crossings++;
+        }
+done:
     record_free(&r);
+    if (traced) {
+        unlink(up_path);
+        unlink(down_path);
+    }
     return status;
 }
 
@@ -569,6 +687,9 @@ static int graph_replay(Graph *g, const char *options)
     fprintf(f, "agents %d\n", r->n_agents);
     for (int i = 0; i < r->n_agents; i++)
         fprintf(f, "agent %d %.17g %.17g %.17g %.17g\n", i, r->compute[i], r->up[i], r->down[i], r->latency[i]);
+    for (int c = 0; c < r->n_changes; c++)
+        fprintf(f, "rate %.17g %d %.17g %.17g\n", r->changes[c].t, r->changes[c].agent, r->changes[c].up,
+                r->changes[c].down);
     for (int t = 0; t < r->n_tasks; t++) {
         const SinkActivity *a = &r->tasks[t].a;
         if (a->kind == SINK_ACTIVITY_COMPUTE) fprintf(f, "task %d c %d %.17g 0", t, a->agent, a->amount);
@@ -814,19 +935,31 @@ int main(int argc, char **argv)
         for (int i = 0; i < count; i++) {
             char label[256];
             int status = i % 3 == 2 ? case_pattern(i, &worst, label, sizeof label)
-                                    : case_run(i, NULL, &worst, label, sizeof label);
+                                    : case_run(i, NULL, 0, &worst, label, sizeof label);
             printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
             failed += status != 0;
         }
-        /* motor's graphs rebuilt from the links and its per-link periods: a case in 15 */
+        /* motor's graphs rebuilt from the links and its per-link periods: a case in 15;
+         * as many again with traced links, whose graph changes at the round-1 rebuild */
         int motor_cases = count / 15;
-        for (int i = 0; i < motor_cases; i++) {
+        Worst traced = {0};
+        for (int i = 0; i < 2 * motor_cases; i++) {
             char label[256];
-            int status = case_run(count + i, "motor", &worst, label, sizeof label);
+            int status = case_run(count + i, "motor", i >= motor_cases, i >= motor_cases ? &traced : &worst, label,
+                                  sizeof label);
             printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
             failed += status != 0;
         }
-        count += motor_cases;
+        count += 2 * motor_cases;
+        if (motor_cases > 0)
+            printf("motor with traced links (%d cases, each graph changed at the round-1 rebuild, %ld messages in "
+                   "flight across a link change): largest disagreement: message %.2e, round %.2e, busy %.2e, "
+                   "comm %.2e\n",
+                   motor_cases, traced.crossings, traced.flow, traced.round, traced.busy, traced.comm);
+        worst.flow = traced.flow > worst.flow ? traced.flow : worst.flow;
+        worst.round = traced.round > worst.round ? traced.round : worst.round;
+        worst.busy = traced.busy > worst.busy ? traced.busy : worst.busy;
+        worst.comm = traced.comm > worst.comm ? traced.comm : worst.comm;
         printf("largest disagreement (share of the run or round length): message %.2e, round %.2e, busy %.2e, "
                "comm %.2e\n", worst.flow, worst.round, worst.busy, worst.comm);
         printf("oracle: %d of %d cases agree within 0.1 %%\n", count - failed, count);
@@ -842,7 +975,7 @@ int main(int argc, char **argv)
         Worst worst = {0};
         for (int i = 0; i < count; i++) {
             char label[256];
-            int status = case_run(i, argv[3], &worst, label, sizeof label);
+            int status = case_run(i, argv[3], 0, &worst, label, sizeof label);
             printf("%s %s\n", status == 0 ? "ok  " : "FAIL", label);
             failed += status != 0;
         }

@@ -8,6 +8,9 @@
  *   agents N
  *   backbone BYTES_PER_S | inf
  *   agent I FLOPS UPLINK DOWNLINK LATENCY     (SI units: FLOP/s, B/s, s)
+ *   rate TIME I UPLINK DOWNLINK               agent I's links take these bandwidths at TIME
+ *                                             (a bandwidth trace; after its agent line, TIME
+ *                                             > 0, each no higher than the link's last value)
  *   task ID c AGENT FLOPS START DEPS...       a computation on AGENT's host
  *   task ID m FROM TO BYTES START DEPS...     a message FROM -> TO
  * A task starts once every listed task has ended and not before START; ids are 0..T-1 in
@@ -20,10 +23,16 @@
  *   links  each route also crosses a private link of latency max(latency_a, latency_b) and
  *          no bandwidth limit (1e15 B/s): SimGrid's own latency phase, and under CM02 shares
  *          weighted by 1 / latency (its RTT unfairness).
- * The remaining arguments go to SimGrid (--cfg=network/model:CM02 ...). */
+ * The remaining arguments go to SimGrid (--cfg=network/model:CM02 ...).
+ *
+ * Rates only go down: SimGrid bounds a communication's rate by its route's bandwidth when
+ * it starts (CM02's user bound), so a link raised later would keep the flows under way at
+ * their old rate, where hetsim's maxmin shares the new capacity out. A lowered link binds
+ * them through its capacity in both, so the shares agree; a raise is refused (exit 2). */
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
 
@@ -47,6 +56,14 @@ typedef struct Task {
 static Task *tasks;
 static int n_tasks, n_agents, delay_latency;
 static double *latency;
+
+typedef struct RateChange {
+    double time, up, down;
+    int agent;
+} RateChange;
+
+static RateChange *changes;
+static int n_changes;
 
 static double message_latency(const Task *t)
 {
@@ -83,6 +100,19 @@ static void run_task(int argc, char **argv)
     task_finish(t);
 }
 
+/* A bandwidth trace's step: the agent's two links change at the change's time. */
+static void run_rate_change(int argc, char **argv)
+{
+    (void)argc;
+    const RateChange *c = &changes[atoi(argv[1])];
+    sg_actor_sleep_until(c->time);
+    char name[32];
+    snprintf(name, sizeof name, "up%d", c->agent);
+    sg_link_set_bandwidth(sg_link_by_name(name), c->up);
+    snprintf(name, sizeof name, "down%d", c->agent);
+    sg_link_set_bandwidth(sg_link_by_name(name), c->down);
+}
+
 static void run_receiver(int argc, char **argv)
 {
     (void)argc;
@@ -117,6 +147,20 @@ static int read_input(FILE *in, double **flops, double **up, double **down, doub
             double f, u, d, l;
             if (sscanf(p, "%d %lf %lf %lf %lf", &i, &f, &u, &d, &l) != 5 || i < 0 || i >= n_agents) return -1;
             (*flops)[i] = f, (*up)[i] = u, (*down)[i] = d, latency[i] = l;
+        } else if (strcmp(word, "rate") == 0) {
+            RateChange c;
+            if (sscanf(p, "%lf %d %lf %lf", &c.time, &c.agent, &c.up, &c.down) != 4 || c.agent < 0 ||
+                c.agent >= n_agents || !(c.time > 0))
+                return -1;
+            /* no raise (the header says why): against the agent line and the earlier changes */
+            double up_now = (*up)[c.agent], down_now = (*down)[c.agent], last = 0;
+            for (int k = 0; k < n_changes; k++)
+                if (changes[k].agent == c.agent) {
+                    up_now = changes[k].up, down_now = changes[k].down, last = changes[k].time;
+                }
+            if (c.up > up_now || c.down > down_now || c.time <= last) return -1;
+            changes = realloc(changes, (size_t)(n_changes + 1) * sizeof *changes);
+            changes[n_changes++] = c;
         } else if (strcmp(word, "task") == 0) {
             if (n_tasks == cap) {
                 cap = cap ? cap * 2 : 256;
@@ -219,6 +263,13 @@ int main(int argc, char **argv)
             char *rargs[] = {"receiver", id};
             sg_actor_create("receiver", sg_host_by_name(host), run_receiver, 2, rargs);
         }
+    }
+    for (int i = 0; i < n_changes; i++) {
+        char host[32], id[32];
+        snprintf(host, sizeof host, "h%d", changes[i].agent);
+        snprintf(id, sizeof id, "%d", i);
+        char *args[] = {"rate", id};
+        sg_actor_create("rate", sg_host_by_name(host), run_rate_change, 2, args);
     }
     simgrid_run();
     for (int i = 0; i < n_tasks; i++) printf("task %d %.17g %.17g\n", i, tasks[i].transfer, tasks[i].end);
