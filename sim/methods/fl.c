@@ -71,15 +71,6 @@ enum { FL_MODEL_ARRIVED = ENGINE_EVENT_METHOD, FL_STEPPED, FL_UPLOADED, FL_PROCE
 #define FL_JOB(data) ((long)((data) >> FL_CLIENT_BITS))
 #define FL_CLIENT(data) ((int)((data) & ((1 << FL_CLIENT_BITS) - 1)))
 
-/* What an event of a client's job reads, in one place: at a million clients every event
- * touches a client at random, and each array it reads is a cache miss of its own. */
-typedef struct FlClient {
-    long job;             /* the client's current job (fedavg: the round; fedbuff: a counter), -1 */
-    long version;         /* fedbuff: server updates at the client's download */
-    double step_flops;    /* fedavg: one local step's FLOPs, taken when the job's model arrives */
-    int remaining;        /* local steps left */
-} FlClient;
-
 typedef struct FlState {
     int buffered;         /* fedbuff */
     int server, n;
@@ -89,8 +80,10 @@ typedef struct FlState {
     double server_lr;
     double bytes, process_flops;
     gsl_rng *rng;
-    FlClient *clients;    /* (n) */
-    char *busy;           /* (n) fedbuff: training or in flight (apart: fl_pick's scan reads it alone) */
+    long *job;            /* (n) the client's current job (fedavg: the round; fedbuff: a counter) */
+    int *remaining;       /* (n) local steps left */
+    long *version;        /* (n) fedbuff: server updates at the client's download */
+    char *busy;           /* (n) fedbuff: training or in flight */
     int *order;           /* (n) scratch: candidates */
     int *reporters;       /* (n) fedavg: this round's reports, in order */
     int n_reports, wanted, selected;
@@ -112,7 +105,9 @@ static void fl_destroy(void *state)
     FlState *s = state;
     if (s == NULL) return;
     if (s->rng) gsl_rng_free(s->rng);
-    free(s->clients);
+    free(s->job);
+    free(s->remaining);
+    free(s->version);
     free(s->busy);
     free(s->order);
     free(s->reporters);
@@ -162,12 +157,15 @@ static int fl_create(Sim *sim, void **state, int buffered)
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
-    s->clients = calloc((size_t)n, sizeof *s->clients);
+    s->job = malloc((size_t)n * sizeof *s->job);
+    s->remaining = calloc((size_t)n, sizeof *s->remaining);
+    s->version = calloc((size_t)n, sizeof *s->version);
     s->busy = calloc((size_t)n, 1);
     s->order = calloc((size_t)n, sizeof *s->order);
     s->reporters = calloc((size_t)n, sizeof *s->reporters);
-    if (!s->rng || !s->clients || !s->busy || !s->order || !s->reporters) return HS_E_NOMEM;
-    for (int i = 0; i < n; i++) s->clients[i].job = -1;
+    if (!s->rng || !s->job || !s->remaining || !s->version || !s->busy || !s->order || !s->reporters)
+        return HS_E_NOMEM;
+    for (int i = 0; i < n; i++) s->job[i] = -1;
     int status;
     if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
     /* buffer 0: fedbuff's y_0, the model the client received */
@@ -216,8 +214,8 @@ static int fedbuff_create(Sim *sim, void **state)
  * are current, so the client copies it on arrival. */
 static int fl_dispatch(FlState *s, Sim *sim, int i, long job)
 {
-    s->clients[i].job = job;
-    s->clients[i].version = s->k;
+    s->job[i] = job;
+    s->version[i] = s->k;
     if (s->buffered && s->x) memcpy(trainer_buffer(sim->trainer, i, 0), s->x, s->d * sizeof *s->x);
     /* [drift] scaffold: the server's control variate c rides along */
     return engine_send(sim->engine, s->server, i, s->bytes * drift_message_factor(&s->st.drift), FL_MODEL_ARRIVED,
@@ -314,7 +312,7 @@ static int fedavg_finish(FlState *s, Sim *sim)
                                    s->round, 0);
     if (status != HS_OK) return status;
     if ((status = drift_commit(&s->st.drift, s->reporters, s->n_reports)) != HS_OK) return status;
-    for (int i = 0; i < s->n; i++) s->clients[i].job = -1; /* every job of the round ends */
+    for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
     sim->round_extra = (double)(s->selected - s->n_reports);
     engine_end_round(sim->engine);
     return HS_OK;
@@ -323,7 +321,7 @@ static int fedavg_finish(FlState *s, Sim *sim)
 /* fedbuff: an upload processed: into the buffer, maybe a server step, the next client. */
 static int fedbuff_processed(FlState *s, Sim *sim, int i)
 {
-    long tau = s->k - s->clients[i].version;
+    long tau = s->k - s->version[i];
     float *delta = NULL;
     if (s->x) {
         /* Delta_i = y_0 - y_Q, weighted by s(tau) */
@@ -357,23 +355,13 @@ static int fedbuff_processed(FlState *s, Sim *sim, int i)
     return fl_dispatch(s, sim, next, s->jobs++);
 }
 
-/* A local step's FLOPs for client c (agent i). fedavg's jobs lie within their round, and
- * the stages change a step's cost only between rounds (freezing's stage at the round's
- * start, pruning's keep at creation): the value taken when the model arrived is the one
- * each step would ask for. fedbuff's jobs cross rounds: each step asks. */
-static double fl_step_flops(FlState *s, const FlClient *c, int i)
-{
-    return s->buffered ? local_step_flops(&s->st.step, i) : c->step_flops;
-}
-
 static int fl_on_event(void *state, Sim *sim, const Event *ev)
 {
     FlState *s = state;
     if (ev->kind == FL_DEADLINE)
         return ev->data == s->round && !engine_round_over(sim->engine) ? fedavg_finish(s, sim) : HS_OK;
     int i = FL_CLIENT(ev->data);
-    FlClient *c = &s->clients[i];
-    if (FL_JOB(ev->data) != c->job) return HS_OK; /* a job that ended: dropped or stale */
+    if (FL_JOB(ev->data) != s->job[i]) return HS_OK; /* a job that ended: dropped or stale */
     int status;
     switch (ev->kind) {
     case FL_MODEL_ARRIVED:
@@ -382,13 +370,12 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
             memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
             if ((status = drift_begin(&s->st.drift, i, from)) != HS_OK) return status;
         }
-        c->remaining = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
-        c->step_flops = local_step_flops(&s->st.step, i);
-        return engine_compute(sim->engine, i, c->step_flops, FL_STEPPED, ev->data, NULL);
+        s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+        return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
     case FL_STEPPED: {
         if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
-        if (--c->remaining > 0)
-            return engine_compute(sim->engine, i, fl_step_flops(s, c, i), FL_STEPPED, ev->data, NULL);
+        if (--s->remaining[i] > 0)
+            return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
         /* the upload leaves from the model the job started at: fedavg's x (it does not
          * change while the round's jobs are current), fedbuff's y_0 */
         const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
@@ -406,7 +393,7 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
     select_reported(&s->sel, i, s->round);
     if (s->buffered) return fedbuff_processed(s, sim, i);
     s->reporters[s->n_reports++] = i;
-    c->job = -1;
+    s->job[i] = -1;
     return s->n_reports == s->wanted ? fedavg_finish(s, sim) : HS_OK;
 }
 
