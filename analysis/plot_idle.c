@@ -26,6 +26,7 @@ static const char plot_idle_sql[] =
 typedef struct IdleValues {
     int count, capacity;
     double *share;   /* sorted ascending */
+    int summary;     /* done runs recorded with [run] record = summary: no shares */
 } IdleValues;
 
 static int plot_idle_same(void *ctx, size_t a, size_t b)
@@ -50,6 +51,10 @@ static int plot_idle_read(Plot *plot, sqlite3_stmt *stmt, int p, IdleValues *v, 
     for (int k = 0; k < point->run_count; k++) {
         const RunFacts *run = &plot->set->runs[point->runs[k]];
         if (!run->done) continue;
+        if (run->summary) {
+            v->summary++;
+            continue;
+        }
         sqlite3_reset(stmt);
         sqlite3_bind_int64(stmt, 1, run->id);
         int rc;
@@ -94,14 +99,21 @@ int plot_figure_idle(Plot *plot, const char *data_name, FILE *data, FILE *body, 
         status = dbread_query_fail(plot->db, rc, plot->db_path, diag);
         goto done;
     }
-    int most = 0;
+    int most = 0, summary = 0;
     for (int f = 0; f < F && status == HS_OK; f++)
         for (int m = 0; m < M && status == HS_OK; m++) {
             int p = lv.point[((size_t)f * M + m) * L + top];
             if (p >= 0) status = plot_idle_read(plot, stmt, p, &values[(size_t)f * M + m], diag);
             if (values[(size_t)f * M + m].count > most) most = values[(size_t)f * M + m].count;
+            summary += values[(size_t)f * M + m].summary;
         }
     if (status != HS_OK) goto done;
+    if (most == 0 && summary > 0) {
+        plot_note(plot, "no per-agent idle time in %s: its runs were recorded with [run] record = summary "
+                  "(no agent_rounds rows; docs/recording.md)", plot->title);
+        status = PLOT_SKIP;
+        goto done;
+    }
     if (most == 0) {
         plot_note(plot, "no per-agent idle time (agent_rounds) in %s", plot->title);
         status = PLOT_SKIP;

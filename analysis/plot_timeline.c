@@ -211,6 +211,11 @@ static int plot_timeline_load_accounts(Plot *plot, Timeline *tl, HsDiag *diag)
     }
     sqlite3_finalize(stmt);
     if (tl->segment_count > 0) return HS_OK;
+    if (tl->run->summary) {
+        plot_note(plot, "run %" PRId64 " was recorded with [run] record = summary: no per-agent accounts "
+                  "(agent_rounds rows) to lay out (docs/recording.md)", tl->run->id);
+        return PLOT_SKIP;
+    }
     plot_note(plot, "run %" PRId64 " has no per-agent accounts (agent_rounds) in the chosen rounds",
               tl->run->id);
     return PLOT_SKIP;

@@ -341,6 +341,28 @@ done:
     return status;
 }
 
+/* A table with per-agent figures: the runs table's offloading share (ComDML), the
+ * points' too. The rounds table and the speedups read the rounds rows only. */
+static int want_agent_figures(const ReportRequest *request)
+{
+    return !(request->flags & REPORT_ROUNDS_ONLY) && request->table != REPORT_TABLE_SPEEDUP;
+}
+
+/* Runs recorded with [run] record = summary have no agent_rounds rows: say so on stderr
+ * (the tables on stdout stay tables) rather than leave a reader to wonder at a blank. */
+static void report_note_summary(const RunSet *set, int agent_figures)
+{
+    int64_t first = -1, count = 0;
+    for (int r = 0; r < set->run_count; r++)
+        if (set->runs[r].summary && count++ == 0) first = set->runs[r].id;
+    if (count == 0 || !agent_figures) return;
+    fprintf(stderr,
+            "note: %lld run%s (run %lld%s) recorded [run] record = summary: no per-agent rows (agent_rounds); "
+            "idle share is the rounds' idle time, offloading share and per-agent figures are unknown "
+            "(docs/recording.md)\n",
+            (long long)count, count == 1 ? "" : "s", (long long)first, count == 1 ? "" : ", ...");
+}
+
 /* The one reporting path. */
 static int report_run_request(const char *path, const ReportRequest *request, FILE *out,
                               HsDiag *diag)
@@ -367,6 +389,7 @@ static int report_run_request(const char *path, const ReportRequest *request, FI
     if (status != HS_OK) goto done;
     if (size > 0) fwrite(text, 1, size, out);
     status = report_check_output(out, diag);
+    if (status == HS_OK) report_note_summary(set, want_agent_figures(request));
 done:
     free(text);
     runset_free(set);

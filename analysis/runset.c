@@ -30,7 +30,9 @@ static const char facts_sql[] =
     " (SELECT avg(actual_s) FROM pairings WHERE run_id = r.id),"
     " (SELECT count(*) FROM pairings WHERE run_id = r.id),"
     " (SELECT avg(role = 'offloader') FROM agent_rounds WHERE run_id = r.id),"
-    " %s"
+    " %s,"
+    " CASE WHEN instr(r.config, char(10) || 'record = summary' || char(10)) > 0"
+    "  THEN (SELECT sum(idle_s) FROM rounds WHERE run_id = r.id) END"
     " FROM runs r WHERE (?1 IS NULL OR r.id = ?1) AND (?2 IS NULL OR r.sweep = ?2)"
     " ORDER BY r.id";
 
@@ -112,6 +114,22 @@ static void visit_fingerprint(void *ctx, const char *section, const char *key,
         return;
     print->hash = hash_fnv1a(print->hash, line, (size_t)(line_end - line));
     print->hash = hash_fnv1a(print->hash, "\n", 1);
+}
+
+/* [run] record = summary in runs.config (written only then): no agent_rounds rows */
+static void visit_record(void *ctx, const char *section, const char *key, const char *value,
+                         const char *line, const char *line_end)
+{
+    int *summary = ctx;
+    (void)line, (void)line_end;
+    if (strcmp(section, "run") == 0 && strcmp(key, "record") == 0) *summary = strcmp(value, "summary") == 0;
+}
+
+static int config_summary(const char *config)
+{
+    int summary = 0;
+    if (config != NULL) config_walk(config, visit_record, &summary);
+    return summary;
 }
 
 static double config_target(const char *config)
@@ -228,10 +246,13 @@ static int read_runs(sqlite3 *db, const char *path, const RunSetFilter *filter, 
         run->has_rounds = sqlite3_column_type(stmt, 8) != SQLITE_NULL;
         run->rounds = sqlite3_column_int64(stmt, 8);
         run->sim_time_s = real_column(stmt, 9);
+        run->summary = config_summary(config);
         run->idle_share = NAN;
-        if (sqlite3_column_type(stmt, 10) != SQLITE_NULL &&
+        /* a summary run's idle time is its rounds' (each the sum of its agents' idle_s) */
+        int idle_column = run->summary ? 21 : 10;
+        if (sqlite3_column_type(stmt, idle_column) != SQLITE_NULL &&
             sqlite3_column_type(stmt, 12) != SQLITE_NULL) {
-            double idle = sqlite3_column_double(stmt, 10);
+            double idle = sqlite3_column_double(stmt, idle_column);
             int64_t agents = sqlite3_column_int64(stmt, 11);
             double span = sqlite3_column_double(stmt, 12);
             if (agents > 0 && span > 0) run->idle_share = idle / ((double)agents * span);

@@ -7,7 +7,10 @@
  *   sim_time_s     runs.sim_time_s, or max(rounds.t_end) while none is set;
  *   idle_share     sum(agent_rounds.idle_s) / (N_agents * sum(rounds.t_end - t_start)),
  *                  N_agents = count(agents rows); NaN without agent_rounds, agents or
- *                  round time;
+ *                  round time; a run recorded with [run] record = summary (no
+ *                  agent_rounds rows) takes sum(rounds.idle_s), the same time summed
+ *                  round by round;
+ *   summary        runs.config's [run] says record = summary;
  *   bytes          sum(rounds.bytes);
  *   makespan_s     mean over the run's rounds of t_end - t_start;
  *   target_accuracy  `target_accuracy` of the [run] section of runs.config, when > 0;
@@ -70,6 +73,7 @@ typedef struct RunFacts {
     char *point;                  /* owned; runs.point without the seed, NULL when none */
     uint64_t seed;
     int done;                     /* status is 'done' */
+    int summary;                  /* [run] record = summary: no agent_rounds rows */
     int has_rounds;
     int64_t rounds;
     double sim_time_s, idle_share, bytes, final_accuracy, makespan_s;

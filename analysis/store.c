@@ -63,7 +63,10 @@ static const char run_summary_sql[] =
     " (SELECT avg(t_end - t_start) FROM rounds WHERE run_id = r.id) AS makespan_s,"
     " (SELECT CASE WHEN i.idle IS NOT NULL AND i.span IS NOT NULL AND i.agents > 0 AND i.span > 0"
     "   THEN i.idle / (i.agents * i.span) END FROM"
-    "  (SELECT (SELECT sum(idle_s) FROM agent_rounds WHERE run_id = r.id) AS idle,"
+    "  (SELECT coalesce((SELECT sum(idle_s) FROM agent_rounds WHERE run_id = r.id),"
+    /* [run] record = summary: no agent_rounds; the rounds' idle time is the same sum */
+    "    CASE WHEN instr(r.config, char(10) || 'record = summary' || char(10)) > 0"
+    "    THEN (SELECT sum(idle_s) FROM rounds WHERE run_id = r.id) END) AS idle,"
     "   (SELECT count(*) FROM agents WHERE run_id = r.id) AS agents,"
     "   (SELECT sum(t_end - t_start) FROM rounds WHERE run_id = r.id) AS span) AS i) AS idle_share,"
     " (SELECT sum(bytes) FROM rounds WHERE run_id = r.id) AS bytes,"

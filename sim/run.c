@@ -120,7 +120,8 @@ static int run_engine_create(Run *run, HsDiag *diag)
         .network = {.maxmin = sc->network.model == NETWORK_MAXMIN, .lv08 = sc->network.tcp == TCP_LV08,
                     .backbone = sc->network.backbone, .uplink_fifo = sc->network.uplink == UPLINK_FIFO,
                     .loss_drop = sc->network.loss_mode == LOSS_DROP, .rto = sc->network.rto},
-        .seed = sc->seed, .sink = run->sink, .handler = run_dispatch, .handler_ctx = run, .diag = diag};
+        .seed = sc->seed, .sink = run->sink, .summary = sc->record == RUN_RECORD_SUMMARY,
+        .handler = run_dispatch, .handler_ctx = run, .diag = diag};
     return engine_create(&config, &sim->engine);
 }
 

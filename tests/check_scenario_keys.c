@@ -209,6 +209,7 @@ static const WalkKey walk_keys[] = {
     {"run.target_accuracy", WALK_UNIT, NULL},
     {"run.mode", WALK_CHOICE, NULL},
     {"run.eval_every", WALK_COUNT, NULL},
+    {"run.record", WALK_CHOICE, NULL},
     {"run.threads", WALK_COUNT, "1025"},
     {"run.kernels", WALK_CHOICE, NULL},
     {"data.dataset", WALK_CHOICE, NULL},

@@ -246,6 +246,9 @@ static int engine_report_rows(Engine *e, double length, double extra)
                      .idle_s = idle_total, .bytes = e->round_bytes, .extra = extra, .energy_j = energy_total,
                      .lost = engine_loss_round_lost(e)};
     status = e->sink.ops->round(e->sink.ctx, e->run_id, &row);
+    /* [run] record = summary: the rows were formed for the round's sums (and a battery's
+     * state) above; the sink gets none of them */
+    if (e->summary) return status;
     if (e->energy)
         return status == HS_OK ? e->sink.ops->agent_rounds(e->sink.ctx, e->run_id, e->rows, e->n_agents) : status;
     for (int first = 0; status == HS_OK && first < e->n_agents; first += ENGINE_ROWS_BATCH) {
@@ -492,6 +495,7 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->charging_trace = config->traces.charging;
     e->spec = config->network;
     e->sink = config->sink;
+    e->summary = config->summary;
     e->run_id = -1;
     e->handler = config->handler;
     e->handler_ctx = config->handler_ctx;

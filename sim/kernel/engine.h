@@ -128,6 +128,8 @@ typedef struct EngineConfig {
     EngineNetwork network;
     uint64_t seed;             /* the nodes' dynamics streams */
     Sink sink;                 /* rounds, agent_rounds, activity, pairings, metrics */
+    int summary;               /* [run] record = summary: no agent_rounds rows (the round's
+                                * row is the same: its idle sum is formed either way) */
     EngineHandler handler;
     void *handler_ctx;
     HsDiag *diag;              /* every error's message; one found inside the network's

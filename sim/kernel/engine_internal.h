@@ -73,6 +73,7 @@ struct Engine {
                               * batch of ENGINE_ROWS_BATCH (engine_report_rows) */
     gsl_rng **dynamics_rng;  /* (n_nodes) only for nodes whose slowdown is random over time */
     Sink sink;
+    int summary;             /* EngineConfig.summary: agent_rounds rows are formed, not sent */
     int64_t run_id;
     EngineHandler handler;
     void *handler_ctx;

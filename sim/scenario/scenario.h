@@ -29,6 +29,8 @@
 #define SCENARIO_THREADS_EAGER (-1)
 
 typedef enum { RUN_MODE_TRAIN = 0, RUN_MODE_TIMING = 1 } RunMode;
+/* [run] record: what the database gets per agent (docs/recording.md) */
+typedef enum { RUN_RECORD_AGENTS = 0, RUN_RECORD_SUMMARY = 1 } RunRecord;
 
 /* Which attributes a group sets itself (the rest come from [agents]). */
 typedef struct AgentGroupSpec {
@@ -182,6 +184,7 @@ typedef struct Scenario {
     double target_accuracy;     /* 0 when none */
     RunMode mode;
     int eval_every;             /* rounds between evaluations (train mode) */
+    RunRecord record;           /* summary: no agent_rounds rows (the rounds rows stay) */
     int threads;                /* train mode's worker threads; 0 = the online CPUs. An execution
                                  * setting: results do not depend on it, runs.config omits it.
                                  * SCENARIO_THREADS_EAGER (tests only): nothing is queued, every

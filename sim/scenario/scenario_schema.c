@@ -178,6 +178,13 @@ static int run_kernels_check(Resolver *r, const char *section, const SchemaKey *
     return scenario_bad(r, e, "%s", "this hetsim was built without oneDNN (DNNL=0): use openblas or auto");
 }
 
+/* record is written back only when summary, so the configs of runs before the key stay */
+static int run_record_written(const Scenario *sc, const void *t)
+{
+    (void)t;
+    return sc->record == RUN_RECORD_SUMMARY;
+}
+
 /* Written once resolved (auto is onednn or openblas by then, scenario_resolve_model),
  * and only when not openblas: the configs, run_params rows and sweep ids of every run on
  * the reference kernels stay what they were before the key. In timing mode it changes
@@ -818,6 +825,10 @@ static const SchemaKey schema_rows[] = {
      HELP("train: real arithmetic; timing: identical timings, no arithmetic")},
     {KEY(RUN, "eval_every", INT), RANGE(1, 1000000), DEF("1"), AT(eval_every),
      HELP("rounds between evaluations in train mode")},
+    {KEY(RUN, "record", CHOICE), .choices = "agents|summary", DEF("agents"), AT(record), .written = run_record_written,
+     HELP("agents: a row per agent and round (agent_rounds); summary: none, only the rounds rows and the run's "
+          "figures (a million agents' rows take most of the database and its writing; docs/recording.md says "
+          "what a report and a plot then lack)")},
     {KEY(RUN, "threads", INT), RANGE(1, 1024), DEF("0"), AT(threads), .when = never,
      .doc_default = "the online cores (sweep: cores / jobs, at least 1; 1 per MPI rank)",
      HELP("train mode's worker threads; results do not depend on it, so runs.config leaves it out")},
