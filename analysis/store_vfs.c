@@ -159,7 +159,8 @@ static int store_vfs_device(sqlite3_file *file)
 }
 
 /* A WAL file has no wal-index and is not memory-mapped by SQLite; these exist so the
- * methods' version matches the default VFS's and are passed on after a flush. */
+ * methods are version 3 like the default VFS's (store_vfs_open wraps only files whose
+ * methods are) and are passed on after a flush. */
 static int store_vfs_shm_map(sqlite3_file *file, int page, int size, int extend, void volatile **out)
 {
     int rc = store_vfs_flush((StoreVfsFile *)file);
@@ -218,7 +219,11 @@ static int store_vfs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file
         f->base.pMethods = NULL;
         return rc;
     }
-    store_vfs_wal_methods.iVersion = f->real->pMethods->iVersion < 3 ? f->real->pMethods->iVersion : 3;
+    if (f->real->pMethods->iVersion < 3) {
+        /* a default VFS without the version-3 methods this one passes on: its own file */
+        f->real->pMethods->xClose(f->real);
+        return real->xOpen(real, name, file, flags, out_flags);
+    }
     f->base.pMethods = &store_vfs_wal_methods;
     return SQLITE_OK;
 }
