@@ -4,6 +4,7 @@
  * sim/kernel/sink.h, so a column is added there, not here. One file on purpose: every
  * statement is prepared, bound and finalized here (about 1,000 lines). */
 #include "analysis/store.h"
+#include "analysis/store_vfs.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -2065,7 +2066,9 @@ int store_open(const char *path, Store **out, HsDiag *diag)
     if (status != HS_OK) goto fail;
     /* NOMUTEX: one thread drives a Store (store.h), so SQLite's per-call mutexes are
      * pure cost (a tenth of a sweep writer's CPU). */
-    rc = sqlite3_open_v2(path, &store->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    /* store_vfs: the WAL's frames written by one call per transaction */
+    rc = sqlite3_open_v2(path, &store->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                         store_vfs_name());
     if (rc != SQLITE_OK) {
         int err = store->db ? sqlite3_system_errno(store->db) : 0;
         status = hs_diag_set(&store->diag, rc == SQLITE_NOMEM ? HS_E_NOMEM : HS_E_IO, path, 0,
