@@ -47,6 +47,7 @@
  * - The round ends with the all-reduce, which starts once every member is online: an
  *   agent offline at the round's end delays it, and the time shows up as its offline_s
  *   and as the others' idle_s. */
+#include "sim/kernel/engine_lookahead.h"
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
@@ -72,6 +73,7 @@ typedef struct ComdmlAgent {
     int top_mine;      /* offloader: of its batches, those its helper has still to train */
     int top_queued;    /* helper: of those, arrived and booked on its processor */
     int released;      /* helper: stopped waiting for an absent partner; later arrivals are dropped */
+    int cut;           /* shared offloader: its helper dropped its batches; it sends no more */
     double check_at;   /* helper: time of its pending look at an online partner, -1 none */
     int done;          /* finished all its work this round */
     double predicted;  /* solver's time for its pair or itself */
@@ -84,8 +86,16 @@ typedef struct ComdmlKeys {
     double ip_time_limit; /* s */
     int cost;             /* PairingCost: PAIRING_COST_NAMES is in the enum's order */
     int allocation;       /* PairingCapacity: PAIRING_CAPACITY_NAMES is in the enum's order */
+    int predict;          /* ComdmlPredict: COMDML_PREDICT_NAMES is in the enum's order */
+    double history_weight; /* predict = history: weight of the newest round in the estimate */
+    double stay_threshold; /* predict = history: an agent below it helps no one */
     PruneKeys pruning;
 } ComdmlKeys;
+
+/* [method] predict: how a rebalance foresees who leaves during the round (see the top of
+ * comdml_predict.. below and docs/methods/proactive-notes.md). */
+typedef enum { COMDML_PREDICT_NONE = 0, COMDML_PREDICT_TRACE, COMDML_PREDICT_HISTORY } ComdmlPredict;
+#define COMDML_PREDICT_NAMES "none|trace|history"
 
 typedef struct ComdmlState {
     char solver[16];      /* [method] solver, the name solver_pair takes */
@@ -103,6 +113,11 @@ typedef struct ComdmlState {
     int pairs;
     int dropped;          /* this round: partner batches helpers dropped */
     char *online;         /* (n) availability the problem's links reflect; NULL without traces */
+    ComdmlPredict predict;
+    double history_weight, stay_threshold;
+    char *no_help;        /* (n) predicted to leave: no links into it, so it helps no one; NULL: predict = none */
+    double *stay;         /* (n) predict = history: estimated probability of staying online through a round */
+    double last_start;    /* predict = history: start of the round before, -1 before the first */
     int *flipped;         /* (n) scratch: agents whose availability changed since */
     Stages st;            /* the local step (prune), the clipped updates, the averaging */
 } ComdmlState;
@@ -131,12 +146,26 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
                                       "allocation = shared with solver = exact enumerates, up to %d agents (%d "
                                       "given); use solver = ip or greedy",
                                       SHARED_EXACT_MAX_AGENTS, n);
-        /* a helper's several offloaders and their absences: not modelled (docs/methods/proactive-notes.md) */
-        for (int g = 0; g <= sc->n_groups; g++)
-            if (sc->groups[g].availability.kind == DIST_TRACE || sc->groups[g].battery > 0)
-                return scenario_key_error(sc, &keys->allocation, diag,
-                                          "allocation = shared takes agents that stay online (no availability "
-                                          "trace, no battery)");
+    }
+    int traced = 0, battery = 0;
+    for (int g = 0; g <= sc->n_groups; g++) {
+        traced |= sc->groups[g].availability.kind == DIST_TRACE;
+        battery |= sc->groups[g].battery > 0;
+    }
+    /* a prediction needs something that can take an agent away */
+    if (keys->predict == COMDML_PREDICT_TRACE && !traced)
+        return scenario_key_error(sc, &keys->predict, diag,
+                                  "predict = trace looks ahead in the agents' availability traces; no group has "
+                                  "one ([agents] availability = trace(FILE))");
+    if (keys->predict == COMDML_PREDICT_HISTORY && !traced && !battery)
+        return scenario_key_error(sc, &keys->predict, diag,
+                                  "predict = history learns who leaves, but every agent stays online (no "
+                                  "availability trace, no battery)");
+    if (keys->predict != COMDML_PREDICT_HISTORY) {
+        if (scenario_key_written(sc, &keys->history_weight)->where[0])
+            return scenario_key_error(sc, &keys->history_weight, diag, "applies to predict = history only");
+        if (scenario_key_written(sc, &keys->stay_threshold)->where[0])
+            return scenario_key_error(sc, &keys->stay_threshold, diag, "applies to predict = history only");
     }
     if (sc->topology == TOPO_FULL && n > COMDML_MAX_DENSE)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, sc->topology_line,
@@ -173,11 +202,14 @@ static int comdml_links(ComdmlState *s, Sim *sim, int splits)
     return status;
 }
 
-/* b_ij as the solver should see it: none to or from an agent that is offline; under the
- * exact cost the bandwidth a message gets alone, as the network plays it. */
+/* b_ij as the solver should see it: none to or from an agent that is offline, none into
+ * an agent predicted to leave (predict); under the exact cost the bandwidth a message
+ * gets alone, as the network plays it. */
 static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j)
 {
     if (s->online && !(s->online[i] && s->online[j])) return 0;
+    /* predicted to leave before its helping would end: no one offloads to it */
+    if (s->no_help && s->no_help[j]) return 0;
     /* a pruned agent trains its sub-model alone: it offloads nothing (it may still help) */
     if (s->st.step.prune.on && s->st.step.prune.keep[i] < 1) return 0;
     if (s->cost == PAIRING_COST_EXACT) return engine_message_bandwidth(sim->engine, i, j);
@@ -306,6 +338,16 @@ static int comdml_create(Sim *sim, void **state)
         if (s->online == NULL || s->flipped == NULL) return HS_E_NOMEM;
         memset(s->online, 1, (size_t)n);
     }
+    s->predict = (ComdmlPredict)keys->predict;
+    s->history_weight = keys->history_weight;
+    s->stay_threshold = keys->stay_threshold;
+    s->last_start = -1;
+    if (s->predict != COMDML_PREDICT_NONE) {
+        s->no_help = calloc((size_t)n, 1);
+        s->stay = malloc((size_t)n * sizeof *s->stay);
+        if (s->no_help == NULL || s->stay == NULL) return HS_E_NOMEM;
+        for (int i = 0; i < n; i++) s->stay[i] = 1; /* before any observation: everyone stays */
+    }
     return trainer_setup_local(sim->trainer, 0);
 }
 
@@ -360,10 +402,152 @@ static int comdml_share_agents(ComdmlState *s, Sim *sim)
     if (shared_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
     int status = solver_shared(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
-    s->solve_ms = comdml_wall_ms() - start;
+    s->solve_ms += comdml_wall_ms() - start;
     /* helper[i] is -1 but for an offloader: a helper has no one partner */
     if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.helper, result.split, result.role, result.time);
     shared_result_free(&result);
+    return status;
+}
+
+/* One solve of the current problem, by the allocation's solver, into the agents. */
+static int comdml_solve(ComdmlState *s, Sim *sim)
+{
+    int n = sim->world.n;
+    if (s->allocation == PAIRING_CAPACITY_SHARED) return comdml_share_agents(s, sim);
+    PairingResult result;
+    if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
+    double start = comdml_wall_ms();
+    int status = solver_pair(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
+    s->solve_ms += comdml_wall_ms() - start;
+    if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.partner, result.split, result.role, result.time);
+    pairing_result_free(&result);
+    return status;
+}
+
+/* Sets agent i's "helps no one" mark and rewrites its links when the mark changes. */
+static void comdml_set_no_help(ComdmlState *s, const Sim *sim, int i, int no_help)
+{
+    if (s->no_help[i] == (char)no_help) return;
+    s->no_help[i] = (char)no_help;
+    comdml_relink(s, sim, i);
+}
+
+/* predict = history: after each round, every agent's estimate of staying online through a
+ * round moves towards what the round showed, stay = (1 - w) stay + w x stayed, where
+ * stayed is 1 when the agent was online from the round's start to its end. Past
+ * availability only (what the agent lived through), no random draw. */
+static void comdml_observe(ComdmlState *s, const Sim *sim)
+{
+    double now = engine_round_start(sim->engine), before = s->last_start;
+    s->last_start = now;
+    if (s->predict != COMDML_PREDICT_HISTORY || before < 0) return;
+    for (int i = 0; i < sim->world.n; i++) {
+        int stayed = engine_agent_online(sim->engine, i, before) && engine_agent_next_offline(sim->engine, i, before) >= now;
+        s->stay[i] += s->history_weight * (stayed - s->stay[i]);
+    }
+}
+
+/* predict = trace: the solver's answer as the availability trace would stretch it. An
+ * agent's own work (alone: its epoch; offloader: its bottom sides) pauses while it is
+ * offline; a helper is needed until its group's predicted end G_j (the last activations
+ * come with the slowest member's last batch, so an absence anywhere before it, slack or
+ * not, is taken to delay the group by its length: a bound, not the play-out). An agent's
+ * time is the larger of the solver's and its stretched one, an offloader's also its
+ * helper's.
+ * Returns the largest, and marks in `late` the helpers whose stretched work ends after
+ * the solver's makespan (their absence, not the assignment, would set the round). */
+static double comdml_stretched_makespan(const ComdmlState *s, const Sim *sim, double start, char *late)
+{
+    const PairingProblem *p = &s->problem;
+    int n = sim->world.n;
+    double *work = calloc((size_t)n, sizeof *work), makespan = 0, stretched = 0;
+    if (work == NULL) return NAN;
+    for (int i = 0; i < n; i++) {
+        const ComdmlAgent *a = &s->agents[i];
+        makespan = fmax(makespan, a->predicted);
+        work[i] = a->role == SINK_ROLE_OFFLOADER ? p->batches[i] * p->fs[a->split] / p->speed[i]
+                  : a->role == SINK_ROLE_HELPER  ? a->predicted
+                                                 : p->batches[i] / p->speed[i];
+    }
+    for (int i = 0; i < n; i++) /* an agent with no work (offline, masked) waits for no one */
+        work[i] = work[i] > 0 ? engine_agent_finish(sim->engine, i, start, work[i]) - start : 0;
+    for (int i = 0; i < n; i++) {
+        const ComdmlAgent *a = &s->agents[i];
+        double t = fmax(a->predicted, work[i]);
+        if (a->role == SINK_ROLE_OFFLOADER) t = fmax(t, work[a->partner]);
+        stretched = fmax(stretched, t);
+        late[i] = a->role == SINK_ROLE_HELPER && work[i] > makespan;
+    }
+    free(work);
+    return stretched;
+}
+
+/* The agents' answer, kept while a better one is sought. */
+typedef struct ComdmlAnswer {
+    ComdmlAgent *agents;
+    int *splits;
+    int pairs;
+    char solver_used[16];
+} ComdmlAnswer;
+
+static void comdml_keep_answer(ComdmlAnswer *to, const ComdmlState *s, int n)
+{
+    memcpy(to->agents, s->agents, (size_t)n * sizeof *s->agents);
+    memcpy(to->splits, s->splits, (size_t)n * sizeof *s->splits);
+    to->pairs = s->pairs;
+    memcpy(to->solver_used, s->solver_used, sizeof to->solver_used);
+}
+
+static void comdml_restore_answer(ComdmlState *s, const ComdmlAnswer *from, int n)
+{
+    memcpy(s->agents, from->agents, (size_t)n * sizeof *s->agents);
+    memcpy(s->splits, from->splits, (size_t)n * sizeof *s->splits);
+    s->pairs = from->pairs;
+    memcpy(s->solver_used, from->solver_used, sizeof s->solver_used);
+}
+
+/* Proactive allocation (predict = trace): solve, stretch the answer by the trace
+ * (comdml_stretched_makespan); while some helper's absence would end its work after the
+ * solver's makespan, take those helpers out of the helpers and solve again (each pass
+ * removes one at least: at most n passes). The answer kept is the one whose stretched
+ * makespan is least, the first of equals (so an absence the helper's slack absorbs costs
+ * no helper). Offloaders keep their links: an absent offloader's batches are dropped by
+ * its helper and it finishes its bottom side when back. */
+static int comdml_solve_ahead(ComdmlState *s, Sim *sim)
+{
+    int n = sim->world.n, status;
+    double start = engine_round_start(sim->engine), best = INFINITY;
+    ComdmlAnswer kept = {.agents = malloc((size_t)n * sizeof *kept.agents), .splits = malloc((size_t)n * sizeof *kept.splits)};
+    char *late = malloc((size_t)n);
+    if (kept.agents == NULL || kept.splits == NULL || late == NULL) {
+        status = HS_E_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) comdml_set_no_help(s, sim, i, 0);
+    for (;;) {
+        if ((status = comdml_solve(s, sim)) != HS_OK) goto out;
+        double stretched = comdml_stretched_makespan(s, sim, start, late);
+        if (isnan(stretched)) {
+            status = HS_E_NOMEM;
+            goto out;
+        }
+        if (stretched < best) {
+            best = stretched;
+            comdml_keep_answer(&kept, s, n);
+        }
+        int excluded = 0;
+        for (int j = 0; j < n; j++)
+            if (late[j]) {
+                comdml_set_no_help(s, sim, j, 1);
+                excluded++;
+            }
+        if (excluded == 0) break;
+    }
+    comdml_restore_answer(s, &kept, n);
+out:
+    free(kept.agents);
+    free(kept.splits);
+    free(late);
     return status;
 }
 
@@ -376,15 +560,11 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     }
     comdml_mask_offline(s, sim);
     comdml_exact_relink(s, sim);
-    if (s->allocation == PAIRING_CAPACITY_SHARED) return comdml_share_agents(s, sim);
-    PairingResult result;
-    if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
-    double start = comdml_wall_ms();
-    int status = solver_pair(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
-    s->solve_ms = comdml_wall_ms() - start;
-    if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.partner, result.split, result.role, result.time);
-    pairing_result_free(&result);
-    return status;
+    s->solve_ms = 0;
+    if (s->predict == COMDML_PREDICT_TRACE) return comdml_solve_ahead(s, sim);
+    if (s->predict == COMDML_PREDICT_HISTORY)
+        for (int i = 0; i < n; i++) comdml_set_no_help(s, sim, i, s->stay[i] < s->stay_threshold);
+    return comdml_solve(s, sim);
 }
 
 static int comdml_finish_agent(ComdmlState *s, Sim *sim, int i)
@@ -398,6 +578,7 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
 {
     ComdmlState *s = state;
     int status;
+    comdml_observe(s, sim);
     if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, sim)) != HS_OK) return status;
     /* the averaging: one all-reduce, or nested shells of the sub-models (prune) */
     if (s->st.step.prune.on) {
@@ -415,6 +596,7 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
         a->done = 0;
         a->top_queued = 0;
         a->released = 0;
+        a->cut = 0;
         a->check_at = -1;
         a->own_left = sim_agent_steps(sim, i);
         a->top_left = a->role == SINK_ROLE_HELPER && a->partner >= 0 ? sim_agent_steps(sim, a->partner) : 0;
@@ -466,14 +648,44 @@ static int comdml_watch_partner(ComdmlState *s, Sim *sim, int j)
     return engine_schedule(sim->engine, leaves, COMDML_PARTNER_CHECK, j, engine_round(sim->engine));
 }
 
+/* A shared helper with nothing queued: the pair rule for each of its offloaders. Those
+ * offline now lose the batches it has not trained (dropped, their pairings rows written
+ * now, and they send no more); for those online with batches to come it looks again when
+ * the first of them leaves. O(n) per look, only when its processor has run dry. */
+static int comdml_shared_wait(ComdmlState *s, Sim *sim, int j)
+{
+    ComdmlAgent *a = &s->agents[j];
+    double now = engine_now(sim->engine), leaves = INFINITY;
+    int status;
+    for (int i = 0; i < sim->world.n; i++) {
+        ComdmlAgent *o = &s->agents[i];
+        if (o->role != SINK_ROLE_OFFLOADER || o->partner != j || o->top_mine == 0) continue;
+        if (engine_agent_online(sim->engine, i, now)) {
+            leaves = fmin(leaves, engine_agent_next_offline(sim->engine, i, now));
+            continue;
+        }
+        s->dropped += o->top_mine;
+        sim->round_extra = s->dropped;
+        a->top_left -= o->top_mine;
+        o->top_mine = 0;
+        o->cut = 1;
+        if ((status = comdml_report_pairing(s, sim, i, j)) != HS_OK) return status;
+    }
+    if (a->top_left == 0 || !isfinite(leaves) || leaves == a->check_at) return HS_OK;
+    a->check_at = leaves;
+    return engine_schedule(sim->engine, leaves, COMDML_PARTNER_CHECK, j, engine_round(sim->engine));
+}
+
 /* Called whenever the helper's processor may have run dry: it finishes once its own work
  * and its partner's batches are done, or drops the rest when the partner is offline. */
 static int comdml_helper_check(ComdmlState *s, Sim *sim, int j)
 {
     ComdmlAgent *a = &s->agents[j];
     if (a->done || a->own_left > 0 || a->top_queued > 0) return HS_OK;
-    if (a->top_left > 0) {
-        if (a->partner < 0) return HS_OK; /* shared: its offloaders stay online (validate) */
+    if (a->top_left > 0 && a->partner < 0) { /* shared */
+        int status = comdml_shared_wait(s, sim, j);
+        if (status != HS_OK || a->top_left > 0) return status;
+    } else if (a->top_left > 0) {
         if (engine_agent_online(sim->engine, a->partner, engine_now(sim->engine)))
             return comdml_watch_partner(s, sim, j);
         int status = comdml_drop_partner(s, sim, j);
@@ -494,7 +706,8 @@ static int comdml_on_activations(ComdmlState *s, Sim *sim, int j, int64_t tag)
 {
     ComdmlAgent *a = &s->agents[j];
     int slow = (int)(tag % sim->world.n);
-    int mine = a->partner >= 0 ? a->partner == slow : s->agents[slow].partner == j; /* pairs : shared */
+    int mine = a->partner >= 0 ? a->partner == slow
+                               : s->agents[slow].partner == j && !s->agents[slow].cut; /* pairs : shared */
     if (tag / sim->world.n != engine_round(sim->engine) || a->released || !mine)
         return HS_OK; /* dropped */
     /* queued on the helper's processor behind its own work (FIFO) */
@@ -517,7 +730,7 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
     case COMDML_SLOW_STEP:
         if ((status = trainer_split_bottom_step(sim->trainer, i, a->split)) != HS_OK) return status;
         /* a released helper no longer listens: the rest trains on the local loss only */
-        if (!s->agents[a->partner].released &&
+        if (!s->agents[a->partner].released && !a->cut &&
             (status = engine_send(sim->engine, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS,
                                   comdml_activation_tag(sim, i))) != HS_OK)
             return status;
@@ -559,6 +772,8 @@ static void comdml_destroy(void *state)
     free(s->splits);
     free(s->online);
     free(s->flipped);
+    free(s->no_help);
+    free(s->stay);
     stages_free(&s->st);
     pairing_problem_free(&s->problem);
     free(s);
@@ -575,9 +790,20 @@ static const SchemaKey comdml_keys[] = {
      .type = SCHEMA_CHOICE, .choices = PAIRING_COST_NAMES),
     METHOD_KEY(ComdmlKeys, allocation, "pairs", "pairs (one offloader per helper, ComDML's) or shared (a helper serves "
      "several offloaders with shares of its compute and link, after \"Decentralized Proactive Model Offloading and "
-     "Resource Allocation for Split and Federated Learning\"; cost = paper, agents always online; "
+     "Resource Allocation for Split and Federated Learning\"; cost = paper; "
      "docs/methods/proactive-notes.md)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_CAPACITY_NAMES, .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(ComdmlKeys, predict, "none", "how a re-pairing foresees absences: none (who is online at the round's "
+     "start), trace (looks ahead in the availability traces: a helper that leaves before its offloaded work would "
+     "end helps no one), history (an agent whose estimated chance of staying online through a round is below "
+     "stay_threshold helps no one); docs/methods/proactive-notes.md",
+     .type = SCHEMA_CHOICE, .choices = COMDML_PREDICT_NAMES, .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(ComdmlKeys, history_weight, "0.5", "predict = history: weight of the newest round in each agent's "
+     "estimate of staying online (an exponentially weighted average of the rounds it stayed online throughout)",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN | SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(ComdmlKeys, stay_threshold, "0.5", "predict = history: an agent whose estimate is below it helps no one "
+     "(0: everyone may help, 1: only agents that never left)",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OMIT_DEFAULT),
     PRUNE_METHOD_KEYS(ComdmlKeys, pruning.),
     {0},
 };
