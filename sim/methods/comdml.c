@@ -447,38 +447,84 @@ static void comdml_observe(ComdmlState *s, const Sim *sim)
     }
 }
 
-/* predict = trace: the solver's answer as the availability trace would stretch it. An
- * agent's own work (alone: its epoch; offloader: its bottom sides) pauses while it is
- * offline; a helper is needed until its group's predicted end G_j (the last activations
- * come with the slowest member's last batch, so an absence anywhere before it, slack or
- * not, is taken to delay the group by its length: a bound, not the play-out). An agent's
- * time is the larger of the solver's and its stretched one, an offloader's also its
- * helper's.
- * Returns the largest, and marks in `late` the helpers whose stretched work ends after
- * the solver's makespan (their absence, not the assignment, would set the round). */
+/* predict = trace: a piece of work reaching a helper's processor at `at`. */
+typedef struct ComdmlArrival {
+    double at, work;
+} ComdmlArrival;
+
+static int comdml_arrival_order(const void *a, const void *b)
+{
+    double x = ((const ComdmlArrival *)a)->at, y = ((const ComdmlArrival *)b)->at;
+    return (x > y) - (x < y);
+}
+
+/* predict = trace: when helper j would be through, absences included. Its own epoch is
+ * there at the round's start; offloader i's top batch b arrives once i's slow side has
+ * done b batches (i's absences pause it, as the engine does) plus one transfer. A
+ * work-conserving processor that pauses while offline ends at the latest, over the
+ * arrival instants t, of finish(t, the work arriving at t or later): the busy-period
+ * bound, which is the play-out's end while transfers do not overlap (the paper's cost
+ * leaves out the same tail). Seconds from start; NAN when out of memory. */
+static double comdml_helper_end(const ComdmlState *s, const Sim *sim, double start, int j)
+{
+    const PairingProblem *p = &s->problem;
+    int n = sim->world.n;
+    size_t count = 1;
+    for (int i = 0; i < n; i++)
+        if (s->agents[i].role == SINK_ROLE_OFFLOADER && s->agents[i].partner == j) count += (size_t)ceil(p->batches[i]);
+    ComdmlArrival *arrival = malloc(count * sizeof *arrival);
+    if (arrival == NULL) return NAN;
+    size_t k = 0;
+    arrival[k++] = (ComdmlArrival){.at = start, .work = p->batches[j] / p->speed[j]};
+    for (int i = 0; i < n; i++) {
+        const ComdmlAgent *a = &s->agents[i];
+        if (a->role != SINK_ROLE_OFFLOADER || a->partner != j) continue;
+        double slow = p->fs[a->split] / p->speed[i], top = p->ff[a->split] / p->speed[j];
+        double transfer = p->act[a->split] / pairing_link(p, i, j);
+        for (int b = 1; b <= (int)ceil(p->batches[i]); b++)
+            arrival[k++] = (ComdmlArrival){.at = engine_agent_finish(sim->engine, i, start, b * slow) + transfer,
+                                           .work = top};
+    }
+    qsort(arrival, k, sizeof *arrival, comdml_arrival_order);
+    double end = start, later = 0;
+    for (size_t r = k; r-- > 0;) {
+        later += arrival[r].work;
+        end = fmax(end, engine_agent_finish(sim->engine, j, arrival[r].at, later));
+    }
+    free(arrival);
+    return end - start;
+}
+
+/* predict = trace: the solver's answer as the availability trace would play it. An
+ * alone agent's epoch and an offloader's slow side pause while it is offline; a helper
+ * ends at comdml_helper_end. An agent's time is the larger of the solver's and that, an
+ * offloader's also its helper's. Returns the largest (NAN when out of memory), and marks
+ * in `late` the helpers that would end after the solver's makespan (their absence, not
+ * the assignment, would set the round). */
 static double comdml_stretched_makespan(const ComdmlState *s, const Sim *sim, double start, char *late)
 {
     const PairingProblem *p = &s->problem;
     int n = sim->world.n;
-    double *work = calloc((size_t)n, sizeof *work), makespan = 0, stretched = 0;
-    if (work == NULL) return NAN;
+    double *end = calloc((size_t)n, sizeof *end), makespan = 0, stretched = 0;
+    if (end == NULL) return NAN;
+    for (int i = 0; i < n; i++) makespan = fmax(makespan, s->agents[i].predicted);
     for (int i = 0; i < n; i++) {
         const ComdmlAgent *a = &s->agents[i];
-        makespan = fmax(makespan, a->predicted);
-        work[i] = a->role == SINK_ROLE_OFFLOADER ? p->batches[i] * p->fs[a->split] / p->speed[i]
-                  : a->role == SINK_ROLE_HELPER  ? a->predicted
-                                                 : p->batches[i] / p->speed[i];
+        double work = a->role == SINK_ROLE_OFFLOADER ? p->batches[i] * p->fs[a->split] / p->speed[i]
+                                                     : p->batches[i] / p->speed[i];
+        if (a->role == SINK_ROLE_HELPER) end[i] = comdml_helper_end(s, sim, start, i);
+        else /* an agent with no work (offline, masked) waits for no one */
+            end[i] = work > 0 ? engine_agent_finish(sim->engine, i, start, work) - start : 0;
+        if (isnan(end[i])) break;
     }
-    for (int i = 0; i < n; i++) /* an agent with no work (offline, masked) waits for no one */
-        work[i] = work[i] > 0 ? engine_agent_finish(sim->engine, i, start, work[i]) - start : 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !isnan(stretched); i++) {
         const ComdmlAgent *a = &s->agents[i];
-        double t = fmax(a->predicted, work[i]);
-        if (a->role == SINK_ROLE_OFFLOADER) t = fmax(t, work[a->partner]);
-        stretched = fmax(stretched, t);
-        late[i] = a->role == SINK_ROLE_HELPER && work[i] > makespan;
+        double t = fmax(a->predicted, end[i]);
+        if (a->role == SINK_ROLE_OFFLOADER) t = fmax(t, end[a->partner]);
+        stretched = isnan(end[i]) ? NAN : fmax(stretched, t);
+        late[i] = a->role == SINK_ROLE_HELPER && end[i] > makespan;
     }
-    free(work);
+    free(end);
     return stretched;
 }
 
