@@ -245,6 +245,18 @@ START_TEST(test_bad_input)
                       predict_cases[k].fragment);
         test_sink_free(&ts);
     }
+    /* the key's own line in the file */
+    static const char *predict_text =
+        "[run]\nmethod = comdml\nrounds = 1\nmode = timing\n"
+        "[model]\nlayers = 784,32,512,512,10\nbatch = 64\n"
+        "[method.comdml]\nallocation = shared\npredict = trace\n"
+        "[agents]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 10 GB/s\nlatency = 0 s\nsamples = 3200\n";
+    memset(&ts, 0, sizeof ts);
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(test_run(predict_text, NULL, 0, &ts, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:10: ") && strstr(diag.message, "predict = trace looks ahead"), "%s",
+                  diag.message);
+    test_sink_free(&ts);
     unlink(trace_path);
 }
 END_TEST

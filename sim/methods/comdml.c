@@ -26,16 +26,21 @@
  * top of that ComDML reacts as follows, the same in timing and train mode:
  * - Re-pairing sees availability: at a rebalance, an agent offline at the round's start
  *   takes no part (role alone; the solver gets no link to it and counts none of its
- *   batches, so the online agents are balanced among themselves). The solver does not
- *   look ahead in the trace: a deployment knows who is reachable now, not who will leave,
- *   and a mid-round absence is handled by the rule below. Between rebalances the pairs
- *   stand, even with an absent member.
+ *   batches, so the online agents are balanced among themselves). By default (predict =
+ *   none) the solver does not look ahead: a deployment knows who is reachable now, and a
+ *   mid-round absence is handled by the rules below. predict = trace plays the answer
+ *   against the availability series (comdml_solve_ahead: a helper whose absence would
+ *   make it end after the makespan is taken out and the solver asked again, the best
+ *   answer kept); predict = history keeps agents that often left out of the helpers
+ *   (comdml_observe). Between rebalances the pairs stand, even with an absent member.
  * - The helper drops an absent offloader's work: once it has done its own epoch and every
  *   activation batch that has arrived, and its partner is offline (then, or later while it
  *   waits), it stops waiting: the partner's batches not yet trained are dropped
  *   (rounds.extra = batches dropped in the round, 0 when none, for runs with an
  *   availability trace; NaN otherwise) and its pairings row is written then, so actual_s
  *   is the played-out time. Batches still on the wire at that moment count as dropped.
+ *   A shared helper applies the rule to each of its offloaders (comdml_shared_wait) and
+ *   finishes once every one of them is through or dropped.
  * - The offloader, back online, finishes the rest of its bottom-side batches on its local
  *   loss and sends nothing more (its helper has stopped listening; a transmission paused
  *   mid-way still completes, counts in bytes, and is discarded on arrival). Its top
