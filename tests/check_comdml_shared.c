@@ -11,7 +11,8 @@
  *    tops after its return, so the round ends 20 top batches later than with predict =
  *    trace, which sees the absence coming and leaves everyone alone; predict = history
  *    learns it in round 0 and keeps the helper out in round 1; an offloader that leaves
- *    loses the batches its shared helper had not trained (rounds.extra);
+ *    loses the batches its shared helper had not trained (rounds.extra); a helper whose
+ *    battery ran out is left out at the next rebalance;
  *  - under churn, train mode times like timing mode and runs repeat bitwise;
  *  - bad input: cost = exact, exact past its size, an unknown allocation, predict without
  *    churn, history's keys without history, out of range — each an input error naming
@@ -366,6 +367,26 @@ START_TEST(test_shared_helper_drops_a_departed_offloader)
 }
 END_TEST
 
+START_TEST(test_battery_outage_leaves_the_helper_out)
+{
+    /* The helper's 1 J battery runs out in round 0 (booked at its end); it is offline for
+     * the 0.5 s charging at 1 W takes to hold 0.5 J again, so round 1's rebalance leaves
+     * it out and the slow agents train alone. */
+    const char *set[] = {"agents.power_compute=10W", "agents.battery=1J",    "agents.charging=1W",
+                         "agents.resume_charge=0.5J", "agents.slow.battery=0J", "agents.slow.power_compute=0W",
+                         "agents.slow.charging=0W", "run.rounds=2"};
+    TestSink ts;
+    ck_assert_int_eq(run(set, 8, &ts), 0);
+    ck_assert_int_eq(ts.pairings, 2); /* round 0's */
+    for (int i = 0; i < 3; i++) ck_assert_str_eq(sink_role_name(ts.agent_round_rows[i].role), "alone");
+    ModelProfile p = profile_of("784,32,512,512,10");
+    double step = 64 * (p.total_flops + p.loss_flops);
+    assert_near(ts.agent_round_rows[0].offline_s, 0.5, "helper's outage");
+    assert_near(ts.agent_round_rows[1].compute_s, 10 * step / 1e9, "slow agent's epoch alone");
+    test_sink_free(&ts);
+}
+END_TEST
+
 static const char *churn_learn_trace =
     "agent,time,value\n0,0,1\n0,0.003,0\n0,0.005,1\n1,0,1\n2,0,1\n2,0.0005,0\n2,0.0008,1\n3,0,1\n4,0,1\n"
     "4,0.011,0\n4,0.013,1\n5,0,1\n"; /* rounds of about 2.7 ms */
@@ -413,6 +434,7 @@ static Suite *comdml_shared_suite(void)
     tcase_add_test(tc, test_trace_prediction_avoids_a_departing_helper);
     tcase_add_test(tc, test_history_prediction_learns_a_departing_helper);
     tcase_add_test(tc, test_shared_helper_drops_a_departed_offloader);
+    tcase_add_test(tc, test_battery_outage_leaves_the_helper_out);
     tcase_add_test(tc, test_churn_train_times_like_timing_and_repeats);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
