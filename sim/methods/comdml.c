@@ -97,8 +97,8 @@ typedef struct ComdmlKeys {
     PruneKeys pruning;
 } ComdmlKeys;
 
-/* [method] predict: how a rebalance foresees who leaves during the round (see the top of
- * comdml_predict.. below and docs/methods/proactive-notes.md). */
+/* [method] predict: how a rebalance foresees who leaves during the round (comdml_pair_agents,
+ * docs/methods/proactive-notes.md). */
 typedef enum { COMDML_PREDICT_NONE = 0, COMDML_PREDICT_TRACE, COMDML_PREDICT_HISTORY } ComdmlPredict;
 #define COMDML_PREDICT_NAMES "none|trace|history"
 
@@ -520,13 +520,16 @@ static double comdml_stretched_makespan(const ComdmlState *s, const Sim *sim, do
         if (a->role == SINK_ROLE_HELPER) end[i] = comdml_helper_end(s, sim, start, i);
         else /* an agent with no work (offline, masked) waits for no one */
             end[i] = work > 0 ? engine_agent_finish(sim->engine, i, start, work) - start : 0;
-        if (isnan(end[i])) break;
+        if (isnan(end[i])) {
+            free(end);
+            return NAN;
+        }
     }
-    for (int i = 0; i < n && !isnan(stretched); i++) {
+    for (int i = 0; i < n; i++) {
         const ComdmlAgent *a = &s->agents[i];
         double t = fmax(a->predicted, end[i]);
         if (a->role == SINK_ROLE_OFFLOADER) t = fmax(t, end[a->partner]);
-        stretched = isnan(end[i]) ? NAN : fmax(stretched, t);
+        stretched = fmax(stretched, t);
         late[i] = a->role == SINK_ROLE_HELPER && end[i] > makespan;
     }
     free(end);
