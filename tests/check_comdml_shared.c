@@ -6,8 +6,17 @@
  *    is its epoch;
  *  - the same scenario in train mode times like timing mode; runs repeat bitwise;
  *  - learning: eight rounds on synthetic data lift the accuracy well above chance;
- *  - bad input: cost = exact, exact past its size, an availability trace, an unknown
- *    allocation — each an input error naming where the key was written. */
+ *  - churn (predict, proactive allocation): the helper leaves as its own epoch ends and
+ *    comes back after the slow agents' epochs; reactively (predict = none) it trains both
+ *    tops after its return, so the round ends 20 top batches later than with predict =
+ *    trace, which sees the absence coming and leaves everyone alone; predict = history
+ *    learns it in round 0 and keeps the helper out in round 1; an offloader that leaves
+ *    loses the batches its shared helper had not trained (rounds.extra); a helper whose
+ *    battery ran out is left out at the next rebalance;
+ *  - under churn, train mode times like timing mode and runs repeat bitwise;
+ *  - bad input: cost = exact, exact past its size, an unknown allocation, predict without
+ *    churn, history's keys without history, out of range — each an input error naming
+ *    where the key was written. */
 #include "sim/run.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
@@ -27,6 +36,26 @@ static const char *shared_text =
     "[method.comdml]\nallocation = shared\n"
     "[agents]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 10 GB/s\nlatency = 0 s\nsamples = 3200\n"
     "[agents.slow]\ncount = 2\ncompute = 1 GFLOPS\nsamples = 640\n";
+
+static char trace_path[64];
+static char trace_set[128];
+
+/* Writes an availability trace and the --set that gives it to every agent. */
+static const char *write_trace(const char *text)
+{
+    snprintf(trace_path, sizeof trace_path, "/tmp/hetsim-shared-%d.csv", (int)getpid());
+    FILE *f = fopen(trace_path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    snprintf(trace_set, sizeof trace_set, "agents.availability=trace(%s)", trace_path);
+    return trace_set;
+}
+
+static void assert_near(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= 1e-9 * fabs(want) + 1e-12, "%s: got %.17g want %.17g", what, got, want);
+}
 
 static int run(const char *const *set, int n, TestSink *ts)
 {
@@ -191,22 +220,206 @@ START_TEST(test_bad_input)
     ck_assert_msg(strstr(diag.message, "t.ini:9: ") != NULL && strstr(diag.message, "allocation = shared takes cost = paper"),
                   "%s", diag.message);
     test_sink_free(&ts);
-    /* an availability trace */
-    char path[64], set[128];
-    snprintf(path, sizeof path, "/tmp/hetsim-shared-%d.csv", (int)getpid());
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs("agent,time,value\n0,0,1\n1,0,1\n2,0,1\n", f);
-    fclose(f);
-    snprintf(set, sizeof set, "agents.availability=trace(%s)", path);
-    const char *trace[] = {set};
+    /* predict and its keys */
+    const char *trace = write_trace("agent,time,value\n0,0,1\n1,0,1\n2,0,1\n");
+    static const struct {
+        const char *set[3];
+        const char *fragment;
+    } predict_cases[] = {
+        {{"method.predict=trace", NULL, NULL}, "--set method.predict=trace: predict = trace looks ahead"},
+        {{"method.predict=history", NULL, NULL}, "every agent stays online"},
+        {{"method.predict=trace", "method.history_weight=0.3", "T"}, "--set method.history_weight=0.3: applies to predict = history only"},
+        {{"method.stay_threshold=0.3", "T", NULL}, "applies to predict = history only"},
+        {{"method.predict=history", "method.history_weight=0", "T"}, "history_weight"},
+        {{"method.predict=history", "method.stay_threshold=1.5", "T"}, "stay_threshold"},
+        {{"method.predict=soon", NULL, NULL}, "'soon'"},
+    };
+    for (size_t k = 0; k < sizeof predict_cases / sizeof *predict_cases; k++) {
+        const char *set[3];
+        int n = 0;
+        for (int w = 0; w < 3 && predict_cases[k].set[w]; w++)
+            set[n++] = strcmp(predict_cases[k].set[w], "T") ? predict_cases[k].set[w] : trace;
+        memset(&ts, 0, sizeof ts);
+        hs_diag_clear(&diag);
+        ck_assert_int_eq(test_run(shared_text, set, n, &ts, &diag), HS_E_INPUT);
+        ck_assert_msg(strstr(diag.message, predict_cases[k].fragment) != NULL, "'%s' lacks '%s'", diag.message,
+                      predict_cases[k].fragment);
+        test_sink_free(&ts);
+    }
+    /* the key's own line in the file */
+    static const char *predict_text =
+        "[run]\nmethod = comdml\nrounds = 1\nmode = timing\n"
+        "[model]\nlayers = 784,32,512,512,10\nbatch = 64\n"
+        "[method.comdml]\nallocation = shared\npredict = trace\n"
+        "[agents]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 10 GB/s\nlatency = 0 s\nsamples = 3200\n";
     memset(&ts, 0, sizeof ts);
     hs_diag_clear(&diag);
-    ck_assert_int_eq(test_run(shared_text, trace, 1, &ts, &diag), HS_E_INPUT);
-    ck_assert_msg(strstr(diag.message, "t.ini:9: ") && strstr(diag.message, "no availability trace"), "%s",
+    ck_assert_int_eq(test_run(predict_text, NULL, 0, &ts, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "t.ini:10: ") && strstr(diag.message, "predict = trace looks ahead"), "%s",
                   diag.message);
     test_sink_free(&ts);
-    unlink(path);
+    unlink(trace_path);
+}
+END_TEST
+
+/* --- churn: predict --- */
+
+/* The helper (agent 0) leaves at `off` and is back at `back`; the slow agents stay. */
+static const char *helper_absence(double off, double back)
+{
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n0,%.17g,0\n0,%.17g,1\n1,0,1\n2,0,1\n", off, back);
+    return write_trace(text);
+}
+
+START_TEST(test_trace_prediction_avoids_a_departing_helper)
+{
+    TestSink ts;
+    int slow[4], fast[4], split[4];
+    double predicted[4], actual[4];
+    ck_assert_int_eq(run(NULL, 0, &ts), 0); /* the split both offloaders use */
+    ck_assert_int_eq(pairings(&ts, slow, fast, split, predicted, actual, 4), 2);
+    test_sink_free(&ts);
+    ModelProfile p = profile_of("784,32,512,512,10");
+    double step = 64 * (p.total_flops + p.loss_flops);
+    double own = 50 * step / 1e10, alone = 10 * step / 1e9, top = model_profile_fast_fraction(&p, split[0]) * step / 1e10;
+    /* the helper leaves as its own epoch ends (a hair before: its last own step resumes
+     * on its return) and is back a second after the slow agents' epochs */
+    double off = own * (1 - 1e-12), back = alone + 1;
+    const char *none[] = {helper_absence(off, back)};
+    ck_assert_int_eq(run(none, 1, &ts), 0);
+    ck_assert_int_eq(ts.pairings, 2);
+    ck_assert_str_eq(sink_role_name(ts.agent_round_rows[0].role), "helper");
+    double reactive = ts.last_t_end;
+    /* the helper's processor after its return: what was left of its epoch, then both tops */
+    ck_assert_msg(fabs(fmax(actual[0], actual[1]) - predicted[0]) < 1e-9 * predicted[0], "premise");
+    test_sink_free(&ts);
+    const char *ahead[] = {none[0], "method.predict=trace"};
+    ck_assert_int_eq(run(ahead, 2, &ts), 0);
+    ck_assert_int_eq(ts.pairings, 0);
+    for (int i = 0; i < 3; i++) ck_assert_str_eq(sink_role_name(ts.agent_round_rows[i].role), "alone");
+    /* alone, each slow agent trains its epoch; the all-reduce waits for the helper's return */
+    assert_near(ts.agent_round_rows[1].compute_s, alone, "slow agent's epoch");
+    ck_assert(alone < back);
+    double proactive = ts.last_t_end;
+    /* the same all-reduce after back in both: the reactive round is the 20 tops longer */
+    assert_near(reactive - proactive, 20 * top + off * 1e-12, "reactive - proactive");
+    test_sink_free(&ts);
+    /* an absence the helper's slack absorbs: it leaves after its own epoch and is back
+     * before the slow agents' last activations: predict = trace keeps it as helper */
+    const char *short_absence[] = {helper_absence(own * 1.01, own * 1.02), "method.predict=trace"};
+    ck_assert_int_eq(run(short_absence, 2, &ts), 0);
+    ck_assert_int_eq(ts.pairings, 2);
+    test_sink_free(&ts);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_history_prediction_learns_a_departing_helper)
+{
+    /* round 0: the helper leaves mid-round (history knows nothing yet: it helps); round 1:
+     * its estimate is 1 - w = 0.4 < 0.5, so it helps no one */
+    const char *set[] = {helper_absence(0.5, 0.6), "method.predict=history", "method.history_weight=0.6",
+                         "run.rounds=2"};
+    TestSink ts;
+    ck_assert_int_eq(run(set, 4, &ts), 0);
+    int slow[8], fast[8], split[8];
+    double predicted[8], actual[8];
+    int rows = pairings(&ts, slow, fast, split, predicted, actual, 8);
+    ck_assert_int_eq(rows, 2); /* round 0 only */
+    ck_assert_int_eq(ts.pairings, 2);
+    for (int i = 0; i < 3; i++) ck_assert_str_eq(sink_role_name(ts.agent_round_rows[i].role), "alone");
+    test_sink_free(&ts);
+    /* weight 0.4 leaves it at 0.6: it helps again */
+    set[2] = "method.history_weight=0.4";
+    ck_assert_int_eq(run(set, 4, &ts), 0);
+    ck_assert_int_eq(ts.pairings, 4);
+    test_sink_free(&ts);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_shared_helper_drops_a_departed_offloader)
+{
+    /* Agent 2 leaves for good... not: it leaves after sending a few batches and is back long
+     * after the helper is done; the helper drops its untrained batches (rounds.extra) and
+     * writes its row then, while agent 1's batches are all trained. */
+    TestSink ts;
+    ck_assert_int_eq(run(NULL, 0, &ts), 0);
+    int slow[4], fast[4], split[4];
+    double predicted[4], actual[4];
+    ck_assert_int_eq(pairings(&ts, slow, fast, split, predicted, actual, 4), 2);
+    test_sink_free(&ts);
+    ModelProfile p = profile_of("784,32,512,512,10");
+    double step = 64 * (p.total_flops + p.loss_flops);
+    double slow_step = model_profile_slow_fraction(&p, split[0]) * step / 1e9;
+    double off = 3.5 * slow_step, back = 60; /* three batches sent */
+    char text[256];
+    snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n2,0,1\n2,%.17g,0\n2,%.17g,1\n", off, back);
+    const char *set[] = {write_trace(text)};
+    ck_assert_int_eq(run(set, 1, &ts), 0);
+    ck_assert_int_eq(pairings(&ts, slow, fast, split, predicted, actual, 4), 2);
+    ck_assert_msg(ts.round_rows[0].extra == 7, "%s", ts.text);
+    for (int k = 0; k < 2; k++) ck_assert(actual[k] < back);
+    ck_assert(ts.last_t_end > back + 6.5 * slow_step);
+    test_sink_free(&ts);
+    unlink(trace_path);
+}
+END_TEST
+
+START_TEST(test_battery_outage_leaves_the_helper_out)
+{
+    /* The helper's 1 J battery runs out in round 0 (booked at its end); it is offline for
+     * the 0.5 s charging at 1 W takes to hold 0.5 J again, so round 1's rebalance leaves
+     * it out and the slow agents train alone. */
+    const char *set[] = {"agents.power_compute=10W", "agents.battery=1J",    "agents.charging=1W",
+                         "agents.resume_charge=0.5J", "agents.slow.battery=0J", "agents.slow.power_compute=0W",
+                         "agents.slow.charging=0W", "run.rounds=2"};
+    TestSink ts;
+    ck_assert_int_eq(run(set, 8, &ts), 0);
+    ck_assert_int_eq(ts.pairings, 2); /* round 0's */
+    for (int i = 0; i < 3; i++) ck_assert_str_eq(sink_role_name(ts.agent_round_rows[i].role), "alone");
+    ModelProfile p = profile_of("784,32,512,512,10");
+    double step = 64 * (p.total_flops + p.loss_flops);
+    assert_near(ts.agent_round_rows[0].offline_s, 0.5, "helper's outage");
+    assert_near(ts.agent_round_rows[1].compute_s, 10 * step / 1e9, "slow agent's epoch alone");
+    test_sink_free(&ts);
+}
+END_TEST
+
+static const char *churn_learn_trace =
+    "agent,time,value\n0,0,1\n0,0.003,0\n0,0.005,1\n1,0,1\n2,0,1\n2,0.0005,0\n2,0.0008,1\n3,0,1\n4,0,1\n"
+    "4,0.011,0\n4,0.013,1\n5,0,1\n"; /* rounds of about 2.7 ms */
+
+START_TEST(test_churn_train_times_like_timing_and_repeats)
+{
+    static const char *predicts[] = {"method.predict=none", "method.predict=trace", "method.predict=history"};
+    TestSink steady;
+    ck_assert_int_eq(run_learning("run.mode=timing", &steady), 0);
+    for (int k = 0; k < 3; k++) {
+        const char *set[16];
+        int n = 0;
+        for (size_t w = 0; w < sizeof learn_set / sizeof *learn_set; w++) set[n++] = learn_set[w];
+        set[n++] = write_trace(churn_learn_trace);
+        set[n++] = predicts[k];
+        set[n++] = "run.mode=timing";
+        TestSink timing, train, again;
+        ck_assert_int_eq(run(set, n, &timing), 0);
+        set[n - 1] = "run.mode=train";
+        ck_assert_int_eq(run(set, n, &train), 0);
+        ck_assert_int_eq(run(set, n, &again), 0);
+        ck_assert_msg(timing.last_t_end > steady.last_t_end, "the churn matters: %g", timing.last_t_end);
+        char *a = test_sink_timing_lines(&timing), *b = test_sink_timing_lines(&train);
+        ck_assert_str_eq(a, b);
+        ck_assert_str_eq(train.text, again.text);
+        free(a);
+        free(b);
+        test_sink_free(&timing);
+        test_sink_free(&train);
+        test_sink_free(&again);
+    }
+    test_sink_free(&steady);
+    unlink(trace_path);
 }
 END_TEST
 
@@ -218,6 +431,11 @@ static Suite *comdml_shared_suite(void)
     tcase_add_test(tc, test_train_mode_times_like_timing_mode);
     tcase_add_test(tc, test_runs_repeat_bitwise_and_learn);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_trace_prediction_avoids_a_departing_helper);
+    tcase_add_test(tc, test_history_prediction_learns_a_departing_helper);
+    tcase_add_test(tc, test_shared_helper_drops_a_departed_offloader);
+    tcase_add_test(tc, test_battery_outage_leaves_the_helper_out);
+    tcase_add_test(tc, test_churn_train_times_like_timing_and_repeats);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;

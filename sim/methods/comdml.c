@@ -26,16 +26,21 @@
  * top of that ComDML reacts as follows, the same in timing and train mode:
  * - Re-pairing sees availability: at a rebalance, an agent offline at the round's start
  *   takes no part (role alone; the solver gets no link to it and counts none of its
- *   batches, so the online agents are balanced among themselves). The solver does not
- *   look ahead in the trace: a deployment knows who is reachable now, not who will leave,
- *   and a mid-round absence is handled by the rule below. Between rebalances the pairs
- *   stand, even with an absent member.
+ *   batches, so the online agents are balanced among themselves). By default (predict =
+ *   none) the solver does not look ahead: a deployment knows who is reachable now, and a
+ *   mid-round absence is handled by the rules below. predict = trace plays the answer
+ *   against the availability series (comdml_solve_ahead: a helper whose absence would
+ *   make it end after the makespan is taken out and the solver asked again, the best
+ *   answer kept); predict = history keeps agents that often left out of the helpers
+ *   (comdml_observe). Between rebalances the pairs stand, even with an absent member.
  * - The helper drops an absent offloader's work: once it has done its own epoch and every
  *   activation batch that has arrived, and its partner is offline (then, or later while it
  *   waits), it stops waiting: the partner's batches not yet trained are dropped
  *   (rounds.extra = batches dropped in the round, 0 when none, for runs with an
  *   availability trace; NaN otherwise) and its pairings row is written then, so actual_s
  *   is the played-out time. Batches still on the wire at that moment count as dropped.
+ *   A shared helper applies the rule to each of its offloaders (comdml_shared_wait) and
+ *   finishes once every one of them is through or dropped.
  * - The offloader, back online, finishes the rest of its bottom-side batches on its local
  *   loss and sends nothing more (its helper has stopped listening; a transmission paused
  *   mid-way still completes, counts in bytes, and is discarded on arrival). Its top
@@ -47,6 +52,7 @@
  * - The round ends with the all-reduce, which starts once every member is online: an
  *   agent offline at the round's end delays it, and the time shows up as its offline_s
  *   and as the others' idle_s. */
+#include "sim/kernel/engine_lookahead.h"
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
@@ -72,6 +78,7 @@ typedef struct ComdmlAgent {
     int top_mine;      /* offloader: of its batches, those its helper has still to train */
     int top_queued;    /* helper: of those, arrived and booked on its processor */
     int released;      /* helper: stopped waiting for an absent partner; later arrivals are dropped */
+    int cut;           /* shared offloader: its helper dropped its batches; it sends no more */
     double check_at;   /* helper: time of its pending look at an online partner, -1 none */
     int done;          /* finished all its work this round */
     double predicted;  /* solver's time for its pair or itself */
@@ -84,8 +91,16 @@ typedef struct ComdmlKeys {
     double ip_time_limit; /* s */
     int cost;             /* PairingCost: PAIRING_COST_NAMES is in the enum's order */
     int allocation;       /* PairingCapacity: PAIRING_CAPACITY_NAMES is in the enum's order */
+    int predict;          /* ComdmlPredict: COMDML_PREDICT_NAMES is in the enum's order */
+    double history_weight; /* predict = history: weight of the newest round in the estimate */
+    double stay_threshold; /* predict = history: an agent below it helps no one */
     PruneKeys pruning;
 } ComdmlKeys;
+
+/* [method] predict: how a rebalance foresees who leaves during the round (comdml_pair_agents,
+ * docs/methods/proactive-notes.md). */
+typedef enum { COMDML_PREDICT_NONE = 0, COMDML_PREDICT_TRACE, COMDML_PREDICT_HISTORY } ComdmlPredict;
+#define COMDML_PREDICT_NAMES "none|trace|history"
 
 typedef struct ComdmlState {
     char solver[16];      /* [method] solver, the name solver_pair takes */
@@ -103,6 +118,11 @@ typedef struct ComdmlState {
     int pairs;
     int dropped;          /* this round: partner batches helpers dropped */
     char *online;         /* (n) availability the problem's links reflect; NULL without traces */
+    ComdmlPredict predict;
+    double history_weight, stay_threshold;
+    char *no_help;        /* (n) predicted to leave: no links into it, so it helps no one; NULL: predict = none */
+    double *stay;         /* (n) predict = history: estimated probability of staying online through a round */
+    double last_start;    /* predict = history: start of the round before, -1 before the first */
     int *flipped;         /* (n) scratch: agents whose availability changed since */
     Stages st;            /* the local step (prune), the clipped updates, the averaging */
 } ComdmlState;
@@ -131,12 +151,26 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
                                       "allocation = shared with solver = exact enumerates, up to %d agents (%d "
                                       "given); use solver = ip or greedy",
                                       SHARED_EXACT_MAX_AGENTS, n);
-        /* a helper's several offloaders and their absences: not modelled (docs/methods/proactive-notes.md) */
-        for (int g = 0; g <= sc->n_groups; g++)
-            if (sc->groups[g].availability.kind == DIST_TRACE || !distribution_is_zero(&sc->groups[g].battery))
-                return scenario_key_error(sc, &keys->allocation, diag,
-                                          "allocation = shared takes agents that stay online (no availability "
-                                          "trace, no battery)");
+    }
+    int traced = 0, battery = 0;
+    for (int g = 0; g <= sc->n_groups; g++) {
+        traced |= sc->groups[g].availability.kind == DIST_TRACE;
+        battery |= !distribution_is_zero(&sc->groups[g].battery);
+    }
+    /* a prediction needs something that can take an agent away */
+    if (keys->predict == COMDML_PREDICT_TRACE && !traced)
+        return scenario_key_error(sc, &keys->predict, diag,
+                                  "predict = trace looks ahead in the agents' availability traces; no group has "
+                                  "one ([agents] availability = trace(FILE))");
+    if (keys->predict == COMDML_PREDICT_HISTORY && !traced && !battery)
+        return scenario_key_error(sc, &keys->predict, diag,
+                                  "predict = history learns who leaves, but every agent stays online (no "
+                                  "availability trace, no battery)");
+    if (keys->predict != COMDML_PREDICT_HISTORY) {
+        if (scenario_key_written(sc, &keys->history_weight)->where[0])
+            return scenario_key_error(sc, &keys->history_weight, diag, "applies to predict = history only");
+        if (scenario_key_written(sc, &keys->stay_threshold)->where[0])
+            return scenario_key_error(sc, &keys->stay_threshold, diag, "applies to predict = history only");
     }
     if (sc->topology == TOPO_FULL && n > COMDML_MAX_DENSE)
         return hs_diag_set(diag, HS_E_INPUT, sc->file, sc->topology_line,
@@ -173,11 +207,14 @@ static int comdml_links(ComdmlState *s, Sim *sim, int splits)
     return status;
 }
 
-/* b_ij as the solver should see it: none to or from an agent that is offline; under the
- * exact cost the bandwidth a message gets alone, as the network plays it. */
+/* b_ij as the solver should see it: none to or from an agent that is offline, none into
+ * an agent predicted to leave (predict); under the exact cost the bandwidth a message
+ * gets alone, as the network plays it. */
 static double comdml_link_bandwidth(const ComdmlState *s, const Sim *sim, int i, int j)
 {
     if (s->online && !(s->online[i] && s->online[j])) return 0;
+    /* predicted to leave before its helping would end: no one offloads to it */
+    if (s->no_help && s->no_help[j]) return 0;
     /* a pruned agent trains its sub-model alone: it offloads nothing (it may still help) */
     if (s->st.step.prune.on && s->st.step.prune.keep[i] < 1) return 0;
     if (s->cost == PAIRING_COST_EXACT) return engine_message_bandwidth(sim->engine, i, j);
@@ -306,6 +343,16 @@ static int comdml_create(Sim *sim, void **state)
         if (s->online == NULL || s->flipped == NULL) return HS_E_NOMEM;
         memset(s->online, 1, (size_t)n);
     }
+    s->predict = (ComdmlPredict)keys->predict;
+    s->history_weight = keys->history_weight;
+    s->stay_threshold = keys->stay_threshold;
+    s->last_start = -1;
+    if (s->predict != COMDML_PREDICT_NONE) {
+        s->no_help = calloc((size_t)n, 1);
+        s->stay = malloc((size_t)n * sizeof *s->stay);
+        if (s->no_help == NULL || s->stay == NULL) return HS_E_NOMEM;
+        for (int i = 0; i < n; i++) s->stay[i] = 1; /* before any observation: everyone stays */
+    }
     return trainer_setup_local(sim->trainer, 0);
 }
 
@@ -360,10 +407,201 @@ static int comdml_share_agents(ComdmlState *s, Sim *sim)
     if (shared_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
     double start = comdml_wall_ms();
     int status = solver_shared(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
-    s->solve_ms = comdml_wall_ms() - start;
+    s->solve_ms += comdml_wall_ms() - start;
     /* helper[i] is -1 but for an offloader: a helper has no one partner */
     if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.helper, result.split, result.role, result.time);
     shared_result_free(&result);
+    return status;
+}
+
+/* One solve of the current problem, by the allocation's solver, into the agents. */
+static int comdml_solve(ComdmlState *s, Sim *sim)
+{
+    int n = sim->world.n;
+    if (s->allocation == PAIRING_CAPACITY_SHARED) return comdml_share_agents(s, sim);
+    PairingResult result;
+    if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
+    double start = comdml_wall_ms();
+    int status = solver_pair(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
+    s->solve_ms += comdml_wall_ms() - start;
+    if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.partner, result.split, result.role, result.time);
+    pairing_result_free(&result);
+    return status;
+}
+
+/* Sets agent i's "helps no one" mark and rewrites its links when the mark changes. */
+static void comdml_set_no_help(ComdmlState *s, const Sim *sim, int i, int no_help)
+{
+    if (s->no_help[i] == (char)no_help) return;
+    s->no_help[i] = (char)no_help;
+    comdml_relink(s, sim, i);
+}
+
+/* predict = history: after each round, every agent's estimate of staying online through a
+ * round moves towards what the round showed, stay = (1 - w) stay + w x stayed, where
+ * stayed is 1 when the agent was online from the round's start to its end. Past
+ * availability only (what the agent lived through), no random draw. */
+static void comdml_observe(ComdmlState *s, const Sim *sim)
+{
+    double now = engine_round_start(sim->engine), before = s->last_start;
+    s->last_start = now;
+    if (s->predict != COMDML_PREDICT_HISTORY || before < 0) return;
+    for (int i = 0; i < sim->world.n; i++) {
+        int stayed = engine_agent_online(sim->engine, i, before) && engine_agent_next_offline(sim->engine, i, before) >= now;
+        s->stay[i] += s->history_weight * (stayed - s->stay[i]);
+    }
+}
+
+/* predict = trace: a piece of work reaching a helper's processor at `at`. */
+typedef struct ComdmlArrival {
+    double at, work;
+} ComdmlArrival;
+
+static int comdml_arrival_order(const void *a, const void *b)
+{
+    double x = ((const ComdmlArrival *)a)->at, y = ((const ComdmlArrival *)b)->at;
+    return (x > y) - (x < y);
+}
+
+/* predict = trace: when helper j would be through, absences included. Its own epoch is
+ * there at the round's start; offloader i's top batch b arrives once i's slow side has
+ * done b batches (i's absences pause it, as the engine does) plus one transfer. A
+ * work-conserving processor that pauses while offline ends at the latest, over the
+ * arrival instants t, of finish(t, the work arriving at t or later): the busy-period
+ * bound, which is the play-out's end while transfers do not overlap (the paper's cost
+ * leaves out the same tail). Seconds from start; NAN when out of memory. */
+static double comdml_helper_end(const ComdmlState *s, const Sim *sim, double start, int j)
+{
+    const PairingProblem *p = &s->problem;
+    int n = sim->world.n;
+    size_t count = 1;
+    for (int i = 0; i < n; i++)
+        if (s->agents[i].role == SINK_ROLE_OFFLOADER && s->agents[i].partner == j) count += (size_t)ceil(p->batches[i]);
+    ComdmlArrival *arrival = malloc(count * sizeof *arrival);
+    if (arrival == NULL) return NAN;
+    size_t k = 0;
+    arrival[k++] = (ComdmlArrival){.at = start, .work = p->batches[j] / p->speed[j]};
+    for (int i = 0; i < n; i++) {
+        const ComdmlAgent *a = &s->agents[i];
+        if (a->role != SINK_ROLE_OFFLOADER || a->partner != j) continue;
+        double slow = p->fs[a->split] / p->speed[i], top = p->ff[a->split] / p->speed[j];
+        double transfer = p->act[a->split] / pairing_link(p, i, j);
+        for (int b = 1; b <= (int)ceil(p->batches[i]); b++)
+            arrival[k++] = (ComdmlArrival){.at = engine_agent_finish(sim->engine, i, start, b * slow) + transfer,
+                                           .work = top};
+    }
+    qsort(arrival, k, sizeof *arrival, comdml_arrival_order);
+    double end = start, later = 0;
+    for (size_t r = k; r-- > 0;) {
+        later += arrival[r].work;
+        end = fmax(end, engine_agent_finish(sim->engine, j, arrival[r].at, later));
+    }
+    free(arrival);
+    return end - start;
+}
+
+/* predict = trace: the solver's answer as the availability trace would play it. An
+ * alone agent's epoch and an offloader's slow side pause while it is offline; a helper
+ * ends at comdml_helper_end. An agent's time is the larger of the solver's and that, an
+ * offloader's also its helper's. Returns the largest (NAN when out of memory), and marks
+ * in `late` the helpers that would end after the solver's makespan (their absence, not
+ * the assignment, would set the round). */
+static double comdml_stretched_makespan(const ComdmlState *s, const Sim *sim, double start, char *late)
+{
+    const PairingProblem *p = &s->problem;
+    int n = sim->world.n;
+    double *end = calloc((size_t)n, sizeof *end), makespan = 0, stretched = 0;
+    if (end == NULL) return NAN;
+    for (int i = 0; i < n; i++) makespan = fmax(makespan, s->agents[i].predicted);
+    for (int i = 0; i < n; i++) {
+        const ComdmlAgent *a = &s->agents[i];
+        double work = a->role == SINK_ROLE_OFFLOADER ? p->batches[i] * p->fs[a->split] / p->speed[i]
+                                                     : p->batches[i] / p->speed[i];
+        if (a->role == SINK_ROLE_HELPER) end[i] = comdml_helper_end(s, sim, start, i);
+        else /* an agent with no work (offline, masked) waits for no one */
+            end[i] = work > 0 ? engine_agent_finish(sim->engine, i, start, work) - start : 0;
+        if (isnan(end[i])) {
+            free(end);
+            return NAN;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const ComdmlAgent *a = &s->agents[i];
+        double t = fmax(a->predicted, end[i]);
+        if (a->role == SINK_ROLE_OFFLOADER) t = fmax(t, end[a->partner]);
+        stretched = fmax(stretched, t);
+        late[i] = a->role == SINK_ROLE_HELPER && end[i] > makespan;
+    }
+    free(end);
+    return stretched;
+}
+
+/* The agents' answer, kept while a better one is sought. */
+typedef struct ComdmlAnswer {
+    ComdmlAgent *agents;
+    int *splits;
+    int pairs;
+    char solver_used[16];
+} ComdmlAnswer;
+
+static void comdml_keep_answer(ComdmlAnswer *to, const ComdmlState *s, int n)
+{
+    memcpy(to->agents, s->agents, (size_t)n * sizeof *s->agents);
+    memcpy(to->splits, s->splits, (size_t)n * sizeof *s->splits);
+    to->pairs = s->pairs;
+    memcpy(to->solver_used, s->solver_used, sizeof to->solver_used);
+}
+
+static void comdml_restore_answer(ComdmlState *s, const ComdmlAnswer *from, int n)
+{
+    memcpy(s->agents, from->agents, (size_t)n * sizeof *s->agents);
+    memcpy(s->splits, from->splits, (size_t)n * sizeof *s->splits);
+    s->pairs = from->pairs;
+    memcpy(s->solver_used, from->solver_used, sizeof s->solver_used);
+}
+
+/* Proactive allocation (predict = trace): solve, stretch the answer by the trace
+ * (comdml_stretched_makespan); while some helper's absence would end its work after the
+ * solver's makespan, take those helpers out of the helpers and solve again (each pass
+ * removes one at least: at most n passes). The answer kept is the one whose stretched
+ * makespan is least, the first of equals (so an absence the helper's slack absorbs costs
+ * no helper). Offloaders keep their links: an absent offloader's batches are dropped by
+ * its helper and it finishes its bottom side when back. */
+static int comdml_solve_ahead(ComdmlState *s, Sim *sim)
+{
+    int n = sim->world.n, status;
+    double start = engine_round_start(sim->engine), best = INFINITY;
+    ComdmlAnswer kept = {.agents = malloc((size_t)n * sizeof *kept.agents), .splits = malloc((size_t)n * sizeof *kept.splits)};
+    char *late = malloc((size_t)n);
+    if (kept.agents == NULL || kept.splits == NULL || late == NULL) {
+        status = HS_E_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) comdml_set_no_help(s, sim, i, 0);
+    for (;;) {
+        if ((status = comdml_solve(s, sim)) != HS_OK) goto out;
+        double stretched = comdml_stretched_makespan(s, sim, start, late);
+        if (isnan(stretched)) {
+            status = HS_E_NOMEM;
+            goto out;
+        }
+        if (stretched < best) {
+            best = stretched;
+            comdml_keep_answer(&kept, s, n);
+        }
+        int excluded = 0;
+        for (int j = 0; j < n; j++)
+            if (late[j]) {
+                comdml_set_no_help(s, sim, j, 1);
+                excluded++;
+            }
+        if (excluded == 0) break;
+    }
+    comdml_restore_answer(s, &kept, n);
+out:
+    free(kept.agents);
+    free(kept.splits);
+    free(late);
     return status;
 }
 
@@ -376,15 +614,11 @@ static int comdml_pair_agents(ComdmlState *s, Sim *sim)
     }
     comdml_mask_offline(s, sim);
     comdml_exact_relink(s, sim);
-    if (s->allocation == PAIRING_CAPACITY_SHARED) return comdml_share_agents(s, sim);
-    PairingResult result;
-    if (pairing_result_init(&result, n) != HS_OK) return HS_E_NOMEM;
-    double start = comdml_wall_ms();
-    int status = solver_pair(&s->problem, s->solver, s->ip_time_limit, &result, sim->diag);
-    s->solve_ms = comdml_wall_ms() - start;
-    if (status == HS_OK) comdml_take_answer(s, n, result.solver, result.partner, result.split, result.role, result.time);
-    pairing_result_free(&result);
-    return status;
+    s->solve_ms = 0;
+    if (s->predict == COMDML_PREDICT_TRACE) return comdml_solve_ahead(s, sim);
+    if (s->predict == COMDML_PREDICT_HISTORY)
+        for (int i = 0; i < n; i++) comdml_set_no_help(s, sim, i, s->stay[i] < s->stay_threshold);
+    return comdml_solve(s, sim);
 }
 
 static int comdml_finish_agent(ComdmlState *s, Sim *sim, int i)
@@ -398,6 +632,7 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
 {
     ComdmlState *s = state;
     int status;
+    comdml_observe(s, sim);
     if (round % s->rebalance == 0 && (status = comdml_pair_agents(s, sim)) != HS_OK) return status;
     /* the averaging: one all-reduce, or nested shells of the sub-models (prune) */
     if (s->st.step.prune.on) {
@@ -415,6 +650,7 @@ static int comdml_round_begin(void *state, Sim *sim, int round)
         a->done = 0;
         a->top_queued = 0;
         a->released = 0;
+        a->cut = 0;
         a->check_at = -1;
         a->own_left = sim_agent_steps(sim, i);
         a->top_left = a->role == SINK_ROLE_HELPER && a->partner >= 0 ? sim_agent_steps(sim, a->partner) : 0;
@@ -466,14 +702,44 @@ static int comdml_watch_partner(ComdmlState *s, Sim *sim, int j)
     return engine_schedule(sim->engine, leaves, COMDML_PARTNER_CHECK, j, engine_round(sim->engine));
 }
 
+/* A shared helper with nothing queued: the pair rule for each of its offloaders. Those
+ * offline now lose the batches it has not trained (dropped, their pairings rows written
+ * now, and they send no more); for those online with batches to come it looks again when
+ * the first of them leaves. O(n) per look, only when its processor has run dry. */
+static int comdml_shared_wait(ComdmlState *s, Sim *sim, int j)
+{
+    ComdmlAgent *a = &s->agents[j];
+    double now = engine_now(sim->engine), leaves = INFINITY;
+    int status;
+    for (int i = 0; i < sim->world.n; i++) {
+        ComdmlAgent *o = &s->agents[i];
+        if (o->role != SINK_ROLE_OFFLOADER || o->partner != j || o->top_mine == 0) continue;
+        if (engine_agent_online(sim->engine, i, now)) {
+            leaves = fmin(leaves, engine_agent_next_offline(sim->engine, i, now));
+            continue;
+        }
+        s->dropped += o->top_mine;
+        sim->round_extra = s->dropped;
+        a->top_left -= o->top_mine;
+        o->top_mine = 0;
+        o->cut = 1;
+        if ((status = comdml_report_pairing(s, sim, i, j)) != HS_OK) return status;
+    }
+    if (a->top_left == 0 || !isfinite(leaves) || leaves == a->check_at) return HS_OK;
+    a->check_at = leaves;
+    return engine_schedule(sim->engine, leaves, COMDML_PARTNER_CHECK, j, engine_round(sim->engine));
+}
+
 /* Called whenever the helper's processor may have run dry: it finishes once its own work
  * and its partner's batches are done, or drops the rest when the partner is offline. */
 static int comdml_helper_check(ComdmlState *s, Sim *sim, int j)
 {
     ComdmlAgent *a = &s->agents[j];
     if (a->done || a->own_left > 0 || a->top_queued > 0) return HS_OK;
-    if (a->top_left > 0) {
-        if (a->partner < 0) return HS_OK; /* shared: its offloaders stay online (validate) */
+    if (a->top_left > 0 && a->partner < 0) { /* shared */
+        int status = comdml_shared_wait(s, sim, j);
+        if (status != HS_OK || a->top_left > 0) return status;
+    } else if (a->top_left > 0) {
         if (engine_agent_online(sim->engine, a->partner, engine_now(sim->engine)))
             return comdml_watch_partner(s, sim, j);
         int status = comdml_drop_partner(s, sim, j);
@@ -494,7 +760,8 @@ static int comdml_on_activations(ComdmlState *s, Sim *sim, int j, int64_t tag)
 {
     ComdmlAgent *a = &s->agents[j];
     int slow = (int)(tag % sim->world.n);
-    int mine = a->partner >= 0 ? a->partner == slow : s->agents[slow].partner == j; /* pairs : shared */
+    int mine = a->partner >= 0 ? a->partner == slow
+                               : s->agents[slow].partner == j && !s->agents[slow].cut; /* pairs : shared */
     if (tag / sim->world.n != engine_round(sim->engine) || a->released || !mine)
         return HS_OK; /* dropped */
     /* queued on the helper's processor behind its own work (FIFO) */
@@ -517,7 +784,7 @@ static int comdml_on_event(void *state, Sim *sim, const Event *ev)
     case COMDML_SLOW_STEP:
         if ((status = trainer_split_bottom_step(sim->trainer, i, a->split)) != HS_OK) return status;
         /* a released helper no longer listens: the rest trains on the local loss only */
-        if (!s->agents[a->partner].released &&
+        if (!s->agents[a->partner].released && !a->cut &&
             (status = engine_send(sim->engine, i, a->partner, s->problem.act[a->split], COMDML_ACTIVATIONS,
                                   comdml_activation_tag(sim, i))) != HS_OK)
             return status;
@@ -559,6 +826,8 @@ static void comdml_destroy(void *state)
     free(s->splits);
     free(s->online);
     free(s->flipped);
+    free(s->no_help);
+    free(s->stay);
     stages_free(&s->st);
     pairing_problem_free(&s->problem);
     free(s);
@@ -575,9 +844,20 @@ static const SchemaKey comdml_keys[] = {
      .type = SCHEMA_CHOICE, .choices = PAIRING_COST_NAMES),
     METHOD_KEY(ComdmlKeys, allocation, "pairs", "pairs (one offloader per helper, ComDML's) or shared (a helper serves "
      "several offloaders with shares of its compute and link, after \"Decentralized Proactive Model Offloading and "
-     "Resource Allocation for Split and Federated Learning\"; cost = paper, agents always online; "
+     "Resource Allocation for Split and Federated Learning\"; cost = paper; "
      "docs/methods/proactive-notes.md)",
      .type = SCHEMA_CHOICE, .choices = PAIRING_CAPACITY_NAMES, .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(ComdmlKeys, predict, "none", "how a re-pairing foresees absences: none (who is online at the round's "
+     "start), trace (looks ahead in the availability traces: a helper that leaves before its offloaded work would "
+     "end helps no one), history (an agent whose estimated chance of staying online through a round is below "
+     "stay_threshold helps no one); docs/methods/proactive-notes.md",
+     .type = SCHEMA_CHOICE, .choices = COMDML_PREDICT_NAMES, .flags = SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(ComdmlKeys, history_weight, "0.5", "predict = history: weight of the newest round in each agent's "
+     "estimate of staying online (an exponentially weighted average of the rounds it stayed online throughout)",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OPEN_MIN | SCHEMA_OMIT_DEFAULT),
+    METHOD_KEY(ComdmlKeys, stay_threshold, "0.5", "predict = history: an agent whose estimate is below it helps no one "
+     "(0: everyone may help, 1: only agents that never left)",
+     .type = SCHEMA_REAL, .min = 0, .max = 1, .flags = SCHEMA_OMIT_DEFAULT),
     PRUNE_METHOD_KEYS(ComdmlKeys, pruning.),
     {0},
 };
