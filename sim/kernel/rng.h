@@ -16,7 +16,10 @@ enum { RNG_PURPOSE_PROFILE = 1, RNG_PURPOSE_DYNAMICS = 2, RNG_PURPOSE_TRAIN = 3,
        /* [data] augment: each agent's crops and flips (sim/train) */
        RNG_PURPOSE_AUGMENT = 9,
        /* [agents] loss: whether each attempt of a node's messages is lost (sim/kernel/loss.c) */
-       RNG_PURPOSE_LOSS = 10 };
+       RNG_PURPOSE_LOSS = 10,
+       /* [agents] availability and outage = markov(): each node's on/off durations
+        * (sim/kernel/markov.h) */
+       RNG_PURPOSE_AVAILABILITY = 11, RNG_PURPOSE_OUTAGE = 12 };
 
 /* A 64-bit mix of the three inputs (splitmix64 finaliser chained), for seeding. */
 uint64_t rng_derive_seed(uint64_t seed, uint64_t stream, uint64_t purpose);

@@ -133,7 +133,7 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
                                       SHARED_EXACT_MAX_AGENTS, n);
         /* a helper's several offloaders and their absences: not modelled (docs/methods/proactive-notes.md) */
         for (int g = 0; g <= sc->n_groups; g++)
-            if (sc->groups[g].availability.kind == DIST_TRACE || sc->groups[g].battery > 0)
+            if (distribution_over_time(&sc->groups[g].availability) || sc->groups[g].battery > 0)
                 return scenario_key_error(sc, &keys->allocation, diag,
                                           "allocation = shared takes agents that stay online (no availability "
                                           "trace, no battery)");
