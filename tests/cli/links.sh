@@ -134,6 +134,6 @@ bad_input "an outage that never comes back" "outage = trace(never.csv)" "node 2'
 printf 'agent,time,value\ndefault,0,0\n' > $tmp/never.csv
 bad_input "an outage down all the time" "outage = trace(never.csv)" "node 0's link goes down at t = 0 s and never comes back"
 bad_input "an outage under fifo" "outage = trace(lossy-outage.csv)\n[network]\nmodel = fifo" "needs \[network\] model = maxmin" $(($(wc -l < $S) + 1))
-bad_input "an outage that is not a trace" "outage = always" "expected none or trace"
+bad_input "an outage that is not a trace" "outage = always" "expected none, trace(FILE.csv) or markov"
 
 finish links.sh
