@@ -320,7 +320,8 @@ int engine_play(Engine *e)
         }
         e->now = ev.time;
         if (ev.kind >= ENGINE_EVENT_METHOD) status = e->handler(e->handler_ctx, &ev);
-        else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT)
+        else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT ||
+                 ev.kind == ENGINE_EVENT_LOSS_RING_START)
             status = engine_loss_event(e, &ev);
         else if (model->event) status = model->event(e, &ev);
         else status = hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev.kind);

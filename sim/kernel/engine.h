@@ -67,6 +67,8 @@ enum {
     ENGINE_EVENT_NETWORK = 3,          /* the network has something due */
     ENGINE_EVENT_LOSS_ARRIVAL = 4,     /* an attempt of a lossy message arrived (loss.c); data: its slot */
     ENGINE_EVENT_LOSS_TIMEOUT = 5,     /* rto after a lost attempt: resend, or (drop) tell the receiver */
+    ENGINE_EVENT_LOSS_RING_START = 6,  /* a lossy engine's ring all-reduce starts (loss.c); data: its slot */
+    ENGINE_EVENT_LOSS_RING_HOP = 7,    /* a chunk of a lossy ring's step arrived; data: the ring's slot */
     ENGINE_EVENT_METHOD = 16
 };
 

@@ -66,6 +66,9 @@ enum {
                                          * weights = FILE and graph = learned apply */
     METHOD_SENDS_ROWS = 1 << 13,        /* sends rows of its layers (ROG): [model] arch = mlp or
                                          * cnn, whose blocks are weight (OUT, X) + bias rows */
+    METHOD_LOSSY_RINGS = 1 << 14,       /* averages by ring all-reduce: under [agents] loss its
+                                         * rings' chunks are messages lost and sent again
+                                         * (retransmit only; sim/kernel/loss.c) */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes

@@ -666,18 +666,19 @@ static int outaged(const Scenario *sc, const void *g)
 }
 static int lossy_group(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->loss > 0; }
 
-/* loss > 0 only for a method whose messages are all point-to-point: a ring all-reduce's
- * rings are not lossy, and silently reliable collectives would hide the loss. */
+/* loss > 0 only for a method whose messages are point-to-point or whose ring all-reduces
+ * play their chunks as lossy messages (METHOD_LOSSY_RINGS): a method with another kind of
+ * exchange would hide the loss behind silently reliable links. */
 static int loss_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                       void *target)
 {
     (void)section, (void)k, (void)target;
     if (e == NULL || v == NULL || !(v->number > 0)) return HS_OK;
     const MethodOps *m = method_lookup(r->sc->method);
-    if (m == NULL || (m->capabilities & METHOD_LOSSY_LINKS)) return HS_OK;
+    if (m == NULL || (m->capabilities & (METHOD_LOSSY_LINKS | METHOD_LOSSY_RINGS))) return HS_OK;
     char why[240];
-    snprintf(why, sizeof why, "method %s averages by ring all-reduce, whose rings are not lossy; loss applies "
-             "to methods that send point-to-point messages (hetsim methods: [agents] loss)", m->name);
+    snprintf(why, sizeof why, "method %s does not model lost messages; loss applies to the methods whose "
+             "messages and rings may lose them (hetsim methods: [agents] loss)", m->name);
     return scenario_bad(r, e, "%s", why);
 }
 
@@ -693,8 +694,12 @@ static int loss_mode_check(Resolver *r, const char *section, const SchemaKey *k,
     if (v->index != LOSS_DROP || !lossy(r->sc, NULL) || m == NULL || (m->capabilities & METHOD_DROPS_LOST))
         return HS_OK;
     char why[240];
-    snprintf(why, sizeof why, "method %s waits for every message it expects, so a dropped one would stall it; "
-             "use loss_mode = retransmit (drop: hetsim methods)", m->name);
+    if (m->capabilities & METHOD_LOSSY_RINGS)
+        snprintf(why, sizeof why, "method %s averages by ring all-reduce, which needs every chunk of every step; "
+                 "a dropped one would stall the ring: use loss_mode = retransmit", m->name);
+    else
+        snprintf(why, sizeof why, "method %s waits for every message it expects, so a dropped one would stall it; "
+                 "use loss_mode = retransmit (drop: hetsim methods)", m->name);
     return scenario_bad(r, e, "%s", why);
 }
 
