@@ -125,7 +125,8 @@ bad_input() { # name, text to append, expected message, line (default: the file'
 bad_input "loss of 1" "loss = 1" "must be below 1"
 bad_input "loss above 1" "loss = 1.5" "outside"
 bad_input "a negative loss" "loss = -0.01" "outside"
-bad_input "loss with a ring all-reduce" "loss = 0.1" "method sync averages by ring all-reduce" "" sync
+bad_input "loss with a method that does not model it" "loss = 0.1" "method rog does not model lost messages" "" rog
+bad_input "drop with a ring all-reduce" "loss = 0.1\n[network]\nloss_mode = drop" "method sync averages by ring all-reduce, which needs every chunk" "" sync
 bad_input "drop with a method that waits" "loss = 0.1\n[network]\nloss_mode = drop" "method adpsgd waits for every message" "" adpsgd
 bad_input "drop with CHOCO" "loss = 0.1\n[network]\nloss_mode = drop\n[compression]\nscheme = topk" "loss_mode = drop: dpsgd's \[compression\]" $(($(wc -l < $S) + 3))
 bad_input "an rto of a day and more" "loss = 0.1\n[network]\nrto = 2 d" "outside"
