@@ -57,8 +57,7 @@ enum {
                                          * [topology] is a graph over the servers */
     METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
                                          * a split point (two blocks or more) */
-    METHOD_LOSSY_LINKS = 1 << 10,       /* sends only point-to-point messages (no ring
-                                         * all-reduce, whose rings are not lossy): [agents] loss
+    METHOD_LOSSY_LINKS = 1 << 10,       /* sends only point-to-point messages: [agents] loss
                                          * applies (sim/kernel/loss.c) */
     METHOD_DROPS_LOST = 1 << 11,        /* with LOSSY_LINKS: a lost message may stay lost
                                          * ([network] loss_mode = drop), the method uses what arrived */
