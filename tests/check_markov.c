@@ -146,6 +146,9 @@ START_TEST(test_lazy_draws_are_one_process)
         markov_series_free(&other);
     }
     ck_assert_int_eq(diag.status, HS_OK);
+    /* asked before the rows kept: an internal error, not a wrong answer given quietly */
+    trace_value(&bit_by_bit, 10);
+    ck_assert_int_eq(diag.status, HS_E_INTERNAL);
     markov_series_free(&at_once);
     markov_series_free(&bit_by_bit);
 }
