@@ -25,7 +25,8 @@ int engine_collective_join(Engine *e, Collective *c, int node)
     if (status != HS_OK || !joins) return status;
     if (c->joined == 0 || t > c->ready) c->ready = t;
     if (++c->joined < c->n_members) return HS_OK;
-    return e->model->ring(e, c);
+    /* under [agents] loss a ring's chunks are messages that may be lost (loss.c) */
+    return e->loss ? engine_loss_ring(e, c) : e->model->ring(e, c);
 }
 
 /* ---- nested partial all-reduce ---- */

@@ -6,6 +6,7 @@
 
 #include "sim/kernel/engine_internal.h"
 #include "sim/kernel/interrupt.h"
+#include "sim/kernel/markov.h"
 #include "sim/kernel/engine_network.h"
 #include "sim/kernel/rng.h"
 
@@ -145,6 +146,18 @@ int engine_report_metric(Engine *e, const SinkMetric *metric)
     return e->sink.ops->metric(e->sink.ctx, e->run_id, metric);
 }
 
+/* A markov() process's rows that ended before the round are never asked again (the
+ * engine reads availability from the round's start on): dropping them keeps a node's
+ * rows to those of a round. The series is the run's (world_traces.c) and logically
+ * constant, hence the cast: only rows nobody reads go. */
+static void engine_forget_markov(Engine *e, int node)
+{
+    const TraceSeries *availability = engine_series(e->availability_trace, node);
+    const TraceSeries *outage = engine_series(e->outage_trace, node);
+    if (availability && availability->markov) markov_forget_before((TraceSeries *)availability, e->round_start);
+    if (outage && outage->markov) markov_forget_before((TraceSeries *)outage, e->round_start);
+}
+
 void engine_begin_round(Engine *e, int round)
 {
     e->round = round;
@@ -157,6 +170,7 @@ void engine_begin_round(Engine *e, int round)
         c->compute_s = c->comm_s = c->busy_s = 0;
         c->role = SINK_ROLE_ALONE;
         if (e->energy) e->energy_clocks[i].bytes_io = 0;
+        if (e->availability_trace || e->outage_trace) engine_forget_markov(e, i);
     }
     engine_loss_begin_round(e);
 }
@@ -320,7 +334,8 @@ int engine_play(Engine *e)
         }
         e->now = ev.time;
         if (ev.kind >= ENGINE_EVENT_METHOD) status = e->handler(e->handler_ctx, &ev);
-        else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT)
+        else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT ||
+                 ev.kind == ENGINE_EVENT_LOSS_RING_START)
             status = engine_loss_event(e, &ev);
         else if (ev.kind == ENGINE_EVENT_DEADLINE_END || ev.kind == ENGINE_EVENT_DEADLINE_CUT)
             status = engine_deadline_event(e, &ev);

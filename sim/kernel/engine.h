@@ -70,6 +70,8 @@ enum {
     ENGINE_EVENT_LOSS_TIMEOUT = 5,     /* rto after a lost attempt: resend, or (drop) tell the receiver */
     ENGINE_EVENT_DEADLINE_END = 6,     /* a message with a deadline ended (deadline.c); data: its slot */
     ENGINE_EVENT_DEADLINE_CUT = 7,     /* its deadline came; data: its slot */
+    ENGINE_EVENT_LOSS_RING_START = 8,  /* a lossy engine's ring all-reduce starts (loss.c); data: its slot */
+    ENGINE_EVENT_LOSS_RING_HOP = 9,    /* a chunk of a lossy ring's step arrived; data: the ring's slot */
     ENGINE_EVENT_METHOD = 16
 };
 

@@ -138,7 +138,12 @@ int engine_loss_create(Engine *e, const EngineConfig *config);
 void engine_loss_free(Engine *e);
 /* engine_send of a lossy engine: the message's attempts go through the model. */
 int engine_loss_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);
-/* ENGINE_EVENT_LOSS_ARRIVAL and ENGINE_EVENT_LOSS_TIMEOUT. */
+/* A ring all-reduce of a lossy engine, every member joined: played as 2(N-1) steps of
+ * chunk messages that may be lost and sent again (collective.c calls it instead of the
+ * model's ring). HS_OK or HS_E_NOMEM. */
+struct Collective;
+int engine_loss_ring(Engine *e, struct Collective *c);
+/* ENGINE_EVENT_LOSS_ARRIVAL, ENGINE_EVENT_LOSS_TIMEOUT and ENGINE_EVENT_LOSS_RING_START. */
 int engine_loss_event(Engine *e, const Event *ev);
 void engine_loss_begin_round(Engine *e);
 /* Attempts lost this round, in all and sent by node; -1 without loss (NULL columns). */

@@ -19,10 +19,19 @@
  * Determinism: each node has its own loss stream, seeded from (seed, node) and created
  * only when some node has loss > 0, so a run without loss draws nothing and plays
  * exactly as before; draws happen at arrival events, whose order is the queue's
- * deterministic (time, sequence) order. Collectives' rings are not lossy (the methods
- * that run them refuse loss > 0, sim/scenario); the ring all-gather is plain messages. */
+ * deterministic (time, sequence) order. The ring all-gather is plain messages.
+ *
+ * Rings. A lossy engine plays a ring all-reduce of B bytes among N members as 2(N-1)
+ * steps of chunk messages: in each step member k sends B/N to member k+1 (mod N), every
+ * chunk a message as above, lost and sent again rto after its would-be arrival; the next
+ * step starts when the step's last chunk has arrived. The ring's methods take retransmit
+ * only (a ring needs every chunk). Lossless, a step lasts max_k(L_k + (B/N)/W_k) for a
+ * ring alone on its links: maxmin's closed form exactly (its hops are the same flows);
+ * fifo's closed form takes the largest latency and the smallest bandwidth separately, an
+ * upper bound of that, equal when the members' links are. */
 #include "sim/kernel/engine_internal.h"
 
+#include "sim/kernel/collective.h"
 #include "sim/kernel/engine_network.h"
 #include "sim/kernel/rng.h"
 
@@ -37,6 +46,13 @@ typedef struct LossMessage {
     int next_free;     /* in the free list: the next free slot (-1: none) */
 } LossMessage;
 
+/* A ring all-reduce being played as chunk messages. */
+typedef struct LossRing {
+    struct Collective *c;
+    int step;     /* 0 .. 2(N-1) - 1 */
+    int arrived;  /* chunks of the step arrived */
+} LossRing;
+
 struct EngineLoss {
     double *q_out;          /* (n_nodes) the node's own loss probability p */
     gsl_rng **rng;          /* (n_nodes) the senders' streams */
@@ -48,6 +64,8 @@ struct EngineLoss {
     int *sent_lost;         /* (n_nodes) attempts each node sent that were lost this round */
     /* the message being delivered lost to the handler (drop): its sender, else -1 */
     int delivering_lost_from;
+    LossRing *rings;        /* (n_rings) the rings running; c NULL: a free slot */
+    int n_rings;
 };
 
 int engine_loss_create(Engine *e, const EngineConfig *config)
@@ -83,6 +101,7 @@ void engine_loss_free(Engine *e)
     free(l->q_out);
     free(l->sent_lost);
     free(l->slots);
+    free(l->rings);
     free(l);
     e->loss = NULL;
 }
@@ -140,12 +159,19 @@ int engine_loss_send(Engine *e, int from, int to, double bytes, int kind, int64_
     return loss_attempt(e, slot);
 }
 
+static int loss_ring_hop(Engine *e, int ring);
+
 /* The method's event for the message in slot, now (delivered or, under drop, known lost). */
 static int loss_deliver(Engine *e, int slot, int lost)
 {
     EngineLoss *l = e->loss;
     LossMessage m = l->slots[slot];
     loss_release(l, slot);
+    if (m.kind == ENGINE_EVENT_LOSS_RING_HOP) {
+        if (lost) /* the scenario refuses drop for ring methods (sim/scenario) */
+            return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a ring's chunk dropped under loss_mode = drop");
+        return loss_ring_hop(e, (int)m.data);
+    }
     Event ev = {.time = e->now, .seq = 0, .kind = m.kind, .agent = m.to, .data = m.data};
     l->delivering_lost_from = lost ? m.from : -1;
     int status = e->handler(e->handler_ctx, &ev);
@@ -167,12 +193,73 @@ static int loss_arrived(Engine *e, int slot)
     return HS_OK;
 }
 
+/* ---- rings ---- */
+
+/* The ring is over: blocking members' processors waited for it (as under the models'
+ * rings); the method hears of it now, agent -1. */
+static int loss_ring_done(Engine *e, int ring)
+{
+    Collective *c = e->loss->rings[ring].c;
+    e->loss->rings[ring].c = NULL;
+    if (c->blocking)
+        for (int k = 0; k < c->n_members; k++) {
+            AgentClock *clock = &e->clocks[collective_member(c, k)];
+            if (clock->compute_free < e->now) clock->compute_free = e->now;
+        }
+    if (queue_push(e->queue, e->now, c->kind, -1, c->data) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
+/* Step r->step begins now: every member sends its chunk to the next. */
+static int loss_ring_step(Engine *e, int ring)
+{
+    LossRing *r = &e->loss->rings[ring];
+    Collective *c = r->c;
+    int n = c->n_members;
+    if (n <= 1) return loss_ring_done(e, ring);
+    r->arrived = 0;
+    for (int k = 0; k < n; k++) {
+        int status = engine_loss_send(e, collective_member(c, k), collective_member(c, (k + 1) % n), c->bytes / n,
+                                      ENGINE_EVENT_LOSS_RING_HOP, ring);
+        if (status != HS_OK) return status;
+    }
+    return HS_OK;
+}
+
+static int loss_ring_hop(Engine *e, int ring)
+{
+    LossRing *r = &e->loss->rings[ring];
+    if (++r->arrived < r->c->n_members) return HS_OK;
+    if (++r->step < 2 * (r->c->n_members - 1)) return loss_ring_step(e, ring);
+    return loss_ring_done(e, ring);
+}
+
+int engine_loss_ring(Engine *e, Collective *c)
+{
+    EngineLoss *l = e->loss;
+    int ring = 0;
+    while (ring < l->n_rings && l->rings[ring].c != NULL) ring++;
+    if (ring == l->n_rings) {
+        LossRing *grown = realloc(l->rings, (size_t)(ring + 1) * sizeof *grown);
+        if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for rings");
+        l->rings = grown;
+        l->n_rings++;
+    }
+    l->rings[ring] = (LossRing){.c = c};
+    /* it starts when the last member is ready (its join time), as the models' rings do */
+    if (queue_push(e->queue, c->ready > e->now ? c->ready : e->now, ENGINE_EVENT_LOSS_RING_START, -1, ring) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
 int engine_loss_event(Engine *e, const Event *ev)
 {
     if (e->loss == NULL)
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a lossy message's event without loss");
     int slot = (int)ev->data;
     if (ev->kind == ENGINE_EVENT_LOSS_ARRIVAL) return loss_arrived(e, slot);
+    if (ev->kind == ENGINE_EVENT_LOSS_RING_START) return loss_ring_step(e, slot);
     /* the timeout: the sender sends it again, or the receiver gives up on it */
     return e->loss->drop ? loss_deliver(e, slot, 1) : loss_attempt(e, slot);
 }

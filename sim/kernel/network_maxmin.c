@@ -566,17 +566,11 @@ static void maxmin_on_traced(void *ctx, int from, int to, double bytes, double s
         hs_diag_set(e->diag, HS_E_IO, NULL, 0, "the sink refused an activity");
 }
 
-/* The first change of a series after t (INFINITY: none). */
+/* The first change of a series after t (INFINITY: none); trace.c draws a markov()
+ * process's rows as far as that. */
 static double maxmin_series_next(const TraceSeries *s, double t)
 {
-    if (s == NULL) return INFINITY;
-    int lo = 0, hi = s->n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (s->times[mid] > t) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo < s->n ? s->times[lo] : INFINITY;
+    return s ? trace_next_change(s, t) : INFINITY;
 }
 
 /* Link capacity under traces: the bandwidth trace's value, 0 while the agent is offline. */

@@ -19,7 +19,10 @@ enum { RNG_PURPOSE_PROFILE = 1, RNG_PURPOSE_DYNAMICS = 2, RNG_PURPOSE_TRAIN = 3,
        RNG_PURPOSE_LOSS = 10,
        /* [agents] power_*, energy_per_byte, battery, charging drawn from distributions
         * (sim/world/world_energy.c) */
-       RNG_PURPOSE_ENERGY = 11 };
+       RNG_PURPOSE_ENERGY = 11,
+       /* [agents] availability and outage = markov(): each node's on/off durations
+        * (sim/kernel/markov.h) */
+       RNG_PURPOSE_AVAILABILITY = 12, RNG_PURPOSE_OUTAGE = 13 };
 
 /* A 64-bit mix of the three inputs (splitmix64 finaliser chained), for seeding. */
 uint64_t rng_derive_seed(uint64_t seed, uint64_t stream, uint64_t purpose);

@@ -3,6 +3,7 @@
 #include "sim/kernel/trace.h"
 
 #include "base/lines.h"
+#include "sim/kernel/markov.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -220,6 +221,14 @@ void trace_free(Trace *trace)
     memset(trace, 0, sizeof *trace);
 }
 
+/* A markov() process's rows are drawn as queries need them: the series stays the same
+ * function of time (its seed fixes it), only more of it is written down, hence the cast
+ * from const. A file's series is left alone. */
+static void trace_cover(const TraceSeries *s, double t)
+{
+    if (s->markov) markov_cover((TraceSeries *)s, t);
+}
+
 /* Index of the last row with time <= t, or 0 when t precedes every row. */
 static int trace_index(const TraceSeries *s, double t)
 {
@@ -235,14 +244,31 @@ static int trace_index(const TraceSeries *s, double t)
 
 double trace_value(const TraceSeries *s, double t)
 {
+    if (s->markov && !isfinite(t)) return 1;
+    trace_cover(s, t);
     return s->values[trace_index(s, t)];
+}
+
+double trace_next_change(const TraceSeries *s, double t)
+{
+    trace_cover(s, t);
+    int lo = 0, hi = s->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->times[mid] > t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo < s->n ? s->times[lo] : INFINITY;
 }
 
 double trace_advance_online(const TraceSeries *s, double start, double work)
 {
     double t = start;
+    if (s->markov && !isfinite(start + work)) return INFINITY;
+    trace_cover(s, t);
     int k = trace_index(s, t);
     for (;;) {
+        trace_cover(s, t);
         double segment_end = k + 1 < s->n ? s->times[k + 1] : INFINITY;
         if (t < s->times[0]) segment_end = s->times[0] > segment_end ? segment_end : s->times[0];
         int online = s->values[k] > 0.5;
@@ -260,6 +286,7 @@ double trace_advance_online(const TraceSeries *s, double start, double work)
 double trace_offline_between(const TraceSeries *s, double a, double b)
 {
     double offline = 0, t = a;
+    trace_cover(s, b);
     while (t < b) {
         int k = trace_index(s, t);
         double next = k + 1 < s->n && s->times[k + 1] > t ? s->times[k + 1] : INFINITY;
@@ -273,6 +300,8 @@ double trace_offline_between(const TraceSeries *s, double a, double b)
 
 double trace_next_offline(const TraceSeries *s, double t)
 {
+    /* a markov() process: covered past t, the row after t's is a change, hence down */
+    trace_cover(s, t);
     int k = trace_index(s, t);
     if (!(s->values[k] > 0.5)) return t;
     for (k++; k < s->n; k++)

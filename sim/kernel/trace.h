@@ -16,10 +16,16 @@
 #include "base/hs_error.h"
 #include "base/units.h"
 
+/* A markov() process's generator (sim/kernel/markov.h). */
+typedef struct TraceMarkov TraceMarkov;
+
 typedef struct TraceSeries {
     int n;
     double *times;   /* (n) increasing */
     double *values;  /* (n) */
+    /* NULL: the rows are all there (a file's). Else the series is a markov() process drawn
+     * only as far as it is asked: every query below draws what it needs first. */
+    TraceMarkov *markov;
 } TraceSeries;
 
 typedef struct Trace {
@@ -38,8 +44,10 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
                HsDiag *diag);
 void trace_free(Trace *trace);
 
-/* The value at time t. */
+/* The value at time t (a markov() process at t = inf: up, since it always comes back). */
 double trace_value(const TraceSeries *s, double t);
+/* The first change of the series after t (INFINITY: none). */
+double trace_next_change(const TraceSeries *s, double t);
 /* For availability (value > 0.5 = online): the time at which `work` seconds of online
  * time, starting at `start`, have elapsed. */
 double trace_advance_online(const TraceSeries *s, double start, double work);

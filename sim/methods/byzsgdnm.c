@@ -207,6 +207,7 @@ static const MethodStages byzsgdnm_stages = {
 
 const MethodOps method_byzsgdnm = {
     .name = "byzsgdnm",
+    .capabilities = METHOD_LOSSY_RINGS,
     .summary = "ByzSGDnm: worker momentum, robust aggregation, normalised step",
     .keys = byzsgdnm_keys,
     .keys_size = sizeof(ByzSgdnmKeys),

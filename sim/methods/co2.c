@@ -282,6 +282,7 @@ static const MethodStages co2_stages = {
 
 const MethodOps method_co2 = {
     .name = "co2",
+    .capabilities = METHOD_LOSSY_RINGS,
     .summary = "CO2: local steps with the parameter all-reduce overlapped and applied one period late",
     .keys = co2_keys,
     .keys_size = sizeof(Co2Keys),

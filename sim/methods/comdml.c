@@ -154,14 +154,14 @@ static int comdml_validate(const Scenario *sc, HsDiag *diag)
     }
     int traced = 0, battery = 0;
     for (int g = 0; g <= sc->n_groups; g++) {
-        traced |= sc->groups[g].availability.kind == DIST_TRACE;
+        traced |= distribution_over_time(&sc->groups[g].availability);
         battery |= !distribution_is_zero(&sc->groups[g].battery);
     }
     /* a prediction needs something that can take an agent away */
     if (keys->predict == COMDML_PREDICT_TRACE && !traced)
         return scenario_key_error(sc, &keys->predict, diag,
-                                  "predict = trace looks ahead in the agents' availability traces; no group has "
-                                  "one ([agents] availability = trace(FILE))");
+                                  "predict = trace looks ahead in the agents' availability over time; no group "
+                                  "has one ([agents] availability = trace(FILE) or markov(UP, DOWN))");
     if (keys->predict == COMDML_PREDICT_HISTORY && !traced && !battery)
         return scenario_key_error(sc, &keys->predict, diag,
                                   "predict = history learns who leaves, but every agent stays online (no "
@@ -889,7 +889,7 @@ const MethodOps method_comdml = {
     .summary = "ComDML: slow agents offload their model's tail to fast agents (local-loss split training)",
     .keys = comdml_keys,
     .keys_size = sizeof(ComdmlKeys),
-    .capabilities = METHOD_USES_TOPOLOGY | METHOD_SPLITS_MODEL,
+    .capabilities = METHOD_LOSSY_RINGS | METHOD_USES_TOPOLOGY | METHOD_SPLITS_MODEL,
     .stages = &comdml_stages,
     .extra = comdml_extras,
     .validate = comdml_validate,

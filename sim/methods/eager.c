@@ -298,6 +298,7 @@ static const MethodExtra eager_extras[] = {
 
 const MethodOps method_eager = {
     .name = "eager",
+    .capabilities = METHOD_LOSSY_RINGS,
     .summary = "eager-SGD (Li et al., PPoPP 2020): partial all-reduce that starts with one (solo) or half (majority) of the agents ready; late gradients join a later step",
     .keys = eager_keys,
     .keys_size = sizeof(EagerKeys),

@@ -310,6 +310,7 @@ static const MethodExtra lsgd_extras[] = {
 
 const MethodOps method_lsgd = {
     .name = "lsgd",
+    .capabilities = METHOD_LOSSY_RINGS,
     .summary = "Leader SGD (Teng et al. 2019): local steps; every period the lowest-loss agent leads, the others are "
                "pulled toward its model",
     .keys = lsgd_keys,

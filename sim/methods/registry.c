@@ -64,6 +64,7 @@ static const MethodCapability method_capability_list[] = {
     {METHOD_SPLITS_MODEL, "[model]: splits it between agents (it needs two blocks or more)"},
     {METHOD_LOSSY_LINKS, "[agents] loss: its point-to-point messages may be lost and sent again"},
     {METHOD_DROPS_LOST, "[network] loss_mode = drop: it goes on with the messages that arrived"},
+    {METHOD_LOSSY_RINGS, "[agents] loss: its ring all-reduces' chunks may be lost and sent again (retransmit)"},
     {METHOD_MIXES_WEIGHTS, "[topology] weights = FILE and graph = learned: mixes with the weights W_ij"},
     {METHOD_SENDS_ROWS, "[model]: sends rows of its layers (arch = mlp or cnn)"},
     {0, NULL},

@@ -400,6 +400,7 @@ static const MethodExtra ripples_extras[] = {
 
 const MethodOps method_ripples = {
     .name = "ripples",
+    .capabilities = METHOD_LOSSY_RINGS,
     .summary = "Ripples: asynchronous Partial All-Reduce among small groups (Group Buffer, Group Division, static)",
     .keys = ripples_keys,
     .keys_size = sizeof(RipplesKeys),

@@ -174,6 +174,49 @@ int distribution_parse(const char *text, UnitKind kind, Distribution *out, char 
     return status;
 }
 
+int distribution_parse_onoff(const char *text, Distribution *out, char *why, int why_size)
+{
+    memset(out, 0, sizeof *out);
+    while (isspace((unsigned char)*text)) text++;
+    size_t len = strlen(text);
+    while (len > 0 && isspace((unsigned char)text[len - 1])) len--;
+    char args_buf[1024];
+    if (strncmp(text, "markov", 6) != 0 || len < 8 || len - 8 >= sizeof args_buf) {
+        snprintf(why, (size_t)why_size, "expected markov(MEAN_UP, MEAN_DOWN)");
+        return HS_E_INPUT;
+    }
+    const char *open = text + 6;
+    while (isspace((unsigned char)*open)) open++;
+    if (*open != '(' || text[len - 1] != ')') {
+        snprintf(why, (size_t)why_size, "expected markov(MEAN_UP, MEAN_DOWN)");
+        return HS_E_INPUT;
+    }
+    size_t args_len = (size_t)(text + len - 1 - (open + 1));
+    memcpy(args_buf, open + 1, args_len);
+    args_buf[args_len] = '\0';
+    char *args[3];
+    int n = distribution_split_args(args_buf, args, 3);
+    if (n != 2 || !args[0][0] || !args[1][0]) {
+        snprintf(why, (size_t)why_size, "markov(MEAN_UP, MEAN_DOWN) takes 2 times, the mean up and the mean down "
+                 "durations");
+        return HS_E_INPUT;
+    }
+    out->kind = DIST_MARKOV;
+    if (distribution_parse_pair(args, n, UNIT_TIME, UNIT_TIME, out, "markov", why, why_size) != HS_OK)
+        return HS_E_INPUT;
+    if (!(out->a > 0 && isfinite(out->a)) || !(out->b > 0 && isfinite(out->b))) {
+        snprintf(why, (size_t)why_size, "markov(MEAN_UP, MEAN_DOWN) needs both means positive and finite "
+                 "(found %g s and %g s)", out->a, out->b);
+        return HS_E_INPUT;
+    }
+    return HS_OK;
+}
+
+int distribution_over_time(const Distribution *d)
+{
+    return d->kind == DIST_TRACE || d->kind == DIST_MARKOV;
+}
+
 double distribution_draw(const Distribution *d, gsl_rng *rng)
 {
     switch (d->kind) {
@@ -189,7 +232,8 @@ double distribution_draw(const Distribution *d, gsl_rng *rng)
     }
     case DIST_LOGNORMAL: return d->a * exp(d->b * gsl_ran_ugaussian(rng));
     case DIST_PARETO: return gsl_ran_pareto(rng, d->b, d->a);
-    case DIST_TRACE: return NAN;
+    case DIST_TRACE:
+    case DIST_MARKOV: return NAN;
     case DIST_CHOICE: {
         double u = gsl_rng_uniform(rng), acc = 0;
         for (int i = 0; i < d->n_choices; i++) {
@@ -232,6 +276,9 @@ void distribution_write_unit(const Distribution *d, const char *unit, FILE *out)
         fputc(')', out);
         break;
     case DIST_TRACE: fprintf(out, "trace(%s)", d->path); break;
+    case DIST_MARKOV: /* seconds, whatever unit was written */
+        fprintf(out, "markov(%s, %s)", numtext_double(a, sizeof a, d->a), numtext_double(b, sizeof b, d->b));
+        break;
     default: fprintf(out, "%s%s", numtext_double(a, sizeof a, d->a), unit); break;
     }
 }

@@ -7,7 +7,10 @@
  *   pareto(scale, shape)       scale * U^(-1/shape), heavy-tailed
  *   choice(v1:p1, v2:p2, ...)  probabilities must sum to 1 (within 1e-6)
  *   trace(FILE.csv)     the value follows a trace over time (sim/kernel/trace.h); drawing one
- *                       gives NaN: the world reads the trace's value at time 0 */
+ *                       gives NaN: the world reads the trace's value at time 0
+ *   markov(up, down)    availability and outage only (distribution_parse_onoff): on/off
+ *                       with exponential durations of means up and down (sim/kernel/markov.h);
+ *                       drawing one gives NaN */
 #ifndef SIM_DISTRIBUTION_H
 #define SIM_DISTRIBUTION_H
 
@@ -20,7 +23,8 @@
 
 typedef enum {
     DIST_CONSTANT = 0, DIST_UNIFORM, DIST_NORMAL, DIST_LOGNORMAL, DIST_PARETO, DIST_CHOICE,
-    DIST_TRACE /* trace(FILE.csv): a value over time, see sim/kernel/trace.h */
+    DIST_TRACE, /* trace(FILE.csv): a value over time, see sim/kernel/trace.h */
+    DIST_MARKOV /* markov(MEAN_UP, MEAN_DOWN): a = mean up, b = mean down (s) */
 } DistKind;
 
 typedef struct Distribution {
@@ -35,6 +39,13 @@ typedef struct Distribution {
 /* Parses text as a distribution of quantities of the given kind. On error returns
  * HS_E_INPUT and writes the reason (without file:line) into why. */
 int distribution_parse(const char *text, UnitKind kind, Distribution *out, char *why, int why_size);
+
+/* Parses text as markov(MEAN_UP, MEAN_DOWN), two times (a number of seconds or with a
+ * time unit), each positive and finite. HS_E_INPUT with the reason in why. */
+int distribution_parse_onoff(const char *text, Distribution *out, char *why, int why_size);
+
+/* 1 for the kinds whose value changes over a run (trace, markov): the engine follows them. */
+int distribution_over_time(const Distribution *d);
 
 /* One draw. Never returns a value <= 0 for positive-only kinds (the caller validates). */
 double distribution_draw(const Distribution *d, gsl_rng *rng);

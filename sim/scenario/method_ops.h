@@ -57,8 +57,7 @@ enum {
                                          * [topology] is a graph over the servers */
     METHOD_SPLITS_MODEL = 1 << 9,       /* trains the model split between agents: [model] needs
                                          * a split point (two blocks or more) */
-    METHOD_LOSSY_LINKS = 1 << 10,       /* sends only point-to-point messages (no ring
-                                         * all-reduce, whose rings are not lossy): [agents] loss
+    METHOD_LOSSY_LINKS = 1 << 10,       /* sends only point-to-point messages: [agents] loss
                                          * applies (sim/kernel/loss.c) */
     METHOD_DROPS_LOST = 1 << 11,        /* with LOSSY_LINKS: a lost message may stay lost
                                          * ([network] loss_mode = drop), the method uses what arrived */
@@ -71,6 +70,9 @@ enum {
                                          * written when the method is the file's own (not
                                          * set over it by --set or [sweep]); said in its
                                          * summary: it is no section the method accepts */
+    METHOD_LOSSY_RINGS = 1 << 15,       /* averages by ring all-reduce: under [agents] loss its
+                                         * rings' chunks are messages lost and sent again
+                                         * (retransmit only; sim/kernel/loss.c) */
 };
 
 /* What rounds.extra holds in a run of a method: its one figure per round (the run writes

@@ -62,7 +62,7 @@ static void config_write_value(const SchemaKey *k, const Scenario *sc, const voi
         break;
     case SCHEMA_AVAILABILITY: {
         const Distribution *d = (const Distribution *)at;
-        if (d->kind == DIST_TRACE) fprintf(out, "trace(%s)", d->path);
+        if (distribution_over_time(d)) distribution_write(d, out);
         else fputs(k->choices ? k->choices : "always", out);
         break;
     }

@@ -128,7 +128,7 @@ int scenario_resolve_network(Resolver *r)
     if (status == HS_OK) schema_reset_section(r, SCHEMA_IN_NETWORK);
     /* an outage stalls flows on the links (maxmin); fifo's closed forms have no links to stall */
     for (int g = 0; status == HS_OK && g < r->sc->n_groups; g++)
-        if (r->sc->groups[g].outage.kind == DIST_TRACE && r->sc->network.model == NETWORK_FIFO)
+        if (distribution_over_time(&r->sc->groups[g].outage) && r->sc->network.model == NETWORK_FIFO)
             return scenario_bad(r, scenario_group_entry(r, g, "outage"), "%s",
                                 "an outage stalls the flows on an agent's links, which needs [network] model = maxmin "
                                 "(fifo has no links to stall)");

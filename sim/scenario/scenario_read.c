@@ -202,9 +202,15 @@ static int schema_read_value(Resolver *r, const SchemaKey *k, IniEntry *e, const
             v->dist.a = 1;
             return HS_OK;
         }
+        /* markov(MEAN_UP, MEAN_DOWN): an on/off process (sim/kernel/markov.h); its errors
+         * (a missing or non-positive mean) are its own */
+        if (strncmp(value, "markov", 6) == 0) {
+            if (distribution_parse_onoff(value, &v->dist, why, 300) != HS_OK) return scenario_bad(r, e, "%s", why);
+            return HS_OK;
+        }
         if (distribution_parse(value, UNIT_PLAIN, &v->dist, why, 300) != HS_OK || v->dist.kind != DIST_TRACE)
-            return scenario_bad(r, e, "%s", k->choices ? "expected none or trace(FILE.csv)"
-                                                       : "expected always or trace(FILE.csv)");
+            return scenario_bad(r, e, "%s", k->choices ? "expected none, trace(FILE.csv) or markov(MEAN_UP, MEAN_DOWN)"
+                                                       : "expected always, trace(FILE.csv) or markov(MEAN_UP, MEAN_DOWN)");
         return schema_trace_path(r, k, e, &v->dist);
     case SCHEMA_STEPS:
     case SCHEMA_TIME:

@@ -609,15 +609,26 @@ static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *
     return energy_range_check(r, k, e, v);
 }
 
-/* battery: with a unit, and, as a distribution, drawing capacities above 0 (0 is no battery). */
+/* battery: with a unit; as a distribution, drawing capacities above 0 (0 is no battery); and
+ * not with availability = markov(): a spent battery cuts its outage into the agent's
+ * availability series, which a markov() process draws as the run goes instead of holding
+ * (sim/kernel/markov.h); the two together are left to do. */
 static int battery_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                          void *target)
 {
+    const AgentGroupSpec *group = target;
     int status = energy_unit_check(r, section, k, e, v, target);
-    if (status != HS_OK || e == NULL || v == NULL) return status;
-    if (v->dist.kind != DIST_CONSTANT && !(v->dist.kind == DIST_CHOICE ? distribution_lowest(&v->dist) > 0 : v->dist.a > 0))
+    if (status != HS_OK) return status;
+    if (e != NULL && v != NULL && v->dist.kind != DIST_CONSTANT &&
+        !(v->dist.kind == DIST_CHOICE ? distribution_lowest(&v->dist) > 0 : v->dist.a > 0))
         return scenario_bad(r, e, "%s", "a distribution of capacities must draw positive values (0 is no battery)");
-    return HS_OK;
+    if (distribution_is_zero(v != NULL ? &v->dist : &group->battery) || group->availability.kind != DIST_MARKOV)
+        return HS_OK;
+    IniEntry *at = e;
+    if (at == NULL) at = inidoc_find(r->doc, section, "availability");
+    if (at == NULL) at = inidoc_find(r->doc, "agents", "battery");
+    return scenario_bad(r, at, "%s", "a battery with availability = markov() is not modelled (a spent battery "
+                        "would have to cut its outage into a process drawn as the run goes): give one or the other");
 }
 
 /* charging: only with a battery (the group's own or the inherited one, landed before it). */
@@ -745,22 +756,23 @@ static int lossy(const Scenario *sc, const void *t)
 static int outaged(const Scenario *sc, const void *g)
 {
     (void)sc;
-    return ((const AgentGroupSpec *)g)->outage.kind == DIST_TRACE;
+    return distribution_over_time(&((const AgentGroupSpec *)g)->outage);
 }
 static int lossy_group(const Scenario *sc, const void *g) { (void)sc; return ((const AgentGroupSpec *)g)->loss > 0; }
 
-/* loss > 0 only for a method whose messages are all point-to-point: a ring all-reduce's
- * rings are not lossy, and silently reliable collectives would hide the loss. */
+/* loss > 0 only for a method whose messages are point-to-point or whose ring all-reduces
+ * play their chunks as lossy messages (METHOD_LOSSY_RINGS): a method with another kind of
+ * exchange would hide the loss behind silently reliable links. */
 static int loss_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                       void *target)
 {
     (void)section, (void)k, (void)target;
     if (e == NULL || v == NULL || !(v->number > 0)) return HS_OK;
     const MethodOps *m = method_lookup(r->sc->method);
-    if (m == NULL || (m->capabilities & METHOD_LOSSY_LINKS)) return HS_OK;
+    if (m == NULL || (m->capabilities & (METHOD_LOSSY_LINKS | METHOD_LOSSY_RINGS))) return HS_OK;
     char why[240];
-    snprintf(why, sizeof why, "method %s averages by ring all-reduce, whose rings are not lossy; loss applies "
-             "to methods that send point-to-point messages (hetsim methods: [agents] loss)", m->name);
+    snprintf(why, sizeof why, "method %s does not model lost messages; loss applies to the methods whose "
+             "messages and rings may lose them (hetsim methods: [agents] loss)", m->name);
     return scenario_bad(r, e, "%s", why);
 }
 
@@ -776,8 +788,12 @@ static int loss_mode_check(Resolver *r, const char *section, const SchemaKey *k,
     if (v->index != LOSS_DROP || !lossy(r->sc, NULL) || m == NULL || (m->capabilities & METHOD_DROPS_LOST))
         return HS_OK;
     char why[240];
-    snprintf(why, sizeof why, "method %s waits for every message it expects, so a dropped one would stall it; "
-             "use loss_mode = retransmit (drop: hetsim methods)", m->name);
+    if (m->capabilities & METHOD_LOSSY_RINGS)
+        snprintf(why, sizeof why, "method %s averages by ring all-reduce, which needs every chunk of every step; "
+                 "a dropped one would stall the ring: use loss_mode = retransmit", m->name);
+    else
+        snprintf(why, sizeof why, "method %s waits for every message it expects, so a dropped one would stall it; "
+                 "use loss_mode = retransmit (drop: hetsim methods)", m->name);
     return scenario_bad(r, e, "%s", why);
 }
 
@@ -996,7 +1012,9 @@ static const SchemaKey schema_rows[] = {
     {KEY(ANY_GROUP, "jitter", REAL), RANGE(0, 10), ATTR(jitter), DEF("0"),
      HELP("each computation's duration is multiplied by exp(jitter N(0,1)) (median 1)")},
     {KEY(ANY_GROUP, "availability", AVAILABILITY), ATTR(availability), DEF("always"),
-     HELP("a trace of 1 (online) and 0 (offline) over time")},
+     .doc_range = "always, trace(FILE.csv) or markov(MEAN_UP, MEAN_DOWN)",
+     HELP("a trace of 1 (online) and 0 (offline) over time, or markov(): online and offline for exponential "
+          "durations of those means (times: 30 min), online at t = 0, each agent from its own stream")},
     {KEY(AGENTS | GROUP, "power_compute", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_compute) | SCHEMA_NO_TRACE,
      DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_compute,
      .doc_range = "[0, 1e9], a constant or a distribution",
@@ -1033,8 +1051,9 @@ static const SchemaKey schema_rows[] = {
      HELP("probability that this agent's end loses a message (each attempt); a message a->b is lost with "
           "1 - (1 - loss_a)(1 - loss_b) (docs/network.md#unstable-links)")},
     {KEY(AGENTS | GROUP, "outage", AVAILABILITY), ATTR(outage), DEF("none"), .choices = "none", .written = outaged,
-     .doc_range = "none or trace(FILE.csv)",
-     HELP("the links' state over time, a trace of 1 (up) and 0 (down) that ends up: while an agent's links are "
+     .doc_range = "none, trace(FILE.csv) or markov(MEAN_UP, MEAN_DOWN)",
+     HELP("the links' state over time, a trace of 1 (up) and 0 (down) that ends up, or markov(): up and down for "
+          "exponential durations of those means, up at t = 0: while an agent's links are "
           "down its messages make no progress and resume where they stopped (network model = maxmin)")},
     {KEY(AGENTS | GROUP, "samples", DISTRIBUTION), RANGE(1, SCENARIO_MAX_SAMPLES),
      ATTR(samples) | SCHEMA_NO_TRACE | SCHEMA_WHOLE, .when = own_samples, .check = group_samples_check,

@@ -125,7 +125,8 @@ bad_input() { # name, text to append, expected message, line (default: the file'
 bad_input "loss of 1" "loss = 1" "must be below 1"
 bad_input "loss above 1" "loss = 1.5" "outside"
 bad_input "a negative loss" "loss = -0.01" "outside"
-bad_input "loss with a ring all-reduce" "loss = 0.1" "method sync averages by ring all-reduce" "" sync
+bad_input "loss with a method that does not model it" "loss = 0.1" "method rog does not model lost messages" "" rog
+bad_input "drop with a ring all-reduce" "loss = 0.1\n[network]\nloss_mode = drop" "method sync averages by ring all-reduce, which needs every chunk" "" sync
 bad_input "drop with a method that waits" "loss = 0.1\n[network]\nloss_mode = drop" "method adpsgd waits for every message" "" adpsgd
 bad_input "drop with CHOCO" "loss = 0.1\n[network]\nloss_mode = drop\n[compression]\nscheme = topk" "loss_mode = drop: dpsgd's \[compression\]" $(($(wc -l < $S) + 3))
 bad_input "an rto of a day and more" "loss = 0.1\n[network]\nrto = 2 d" "outside"
@@ -134,6 +135,6 @@ bad_input "an outage that never comes back" "outage = trace(never.csv)" "node 2'
 printf 'agent,time,value\ndefault,0,0\n' > $tmp/never.csv
 bad_input "an outage down all the time" "outage = trace(never.csv)" "node 0's link goes down at t = 0 s and never comes back"
 bad_input "an outage under fifo" "outage = trace(lossy-outage.csv)\n[network]\nmodel = fifo" "needs \[network\] model = maxmin" $(($(wc -l < $S) + 1))
-bad_input "an outage that is not a trace" "outage = always" "expected none or trace"
+bad_input "an outage that is not a trace" "outage = always" "expected none, trace(FILE.csv) or markov"
 
 finish links.sh

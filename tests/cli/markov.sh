@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# On/off Markov processes end to end ([agents] availability and outage =
+# markov(MEAN_UP, MEAN_DOWN), sim/kernel/markov.h) on tests/fixtures/scenarios/lossy.ini
+# (dpsgd on a ring of 6, timing mode): agents go away and come back, runs.config writes the
+# process back and feeding it to `hetsim run` gives the same rows; train = timing and
+# identical rows with 1 and 2 jobs; the offline time over a long run is near the law's;
+# bad inputs exit 2 with FILE:LINE before any database.
+. "$(dirname "$0")/lib.bash"
+S=tests/fixtures/scenarios/lossy.ini
+A="agents.availability=markov(400 ms, 100 ms)"
+O="agents.outage=markov(1 s, 200 ms)"
+db=$tmp/m.db
+run() { "$HETSIM" run $S --db $db --quiet "$@" 2>> $tmp/err; }
+
+# --- availability (run 1) and outage (run 2)
+run --set "$A"
+check "availability: exit 0" test $? -eq 0
+check "availability: agents were offline" test "$(q $db "select sum(offline_s) > 0 from agent_rounds where run_id = 1")" = 1
+check "availability: runs.config writes the process in seconds" test "$(q $db "select instr(config, 'availability = markov(0.4, 0.1)') > 0 from runs where id = 1")" = 1
+run --set "$O"
+check "outage: exit 0" test $? -eq 0
+run
+check "outage: rounds longer than with the links always up" test "$(q $db "select (select max(t_end) from rounds where run_id = 2) > (select max(t_end) from rounds where run_id = 3)")" = 1
+check "outage: runs.config writes the process" test "$(q $db "select instr(config, 'outage = markov(1, 0.2)') > 0 from runs where id = 2")" = 1
+check "no process: runs.config as before" test "$(q $db "select instr(config, 'markov') from runs where id = 3")" = 0
+
+# --- runs.config fed back gives the same rows
+for id in 1 2; do
+  q $db "select config from runs where id = $id" > $tmp/config.ini
+  "$HETSIM" run $tmp/config.ini --db $tmp/back.db --quiet 2>> $tmp/err
+  b=$(q $tmp/back.db "select max(id) from runs")
+  check "run $id from its runs.config: the same rounds" test "$(q $db "select group_concat(t_end || ',' || idle_s, ';') from rounds where run_id = $id")" = "$(q $tmp/back.db "select group_concat(t_end || ',' || idle_s, ';') from rounds where run_id = $b")"
+done
+
+# --- train = timing, availability and outage together (runs 4, 5)
+run --set "$A" --set "$O"; t=$(q $db "select max(id) from runs")
+run --set "$A" --set "$O" --set run.mode=train; r=$(q $db "select max(id) from runs")
+check "train = timing: rounds" test "$(q $db "select count(*) from rounds a join rounds b using (round) where a.run_id = $t and b.run_id = $r
+  and a.t_end = b.t_end and a.bytes = b.bytes and a.idle_s = b.idle_s")" = 4
+check "train = timing: agent rows" test "$(q $db "select count(*) from agent_rounds a join agent_rounds b using (round, agent)
+  where a.run_id = $t and b.run_id = $r and a.compute_s = b.compute_s and a.comm_s = b.comm_s and a.idle_s = b.idle_s
+  and a.offline_s = b.offline_s")" = 24
+
+# --- the fraction offline over a long run: mean down / (mean up + mean down) = 0.2 (the
+# start up costs little over 40 rounds of about 0.3 s each); within 0.05 over 6 agents
+run --set "$A" --set run.rounds=40; l=$(q $db "select max(id) from runs")
+check "offline fraction near 0.2" test "$(q $db "select abs(sum(a.offline_s) / (6 * max(r.t_end)) - 0.2) < 0.05
+  from agent_rounds a join rounds r using (run_id, round) where run_id = $l")" = 1
+
+# --- determinism: a sweep over the means, 1 and 2 jobs, identical rows; the seeds differ
+cat > $tmp/sweep.ini <<EOS
+$(cat $S)
+outage = markov(1 s, 200 ms)
+[network]
+model = maxmin
+[sweep]
+agents.availability = always, markov(400 ms, 100 ms), markov(2 s, 1 s)
+repeat = 2
+EOS
+"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
+check "sweep, 1 job: exit 0" test $? -eq 0
+"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
+check "sweep, 2 jobs: exit 0" test $? -eq 0
+check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+check "sweep: another seed, another process" test "$(q $tmp/s1.db "select count(distinct r.t_end) from rounds r join runs u on u.id = r.run_id where r.round = 3")" = 6
+
+# --- bad inputs: exit 2 with FILE:LINE, before any database
+bad_input() { # name, text to append, expected message, line (default: the file's last)
+  cp $S $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
+  local line=${4:-}; [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
+  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
+  check "$1: exit 2" test $? -eq 2
+  check "$1: FILE:LINE and why" grep -q "bad.ini:$line: .*$3" $tmp/bad.err
+  check "$1: no database" test ! -e $tmp/bad.db
+}
+bad_input "a zero mean up" "availability = markov(0, 1 s)" "needs both means positive"
+bad_input "a negative mean down" "outage = markov(1 s, -1 s)" "needs both means positive"
+bad_input "an infinite mean" "availability = markov(inf, 1 s)" "positive and finite"
+bad_input "a missing argument" "availability = markov(1 s)" "takes 2 times"
+bad_input "no arguments" "outage = markov()" "takes 2 times"
+bad_input "a mean that is not a time" "availability = markov(1 MB, 1 s)" "in markov()"
+bad_input "three arguments" "availability = markov(1 s, 1 s, 1 s)" "takes 2 times"
+bad_input "no closing parenthesis" "availability = markov(1 s, 1 s" "expected markov(MEAN_UP, MEAN_DOWN)"
+bad_input "an outage process under fifo" "outage = markov(1 s, 1 s)\n[network]\nmodel = fifo" "needs \[network\] model = maxmin" $(($(wc -l < $S) + 1))
+bad_input "a battery with an availability process" "availability = markov(1 s, 1 s)\nbattery = 1 kJ" "a battery with availability = markov()"
+
+finish markov.sh
