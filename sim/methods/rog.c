@@ -259,17 +259,23 @@ static void rog_ps_take_pull(RogState *s, Sim *sim, int j, double allowed)
     rowsend_copy(&s->pull, j, x, mine);
 }
 
+/* The mean of the rows every agent sent (its residual's chosen rows, taken out of it),
+ * applied as one step at agent `at`; summed in agent order, the same sum on every run. */
+static int rog_apply_mean_rows(RogState *s, Trainer *t, int at)
+{
+    size_t params = trainer_param_count(t);
+    memset(s->update, 0, params * sizeof *s->update);
+    for (int i = 0; i < s->n; i++) rowsend_take(&s->rows, i, trainer_buffer(t, i, ROG_RESIDUAL), s->update);
+    vec_scale(s->update, 1.0f / (float)s->n, params);
+    return local_step_apply(s->ls, at, s->update);
+}
+
 /* Every push is in: the server's update, then the pulls. */
 static int rog_ps_update(RogState *s, Sim *sim)
 {
     Trainer *t = sim->trainer;
     if (t != NULL) {
-        size_t params = trainer_param_count(t);
-        memset(s->update, 0, params * sizeof *s->update);
-        for (int i = 0; i < s->n; i++) /* agent order: the same sum on every run */
-            rowsend_take(&s->rows, i, trainer_buffer(t, i, ROG_RESIDUAL), s->update);
-        vec_scale(s->update, 1.0f / (float)s->n, params);
-        int status = local_step_apply(s->ls, ROG_SERVER, s->update);
+        int status = rog_apply_mean_rows(s, t, ROG_SERVER);
         if (status != HS_OK) return status;
     }
     if (s->n == 1) return rog_next_step(s, sim);
@@ -339,13 +345,9 @@ static int rog_finish_step(RogState *s, Sim *sim)
 {
     Trainer *t = sim->trainer;
     if (t != NULL) {
-        size_t params = trainer_param_count(t);
-        memset(s->update, 0, params * sizeof *s->update);
-        for (int i = 0; i < s->n; i++) /* agent order: the same sum on every run */
-            rowsend_take(&s->rows, i, trainer_buffer(t, i, ROG_RESIDUAL), s->update);
-        vec_scale(s->update, 1.0f / (float)s->n, params);
-        int status = local_step_apply(s->ls, 0, s->update);
+        int status = rog_apply_mean_rows(s, t, 0);
         if (status != HS_OK) return status;
+        size_t params = trainer_param_count(t);
         const float *x = trainer_params(t, 0);
         for (int i = 1; i < s->n; i++) memcpy(trainer_params(t, i), x, params * sizeof *x);
     }

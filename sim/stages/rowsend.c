@@ -154,7 +154,11 @@ void rowsend_choose(RowSend *rs, int agent, long t, double allowed, const float 
     }
 }
 
-void rowsend_take(const RowSend *rs, int agent, float *v, float *sum)
+/* Calls visit for each row chosen for agent: the row's weights are [at, at + width), its
+ * bias at bias. */
+typedef void (*RowVisit)(size_t at, int width, size_t bias, void *ctx);
+
+static void rowsend_each_chosen(const RowSend *rs, int agent, RowVisit visit, void *ctx)
 {
     const RowLayout *l = &rs->layout;
     const unsigned char *chosen = rs->chosen + (size_t)agent * (size_t)l->total_rows;
@@ -162,36 +166,49 @@ void rowsend_take(const RowSend *rs, int agent, float *v, float *sum)
     for (int b = 0; b < l->n_layers; b++) {
         int rows = l->rows[b], width = l->width[b];
         size_t bias = l->offset[b] + (size_t)rows * (size_t)width;
-        for (int r = 0; r < rows; r++) {
-            if (!chosen[first + r]) continue;
-            size_t at = l->offset[b] + (size_t)r * (size_t)width;
-            for (int j = 0; j < width; j++) {
-                sum[at + (size_t)j] += v[at + (size_t)j];
-                v[at + (size_t)j] = 0.0f;
-            }
-            sum[bias + (size_t)r] += v[bias + (size_t)r];
-            v[bias + (size_t)r] = 0.0f;
-        }
+        for (int r = 0; r < rows; r++)
+            if (chosen[first + r]) visit(l->offset[b] + (size_t)r * (size_t)width, width, bias + (size_t)r, ctx);
         first += rows;
     }
 }
 
+typedef struct RowTake {
+    float *v, *sum;
+} RowTake;
+
+static void rowsend_take_row(size_t at, int width, size_t bias, void *ctx)
+{
+    RowTake *t = ctx;
+    for (int j = 0; j < width; j++) {
+        t->sum[at + (size_t)j] += t->v[at + (size_t)j];
+        t->v[at + (size_t)j] = 0.0f;
+    }
+    t->sum[bias] += t->v[bias];
+    t->v[bias] = 0.0f;
+}
+
+void rowsend_take(const RowSend *rs, int agent, float *v, float *sum)
+{
+    RowTake t = {v, sum};
+    rowsend_each_chosen(rs, agent, rowsend_take_row, &t);
+}
+
+typedef struct RowCopy {
+    const float *from;
+    float *to;
+} RowCopy;
+
+static void rowsend_copy_row(size_t at, int width, size_t bias, void *ctx)
+{
+    RowCopy *c = ctx;
+    memcpy(c->to + at, c->from + at, (size_t)width * sizeof *c->to);
+    c->to[bias] = c->from[bias];
+}
+
 void rowsend_copy(const RowSend *rs, int agent, const float *from, float *to)
 {
-    const RowLayout *l = &rs->layout;
-    const unsigned char *chosen = rs->chosen + (size_t)agent * (size_t)l->total_rows;
-    int first = 0;
-    for (int b = 0; b < l->n_layers; b++) {
-        int rows = l->rows[b], width = l->width[b];
-        size_t bias = l->offset[b] + (size_t)rows * (size_t)width;
-        for (int r = 0; r < rows; r++) {
-            if (!chosen[first + r]) continue;
-            size_t at = l->offset[b] + (size_t)r * (size_t)width;
-            memcpy(to + at, from + at, (size_t)width * sizeof *to);
-            to[bias + (size_t)r] = from[bias + (size_t)r];
-        }
-        first += rows;
-    }
+    RowCopy c = {from, to};
+    rowsend_each_chosen(rs, agent, rowsend_copy_row, &c);
 }
 
 long rowsend_max_age(const RowSend *rs, long t)
