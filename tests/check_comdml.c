@@ -18,6 +18,8 @@
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
+#include "tests/test_files.h"
+
 #include <check.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -190,27 +192,12 @@ END_TEST
 
 /* --- churn --- */
 
-static char trace_path[64];
-static char trace_set[128];
-
-/* Writes an availability trace and the --set that gives it to every agent. */
-static const char *write_trace(const char *text)
-{
-    snprintf(trace_path, sizeof trace_path, "/tmp/hetsim-comdml-%d.csv", (int)getpid());
-    FILE *f = fopen(trace_path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    snprintf(trace_set, sizeof trace_set, "agents.availability=trace(%s)", trace_path);
-    return trace_set;
-}
-
 /* A trace in which agent 1 (the slow one of pair_text) is offline from off to back. */
 static const char *write_absence(double off, double back)
 {
     char text[256];
     snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n1,%.17g,0\n1,%.17g,1\n", off, back);
-    return write_trace(text);
+    return test_availability_set("comdml", text);
 }
 
 /* The pair of pair_text in closed form: step costs at the pair's split. */
@@ -272,7 +259,7 @@ START_TEST(test_helper_drops_an_offline_offloaders_batches)
     ck_assert_str_eq(sink_role_name(helper->role), "helper");
     ck_assert_str_eq(sink_role_name(offloader->role), "offloader");
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
 }
 END_TEST
 
@@ -296,7 +283,7 @@ START_TEST(test_helper_waiting_stops_when_its_partner_leaves)
     assert_near(actual, off, "helper stops when the partner leaves");
     ck_assert_msg(ts.round_rows[0].extra == 6, "%s", ts.text);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
 }
 END_TEST
 
@@ -316,7 +303,7 @@ START_TEST(test_paused_transmission_is_dropped_on_arrival)
     ck_assert(ts.round_rows[0].extra == 7);
     ck_assert_int_eq(ts.pairings, 1);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
 }
 END_TEST
 
@@ -331,7 +318,7 @@ START_TEST(test_offloader_back_in_time_loses_nothing)
     ck_assert(ts.round_rows[0].extra == 0);
     ck_assert_int_eq(ts.pairings, 1);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
     ck_assert_int_eq(run(NULL, 0, &ts), 0);
     ck_assert(isnan(ts.round_rows[0].extra));
     test_sink_free(&ts);
@@ -367,7 +354,7 @@ START_TEST(test_offline_at_rebalance_is_never_paired)
      * 1 and 3 offline at round 0's start, they are alone and 2 pairs with 0; round 1 (all
      * back) pairs everyone again. On a ring 0-1-2-3 the only online neighbour of 2 is gone,
      * so round 0 has no pair at all. */
-    const char *trace = write_trace("agent,time,value\n0,0,1\n1,0,0\n1,0.5,1\n2,0,1\n3,0,0\n3,0.3,1\n");
+    const char *trace = test_availability_set("comdml", "agent,time,value\n0,0,1\n1,0,0\n1,0.5,1\n2,0,1\n3,0,0\n3,0.3,1\n");
     const char *solvers[] = {"method.solver=exact", "method.solver=greedy", "method.solver=ip"};
     for (int k = 0; k < 3; k++) {
         const char *all_online[] = {"agents.count=4", "agents.slow.count=2", "run.rounds=2", solvers[k]};
@@ -401,7 +388,7 @@ START_TEST(test_offline_at_rebalance_is_never_paired)
         ck_assert_int_eq(pairs, 2);
         test_sink_free(&ts);
     }
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
 }
 END_TEST
 
@@ -424,13 +411,12 @@ static int run_churn(const char *mode, TestSink *ts)
         n++;
     }
     set[n++] = mode;
-    set[n++] = trace_set;
+    set[n++] = test_availability_set("comdml", churn_trace);
     return run(set, n, ts);
 }
 
 START_TEST(test_train_mode_times_like_timing_mode_under_churn)
 {
-    write_trace(churn_trace);
     TestSink timing, train;
     ck_assert_int_eq(run_churn("run.mode=timing", &timing), 0);
     ck_assert_int_eq(run_churn("run.mode=train", &train), 0);
@@ -448,13 +434,12 @@ START_TEST(test_train_mode_times_like_timing_mode_under_churn)
     ck_assert(strstr(train.text, "metric ") != NULL);
     test_sink_free(&timing);
     test_sink_free(&train);
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
 }
 END_TEST
 
 START_TEST(test_churn_runs_repeat_bitwise)
 {
-    write_trace(churn_trace);
     const char *modes[] = {"run.mode=timing", "run.mode=train"};
     for (int k = 0; k < 2; k++) {
         TestSink a, b;
@@ -464,7 +449,7 @@ START_TEST(test_churn_runs_repeat_bitwise)
         test_sink_free(&a);
         test_sink_free(&b);
     }
-    unlink(trace_path);
+    test_scratch_unlink("comdml", "availability.csv");
 }
 END_TEST
 

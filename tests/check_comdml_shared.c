@@ -21,6 +21,8 @@
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
+#include "tests/test_files.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,21 +38,6 @@ static const char *shared_text =
     "[method.comdml]\nallocation = shared\n"
     "[agents]\ncount = 3\ncompute = 10 GFLOPS\nbandwidth = 10 GB/s\nlatency = 0 s\nsamples = 3200\n"
     "[agents.slow]\ncount = 2\ncompute = 1 GFLOPS\nsamples = 640\n";
-
-static char trace_path[64];
-static char trace_set[128];
-
-/* Writes an availability trace and the --set that gives it to every agent. */
-static const char *write_trace(const char *text)
-{
-    snprintf(trace_path, sizeof trace_path, "/tmp/hetsim-shared-%d.csv", (int)getpid());
-    FILE *f = fopen(trace_path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    snprintf(trace_set, sizeof trace_set, "agents.availability=trace(%s)", trace_path);
-    return trace_set;
-}
 
 static void assert_near(double got, double want, const char *what)
 {
@@ -221,7 +208,7 @@ START_TEST(test_bad_input)
                   "%s", diag.message);
     test_sink_free(&ts);
     /* predict and its keys */
-    const char *trace = write_trace("agent,time,value\n0,0,1\n1,0,1\n2,0,1\n");
+    const char *trace = test_availability_set("shared", "agent,time,value\n0,0,1\n1,0,1\n2,0,1\n");
     static const struct {
         const char *set[3];
         const char *fragment;
@@ -258,7 +245,7 @@ START_TEST(test_bad_input)
     ck_assert_msg(strstr(diag.message, "t.ini:10: ") && strstr(diag.message, "predict = trace looks ahead"), "%s",
                   diag.message);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("shared", "availability.csv");
 }
 END_TEST
 
@@ -269,7 +256,7 @@ static const char *helper_absence(double off, double back)
 {
     char text[256];
     snprintf(text, sizeof text, "agent,time,value\n0,0,1\n0,%.17g,0\n0,%.17g,1\n1,0,1\n2,0,1\n", off, back);
-    return write_trace(text);
+    return test_availability_set("shared", text);
 }
 
 START_TEST(test_trace_prediction_avoids_a_departing_helper)
@@ -311,7 +298,7 @@ START_TEST(test_trace_prediction_avoids_a_departing_helper)
     ck_assert_int_eq(run(short_absence, 2, &ts), 0);
     ck_assert_int_eq(ts.pairings, 2);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("shared", "availability.csv");
 }
 END_TEST
 
@@ -335,7 +322,7 @@ START_TEST(test_history_prediction_learns_a_departing_helper)
     ck_assert_int_eq(run(set, 4, &ts), 0);
     ck_assert_int_eq(ts.pairings, 4);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("shared", "availability.csv");
 }
 END_TEST
 
@@ -356,14 +343,14 @@ START_TEST(test_shared_helper_drops_a_departed_offloader)
     double off = 3.5 * slow_step, back = 60; /* three batches sent */
     char text[256];
     snprintf(text, sizeof text, "agent,time,value\n0,0,1\n1,0,1\n2,0,1\n2,%.17g,0\n2,%.17g,1\n", off, back);
-    const char *set[] = {write_trace(text)};
+    const char *set[] = {test_availability_set("shared", text)};
     ck_assert_int_eq(run(set, 1, &ts), 0);
     ck_assert_int_eq(pairings(&ts, slow, fast, split, predicted, actual, 4), 2);
     ck_assert_msg(ts.round_rows[0].extra == 7, "%s", ts.text);
     for (int k = 0; k < 2; k++) ck_assert(actual[k] < back);
     ck_assert(ts.last_t_end > back + 6.5 * slow_step);
     test_sink_free(&ts);
-    unlink(trace_path);
+    test_scratch_unlink("shared", "availability.csv");
 }
 END_TEST
 
@@ -400,7 +387,7 @@ START_TEST(test_churn_train_times_like_timing_and_repeats)
         const char *set[16];
         int n = 0;
         for (size_t w = 0; w < sizeof learn_set / sizeof *learn_set; w++) set[n++] = learn_set[w];
-        set[n++] = write_trace(churn_learn_trace);
+        set[n++] = test_availability_set("shared", churn_learn_trace);
         set[n++] = predicts[k];
         set[n++] = "run.mode=timing";
         TestSink timing, train, again;
@@ -419,7 +406,7 @@ START_TEST(test_churn_train_times_like_timing_and_repeats)
         test_sink_free(&again);
     }
     test_sink_free(&steady);
-    unlink(trace_path);
+    test_scratch_unlink("shared", "availability.csv");
 }
 END_TEST
 

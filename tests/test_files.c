@@ -44,3 +44,18 @@ const char *test_scratch_file(const char *tag, const char *name, const char *tex
     fclose(f);
     return path;
 }
+
+const char *test_availability_set(const char *tag, const char *text)
+{
+    static char set[200];
+    snprintf(set, sizeof set, "agents.availability=trace(%s)", test_scratch_file(tag, "availability.csv", text));
+    return set;
+}
+
+void test_scratch_unlink(const char *tag, const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", test_scratch_dir(tag), name);
+    unlink(path);
+    rmdir(test_scratch_dir(tag)); /* when it was the folder's last file */
+}

@@ -12,4 +12,11 @@ char *test_read_file(const char *path, long *size);
 const char *test_scratch_file(const char *tag, const char *name, const char *text);
 const char *test_scratch_dir(const char *tag);
 
+/* Writes an availability trace (text, agent,time,value rows) to availability.csv in the
+ * scratch folder of tag and returns the --set that gives it to every agent, in a buffer the
+ * next call overwrites; test_scratch_unlink(tag, "availability.csv") removes it (and the
+ * folder, when that was its last file). */
+const char *test_availability_set(const char *tag, const char *text);
+void test_scratch_unlink(const char *tag, const char *name);
+
 #endif
