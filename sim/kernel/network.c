@@ -29,28 +29,30 @@ typedef struct NetFlow {
     /* what the recomputation reads, in the first cache line (its S membership and
      * index are in Network.mark and .index, dense) */
     int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
-    int n_links;
-    int links[3];
+    int8_t n_links;
+    int8_t state;
+    int links[3];      /* a message: its sender's uplink (= the sender), the receiver's
+                        * downlink (n + the receiver), the backbone (flow_src, flow_dst) */
     int heap;          /* position in the heap, -1 when not scheduled */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
     double weight;
     /* the rest */
-    int src, dst;
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
-    int state;
     int ring;          /* -1, or the ring this flow is a hop of */
     int next;          /* uplink queue, free list */
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands for) */
-    double tag;        /* member: the group clock at which its last byte is through */
     unsigned stamp;    /* member: which join (its items in the group's queue are this one's) */
+    double tag;        /* member: the group clock at which its last byte is through */
     double bytes_left; /* at `updated` */
     double updated;
-    double latency;
     double when;
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 152 bytes: what only the trace hook reads is in FlowTrace */
+} NetFlow;             /* 128 bytes (a D-PSGD step has four alive an agent): what only the
+                        * trace hook reads is in FlowTrace; its endpoints are its links and its
+                        * latency is its endpoints' (flow_latency) */
+_Static_assert(sizeof(NetFlow) <= 128, "a flow is two cache lines at most: millions are alive at once");
 
 /* What the trace hook reports of a flow, beside the flows and only when there is a hook:
  * a step of D-PSGD has four flows an agent alive, and these would be 24 bytes of each. */
@@ -487,6 +489,25 @@ static void link_remove_flow(Network *net, int l, int slot)
     if (net->links[l].n_held > 0) link_mark_dirty(net, l);
 }
 
+/* ---- a message's endpoints and latency, from its links (not kept in NetFlow) ---- */
+
+static int flow_src(const NetFlow *f)
+{
+    return f->links[0]; /* link_up(src) */
+}
+
+static int flow_dst(const Network *net, const NetFlow *f)
+{
+    return f->links[1] - net->n; /* link_down(dst) */
+}
+
+/* The wait of a message from -> to: the larger latency of the two, scaled. */
+static double flow_latency(const Network *net, int from, int to)
+{
+    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
+    return raw * net->opt.latency_factor;
+}
+
 /* ---- activity ---- */
 
 static void activity_open(Network *net, int agent)
@@ -576,7 +597,7 @@ static int flow_begin_latency(Network *net, int f, double wait)
     flow->state = FLOW_LATENCY;
     flow->when = net->now + wait;
     if (net->trace) net->trace[f].created = net->now;
-    if (net->opt.uplink_fifo) net->sending[flow->src] = 1;
+    if (net->opt.uplink_fifo) net->sending[flow_src(flow)] = 1;
     return heap_update(net, handle(HANDLE_FLOW, f));
 }
 
@@ -589,8 +610,9 @@ static int flow_activate(Network *net, int f)
     flow->updated = net->now;
     if (net->trace && isnan(net->trace[f].activated)) net->trace[f].activated = net->now;
     flow->when = INFINITY;
-    activity_open(net, flow->src);
-    if (flow->dst != flow->src) activity_open(net, flow->dst);
+    int src = flow_src(flow), dst = flow_dst(net, flow);
+    activity_open(net, src);
+    if (dst != src) activity_open(net, dst);
     int status = HS_OK;
     for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
     if (flow->bytes_left <= 0) {
@@ -631,8 +653,6 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (f < 0) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     memset(flow, 0, sizeof *flow);
-    flow->src = from;
-    flow->dst = to;
     flow->n_links = n_links;
     memcpy(flow->links, links, sizeof links);
     flow->ring = ring;
@@ -645,11 +665,10 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (net->trace) net->trace[f] = (FlowTrace){.bytes = bytes, .created = 0, .activated = NAN};
     flow->seq = net->seq++;
     flow->payload = payload;
-    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
-    flow->latency = raw * net->opt.latency_factor;
     flow->weight = 1;
     if (net->opt.weight_s > 0) {
-        double penalty = raw;
+        double penalty = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency
+                                                                              : net->agents[to].latency;
         for (int k = 0; k < n_links; k++) {
             NetLink *link = &net->links[links[k]];
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
@@ -669,7 +688,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         net->queue_tail[from] = f;
         return HS_OK;
     }
-    return flow_begin_latency(net, f, latency_left < 0 ? flow->latency : latency_left);
+    return flow_begin_latency(net, f, latency_left < 0 ? flow_latency(net, from, to) : latency_left);
 }
 
 /* The transfer ended at now. */
@@ -682,12 +701,12 @@ static int flow_finish(Network *net, int f)
         if (!member) link_remove_flow(net, flow->links[k], flow->slots[k]);
         net->links[flow->links[k]].users--;
     }
-    activity_close(net, flow->src);
-    if (flow->dst != flow->src) activity_close(net, flow->dst);
+    int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow->ring;
+    activity_close(net, src);
+    if (dst != src) activity_close(net, dst);
     if (net->hooks.traced)
-        net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
+        net->hooks.traced(net->hooks.ctx, src, dst, net->trace[f].bytes, net->trace[f].created,
                           net->trace[f].activated, net->now);
-    int src = flow->src, ring = flow->ring;
     NetworkPayload payload = flow->payload;
     flow_release(net, f);
     net->live--;
@@ -700,7 +719,7 @@ static int flow_finish(Network *net, int f)
             net->queue_head[src] = net->flows[next].next;
             if (net->queue_head[src] < 0) net->queue_tail[src] = -1;
             net->flows[next].next = -1;
-            status = flow_begin_latency(net, next, net->flows[next].latency);
+            status = flow_begin_latency(net, next, flow_latency(net, src, flow_dst(net, &net->flows[next])));
         }
     }
     if (--net->agents[src].outgoing == 0 && net->hooks.sender_idle) net->hooks.sender_idle(net->hooks.ctx, src, net->now);
@@ -1064,7 +1083,7 @@ static int group_create(Network *net, int l, double level)
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
     p->group = gi;
-    p->src = p->dst = p->ring = p->next = -1;
+    p->ring = p->next = -1;
     p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
@@ -1732,7 +1751,9 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
 static int recompute_scratch(Network *net, int n_flows)
 {
     if (n_flows <= net->cap_share) return HS_OK;
-    int cap = n_flows * 2;
+    /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an agent),
+     * and these 20 bytes a flow are then part of the run's peak */
+    int cap = n_flows + n_flows / 4 + 64;
     double *share = realloc(net->share, (size_t)cap * sizeof *share);
     if (share) net->share = share;
     double *level = realloc(net->level, (size_t)cap * sizeof *level);
@@ -1952,7 +1973,7 @@ void network_trace_pending(Network *net)
     for (int f = 0; f < net->made_flows; f++) {
         const NetFlow *flow = &net->flows[f];
         if (flow->state == FLOW_LATENCY || flow->state == FLOW_ACTIVE)
-            net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
+            net->hooks.traced(net->hooks.ctx, flow_src(flow), flow_dst(net, flow), net->trace[f].bytes, net->trace[f].created,
                               net->trace[f].activated, INFINITY);
     }
     /* closed-form rings still running: the steps begun by now, not traced yet (a step is
@@ -2059,8 +2080,8 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
                                sum[l], net->links[l].capacity, top[l]);
             }
-            status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, f->src,
-                                f->dst, share, f->group >= 0 ? ", a member" : "", links);
+            status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, flow_src(f),
+                                flow_dst(net, f), share, f->group >= 0 ? ", a member" : "", links);
         }
         if (!finite && !isinf(share)) status = check_fail(why, size, "flow %d crosses infinite links only", fi);
     }
