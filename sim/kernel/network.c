@@ -41,18 +41,26 @@ typedef struct NetFlow {
                         * member list of each link it is attached to, -1 elsewhere */
     int ring;          /* -1, or the ring this flow is a hop of */
     int next;          /* uplink queue, free list */
-    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands for) */
-    unsigned stamp;    /* member: which join (its items in the group's queue are this one's) */
-    double tag;        /* member: the group clock at which its last byte is through */
+    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
+                        * for); a member's tag and stamp are in FlowMember */
     double bytes_left; /* at `updated` */
     double updated;
     double when;
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 128 bytes (a D-PSGD step has four alive an agent): what only the
-                        * trace hook reads is in FlowTrace; its endpoints are its links and its
-                        * latency is its endpoints' (flow_latency) */
-_Static_assert(sizeof(NetFlow) <= 128, "a flow is two cache lines at most: millions are alive at once");
+} NetFlow;             /* 112 bytes (a D-PSGD step has four alive an agent): what only the
+                        * trace hook reads is in FlowTrace, what only a group's member needs in
+                        * FlowMember; its endpoints are its links and its latency is its
+                        * endpoints' (flow_latency) */
+_Static_assert(sizeof(NetFlow) <= 112, "millions of flows are alive at once: keep their fields few");
+
+/* What a flow needs while it is a member of a group, beside the flows and only once a
+ * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
+ * flows). Read only while flows[f].group says it is a member (written at its join). */
+typedef struct FlowMember {
+    double tag;        /* the group clock at which its last byte is through */
+    unsigned stamp;    /* which join (its items in the group's queue are this one's) */
+} FlowMember;
 
 /* What the trace hook reports of a flow, beside the flows and only when there is a hook:
  * a step of D-PSGD has four flows an agent alive, and these would be 24 bytes of each. */
@@ -191,6 +199,7 @@ struct Network {
     NetAgent *agents;  /* (n) */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
+    FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
     unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
     int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
@@ -550,6 +559,11 @@ static int flow_alloc(Network *net)
             if (trace == NULL) return -1;
             net->trace = trace;
         }
+        if (net->member) {
+            FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
+            if (member == NULL) return -1;
+            net->member = member;
+        }
         net->cap_flows = cap;
     }
     f = net->made_flows++;
@@ -772,7 +786,8 @@ static int member_less(const MemberItem *a, const MemberItem *b)
 static int member_live(const Network *net, int gi, const MemberItem *item)
 {
     const NetFlow *f = &net->flows[item->flow];
-    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq && f->stamp == item->stamp;
+    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
+           net->member[item->flow].stamp == item->stamp;
 }
 
 static void member_heap_down(NetGroup *g, int pos)
@@ -810,8 +825,9 @@ static int member_push(Network *net, NetGroup *g, int f)
 {
     if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, net->flows[g->pseudo].group);
     NetFlow *flow = &net->flows[f];
-    flow->stamp = ++net->joins;
-    MemberItem item = {.tag = flow->tag, .seq = flow->seq, .flow = f, .stamp = flow->stamp};
+    FlowMember *m = &net->member[f];
+    m->stamp = ++net->joins;
+    MemberItem item = {.tag = m->tag, .seq = flow->seq, .flow = f, .stamp = m->stamp};
     const MemberItem *tail = g->n_queue ? &g->queue[(g->head + g->n_queue - 1) % g->cap_queue] : NULL;
     if (tail == NULL || !member_less(&item, tail)) {
         if (g->n_queue == g->cap_queue) {
@@ -1051,6 +1067,10 @@ static void group_sync(Network *net, NetGroup *g)
 /* A new group at link l, at level (no member yet). Returns its index, or < 0. Flows may move. */
 static int group_create(Network *net, int l, double level)
 {
+    if (net->member == NULL) { /* the first group: flows may join from now on */
+        net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
+        if (net->member == NULL) return HS_E_NOMEM;
+    }
     int f = flow_alloc(net);
     if (f < 0) return HS_E_NOMEM;
     if (net->free_group < 0) {
@@ -1102,7 +1122,7 @@ static int group_join(Network *net, int fi, int gi)
     NetGroup *g = &net->groups[gi];
     flow_settle(net, f);
     group_settle(net, g);
-    f->tag = g->clock + f->bytes_left / f->weight;
+    net->member[fi].tag = g->clock + f->bytes_left / f->weight;
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1162,7 +1182,7 @@ static int group_materialize(Network *net, int fi)
     NetGroup *g = &net->groups[f->group];
     int l = g->link;
     group_settle(net, g);
-    double left = f->weight * (f->tag - g->clock), level = g->level;
+    double left = f->weight * (net->member[fi].tag - g->clock), level = g->level;
     int status = group_leave(net, fi, 0);
     f = &net->flows[fi];
     f->bytes_left = left > 0 ? left : 0;
@@ -2213,6 +2233,7 @@ void network_free(Network *net)
     free(net->agents);
     free(net->flows);
     free(net->trace);
+    free(net->member);
     free(net->mark);
     free(net->index);
     free(net->rings);
