@@ -181,6 +181,47 @@ START_TEST(test_backbone_and_uplink_fifo)
 }
 END_TEST
 
+/* A message's endpoints and latency are read from its links and the agents' latencies
+ * (NetFlow keeps neither): a queued message pays the latency of its own receiver, scaled,
+ * and the trace hook names both ends. By hand, uplink fifo, latency factor 2, a backbone:
+ * 0 -> 1 waits 2 x max(0, 2) = 4 s and sends 10 B at 10 B/s (ends at 5); 0 -> 2 queued
+ * behind it waits 2 x max(0, 5) = 10 s from 5 and ends at 16. */
+typedef struct TraceRec {
+    int n;
+    int from[4], to[4];
+    double start[4], transfer[4], end[4];
+} TraceRec;
+
+static void rec_traced(void *ctx, int from, int to, double bytes, double start, double transfer, double end)
+{
+    TraceRec *r = ctx;
+    (void)bytes;
+    ck_assert_int_lt(r->n, 4);
+    r->from[r->n] = from, r->to[r->n] = to;
+    r->start[r->n] = start, r->transfer[r->n] = transfer, r->end[r->n] = end;
+    r->n++;
+}
+
+START_TEST(test_queued_message_waits_its_own_latency)
+{
+    double up[] = {10, 10, 10}, down[] = {10, 10, 10}, lat[] = {0, 2, 5};
+    TraceRec rec = {0};
+    NetworkOptions o = {.n_agents = 3, .uplink = up, .downlink = down, .latency = lat, .backbone = 100,
+                        .uplink_fifo = 1, .latency_factor = 2, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = &rec, .traced = rec_traced};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    ck_assert_int_eq(network_send(net, 0, 0, 1, 10, tag(0)), 0);
+    ck_assert_int_eq(network_send(net, 0, 0, 2, 10, tag(1)), 0);
+    drain(net);
+    ck_assert_int_eq(rec.n, 2);
+    ck_assert(rec.from[0] == 0 && rec.to[0] == 1 && rec.from[1] == 0 && rec.to[1] == 2);
+    ck_assert(close_to(rec.start[0], 0) && close_to(rec.transfer[0], 4) && close_to(rec.end[0], 5));
+    ck_assert(close_to(rec.start[1], 5) && close_to(rec.transfer[1], 15) && close_to(rec.end[1], 16));
+    network_free(net);
+}
+END_TEST
+
 START_TEST(test_weighted_shares)
 {
     /* weight_s: weights 1 / (latency + S/up + S/down); two flows into one downlink */
@@ -821,6 +862,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_fan_in_shares_the_downlink);
     tcase_add_test(tc, test_progressive_filling_textbook);
     tcase_add_test(tc, test_backbone_and_uplink_fifo);
+    tcase_add_test(tc, test_queued_message_waits_its_own_latency);
     tcase_add_test(tc, test_weighted_shares);
     tcase_add_test(tc, test_incremental_equals_naive_twin);
     tcase_add_test(tc, test_groups_equal_single_flows);

@@ -29,28 +29,38 @@ typedef struct NetFlow {
     /* what the recomputation reads, in the first cache line (its S membership and
      * index are in Network.mark and .index, dense) */
     int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
-    int n_links;
-    int links[3];
+    int8_t n_links;
+    int8_t state;
+    int links[3];      /* a message: its sender's uplink (= the sender), the receiver's
+                        * downlink (n + the receiver), the backbone (flow_src, flow_dst) */
     int heap;          /* position in the heap, -1 when not scheduled */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
     double weight;
     /* the rest */
-    int src, dst;
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
-    int state;
     int ring;          /* -1, or the ring this flow is a hop of */
     int next;          /* uplink queue, free list */
-    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands for) */
-    double tag;        /* member: the group clock at which its last byte is through */
-    unsigned stamp;    /* member: which join (its items in the group's queue are this one's) */
+    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
+                        * for); a member's tag and stamp are in FlowMember */
     double bytes_left; /* at `updated` */
     double updated;
-    double latency;
     double when;
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 152 bytes: what only the trace hook reads is in FlowTrace */
+} NetFlow;             /* 112 bytes (a D-PSGD step has four alive an agent): what only the
+                        * trace hook reads is in FlowTrace, what only a group's member needs in
+                        * FlowMember; its endpoints are its links and its latency is its
+                        * endpoints' (flow_latency) */
+_Static_assert(sizeof(NetFlow) <= 112, "millions of flows are alive at once: keep their fields few");
+
+/* What a flow needs while it is a member of a group, beside the flows and only once a
+ * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
+ * flows). Read only while flows[f].group says it is a member (written at its join). */
+typedef struct FlowMember {
+    double tag;        /* the group clock at which its last byte is through */
+    unsigned stamp;    /* which join (its items in the group's queue are this one's) */
+} FlowMember;
 
 /* What the trace hook reports of a flow, beside the flows and only when there is a hook:
  * a step of D-PSGD has four flows an agent alive, and these would be 24 bytes of each. */
@@ -189,6 +199,7 @@ struct Network {
     NetAgent *agents;  /* (n) */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
+    FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
     unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
     int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
@@ -487,6 +498,25 @@ static void link_remove_flow(Network *net, int l, int slot)
     if (net->links[l].n_held > 0) link_mark_dirty(net, l);
 }
 
+/* ---- a message's endpoints and latency, from its links (not kept in NetFlow) ---- */
+
+static int flow_src(const NetFlow *f)
+{
+    return f->links[0]; /* link_up(src) */
+}
+
+static int flow_dst(const Network *net, const NetFlow *f)
+{
+    return f->links[1] - net->n; /* link_down(dst) */
+}
+
+/* The wait of a message from -> to: the larger latency of the two, scaled. */
+static double flow_latency(const Network *net, int from, int to)
+{
+    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
+    return raw * net->opt.latency_factor;
+}
+
 /* ---- activity ---- */
 
 static void activity_open(Network *net, int agent)
@@ -528,6 +558,11 @@ static int flow_alloc(Network *net)
             FlowTrace *trace = realloc(net->trace, (size_t)cap * sizeof *trace);
             if (trace == NULL) return -1;
             net->trace = trace;
+        }
+        if (net->member) {
+            FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
+            if (member == NULL) return -1;
+            net->member = member;
         }
         net->cap_flows = cap;
     }
@@ -576,7 +611,7 @@ static int flow_begin_latency(Network *net, int f, double wait)
     flow->state = FLOW_LATENCY;
     flow->when = net->now + wait;
     if (net->trace) net->trace[f].created = net->now;
-    if (net->opt.uplink_fifo) net->sending[flow->src] = 1;
+    if (net->opt.uplink_fifo) net->sending[flow_src(flow)] = 1;
     return heap_update(net, handle(HANDLE_FLOW, f));
 }
 
@@ -589,8 +624,9 @@ static int flow_activate(Network *net, int f)
     flow->updated = net->now;
     if (net->trace && isnan(net->trace[f].activated)) net->trace[f].activated = net->now;
     flow->when = INFINITY;
-    activity_open(net, flow->src);
-    if (flow->dst != flow->src) activity_open(net, flow->dst);
+    int src = flow_src(flow), dst = flow_dst(net, flow);
+    activity_open(net, src);
+    if (dst != src) activity_open(net, dst);
     int status = HS_OK;
     for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
     if (flow->bytes_left <= 0) {
@@ -632,8 +668,6 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (f < 0) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     memset(flow, 0, sizeof *flow);
-    flow->src = from;
-    flow->dst = to;
     flow->n_links = n_links;
     memcpy(flow->links, links, sizeof links);
     flow->ring = ring;
@@ -646,11 +680,10 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (net->trace) net->trace[f] = (FlowTrace){.bytes = bytes, .created = 0, .activated = NAN};
     flow->seq = net->seq++;
     flow->payload = payload;
-    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
-    flow->latency = raw * net->opt.latency_factor;
     flow->weight = 1;
     if (net->opt.weight_s > 0) {
-        double penalty = raw;
+        double penalty = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency
+                                                                              : net->agents[to].latency;
         for (int k = 0; k < n_links; k++) {
             NetLink *link = &net->links[links[k]];
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
@@ -670,7 +703,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         net->queue_tail[from] = f;
         return HS_OK;
     }
-    return flow_begin_latency(net, f, latency_left < 0 ? flow->latency : latency_left);
+    return flow_begin_latency(net, f, latency_left < 0 ? flow_latency(net, from, to) : latency_left);
 }
 
 /* The transfer ended at now (or a cut ended the message early: network_cut, where it may
@@ -685,14 +718,14 @@ static int flow_finish(Network *net, int f)
         if (!member && active) link_remove_flow(net, flow->links[k], flow->slots[k]);
         net->links[flow->links[k]].users--;
     }
+    int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow->ring;
     if (active) {
-        activity_close(net, flow->src);
-        if (flow->dst != flow->src) activity_close(net, flow->dst);
+        activity_close(net, src);
+        if (dst != src) activity_close(net, dst);
     }
     if (net->hooks.traced)
-        net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
+        net->hooks.traced(net->hooks.ctx, src, dst, net->trace[f].bytes, net->trace[f].created,
                           net->trace[f].activated, net->now);
-    int src = flow->src, ring = flow->ring;
     NetworkPayload payload = flow->payload;
     flow_release(net, f);
     net->live--;
@@ -705,7 +738,7 @@ static int flow_finish(Network *net, int f)
             net->queue_head[src] = net->flows[next].next;
             if (net->queue_head[src] < 0) net->queue_tail[src] = -1;
             net->flows[next].next = -1;
-            status = flow_begin_latency(net, next, net->flows[next].latency);
+            status = flow_begin_latency(net, next, flow_latency(net, src, flow_dst(net, &net->flows[next])));
         }
     }
     if (--net->agents[src].outgoing == 0 && net->hooks.sender_idle) net->hooks.sender_idle(net->hooks.ctx, src, net->now);
@@ -733,7 +766,7 @@ int network_send_ref(Network *net, double now, int from, int to, double bytes, N
 /* Takes a queued message out of its sender's uplink queue. */
 static void flow_unqueue(Network *net, int f)
 {
-    int src = net->flows[f].src, prev = -1;
+    int src = flow_src(&net->flows[f]), prev = -1;
     for (int q = net->queue_head[src]; q >= 0; prev = q, q = net->flows[q].next) {
         if (q != f) continue;
         if (prev >= 0) net->flows[prev].next = net->flows[f].next;
@@ -814,7 +847,8 @@ static int member_less(const MemberItem *a, const MemberItem *b)
 static int member_live(const Network *net, int gi, const MemberItem *item)
 {
     const NetFlow *f = &net->flows[item->flow];
-    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq && f->stamp == item->stamp;
+    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
+           net->member[item->flow].stamp == item->stamp;
 }
 
 static void member_heap_down(NetGroup *g, int pos)
@@ -852,8 +886,9 @@ static int member_push(Network *net, NetGroup *g, int f)
 {
     if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, net->flows[g->pseudo].group);
     NetFlow *flow = &net->flows[f];
-    flow->stamp = ++net->joins;
-    MemberItem item = {.tag = flow->tag, .seq = flow->seq, .flow = f, .stamp = flow->stamp};
+    FlowMember *m = &net->member[f];
+    m->stamp = ++net->joins;
+    MemberItem item = {.tag = m->tag, .seq = flow->seq, .flow = f, .stamp = m->stamp};
     const MemberItem *tail = g->n_queue ? &g->queue[(g->head + g->n_queue - 1) % g->cap_queue] : NULL;
     if (tail == NULL || !member_less(&item, tail)) {
         if (g->n_queue == g->cap_queue) {
@@ -1093,6 +1128,10 @@ static void group_sync(Network *net, NetGroup *g)
 /* A new group at link l, at level (no member yet). Returns its index, or < 0. Flows may move. */
 static int group_create(Network *net, int l, double level)
 {
+    if (net->member == NULL) { /* the first group: flows may join from now on */
+        net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
+        if (net->member == NULL) return HS_E_NOMEM;
+    }
     int f = flow_alloc(net);
     if (f < 0) return HS_E_NOMEM;
     if (net->free_group < 0) {
@@ -1125,7 +1164,7 @@ static int group_create(Network *net, int l, double level)
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
     p->group = gi;
-    p->src = p->dst = p->ring = p->next = -1;
+    p->ring = p->next = -1;
     p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
@@ -1144,7 +1183,7 @@ static int group_join(Network *net, int fi, int gi)
     NetGroup *g = &net->groups[gi];
     flow_settle(net, f);
     group_settle(net, g);
-    f->tag = g->clock + f->bytes_left / f->weight;
+    net->member[fi].tag = g->clock + f->bytes_left / f->weight;
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1204,7 +1243,7 @@ static int group_materialize(Network *net, int fi)
     NetGroup *g = &net->groups[f->group];
     int l = g->link;
     group_settle(net, g);
-    double left = f->weight * (f->tag - g->clock), level = g->level;
+    double left = f->weight * (net->member[fi].tag - g->clock), level = g->level;
     int status = group_leave(net, fi, 0);
     f = &net->flows[fi];
     f->bytes_left = left > 0 ? left : 0;
@@ -1793,7 +1832,9 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
 static int recompute_scratch(Network *net, int n_flows)
 {
     if (n_flows <= net->cap_share) return HS_OK;
-    int cap = n_flows * 2;
+    /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an agent),
+     * and these 20 bytes a flow are then part of the run's peak */
+    int cap = n_flows + n_flows / 4 + 64;
     double *share = realloc(net->share, (size_t)cap * sizeof *share);
     if (share) net->share = share;
     double *level = realloc(net->level, (size_t)cap * sizeof *level);
@@ -2013,7 +2054,7 @@ void network_trace_pending(Network *net)
     for (int f = 0; f < net->made_flows; f++) {
         const NetFlow *flow = &net->flows[f];
         if (flow->state == FLOW_LATENCY || flow->state == FLOW_ACTIVE)
-            net->hooks.traced(net->hooks.ctx, flow->src, flow->dst, net->trace[f].bytes, net->trace[f].created,
+            net->hooks.traced(net->hooks.ctx, flow_src(flow), flow_dst(net, flow), net->trace[f].bytes, net->trace[f].created,
                               net->trace[f].activated, INFINITY);
     }
     /* closed-form rings still running: the steps begun by now, not traced yet (a step is
@@ -2120,8 +2161,8 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
                                sum[l], net->links[l].capacity, top[l]);
             }
-            status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, f->src,
-                                f->dst, share, f->group >= 0 ? ", a member" : "", links);
+            status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, flow_src(f),
+                                flow_dst(net, f), share, f->group >= 0 ? ", a member" : "", links);
         }
         if (!finite && !isinf(share)) status = check_fail(why, size, "flow %d crosses infinite links only", fi);
     }
@@ -2253,6 +2294,7 @@ void network_free(Network *net)
     free(net->agents);
     free(net->flows);
     free(net->trace);
+    free(net->member);
     free(net->mark);
     free(net->index);
     free(net->rings);
