@@ -1,4 +1,4 @@
-/* check_markov.c — on/off Markov processes (sim/kernel/markov.h, [agents] availability and
+/* check_markov.c — on/off Markov processes (sim/kernel/trace_markov.h, [agents] availability and
  * outage = markov(MEAN_UP, MEAN_DOWN)) against closed forms. A process starting up with
  * exponential up and down durations of means U and D, rate λ = 1/U + 1/D, is down at t
  * with probability π (1 − e^(−λt)), π = D / (U + D), and is down on average
@@ -7,7 +7,7 @@
  * standard errors. Then: durations' means; the series does not depend on the order of the
  * queries that drew it, nor on rows forgotten before a round; runs replay exactly from
  * the nodes' streams; and every bad input names its file:line. */
-#include "sim/kernel/markov.h"
+#include "sim/kernel/trace_markov.h"
 #include "sim/kernel/rng.h"
 #include "sim/run.h"
 #include "tests/test_sink.h"

@@ -6,7 +6,7 @@
 
 #include "sim/kernel/engine_internal.h"
 #include "sim/kernel/interrupt.h"
-#include "sim/kernel/markov.h"
+#include "sim/kernel/trace_markov.h"
 #include "sim/kernel/engine_network.h"
 #include "sim/kernel/rng.h"
 

@@ -218,6 +218,10 @@ double engine_message_bandwidth(const Engine *e, int from, int to);
 /* The node's compute now (FLOP/s): its compute trace's current value when it has one,
  * slowdowns not included. */
 double engine_agent_compute(const Engine *e, int agent);
+/* When `seconds` of work started at `start` on the node would end, pausing while it is
+ * offline: the series the engine pauses work by (availability, and battery outages as far
+ * as they are booked). What a method may foresee (ComDML's predict = trace). */
+double engine_finish(const Engine *e, int node, double start, double seconds);
 /* The watts charging the node's battery now (its charging trace's value, or its constant). */
 double engine_agent_charging(const Engine *e, int node);
 /* The node's battery charge (J) as booked at the last round's end (full before the

@@ -116,8 +116,6 @@ static inline const TraceSeries *engine_series(const TraceSeries *const *per_nod
     return per_node ? per_node[node] : NULL;
 }
 
-/* When work of `seconds` started at start ends, pausing while the node is offline. */
-double engine_finish(const Engine *e, int node, double start, double seconds);
 /* Adds [start, end) to the node's busy union. Intervals are booked roughly in start
  * order per node (its processor and uplink are FIFO), which this relies on. */
 void engine_book_busy(AgentClock *c, double start, double end);

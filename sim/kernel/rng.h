@@ -21,7 +21,7 @@ enum { RNG_PURPOSE_PROFILE = 1, RNG_PURPOSE_DYNAMICS = 2, RNG_PURPOSE_TRAIN = 3,
         * (sim/world/world_energy.c) */
        RNG_PURPOSE_ENERGY = 11,
        /* [agents] availability and outage = markov(): each node's on/off durations
-        * (sim/kernel/markov.h) */
+        * (sim/kernel/trace_markov.h) */
        RNG_PURPOSE_AVAILABILITY = 12, RNG_PURPOSE_OUTAGE = 13 };
 
 /* A 64-bit mix of the three inputs (splitmix64 finaliser chained), for seeding. */

@@ -3,7 +3,7 @@
 #include "sim/kernel/trace.h"
 
 #include "base/lines.h"
-#include "sim/kernel/markov.h"
+#include "sim/kernel/trace_markov.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -16,7 +16,7 @@
 #include "base/hs_error.h"
 #include "base/units.h"
 
-/* A markov() process's generator (sim/kernel/markov.h). */
+/* A markov() process's generator (sim/kernel/trace_markov.h). */
 typedef struct TraceMarkov TraceMarkov;
 
 typedef struct TraceSeries {

@@ -52,7 +52,6 @@
  * - The round ends with the all-reduce, which starts once every member is online: an
  *   agent offline at the round's end delays it, and the time shows up as its offline_s
  *   and as the others' idle_s. */
-#include "sim/kernel/engine_lookahead.h"
 #include "sim/methods/method.h"
 #include "sim/scenario/topology.h"
 #include "sim/train/trainer.h"
@@ -487,14 +486,14 @@ static double comdml_helper_end(const ComdmlState *s, const Sim *sim, double sta
         double slow = p->fs[a->split] / p->speed[i], top = p->ff[a->split] / p->speed[j];
         double transfer = p->act[a->split] / pairing_link(p, i, j);
         for (int b = 1; b <= (int)ceil(p->batches[i]); b++)
-            arrival[k++] = (ComdmlArrival){.at = engine_agent_finish(sim->engine, i, start, b * slow) + transfer,
+            arrival[k++] = (ComdmlArrival){.at = engine_finish(sim->engine, i, start, b * slow) + transfer,
                                            .work = top};
     }
     qsort(arrival, k, sizeof *arrival, comdml_arrival_order);
     double end = start, later = 0;
     for (size_t r = k; r-- > 0;) {
         later += arrival[r].work;
-        end = fmax(end, engine_agent_finish(sim->engine, j, arrival[r].at, later));
+        end = fmax(end, engine_finish(sim->engine, j, arrival[r].at, later));
     }
     free(arrival);
     return end - start;
@@ -519,7 +518,7 @@ static double comdml_stretched_makespan(const ComdmlState *s, const Sim *sim, do
                                                      : p->batches[i] / p->speed[i];
         if (a->role == SINK_ROLE_HELPER) end[i] = comdml_helper_end(s, sim, start, i);
         else /* an agent with no work (offline, masked) waits for no one */
-            end[i] = work > 0 ? engine_agent_finish(sim->engine, i, start, work) - start : 0;
+            end[i] = work > 0 ? engine_finish(sim->engine, i, start, work) - start : 0;
         if (isnan(end[i])) {
             free(end);
             return NAN;

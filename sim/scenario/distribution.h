@@ -9,7 +9,7 @@
  *   trace(FILE.csv)     the value follows a trace over time (sim/kernel/trace.h); drawing one
  *                       gives NaN: the world reads the trace's value at time 0
  *   markov(up, down)    availability and outage only (distribution_parse_onoff): on/off
- *                       with exponential durations of means up and down (sim/kernel/markov.h);
+ *                       with exponential durations of means up and down (sim/kernel/trace_markov.h);
  *                       drawing one gives NaN */
 #ifndef SIM_DISTRIBUTION_H
 #define SIM_DISTRIBUTION_H

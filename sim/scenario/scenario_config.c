@@ -101,7 +101,10 @@ void scenario_write_config(const Scenario *sc, FILE *out)
         if (!method_header++) fputs("\n[method]\n", out);
         fprintf(out, "%s = %s\n", sc->params[i].key, sc->params[i].value);
     }
-    config_write_section(sc, "topology", SCHEMA_IN_TOPOLOGY, NULL, out);
+    /* a method that builds its own graph refuses [topology] in its own file: its config,
+     * run again, must not carry the section a file written for other methods gave it */
+    if (!(method_lookup(sc->method)->capabilities & METHOD_BUILDS_TOPOLOGY))
+        config_write_section(sc, "topology", SCHEMA_IN_TOPOLOGY, NULL, out);
     config_write_section(sc, "agents", SCHEMA_IN_AGENTS, &sc->groups[0], out);
     for (int g = 1; g < sc->n_groups; g++) {
         char header[INIDOC_NAME_MAX + 8];

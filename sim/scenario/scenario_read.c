@@ -202,7 +202,7 @@ static int schema_read_value(Resolver *r, const SchemaKey *k, IniEntry *e, const
             v->dist.a = 1;
             return HS_OK;
         }
-        /* markov(MEAN_UP, MEAN_DOWN): an on/off process (sim/kernel/markov.h); its errors
+        /* markov(MEAN_UP, MEAN_DOWN): an on/off process (sim/kernel/trace_markov.h); its errors
          * (a missing or non-positive mean) are its own */
         if (strncmp(value, "markov", 6) == 0) {
             if (distribution_parse_onoff(value, &v->dist, why, 300) != HS_OK) return scenario_bad(r, e, "%s", why);

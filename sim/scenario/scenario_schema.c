@@ -612,7 +612,7 @@ static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *
 /* battery: with a unit; as a distribution, drawing capacities above 0 (0 is no battery); and
  * not with availability = markov(): a spent battery cuts its outage into the agent's
  * availability series, which a markov() process draws as the run goes instead of holding
- * (sim/kernel/markov.h); the two together are left to do. */
+ * (sim/kernel/trace_markov.h); the two together are left to do. */
 static int battery_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                          void *target)
 {

@@ -3,7 +3,7 @@
  * which now receives the series as node attributes (sim/kernel/engine.h). */
 #include "sim/world/world_traces.h"
 
-#include "sim/kernel/markov.h"
+#include "sim/kernel/trace_markov.h"
 #include "sim/kernel/rng.h"
 
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * file is loaded once for the nodes of that group; a node's compute, uplink and downlink
  * in the World become the trace's value at t = 0 (what the agents rows and the methods
  * see), and the series go to the engine as node attributes. `availability` and `outage` =
- * markov(MEAN_UP, MEAN_DOWN) are series too, drawn as the run asks (sim/kernel/markov.h)
+ * markov(MEAN_UP, MEAN_DOWN) are series too, drawn as the run asks (sim/kernel/trace_markov.h)
  * from each node's own stream of the scenario's seed. */
 #ifndef SIM_WORLD_TRACES_H
 #define SIM_WORLD_TRACES_H
@@ -21,7 +21,7 @@ typedef struct WorldTraces {
     const TraceSeries **compute, **uplink, **downlink, **availability;
     const TraceSeries **outage; /* [agents] outage: the links' state (1 up, 0 down) */
     const TraceSeries **charging; /* [agents] charging: watts into the battery over time */
-    /* availability and outage = markov(): each node's process (sim/kernel/markov.h), owned;
+    /* availability and outage = markov(): each node's process (sim/kernel/trace_markov.h), owned;
      * NULL when no group has one, a zeroed series for a node without */
     TraceSeries *markov_availability, *markov_outage;
     int n_nodes;

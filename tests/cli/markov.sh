@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On/off Markov processes end to end ([agents] availability and outage =
-# markov(MEAN_UP, MEAN_DOWN), sim/kernel/markov.h) on tests/fixtures/scenarios/lossy.ini
+# markov(MEAN_UP, MEAN_DOWN), sim/kernel/trace_markov.h) on tests/fixtures/scenarios/lossy.ini
 # (dpsgd on a ring of 6, timing mode): agents go away and come back, runs.config writes the
 # process back and feeding it to `hetsim run` gives the same rows; train = timing and
 # identical rows with 1 and 2 jobs; the offline time over a long run is near the law's;

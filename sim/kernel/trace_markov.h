@@ -1,4 +1,4 @@
-/* markov.h — on/off two-state continuous-time Markov processes as trace series drawn on
+/* trace_markov.h — on/off two-state continuous-time Markov processes as trace series drawn on
  * demand: `[agents] availability = markov(MEAN_UP, MEAN_DOWN)` and `[agents] outage =
  * markov(MEAN_UP, MEAN_DOWN)` (docs/network.md "Unstable links", docs/scenarios.md).
  *
@@ -14,8 +14,8 @@
  * Workload: up to millions of nodes, a handful of rows each at a time; the engine drops
  * the rows that ended before the current round (markov_forget_before), so memory follows
  * the changes within a round, not the run's length. */
-#ifndef SIM_KERNEL_MARKOV_H
-#define SIM_KERNEL_MARKOV_H
+#ifndef SIM_KERNEL_TRACE_MARKOV_H
+#define SIM_KERNEL_TRACE_MARKOV_H
 
 #include "base/hs_error.h"
 #include "sim/kernel/trace.h"

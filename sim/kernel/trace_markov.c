@@ -1,7 +1,7 @@
-/* markov.c — on/off Markov processes drawn on demand into trace series (markov.h).
+/* trace_markov.c — on/off Markov processes drawn on demand into trace series (trace_markov.h).
  * Durations are exponential (gsl_ran_exponential: -mean log(1 - U)), drawn in pairs of
  * nothing but the series' own order: the k-th duration is the stream's k-th draw. */
-#include "sim/kernel/markov.h"
+#include "sim/kernel/trace_markov.h"
 
 #include "sim/kernel/rng.h"
 
