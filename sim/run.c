@@ -100,7 +100,7 @@ static void run_engine_node(void *ctx, int i, EngineNode *out)
     *out = (EngineNode){.compute = a->compute, .uplink = a->uplink, .downlink = a->downlink,
                         .latency = a->latency, .slowdown = g->slowdown, .jitter = g->jitter,
                         .availability_source = g->availability.kind == DIST_TRACE ? g->availability.path : sc->file,
-                        .power_compute = power.power_compute, .power_comm = power.power_comm,
+                        .power_compute = power.power_compute, .power_tx = power.power_tx, .power_rx = power.power_rx,
                         .power_idle = power.power_idle, .energy_per_byte = power.energy_per_byte,
                         .battery = power.battery, .charging = power.charging, .resume_charge = g->resume_charge,
                         /* servers lose nothing themselves: a message to or from one is lost

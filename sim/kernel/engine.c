@@ -8,6 +8,7 @@
 #include "sim/kernel/interrupt.h"
 #include "sim/kernel/trace_markov.h"
 #include "sim/kernel/engine_network.h"
+#include "sim/kernel/radio.h"
 #include "sim/kernel/rng.h"
 
 #include <math.h>
@@ -52,6 +53,7 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
     c->compute_free = finish;
     c->compute_s += duration;
     int status = e->model->computed(e, agent, flops, start, start + duration);
+    if (status == HS_OK && e->radio) status = engine_radio_span(e, agent, RADIO_COMPUTE, start, start + duration);
     if (status == HS_OK && queue_push(e->queue, finish, kind, agent, data) != HS_OK)
         status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return status;
@@ -175,9 +177,38 @@ void engine_begin_round(Engine *e, int round)
     engine_loss_begin_round(e);
 }
 
+int engine_radio_span(Engine *e, int node, int way, double start, double end)
+{
+    if (radio_span(e->radio, node, way, start, end) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
+    return HS_OK;
+}
+
+/* The radio's joules over comm seconds of communicating and not computing: power_tx while
+ * only sending, power_rx while only receiving, the larger while both (half duplex). The
+ * larger power's direction is charged for the time it is on (at most comm: the spans
+ * stalled offline come off it first), the smaller for the rest. Equal powers take
+ * today's product, bit for bit. */
+static int engine_radio_joules(const Engine *e, int agent, const EngineNode *node, double comm, double *joules)
+{
+    if (node->power_tx == node->power_rx) {
+        *joules = node->power_tx * comm;
+        return HS_OK;
+    }
+    double way[2];
+    if (radio_close(e->radio, agent, e->round_start, e->now, way) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
+    int tx_high = node->power_tx > node->power_rx;
+    double high = tx_high ? node->power_tx : node->power_rx, low = tx_high ? node->power_rx : node->power_tx;
+    double on = way[tx_high ? RADIO_TX : RADIO_RX];
+    if (on > comm) on = comm;
+    *joules = high * on + low * (comm - on);
+    return HS_OK;
+}
+
 /* The agent's energy in the round (docs/energy.md): one state at a time, computing before
  * communicating before idle; offline draws nothing. */
-static void engine_round_energy(const Engine *e, int agent, double online, SinkAgentRound *row)
+static int engine_round_energy(const Engine *e, int agent, double online, SinkAgentRound *row)
 {
     const EngineNode *node = engine_profile(e, agent);
     const AgentClock *c = &e->clocks[agent];
@@ -186,9 +217,12 @@ static void engine_round_energy(const Engine *e, int agent, double online, SinkA
     double busy = c->busy_s < online ? c->busy_s : online;
     double comm = busy - c->compute_s;
     if (comm < 0) comm = 0;
+    double radio = 0;
+    int status = engine_radio_joules(e, agent, node, comm, &radio);
     row->compute_j = node->power_compute * c->compute_s;
-    row->comm_j = node->power_comm * comm + node->energy_per_byte * e->energy_clocks[agent].bytes_io;
+    row->comm_j = radio + node->energy_per_byte * e->energy_clocks[agent].bytes_io;
     row->idle_j = node->power_idle * row->idle_s;
+    return status;
 }
 
 /* The battery at the round's end: charging in, the round's joules out, at most full. A
@@ -250,7 +284,7 @@ static int engine_report_rows(Engine *e, double length, double extra)
         SinkAgentRound *row = e->energy ? &e->rows[i] : &scratch;
         idle_total += engine_agent_row(e, i, length, row);
         if (!e->energy) continue;
-        engine_round_energy(e, i, length - row->offline_s, row);
+        if (status == HS_OK) status = engine_round_energy(e, i, length - row->offline_s, row);
         energy_total += row->compute_j + row->comm_j + row->idle_j;
         if (engine_profile(e, i)->battery > 0 && status == HS_OK) status = engine_round_battery(e, i, length, row);
     }
@@ -398,12 +432,21 @@ void engine_set_run(Engine *e, int64_t run_id)
  * availability series (their trace's copy, or always online) to cut outages into. */
 static int engine_energy_create(Engine *e, const EngineConfig *config)
 {
-    int batteries = 0;
+    int batteries = 0, split = 0;
     for (int i = 0; i < e->n_agents; i++) {
         const EngineNode *n = engine_profile(e, i);
-        if (n->power_compute > 0 || n->power_comm > 0 || n->power_idle > 0 || n->energy_per_byte > 0 || n->battery > 0)
+        if (n->power_compute > 0 || n->power_tx > 0 || n->power_rx > 0 || n->power_idle > 0 ||
+            n->energy_per_byte > 0 || n->battery > 0)
             e->energy = 1;
         batteries += n->battery > 0;
+        split += n->power_tx != n->power_rx;
+    }
+    if (split > 0) { /* the agents whose two powers differ keep their spans (radio.h) */
+        unsigned char *kept = calloc((size_t)e->n_nodes, 1);
+        for (int i = 0; kept && i < e->n_agents; i++) kept[i] = engine_profile(e, i)->power_tx != engine_profile(e, i)->power_rx;
+        e->radio = kept ? radio_create(e->n_nodes, kept) : NULL;
+        free(kept);
+        if (e->radio == NULL) return hs_diag_set(config->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio");
     }
     if (e->energy) {
         e->energy_clocks = calloc((size_t)e->n_nodes, sizeof *e->energy_clocks);
@@ -447,7 +490,8 @@ static int engine_same_profile(const EngineNode *a, const EngineNode *b)
            engine_same_bits(&a->jitter, &b->jitter, sizeof a->jitter) &&
            a->availability_source == b->availability_source &&
            engine_same_bits(&a->power_compute, &b->power_compute, sizeof a->power_compute) &&
-           engine_same_bits(&a->power_comm, &b->power_comm, sizeof a->power_comm) &&
+           engine_same_bits(&a->power_tx, &b->power_tx, sizeof a->power_tx) &&
+           engine_same_bits(&a->power_rx, &b->power_rx, sizeof a->power_rx) &&
            engine_same_bits(&a->power_idle, &b->power_idle, sizeof a->power_idle) &&
            engine_same_bits(&a->energy_per_byte, &b->energy_per_byte, sizeof a->energy_per_byte) &&
            engine_same_bits(&a->battery, &b->battery, sizeof a->battery) &&
@@ -560,6 +604,7 @@ void engine_free(Engine *e)
     if (e->model && e->model->free) e->model->free(e);
     engine_loss_free(e);
     engine_deadlines_free(e);
+    radio_free(e->radio);
     queue_free(e->queue);
     free(e->clocks);
     free(e->energy_clocks);

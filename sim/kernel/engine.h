@@ -41,8 +41,12 @@
  * for a slower hop is idle.
  * Energy (docs/energy.md), when a node has a power: one state at a time, computing before
  * communicating before idle, offline drawing nothing: compute_j = power_compute x
- * compute_s, comm_j = power_comm x (busy - compute_s) + energy_per_byte x (bytes sent +
- * received), idle_j = power_idle x idle_s. A battery is booked when the round ends:
+ * compute_s, comm_j = the radio's joules over comm = busy - compute_s + energy_per_byte x
+ * (bytes sent + received), idle_j = power_idle x idle_s. The radio draws power_tx while
+ * only sending, power_rx while only receiving, and the larger of the two while doing both
+ * (a half-duplex radio): with tx the time sending and not computing, comm_j's first term
+ * is power_tx x tx + power_rx x (comm - tx) when power_tx >= power_rx (the mirror image
+ * otherwise), and power_tx x comm, today's product, when they are equal (radio.h). A battery is booked when the round ends:
  * charge += charging x round length (a charging trace: its integral over the round) - the
  * round's joules, at most the capacity; a charge
  * at or below 0 takes the agent offline from that moment (its availability series gets the
@@ -86,7 +90,8 @@ typedef struct EngineNode {
     const char *availability_source; /* names the availability in errors: its trace file,
                                       * else the scenario file */
     /* energy (docs/energy.md); all 0 on every node: not modelled, the rows' joules NULL */
-    double power_compute, power_comm, power_idle; /* W */
+    double power_compute, power_idle; /* W */
+    double power_tx, power_rx; /* W while sending, receiving (and not computing) */
     double energy_per_byte;  /* J per byte sent or received */
     double battery;          /* J capacity, full at t = 0; 0: none */
     double charging;         /* W into the battery, all the time */

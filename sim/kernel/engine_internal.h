@@ -89,6 +89,8 @@ struct Engine {
     const TraceSeries **battery_nodes; /* (n_nodes) */
     EngineLoss *loss;                 /* [agents] loss > 0 somewhere, else NULL (loss.c) */
     EngineDeadlines *deadlines;       /* engine_send_until's messages, NULL before one (deadline.c) */
+    struct Radio *radio;              /* the spans of the agents whose power_tx and power_rx
+                                       * differ (radio.h); NULL when none does */
 };
 
 /* The node's dynamics, energy and availability's name: its EngineNode but for the rates. */
@@ -102,6 +104,10 @@ static inline void engine_book_bytes(Engine *e, int node, double bytes)
 {
     if (e->energy) e->energy_clocks[node].bytes_io += bytes;
 }
+
+/* The radio's spans (radio.h), kept for the agents whose two powers differ. HS_OK, or
+ * HS_E_NOMEM in the engine's diag. */
+int engine_radio_span(Engine *e, int node, int way, double start, double end);
 
 /* agent_rounds rows handed to the sink per call when energy is off */
 #define ENGINE_ROWS_BATCH 1024

@@ -110,6 +110,12 @@ typedef struct NetAgent {
     int outgoing;      /* messages from it not finished */
 } NetAgent;
 
+/* The same per direction (NETWORK_SENDING, NETWORK_RECEIVING), kept only when asked. */
+typedef struct NetWays {
+    double since[2];
+    int count[2];
+} NetWays;
+
 typedef struct NetRing {
     int used;
     int *members;      /* (n) */
@@ -197,6 +203,7 @@ struct Network {
     int n_links;
     NetLink *links;
     NetAgent *agents;  /* (n) */
+    NetWays *ways;     /* (n) when hooks.active_way: activity per direction, else NULL */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
@@ -532,6 +539,20 @@ static void activity_close(Network *net, int agent)
         net->hooks.active(net->hooks.ctx, agent, a->active_since, net->now);
 }
 
+/* The flow src -> dst starts (opening) or stops transferring: per direction, when kept. */
+static void activity_ways(Network *net, int src, int dst, int opening)
+{
+    int agent[2] = {src, dst};
+    for (int way = 0; way < 2; way++) {
+        NetWays *w = &net->ways[agent[way]];
+        if (opening) {
+            if (w->count[way]++ == 0) w->since[way] = net->now;
+        } else if (--w->count[way] == 0 && net->now > w->since[way]) {
+            net->hooks.active_way(net->hooks.ctx, agent[way], way, w->since[way], net->now);
+        }
+    }
+}
+
 /* ---- flows ---- */
 
 /* A free slot: the last released, else a new one in order (so the slots come in the same
@@ -627,6 +648,7 @@ static int flow_activate(Network *net, int f)
     int src = flow_src(flow), dst = flow_dst(net, flow);
     activity_open(net, src);
     if (dst != src) activity_open(net, dst);
+    if (net->ways) activity_ways(net, src, dst, 1);
     int status = HS_OK;
     for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
     if (flow->bytes_left <= 0) {
@@ -722,6 +744,7 @@ static int flow_finish(Network *net, int f)
     if (active) {
         activity_close(net, src);
         if (dst != src) activity_close(net, dst);
+        if (net->ways) activity_ways(net, src, dst, 0);
     }
     if (net->hooks.traced)
         net->hooks.traced(net->hooks.ctx, src, dst, net->trace[f].bytes, net->trace[f].created,
@@ -1369,6 +1392,14 @@ static void ring_report(Network *net, int r, double to)
             double a1 = ring->lat[prev], b1 = ring_hop_end(ring, prev);
             NetworkPeriodic p = {.t0 = ring->t0, .period = ring->period, .count = ring->steps,
                                  .from = ring->reported, .to = to};
+            if (net->hooks.active_periodic_way) { /* its own hop sends, its predecessor's receives */
+                NetworkPeriodic way = p;
+                way.n_sub = 1;
+                way.a[0] = a0, way.b[0] = b0;
+                net->hooks.active_periodic_way(net->hooks.ctx, ring->members[k], NETWORK_SENDING, &way);
+                way.a[0] = a1, way.b[0] = b1;
+                net->hooks.active_periodic_way(net->hooks.ctx, ring->members[k], NETWORK_RECEIVING, &way);
+            }
             if (a1 < a0) { /* sort */
                 double ta = a0, tb = b0;
                 a0 = a1, b0 = b1, a1 = ta, b1 = tb;
@@ -2043,6 +2074,13 @@ void network_flush_activity(Network *net, double now)
             if (net->hooks.active) net->hooks.active(net->hooks.ctx, a, agent->active_since, net->now);
             agent->active_since = net->now;
         }
+        for (int way = 0; net->ways && way < 2; way++) {
+            NetWays *w = &net->ways[a];
+            if (w->count[way] > 0 && net->now > w->since[way]) {
+                net->hooks.active_way(net->hooks.ctx, a, way, w->since[way], net->now);
+                w->since[way] = net->now;
+            }
+        }
     }
     for (int r = 0; r < net->n_rings; r++)
         if (net->rings[r].used && net->rings[r].closed) ring_report(net, r, net->now);
@@ -2232,6 +2270,10 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
     net->links = calloc((size_t)net->n_links, sizeof *net->links);
     net->agents = calloc((size_t)n, sizeof *net->agents);
     net->dirty = malloc((size_t)net->n_links * sizeof *net->dirty);
+    if (hooks->active_way && (net->ways = calloc((size_t)n, sizeof *net->ways)) == NULL) {
+        network_free(net);
+        return NULL;
+    }
     net->free_flow = -1;
     if (options->uplink_fifo) {
         net->queue_head = malloc((size_t)n * sizeof *net->queue_head);
@@ -2292,6 +2334,7 @@ void network_free(Network *net)
     for (int a = 0; a < net->cap_aux; a++) free(net->aux[a].members);
     free(net->aux);
     free(net->agents);
+    free(net->ways);
     free(net->flows);
     free(net->trace);
     free(net->member);

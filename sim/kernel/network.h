@@ -70,12 +70,23 @@ typedef struct NetworkHooks {
     void (*active)(void *ctx, int agent, double start, double end);
     /* agent's activity in a closed-form ring */
     void (*active_periodic)(void *ctx, int agent, const NetworkPeriodic *p);
+    /* optional, per direction (way NETWORK_SENDING or NETWORK_RECEIVING): agent had at
+     * least one flow it sends (receives) transferring throughout [start, end), and its
+     * sending (receiving) hop of a closed-form ring; the radio's powers (docs/energy.md)
+     * need them. NULL: nothing kept per direction. */
+    void (*active_way)(void *ctx, int agent, int way, double start, double end);
+    void (*active_periodic_way)(void *ctx, int agent, int way, const NetworkPeriodic *p);
     /* every message agent sent has finished (t is now); may be NULL */
     void (*sender_idle)(void *ctx, int agent, double t);
     /* optional, for replays: a message or ring hop from -> to ended; it waited its latency
      * from start, transferred from transfer to end (closed-form hops included) */
     void (*traced)(void *ctx, int from, int to, double bytes, double start, double transfer, double end);
 } NetworkHooks;
+
+enum { NETWORK_SENDING = 0, NETWORK_RECEIVING = 1 };
+
+/* Measure of the periodic set within [x, y] and its window (network_periodic.c). */
+double network_periodic_measure(const NetworkPeriodic *p, double x, double y);
 
 /* Capacity of a link at time t, and the next time it changes (INFINITY: never).
  * Links: 0..n-1 uplinks, n..2n-1 downlinks, 2n the backbone. */

@@ -13,6 +13,7 @@
 #include "sim/kernel/collective.h"
 
 #include "sim/kernel/network.h"
+#include "sim/kernel/radio.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -211,33 +212,6 @@ static void activity_fold(Engine *e, int agent)
     if (x && x->m_head == x->n_comm) x->m_head = x->n_comm = 0;
 }
 
-/* Measure of the periodic set within [t0, t] (all periods, no window). */
-static double periodic_cumulative(const NetworkPeriodic *p, double t)
-{
-    double u = t - p->t0, per = 0;
-    if (!(u > 0) || !(p->period > 0)) return 0;
-    for (int i = 0; i < p->n_sub; i++) per += p->b[i] - p->a[i];
-    double j = floor(u / p->period);
-    if (j >= p->count) return p->count * per;
-    double r = u - j * p->period, total = j * per;
-    for (int i = 0; i < p->n_sub; i++) {
-        double part = r - p->a[i];
-        if (part > p->b[i] - p->a[i]) part = p->b[i] - p->a[i];
-        if (part > 0) total += part;
-    }
-    return total;
-}
-
-/* Measure of the periodic set within [x, y] and its window. */
-static double periodic_measure(const NetworkPeriodic *p, double x, double y)
-{
-    if (x < p->from) x = p->from;
-    if (y > p->to) y = p->to;
-    if (!(y > x)) return 0;
-    double m = periodic_cumulative(p, y) - periodic_cumulative(p, x);
-    return m > 0 ? m : 0;
-}
-
 static int maxmin_activity_add(Engine *e, int agent, int compute, double start, double end)
 {
     AgentActivity *a = &maxmin_of(e)->activity[agent];
@@ -269,13 +243,13 @@ static void maxmin_activity_close(Engine *e, int agent, double from, double to, 
     double b = a->busy_sum, c = x ? x->comm_sum : 0;
     for (int r = 0; x && r < x->n_rings; r++) {
         const NetworkPeriodic *p = &x->rings[r];
-        double m = periodic_measure(p, from, to);
+        double m = network_periodic_measure(p, from, to);
         b += m;
         c += m;
         for (int k = a->c_head; k < a->n_compute; k++) {
             if (compute[k].end <= p->from) continue;
             if (compute[k].start >= p->to) break;
-            b -= periodic_measure(p, compute[k].start < from ? from : compute[k].start,
+            b -= network_periodic_measure(p, compute[k].start < from ? from : compute[k].start,
                                   compute[k].end > to ? to : compute[k].end);
         }
     }
@@ -532,7 +506,7 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
     for (int k = a->n_compute - 1; k >= a->c_head && compute[k].end > p->from && !overlaps; k--)
         overlaps = compute[k].start < p->to;
     if (!overlaps) {
-        a->ring_s += periodic_measure(p, p->from, p->to);
+        a->ring_s += network_periodic_measure(p, p->from, p->to);
         return;
     }
     ActivityMore *x = activity_more(a);
@@ -541,6 +515,19 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
         return;
     }
     x->rings[x->n_rings++] = *p;
+}
+
+/* The radio's spans per direction (radio.h), asked only when some agent's powers differ. */
+static void maxmin_on_active_way(void *ctx, int agent, int way, double start, double end)
+{
+    engine_radio_span(ctx, agent, way, start, end);
+}
+
+static void maxmin_on_periodic_way(void *ctx, int agent, int way, const NetworkPeriodic *p)
+{
+    Engine *e = ctx;
+    if (radio_periodic(e->radio, agent, way, p) != HS_OK)
+        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
 }
 
 static void maxmin_on_sender_idle(void *ctx, int agent, double t)
@@ -625,6 +612,8 @@ static int maxmin_create(Engine *e)
                                   .capacity = varying ? maxmin_link_capacity : NULL, .capacity_ctx = e};
         NetworkHooks hooks = {.ctx = e, .done = maxmin_on_done, .active = maxmin_on_active,
                               .active_periodic = maxmin_on_periodic, .sender_idle = maxmin_on_sender_idle,
+                              .active_way = e->radio ? maxmin_on_active_way : NULL,
+                              .active_periodic_way = e->radio ? maxmin_on_periodic_way : NULL,
                               .traced = e->sink.ops->activity ? maxmin_on_traced : NULL};
         m->network = network_create(&options, &hooks);
         if (m->network) status = HS_OK;

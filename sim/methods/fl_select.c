@@ -33,11 +33,16 @@ SelectCost select_predict(const Sim *sim, const SelectJob *job, int i)
     int steps = job->local_steps > 0 ? job->local_steps : sim_agent_steps(sim, i);
     SelectCost c = {0};
     c.compute = steps * local_step_flops(job->step, i) / engine_agent_compute(e, i);
-    c.comm = job->down_bytes / engine_message_bandwidth(e, job->server, i) +
-             job->up_bytes / engine_message_bandwidth(e, i, job->server);
+    double down = job->down_bytes / engine_message_bandwidth(e, job->server, i),
+           up = job->up_bytes / engine_message_bandwidth(e, i, job->server);
+    c.comm = down + up;
     c.time = c.compute + c.comm + engine_message_latency(e, job->server, i) + engine_message_latency(e, i, job->server);
     AgentEnergy power = world_agent_energy(sim->sc, &sim->world, i);
-    c.joules = power.power_compute * c.compute + power.power_comm * c.comm +
+    /* the radio (docs/energy.md): receiving the model, then sending the update, never both
+     * at once; one power for both takes the product it always took */
+    double radio = power.power_tx == power.power_rx ? power.power_tx * c.comm
+                                                    : power.power_rx * down + power.power_tx * up;
+    c.joules = power.power_compute * c.compute + radio +
                power.energy_per_byte * (job->down_bytes + job->up_bytes) - engine_agent_charging(e, i) * c.time;
     return c;
 }

@@ -90,7 +90,8 @@ typedef struct SelectCost {
     double compute; /* s on the processor */
     double comm;    /* s transferring (latency excluded) */
     double time;    /* compute + comm + both messages' latency */
-    double joules;  /* power_compute x compute + power_comm x comm + energy_per_byte x bytes - charging x time */
+    double joules;  /* power_compute x compute + power_rx x download + power_tx x upload + energy_per_byte x
+                     * bytes - charging x time */
 } SelectCost;
 
 SelectCost select_predict(const Sim *sim, const SelectJob *job, int client);

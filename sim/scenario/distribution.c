@@ -312,3 +312,11 @@ double distribution_lowest(const Distribution *d)
     default: return d->a; /* constant, uniform's a, pareto's scale */
     }
 }
+
+int distribution_same(const Distribution *x, const Distribution *y)
+{
+    if (x->kind != y->kind || x->a != y->a || x->b != y->b || x->n_choices != y->n_choices) return 0;
+    for (int i = 0; i < x->n_choices; i++)
+        if (x->values[i] != y->values[i] || x->probs[i] != y->probs[i]) return 0;
+    return x->kind != DIST_TRACE || strcmp(x->path, y->path) == 0;
+}

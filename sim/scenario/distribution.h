@@ -71,4 +71,8 @@ static inline int distribution_is_zero(const Distribution *d)
     return d->kind == DIST_CONSTANT && d->a == 0;
 }
 
+/* The same distribution (the same draws from the same stream): kind, parameters, choices
+ * and file. `2 W` and `2000 mW` are the same. */
+int distribution_same(const Distribution *x, const Distribution *y);
+
 #endif

@@ -54,7 +54,8 @@ typedef struct AgentGroupSpec {
     /* energy (docs/energy.md): all the constant 0 = not modelled, and nothing of it is
      * written back; a constant or a distribution drawn once per agent (world_energy.c) */
     Distribution power_compute; /* W while computing */
-    Distribution power_comm;    /* W while communicating and not computing */
+    Distribution power_tx;      /* W while sending and not computing ([agents] power_comm: */
+    Distribution power_rx;      /* W while receiving       both, the same distribution) */
     Distribution power_idle;    /* W while online and neither */
     Distribution energy_per_byte; /* J per byte sent or received */
     Distribution battery;       /* J; the constant 0 = no battery (mains powered) */

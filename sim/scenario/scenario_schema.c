@@ -509,8 +509,20 @@ static int powered(const Scenario *sc, const void *g)
 {
     (void)sc;
     const AgentGroupSpec *group = g;
-    return !distribution_is_zero(&group->power_compute) || !distribution_is_zero(&group->power_comm) ||
-           !distribution_is_zero(&group->power_idle) || !distribution_is_zero(&group->energy_per_byte);
+    return !distribution_is_zero(&group->power_compute) || !distribution_is_zero(&group->power_tx) ||
+           !distribution_is_zero(&group->power_rx) || !distribution_is_zero(&group->power_idle) ||
+           !distribution_is_zero(&group->energy_per_byte);
+}
+/* One radio power (power_tx and power_rx the same distribution) is written as power_comm,
+ * as before the two existed; two as power_tx and power_rx. */
+static int radio_one(const Scenario *sc, const void *g)
+{
+    const AgentGroupSpec *group = g;
+    return powered(sc, g) && distribution_same(&group->power_tx, &group->power_rx);
+}
+static int radio_split(const Scenario *sc, const void *g)
+{
+    return powered(sc, g) && !radio_one(sc, g);
 }
 static int battery_powered(const Scenario *sc, const void *g)
 {
@@ -539,7 +551,8 @@ static void energy_write(const Distribution *d, UnitKind unit, FILE *out)
         energy_write(&((const AgentGroupSpec *)target)->field, unit, out);                \
     }
 ENERGY_WRITER(power_compute, UNIT_POWER)
-ENERGY_WRITER(power_comm, UNIT_POWER)
+ENERGY_WRITER(power_tx, UNIT_POWER)
+ENERGY_WRITER(power_rx, UNIT_POWER)
 ENERGY_WRITER(power_idle, UNIT_POWER)
 ENERGY_WRITER(energy_per_byte, UNIT_ENERGY_PER_BYTE)
 ENERGY_WRITER(battery, UNIT_ENERGY)
@@ -572,6 +585,33 @@ static int energy_key_check(Resolver *r, const char *section, const SchemaKey *k
 {
     (void)section, (void)target;
     return energy_range_check(r, k, e, v);
+}
+
+/* power_comm is the radio's one power: both power_tx and power_rx, one draw per agent. */
+static void group_power_comm_land(const SchemaKey *k, const SchemaValue *v, void *target)
+{
+    (void)k;
+    AgentGroupSpec *g = target;
+    g->power_tx = g->power_rx = v->dist;
+}
+
+/* power_tx, power_rx: in range, and agreeing with a power_comm of the same section (whose
+ * row landed before: the group's field holds it); a different value is a contradiction,
+ * refused rather than one of the two silently winning. Inherited from [agents], either
+ * overrides what power_comm gave. */
+static int power_way_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                           void *target)
+{
+    int status = energy_range_check(r, k, e, v);
+    if (status != HS_OK || e == NULL || v == NULL) return status;
+    const AgentGroupSpec *group = target;
+    const Distribution *landed = strcmp(k->name, "power_tx") == 0 ? &group->power_tx : &group->power_rx;
+    IniEntry *comm = inidoc_find(r->doc, section, "power_comm");
+    if (comm == NULL || distribution_same(&v->dist, landed)) return HS_OK;
+    char where[200], why[INIDOC_VALUE_MAX + 400];
+    snprintf(why, sizeof why, "contradicts power_comm = %s (%s), which sets both power_tx and power_rx: give "
+             "power_comm alone, or power_tx and power_rx", comm->value, inidoc_entry_where(comm, where, sizeof where));
+    return scenario_bad(r, e, "%s", why);
 }
 
 /* An energy written as a bare number: J or Wh? Refused rather than guessed. In a
@@ -1019,10 +1059,20 @@ static const SchemaKey schema_rows[] = {
      DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_compute,
      .doc_range = "[0, 1e9], a constant or a distribution",
      HELP("watts drawn while computing (docs/energy.md; 0 everywhere: energy not modelled)")},
-    {KEY(AGENTS | GROUP, "power_comm", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_comm) | SCHEMA_NO_TRACE,
-     DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_comm,
+    {KEY(AGENTS | GROUP, "power_comm", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_tx) | SCHEMA_NO_TRACE,
+     DEF("0"), .written = radio_one, .land = group_power_comm_land, .check = energy_key_check,
+     .write = energy_write_power_tx, .doc_range = "[0, 1e9], a constant or a distribution",
+     HELP("watts drawn while a message the agent sends or receives transfers and it does not compute: "
+          "power_tx and power_rx both (one draw per agent)")},
+    {KEY(AGENTS | GROUP, "power_tx", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_tx) | SCHEMA_NO_TRACE,
+     .written = radio_split, .check = power_way_check, .write = energy_write_power_tx, .doc_default = "power_comm",
      .doc_range = "[0, 1e9], a constant or a distribution",
-     HELP("watts drawn while a message the agent sends or receives transfers and it does not compute")},
+     HELP("watts drawn while only sending (and not computing); while sending and receiving at once, the larger "
+          "of power_tx and power_rx (a half-duplex radio, docs/energy.md)")},
+    {KEY(AGENTS | GROUP, "power_rx", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_rx) | SCHEMA_NO_TRACE,
+     .written = radio_split, .check = power_way_check, .write = energy_write_power_rx, .doc_default = "power_comm",
+     .doc_range = "[0, 1e9], a constant or a distribution",
+     HELP("watts drawn while only receiving (and not computing); power_tx and power_rx that differ draw apart")},
     {KEY(AGENTS | GROUP, "power_idle", DISTRIBUTION), .unit = UNIT_POWER, RANGE(0, 1e9), ATTR(power_idle) | SCHEMA_NO_TRACE,
      DEF("0"), .written = powered, .check = energy_key_check, .write = energy_write_power_idle,
      .doc_range = "[0, 1e9], a constant or a distribution",
@@ -1030,7 +1080,7 @@ static const SchemaKey schema_rows[] = {
     {KEY(AGENTS | GROUP, "energy_per_byte", DISTRIBUTION), .unit = UNIT_ENERGY_PER_BYTE, RANGE(0, 1),
      ATTR(energy_per_byte) | SCHEMA_NO_TRACE, DEF("0"), .written = powered, .check = energy_key_check,
      .write = energy_write_energy_per_byte, .doc_range = "[0, 1], a constant or a distribution",
-     HELP("radio joules per byte the agent sends or receives, on top of power_comm")},
+     HELP("radio joules per byte the agent sends or receives, on top of power_tx and power_rx")},
     {KEY(AGENTS | GROUP, "battery", DISTRIBUTION), .unit = UNIT_ENERGY, RANGE(0, 1e15), ATTR(battery) | SCHEMA_NO_TRACE, DEF("0"),
      .written = battery_powered, .check = battery_check, .write = energy_write_battery,
      .doc_default = "none (mains powered)",

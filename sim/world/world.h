@@ -24,7 +24,8 @@ typedef struct AgentProfile {
 
 /* An agent's powers and battery (docs/energy.md), its group's constants or its draws. */
 typedef struct AgentEnergy {
-    double power_compute, power_comm, power_idle; /* W */
+    double power_compute, power_idle; /* W */
+    double power_tx, power_rx;        /* W while sending, receiving (power_comm: both) */
     double energy_per_byte;                       /* J per byte sent or received */
     double battery;                               /* J capacity; 0: none */
     double charging;                              /* W into the battery, all the time (0

@@ -3,7 +3,10 @@
  * some group has a distribution, since constants are the group's and need no memory per
  * agent. Every agent draws from its own stream of RNG_PURPOSE_ENERGY, re-seeded per agent,
  * in a fixed order of the keys; a constant draws nothing, so the profile's streams (and
- * every run whose energy keys are constants) draw exactly what they drew before. */
+ * every run whose energy keys are constants) draw exactly what they drew before.
+ * power_tx and power_rx that are the same distribution are one radio (power_comm): one
+ * draw, in power_comm's place; when they differ, power_tx draws in that place and
+ * power_rx after every other key, so no run from before the split draws otherwise. */
 #include "sim/world/world.h"
 
 #include "sim/kernel/rng.h"
@@ -11,21 +14,22 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The keys in the order an agent draws them. */
+/* The keys in the order an agent draws them (power_tx in power_comm's place; power_rx
+ * last, when it is not power_tx's draw). */
 #define WORLD_ENERGY_KEYS(X)                                                             \
-    X(power_compute) X(power_comm) X(power_idle) X(energy_per_byte) X(battery) X(charging)
+    X(power_compute) X(power_tx) X(power_idle) X(energy_per_byte) X(battery) X(charging)
 
 static int world_energy_drawn(const AgentGroupSpec *g)
 {
 #define WORLD_ENERGY_DRAWN(field) || (g->field.kind != DIST_CONSTANT && g->field.kind != DIST_TRACE)
-    return 0 WORLD_ENERGY_KEYS(WORLD_ENERGY_DRAWN);
+    return 0 WORLD_ENERGY_KEYS(WORLD_ENERGY_DRAWN) WORLD_ENERGY_DRAWN(power_rx);
 #undef WORLD_ENERGY_DRAWN
 }
 
 static AgentEnergy world_group_energy(const AgentGroupSpec *g)
 {
     /* a charging trace is the engine's (EngineTraces.charging): 0 here */
-    return (AgentEnergy){.power_compute = g->power_compute.a, .power_comm = g->power_comm.a,
+    return (AgentEnergy){.power_compute = g->power_compute.a, .power_tx = g->power_tx.a, .power_rx = g->power_rx.a,
                          .power_idle = g->power_idle.a, .energy_per_byte = g->energy_per_byte.a,
                          .battery = g->battery.a, .charging = g->charging.kind == DIST_TRACE ? 0 : g->charging.a};
 }
@@ -64,6 +68,11 @@ int world_energy_draw(const Scenario *sc, World *world, HsDiag *diag)
                              g == &sc->groups[0] ? "agents" : "agents.", g == &sc->groups[0] ? "" : g->name, \
                              #field, i, out->field);
         WORLD_ENERGY_KEYS(WORLD_ENERGY_DRAW)
+        if (distribution_same(&g->power_tx, &g->power_rx)) {
+            out->power_rx = out->power_tx;
+        } else {
+            WORLD_ENERGY_DRAW(power_rx)
+        }
 #undef WORLD_ENERGY_DRAW
     }
     gsl_rng_free(rng);
