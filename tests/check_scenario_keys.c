@@ -271,6 +271,8 @@ static const WalkKey walk_keys[] = {
     {"agents.availability", WALK_AVAILABILITY, NULL},
     {"agents.power_compute", WALK_NONNEG, "1e10 W|2 J|-2 W|uniform(-1 W, 2 W)|choice(1 W:0.5, 2e10 W:0.5)|trace(x.csv)"},
     {"agents.power_comm", WALK_NONNEG, "1e10 W|2 J|-2 W|normal(-1 W, 1 W)|uniform(1 J, 2 J)"},
+    {"agents.power_tx", WALK_NONNEG, "1e10 W|2 J|-2 W|uniform(-1 W, 2 W)|trace(x.csv)"},
+    {"agents.power_rx", WALK_NONNEG, "1e10 W|2 J|-3 W|choice(1 W:0.5, 2e10 W:0.5)"},
     {"agents.power_idle", WALK_NONNEG, "1e10 W|2 J|-2 W|lognormal(-1 W, 0.5)"},
     {"agents.energy_per_byte", WALK_NONNEG, "2 J/B|5 W|-1 nJ/B|uniform(1 nJ/B, 2 J/B)"},
     {"agents.battery", WALK_NONNEG, "3600|1 W|-1 Wh|1e16 J|uniform(1, 2 J)|lognormal(6, 0.5)|uniform(0 J, 1 J)|trace(x.csv)"},
