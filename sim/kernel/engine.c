@@ -177,9 +177,21 @@ void engine_begin_round(Engine *e, int round)
     engine_loss_begin_round(e);
 }
 
+/* radio.h's directions are the engine's (and the network's) */
+_Static_assert((int)RADIO_TX == (int)ENGINE_RADIO_TX && (int)RADIO_RX == (int)ENGINE_RADIO_RX &&
+                   (int)RADIO_COMPUTE == (int)ENGINE_RADIO_COMPUTE,
+               "the radio's directions");
+
 int engine_radio_span(Engine *e, int node, int way, double start, double end)
 {
     if (radio_span(e->radio, node, way, start, end) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
+    return HS_OK;
+}
+
+int engine_radio_periodic(Engine *e, int node, int way, const NetworkPeriodic *p)
+{
+    if (radio_periodic(e->radio, node, way, p) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
     return HS_OK;
 }
@@ -195,8 +207,9 @@ static int engine_radio_joules(const Engine *e, int agent, const EngineNode *nod
         *joules = node->power_tx * comm;
         return HS_OK;
     }
-    double way[2];
-    if (radio_close(e->radio, agent, e->round_start, e->now, way) != HS_OK)
+    double way[2], from = e->round_start, to = e->now;
+    if (!e->model->clips_rounds) from = -INFINITY, to = INFINITY; /* fifo: as booked */
+    if (radio_close(e->radio, agent, from, to, way) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
     int tx_high = node->power_tx > node->power_rx;
     double high = tx_high ? node->power_tx : node->power_rx, low = tx_high ? node->power_rx : node->power_tx;

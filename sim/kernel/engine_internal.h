@@ -105,9 +105,13 @@ static inline void engine_book_bytes(Engine *e, int node, double bytes)
     if (e->energy) e->energy_clocks[node].bytes_io += bytes;
 }
 
-/* The radio's spans (radio.h), kept for the agents whose two powers differ. HS_OK, or
- * HS_E_NOMEM in the engine's diag. */
+/* The radio's spans (radio.h), kept for the agents whose two powers differ: way
+ * ENGINE_RADIO_TX or ENGINE_RADIO_RX (network.h's NETWORK_SENDING and NETWORK_RECEIVING),
+ * or ENGINE_RADIO_COMPUTE. HS_OK, or HS_E_NOMEM in the engine's diag. */
+struct NetworkPeriodic;
+enum { ENGINE_RADIO_TX = 0, ENGINE_RADIO_RX = 1, ENGINE_RADIO_COMPUTE = 2 };
 int engine_radio_span(Engine *e, int node, int way, double start, double end);
+int engine_radio_periodic(Engine *e, int node, int way, const struct NetworkPeriodic *p);
 
 /* agent_rounds rows handed to the sink per call when energy is off */
 #define ENGINE_ROWS_BATCH 1024

@@ -18,6 +18,10 @@ struct Collective;
 
 typedef struct NetworkModel {
     const char *name;
+    /* 1: the round's accounting clips busy spans at the round's start and end, keeping
+     * what runs past its end for the next round (maxmin); 0: a span counts whole in the
+     * round that booked it (fifo). The radio's spans (radio.h) follow it. */
+    int clips_rounds;
     /* Allocates the model's state (e->net) for e's nodes. NULL: none. HS_E_NOMEM. */
     int (*create)(Engine *e);
     void (*free)(Engine *e);

@@ -39,6 +39,8 @@
 #ifndef SIM_NETWORK_H
 #define SIM_NETWORK_H
 
+#include "sim/kernel/periodic.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,16 +53,6 @@ typedef struct NetworkPayload {
     int64_t data;
 } NetworkPayload;
 
-/* Activity of a closed-form ring for one agent: active in
- * [t0 + j*period + a[i], t0 + j*period + b[i]) for 0 <= j < count and i < n_sub,
- * restricted to the window [from, to). */
-typedef struct NetworkPeriodic {
-    double t0, period;
-    int count;
-    int n_sub;
-    double a[2], b[2];
-    double from, to;
-} NetworkPeriodic;
 
 typedef struct NetworkHooks {
     void *ctx;
@@ -84,9 +76,6 @@ typedef struct NetworkHooks {
 } NetworkHooks;
 
 enum { NETWORK_SENDING = 0, NETWORK_RECEIVING = 1 };
-
-/* Measure of the periodic set within [x, y] and its window (network_periodic.c). */
-double network_periodic_measure(const NetworkPeriodic *p, double x, double y);
 
 /* Capacity of a link at time t, and the next time it changes (INFINITY: never).
  * Links: 0..n-1 uplinks, n..2n-1 downlinks, 2n the backbone. */

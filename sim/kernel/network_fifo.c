@@ -8,7 +8,6 @@
 #include "sim/kernel/engine_network.h"
 
 #include "sim/kernel/collective.h"
-#include "sim/kernel/radio.h"
 
 #include <math.h>
 
@@ -23,7 +22,7 @@ static int fifo_send(Engine *e, int from, int to, double bytes, int kind, int64_
     c->comm_s += transmit;
     engine_book_busy(c, start, start + transmit);
     /* the radio (radio.h): the sender transmits; a fifo downlink is not booked */
-    if (e->radio && engine_radio_span(e, from, RADIO_TX, start, start + transmit) != HS_OK) return HS_E_NOMEM;
+    if (e->radio && engine_radio_span(e, from, ENGINE_RADIO_TX, start, start + transmit) != HS_OK) return HS_E_NOMEM;
     e->round_bytes += bytes;
     engine_book_bytes(e, from, bytes);
     engine_book_bytes(e, to, bytes);
@@ -56,7 +55,7 @@ static int fifo_send_until(Engine *e, int slot)
     c->uplink_free = done;
     c->comm_s += transmit;
     engine_book_busy(c, start, start + transmit);
-    if (e->radio && engine_radio_span(e, m->from, RADIO_TX, start, start + transmit) != HS_OK) return HS_E_NOMEM;
+    if (e->radio && engine_radio_span(e, m->from, ENGINE_RADIO_TX, start, start + transmit) != HS_OK) return HS_E_NOMEM;
     m->pending = 1;
     if (queue_push(e->queue, end, ENGINE_EVENT_DEADLINE_END, m->to, slot) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
@@ -109,7 +108,7 @@ static int fifo_ring(Engine *e, Collective *c)
         engine_book_bytes(e, collective_member(c, k), n > 1 ? 4.0 * (n - 1) * c->bytes / n : 0);
         engine_book_busy(m, c->ready, finish);
         /* the radio: a member sends and receives for the ring's whole length */
-        for (int way = RADIO_TX; e->radio && way <= RADIO_RX; way++)
+        for (int way = ENGINE_RADIO_TX; e->radio && way <= ENGINE_RADIO_RX; way++)
             if (engine_radio_span(e, collective_member(c, k), way, c->ready, finish) != HS_OK) return HS_E_NOMEM;
         m->uplink_free = finish;
         if (c->blocking && m->compute_free < finish) m->compute_free = finish;

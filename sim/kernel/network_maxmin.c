@@ -13,7 +13,6 @@
 #include "sim/kernel/collective.h"
 
 #include "sim/kernel/network.h"
-#include "sim/kernel/radio.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -243,13 +242,13 @@ static void maxmin_activity_close(Engine *e, int agent, double from, double to, 
     double b = a->busy_sum, c = x ? x->comm_sum : 0;
     for (int r = 0; x && r < x->n_rings; r++) {
         const NetworkPeriodic *p = &x->rings[r];
-        double m = network_periodic_measure(p, from, to);
+        double m = periodic_measure(p, from, to);
         b += m;
         c += m;
         for (int k = a->c_head; k < a->n_compute; k++) {
             if (compute[k].end <= p->from) continue;
             if (compute[k].start >= p->to) break;
-            b -= network_periodic_measure(p, compute[k].start < from ? from : compute[k].start,
+            b -= periodic_measure(p, compute[k].start < from ? from : compute[k].start,
                                   compute[k].end > to ? to : compute[k].end);
         }
     }
@@ -506,7 +505,7 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
     for (int k = a->n_compute - 1; k >= a->c_head && compute[k].end > p->from && !overlaps; k--)
         overlaps = compute[k].start < p->to;
     if (!overlaps) {
-        a->ring_s += network_periodic_measure(p, p->from, p->to);
+        a->ring_s += periodic_measure(p, p->from, p->to);
         return;
     }
     ActivityMore *x = activity_more(a);
@@ -517,7 +516,10 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
     x->rings[x->n_rings++] = *p;
 }
 
-/* The radio's spans per direction (radio.h), asked only when some agent's powers differ. */
+/* The radio's spans per direction (radio.h), asked only when some agent's powers differ;
+ * the network numbers the directions as the engine does. */
+_Static_assert((int)NETWORK_SENDING == (int)ENGINE_RADIO_TX && (int)NETWORK_RECEIVING == (int)ENGINE_RADIO_RX,
+               "directions");
 static void maxmin_on_active_way(void *ctx, int agent, int way, double start, double end)
 {
     engine_radio_span(ctx, agent, way, start, end);
@@ -525,9 +527,7 @@ static void maxmin_on_active_way(void *ctx, int agent, int way, double start, do
 
 static void maxmin_on_periodic_way(void *ctx, int agent, int way, const NetworkPeriodic *p)
 {
-    Engine *e = ctx;
-    if (radio_periodic(e->radio, agent, way, p) != HS_OK)
-        hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the radio's accounting");
+    engine_radio_periodic(ctx, agent, way, p);
 }
 
 static void maxmin_on_sender_idle(void *ctx, int agent, double t)
@@ -628,6 +628,7 @@ static int maxmin_create(Engine *e)
 
 const NetworkModel network_model_maxmin = {
     .name = "maxmin",
+    .clips_rounds = 1,
     .create = maxmin_create,
     .free = maxmin_free,
     .send = maxmin_send,

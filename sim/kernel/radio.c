@@ -167,8 +167,8 @@ int radio_close(Radio *r, int node, double from, double to, double out[2])
         double measure = radio_outside(way, nw, compute, nc);
         for (int k = 0; k < x->n_rings[w]; k++) {
             const NetworkPeriodic *p = &x->rings[w][k];
-            measure += network_periodic_measure(p, from, to);
-            for (int c = 0; c < nc; c++) measure -= network_periodic_measure(p, compute[c].start, compute[c].end);
+            measure += periodic_measure(p, from, to);
+            for (int c = 0; c < nc; c++) measure -= periodic_measure(p, compute[c].start, compute[c].end);
         }
         out[w] = measure > 0 ? measure : 0;
         radio_keep_late(&x->way[w], to);

@@ -15,11 +15,12 @@
 #ifndef SIM_KERNEL_RADIO_H
 #define SIM_KERNEL_RADIO_H
 
-#include "sim/kernel/network.h"
+#include "sim/kernel/periodic.h"
 
 typedef struct Radio Radio;
 
-enum { RADIO_TX = NETWORK_SENDING, RADIO_RX = NETWORK_RECEIVING, RADIO_COMPUTE = 2 };
+/* the directions as network.h numbers them (NETWORK_SENDING, NETWORK_RECEIVING) */
+enum { RADIO_TX = 0, RADIO_RX = 1, RADIO_COMPUTE = 2 };
 
 /* split: (n_nodes) 1 for the nodes whose spans are kept (borrowed for the call). NULL
  * when out of memory. Free with radio_free (accepts NULL). */
@@ -32,7 +33,8 @@ int radio_kept(const Radio *r, int node);
 int radio_span(Radio *r, int node, int way, double start, double end);
 /* node's sending or receiving hop of a closed-form ring. HS_OK or HS_E_NOMEM. */
 int radio_periodic(Radio *r, int node, int way, const NetworkPeriodic *p);
-/* The round [from, to] closes: out[RADIO_TX] and out[RADIO_RX] = the measure within it of
+/* The round [from, to] closes (-inf and inf under fifo, whose rounds count a span whole
+ * in the round that booked it, as its busy time does): out[RADIO_TX] and out[RADIO_RX] = the measure within it of
  * the node's sending (receiving) outside its computations. Spans reaching past `to` are
  * kept for the next round; the rest are forgotten. 0 and 0 for a node not kept. HS_OK or
  * HS_E_NOMEM. */

@@ -1,7 +1,7 @@
-/* network_periodic.c — the measure of a closed-form ring's activity (NetworkPeriodic,
- * network.h) within an interval: what the accounting of busy time (network_maxmin.c) and
- * of the radio's directions (radio.c) subtract and add for a ring's hops. */
-#include "sim/kernel/network.h"
+/* periodic.c — the measure of a closed-form ring's activity (periodic.h) within an
+ * interval: what the accounting of busy time (network_maxmin.c) and of the radio's
+ * directions (radio.c) subtract and add for a ring's hops. */
+#include "sim/kernel/periodic.h"
 
 #include <math.h>
 
@@ -22,7 +22,7 @@ static double periodic_cumulative(const NetworkPeriodic *p, double t)
     return total;
 }
 
-double network_periodic_measure(const NetworkPeriodic *p, double x, double y)
+double periodic_measure(const NetworkPeriodic *p, double x, double y)
 {
     if (x < p->from) x = p->from;
     if (y > p->to) y = p->to;
