@@ -596,9 +596,13 @@ static void group_power_comm_land(const SchemaKey *k, const SchemaValue *v, void
 }
 
 /* power_tx, power_rx: in range, and agreeing with a power_comm of the same section (whose
- * row landed before: the group's field holds it); a different value is a contradiction,
- * refused rather than one of the two silently winning. Inherited from [agents], either
- * overrides what power_comm gave. */
+ * row landed before: the group's field holds it). Written in the same place (both in the
+ * file, both --set, both swept), a different value is a contradiction, refused rather
+ * than one of the two silently winning; written in two places, the later one overrides
+ * the earlier as --set overrides the file: a --set power_tx over the file's power_comm
+ * changes the sending power only, a --set power_comm over the file's power_tx sets both
+ * (this value then lands as power_comm's). Inherited from [agents], either overrides
+ * what power_comm gave. */
 static int power_way_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                            void *target)
 {
@@ -608,6 +612,10 @@ static int power_way_check(Resolver *r, const char *section, const SchemaKey *k,
     const Distribution *landed = strcmp(k->name, "power_tx") == 0 ? &group->power_tx : &group->power_rx;
     IniEntry *comm = inidoc_find(r->doc, section, "power_comm");
     if (comm == NULL || distribution_same(&v->dist, landed)) return HS_OK;
+    if (comm->origin != e->origin) {
+        if (comm->order > e->order) v->dist = *landed;
+        return HS_OK;
+    }
     char where[200], why[INIDOC_VALUE_MAX + 400];
     snprintf(why, sizeof why, "contradicts power_comm = %s (%s), which sets both power_tx and power_rx: give "
              "power_comm alone, or power_tx and power_rx", comm->value, inidoc_entry_where(comm, where, sizeof where));

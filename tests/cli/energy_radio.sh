@@ -113,5 +113,16 @@ rm -f $tmp/bad.db
 check "--set power_tx against --set power_comm: exit 2" test $? -eq 2
 check "... names the --set argument" grep -q -- "--set agents.power_tx=3W: contradicts power_comm = 2W (--set agents.power_comm=2W)" $tmp/bad.err
 check "... no database" test ! -e $tmp/bad.db
+# written in two places, the later overrides: --set over the file
+cp $S $tmp/over.ini; printf 'power_comm = 2 W\n' >> $tmp/over.ini
+"$HETSIM" run $tmp/over.ini --db $tmp/over.db --timing-only --quiet --set agents.slow.power_tx=3W > /dev/null
+check "--set power_tx over the file's power_comm: runs" test $? -eq 0
+check "... sends at 3 W, receives at the file's 2 W" \
+  test "$(q $tmp/over.db "select instr(config, 'power_tx = 3 W') > 0 and instr(config, 'power_rx = 2 W') > 0 from runs where id = 1")" = 1
+cp $S $tmp/over.ini; printf 'power_tx = 3 W\npower_rx = 1 W\n' >> $tmp/over.ini
+"$HETSIM" run $tmp/over.ini --db $tmp/over.db --timing-only --quiet --set agents.slow.power_comm=500mW > /dev/null
+check "--set power_comm over the file's power_tx and power_rx: runs" test $? -eq 0
+check "... both are power_comm's" test "$(q $tmp/over.db "select count(*) from agent_rounds a join rounds r using (run_id, round)
+  where run_id = 2 and agent >= 2 and abs(comm_j - 0.5 * ((t_end - t_start) - a.idle_s - offline_s - compute_s)) <= 1e-12")" = 24
 
 finish energy_radio.sh
