@@ -53,7 +53,6 @@ typedef struct NetworkPayload {
     int64_t data;
 } NetworkPayload;
 
-
 typedef struct NetworkHooks {
     void *ctx;
     /* a message arrived or a ring finished, at time t */
