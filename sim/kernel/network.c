@@ -10,7 +10,7 @@
  * round of uploads, a backbone), they become one group with one clock ("groups" below):
  * a start or an end there costs O(log n) instead of touching every flow on the link.
  * One file on purpose: the flow heap, the progressive filling, its incremental
- * recomputation and the groups share invariants that only hold together (about 2,100
+ * recomputation and the groups share invariants that only hold together (about 2,500
  * lines). */
 #include "sim/kernel/network.h"
 #include "base/hs_error.h"
@@ -893,7 +893,8 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
  * the group: they must not limit it, which holds while none of their own flows is held
  * there and their room, (capacity - the shares of their own flows) / the members' weights
  * on them, is above the level. A heap of attached links by room says which breaks first
- * when the level rises; an attached link that progressive filling touches brings the
+ * when the level rises (those that cannot break before many members leave wait out of it:
+ * "rooms out of the heap"); an attached link that progressive filling touches brings the
  * aggregate in with it, and where one would limit the members, those members turn back
  * into ordinary flows (materialise) and progressive filling decides.
  * A flow joins only at a level its share already has, so joining changes no share; the
