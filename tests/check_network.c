@@ -853,6 +853,99 @@ START_TEST(test_fanin_groups_within_1e12_of_exact)
 }
 END_TEST
 
+/* Plays a server's fan-out: agent n sends `bytes` to each client at start[i] (in time
+ * order), the allocation checked from scratch after every step; arrival[i] = when client i
+ * has its copy. */
+static void fanout_play(const NetworkOptions *o, const double *start, const int *order, double bytes,
+                        double *arrival, NetworkStats *stats)
+{
+    int n = o->n_agents - 1;
+    NetworkHooks h = {.ctx = arrival, .done = fanin_done};
+    Network *net = network_create(o, &h);
+    ck_assert_ptr_nonnull(net);
+    for (int next = 0;;) {
+        double t;
+        ck_assert_int_eq(network_next_time(net, &t), 0);
+        expect_checked(net, o->group_min < 0 ? "fan-out, no groups" : "fan-out", next);
+        if (next < n && start[order[next]] <= t) {
+            int i = order[next++];
+            ck_assert_int_eq(network_send(net, start[i], n, i, bytes, (NetworkPayload){.agent = i, .data = i}), 0);
+            continue;
+        }
+        if (!(t < INFINITY)) break;
+        ck_assert_int_eq(network_advance(net, t), 0);
+    }
+    network_stats(net, stats);
+    network_free(net);
+}
+
+START_TEST(test_fanout_rooms_out_of_the_heap)
+{
+    /* A server sends a model to 1,000 clients (a federated round's downloads): a group forms
+     * at its uplink, and the clients' downlinks, whose rooms are above every level the group
+     * can take while hundreds of members are left, wait out of its room heap. As the last
+     * members leave, the level rises to the slowest downlinks: those links must be back in
+     * the heap by then, or their members would take more than their link (the checker
+     * fails) and arrive early (the exact allocation fails). Then the same with every
+     * capacity stepping (x 1, 0.5, 2): the server's rising capacity, and the clients'
+     * falling ones, put links back as well; there against no groups, within 1e-12. */
+    enum { N = 1000 };
+    static double up[N + 1], down[N + 1], lat[N + 1], start[N], active[N], grouped[N], single[N], exact[N];
+    static int order[N], by_down[N];
+    srand(3636);
+    for (int i = 0; i < N; i++) {
+        up[i] = 1.25e6;
+        down[i] = 1.25e6 * (10 + rand() % 91);
+        lat[i] = 1e-3 * (1 + rand() % 20);
+        start[i] = (rand() % 1000) * 1e-5;
+        order[i] = by_down[i] = i;
+    }
+    up[N] = down[N] = 125e6;
+    lat[N] = 5e-3;
+    for (int i = 1; i < N; i++)
+        for (int j = i; j > 0 && start[order[j - 1]] > start[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    NetworkOptions o = {.n_agents = N + 1, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                        .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkStats stats;
+    fanout_play(&o, start, order, 2e5, grouped, &stats);
+    ck_assert_msg(stats.groups > 0 && stats.joined > N / 2 && stats.rooms_deferred > N / 2 && stats.rooms_flushed > 0 &&
+                      stats.rooms_flushed < N / 4,
+                  "%llu groups, %llu joins, %llu links out of the heap, %llu back", (unsigned long long)stats.groups,
+                  (unsigned long long)stats.joined, (unsigned long long)stats.rooms_deferred,
+                  (unsigned long long)stats.rooms_flushed);
+    for (int i = 0; i < N; i++) active[i] = start[i] + (lat[i] > lat[N] ? lat[i] : lat[N]);
+    fanin_sort_up = down;
+    qsort(by_down, N, sizeof *by_down, fanin_by_up);
+    fanin_reference(N, down, up[N], active, 2e5, by_down, exact);
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        double d = fabs(grouped[i] - exact[i]) / exact[i];
+        ck_assert_msg(d <= 1e-12, "client %d: with groups %.17g, exact %.17g", i, grouped[i], exact[i]);
+        if (d > worst) worst = d;
+    }
+    double base[2 * N + 2];
+    for (int a = 0; a <= N; a++) base[a] = up[a], base[N + 1 + a] = down[a];
+    StepCapacity steps = {.base = base, .period = 0.25, .with_zero = 0};
+    o.capacity = step_capacity;
+    o.capacity_ctx = &steps;
+    NetworkStats stepped, none;
+    fanout_play(&o, start, order, 2e5, grouped, &stepped);
+    o.group_min = -1;
+    fanout_play(&o, start, order, 2e5, single, &none);
+    ck_assert(stepped.rooms_deferred > N / 2 && stepped.rooms_flushed > stats.rooms_flushed && none.groups == 0);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(fabs(grouped[i] - single[i]) <= 1e-12 * single[i], "stepping, client %d: with groups %.17g, without %.17g",
+                      i, grouped[i], single[i]);
+    fprintf(stderr, "fan-out of %d: %llu of %llu joins out of the room heap, %llu back (%llu stepping); against the exact allocation %.3g\n",
+            N, (unsigned long long)stats.rooms_deferred, (unsigned long long)stats.joined, (unsigned long long)stats.rooms_flushed,
+            (unsigned long long)stepped.rooms_flushed, worst);
+}
+END_TEST
+
 static Suite *network_suite(void)
 {
     Suite *s = suite_create("network");
@@ -867,6 +960,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_incremental_equals_naive_twin);
     tcase_add_test(tc, test_groups_equal_single_flows);
     tcase_add_test(tc, test_fanin_groups_within_1e12_of_exact);
+    tcase_add_test(tc, test_fanout_rooms_out_of_the_heap);
     tcase_add_test(tc, test_ring_closed_form_equals_hop_by_hop);
     tcase_add_test(tc, test_ring_turns_into_hops_when_a_flow_arrives);
     tcase_add_test(tc, test_network_section_errors);

@@ -10,7 +10,7 @@
  * round of uploads, a backbone), they become one group with one clock ("groups" below):
  * a start or an end there costs O(log n) instead of touching every flow on the link.
  * One file on purpose: the flow heap, the progressive filling, its incremental
- * recomputation and the groups share invariants that only hold together (about 2,100
+ * recomputation and the groups share invariants that only hold together (about 2,500
  * lines). */
 #include "sim/kernel/network.h"
 #include "base/hs_error.h"
@@ -81,7 +81,7 @@ typedef struct LinkEntry {
 typedef struct NetLink {
     double capacity;
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
-    LinkEntry *entries; /* transferring flows */
+    LinkEntry *entries; /* transferring flows (cap 2: a pair of a chunk, entry_pair_alloc) */
     int n, cap;
     int n_held;        /* entries held here */
     int users;         /* flows in any state that will cross it */
@@ -144,8 +144,12 @@ typedef struct LinkAux {
     int *members;      /* attached: those members beyond two (NULL: in one[]) */
     int n_members, cap_members;
     int one[2];        /* the members while there are two at most (most links: one) */
-    int hpos;          /* attached: position in the group's room heap */
-    int next;          /* free list */
+    int hpos;          /* attached: position in the group's room heap (>= 0), or out of it at
+                        * -2 - hpos of its bucket (room_defer), -1: neither */
+    union {
+        int next;      /* free: the free list */
+        int bucket;    /* attached and out of the room heap: its bucket */
+    };
 } LinkAux;
 
 typedef struct MemberItem {
@@ -158,7 +162,23 @@ typedef struct MemberItem {
 typedef struct RoomItem {
     double room;       /* the level at which the link would be full: (capacity - used) / gweight */
     int link;
+    int aux;           /* its LinkAux (a heap pass then touches no NetLink) */
 } RoomItem;
+
+/* An attached link out of the room heap, in its group's bucket. */
+typedef struct DeferItem {
+    int link;
+    int aux;
+} DeferItem;
+
+typedef struct RoomBucket {
+    DeferItem *items;
+    int n, cap;
+} RoomBucket;
+
+/* Buckets of rooms in [2^(b - ROOM_BIAS - 1), 2^(b - ROOM_BIAS)) (bytes/s per unit of
+ * weight: 2^-101 to 2^154); a room outside goes into the heap. */
+enum { ROOM_BUCKETS = 256, ROOM_BIAS = 100 };
 
 /* Flows held at one link, sharing its level (see "groups"). */
 typedef struct NetGroup {
@@ -178,6 +198,10 @@ typedef struct NetGroup {
     int n_heap, cap_heap;
     RoomItem *room;    /* (n_room) attached links by room */
     int n_room, cap_room;
+    RoomBucket *bucket; /* (ROOM_BUCKETS) attached links whose room is above every level the
+                        * group can reach (room_defer); NULL until the first */
+    int bucket_low;    /* no bucket below it holds a link */
+    int n_deferred;    /* links in the buckets (room has room for them all: room_defer) */
     int *tlist;        /* attached links in the current recomputation */
     int n_tlist, cap_tlist;
     unsigned tlist_epoch;
@@ -228,6 +252,9 @@ struct Network {
     int n_groups, free_group;
     LinkAux *aux;
     int n_aux, cap_aux, free_aux;
+    LinkEntry **pair_chunks; /* (n_pair_chunks) of ENTRY_PAIRS pairs: links' first entry arrays */
+    int n_pair_chunks, cap_pair_chunks, pairs_used; /* pairs handed out of the last chunk */
+    LinkEntry *free_pair; /* pairs given back (a link that grew past two), chained */
     /* recompute scratch */
     int *comp_links, *comp_flows, *violated;
     int cap_comp_links, cap_comp_flows, cap_violated;
@@ -428,6 +455,7 @@ static int link_flows(const Network *net, int l)
 
 static void room_update(Network *net, int l);
 static int group_dissolve_all(Network *net, int g);
+static void room_flush(Network *net, NetGroup *g);
 
 /* Current capacity; schedules its next change while flows use it. */
 static int link_refresh(Network *net, int l)
@@ -440,10 +468,46 @@ static int link_refresh(Network *net, int l)
     if (link_attached(net, l)) room_update(net, l);
     int status = HS_OK;
     if (!(link->capacity < INFINITY) && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
+    else if (link_group(net, l) >= 0) room_flush(net, &net->groups[link_group(net, l)]); /* the bound moved */
     if (status != HS_OK) return status;
     if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l));
     heap_remove(net, handle(HANDLE_LINK, l));
     return HS_OK;
+}
+
+/* A link's first entry array, room for two (a client's link holds one flow at a time): from
+ * chunks of ENTRY_PAIRS, not one malloc a link (a million clients' first transfers were a
+ * million mallocs of 48 bytes and their headers). A link with cap 2 holds a pair; past two
+ * it moves to an array of its own and its pair goes back for the next link. */
+enum { ENTRY_PAIRS = 1024 };
+
+static LinkEntry *entry_pair_alloc(Network *net)
+{
+    LinkEntry *pair = net->free_pair;
+    if (pair) {
+        memcpy(&net->free_pair, pair, sizeof net->free_pair); /* the chain is in the pair's bytes */
+        return pair;
+    }
+    if (net->n_pair_chunks == 0 || net->pairs_used == ENTRY_PAIRS) {
+        if (net->n_pair_chunks == net->cap_pair_chunks) {
+            int cap = net->cap_pair_chunks ? net->cap_pair_chunks * 2 : 16;
+            LinkEntry **grown = realloc(net->pair_chunks, (size_t)cap * sizeof *grown);
+            if (grown == NULL) return NULL;
+            net->pair_chunks = grown;
+            net->cap_pair_chunks = cap;
+        }
+        LinkEntry *chunk = malloc((size_t)ENTRY_PAIRS * 2 * sizeof *chunk);
+        if (chunk == NULL) return NULL;
+        net->pair_chunks[net->n_pair_chunks++] = chunk;
+        net->pairs_used = 0;
+    }
+    return &net->pair_chunks[net->n_pair_chunks - 1][2 * net->pairs_used++];
+}
+
+static void entry_pair_free(Network *net, LinkEntry *pair)
+{
+    memcpy(pair, &net->free_pair, sizeof net->free_pair);
+    net->free_pair = pair;
 }
 
 /* Adds flow f, with its current share, to the link's entries (nothing marked dirty). */
@@ -452,8 +516,13 @@ static int link_add_entry(Network *net, int l, int f)
     NetLink *link = &net->links[l];
     if (link->n == link->cap) {
         int cap = link->cap ? link->cap * 2 : 2;
-        LinkEntry *grown = realloc(link->entries, (size_t)cap * sizeof *grown);
+        LinkEntry *grown = cap == 2 ? entry_pair_alloc(net) : link->cap == 2 ? malloc((size_t)cap * sizeof *grown)
+                                                                               : realloc(link->entries, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
+        if (link->cap == 2) { /* out of its pair */
+            memcpy(grown, link->entries, 2 * sizeof *grown);
+            entry_pair_free(net, link->entries);
+        }
         link->entries = grown;
         link->cap = cap;
     }
@@ -847,7 +916,8 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
  * the group: they must not limit it, which holds while none of their own flows is held
  * there and their room, (capacity - the shares of their own flows) / the members' weights
  * on them, is above the level. A heap of attached links by room says which breaks first
- * when the level rises; an attached link that progressive filling touches brings the
+ * when the level rises (those that cannot break before many members leave wait out of it:
+ * "rooms out of the heap"); an attached link that progressive filling touches brings the
  * aggregate in with it, and where one would limit the members, those members turn back
  * into ordinary flows (materialise) and progressive filling decides.
  * A flow joins only at a level its share already has, so joining changes no share; the
@@ -971,7 +1041,7 @@ static double room_of(const Network *net, int l)
 static void room_set(Network *net, NetGroup *g, int pos, RoomItem item)
 {
     g->room[pos] = item;
-    net->aux[net->links[item.link].aux].hpos = pos;
+    net->aux[item.aux].hpos = pos;
 }
 
 static void room_up(Network *net, NetGroup *g, int pos)
@@ -1000,12 +1070,156 @@ static void room_down(Network *net, NetGroup *g, int pos)
     room_set(net, g, pos, item);
 }
 
+/* Attached link l (its LinkAux a) into g's heap; room_defer keeps the room for the links of
+ * the buckets, so that one of them never needs to grow it. */
+static int room_push(Network *net, NetGroup *g, int l, int a)
+{
+    if (g->n_room == g->cap_room) {
+        int cap = g->cap_room ? g->cap_room * 2 : 64;
+        RoomItem *grown = realloc(g->room, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        g->room = grown;
+        g->cap_room = cap;
+    }
+    g->room[g->n_room] = (RoomItem){.room = room_of(net, l), .link = l, .aux = a};
+    room_up(net, g, g->n_room++);
+    return HS_OK;
+}
+
+static void room_remove(Network *net, NetGroup *g, int a)
+{
+    int pos = net->aux[a].hpos;
+    RoomItem moved = g->room[--g->n_room];
+    net->aux[a].hpos = -1;
+    if (pos == g->n_room) return;
+    int earlier = moved.room < g->room[pos].room;
+    room_set(net, g, pos, moved);
+    if (earlier) room_up(net, g, pos);
+    else room_down(net, g, pos);
+}
+
+/* ---- rooms out of the heap ----
+ * A group's level is at most its link's capacity over its members' weight (their aggregate
+ * is held there). An attached link whose room is above that bound cannot limit the
+ * members until enough of them have left, or the link's capacity has risen, for the bound
+ * to reach its room; until then it needs no place in the heap (whose passes are random
+ * misses: O(log n) of them at each member's join and leave). Such a link (a client's
+ * downlink under a server's fan-out: one member, no flow of its own) waits in a bucket by
+ * the binary exponent of its room instead, O(1) in and out, and a bucket goes into the
+ * heap, whole, once the bound reaches its floor (room_flush: after a member leaves, after
+ * the link's capacity changes), or one link does once its room falls below its bucket's
+ * floor (room_update). So every attached link whose room is below the level the group may
+ * take next is in the heap, and recompute_room finds it there as before. At a server's
+ * fan-out of n equal flows the bound reaches the clients' rooms only for the last hundred
+ * or so members. */
+
+/* Rooms in [2^(b - ROOM_BIAS - 1), 2^(b - ROOM_BIAS)) go into bucket b. */
+static double room_bucket_floor(int b)
+{
+    return ldexp(1, b - ROOM_BIAS - 1);
+}
+
+static int room_bucket_of(double room)
+{
+    if (!(room > 0) || !(room < INFINITY)) return -1;
+    int e;
+    (void)frexp(room, &e); /* room in [2^(e - 1), 2^e) */
+    int b = e + ROOM_BIAS;
+    return b >= 0 && b < ROOM_BUCKETS ? b : -1;
+}
+
+/* Above every level group g can take while its members weigh what they do; the margin
+ * covers the rounding of the link's sums (its level is a residual over weights). */
+static double room_bound(const Network *net, const NetGroup *g)
+{
+    double weight = g->weight + g->weight_error;
+    return weight > 0 ? net->links[g->link].capacity / weight * (1 + 1e-6) : INFINITY;
+}
+
+static int room_defer(Network *net, NetGroup *g, int l, int a, int b)
+{
+    if (g->bucket == NULL && (g->bucket = calloc(ROOM_BUCKETS, sizeof *g->bucket)) == NULL) return HS_E_NOMEM;
+    if (g->cap_room < g->n_room + g->n_deferred + 1) { /* room_update's and room_flush's pushes then cannot fail */
+        int cap = g->cap_room ? g->cap_room * 2 : 64;
+        RoomItem *grown = realloc(g->room, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        g->room = grown;
+        g->cap_room = cap;
+    }
+    RoomBucket *bucket = &g->bucket[b];
+    if (bucket->n == bucket->cap) {
+        int cap = bucket->cap ? bucket->cap * 2 : 16;
+        DeferItem *grown = realloc(bucket->items, (size_t)cap * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        bucket->items = grown;
+        bucket->cap = cap;
+    }
+    net->aux[a].hpos = -2 - bucket->n;
+    net->aux[a].bucket = b;
+    bucket->items[bucket->n++] = (DeferItem){.link = l, .aux = a};
+    g->n_deferred++;
+    if (b < g->bucket_low) g->bucket_low = b;
+    net->stats.rooms_deferred++;
+    return HS_OK;
+}
+
+/* Takes link (LinkAux a) out of its bucket. */
+static void room_undefer(Network *net, NetGroup *g, int a)
+{
+    LinkAux *aux = &net->aux[a];
+    RoomBucket *bucket = &g->bucket[aux->bucket];
+    int pos = -2 - aux->hpos;
+    DeferItem last = bucket->items[--bucket->n];
+    if (pos < bucket->n) {
+        bucket->items[pos] = last;
+        net->aux[last.aux].hpos = -2 - pos;
+    }
+    aux->hpos = -1;
+    g->n_deferred--;
+}
+
+/* A newly attached link l (LinkAux a): into a bucket when its room is above g's bound. */
+static int room_place(Network *net, NetGroup *g, int l, int a)
+{
+    int b = room_bucket_of(room_of(net, l));
+    if (b >= 0 && room_bucket_floor(b) > room_bound(net, g)) return room_defer(net, g, l, a, b);
+    return room_push(net, g, l, a);
+}
+
+/* g's bound rose: the buckets whose floor it reached go into the heap (never grown here). */
+static void room_flush(Network *net, NetGroup *g)
+{
+    if (g->n_deferred == 0) return;
+    double bound = room_bound(net, g);
+    for (; g->bucket_low < ROOM_BUCKETS; g->bucket_low++) {
+        RoomBucket *bucket = &g->bucket[g->bucket_low];
+        if (bucket->n == 0) continue;
+        if (room_bucket_floor(g->bucket_low) > bound) break;
+        while (bucket->n > 0) {
+            DeferItem item = bucket->items[--bucket->n];
+            net->aux[item.aux].hpos = -1;
+            g->n_deferred--;
+            (void)room_push(net, g, item.link, item.aux);
+            net->stats.rooms_flushed++;
+        }
+    }
+}
+
 /* The room of attached link l changed (its capacity, its own flows' shares or members). */
 static void room_update(Network *net, int l)
 {
     LinkAux *aux = link_attached(net, l);
-    if (aux->hpos < 0) return;
     NetGroup *g = &net->groups[aux->attach];
+    if (aux->hpos < -1) { /* in a bucket: into the heap once below the bucket's floor */
+        if (room_of(net, l) < room_bucket_floor(aux->bucket)) {
+            int a = net->links[l].aux;
+            room_undefer(net, g, a);
+            (void)room_push(net, g, l, a);
+            net->stats.rooms_flushed++;
+        }
+        return;
+    }
+    if (aux->hpos < 0) return;
     int pos = aux->hpos;
     double room = room_of(net, l);
     int earlier = room < g->room[pos].room;
@@ -1069,21 +1283,11 @@ static int attach_add(Network *net, int l, int g, int f, int k)
     net->flows[f].slots[k] = aux->n_members;
     aux_members(aux)[aux->n_members++] = f;
     aux->gweight += net->flows[f].weight;
-    if (aux->hpos >= 0) {
+    if (aux->hpos != -1) { /* in the heap or a bucket already */
         room_update(net, l);
         return HS_OK;
     }
-    NetGroup *group = &net->groups[g];
-    if (group->n_room == group->cap_room) {
-        int cap = group->cap_room ? group->cap_room * 2 : 64;
-        RoomItem *grown = realloc(group->room, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        group->room = grown;
-        group->cap_room = cap;
-    }
-    group->room[group->n_room] = (RoomItem){.room = room_of(net, l), .link = l};
-    room_up(net, group, group->n_room++);
-    return HS_OK;
+    return room_place(net, &net->groups[g], l, net->links[l].aux);
 }
 
 static void attach_remove(Network *net, int l, int f, int k)
@@ -1104,14 +1308,9 @@ static void attach_remove(Network *net, int l, int f, int k)
         return;
     }
     NetGroup *g = &net->groups[aux->attach];
-    int pos = aux->hpos;
-    RoomItem moved = g->room[--g->n_room];
+    if (aux->hpos < -1) room_undefer(net, g, net->links[l].aux);
+    else room_remove(net, g, net->links[l].aux);
     aux_release(net, l);
-    if (pos == g->n_room) return;
-    int earlier = moved.room < g->room[pos].room;
-    room_set(net, g, pos, moved);
-    if (earlier) room_up(net, g, pos);
-    else room_down(net, g, pos);
 }
 
 /* ---- a group's clock ---- */
@@ -1180,7 +1379,8 @@ static int group_create(Network *net, int l, double level)
     g->level = level;
     g->clock = 0;
     g->clock_at = net->now;
-    g->n_room = 0;
+    g->n_room = g->n_deferred = 0;
+    g->bucket_low = ROOM_BUCKETS;
     g->tlist_epoch = 0;
     net->aux[net->links[l].aux].group = gi;
     NetFlow *p = &net->flows[f];
@@ -1253,6 +1453,7 @@ static int group_leave(Network *net, int fi, int finished)
         group_dissolve(net, gi);
         return HS_OK;
     }
+    room_flush(net, g); /* their weight fell: the bound rose */
     group_sync(net, g);
     if (finished) link_mark_dirty(net, g->link);
     group_settle(net, g);
@@ -2236,6 +2437,26 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
                                     g->room[r].room, g->level);
             if (r > 0 && g->room[r].room < g->room[(r - 1) / 2].room) status = check_fail(why, size, "group %d: room order", gi);
         }
+        /* a link out of the heap: its room at least its bucket's floor, which is above every
+         * level the group can take (its link's capacity over its members' weight) */
+        int deferred = 0;
+        double bound = net->links[g->link].capacity / (g->weight + g->weight_error);
+        for (int b = 0; g->bucket && b < ROOM_BUCKETS && status == 0; b++) {
+            for (int i = 0; i < g->bucket[b].n && status == 0; i++) {
+                DeferItem item = g->bucket[b].items[i];
+                const LinkAux *aux = link_attached(net, item.link);
+                deferred++;
+                if (aux == NULL || aux != &net->aux[item.aux] || aux->attach != gi || aux->hpos != -2 - i ||
+                    aux->bucket != b || b < g->bucket_low)
+                    status = check_fail(why, size, "group %d: bucket %d entry %d (link %d)", gi, b, i, item.link);
+                else if (room_of(net, item.link) < room_bucket_floor(b) || !(room_bucket_floor(b) > bound) ||
+                         !(room_bucket_floor(b) > g->level))
+                    status = check_fail(why, size, "group %d: link %d out of the heap with room %.17g (floor %.17g), bound %.17g, level %.17g",
+                                        gi, item.link, room_of(net, item.link), room_bucket_floor(b), bound, g->level);
+            }
+        }
+        if (status == 0 && deferred != g->n_deferred)
+            status = check_fail(why, size, "group %d: %d links in buckets, it counts %d", gi, deferred, g->n_deferred);
     }
     for (int l = 0; l < n_links && status == 0; l++) {
         const LinkAux *aux = link_attached(net, l);
@@ -2250,6 +2471,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         }
         if (fabs(gweight - aux->gweight) > 1e-9 * gweight)
             status = check_fail(why, size, "link %d: members' weight %.17g, it counts %.17g", l, gweight, aux->gweight);
+        if (aux->hpos == -1) status = check_fail(why, size, "link %d: attached, in neither the room heap nor a bucket", l);
     }
 done:
     free(sum);
@@ -2317,7 +2539,10 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
 void network_free(Network *net)
 {
     if (net == NULL) return;
-    for (int l = 0; net->links && l < net->n_links; l++) free(net->links[l].entries);
+    for (int l = 0; net->links && l < net->n_links; l++)
+        if (net->links[l].cap > 2) free(net->links[l].entries); /* else a pair of a chunk */
+    for (int c = 0; c < net->n_pair_chunks; c++) free(net->pair_chunks[c]);
+    free(net->pair_chunks);
     for (int r = 0; r < net->n_rings; r++) {
         free(net->rings[r].members);
         free(net->rings[r].lat);
@@ -2328,6 +2553,8 @@ void network_free(Network *net)
         free(net->groups[g].queue);
         free(net->groups[g].heap);
         free(net->groups[g].room);
+        for (int b = 0; net->groups[g].bucket && b < ROOM_BUCKETS; b++) free(net->groups[g].bucket[b].items);
+        free(net->groups[g].bucket);
         free(net->groups[g].tlist);
     }
     free(net->groups);

@@ -167,6 +167,8 @@ typedef struct NetworkStats {
     uint64_t flows_started, flows_finished, recomputes, flows_recomputed, expansions, rings_closed_form,
         rings_stepped;
     uint64_t groups, joined, detached; /* groups formed; flows that joined one; members turned back */
+    uint64_t rooms_deferred, rooms_flushed; /* attached links placed out of their group's room heap;
+                                             * of them, put in it later (network.c, "rooms out of the heap") */
 } NetworkStats;
 void network_stats(const Network *net, NetworkStats *out);
 

@@ -38,6 +38,8 @@ typedef struct Maxmin {
                                            * none): no ring reports activity before it */
     PendingJoins *pending_join;           /* (n_nodes) joins waiting for the node's sends */
     double wakeup;                        /* earliest ENGINE_EVENT_NETWORK queued */
+    struct ActivityMore **more_chunks;    /* (n_more_chunks) of MORE_CHUNK: the agents' ActivityMore */
+    int n_more_chunks, cap_more_chunks, more_used; /* blocks handed out of the last chunk */
 } Maxmin;
 
 static Maxmin *maxmin_of(const Engine *e)
@@ -66,14 +68,21 @@ typedef struct Span {
 /* Up to this many compute spans live in the agent's AgentActivity itself (sync holds 2). */
 #define ACTIVITY_INLINE 2
 
-/* What an agent with transfers or overlapping rings needs besides, allocated the first time. */
+/* What an agent with transfers or overlapping rings needs besides, the first time one comes:
+ * from chunks of MORE_CHUNK (activity_more), not one calloc an agent, with its first two
+ * transfer spans inside (a federated client's download and upload): a million clients'
+ * first transfers were two million small allocations. */
 typedef struct ActivityMore {
     double comm_sum;        /* the transfer spans taken so far this round */
-    Span *comm;             /* transfer spans not taken yet: [m_head, n_comm) */
+    Span *comm;             /* transfer spans not taken yet: [m_head, n_comm); comm_two or
+                             * its own array past two */
     NetworkPeriodic *rings; /* those that overlap a computation */
     int m_head, n_comm, cap_comm;
     int n_rings, cap_rings;
+    Span comm_two[2];
 } ActivityMore;
+
+enum { MORE_CHUNK = 1024 };
 
 typedef struct AgentActivity {
     double busy_sum;        /* the spans taken so far this round (activity_take) */
@@ -92,26 +101,45 @@ static Span *activity_compute(AgentActivity *a)
     return a->cap_compute > ACTIVITY_INLINE ? a->compute.heap : a->compute.inline_;
 }
 
-static ActivityMore *activity_more(AgentActivity *a)
+static ActivityMore *activity_more(Maxmin *m, AgentActivity *a)
 {
-    if (a->more == NULL) a->more = calloc(1, sizeof *a->more);
-    return a->more;
+    if (a->more) return a->more;
+    if (m->n_more_chunks == 0 || m->more_used == MORE_CHUNK) {
+        if (m->n_more_chunks == m->cap_more_chunks) {
+            int cap = m->cap_more_chunks ? m->cap_more_chunks * 2 : 16;
+            ActivityMore **grown = realloc(m->more_chunks, (size_t)cap * sizeof *grown);
+            if (grown == NULL) return NULL;
+            m->more_chunks = grown;
+            m->cap_more_chunks = cap;
+        }
+        ActivityMore *chunk = calloc(MORE_CHUNK, sizeof *chunk);
+        if (chunk == NULL) return NULL;
+        m->more_chunks[m->n_more_chunks++] = chunk;
+        m->more_used = 0;
+    }
+    ActivityMore *x = a->more = &m->more_chunks[m->n_more_chunks - 1][m->more_used++];
+    x->comm = x->comm_two;
+    x->cap_comm = 2;
+    return x;
 }
 
-static int activity_grow(void **array, int *cap, int n, size_t size)
+/* Room for one more of n in *array of *cap; an array at `fixed` (inside its owner) is not
+ * the allocator's: past it, a new one. */
+static int activity_grow(void **array, int *cap, int n, size_t size, const void *fixed)
 {
     if (n < *cap) return HS_OK;
     int grown_cap = *cap ? *cap * 2 : 2;
-    void *grown = realloc(*array, (size_t)grown_cap * size);
+    void *grown = *array == fixed && fixed ? malloc((size_t)grown_cap * size) : realloc(*array, (size_t)grown_cap * size);
     if (grown == NULL) return HS_E_NOMEM;
+    if (*array == fixed && fixed) memcpy(grown, fixed, (size_t)n * size);
     *array = grown;
     *cap = grown_cap;
     return HS_OK;
 }
 
 /* Appends [start, end) to spans [*head, *n) in start order, merging with the last span it
- * touches; the taken head makes room first. */
-static int activity_add_span(Span **spans, int *head, int *n, int *cap, double start, double end)
+ * touches; the taken head makes room first (`fixed`: activity_grow). */
+static int activity_add_span(Span **spans, int *head, int *n, int *cap, const Span *fixed, double start, double end)
 {
     if (end <= start) return HS_OK;
     if (*n > *head && start <= (*spans)[*n - 1].end) {
@@ -123,7 +151,7 @@ static int activity_add_span(Span **spans, int *head, int *n, int *cap, double s
         *n -= *head;
         *head = 0;
     }
-    if (activity_grow((void **)spans, cap, *n, sizeof **spans) != HS_OK) return HS_E_NOMEM;
+    if (activity_grow((void **)spans, cap, *n, sizeof **spans, fixed) != HS_OK) return HS_E_NOMEM;
     (*spans)[(*n)++] = (Span){start, end};
     return HS_OK;
 }
@@ -213,10 +241,11 @@ static void activity_fold(Engine *e, int agent)
 
 static int maxmin_activity_add(Engine *e, int agent, int compute, double start, double end)
 {
-    AgentActivity *a = &maxmin_of(e)->activity[agent];
-    ActivityMore *x = compute ? NULL : activity_more(a);
+    Maxmin *m = maxmin_of(e);
+    AgentActivity *a = &m->activity[agent];
+    ActivityMore *x = compute ? NULL : activity_more(m, a);
     int status = compute ? activity_add_compute(a, start, end)
-                 : x ? activity_add_span(&x->comm, &x->m_head, &x->n_comm, &x->cap_comm, start, end)
+                 : x ? activity_add_span(&x->comm, &x->m_head, &x->n_comm, &x->cap_comm, x->comm_two, start, end)
                      : HS_E_NOMEM;
     if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
     activity_fold(e, agent);
@@ -278,11 +307,12 @@ static void maxmin_free(Engine *e)
             AgentActivity *a = &m->activity[i];
             if (a->cap_compute > ACTIVITY_INLINE) free(a->compute.heap);
             if (a->more) {
-                free(a->more->comm);
+                if (a->more->comm != a->more->comm_two) free(a->more->comm);
                 free(a->more->rings);
-                free(a->more);
             }
         }
+    for (int c = 0; c < m->n_more_chunks; c++) free(m->more_chunks[c]);
+    free(m->more_chunks);
     free(m->activity);
     free(m->collectives);
     for (int i = 0; m->pending_join && i < e->n_nodes; i++) free(m->pending_join[i].joins);
@@ -508,8 +538,8 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
         a->ring_s += periodic_measure(p, p->from, p->to);
         return;
     }
-    ActivityMore *x = activity_more(a);
-    if (x == NULL || activity_grow((void **)&x->rings, &x->cap_rings, x->n_rings, sizeof *x->rings) != HS_OK) {
+    ActivityMore *x = activity_more(maxmin_of(e), a);
+    if (x == NULL || activity_grow((void **)&x->rings, &x->cap_rings, x->n_rings, sizeof *x->rings, NULL) != HS_OK) {
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
         return;
     }
