@@ -609,26 +609,18 @@ static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *
     return energy_range_check(r, k, e, v);
 }
 
-/* battery: with a unit; as a distribution, drawing capacities above 0 (0 is no battery); and
- * not with availability = markov(): a spent battery cuts its outage into the agent's
- * availability series, which a markov() process draws as the run goes instead of holding
- * (sim/kernel/trace_markov.h); the two together are left to do. */
+/* battery: with a unit; as a distribution, drawing capacities above 0 (0 is no battery). With
+ * availability = markov() a spent battery's outage is cut into the process as it is drawn
+ * (sim/kernel/trace_markov.h, markov_series_offline). */
 static int battery_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                          void *target)
 {
-    const AgentGroupSpec *group = target;
     int status = energy_unit_check(r, section, k, e, v, target);
     if (status != HS_OK) return status;
     if (e != NULL && v != NULL && v->dist.kind != DIST_CONSTANT &&
         !(v->dist.kind == DIST_CHOICE ? distribution_lowest(&v->dist) > 0 : v->dist.a > 0))
         return scenario_bad(r, e, "%s", "a distribution of capacities must draw positive values (0 is no battery)");
-    if (distribution_is_zero(v != NULL ? &v->dist : &group->battery) || group->availability.kind != DIST_MARKOV)
-        return HS_OK;
-    IniEntry *at = e;
-    if (at == NULL) at = inidoc_find(r->doc, section, "availability");
-    if (at == NULL) at = inidoc_find(r->doc, "agents", "battery");
-    return scenario_bad(r, at, "%s", "a battery with availability = markov() is not modelled (a spent battery "
-                        "would have to cut its outage into a process drawn as the run goes): give one or the other");
+    return HS_OK;
 }
 
 /* charging: only with a battery (the group's own or the inherited one, landed before it). */
