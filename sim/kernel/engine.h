@@ -72,6 +72,7 @@ enum {
     ENGINE_EVENT_DEADLINE_CUT = 7,     /* its deadline came; data: its slot */
     ENGINE_EVENT_LOSS_RING_START = 8,  /* a lossy engine's ring all-reduce starts (loss.c); data: its slot */
     ENGINE_EVENT_LOSS_RING_HOP = 9,    /* a chunk of a lossy ring's step arrived; data: the ring's slot */
+    ENGINE_EVENT_BATTERY = 10,         /* an instant battery's predicted crossing (battery.c) */
     ENGINE_EVENT_METHOD = 16
 };
 
@@ -91,6 +92,7 @@ typedef struct EngineNode {
     double battery;          /* J capacity, full at t = 0; 0: none */
     double charging;         /* W into the battery, all the time */
     double resume_charge;    /* J a spent battery must hold again to come back (0: full) */
+    int battery_instant;     /* checked at the instant it empties, not at the round's end */
     /* unstable links (sim/kernel/loss.c); 0 on every node: no draw, no loss */
     double loss;             /* probability in [0, 1) that this end loses a message */
 } EngineNode;

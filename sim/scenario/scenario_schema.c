@@ -623,6 +623,21 @@ static int battery_check(Resolver *r, const char *section, const SchemaKey *k, I
     return HS_OK;
 }
 
+/* battery_check: written only when instant, so the configs of battery runs stay what they
+ * were; instant only with a battery (the group's own or the inherited one). */
+static int battery_check_written(const Scenario *sc, const void *g)
+{
+    return battery_powered(sc, g) && ((const AgentGroupSpec *)g)->battery_check != 0;
+}
+static int battery_check_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    (void)section, (void)k;
+    if (e != NULL && v != NULL && v->index != 0 && distribution_is_zero(&((const AgentGroupSpec *)target)->battery))
+        return scenario_bad(r, e, "%s", "is given without a battery (battery = CAPACITY in J or Wh)");
+    return HS_OK;
+}
+
 /* charging: only with a battery (the group's own or the inherited one, landed before it). */
 static int battery_key_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                              void *target)
@@ -1038,6 +1053,10 @@ static const SchemaKey schema_rows[] = {
      .edge = "must be positive (leave it out for a full battery)", .doc_default = "full (the battery's capacity)",
      .doc_range = "(0, battery] with a unit (a distribution's least capacity)",
      HELP("charge a spent battery must hold again before its agent comes back online")},
+    {KEY(AGENTS | GROUP, "battery_check", CHOICE), .choices = "round|instant", ATTR(battery_check), DEF("round"),
+     .written = battery_check_written, .check = battery_check_check,
+     HELP("when a spent battery takes its agent offline: at the end of the round it ran out in, or at the "
+          "instant its charge reaches zero (docs/energy.md)")},
     {KEY(AGENTS | GROUP, "loss", REAL), RANGE(0, 1), ATTR(loss) | SCHEMA_OPEN_MAX, DEF("0"), .written = lossy_group,
      .check = loss_check, .edge = "must be below 1 (a message lost for sure never arrives)", .doc_range = "[0, 1)",
      HELP("probability that this agent's end loses a message (each attempt); a message a->b is lost with "
