@@ -173,7 +173,13 @@ static int battery_arm(Engine *e, int node)
     b->armed_at = at;
     if (queue_push(e->queue, at, ENGINE_EVENT_BATTERY, node, 0) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    e->instant_queued++;
     return HS_OK;
+}
+
+size_t battery_queued(const Engine *e)
+{
+    return e->instant_queued;
 }
 
 int battery_book_compute(Engine *e, int node, double start, double duration, double *finish)
@@ -207,6 +213,7 @@ int battery_event(Engine *e, const Event *ev)
 {
     int node = ev->agent;
     BatteryInstant *b = &e->instant[node];
+    e->instant_queued--;
     if (ev->time == b->armed_at) b->armed_at = INFINITY; /* the earliest queued: gone now */
     int status = battery_settle(e, node, e->now);
     if (status != HS_OK) return status;

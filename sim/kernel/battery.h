@@ -32,6 +32,8 @@ int battery_cut(Engine *e, int node, double from);
 /* engine_compute's finishing time for an instant node: `duration` seconds of work from
  * `start`, through the outages its charge crossing zero cuts meanwhile. */
 int battery_book_compute(Engine *e, int node, double start, double duration, double *finish);
+/* The ENGINE_EVENT_BATTERY events queued (engine_play: they alone keep no round going). */
+size_t battery_queued(const Engine *e);
 /* ENGINE_EVENT_BATTERY: a predicted crossing in idle time (or a walk to go on). */
 int battery_event(Engine *e, const Event *ev);
 /* The round's end for an instant node: its radio's joules taken, the charge left in

@@ -322,8 +322,11 @@ int engine_play(Engine *e)
     void (*tick)(void *, int64_t, double) = e->sink.ops->tick;
     Event ev;
     while (status == HS_OK && !e->round_over) {
-        if (!queue_pop(e->queue, &ev)) {
-            if (queue_size(e->queue) > 0) {
+        /* an instant battery's events keep no round going: with only them left the queue
+         * has drained (they wait there for the next round) */
+        int drained = e->instant != NULL && queue_size(e->queue) == battery_queued(e);
+        if (drained || !queue_pop(e->queue, &ev)) {
+            if (!drained && queue_size(e->queue) > 0) {
                 status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the event queue");
                 break;
             }

@@ -90,6 +90,7 @@ struct Engine {
     TraceSeries *battery_series;      /* (n_nodes) owned; n = 0 for nodes without a battery */
     const TraceSeries **battery_nodes; /* (n_nodes) */
     BatteryInstant *instant;          /* (n_nodes) when some battery_check = instant, else NULL */
+    size_t instant_queued;            /* its ENGINE_EVENT_BATTERY events in the queue */
     EngineLoss *loss;                 /* [agents] loss > 0 somewhere, else NULL (loss.c) */
     EngineDeadlines *deadlines;       /* engine_send_until's messages, NULL before one (deadline.c) */
 };

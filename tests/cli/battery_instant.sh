@@ -60,6 +60,20 @@ check "all states: the charge at round 2's end pins the crossing at E/(P-C)" tes
 check "all states: before it, E - (P-C) t" test "$(q $db "select count(*) from agent_rounds a join rounds r using (run_id, round)
   where run_id = $a and round < 2 and abs(battery_j - (0.5 - 0.9 * r.t_end)) < 1e-12")" = 8
 
+# --- without charging the agents are gone for good from E / P, which sync waits for
+rm -f $tmp/f.db
+"$HETSIM" run $E --db $tmp/f.db --timing-only --quiet $P --set agents.battery=500mJ > /dev/null 2> $tmp/f.err
+check "no charging: exit 2" test $? -eq 2
+check "no charging: the battery named" grep -q "energy.ini: round 3 can never end: agent 0's battery ran out and charging = 0" $tmp/f.err
+
+# --- a method whose rounds end when the queue drains (swift): a crossing far ahead keeps
+# no round going, so a battery that lasts leaves every row as in round mode
+run $E --timing-only --set run.method=swift --set agents.power_compute=1W --set agents.power_idle=100mW --set agents.battery=50J; sr=$(last)
+run $E --timing-only --set run.method=swift --set agents.power_compute=1W --set agents.power_idle=100mW --set agents.battery=50J \
+  --set agents.battery_check=instant; si=$(last)
+check "drained rounds: the same rounds as round mode" test "$(q $db "select count(*) from rounds a join rounds b using (round) where a.run_id = $sr and b.run_id = $si
+  and a.t_end = b.t_end and a.energy_j = b.energy_j")" = 12
+
 # --- a battery on the slow group only, maxmin and fifo: train = timing, deterministic
 G="--set agents.slow.power_compute=1W --set agents.slow.power_idle=300mW --set agents.slow.power_comm=600mW
   --set agents.slow.battery=400mJ --set agents.slow.charging=50mW --set agents.slow.battery_check=instant"
