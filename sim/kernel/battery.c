@@ -245,9 +245,11 @@ int battery_round_end(Engine *e, int node, double online, SinkAgentRound *row)
         if (charge > n->battery) charge = n->battery;
         b->q -= radio;
         if (b->q < 0) b->q = 0;
+        if (b->q > n->battery) b->q = n->battery; /* power_comm below power_idle */
     } else {
         b->q -= radio;
-        if (b->q <= 0 && n->battery > 0) {
+        if (b->q > n->battery) b->q = n->battery;
+        if (b->q <= 0) {
             b->q = 0;
             if ((status = battery_cut(e, node, e->now)) != HS_OK) return status;
         }
