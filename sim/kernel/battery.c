@@ -63,13 +63,12 @@ int battery_cut(Engine *e, int node, double from)
     double resume = n->resume_charge > 0 ? n->resume_charge : n->battery;
     if (charging) c->battery_back = trace_advance_integral(charging, from, resume);
     else c->battery_back = n->charging > 0 ? from + resume / n->charging : INFINITY;
-    if (trace_series_offline(&e->battery_series[node], from, c->battery_back) != HS_OK)
-        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", node);
-    if (e->model->availability_changed) {
-        int status = e->model->availability_changed(e, node);
-        if (status != HS_OK) return hs_diag_set(e->diag, status, NULL, 0, "out of memory for the network");
-    }
-    if (e->instant && battery_instant(e, node)) {
+    int status = trace_series_offline(&e->battery_series[node], from, c->battery_back);
+    if (status != HS_OK && e->diag->status != HS_OK) return e->diag->status; /* a markov() draw failed */
+    if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", node);
+    if (e->model->availability_changed && (status = e->model->availability_changed(e, node)) != HS_OK)
+        return hs_diag_set(e->diag, status, NULL, 0, "out of memory for the network");
+    if (battery_instant(e, node)) {
         /* the checkpoint jumps to the agent's return, holding resume_charge */
         BatteryInstant *b = &e->instant[node];
         b->empty_at = from;
