@@ -42,11 +42,13 @@
  * Energy (docs/energy.md), when a node has a power: one state at a time, computing before
  * communicating before idle, offline drawing nothing: compute_j = power_compute x
  * compute_s, comm_j = power_comm x (busy - compute_s) + energy_per_byte x (bytes sent +
- * received), idle_j = power_idle x idle_s. A battery is booked when the round ends:
- * charge += charging x round length (a charging trace: its integral over the round) - the
- * round's joules, at most the capacity; a charge
- * at or below 0 takes the agent offline from that moment (its availability series gets the
- * interval, as churn's would) until charging brings it back to resume_charge. */
+ * received), idle_j = power_idle x idle_s. A battery (battery_check = round) is booked
+ * when the round ends: charge += charging x round length (a charging trace: its integral
+ * over the round) - the round's joules, at most the capacity; a charge at or below 0
+ * takes the agent offline from that moment (its availability series gets the interval,
+ * as churn's would) until charging brings it back to resume_charge. With battery_check =
+ * instant the charge is followed between bookings and the outage starts at the instant
+ * it reaches 0 (battery.h). */
 #ifndef SIM_KERNEL_ENGINE_H
 #define SIM_KERNEL_ENGINE_H
 
