@@ -103,6 +103,7 @@ static void run_engine_node(void *ctx, int i, EngineNode *out)
                         .power_compute = power.power_compute, .power_tx = power.power_tx, .power_rx = power.power_rx,
                         .power_idle = power.power_idle, .energy_per_byte = power.energy_per_byte,
                         .battery = power.battery, .charging = power.charging, .resume_charge = g->resume_charge,
+                        .battery_instant = g->battery_check == 1,
                         /* servers lose nothing themselves: a message to or from one is lost
                          * with its agent's loss */
                         .loss = i < run->sim.world.n ? g->loss : 0};

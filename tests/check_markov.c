@@ -154,6 +154,54 @@ START_TEST(test_lazy_draws_are_one_process)
 }
 END_TEST
 
+/* A battery's outages cut into a copy of the process (trace_series_copy and
+ * trace_series_offline, as the engine does): the copy is online exactly when the process
+ * is and no cut says offline, at every time, whether its rows were drawn before the cut
+ * or after it; a cut for good leaves it offline at t = inf. */
+static int online_when_both(const TraceSeries *process, const TraceSeries *copy, const double (*cuts)[2], int n_cuts,
+                            double from, double to)
+{
+    for (double t = from; t < to; t += 0.003) {
+        int online = trace_value(process, t) > 0.5;
+        for (int k = 0; k < n_cuts; k++) online &= !(t >= cuts[k][0] && t < cuts[k][1]);
+        if ((trace_value(copy, t) > 0.5) != online) return 0;
+    }
+    return 1;
+}
+
+START_TEST(test_battery_cut_kept_as_drawn)
+{
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    TraceSeries process, copy;
+    ck_assert_int_eq(markov_series_init(&process, 0.4, 0.1, 3, 2, RNG_PURPOSE_AVAILABILITY, &diag), HS_OK);
+    trace_value(&process, 0.05); /* the copy starts from a partly drawn process */
+    ck_assert_int_eq(trace_series_copy(&process, &copy), HS_OK);
+    ck_assert_ptr_nonnull(copy.markov);
+    const double cuts[3][2] = {{1.3, 2.05}, {2.05, 2.5}, {4.2, INFINITY}};
+    trace_value(&copy, 1.0); /* rows drawn before the first cut, past it for the second */
+    ck_assert_int_eq(trace_series_offline(&copy, cuts[0][0], cuts[0][1]), HS_OK);
+    ck_assert(trace_offline_between(&copy, 1.3, 2.05) == 2.05 - 1.3);
+    ck_assert_int_eq(trace_series_offline(&copy, cuts[1][0], cuts[1][1]), HS_OK);
+    ck_assert(online_when_both(&process, &copy, cuts, 2, 0.05, 4.2)); /* draws the copy on */
+    /* work started before a cut waits it out, with the process's own outages */
+    double finish = trace_advance_online(&copy, 1.0, 2.0);
+    ck_assert(finish >= 1.0 + 2.0 + (2.5 - 1.3));
+    ck_assert(trace_offline_between(&copy, 1.0, finish) == finish - 1.0 - 2.0);
+    markov_forget_before(&copy, 3.0);
+    ck_assert(same_rows(&process, &copy, 3.0, 4.0));
+    ck_assert_int_eq(trace_series_offline(&copy, cuts[2][0], cuts[2][1]), HS_OK);
+    ck_assert_ptr_null(copy.markov); /* offline for good: a plain series now */
+    ck_assert(online_when_both(&process, &copy, cuts, 3, 3.0, 6.0));
+    ck_assert(trace_value(&copy, INFINITY) == 0);
+    ck_assert(trace_value(&process, INFINITY) == 1);
+    ck_assert(!isfinite(trace_advance_online(&copy, 4.0, 1.0)));
+    ck_assert_int_eq(diag.status, HS_OK);
+    trace_series_free(&copy);
+    markov_series_free(&process);
+}
+END_TEST
+
 /* trace_advance_online on a process by hand: the first online seconds fill the first up
  * interval, the rest waits out the down one. */
 START_TEST(test_work_pauses_while_down)
@@ -266,6 +314,7 @@ static Suite *markov_suite(void)
     tcase_add_test(tc, test_long_run_fraction_down);
     tcase_add_test(tc, test_mean_durations);
     tcase_add_test(tc, test_lazy_draws_are_one_process);
+    tcase_add_test(tc, test_battery_cut_kept_as_drawn);
     tcase_add_test(tc, test_work_pauses_while_down);
     tcase_add_test(tc, test_run_replays_the_processes);
     tcase_add_test(tc, test_bad_inputs);

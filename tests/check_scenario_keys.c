@@ -278,6 +278,7 @@ static const WalkKey walk_keys[] = {
     {"agents.battery", WALK_NONNEG, "3600|1 W|-1 Wh|1e16 J|uniform(1, 2 J)|lognormal(6, 0.5)|uniform(0 J, 1 J)|trace(x.csv)"},
     {"agents.charging", WALK_NONNEG, "5 J|-1 W|1 W|uniform(-1 W, 1 W)|trace(missing.csv)"},
     {"agents.resume_charge", WALK_NONNEG, "0 J|3600|1 Wh|-1 J"},
+    {"agents.battery_check", WALK_CHOICE, "instant"}, /* the walk's base has no battery */
     {"agents.loss", WALK_UNIT, "1|0.5 s|1e-400x"},
     {"agents.outage", WALK_AVAILABILITY, "always|0"},
     {"server.compute", WALK_DIST_COMPUTE, NULL},

@@ -5,6 +5,7 @@
 #include "sim/kernel/engine.h"
 
 #include "sim/kernel/engine_internal.h"
+#include "sim/kernel/battery.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/kernel/trace_markov.h"
 #include "sim/kernel/engine_network.h"
@@ -48,7 +49,14 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
     if (node->slowdown.kind != SLOWDOWN_NONE || node->jitter > 0)
         duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
                                     e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
-    double finish = engine_finish(e, agent, start, duration);
+    double finish;
+    if (battery_instant(e, agent)) {
+        /* its charge may cross zero meanwhile: the outage is cut before the finish is known */
+        int status = battery_book_compute(e, agent, start, duration, &finish);
+        if (status != HS_OK) return status;
+    } else {
+        finish = engine_finish(e, agent, start, duration);
+    }
     if (finish_out) *finish_out = finish;
     c->compute_free = finish;
     c->compute_s += duration;
@@ -253,15 +261,8 @@ static int engine_round_battery(Engine *e, int agent, double length, SinkAgentRo
         /* the round's overdraft is forgiven: the agent stops at the round's end, not when
          * its charge crossed 0 within the round (docs/energy.md) */
         charge = 0;
-        double resume = node->resume_charge > 0 ? node->resume_charge : node->battery;
-        if (charging) c->battery_back = trace_advance_integral(charging, e->now, resume);
-        else c->battery_back = node->charging > 0 ? e->now + resume / node->charging : INFINITY;
-        if (trace_series_offline(&e->battery_series[agent], e->now, c->battery_back) != HS_OK)
-            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", agent);
-        if (e->model->availability_changed) {
-            int status = e->model->availability_changed(e, agent);
-            if (status != HS_OK) return hs_diag_set(e->diag, status, NULL, 0, "out of memory for the network");
-        }
+        int status = battery_cut(e, agent, e->now);
+        if (status != HS_OK) return status;
     }
     if (charge < 0) charge = 0;
     c->charge = charge;
@@ -299,7 +300,9 @@ static int engine_report_rows(Engine *e, double length, double extra)
         if (!e->energy) continue;
         if (status == HS_OK) status = engine_round_energy(e, i, length - row->offline_s, row);
         energy_total += row->compute_j + row->comm_j + row->idle_j;
-        if (engine_profile(e, i)->battery > 0 && status == HS_OK) status = engine_round_battery(e, i, length, row);
+        if (!(engine_profile(e, i)->battery > 0) || status != HS_OK) continue;
+        if (battery_instant(e, i)) status = battery_round_end(e, i, length - row->offline_s, row);
+        else status = engine_round_battery(e, i, length, row);
     }
     if (status != HS_OK) return status;
     e->total_bytes += e->round_bytes;
@@ -366,8 +369,11 @@ int engine_play(Engine *e)
     void (*tick)(void *, int64_t, double) = e->sink.ops->tick;
     Event ev;
     while (status == HS_OK && !e->round_over) {
-        if (!queue_pop(e->queue, &ev)) {
-            if (queue_size(e->queue) > 0) {
+        /* an instant battery's events keep no round going: with only them left the queue
+         * has drained (they wait there for the next round) */
+        int drained = e->instant != NULL && queue_size(e->queue) == battery_queued(e);
+        if (drained || !queue_pop(e->queue, &ev)) {
+            if (!drained && queue_size(e->queue) > 0) {
                 status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for the event queue");
                 break;
             }
@@ -386,6 +392,8 @@ int engine_play(Engine *e)
             status = engine_loss_event(e, &ev);
         else if (ev.kind == ENGINE_EVENT_DEADLINE_END || ev.kind == ENGINE_EVENT_DEADLINE_CUT)
             status = engine_deadline_event(e, &ev);
+        else if (ev.kind == ENGINE_EVENT_BATTERY)
+            status = battery_event(e, &ev);
         else if (model->event) status = model->event(e, &ev);
         else status = hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "unknown engine event %d", ev.kind);
         if (status == HS_OK && model->after_event) status = model->after_event(e);
@@ -510,6 +518,7 @@ static int engine_same_profile(const EngineNode *a, const EngineNode *b)
            engine_same_bits(&a->battery, &b->battery, sizeof a->battery) &&
            engine_same_bits(&a->charging, &b->charging, sizeof a->charging) &&
            engine_same_bits(&a->resume_charge, &b->resume_charge, sizeof a->resume_charge) &&
+           a->battery_instant == b->battery_instant &&
            engine_same_bits(&a->loss, &b->loss, sizeof a->loss);
 }
 
@@ -590,6 +599,10 @@ int engine_create(const EngineConfig *config, Engine **out)
         }
     }
     if ((status = engine_energy_create(e, config)) != HS_OK) goto fail;
+    if (battery_create(e) != HS_OK) {
+        status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for batteries");
+        goto fail;
+    }
     /* agent_rounds rows: a batch at a time without energy (engine_report_rows) */
     int n_rows = e->energy || e->n_agents < ENGINE_ROWS_BATCH ? e->n_agents : ENGINE_ROWS_BATCH;
     if ((e->rows = calloc((size_t)(n_rows > 0 ? n_rows : 1), sizeof *e->rows)) == NULL) {
@@ -618,6 +631,7 @@ void engine_free(Engine *e)
     engine_loss_free(e);
     engine_deadlines_free(e);
     radio_free(e->radio);
+    battery_free(e);
     queue_free(e->queue);
     free(e->clocks);
     free(e->energy_clocks);

@@ -46,11 +46,13 @@
  * only sending, power_rx while only receiving, and the larger of the two while doing both
  * (a half-duplex radio): with tx the time sending and not computing, comm_j's first term
  * is power_tx x tx + power_rx x (comm - tx) when power_tx >= power_rx (the mirror image
- * otherwise), and power_tx x comm, today's product, when they are equal (radio.h). A battery is booked when the round ends:
- * charge += charging x round length (a charging trace: its integral over the round) - the
- * round's joules, at most the capacity; a charge
- * at or below 0 takes the agent offline from that moment (its availability series gets the
- * interval, as churn's would) until charging brings it back to resume_charge. */
+ * otherwise), and power_tx x comm, today's product, when they are equal (radio.h).
+ * A battery (battery_check = round) is booked when the round ends: charge += charging x
+ * round length (a charging trace: its integral over the round) - the round's joules, at
+ * most the capacity; a charge at or below 0 takes the agent offline from that moment (its availability series gets the
+ * interval, as churn's would) until charging brings it back to resume_charge. With
+ * battery_check = instant the charge is followed between bookings and the outage starts
+ * at the instant it reaches 0 (battery.h). */
 #ifndef SIM_KERNEL_ENGINE_H
 #define SIM_KERNEL_ENGINE_H
 
@@ -76,6 +78,7 @@ enum {
     ENGINE_EVENT_DEADLINE_CUT = 7,     /* its deadline came; data: its slot */
     ENGINE_EVENT_LOSS_RING_START = 8,  /* a lossy engine's ring all-reduce starts (loss.c); data: its slot */
     ENGINE_EVENT_LOSS_RING_HOP = 9,    /* a chunk of a lossy ring's step arrived; data: the ring's slot */
+    ENGINE_EVENT_BATTERY = 10,         /* an instant battery's predicted crossing (battery.c) */
     ENGINE_EVENT_METHOD = 16
 };
 
@@ -96,6 +99,7 @@ typedef struct EngineNode {
     double battery;          /* J capacity, full at t = 0; 0: none */
     double charging;         /* W into the battery, all the time */
     double resume_charge;    /* J a spent battery must hold again to come back (0: full) */
+    int battery_instant;     /* checked at the instant it empties, not at the round's end */
     /* unstable links (sim/kernel/loss.c); 0 on every node: no draw, no loss */
     double loss;             /* probability in [0, 1) that this end loses a message */
 } EngineNode;

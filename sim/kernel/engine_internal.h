@@ -15,6 +15,8 @@ struct NetworkModel;
 typedef struct EngineLoss EngineLoss;
 /* Messages cut at a deadline (deadline.c): NULL until the first engine_send_until. */
 typedef struct EngineDeadlines EngineDeadlines;
+/* Batteries checked at the instant they empty (battery.c): NULL when none is. */
+typedef struct BatteryInstant BatteryInstant;
 
 /* One message sent by engine_send_until, until its events are through. */
 typedef struct DeadlineMessage {
@@ -87,6 +89,8 @@ struct Engine {
      * at battery_nodes, which holds the borrowed series of the other nodes */
     TraceSeries *battery_series;      /* (n_nodes) owned; n = 0 for nodes without a battery */
     const TraceSeries **battery_nodes; /* (n_nodes) */
+    BatteryInstant *instant;          /* (n_nodes) when some battery_check = instant, else NULL */
+    size_t instant_queued;            /* its ENGINE_EVENT_BATTERY events in the queue */
     EngineLoss *loss;                 /* [agents] loss > 0 somewhere, else NULL (loss.c) */
     EngineDeadlines *deadlines;       /* engine_send_until's messages, NULL before one (deadline.c) */
     struct Radio *radio;              /* the spans of the agents whose power_tx and power_rx

@@ -347,6 +347,7 @@ double trace_advance_integral(const TraceSeries *s, double start, double amount)
 
 int trace_series_copy(const TraceSeries *s, TraceSeries *out)
 {
+    if (s && s->markov) return markov_series_clone(s, out);
     static const double zero = 0, one = 1;
     int n = s ? s->n : 1;
     const double *times = s ? s->times : &zero, *values = s ? s->values : &one;
@@ -364,6 +365,7 @@ int trace_series_copy(const TraceSeries *s, TraceSeries *out)
 
 int trace_series_offline(TraceSeries *s, double a, double b)
 {
+    if (s->markov) return markov_series_offline(s, a, b);
     int cap = s->n + 3, m = 0;
     double *t = malloc((size_t)cap * sizeof *t), *v = malloc((size_t)cap * sizeof *v);
     if (t == NULL || v == NULL) {
@@ -400,6 +402,10 @@ int trace_series_offline(TraceSeries *s, double a, double b)
 
 void trace_series_free(TraceSeries *s)
 {
+    if (s->markov) {
+        markov_series_free(s);
+        return;
+    }
     free(s->times);
     free(s->values);
     s->times = s->values = NULL;

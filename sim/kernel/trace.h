@@ -63,8 +63,11 @@ double trace_integral(const TraceSeries *s, double a, double b);
  * (> 0); INFINITY when it never does (the rate ends at 0). */
 double trace_advance_integral(const TraceSeries *s, double start, double amount);
 
-/* Series the engine owns and edits (batteries, docs/energy.md). */
-/* A copy of s into *out (s NULL: always online, one row (0, 1)). HS_OK or HS_E_NOMEM. */
+/* Series the engine owns and edits (batteries, docs/energy.md). A markov() process's copy
+ * goes on drawing the same process, and an outage cut into it is kept as it draws on
+ * (trace_markov.h): online when both the process and the battery say so. */
+/* A copy of s into *out (s NULL: always online, one row (0, 1)). HS_OK or HS_E_NOMEM
+ * (a markov() copy: free *out with trace_series_free all the same). */
 int trace_series_copy(const TraceSeries *s, TraceSeries *out);
 /* Makes the series 0 (offline) on [a, b), b INFINITY for good, and what it was elsewhere;
  * a >= 0. HS_OK or HS_E_NOMEM (the series unchanged). */

@@ -96,3 +96,76 @@ void markov_forget_before(TraceSeries *s, double t)
     memmove(s->values, s->values + k, (size_t)(s->n - k) * sizeof *s->values);
     s->n -= k;
 }
+
+int markov_series_clone(const TraceSeries *s, TraceSeries *out)
+{
+    const TraceMarkov *from = s->markov;
+    memset(out, 0, sizeof *out);
+    TraceMarkov *m = out->markov = calloc(1, sizeof *m);
+    if (m == NULL) return HS_E_NOMEM;
+    *m = (TraceMarkov){.mean_up = from->mean_up, .mean_down = from->mean_down, .diag = from->diag, .cap = s->n};
+    /* the generator's state as it is: the copy draws the very changes the original would */
+    m->rng = gsl_rng_clone(from->rng);
+    out->times = malloc((size_t)s->n * sizeof *out->times);
+    out->values = malloc((size_t)s->n * sizeof *out->values);
+    if (m->rng == NULL || out->times == NULL || out->values == NULL) return HS_E_NOMEM;
+    memcpy(out->times, s->times, (size_t)s->n * sizeof *out->times);
+    memcpy(out->values, s->values, (size_t)s->n * sizeof *out->values);
+    out->n = s->n;
+    return HS_OK;
+}
+
+/* The process is drawn past b first, so every change still to be drawn is after the cut
+ * and the last row is the process's own state, from which the next duration is drawn:
+ * the cut needs no memory of its own. Rows within [a, b) go; a row (a, 0) and, at b, the
+ * process's value there take their place. A cut for good (b infinite) ends the process:
+ * the series becomes a plain one, offline from a (its value at t = inf is then 0). */
+int markov_series_offline(TraceSeries *s, double a, double b)
+{
+    TraceMarkov *m = s->markov;
+    if (isfinite(b)) markov_cover(s, b);
+    if (m->diag && m->diag->status != HS_OK) return m->diag->status;
+    double after = 0;
+    if (isfinite(b)) {
+        int k = 0;
+        while (k + 1 < s->n && s->times[k + 1] <= b) k++;
+        after = s->values[k];
+    }
+    int keep_before = 0, keep_after = 0;
+    while (keep_before < s->n && s->times[keep_before] < a) keep_before++;
+    if (isfinite(b))
+        for (int k = 0; k < s->n; k++) keep_after += s->times[k] > b;
+    int n = keep_before + 1 + (isfinite(b) ? 1 + keep_after : 0);
+    double *times = malloc((size_t)n * sizeof *times), *values = malloc((size_t)n * sizeof *values);
+    if (times == NULL || values == NULL) {
+        free(times);
+        free(values);
+        return HS_E_NOMEM;
+    }
+    /* a is at or after the first row kept (the engine cuts from now, and keeps the rows
+     * from the round's start), so the value before a is the rows' own */
+    memcpy(times, s->times, (size_t)keep_before * sizeof *times);
+    memcpy(values, s->values, (size_t)keep_before * sizeof *values);
+    int j = keep_before;
+    times[j] = a;
+    values[j++] = 0;
+    if (isfinite(b)) {
+        times[j] = b;
+        values[j++] = after;
+        memcpy(times + j, s->times + s->n - keep_after, (size_t)keep_after * sizeof *times);
+        memcpy(values + j, s->values + s->n - keep_after, (size_t)keep_after * sizeof *values);
+    }
+    free(s->times);
+    free(s->values);
+    s->times = times;
+    s->values = values;
+    s->n = n;
+    m->cap = n;
+    if (!isfinite(b)) {
+        /* offline for good: nothing more to draw */
+        gsl_rng_free(m->rng);
+        free(m);
+        s->markov = NULL;
+    }
+    return HS_OK;
+}

@@ -38,4 +38,14 @@ void markov_cover(TraceSeries *s, double t);
  * before t are then no longer answered. For the engine at a round's start. */
 void markov_forget_before(TraceSeries *s, double t);
 
+/* A copy of the markov() series s that goes on drawing the same process (its generator's
+ * state copied; its diag s's): a battery's engine copy (sim/kernel/engine.c). HS_OK or
+ * HS_E_NOMEM (free *out with markov_series_free all the same). */
+int markov_series_clone(const TraceSeries *s, TraceSeries *out);
+/* Cuts an outage into the process: offline on [a, b) (b INFINITY: for good), the process
+ * elsewhere, so the series is online when both the process and the cut say so. a at or
+ * after the first row kept. HS_OK, HS_E_NOMEM (the series unchanged), or the diag's
+ * status when drawing up to b failed. */
+int markov_series_offline(TraceSeries *s, double a, double b);
+
 #endif

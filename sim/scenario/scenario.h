@@ -61,6 +61,7 @@ typedef struct AgentGroupSpec {
     Distribution battery;       /* J; the constant 0 = no battery (mains powered) */
     Distribution charging;      /* W put back into the battery, online or not */
     double resume_charge;       /* J an empty battery must hold again to come back; 0 = full */
+    int battery_check;          /* 0 round: at the round's end; 1 instant: when it empties */
     /* unstable links (docs/network.md#unstable-links): 0 = none, nothing written back */
     double loss;                /* probability in [0, 1) that this end loses a message */
     Distribution outage;        /* constant 1 (none) or a 0/1 trace of the links' state (1 up) */

@@ -657,26 +657,33 @@ static int energy_unit_check(Resolver *r, const char *section, const SchemaKey *
     return energy_range_check(r, k, e, v);
 }
 
-/* battery: with a unit; as a distribution, drawing capacities above 0 (0 is no battery); and
- * not with availability = markov(): a spent battery cuts its outage into the agent's
- * availability series, which a markov() process draws as the run goes instead of holding
- * (sim/kernel/trace_markov.h); the two together are left to do. */
+/* battery: with a unit; as a distribution, drawing capacities above 0 (0 is no battery). With
+ * availability = markov() a spent battery's outage is cut into the process as it is drawn
+ * (sim/kernel/trace_markov.h, markov_series_offline). */
 static int battery_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                          void *target)
 {
-    const AgentGroupSpec *group = target;
     int status = energy_unit_check(r, section, k, e, v, target);
     if (status != HS_OK) return status;
     if (e != NULL && v != NULL && v->dist.kind != DIST_CONSTANT &&
         !(v->dist.kind == DIST_CHOICE ? distribution_lowest(&v->dist) > 0 : v->dist.a > 0))
         return scenario_bad(r, e, "%s", "a distribution of capacities must draw positive values (0 is no battery)");
-    if (distribution_is_zero(v != NULL ? &v->dist : &group->battery) || group->availability.kind != DIST_MARKOV)
-        return HS_OK;
-    IniEntry *at = e;
-    if (at == NULL) at = inidoc_find(r->doc, section, "availability");
-    if (at == NULL) at = inidoc_find(r->doc, "agents", "battery");
-    return scenario_bad(r, at, "%s", "a battery with availability = markov() is not modelled (a spent battery "
-                        "would have to cut its outage into a process drawn as the run goes): give one or the other");
+    return HS_OK;
+}
+
+/* battery_check: written only when instant, so the configs of battery runs stay what they
+ * were; instant only with a battery (the group's own or the inherited one). */
+static int battery_check_written(const Scenario *sc, const void *g)
+{
+    return battery_powered(sc, g) && ((const AgentGroupSpec *)g)->battery_check != 0;
+}
+static int battery_check_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
+                               void *target)
+{
+    (void)section, (void)k;
+    if (e != NULL && v != NULL && v->index != 0 && distribution_is_zero(&((const AgentGroupSpec *)target)->battery))
+        return scenario_bad(r, e, "%s", "is given without a battery (battery = CAPACITY in J or Wh)");
+    return HS_OK;
 }
 
 /* charging: only with a battery (the group's own or the inherited one, landed before it). */
@@ -1104,6 +1111,10 @@ static const SchemaKey schema_rows[] = {
      .edge = "must be positive (leave it out for a full battery)", .doc_default = "full (the battery's capacity)",
      .doc_range = "(0, battery] with a unit (a distribution's least capacity)",
      HELP("charge a spent battery must hold again before its agent comes back online")},
+    {KEY(AGENTS | GROUP, "battery_check", CHOICE), .choices = "round|instant", ATTR(battery_check), DEF("round"),
+     .written = battery_check_written, .check = battery_check_check,
+     HELP("when a spent battery takes its agent offline: at the end of the round it ran out in, or at the "
+          "instant its charge reaches zero (docs/energy.md)")},
     {KEY(AGENTS | GROUP, "loss", REAL), RANGE(0, 1), ATTR(loss) | SCHEMA_OPEN_MAX, DEF("0"), .written = lossy_group,
      .check = loss_check, .edge = "must be below 1 (a message lost for sure never arrives)", .doc_range = "[0, 1)",
      HELP("probability that this agent's end loses a message (each attempt); a message a->b is lost with "

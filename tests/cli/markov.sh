@@ -3,7 +3,8 @@
 # markov(MEAN_UP, MEAN_DOWN), sim/kernel/trace_markov.h) on tests/fixtures/scenarios/lossy.ini
 # (dpsgd on a ring of 6, timing mode): agents go away and come back, runs.config writes the
 # process back and feeding it to `hetsim run` gives the same rows; train = timing and
-# identical rows with 1 and 2 jobs; the offline time over a long run is near the law's;
+# identical rows with 1 and 2 jobs; the offline time over a long run is near the law's; a
+# battery's outages cut into the process;
 # bad inputs exit 2 with FILE:LINE before any database.
 . "$(dirname "$0")/lib.bash"
 S=tests/fixtures/scenarios/lossy.ini
@@ -64,6 +65,33 @@ check "sweep, 2 jobs: exit 0" test $? -eq 0
 check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
 check "sweep: another seed, another process" test "$(q $tmp/s1.db "select count(distinct r.t_end) from rounds r join runs u on u.id = r.run_id where r.round = 3")" = 6
 
+# --- a battery with an availability process (docs/energy.md "Batteries"): the battery's
+# outage is cut into the process as it is drawn, online when both say so. 1 W computing
+# (about 26 mJ a round), 60 mJ, 10 mW charging, back at 30 mJ: 3 s out. Until the first
+# battery outage the process is the one without a battery (same seed, same stream), to the
+# bit; a round after the battery ran out is offline its 3 s at least; the process's own
+# outages go on around them; train = timing.
+B=(--set "$A" --set "agents.power_compute=1 W" --set "agents.battery=60 mJ" --set "agents.charging=10 mW"
+   --set "agents.resume_charge=30 mJ" --set run.rounds=10)
+run "${B[@]}"; st=$?; bt=$(q $db "select max(id) from runs")
+check "battery + markov: exit 0" test $st -eq 0
+run --set "$A" --set "agents.power_compute=1 W" --set run.rounds=10; nb=$(q $db "select max(id) from runs")
+first=$(q $db "select min(round) from agent_rounds where run_id = $bt and battery_j = 0")
+check "battery + markov: a battery ran out" test -n "$first"
+check "battery + markov: before that, the process's own offline time, to the bit" test "$(q $db "select count(*) from agent_rounds a
+  join agent_rounds b using (round, agent) where a.run_id = $bt and b.run_id = $nb and a.round <= $first and a.offline_s = b.offline_s")" = $((6 * (first + 1)))
+check "battery + markov: the round after a battery ran out is 3 s offline at least" test "$(q $db "select count(*) from agent_rounds a
+  join agent_rounds n on n.run_id = a.run_id and n.agent = a.agent and n.round = a.round + 1 join rounds r on r.run_id = n.run_id
+  and r.round = n.round where a.run_id = $bt and a.battery_j = 0 and n.offline_s < min(3, r.t_end - r.t_start) - 1e-9")" = 0
+check "battery + markov: the process's outages go on" test "$(q $db "select count(*) > 0 from agent_rounds a join agent_rounds p
+  on p.run_id = a.run_id and p.agent = a.agent and p.round = a.round - 1 where a.run_id = $bt and p.battery_j > 0 and a.offline_s > 0
+  and a.round > $first")" = 1
+check "battery + markov: more offline than the process alone" test "$(q $db "select (select sum(offline_s) from agent_rounds where run_id = $bt) >
+  (select sum(offline_s) from agent_rounds where run_id = $nb)")" = 1
+run "${B[@]}" --set run.mode=train; tr=$(q $db "select max(id) from runs")
+check "battery + markov: train = timing" test "$(q $db "select count(*) from agent_rounds a join agent_rounds b using (round, agent)
+  where a.run_id = $bt and b.run_id = $tr and a.offline_s = b.offline_s and a.battery_j = b.battery_j and a.compute_j = b.compute_j")" = 60
+
 # --- bad inputs: exit 2 with FILE:LINE, before any database
 bad_input() { # name, text to append, expected message, line (default: the file's last)
   cp $S $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
@@ -82,6 +110,6 @@ bad_input "a mean that is not a time" "availability = markov(1 MB, 1 s)" "in mar
 bad_input "three arguments" "availability = markov(1 s, 1 s, 1 s)" "takes 2 times"
 bad_input "no closing parenthesis" "availability = markov(1 s, 1 s" "expected markov(MEAN_UP, MEAN_DOWN)"
 bad_input "an outage process under fifo" "outage = markov(1 s, 1 s)\n[network]\nmodel = fifo" "needs \[network\] model = maxmin" $(($(wc -l < $S) + 1))
-bad_input "a battery with an availability process" "availability = markov(1 s, 1 s)\nbattery = 1 kJ" "a battery with availability = markov()"
+bad_input "a battery without a unit with an availability process" "availability = markov(1 s, 1 s)\nbattery = 1" "needs a unit"
 
 finish markov.sh
