@@ -4,7 +4,8 @@
 # write nothing new (NULL lost columns, no loss keys in runs.config); retransmit puts one
 # more message's bytes on the wire per lost attempt; drop puts none and still ends every
 # round; train = timing and identical rows with 1 and 2 jobs under loss and outage; every
-# method that takes loss runs under it; an outage delays a round by its length; bad
+# method that takes loss runs under it (every method has it now: rog and motor too, and
+# under drop they keep the lossless bytes); an outage delays a round by its length; bad
 # inputs exit 2 with FILE:LINE before any database.
 . "$(dirname "$0")/lib.bash"
 S=tests/fixtures/scenarios/lossy.ini
@@ -83,11 +84,21 @@ $(cat $S)
 compute = 100 MFLOPS
 bandwidth = 1 MB/s
 EOF
-for m in dpsgd adpsgd token swift divshare fedavg fedbuff asgd rennala ringmaster; do
+for m in dpsgd adpsgd token swift divshare fedavg fedbuff asgd rennala ringmaster rog motor; do
   "$HETSIM" run $tmp/server.ini --db $tmp/m.db --quiet --set run.method=$m --set run.rounds=2 --set agents.loss=0.1 2> $tmp/m.err
   check "$m runs under loss 0.1" test $? -eq 0
 done
-check "every method lost some attempts" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 10
+check "every method lost some attempts" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 12
+# drop: motor mixes over the models that arrived, rog's parameter server (cut = start)
+# steps on the pushes that arrived; neither sends anything again: the lossless bytes
+for m in "motor" "rog --set method.rog.exchange=ps"; do
+  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m 2>> $tmp/err; a=$(q $tmp/d.db "select max(id) from runs")
+  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m --set agents.loss=0.1 --set network.loss_mode=drop 2>> $tmp/err
+  check "$m, drop: exit 0" test $? -eq 0
+  b=$(q $tmp/d.db "select max(id) from runs")
+  check "$m, drop: lost some, the lossless bytes, every round" test "$(q $tmp/d.db "select count(*) from rounds a join rounds b using (round)
+    where a.run_id = $a and b.run_id = $b and a.bytes = b.bytes and b.lost > 0")" = 4
+done
 
 # --- a database written before the lost columns: it opens, gains them (NULL in the old
 # rows), and a lossless run there has the older binary's rows
@@ -125,7 +136,7 @@ bad_input() { # name, text to append, expected message, line (default: the file'
 bad_input "loss of 1" "loss = 1" "must be below 1"
 bad_input "loss above 1" "loss = 1.5" "outside"
 bad_input "a negative loss" "loss = -0.01" "outside"
-bad_input "loss with a method that does not model it" "loss = 0.1" "method rog does not model lost messages" "" rog
+bad_input "drop with rog's all-gather" "loss = 0.1\n[network]\nloss_mode = drop" "loss_mode = drop: rog's exchange = gather all-gathers" "" rog
 bad_input "drop with a ring all-reduce" "loss = 0.1\n[network]\nloss_mode = drop" "method sync averages by ring all-reduce, which needs every chunk" "" sync
 bad_input "drop with a method that waits" "loss = 0.1\n[network]\nloss_mode = drop" "method adpsgd waits for every message" "" adpsgd
 bad_input "drop with CHOCO" "loss = 0.1\n[network]\nloss_mode = drop\n[compression]\nscheme = topk" "loss_mode = drop: dpsgd's \[compression\]" $(($(wc -l < $S) + 3))
