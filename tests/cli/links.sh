@@ -77,6 +77,26 @@ check "sweep, 2 jobs: exit 0" test $? -eq 0
 check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
 check "sweep: loss 0 points are lossless (NULL lost)" test "$(q $tmp/s1.db "select count(*) from rounds r join runs u on u.id = r.run_id where u.point like 'agents.loss=0 %' and r.lost is null")" = 8
 
+# --- rog (parameter server, cut at a deadline) and motor under loss, train mode: the same
+# rows with 1 job and 1 thread as with 2 jobs and 2 threads
+cat > $tmp/rm.ini <<EOF
+$(cat $S)
+[method.rog]
+exchange = ps
+cut = deadline
+budget = 5 ms
+[sweep]
+run.method = rog, motor
+network.loss_mode = retransmit, drop
+EOF
+sed -i "s/^mode = timing/mode = train/; s/^rounds = 4/rounds = 2/" $tmp/rm.ini
+"$HETSIM" sweep $tmp/rm.ini --db $tmp/rm1.db --jobs 1 --quiet --set agents.loss=0.05 --set run.threads=1 > /dev/null 2>> $tmp/err
+check "rog and motor sweep, 1 job: exit 0" test $? -eq 0
+"$HETSIM" sweep $tmp/rm.ini --db $tmp/rm2.db --jobs 2 --quiet --set agents.loss=0.05 --set run.threads=2 > /dev/null 2>> $tmp/err
+check "rog and motor sweep, 2 jobs: exit 0" test $? -eq 0
+check "rog and motor under loss: the same rows with 1 and 2 jobs and threads" test "$(dump_rows $tmp/rm1.db r.point | md5sum)" = "$(dump_rows $tmp/rm2.db r.point | md5sum)"
+check "rog and motor under loss: 4 runs, each lost attempts and learned" test "$(q $tmp/rm1.db "select count(distinct r.run_id) from rounds r join metrics m using (run_id) where r.lost > 0 and m.test_accuracy > 0")" = 4
+
 # --- every method that takes loss runs under it (timing, 2 rounds)
 cat > $tmp/server.ini <<EOF
 $(cat $S)
@@ -92,8 +112,8 @@ check "every method lost some attempts" test "$(q $tmp/m.db "select count(distin
 # drop: motor mixes over the models that arrived, rog's parameter server (cut = start)
 # steps on the pushes that arrived; neither sends anything again: the lossless bytes
 for m in "motor" "rog --set method.rog.exchange=ps"; do
-  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m 2>> $tmp/err; a=$(q $tmp/d.db "select max(id) from runs")
-  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m --set agents.loss=0.1 --set network.loss_mode=drop 2>> $tmp/err
+  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m > /dev/null 2>> $tmp/err; a=$(q $tmp/d.db "select max(id) from runs")
+  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m --set agents.loss=0.1 --set network.loss_mode=drop > /dev/null 2>> $tmp/err
   check "$m, drop: exit 0" test $? -eq 0
   b=$(q $tmp/d.db "select max(id) from runs")
   check "$m, drop: lost some, the lossless bytes, every round" test "$(q $tmp/d.db "select count(*) from rounds a join rounds b using (round)
