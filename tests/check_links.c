@@ -4,7 +4,9 @@
  * q / (1 - q), q = 1 - (1 - p_a)(1 - p_b). The exact loss sequence is replayed from the
  * sender's stream (a hand-worked run of every draw), under both network models, for
  * retransmit and drop; the round's bytes and lost counts; and a lossless engine that is
- * what it was. Outage ([agents] outage, maxmin): a message whose transfer meets a down
+ * what it was. A message cut at a deadline (engine_send_until, ROG's rows) is lost the same
+ * way, judged when each attempt ends: its replayed sequence gives exactly the bytes that
+ * arrived (a retransmission keeps the deadline, so after it only the floor goes). Outage ([agents] outage, maxmin): a message whose transfer meets a down
  * interval of either end's links arrives later by exactly the interval's length. */
 #include "sim/kernel/engine.h"
 #include "sim/kernel/rng.h"
@@ -19,7 +21,7 @@ enum { MESSAGE = ENGINE_EVENT_METHOD };
 typedef struct Seen {
     Engine *e;
     int n;
-    double time;
+    double time, bytes;
     int lost, from;
 } Seen;
 
@@ -31,6 +33,7 @@ static int record(void *ctx, const Event *ev)
     s->time = ev->time;
     s->from = -1;
     s->lost = engine_delivery_lost(s->e, &s->from);
+    s->bytes = engine_delivered_bytes(s->e);
     return HS_OK;
 }
 
@@ -98,6 +101,92 @@ START_TEST(test_exact_sequence_replayed_from_the_stream)
             ck_assert_int_eq(ts.agent_round_rows[1].lost, 0);
             /* every attempt puts its bytes on the wire, lost or not */
             ck_assert(fabs(ts.round_rows[0].bytes - attempts * B) < 1e-6);
+            gsl_rng_free(replica);
+            engine_free(e);
+            test_sink_free(&ts);
+        }
+}
+END_TEST
+
+/* One attempt of a message with a deadline on the two agents' link (W = 500 kB/s, L =
+ * 10 ms), started s after the send, deadline D after it, floor F: what it delivers and
+ * when it ends (the hand-worked rule of docs/network.md "Messages cut at a deadline"). */
+static double deadline_attempt(double s, double D, double bytes, double floor_bytes, double *end)
+{
+    const double W = 5e5, L = 0.01;
+    double through = W * (D - s - L);
+    if (through >= bytes) {
+        *end = s + L + bytes / W; /* whole before the deadline */
+        return bytes;
+    }
+    if (through > floor_bytes) {
+        *end = D; /* cut at the deadline */
+        return through;
+    }
+    *end = s + L + floor_bytes / W; /* the floor goes whatever the deadline */
+    return floor_bytes;
+}
+
+START_TEST(test_deadline_message_replayed_from_the_stream)
+{
+    /* 100 kB with a 10 kB floor; deadlines 0.15 s (the first attempt is cut: 70 kB) and
+     * 1 s (a whole attempt takes 0.21 s: several fit before it, then one is cut, then only
+     * floors); each attempt draws u from the sender's stream when it ends, u < q loses it;
+     * retransmit: again rto later with the same deadline; drop: the event rto after the
+     * lost attempt ended, 0 bytes delivered */
+    const double bytes = 1e5, floor_bytes = 1e4, rto = 0.1;
+    for (int maxmin = 0; maxmin < 2; maxmin++)
+        for (int drop = 0; drop < 2; drop++) {
+            double p0 = 0.3, p1 = 0.2, q = 1 - (1 - p0) * (1 - p1);
+            TestSink ts;
+            Seen seen = {0};
+            HsDiag diag;
+            Engine *e = two(maxmin, p0, p1, drop, rto, 42, &ts, &seen, &diag);
+            gsl_rng *replica = rng_stream_create(42, 0, RNG_PURPOSE_LOSS);
+            int lost_total = 0, cut_after_loss = 0, floor_after_loss = 0;
+            double wire = 0;
+            for (int m = 0; m < 40; m++) {
+                double D = m % 2 ? 1.0 : 0.15, start = engine_now(e), s = 0, end = 0, got = 0, at = 0;
+                int k = 0;
+                for (;;) {
+                    double d = deadline_attempt(s, D, bytes, floor_bytes, &end);
+                    wire += d;
+                    if (!(gsl_rng_uniform(replica) < q)) {
+                        got = d;
+                        at = end;
+                        if (k > 0 && d < bytes) {
+                            cut_after_loss += d > floor_bytes;
+                            floor_after_loss += d == floor_bytes;
+                        }
+                        break;
+                    }
+                    k++;
+                    if (drop) {
+                        at = end + rto;
+                        break;
+                    }
+                    s = end + rto;
+                }
+                int before = seen.n;
+                ck_assert_int_eq(engine_send_until(e, 0, 1, bytes, floor_bytes, start + D, MESSAGE, 7), HS_OK);
+                ck_assert_int_eq(engine_play(e), HS_OK);
+                ck_assert_int_eq(seen.n, before + 1);
+                ck_assert_msg(fabs(seen.time - start - at) < 1e-9, "maxmin %d drop %d message %d: at %.17g, expected %.17g (k %d)",
+                              maxmin, drop, m, seen.time - start, at, k);
+                ck_assert_msg(fabs(seen.bytes - got) < 1e-6, "maxmin %d drop %d message %d: %.17g bytes, expected %.17g (k %d)",
+                              maxmin, drop, m, seen.bytes, got, k);
+                ck_assert_int_eq(seen.lost, drop && k);
+                lost_total += k;
+            }
+            ck_assert_int_gt(lost_total, 5);
+            if (!drop) { /* the sequence went through both kinds of retransmission */
+                ck_assert_int_gt(cut_after_loss, 0);
+                ck_assert_int_gt(floor_after_loss, 0);
+            }
+            ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+            ck_assert_int_eq(ts.round_rows[0].lost, lost_total);
+            ck_assert_int_eq(ts.agent_round_rows[0].lost, lost_total);
+            ck_assert(fabs(ts.round_rows[0].bytes - wire) < 1e-3); /* every attempt's bytes, lost or not */
             gsl_rng_free(replica);
             engine_free(e);
             test_sink_free(&ts);
@@ -249,6 +338,7 @@ static Suite *links_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_exact_sequence_replayed_from_the_stream);
+    tcase_add_test(tc, test_deadline_message_replayed_from_the_stream);
     tcase_add_test(tc, test_mean_retransmission_delay_closed_form);
     tcase_add_test(tc, test_lossless_engine_is_unchanged);
     tcase_add_test(tc, test_lost_attempts_share_the_links);

@@ -1,9 +1,12 @@
 /* check_motor.c — MOTOR (sim/methods/motor.c): one topology, its gossip periods and its
  * rounds worked by hand under max-min sharing, the keep ratio of a slow agent, the graph
  * rebuilt every `rebuild` rounds as the link rates change, learning, determinism,
- * train = timing, and its input errors ([topology] among them: MOTOR builds its own graph). */
+ * train = timing, and its input errors ([topology] among them: MOTOR builds its own graph).
+ * Unstable links: a pair's steps under drop replayed from the senders' loss streams, the
+ * bytes of retransmit, and train = timing, determinism and learning under both modes. */
 #include "models/model_spec.h"
 #include "models/model_width.h"
+#include "sim/kernel/rng.h"
 #include "sim/run.h"
 #include "sim/stages/prune.h"
 #include "tests/test_scenario.h"
@@ -173,6 +176,74 @@ START_TEST(test_rebuild_every_k_rounds)
 }
 END_TEST
 
+/* Two agents of 1 GFLOPS (a step lasts u), 192 samples of batch 64 (3 steps a round), one
+ * link carrying a model in c = u / 2 each way (period ceil(c / u) = 1: every step), no
+ * latency, loss 0.2 at both ends (q = 0.36), rto = 2 u. Each agent's message of step g
+ * leaves at its start of g and, u >= c, is off the wire before its next one, so nothing
+ * shares a link. drop: agent i ends step g at
+ *   max(start_i(g) + u, start_j(g) + c + lost_ji(g) rto),
+ * lost_ji(g) the draw of j's stream for its message of step g; a round starts both at the
+ * last one's end. Every message goes once: 6 models a round. retransmit: each lost
+ * attempt puts one more model on the wire. */
+START_TEST(test_loss_on_a_pair_replayed)
+{
+    ModelSpec spec = mlp_spec(64);
+    double u = step_flops(&spec, 1) / 1e9, c = 0.5 * u, rto = 2 * u, q = 1 - 0.8 * 0.8;
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[run]\nmethod = motor\nrounds = 8\nmode = timing\n"
+             "[method]\nmax_degree = 1\nmax_period = 4\n"
+             "[model]\nlayers = 16,32,4\nbatch = 64\n"
+             "[data]\ndataset = synthetic\nfeatures = 16\nclasses = 4\n"
+             "[agents]\ncount = 2\ncompute = 1 GFLOPS\nbandwidth = %.17g B/s\nlatency = 0 s\nsamples = 192\n"
+             "loss = 0.2\n[network]\nrto = %.17g s\n",
+             model_bytes / c, rto);
+    const char *drop[] = {"network.loss_mode=drop"};
+    TestSink ts;
+    ck_assert_int_eq(run_text(text, drop, 1, &ts), 0);
+    ck_assert_int_eq(ts.rounds, 8);
+    gsl_rng *stream[2] = {rng_stream_create(1, 0, RNG_PURPOSE_LOSS), rng_stream_create(1, 1, RNG_PURPOSE_LOSS)};
+    double t = 0;
+    int total = 0;
+    for (int r = 0; r < 8; r++) {
+        double start[2] = {t, t};
+        int lost = 0;
+        for (int g = 0; g < 3; g++) {
+            int l[2]; /* l[j]: j's message of this step lost */
+            for (int j = 0; j < 2; j++) lost += l[j] = gsl_rng_uniform(stream[j]) < q;
+            double end[2];
+            for (int i = 0; i < 2; i++) {
+                double heard = start[1 - i] + c + l[1 - i] * rto;
+                end[i] = start[i] + u > heard ? start[i] + u : heard;
+            }
+            start[0] = end[0];
+            start[1] = end[1];
+        }
+        t = start[0] > start[1] ? start[0] : start[1];
+        ck_assert_msg(fabs(ts.round_rows[r].t_end - t) < 1e-9 * t, "drop round %d: %.17g, expected %.17g", r,
+                      ts.round_rows[r].t_end, t);
+        ck_assert_int_eq(ts.round_rows[r].lost, lost);
+        ck_assert(fabs(ts.round_rows[r].bytes - 6 * model_bytes) < 1e-6);
+        total += lost;
+    }
+    ck_assert_int_gt(total, 3);
+    gsl_rng_free(stream[0]);
+    gsl_rng_free(stream[1]);
+    test_sink_free(&ts);
+    /* retransmit: one more model on the wire per lost attempt, and no round shorter than
+     * the lossless one (3 u: compute-bound) */
+    ck_assert_int_eq(run_text(text, NULL, 0, &ts), 0);
+    total = 0;
+    for (int r = 0; r < 8; r++) {
+        ck_assert(fabs(ts.round_rows[r].bytes - (6 + ts.round_rows[r].lost) * model_bytes) < 1e-6);
+        ck_assert(ts.round_rows[r].t_end - ts.round_rows[r].t_start >= 3 * u * (1 - 1e-12));
+        total += ts.round_rows[r].lost;
+    }
+    ck_assert_int_gt(total, 3);
+    test_sink_free(&ts);
+}
+END_TEST
+
 /* Two classes per agent (shards), heterogeneous compute and links, two agents 5x slower
  * than the others' median train small sub-models: MOTOR learns; the same rows
  * twice; timing mode times it exactly as train mode does. */
@@ -205,6 +276,37 @@ START_TEST(test_learns_deterministic_train_equals_timing)
     test_sink_free(&a);
     test_sink_free(&b);
     test_sink_free(&t);
+}
+END_TEST
+
+/* Under loss (retransmit and drop): it still learns, the same rows twice, and timing
+ * mode times it exactly as train mode does. */
+START_TEST(test_loss_train_equals_timing)
+{
+    for (int drop = 0; drop < 2; drop++) {
+        const char *set[] = {"agents.loss=0.1", "network.rto=50 ms",
+                             drop ? "network.loss_mode=drop" : "network.loss_mode=retransmit", "run.mode=timing"};
+        TestSink a, b, t;
+        ck_assert_int_eq(run_text(learning, set, 3, &a), 0);
+        ck_assert_int_eq(run_text(learning, set, 3, &b), 0);
+        ck_assert_str_eq(a.text, b.text);
+        double accuracy = test_sink_last_accuracy(&a);
+        ck_assert_msg(accuracy > 0.55, "drop %d: accuracy %.3f", drop, accuracy);
+        ck_assert_int_eq(run_text(learning, set, 4, &t), 0);
+        ck_assert_int_eq(a.rounds, t.rounds);
+        int lost = 0;
+        for (int r = 0; r < a.rounds; r++) {
+            ck_assert(a.round_rows[r].t_end == t.round_rows[r].t_end);
+            ck_assert(a.round_rows[r].bytes == t.round_rows[r].bytes);
+            ck_assert(a.round_rows[r].idle_s == t.round_rows[r].idle_s);
+            ck_assert(a.round_rows[r].lost == t.round_rows[r].lost);
+            lost += a.round_rows[r].lost;
+        }
+        ck_assert_int_gt(lost, 0);
+        test_sink_free(&a);
+        test_sink_free(&b);
+        test_sink_free(&t);
+    }
 }
 END_TEST
 
@@ -284,6 +386,8 @@ static Suite *motor_suite(void)
     tcase_add_test(tc, test_slow_agent_is_pruned);
     tcase_add_test(tc, test_rebuild_every_k_rounds);
     tcase_add_test(tc, test_learns_deterministic_train_equals_timing);
+    tcase_add_test(tc, test_loss_on_a_pair_replayed);
+    tcase_add_test(tc, test_loss_train_equals_timing);
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_topology_refused_unless_methods_are_swept);
     tcase_set_timeout(tc, 120);

@@ -2,8 +2,12 @@
  * rows of a model, the rows per step worked by hand from budget x bandwidth, the staleness
  * bound over random values and budgets, the most important rows first, a run's timing in
  * closed form, train = timing under a fluctuating bandwidth trace, determinism, learning
- * with a third of the rows, and the keys' errors. */
+ * with a third of the rows, and the keys' errors. Unstable links: the pair's pushes and
+ * pulls cut at a deadline, their losses replayed from the senders' streams (retransmit:
+ * after the deadline only the mandatory rows go; drop: a lost push sends no row), and
+ * train = timing, determinism and learning under loss for every cut and exchange. */
 #include "models/model_spec.h"
+#include "sim/kernel/rng.h"
 #include "sim/run.h"
 #include "sim/stages/rowsend.h"
 #include "tests/test_scenario.h"
@@ -299,6 +303,78 @@ START_TEST(test_ps_in_closed_form)
 }
 END_TEST
 
+/* One way of a ps step on the pair under loss (cut = deadline, budget 1 ms at 1 MB/s, no
+ * latency): the first attempt is cut at 1 ms with 1000 bytes (12 of 36 rows); every
+ * attempt draws u from the sender's stream, u < q loses it; retransmit: rto later, past
+ * the deadline, only the floor (the 9 mandatory rows, 712 bytes) goes; drop: the receiver
+ * hears rto after the lost attempt, no row. Returns the way's time; rows, wire bytes and
+ * lost attempts through the pointers. */
+static double ps_way(gsl_rng *stream, double q, double rto, int drop, int *rows, double *wire, int *lost)
+{
+    double t = 1e-3;
+    *wire += 1000;
+    *rows = 12;
+    while (gsl_rng_uniform(stream) < q) {
+        ++*lost;
+        if (drop) {
+            *rows = 0;
+            return t + rto;
+        }
+        t += rto + 712e-6;
+        *wire += 712;
+        *rows = 9;
+    }
+    return t;
+}
+
+START_TEST(test_loss_replayed_on_the_pair)
+{
+    /* p = 0.2 at both ends: q = 0.36; rto 10 ms. Agent 1 pushes (its stream, node 1), the
+     * server pulls back (node 0's); a step is u + push + pull; rounds.extra is the mean
+     * share of rows agent 1's pushes delivered */
+    double u = step_flops(16) / 1e9, q = 1 - 0.8 * 0.8, rto = 0.01;
+    for (int drop = 0; drop < 2; drop++) {
+        const char *set[] = {"method.budget=1 ms", "method.cut=deadline", "method.exchange=ps", "agents.loss=0.2",
+                             "network.rto=10 ms", drop ? "network.loss_mode=drop" : "network.loss_mode=retransmit",
+                             "run.rounds=6"};
+        TestSink ts;
+        ck_assert_int_eq(run_text(pair_text, set, 7, &ts), 0);
+        ck_assert_int_eq(ts.rounds, 6);
+        gsl_rng *server = rng_stream_create(1, 0, RNG_PURPOSE_LOSS), *worker = rng_stream_create(1, 1, RNG_PURPOSE_LOSS);
+        double t = 0;
+        int total_lost = 0, cut_rows = 0, floor_rows = 0, no_rows = 0;
+        for (int r = 0; r < 6; r++) {
+            double wire = 0, share = 0;
+            int lost = 0;
+            for (int step = 0; step < 4; step++) {
+                int push_rows, pull_rows;
+                t += u + ps_way(worker, q, rto, drop, &push_rows, &wire, &lost);
+                t += ps_way(server, q, rto, drop, &pull_rows, &wire, &lost);
+                if (push_rows) share += push_rows / 36.0;
+                cut_rows += push_rows == 12;
+                floor_rows += push_rows == 9;
+                no_rows += push_rows == 0;
+            }
+            ck_assert_msg(fabs(ts.round_rows[r].t_end - t) < 1e-9, "drop %d round %d: %.17g, expected %.17g", drop, r,
+                          ts.round_rows[r].t_end, t);
+            ck_assert_msg(fabs(ts.round_rows[r].bytes - wire) < 1e-6, "drop %d round %d: %.17g bytes, expected %.17g",
+                          drop, r, ts.round_rows[r].bytes, wire);
+            ck_assert_int_eq(ts.round_rows[r].lost, lost);
+            ck_assert_msg(fabs(ts.round_rows[r].extra - share / 4) < 1e-12, "drop %d round %d: extra %.17g, expected %.17g",
+                          drop, r, ts.round_rows[r].extra, share / 4);
+            total_lost += lost;
+        }
+        /* the sequence lost pushes: after the deadline (retransmit) or for good (drop) */
+        ck_assert_int_gt(cut_rows, 0);
+        ck_assert_int_gt(drop ? no_rows : floor_rows, 0);
+        ck_assert_int_gt(total_lost, 5);
+        gsl_rng_free(server);
+        gsl_rng_free(worker);
+        test_sink_free(&ts);
+    }
+}
+END_TEST
+
 /* A bandwidth that changes every 20 ms between 0.2 and 2 MB/s, different for each agent:
  * train and timing give the same clock and bytes, and train runs repeat bit for bit. */
 static const char *learn_text =
@@ -342,6 +418,47 @@ START_TEST(test_train_equals_timing_under_a_trace)
         test_sink_free(&timing);
     }
     unlink(path);
+}
+END_TEST
+
+/* Under loss, for every cut and exchange (gather: retransmit only): train times exactly
+ * like timing, runs repeat bit for bit, attempts are lost, and it learns. */
+START_TEST(test_loss_train_equals_timing)
+{
+    for (int k = 0; k < 6; k++) { /* k & 1: cut = deadline; k / 2: gather, ps, ps under drop */
+        const char *set[] = {"agents.loss=0.1", "network.rto=5 ms", k & 1 ? "method.cut=deadline" : "method.cut=start",
+                             k >= 2 ? "method.exchange=ps" : "method.exchange=gather",
+                             k >= 4 ? "network.loss_mode=drop" : "network.loss_mode=retransmit", "run.mode=timing"};
+        TestSink a, b, timing;
+        ck_assert_int_eq(run_text(learn_text, set, 5, &a), 0);
+        ck_assert_int_eq(run_text(learn_text, set, 5, &b), 0);
+        ck_assert_str_eq(a.text, b.text);
+        ck_assert_int_eq(run_text(learn_text, set, 6, &timing), 0);
+        ck_assert_int_eq(a.rounds, timing.rounds);
+        int lost = 0;
+        for (int r = 0; r < a.rounds; r++) {
+            ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
+                              a.round_rows[r].bytes == timing.round_rows[r].bytes &&
+                              a.round_rows[r].extra == timing.round_rows[r].extra &&
+                              a.round_rows[r].lost == timing.round_rows[r].lost,
+                          "case %d round %d", k, r);
+            lost += a.round_rows[r].lost;
+        }
+        ck_assert_int_gt(lost, 0);
+        double accuracy = test_sink_last_accuracy(&a);
+        ck_assert_msg(accuracy > 0.6, "case %d reached %.3f", k, accuracy);
+        test_sink_free(&a);
+        test_sink_free(&b);
+        test_sink_free(&timing);
+    }
+    /* drop under the all-gather: refused, naming the key */
+    const char *set[] = {"agents.loss=0.1", "network.loss_mode=drop"};
+    Scenario sc;
+    HsDiag diag;
+    ck_assert_int_eq(test_resolve(learn_text, set, 2, &sc, &diag), HS_E_INPUT);
+    ck_assert_msg(strstr(diag.message, "--set network.loss_mode=drop") != NULL &&
+                      strstr(diag.message, "exchange = gather") != NULL,
+                  "%s", diag.message);
 }
 END_TEST
 
@@ -458,6 +575,8 @@ static Suite *rog_suite(void)
     tcase_add_test(tc, test_deadline_cut_in_closed_form);
     tcase_add_test(tc, test_ps_in_closed_form);
     tcase_add_test(tc, test_train_equals_timing_under_a_trace);
+    tcase_add_test(tc, test_loss_replayed_on_the_pair);
+    tcase_add_test(tc, test_loss_train_equals_timing);
     tcase_add_test(tc, test_cnn_rows_train_equals_timing);
     tcase_add_test(tc, test_learns_with_a_third_of_the_rows);
     tcase_add_test(tc, test_bad_keys_name_their_line);

@@ -11,7 +11,13 @@
  * A floor: the message is never cut before floor bytes are through; it goes on until they
  * are (ROG's mandatory rows), and then ends.
  * The bytes count in rounds.bytes (and the ends' energy) when the message ends, as many as
- * went. Lossy links are not modelled (the methods that send this way refuse loss > 0). */
+ * went.
+ * Lossy links (loss.c): an attempt is lost or not when it ends (engine_loss_judge, the
+ * sender's loss stream, as loss.c's messages are at their arrival); its bytes count all
+ * the same. A lost one is known rto later (ENGINE_EVENT_DEADLINE_TIMEOUT): retransmit
+ * plays it again in a fresh slot with the same deadline, so one sent again after the
+ * deadline is cut there at once and carries its floor only; drop hands the method its
+ * event with 0 bytes delivered (engine_delivery_lost). */
 #include "sim/kernel/engine_internal.h"
 
 #include "sim/kernel/engine_network.h"
@@ -71,8 +77,6 @@ static void deadline_release(EngineDeadlines *d, int slot)
 int engine_send_until(Engine *e, int from, int to, double bytes, double floor_bytes, double deadline, int kind,
                       int64_t data)
 {
-    if (e->loss)
-        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a message cut at a deadline on lossy links is not modelled");
     if (!(bytes >= 0) || !(floor_bytes >= 0) || isnan(deadline))
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "engine_send_until: bytes %g, floor %g, deadline %g",
                            bytes, floor_bytes, deadline);
@@ -86,8 +90,45 @@ int engine_send_until(Engine *e, int from, int to, double bytes, double floor_by
     return e->model->send_until(e, slot);
 }
 
+/* The attempt in slot ended lost: the slot goes when its events are done, and a fresh one
+ * holds the message until the timeout rto later (deadline_timeout). */
+static int deadline_lost(Engine *e, int slot)
+{
+    DeadlineMessage m = e->deadlines->slots[slot];
+    if (--e->deadlines->slots[slot].pending == 0) deadline_release(e->deadlines, slot);
+    int again;
+    if (deadline_alloc(e, &again) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages with a deadline");
+    e->deadlines->slots[again] = (DeadlineMessage){
+        .from = m.from, .to = m.to, .kind = m.kind, .data = m.data, .bytes = m.bytes, .floor = m.floor,
+        .deadline = m.deadline, .delivered = NAN, .pending = 1, .next_free = -1};
+    if (queue_push(e->queue, e->now + engine_loss_rto(e), ENGINE_EVENT_DEADLINE_TIMEOUT, m.to, again) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
+    return HS_OK;
+}
+
+/* rto after a lost attempt: sent again (the deadline as it was, or now if it passed), or
+ * under drop the method hears that nothing arrived. */
+static int deadline_timeout(Engine *e, int slot)
+{
+    EngineDeadlines *d = e->deadlines;
+    DeadlineMessage *m = &d->slots[slot];
+    if (!engine_loss_drops(e)) {
+        if (m->deadline < e->now) m->deadline = e->now;
+        return e->model->send_until(e, slot); /* sets pending anew */
+    }
+    Event ev = {.time = e->now, .seq = 0, .kind = m->kind, .agent = m->to, .data = m->data};
+    int from = m->from;
+    deadline_release(d, slot);
+    d->delivering = 0;
+    int status = engine_loss_deliver_lost(e, &ev, from);
+    d->delivering = NAN;
+    return status;
+}
+
 /* The message ended (ENGINE_EVENT_DEADLINE_END): its bytes are booked and the method's
- * event goes to the handler, with engine_delivered_bytes set. */
+ * event goes to the handler, with engine_delivered_bytes set (on lossy links: unless the
+ * attempt was lost). */
 static int deadline_end(Engine *e, int slot)
 {
     EngineDeadlines *d = e->deadlines;
@@ -97,6 +138,7 @@ static int deadline_end(Engine *e, int slot)
     e->round_bytes += m->delivered;
     engine_book_bytes(e, m->from, m->delivered);
     engine_book_bytes(e, m->to, m->delivered);
+    if (e->loss && engine_loss_judge(e, m->from, m->to)) return deadline_lost(e, slot);
     Event ev = {.time = e->now, .seq = 0, .kind = m->kind, .agent = m->to, .data = m->data};
     d->delivering = m->delivered;
     if (--m->pending == 0) deadline_release(d, slot);
@@ -111,6 +153,7 @@ int engine_deadline_event(Engine *e, const Event *ev)
     if (e->deadlines == NULL || slot < 0 || slot >= e->deadlines->n_slots)
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a deadline event without its message");
     if (ev->kind == ENGINE_EVENT_DEADLINE_END) return deadline_end(e, slot);
+    if (ev->kind == ENGINE_EVENT_DEADLINE_TIMEOUT) return deadline_timeout(e, slot);
     /* ENGINE_EVENT_DEADLINE_CUT: the model cuts what is still on the way */
     DeadlineMessage *m = &e->deadlines->slots[slot];
     int status = m->ended ? HS_OK : e->model->cut ? e->model->cut(e, slot) : HS_OK;

@@ -390,7 +390,8 @@ int engine_play(Engine *e)
         else if (ev.kind == ENGINE_EVENT_LOSS_ARRIVAL || ev.kind == ENGINE_EVENT_LOSS_TIMEOUT ||
                  ev.kind == ENGINE_EVENT_LOSS_RING_START)
             status = engine_loss_event(e, &ev);
-        else if (ev.kind == ENGINE_EVENT_DEADLINE_END || ev.kind == ENGINE_EVENT_DEADLINE_CUT)
+        else if (ev.kind == ENGINE_EVENT_DEADLINE_END || ev.kind == ENGINE_EVENT_DEADLINE_CUT ||
+                 ev.kind == ENGINE_EVENT_DEADLINE_TIMEOUT)
             status = engine_deadline_event(e, &ev);
         else if (ev.kind == ENGINE_EVENT_BATTERY)
             status = battery_event(e, &ev);

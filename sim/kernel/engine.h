@@ -79,6 +79,8 @@ enum {
     ENGINE_EVENT_LOSS_RING_START = 8,  /* a lossy engine's ring all-reduce starts (loss.c); data: its slot */
     ENGINE_EVENT_LOSS_RING_HOP = 9,    /* a chunk of a lossy ring's step arrived; data: the ring's slot */
     ENGINE_EVENT_BATTERY = 10,         /* an instant battery's predicted crossing (battery.c) */
+    ENGINE_EVENT_DEADLINE_TIMEOUT = 11, /* rto after a lost attempt of a message with a deadline
+                                         * (deadline.c): resend, or (drop) tell the receiver */
     ENGINE_EVENT_METHOD = 16
 };
 
@@ -211,7 +213,11 @@ int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t dat
  * latency); one that arrives whole before is unchanged. It is never cut before floor_bytes
  * are through: it then ends once they are. (kind, to, data) is scheduled when it ends;
  * engine_delivered_bytes says within the handler how many bytes went (they count in
- * rounds.bytes then). HS_E_INTERNAL on lossy links (not modelled). */
+ * rounds.bytes then). On lossy links each attempt is lost or not when it ends, as
+ * engine_send's: retransmit sends it again rto later with the same deadline (an attempt
+ * that starts after the deadline carries floor_bytes only), until one arrives; drop
+ * delivers the event rto after the lost attempt ended, with engine_delivery_lost 1 and
+ * engine_delivered_bytes 0. */
 int engine_send_until(Engine *e, int from, int to, double bytes, double floor_bytes, double deadline, int kind,
                       int64_t data);
 /* Within the handler of an engine_send_until's event: the bytes that arrived; NAN for any

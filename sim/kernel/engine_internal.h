@@ -158,6 +158,16 @@ int engine_loss_ring(Engine *e, struct Collective *c);
 /* ENGINE_EVENT_LOSS_ARRIVAL, ENGINE_EVENT_LOSS_TIMEOUT and ENGINE_EVENT_LOSS_RING_START. */
 int engine_loss_event(Engine *e, const Event *ev);
 void engine_loss_begin_round(Engine *e);
+/* One attempt of a message from -> to of another module (deadline.c) arrived: 1 when it
+ * was lost (one draw from the sender's loss stream, counted in the round's and the
+ * sender's lost attempts), 0 when it arrived. Only on a lossy engine. */
+int engine_loss_judge(Engine *e, int from, int to);
+/* loss_mode = drop on a lossy engine; the retransmission timeout (NAN without loss). */
+int engine_loss_drops(const Engine *e);
+double engine_loss_rto(const Engine *e);
+/* Hands ev to the method as a message from `from` that was lost (engine_delivery_lost
+ * says so within the handler). */
+int engine_loss_deliver_lost(Engine *e, const Event *ev, int from);
 /* Attempts lost this round, in all and sent by node; -1 without loss (NULL columns). */
 int engine_loss_round_lost(const Engine *e);
 int engine_loss_sent_lost(const Engine *e, int node);

@@ -21,6 +21,12 @@
  * exactly as before; draws happen at arrival events, whose order is the queue's
  * deterministic (time, sequence) order. The ring all-gather is plain messages.
  *
+ * Messages cut at a deadline (deadline.c, engine_send_until: ROG's rows) are lost the same
+ * way: an attempt is judged when it ends (whole, or cut at the deadline), with the same
+ * draw (engine_loss_judge), and deadline.c sends it again rto later with the same deadline
+ * (so an attempt after the deadline carries its floor only) or, under drop, tells the
+ * receiver that nothing arrived.
+ *
  * Rings. A lossy engine plays a ring all-reduce of B bytes among N members as 2(N-1)
  * steps of chunk messages: in each step member k sends B/N to member k+1 (mod N), every
  * chunk a message as above, lost and sent again rto after its would-be arrival; the next
@@ -35,6 +41,7 @@
 #include "sim/kernel/engine_network.h"
 #include "sim/kernel/rng.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* One message in the air, or between an attempt and its retransmission. */
@@ -179,15 +186,22 @@ static int loss_deliver(Engine *e, int slot, int lost)
     return status;
 }
 
+int engine_loss_judge(Engine *e, int from, int to)
+{
+    EngineLoss *l = e->loss;
+    double q = engine_loss_probability(e, from, to);
+    if (!(q > 0) || gsl_rng_uniform(l->rng[from]) >= q) return 0;
+    l->round_lost++;
+    l->sent_lost[from]++;
+    return 1;
+}
+
 /* An attempt arrived: lost with q (one draw from the sender's stream, when q > 0). */
 static int loss_arrived(Engine *e, int slot)
 {
     EngineLoss *l = e->loss;
     const LossMessage *m = &l->slots[slot];
-    double q = engine_loss_probability(e, m->from, m->to);
-    if (!(q > 0) || gsl_rng_uniform(l->rng[m->from]) >= q) return loss_deliver(e, slot, 0);
-    l->round_lost++;
-    l->sent_lost[m->from]++;
+    if (!engine_loss_judge(e, m->from, m->to)) return loss_deliver(e, slot, 0);
     int status = queue_push(e->queue, e->now + l->rto, ENGINE_EVENT_LOSS_TIMEOUT, m->to, slot);
     if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return HS_OK;
@@ -262,6 +276,24 @@ int engine_loss_event(Engine *e, const Event *ev)
     if (ev->kind == ENGINE_EVENT_LOSS_RING_START) return loss_ring_step(e, slot);
     /* the timeout: the sender sends it again, or the receiver gives up on it */
     return e->loss->drop ? loss_deliver(e, slot, 1) : loss_attempt(e, slot);
+}
+
+int engine_loss_drops(const Engine *e)
+{
+    return e->loss != NULL && e->loss->drop;
+}
+
+double engine_loss_rto(const Engine *e)
+{
+    return e->loss ? e->loss->rto : NAN;
+}
+
+int engine_loss_deliver_lost(Engine *e, const Event *ev, int from)
+{
+    e->loss->delivering_lost_from = from;
+    int status = e->handler(e->handler_ctx, ev);
+    e->loss->delivering_lost_from = -1;
+    return status;
 }
 
 int engine_delivery_lost(const Engine *e, int *from)

@@ -36,6 +36,15 @@
  * next active step): each agent keeps its published models in max_period + 1 slots by
  * global step, and counts arrivals per slot; x_j^g is never overwritten before i reads it.
  * A round is a global epoch of ceil(mean samples / mean batch) steps per agent.
+ * Unstable links ([agents] loss, sim/kernel/loss.c), as dpsgd: under loss_mode =
+ * retransmit a lost model is sent again rto after it would have arrived, until it does
+ * (the barrier on the active links waits for it). Under drop it stays lost: the receiver
+ * learns so rto after it would have arrived, counts it among the step's messages (the
+ * barrier closes) and mixes over the models that arrived, the Metropolis-Hastings weights
+ * of the present members renormalised to sum to 1 (a row stays stochastic; W is no longer
+ * symmetric, so a step with losses need not keep the agents' mean). The link rates that
+ * build the graph are the network's; loss does not enter them (MOTOR's papers rate links
+ * by their bandwidth).
  * rounds.extra: the links added plus removed by this round's rebuild (round 0: the links
  * built); 0 in a round that rebuilt nothing.
  * [topology] is refused (METHOD_BUILDS_TOPOLOGY, checked where the scenario is resolved)
@@ -75,6 +84,11 @@ typedef struct MotorState {
     long long base;     /* global step number of this round's step 0 */
     int finished;       /* agents done with this round */
     int changed;        /* links added + removed by this round's rebuild */
+    /* loss_mode = drop: lost[slot x edges + k] is 1 when the model along adjacency entry k
+     * (topology.adj[k], received by the agent that owns row k) for the global steps of
+     * that slot was lost; NULL otherwise (sized with each rebuilt graph) */
+    unsigned char *lost;
+    int drops;          /* loss_mode = drop on lossy links */
     Stages st;
     /* train mode: one agent's active closed neighbourhood, self first */
     int *who;           /* (n) */
@@ -100,6 +114,7 @@ static int motor_create(Sim *sim, void **state)
     if (!s->step || !s->computed || !s->received || !s->who || !s->vectors || !s->weights) return HS_E_NOMEM;
     /* the published models by slot, then the gradient */
     if ((status = trainer_setup_local(sim->trainer, s->slots + 1)) != HS_OK) return status;
+    s->drops = engine_lossy(sim->engine) && sim->sc->network.loss_mode == LOSS_DROP;
     PruneKeys pruning = keys->pruning;
     pruning.prune = PRUNE_WIDTH;
     StagesSetup setup = {.pruning = &pruning};
@@ -209,6 +224,11 @@ static int motor_rebuild(MotorState *s, const Sim *sim, const MotorKeys *keys)
     topology_free(&s->topology);
     s->topology = built;
     status = motor_periods(s, sim, keys->max_period);
+    if (status == HS_OK && s->drops) { /* no message is in flight between rounds */
+        free(s->lost);
+        s->lost = calloc((size_t)s->slots * (size_t)s->topology.offsets[n] + 1, 1);
+        if (s->lost == NULL) status = HS_E_NOMEM;
+    }
 done:
     free(links);
     free(degree);
@@ -231,23 +251,41 @@ static int motor_active_degree(const MotorState *s, int i, long long g)
     return d;
 }
 
+/* lost[] of agent i's adjacency entry k for slot (drop only). */
+static unsigned char *motor_lost(const MotorState *s, int slot, int k)
+{
+    return &s->lost[(size_t)slot * (size_t)s->topology.offsets[s->topology.n] + (size_t)k];
+}
+
 /* x_i <- the Metropolis-Hastings mix of step g's active closed neighbourhood (masked per
- * coordinate under pruning: the aggregation stage). */
+ * coordinate under pruning: the aggregation stage). loss_mode = drop: over the members
+ * whose model arrived, their weights renormalised to sum to 1 (dpsgd's rule; the weights
+ * stay the active graph's, so d_j counts a link whose message was lost). */
 static int motor_mix(MotorState *s, Sim *sim, int i, long long g)
 {
-    int slot = (int)(g % s->slots), di = motor_active_degree(s, i, g), count = 1;
+    int slot = (int)(g % s->slots), di = motor_active_degree(s, i, g), count = 1, missing = 0;
     double sum = 0;
     s->who[0] = i;
     s->vectors[0] = trainer_buffer(sim->trainer, i, slot);
     for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++) {
         if (!motor_active(s, k, g)) continue;
         int j = s->topology.adj[k], dj = motor_active_degree(s, j, g);
+        double w = 1.0 / (1.0 + (di > dj ? di : dj));
+        sum += w;
+        if (s->lost && *motor_lost(s, slot, k)) { /* dropped */
+            missing = 1;
+            continue;
+        }
         s->who[count] = j;
         s->vectors[count] = trainer_buffer(sim->trainer, j, slot);
-        s->weights[count] = 1.0 / (1.0 + (di > dj ? di : dj));
-        sum += s->weights[count++];
+        s->weights[count++] = w;
     }
     s->weights[0] = 1.0 - sum;
+    if (missing) { /* no loss: the weights are left bit for bit as they were */
+        double present = 0;
+        for (int k = 0; k < count; k++) present += s->weights[k];
+        for (int k = 0; k < count; k++) s->weights[k] /= present;
+    }
     return stages_gossip(&s->st, s->who, s->vectors, s->weights, count, trainer_param_count(sim->trainer),
                          trainer_params(sim->trainer, i));
 }
@@ -283,6 +321,9 @@ static int motor_try_finish(MotorState *s, Sim *sim, int i)
         if ((status = local_step_apply(&s->st.step, i, trainer_buffer(sim->trainer, i, s->slots))) != HS_OK)
             return status;
     }
+    if (s->lost)
+        for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
+            *motor_lost(s, (int)(g % s->slots), k) = 0;
     if (++s->step[i] < s->round_steps) return motor_start_step(s, sim, i);
     if (++s->finished == sim->world.n) engine_end_round(sim->engine);
     return HS_OK;
@@ -304,11 +345,23 @@ static int motor_round_begin(void *state, Sim *sim, int round)
     return status;
 }
 
+/* drop: the model j sent i for the steps of slot was lost. */
+static void motor_mark_lost(MotorState *s, int i, int j, int slot)
+{
+    for (int k = s->topology.offsets[i]; k < s->topology.offsets[i + 1]; k++)
+        if (s->topology.adj[k] == j) *motor_lost(s, slot, k) = 1;
+}
+
 static int motor_on_event(void *state, Sim *sim, const Event *ev)
 {
     MotorState *s = state;
+    int from;
     if (ev->kind == MOTOR_COMPUTED) s->computed[ev->agent] = 1;
-    else s->received[(size_t)ev->agent * (size_t)s->slots + (size_t)(ev->data % s->slots)]++;
+    else {
+        int slot = (int)(ev->data % s->slots);
+        s->received[(size_t)ev->agent * (size_t)s->slots + (size_t)slot]++;
+        if (engine_delivery_lost(sim->engine, &from)) motor_mark_lost(s, ev->agent, from, slot);
+    }
     return motor_try_finish(s, sim, ev->agent);
 }
 
@@ -329,6 +382,7 @@ static void motor_destroy(void *state)
     free(s->step);
     free(s->computed);
     free(s->received);
+    free(s->lost);
     stages_free(&s->st);
     free(s->who);
     free(s->vectors);
@@ -384,7 +438,7 @@ const MethodOps method_motor = {
     .name = "motor",
     .summary = "MOTOR (Jiang et al., TPDS 2023): D-PSGD with compute-fitted sub-models over a graph it rebuilds "
                "from the link rates ([topology] refused); a slow link gossips every f-th step",
-    .capabilities = METHOD_BUILDS_TOPOLOGY,
+    .capabilities = METHOD_BUILDS_TOPOLOGY | METHOD_LOSSY_LINKS | METHOD_DROPS_LOST,
     .keys = motor_keys,
     .keys_size = sizeof(MotorKeys),
     .stages = &motor_stages,

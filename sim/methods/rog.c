@@ -58,7 +58,21 @@
  *     layer, so the bytes do not depend on which layer's rows the values pick;
  *   - the server's processing costs no time (the paper's server is a PC beside robots).
  * rounds.extra = the share of rows sent, mean over the round's agent-steps (ps: the
- * workers' pushes). */
+ * workers' pushes).
+ *
+ * Unstable links ([agents] loss, sim/kernel/loss.c; every message here is point to point,
+ * the all-gather's hops included): under loss_mode = retransmit a lost message is sent
+ * again rto after its attempt ended; a message cut at a deadline keeps its deadline, so a
+ * retransmission cuts it again there, and one that starts after it carries its mandatory
+ * rows only (the floor): the rows that had not arrived by the deadline are stale, left in
+ * the residual for a later step, as the paper wants of rows a fluctuating link could not
+ * carry in time. Under loss_mode = drop (exchange = ps only) nothing is sent again: a lost
+ * push leaves the worker's rows in its residual (they count as not sent) and the server
+ * steps on the pushes that arrived, still dividing by N; a lost pull leaves the worker's
+ * rows as they were, stale where the server's moved. ROG tolerates both: that is what the
+ * row-level staleness is for. A lost mandatory row breaks the staleness bound for that
+ * row (rowsend keeps the sender's view: it was sent). exchange = gather refuses drop (the
+ * ring's later hops forward what a lost hop never delivered; rog_validate). */
 #include "sim/methods/method.h"
 #include "sim/stages/rowsend.h"
 #include "sim/train/trainer.h"
@@ -109,6 +123,8 @@ typedef struct RogState {
     float *update;      /* (params) sum of the sent rows / N */
     double sent_share;  /* this round: sum over agent-steps of the share of rows sent */
     long agent_steps;
+    double *share;      /* (n) the share of rows in each agent's message this step (ps under
+                         * loss_mode = drop: a lost push's share is taken back) */
 } RogState;
 
 /* The update is the plain sum / N of what the agents sent, every agent's rows alike. (The
@@ -120,6 +136,19 @@ static int rog_validate(const Scenario *sc, HsDiag *diag)
         return scenario_batch_error(sc, group, diag,
                                     "rog's update sums the rows the agents sent and divides by N, counting every "
                                     "agent's gradient alike (give every agent the same batch)");
+    /* loss_mode = drop: the all-gather forwards each agent's rows round the ring, so a
+     * dropped hop would leave the agents after it without rows the others apply to the one
+     * model they share (the header) */
+    const RogKeys *keys = scenario_method_keys(sc);
+    if (sc->network.loss_mode != LOSS_DROP || keys->exchange != ROG_GATHER) return HS_OK;
+    for (int g = 0; g < sc->n_groups; g++)
+        if (sc->groups[g].loss > 0) {
+            const char *where = sc->network.loss_mode_where[0] ? sc->network.loss_mode_where : sc->file;
+            return hs_diag_set(diag, HS_E_INPUT, where, 0,
+                               "[network] loss_mode = drop: rog's exchange = gather all-gathers the rows round "
+                               "a ring into one shared model, which a dropped hop would split; use exchange = ps "
+                               "(a lost push or pull stays stale) or loss_mode = retransmit");
+        }
     return HS_OK;
 }
 
@@ -142,7 +171,8 @@ static int rog_create(Sim *sim, void **state)
         (status = ring_gather_init(&s->gather, s->n, ROG_BLOCK)) != HS_OK ||
         (s->ps && (status = rowsend_init(&s->pull, &layout, s->n, keys->staleness, keys->importance)) != HS_OK))
         return hs_diag_set(sim->diag, status, NULL, 0, "out of memory for rog's rows");
-    if (s->ps && (s->pull_allowed = calloc((size_t)s->n, sizeof *s->pull_allowed)) == NULL)
+    if ((s->share = calloc((size_t)s->n, sizeof *s->share)) == NULL ||
+        (s->ps && (s->pull_allowed = calloc((size_t)s->n, sizeof *s->pull_allowed)) == NULL))
         return hs_diag_set(sim->diag, HS_E_NOMEM, NULL, 0, "out of memory for rog's rows");
     StagesSetup setup = {0};
     if ((status = sim_stages_create(sim, &s->st, &setup)) != HS_OK) return status;
@@ -184,7 +214,8 @@ static double rog_take_rows(RogState *s, Sim *sim, int i, double allowed)
     const RowLayout *l = &s->rows.layout;
     int sent = 0;
     for (int b = 0; b < l->n_layers; b++) sent += rowsend_count(&s->rows, b, t, allowed);
-    s->sent_share += (double)sent / l->total_rows;
+    s->share[i] = (double)sent / l->total_rows;
+    s->sent_share += s->share[i];
     s->agent_steps++;
     sim->round_extra = s->sent_share / (double)s->agent_steps;
     rowsend_choose(&s->rows, i, t, allowed, sim->trainer ? trainer_buffer(sim->trainer, i, ROG_RESIDUAL) : NULL);
@@ -326,16 +357,33 @@ static int rog_ps_offer(RogState *s, Sim *sim, int i)
     return engine_send(sim->engine, i, ROG_SERVER, rog_take_rows(s, sim, i, allowed), ROG_PUSHED, i);
 }
 
+/* loss_mode = drop: worker i's push was lost. Its rows stay in its residual (stale, to go
+ * again by importance or rotation) and count as not sent: cut = start took them at the
+ * send, so their share is taken back; cut = deadline never took them (the agent-step
+ * counts, with no rows). */
+static void rog_ps_push_lost(RogState *s, Sim *sim, int i)
+{
+    rowsend_forget(&s->rows, i);
+    if (s->cut == ROG_CUT_DEADLINE) s->agent_steps++;
+    else s->sent_share -= s->share[i];
+    sim->round_extra = s->sent_share / (double)s->agent_steps;
+}
+
 static int rog_ps_event(RogState *s, Sim *sim, const Event *ev)
 {
+    int lost = engine_delivery_lost(sim->engine, NULL);
     switch (ev->kind) {
     case ROG_COMPUTED: return rog_ps_offer(s, sim, ev->agent);
     case ROG_PUSHED:
-        if (s->cut == ROG_CUT_DEADLINE) rog_take_rows(s, sim, (int)ev->data, engine_delivered_bytes(sim->engine));
+        if (lost) rog_ps_push_lost(s, sim, (int)ev->data);
+        else if (s->cut == ROG_CUT_DEADLINE)
+            rog_take_rows(s, sim, (int)ev->data, engine_delivered_bytes(sim->engine));
         return rog_ps_pushed(s, sim);
-    default: /* ROG_PULLED */
-        rog_ps_take_pull(s, sim, ev->agent,
-                         s->cut == ROG_CUT_DEADLINE ? engine_delivered_bytes(sim->engine) : s->pull_allowed[ev->agent]);
+    default: /* ROG_PULLED; lost (drop): the worker keeps its rows, stale where the server's moved */
+        if (!lost)
+            rog_ps_take_pull(s, sim, ev->agent,
+                             s->cut == ROG_CUT_DEADLINE ? engine_delivered_bytes(sim->engine)
+                                                        : s->pull_allowed[ev->agent]);
         return ++s->pulled == s->n - 1 ? rog_next_step(s, sim) : HS_OK;
     }
 }
@@ -384,6 +432,7 @@ static void rog_destroy(void *state)
     rowsend_free(&s->rows);
     rowsend_free(&s->pull);
     free(s->pull_allowed);
+    free(s->share);
     free(s->diff);
     ring_gather_free(&s->gather);
     free(s->update);
@@ -447,7 +496,7 @@ const MethodOps method_rog = {
                "that its link carries within a time budget, every row at least once every S steps",
     .keys = rog_keys,
     .keys_size = sizeof(RogKeys),
-    .capabilities = METHOD_SENDS_ROWS,
+    .capabilities = METHOD_SENDS_ROWS | METHOD_LOSSY_LINKS | METHOD_DROPS_LOST,
     .stages = &rog_stages,
     .extra = rog_extras,
     .validate = rog_validate,

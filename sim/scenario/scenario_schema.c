@@ -817,7 +817,8 @@ static int lossy_group(const Scenario *sc, const void *g) { (void)sc; return ((c
 
 /* loss > 0 only for a method whose messages are point-to-point or whose ring all-reduces
  * play their chunks as lossy messages (METHOD_LOSSY_RINGS): a method with another kind of
- * exchange would hide the loss behind silently reliable links. */
+ * exchange would hide the loss behind silently reliable links. (Every method registered
+ * today has one of the two; this guards one added without them.) */
 static int loss_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                       void *target)
 {

@@ -154,6 +154,11 @@ void rowsend_choose(RowSend *rs, int agent, long t, double allowed, const float 
     }
 }
 
+void rowsend_forget(RowSend *rs, int agent)
+{
+    memset(rs->chosen + (size_t)agent * (size_t)rs->layout.total_rows, 0, (size_t)rs->layout.total_rows);
+}
+
 /* Calls visit for each row chosen for agent: the row's weights are [at, at + width), its
  * bias at bias. */
 typedef void (*RowVisit)(size_t at, int width, size_t bias, void *ctx);

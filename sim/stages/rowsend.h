@@ -79,6 +79,10 @@ double rowsend_floor(const RowSend *rs, long t);
  * would send; NULL in timing mode, where only the counts matter and nothing is marked),
  * marks them in rowsend_chosen and books them as sent at t. */
 void rowsend_choose(RowSend *rs, int agent, long t, double allowed, const float *v);
+/* Agent's current message holds no row (a message lost under loss_mode = drop: its rows
+ * stay where they were, rowsend_take and rowsend_copy then do nothing for it). The rows
+ * stay booked as sent at t: the sender sent them. */
+void rowsend_forget(RowSend *rs, int agent);
 /* 1 if row `row` (0..total_rows-1, layers in order) is in agent's current message. */
 static inline int rowsend_chosen(const RowSend *rs, int agent, int row)
 {

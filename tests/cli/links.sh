@@ -4,7 +4,8 @@
 # write nothing new (NULL lost columns, no loss keys in runs.config); retransmit puts one
 # more message's bytes on the wire per lost attempt; drop puts none and still ends every
 # round; train = timing and identical rows with 1 and 2 jobs under loss and outage; every
-# method that takes loss runs under it; an outage delays a round by its length; bad
+# method that takes loss runs under it (every method has it now: rog and motor too, and
+# under drop they keep the lossless bytes); an outage delays a round by its length; bad
 # inputs exit 2 with FILE:LINE before any database.
 . "$(dirname "$0")/lib.bash"
 S=tests/fixtures/scenarios/lossy.ini
@@ -76,6 +77,26 @@ check "sweep, 2 jobs: exit 0" test $? -eq 0
 check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
 check "sweep: loss 0 points are lossless (NULL lost)" test "$(q $tmp/s1.db "select count(*) from rounds r join runs u on u.id = r.run_id where u.point like 'agents.loss=0 %' and r.lost is null")" = 8
 
+# --- rog (parameter server, cut at a deadline) and motor under loss, train mode: the same
+# rows with 1 job and 1 thread as with 2 jobs and 2 threads
+cat > $tmp/rm.ini <<EOF
+$(cat $S)
+[method.rog]
+exchange = ps
+cut = deadline
+budget = 5 ms
+[sweep]
+run.method = rog, motor
+network.loss_mode = retransmit, drop
+EOF
+sed -i "s/^mode = timing/mode = train/; s/^rounds = 4/rounds = 2/" $tmp/rm.ini
+"$HETSIM" sweep $tmp/rm.ini --db $tmp/rm1.db --jobs 1 --quiet --set agents.loss=0.05 --set run.threads=1 > /dev/null 2>> $tmp/err
+check "rog and motor sweep, 1 job: exit 0" test $? -eq 0
+"$HETSIM" sweep $tmp/rm.ini --db $tmp/rm2.db --jobs 2 --quiet --set agents.loss=0.05 --set run.threads=2 > /dev/null 2>> $tmp/err
+check "rog and motor sweep, 2 jobs: exit 0" test $? -eq 0
+check "rog and motor under loss: the same rows with 1 and 2 jobs and threads" test "$(dump_rows $tmp/rm1.db r.point | md5sum)" = "$(dump_rows $tmp/rm2.db r.point | md5sum)"
+check "rog and motor under loss: 4 runs, each lost attempts and learned" test "$(q $tmp/rm1.db "select count(distinct r.run_id) from rounds r join metrics m using (run_id) where r.lost > 0 and m.test_accuracy > 0")" = 4
+
 # --- every method that takes loss runs under it (timing, 2 rounds)
 cat > $tmp/server.ini <<EOF
 $(cat $S)
@@ -83,11 +104,21 @@ $(cat $S)
 compute = 100 MFLOPS
 bandwidth = 1 MB/s
 EOF
-for m in dpsgd adpsgd token swift divshare fedavg fedbuff asgd rennala ringmaster; do
+for m in dpsgd adpsgd token swift divshare fedavg fedbuff asgd rennala ringmaster rog motor; do
   "$HETSIM" run $tmp/server.ini --db $tmp/m.db --quiet --set run.method=$m --set run.rounds=2 --set agents.loss=0.1 2> $tmp/m.err
   check "$m runs under loss 0.1" test $? -eq 0
 done
-check "every method lost some attempts" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 10
+check "every method lost some attempts" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 12
+# drop: motor mixes over the models that arrived, rog's parameter server (cut = start)
+# steps on the pushes that arrived; neither sends anything again: the lossless bytes
+for m in "motor" "rog --set method.rog.exchange=ps"; do
+  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m > /dev/null 2>> $tmp/err; a=$(q $tmp/d.db "select max(id) from runs")
+  "$HETSIM" run $S --db $tmp/d.db --quiet --set run.method=$m --set agents.loss=0.1 --set network.loss_mode=drop > /dev/null 2>> $tmp/err
+  check "$m, drop: exit 0" test $? -eq 0
+  b=$(q $tmp/d.db "select max(id) from runs")
+  check "$m, drop: lost some, the lossless bytes, every round" test "$(q $tmp/d.db "select count(*) from rounds a join rounds b using (round)
+    where a.run_id = $a and b.run_id = $b and a.bytes = b.bytes and b.lost > 0")" = 4
+done
 
 # --- a database written before the lost columns: it opens, gains them (NULL in the old
 # rows), and a lossless run there has the older binary's rows
@@ -125,7 +156,7 @@ bad_input() { # name, text to append, expected message, line (default: the file'
 bad_input "loss of 1" "loss = 1" "must be below 1"
 bad_input "loss above 1" "loss = 1.5" "outside"
 bad_input "a negative loss" "loss = -0.01" "outside"
-bad_input "loss with a method that does not model it" "loss = 0.1" "method rog does not model lost messages" "" rog
+bad_input "drop with rog's all-gather" "loss = 0.1\n[network]\nloss_mode = drop" "loss_mode = drop: rog's exchange = gather all-gathers" "" rog
 bad_input "drop with a ring all-reduce" "loss = 0.1\n[network]\nloss_mode = drop" "method sync averages by ring all-reduce, which needs every chunk" "" sync
 bad_input "drop with a method that waits" "loss = 0.1\n[network]\nloss_mode = drop" "method adpsgd waits for every message" "" adpsgd
 bad_input "drop with CHOCO" "loss = 0.1\n[network]\nloss_mode = drop\n[compression]\nscheme = topk" "loss_mode = drop: dpsgd's \[compression\]" $(($(wc -l < $S) + 3))
