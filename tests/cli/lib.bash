@@ -1,7 +1,8 @@
 # lib.bash — what the CLI test scripts (tests/cli/*.sh) share; sourced, never run itself
 # (`make test` runs *.sh only). Sets HETSIM (absolute, so a script may cd), a scratch
 # folder $tmp removed at exit (with any background job still running), the pass/fail
-# counters, check() and, for comparing databases, q() and dump_rows().
+# counters, check() and, for comparing databases, q(), dump_rows() and
+# same_rows_with_1_and_2_jobs().
 set -u
 HETSIM=${HETSIM:-./hetsim}
 HETSIM=$(cd "$(dirname "$HETSIM")" && pwd)/$(basename "$HETSIM")
@@ -72,6 +73,23 @@ runs_rows() { # db
   cols=$(q "$1" "select group_concat('quote(' || column_name || ')', ',') from schema_columns
                  where table_name = 'runs' and is_result")
   q "$1" "select $cols from runs order by id"
+}
+
+# A sweep's rows must not depend on how many workers ran it: runs `hetsim sweep FILE
+# --quiet` with --jobs 1 into PREFIX1.db and --jobs 2 into PREFIX2.db (kept for the
+# caller's own checks) and checks that both exit 0 and that their rows (dump_rows, runs
+# by point) are written and equal. A failed sweep's stderr is shown.
+same_rows_with_1_and_2_jobs() { # check name prefix, scenario file, database prefix
+  local name=$1 file=$2 db=$3 jobs status
+  for jobs in 1 2; do
+    "$HETSIM" sweep "$file" --db "$db$jobs.db" --jobs $jobs --quiet > /dev/null 2> "$db$jobs.err"
+    status=$?
+    check "$name, $jobs job$([ $jobs = 1 ] || echo s): exit 0" test $status -eq 0
+    [ $status -eq 0 ] || cat "$db$jobs.err" >&2
+    dump_rows "$db$jobs.db" r.point > "$db$jobs.rows"
+  done
+  check "$name: the same rows with 1 and 2 jobs" \
+    test -s "$db"1.rows -a "$(md5sum < "$db"1.rows)" = "$(md5sum < "$db"2.rows)"
 }
 
 finish() { # script name

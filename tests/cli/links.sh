@@ -69,11 +69,7 @@ network.loss_mode = retransmit, drop
 EOF
 sed -i "s|^\[run\]|[run]|" $tmp/sweep.ini
 cp tests/fixtures/scenarios/lossy-outage.csv $tmp/
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 1 job: exit 0" test $? -eq 0
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 2 jobs: exit 0" test $? -eq 0
-check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 check "sweep: loss 0 points are lossless (NULL lost)" test "$(q $tmp/s1.db "select count(*) from rounds r join runs u on u.id = r.run_id where u.point like 'agents.loss=0 %' and r.lost is null")" = 8
 
 # --- every method that takes loss runs under it (timing, 2 rounds)

@@ -43,11 +43,7 @@ run.method = sync, localsgd
 agents.loss = 0, 0.05
 network.model = maxmin, fifo
 EOS
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 1 job: exit 0" test $? -eq 0
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 2 jobs: exit 0" test $? -eq 0
-check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 
 # --- every ring method runs under loss and loses chunks (2 rounds)
 for m in sync localsgd qsr co2 comdml byzsgdnm ripples lsgd eager; do

@@ -57,11 +57,7 @@ model = maxmin
 agents.availability = always, markov(400 ms, 100 ms), markov(2 s, 1 s)
 repeat = 2
 EOS
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 1 job: exit 0" test $? -eq 0
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 2 jobs: exit 0" test $? -eq 0
-check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 check "sweep: another seed, another process" test "$(q $tmp/s1.db "select count(distinct r.t_end) from rounds r join runs u on u.id = r.run_id where r.round = 3")" = 6
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
