@@ -110,13 +110,9 @@ check "a file without the lost columns: they are back, NULL in the old rows" \
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
 bad_input() { # name, text to append, expected message, line (default: the file's last), method
-  sed "s/^method = dpsgd/method = ${5:-dpsgd}/" $S > $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
+  sed "s/^method = dpsgd/method = ${5:-dpsgd}/" $S > $tmp/base.ini
   cp tests/fixtures/scenarios/lossy-outage.csv $tmp/
-  local line=${4:-}; [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$line: .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
+  refused_appended "$1" $tmp/base.ini "$2" "$3" "${4:-}"
 }
 bad_input "loss of 1" "loss = 1" "must be below 1"
 bad_input "loss above 1" "loss = 1.5" "outside"

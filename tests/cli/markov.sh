@@ -61,14 +61,8 @@ same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 check "sweep: another seed, another process" test "$(q $tmp/s1.db "select count(distinct r.t_end) from rounds r join runs u on u.id = r.run_id where r.round = 3")" = 6
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
-bad_input() { # name, text to append, expected message, line (default: the file's last)
-  cp $S $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
-  local line=${4:-}; [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$line: .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
-}
+# name, text to append, expected message, line (default: the file's last)
+bad_input() { refused_appended "$1" $S "$2" "$3" "${4:-}"; }
 bad_input "a zero mean up" "availability = markov(0, 1 s)" "needs both means positive"
 bad_input "a negative mean down" "outage = markov(1 s, -1 s)" "needs both means positive"
 bad_input "an infinite mean" "availability = markov(inf, 1 s)" "positive and finite"
