@@ -28,53 +28,14 @@
 
 /* ---- scratch folder (made and removed by the parent process) ---- */
 
-static char scratch[256];
-
-/* Removes path and, if it is a folder, everything under it. */
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *dir = opendir(path);
-        if (dir != NULL) {
-            struct dirent *entry;
-            while ((entry = readdir(dir)) != NULL) {
-                if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
-                char child[1024];
-                snprintf(child, sizeof child, "%s/%s", path, entry->d_name);
-                remove_tree(child);
-            }
-            closedir(dir);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void scratch_setup(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/check_plot.XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(scratch) == NULL) {
-        perror("mkdtemp");
-        abort();
-    }
+    test_folder_make("check_plot");
 }
 
 static void scratch_teardown(void)
 {
-    remove_tree(scratch);
-}
-
-static const char *scratch_path(const char *name)
-{
-    static char paths[8][512];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
+    test_folder_remove();
 }
 
 static char *read_path(const char *path, long *size_out)
@@ -117,7 +78,7 @@ static Store *open_store(const char *path)
 
 static const char *make_sweep_fixture(const char *name)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     store_close(open_store(path));
     char *sql = read_path(SWEEP_SQL, NULL);
     sqlite3 *db = NULL;
@@ -204,7 +165,7 @@ static const char odd_group[] = "gr'oup \\ @_^ 🙂";
  * them odd) x two seeds, train mode. */
 static const char *make_odd_database(const char *name)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Store *store = open_store(path);
     Sink sink = store_sink(store);
     static const char *const methods[] = { "sync", "comdml" };
@@ -450,7 +411,7 @@ END_TEST
 START_TEST(test_plot_sweep_fixture)
 {
     const char *db = make_sweep_fixture("fixture.db");
-    const char *folder = scratch_path("made/on/demand");  /* parents made too */
+    const char *folder = test_folder_path("made/on/demand");  /* parents made too */
     Output o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     expect_all_figures(folder, o.out);
@@ -484,7 +445,7 @@ END_TEST
 START_TEST(test_data_files)
 {
     const char *db = make_sweep_fixture("data.db");
-    const char *folder = scratch_path("data");
+    const char *folder = test_folder_path("data");
     Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     for (int f = 0; f < FIGURES; f++) {
@@ -545,7 +506,7 @@ START_TEST(test_data_files)
     ck_assert_msg(compute.found && compute.rows > 0, "no compute bars");
 
     /* the same database gives the same bytes */
-    const char *again = scratch_path("data-again");
+    const char *again = test_folder_path("data-again");
     o = RUN_PLOT("plot", db, "--out", again, "--format", "svg", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     output_free(&o);
@@ -566,7 +527,7 @@ END_TEST
  * nothing: one line "localsgd = qsr", one panel "partition = iid = dirichlet". */
 START_TEST(test_merged_series)
 {
-    const char *db = scratch_path("merged.db");
+    const char *db = test_folder_path("merged.db");
     Store *store = open_store(db);
     Sink sink = store_sink(store);
     static const char *const methods[] = { "sync", "localsgd", "qsr" };
@@ -583,7 +544,7 @@ START_TEST(test_merged_series)
                 add_run(sink, &spec);
             }
     store_close(store);
-    const char *folder = scratch_path("merged");
+    const char *folder = test_folder_path("merged");
     Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "svg", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     DatBlock merged = DAT_BLOCK(folder, "straggler", "series: localsgd = qsr", "round time");
@@ -611,12 +572,12 @@ END_TEST
 START_TEST(test_skip_rules)
 {
     /* one timing run: one level, no accuracy, no sync, no ComDML */
-    const char *db = scratch_path("timing.db");
+    const char *db = test_folder_path("timing.db");
     Store *store = open_store(db);
     RunSpec timing = { .name = "timing", .method = "localsgd", .seed = 1, .t_round = 3, .rounds = 2 };
     add_run(store_sink(store), &timing);
     store_close(store);
-    const char *folder = scratch_path("skips");
+    const char *folder = test_folder_path("skips");
     Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     static const char *const notes[] = {
@@ -629,8 +590,8 @@ START_TEST(test_skip_rules)
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         ck_assert_msg(strstr(o.err, notes[i]) != NULL, "'%s' not in:\n%s", notes[i], o.err);
     ck_assert_int_eq(count_entries(folder), 2);  /* idle and timeline */
-    expect_png(scratch_path("skips/idle.png"));
-    expect_png(scratch_path("skips/timeline.png"));
+    expect_png(test_folder_path("skips/idle.png"));
+    expect_png(test_folder_path("skips/timeline.png"));
     output_free(&o);
 
     /* rounds that do not exist skip the timeline; --run of a non-ComDML run names it */
@@ -641,13 +602,13 @@ START_TEST(test_skip_rules)
     output_free(&o);
 
     /* a train run of one round, no target, no accounts; a ComDML run of one round */
-    db = scratch_path("one-round.db");
+    db = test_folder_path("one-round.db");
     store = open_store(db);
     RunSpec one = { .name = "one", .method = "comdml", .seed = 1, .t_round = 2, .rounds = 1,
                     .train = 1, .no_target = 1, .no_accounts = 1 };
     add_run(store_sink(store), &one);
     store_close(store);
-    o = RUN_PLOT("plot", db, "--out", scratch_path("one"), "--format", "png");
+    o = RUN_PLOT("plot", db, "--out", test_folder_path("one"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     static const char *const one_notes[] = {
         "skipped time-to-target: no run of one has a target accuracy",
@@ -662,19 +623,19 @@ START_TEST(test_skip_rules)
     output_free(&o);
 
     /* pairs that play out exactly as predicted: nothing off y = x */
-    db = scratch_path("exact.db");
+    db = test_folder_path("exact.db");
     store = open_store(db);
     RunSpec exact = { .name = "exact", .method = "comdml", .seed = 1, .t_round = 2, .rounds = 3, .exact = 1 };
     add_run(store_sink(store), &exact);
     store_close(store);
-    o = RUN_PLOT("plot", db, "--out", scratch_path("exact"), "--format", "png");
+    o = RUN_PLOT("plot", db, "--out", test_folder_path("exact"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_msg(strstr(o.err, "skipped predicted: every pair of run 1 has the same predicted") != NULL,
                   "%s", o.err);
     output_free(&o);
 
     /* two levels, but every method has one of them only: one point per line */
-    db = scratch_path("lonely.db");
+    db = test_folder_path("lonely.db");
     store = open_store(db);
     RunSpec a = { .name = "lonely", .method = "sync", .seed = 1, .sweep = "sw-l", .t_round = 2, .rounds = 2,
                   .point = "run.method=sync agents.compute=lognormal(1 GFLOPS, 0.5) seed=1" };
@@ -683,15 +644,15 @@ START_TEST(test_skip_rules)
     add_run(store_sink(store), &a);
     add_run(store_sink(store), &b);
     store_close(store);
-    o = RUN_PLOT("plot", db, "--out", scratch_path("lonely"), "--format", "png");
+    o = RUN_PLOT("plot", db, "--out", test_folder_path("lonely"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_msg(strstr(o.err, "skipped straggler: one point per line in lonely") != NULL, "%s", o.err);
     output_free(&o);
 
     /* an empty database: nothing to plot, not an error */
-    const char *empty = scratch_path("empty.db");
+    const char *empty = test_folder_path("empty.db");
     store_close(open_store(empty));
-    o = RUN_PLOT("plot", empty, "--out", scratch_path("none"));
+    o = RUN_PLOT("plot", empty, "--out", test_folder_path("none"));
     ck_assert_int_eq(o.status, 0);
     ck_assert_ptr_nonnull(strstr(o.err, "nothing to plot"));
     ck_assert_str_eq(o.out, "");
@@ -703,12 +664,12 @@ END_TEST
  * wait, send, offline from t_start; from an events table where there is one. */
 START_TEST(test_timeline_times)
 {
-    const char *db = scratch_path("gantt.db");
+    const char *db = test_folder_path("gantt.db");
     Store *store = open_store(db);
     RunSpec spec = { .name = "gantt", .method = "sync", .seed = 1, .t_round = 10, .rounds = 3 };
     add_run(store_sink(store), &spec);
     store_close(store);
-    const char *folder = scratch_path("gantt");
+    const char *folder = test_folder_path("gantt");
     Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
     output_free(&o);
@@ -748,7 +709,7 @@ END_TEST
 START_TEST(test_plot_formats)
 {
     const char *db = make_sweep_fixture("formats.db");
-    const char *svg_only = scratch_path("svg");
+    const char *svg_only = test_folder_path("svg");
     Output o = RUN_PLOT("plot", db, "--out", svg_only, "--format", "svg");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_int_eq(count_entries(svg_only), FIGURES);
@@ -757,7 +718,7 @@ START_TEST(test_plot_formats)
     o = RUN_PLOT("plot", db, "--out=" , "--format=png");
     ck_assert_int_eq(o.status, 2);  /* --out= with nothing */
     output_free(&o);
-    const char *pdf = scratch_path("pdf");
+    const char *pdf = test_folder_path("pdf");
     o = RUN_PLOT("plot", db, "--out", pdf, "--format=pdf,png", "--style", "paper", "--font-size", "7");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_int_eq(count_entries(pdf), 2 * FIGURES);
@@ -769,16 +730,16 @@ START_TEST(test_plot_formats)
     }
     output_free(&o);
     /* a size in inches or pixels reaches the terminal */
-    const char *sized = scratch_path("sized");
+    const char *sized = test_folder_path("sized");
     o = RUN_PLOT("plot", db, "--out", sized, "--format", "svg", "--size", "5in,3in", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    char *script = read_path(scratch_path("sized/straggler.gp"), NULL);
+    char *script = read_path(test_folder_path("sized/straggler.gp"), NULL);
     ck_assert_msg(strstr(script, "set terminal svg noenhanced size 360,216 ") != NULL, "%s", script);
     free(script);
     output_free(&o);
     o = RUN_PLOT("plot", db, "--out", sized, "--format", "png", "--size", "1000,600", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    script = read_path(scratch_path("sized/straggler.gp"), NULL);
+    script = read_path(test_folder_path("sized/straggler.gp"), NULL);
     ck_assert_msg(strstr(script, "set terminal pngcairo noenhanced size 1000,600 ") != NULL, "%s", script);
     free(script);
     output_free(&o);
@@ -789,10 +750,10 @@ START_TEST(test_odd_names)
 {
     const char *db = make_odd_database("odd.db");
     /* the private folder and the output folder have awkward names too */
-    const char *tmp = scratch_path("tmp 'x' \\ @ \"y\"");
+    const char *tmp = test_folder_path("tmp 'x' \\ @ \"y\"");
     ck_assert_int_eq(mkdir(tmp, 0700), 0);
     setenv("TMPDIR", tmp, 1);
-    const char *folder = scratch_path("out 'q' \\ @ ünï");
+    const char *folder = test_folder_path("out 'q' \\ @ ünï");
     Output o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     expect_all_figures(folder, o.out);
@@ -819,11 +780,11 @@ END_TEST
 START_TEST(test_missing_gnuplot)
 {
     const char *db = make_sweep_fixture("missing.db");
-    const char *empty = scratch_path("empty-bin");
+    const char *empty = test_folder_path("empty-bin");
     ck_assert_int_eq(mkdir(empty, 0700), 0);
     setenv("PATH", empty, 1);
     unsetenv(GNUPLOT_ENV);
-    const char *folder = scratch_path("never");
+    const char *folder = test_folder_path("never");
     Output o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "gnuplot not found") != NULL, "%s", o.err);
@@ -855,14 +816,14 @@ END_TEST
 START_TEST(test_failing_gnuplot)
 {
     const char *db = make_sweep_fixture("failing.db");
-    const char *fake = scratch_path("fake-gnuplot");
+    const char *fake = test_folder_path("fake-gnuplot");
     FILE *script = fopen(fake, "w");
     ck_assert_ptr_nonnull(script);
     fputs("#!/bin/sh\necho 'line 3: undefined variable: boom' >&2\nexit 1\n", script);
     fclose(script);
     ck_assert_int_eq(chmod(fake, 0700), 0);
     setenv(GNUPLOT_ENV, fake, 1);
-    const char *folder = scratch_path("failed");
+    const char *folder = test_folder_path("failed");
     Output o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "gnuplot failed (exit 1): line 3: undefined variable: boom") != NULL,
@@ -903,9 +864,9 @@ START_TEST(test_errors)
     expect_failure(RUN_PLOT("plot", "x.db", "--out"), 2, "--out needs a folder");
     expect_failure(RUN_PLOT("plot", "x.db", "--bogus"), 2, "unknown option '--bogus'");
     expect_failure(RUN_PLOT("plot", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
-    const char *absent = scratch_path("absent.db");
+    const char *absent = test_folder_path("absent.db");
     expect_failure(RUN_PLOT("plot", absent), 1, "cannot open database");
-    const char *text = scratch_path("text.db");
+    const char *text = test_folder_path("text.db");
     FILE *file = fopen(text, "w");
     fputs("this is not a database, but it is long enough to have a header\n", file);
     fclose(file);
@@ -913,7 +874,7 @@ START_TEST(test_errors)
     const char *db = make_sweep_fixture("errors.db");
     expect_failure(RUN_PLOT("plot", db, "--run", "999"), 2, "no run with id 999");
     expect_failure(RUN_PLOT("plot", db, "--sweep", "sw-nope"), 2, "no run of sweep 'sw-nope'");
-    const char *file_as_folder = scratch_path("a-file");
+    const char *file_as_folder = test_folder_path("a-file");
     fclose(fopen(file_as_folder, "w"));
     expect_failure(RUN_PLOT("plot", db, "--out", file_as_folder), 1, "output folder");
 

@@ -11,6 +11,7 @@
 #include "analysis/runset.h"
 #include "analysis/store.h"
 #include "cli/cli_report.h"
+#include "tests/test_files.h"
 #include "tests/test_user.h"
 
 #include <check.h>
@@ -30,43 +31,14 @@
 
 /* ---- scratch folder (made and removed by the parent process) ---- */
 
-static char scratch[256];
-
 static void scratch_setup(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/check_report.XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(scratch) == NULL) {
-        perror("mkdtemp");
-        abort();
-    }
+    test_folder_make("check_report");
 }
 
 static void scratch_teardown(void)
 {
-    DIR *dir = opendir(scratch);
-    if (dir != NULL) {
-        struct dirent *entry;
-        while ((entry = readdir(dir)) != NULL) {
-            char path[600];
-            if (entry->d_name[0] == '.' &&
-                (entry->d_name[1] == '\0' || strcmp(entry->d_name, "..") == 0))
-                continue;
-            snprintf(path, sizeof path, "%s/%s", scratch, entry->d_name);
-            unlink(path);
-        }
-        closedir(dir);
-    }
-    rmdir(scratch);
-}
-
-static const char *scratch_path(const char *name)
-{
-    static char paths[4][512];
-    static int next;
-    char *path = paths[next++ % 4];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
+    test_folder_remove();
 }
 
 static char *read_whole(FILE *file, long *size_out)
@@ -104,7 +76,7 @@ static void raw_exec(sqlite3 *db, const char *sql)
 /* A hetsim database (schema by store_open) holding the rows of the SQL file sql_path. */
 static const char *make_database(const char *name, const char *sql_path)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -127,7 +99,7 @@ static const char *make_fixture(const char *name)
 /* A hetsim database holding the rows of the SQL text sql. */
 static const char *make_from_sql(const char *name, const char *sql)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -619,7 +591,7 @@ START_TEST(test_awkward_names_survive_csv)
         "tab\there", "crlf\r\nline", "ünïcødé 名前 🙂", "trailing\n", "",
     };
     enum { COUNT = sizeof names / sizeof names[0] };
-    const char *path = scratch_path("names.db");
+    const char *path = test_folder_path("names.db");
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -728,7 +700,7 @@ START_TEST(test_report_from_read_only_folder)
 {
     const char *source = make_fixture("shared.db");
     char folder[600], path[700];
-    snprintf(folder, sizeof folder, "%s/read only ?#%%", scratch);  /* URI-hostile name */
+    snprintf(folder, sizeof folder, "%s/read only ?#%%", test_folder());  /* URI-hostile name */
     ck_assert_int_eq(mkdir(folder, 0755), 0);
     snprintf(path, sizeof path, "%s/shared.db", folder);
     long size = 0;
@@ -739,7 +711,7 @@ START_TEST(test_report_from_read_only_folder)
     fclose(copy);
     free(bytes);
     /* nobody must reach the file: through the scratch folder (0700 from mkdtemp), to read */
-    ck_assert_int_eq(chmod(scratch, 0711), 0);
+    ck_assert_int_eq(chmod(test_folder(), 0711), 0);
     ck_assert_int_eq(chmod(path, 0644), 0);
     ck_assert_int_eq(chmod(folder, 0555), 0);
     ReadOnlyFolder t = {.folder = folder, .path = path};
@@ -754,7 +726,7 @@ END_TEST
 
 START_TEST(test_report_while_a_run_writes)
 {
-    const char *path = scratch_path("live.db");
+    const char *path = test_folder_path("live.db");
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -803,7 +775,7 @@ START_TEST(test_print_run_api)
     fclose(out);
 
     /* An empty hetsim database: the header alone. */
-    const char *empty = scratch_path("empty.db");
+    const char *empty = test_folder_path("empty.db");
     Store *store = NULL;
     ck_assert_int_eq(store_open(empty, &store, &diag), HS_OK);
     store_close(store);
@@ -1262,30 +1234,30 @@ static void expect_failure(Output o, int status, const char *needle)
 START_TEST(test_file_errors)
 {
     char message[600];
-    const char *missing = scratch_path("missing.db");
+    const char *missing = test_folder_path("missing.db");
     snprintf(message, sizeof message, "hetsim: %s: cannot open", missing);
     expect_failure(RUN_REPORT("report", missing), 1, message);
     ck_assert_int_ne(access(missing, F_OK), 0);  /* read-only open creates nothing */
 
-    const char *text = scratch_path("text.db");
+    const char *text = test_folder_path("text.db");
     FILE *file = fopen(text, "w");
     fputs("this is not a database, but it is long enough to have a header\n", file);
     fclose(file);
     snprintf(message, sizeof message, "hetsim: %s: not a SQLite database", text);
     expect_failure(RUN_REPORT("report", text), 2, message);
 
-    const char *empty = scratch_path("zero.db");
+    const char *empty = test_folder_path("zero.db");
     fclose(fopen(empty, "w"));
     expect_failure(RUN_REPORT("report", empty), 2, "not a hetsim database");
 
-    const char *future = scratch_path("future.db");
+    const char *future = test_folder_path("future.db");
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(future, &db), SQLITE_OK);
     raw_exec(db, "CREATE TABLE runs(id); PRAGMA user_version = 7;");
     sqlite3_close(db);
     expect_failure(RUN_REPORT("report", future), 2, "version 7");
 
-    const char *other = scratch_path("other.db");
+    const char *other = test_folder_path("other.db");
     ck_assert_int_eq(sqlite3_open(other, &db), SQLITE_OK);
     raw_exec(db, "CREATE TABLE notes(x)");
     sqlite3_close(db);
