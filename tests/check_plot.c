@@ -12,6 +12,7 @@
 #include "analysis/plot.h"
 #include "analysis/store.h"
 #include "cli/cli_plot.h"
+#include "tests/test_command.h"
 #include "tests/test_files.h"
 
 #include <check.h>
@@ -42,19 +43,6 @@ static char *read_path(const char *path, long *size_out)
 {
     char *text = test_read_file(path, size_out);
     ck_assert_msg(text != NULL, "cannot read %s", path);
-    return text;
-}
-
-static char *read_stream(FILE *file)
-{
-    fflush(file);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_uint_eq(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
     return text;
 }
 
@@ -192,37 +180,7 @@ static const char *make_odd_database(const char *name)
 
 /* ---- running the command ---- */
 
-typedef struct Output {
-    int status;
-    char *out, *err;
-} Output;
-
-static Output run_plot(int argc, const char *const *argv)
-{
-    Output result;
-    FILE *out = tmpfile(), *err = tmpfile();
-    ck_assert(out && err);
-    char *args[24];
-    ck_assert_int_lt(argc, 24);
-    for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
-    args[argc] = NULL;
-    result.status = cli_plot_stream(argc, args, out, err);
-    result.out = read_stream(out);
-    result.err = read_stream(err);
-    fclose(out);
-    fclose(err);
-    return result;
-}
-
-#define RUN_PLOT(...)                                                                    \
-    run_plot((int)(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)),     \
-             (const char *const[]){ __VA_ARGS__ })
-
-static void output_free(Output *o)
-{
-    free(o->out);
-    free(o->err);
-}
+#define RUN_PLOT(...) TEST_COMMAND(cli_plot_stream, __VA_ARGS__)
 
 /* ---- checking images ---- */
 
@@ -377,7 +335,7 @@ START_TEST(test_quote)
     gnuplot_quote(out, "it's a \\ back\nline\x01 @_^&{} 名前 \xff\xc3");
     gnuplot_quote(out, "");
     gnuplot_quote(out, NULL);
-    char *text = read_stream(out);
+    char *text = test_read_stream(out, NULL);
     ck_assert_str_eq(text, "'it''s a \\ back line  @_^&{} 名前 ?" "?'''''");
     free(text);
     fclose(out);
@@ -390,7 +348,7 @@ START_TEST(test_quote)
     out = tmpfile();
     gnuplot_quote_drawn(out, "a\xcd\xb8" "b 'c'", &gnuplot);
     gnuplot_quote_drawn(out, "a\xcd\xb8" "b", NULL);
-    text = read_stream(out);
+    text = test_read_stream(out, NULL);
     if (gnuplot_knows_glyphs(&gnuplot))
         ck_assert_str_eq(text, "'a?b ''c''''a\xcd\xb8" "b'");
     else
@@ -412,7 +370,7 @@ START_TEST(test_plot_sweep_fixture)
 {
     const char *db = make_sweep_fixture("fixture.db");
     const char *folder = test_folder_path("made/on/demand");  /* parents made too */
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     expect_all_figures(folder, o.out);
     ck_assert_msg(strstr(o.err, "gnuplot:") == NULL, "gnuplot warned:\n%s", o.err);
@@ -430,13 +388,13 @@ START_TEST(test_plot_sweep_fixture)
         }
         free(svg);
     }
-    output_free(&o);
+    test_output_free(&o);
 
     /* once more into the same folder: files are replaced, not added */
     o = RUN_PLOT("plot", db, "--out", folder, "--sweep", "sw-fixture", "--run", "112");
     ck_assert_msg(o.status == 0, "%s", o.err);
     expect_all_figures(folder, o.out);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -446,7 +404,7 @@ START_TEST(test_data_files)
 {
     const char *db = make_sweep_fixture("data.db");
     const char *folder = test_folder_path("data");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     for (int f = 0; f < FIGURES; f++) {
         char line[1100];
@@ -456,7 +414,7 @@ START_TEST(test_data_files)
         ck_assert_msg(strstr(o.out, line) != NULL, "%s not printed", line);
     }
     ck_assert_int_eq(count_entries(folder), 3 * FIGURES);
-    output_free(&o);
+    test_output_free(&o);
 
     /* straggler: round time = sim_time / 2, idle share 0.25 (sync) and 0.125 (comdml) */
     static const struct { const char *series; double level, makespan, sd, idle; } straggler[] = {
@@ -509,7 +467,7 @@ START_TEST(test_data_files)
     const char *again = test_folder_path("data-again");
     o = RUN_PLOT("plot", db, "--out", again, "--format", "svg", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     for (int f = 0; f < FIGURES; f++) {
         char a[1024], b[1024];
         snprintf(a, sizeof a, "%s/%s.dat", folder, figure_names[f]);
@@ -545,7 +503,7 @@ START_TEST(test_merged_series)
             }
     store_close(store);
     const char *folder = test_folder_path("merged");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "svg", "--keep");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "svg", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     DatBlock merged = DAT_BLOCK(folder, "straggler", "series: localsgd = qsr", "round time");
     ck_assert_msg(merged.found, "no merged series");
@@ -564,7 +522,7 @@ START_TEST(test_merged_series)
     DatBlock speedup = DAT_BLOCK(folder, "speedup", "series: localsgd = qsr");
     ck_assert(speedup.found);
     expect_close(speedup.value[0][1], 2, "speedup");
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -578,7 +536,7 @@ START_TEST(test_skip_rules)
     add_run(store_sink(store), &timing);
     store_close(store);
     const char *folder = test_folder_path("skips");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     static const char *const notes[] = {
         "skipped time-to-target: no run of timing reached its target accuracy",
@@ -592,14 +550,14 @@ START_TEST(test_skip_rules)
     ck_assert_int_eq(count_entries(folder), 2);  /* idle and timeline */
     expect_png(test_folder_path("skips/idle.png"));
     expect_png(test_folder_path("skips/timeline.png"));
-    output_free(&o);
+    test_output_free(&o);
 
     /* rounds that do not exist skip the timeline; --run of a non-ComDML run names it */
     o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--rounds", "5-9", "--run", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_ptr_nonnull(strstr(o.err, "skipped timeline: run 1 has no rounds 5-9"));
     ck_assert_ptr_nonnull(strstr(o.err, "run 1 (localsgd) has no pairings"));
-    output_free(&o);
+    test_output_free(&o);
 
     /* a train run of one round, no target, no accounts; a ComDML run of one round */
     db = test_folder_path("one-round.db");
@@ -620,7 +578,7 @@ START_TEST(test_skip_rules)
     };
     for (size_t i = 0; i < sizeof one_notes / sizeof one_notes[0]; i++)
         ck_assert_msg(strstr(o.err, one_notes[i]) != NULL, "'%s' not in:\n%s", one_notes[i], o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* pairs that play out exactly as predicted: nothing off y = x */
     db = test_folder_path("exact.db");
@@ -632,7 +590,7 @@ START_TEST(test_skip_rules)
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_msg(strstr(o.err, "skipped predicted: every pair of run 1 has the same predicted") != NULL,
                   "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* two levels, but every method has one of them only: one point per line */
     db = test_folder_path("lonely.db");
@@ -647,7 +605,7 @@ START_TEST(test_skip_rules)
     o = RUN_PLOT("plot", db, "--out", test_folder_path("lonely"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_msg(strstr(o.err, "skipped straggler: one point per line in lonely") != NULL, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* an empty database: nothing to plot, not an error */
     const char *empty = test_folder_path("empty.db");
@@ -656,7 +614,7 @@ START_TEST(test_skip_rules)
     ck_assert_int_eq(o.status, 0);
     ck_assert_ptr_nonnull(strstr(o.err, "nothing to plot"));
     ck_assert_str_eq(o.out, "");
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -670,9 +628,9 @@ START_TEST(test_timeline_times)
     add_run(store_sink(store), &spec);
     store_close(store);
     const char *folder = test_folder_path("gantt");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     DatBlock compute = DAT_BLOCK(folder, "timeline", "compute", "agent_rounds");
     ck_assert(compute.found && compute.rows == 3);
     for (int r = 0; r < 3; r++) {
@@ -697,7 +655,7 @@ START_TEST(test_timeline_times)
     sqlite3_close(raw);
     o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     compute = DAT_BLOCK(folder, "timeline", "compute", "events table");
     ck_assert(compute.found && compute.rows == 2);
     expect_close(compute.value[0][1], 12.5, "event end");
@@ -710,14 +668,14 @@ START_TEST(test_plot_formats)
 {
     const char *db = make_sweep_fixture("formats.db");
     const char *svg_only = test_folder_path("svg");
-    Output o = RUN_PLOT("plot", db, "--out", svg_only, "--format", "svg");
+    TestOutput o = RUN_PLOT("plot", db, "--out", svg_only, "--format", "svg");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_int_eq(count_entries(svg_only), FIGURES);
     ck_assert_ptr_null(strstr(o.out, ".png"));
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_PLOT("plot", db, "--out=" , "--format=png");
     ck_assert_int_eq(o.status, 2);  /* --out= with nothing */
-    output_free(&o);
+    test_output_free(&o);
     const char *pdf = test_folder_path("pdf");
     o = RUN_PLOT("plot", db, "--out", pdf, "--format=pdf,png", "--style", "paper", "--font-size", "7");
     ck_assert_msg(o.status == 0, "%s", o.err);
@@ -728,7 +686,7 @@ START_TEST(test_plot_formats)
         snprintf(path, sizeof path, "%s/%s.pdf", pdf, figure_names[f]);
         expect_pdf(path);
     }
-    output_free(&o);
+    test_output_free(&o);
     /* a size in inches or pixels reaches the terminal */
     const char *sized = test_folder_path("sized");
     o = RUN_PLOT("plot", db, "--out", sized, "--format", "svg", "--size", "5in,3in", "--keep");
@@ -736,13 +694,13 @@ START_TEST(test_plot_formats)
     char *script = read_path(test_folder_path("sized/straggler.gp"), NULL);
     ck_assert_msg(strstr(script, "set terminal svg noenhanced size 360,216 ") != NULL, "%s", script);
     free(script);
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_PLOT("plot", db, "--out", sized, "--format", "png", "--size", "1000,600", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     script = read_path(test_folder_path("sized/straggler.gp"), NULL);
     ck_assert_msg(strstr(script, "set terminal pngcairo noenhanced size 1000,600 ") != NULL, "%s", script);
     free(script);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -754,7 +712,7 @@ START_TEST(test_odd_names)
     ck_assert_int_eq(mkdir(tmp, 0700), 0);
     setenv("TMPDIR", tmp, 1);
     const char *folder = test_folder_path("out 'q' \\ @ ünï");
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     expect_all_figures(folder, o.out);
     ck_assert_msg(strstr(o.err, "gnuplot:") == NULL, "gnuplot warned:\n%s", o.err);
@@ -773,7 +731,7 @@ START_TEST(test_odd_names)
                   "panel title not shown as written: %.200s", panel ? panel : "(none)");
     ck_assert_msg(strstr(svg, "sw-odd") == NULL, "a sweep id in a figure");
     free(svg);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -785,13 +743,13 @@ START_TEST(test_missing_gnuplot)
     setenv("PATH", empty, 1);
     unsetenv(GNUPLOT_ENV);
     const char *folder = test_folder_path("never");
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "gnuplot not found") != NULL, "%s", o.err);
     ck_assert_msg(strstr(o.err, "apt-get install gnuplot-nox") != NULL, "%s", o.err);
     ck_assert_str_eq(o.out, "");
     ck_assert_int_ne(access(folder, F_OK), 0);  /* nothing made */
-    output_free(&o);
+    test_output_free(&o);
 
     /* a named program that is not there */
     setenv(GNUPLOT_ENV, "/nonexistent/gnuplot", 1);
@@ -799,7 +757,7 @@ START_TEST(test_missing_gnuplot)
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "'/nonexistent/gnuplot' (from HETSIM_GNUPLOT)") != NULL, "%s", o.err);
     ck_assert_msg(strstr(o.err, "apt-get install gnuplot-nox") != NULL, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* the function parameter wins over the environment */
     PlotOptions options = { .db_path = db, .out_dir = folder, .gnuplot = "no-such-gnuplot" };
@@ -824,66 +782,57 @@ START_TEST(test_failing_gnuplot)
     ck_assert_int_eq(chmod(fake, 0700), 0);
     setenv(GNUPLOT_ENV, fake, 1);
     const char *folder = test_folder_path("failed");
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "gnuplot failed (exit 1): line 3: undefined variable: boom") != NULL,
                   "%s", o.err);
     ck_assert_str_eq(o.out, "");
     ck_assert_int_eq(count_entries(folder), 0);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
-static void expect_failure(Output o, int status, const char *needle)
-{
-    ck_assert_msg(o.status == status, "status %d, want %d (%s; expected '%s')", o.status, status,
-                  o.err, needle);
-    ck_assert_msg(strstr(o.err, needle) != NULL, "'%s' not in: %s", needle, o.err);
-    ck_assert_msg(o.out[0] == '\0', "stdout not empty: %s", o.out);
-    output_free(&o);
-}
-
 START_TEST(test_errors)
 {
-    expect_failure(RUN_PLOT("plot"), 2, "missing FILE.db");
-    expect_failure(RUN_PLOT("plot", "x.db", "--format", "jpg"), 2, "--format takes png, svg, pdf");
-    expect_failure(RUN_PLOT("plot", "x.db", "--format", "png,"), 2, "--format takes png, svg, pdf");
-    expect_failure(RUN_PLOT("plot", "x.db", "--style", "poster"), 2, "--style takes paper or screen");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in,600"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "0.2in,1in"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "10,10"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "800.5,600"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "3ft,2ft"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "2"), 2, "--font-size takes points from 4 to 40");
-    expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "9pt"), 2, "--font-size takes points");
-    expect_failure(RUN_PLOT("plot", "x.db", "--keep=yes"), 2, "--keep");
-    expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "3-1"), 2, "--rounds needs A or A-B");
-    expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "x"), 2, "--rounds needs A or A-B");
-    expect_failure(RUN_PLOT("plot", "x.db", "--run", "0"), 2, "--run needs a positive whole number");
-    expect_failure(RUN_PLOT("plot", "x.db", "--out"), 2, "--out needs a folder");
-    expect_failure(RUN_PLOT("plot", "x.db", "--bogus"), 2, "unknown option '--bogus'");
-    expect_failure(RUN_PLOT("plot", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
+    test_output_expect_failure(RUN_PLOT("plot"), 2, "missing FILE.db");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--format", "jpg"), 2, "--format takes png, svg, pdf");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--format", "png,"), 2, "--format takes png, svg, pdf");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--style", "poster"), 2, "--style takes paper or screen");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in,600"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "0.2in,1in"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "10,10"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "800.5,600"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "3ft,2ft"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "2"), 2, "--font-size takes points from 4 to 40");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "9pt"), 2, "--font-size takes points");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--keep=yes"), 2, "--keep");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "3-1"), 2, "--rounds needs A or A-B");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "x"), 2, "--rounds needs A or A-B");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--run", "0"), 2, "--run needs a positive whole number");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--out"), 2, "--out needs a folder");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--bogus"), 2, "unknown option '--bogus'");
+    test_output_expect_failure(RUN_PLOT("plot", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
     const char *absent = test_folder_path("absent.db");
-    expect_failure(RUN_PLOT("plot", absent), 1, "cannot open database");
+    test_output_expect_failure(RUN_PLOT("plot", absent), 1, "cannot open database");
     const char *text = test_folder_path("text.db");
     FILE *file = fopen(text, "w");
     fputs("this is not a database, but it is long enough to have a header\n", file);
     fclose(file);
-    expect_failure(RUN_PLOT("plot", text), 2, "not a SQLite database");
+    test_output_expect_failure(RUN_PLOT("plot", text), 2, "not a SQLite database");
     const char *db = make_sweep_fixture("errors.db");
-    expect_failure(RUN_PLOT("plot", db, "--run", "999"), 2, "no run with id 999");
-    expect_failure(RUN_PLOT("plot", db, "--sweep", "sw-nope"), 2, "no run of sweep 'sw-nope'");
+    test_output_expect_failure(RUN_PLOT("plot", db, "--run", "999"), 2, "no run with id 999");
+    test_output_expect_failure(RUN_PLOT("plot", db, "--sweep", "sw-nope"), 2, "no run of sweep 'sw-nope'");
     const char *file_as_folder = test_folder_path("a-file");
     fclose(fopen(file_as_folder, "w"));
-    expect_failure(RUN_PLOT("plot", db, "--out", file_as_folder), 1, "output folder");
+    test_output_expect_failure(RUN_PLOT("plot", db, "--out", file_as_folder), 1, "output folder");
 
-    Output o = RUN_PLOT("plot", "--help");
+    TestOutput o = RUN_PLOT("plot", "--help");
     ck_assert_int_eq(o.status, 0);
     ck_assert(strncmp(o.out, "usage: hetsim plot FILE.db", 26) == 0);
     ck_assert_ptr_nonnull(strstr(o.out, "gnuplot-nox"));
     ck_assert_ptr_nonnull(strstr(o.out, "--style"));
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
