@@ -474,14 +474,7 @@ static const char *base =
 static void expect_error(const char *extra, const char *const *set, int n_set, const char *prefix,
                          const char *fragment)
 {
-    char text[4096];
-    snprintf(text, sizeof text, "%s%s", base, extra);
-    Scenario sc;
-    HsDiag diag;
-    ck_assert_msg(test_resolve(text, set, n_set, &sc, &diag) == HS_E_INPUT, "expected an error for %s", extra);
-    ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", diag.message,
-                  prefix);
-    ck_assert_msg(strstr(diag.message, fragment) != NULL, "'%s' lacks '%s'", diag.message, fragment);
+    test_expect_resolve_error(base, extra, set, n_set, prefix, fragment);
 }
 
 START_TEST(test_section_round_trip_defaults_and_errors)

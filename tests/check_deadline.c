@@ -7,8 +7,7 @@
  * the start); a floor makes it go on until the floor is through; a message cut in its
  * latency, or while it waits its turn on a FIFO uplink, delivers 0 and frees its turn; and
  * a flow cut while it is a member of a group (many flows on one link) delivers its share. */
-#include "sim/kernel/engine.h"
-#include "tests/test_sink.h"
+#include "tests/test_engine.h"
 
 #include <check.h>
 #include <math.h>
@@ -16,50 +15,21 @@
 
 enum { MESSAGE = ENGINE_EVENT_METHOD };
 
-#define MAX_SEEN 256
-
-typedef struct Seen {
-    Engine *e;
-    int n;
-    double time[MAX_SEEN], bytes[MAX_SEEN];
-    int64_t data[MAX_SEEN];
-} Seen;
-
-static int record(void *ctx, const Event *ev)
-{
-    Seen *s = ctx;
-    ck_assert_int_eq(ev->kind, MESSAGE);
-    ck_assert_int_lt(s->n, MAX_SEEN);
-    s->time[s->n] = ev->time;
-    s->bytes[s->n] = engine_delivered_bytes(s->e);
-    s->data[s->n] = ev->data;
-    s->n++;
-    return HS_OK;
-}
-
 typedef struct Setup {
     int maxmin, uplink_fifo, n;
     const TraceSeries *const *uplink; /* (n) or NULL */
 } Setup;
 
-/* n agents: up 1 MB/s, down 500 kB/s, latency 10 ms (the message's: max of its ends). */
-static Engine *make(const Setup *setup, TestSink *ts, Seen *seen, HsDiag *diag)
+/* n agents (3 unless given): up 1 MB/s, down 500 kB/s, latency 10 ms (the message's: max
+ * of its ends). */
+static void make(TestEngine *t, const Setup *setup)
 {
-    int n = setup->n ? setup->n : 3;
-    EngineNode *nodes = calloc((size_t)n, sizeof *nodes);
-    for (int i = 0; i < n; i++)
-        nodes[i] = (EngineNode){.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.01};
-    hs_diag_clear(diag);
-    EngineConfig config = {.n_agents = n, .nodes = nodes, .sink = test_sink_init(ts),
-                           .traces = {.uplink = setup->uplink},
-                           .network = {.maxmin = setup->maxmin, .backbone = INFINITY, .uplink_fifo = setup->uplink_fifo},
-                           .handler = record, .handler_ctx = seen, .diag = diag};
-    Engine *e;
-    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
-    free(nodes);
-    seen->e = e;
-    engine_begin_round(e, 0);
-    return e;
+    test_engine_open(t, &(TestEngineSetup){
+                            .n_agents = setup->n ? setup->n : 3,
+                            .node = {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.01},
+                            .traces = {.uplink = setup->uplink},
+                            .network = {.maxmin = setup->maxmin, .backbone = INFINITY, .uplink_fifo = setup->uplink_fifo},
+                            .kind = MESSAGE});
 }
 
 static void near(double got, double expected, const char *what, int maxmin)
@@ -73,21 +43,19 @@ START_TEST(test_cut_alone_delivers_rate_times_time)
     /* 1 MB at min(1 MB/s, 500 kB/s) = 500 kB/s after 10 ms of latency, cut at 0.5 s:
      * 500e3 x 0.49 = 245,000 bytes, delivered at 0.5 */
     for (int maxmin = 0; maxmin < 2; maxmin++) {
-        TestSink ts;
-        Seen seen = {0};
-        HsDiag diag;
-        Engine *e = make(&(Setup){.maxmin = maxmin}, &ts, &seen, &diag);
+        TestEngine t;
+        make(&t, &(Setup){.maxmin = maxmin});
+        Engine *e = t.e;
         ck_assert_int_eq(engine_send_until(e, 0, 1, 1e6, 0, 0.5, MESSAGE, 7), HS_OK);
         ck_assert_int_eq(engine_play(e), HS_OK);
-        ck_assert_int_eq(seen.n, 1);
-        ck_assert_int_eq(seen.data[0], 7);
-        near(seen.time[0], 0.5, "cut at", maxmin);
-        near(seen.bytes[0], 5e5 * 0.49, "delivered", maxmin);
+        ck_assert_int_eq(t.n, 1);
+        ck_assert_int_eq(t.events[0].data, 7);
+        near(t.events[0].time, 0.5, "cut at", maxmin);
+        near(t.events[0].bytes, 5e5 * 0.49, "delivered", maxmin);
         near(engine_round_bytes(e), 5e5 * 0.49, "round bytes", maxmin);
         /* no other event is left over: the engine's queue ends here */
         ck_assert(isnan(engine_delivered_bytes(e)));
-        engine_free(e);
-        test_sink_free(&ts);
+        test_engine_close(&t);
     }
 }
 END_TEST
@@ -96,25 +64,24 @@ START_TEST(test_whole_before_the_deadline_is_unchanged)
 {
     /* 100 kB: 0.01 + 0.2 = 0.21 s, as engine_send; every byte delivered */
     for (int maxmin = 0; maxmin < 2; maxmin++) {
-        double t[2];
+        double arrival[2];
         for (int until = 0; until < 2; until++) {
-            TestSink ts;
-            Seen seen = {0};
-            HsDiag diag;
-            Engine *e = make(&(Setup){.maxmin = maxmin}, &ts, &seen, &diag);
+            TestEngine t;
+            make(&t, &(Setup){.maxmin = maxmin});
+            Engine *e = t.e;
             int status = until ? engine_send_until(e, 0, 1, 1e5, 0, 0.5, MESSAGE, 1)
                                : engine_send(e, 0, 1, 1e5, MESSAGE, 1);
             ck_assert_int_eq(status, HS_OK);
             ck_assert_int_eq(engine_play(e), HS_OK);
-            ck_assert_int_eq(seen.n, 1);
-            t[until] = seen.time[0];
-            if (until) near(seen.bytes[0], 1e5, "delivered", maxmin);
-            else ck_assert(isnan(seen.bytes[0]));
-            engine_free(e);
-            test_sink_free(&ts);
+            ck_assert_int_eq(t.n, 1);
+            arrival[until] = t.events[0].time;
+            if (until) near(t.events[0].bytes, 1e5, "delivered", maxmin);
+            else ck_assert(isnan(t.events[0].bytes));
+            test_engine_close(&t);
         }
-        ck_assert_msg(t[0] == t[1], "%s: %.17g against engine_send's %.17g", maxmin ? "maxmin" : "fifo", t[1], t[0]);
-        near(t[1], 0.21, "arrival", maxmin);
+        ck_assert_msg(arrival[0] == arrival[1], "%s: %.17g against engine_send's %.17g", maxmin ? "maxmin" : "fifo",
+                      arrival[1], arrival[0]);
+        near(arrival[1], 0.21, "arrival", maxmin);
         /* a deadline of INFINITY: a plain message */
     }
 }
@@ -126,34 +93,31 @@ START_TEST(test_cut_under_sharing_frees_the_link)
      * 250 kB/s each after their 10 ms. The first delivers 250e3 x 0.49 = 122,500; the
      * second has 1e6 - 122,500 left at 0.5 and the whole link from then: 0.5 + 877,500 /
      * 500e3 = 2.255 s. */
-    TestSink ts;
-    Seen seen = {0};
-    HsDiag diag;
-    Engine *e = make(&(Setup){.maxmin = 1}, &ts, &seen, &diag);
+    TestEngine t;
+    make(&t, &(Setup){.maxmin = 1});
+    Engine *e = t.e;
     ck_assert_int_eq(engine_send_until(e, 0, 2, 1e6, 0, 0.5, MESSAGE, 0), HS_OK);
     ck_assert_int_eq(engine_send(e, 1, 2, 1e6, MESSAGE, 1), HS_OK);
     ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen.n, 2);
-    near(seen.time[0], 0.5, "cut at", 1);
-    near(seen.bytes[0], 2.5e5 * 0.49, "delivered", 1);
-    ck_assert_int_eq(seen.data[1], 1);
-    near(seen.time[1], 0.5 + (1e6 - 2.5e5 * 0.49) / 5e5, "the other's arrival", 1);
+    ck_assert_int_eq(t.n, 2);
+    near(t.events[0].time, 0.5, "cut at", 1);
+    near(t.events[0].bytes, 2.5e5 * 0.49, "delivered", 1);
+    ck_assert_int_eq(t.events[1].data, 1);
+    near(t.events[1].time, 0.5 + (1e6 - 2.5e5 * 0.49) / 5e5, "the other's arrival", 1);
     near(engine_round_bytes(e), 1e6 + 2.5e5 * 0.49, "round bytes", 1);
-    engine_free(e);
-    test_sink_free(&ts);
+    test_engine_close(&t);
 
     /* fifo: the sender's uplink is FIFO; a cut message stops transmitting at deadline -
      * latency (0.49), and the next one (100 kB) starts then: 0.49 + 0.2 + 0.01 = 0.70 */
-    e = make(&(Setup){.maxmin = 0}, &ts, &seen, &diag);
-    seen.n = 0;
+    make(&t, &(Setup){.maxmin = 0});
+    e = t.e;
     ck_assert_int_eq(engine_send_until(e, 0, 1, 1e6, 0, 0.5, MESSAGE, 0), HS_OK);
     ck_assert_int_eq(engine_send(e, 0, 2, 1e5, MESSAGE, 1), HS_OK);
     ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen.n, 2);
-    near(seen.bytes[0], 5e5 * 0.49, "delivered", 0);
-    near(seen.time[1], 0.70, "the next message's arrival", 0);
-    engine_free(e);
-    test_sink_free(&ts);
+    ck_assert_int_eq(t.n, 2);
+    near(t.events[0].bytes, 5e5 * 0.49, "delivered", 0);
+    near(t.events[1].time, 0.70, "the next message's arrival", 0);
+    test_engine_close(&t);
 }
 END_TEST
 
@@ -166,17 +130,15 @@ START_TEST(test_cut_under_a_bandwidth_step)
     TraceSeries step = {.n = 2, .times = times, .values = values};
     const TraceSeries *per_node[3] = {&step, NULL, NULL};
     for (int maxmin = 0; maxmin < 2; maxmin++) {
-        TestSink ts;
-        Seen seen = {0};
-        HsDiag diag;
-        Engine *e = make(&(Setup){.maxmin = maxmin, .uplink = per_node}, &ts, &seen, &diag);
+        TestEngine t;
+        make(&t, &(Setup){.maxmin = maxmin, .uplink = per_node});
+        Engine *e = t.e;
         ck_assert_int_eq(engine_send_until(e, 0, 1, 1e6, 0, 0.5, MESSAGE, 0), HS_OK);
         ck_assert_int_eq(engine_play(e), HS_OK);
-        ck_assert_int_eq(seen.n, 1);
-        near(seen.time[0], 0.5, "cut at", maxmin);
-        near(seen.bytes[0], maxmin ? 4e5 * 0.29 + 1e5 * 0.2 : 4e5 * 0.49, "delivered", maxmin);
-        engine_free(e);
-        test_sink_free(&ts);
+        ck_assert_int_eq(t.n, 1);
+        near(t.events[0].time, 0.5, "cut at", maxmin);
+        near(t.events[0].bytes, maxmin ? 4e5 * 0.29 + 1e5 * 0.2 : 4e5 * 0.49, "delivered", maxmin);
+        test_engine_close(&t);
     }
 }
 END_TEST
@@ -187,25 +149,22 @@ START_TEST(test_floor_goes_whatever_the_deadline)
      * through, at 0.01 + 300e3 / 500e3 = 0.61 (fifo: transmitted by 0.6, then 10 ms);
      * a floor below what arrives changes nothing */
     for (int maxmin = 0; maxmin < 2; maxmin++) {
-        TestSink ts;
-        Seen seen = {0};
-        HsDiag diag;
-        Engine *e = make(&(Setup){.maxmin = maxmin}, &ts, &seen, &diag);
+        TestEngine t;
+        make(&t, &(Setup){.maxmin = maxmin});
+        Engine *e = t.e;
         ck_assert_int_eq(engine_send_until(e, 0, 1, 1e6, 3e5, 0.5, MESSAGE, 0), HS_OK);
         ck_assert_int_eq(engine_play(e), HS_OK);
-        ck_assert_int_eq(seen.n, 1);
-        near(seen.time[0], 0.61, "floor through at", maxmin);
-        near(seen.bytes[0], 3e5, "delivered", maxmin);
-        engine_free(e);
-        test_sink_free(&ts);
-        e = make(&(Setup){.maxmin = maxmin}, &ts, &seen, &diag);
-        seen.n = 0;
+        ck_assert_int_eq(t.n, 1);
+        near(t.events[0].time, 0.61, "floor through at", maxmin);
+        near(t.events[0].bytes, 3e5, "delivered", maxmin);
+        test_engine_close(&t);
+        make(&t, &(Setup){.maxmin = maxmin});
+        e = t.e;
         ck_assert_int_eq(engine_send_until(e, 0, 1, 1e6, 1e5, 0.5, MESSAGE, 0), HS_OK);
         ck_assert_int_eq(engine_play(e), HS_OK);
-        near(seen.time[0], 0.5, "cut at", maxmin);
-        near(seen.bytes[0], 5e5 * 0.49, "delivered", maxmin);
-        engine_free(e);
-        test_sink_free(&ts);
+        near(t.events[0].time, 0.5, "cut at", maxmin);
+        near(t.events[0].bytes, 5e5 * 0.49, "delivered", maxmin);
+        test_engine_close(&t);
     }
 }
 END_TEST
@@ -214,38 +173,34 @@ START_TEST(test_cut_in_latency_or_in_the_queue_delivers_nothing)
 {
     /* a deadline of 5 ms, within the 10 ms latency: 0 bytes at 0.005 */
     for (int maxmin = 0; maxmin < 2; maxmin++) {
-        TestSink ts;
-        Seen seen = {0};
-        HsDiag diag;
-        Engine *e = make(&(Setup){.maxmin = maxmin}, &ts, &seen, &diag);
+        TestEngine t;
+        make(&t, &(Setup){.maxmin = maxmin});
+        Engine *e = t.e;
         ck_assert_int_eq(engine_send_until(e, 0, 1, 1e6, 0, 0.005, MESSAGE, 0), HS_OK);
         ck_assert_int_eq(engine_play(e), HS_OK);
-        ck_assert_int_eq(seen.n, 1);
-        near(seen.time[0], 0.005, "cut at", maxmin);
-        ck_assert(seen.bytes[0] == 0);
+        ck_assert_int_eq(t.n, 1);
+        near(t.events[0].time, 0.005, "cut at", maxmin);
+        ck_assert(t.events[0].bytes == 0);
         ck_assert(engine_round_bytes(e) == 0);
-        engine_free(e);
-        test_sink_free(&ts);
+        test_engine_close(&t);
     }
     /* maxmin with FIFO uplinks: 0 sends 100 kB to 1 (0.21 s), then a message with a
      * deadline of 0.1 to 2 that waits its turn: cut in the queue, 0 bytes at 0.1; a third
      * message queued behind it starts when the first ends: 0.21 + 0.21 = 0.42 */
-    TestSink ts;
-    Seen seen = {0};
-    HsDiag diag;
-    Engine *e = make(&(Setup){.maxmin = 1, .uplink_fifo = 1}, &ts, &seen, &diag);
+    TestEngine t;
+    make(&t, &(Setup){.maxmin = 1, .uplink_fifo = 1});
+    Engine *e = t.e;
     ck_assert_int_eq(engine_send(e, 0, 1, 1e5, MESSAGE, 0), HS_OK);
     ck_assert_int_eq(engine_send_until(e, 0, 2, 1e6, 0, 0.1, MESSAGE, 1), HS_OK);
     ck_assert_int_eq(engine_send(e, 0, 2, 1e5, MESSAGE, 2), HS_OK);
     ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen.n, 3);
-    ck_assert_int_eq(seen.data[0], 1);
-    near(seen.time[0], 0.1, "cut in the queue at", 1);
-    ck_assert(seen.bytes[0] == 0);
-    near(seen.time[1], 0.21, "first", 1);
-    near(seen.time[2], 0.42, "third", 1);
-    engine_free(e);
-    test_sink_free(&ts);
+    ck_assert_int_eq(t.n, 3);
+    ck_assert_int_eq(t.events[0].data, 1);
+    near(t.events[0].time, 0.1, "cut in the queue at", 1);
+    ck_assert(t.events[0].bytes == 0);
+    near(t.events[1].time, 0.21, "first", 1);
+    near(t.events[2].time, 0.42, "third", 1);
+    test_engine_close(&t);
 }
 END_TEST
 
@@ -256,21 +211,19 @@ START_TEST(test_cut_of_a_group_member)
      * is cut at 1 s: 5e3 x 0.99 = 4,950 bytes. The others then share 500 kB/s among 99:
      * each has 100e3 - 4,950 left at 1 s, so all end at 1 + 99 x 95,050 / 500e3. */
     enum { N = 101 };
-    TestSink ts;
-    Seen seen = {0};
-    HsDiag diag;
-    Engine *e = make(&(Setup){.maxmin = 1, .n = N}, &ts, &seen, &diag);
+    TestEngine t;
+    make(&t, &(Setup){.maxmin = 1, .n = N});
+    Engine *e = t.e;
     ck_assert_int_eq(engine_send_until(e, 0, N - 1, 1e5, 0, 1.0, MESSAGE, 0), HS_OK);
     for (int i = 1; i < N - 1; i++) ck_assert_int_eq(engine_send(e, i, N - 1, 1e5, MESSAGE, i), HS_OK);
     ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen.n, N - 1);
-    ck_assert_int_eq(seen.data[0], 0);
-    near(seen.time[0], 1.0, "cut at", 1);
-    near(seen.bytes[0], 5e3 * 0.99, "delivered", 1);
+    ck_assert_int_eq(t.n, N - 1);
+    ck_assert_int_eq(t.events[0].data, 0);
+    near(t.events[0].time, 1.0, "cut at", 1);
+    near(t.events[0].bytes, 5e3 * 0.99, "delivered", 1);
     double end = 1 + 99 * (1e5 - 5e3 * 0.99) / 5e5;
-    for (int k = 1; k < N - 1; k++) near(seen.time[k], end, "the others' arrival", 1);
-    engine_free(e);
-    test_sink_free(&ts);
+    for (int k = 1; k < N - 1; k++) near(t.events[k].time, end, "the others' arrival", 1);
+    test_engine_close(&t);
 }
 END_TEST
 

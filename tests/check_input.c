@@ -40,11 +40,7 @@ static void expect_refused(const char *extra, const char *const *set, int n, con
 {
     Scenario sc;
     HsDiag diag;
-    int status = resolve(extra, set, n, &sc, &diag);
-    ck_assert_msg(status == HS_E_INPUT, "accepted: '%s' (%d overrides)", extra, n);
-    ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "'%s' does not start with '%s'", diag.message,
-                  prefix);
-    ck_assert_msg(strstr(diag.message, fragment) != NULL, "'%s' lacks '%s'", diag.message, fragment);
+    test_expect_input_error(resolve(extra, set, n, &sc, &diag), &diag, extra, prefix, fragment);
     ck_assert_msg(strchr(diag.message, '\n') == NULL, "a line break in the message: '%s'", diag.message);
 }
 

@@ -6,11 +6,10 @@
  * retransmit and drop; the round's bytes and lost counts; and a lossless engine that is
  * what it was. A message cut at a deadline (engine_send_until, ROG's rows) is lost the same
  * way, judged when each attempt ends: its replayed sequence gives exactly the bytes that
- * arrived (a retransmission keeps the deadline, so after it only the floor goes). Outage ([agents] outage, maxmin): a message whose transfer meets a down
- * interval of either end's links arrives later by exactly the interval's length. */
-#include "sim/kernel/engine.h"
+ * arrived (a retransmission keeps the deadline, so after it only the floor goes). Outage
+ * ([agents] outage, maxmin): a message whose transfer meets a down interval of either end's links arrives later by exactly the interval's length. */
 #include "sim/kernel/rng.h"
-#include "tests/test_sink.h"
+#include "tests/test_engine.h"
 
 #include <check.h>
 #include <math.h>
@@ -18,51 +17,31 @@
 
 enum { MESSAGE = ENGINE_EVENT_METHOD };
 
-typedef struct Seen {
-    Engine *e;
-    int n;
-    double time, bytes;
-    int lost, from;
-} Seen;
-
-static int record(void *ctx, const Event *ev)
-{
-    Seen *s = ctx;
-    ck_assert_int_eq(ev->kind, MESSAGE);
-    s->n++;
-    s->time = ev->time;
-    s->from = -1;
-    s->lost = engine_delivery_lost(s->e, &s->from);
-    s->bytes = engine_delivered_bytes(s->e);
-    return HS_OK;
-}
-
-/* Two agents: 0 sends to 1 over up_0 = 1 MB/s, down_1 = 500 kB/s, latencies 10 and 2 ms. */
-static Engine *two(int maxmin, double p0, double p1, int drop, double rto, uint64_t seed, TestSink *ts, Seen *seen,
-                   HsDiag *diag)
+/* Two agents: 0 sends to 1 over up_0 = 1 MB/s, down_1 = 500 kB/s, latencies 10 and 2 ms;
+ * their losses p0 and p1, and agent outage traces or NULL. */
+static void two(TestEngine *t, int maxmin, double p0, double p1, int drop, double rto, uint64_t seed,
+                const TraceSeries *const *outage)
 {
     EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01, .loss = p0},
                            {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002, .loss = p1}};
-    hs_diag_clear(diag);
-    EngineConfig config = {.n_agents = 2, .nodes = nodes, .seed = seed, .sink = test_sink_init(ts),
-                           .network = {.maxmin = maxmin, .backbone = INFINITY, .loss_drop = drop, .rto = rto},
-                           .handler = record, .handler_ctx = seen, .diag = diag};
-    Engine *e;
-    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
-    seen->e = e;
-    engine_begin_round(e, 0);
-    return e;
+    test_engine_open(t, &(TestEngineSetup){
+                            .n_agents = 2,
+                            .nodes = nodes,
+                            .traces = {.outage = outage},
+                            .network = {.maxmin = maxmin, .backbone = INFINITY, .loss_drop = drop, .rto = rto},
+                            .seed = seed,
+                            .kind = MESSAGE});
 }
 
 /* Sends one message of bytes now and plays it to its delivery: its duration. */
-static double one_message(Engine *e, Seen *seen, double bytes)
+static double one_message(TestEngine *t, double bytes)
 {
-    double start = engine_now(e);
-    int before = seen->n;
-    ck_assert_int_eq(engine_send(e, 0, 1, bytes, MESSAGE, 7), HS_OK);
-    ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen->n, before + 1);
-    return seen->time - start;
+    double start = engine_now(t->e);
+    int before = t->n;
+    ck_assert_int_eq(engine_send(t->e, 0, 1, bytes, MESSAGE, 7), HS_OK);
+    ck_assert_int_eq(engine_play(t->e), HS_OK);
+    ck_assert_int_eq(t->n, before + 1);
+    return test_engine_last(t)->time - start;
 }
 
 static const double B = 1e5, C = 0.01 + 1e5 / 5e5; /* c = L + B / min(up, down) = 0.21 s */
@@ -73,10 +52,9 @@ START_TEST(test_exact_sequence_replayed_from_the_stream)
     for (int maxmin = 0; maxmin < 2; maxmin++)
         for (int drop = 0; drop < 2; drop++) {
             double p0 = 0.3, p1 = 0.2, q = 1 - (1 - p0) * (1 - p1), rto = 0.5;
-            TestSink ts;
-            Seen seen = {0};
-            HsDiag diag;
-            Engine *e = two(maxmin, p0, p1, drop, rto, 42, &ts, &seen, &diag);
+            TestEngine t;
+            two(&t, maxmin, p0, p1, drop, rto, 42, NULL);
+            Engine *e = t.e;
             ck_assert(fabs(engine_loss_probability(e, 0, 1) - q) < 1e-15);
             gsl_rng *replica = rng_stream_create(42, 0, RNG_PURPOSE_LOSS);
             int lost_total = 0, attempts = 0;
@@ -86,24 +64,23 @@ START_TEST(test_exact_sequence_replayed_from_the_stream)
                 else
                     while (gsl_rng_uniform(replica) < q) k++;
                 double expected = drop ? C + k * rto : (k + 1) * C + k * rto;
-                double t = one_message(e, &seen, B);
-                ck_assert_msg(fabs(t - expected) < 1e-9, "maxmin %d drop %d message %d: %.17g s, expected %.17g (k %d)",
-                              maxmin, drop, m, t, expected, k);
-                ck_assert_int_eq(seen.lost, drop && k);
-                if (seen.lost) ck_assert_int_eq(seen.from, 0);
+                double took = one_message(&t, B);
+                ck_assert_msg(fabs(took - expected) < 1e-9, "maxmin %d drop %d message %d: %.17g s, expected %.17g (k %d)",
+                              maxmin, drop, m, took, expected, k);
+                ck_assert_int_eq(test_engine_last(&t)->lost, drop && k);
+                if (test_engine_last(&t)->lost) ck_assert_int_eq(test_engine_last(&t)->from, 0);
                 lost_total += k;
                 attempts += drop ? 1 : k + 1;
             }
             ck_assert_int_gt(lost_total, 5); /* the sequence did lose messages */
             ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
-            ck_assert_int_eq(ts.round_rows[0].lost, lost_total);
-            ck_assert_int_eq(ts.agent_round_rows[0].lost, lost_total); /* the sender's */
-            ck_assert_int_eq(ts.agent_round_rows[1].lost, 0);
+            ck_assert_int_eq(t.ts.round_rows[0].lost, lost_total);
+            ck_assert_int_eq(t.ts.agent_round_rows[0].lost, lost_total); /* the sender's */
+            ck_assert_int_eq(t.ts.agent_round_rows[1].lost, 0);
             /* every attempt puts its bytes on the wire, lost or not */
-            ck_assert(fabs(ts.round_rows[0].bytes - attempts * B) < 1e-6);
+            ck_assert(fabs(t.ts.round_rows[0].bytes - attempts * B) < 1e-6);
             gsl_rng_free(replica);
-            engine_free(e);
-            test_sink_free(&ts);
+            test_engine_close(&t);
         }
 }
 END_TEST
@@ -138,10 +115,9 @@ START_TEST(test_deadline_message_replayed_from_the_stream)
     for (int maxmin = 0; maxmin < 2; maxmin++)
         for (int drop = 0; drop < 2; drop++) {
             double p0 = 0.3, p1 = 0.2, q = 1 - (1 - p0) * (1 - p1);
-            TestSink ts;
-            Seen seen = {0};
-            HsDiag diag;
-            Engine *e = two(maxmin, p0, p1, drop, rto, 42, &ts, &seen, &diag);
+            TestEngine t;
+            two(&t, maxmin, p0, p1, drop, rto, 42, NULL);
+            Engine *e = t.e;
             gsl_rng *replica = rng_stream_create(42, 0, RNG_PURPOSE_LOSS);
             int lost_total = 0, cut_after_loss = 0, floor_after_loss = 0;
             double wire = 0;
@@ -167,15 +143,16 @@ START_TEST(test_deadline_message_replayed_from_the_stream)
                     }
                     s = end + rto;
                 }
-                int before = seen.n;
+                int before = t.n;
                 ck_assert_int_eq(engine_send_until(e, 0, 1, bytes, floor_bytes, start + D, MESSAGE, 7), HS_OK);
                 ck_assert_int_eq(engine_play(e), HS_OK);
-                ck_assert_int_eq(seen.n, before + 1);
-                ck_assert_msg(fabs(seen.time - start - at) < 1e-9, "maxmin %d drop %d message %d: at %.17g, expected %.17g (k %d)",
-                              maxmin, drop, m, seen.time - start, at, k);
-                ck_assert_msg(fabs(seen.bytes - got) < 1e-6, "maxmin %d drop %d message %d: %.17g bytes, expected %.17g (k %d)",
-                              maxmin, drop, m, seen.bytes, got, k);
-                ck_assert_int_eq(seen.lost, drop && k);
+                ck_assert_int_eq(t.n, before + 1);
+                const TestEngineEvent *seen = test_engine_last(&t);
+                ck_assert_msg(fabs(seen->time - start - at) < 1e-9, "maxmin %d drop %d message %d: at %.17g, expected %.17g (k %d)",
+                              maxmin, drop, m, seen->time - start, at, k);
+                ck_assert_msg(fabs(seen->bytes - got) < 1e-6, "maxmin %d drop %d message %d: %.17g bytes, expected %.17g (k %d)",
+                              maxmin, drop, m, seen->bytes, got, k);
+                ck_assert_int_eq(seen->lost, drop && k);
                 lost_total += k;
             }
             ck_assert_int_gt(lost_total, 5);
@@ -184,12 +161,11 @@ START_TEST(test_deadline_message_replayed_from_the_stream)
                 ck_assert_int_gt(floor_after_loss, 0);
             }
             ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
-            ck_assert_int_eq(ts.round_rows[0].lost, lost_total);
-            ck_assert_int_eq(ts.agent_round_rows[0].lost, lost_total);
-            ck_assert(fabs(ts.round_rows[0].bytes - wire) < 1e-3); /* every attempt's bytes, lost or not */
+            ck_assert_int_eq(t.ts.round_rows[0].lost, lost_total);
+            ck_assert_int_eq(t.ts.agent_round_rows[0].lost, lost_total);
+            ck_assert(fabs(t.ts.round_rows[0].bytes - wire) < 1e-3); /* every attempt's bytes, lost or not */
             gsl_rng_free(replica);
-            engine_free(e);
-            test_sink_free(&ts);
+            test_engine_close(&t);
         }
 }
 END_TEST
@@ -203,19 +179,16 @@ START_TEST(test_mean_retransmission_delay_closed_form)
     for (int maxmin = 0; maxmin < 2; maxmin++)
         for (int i = 0; i < 3; i++) {
             double p = ps[i], q = 1 - (1 - p) * (1 - p);
-            TestSink ts;
-            Seen seen = {0};
-            HsDiag diag;
-            Engine *e = two(maxmin, p, p, 0, rto, 1000 + i, &ts, &seen, &diag);
+            TestEngine t;
+            two(&t, maxmin, p, p, 0, rto, 1000 + i, NULL);
             int n = 4000;
             double sum = 0;
-            for (int m = 0; m < n; m++) sum += one_message(e, &seen, B);
+            for (int m = 0; m < n; m++) sum += one_message(&t, B);
             double mean = sum / n, expected = C + q / (1 - q) * (rto + C);
             double se = sqrt(q) / (1 - q) / sqrt(n) * (rto + C);
             ck_assert_msg(fabs(mean - expected) < 4 * se, "p %g: mean %.6f s, expected %.6f +- %.6f", p, mean, expected,
                           4 * se);
-            engine_free(e);
-            test_sink_free(&ts);
+            test_engine_close(&t);
         }
 }
 END_TEST
@@ -223,23 +196,21 @@ END_TEST
 START_TEST(test_lossless_engine_is_unchanged)
 {
     /* loss 0 on both: no loss state, no draws, NULL columns (-1), the times of before */
-    TestSink ts;
-    Seen seen = {0};
-    HsDiag diag;
-    Engine *e = two(1, 0, 0, 0, 0.2, 1, &ts, &seen, &diag);
+    TestEngine t;
+    two(&t, 1, 0, 0, 0, 0.2, 1, NULL);
+    Engine *e = t.e;
     ck_assert_int_eq(engine_lossy(e), 0);
     ck_assert(engine_loss_probability(e, 0, 1) == 0);
-    for (int m = 0; m < 10; m++) ck_assert(fabs(one_message(e, &seen, B) - C) < 1e-12);
+    for (int m = 0; m < 10; m++) ck_assert(fabs(one_message(&t, B) - C) < 1e-12);
     ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
-    ck_assert_int_eq(ts.round_rows[0].lost, -1);
-    ck_assert_int_eq(ts.agent_round_rows[0].lost, -1);
-    engine_free(e);
-    test_sink_free(&ts);
+    ck_assert_int_eq(t.ts.round_rows[0].lost, -1);
+    ck_assert_int_eq(t.ts.agent_round_rows[0].lost, -1);
+    test_engine_close(&t);
     /* the receiver's end alone loses too: q = p_1 */
-    Engine *f = two(1, 0, 0.25, 0, 0.2, 1, &ts, &seen, &diag);
+    two(&t, 1, 0, 0.25, 0, 0.2, 1, NULL);
+    Engine *f = t.e;
     ck_assert(engine_loss_probability(f, 0, 1) == 0.25 && engine_loss_probability(f, 1, 0) == 0.25);
-    engine_free(f);
-    test_sink_free(&ts);
+    test_engine_close(&t);
 }
 END_TEST
 
@@ -258,20 +229,19 @@ START_TEST(test_lost_attempts_share_the_links)
         gsl_rng_free(r);
     }
     ck_assert(seed != 0);
-    TestSink ts;
-    Seen seen = {0};
-    HsDiag diag;
-    Engine *e = two(1, 0.3, 0.2, 0, rto, seed, &ts, &seen, &diag);
+    TestEngine t;
+    two(&t, 1, 0.3, 0.2, 0, rto, seed, NULL);
+    Engine *e = t.e;
     ck_assert_int_eq(engine_send(e, 0, 1, B, MESSAGE, 1), HS_OK);
     ck_assert_int_eq(engine_send(e, 0, 1, B, MESSAGE, 2), HS_OK);
     ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen.n, 2);
-    ck_assert_msg(fabs(seen.time - (0.41 + rto + C)) < 1e-9, "last arrival %.17g", seen.time);
+    ck_assert_int_eq(t.n, 2);
+    double last = test_engine_last(&t)->time;
+    ck_assert_msg(fabs(last - (0.41 + rto + C)) < 1e-9, "last arrival %.17g", last);
     ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
-    ck_assert_int_eq(ts.round_rows[0].lost, 1);
-    ck_assert(fabs(ts.round_rows[0].bytes - 3 * B) < 1e-6);
-    engine_free(e);
-    test_sink_free(&ts);
+    ck_assert_int_eq(t.ts.round_rows[0].lost, 1);
+    ck_assert(fabs(t.ts.round_rows[0].bytes - 3 * B) < 1e-6);
+    test_engine_close(&t);
 }
 END_TEST
 
@@ -284,51 +254,27 @@ START_TEST(test_outage_delays_by_the_interval)
     TraceSeries down = {.n = 3, .times = times, .values = values};
     for (int who = 0; who < 3; who++) {
         const TraceSeries *per_node[2] = {who == 0 ? &down : NULL, who == 1 ? &down : NULL};
-        EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
-                               {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
-        HsDiag diag;
-        hs_diag_clear(&diag);
-        TestSink ts;
-        Seen seen = {0};
-        EngineConfig config = {.n_agents = 2, .nodes = nodes, .sink = test_sink_init(&ts),
-                               .traces = {.outage = who < 2 ? per_node : NULL},
-                               .network = {.maxmin = 1, .backbone = INFINITY},
-                               .handler = record, .handler_ctx = &seen, .diag = &diag};
-        Engine *e;
-        ck_assert_int_eq(engine_create(&config, &e), HS_OK);
-        seen.e = e;
-        engine_begin_round(e, 0);
-        double t = one_message(e, &seen, B);
+        TestEngine t;
+        two(&t, 1, 0, 0, 0, 0, 0, who < 2 ? per_node : NULL);
+        double took = one_message(&t, B);
         double expected = who < 2 ? C + 0.25 : C; /* who 2: no outage */
-        ck_assert_msg(fabs(t - expected) < 1e-9, "outage of node %d: %.17g s, expected %.17g", who, t, expected);
+        ck_assert_msg(fabs(took - expected) < 1e-9, "outage of node %d: %.17g s, expected %.17g", who, took, expected);
         /* a second message sent at 0.46, after the interval: c */
-        ck_assert(fabs(one_message(e, &seen, B) - C) < 1e-9);
-        engine_free(e);
-        test_sink_free(&ts);
+        ck_assert(fabs(one_message(&t, B) - C) < 1e-9);
+        test_engine_close(&t);
     }
     /* sent while the link is down (at 0.2): its latency runs, its bytes wait for 0.35 */
     const TraceSeries *per_node[2] = {&down, NULL};
-    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
-                           {.compute = 1e9, .uplink = 1e6, .downlink = 5e5, .latency = 0.002}};
-    HsDiag diag;
-    hs_diag_clear(&diag);
-    TestSink ts;
-    Seen seen = {0};
-    EngineConfig config = {.n_agents = 2, .nodes = nodes, .sink = test_sink_init(&ts), .traces = {.outage = per_node},
-                           .network = {.maxmin = 1, .backbone = INFINITY},
-                           .handler = record, .handler_ctx = &seen, .diag = &diag};
-    Engine *e;
-    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
-    seen.e = e;
-    engine_begin_round(e, 0);
+    TestEngine t;
+    two(&t, 1, 0, 0, 0, 0, 0, per_node);
+    Engine *e = t.e;
     ck_assert_int_eq(engine_schedule(e, 0.2, MESSAGE, 0, 0), HS_OK); /* just to move the clock */
     ck_assert_int_eq(engine_play(e), HS_OK);
     ck_assert(fabs(engine_now(e) - 0.2) < 1e-15);
-    double t = one_message(e, &seen, B);
+    double took = one_message(&t, B);
     ck_assert_msg(fabs(engine_now(e) - (0.35 + 0.2)) < 1e-9, "sent while down: arrives at %.17g (took %.17g)",
-                  engine_now(e), t);
-    engine_free(e);
-    test_sink_free(&ts);
+                  engine_now(e), took);
+    test_engine_close(&t);
 }
 END_TEST
 

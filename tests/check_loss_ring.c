@@ -8,7 +8,7 @@
  * E[max] = sum_j>=0 (1 - (1 - q^(j+1))^N). Lossless, a step is c: the models' rings. */
 #include "sim/kernel/collective.h"
 #include "sim/kernel/rng.h"
-#include "tests/test_sink.h"
+#include "tests/test_engine.h"
 
 #include <check.h>
 #include <math.h>
@@ -16,50 +16,31 @@
 
 enum { DONE = ENGINE_EVENT_METHOD };
 
-typedef struct Seen {
-    int n;
-    double time;
-} Seen;
-
-static int record(void *ctx, const Event *ev)
-{
-    Seen *s = ctx;
-    ck_assert_int_eq(ev->kind, DONE);
-    ck_assert_int_eq(ev->agent, -1);
-    s->n++;
-    s->time = ev->time;
-    return HS_OK;
-}
-
 enum { MAX_MEMBERS = 8 };
 static const double W = 1e6, L = 0.004, B = 4e5;
 
-static Engine *ring_engine(int maxmin, int n, double p, double rto, uint64_t seed, TestSink *ts, Seen *seen,
-                           HsDiag *diag)
+static void ring_engine(TestEngine *t, int maxmin, int n, double p, double rto, uint64_t seed)
 {
-    EngineNode nodes[MAX_MEMBERS];
-    for (int i = 0; i < n; i++) nodes[i] = (EngineNode){.compute = 1e9, .uplink = W, .downlink = W, .latency = L, .loss = p};
-    hs_diag_clear(diag);
-    EngineConfig config = {.n_agents = n, .nodes = nodes, .seed = seed, .sink = test_sink_init(ts),
-                           .network = {.maxmin = maxmin, .backbone = INFINITY, .rto = rto},
-                           .handler = record, .handler_ctx = seen, .diag = diag};
-    Engine *e;
-    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
-    engine_begin_round(e, 0);
-    return e;
+    test_engine_open(t, &(TestEngineSetup){
+                            .n_agents = n,
+                            .node = {.compute = 1e9, .uplink = W, .downlink = W, .latency = L, .loss = p},
+                            .network = {.maxmin = maxmin, .backbone = INFINITY, .rto = rto},
+                            .seed = seed,
+                            .kind = DONE});
 }
 
 /* Plays one blocking ring of every agent to its end: its duration. */
-static double one_ring(Engine *e, Seen *seen, int n)
+static double one_ring(TestEngine *t, int n)
 {
     Collective c;
     engine_collective_begin(&c, NULL, n, B, 1, DONE, 0);
-    double start = engine_now(e);
-    int before = seen->n;
-    for (int i = 0; i < n; i++) ck_assert_int_eq(engine_collective_join(e, &c, i), HS_OK);
-    ck_assert_int_eq(engine_play(e), HS_OK);
-    ck_assert_int_eq(seen->n, before + 1);
-    return seen->time - start;
+    double start = engine_now(t->e);
+    int before = t->n;
+    for (int i = 0; i < n; i++) ck_assert_int_eq(engine_collective_join(t->e, &c, i), HS_OK);
+    ck_assert_int_eq(engine_play(t->e), HS_OK);
+    ck_assert_int_eq(t->n, before + 1);
+    ck_assert_int_eq(test_engine_last(t)->agent, -1);
+    return test_engine_last(t)->time - start;
 }
 
 START_TEST(test_ring_replayed_from_the_streams)
@@ -69,10 +50,9 @@ START_TEST(test_ring_replayed_from_the_streams)
         for (int s = 0; s < 2; s++) {
             int n = sizes[s];
             double p = 0.15, q = 1 - (1 - p) * (1 - p), rto = 0.2, c = L + B / n / W;
-            TestSink ts;
-            Seen seen = {0};
-            HsDiag diag;
-            Engine *e = ring_engine(maxmin, n, p, rto, 77, &ts, &seen, &diag);
+            TestEngine t;
+            ring_engine(&t, maxmin, n, p, rto, 77);
+            Engine *e = t.e;
             gsl_rng *replica[MAX_MEMBERS];
             for (int i = 0; i < n; i++) replica[i] = rng_stream_create(77, (uint64_t)i, RNG_PURPOSE_LOSS);
             int lost[MAX_MEMBERS] = {0}, lost_total = 0, attempts = 0;
@@ -90,20 +70,19 @@ START_TEST(test_ring_replayed_from_the_streams)
                     }
                     expected += slowest;
                 }
-                double t = one_ring(e, &seen, n);
-                ck_assert_msg(fabs(t - expected) < 1e-9, "maxmin %d, %d members, ring %d: %.17g s, expected %.17g",
-                              maxmin, n, r, t, expected);
+                double took = one_ring(&t, n);
+                ck_assert_msg(fabs(took - expected) < 1e-9, "maxmin %d, %d members, ring %d: %.17g s, expected %.17g",
+                              maxmin, n, r, took, expected);
             }
             ck_assert_int_gt(lost_total, 5);
             ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
-            ck_assert_int_eq(ts.round_rows[0].lost, lost_total);
-            for (int i = 0; i < n; i++) ck_assert_int_eq(ts.agent_round_rows[i].lost, lost[i]);
+            ck_assert_int_eq(t.ts.round_rows[0].lost, lost_total);
+            for (int i = 0; i < n; i++) ck_assert_int_eq(t.ts.agent_round_rows[i].lost, lost[i]);
             /* every attempt of a chunk puts B/N on the wire */
-            ck_assert_msg(fabs(ts.round_rows[0].bytes - attempts * B / n) < 1e-3, "bytes %.17g, expected %.17g",
-                          ts.round_rows[0].bytes, attempts * B / n);
+            ck_assert_msg(fabs(t.ts.round_rows[0].bytes - attempts * B / n) < 1e-3, "bytes %.17g, expected %.17g",
+                          t.ts.round_rows[0].bytes, attempts * B / n);
             for (int i = 0; i < n; i++) gsl_rng_free(replica[i]);
-            engine_free(e);
-            test_sink_free(&ts);
+            test_engine_close(&t);
         }
 }
 END_TEST
@@ -125,18 +104,15 @@ START_TEST(test_mean_ring_time_closed_form)
             }
             double steps = 2.0 * (n - 1), var_step = (mean_k2 - mean_k * mean_k) * (c + rto) * (c + rto);
             double expected = steps * (c + mean_k * (c + rto)), se = sqrt(steps * var_step / rings);
-            TestSink ts;
-            Seen seen = {0};
-            HsDiag diag;
-            Engine *e = ring_engine(maxmin, n, p, rto, 500 + i, &ts, &seen, &diag);
+            TestEngine t;
+            ring_engine(&t, maxmin, n, p, rto, 500 + i);
             double sum = 0;
-            for (int r = 0; r < rings; r++) sum += one_ring(e, &seen, n);
+            for (int r = 0; r < rings; r++) sum += one_ring(&t, n);
             double mean = sum / rings, lossless = steps * c;
             ck_assert_msg(fabs(mean - expected) < 4 * se, "maxmin %d p %g: mean ring %.6f s, expected %.6f +- %.6f "
                           "(lossless %.6f)", maxmin, p, mean, expected, 4 * se, lossless);
             ck_assert(mean > lossless);
-            engine_free(e);
-            test_sink_free(&ts);
+            test_engine_close(&t);
         }
 }
 END_TEST
@@ -145,18 +121,14 @@ START_TEST(test_lossless_ring_is_the_models)
 {
     /* loss 0: the models' own rings, 2(N-1) c; a member alone ends at once */
     for (int maxmin = 0; maxmin < 2; maxmin++) {
-        TestSink ts;
-        Seen seen = {0};
-        HsDiag diag;
-        Engine *e = ring_engine(maxmin, 4, 0, 0.2, 1, &ts, &seen, &diag);
-        ck_assert_int_eq(engine_lossy(e), 0);
-        ck_assert(fabs(one_ring(e, &seen, 4) - 6 * (L + B / 4 / W)) < 1e-12);
-        engine_free(e);
-        test_sink_free(&ts);
-        e = ring_engine(maxmin, 1, 0.3, 0.2, 1, &ts, &seen, &diag);
-        ck_assert(one_ring(e, &seen, 1) == 0);
-        engine_free(e);
-        test_sink_free(&ts);
+        TestEngine t;
+        ring_engine(&t, maxmin, 4, 0, 0.2, 1);
+        ck_assert_int_eq(engine_lossy(t.e), 0);
+        ck_assert(fabs(one_ring(&t, 4) - 6 * (L + B / 4 / W)) < 1e-12);
+        test_engine_close(&t);
+        ring_engine(&t, maxmin, 1, 0.3, 0.2, 1);
+        ck_assert(one_ring(&t, 1) == 0);
+        test_engine_close(&t);
     }
 }
 END_TEST

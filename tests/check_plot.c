@@ -12,6 +12,7 @@
 #include "analysis/plot.h"
 #include "analysis/store.h"
 #include "cli/cli_plot.h"
+#include "tests/test_command.h"
 #include "tests/test_files.h"
 
 #include <check.h>
@@ -28,72 +29,20 @@
 
 /* ---- scratch folder (made and removed by the parent process) ---- */
 
-static char scratch[256];
-
-/* Removes path and, if it is a folder, everything under it. */
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *dir = opendir(path);
-        if (dir != NULL) {
-            struct dirent *entry;
-            while ((entry = readdir(dir)) != NULL) {
-                if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
-                char child[1024];
-                snprintf(child, sizeof child, "%s/%s", path, entry->d_name);
-                remove_tree(child);
-            }
-            closedir(dir);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void scratch_setup(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/check_plot.XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(scratch) == NULL) {
-        perror("mkdtemp");
-        abort();
-    }
+    test_folder_make("check_plot");
 }
 
 static void scratch_teardown(void)
 {
-    remove_tree(scratch);
-}
-
-static const char *scratch_path(const char *name)
-{
-    static char paths[8][512];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
+    test_folder_remove();
 }
 
 static char *read_path(const char *path, long *size_out)
 {
     char *text = test_read_file(path, size_out);
     ck_assert_msg(text != NULL, "cannot read %s", path);
-    return text;
-}
-
-static char *read_stream(FILE *file)
-{
-    fflush(file);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_uint_eq(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
     return text;
 }
 
@@ -117,7 +66,7 @@ static Store *open_store(const char *path)
 
 static const char *make_sweep_fixture(const char *name)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     store_close(open_store(path));
     char *sql = read_path(SWEEP_SQL, NULL);
     sqlite3 *db = NULL;
@@ -204,7 +153,7 @@ static const char odd_group[] = "gr'oup \\ @_^ 🙂";
  * them odd) x two seeds, train mode. */
 static const char *make_odd_database(const char *name)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Store *store = open_store(path);
     Sink sink = store_sink(store);
     static const char *const methods[] = { "sync", "comdml" };
@@ -231,37 +180,7 @@ static const char *make_odd_database(const char *name)
 
 /* ---- running the command ---- */
 
-typedef struct Output {
-    int status;
-    char *out, *err;
-} Output;
-
-static Output run_plot(int argc, const char *const *argv)
-{
-    Output result;
-    FILE *out = tmpfile(), *err = tmpfile();
-    ck_assert(out && err);
-    char *args[24];
-    ck_assert_int_lt(argc, 24);
-    for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
-    args[argc] = NULL;
-    result.status = cli_plot_stream(argc, args, out, err);
-    result.out = read_stream(out);
-    result.err = read_stream(err);
-    fclose(out);
-    fclose(err);
-    return result;
-}
-
-#define RUN_PLOT(...)                                                                    \
-    run_plot((int)(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)),     \
-             (const char *const[]){ __VA_ARGS__ })
-
-static void output_free(Output *o)
-{
-    free(o->out);
-    free(o->err);
-}
+#define RUN_PLOT(...) TEST_COMMAND(cli_plot_stream, __VA_ARGS__)
 
 /* ---- checking images ---- */
 
@@ -416,7 +335,7 @@ START_TEST(test_quote)
     gnuplot_quote(out, "it's a \\ back\nline\x01 @_^&{} 名前 \xff\xc3");
     gnuplot_quote(out, "");
     gnuplot_quote(out, NULL);
-    char *text = read_stream(out);
+    char *text = test_read_stream(out, NULL);
     ck_assert_str_eq(text, "'it''s a \\ back line  @_^&{} 名前 ?" "?'''''");
     free(text);
     fclose(out);
@@ -429,7 +348,7 @@ START_TEST(test_quote)
     out = tmpfile();
     gnuplot_quote_drawn(out, "a\xcd\xb8" "b 'c'", &gnuplot);
     gnuplot_quote_drawn(out, "a\xcd\xb8" "b", NULL);
-    text = read_stream(out);
+    text = test_read_stream(out, NULL);
     if (gnuplot_knows_glyphs(&gnuplot))
         ck_assert_str_eq(text, "'a?b ''c''''a\xcd\xb8" "b'");
     else
@@ -450,8 +369,8 @@ END_TEST
 START_TEST(test_plot_sweep_fixture)
 {
     const char *db = make_sweep_fixture("fixture.db");
-    const char *folder = scratch_path("made/on/demand");  /* parents made too */
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    const char *folder = test_folder_path("made/on/demand");  /* parents made too */
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     expect_all_figures(folder, o.out);
     ck_assert_msg(strstr(o.err, "gnuplot:") == NULL, "gnuplot warned:\n%s", o.err);
@@ -469,13 +388,13 @@ START_TEST(test_plot_sweep_fixture)
         }
         free(svg);
     }
-    output_free(&o);
+    test_output_free(&o);
 
     /* once more into the same folder: files are replaced, not added */
     o = RUN_PLOT("plot", db, "--out", folder, "--sweep", "sw-fixture", "--run", "112");
     ck_assert_msg(o.status == 0, "%s", o.err);
     expect_all_figures(folder, o.out);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -484,8 +403,8 @@ END_TEST
 START_TEST(test_data_files)
 {
     const char *db = make_sweep_fixture("data.db");
-    const char *folder = scratch_path("data");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep");
+    const char *folder = test_folder_path("data");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     for (int f = 0; f < FIGURES; f++) {
         char line[1100];
@@ -495,7 +414,7 @@ START_TEST(test_data_files)
         ck_assert_msg(strstr(o.out, line) != NULL, "%s not printed", line);
     }
     ck_assert_int_eq(count_entries(folder), 3 * FIGURES);
-    output_free(&o);
+    test_output_free(&o);
 
     /* straggler: round time = sim_time / 2, idle share 0.25 (sync) and 0.125 (comdml) */
     static const struct { const char *series; double level, makespan, sd, idle; } straggler[] = {
@@ -545,10 +464,10 @@ START_TEST(test_data_files)
     ck_assert_msg(compute.found && compute.rows > 0, "no compute bars");
 
     /* the same database gives the same bytes */
-    const char *again = scratch_path("data-again");
+    const char *again = test_folder_path("data-again");
     o = RUN_PLOT("plot", db, "--out", again, "--format", "svg", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     for (int f = 0; f < FIGURES; f++) {
         char a[1024], b[1024];
         snprintf(a, sizeof a, "%s/%s.dat", folder, figure_names[f]);
@@ -566,7 +485,7 @@ END_TEST
  * nothing: one line "localsgd = qsr", one panel "partition = iid = dirichlet". */
 START_TEST(test_merged_series)
 {
-    const char *db = scratch_path("merged.db");
+    const char *db = test_folder_path("merged.db");
     Store *store = open_store(db);
     Sink sink = store_sink(store);
     static const char *const methods[] = { "sync", "localsgd", "qsr" };
@@ -583,8 +502,8 @@ START_TEST(test_merged_series)
                 add_run(sink, &spec);
             }
     store_close(store);
-    const char *folder = scratch_path("merged");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "svg", "--keep");
+    const char *folder = test_folder_path("merged");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "svg", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
     DatBlock merged = DAT_BLOCK(folder, "straggler", "series: localsgd = qsr", "round time");
     ck_assert_msg(merged.found, "no merged series");
@@ -603,7 +522,7 @@ START_TEST(test_merged_series)
     DatBlock speedup = DAT_BLOCK(folder, "speedup", "series: localsgd = qsr");
     ck_assert(speedup.found);
     expect_close(speedup.value[0][1], 2, "speedup");
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -611,13 +530,13 @@ END_TEST
 START_TEST(test_skip_rules)
 {
     /* one timing run: one level, no accuracy, no sync, no ComDML */
-    const char *db = scratch_path("timing.db");
+    const char *db = test_folder_path("timing.db");
     Store *store = open_store(db);
     RunSpec timing = { .name = "timing", .method = "localsgd", .seed = 1, .t_round = 3, .rounds = 2 };
     add_run(store_sink(store), &timing);
     store_close(store);
-    const char *folder = scratch_path("skips");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png");
+    const char *folder = test_folder_path("skips");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     static const char *const notes[] = {
         "skipped time-to-target: no run of timing reached its target accuracy",
@@ -629,25 +548,25 @@ START_TEST(test_skip_rules)
     for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
         ck_assert_msg(strstr(o.err, notes[i]) != NULL, "'%s' not in:\n%s", notes[i], o.err);
     ck_assert_int_eq(count_entries(folder), 2);  /* idle and timeline */
-    expect_png(scratch_path("skips/idle.png"));
-    expect_png(scratch_path("skips/timeline.png"));
-    output_free(&o);
+    expect_png(test_folder_path("skips/idle.png"));
+    expect_png(test_folder_path("skips/timeline.png"));
+    test_output_free(&o);
 
     /* rounds that do not exist skip the timeline; --run of a non-ComDML run names it */
     o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--rounds", "5-9", "--run", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_ptr_nonnull(strstr(o.err, "skipped timeline: run 1 has no rounds 5-9"));
     ck_assert_ptr_nonnull(strstr(o.err, "run 1 (localsgd) has no pairings"));
-    output_free(&o);
+    test_output_free(&o);
 
     /* a train run of one round, no target, no accounts; a ComDML run of one round */
-    db = scratch_path("one-round.db");
+    db = test_folder_path("one-round.db");
     store = open_store(db);
     RunSpec one = { .name = "one", .method = "comdml", .seed = 1, .t_round = 2, .rounds = 1,
                     .train = 1, .no_target = 1, .no_accounts = 1 };
     add_run(store_sink(store), &one);
     store_close(store);
-    o = RUN_PLOT("plot", db, "--out", scratch_path("one"), "--format", "png");
+    o = RUN_PLOT("plot", db, "--out", test_folder_path("one"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     static const char *const one_notes[] = {
         "skipped time-to-target: no run of one has a target accuracy",
@@ -659,22 +578,22 @@ START_TEST(test_skip_rules)
     };
     for (size_t i = 0; i < sizeof one_notes / sizeof one_notes[0]; i++)
         ck_assert_msg(strstr(o.err, one_notes[i]) != NULL, "'%s' not in:\n%s", one_notes[i], o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* pairs that play out exactly as predicted: nothing off y = x */
-    db = scratch_path("exact.db");
+    db = test_folder_path("exact.db");
     store = open_store(db);
     RunSpec exact = { .name = "exact", .method = "comdml", .seed = 1, .t_round = 2, .rounds = 3, .exact = 1 };
     add_run(store_sink(store), &exact);
     store_close(store);
-    o = RUN_PLOT("plot", db, "--out", scratch_path("exact"), "--format", "png");
+    o = RUN_PLOT("plot", db, "--out", test_folder_path("exact"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_msg(strstr(o.err, "skipped predicted: every pair of run 1 has the same predicted") != NULL,
                   "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* two levels, but every method has one of them only: one point per line */
-    db = scratch_path("lonely.db");
+    db = test_folder_path("lonely.db");
     store = open_store(db);
     RunSpec a = { .name = "lonely", .method = "sync", .seed = 1, .sweep = "sw-l", .t_round = 2, .rounds = 2,
                   .point = "run.method=sync agents.compute=lognormal(1 GFLOPS, 0.5) seed=1" };
@@ -683,19 +602,19 @@ START_TEST(test_skip_rules)
     add_run(store_sink(store), &a);
     add_run(store_sink(store), &b);
     store_close(store);
-    o = RUN_PLOT("plot", db, "--out", scratch_path("lonely"), "--format", "png");
+    o = RUN_PLOT("plot", db, "--out", test_folder_path("lonely"), "--format", "png");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_msg(strstr(o.err, "skipped straggler: one point per line in lonely") != NULL, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* an empty database: nothing to plot, not an error */
-    const char *empty = scratch_path("empty.db");
+    const char *empty = test_folder_path("empty.db");
     store_close(open_store(empty));
-    o = RUN_PLOT("plot", empty, "--out", scratch_path("none"));
+    o = RUN_PLOT("plot", empty, "--out", test_folder_path("none"));
     ck_assert_int_eq(o.status, 0);
     ck_assert_ptr_nonnull(strstr(o.err, "nothing to plot"));
     ck_assert_str_eq(o.out, "");
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -703,15 +622,15 @@ END_TEST
  * wait, send, offline from t_start; from an events table where there is one. */
 START_TEST(test_timeline_times)
 {
-    const char *db = scratch_path("gantt.db");
+    const char *db = test_folder_path("gantt.db");
     Store *store = open_store(db);
     RunSpec spec = { .name = "gantt", .method = "sync", .seed = 1, .t_round = 10, .rounds = 3 };
     add_run(store_sink(store), &spec);
     store_close(store);
-    const char *folder = scratch_path("gantt");
-    Output o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
+    const char *folder = test_folder_path("gantt");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     DatBlock compute = DAT_BLOCK(folder, "timeline", "compute", "agent_rounds");
     ck_assert(compute.found && compute.rows == 3);
     for (int r = 0; r < 3; r++) {
@@ -736,7 +655,7 @@ START_TEST(test_timeline_times)
     sqlite3_close(raw);
     o = RUN_PLOT("plot", db, "--out", folder, "--format", "png", "--keep", "--rounds", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     compute = DAT_BLOCK(folder, "timeline", "compute", "events table");
     ck_assert(compute.found && compute.rows == 2);
     expect_close(compute.value[0][1], 12.5, "event end");
@@ -748,16 +667,16 @@ END_TEST
 START_TEST(test_plot_formats)
 {
     const char *db = make_sweep_fixture("formats.db");
-    const char *svg_only = scratch_path("svg");
-    Output o = RUN_PLOT("plot", db, "--out", svg_only, "--format", "svg");
+    const char *svg_only = test_folder_path("svg");
+    TestOutput o = RUN_PLOT("plot", db, "--out", svg_only, "--format", "svg");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_int_eq(count_entries(svg_only), FIGURES);
     ck_assert_ptr_null(strstr(o.out, ".png"));
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_PLOT("plot", db, "--out=" , "--format=png");
     ck_assert_int_eq(o.status, 2);  /* --out= with nothing */
-    output_free(&o);
-    const char *pdf = scratch_path("pdf");
+    test_output_free(&o);
+    const char *pdf = test_folder_path("pdf");
     o = RUN_PLOT("plot", db, "--out", pdf, "--format=pdf,png", "--style", "paper", "--font-size", "7");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_int_eq(count_entries(pdf), 2 * FIGURES);
@@ -767,21 +686,21 @@ START_TEST(test_plot_formats)
         snprintf(path, sizeof path, "%s/%s.pdf", pdf, figure_names[f]);
         expect_pdf(path);
     }
-    output_free(&o);
+    test_output_free(&o);
     /* a size in inches or pixels reaches the terminal */
-    const char *sized = scratch_path("sized");
+    const char *sized = test_folder_path("sized");
     o = RUN_PLOT("plot", db, "--out", sized, "--format", "svg", "--size", "5in,3in", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    char *script = read_path(scratch_path("sized/straggler.gp"), NULL);
+    char *script = read_path(test_folder_path("sized/straggler.gp"), NULL);
     ck_assert_msg(strstr(script, "set terminal svg noenhanced size 360,216 ") != NULL, "%s", script);
     free(script);
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_PLOT("plot", db, "--out", sized, "--format", "png", "--size", "1000,600", "--keep");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    script = read_path(scratch_path("sized/straggler.gp"), NULL);
+    script = read_path(test_folder_path("sized/straggler.gp"), NULL);
     ck_assert_msg(strstr(script, "set terminal pngcairo noenhanced size 1000,600 ") != NULL, "%s", script);
     free(script);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -789,11 +708,11 @@ START_TEST(test_odd_names)
 {
     const char *db = make_odd_database("odd.db");
     /* the private folder and the output folder have awkward names too */
-    const char *tmp = scratch_path("tmp 'x' \\ @ \"y\"");
+    const char *tmp = test_folder_path("tmp 'x' \\ @ \"y\"");
     ck_assert_int_eq(mkdir(tmp, 0700), 0);
     setenv("TMPDIR", tmp, 1);
-    const char *folder = scratch_path("out 'q' \\ @ ünï");
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    const char *folder = test_folder_path("out 'q' \\ @ ünï");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     expect_all_figures(folder, o.out);
     ck_assert_msg(strstr(o.err, "gnuplot:") == NULL, "gnuplot warned:\n%s", o.err);
@@ -812,25 +731,25 @@ START_TEST(test_odd_names)
                   "panel title not shown as written: %.200s", panel ? panel : "(none)");
     ck_assert_msg(strstr(svg, "sw-odd") == NULL, "a sweep id in a figure");
     free(svg);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
 START_TEST(test_missing_gnuplot)
 {
     const char *db = make_sweep_fixture("missing.db");
-    const char *empty = scratch_path("empty-bin");
+    const char *empty = test_folder_path("empty-bin");
     ck_assert_int_eq(mkdir(empty, 0700), 0);
     setenv("PATH", empty, 1);
     unsetenv(GNUPLOT_ENV);
-    const char *folder = scratch_path("never");
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    const char *folder = test_folder_path("never");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "gnuplot not found") != NULL, "%s", o.err);
     ck_assert_msg(strstr(o.err, "apt-get install gnuplot-nox") != NULL, "%s", o.err);
     ck_assert_str_eq(o.out, "");
     ck_assert_int_ne(access(folder, F_OK), 0);  /* nothing made */
-    output_free(&o);
+    test_output_free(&o);
 
     /* a named program that is not there */
     setenv(GNUPLOT_ENV, "/nonexistent/gnuplot", 1);
@@ -838,7 +757,7 @@ START_TEST(test_missing_gnuplot)
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "'/nonexistent/gnuplot' (from HETSIM_GNUPLOT)") != NULL, "%s", o.err);
     ck_assert_msg(strstr(o.err, "apt-get install gnuplot-nox") != NULL, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
 
     /* the function parameter wins over the environment */
     PlotOptions options = { .db_path = db, .out_dir = folder, .gnuplot = "no-such-gnuplot" };
@@ -855,74 +774,65 @@ END_TEST
 START_TEST(test_failing_gnuplot)
 {
     const char *db = make_sweep_fixture("failing.db");
-    const char *fake = scratch_path("fake-gnuplot");
+    const char *fake = test_folder_path("fake-gnuplot");
     FILE *script = fopen(fake, "w");
     ck_assert_ptr_nonnull(script);
     fputs("#!/bin/sh\necho 'line 3: undefined variable: boom' >&2\nexit 1\n", script);
     fclose(script);
     ck_assert_int_eq(chmod(fake, 0700), 0);
     setenv(GNUPLOT_ENV, fake, 1);
-    const char *folder = scratch_path("failed");
-    Output o = RUN_PLOT("plot", db, "--out", folder);
+    const char *folder = test_folder_path("failed");
+    TestOutput o = RUN_PLOT("plot", db, "--out", folder);
     ck_assert_int_eq(o.status, 1);
     ck_assert_msg(strstr(o.err, "gnuplot failed (exit 1): line 3: undefined variable: boom") != NULL,
                   "%s", o.err);
     ck_assert_str_eq(o.out, "");
     ck_assert_int_eq(count_entries(folder), 0);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
-static void expect_failure(Output o, int status, const char *needle)
-{
-    ck_assert_msg(o.status == status, "status %d, want %d (%s; expected '%s')", o.status, status,
-                  o.err, needle);
-    ck_assert_msg(strstr(o.err, needle) != NULL, "'%s' not in: %s", needle, o.err);
-    ck_assert_msg(o.out[0] == '\0', "stdout not empty: %s", o.out);
-    output_free(&o);
-}
-
 START_TEST(test_errors)
 {
-    expect_failure(RUN_PLOT("plot"), 2, "missing FILE.db");
-    expect_failure(RUN_PLOT("plot", "x.db", "--format", "jpg"), 2, "--format takes png, svg, pdf");
-    expect_failure(RUN_PLOT("plot", "x.db", "--format", "png,"), 2, "--format takes png, svg, pdf");
-    expect_failure(RUN_PLOT("plot", "x.db", "--style", "poster"), 2, "--style takes paper or screen");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in,600"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "0.2in,1in"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "10,10"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "800.5,600"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--size", "3ft,2ft"), 2, "--size takes W,H");
-    expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "2"), 2, "--font-size takes points from 4 to 40");
-    expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "9pt"), 2, "--font-size takes points");
-    expect_failure(RUN_PLOT("plot", "x.db", "--keep=yes"), 2, "--keep");
-    expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "3-1"), 2, "--rounds needs A or A-B");
-    expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "x"), 2, "--rounds needs A or A-B");
-    expect_failure(RUN_PLOT("plot", "x.db", "--run", "0"), 2, "--run needs a positive whole number");
-    expect_failure(RUN_PLOT("plot", "x.db", "--out"), 2, "--out needs a folder");
-    expect_failure(RUN_PLOT("plot", "x.db", "--bogus"), 2, "unknown option '--bogus'");
-    expect_failure(RUN_PLOT("plot", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
-    const char *absent = scratch_path("absent.db");
-    expect_failure(RUN_PLOT("plot", absent), 1, "cannot open database");
-    const char *text = scratch_path("text.db");
+    test_output_expect_failure(RUN_PLOT("plot"), 2, "missing FILE.db");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--format", "jpg"), 2, "--format takes png, svg, pdf");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--format", "png,"), 2, "--format takes png, svg, pdf");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--style", "poster"), 2, "--style takes paper or screen");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "3.5in,600"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "0.2in,1in"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "10,10"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "800.5,600"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--size", "3ft,2ft"), 2, "--size takes W,H");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "2"), 2, "--font-size takes points from 4 to 40");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--font-size", "9pt"), 2, "--font-size takes points");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--keep=yes"), 2, "--keep");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "3-1"), 2, "--rounds needs A or A-B");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--rounds", "x"), 2, "--rounds needs A or A-B");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--run", "0"), 2, "--run needs a positive whole number");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--out"), 2, "--out needs a folder");
+    test_output_expect_failure(RUN_PLOT("plot", "x.db", "--bogus"), 2, "unknown option '--bogus'");
+    test_output_expect_failure(RUN_PLOT("plot", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
+    const char *absent = test_folder_path("absent.db");
+    test_output_expect_failure(RUN_PLOT("plot", absent), 1, "cannot open database");
+    const char *text = test_folder_path("text.db");
     FILE *file = fopen(text, "w");
     fputs("this is not a database, but it is long enough to have a header\n", file);
     fclose(file);
-    expect_failure(RUN_PLOT("plot", text), 2, "not a SQLite database");
+    test_output_expect_failure(RUN_PLOT("plot", text), 2, "not a SQLite database");
     const char *db = make_sweep_fixture("errors.db");
-    expect_failure(RUN_PLOT("plot", db, "--run", "999"), 2, "no run with id 999");
-    expect_failure(RUN_PLOT("plot", db, "--sweep", "sw-nope"), 2, "no run of sweep 'sw-nope'");
-    const char *file_as_folder = scratch_path("a-file");
+    test_output_expect_failure(RUN_PLOT("plot", db, "--run", "999"), 2, "no run with id 999");
+    test_output_expect_failure(RUN_PLOT("plot", db, "--sweep", "sw-nope"), 2, "no run of sweep 'sw-nope'");
+    const char *file_as_folder = test_folder_path("a-file");
     fclose(fopen(file_as_folder, "w"));
-    expect_failure(RUN_PLOT("plot", db, "--out", file_as_folder), 1, "output folder");
+    test_output_expect_failure(RUN_PLOT("plot", db, "--out", file_as_folder), 1, "output folder");
 
-    Output o = RUN_PLOT("plot", "--help");
+    TestOutput o = RUN_PLOT("plot", "--help");
     ck_assert_int_eq(o.status, 0);
     ck_assert(strncmp(o.out, "usage: hetsim plot FILE.db", 26) == 0);
     ck_assert_ptr_nonnull(strstr(o.out, "gnuplot-nox"));
     ck_assert_ptr_nonnull(strstr(o.out, "--style"));
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 

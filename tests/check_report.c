@@ -11,6 +11,8 @@
 #include "analysis/runset.h"
 #include "analysis/store.h"
 #include "cli/cli_report.h"
+#include "tests/test_command.h"
+#include "tests/test_files.h"
 #include "tests/test_user.h"
 
 #include <check.h>
@@ -30,64 +32,21 @@
 
 /* ---- scratch folder (made and removed by the parent process) ---- */
 
-static char scratch[256];
-
 static void scratch_setup(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/check_report.XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(scratch) == NULL) {
-        perror("mkdtemp");
-        abort();
-    }
+    test_folder_make("check_report");
 }
 
 static void scratch_teardown(void)
 {
-    DIR *dir = opendir(scratch);
-    if (dir != NULL) {
-        struct dirent *entry;
-        while ((entry = readdir(dir)) != NULL) {
-            char path[600];
-            if (entry->d_name[0] == '.' &&
-                (entry->d_name[1] == '\0' || strcmp(entry->d_name, "..") == 0))
-                continue;
-            snprintf(path, sizeof path, "%s/%s", scratch, entry->d_name);
-            unlink(path);
-        }
-        closedir(dir);
-    }
-    rmdir(scratch);
-}
-
-static const char *scratch_path(const char *name)
-{
-    static char paths[4][512];
-    static int next;
-    char *path = paths[next++ % 4];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
-}
-
-static char *read_whole(FILE *file, long *size_out)
-{
-    fflush(file);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_uint_eq(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
-    if (size_out) *size_out = size;
-    return text;
+    test_folder_remove();
 }
 
 static char *read_path(const char *path, long *size)
 {
     FILE *file = fopen(path, "rb");
     ck_assert_msg(file != NULL, "cannot open %s", path);
-    char *text = read_whole(file, size);
+    char *text = test_read_stream(file, size);
     fclose(file);
     return text;
 }
@@ -104,7 +63,7 @@ static void raw_exec(sqlite3 *db, const char *sql)
 /* A hetsim database (schema by store_open) holding the rows of the SQL file sql_path. */
 static const char *make_database(const char *name, const char *sql_path)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -127,7 +86,7 @@ static const char *make_fixture(const char *name)
 /* A hetsim database holding the rows of the SQL text sql. */
 static const char *make_from_sql(const char *name, const char *sql)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -142,37 +101,7 @@ static const char *make_from_sql(const char *name, const char *sql)
 
 /* ---- running the command ---- */
 
-typedef struct Output {
-    int status;
-    char *out, *err;
-} Output;
-
-static Output run_report(int argc, const char *const *argv)
-{
-    Output result;
-    FILE *out = tmpfile(), *err = tmpfile();
-    ck_assert(out && err);
-    char *args[16];
-    ck_assert_int_lt(argc, 16);
-    for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
-    args[argc] = NULL;
-    result.status = cli_report_stream(argc, args, out, err);
-    result.out = read_whole(out, NULL);
-    result.err = read_whole(err, NULL);
-    fclose(out);
-    fclose(err);
-    return result;
-}
-
-#define RUN_REPORT(...)                                                                  \
-    run_report((int)(sizeof((const char *[]){ __VA_ARGS__ }) / sizeof(const char *)),   \
-               (const char *const[]){ __VA_ARGS__ })
-
-static void output_free(Output *o)
-{
-    free(o->out);
-    free(o->err);
-}
+#define RUN_REPORT(...) TEST_COMMAND(cli_report_stream, __VA_ARGS__)
 
 /* ---- a strict RFC 4180 reader: quoted fields, doubled quotes, CR/LF inside quotes ---- */
 
@@ -347,7 +276,7 @@ static void expect_number(const char *field, int present, double want, const cha
 START_TEST(test_summary_csv_equals_sql)
 {
     const char *path = make_fixture("summary.db");
-    Output o = RUN_REPORT("report", path, "--csv");
+    TestOutput o = RUN_REPORT("report", path, "--csv");
     ck_assert_msg(o.status == 0, "status %d: %s", o.status, o.err);
     ck_assert_str_eq(o.err, "");
     static const char header[] = "id,name,method,seed,status,rounds,sim_time_s,idle_share,"
@@ -401,7 +330,7 @@ START_TEST(test_summary_csv_equals_sql)
     ck_assert_str_eq(csv.cell[1][csv_column(&csv, "point")], "");
     expected_free(want, count);
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -411,7 +340,7 @@ START_TEST(test_rounds_csv_equals_sql)
     for (int64_t run = 1; run <= 4; run++) {
         char id[16];
         snprintf(id, sizeof id, "%lld", (long long)run);
-        Output o = RUN_REPORT("report", "--csv", "--run", id, path);
+        TestOutput o = RUN_REPORT("report", "--csv", "--run", id, path);
         ck_assert_msg(o.status == 0, "%s", o.err);
         Csv csv;
         ck_assert_int_eq(csv_parse(o.out, &csv), 0);
@@ -443,7 +372,7 @@ START_TEST(test_rounds_csv_equals_sql)
         sqlite3_finalize(q);
         sqlite3_close(db);
         csv_free(&csv);
-        output_free(&o);
+        test_output_free(&o);
     }
 }
 END_TEST
@@ -472,7 +401,7 @@ static long byte_at_column(const char *line, size_t bytes, size_t column)
 START_TEST(test_text_table_is_aligned)
 {
     const char *path = make_fixture("table.db");
-    Output o = RUN_REPORT("report", path, "--table", "runs");
+    TestOutput o = RUN_REPORT("report", path, "--table", "runs");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_str_eq(o.err, "");
     /* Header + 4 runs; the newline inside run 3's name must not break a row. Every
@@ -506,21 +435,21 @@ START_TEST(test_text_table_is_aligned)
     const char *run4 = strstr(o.out, "\n 4  ");
     ck_assert_ptr_nonnull(run4);
     ck_assert_ptr_nonnull(strstr(run4, " -  "));
-    output_free(&o);
+    test_output_free(&o);
 
     /* Without --table the points table follows (a run belongs to a sweep). */
     o = RUN_REPORT("report", path);
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_ptr_nonnull(strstr(o.out, "\n\nPoints: mean and 95 % interval"));
     ck_assert_ptr_null(strstr(o.out, "Speedup over sync"));  /* no sync/other pair */
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
 START_TEST(test_run_table)
 {
     const char *path = make_fixture("run.db");
-    Output o = RUN_REPORT("report", path, "--run=1");
+    TestOutput o = RUN_REPORT("report", path, "--run=1");
     ck_assert_msg(o.status == 0, "%s", o.err);
     /* Summary header and row, a blank line, the per-round header and 3 rounds. */
     const char *blank = strstr(o.out, "\n\n");
@@ -535,7 +464,7 @@ START_TEST(test_run_table)
     ck_assert_ptr_nonnull(strstr(blank, "20.000"));
     ck_assert_ptr_nonnull(strstr(blank, "1.50 kB"));
     ck_assert_ptr_null(strstr(o.out, "He said"));  /* only run 1 */
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -558,30 +487,30 @@ START_TEST(test_rounds_extra_titled_with_its_meaning)
     ck_assert_ptr_nonnull(comdml);
     char title[256];
     snprintf(title, sizeof title, "extra (%s)", comdml);
-    Output o = RUN_REPORT("report", path, "--run", "2");
+    TestOutput o = RUN_REPORT("report", path, "--run", "2");
     ck_assert_msg(o.status == 0, "%s", o.err);
     const char *rounds = strstr(o.out, "\n\n");
     ck_assert_ptr_nonnull(rounds);
     ck_assert_msg(strstr(rounds, title) != NULL, "no title '%s' in\n%s", title, o.out);
     ck_assert_ptr_nonnull(strstr(rounds, "0.5\n"));
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_REPORT("report", path, "--run", "2", "--json");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_ptr_nonnull(strstr(o.out, "\"extra\": 0.5}"));
     char json[300];
     snprintf(json, sizeof json, "\"extra_meaning\": \"%s\"}", comdml);
     ck_assert_msg(strstr(o.out, json) != NULL, "no %s in\n%s", json, o.out);
-    output_free(&o);
+    test_output_free(&o);
     /* run 1 (sync): NULL in every round, so no column in the text; null meaning in JSON
      * (the fixture has no run_params: a sync run's figure depends on its keys) */
     o = RUN_REPORT("report", path, "--run", "1");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_ptr_null(strstr(o.out, "extra"));
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_REPORT("report", path, "--run", "1", "--json");
     ck_assert_ptr_nonnull(strstr(o.out, "\"extra\": null}"));
     ck_assert_ptr_nonnull(strstr(o.out, "\"extra_meaning\": null}"));
-    output_free(&o);
+    test_output_free(&o);
 
     /* a sync run with a deadline (run_params says so) and one with prune = width: each
      * titled with its own meaning, the registry's for those keys */
@@ -604,7 +533,7 @@ START_TEST(test_rounds_extra_titled_with_its_meaning)
         o = RUN_REPORT("report", with_keys, "--run", id);
         ck_assert_msg(o.status == 0, "%s", o.err);
         ck_assert_msg(strstr(o.out, title) != NULL, "run %d: no title '%s' in\n%s", run, title, o.out);
-        output_free(&o);
+        test_output_free(&o);
     }
     ck_assert_str_ne(cli_extra_meaning("sync", one_key, (void *)keys[0]),
                      cli_extra_meaning("sync", one_key, (void *)keys[1]));
@@ -619,7 +548,7 @@ START_TEST(test_awkward_names_survive_csv)
         "tab\there", "crlf\r\nline", "ünïcødé 名前 🙂", "trailing\n", "",
     };
     enum { COUNT = sizeof names / sizeof names[0] };
-    const char *path = scratch_path("names.db");
+    const char *path = test_folder_path("names.db");
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -636,7 +565,7 @@ START_TEST(test_awkward_names_survive_csv)
     }
     store_close(store);
 
-    Output o = RUN_REPORT("report", path, "--csv");
+    TestOutput o = RUN_REPORT("report", path, "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
     Csv csv;
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
@@ -649,14 +578,14 @@ START_TEST(test_awkward_names_survive_csv)
         expect_number(csv.cell[i + 1][9], 1, 1.0 / 3.0, "final_accuracy");
     }
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 
     /* The table stays one line per run whatever the names hold. */
     o = RUN_REPORT("report", path);
     int lines = 0;
     for (const char *p = o.out; *p; p++) lines += *p == '\n';
     ck_assert_int_eq(lines, COUNT + 1);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -668,12 +597,12 @@ START_TEST(test_report_only_reads)
     struct stat st_before, st_after;
     ck_assert_int_eq(stat(path, &st_before), 0);
     ck_assert_int_eq(chmod(path, 0444), 0);  /* honoured for non-root users */
-    Output o = RUN_REPORT("report", path, "--run", "2");
+    TestOutput o = RUN_REPORT("report", path, "--run", "2");
     ck_assert_msg(o.status == 0, "%s", o.err);
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_REPORT("report", "--csv", path);
     ck_assert_int_eq(o.status, 0);
-    output_free(&o);
+    test_output_free(&o);
     ck_assert_int_eq(chmod(path, 0644), 0);
     char *after = read_path(path, &size_after);
     ck_assert_int_eq(stat(path, &st_after), 0);
@@ -728,7 +657,7 @@ START_TEST(test_report_from_read_only_folder)
 {
     const char *source = make_fixture("shared.db");
     char folder[600], path[700];
-    snprintf(folder, sizeof folder, "%s/read only ?#%%", scratch);  /* URI-hostile name */
+    snprintf(folder, sizeof folder, "%s/read only ?#%%", test_folder());  /* URI-hostile name */
     ck_assert_int_eq(mkdir(folder, 0755), 0);
     snprintf(path, sizeof path, "%s/shared.db", folder);
     long size = 0;
@@ -739,7 +668,7 @@ START_TEST(test_report_from_read_only_folder)
     fclose(copy);
     free(bytes);
     /* nobody must reach the file: through the scratch folder (0700 from mkdtemp), to read */
-    ck_assert_int_eq(chmod(scratch, 0711), 0);
+    ck_assert_int_eq(chmod(test_folder(), 0711), 0);
     ck_assert_int_eq(chmod(path, 0644), 0);
     ck_assert_int_eq(chmod(folder, 0555), 0);
     ReadOnlyFolder t = {.folder = folder, .path = path};
@@ -754,7 +683,7 @@ END_TEST
 
 START_TEST(test_report_while_a_run_writes)
 {
-    const char *path = scratch_path("live.db");
+    const char *path = test_folder_path("live.db");
     Store *store = NULL;
     HsDiag diag;
     hs_diag_clear(&diag);
@@ -766,14 +695,14 @@ START_TEST(test_report_while_a_run_writes)
     SinkRound round = { .round = 1, .t_start = 0, .t_end = 4, .idle_s = 1, .bytes = 8,
                         .extra = NAN, .energy_j = NAN };
     ck_assert_int_eq(sink.ops->round(sink.ctx, id, &round), HS_OK);  /* still buffered */
-    Output o = RUN_REPORT("report", path, "--csv");
+    TestOutput o = RUN_REPORT("report", path, "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
     ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,0,,,,,,,,,,,,,\n"));
-    output_free(&o);
+    test_output_free(&o);
     ck_assert_int_eq(store_flush(store), HS_OK);
     o = RUN_REPORT("report", path, "--csv");
     ck_assert_ptr_nonnull(strstr(o.out, "\n1,live,sync,3,running,1,4,,8,,,,,,,,,,\n"));
-    output_free(&o);
+    test_output_free(&o);
     store_close(store);
 }
 END_TEST
@@ -785,7 +714,7 @@ START_TEST(test_print_run_api)
     hs_diag_clear(&diag);
     FILE *out = tmpfile();
     ck_assert_int_eq(report_print_run(path, 1, 0, NULL, out, &diag), HS_OK);
-    char *text = read_whole(out, NULL);
+    char *text = test_read_stream(out, NULL);
     int lines = 0;
     for (const char *p = text; *p; p++) lines += *p == '\n';
     ck_assert_int_eq(lines, 2);  /* header and the run */
@@ -797,20 +726,20 @@ START_TEST(test_print_run_api)
     ck_assert_int_eq(report_print_run(path, 42, 0, NULL, out, &diag), HS_E_INPUT);
     ck_assert_ptr_nonnull(strstr(diag.message, "no run with id 42"));
     ck_assert_ptr_nonnull(strstr(diag.message, path));
-    text = read_whole(out, NULL);
+    text = test_read_stream(out, NULL);
     ck_assert_str_eq(text, "");  /* nothing printed on failure */
     free(text);
     fclose(out);
 
     /* An empty hetsim database: the header alone. */
-    const char *empty = scratch_path("empty.db");
+    const char *empty = test_folder_path("empty.db");
     Store *store = NULL;
     ck_assert_int_eq(store_open(empty, &store, &diag), HS_OK);
     store_close(store);
     out = tmpfile();
     hs_diag_clear(&diag);
     ck_assert_int_eq(report_print_runs(empty, REPORT_CSV, out, &diag), HS_OK);
-    text = read_whole(out, NULL);
+    text = test_read_stream(out, NULL);
     ck_assert_str_eq(text, "id,name,method,seed,status,rounds,sim_time_s,idle_share,bytes,"
                            "final_accuracy,target_accuracy,time_to_target_s,predicted_round_s,"
                            "actual_round_s,offload_share,sweep,point,energy_j,energy_to_target_j\n");
@@ -1005,7 +934,7 @@ static void expect_close(double got, double want, const char *what)
 START_TEST(test_points_hand_computed)
 {
     const char *path = make_database("points.db", SWEEP_SQL);
-    Output o = RUN_REPORT("report", path, "--table", "points", "--csv");
+    TestOutput o = RUN_REPORT("report", path, "--table", "points", "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
     Csv csv;
     ck_assert_msg(csv_parse(o.out, &csv) == 0, "not CSV:\n%s", o.out);
@@ -1053,7 +982,7 @@ START_TEST(test_points_hand_computed)
     expect_close(csv_number(&csv, r, "actual_round_s_mean"),
                  ((0.955 * 8) + (0.965 * 8) + (0.975 * 11)) / 2 / 3, "actual");
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -1061,7 +990,7 @@ END_TEST
 START_TEST(test_points_equal_sql)
 {
     const char *path = make_database("points_sql.db", SWEEP_SQL);
-    Output o = RUN_REPORT("report", path, "--csv", "--table=points");
+    TestOutput o = RUN_REPORT("report", path, "--csv", "--table=points");
     ck_assert_msg(o.status == 0, "%s", o.err);
     Csv csv;
     ck_assert_int_eq(csv_parse(o.out, &csv), 0);
@@ -1094,7 +1023,7 @@ START_TEST(test_points_equal_sql)
     sqlite3_finalize(q);
     sqlite3_close(db);
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -1102,7 +1031,7 @@ END_TEST
 START_TEST(test_run_figures_equal_sql)
 {
     const char *path = make_database("runs_sql.db", SWEEP_SQL);
-    Output o = RUN_REPORT("report", path, "--csv");
+    TestOutput o = RUN_REPORT("report", path, "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
     Csv csv;
     ck_assert_int_eq(csv_parse(o.out, &csv), 0);
@@ -1139,14 +1068,14 @@ START_TEST(test_run_figures_equal_sql)
     sqlite3_finalize(q);
     sqlite3_close(db);
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
 START_TEST(test_speedup_rows)
 {
     const char *path = make_database("speedup.db", SWEEP_SQL);
-    Output o = RUN_REPORT("report", path, "--table", "speedup", "--csv");
+    TestOutput o = RUN_REPORT("report", path, "--table", "speedup", "--csv");
     ck_assert_msg(o.status == 0, "%s", o.err);
     static const char header[] = "method,level,pairs,basis,speedup_mean,speedup_ci95,time_s_mean,"
                                  "sync_time_s_mean,sweep,scenario\n";
@@ -1171,7 +1100,7 @@ START_TEST(test_speedup_rows)
     expect_close(csv_number(&csv, r, "speedup_ci95"), t_two() * sqrt(square / 2) / sqrt(3), "interval");
     expect_close(csv_number(&csv, r, "level"), 1, "level");
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 
     /* the text report carries both tables after the runs */
     o = RUN_REPORT("report", path);
@@ -1181,7 +1110,7 @@ START_TEST(test_speedup_rows)
     ck_assert_ptr_nonnull(strstr(speedup, "time to target"));
     ck_assert_ptr_nonnull(strstr(speedup, "mixed"));
     ck_assert_ptr_nonnull(strstr(o.out, "\n\nPoints: mean"));
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -1193,19 +1122,19 @@ START_TEST(test_sweep_filter)
     raw_exec(db, "INSERT INTO runs(id, name, method, seed, status, sweep, point) VALUES"
                  " (200, 'other', 'sync', 1, 'done', 'sw-other', 'run.method=sync seed=1')");
     sqlite3_close(db);
-    Output o = RUN_REPORT("report", path, "--csv", "--sweep", "sw-other");
+    TestOutput o = RUN_REPORT("report", path, "--csv", "--sweep", "sw-other");
     ck_assert_msg(o.status == 0, "%s", o.err);
     Csv csv;
     ck_assert_int_eq(csv_parse(o.out, &csv), 0);
     ck_assert_int_eq(csv.rows, 2);
     ck_assert_str_eq(csv.cell[1][0], "200");
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_REPORT("report", path, "--csv", "--sweep=sw-fixture", "--table", "points");
     ck_assert_int_eq(csv_parse(o.out, &csv), 0);
     ck_assert_int_eq(csv.rows, 5);
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -1223,7 +1152,7 @@ START_TEST(test_runs_outside_sweeps)
         "[method]\nlocal_steps = epoch\n\n[agents]\ncount = 4\n', 5),"
         " (4, 'q', 'sync', 1, 'done', '[run]\nname = q\nmethod = sync\nseed = 1\n\n[method]\n\n"
         "[agents]\ncount = 8\n', 20);");
-    Output o = RUN_REPORT("report", path, "--csv", "--table", "points");
+    TestOutput o = RUN_REPORT("report", path, "--csv", "--table", "points");
     ck_assert_msg(o.status == 0, "%s", o.err);
     Csv csv;
     ck_assert_int_eq(csv_parse(o.out, &csv), 0);
@@ -1235,7 +1164,7 @@ START_TEST(test_runs_outside_sweeps)
     csv_row(&csv, "point", "run.method=sync run.name=q");
     csv_row(&csv, "point", "run.method=sync run.name=q config=#2");
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_REPORT("report", path, "--csv", "--table", "speedup");
     ck_assert_int_eq(csv_parse(o.out, &csv), 0);
     ck_assert_int_eq(csv.rows, 2);
@@ -1245,89 +1174,81 @@ START_TEST(test_runs_outside_sweeps)
     expect_close(csv_number(&csv, 1, "speedup_mean"), 2.5, "speedup");
     ck_assert_str_eq(csv.cell[1][csv_column(&csv, "speedup_ci95")], "");  /* one pair */
     csv_free(&csv);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
 /* ---- errors ---- */
 
-static void expect_failure(Output o, int status, const char *needle)
-{
-    ck_assert_msg(o.status == status, "status %d, want %d (%s)", o.status, status, o.err);
-    ck_assert_msg(strstr(o.err, needle) != NULL, "'%s' not in: %s", needle, o.err);
-    ck_assert_msg(o.out[0] == '\0', "stdout not empty: %s", o.out);
-    output_free(&o);
-}
-
 START_TEST(test_file_errors)
 {
     char message[600];
-    const char *missing = scratch_path("missing.db");
+    const char *missing = test_folder_path("missing.db");
     snprintf(message, sizeof message, "hetsim: %s: cannot open", missing);
-    expect_failure(RUN_REPORT("report", missing), 1, message);
+    test_output_expect_failure(RUN_REPORT("report", missing), 1, message);
     ck_assert_int_ne(access(missing, F_OK), 0);  /* read-only open creates nothing */
 
-    const char *text = scratch_path("text.db");
+    const char *text = test_folder_path("text.db");
     FILE *file = fopen(text, "w");
     fputs("this is not a database, but it is long enough to have a header\n", file);
     fclose(file);
     snprintf(message, sizeof message, "hetsim: %s: not a SQLite database", text);
-    expect_failure(RUN_REPORT("report", text), 2, message);
+    test_output_expect_failure(RUN_REPORT("report", text), 2, message);
 
-    const char *empty = scratch_path("zero.db");
+    const char *empty = test_folder_path("zero.db");
     fclose(fopen(empty, "w"));
-    expect_failure(RUN_REPORT("report", empty), 2, "not a hetsim database");
+    test_output_expect_failure(RUN_REPORT("report", empty), 2, "not a hetsim database");
 
-    const char *future = scratch_path("future.db");
+    const char *future = test_folder_path("future.db");
     sqlite3 *db = NULL;
     ck_assert_int_eq(sqlite3_open(future, &db), SQLITE_OK);
     raw_exec(db, "CREATE TABLE runs(id); PRAGMA user_version = 7;");
     sqlite3_close(db);
-    expect_failure(RUN_REPORT("report", future), 2, "version 7");
+    test_output_expect_failure(RUN_REPORT("report", future), 2, "version 7");
 
-    const char *other = scratch_path("other.db");
+    const char *other = test_folder_path("other.db");
     ck_assert_int_eq(sqlite3_open(other, &db), SQLITE_OK);
     raw_exec(db, "CREATE TABLE notes(x)");
     sqlite3_close(db);
-    expect_failure(RUN_REPORT("report", other, "--csv"), 2, "not a hetsim database");
+    test_output_expect_failure(RUN_REPORT("report", other, "--csv"), 2, "not a hetsim database");
 
     const char *fixture = make_fixture("errors.db");
-    expect_failure(RUN_REPORT("report", fixture, "--run", "99"), 2, "no run with id 99");
-    expect_failure(RUN_REPORT("report", fixture, "--run", "99", "--csv"), 2, "no run with id 99");
-    expect_failure(RUN_REPORT("report", fixture, "--sweep", "nope"), 2, "no run of sweep 'nope'");
+    test_output_expect_failure(RUN_REPORT("report", fixture, "--run", "99"), 2, "no run with id 99");
+    test_output_expect_failure(RUN_REPORT("report", fixture, "--run", "99", "--csv"), 2, "no run with id 99");
+    test_output_expect_failure(RUN_REPORT("report", fixture, "--sweep", "nope"), 2, "no run of sweep 'nope'");
 }
 END_TEST
 
 START_TEST(test_usage_errors)
 {
-    expect_failure(RUN_REPORT("report"), 2, "missing FILE.db");
-    expect_failure(RUN_REPORT("report", "--frobnicate", "x.db"), 2, "unknown option '--frobnicate'");
-    expect_failure(RUN_REPORT("report", "x.db", "--run"), 2, "--run needs a run id");
+    test_output_expect_failure(RUN_REPORT("report"), 2, "missing FILE.db");
+    test_output_expect_failure(RUN_REPORT("report", "--frobnicate", "x.db"), 2, "unknown option '--frobnicate'");
+    test_output_expect_failure(RUN_REPORT("report", "x.db", "--run"), 2, "--run needs a run id");
     static const char *const bad_ids[] = { "abc", "0", "-3", "12x", "", "99999999999999999999" };
     for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++)
-        expect_failure(RUN_REPORT("report", "x.db", "--run", bad_ids[i]), 2,
+        test_output_expect_failure(RUN_REPORT("report", "x.db", "--run", bad_ids[i]), 2,
                        "--run needs a positive whole number");
-    expect_failure(RUN_REPORT("report", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
-    expect_failure(RUN_REPORT("report", "x.db", "--table", "bogus"), 2,
+    test_output_expect_failure(RUN_REPORT("report", "a.db", "b.db"), 2, "unexpected argument 'b.db'");
+    test_output_expect_failure(RUN_REPORT("report", "x.db", "--table", "bogus"), 2,
                    "--table takes runs, points or speedup, not 'bogus'");
-    expect_failure(RUN_REPORT("report", "x.db", "--table"), 2, "--table needs");
-    expect_failure(RUN_REPORT("report", "x.db", "--sweep"), 2, "--sweep needs a sweep id");
-    expect_failure(RUN_REPORT("report", "x.db", "--run", "1", "--sweep", "s"), 2,
+    test_output_expect_failure(RUN_REPORT("report", "x.db", "--table"), 2, "--table needs");
+    test_output_expect_failure(RUN_REPORT("report", "x.db", "--sweep"), 2, "--sweep needs a sweep id");
+    test_output_expect_failure(RUN_REPORT("report", "x.db", "--run", "1", "--sweep", "s"), 2,
                    "--run and --sweep exclude each other");
-    expect_failure(RUN_REPORT("report", "x.db", "--run", "1", "--table", "points"), 2,
+    test_output_expect_failure(RUN_REPORT("report", "x.db", "--run", "1", "--table", "points"), 2,
                    "--run and --table exclude each other");
-    expect_failure(RUN_REPORT("report", "a.db"), 1, "hetsim: a.db: cannot open");
+    test_output_expect_failure(RUN_REPORT("report", "a.db"), 1, "hetsim: a.db: cannot open");
 
-    Output o = RUN_REPORT("report", "--help");
+    TestOutput o = RUN_REPORT("report", "--help");
     ck_assert_int_eq(o.status, 0);
     static const char usage[] =
         "usage: hetsim report FILE.db [--run ID | --sweep ID] [--table runs|points|speedup] [--csv | --json]\n";
     ck_assert(strncmp(o.out, usage, sizeof usage - 1) == 0);
     ck_assert_str_eq(o.err, "");
-    output_free(&o);
+    test_output_free(&o);
     o = RUN_REPORT("report", "x.db", "-h");
     ck_assert_int_eq(o.status, 0);
-    output_free(&o);
+    test_output_free(&o);
 }
 END_TEST
 
@@ -1339,7 +1260,7 @@ START_TEST(test_output_write_error)
     FILE *err = tmpfile();
     char *args[] = { "report", (char *)path, NULL };
     ck_assert_int_eq(cli_report_stream(2, args, full, err), 1);
-    char *text = read_whole(err, NULL);
+    char *text = test_read_stream(err, NULL);
     ck_assert_msg(strstr(text, "hetsim: cannot write the report") != NULL, "%s", text);
     free(text);
     fclose(err);

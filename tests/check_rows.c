@@ -15,6 +15,7 @@
 #include "sim/kernel/sink.h"
 #include "driver/sweep.h"
 #include "sim/run_params.h"
+#include "tests/test_files.h"
 
 /* ---- records filled column by column ---- */
 
@@ -245,19 +246,14 @@ END_TEST
 
 /* ---- the store ---- */
 
-static char scratch[256];
-
 static void scratch_setup(void)
 {
-    snprintf(scratch, sizeof scratch, "/tmp/check_rows.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(scratch));
+    test_folder_make("check_rows");
 }
 
 static void scratch_teardown(void)
 {
-    char command[300];
-    snprintf(command, sizeof command, "rm -rf '%s'", scratch);
-    if (system(command) != 0) fprintf(stderr, "could not remove %s\n", scratch);
+    test_folder_remove();
 }
 
 /* Reads column c of table's row run_id (the first) back and compares it with what
@@ -324,7 +320,7 @@ static int expect_filled(const char *path, int64_t run_id, const Filled *f)
 START_TEST(test_every_column_comes_back_from_the_database)
 {
     char path[300];
-    snprintf(path, sizeof path, "%s/rows.db", scratch);
+    snprintf(path, sizeof path, "%s/rows.db", test_folder());
     Store *store = NULL;
     HsDiag diag;
     ck_assert_int_eq(store_open(path, &store, &diag), HS_OK);
@@ -360,7 +356,7 @@ START_TEST(test_every_column_is_added_to_an_older_file)
                 strcmp(c->name, "point") == 0 || (w != SINK_RECORD_RUN && strcmp(c->name, "round") == 0))
                 continue;
             char path[300], sql[300];
-            snprintf(path, sizeof path, "%s/old-%d-%d.db", scratch, w, i);
+            snprintf(path, sizeof path, "%s/old-%d-%d.db", test_folder(), w, i);
             Store *store = NULL;
             HsDiag diag;
             Filled f;
@@ -474,7 +470,7 @@ END_TEST
 START_TEST(test_views_have_the_described_columns)
 {
     char path[300];
-    snprintf(path, sizeof path, "%s/views.db", scratch);
+    snprintf(path, sizeof path, "%s/views.db", test_folder());
     Store *store = NULL;
     HsDiag diag;
     ck_assert_int_eq(store_open(path, &store, &diag), HS_OK);

@@ -31,15 +31,7 @@ static int resolve_text(const char *text, Scenario *sc, HsDiag *diag)
 /* Resolves base_text with extra appended and expects an error that starts with prefix. */
 static void expect_error(const char *extra, const char *prefix, const char *fragment)
 {
-    char text[4096];
-    snprintf(text, sizeof text, "%s%s", base_text, extra);
-    Scenario sc;
-    HsDiag diag;
-    int status = resolve_text(text, &sc, &diag);
-    ck_assert_msg(status == HS_E_INPUT, "expected an input error for: %s", extra);
-    ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "message '%s' does not start with '%s'",
-                  diag.message, prefix);
-    ck_assert_msg(strstr(diag.message, fragment) != NULL, "message '%s' lacks '%s'", diag.message, fragment);
+    test_expect_resolve_error(base_text, extra, NULL, 0, prefix, fragment);
 }
 
 START_TEST(test_minimal_resolves_with_defaults)

@@ -3,7 +3,6 @@
  * foreign and future files are refused untouched, and the status of a run tells the
  * truth about its rows (running / done / failed / interrupted). */
 #include <check.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -22,55 +21,14 @@
 
 /* ---- a scratch folder per test case, removed by the parent process ---- */
 
-static char scratch[256];
-
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        chmod(path, 0700);  /* the read-only-folder case leaves one behind */
-        DIR *dir = opendir(path);
-        if (dir != NULL) {
-            struct dirent *entry;
-            while ((entry = readdir(dir)) != NULL) {
-                if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-                    continue;
-                char child[512];
-                snprintf(child, sizeof child, "%s/%s", path, entry->d_name);
-                remove_tree(child);
-            }
-            closedir(dir);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void scratch_setup(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/check_store.XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(scratch) == NULL) {
-        perror("mkdtemp");
-        abort();
-    }
+    test_folder_make("check_store");
 }
 
 static void scratch_teardown(void)
 {
-    remove_tree(scratch);
-}
-
-/* A path in the scratch folder; each test uses its own names. */
-static const char *scratch_path(const char *name)
-{
-    static char paths[4][512];
-    static int next;
-    char *path = paths[next++ % 4];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
+    test_folder_remove();
 }
 
 /* ---- plain sqlite3 helpers, independent of the store ---- */
@@ -454,7 +412,7 @@ static void write_file_bytes(const char *path, const char *bytes, size_t size)
 
 START_TEST(test_round_trip_two_runs)
 {
-    const char *path = scratch_path("round_trip.db");
+    const char *path = test_folder_path("round_trip.db");
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -483,7 +441,7 @@ END_TEST
 
 START_TEST(test_schema_and_pragmas)
 {
-    const char *path = scratch_path("schema.db");
+    const char *path = test_folder_path("schema.db");
     Store *store = open_store(path);
     store_close(store);
     sqlite3 *db = raw_open(path);
@@ -515,7 +473,7 @@ END_TEST
 
 START_TEST(test_append_to_existing_database)
 {
-    const char *path = scratch_path("append.db");
+    const char *path = test_folder_path("append.db");
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -541,7 +499,7 @@ END_TEST
  * read NULL, and reopening does not add them twice. */
 static void check_old_file_gets_columns(const char *name, const char *downgrade, int columns_before, int had_domains)
 {
-    const char *path = scratch_path(name);
+    const char *path = test_folder_path(name);
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -593,7 +551,7 @@ END_TEST
 START_TEST(test_two_stores_on_one_file)
 {
     /* Two writers at once (as two sweep jobs): short transactions let both through. */
-    const char *path = scratch_path("two_writers.db");
+    const char *path = test_folder_path("two_writers.db");
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -635,7 +593,7 @@ END_TEST
  * SQLITE_BUSY failures, no lost batches). */
 START_TEST(test_parallel_processes_share_a_file)
 {
-    const char *path = scratch_path("parallel.db");
+    const char *path = test_folder_path("parallel.db");
     enum { PROCESSES = 3, RUNS = 2, ROUNDS = 20, AGENTS = 300 };
     /* No schema yet: the writers race to create it, and exactly one may. */
     pid_t children[PROCESSES];
@@ -694,7 +652,7 @@ END_TEST
 
 START_TEST(test_unfinished_run_stays_running)
 {
-    const char *path = scratch_path("unfinished.db");
+    const char *path = test_folder_path("unfinished.db");
     Synthetic a;
     synthetic_make(&a, 0);
     Store *store = open_store(path);
@@ -716,7 +674,7 @@ END_TEST
 
 START_TEST(test_crash_leaves_running_never_done)
 {
-    const char *path = scratch_path("crash.db");
+    const char *path = test_folder_path("crash.db");
     Synthetic a;
     synthetic_make(&a, 0);
     pid_t child = fork();
@@ -749,7 +707,7 @@ END_TEST
 
 START_TEST(test_failed_and_diverged_keep_rows)
 {
-    const char *path = scratch_path("failed.db");
+    const char *path = test_folder_path("failed.db");
     Synthetic a;
     synthetic_make(&a, 0);
     Store *store = open_store(path);
@@ -771,7 +729,7 @@ END_TEST
 
 START_TEST(test_run_end_with_running_is_refused)
 {
-    const char *path = scratch_path("end_running.db");
+    const char *path = test_folder_path("end_running.db");
     Synthetic a;
     synthetic_make(&a, 0);
     Store *store = open_store(path);
@@ -792,7 +750,7 @@ END_TEST
 
 START_TEST(test_mark_interrupted)
 {
-    const char *path = scratch_path("interrupted.db");
+    const char *path = test_folder_path("interrupted.db");
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -837,7 +795,7 @@ END_TEST
 
 START_TEST(test_delete_run_removes_every_row)
 {
-    const char *path = scratch_path("delete.db");
+    const char *path = test_folder_path("delete.db");
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -872,7 +830,7 @@ END_TEST
 
 START_TEST(test_list_sweep_runs)
 {
-    const char *path = scratch_path("sweep.db");
+    const char *path = test_folder_path("sweep.db");
     Synthetic a, b;
     synthetic_make(&a, 0);
     synthetic_make(&b, 1);
@@ -909,7 +867,7 @@ END_TEST
 
 START_TEST(test_batches_become_visible)
 {
-    const char *path = scratch_path("batches.db");
+    const char *path = test_folder_path("batches.db");
     Store *store = open_store(path);
     Sink sink = store_sink(store);
     SinkRunInfo info = { .name = "batches", .method = "sync", .seed = 1, .mode = "timing" };
@@ -934,7 +892,7 @@ END_TEST
 
 START_TEST(test_limit_values)
 {
-    const char *path = scratch_path("limits.db");
+    const char *path = test_folder_path("limits.db");
     size_t big = 2u << 20;  /* a 2 MiB config */
     char *config = malloc(big + 1);
     ck_assert_ptr_nonnull(config);
@@ -1005,7 +963,7 @@ static double seconds_since(const struct timespec *start)
 START_TEST(test_insert_throughput)
 {
     enum { AGENTS = 100000, ROUNDS = 5 };
-    const char *path = scratch_path("throughput.db");
+    const char *path = test_folder_path("throughput.db");
     SinkAgent *agents = calloc(AGENTS, sizeof *agents);
     SinkAgentRound *rows = calloc(AGENTS, sizeof *rows);
     ck_assert(agents && rows);
@@ -1051,7 +1009,7 @@ END_TEST
 
 START_TEST(test_other_schema_version_refused)
 {
-    const char *path = scratch_path("future.db");
+    const char *path = test_folder_path("future.db");
     sqlite3 *db = raw_open(path);
     raw_exec(db, "CREATE TABLE runs(id INTEGER PRIMARY KEY); PRAGMA user_version = 7;");
     sqlite3_close(db);
@@ -1060,7 +1018,7 @@ START_TEST(test_other_schema_version_refused)
 
     /* Our application id with a newer version: the same message. (An older one is
      * upgraded: check_rows.c, and the fixture of tests/cli/fixture.sh.) */
-    const char *ours = scratch_path("ours_v3.db");
+    const char *ours = test_folder_path("ours_v3.db");
     Store *store = open_store(ours);
     store_close(store);
     db = raw_open(ours);
@@ -1069,7 +1027,7 @@ START_TEST(test_other_schema_version_refused)
     expect_open_fails(ours, HS_E_INPUT, "version 3", "versions 1 to 2");
 
     /* A bare user_version on an otherwise empty file is not a new database either. */
-    const char *bare = scratch_path("bare_v3.db");
+    const char *bare = test_folder_path("bare_v3.db");
     db = raw_open(bare);
     raw_exec(db, "PRAGMA user_version = 3");
     sqlite3_close(db);
@@ -1080,12 +1038,12 @@ END_TEST
 START_TEST(test_non_database_refused_untouched)
 {
     static const char text[] = "[run]\nname = this is a scenario, not a database\n";
-    const char *path = scratch_path("scenario.ini");
+    const char *path = test_folder_path("scenario.ini");
     write_file_bytes(path, text, sizeof text - 1);
     expect_open_fails(path, HS_E_INPUT, "not a SQLite database", NULL);
 
     /* One byte: SQLite alone would take it for an empty database and overwrite it. */
-    const char *tiny = scratch_path("tiny.txt");
+    const char *tiny = test_folder_path("tiny.txt");
     write_file_bytes(tiny, "x", 1);
     expect_open_fails(tiny, HS_E_INPUT, "not a SQLite database", NULL);
     long size = 0;
@@ -1099,7 +1057,7 @@ START_TEST(test_non_database_refused_untouched)
     free(bytes);
 
     /* Another program's SQLite database: refused, and its journal mode is not changed. */
-    const char *other = scratch_path("other_app.db");
+    const char *other = test_folder_path("other_app.db");
     sqlite3 *db = raw_open(other);
     raw_exec(db, "CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('keep me');");
     sqlite3_close(db);
@@ -1110,21 +1068,21 @@ START_TEST(test_non_database_refused_untouched)
     free(mode);
     sqlite3_close(db);
 
-    const char *foreign = scratch_path("foreign_app.db");
+    const char *foreign = test_folder_path("foreign_app.db");
     db = raw_open(foreign);
     raw_exec(db, "PRAGMA application_id = 1234; CREATE TABLE runs(x); PRAGMA user_version = 1;");
     sqlite3_close(db);
     expect_open_fails(foreign, HS_E_INPUT, "not a hetsim database", "application_id");
 
     /* Our version number but not our tables. */
-    const char *partial = scratch_path("partial.db");
+    const char *partial = test_folder_path("partial.db");
     db = raw_open(partial);
     raw_exec(db, "CREATE TABLE runs(id); PRAGMA user_version = 1;");
     sqlite3_close(db);
     expect_open_fails(partial, HS_E_INPUT, "not a hetsim database", NULL);
 
     /* A directory. */
-    expect_open_fails(scratch, HS_E_IO, "cannot open", NULL);
+    expect_open_fails(test_folder(), HS_E_IO, "cannot open", NULL);
 }
 END_TEST
 
@@ -1161,14 +1119,14 @@ static int open_fails_as_reader(void *arg)
 START_TEST(test_unwritable_locations)
 {
     /* Root-proof cases first: a missing folder, and /proc where nobody creates files. */
-    const char *missing = scratch_path("no/such/folder/x.db");
+    const char *missing = test_folder_path("no/such/folder/x.db");
     expect_open_fails(missing, HS_E_IO, "cannot open", "No such file");
     expect_open_fails("/proc/hetsim-check-store.db", HS_E_IO, "cannot open", NULL);
 
     /* chmod 0444 cannot stop root, and CI runs as root: the permission cases run in a
      * child that drops root to nobody, which must reach them through the scratch folder. */
-    ck_assert_int_eq(chmod(scratch, 0711), 0);
-    const char *path = scratch_path("readonly.db");
+    ck_assert_int_eq(chmod(test_folder(), 0711), 0);
+    const char *path = test_folder_path("readonly.db");
     Store *store = open_store(path);
     store_close(store);
     ck_assert_int_eq(chmod(path, 0444), 0);
@@ -1179,7 +1137,7 @@ START_TEST(test_unwritable_locations)
     ck_assert_int_eq(chmod(path, 0644), 0);
 
     char folder[512];
-    snprintf(folder, sizeof folder, "%s/readonly_folder", scratch);
+    snprintf(folder, sizeof folder, "%s/readonly_folder", test_folder());
     ck_assert_int_eq(mkdir(folder, 0755), 0);
     ck_assert_int_eq(chmod(folder, 0555), 0);
     char inside[600];
@@ -1193,7 +1151,7 @@ END_TEST
 
 START_TEST(test_locked_database)
 {
-    const char *path = scratch_path("locked.db");
+    const char *path = test_folder_path("locked.db");
     Store *store = open_store(path);
     ck_assert_int_eq(store_set_busy_timeout(store, 100), HS_OK);
     ck_assert_int_eq(store_set_busy_timeout(store, -1), HS_E_INTERNAL);
@@ -1213,7 +1171,7 @@ START_TEST(test_locked_database)
 
     /* Locked while opening: a rollback-journal database held by an exclusive lock
      * blocks even reading the schema, for the whole (default) busy timeout. */
-    const char *rollback = scratch_path("locked_rollback.db");
+    const char *rollback = test_folder_path("locked_rollback.db");
     store = open_store(rollback);
     store_close(store);
     other = raw_open(rollback);
@@ -1245,7 +1203,7 @@ END_TEST
 
 START_TEST(test_row_of_unknown_run_fails_the_flush)
 {
-    const char *path = scratch_path("orphan.db");
+    const char *path = test_folder_path("orphan.db");
     Store *store = open_store(path);
     Sink sink = store_sink(store);
     SinkRound round = { .round = 1, .t_start = 0, .t_end = 1, .extra = NAN };
@@ -1268,7 +1226,7 @@ START_TEST(test_simultaneous_opens_of_new_files)
     for (int f = 0; f < FILES; f++) {
         char name[32];
         snprintf(name, sizeof name, "open-race-%d.db", f);
-        const char *path = scratch_path(name);
+        const char *path = test_folder_path(name);
         pid_t children[PROCESSES];
         for (int p = 0; p < PROCESSES; p++) {
             children[p] = fork();

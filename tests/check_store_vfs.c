@@ -99,6 +99,29 @@ static long query_long(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* The tests' database: NAME made afresh in the scratch folder with an empty table
+ * t(x INTEGER, y BLOB), written through the store's VFS (db); reader, when asked for,
+ * reads it through the default (counting) VFS, that is the system's files. */
+typedef struct Written {
+    const char *path;
+    sqlite3 *db, *reader;
+} Written;
+
+static Written written_open(const char *name, int with_reader)
+{
+    Written w = {.path = path_of(name)};
+    w.db = open_db(w.path, store_vfs_name());
+    if (with_reader) w.reader = open_db(w.path, NULL);
+    ck_assert_int_eq(sqlite3_exec(w.db, "CREATE TABLE t(x INTEGER, y BLOB)", NULL, NULL, NULL), SQLITE_OK);
+    return w;
+}
+
+static void written_close(Written *w)
+{
+    sqlite3_close(w->reader); /* a no-op on NULL */
+    sqlite3_close(w->db);
+}
+
 /* rows rows of a 3000-byte blob each (one 4 KB page per row) in one transaction; the
  * COMMIT's result code */
 static int insert_rows(sqlite3 *db, int first, int rows)
@@ -123,42 +146,35 @@ static int insert_rows(sqlite3 *db, int first, int rows)
 START_TEST(test_commit_is_one_write)
 {
     ck_assert_str_eq(store_vfs_name(), STORE_VFS_NAME);
-    const char *path = path_of("one.db");
-    sqlite3 *db = open_db(path, store_vfs_name());
-    sqlite3 *reader = open_db(path, NULL);  /* the counting VFS: the system's files */
-    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x INTEGER, y BLOB)", NULL, NULL, NULL), SQLITE_OK);
+    Written w = written_open("one.db", 1);
     for (int txn = 0; txn < 3; txn++) {
         count_reset();
-        ck_assert_int_eq(insert_rows(db, txn * 20, 20), SQLITE_OK);
+        ck_assert_int_eq(insert_rows(w.db, txn * 20, 20), SQLITE_OK);
         /* 20+ frames of 4 KB: the default VFS would make 2 writes per frame */
         ck_assert_int_ge(count_bytes, 20 * (4096 + 24));
         ck_assert_int_eq(count_writes, 1);
-        ck_assert_int_eq(query_long(reader, "SELECT count(*) FROM t"), (txn + 1) * 20);
+        ck_assert_int_eq(query_long(w.reader, "SELECT count(*) FROM t"), (txn + 1) * 20);
     }
-    ck_assert_int_eq(query_long(reader, "SELECT sum(x) FROM t"), 59 * 60 / 2);
-    sqlite3_close(reader);
-    sqlite3_close(db);
+    ck_assert_int_eq(query_long(w.reader, "SELECT sum(x) FROM t"), 59 * 60 / 2);
+    written_close(&w);
 }
 END_TEST
 
 START_TEST(test_large_transaction_in_pieces)
 {
-    const char *path = path_of("large.db");
-    sqlite3 *db = open_db(path, store_vfs_name());
-    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x INTEGER, y BLOB)", NULL, NULL, NULL), SQLITE_OK);
+    Written w = written_open("large.db", 0);
     count_reset();
-    ck_assert_int_eq(insert_rows(db, 0, 400), SQLITE_OK);  /* ~1.6 MB of frames */
+    ck_assert_int_eq(insert_rows(w.db, 0, 400), SQLITE_OK);  /* ~1.6 MB of frames */
     long frames = count_bytes / (4096 + 24);
     ck_assert_int_ge(frames, 400);
     /* at most 128 KiB per write (the unix VFS's limit), few of them */
     ck_assert_int_lt(count_largest, 128 * 1024);
     ck_assert_int_le(count_writes, count_bytes / (100 * 1024) + 2);
-    sqlite3 *reader = open_db(path, NULL);
-    ck_assert_int_eq(query_long(reader, "SELECT count(*) FROM t"), 400);
-    sqlite3_close(reader);
-    sqlite3_close(db);
+    w.reader = open_db(w.path, NULL);
+    ck_assert_int_eq(query_long(w.reader, "SELECT count(*) FROM t"), 400);
+    written_close(&w);
     /* the frames as written: recovered from the WAL by a fresh connection */
-    db = open_db(path, NULL);
+    sqlite3 *db = open_db(w.path, NULL);
     ck_assert_int_eq(query_long(db, "SELECT count(*) FROM t"), 400);
     sqlite3_stmt *stmt;
     ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &stmt, NULL), SQLITE_OK);
@@ -171,20 +187,16 @@ END_TEST
 
 START_TEST(test_failed_write_fails_the_commit)
 {
-    const char *path = path_of("fail.db");
-    sqlite3 *db = open_db(path, store_vfs_name());
-    sqlite3 *reader = open_db(path, NULL);
-    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x INTEGER, y BLOB)", NULL, NULL, NULL), SQLITE_OK);
-    ck_assert_int_eq(insert_rows(db, 0, 5), SQLITE_OK);
+    Written w = written_open("fail.db", 1);
+    ck_assert_int_eq(insert_rows(w.db, 0, 5), SQLITE_OK);
     count_fail = 1;  /* the buffered frames' one write fails: COMMIT must say so */
-    ck_assert_int_eq(insert_rows(db, 100, 5) & 0xff, SQLITE_FULL);
+    ck_assert_int_eq(insert_rows(w.db, 100, 5) & 0xff, SQLITE_FULL);
     count_fail = 0;
-    ck_assert_int_eq(query_long(reader, "SELECT count(*) FROM t"), 5);
-    ck_assert_int_eq(insert_rows(db, 200, 5), SQLITE_OK);
-    ck_assert_int_eq(query_long(reader, "SELECT count(*) FROM t"), 10);
-    ck_assert_int_eq(query_long(reader, "SELECT count(*) FROM t WHERE x >= 100 AND x < 200"), 0);
-    sqlite3_close(reader);
-    sqlite3_close(db);
+    ck_assert_int_eq(query_long(w.reader, "SELECT count(*) FROM t"), 5);
+    ck_assert_int_eq(insert_rows(w.db, 200, 5), SQLITE_OK);
+    ck_assert_int_eq(query_long(w.reader, "SELECT count(*) FROM t"), 10);
+    ck_assert_int_eq(query_long(w.reader, "SELECT count(*) FROM t WHERE x >= 100 AND x < 200"), 0);
+    written_close(&w);
 }
 END_TEST
 

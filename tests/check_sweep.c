@@ -4,6 +4,7 @@
  * bit, however the bytes are cut. */
 #include "sim/run.h"
 #include "driver/sweep.h"
+#include "tests/test_scenario.h"
 #include "tests/test_sink.h"
 
 #include <check.h>
@@ -52,11 +53,7 @@ static void expect_error(const char *sweep_lines, const char *prefix, const char
 {
     Sweep sw;
     HsDiag diag;
-    int status = load_sweep(sweep_lines, &sw, &diag);
-    ck_assert_msg(status == HS_E_INPUT, "expected an input error for: %s (got %d)", sweep_lines, status);
-    ck_assert_msg(strncmp(diag.message, prefix, strlen(prefix)) == 0, "message '%s' does not start with '%s'",
-                  diag.message, prefix);
-    ck_assert_msg(strstr(diag.message, fragment) != NULL, "message '%s' lacks '%s'", diag.message, fragment);
+    test_expect_input_error(load_sweep(sweep_lines, &sw, &diag), &diag, sweep_lines, prefix, fragment);
 }
 
 START_TEST(test_split_values)

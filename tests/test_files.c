@@ -2,8 +2,10 @@
 #include "tests/test_files.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,4 +60,59 @@ void test_scratch_unlink(const char *tag, const char *name)
     snprintf(path, sizeof path, "%s/%s", test_scratch_dir(tag), name);
     unlink(path);
     rmdir(test_scratch_dir(tag)); /* when it was the folder's last file */
+}
+
+static char test_folder_name[256];
+
+void test_folder_make(const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(test_folder_name, sizeof test_folder_name, "%s/%s.XXXXXX", base && *base ? base : "/tmp", tag);
+    if (mkdtemp(test_folder_name) == NULL) {
+        perror("mkdtemp");
+        abort();
+    }
+}
+
+/* Removes path and, when it is a folder, everything under it. */
+static void test_folder_remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        unlink(path);
+        return;
+    }
+    chmod(path, 0700); /* a read-only folder a test made cannot be emptied otherwise */
+    DIR *dir = opendir(path);
+    if (dir != NULL) {
+        struct dirent *entry;
+        while ((entry = readdir(dir)) != NULL) {
+            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
+            char child[1024];
+            snprintf(child, sizeof child, "%s/%s", path, entry->d_name);
+            test_folder_remove_tree(child);
+        }
+        closedir(dir);
+    }
+    rmdir(path);
+}
+
+void test_folder_remove(void)
+{
+    test_folder_remove_tree(test_folder_name);
+}
+
+const char *test_folder(void)
+{
+    return test_folder_name;
+}
+
+const char *test_folder_path(const char *name)
+{
+    static char paths[8][512];
+    static int next;
+    char *path = paths[next++ % 8];
+    snprintf(path, sizeof paths[0], "%s/%s", test_folder_name, name);
+    return path;
 }

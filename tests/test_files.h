@@ -1,4 +1,5 @@
-/* test_files.h — reading a whole file in the suites (golden files, fixtures, databases). */
+/* test_files.h — files in the suites: reading a whole one (golden files, fixtures,
+ * databases), writing one to a scratch folder, and a suite's scratch folder. */
 #ifndef TESTS_TEST_FILES_H
 #define TESTS_TEST_FILES_H
 
@@ -18,5 +19,16 @@ const char *test_scratch_dir(const char *tag);
  * folder, when that was its last file). */
 const char *test_availability_set(const char *tag, const char *text);
 void test_scratch_unlink(const char *tag, const char *name);
+
+/* A suite's scratch folder, $TMPDIR (or /tmp)/TAG.XXXXXX, for Check's (un)checked
+ * fixtures: test_folder_make makes it (the process aborts when it cannot: no test could
+ * run), test_folder_remove removes it with everything under it (a folder a test left
+ * read-only included). test_folder gives its path; test_folder_path a path in it, in one
+ * of 8 buffers used in turn. check_plot, check_report, check_rows and check_store had
+ * each written these again. */
+void test_folder_make(const char *tag);
+void test_folder_remove(void);
+const char *test_folder(void);
+const char *test_folder_path(const char *name);
 
 #endif

@@ -4,6 +4,7 @@
 #include "sim/methods/method.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 int test_resolve(const char *text, const char *const *set, int n, Scenario *sc, HsDiag *diag)
@@ -24,6 +25,25 @@ int test_run(const char *text, const char *const *set, int n, TestSink *ts, HsDi
     RunOutcome outcome;
     if (status == HS_OK) status = sim_run(&sc, test_sink_init(ts), diag, &outcome);
     return status;
+}
+
+void test_expect_input_error(int status, const HsDiag *diag, const char *what, const char *prefix,
+                             const char *fragment)
+{
+    ck_assert_msg(status == HS_E_INPUT, "expected an input error for: %s (got %d)", what, status);
+    ck_assert_msg(strncmp(diag->message, prefix, strlen(prefix)) == 0, "message '%s' does not start with '%s'",
+                  diag->message, prefix);
+    ck_assert_msg(strstr(diag->message, fragment) != NULL, "message '%s' lacks '%s'", diag->message, fragment);
+}
+
+void test_expect_resolve_error(const char *base, const char *extra, const char *const *set, int n,
+                               const char *prefix, const char *fragment)
+{
+    char text[8192];
+    ck_assert_int_lt(snprintf(text, sizeof text, "%s%s", base, extra), (int)sizeof text);
+    Scenario sc;
+    HsDiag diag;
+    test_expect_input_error(test_resolve(text, set, n, &sc, &diag), &diag, extra, prefix, fragment);
 }
 
 double test_method_key(const Scenario *sc, const char *key)

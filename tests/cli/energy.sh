@@ -111,22 +111,14 @@ check "report text: an energy column when a run has one" grep -q "energy (J)" $t
 check "report text: none when no run has one" test "$(grep -c "energy (J)" $tmp/r3.txt)" = 0
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
-bad_input() { # name, line to append to [agents.slow] (the file's last section), expected message
-  cp $S $tmp/bad.ini; echo "$2" >> $tmp/bad.ini
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --timing-only --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$(wc -l < $tmp/bad.ini): .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
-}
+# name, line(s) to append to [agents.slow] (the file's last section), expected message
+bad_input() { refused_appended "$1" $S "$2" "$3" "" --timing-only; }
 bad_input "negative power" "power_compute = -2 W" "outside"
 bad_input "battery without a unit" "battery = 3600" "needs a unit"
 bad_input "power without a unit of power" "power_idle = 2 J" "unknown unit"
 bad_input "charging without a battery" "charging = 1 W" "without a battery"
-printf 'battery = 1 Wh\nresume_charge = 2 Wh\n' > $tmp/two
-cp $S $tmp/bad.ini; cat $tmp/two >> $tmp/bad.ini
-"$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --timing-only --quiet 2> $tmp/bad.err
-check "resume_charge above the capacity: exit 2" test $? -eq 2
-check "resume_charge above the capacity: FILE:LINE" grep -q "bad.ini:$(wc -l < $tmp/bad.ini): .*resume_charge (7200 J) is above the battery's capacity (3600 J)" $tmp/bad.err
+bad_input "resume_charge above the capacity" "battery = 1 Wh\nresume_charge = 2 Wh" \
+  "resume_charge (7200 J) is above the battery's capacity (3600 J)"
 
 # --- a database written before these columns: it opens, gains them (NULL in its rows),
 # and takes runs with energy

@@ -119,13 +119,8 @@ check "the medium clients drew one of each (seed 1)" test "$(q $tmp/sel.db "sele
 check "energy selection trains the medium client that drew 0.5 W, not the 1 W one" test -n "$half" -a "$trained" = "$half"
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
-bad_input() { # name, line to append to [agents.slow] (the file's last section), expected message
-  cp $S $tmp/bad.ini; printf '%s\n' "$2" >> $tmp/bad.ini
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --timing-only --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$(wc -l < $tmp/bad.ini): .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
-}
+# name, line(s) to append to [agents.slow] (the file's last section), expected message
+bad_input() { refused_appended "$1" $S "$2" "$3" "" --timing-only; }
 bad_input "a negative power in a distribution" "power_compute = uniform(-1 W, 2 W)" "value -1 is outside \[0, 1e+09\]"
 bad_input "a negative choice" "power_comm = choice(1 W:0.5, -1 W:0.5)" "value -1 is outside"
 bad_input "a distribution in the wrong unit" "power_idle = uniform(1 J, 2 J)" "unknown unit"

@@ -1,7 +1,8 @@
 # lib.bash — what the CLI test scripts (tests/cli/*.sh) share; sourced, never run itself
 # (`make test` runs *.sh only). Sets HETSIM (absolute, so a script may cd), a scratch
 # folder $tmp removed at exit (with any background job still running), the pass/fail
-# counters, check() and, for comparing databases, q() and dump_rows().
+# counters, check(), refused() and refused_appended() for inputs that must exit 2, and, for
+# comparing databases, q(), dump_rows() and same_rows_with_1_and_2_jobs().
 set -u
 HETSIM=${HETSIM:-./hetsim}
 HETSIM=$(cd "$(dirname "$HETSIM")" && pwd)/$(basename "$HETSIM")
@@ -72,6 +73,52 @@ runs_rows() { # db
   cols=$(q "$1" "select group_concat('quote(' || column_name || ')', ',') from schema_columns
                  where table_name = 'runs' and is_result")
   q "$1" "select $cols from runs order by id"
+}
+
+# An input hetsim must refuse before it makes a database: runs `hetsim ARGS... --db
+# $tmp/out.db --quiet` and checks exit 2, that stderr holds FRAGMENT (a fixed string, shown
+# when it does not) and that no database was made.
+refused() { # name, fragment of the message, hetsim arguments...
+  local name=$1 fragment=$2 status; shift 2
+  rm -f "$tmp/out.db"
+  "$HETSIM" "$@" --db "$tmp/out.db" --quiet > /dev/null 2> "$tmp/err"
+  status=$?
+  check "$name exits 2 (status $status)" test $status -eq 2
+  check "$name is named" grep -qF -- "$fragment" "$tmp/err" || sed 's/^/    /' "$tmp/err"
+  check "$name writes no database" test ! -e "$tmp/out.db"
+}
+
+# A scenario file that must be refused at FILE:LINE before any database: BASE with TEXT
+# appended (printf %b: \n starts another line), as $tmp/bad.ini, given to `hetsim run`
+# with the options after LINE; checks exit 2, "bad.ini:LINE: ...EXPECTED" on stderr (LINE:
+# the file's last unless given) and that no database was made.
+refused_appended() { # name, base file, text, expected (a grep pattern), line or "", run options...
+  local name=$1 base=$2 text=$3 expected=$4 line=${5:-} status; shift 4; shift $(($# > 0))
+  cp "$base" $tmp/bad.ini; printf '%b\n' "$text" >> $tmp/bad.ini
+  [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
+  rm -f $tmp/bad.db
+  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet "$@" 2> $tmp/bad.err
+  status=$?
+  check "$name: exit 2" test $status -eq 2
+  check "$name: FILE:LINE and why" grep -q "bad.ini:$line: .*$expected" $tmp/bad.err || sed 's/^/    /' $tmp/bad.err
+  check "$name: no database" test ! -e $tmp/bad.db
+}
+
+# A sweep's rows must not depend on how many workers ran it: runs `hetsim sweep FILE
+# --quiet` with --jobs 1 into PREFIX1.db and --jobs 2 into PREFIX2.db (kept for the
+# caller's own checks) and checks that both exit 0 and that their rows (dump_rows, runs
+# by point) are written and equal. A failed sweep's stderr is shown.
+same_rows_with_1_and_2_jobs() { # check name prefix, scenario file, database prefix
+  local name=$1 file=$2 db=$3 jobs status
+  for jobs in 1 2; do
+    "$HETSIM" sweep "$file" --db "$db$jobs.db" --jobs $jobs --quiet > /dev/null 2> "$db$jobs.err"
+    status=$?
+    check "$name, $jobs job$([ $jobs = 1 ] || echo s): exit 0" test $status -eq 0
+    [ $status -eq 0 ] || cat "$db$jobs.err" >&2
+    dump_rows "$db$jobs.db" r.point > "$db$jobs.rows"
+  done
+  check "$name: the same rows with 1 and 2 jobs" \
+    test -s "$db"1.rows -a "$(md5sum < "$db"1.rows)" = "$(md5sum < "$db"2.rows)"
 }
 
 finish() { # script name

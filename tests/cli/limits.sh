@@ -9,15 +9,6 @@
 q=scenarios/quickstart.ini
 fl="$tmp/fl.ini" # quickstart with a server, for fedavg
 { cat $q; printf '[server]\ncompute = 10 GFLOPS\nbandwidth = 1 Gbit/s\n'; } > "$fl"
-refused() { # name, fragment of the message, run arguments...
-  local name=$1 fragment=$2; shift 2
-  rm -f "$tmp/out.db"
-  "$HETSIM" "$@" --db "$tmp/out.db" --quiet > /dev/null 2> "$tmp/err"
-  local status=$?
-  check "$name exits 2 (status $status)" test $status -eq 2
-  check "$name is named" grep -qF -- "$fragment" "$tmp/err" || sed 's/^/    /' "$tmp/err"
-  check "$name writes no database" test ! -e "$tmp/out.db"
-}
 
 # class 1: limits that depend on other sections ([method] rows' `limits` hooks)
 { cat $q; printf '[method.ripples]\ngroup_size = 17\n'; } > "$tmp/ripples.ini"

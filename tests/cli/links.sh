@@ -70,11 +70,7 @@ network.loss_mode = retransmit, drop
 EOF
 sed -i "s|^\[run\]|[run]|" $tmp/sweep.ini
 cp tests/fixtures/scenarios/lossy-outage.csv $tmp/
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 1 job: exit 0" test $? -eq 0
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 2 jobs: exit 0" test $? -eq 0
-check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 check "sweep: loss 0 points are lossless (NULL lost)" test "$(q $tmp/s1.db "select count(*) from rounds r join runs u on u.id = r.run_id where u.point like 'agents.loss=0 %' and r.lost is null")" = 8
 
 # --- rog (parameter server, cut at a deadline) and motor under loss, train mode: the same
@@ -145,13 +141,9 @@ check "a file without the lost columns: they are back, NULL in the old rows" \
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
 bad_input() { # name, text to append, expected message, line (default: the file's last), method
-  sed "s/^method = dpsgd/method = ${5:-dpsgd}/" $S > $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
+  sed "s/^method = dpsgd/method = ${5:-dpsgd}/" $S > $tmp/base.ini
   cp tests/fixtures/scenarios/lossy-outage.csv $tmp/
-  local line=${4:-}; [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$line: .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
+  refused_appended "$1" $tmp/base.ini "$2" "$3" "${4:-}"
 }
 bad_input "loss of 1" "loss = 1" "must be below 1"
 bad_input "loss above 1" "loss = 1.5" "outside"

@@ -43,11 +43,7 @@ run.method = sync, localsgd
 agents.loss = 0, 0.05
 network.model = maxmin, fifo
 EOS
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 1 job: exit 0" test $? -eq 0
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 2 jobs: exit 0" test $? -eq 0
-check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 
 # --- every ring method runs under loss and loses chunks (2 rounds)
 for m in sync localsgd qsr co2 comdml byzsgdnm ripples lsgd eager; do
@@ -57,11 +53,8 @@ done
 check "every ring method lost some chunks" test "$(q $tmp/m.db "select count(distinct run_id) from rounds where lost > 0")" = 9
 
 # --- drop: refused at FILE:LINE, before any database
-cp $S $tmp/bad.ini; sed -i 's/^method = dpsgd/method = localsgd/' $tmp/bad.ini
-printf 'loss = 0.1\n[network]\nloss_mode = drop\n' >> $tmp/bad.ini
-"$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
-check "drop with localsgd: exit 2" test $? -eq 2
-check "drop with localsgd: FILE:LINE and why" grep -q "bad.ini:$(wc -l < $tmp/bad.ini): .*method localsgd averages by ring all-reduce, which needs every chunk" $tmp/bad.err
-check "drop with localsgd: no database" test ! -e $tmp/bad.db
+sed 's/^method = dpsgd/method = localsgd/' $S > $tmp/base.ini
+refused_appended "drop with localsgd" $tmp/base.ini "loss = 0.1\n[network]\nloss_mode = drop" \
+  "method localsgd averages by ring all-reduce, which needs every chunk"
 
 finish loss_ring.sh

@@ -58,11 +58,7 @@ model = maxmin
 agents.availability = always, markov(400 ms, 100 ms), markov(2 s, 1 s)
 repeat = 2
 EOS
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s1.db --jobs 1 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 1 job: exit 0" test $? -eq 0
-"$HETSIM" sweep $tmp/sweep.ini --db $tmp/s2.db --jobs 2 --quiet > /dev/null 2>> $tmp/err
-check "sweep, 2 jobs: exit 0" test $? -eq 0
-check "sweep: the same rows with 1 and 2 jobs" test "$(dump_rows $tmp/s1.db r.point | md5sum)" = "$(dump_rows $tmp/s2.db r.point | md5sum)"
+same_rows_with_1_and_2_jobs sweep $tmp/sweep.ini $tmp/s
 check "sweep: another seed, another process" test "$(q $tmp/s1.db "select count(distinct r.t_end) from rounds r join runs u on u.id = r.run_id where r.round = 3")" = 6
 
 # --- a battery with an availability process (docs/energy.md "Batteries"): the battery's
@@ -93,14 +89,8 @@ check "battery + markov: train = timing" test "$(q $db "select count(*) from age
   where a.run_id = $bt and b.run_id = $tr and a.offline_s = b.offline_s and a.battery_j = b.battery_j and a.compute_j = b.compute_j")" = 60
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
-bad_input() { # name, text to append, expected message, line (default: the file's last)
-  cp $S $tmp/bad.ini; printf '%b\n' "$2" >> $tmp/bad.ini
-  local line=${4:-}; [ -n "$line" ] || line=$(wc -l < $tmp/bad.ini)
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$line: .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
-}
+# name, text to append, expected message, line (default: the file's last)
+bad_input() { refused_appended "$1" $S "$2" "$3" "${4:-}"; }
 bad_input "a zero mean up" "availability = markov(0, 1 s)" "needs both means positive"
 bad_input "a negative mean down" "outage = markov(1 s, -1 s)" "needs both means positive"
 bad_input "an infinite mean" "availability = markov(inf, 1 s)" "positive and finite"

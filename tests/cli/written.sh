@@ -5,15 +5,6 @@
 . "$(dirname "$0")/lib.bash"
 
 q=scenarios/quickstart.ini
-refused() { # name, fragment of the message, run arguments...
-  local name=$1 fragment=$2; shift 2
-  rm -f "$tmp/out.db"
-  "$HETSIM" "$@" --db "$tmp/out.db" --quiet > /dev/null 2> "$tmp/err"
-  local status=$?
-  check "$name exits 2 (status $status)" test $status -eq 2
-  check "$name is named" grep -qF -- "$fragment" "$tmp/err"
-  check "$name writes no database" test ! -e "$tmp/out.db"
-}
 
 # class 4: syntax libinih accepts but a scenario does not mean
 sed 's/^\[agents.stragglers\]$/[agents.stragglers] count = 5/' $q > "$tmp/header.ini"
