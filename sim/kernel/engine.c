@@ -37,7 +37,7 @@ double engine_finish(const Engine *e, int agent, double start, double seconds)
     return availability ? trace_advance_online(availability, start, seconds) : start + seconds;
 }
 
-int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, double *finish_out)
+int engine_book_compute(Engine *e, int agent, double flops, double *finish_out)
 {
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
@@ -48,13 +48,25 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
         duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
                                     e->dynamics_rng ? e->dynamics_rng[agent] : NULL);
     double finish = engine_finish(e, agent, start, duration);
-    if (finish_out) *finish_out = finish;
+    *finish_out = finish;
     c->compute_free = finish;
     c->compute_s += duration;
-    int status = e->model->computed(e, agent, flops, start, start + duration);
+    return e->model->computed(e, agent, flops, start, start + duration);
+}
+
+int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, double *finish_out)
+{
+    double finish;
+    int status = engine_book_compute(e, agent, flops, &finish);
+    if (finish_out) *finish_out = finish;
     if (status == HS_OK && queue_push(e->queue, finish, kind, agent, data) != HS_OK)
         status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return status;
+}
+
+int engine_records_activity(const Engine *e)
+{
+    return e->sink.ops->activity != NULL;
 }
 
 double engine_message_latency(const Engine *e, int from, int to)
