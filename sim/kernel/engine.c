@@ -4,6 +4,7 @@
  * network_maxmin.c behind engine_network.h); how collectives assemble, collective.c. */
 #include "sim/kernel/engine.h"
 
+#include "base/hugemem.h"
 #include "sim/kernel/engine_internal.h"
 #include "sim/kernel/interrupt.h"
 #include "sim/kernel/trace_markov.h"
@@ -477,8 +478,8 @@ static int engine_same_profile(const EngineNode *a, const EngineNode *b)
 static int engine_nodes_create(Engine *e, const EngineConfig *config)
 {
     int n = e->n_nodes, cap = 4, last = -1;
-    e->rates = malloc((size_t)n * sizeof *e->rates);
-    e->profile_of = malloc((size_t)n * sizeof *e->profile_of);
+    e->rates = hs_huge_malloc((size_t)n, sizeof *e->rates);
+    e->profile_of = hs_huge_malloc((size_t)n, sizeof *e->profile_of);
     e->profiles = malloc((size_t)cap * sizeof *e->profiles);
     if (e->rates == NULL || e->profile_of == NULL || e->profiles == NULL) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) {
@@ -529,7 +530,7 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->diag = diag;
     e->model = e->spec.maxmin ? &network_model_maxmin : &network_model_fifo;
     e->queue = queue_create((size_t)e->n_agents * 2 + 16);
-    e->clocks = calloc((size_t)e->n_nodes, sizeof *e->clocks);
+    e->clocks = hs_huge_calloc((size_t)e->n_nodes, sizeof *e->clocks);
     if (e->queue == NULL || e->clocks == NULL || engine_nodes_create(e, config) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
         goto fail;
