@@ -1,5 +1,6 @@
 /* check_engine.c — the cost model against closed forms, FIFO uplinks, determinism and a
  * golden whole-scenario result. */
+#include "sim/kernel/collective.h"
 #include "sim/kernel/engine.h"
 #include "sim/run.h"
 #include "tests/test_files.h"
@@ -229,6 +230,153 @@ START_TEST(test_send_is_fifo_on_the_uplink)
 }
 END_TEST
 
+/* ---- a synchronous step in one sweep (engine_collective_compute_join) against its event
+ * twin: every computation an event whose handler books the next, the last joining ---- */
+enum { SWEEP_STEPPED = ENGINE_EVENT_METHOD, SWEEP_REDUCED, SWEEP_NODES = 5 };
+
+typedef struct SweepRun {
+    Engine *e;
+    Collective c;
+    int sweep, steps, rounds, round;
+    int remaining[SWEEP_NODES];
+    double flops;
+    double done[4];   /* each round's all-reduce end */
+    long events;      /* SWEEP_STEPPED events handled */
+} SweepRun;
+
+static int sweep_begin_step(SweepRun *r)
+{
+    engine_collective_begin(&r->c, NULL, SWEEP_NODES, 4e6, 1, SWEEP_REDUCED, 0);
+    for (int i = 0; i < SWEEP_NODES; i++) {
+        int status = r->sweep ? engine_collective_compute_join(r->e, &r->c, i, r->flops, r->steps)
+                              : engine_compute(r->e, i, r->flops, SWEEP_STEPPED, 0, NULL);
+        if (status != HS_OK) return status;
+        r->remaining[i] = r->steps - 1;
+    }
+    return HS_OK;
+}
+
+static int sweep_handle(void *ctx, const Event *ev)
+{
+    SweepRun *r = ctx;
+    if (ev->kind == SWEEP_REDUCED) {
+        r->done[r->round] = engine_now(r->e);
+        engine_end_round(r->e);
+        return HS_OK;
+    }
+    r->events++;
+    if (r->remaining[ev->agent]-- > 0) return engine_compute(r->e, ev->agent, r->flops, SWEEP_STEPPED, 0, NULL);
+    return engine_collective_join(r->e, &r->c, ev->agent);
+}
+
+/* Five nodes of different speeds, one offline over [0.5, 1.2) s; jitter draws a factor per
+ * computation from each node's stream. The rows' text and the rings' ends of both ways. */
+static void sweep_play(int sweep, int maxmin, double jitter, int steps, TestSink *ts, SweepRun *r)
+{
+    static const double speed[SWEEP_NODES] = {1e9, 2e9, 5e8, 1.5e9, 3e9};
+    EngineNode nodes[SWEEP_NODES];
+    for (int i = 0; i < SWEEP_NODES; i++)
+        nodes[i] = (EngineNode){.compute = speed[i], .uplink = 1e6 * (i + 1), .downlink = 2e6, .latency = 0.001 * i,
+                                .jitter = jitter};
+    double times[] = {0, 0.5, 1.2}, values[] = {1, 0, 1};
+    TraceSeries offline = {.n = 3, .times = times, .values = values};
+    const TraceSeries *availability[SWEEP_NODES] = {NULL, NULL, &offline, NULL, NULL};
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    *r = (SweepRun){.sweep = sweep, .steps = steps, .rounds = 3, .flops = 4e8};
+    EngineConfig config = {.n_agents = SWEEP_NODES, .nodes = nodes, .traces = {.availability = availability},
+                           .network = {.maxmin = maxmin, .backbone = INFINITY}, .seed = 11,
+                           .sink = test_sink_init(ts), .handler = sweep_handle, .handler_ctx = r, .diag = &diag};
+    ck_assert_int_eq(engine_create(&config, &r->e), HS_OK);
+    for (r->round = 0; r->round < r->rounds; r->round++) {
+        engine_begin_round(r->e, r->round);
+        ck_assert_int_eq(sweep_begin_step(r), HS_OK);
+        ck_assert_int_eq(engine_play(r->e), HS_OK);
+        ck_assert_int_eq(engine_report_round(r->e, NAN), HS_OK);
+    }
+    engine_free(r->e);
+}
+
+START_TEST(test_compute_join_same_bits_as_events)
+{
+    for (int maxmin = 0; maxmin < 2; maxmin++)
+        for (int steps = 1; steps <= 3; steps += 2)
+            for (int j = 0; j < 2; j++) {
+                TestSink a, b;
+                SweepRun ra, rb;
+                sweep_play(0, maxmin, j ? 0.3 : 0, steps, &a, &ra);
+                sweep_play(1, maxmin, j ? 0.3 : 0, steps, &b, &rb);
+                ck_assert_msg(strcmp(a.text, b.text) == 0, "maxmin %d steps %d jitter %d:\n%s\nagainst\n%s", maxmin,
+                              steps, j, a.text, b.text);
+                for (int k = 0; k < 3; k++) ck_assert(ra.done[k] == rb.done[k] && ra.done[k] > 0);
+                ck_assert_int_eq(ra.events, 3L * SWEEP_NODES * steps);
+                ck_assert_int_eq(rb.events, 0);
+                if (!j) {
+                    /* by hand, round 1: node 2 (500 MFLOPS) needs 0.8 s a step and is
+                     * offline 0.7 s from 0.5 s, so the last computation ends at 0.8 steps +
+                     * 0.7; every other node is done before */
+                    double ready = 0.8 * steps + 0.7;
+                    ck_assert_msg(ra.done[0] > ready, "round 1 ended %.17g before %.17g", ra.done[0], ready);
+                    if (maxmin) {
+                        /* the ring alone on its links: 8 steps of 0.8 MB, each as long as
+                         * its slowest hop: node 0's 1 MB/s uplink, with that hop's latency
+                         * max(0, 1 ms) = 1 ms (node 0 sends to node 1) */
+                        double ring = 8 * (0.8e6 / 1e6 + 0.001);
+                        ck_assert_msg(fabs(ra.done[0] - (ready + ring)) < 1e-9, "round 1 %.17g expected %.17g",
+                                      ra.done[0], ready + ring);
+                    }
+                }
+                test_sink_free(&a);
+                test_sink_free(&b);
+            }
+    /* jitter changes the draws: the test compares something */
+    TestSink a, b;
+    SweepRun ra, rb;
+    sweep_play(1, 1, 0, 3, &a, &ra);
+    sweep_play(1, 1, 0.3, 3, &b, &rb);
+    ck_assert(ra.done[2] != rb.done[2]);
+    test_sink_free(&a);
+    test_sink_free(&b);
+}
+END_TEST
+
+static int sweep_activity(void *ctx, int64_t run_id, const SinkActivity *activity)
+{
+    (void)ctx, (void)run_id, (void)activity;
+    return HS_OK;
+}
+
+START_TEST(test_compute_join_refuses_what_it_cannot_keep)
+{
+    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6}, {.compute = 1e9, .uplink = 1e6, .downlink = 1e6}};
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    TestSink ts;
+    Sink sink = test_sink_init(&ts);
+    SinkOps ops = *sink.ops;
+    ops.activity = sweep_activity;
+    sink.ops = &ops;
+    EngineConfig config = {.n_agents = 2, .nodes = nodes, .network = {.maxmin = 1, .backbone = INFINITY},
+                           .sink = sink, .handler = record_event, .handler_ctx = &(Seen){.n = 0}, .diag = &diag};
+    Engine *e;
+    ck_assert_int_eq(engine_create(&config, &e), HS_OK);
+    engine_begin_round(e, 0);
+    ck_assert_int_eq(engine_records_activity(e), 1);
+    Collective c;
+    /* a non-blocking member's join does not wait for its computations */
+    engine_collective_begin(&c, NULL, 2, 1e6, 0, 99, 0);
+    ck_assert_int_eq(engine_collective_compute_join(e, &c, 0, 1e9, 1), HS_E_INTERNAL);
+    /* the activity rows of later steps would come before the events between them */
+    hs_diag_clear(&diag);
+    engine_collective_begin(&c, NULL, 2, 1e6, 1, 99, 0);
+    ck_assert_int_eq(engine_collective_compute_join(e, &c, 0, 1e9, 2), HS_E_INTERNAL);
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(engine_collective_compute_join(e, &c, 0, 1e9, 1), HS_OK);
+    engine_free(e);
+    test_sink_free(&ts);
+}
+END_TEST
+
 /* More agents than a batch of agent_rounds rows (ENGINE_ROWS_BATCH, 1024): without energy
  * the rows go in batches, with energy in one buffer; the rows' times must be the same
  * either way, in agent order, and sum to the round's idle time bit for bit. localsgd on
@@ -375,6 +523,8 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_localsgd_numeric_period);
     tcase_add_test(tc, test_lsgd_round_closed_form);
     tcase_add_test(tc, test_send_is_fifo_on_the_uplink);
+    tcase_add_test(tc, test_compute_join_same_bits_as_events);
+    tcase_add_test(tc, test_compute_join_refuses_what_it_cannot_keep);
     tcase_add_test(tc, test_determinism_same_rows_twice);
     tcase_add_test(tc, test_agent_rounds_in_batches_equal_one_buffer);
     tcase_add_test(tc, test_golden_whole_scenario);

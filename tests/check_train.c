@@ -95,6 +95,40 @@ START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 }
 END_TEST
 
+/* localsgd and qsr book a member's whole period in one sweep in timing mode and an event
+ * per local step in train mode (localsgd_sweep_period): every timing row of the two must
+ * be the same bits, under jitter, a Markov slowdown, Markov availability, partial
+ * participation, numeric periods and DP-SGD's counted steps. */
+START_TEST(test_localsgd_sweep_times_like_its_events)
+{
+    static const char *const cases[][4] = {
+        {"run.method=localsgd", "agents.jitter=0.4", NULL},
+        {"run.method=localsgd", "method.local_steps=3", "method.participation=0.5", "agents.slowdown=markov(0.3, 0.5, 4)"},
+        {"run.method=localsgd", "agents.availability=markov(2 s, 1 s)", "method.local_steps=4", NULL},
+        {"run.method=qsr", "agents.jitter=0.2", NULL},
+        {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *set[6];
+        int n = 0;
+        for (int k = 0; k < 4 && cases[c][k]; k++) set[n++] = cases[c][k];
+        TestSink train, timing;
+        HsDiag diag;
+        ck_assert_msg(run(set, n, &train, &diag) == 0, "case %zu: %s", c, diag.message);
+        set[n] = "run.mode=timing";
+        ck_assert_msg(run(set, n + 1, &timing, &diag) == 0, "case %zu: %s", c, diag.message);
+        char *a = test_sink_timing_lines(&train), *b = test_sink_timing_lines(&timing);
+        if (strcmp(a, b) != 0) fprintf(stderr, "case %zu, train:\n%s\ntiming:\n%s\n", c, a, b);
+        ck_assert_msg(strcmp(a, b) == 0, "case %zu: train and timing rows differ (stderr)", c);
+        ck_assert_int_eq(train.rounds, 4);
+        free(a);
+        free(b);
+        test_sink_free(&train);
+        test_sink_free(&timing);
+    }
+}
+END_TEST
+
 /* Width pruning (localsgd, sync, dpsgd) and progressive freezing (localsgd): each learns,
  * is bitwise deterministic, times exactly like timing mode, and the run is shorter than
  * without the option, where the two slow agents' full steps set the pace. (With this
@@ -717,6 +751,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_every_method_learns);
     tcase_add_test(tc, test_train_runs_are_deterministic_and_time_like_timing_mode);
     tcase_add_test(tc, test_prune_and_freeze_learn_and_time_like_timing_mode);
+    tcase_add_test(tc, test_localsgd_sweep_times_like_its_events);
     tcase_add_test(tc, test_prune_keep_ratios_and_shell_bytes);
     tcase_add_test(tc, test_divergence_ends_the_run);
     tcase_add_test(tc, test_sync_with_a_deadline_learns_without_the_stragglers);

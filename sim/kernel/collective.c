@@ -29,6 +29,19 @@ int engine_collective_join(Engine *e, Collective *c, int node)
     return e->loss ? engine_loss_ring(e, c) : e->model->ring(e, c);
 }
 
+int engine_collective_compute_join(Engine *e, Collective *c, int node, double flops, int steps)
+{
+    if (!c->blocking || (steps > 1 && engine_records_activity(e)))
+        return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a sweep's join needs a blocking collective%s",
+                           steps > 1 ? " and no activity recorded" : "");
+    double finish;
+    for (int k = 0; k < steps; k++) {
+        int status = engine_book_compute(e, node, flops, &finish);
+        if (status != HS_OK) return status;
+    }
+    return engine_collective_join(e, c, node);
+}
+
 /* ---- nested partial all-reduce ---- */
 
 /* qsort context-free: members are sorted through (level, position) pairs */

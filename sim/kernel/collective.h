@@ -39,6 +39,21 @@ void engine_collective_begin(Collective *c, const int *members, int n_members, d
                              int blocking, int kind, int64_t data);
 /* Node joins once its queued compute (and sends) are done. */
 int engine_collective_join(Engine *e, Collective *c, int node);
+/* A synchronous step in one sweep (issue 36): books `steps` computations of `flops` each
+ * on node's processor, back to back after its queued work, and joins the blocking
+ * collective c when the last ends, without an event per computation. The clocks, the
+ * accounting and the ring are the bits of engine_compute's events, each booking the next
+ * computation and the last joining from its handler, on these conditions, which the
+ * caller keeps: c->blocking; from now until c starts nothing else is booked or sent for
+ * the node and no other event of the method needs its computations' ends; and, for
+ * steps > 1, engine_records_activity is 0 (the later bookings' activity rows would come
+ * early). Why the same bits: a computation starts at max(its processor's free time, now)
+ * and the event path books each at the previous one's end, where the two agree; a
+ * blocking member joins at max(now, processor free, sends done), which is its last end
+ * whenever it is taken; the ring starts at the latest join either way. A run then
+ * holds no event per agent-step: it touches the agents in index order, not in the
+ * random order of their finishing times. HS_OK or an engine error (engine_compute's). */
+int engine_collective_compute_join(Engine *e, Collective *c, int node, double flops, int steps);
 
 /* ---- nested partial all-reduce ----
  * Members hold nested prefixes of one vector: member i holds the prefix of level

@@ -4,6 +4,7 @@
  * network_maxmin.c behind engine_network.h); how collectives assemble, collective.c. */
 #include "sim/kernel/engine.h"
 
+#include "base/hugemem.h"
 #include "sim/kernel/engine_internal.h"
 #include "sim/kernel/battery.h"
 #include "sim/kernel/interrupt.h"
@@ -39,7 +40,7 @@ double engine_finish(const Engine *e, int agent, double start, double seconds)
     return availability ? trace_advance_online(availability, start, seconds) : start + seconds;
 }
 
-int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, double *finish_out)
+int engine_book_compute(Engine *e, int agent, double flops, double *finish_out)
 {
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
@@ -57,14 +58,27 @@ int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, d
     } else {
         finish = engine_finish(e, agent, start, duration);
     }
-    if (finish_out) *finish_out = finish;
+    *finish_out = finish;
     c->compute_free = finish;
     c->compute_s += duration;
     int status = e->model->computed(e, agent, flops, start, start + duration);
     if (status == HS_OK && e->radio) status = engine_radio_span(e, agent, RADIO_COMPUTE, start, start + duration);
+    return status;
+}
+
+int engine_compute(Engine *e, int agent, double flops, int kind, int64_t data, double *finish_out)
+{
+    double finish;
+    int status = engine_book_compute(e, agent, flops, &finish);
+    if (finish_out) *finish_out = finish;
     if (status == HS_OK && queue_push(e->queue, finish, kind, agent, data) != HS_OK)
         status = hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");
     return status;
+}
+
+int engine_records_activity(const Engine *e)
+{
+    return e->sink.ops->activity != NULL;
 }
 
 double engine_message_latency(const Engine *e, int from, int to)
@@ -532,8 +546,8 @@ static int engine_same_profile(const EngineNode *a, const EngineNode *b)
 static int engine_nodes_create(Engine *e, const EngineConfig *config)
 {
     int n = e->n_nodes, cap = 4, last = -1;
-    e->rates = malloc((size_t)n * sizeof *e->rates);
-    e->profile_of = malloc((size_t)n * sizeof *e->profile_of);
+    e->rates = hs_huge_malloc((size_t)n, sizeof *e->rates);
+    e->profile_of = hs_huge_malloc((size_t)n, sizeof *e->profile_of);
     e->profiles = malloc((size_t)cap * sizeof *e->profiles);
     if (e->rates == NULL || e->profile_of == NULL || e->profiles == NULL) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) {
@@ -584,7 +598,7 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->diag = diag;
     e->model = e->spec.maxmin ? &network_model_maxmin : &network_model_fifo;
     e->queue = queue_create((size_t)e->n_agents * 2 + 16);
-    e->clocks = calloc((size_t)e->n_nodes, sizeof *e->clocks);
+    e->clocks = hs_huge_calloc((size_t)e->n_nodes, sizeof *e->clocks);
     if (e->queue == NULL || e->clocks == NULL || engine_nodes_create(e, config) != HS_OK) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
         goto fail;

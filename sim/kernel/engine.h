@@ -203,6 +203,10 @@ void engine_end_run(Engine *e);
  * at the finish, which goes to *finish when finish is not NULL (INFINITY when the node
  * is offline for good). */
 int engine_compute(Engine *e, int node, double flops, int kind, int64_t data, double *finish);
+/* 1 when the sink takes every computation and message (SinkOps.activity): their order is
+ * then part of the output, and a method that books a node's computations ahead of their
+ * events (engine_collective_compute_join's steps > 1) must not. */
+int engine_records_activity(const Engine *e);
 /* Sends bytes from -> to; schedules (kind, to, data) on arrival. The arrival time is
  * not returned: under maxmin it depends on the flows that start later. */
 int engine_send(Engine *e, int from, int to, double bytes, int kind, int64_t data);

@@ -130,6 +130,9 @@ static inline const TraceSeries *engine_series(const TraceSeries *const *per_nod
     return per_node ? per_node[node] : NULL;
 }
 
+/* engine_compute without its event: books flops on the node's processor after its queued
+ * work, the finish in *finish (collective.c's engine_collective_compute_join). */
+int engine_book_compute(Engine *e, int node, double flops, double *finish);
 /* Adds [start, end) to the node's busy union. Intervals are booked roughly in start
  * order per node (its processor and uplink are FIFO), which this relies on. */
 void engine_book_busy(AgentClock *c, double start, double end);

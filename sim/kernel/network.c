@@ -13,6 +13,7 @@
  * recomputation and the groups share invariants that only hold together (about 2,500
  * lines). */
 #include "sim/kernel/network.h"
+#include "base/hugemem.h"
 #include "base/hs_error.h"
 
 #include <math.h>
@@ -2489,8 +2490,8 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
     int n = options->n_agents;
     net->n = n;
     net->n_links = 2 * n + (isfinite(options->backbone) ? 1 : 0);
-    net->links = calloc((size_t)net->n_links, sizeof *net->links);
-    net->agents = calloc((size_t)n, sizeof *net->agents);
+    net->links = hs_huge_calloc((size_t)net->n_links, sizeof *net->links);
+    net->agents = hs_huge_calloc((size_t)n, sizeof *net->agents);
     net->dirty = malloc((size_t)net->n_links * sizeof *net->dirty);
     if (hooks->active_way && (net->ways = calloc((size_t)n, sizeof *net->ways)) == NULL) {
         network_free(net);

@@ -9,6 +9,7 @@
  * arrival is not known when it is sent, since it depends on the flows that start later.
  * One file: the accounting and the solver's hooks share the per-node activity. */
 #include "sim/kernel/engine_network.h"
+#include "base/hugemem.h"
 
 #include "sim/kernel/collective.h"
 
@@ -622,8 +623,8 @@ static int maxmin_create(Engine *e)
     m->ring_floor = INFINITY;
     double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
     double *latency = malloc((size_t)n * sizeof *latency);
-    m->activity = calloc((size_t)n, sizeof *m->activity);
-    m->pending_join = calloc((size_t)n, sizeof *m->pending_join);
+    m->activity = hs_huge_calloc((size_t)n, sizeof *m->activity);
+    m->pending_join = hs_huge_calloc((size_t)n, sizeof *m->pending_join);
     int status = HS_E_NOMEM;
     if (up && down && latency && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {

@@ -271,6 +271,30 @@ static void localsgd_draw_members(LocalSgdState *s, Sim *sim)
         }
 }
 
+/* Timing mode, a plain all-reduce: the member's whole period in one sweep (issue 36). Its
+ * local steps do no arithmetic here (the stages count them, per agent), so they are taken
+ * at once, then what localsgd_period_done does; its computations are booked back to back
+ * and it joins the averaging at the last one's end (engine_collective_compute_join): the
+ * clocks and rows of one event per step, without the event. Train mode keeps the events
+ * (a step's arithmetic runs at its end), and its timings are this path's: train = timing
+ * checks the sweep. Not when the sink records every computation (their order is output). */
+static int localsgd_sweeps(const LocalSgdState *s, const Sim *sim)
+{
+    return sim->trainer == NULL && !outgoing_compresses(&s->st.out) && !s->st.step.prune.on &&
+           !engine_records_activity(sim->engine);
+}
+
+static int localsgd_sweep_period(LocalSgdState *s, Sim *sim, int agent)
+{
+    int status, steps = s->remaining[agent] > 0 ? s->remaining[agent] : 1; /* the event path's count */
+    for (int k = 0; k < steps; k++)
+        if ((status = local_step_run(&s->st.step, agent)) != HS_OK) return status;
+    s->remaining[agent] = 0;
+    if ((status = drift_end(&s->st.drift, agent)) != HS_OK) return status;
+    if ((status = outgoing_clip_own(&s->st.out, agent)) != HS_OK) return status;
+    return engine_collective_compute_join(sim->engine, &s->average, agent, local_step_flops(&s->st.step, agent), steps);
+}
+
 static int localsgd_start_period(LocalSgdState *s, Sim *sim)
 {
     localsgd_draw_members(s, sim);
@@ -288,7 +312,7 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
     }
     int status = outgoing_period_begin(&s->st.out, s->members, s->n_members);
     if (status != HS_OK) return status;
-    int period = s->local_steps;
+    int period = s->local_steps, sweep = localsgd_sweeps(s, sim);
     if (period > 0 && s->period_done + period > s->round_steps) period = s->round_steps - s->period_done;
     for (int k = 0; k < s->n_members; k++) {
         int i = s->members[k];
@@ -296,7 +320,8 @@ static int localsgd_start_period(LocalSgdState *s, Sim *sim)
             (status = drift_begin(&s->st.drift, i, trainer_params(sim->trainer, i))) != HS_OK)
             return status;
         s->remaining[i] = s->local_steps == 0 ? sim_agent_steps(sim, i) : period;
-        status = engine_compute(sim->engine, i, local_step_flops(step, i), LOCALSGD_STEPPED, 0, NULL);
+        status = sweep ? localsgd_sweep_period(s, sim, i)
+                       : engine_compute(sim->engine, i, local_step_flops(step, i), LOCALSGD_STEPPED, 0, NULL);
         if (status != HS_OK) return status;
     }
     s->period_done += period;

@@ -246,9 +246,13 @@ static int sync_start_step(SyncState *s, Sim *sim)
                 return status;
         return trainer_shared_width_gradients(sim->trainer, NULL, sim->world.n, local_step_widths(step));
     }
+    /* Every agent computes, then joins the all-reduce: booked in one sweep over the agents
+     * (engine_collective_compute_join), the same bits as an event per gradient that joins
+     * from its handler, without a million events a step. */
     engine_collective_begin(&s->allreduce, NULL, sim->world.n, local_step_bytes(step, 0), 1, SYNC_REDUCED, 0);
     for (int i = 0; i < sim->world.n; i++)
-        if ((status = engine_compute(sim->engine, i, local_step_flops(step, i), SYNC_COMPUTED, 0, NULL)) != HS_OK)
+        if ((status = engine_collective_compute_join(sim->engine, &s->allreduce, i, local_step_flops(step, i), 1)) !=
+            HS_OK)
             return status;
     if (s->per_agent) return sync_agent_step(s, sim);
     /* Every agent starts from the same parameters, so the gradients can be computed
@@ -319,7 +323,8 @@ static int sync_on_event(void *state, Sim *sim, const Event *ev)
     if (ev->kind == SYNC_REDUCED) return prune->on && !prune_shells_done(prune) ? HS_OK : sync_finish_step(s, sim);
     if (isfinite(s->deadline)) return sync_deadline_event(s, sim, ev);
     if (prune->on) return prune_shells_join(sim->engine, prune, ev->agent);
-    return engine_collective_join(sim->engine, &s->allreduce, ev->agent);
+    /* the all-reduce's members joined when their gradients were booked (sync_start_step) */
+    return hs_diag_set(sim->diag, HS_E_INTERNAL, NULL, 0, "sync: an event of kind %d outside its paths", ev->kind);
 }
 
 static void sync_destroy(void *state)

@@ -3,6 +3,7 @@
 #include "sim/world/world.h"
 
 #include "base/device_profile.h"
+#include "base/hugemem.h"
 #include "models/partition.h"
 #include "sim/world/roles.h"
 #include "sim/kernel/rng.h"
@@ -156,7 +157,7 @@ int world_build(const Scenario *sc, World *world, HsDiag *diag)
     world->n = sc->n_agents;
     world->n_servers = sc->n_servers;
     world->energy = NULL; /* world_energy_draw's, at the end */
-    world->agents = calloc((size_t)sc->n_agents + (size_t)sc->n_servers, sizeof *world->agents);
+    world->agents = hs_huge_calloc((size_t)sc->n_agents + (size_t)sc->n_servers, sizeof *world->agents);
     if (world->agents == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", sc->n_agents);
     gsl_rng *rng = rng_stream_create(sc->seed, 0, RNG_PURPOSE_PROFILE);
     if (rng == NULL) {
