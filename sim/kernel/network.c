@@ -35,7 +35,6 @@ typedef struct NetFlow {
                         * downlink (n + the receiver), the backbone (flow_src, flow_dst) */
     int heap;          /* position in the heap, -1 when not scheduled */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
-    double weight;
     /* the rest */
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
@@ -44,15 +43,15 @@ typedef struct NetFlow {
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
                         * for); a member's tag and stamp are in FlowMember */
     double bytes_left; /* at `updated` */
-    double updated;
-    double when;
+    double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 112 bytes (a D-PSGD step has four alive an agent): what only the
+} NetFlow;             /* 96 bytes (a D-PSGD step has four alive an agent): what only the
                         * trace hook reads is in FlowTrace, what only a group's member needs in
                         * FlowMember; its endpoints are its links and its latency is its
-                        * endpoints' (flow_latency) */
-_Static_assert(sizeof(NetFlow) <= 112, "millions of flows are alive at once: keep their fields few");
+                        * endpoints' (flow_latency); its weight is 1 unless Network.weight
+                        * exists (flow_weight); its time is its heap item's (flow_due) */
+_Static_assert(sizeof(NetFlow) <= 96, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
@@ -70,13 +69,15 @@ typedef struct FlowTrace {
     double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
 } FlowTrace;
 
-/* A flow on a link, with the copies of its share, weight and whether this link holds
- * it that the recomputation reads: scanning a link touches no flow. */
+/* A flow on a link, with the copies of its share and whether this link holds it that
+ * the recomputation reads: scanning a link touches no flow. Its weight is 1 unless
+ * Network.weight exists (flow_weight): 16 bytes, two a message. */
 typedef struct LinkEntry {
     int flow;
     int held;          /* the flow's bottleneck is this link */
-    double share, weight;
+    double share;
 } LinkEntry;
+_Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
 
 typedef struct NetLink {
     double capacity;
@@ -200,6 +201,9 @@ struct Network {
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
+    double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
+                        * 1 (LV08's weight_s, or once a group's aggregate exists): else NULL
+                        * and every weight is 1 (flow_weight) */
     unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
     int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
@@ -256,16 +260,6 @@ static int handle_index(int64_t h)
     return (int)(uint32_t)h;
 }
 
-static double handle_when(const Network *net, int64_t h)
-{
-    int i = handle_index(h);
-    switch (handle_type(h)) {
-    case HANDLE_FLOW: return net->flows[i].when;
-    case HANDLE_RING: return net->rings[i].when;
-    default: return net->link_when[i];
-    }
-}
-
 static uint64_t handle_seq(const Network *net, int64_t h)
 {
     int i = handle_index(h);
@@ -289,10 +283,10 @@ static int *handle_pos(Network *net, int64_t h)
 /* (time, tie) of an entity as the heap orders it: at equal times capacity changes, then
  * rings, then flows, each in creation order. Kept in the heap entries so comparisons do
  * not chase the entities. */
-static HeapItem heap_item(const Network *net, int64_t h)
+static HeapItem heap_item(const Network *net, int64_t h, double when)
 {
     uint64_t tie = ((uint64_t)(2 - handle_type(h)) << 62) | (handle_seq(net, h) & ((1ull << 62) - 1));
-    return (HeapItem){.when = handle_when(net, h), .tie = tie, .handle = h};
+    return (HeapItem){.when = when, .tie = tie, .handle = h};
 }
 
 static int heap_less(const HeapItem *a, const HeapItem *b)
@@ -339,11 +333,12 @@ static void heap_down(Network *net, int pos)
     heap_set(net, pos, item);
 }
 
-/* Inserts h, or moves it after its time changed. */
-static int heap_update(Network *net, int64_t h)
+/* Inserts h at time when, or moves it there. A flow's time is kept only here; a ring's
+ * and a link's are also in their own records. */
+static int heap_update(Network *net, int64_t h, double when)
 {
     int *pos = handle_pos(net, h);
-    HeapItem item = heap_item(net, h);
+    HeapItem item = heap_item(net, h, when);
     if (*pos >= 0) {
         int at = *pos;
         int earlier = heap_less(&item, &net->heap[at]);
@@ -434,7 +429,7 @@ static int link_refresh(Network *net, int l)
     int status = HS_OK;
     if (!(link->capacity < INFINITY) && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
     if (status != HS_OK) return status;
-    if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l));
+    if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l), next);
     heap_remove(net, handle(HANDLE_LINK, l));
     return HS_OK;
 }
@@ -454,7 +449,7 @@ static int link_add_entry(Network *net, int l, int f)
     for (int k = 0; k < flow->n_links; k++)
         if (flow->links[k] == l) flow->slots[k] = link->n;
     int held = flow->bottleneck == l;
-    link->entries[link->n++] = (LinkEntry){.flow = f, .held = held, .share = flow->share, .weight = flow->weight};
+    link->entries[link->n++] = (LinkEntry){.flow = f, .held = held, .share = flow->share};
     link->n_held += held;
     if (flow->share != 0 && link->capacity < INFINITY) {
         link->used += flow->share;
@@ -517,6 +512,13 @@ static double flow_latency(const Network *net, int from, int to)
     return raw * net->opt.latency_factor;
 }
 
+/* A flow's share weight: 1 unless weights are kept (x / 1 and 1 * x are x, bit for bit,
+ * so the arithmetic is the one of a stored 1). */
+static double flow_weight(const Network *net, int f)
+{
+    return net->weight ? net->weight[f] : 1;
+}
+
 /* ---- activity ---- */
 
 static void activity_open(Network *net, int agent)
@@ -564,6 +566,11 @@ static int flow_alloc(Network *net)
             if (member == NULL) return -1;
             net->member = member;
         }
+        if (net->weight || net->opt.weight_s > 0) {
+            double *weight = realloc(net->weight, (size_t)cap * sizeof *weight);
+            if (weight == NULL) return -1;
+            net->weight = weight;
+        }
         net->cap_flows = cap;
     }
     f = net->made_flows++;
@@ -597,22 +604,30 @@ static void flow_settle(Network *net, NetFlow *f)
     f->updated = net->now;
 }
 
-static void flow_set_when_by_share(Network *net, NetFlow *f)
+/* When its last byte is through at its current share. */
+static double flow_when_by_share(const Network *net, const NetFlow *f)
 {
     double speed = flow_speed(net, f);
-    if (f->bytes_left <= 0 || isinf(speed)) f->when = net->now;
-    else if (speed > 0) f->when = net->now + f->bytes_left / speed;
-    else f->when = INFINITY;
+    if (f->bytes_left <= 0 || isinf(speed)) return net->now;
+    if (speed > 0) return net->now + f->bytes_left / speed;
+    return INFINITY;
+}
+
+/* Whether a transferring flow's completion is due by now (one not scheduled is not: it
+ * waits for its first share). */
+static int flow_due(const Network *net, const NetFlow *f)
+{
+    return f->heap >= 0 && net->heap[f->heap].when <= net->now;
 }
 
 static int flow_begin_latency(Network *net, int f, double wait)
 {
     NetFlow *flow = &net->flows[f];
     flow->state = FLOW_LATENCY;
-    flow->when = net->now + wait;
+    double when = net->now + wait;
     if (net->trace) net->trace[f].created = net->now;
     if (net->opt.uplink_fifo) net->sending[flow_src(flow)] = 1;
-    return heap_update(net, handle(HANDLE_FLOW, f));
+    return heap_update(net, handle(HANDLE_FLOW, f), when);
 }
 
 /* Latency paid: the flow joins its links (share 0 until the recompute). */
@@ -623,16 +638,12 @@ static int flow_activate(Network *net, int f)
     flow->share = 0;
     flow->updated = net->now;
     if (net->trace && isnan(net->trace[f].activated)) net->trace[f].activated = net->now;
-    flow->when = INFINITY;
     int src = flow_src(flow), dst = flow_dst(net, flow);
     activity_open(net, src);
     if (dst != src) activity_open(net, dst);
     int status = HS_OK;
     for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
-    if (flow->bytes_left <= 0) {
-        flow->when = net->now;
-        if (status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f));
-    }
+    if (flow->bytes_left <= 0 && status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f), net->now);
     return status;
 }
 
@@ -680,7 +691,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (net->trace) net->trace[f] = (FlowTrace){.bytes = bytes, .created = 0, .activated = NAN};
     flow->seq = net->seq++;
     flow->payload = payload;
-    flow->weight = 1;
+    if (net->weight) net->weight[f] = 1;
     if (net->opt.weight_s > 0) {
         double penalty = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency
                                                                               : net->agents[to].latency;
@@ -689,7 +700,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
             penalty += net->opt.weight_s / link->capacity;
         }
-        if (penalty > 0) flow->weight = 1 / penalty;
+        if (penalty > 0) net->weight[f] = 1 / penalty;
     }
     for (int k = 0; k < n_links; k++) net->links[links[k]].users++;
     net->agents[from].outgoing++;
@@ -791,7 +802,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
     NetFlow *flow = &net->flows[f];
     if (flow->state == FLOW_ACTIVE) {
         flow_settle(net, flow);
-        if (flow->when <= net->now) flow->bytes_left = 0; /* due now: it is through */
+        if (flow_due(net, flow)) flow->bytes_left = 0; /* due now: it is through */
     }
     double through = flow->state == FLOW_ACTIVE ? bytes - flow->bytes_left : 0;
     if (through < 0) through = 0;
@@ -800,8 +811,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
         flow->bytes_left = floor_bytes - through;
         if (net->trace) net->trace[f].bytes = floor_bytes;
         if (flow->state != FLOW_ACTIVE) return HS_OK;
-        flow_set_when_by_share(net, flow);
-        return heap_update(net, handle(HANDLE_FLOW, f));
+        return heap_update(net, handle(HANDLE_FLOW, f), flow_when_by_share(net, flow));
     }
     *sent = through;
     if (net->trace) net->trace[f].bytes = through;
@@ -1045,7 +1055,7 @@ static int attach_add(Network *net, int l, int g, int f, int k)
     }
     net->flows[f].slots[k] = aux->n_members;
     aux_members(aux)[aux->n_members++] = f;
-    aux->gweight += net->flows[f].weight;
+    aux->gweight += flow_weight(net, f);
     if (aux->hpos >= 0) {
         room_update(net, l);
         return HS_OK;
@@ -1076,7 +1086,7 @@ static void attach_remove(Network *net, int l, int f, int k)
             if (m->links[j] == l) m->slots[j] = slot;
     }
     if (aux->n_members > 0) {
-        aux->gweight -= net->flows[f].weight;
+        aux->gweight -= flow_weight(net, f);
         room_update(net, l);
         return;
     }
@@ -1109,8 +1119,8 @@ static int group_schedule(Network *net, NetGroup *g)
     const MemberItem *top = member_first(net, g, p->group, &in_queue);
     double rate = g->level * net->opt.bandwidth_factor, left = top->tag - g->clock;
     p->seq = top->seq; /* at equal times, members end in creation order among other flows */
-    p->when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
-    return heap_update(net, handle(HANDLE_FLOW, g->pseudo));
+    double when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
+    return heap_update(net, handle(HANDLE_FLOW, g->pseudo), when);
 }
 
 /* The aggregate's weight and share after members came or went (the level unchanged). */
@@ -1121,7 +1131,7 @@ static void group_sync(Network *net, NetGroup *g)
     double weight = g->weight + g->weight_error, share = weight * g->level;
     LinkEntry *e = &link->entries[p->slots[0]];
     link->used += share - p->share;
-    p->weight = e->weight = weight;
+    net->weight[g->pseudo] = weight;
     p->share = e->share = share;
 }
 
@@ -1131,6 +1141,11 @@ static int group_create(Network *net, int l, double level)
     if (net->member == NULL) { /* the first group: flows may join from now on */
         net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
         if (net->member == NULL) return HS_E_NOMEM;
+    }
+    if (net->weight == NULL) { /* an aggregate's weight is its members' */
+        net->weight = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->weight);
+        if (net->weight == NULL) return HS_E_NOMEM;
+        for (int fi = 0; fi < net->made_flows; fi++) net->weight[fi] = 1;
     }
     int f = flow_alloc(net);
     if (f < 0) return HS_E_NOMEM;
@@ -1169,7 +1184,7 @@ static int group_create(Network *net, int l, double level)
     p->links[0] = l;
     p->bottleneck = l;
     p->heap = -1;
-    p->when = INFINITY;
+    net->weight[f] = 0;
     if (net->trace) net->trace[f] = (FlowTrace){.bytes = 0, .created = 0, .activated = NAN};
     net->stats.groups++;
     if (link_add_entry(net, l, f) != HS_OK) return HS_E_NOMEM;
@@ -1183,7 +1198,7 @@ static int group_join(Network *net, int fi, int gi)
     NetGroup *g = &net->groups[gi];
     flow_settle(net, f);
     group_settle(net, g);
-    net->member[fi].tag = g->clock + f->bytes_left / f->weight;
+    net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1194,7 +1209,7 @@ static int group_join(Network *net, int fi, int gi)
     }
     if (member_push(net, g, fi) != HS_OK) return HS_E_NOMEM;
     g->count++;
-    group_weight_add(g, f->weight);
+    group_weight_add(g, flow_weight(net, fi));
     f->group = gi;
     group_sync(net, g);
     net->stats.joined++;
@@ -1225,7 +1240,7 @@ static int group_leave(Network *net, int fi, int finished)
     for (int k = 0; k < f->n_links; k++)
         if (f->slots[k] >= 0) attach_remove(net, f->links[k], fi, k);
     f->group = -1;
-    group_weight_add(g, -f->weight);
+    group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
         group_dissolve(net, gi);
         return HS_OK;
@@ -1243,18 +1258,17 @@ static int group_materialize(Network *net, int fi)
     NetGroup *g = &net->groups[f->group];
     int l = g->link;
     group_settle(net, g);
-    double left = f->weight * (net->member[fi].tag - g->clock), level = g->level;
+    double left = flow_weight(net, fi) * (net->member[fi].tag - g->clock), level = g->level;
     int status = group_leave(net, fi, 0);
     f = &net->flows[fi];
     f->bytes_left = left > 0 ? left : 0;
-    f->share = f->weight * level;
+    f->share = flow_weight(net, fi) * level;
     f->updated = net->now;
     f->bottleneck = l;
     for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, f->links[k], fi);
     if (status != HS_OK) return status;
-    flow_set_when_by_share(net, f);
     net->stats.detached++;
-    return heap_update(net, handle(HANDLE_FLOW, fi));
+    return heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
 }
 
 /* Attached link l may limit its group's members: they turn back into ordinary flows. */
@@ -1296,7 +1310,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
 {
     const NetFlow *f = &net->flows[fi];
     if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || f->group >= 0 ||
-        f->bottleneck != b || !(f->weight > 0))
+        f->bottleneck != b || !(flow_weight(net, fi) > 0))
         return 0;
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1310,7 +1324,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
             gweight = aux->gweight;
         }
         double room = link->capacity - link->used + f->share;
-        if (!(room >= (gweight + f->weight) * level * (1 + 1e-9))) return 0;
+        if (!(room >= (gweight + flow_weight(net, fi)) * level * (1 + 1e-9))) return 0;
     }
     return 1;
 }
@@ -1539,7 +1553,7 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
         net->links[link_down(net, a)].ring = r;
     }
     ring->when = net->now + ring->steps * ring->period;
-    return heap_update(net, handle(HANDLE_RING, r));
+    return heap_update(net, handle(HANDLE_RING, r), ring->when);
 }
 
 /* ---- shares: progressive filling over the component of the dirty links ---- */
@@ -1654,7 +1668,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
         if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
-        fill->base_weights += f->weight;
+        fill->base_weights += flow_weight(net, fi);
         fill->base_unfrozen++;
     }
     return HS_OK;
@@ -1715,7 +1729,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             if (net->mark[e->flow] != epoch) continue; /* outside S */
             int index = net->index[e->flow];
             if (share[index] >= 0) continue; /* frozen */
-            double s = e->weight * level;
+            double weight = flow_weight(net, e->flow), s = weight * level;
             share[index] = s;
             net->level[index] = level;
             bottleneck[index] = item.link;
@@ -1727,7 +1741,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
                 other->unfrozen--;
                 if (f->links[k] == item.link) continue;
                 other->residual -= s;
-                other->weights -= f->weight;
+                other->weights -= weight;
                 if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
             }
             if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
@@ -1759,7 +1773,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
             double level;
             if (net->mark[e->flow] != epoch) {
                 outside = 1;
-                level = e->share / e->weight;
+                level = e->share / flow_weight(net, e->flow);
                 if (level > outside_top) outside_top = level;
                 if (e->held && level < held_low) held_low = level;
                 continue;
@@ -1767,7 +1781,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
             int index = net->index[e->flow];
             double s = net->share[index];
             used += s - e->share;
-            level = s / e->weight;
+            level = s / flow_weight(net, e->flow);
             if (level > top) top = level;
             if (net->bottleneck[index] == l && level > frozen_at) frozen_at = level;
         }
@@ -1968,8 +1982,7 @@ again:
         if (s == f->share && f->heap >= 0) continue;
         flow_settle(net, f);
         f->share = s;
-        flow_set_when_by_share(net, f);
-        status = heap_update(net, handle(HANDLE_FLOW, fi));
+        status = heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
     }
     if (status == HS_OK && (net->regroup || net->t_attached > 0)) status = recompute_regroup(net, n_flows, n_links);
     return status;
@@ -2102,9 +2115,10 @@ static int check_fail(char *why, size_t size, const char *format, ...)
 }
 
 /* A transferring flow's share: its own, or a member's weight x its group's level. */
-static double check_share(const Network *net, const NetFlow *f)
+static double check_share(const Network *net, int fi)
 {
-    return f->group >= 0 ? f->weight * net->groups[f->group].level : f->share;
+    const NetFlow *f = &net->flows[fi];
+    return f->group >= 0 ? flow_weight(net, fi) * net->groups[f->group].level : f->share;
 }
 
 int network_check(const Network *net, double tolerance, char *why, size_t size)
@@ -2119,7 +2133,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
     for (int fi = 0; fi < net->made_flows; fi++) {
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE) continue;
-        double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
+        double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         for (int k = 0; k < f->n_links; k++) {
             int l = f->links[k];
             sum[l] += share;
@@ -2145,7 +2159,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
     for (int fi = 0; fi < net->made_flows && status == 0; fi++) {
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE || net->now < f->updated) continue;
-        double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
+        double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         int bottleneck = 0, finite = 0;
         for (int k = 0; k < f->n_links; k++) {
             int l = f->links[k];
@@ -2176,7 +2190,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             const MemberItem *item = m < g->n_heap ? &g->heap[m] : &g->queue[(g->head + m - g->n_heap) % g->cap_queue];
             if (!member_live(net, gi, item)) continue;
             live++;
-            weight += net->flows[item->flow].weight;
+            weight += flow_weight(net, item->flow);
         }
         for (int m = 1; m < g->n_heap; m++)
             if (member_less(&g->heap[m], &g->heap[(m - 1) / 2])) status = check_fail(why, size, "group %d: heap order", gi);
@@ -2185,9 +2199,9 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
                 status = check_fail(why, size, "group %d: queue order", gi);
         if (live != g->count) status = check_fail(why, size, "group %d: %d members, it counts %d", gi, live, g->count);
         if (g->count == 0 || p->state != FLOW_GROUP || p->group != gi || link_group(net, g->link) != gi ||
-            fabs(weight - p->weight) > 1e-9 * weight)
+            fabs(weight - flow_weight(net, g->pseudo)) > 1e-9 * weight)
             status = check_fail(why, size, "group %d: aggregate (%d members, weight %.17g, sum %.17g)", gi, g->count,
-                                p->weight, weight);
+                                flow_weight(net, g->pseudo), weight);
         for (int r = 0; r < g->n_room && status == 0; r++) {
             int l = g->room[r].link;
             const LinkAux *aux = link_attached(net, l);
@@ -2204,8 +2218,9 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (aux == NULL) continue;
         double gweight = 0;
         for (int m = 0; m < aux->n_members; m++) {
-            const NetFlow *f = &net->flows[aux->members ? aux->members[m] : aux->one[m]];
-            gweight += f->weight;
+            int fi = aux->members ? aux->members[m] : aux->one[m];
+            const NetFlow *f = &net->flows[fi];
+            gweight += flow_weight(net, fi);
             int found = 0;
             for (int k = 0; k < f->n_links; k++) found |= f->links[k] == l && f->slots[k] == m;
             if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
@@ -2295,6 +2310,7 @@ void network_free(Network *net)
     free(net->flows);
     free(net->trace);
     free(net->member);
+    free(net->weight);
     free(net->mark);
     free(net->index);
     free(net->rings);
