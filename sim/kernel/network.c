@@ -69,12 +69,16 @@ typedef struct FlowTrace {
     double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
 } FlowTrace;
 
-/* A flow on a link, with the copies of its share and whether this link holds it that
- * the recomputation reads: scanning a link touches no flow. Its weight is 1 unless
- * Network.weight exists (flow_weight): 16 bytes, two a message. */
+/* A flow on a link, with the copies of its share, whether this link holds it and where it
+ * is in S that the recomputation reads: scanning a link touches no flow, and tells the
+ * flows of S from the others without a per-flow mark (a cache miss each at a million
+ * flows). Its weight is 1 unless Network.weight exists (flow_weight): 16 bytes, two a
+ * message. */
 typedef struct LinkEntry {
-    int flow;
-    int held;          /* the flow's bottleneck is this link */
+    unsigned flow : 31;
+    unsigned held : 1; /* the flow's bottleneck is this link */
+    int s_index;       /* its index in S if comp_flows[s_index] is it (entry_s_index):
+                        * written on every entry of a flow joining S, never cleared */
     double share;
 } LinkEntry;
 _Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
@@ -204,8 +208,6 @@ struct Network {
     double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
                         * 1 (LV08's weight_s, or once a group's aggregate exists): else NULL
                         * and every weight is 1 (flow_weight) */
-    unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
-    int *index;        /* (cap_flows) its index in S */
     int cap_flows, used_flows, free_flow;
     int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
     NetRing *rings;
@@ -449,7 +451,7 @@ static int link_add_entry(Network *net, int l, int f)
     for (int k = 0; k < flow->n_links; k++)
         if (flow->links[k] == l) flow->slots[k] = link->n;
     int held = flow->bottleneck == l;
-    link->entries[link->n++] = (LinkEntry){.flow = f, .held = held, .share = flow->share};
+    link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
     link->n_held += held;
     if (flow->share != 0 && link->capacity < INFINITY) {
         link->used += flow->share;
@@ -551,11 +553,6 @@ static int flow_alloc(Network *net)
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
-        unsigned *mark = realloc(net->mark, (size_t)cap * sizeof *mark);
-        if (mark) net->mark = mark;
-        int *index = realloc(net->index, (size_t)cap * sizeof *index);
-        if (index) net->index = index;
-        if (mark == NULL || index == NULL) return -1;
         if (net->hooks.traced) {
             FlowTrace *trace = realloc(net->trace, (size_t)cap * sizeof *trace);
             if (trace == NULL) return -1;
@@ -575,7 +572,6 @@ static int flow_alloc(Network *net)
     }
     f = net->made_flows++;
     net->flows[f].state = FLOW_FREE;
-    net->mark[f] = 0;
     net->used_flows++;
     return f;
 }
@@ -1652,14 +1648,29 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     return push_int(&g->tlist, &g->cap_tlist, g->n_tlist++, l);
 }
 
+/* The index in S (its first n_flows flows) of the flow of entry e, -1 when not in S. An
+ * index left from an earlier recomputation names another flow there, or none (comp_flows
+ * holds each flow of S once). */
+static int entry_s_index(const Network *net, const LinkEntry *e, int n_flows)
+{
+    int i = e->s_index;
+    return i >= 0 && i < n_flows && net->comp_flows[i] == (int)e->flow ? i : -1;
+}
+
+/* The same for flow fi, transferring or an aggregate (every flow of S has its entries). */
+static int flow_s_index(const Network *net, int fi, int n_flows)
+{
+    const NetFlow *f = &net->flows[fi];
+    return entry_s_index(net, &net->links[f->links[0]].entries[f->slots[0]], n_flows);
+}
+
 /* Adds flow fi to S: its links join T, and its current share goes back to them. */
 static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links)
 {
-    if (net->mark[fi] == epoch) return HS_OK;
-    net->mark[fi] = epoch;
-    net->index[fi] = *n_flows;
-    if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
+    if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
+    for (int k = 0; k < f->n_links; k++) net->links[f->links[k]].entries[f->slots[k]].s_index = *n_flows;
+    if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1719,15 +1730,15 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
         LinkFill *fill = &net->tfill[link->tpos];
         if (item.version != fill->version || fill->unfrozen == 0) continue;
         const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
-        if (aux && aux->attach >= 0 && share[net->index[net->groups[aux->attach].pseudo]] < 0) {
+        if (aux && aux->attach >= 0 && share[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
             *conflict = item.link;
             return HS_OK;
         }
         double level = fill->residual > 0 ? fill->residual / fill->weights : 0;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
-            if (net->mark[e->flow] != epoch) continue; /* outside S */
-            int index = net->index[e->flow];
+            int index = entry_s_index(net, e, n_flows);
+            if (index < 0) continue; /* outside S */
             if (share[index] >= 0) continue; /* frozen */
             double weight = flow_weight(net, e->flow), s = weight * level;
             share[index] = s;
@@ -1761,7 +1772,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
 static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int *n_links)
 {
     const double eps = 1e-9;
-    int links = *n_links, n_violated = 0;
+    int links = *n_links, n_violated = 0, links_n_flows = *n_flows;
     /* first every link is judged against the current S, then the violated links' flows join */
     for (int i = 0; i < links; i++) {
         int l = net->comp_links[i];
@@ -1771,14 +1782,14 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             double level;
-            if (net->mark[e->flow] != epoch) {
+            int index = entry_s_index(net, e, links_n_flows);
+            if (index < 0) {
                 outside = 1;
                 level = e->share / flow_weight(net, e->flow);
                 if (level > outside_top) outside_top = level;
                 if (e->held && level < held_low) held_low = level;
                 continue;
             }
-            int index = net->index[e->flow];
             double s = net->share[index];
             used += s - e->share;
             level = s / flow_weight(net, e->flow);
@@ -1788,7 +1799,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
         if (!outside) continue;
         const LinkAux *aux = link_attached(net, l);
         if (aux) { /* the members crossing it, in S with their aggregate */
-            double level = net->level[net->index[net->groups[aux->attach].pseudo]];
+            double level = net->level[flow_s_index(net, net->groups[aux->attach].pseudo, links_n_flows)];
             used += aux->gweight * level;
             if (level > top) top = level;
         }
@@ -1803,9 +1814,8 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
     for (int v = 0; v < n_violated; v++) { /* the whole link joins: fewer rounds */
         NetLink *link = &net->links[net->violated[v]];
         for (int j = 0; j < link->n; j++) {
-            int g = link->entries[j].flow;
-            if (net->mark[g] == epoch) continue;
-            if (recompute_add(net, g, epoch, n_flows, n_links)) return HS_E_NOMEM;
+            if (entry_s_index(net, &link->entries[j], *n_flows) >= 0) continue;
+            if (recompute_add(net, (int)link->entries[j].flow, epoch, n_flows, n_links)) return HS_E_NOMEM;
             joined++;
         }
     }
@@ -1885,17 +1895,17 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
         /* the flows of S held here froze with fi, at its level: enough of them that may join? */
         int eligible = 0;
         for (int j = 0; j < link->n; j++) {
-            int g = link->entries[j].flow;
-            eligible += link->entries[j].held && net->mark[g] == net->epoch && net->level[net->index[g]] == level &&
+            int g = link->entries[j].flow, index = entry_s_index(net, &link->entries[j], n_flows);
+            eligible += link->entries[j].held && index >= 0 && net->level[index] == level &&
                         group_eligible(net, g, b, -1, level);
         }
         if (eligible < net->group_min) continue;
         if ((gi = group_create(net, b, level)) < 0) return HS_E_NOMEM;
         for (int j = net->links[b].n - 1; j >= 0; j--) { /* downwards: a join moves the last entry to j */
             if (j >= net->links[b].n) continue;
-            int g = net->links[b].entries[j].flow;
-            if (net->mark[g] != net->epoch || net->flows[g].state != FLOW_ACTIVE) continue;
-            if (group_eligible(net, g, b, gi, net->level[net->index[g]]) && group_join(net, g, gi)) return HS_E_NOMEM;
+            int g = net->links[b].entries[j].flow, index = entry_s_index(net, &net->links[b].entries[j], n_flows);
+            if (index < 0 || net->flows[g].state != FLOW_ACTIVE) continue;
+            if (group_eligible(net, g, b, gi, net->level[index]) && group_join(net, g, gi)) return HS_E_NOMEM;
         }
     }
     return HS_OK;
@@ -1921,7 +1931,9 @@ again:
         NetLink *link = &net->links[l];
         link->dirty = 0;
         for (int j = 0; j < link->n; j++)
-            if (recompute_add(net, link->entries[j].flow, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
+            if (entry_s_index(net, &link->entries[j], n_flows) < 0 &&
+                recompute_add(net, (int)link->entries[j].flow, epoch, &n_flows, &n_links))
+                return HS_E_NOMEM;
         if (link_attached(net, l) && recompute_link(net, l, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
     }
     net->n_dirty = 0;
@@ -2311,8 +2323,6 @@ void network_free(Network *net)
     free(net->trace);
     free(net->member);
     free(net->weight);
-    free(net->mark);
-    free(net->index);
     free(net->rings);
     free(net->queue_head);
     free(net->queue_tail);
