@@ -239,9 +239,11 @@ struct Network {
     FillItem *fill;
     int fill_n, fill_cap;
     double *share;     /* (cap_share) by S index */
-    double *level;     /* (cap_share) the level it froze at */
+    double *level;     /* the level it froze at: share itself while every weight is 1
+                        * (share = 1 x level, the same bits), else own_level */
+    double *own_level; /* (cap_level) */
     int *bottleneck;   /* (cap_share) */
-    int cap_share;
+    int cap_share, cap_level;
     NetworkStats stats;
 };
 
@@ -1855,18 +1857,28 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
 
 static int recompute_scratch(Network *net, int n_flows)
 {
-    if (n_flows <= net->cap_share) return HS_OK;
-    /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an agent),
-     * and these 20 bytes a flow are then part of the run's peak */
-    int cap = n_flows + n_flows / 4 + 64;
-    double *share = realloc(net->share, (size_t)cap * sizeof *share);
-    if (share) net->share = share;
-    double *level = realloc(net->level, (size_t)cap * sizeof *level);
-    if (level) net->level = level;
-    int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
-    if (bottleneck) net->bottleneck = bottleneck;
-    if (share == NULL || level == NULL || bottleneck == NULL) return HS_E_NOMEM;
-    net->cap_share = cap;
+    if (n_flows > net->cap_share) {
+        /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an
+         * agent), and these 12 bytes a flow are then part of the run's peak */
+        int cap = n_flows + n_flows / 4 + 64;
+        double *share = realloc(net->share, (size_t)cap * sizeof *share);
+        if (share) net->share = share;
+        int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
+        if (bottleneck) net->bottleneck = bottleneck;
+        if (share == NULL || bottleneck == NULL) return HS_E_NOMEM;
+        net->cap_share = cap;
+    }
+    if (net->weight == NULL) { /* every weight 1: a flow's share is its level */
+        net->level = net->share;
+        return HS_OK;
+    }
+    if (net->cap_level < net->cap_share) {
+        double *level = realloc(net->own_level, (size_t)net->cap_share * sizeof *level);
+        if (level == NULL) return HS_E_NOMEM;
+        net->own_level = level;
+        net->cap_level = net->cap_share;
+    }
+    net->level = net->own_level;
     return HS_OK;
 }
 
@@ -2337,7 +2349,7 @@ void network_free(Network *net)
     free(net->violated);
     free(net->fill);
     free(net->share);
-    free(net->level);
+    free(net->own_level);
     free(net->bottleneck);
     free(net);
 }
