@@ -98,14 +98,20 @@ typedef struct NetLink {
 } NetLink;             /* 64 bytes: two per agent (its capacity change events, when links
                         * vary, are in link_heap and link_when) */
 
-/* A link of T in a recomputation: its residual, weight and count of S flows without their
- * shares (base_), and while filling. */
+/* A link of T in a recomputation: its residual and count of S flows without their shares
+ * (base_), and while filling. T reaches every link of a D-PSGD graph at times: 32 bytes. */
 typedef struct LinkFill {
-    double base_residual, base_weights, residual, weights;
+    double base_residual, residual;
     int base_unfrozen, unfrozen;
     unsigned version;
     int group_tried;   /* recompute_regroup looked at forming a group here */
 } LinkFill;
+
+/* The weights of those flows, beside (Network.tweights) only while weights are kept: with
+ * every weight 1 they are the counts, base_unfrozen and unfrozen (fill_weights). */
+typedef struct LinkFillWeights {
+    double base, now;
+} LinkFillWeights;
 
 /* What the network keeps per agent, together: a message touches one line for its sender. */
 typedef struct NetAgent {
@@ -232,6 +238,8 @@ struct Network {
     int cap_comp_links, cap_comp_flows, cap_violated;
     LinkFill *tfill;   /* (cap_tfill) by position in T */
     int cap_tfill;
+    LinkFillWeights *tweights; /* (cap_tweights) by position in T, only with Network.weight */
+    int cap_tweights;
     int s_groups, t_attached; /* aggregates in S, attached links in T */
     int regroup;       /* a flow of S is held where a group is or may form */
     int *link_heap;    /* (n_links) capacity change events: only with opt.capacity */
@@ -1556,6 +1564,14 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
 
 /* ---- shares: progressive filling over the component of the dirty links ---- */
 
+/* The unfrozen weight of the link at position pos of T. With every weight 1 it is their
+ * count: the sum of as many 1s, the same double (and read only while they go together:
+ * the link being filled loses its count, not its weight, and is not read again). */
+static double fill_weights(const Network *net, int pos)
+{
+    return net->weight ? net->tweights[pos].now : (double)net->tfill[pos].unfrozen;
+}
+
 static int fill_push(Network *net, int l)
 {
     LinkFill *link = &net->tfill[net->links[l].tpos];
@@ -1566,7 +1582,7 @@ static int fill_push(Network *net, int l)
         net->fill = grown;
         net->fill_cap = cap;
     }
-    double level = link->residual > 0 ? link->residual / link->weights : 0;
+    double level = link->residual > 0 ? link->residual / fill_weights(net, net->links[l].tpos) : 0;
     FillItem item = {.key = level, .link = l, .version = ++link->version};
     int pos = net->fill_n++;
     while (pos > 0) {
@@ -1632,10 +1648,16 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
         net->tfill = grown;
         net->cap_tfill = net->cap_comp_links;
     }
+    if (net->weight && net->cap_tweights < net->cap_tfill) { /* weights kept since */
+        LinkFillWeights *grown = realloc(net->tweights, (size_t)net->cap_tfill * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->tweights = grown;
+        net->cap_tweights = net->cap_tfill;
+    }
     link->tpos = (*n_links)++;
     LinkFill *fill = &net->tfill[link->tpos];
     fill->base_residual = link->capacity - link->used;
-    fill->base_weights = 0;
+    if (net->weight) net->tweights[link->tpos].base = 0;
     fill->base_unfrozen = 0;
     fill->group_tried = 0;
     LinkAux *aux = link_attached(net, l);
@@ -1644,7 +1666,7 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     NetGroup *g = &net->groups[aux->attach];
     if (recompute_add(net, g->pseudo, epoch, n_flows, n_links)) return HS_E_NOMEM;
     fill = &net->tfill[link->tpos];
-    fill->base_weights += aux->gweight;
+    net->tweights[link->tpos].base += aux->gweight; /* a group: weights are kept */
     fill->base_unfrozen++;
     if (g->tlist_epoch != epoch) g->tlist_epoch = epoch, g->n_tlist = 0;
     return push_int(&g->tlist, &g->cap_tlist, g->n_tlist++, l);
@@ -1681,7 +1703,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
         if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
-        fill->base_weights += flow_weight(net, fi);
+        if (net->weight) net->tweights[link->tpos].base += net->weight[fi];
         fill->base_unfrozen++;
     }
     return HS_OK;
@@ -1698,7 +1720,7 @@ static int recompute_fill_attached(Network *net, const NetGroup *g, unsigned epo
         double gweight = link_attached(net, l)->gweight;
         other->unfrozen--;
         other->residual -= gweight * level;
-        other->weights -= gweight;
+        net->tweights[net->links[l].tpos].now -= gweight;
         if (other->unfrozen > 0 && fill_push(net, l)) return HS_E_NOMEM;
     }
     return HS_OK;
@@ -1722,7 +1744,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
     for (int i = 0; i < n_links; i++) {
         LinkFill *fill = &net->tfill[i];
         fill->residual = fill->base_residual;
-        fill->weights = fill->base_weights;
+        if (net->weight) net->tweights[i].now = net->tweights[i].base;
         fill->unfrozen = fill->base_unfrozen;
         if (fill->unfrozen > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
     }
@@ -1736,7 +1758,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             *conflict = item.link;
             return HS_OK;
         }
-        double level = fill->residual > 0 ? fill->residual / fill->weights : 0;
+        double level = fill->residual > 0 ? fill->residual / fill_weights(net, link->tpos) : 0;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             int index = entry_s_index(net, e, n_flows);
@@ -1754,7 +1776,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
                 other->unfrozen--;
                 if (f->links[k] == item.link) continue;
                 other->residual -= s;
-                other->weights -= weight;
+                if (net->weight) net->tweights[other_link->tpos].now -= weight;
                 if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
             }
             if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
@@ -2343,6 +2365,7 @@ void network_free(Network *net)
     free(net->dirty);
     free(net->comp_links);
     free(net->tfill);
+    free(net->tweights);
     free(net->link_heap);
     free(net->link_when);
     free(net->comp_flows);
