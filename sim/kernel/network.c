@@ -26,8 +26,8 @@ enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE, FLOW_GROUP };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
 typedef struct NetFlow {
-    /* what the recomputation reads, in the first cache line (its S membership and
-     * index are in Network.mark and .index, dense) */
+    /* what the recomputation reads, in the first cache line (its index in S is in its
+     * link entries: LinkEntry.s_index) */
     int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
     int8_t n_links;
     int8_t state;
