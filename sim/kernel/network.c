@@ -27,8 +27,8 @@ enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE, FLOW_GROUP };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
 typedef struct NetFlow {
-    /* what the recomputation reads, in the first cache line (its S membership and
-     * index are in Network.mark and .index, dense) */
+    /* what the recomputation reads, in the first cache line (its index in S is in its
+     * link entries: LinkEntry.s_index) */
     int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
     int8_t n_links;
     int8_t state;
@@ -36,7 +36,6 @@ typedef struct NetFlow {
                         * downlink (n + the receiver), the backbone (flow_src, flow_dst) */
     int heap;          /* position in the heap, -1 when not scheduled */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
-    double weight;
     /* the rest */
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
@@ -45,15 +44,15 @@ typedef struct NetFlow {
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
                         * for); a member's tag and stamp are in FlowMember */
     double bytes_left; /* at `updated` */
-    double updated;
-    double when;
+    double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 112 bytes (a D-PSGD step has four alive an agent): what only the
+} NetFlow;             /* 96 bytes (a D-PSGD step has four alive an agent): what only the
                         * trace hook reads is in FlowTrace, what only a group's member needs in
                         * FlowMember; its endpoints are its links and its latency is its
-                        * endpoints' (flow_latency) */
-_Static_assert(sizeof(NetFlow) <= 112, "millions of flows are alive at once: keep their fields few");
+                        * endpoints' (flow_latency); its weight is 1 unless Network.weight
+                        * exists (flow_weight); its time is its heap item's (flow_due) */
+_Static_assert(sizeof(NetFlow) <= 96, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
@@ -71,13 +70,19 @@ typedef struct FlowTrace {
     double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
 } FlowTrace;
 
-/* A flow on a link, with the copies of its share, weight and whether this link holds
- * it that the recomputation reads: scanning a link touches no flow. */
+/* A flow on a link, with the copies of its share, whether this link holds it and where it
+ * is in S that the recomputation reads: scanning a link touches no flow, and tells the
+ * flows of S from the others without a per-flow mark (a cache miss each at a million
+ * flows). Its weight is 1 unless Network.weight exists (flow_weight): 16 bytes, two a
+ * message. */
 typedef struct LinkEntry {
-    int flow;
-    int held;          /* the flow's bottleneck is this link */
-    double share, weight;
+    unsigned flow : 31;
+    unsigned held : 1; /* the flow's bottleneck is this link */
+    int s_index;       /* its index in S if comp_flows[s_index] is it (entry_s_index):
+                        * written on every entry of a flow joining S, never cleared */
+    double share;
 } LinkEntry;
+_Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
 
 typedef struct NetLink {
     double capacity;
@@ -94,14 +99,20 @@ typedef struct NetLink {
 } NetLink;             /* 64 bytes: two per agent (its capacity change events, when links
                         * vary, are in link_heap and link_when) */
 
-/* A link of T in a recomputation: its residual, weight and count of S flows without their
- * shares (base_), and while filling. */
+/* A link of T in a recomputation: its residual and count of S flows without their shares
+ * (base_), and while filling. T reaches every link of a D-PSGD graph at times: 32 bytes. */
 typedef struct LinkFill {
-    double base_residual, base_weights, residual, weights;
+    double base_residual, residual;
     int base_unfrozen, unfrozen;
     unsigned version;
     int group_tried;   /* recompute_regroup looked at forming a group here */
 } LinkFill;
+
+/* The weights of those flows, beside (Network.tweights) only while weights are kept: with
+ * every weight 1 they are the counts, base_unfrozen and unfrozen (fill_weights). */
+typedef struct LinkFillWeights {
+    double base, now;
+} LinkFillWeights;
 
 /* What the network keeps per agent, together: a message touches one line for its sender. */
 typedef struct NetAgent {
@@ -232,8 +243,9 @@ struct Network {
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
-    unsigned *mark;    /* (cap_flows) recompute epoch of a flow in S */
-    int *index;        /* (cap_flows) its index in S */
+    double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
+                        * 1 (LV08's weight_s, or once a group's aggregate exists): else NULL
+                        * and every weight is 1 (flow_weight) */
     int cap_flows, used_flows, free_flow;
     int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
     NetRing *rings;
@@ -261,6 +273,8 @@ struct Network {
     int cap_comp_links, cap_comp_flows, cap_violated;
     LinkFill *tfill;   /* (cap_tfill) by position in T */
     int cap_tfill;
+    LinkFillWeights *tweights; /* (cap_tweights) by position in T, only with Network.weight */
+    int cap_tweights;
     int s_groups, t_attached; /* aggregates in S, attached links in T */
     int regroup;       /* a flow of S is held where a group is or may form */
     int *link_heap;    /* (n_links) capacity change events: only with opt.capacity */
@@ -268,9 +282,11 @@ struct Network {
     FillItem *fill;
     int fill_n, fill_cap;
     double *share;     /* (cap_share) by S index */
-    double *level;     /* (cap_share) the level it froze at */
+    double *level;     /* the level it froze at: share itself while every weight is 1
+                        * (share = 1 x level, the same bits), else own_level */
+    double *own_level; /* (cap_level) */
     int *bottleneck;   /* (cap_share) */
-    int cap_share;
+    int cap_share, cap_level;
     NetworkStats stats;
 };
 
@@ -289,16 +305,6 @@ static int handle_type(int64_t h)
 static int handle_index(int64_t h)
 {
     return (int)(uint32_t)h;
-}
-
-static double handle_when(const Network *net, int64_t h)
-{
-    int i = handle_index(h);
-    switch (handle_type(h)) {
-    case HANDLE_FLOW: return net->flows[i].when;
-    case HANDLE_RING: return net->rings[i].when;
-    default: return net->link_when[i];
-    }
 }
 
 static uint64_t handle_seq(const Network *net, int64_t h)
@@ -324,10 +330,10 @@ static int *handle_pos(Network *net, int64_t h)
 /* (time, tie) of an entity as the heap orders it: at equal times capacity changes, then
  * rings, then flows, each in creation order. Kept in the heap entries so comparisons do
  * not chase the entities. */
-static HeapItem heap_item(const Network *net, int64_t h)
+static HeapItem heap_item(const Network *net, int64_t h, double when)
 {
     uint64_t tie = ((uint64_t)(2 - handle_type(h)) << 62) | (handle_seq(net, h) & ((1ull << 62) - 1));
-    return (HeapItem){.when = handle_when(net, h), .tie = tie, .handle = h};
+    return (HeapItem){.when = when, .tie = tie, .handle = h};
 }
 
 static int heap_less(const HeapItem *a, const HeapItem *b)
@@ -374,11 +380,12 @@ static void heap_down(Network *net, int pos)
     heap_set(net, pos, item);
 }
 
-/* Inserts h, or moves it after its time changed. */
-static int heap_update(Network *net, int64_t h)
+/* Inserts h at time when, or moves it there. A flow's time is kept only here; a ring's
+ * and a link's are also in their own records. */
+static int heap_update(Network *net, int64_t h, double when)
 {
     int *pos = handle_pos(net, h);
-    HeapItem item = heap_item(net, h);
+    HeapItem item = heap_item(net, h, when);
     if (*pos >= 0) {
         int at = *pos;
         int earlier = heap_less(&item, &net->heap[at]);
@@ -471,7 +478,7 @@ static int link_refresh(Network *net, int l)
     if (!(link->capacity < INFINITY) && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
     else if (link_group(net, l) >= 0) room_flush(net, &net->groups[link_group(net, l)]); /* the bound moved */
     if (status != HS_OK) return status;
-    if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l));
+    if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l), next);
     heap_remove(net, handle(HANDLE_LINK, l));
     return HS_OK;
 }
@@ -531,7 +538,7 @@ static int link_add_entry(Network *net, int l, int f)
     for (int k = 0; k < flow->n_links; k++)
         if (flow->links[k] == l) flow->slots[k] = link->n;
     int held = flow->bottleneck == l;
-    link->entries[link->n++] = (LinkEntry){.flow = f, .held = held, .share = flow->share, .weight = flow->weight};
+    link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
     link->n_held += held;
     if (flow->share != 0 && link->capacity < INFINITY) {
         link->used += flow->share;
@@ -594,6 +601,13 @@ static double flow_latency(const Network *net, int from, int to)
     return raw * net->opt.latency_factor;
 }
 
+/* A flow's share weight: 1 unless weights are kept (x / 1 and 1 * x are x, bit for bit,
+ * so the arithmetic is the one of a stored 1). */
+static double flow_weight(const Network *net, int f)
+{
+    return net->weight ? net->weight[f] : 1;
+}
+
 /* ---- activity ---- */
 
 static void activity_open(Network *net, int agent)
@@ -640,11 +654,6 @@ static int flow_alloc(Network *net)
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
-        unsigned *mark = realloc(net->mark, (size_t)cap * sizeof *mark);
-        if (mark) net->mark = mark;
-        int *index = realloc(net->index, (size_t)cap * sizeof *index);
-        if (index) net->index = index;
-        if (mark == NULL || index == NULL) return -1;
         if (net->hooks.traced) {
             FlowTrace *trace = realloc(net->trace, (size_t)cap * sizeof *trace);
             if (trace == NULL) return -1;
@@ -655,11 +664,15 @@ static int flow_alloc(Network *net)
             if (member == NULL) return -1;
             net->member = member;
         }
+        if (net->weight || net->opt.weight_s > 0) {
+            double *weight = realloc(net->weight, (size_t)cap * sizeof *weight);
+            if (weight == NULL) return -1;
+            net->weight = weight;
+        }
         net->cap_flows = cap;
     }
     f = net->made_flows++;
     net->flows[f].state = FLOW_FREE;
-    net->mark[f] = 0;
     net->used_flows++;
     return f;
 }
@@ -688,22 +701,30 @@ static void flow_settle(Network *net, NetFlow *f)
     f->updated = net->now;
 }
 
-static void flow_set_when_by_share(Network *net, NetFlow *f)
+/* When its last byte is through at its current share. */
+static double flow_when_by_share(const Network *net, const NetFlow *f)
 {
     double speed = flow_speed(net, f);
-    if (f->bytes_left <= 0 || isinf(speed)) f->when = net->now;
-    else if (speed > 0) f->when = net->now + f->bytes_left / speed;
-    else f->when = INFINITY;
+    if (f->bytes_left <= 0 || isinf(speed)) return net->now;
+    if (speed > 0) return net->now + f->bytes_left / speed;
+    return INFINITY;
+}
+
+/* Whether a transferring flow's completion is due by now (one not scheduled is not: it
+ * waits for its first share). */
+static int flow_due(const Network *net, const NetFlow *f)
+{
+    return f->heap >= 0 && net->heap[f->heap].when <= net->now;
 }
 
 static int flow_begin_latency(Network *net, int f, double wait)
 {
     NetFlow *flow = &net->flows[f];
     flow->state = FLOW_LATENCY;
-    flow->when = net->now + wait;
+    double when = net->now + wait;
     if (net->trace) net->trace[f].created = net->now;
     if (net->opt.uplink_fifo) net->sending[flow_src(flow)] = 1;
-    return heap_update(net, handle(HANDLE_FLOW, f));
+    return heap_update(net, handle(HANDLE_FLOW, f), when);
 }
 
 /* Latency paid: the flow joins its links (share 0 until the recompute). */
@@ -714,17 +735,13 @@ static int flow_activate(Network *net, int f)
     flow->share = 0;
     flow->updated = net->now;
     if (net->trace && isnan(net->trace[f].activated)) net->trace[f].activated = net->now;
-    flow->when = INFINITY;
     int src = flow_src(flow), dst = flow_dst(net, flow);
     activity_open(net, src);
     if (dst != src) activity_open(net, dst);
     if (net->ways) activity_ways(net, src, dst, 1);
     int status = HS_OK;
     for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
-    if (flow->bytes_left <= 0) {
-        flow->when = net->now;
-        if (status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f));
-    }
+    if (flow->bytes_left <= 0 && status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f), net->now);
     return status;
 }
 
@@ -772,7 +789,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (net->trace) net->trace[f] = (FlowTrace){.bytes = bytes, .created = 0, .activated = NAN};
     flow->seq = net->seq++;
     flow->payload = payload;
-    flow->weight = 1;
+    if (net->weight) net->weight[f] = 1;
     if (net->opt.weight_s > 0) {
         double penalty = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency
                                                                               : net->agents[to].latency;
@@ -781,7 +798,7 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
             penalty += net->opt.weight_s / link->capacity;
         }
-        if (penalty > 0) flow->weight = 1 / penalty;
+        if (penalty > 0) net->weight[f] = 1 / penalty;
     }
     for (int k = 0; k < n_links; k++) net->links[links[k]].users++;
     net->agents[from].outgoing++;
@@ -884,7 +901,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
     NetFlow *flow = &net->flows[f];
     if (flow->state == FLOW_ACTIVE) {
         flow_settle(net, flow);
-        if (flow->when <= net->now) flow->bytes_left = 0; /* due now: it is through */
+        if (flow_due(net, flow)) flow->bytes_left = 0; /* due now: it is through */
     }
     double through = flow->state == FLOW_ACTIVE ? bytes - flow->bytes_left : 0;
     if (through < 0) through = 0;
@@ -893,8 +910,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
         flow->bytes_left = floor_bytes - through;
         if (net->trace) net->trace[f].bytes = floor_bytes;
         if (flow->state != FLOW_ACTIVE) return HS_OK;
-        flow_set_when_by_share(net, flow);
-        return heap_update(net, handle(HANDLE_FLOW, f));
+        return heap_update(net, handle(HANDLE_FLOW, f), flow_when_by_share(net, flow));
     }
     *sent = through;
     if (net->trace) net->trace[f].bytes = through;
@@ -1283,7 +1299,7 @@ static int attach_add(Network *net, int l, int g, int f, int k)
     }
     net->flows[f].slots[k] = aux->n_members;
     aux_members(aux)[aux->n_members++] = f;
-    aux->gweight += net->flows[f].weight;
+    aux->gweight += flow_weight(net, f);
     if (aux->hpos != -1) { /* in the heap or a bucket already */
         room_update(net, l);
         return HS_OK;
@@ -1304,7 +1320,7 @@ static void attach_remove(Network *net, int l, int f, int k)
             if (m->links[j] == l) m->slots[j] = slot;
     }
     if (aux->n_members > 0) {
-        aux->gweight -= net->flows[f].weight;
+        aux->gweight -= flow_weight(net, f);
         room_update(net, l);
         return;
     }
@@ -1332,8 +1348,8 @@ static int group_schedule(Network *net, NetGroup *g)
     const MemberItem *top = member_first(net, g, p->group, &in_queue);
     double rate = g->level * net->opt.bandwidth_factor, left = top->tag - g->clock;
     p->seq = top->seq; /* at equal times, members end in creation order among other flows */
-    p->when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
-    return heap_update(net, handle(HANDLE_FLOW, g->pseudo));
+    double when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
+    return heap_update(net, handle(HANDLE_FLOW, g->pseudo), when);
 }
 
 /* The aggregate's weight and share after members came or went (the level unchanged). */
@@ -1344,7 +1360,7 @@ static void group_sync(Network *net, NetGroup *g)
     double weight = g->weight + g->weight_error, share = weight * g->level;
     LinkEntry *e = &link->entries[p->slots[0]];
     link->used += share - p->share;
-    p->weight = e->weight = weight;
+    net->weight[g->pseudo] = weight;
     p->share = e->share = share;
 }
 
@@ -1354,6 +1370,11 @@ static int group_create(Network *net, int l, double level)
     if (net->member == NULL) { /* the first group: flows may join from now on */
         net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
         if (net->member == NULL) return HS_E_NOMEM;
+    }
+    if (net->weight == NULL) { /* an aggregate's weight is its members' */
+        net->weight = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->weight);
+        if (net->weight == NULL) return HS_E_NOMEM;
+        for (int fi = 0; fi < net->made_flows; fi++) net->weight[fi] = 1;
     }
     int f = flow_alloc(net);
     if (f < 0) return HS_E_NOMEM;
@@ -1393,7 +1414,7 @@ static int group_create(Network *net, int l, double level)
     p->links[0] = l;
     p->bottleneck = l;
     p->heap = -1;
-    p->when = INFINITY;
+    net->weight[f] = 0;
     if (net->trace) net->trace[f] = (FlowTrace){.bytes = 0, .created = 0, .activated = NAN};
     net->stats.groups++;
     if (link_add_entry(net, l, f) != HS_OK) return HS_E_NOMEM;
@@ -1407,7 +1428,7 @@ static int group_join(Network *net, int fi, int gi)
     NetGroup *g = &net->groups[gi];
     flow_settle(net, f);
     group_settle(net, g);
-    net->member[fi].tag = g->clock + f->bytes_left / f->weight;
+    net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1418,7 +1439,7 @@ static int group_join(Network *net, int fi, int gi)
     }
     if (member_push(net, g, fi) != HS_OK) return HS_E_NOMEM;
     g->count++;
-    group_weight_add(g, f->weight);
+    group_weight_add(g, flow_weight(net, fi));
     f->group = gi;
     group_sync(net, g);
     net->stats.joined++;
@@ -1449,7 +1470,7 @@ static int group_leave(Network *net, int fi, int finished)
     for (int k = 0; k < f->n_links; k++)
         if (f->slots[k] >= 0) attach_remove(net, f->links[k], fi, k);
     f->group = -1;
-    group_weight_add(g, -f->weight);
+    group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
         group_dissolve(net, gi);
         return HS_OK;
@@ -1468,18 +1489,17 @@ static int group_materialize(Network *net, int fi)
     NetGroup *g = &net->groups[f->group];
     int l = g->link;
     group_settle(net, g);
-    double left = f->weight * (net->member[fi].tag - g->clock), level = g->level;
+    double left = flow_weight(net, fi) * (net->member[fi].tag - g->clock), level = g->level;
     int status = group_leave(net, fi, 0);
     f = &net->flows[fi];
     f->bytes_left = left > 0 ? left : 0;
-    f->share = f->weight * level;
+    f->share = flow_weight(net, fi) * level;
     f->updated = net->now;
     f->bottleneck = l;
     for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, f->links[k], fi);
     if (status != HS_OK) return status;
-    flow_set_when_by_share(net, f);
     net->stats.detached++;
-    return heap_update(net, handle(HANDLE_FLOW, fi));
+    return heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
 }
 
 /* Attached link l may limit its group's members: they turn back into ordinary flows. */
@@ -1521,7 +1541,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
 {
     const NetFlow *f = &net->flows[fi];
     if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || f->group >= 0 ||
-        f->bottleneck != b || !(f->weight > 0))
+        f->bottleneck != b || !(flow_weight(net, fi) > 0))
         return 0;
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1535,7 +1555,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
             gweight = aux->gweight;
         }
         double room = link->capacity - link->used + f->share;
-        if (!(room >= (gweight + f->weight) * level * (1 + 1e-9))) return 0;
+        if (!(room >= (gweight + flow_weight(net, fi)) * level * (1 + 1e-9))) return 0;
     }
     return 1;
 }
@@ -1772,10 +1792,18 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
         net->links[link_down(net, a)].ring = r;
     }
     ring->when = net->now + ring->steps * ring->period;
-    return heap_update(net, handle(HANDLE_RING, r));
+    return heap_update(net, handle(HANDLE_RING, r), ring->when);
 }
 
 /* ---- shares: progressive filling over the component of the dirty links ---- */
+
+/* The unfrozen weight of the link at position pos of T. With every weight 1 it is their
+ * count: the sum of as many 1s, the same double (and read only while they go together:
+ * the link being filled loses its count, not its weight, and is not read again). */
+static double fill_weights(const Network *net, int pos)
+{
+    return net->weight ? net->tweights[pos].now : (double)net->tfill[pos].unfrozen;
+}
 
 static int fill_push(Network *net, int l)
 {
@@ -1787,7 +1815,7 @@ static int fill_push(Network *net, int l)
         net->fill = grown;
         net->fill_cap = cap;
     }
-    double level = link->residual > 0 ? link->residual / link->weights : 0;
+    double level = link->residual > 0 ? link->residual / fill_weights(net, net->links[l].tpos) : 0;
     FillItem item = {.key = level, .link = l, .version = ++link->version};
     int pos = net->fill_n++;
     while (pos > 0) {
@@ -1853,10 +1881,16 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
         net->tfill = grown;
         net->cap_tfill = net->cap_comp_links;
     }
+    if (net->weight && net->cap_tweights < net->cap_tfill) { /* weights kept since */
+        LinkFillWeights *grown = realloc(net->tweights, (size_t)net->cap_tfill * sizeof *grown);
+        if (grown == NULL) return HS_E_NOMEM;
+        net->tweights = grown;
+        net->cap_tweights = net->cap_tfill;
+    }
     link->tpos = (*n_links)++;
     LinkFill *fill = &net->tfill[link->tpos];
     fill->base_residual = link->capacity - link->used;
-    fill->base_weights = 0;
+    if (net->weight) net->tweights[link->tpos].base = 0;
     fill->base_unfrozen = 0;
     fill->group_tried = 0;
     LinkAux *aux = link_attached(net, l);
@@ -1865,20 +1899,35 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     NetGroup *g = &net->groups[aux->attach];
     if (recompute_add(net, g->pseudo, epoch, n_flows, n_links)) return HS_E_NOMEM;
     fill = &net->tfill[link->tpos];
-    fill->base_weights += aux->gweight;
+    net->tweights[link->tpos].base += aux->gweight; /* a group: weights are kept */
     fill->base_unfrozen++;
     if (g->tlist_epoch != epoch) g->tlist_epoch = epoch, g->n_tlist = 0;
     return push_int(&g->tlist, &g->cap_tlist, g->n_tlist++, l);
 }
 
+/* The index in S (its first n_flows flows) of the flow of entry e, -1 when not in S. An
+ * index left from an earlier recomputation names another flow there, or none (comp_flows
+ * holds each flow of S once). */
+static int entry_s_index(const Network *net, const LinkEntry *e, int n_flows)
+{
+    int i = e->s_index;
+    return i >= 0 && i < n_flows && net->comp_flows[i] == (int)e->flow ? i : -1;
+}
+
+/* The same for flow fi, transferring or an aggregate (every flow of S has its entries). */
+static int flow_s_index(const Network *net, int fi, int n_flows)
+{
+    const NetFlow *f = &net->flows[fi];
+    return entry_s_index(net, &net->links[f->links[0]].entries[f->slots[0]], n_flows);
+}
+
 /* Adds flow fi to S: its links join T, and its current share goes back to them. */
 static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links)
 {
-    if (net->mark[fi] == epoch) return HS_OK;
-    net->mark[fi] = epoch;
-    net->index[fi] = *n_flows;
-    if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
+    if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
+    for (int k = 0; k < f->n_links; k++) net->links[f->links[k]].entries[f->slots[k]].s_index = *n_flows;
+    if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1887,7 +1936,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
         if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
-        fill->base_weights += f->weight;
+        if (net->weight) net->tweights[link->tpos].base += net->weight[fi];
         fill->base_unfrozen++;
     }
     return HS_OK;
@@ -1904,7 +1953,7 @@ static int recompute_fill_attached(Network *net, const NetGroup *g, unsigned epo
         double gweight = link_attached(net, l)->gweight;
         other->unfrozen--;
         other->residual -= gweight * level;
-        other->weights -= gweight;
+        net->tweights[net->links[l].tpos].now -= gweight;
         if (other->unfrozen > 0 && fill_push(net, l)) return HS_E_NOMEM;
     }
     return HS_OK;
@@ -1928,7 +1977,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
     for (int i = 0; i < n_links; i++) {
         LinkFill *fill = &net->tfill[i];
         fill->residual = fill->base_residual;
-        fill->weights = fill->base_weights;
+        if (net->weight) net->tweights[i].now = net->tweights[i].base;
         fill->unfrozen = fill->base_unfrozen;
         if (fill->unfrozen > 0 && fill_push(net, net->comp_links[i])) return HS_E_NOMEM;
     }
@@ -1938,17 +1987,17 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
         LinkFill *fill = &net->tfill[link->tpos];
         if (item.version != fill->version || fill->unfrozen == 0) continue;
         const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
-        if (aux && aux->attach >= 0 && share[net->index[net->groups[aux->attach].pseudo]] < 0) {
+        if (aux && aux->attach >= 0 && share[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
             *conflict = item.link;
             return HS_OK;
         }
-        double level = fill->residual > 0 ? fill->residual / fill->weights : 0;
+        double level = fill->residual > 0 ? fill->residual / fill_weights(net, link->tpos) : 0;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
-            if (net->mark[e->flow] != epoch) continue; /* outside S */
-            int index = net->index[e->flow];
+            int index = entry_s_index(net, e, n_flows);
+            if (index < 0) continue; /* outside S */
             if (share[index] >= 0) continue; /* frozen */
-            double s = e->weight * level;
+            double weight = flow_weight(net, e->flow), s = weight * level;
             share[index] = s;
             net->level[index] = level;
             bottleneck[index] = item.link;
@@ -1960,7 +2009,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
                 other->unfrozen--;
                 if (f->links[k] == item.link) continue;
                 other->residual -= s;
-                other->weights -= f->weight;
+                if (net->weight) net->tweights[other_link->tpos].now -= weight;
                 if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
             }
             if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
@@ -1980,7 +2029,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
 static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int *n_links)
 {
     const double eps = 1e-9;
-    int links = *n_links, n_violated = 0;
+    int links = *n_links, n_violated = 0, links_n_flows = *n_flows;
     /* first every link is judged against the current S, then the violated links' flows join */
     for (int i = 0; i < links; i++) {
         int l = net->comp_links[i];
@@ -1990,24 +2039,24 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             double level;
-            if (net->mark[e->flow] != epoch) {
+            int index = entry_s_index(net, e, links_n_flows);
+            if (index < 0) {
                 outside = 1;
-                level = e->share / e->weight;
+                level = e->share / flow_weight(net, e->flow);
                 if (level > outside_top) outside_top = level;
                 if (e->held && level < held_low) held_low = level;
                 continue;
             }
-            int index = net->index[e->flow];
             double s = net->share[index];
             used += s - e->share;
-            level = s / e->weight;
+            level = s / flow_weight(net, e->flow);
             if (level > top) top = level;
             if (net->bottleneck[index] == l && level > frozen_at) frozen_at = level;
         }
         if (!outside) continue;
         const LinkAux *aux = link_attached(net, l);
         if (aux) { /* the members crossing it, in S with their aggregate */
-            double level = net->level[net->index[net->groups[aux->attach].pseudo]];
+            double level = net->level[flow_s_index(net, net->groups[aux->attach].pseudo, links_n_flows)];
             used += aux->gweight * level;
             if (level > top) top = level;
         }
@@ -2022,9 +2071,8 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
     for (int v = 0; v < n_violated; v++) { /* the whole link joins: fewer rounds */
         NetLink *link = &net->links[net->violated[v]];
         for (int j = 0; j < link->n; j++) {
-            int g = link->entries[j].flow;
-            if (net->mark[g] == epoch) continue;
-            if (recompute_add(net, g, epoch, n_flows, n_links)) return HS_E_NOMEM;
+            if (entry_s_index(net, &link->entries[j], *n_flows) >= 0) continue;
+            if (recompute_add(net, (int)link->entries[j].flow, epoch, n_flows, n_links)) return HS_E_NOMEM;
             joined++;
         }
     }
@@ -2064,18 +2112,28 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
 
 static int recompute_scratch(Network *net, int n_flows)
 {
-    if (n_flows <= net->cap_share) return HS_OK;
-    /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an agent),
-     * and these 20 bytes a flow are then part of the run's peak */
-    int cap = n_flows + n_flows / 4 + 64;
-    double *share = realloc(net->share, (size_t)cap * sizeof *share);
-    if (share) net->share = share;
-    double *level = realloc(net->level, (size_t)cap * sizeof *level);
-    if (level) net->level = level;
-    int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
-    if (bottleneck) net->bottleneck = bottleneck;
-    if (share == NULL || level == NULL || bottleneck == NULL) return HS_E_NOMEM;
-    net->cap_share = cap;
+    if (n_flows > net->cap_share) {
+        /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an
+         * agent), and these 12 bytes a flow are then part of the run's peak */
+        int cap = n_flows + n_flows / 4 + 64;
+        double *share = realloc(net->share, (size_t)cap * sizeof *share);
+        if (share) net->share = share;
+        int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
+        if (bottleneck) net->bottleneck = bottleneck;
+        if (share == NULL || bottleneck == NULL) return HS_E_NOMEM;
+        net->cap_share = cap;
+    }
+    if (net->weight == NULL) { /* every weight 1: a flow's share is its level */
+        net->level = net->share;
+        return HS_OK;
+    }
+    if (net->cap_level < net->cap_share) {
+        double *level = realloc(net->own_level, (size_t)net->cap_share * sizeof *level);
+        if (level == NULL) return HS_E_NOMEM;
+        net->own_level = level;
+        net->cap_level = net->cap_share;
+    }
+    net->level = net->own_level;
     return HS_OK;
 }
 
@@ -2104,17 +2162,17 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
         /* the flows of S held here froze with fi, at its level: enough of them that may join? */
         int eligible = 0;
         for (int j = 0; j < link->n; j++) {
-            int g = link->entries[j].flow;
-            eligible += link->entries[j].held && net->mark[g] == net->epoch && net->level[net->index[g]] == level &&
+            int g = link->entries[j].flow, index = entry_s_index(net, &link->entries[j], n_flows);
+            eligible += link->entries[j].held && index >= 0 && net->level[index] == level &&
                         group_eligible(net, g, b, -1, level);
         }
         if (eligible < net->group_min) continue;
         if ((gi = group_create(net, b, level)) < 0) return HS_E_NOMEM;
         for (int j = net->links[b].n - 1; j >= 0; j--) { /* downwards: a join moves the last entry to j */
             if (j >= net->links[b].n) continue;
-            int g = net->links[b].entries[j].flow;
-            if (net->mark[g] != net->epoch || net->flows[g].state != FLOW_ACTIVE) continue;
-            if (group_eligible(net, g, b, gi, net->level[net->index[g]]) && group_join(net, g, gi)) return HS_E_NOMEM;
+            int g = net->links[b].entries[j].flow, index = entry_s_index(net, &net->links[b].entries[j], n_flows);
+            if (index < 0 || net->flows[g].state != FLOW_ACTIVE) continue;
+            if (group_eligible(net, g, b, gi, net->level[index]) && group_join(net, g, gi)) return HS_E_NOMEM;
         }
     }
     return HS_OK;
@@ -2140,7 +2198,9 @@ again:
         NetLink *link = &net->links[l];
         link->dirty = 0;
         for (int j = 0; j < link->n; j++)
-            if (recompute_add(net, link->entries[j].flow, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
+            if (entry_s_index(net, &link->entries[j], n_flows) < 0 &&
+                recompute_add(net, (int)link->entries[j].flow, epoch, &n_flows, &n_links))
+                return HS_E_NOMEM;
         if (link_attached(net, l) && recompute_link(net, l, epoch, &n_flows, &n_links)) return HS_E_NOMEM;
     }
     net->n_dirty = 0;
@@ -2201,8 +2261,7 @@ again:
         if (s == f->share && f->heap >= 0) continue;
         flow_settle(net, f);
         f->share = s;
-        flow_set_when_by_share(net, f);
-        status = heap_update(net, handle(HANDLE_FLOW, fi));
+        status = heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
     }
     if (status == HS_OK && (net->regroup || net->t_attached > 0)) status = recompute_regroup(net, n_flows, n_links);
     return status;
@@ -2342,9 +2401,10 @@ static int check_fail(char *why, size_t size, const char *format, ...)
 }
 
 /* A transferring flow's share: its own, or a member's weight x its group's level. */
-static double check_share(const Network *net, const NetFlow *f)
+static double check_share(const Network *net, int fi)
 {
-    return f->group >= 0 ? f->weight * net->groups[f->group].level : f->share;
+    const NetFlow *f = &net->flows[fi];
+    return f->group >= 0 ? flow_weight(net, fi) * net->groups[f->group].level : f->share;
 }
 
 int network_check(const Network *net, double tolerance, char *why, size_t size)
@@ -2359,7 +2419,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
     for (int fi = 0; fi < net->made_flows; fi++) {
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE) continue;
-        double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
+        double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         for (int k = 0; k < f->n_links; k++) {
             int l = f->links[k];
             sum[l] += share;
@@ -2385,7 +2445,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
     for (int fi = 0; fi < net->made_flows && status == 0; fi++) {
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE || net->now < f->updated) continue;
-        double share = check_share(net, f), level = f->weight > 0 ? share / f->weight : 0;
+        double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         int bottleneck = 0, finite = 0;
         for (int k = 0; k < f->n_links; k++) {
             int l = f->links[k];
@@ -2416,7 +2476,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             const MemberItem *item = m < g->n_heap ? &g->heap[m] : &g->queue[(g->head + m - g->n_heap) % g->cap_queue];
             if (!member_live(net, gi, item)) continue;
             live++;
-            weight += net->flows[item->flow].weight;
+            weight += flow_weight(net, item->flow);
         }
         for (int m = 1; m < g->n_heap; m++)
             if (member_less(&g->heap[m], &g->heap[(m - 1) / 2])) status = check_fail(why, size, "group %d: heap order", gi);
@@ -2425,9 +2485,9 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
                 status = check_fail(why, size, "group %d: queue order", gi);
         if (live != g->count) status = check_fail(why, size, "group %d: %d members, it counts %d", gi, live, g->count);
         if (g->count == 0 || p->state != FLOW_GROUP || p->group != gi || link_group(net, g->link) != gi ||
-            fabs(weight - p->weight) > 1e-9 * weight)
+            fabs(weight - flow_weight(net, g->pseudo)) > 1e-9 * weight)
             status = check_fail(why, size, "group %d: aggregate (%d members, weight %.17g, sum %.17g)", gi, g->count,
-                                p->weight, weight);
+                                flow_weight(net, g->pseudo), weight);
         for (int r = 0; r < g->n_room && status == 0; r++) {
             int l = g->room[r].link;
             const LinkAux *aux = link_attached(net, l);
@@ -2464,8 +2524,9 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (aux == NULL) continue;
         double gweight = 0;
         for (int m = 0; m < aux->n_members; m++) {
-            const NetFlow *f = &net->flows[aux->members ? aux->members[m] : aux->one[m]];
-            gweight += f->weight;
+            int fi = aux->members ? aux->members[m] : aux->one[m];
+            const NetFlow *f = &net->flows[fi];
+            gweight += flow_weight(net, fi);
             int found = 0;
             for (int k = 0; k < f->n_links; k++) found |= f->links[k] == l && f->slots[k] == m;
             if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
@@ -2566,8 +2627,7 @@ void network_free(Network *net)
     free(net->flows);
     free(net->trace);
     free(net->member);
-    free(net->mark);
-    free(net->index);
+    free(net->weight);
     free(net->rings);
     free(net->queue_head);
     free(net->queue_tail);
@@ -2576,13 +2636,14 @@ void network_free(Network *net)
     free(net->dirty);
     free(net->comp_links);
     free(net->tfill);
+    free(net->tweights);
     free(net->link_heap);
     free(net->link_when);
     free(net->comp_flows);
     free(net->violated);
     free(net->fill);
     free(net->share);
-    free(net->level);
+    free(net->own_level);
     free(net->bottleneck);
     free(net);
 }
