@@ -571,8 +571,9 @@ __attribute__((target("avx512f"))) static inline void conv_transpose16(__m512 r[
     }
 }
 
-/* conv_pool_generic for nChw16c (argmax NULL alike): one window of 16 channels per vector; the pooled values
- * of up to 16 windows of a row are transposed in registers into the channels' NCHW rows.
+/* conv_pool_generic for nChw16c (argmax NULL alike): one window of 16 channels per
+ * vector; the pooled values of up to 16 windows of a row are transposed in registers into
+ * the channels' NCHW rows.
  * ReLU as max(0, x) with 0 first: MAXPS returns its second operand for a NaN or for two
  * zeros, so NaN and -0.0f pass as through `x < 0 ? 0 : x`. */
 __attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, ConvLayout l, float *out,
