@@ -484,7 +484,8 @@ static inline float conv_window(float a, float bb, float c, float d, int *positi
     return m;
 }
 
-/* mirror: NULL, or n samples of nChw16c (blocks of 16 channels, ohw positions each) */
+/* mirror: NULL, or n samples of nChw16c (blocks of 16 channels, ohw positions each);
+ * argmax: NULL for an inference pass (the values are the same, no position is kept) */
 static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *argmax, float *mirror, int n, int OC,
                               int H, int W)
 {
@@ -504,7 +505,7 @@ static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *arg
                         float m = conv_window(p0[0], p0[l.sw], p1[0], p1[l.sw], &position);
                         const size_t at = (size_t)i * ow + j, channel = (size_t)cb * l.blk + k;
                         out[(first + k) * ohw + at] = m;
-                        argmax[first * ohw + at * lanes + k] = position;
+                        if (argmax) argmax[first * ohw + at * lanes + k] = position;
                         if (mirror) mirror[(((size_t)s * blocks16 + channel / 16) * ohw + at) * 16 + channel % 16] = m;
                     }
         }
@@ -570,8 +571,9 @@ __attribute__((target("avx512f"))) static inline void conv_transpose16(__m512 r[
     }
 }
 
-/* conv_pool_generic for nChw16c: one window of 16 channels per vector; the pooled values
- * of up to 16 windows of a row are transposed in registers into the channels' NCHW rows.
+/* conv_pool_generic for nChw16c (argmax NULL alike): one window of 16 channels per
+ * vector; the pooled values of up to 16 windows of a row are transposed in registers into
+ * the channels' NCHW rows.
  * ReLU as max(0, x) with 0 first: MAXPS returns its second operand for a NaN or for two
  * zeros, so NaN and -0.0f pass as through `x < 0 ? 0 : x`. */
 __attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, ConvLayout l, float *out,
@@ -607,12 +609,14 @@ __attribute__((target("avx512f"))) static void conv_pool_avx512(const float *y, 
                         m = _mm512_mask_blend_ps(t2, m, c);
                         const __mmask16 t3 = _mm512_cmp_ps_mask(d, m, _CMP_GT_OQ);
                         m = _mm512_mask_blend_ps(t3, m, d);
-                        __m512i position = _mm512_maskz_mov_epi32(t1, one);
-                        position = _mm512_mask_mov_epi32(position, t2, two);
-                        position = _mm512_mask_mov_epi32(position, t3, three);
-                        position = _mm512_mask_mov_epi32(position, _mm512_cmp_ps_mask(m, zero, _CMP_NGT_UQ), four);
                         const size_t at = (size_t)i * ow + j;
-                        _mm512_mask_storeu_epi32(argmax + first * ohw + at * lanes, live, position);
+                        if (argmax) {
+                            __m512i position = _mm512_maskz_mov_epi32(t1, one);
+                            position = _mm512_mask_mov_epi32(position, t2, two);
+                            position = _mm512_mask_mov_epi32(position, t3, three);
+                            position = _mm512_mask_mov_epi32(position, _mm512_cmp_ps_mask(m, zero, _CMP_NGT_UQ), four);
+                            _mm512_mask_storeu_epi32(argmax + first * ohw + at * lanes, live, position);
+                        }
                         if (copy) _mm512_storeu_ps(copy + at * 16, _mm512_maskz_mov_ps(live, m));
                         row[jj] = m;
                     }
@@ -823,13 +827,13 @@ void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const
             float *copy = next ? next->mirror + (size_t)s * next->mirror_sample : NULL;
 #ifdef CONV_AVX512
             if (conv_pool_vector(c, p->dst_layout)) {
-                conv_pool_avx512(c->dst, p->dst_layout, out + s * pooled, argmax + s * pooled, copy, p->n, c->OC,
-                                 c->H, c->W);
+                conv_pool_avx512(c->dst, p->dst_layout, out + s * pooled, argmax ? argmax + s * pooled : NULL, copy,
+                                 p->n, c->OC, c->H, c->W);
                 continue;
             }
 #endif
-            conv_pool_generic(c->dst, p->dst_layout, out + s * pooled, argmax + s * pooled, copy, p->n, c->OC, c->H,
-                              c->W);
+            conv_pool_generic(c->dst, p->dst_layout, out + s * pooled, argmax ? argmax + s * pooled : NULL, copy, p->n,
+                              c->OC, c->H, c->W);
         }
     }
     ok = ok && dnnl_stream_wait(c->stream) == dnnl_success;

@@ -55,7 +55,9 @@ void conv_onednn_free(ConvOnednn *c);
 /* The pooled values conv2d_relu_pool_forward writes into out (B, OC, H/2, W/2), to
  * rounding: the same pooling rule (first maximum of each window) on oneDNN's conv output.
  * argmax (B * OC * (H/2) * (W/2) ints) is in this file's own layout, per sample (see
- * conv_onednn.c): only conv_onednn_relu_pool_backward reads it. */
+ * conv_onednn.c): only conv_onednn_relu_pool_backward reads it. argmax NULL: an inference
+ * pass (evaluation), the same pooled values and no positions, after which no backward of
+ * this batch may run. */
 void conv_onednn_relu_pool_forward(ConvOnednn *c, float *out, int *argmax, const float *in, const float *w,
                                    const float *b, int B);
 /* As conv2d_relu_pool_backward from the forward's argmax (which records where the ReLU

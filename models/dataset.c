@@ -493,6 +493,12 @@ int dataset_load(const DataSpec *spec, gsl_rng *rng, Dataset **out, HsDiag *diag
             return hs_diag_set(diag, HS_E_INPUT, NULL, 0, "partition = domains needs grey images held as bytes");
         }
         ds->n_domains = spec->n_domains;
+        /* a cached set is mapped read-only (dataset_cache.c); the rotation is its one writer,
+         * and its private mapping copies the pages it writes */
+        if (ds->mapping && mprotect(ds->mapping, ds->mapping_size, PROT_READ | PROT_WRITE) != 0) {
+            dataset_free(ds);
+            return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "cannot make the cached data writable for the rotated domains");
+        }
         if (dataset_rotate_set(spec, ds->train_pixels, ds->n_train, ds->height, ds->width) != HS_OK ||
             dataset_rotate_set(spec, ds->test_pixels, ds->n_test, ds->height, ds->width) != HS_OK) {
             dataset_free(ds);

@@ -2,9 +2,10 @@
  *
  * Inflating Fashion-MNIST's gzip'd IDX files took 22 % of a whole MLP run, and parsing a
  * LEAF JSON of hundreds of MB takes seconds, on every run. The decoded arrays are written
- * once to a cache file and mapped back afterwards: a private mapping (MAP_POPULATE) of the
- * page cache, so there is no copy, the processes of a sweep share one copy of the pages,
- * and the domains' rotation, the one writer, copies only the pages it touches.
+ * once to a cache file and mapped back afterwards: a private read-only mapping
+ * (MAP_POPULATE) of the page cache, so there is no copy, the processes of a sweep share one
+ * copy of the pages, and the domains' rotation, the one writer, makes it writable and copies
+ * only the pages it touches.
  *
  * A cache file: "HSDCACHE", a byte-order mark 0x01020304, the format version, the key's
  * length, the key's text (compared verbatim: no hash collision can return another set),
@@ -236,7 +237,11 @@ int dataset_cache_load(const char *dir, const DataCacheKey *key, Dataset *ds)
 #ifdef MAP_POPULATE
         flags |= MAP_POPULATE;
 #endif
-        map = mmap(NULL, layout.total, PROT_READ | PROT_WRITE, flags, in.fd, 0);
+        /* read-only: MAP_POPULATE on a private writable mapping takes a copy of every page
+         * (the kernel breaks copy-on-write ahead of writes), and the copies' scattered pages
+         * made the hash below 2.5x slower too; the domains' rotation makes its mapping
+         * writable first (dataset.c) */
+        map = mmap(NULL, layout.total, PROT_READ, flags, in.fd, 0);
         ok = map != MAP_FAILED;
     }
     input_file_close(&in);

@@ -468,7 +468,9 @@ static size_t model_block_in_floats(const Model *m, int b)
     return (size_t)m->profile.act_floats[b - 1];
 }
 
-static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, int b, const float *in, int B)
+/* infer: no backward pass follows (evaluation), so a oneDNN conv block keeps no pooling
+ * positions; the outputs are the same bits either way. */
+static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, int b, const float *in, int B, int infer)
 {
     const float *w = P + m->block_offset[b];
     const int last = b == m->n_blocks - 1;
@@ -480,7 +482,7 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
         const int C = m->in[b], OC = m->out[b], H = m->height[b], W = m->width[b], K = m->spec.kernel;
         const float *bias = w + (size_t)OC * C * K * K;
         if (ws->conv[b]) {
-            conv_onednn_relu_pool_forward(ws->conv[b], ws->act[b], ws->argmax[b], in, w, bias, B);
+            conv_onednn_relu_pool_forward(ws->conv[b], ws->act[b], infer ? NULL : ws->argmax[b], in, w, bias, B);
             return;
         }
         conv2d_relu_pool_forward(ws->act[b], ws->argmax[b], in, w, bias, ws->col, ws->plane, B, C, H, W, OC, K);
@@ -528,7 +530,13 @@ static void blocks_forward(const Model *m, const float *P, ModelWorkspace *ws, i
 {
     /* a pass that does not start at the input leaves the linked copy of act[0] stale */
     if (first > 0) conv_onednn_forget(ws->conv[1]);
-    for (int b = first; b < end; b++) block_forward(m, P, ws, b, b == first ? in : ws->act[b - 1], B);
+    for (int b = first; b < end; b++) block_forward(m, P, ws, b, b == first ? in : ws->act[b - 1], B, 0);
+}
+
+/* The whole model forward for logits alone (model_forward, the evaluation). */
+static void blocks_infer(const Model *m, ModelWorkspace *ws, const float *in, int B)
+{
+    for (int b = 0; b < m->n_blocks; b++) block_forward(m, m->params, ws, b, b == 0 ? in : ws->act[b - 1], B, 1);
 }
 
 static void blocks_backward(const Model *m, const float *P, float *G, ModelWorkspace *ws, int first, int end,
@@ -612,7 +620,7 @@ int model_time_step_at(const Model *m, const float *P, float *G, ModelWorkspace 
     /* the same calls in the same order as model_grad_full_at, a clock read between them */
     double t = now(clock_context);
     for (int b = 0; b < L; b++) {
-        block_forward(m, P, ws, b, b == 0 ? x : ws->act[b - 1], B);
+        block_forward(m, P, ws, b, b == 0 ? x : ws->act[b - 1], B, 0);
         double after = now(clock_context);
         fwd_s[b] = after - t;
         t = after;
@@ -791,7 +799,7 @@ int model_grad_clipped_at(const Model *m, const float *P, float *G, float *scrat
 const float *model_forward(const Model *m, ModelWorkspace *ws, const float *x, int B)
 {
     if (model_check_call(m, ws, NULL, B) != HS_OK) return NULL;
-    blocks_forward(m, m->params, ws, 0, m->n_blocks, x, B);
+    blocks_infer(m, ws, x, B);
     return ws->act[m->n_blocks - 1];
 }
 
@@ -811,7 +819,7 @@ int model_evaluate_batches(const Model *m, ModelWorkspace *ws, const Dataset *ds
             dataset_gather(ds, test_set, indices + start, B, ws->x, ws->y);
         else
             dataset_gather_range(ds, test_set, start, B, ws->x, ws->y);
-        blocks_forward(m, m->params, ws, 0, m->n_blocks, ws->x, B);
+        blocks_infer(m, ws, ws->x, B);
         batch_loss[k] = softmax_crossentropy(NULL, ws->act[m->n_blocks - 1], ws->y, B, m->spec.classes,
                                              &batch_correct[k]);
     }

@@ -160,7 +160,8 @@ START_TEST(test_plain_matches_reference)
 END_TEST
 
 /* The pooling's AVX-512 versions (taken where the processor has AVX-512F) against the
- * generic loops, on real values with NaN, -0.0f and ties in the windows: the same bits. */
+ * generic loops, on real values with NaN, -0.0f and ties in the windows: the same bits;
+ * each also as an inference pass (no argmax), which must give the training pass's bits. */
 START_TEST(test_pool_vector_matches_generic)
 {
     if (!conv_onednn_available()) return;
@@ -182,7 +183,13 @@ START_TEST(test_pool_vector_matches_generic)
             conv_onednn_set_vector(c, v);
             o[v] = malloc(sizeof(float) * (nout + 1)), a[v] = malloc(sizeof(int) * (nout + 1));
             din[v] = calloc(nin, sizeof(float)), dw[v] = calloc(nw, sizeof(float)), db[v] = calloc(OC, sizeof(float));
+            /* an inference pass (argmax NULL) first: the same pooled bits, and the
+             * training pass after it is not disturbed */
+            float *inferred = malloc(sizeof(float) * (nout + 1));
+            conv_onednn_relu_pool_forward(c, inferred, NULL, in, w, b, B);
             conv_onednn_relu_pool_forward(c, o[v], a[v], in, w, b, B);
+            ck_assert_mem_eq(inferred, o[v], sizeof(float) * nout);
+            free(inferred);
             conv_onednn_relu_pool_backward(c, din[v], dw[v], db[v], dout, a[v], in, w, B);
         }
         ck_assert_mem_eq(o[0], o[1], sizeof(float) * nout);
@@ -345,6 +352,20 @@ START_TEST(test_model_kernels_agree_and_are_deterministic)
     for (size_t i = 0; i < (size_t)64 * model_split_floats(m, 1); i++) act[i] = (float)gsl_rng_uniform(r);
     ck_assert_int_eq(model_grad_top_at(m, model_params(m), g[3], ws, 1, act, y, 64, &loss), HS_OK);
     free(act);
+    memset(g[3], 0, sizeof(float) * n);
+    ck_assert_int_eq(model_grad_full_at(m, model_params(m), g[3], ws, x, y, 64, &loss), HS_OK);
+    /* the evaluation's inference pass (model_forward: no pooling positions kept) gives the
+     * training forward's logits: the same loss to the bit, on this workspace and a fresh
+     * one, and the gradient after it is unchanged (checked against `fresh` below) */
+    for (int k = 0; k < 2; k++) {
+        ModelWorkspace *other = NULL;
+        ck_assert_int_eq(model_workspace_create(&onednn, &other), HS_OK);
+        const float *logits = model_forward(m, k ? other : ws, x, 64);
+        ck_assert_ptr_nonnull(logits);
+        double inferred = softmax_crossentropy(NULL, logits, y, 64, 10, NULL);
+        ck_assert(memcmp(&inferred, &loss, sizeof loss) == 0);
+        model_workspace_free(other);
+    }
     memset(g[3], 0, sizeof(float) * n);
     ck_assert_int_eq(model_grad_full_at(m, model_params(m), g[3], ws, x, y, 64, &loss), HS_OK);
     GradJob fresh = {m, MODEL_KERNELS_ONEDNN, x, y, 64, g[4], 0, 0};

@@ -467,13 +467,20 @@ START_TEST(test_domains_run)
         "[data]\npartition = domains\ndomains = 0,30,60,90\ntest_domains = 90\nlambda = 0.1\ntest_samples = 2000\n"
         "[model]\nlayers = 784,32,10\nbatch = 64\nlr = 0.1\n"
         "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 10 MB/s\n";
-    TestSink train, timing;
+    TestSink train, timing, again;
     for (int mode = 0; mode < 2; mode++) {
         HsDiag diag;
         const char *timing_mode[] = {"run.mode=timing"};
         int status = test_run(text, timing_mode, mode, mode ? &timing : &train, &diag);
         ck_assert_msg(status == 0, "%s", diag.message);
     }
+    /* a second train run reads the decoded set from the cache the first one left, which
+     * is mapped read-only: the rotation must make it writable (models/dataset.c), and
+     * rotates the same pixels */
+    HsDiag diag;
+    ck_assert_msg(test_run(text, NULL, 0, &again, &diag) == 0, "%s", diag.message);
+    ck_assert_str_eq(again.text, train.text);
+    test_sink_free(&again);
     /* 15,000 rows per domain; 4 agents, 3 training domains: main agents 2, 1, 1; agent 0
      * holds 15000 (0.9/2 + 0.1/4) = 7125 of domain 0 and 375 of each other */
     const int samples[4] = {7875, 7875, 14625, 14625};
