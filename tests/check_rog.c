@@ -375,8 +375,7 @@ START_TEST(test_loss_replayed_on_the_pair)
 }
 END_TEST
 
-/* A bandwidth that changes every 20 ms between 0.2 and 2 MB/s, different for each agent:
- * train and timing give the same clock and bytes, and train runs repeat bit for bit. */
+/* Four agents learning a separable synthetic task with ROG (train mode). */
 static const char *learn_text =
     "[run]\nmethod = rog\nrounds = 8\nmode = train\n"
     "[method]\nbudget = 2 ms\nstaleness = 4\n"
@@ -385,6 +384,31 @@ static const char *learn_text =
     "[model]\nlayers = 16,32,4\nbatch = 16\noptimizer = sgd\nlr = 0.05\n"
     "[agents]\ncount = 4\ncompute = 1 GFLOPS\nbandwidth = 1 MB/s\nlatency = 1 ms\n";
 
+/* Runs learn_text under set[0..n-1] twice in train mode (the last entry, run.mode=timing,
+ * left out) and once in timing mode: the two train runs repeat bit for bit, and every round
+ * of the train run ends, sends and shares its rows (extra) as in the timing run, and loses
+ * as many attempts. Returns the first train run (the caller frees it). */
+static TestSink rog_train_equals_timing(const char *const *set, int n, int k)
+{
+    TestSink a, b, timing;
+    ck_assert_int_eq(run_text(learn_text, set, n - 1, &a), 0);
+    ck_assert_int_eq(run_text(learn_text, set, n - 1, &b), 0);
+    ck_assert_str_eq(a.text, b.text);
+    ck_assert_int_eq(run_text(learn_text, set, n, &timing), 0);
+    ck_assert_int_eq(a.rounds, timing.rounds);
+    for (int r = 0; r < a.rounds; r++)
+        ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
+                          a.round_rows[r].bytes == timing.round_rows[r].bytes &&
+                          a.round_rows[r].extra == timing.round_rows[r].extra &&
+                          a.round_rows[r].lost == timing.round_rows[r].lost,
+                      "case %d round %d", k, r);
+    test_sink_free(&b);
+    test_sink_free(&timing);
+    return a;
+}
+
+/* A bandwidth that changes every 20 ms between 0.2 and 2 MB/s, different for each agent:
+ * train and timing give the same clock and bytes, and train runs repeat bit for bit. */
 START_TEST(test_train_equals_timing_under_a_trace)
 {
     char path[64], set_trace[128];
@@ -400,22 +424,10 @@ START_TEST(test_train_equals_timing_under_a_trace)
     for (int k = 0; k < 8; k++) { /* k & 2: cut = deadline; k & 4: exchange = ps */
         const char *set[] = {set_trace, importance[k % 2], k & 2 ? "method.cut=deadline" : "method.cut=start",
                              k & 4 ? "method.exchange=ps" : "method.exchange=gather", "run.mode=timing"};
-        TestSink a, b, timing;
-        ck_assert_int_eq(run_text(learn_text, set, 4, &a), 0);
-        ck_assert_int_eq(run_text(learn_text, set, 4, &b), 0);
-        ck_assert_str_eq(a.text, b.text);
-        ck_assert_int_eq(run_text(learn_text, set, 5, &timing), 0);
-        ck_assert_int_eq(a.rounds, timing.rounds);
-        for (int r = 0; r < a.rounds; r++)
-            ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
-                              a.round_rows[r].bytes == timing.round_rows[r].bytes &&
-                              a.round_rows[r].extra == timing.round_rows[r].extra,
-                          "case %d round %d", k, r);
+        TestSink a = rog_train_equals_timing(set, 5, k);
         /* the share of rows follows the bandwidth: below 1 and not the same every round */
         ck_assert(a.round_rows[0].extra < 1);
         test_sink_free(&a);
-        test_sink_free(&b);
-        test_sink_free(&timing);
     }
     unlink(path);
 }
@@ -429,27 +441,13 @@ START_TEST(test_loss_train_equals_timing)
         const char *set[] = {"agents.loss=0.1", "network.rto=5 ms", k & 1 ? "method.cut=deadline" : "method.cut=start",
                              k >= 2 ? "method.exchange=ps" : "method.exchange=gather",
                              k >= 4 ? "network.loss_mode=drop" : "network.loss_mode=retransmit", "run.mode=timing"};
-        TestSink a, b, timing;
-        ck_assert_int_eq(run_text(learn_text, set, 5, &a), 0);
-        ck_assert_int_eq(run_text(learn_text, set, 5, &b), 0);
-        ck_assert_str_eq(a.text, b.text);
-        ck_assert_int_eq(run_text(learn_text, set, 6, &timing), 0);
-        ck_assert_int_eq(a.rounds, timing.rounds);
+        TestSink a = rog_train_equals_timing(set, 6, k);
         int lost = 0;
-        for (int r = 0; r < a.rounds; r++) {
-            ck_assert_msg(a.round_rows[r].t_end == timing.round_rows[r].t_end &&
-                              a.round_rows[r].bytes == timing.round_rows[r].bytes &&
-                              a.round_rows[r].extra == timing.round_rows[r].extra &&
-                              a.round_rows[r].lost == timing.round_rows[r].lost,
-                          "case %d round %d", k, r);
-            lost += a.round_rows[r].lost;
-        }
+        for (int r = 0; r < a.rounds; r++) lost += a.round_rows[r].lost;
         ck_assert_int_gt(lost, 0);
         double accuracy = test_sink_last_accuracy(&a);
         ck_assert_msg(accuracy > 0.6, "case %d reached %.3f", k, accuracy);
         test_sink_free(&a);
-        test_sink_free(&b);
-        test_sink_free(&timing);
     }
     /* drop under the all-gather: refused, naming the key */
     const char *set[] = {"agents.loss=0.1", "network.loss_mode=drop"};

@@ -13,6 +13,7 @@
  * recomputation and the groups share invariants that only hold together (about 2,500
  * lines). */
 #include "sim/kernel/network.h"
+#include "base/chunks.h"
 #include "base/hugemem.h"
 #include "base/hs_error.h"
 
@@ -265,8 +266,7 @@ struct Network {
     int n_groups, free_group;
     LinkAux *aux;
     int n_aux, cap_aux, free_aux;
-    LinkEntry **pair_chunks; /* (n_pair_chunks) of ENTRY_PAIRS pairs: links' first entry arrays */
-    int n_pair_chunks, cap_pair_chunks, pairs_used; /* pairs handed out of the last chunk */
+    HsChunks pairs;       /* links' first entry arrays, two entries a block */
     LinkEntry *free_pair; /* pairs given back (a link that grew past two), chained */
     /* recompute scratch */
     int *comp_links, *comp_flows, *violated;
@@ -484,11 +484,9 @@ static int link_refresh(Network *net, int l)
 }
 
 /* A link's first entry array, room for two (a client's link holds one flow at a time): from
- * chunks of ENTRY_PAIRS, not one malloc a link (a million clients' first transfers were a
+ * chunks (base/chunks.h), not one malloc a link (a million clients' first transfers were a
  * million mallocs of 48 bytes and their headers). A link with cap 2 holds a pair; past two
  * it moves to an array of its own and its pair goes back for the next link. */
-enum { ENTRY_PAIRS = 1024 };
-
 static LinkEntry *entry_pair_alloc(Network *net)
 {
     LinkEntry *pair = net->free_pair;
@@ -496,20 +494,7 @@ static LinkEntry *entry_pair_alloc(Network *net)
         memcpy(&net->free_pair, pair, sizeof net->free_pair); /* the chain is in the pair's bytes */
         return pair;
     }
-    if (net->n_pair_chunks == 0 || net->pairs_used == ENTRY_PAIRS) {
-        if (net->n_pair_chunks == net->cap_pair_chunks) {
-            int cap = net->cap_pair_chunks ? net->cap_pair_chunks * 2 : 16;
-            LinkEntry **grown = realloc(net->pair_chunks, (size_t)cap * sizeof *grown);
-            if (grown == NULL) return NULL;
-            net->pair_chunks = grown;
-            net->cap_pair_chunks = cap;
-        }
-        LinkEntry *chunk = malloc((size_t)ENTRY_PAIRS * 2 * sizeof *chunk);
-        if (chunk == NULL) return NULL;
-        net->pair_chunks[net->n_pair_chunks++] = chunk;
-        net->pairs_used = 0;
-    }
-    return &net->pair_chunks[net->n_pair_chunks - 1][2 * net->pairs_used++];
+    return hs_chunks_take(&net->pairs);
 }
 
 static void entry_pair_free(Network *net, LinkEntry *pair)
@@ -2546,6 +2531,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
 {
     Network *net = calloc(1, sizeof *net);
     if (net == NULL) return NULL;
+    hs_chunks_init(&net->pairs, 2 * sizeof(LinkEntry), 1024);
     net->opt = *options;
     net->hooks = *hooks;
     int n = options->n_agents;
@@ -2603,8 +2589,7 @@ void network_free(Network *net)
     if (net == NULL) return;
     for (int l = 0; net->links && l < net->n_links; l++)
         if (net->links[l].cap > 2) free(net->links[l].entries); /* else a pair of a chunk */
-    for (int c = 0; c < net->n_pair_chunks; c++) free(net->pair_chunks[c]);
-    free(net->pair_chunks);
+    hs_chunks_free(&net->pairs);
     for (int r = 0; r < net->n_rings; r++) {
         free(net->rings[r].members);
         free(net->rings[r].lat);

@@ -9,6 +9,7 @@
  * arrival is not known when it is sent, since it depends on the flows that start later.
  * One file: the accounting and the solver's hooks share the per-node activity. */
 #include "sim/kernel/engine_network.h"
+#include "base/chunks.h"
 #include "base/hugemem.h"
 
 #include "sim/kernel/collective.h"
@@ -39,8 +40,7 @@ typedef struct Maxmin {
                                            * none): no ring reports activity before it */
     PendingJoins *pending_join;           /* (n_nodes) joins waiting for the node's sends */
     double wakeup;                        /* earliest ENGINE_EVENT_NETWORK queued */
-    struct ActivityMore **more_chunks;    /* (n_more_chunks) of MORE_CHUNK: the agents' ActivityMore */
-    int n_more_chunks, cap_more_chunks, more_used; /* blocks handed out of the last chunk */
+    HsChunks more;                         /* the agents' ActivityMore (activity_more) */
 } Maxmin;
 
 static Maxmin *maxmin_of(const Engine *e)
@@ -70,7 +70,7 @@ typedef struct Span {
 #define ACTIVITY_INLINE 2
 
 /* What an agent with transfers or overlapping rings needs besides, the first time one comes:
- * from chunks of MORE_CHUNK (activity_more), not one calloc an agent, with its first two
+ * from chunks (base/chunks.h), not one calloc an agent, with its first two
  * transfer spans inside (a federated client's download and upload): a million clients'
  * first transfers were two million small allocations. */
 typedef struct ActivityMore {
@@ -82,8 +82,6 @@ typedef struct ActivityMore {
     int n_rings, cap_rings;
     Span comm_two[2];
 } ActivityMore;
-
-enum { MORE_CHUNK = 1024 };
 
 typedef struct AgentActivity {
     double busy_sum;        /* the spans taken so far this round (activity_take) */
@@ -105,20 +103,8 @@ static Span *activity_compute(AgentActivity *a)
 static ActivityMore *activity_more(Maxmin *m, AgentActivity *a)
 {
     if (a->more) return a->more;
-    if (m->n_more_chunks == 0 || m->more_used == MORE_CHUNK) {
-        if (m->n_more_chunks == m->cap_more_chunks) {
-            int cap = m->cap_more_chunks ? m->cap_more_chunks * 2 : 16;
-            ActivityMore **grown = realloc(m->more_chunks, (size_t)cap * sizeof *grown);
-            if (grown == NULL) return NULL;
-            m->more_chunks = grown;
-            m->cap_more_chunks = cap;
-        }
-        ActivityMore *chunk = calloc(MORE_CHUNK, sizeof *chunk);
-        if (chunk == NULL) return NULL;
-        m->more_chunks[m->n_more_chunks++] = chunk;
-        m->more_used = 0;
-    }
-    ActivityMore *x = a->more = &m->more_chunks[m->n_more_chunks - 1][m->more_used++];
+    ActivityMore *x = a->more = hs_chunks_take(&m->more);
+    if (x == NULL) return NULL;
     x->comm = x->comm_two;
     x->cap_comm = 2;
     return x;
@@ -312,8 +298,7 @@ static void maxmin_free(Engine *e)
                 free(a->more->rings);
             }
         }
-    for (int c = 0; c < m->n_more_chunks; c++) free(m->more_chunks[c]);
-    free(m->more_chunks);
+    hs_chunks_free(&m->more);
     free(m->activity);
     free(m->collectives);
     for (int i = 0; m->pending_join && i < e->n_nodes; i++) free(m->pending_join[i].joins);
@@ -618,6 +603,7 @@ static int maxmin_create(Engine *e)
     const EngineNetwork *spec = &e->spec;
     int n = e->n_nodes;
     Maxmin *m = e->net = calloc(1, sizeof *m);
+    if (m != NULL) hs_chunks_init(&m->more, sizeof(ActivityMore), 1024);
     if (m == NULL) return HS_E_NOMEM;
     m->wakeup = INFINITY;
     m->ring_floor = INFINITY;

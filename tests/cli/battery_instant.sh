@@ -103,14 +103,7 @@ check "runs.config run again: the same rows" test "$(q $tmp/back.db "select grou
 check "round mode: runs.config says nothing of it" test "$(q $db "select instr(config, 'battery_check') from runs where id = $o")" = 0
 
 # --- bad inputs: exit 2 with FILE:LINE, before any database
-bad_input() { # name, line to append, expected message
-  cp $S $tmp/bad.ini; echo "$2" >> $tmp/bad.ini
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --timing-only --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$(wc -l < $tmp/bad.ini): .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
-}
-bad_input "instant without a battery" "battery_check = instant" "without a battery"
-bad_input "an unknown check" "battery_check = often" "round"
+refused_appended "instant without a battery" $S "battery_check = instant" "without a battery" "" --timing-only
+refused_appended "an unknown check" $S "battery_check = often" "round" "" --timing-only
 
 finish battery_instant.sh

@@ -91,20 +91,12 @@ check "selection, 1 W receiving: only the mains-powered" test "$(first 2)" = "6,
 check "selection, power_comm 1 W (both): only the mains-powered" test "$(first 3)" = "6,7"
 
 # --- bad inputs: exit 2 with FILE:LINE (or the --set argument), no database
-bad_input() { # name, lines to append to [agents.slow] (the file's last section), expected message
-  cp $S $tmp/bad.ini; printf "$2\n" >> $tmp/bad.ini
-  rm -f $tmp/bad.db
-  "$HETSIM" run $tmp/bad.ini --db $tmp/bad.db --timing-only --quiet 2> $tmp/bad.err
-  check "$1: exit 2" test $? -eq 2
-  check "$1: FILE:LINE and why" grep -q "bad.ini:$(wc -l < $tmp/bad.ini): .*$3" $tmp/bad.err
-  check "$1: no database" test ! -e $tmp/bad.db
-}
-bad_input "negative power_tx" "power_tx = -2 W" "outside \[0, 1e+09\]"
-bad_input "negative power_rx in a distribution" "power_rx = uniform(-1 W, 2 W)" "the distribution's value -1 is outside"
-bad_input "power_rx in joules" "power_rx = 2 J" "unknown unit"
-bad_input "power_tx other than power_comm" "power_comm = 2 W\npower_tx = 3 W" "contradicts power_comm = 2 W (.*bad.ini:$(( $(wc -l < $S) + 1 )))"
-bad_input "power_rx other than power_comm" "power_comm = 2 W\npower_rx = uniform(1 W, 2 W)" "contradicts power_comm"
-bad_input "power_tx as a trace" "power_tx = trace(x.csv)" "trace() is available for"
+refused_appended "negative power_tx" $S "power_tx = -2 W" "outside \[0, 1e+09\]" "" --timing-only
+refused_appended "negative power_rx in a distribution" $S "power_rx = uniform(-1 W, 2 W)" "the distribution's value -1 is outside" "" --timing-only
+refused_appended "power_rx in joules" $S "power_rx = 2 J" "unknown unit" "" --timing-only
+refused_appended "power_tx other than power_comm" $S "power_comm = 2 W\npower_tx = 3 W" "contradicts power_comm = 2 W (.*bad.ini:$(( $(wc -l < $S) + 1 )))" "" --timing-only
+refused_appended "power_rx other than power_comm" $S "power_comm = 2 W\npower_rx = uniform(1 W, 2 W)" "contradicts power_comm" "" --timing-only
+refused_appended "power_tx as a trace" $S "power_tx = trace(x.csv)" "trace() is available for" "" --timing-only
 cp $S $tmp/ok.ini; printf 'power_comm = 2 W\npower_tx = 2000 mW\n' >> $tmp/ok.ini
 "$HETSIM" run $tmp/ok.ini --db $tmp/ok.db --timing-only --quiet > /dev/null
 check "power_tx equal to power_comm in the same section: accepted" test $? -eq 0
