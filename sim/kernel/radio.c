@@ -108,7 +108,7 @@ static int radio_cmp(const void *a, const void *b)
 /* The union of l's spans within [from, to], in order, into out (room for l->n). */
 static int radio_union(RadioList *l, double from, double to, RadioSpan *out)
 {
-    qsort(l->span, (size_t)l->n, sizeof *l->span, radio_cmp);
+    if (l->n > 1) qsort(l->span, (size_t)l->n, sizeof *l->span, radio_cmp); /* none: span is NULL */
     int m = 0;
     for (int i = 0; i < l->n; i++) {
         double s = l->span[i].start > from ? l->span[i].start : from;
