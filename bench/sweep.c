@@ -4,6 +4,8 @@
  * Workloads (each a sweep of RUNS timing-mode runs, two latency values x RUNS/2 seeds):
  *   small   16 agents x 10 rounds of `sync`: short runs, the per-run costs (claim, begin,
  *           end, resolved keys) weigh most;
+ *   small-summary   the same runs with `[run] record = summary` (docs/recording.md): no
+ *           agent_rounds rows, every other row as small writes it;
  *   rows    100 agents x 30 rounds of `sync`: about 3,300 database rows per 2 ms of
  *           simulation, the writer's worst case;
  *   events  50 agents x 10 rounds of `localsgd`, an epoch of local steps per round: many
@@ -22,8 +24,9 @@
  * writer, so its rate is 1 / max(worker, writer); 2 jobs share 2 cores among two workers
  * and the writer, 2 / (workers + writer), but never more than 1 / writer. The ratio to
  * the engine is against 1 / engine CPU per run, the efficiency is rate(2 jobs) /
- * (2 x rate(1 job)). Each figure is the median of REPEAT measurements.
- * Usage: bench/sweep [RUNS [REPEAT [WORKLOADS]]]   (default 200 3 small,rows,events; HETSIM
+ * (2 x rate(1 job)). Each figure is the median of REPEAT measurements; the writer's line
+ * also says how many rows a run writes (counted in the writer-alone database).
+ * Usage: bench/sweep [RUNS [REPEAT [WORKLOADS]]]   (default 200 3 small,small-summary,rows,events; HETSIM
  * names the binary for MPI, HETSIM_BENCH_MPI=0 skips it) */
 #include "bench/bench.h"
 #include "cli/cli.h"
@@ -223,6 +226,25 @@ static void bench_loadavg(char *out, size_t size)
     if (nl) *nl = '\0';
 }
 
+/* Rows of the database at db per run: every table's rows but the store's own (sweeps,
+ * schema_columns), over runs; -1 if it cannot be read. */
+static double bench_rows_per_run(const char *db, int64_t runs)
+{
+    static const char sql[] =
+        "SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM agents) + (SELECT count(*) FROM rounds)"
+        " + (SELECT count(*) FROM agent_rounds) + (SELECT count(*) FROM pairings) + (SELECT count(*) FROM metrics)"
+        " + (SELECT count(*) FROM run_params)";
+    sqlite3 *handle = NULL;
+    sqlite3_stmt *stmt = NULL;
+    double rows = -1;
+    if (sqlite3_open_v2(db, &handle, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(handle, sql, -1, &stmt, NULL) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+        rows = (double)sqlite3_column_int64(stmt, 0) / (double)runs;
+    sqlite3_finalize(stmt);
+    sqlite3_close(handle);
+    return rows;
+}
+
 static int bench_write(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -271,9 +293,15 @@ int main(int argc, char **argv)
                    !(mpi_env && strcmp(mpi_env, "0") == 0);
     const char *mpirun = "mpirun -np 2 --oversubscribe --allow-run-as-root";
 
-    static const char *const names[] = {"small", "rows", "events"};
+    static const char *const names[] = {"small", "small-summary", "rows", "events"};
     static const char *const bodies[] = {
         "[run]\nname = bench-small\nmethod = sync\nseed = 1\nrounds = 10\nmode = timing\n"
+        "[model]\nlayers = 784,64,10\nbatch = 50\n"
+        "[agents]\ncount = 16\ncompute = lognormal(1 GFLOPS, 0.8)\n"
+        "bandwidth = uniform(10 Mbit/s, 100 Mbit/s)\nlatency = 5 ms\nsamples = 500\n"
+        "[sweep]\nagents.latency = 1 ms, 5 ms\nrepeat = %d\n",
+        /* small's runs; only what is written differs */
+        "[run]\nname = bench-small\nmethod = sync\nseed = 1\nrounds = 10\nmode = timing\nrecord = summary\n"
         "[model]\nlayers = 784,64,10\nbatch = 50\n"
         "[agents]\ncount = 16\ncompute = lognormal(1 GFLOPS, 0.8)\n"
         "bandwidth = uniform(10 Mbit/s, 100 Mbit/s)\nlatency = 5 ms\nsamples = 500\n"
@@ -294,8 +322,8 @@ int main(int argc, char **argv)
     bench_loadavg(load, sizeof load);
     printf("sweep bench: %d runs per workload, median of %d, %ld cores, loadavg before: %s\n", runs / 2 * 2, repeat,
            sysconf(_SC_NPROCESSORS_ONLN), load);
-    printf("%-7s %-10s %9s %9s %9s %10s %10s\n", "load", "how", "wall s", "runs/s", "cpu ms/run", "writer ms", "worker ms");
-    for (int w = 0; w < 3; w++) {
+    printf("%-13s %-10s %9s %9s %9s %10s %10s\n", "load", "how", "wall s", "runs/s", "cpu ms/run", "writer ms", "worker ms");
+    for (int w = 0; w < (int)(sizeof names / sizeof names[0]); w++) {
         if (only != NULL && !bench_listed(only, names[w])) continue;
         char path[600], text[2048];
         snprintf(path, sizeof path, "%s/%s.ini", dir, names[w]);
@@ -304,11 +332,13 @@ int main(int argc, char **argv)
         double e_wall[MAX_REPEAT], e_cpu[MAX_REPEAT], w_cpu[MAX_REPEAT];
         double s_wall[2][MAX_REPEAT], s_writer[2][MAX_REPEAT], s_workers[2][MAX_REPEAT];
         int64_t n = 0;
+        double rows_per_run = -1;
         for (int r = 0; r < repeat; r++) {
             if (bench_engine_only(path, &n, &e_wall[r], &e_cpu[r]) != 0) return 1;
             char store_db[700], rm[800];
             snprintf(store_db, sizeof store_db, "%s/%s-store-%d.db", dir, names[w], r);
             if (bench_store_only(path, store_db, &w_cpu[r]) != 0) return 1;
+            if (r == 0) rows_per_run = bench_rows_per_run(store_db, n);
             snprintf(rm, sizeof rm, "rm -f %s %s-wal %s-shm", store_db, store_db, store_db);
             if (system(rm) != 0) fprintf(stderr, "bench: could not remove %s\n", store_db);
             for (int jobs = 1; jobs <= 2; jobs++) {
@@ -322,28 +352,28 @@ int main(int argc, char **argv)
             }
         }
         double engine_wall = median(e_wall, repeat), engine_cpu = median(e_cpu, repeat) / (double)n;
-        printf("%-7s %-10s %9.3f %9.1f %9.3f %10s %10s\n", names[w], "engine", engine_wall, n / engine_wall,
+        printf("%-13s %-10s %9.3f %9.1f %9.3f %10s %10s\n", names[w], "engine", engine_wall, n / engine_wall,
                1e3 * engine_cpu, "-", "-");
         double store_cpu = median(w_cpu, repeat) / (double)n;
-        printf("%-7s %-10s %9s %9s %9.3f %10.3f %10s   (records replayed from memory into a new file)\n",
-               names[w], "writer", "-", "-", 1e3 * store_cpu, 1e3 * store_cpu, "-");
+        printf("%-13s %-10s %9s %9s %9.3f %10.3f %10s   (records replayed from memory into a new file; %.0f rows/run)\n",
+               names[w], "writer", "-", "-", 1e3 * store_cpu, 1e3 * store_cpu, "-", rows_per_run);
         double writer[2], worker[2], rate_wall[2];
         for (int j = 0; j < 2; j++) {
             double wall = median(s_wall[j], repeat);
             writer[j] = median(s_writer[j], repeat) / (double)n;
             worker[j] = median(s_workers[j], repeat) / (double)n;
             rate_wall[j] = n / wall;
-            printf("%-7s %-10s %9.3f %9.1f %9.3f %10.3f %10.3f\n", names[w], j == 0 ? "--jobs 1" : "--jobs 2", wall,
+            printf("%-13s %-10s %9.3f %9.1f %9.3f %10.3f %10.3f\n", names[w], j == 0 ? "--jobs 1" : "--jobs 2", wall,
                    rate_wall[j], 1e3 * (writer[j] + worker[j]), 1e3 * writer[j], 1e3 * worker[j]);
         }
         double engine_rate = 1 / engine_cpu;
         double idle1 = 1 / (worker[0] > writer[0] ? worker[0] : writer[0]);
         double idle2 = 2 / (worker[1] + writer[1]);
         if (idle2 > 1 / writer[1]) idle2 = 1 / writer[1];
-        printf("%-7s on 2 idle cores (from CPU): engine %.1f runs/s, 1 job %.1f runs/s (%.2f of the engine), "
+        printf("%-13s on 2 idle cores (from CPU): engine %.1f runs/s, 1 job %.1f runs/s (%.2f of the engine), "
                "2 jobs %.1f runs/s (efficiency %.2f)\n",
                names[w], engine_rate, idle1, idle1 / engine_rate, idle2, idle2 / (2 * idle1));
-        printf("%-7s as measured (wall, shared machine): 1 job %.2f of the engine, 2 jobs efficiency %.2f\n", names[w],
+        printf("%-13s as measured (wall, shared machine): 1 job %.2f of the engine, 2 jobs efficiency %.2f\n", names[w],
                rate_wall[0] / (n / engine_wall), rate_wall[1] / (2 * rate_wall[0]));
         if (have_mpi) {
             char cmd[2048];
@@ -351,7 +381,7 @@ int main(int argc, char **argv)
             snprintf(cmd, sizeof cmd, "%s %s sweep %s --db %s/%s-mpi.db --quiet", mpirun, hetsim, path, dir, names[w]);
             double s = bench_command(cmd, &cpu);
             if (s > 0)
-                printf("%-7s %-10s %9.3f %9.1f %9.3f   (mpirun's start-up included; measured once)\n", names[w],
+                printf("%-13s %-10s %9.3f %9.1f %9.3f   (mpirun's start-up included; measured once)\n", names[w],
                        "mpirun -np 2", s, n / s, 1e3 * cpu / (double)n);
         }
     }
