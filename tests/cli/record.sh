@@ -104,6 +104,57 @@ check "report: an agents comdml run has an offloading share ('$o')" test -n "$o"
 o=$(offload "$tmp/quickstart-summary.db")
 check "report: a summary comdml run has none ('$o')" test -z "$o" -o "$o" = none
 
+# a sweep's database recorded with summary (bench/sweep's small-summary workload; 2 jobs):
+# every reader of a sweep works on it and gives the agents sweep's figures
+cat > "$tmp/sweep.ini" <<'EOF'
+[run]
+method = sync
+rounds = 4
+mode = timing
+[model]
+layers = 784,64,10
+[agents]
+count = 16
+compute = lognormal(1 GFLOPS, 0.8)
+bandwidth = uniform(10 Mbit/s, 100 Mbit/s)
+[sweep]
+agents.latency = 1 ms, 5 ms
+repeat = 3
+EOF
+rm -f "$tmp/sweep-agents.db" "$tmp/sweep-summary.db"
+"$HETSIM" sweep "$tmp/sweep.ini" --db "$tmp/sweep-agents.db" --jobs 2 --quiet > /dev/null
+check "sweep: record = agents runs" test $? -eq 0
+"$HETSIM" sweep "$tmp/sweep.ini" --set run.record=summary --db "$tmp/sweep-summary.db" --jobs 2 --quiet > /dev/null
+check "sweep: record = summary runs" test $? -eq 0
+check "sweep: summary wrote its 6 runs, done, without agent_rounds" test "$(q "$tmp/sweep-summary.db" \
+  "select count(*) || ' ' || sum(status = 'done') || ' ' || (select count(*) from agent_rounds) from runs")" = "6 6 0"
+# the points table without its sweep column (the id hashes the configuration, record included)
+points() { "$HETSIM" report "$1" --table points --csv 2> /dev/null |
+           awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "sweep") c = i }
+                    { out = ""; for (i = 1; i <= NF; i++) if (i != c) out = out $i ","; print out }'; }
+points "$tmp/sweep-agents.db" > "$tmp/points-agents.csv"
+points "$tmp/sweep-summary.db" > "$tmp/points-summary.csv"
+check "sweep: report --table points has both points, either record" \
+  test "$(wc -l < "$tmp/points-agents.csv") $(wc -l < "$tmp/points-summary.csv")" = "3 3"
+check "sweep: summary's points table = agents' (idle share from the rounds, to 1e-12)" \
+  awk -F, 'NR == FNR { a[FNR] = $0; next }
+           FNR == 1 { for (i = 1; i < NF; i++) if ($i ~ /idle/) c[i] = 1; if ($0 != a[1]) bad = 1; next }
+           { split(a[FNR], x, ","); for (i = 1; i < NF; i++)
+               if (i in c) { d = x[i] - $i; if (d < 0) d = -d; if (d > 1e-12) bad = 1 } else if (x[i] != $i) bad = 1 }
+           END { exit bad || FNR != 3 }' "$tmp/points-agents.csv" "$tmp/points-summary.csv"
+id=$(q "$tmp/sweep-summary.db" "select sweep from sweeps")
+"$HETSIM" report "$tmp/sweep-summary.db" --sweep "$id" --csv > "$tmp/sweep-report.csv" 2> /dev/null
+check "sweep: report --sweep $id lists its 6 runs" test $? -eq 0 -a "$(wc -l < "$tmp/sweep-report.csv")" -eq 7
+check "sweep: summary's runs table = the view run_summary" test -z "$(same_as_report "$tmp/sweep-summary.db")"
+"$HETSIM" show "$tmp/sweep-summary.db" 6 > "$tmp/show.txt" 2>&1
+check "sweep: show of a summary run exits 0" test $? -eq 0
+check "sweep: show names the run's sweep" grep -q "sweep $id (run 6 of its 6" "$tmp/show.txt"
+check "sweep: show gives its idle share" grep -Eq "^  idle_share +0\.[0-9]+" "$tmp/show.txt"
+check "sweep: show's config says record = summary" grep -q "^record = summary" "$tmp/show.txt"
+"$HETSIM" diff "$tmp/sweep-summary.db" 1 4 > "$tmp/diff.txt" 2>&1
+check "sweep: diff of two summary runs exits 0 and names the latency" \
+  test $? -eq 0 -a -n "$(grep 'agents.latency' "$tmp/diff.txt")"
+
 # plot: the per-agent figures are skipped with the reason
 if command -v gnuplot > /dev/null; then
   "$HETSIM" plot "$tmp/fedavg-summary.db" --out "$tmp/plots" --format svg > /dev/null 2> "$tmp/plot.err"
