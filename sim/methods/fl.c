@@ -63,7 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FL_MODEL_ARRIVED = ENGINE_EVENT_METHOD, FL_STEPPED, FL_UPLOADED, FL_PROCESSED, FL_DEADLINE };
+enum { FL_MODEL_ARRIVED = ENGINE_EVENT_METHOD, FL_STEPPED, FL_UPLOADED, FL_PROCESSED, FL_DEADLINE, FL_TRAINED };
 
 /* A job's tag rides in the events' data: (job << 24) | client. */
 #define FL_CLIENT_BITS 24
@@ -89,6 +89,7 @@ typedef struct FlState {
     int n_reports, wanted, selected;
     long k, uploads, jobs;
     int in_buffer, round, started;
+    int steps_at_once;    /* fedavg: this round's jobs book their local steps at once (fl_steps_at_once) */
     double staleness_sum;
     long staleness_count;
     /* train mode */
@@ -250,6 +251,20 @@ static int fl_index_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A fedavg round whose jobs cannot be cut: with no deadline and every selected client's
+ * report wanted, the round ends only after every job's last step, and no selected client
+ * gets another job before. In timing mode a step's only work besides its computation is
+ * its own client's counters (local_step_run: DP-SGD's step count), which nothing reads
+ * before the round's end. Then a client's steps are one engine_compute_run, the same rows
+ * as an event per step (sim/kernel/compute_run.c); otherwise (train mode, where each step's
+ * arithmetic runs at its end in event order; a deadline or over-commitment, which stop a
+ * dropped client at its next step boundary; fedbuff, whose jobs cross rounds) an event
+ * per step. */
+static int fl_steps_at_once(const FlState *s)
+{
+    return !s->buffered && s->x == NULL && !isfinite(s->deadline) && s->wanted == s->selected;
+}
+
 static int fedavg_round_begin(FlState *s, Sim *sim, int round)
 {
     int n = s->n, m = 0;
@@ -267,6 +282,7 @@ static int fedavg_round_begin(FlState *s, Sim *sim, int round)
     int status = fl_pick(s, sim, s->order, m, &s->selected);
     if (status != HS_OK) return status;
     if (s->wanted > s->selected) s->wanted = s->selected; /* deadline, energy: fewer qualified */
+    s->steps_at_once = fl_steps_at_once(s);
     /* downloads start in client order, so the draw's order does not matter (distinct
      * indices: one sorted order; qsort, since K clients in insertion sort were O(K^2)) */
     qsort(s->order, (size_t)s->selected, sizeof *s->order, fl_index_cmp);
@@ -355,6 +371,19 @@ static int fedbuff_processed(FlState *s, Sim *sim, int i)
     return fl_dispatch(s, sim, next, s->jobs++);
 }
 
+/* Client i's last local step ended: its upload. */
+static int fl_trained(FlState *s, Sim *sim, int i, int64_t tag)
+{
+    /* the upload leaves from the model the job started at: fedavg's x (it does not
+     * change while the round's jobs are current), fedbuff's y_0 */
+    const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
+    int status = drift_end(&s->st.drift, i);
+    if (status != HS_OK) return status;
+    select_job_done(&s->sel, sim, i, s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i));
+    double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
+    return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, tag);
+}
+
 static int fl_on_event(void *state, Sim *sim, const Event *ev)
 {
     FlState *s = state;
@@ -364,26 +393,29 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
     if (FL_JOB(ev->data) != s->job[i]) return HS_OK; /* a job that ended: dropped or stale */
     int status;
     switch (ev->kind) {
-    case FL_MODEL_ARRIVED:
+    case FL_MODEL_ARRIVED: {
         if (s->x) {
             const float *from = s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
             memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
             if ((status = drift_begin(&s->st.drift, i, from)) != HS_OK) return status;
         }
-        s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+        int steps = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+        if (s->steps_at_once && engine_compute_run_exact(sim->engine, i)) {
+            /* timing mode: the steps' own work (counters) now, their computations at once */
+            for (int k = 0; k < steps; k++)
+                if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
+            return engine_compute_run(sim->engine, i, local_step_flops(&s->st.step, i), steps, FL_TRAINED, ev->data);
+        }
+        s->remaining[i] = steps;
         return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
-    case FL_STEPPED: {
+    }
+    case FL_STEPPED:
         if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
         if (--s->remaining[i] > 0)
             return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
-        /* the upload leaves from the model the job started at: fedavg's x (it does not
-         * change while the round's jobs are current), fedbuff's y_0 */
-        const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
-        if ((status = drift_end(&s->st.drift, i)) != HS_OK) return status;
-        select_job_done(&s->sel, sim, i, s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i));
-        double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
-        return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, ev->data);
-    }
+        return fl_trained(s, sim, i, ev->data);
+    case FL_TRAINED:
+        return fl_trained(s, sim, i, ev->data);
     case FL_UPLOADED:
         /* scaffold: the control variate's change is one more axpy */
         return engine_compute(sim->engine, s->server, s->process_flops * drift_message_factor(&s->st.drift),
