@@ -340,6 +340,123 @@ START_TEST(test_compute_join_same_bits_as_events)
 }
 END_TEST
 
+/* ---- a client's local steps booked at once (engine_compute_run) against its event twin:
+ * every computation an event whose handler books the next ---- */
+enum { RUN_START = ENGINE_EVENT_METHOD, RUN_STEPPED, RUN_DONE, RUN_UPLOADED, RUN_ARM, RUN_PROBE, RUN_NODES = 8 };
+
+typedef struct RunPlay {
+    Engine *e;
+    int at_once, uploads, round;
+    int remaining[RUN_NODES];
+    long stepped;     /* RUN_STEPPED events handled */
+    char log[8192];   /* every method event: kind agent data time, in the order handled */
+    size_t used;
+} RunPlay;
+
+/* Node i: speed, when its run starts (after the round's start), its steps of 1 GFLOP. All
+ * times are exact binary fractions, so runs end together at 6 s after the start by
+ * different roads: 0-2 are identical clients (ties in everything), 3 starts earlier with
+ * shorter steps (its last step is queued after 0's, though its run began before),
+ * 5 starts first with long steps, 6 is one step, 4 starts last with the shortest. */
+static const double run_speed[RUN_NODES - 1] = {1e9, 1e9, 1e9, 2e9, 4e9, 5e8, 1e9};
+static const double run_start[RUN_NODES - 1] = {1.0, 1.0, 1.0, 0.5, 2.0, 0.0, 5.0};
+static const int run_steps[RUN_NODES - 1] = {5, 5, 5, 11, 16, 3, 1};
+/* Probes at 6 s, queued from events at 2, 5 and 5.5 s: before, between and after the
+ * steps' events that the last steps' events come from. */
+static const double run_arm[3] = {2.0, 5.0, 5.5};
+
+static int run_handle(void *ctx, const Event *ev)
+{
+    RunPlay *r = ctx;
+    double t0 = engine_round_start(r->e);
+    if (ev->kind != RUN_STEPPED)
+        r->used += (size_t)snprintf(r->log + r->used, sizeof r->log - r->used, "%d %d %lld %a\n", ev->kind, ev->agent,
+                                    (long long)ev->data, ev->time);
+    int i = ev->agent;
+    switch (ev->kind) {
+    case RUN_START:
+        if (r->at_once) return engine_compute_run(r->e, i, 1e9, run_steps[i], RUN_DONE, ev->data);
+        r->remaining[i] = run_steps[i] - 1;
+        return engine_compute(r->e, i, 1e9, r->remaining[i] > 0 ? RUN_STEPPED : RUN_DONE, ev->data, NULL);
+    case RUN_STEPPED:
+        r->stepped++;
+        return engine_compute(r->e, i, 1e9, --r->remaining[i] > 0 ? RUN_STEPPED : RUN_DONE, ev->data, NULL);
+    case RUN_DONE: return engine_send(r->e, i, RUN_NODES - 1, 2e5, RUN_UPLOADED, ev->data);
+    case RUN_ARM: return engine_schedule(r->e, t0 + 6.0, RUN_PROBE, -1, ev->data);
+    case RUN_UPLOADED:
+        if (++r->uploads == RUN_NODES - 1) engine_end_round(r->e);
+        return HS_OK;
+    default: return HS_OK;
+    }
+}
+
+static void run_play(int at_once, int maxmin, TestSink *ts, RunPlay *r)
+{
+    EngineNode nodes[RUN_NODES];
+    for (int i = 0; i < RUN_NODES - 1; i++)
+        nodes[i] = (EngineNode){.compute = run_speed[i], .uplink = 1e6, .downlink = 1e6, .latency = 0.001};
+    nodes[RUN_NODES - 1] = (EngineNode){.compute = 1e10, .uplink = 1e7, .downlink = 1e6, .latency = 0.001};
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    memset(r, 0, sizeof *r);
+    r->at_once = at_once;
+    EngineConfig config = {.n_agents = RUN_NODES - 1, .n_servers = 1, .nodes = nodes,
+                           .network = {.maxmin = maxmin, .backbone = INFINITY}, .seed = 5,
+                           .sink = test_sink_init(ts), .handler = run_handle, .handler_ctx = r, .diag = &diag};
+    ck_assert_int_eq(engine_create(&config, &r->e), HS_OK);
+    for (r->round = 0; r->round < 2; r->round++) {
+        engine_begin_round(r->e, r->round);
+        r->uploads = 0;
+        double t0 = engine_round_start(r->e);
+        /* the arms first: at 5 s one is queued before node 0's fourth step ends */
+        for (int k = 0; k < 3; k++) ck_assert_int_eq(engine_schedule(r->e, t0 + run_arm[k], RUN_ARM, -1, k), HS_OK);
+        for (int i = 0; i < RUN_NODES - 1; i++)
+            ck_assert_int_eq(engine_schedule(r->e, t0 + run_start[i], RUN_START, i, 100 * r->round + i), HS_OK);
+        ck_assert_int_eq(engine_play(r->e), HS_OK);
+        ck_assert_int_eq(engine_report_round(r->e, NAN), HS_OK);
+    }
+    engine_free(r->e);
+}
+
+START_TEST(test_compute_run_same_order_as_events)
+{
+    for (int maxmin = 0; maxmin < 2; maxmin++) {
+        TestSink a, b;
+        RunPlay *ra = malloc(sizeof *ra), *rb = malloc(sizeof *rb);
+        run_play(0, maxmin, &a, ra);
+        run_play(1, maxmin, &b, rb);
+        ck_assert_msg(strcmp(ra->log, rb->log) == 0, "maxmin %d, events:\n%s\nat once:\n%s", maxmin, ra->log, rb->log);
+        ck_assert_msg(strcmp(a.text, b.text) == 0, "maxmin %d:\n%s\nagainst\n%s", maxmin, a.text, b.text);
+        long steps = 0;
+        for (int i = 0; i < RUN_NODES - 1; i++) steps += run_steps[i] - 1;
+        ck_assert_int_eq(ra->stepped, 2 * steps);
+        ck_assert_int_eq(rb->stepped, 0);
+        /* by hand, round 1: every run and probe ends at 6 s, in the order of the pushes that
+         * queued them: the probe armed at 2 s; node 5's last step (queued at 4 s); at 5 s
+         * the arm (queued at the start), node 6's one step (its start, queued next), then
+         * nodes 0, 1, 2 (their fourth steps' ends, queued at 4 s); at 5.5 s the arm, then
+         * node 3 (its tenth step's end, queued at 5 s); node 4 (at 5.75 s). A run whose end
+         * was queued at its start would come first: node 5, 3, 0, 1, 2 before any probe. */
+        const char *expect = "21 -1 0\n18 5 5\n21 -1 1\n18 6 6\n18 0 0\n18 1 1\n18 2 2\n21 -1 2\n18 3 3\n18 4 4\n";
+        char got[512] = "";
+        size_t used = 0;
+        for (const char *line = rb->log; *line; line = strchr(line, '\n') + 1) {
+            int kind, agent;
+            long long data;
+            char when[64];
+            ck_assert_int_eq(sscanf(line, "%d %d %lld %63s", &kind, &agent, &data, when), 4);
+            if (strcmp(when, "0x1.8p+2") == 0 && (kind == RUN_DONE || kind == RUN_PROBE))
+                used += (size_t)snprintf(got + used, sizeof got - used, "%d %d %lld\n", kind, agent, data);
+        }
+        ck_assert_msg(strcmp(got, expect) == 0, "round 1 at 6 s:\n%s", got);
+        test_sink_free(&a);
+        test_sink_free(&b);
+        free(ra);
+        free(rb);
+    }
+}
+END_TEST
+
 static int sweep_activity(void *ctx, int64_t run_id, const SinkActivity *activity)
 {
     (void)ctx, (void)run_id, (void)activity;
@@ -372,8 +489,30 @@ START_TEST(test_compute_join_refuses_what_it_cannot_keep)
     ck_assert_int_eq(engine_collective_compute_join(e, &c, 0, 1e9, 2), HS_E_INTERNAL);
     hs_diag_clear(&diag);
     ck_assert_int_eq(engine_collective_compute_join(e, &c, 0, 1e9, 1), HS_OK);
+    /* nor a run of computations booked at once (engine_compute_run) */
+    ck_assert_int_eq(engine_compute_run_exact(e, 1), 0);
+    ck_assert_int_eq(engine_compute_run(e, 1, 1e9, 2, 99, 0), HS_E_INTERNAL);
     engine_free(e);
     test_sink_free(&ts);
+    /* a node whose computations draw their own jitter, or that goes offline, neither */
+    hs_diag_clear(&diag);
+    nodes[1].jitter = 0.1;
+    double times[] = {0, 0.5}, values[] = {1, 0};
+    TraceSeries offline = {.n = 2, .times = times, .values = values};
+    for (int churn = 0; churn < 2; churn++) {
+        const TraceSeries *availability[2] = {NULL, &offline};
+        config = (EngineConfig){.n_agents = 2, .nodes = nodes, .network = {.maxmin = 1, .backbone = INFINITY},
+                                .traces = {.availability = churn ? availability : NULL}, .sink = test_sink_init(&ts),
+                                .handler = record_event, .handler_ctx = &(Seen){.n = 0}, .diag = &diag};
+        ck_assert_int_eq(engine_create(&config, &e), HS_OK);
+        engine_begin_round(e, 0);
+        ck_assert_int_eq(engine_compute_run_exact(e, 0), !churn);
+        ck_assert_int_eq(engine_compute_run_exact(e, 1), 0);
+        ck_assert_int_eq(engine_compute_run(e, 1, 1e9, 2, 99, 0), HS_E_INTERNAL);
+        hs_diag_clear(&diag);
+        engine_free(e);
+        test_sink_free(&ts);
+    }
 }
 END_TEST
 
@@ -525,6 +664,7 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_send_is_fifo_on_the_uplink);
     tcase_add_test(tc, test_compute_join_same_bits_as_events);
     tcase_add_test(tc, test_compute_join_refuses_what_it_cannot_keep);
+    tcase_add_test(tc, test_compute_run_same_order_as_events);
     tcase_add_test(tc, test_determinism_same_rows_twice);
     tcase_add_test(tc, test_agent_rounds_in_batches_equal_one_buffer);
     tcase_add_test(tc, test_golden_whole_scenario);

@@ -129,6 +129,43 @@ START_TEST(test_localsgd_sweep_times_like_its_events)
 }
 END_TEST
 
+/* fedavg books a client's local steps at once in timing mode (engine_compute_run) and an
+ * event per step in train mode: every timing row of the two must be the same bits, with
+ * identical clients (every event a tie), partial participation, epochs of local steps,
+ * DP-SGD's counted steps, fifo, and where it keeps an event per step in timing mode too
+ * (jitter, over-commitment, a deadline). */
+START_TEST(test_fedavg_steps_at_once_time_like_events)
+{
+    static const char *const cases[][4] = {
+        {"agents.compute=1 GFLOPS", "agents.slow.compute=1 GFLOPS", "method.local_steps=3", NULL},
+        {"agents.compute=1 GFLOPS", "agents.slow.compute=1 GFLOPS", "method.participation=0.5", "network.model=fifo"},
+        {"method.participation=0.5", NULL},
+        {"privacy.clip=sample", "privacy.noise_multiplier=1", "method.local_steps=4", NULL},
+        {"agents.jitter=0.3", "method.local_steps=2", NULL},
+        {"method.overcommit=0.5", "method.participation=0.5", NULL},
+        {"method.deadline=2 s", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *set[6] = {"run.method=fedavg"};
+        int n = 1;
+        for (int k = 0; k < 4 && cases[c][k]; k++) set[n++] = cases[c][k];
+        TestSink train, timing;
+        HsDiag diag;
+        ck_assert_msg(run(set, n, &train, &diag) == 0, "case %zu: %s", c, diag.message);
+        set[n] = "run.mode=timing";
+        ck_assert_msg(run(set, n + 1, &timing, &diag) == 0, "case %zu: %s", c, diag.message);
+        char *a = test_sink_timing_lines(&train), *b = test_sink_timing_lines(&timing);
+        if (strcmp(a, b) != 0) fprintf(stderr, "case %zu, train:\n%s\ntiming:\n%s\n", c, a, b);
+        ck_assert_msg(strcmp(a, b) == 0, "case %zu: train and timing rows differ (stderr)", c);
+        ck_assert_int_eq(train.rounds, 4);
+        free(a);
+        free(b);
+        test_sink_free(&train);
+        test_sink_free(&timing);
+    }
+}
+END_TEST
+
 /* Width pruning (localsgd, sync, dpsgd) and progressive freezing (localsgd): each learns,
  * is bitwise deterministic, times exactly like timing mode, and the run is shorter than
  * without the option, where the two slow agents' full steps set the pace. (With this
@@ -759,6 +796,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_train_runs_are_deterministic_and_time_like_timing_mode);
     tcase_add_test(tc, test_prune_and_freeze_learn_and_time_like_timing_mode);
     tcase_add_test(tc, test_localsgd_sweep_times_like_its_events);
+    tcase_add_test(tc, test_fedavg_steps_at_once_time_like_events);
     tcase_add_test(tc, test_prune_keep_ratios_and_shell_bytes);
     tcase_add_test(tc, test_divergence_ends_the_run);
     tcase_add_test(tc, test_sync_with_a_deadline_learns_without_the_stragglers);

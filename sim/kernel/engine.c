@@ -407,6 +407,8 @@ int engine_play(Engine *e)
         else if (ev.kind == ENGINE_EVENT_DEADLINE_END || ev.kind == ENGINE_EVENT_DEADLINE_CUT ||
                  ev.kind == ENGINE_EVENT_DEADLINE_TIMEOUT)
             status = engine_deadline_event(e, &ev);
+        else if (ev.kind == ENGINE_EVENT_COMPUTE_RELAY)
+            status = engine_compute_relay(e, &ev);
         else if (ev.kind == ENGINE_EVENT_BATTERY)
             status = battery_event(e, &ev);
         else if (model->event) status = model->event(e, &ev);
@@ -646,6 +648,7 @@ void engine_free(Engine *e)
     engine_loss_free(e);
     engine_deadlines_free(e);
     radio_free(e->radio);
+    free(e->relays);
     battery_free(e);
     queue_free(e->queue);
     free(e->clocks);

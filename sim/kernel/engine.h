@@ -81,6 +81,8 @@ enum {
     ENGINE_EVENT_BATTERY = 10,         /* an instant battery's predicted crossing (battery.c) */
     ENGINE_EVENT_DEADLINE_TIMEOUT = 11, /* rto after a lost attempt of a message with a deadline
                                          * (deadline.c): resend, or (drop) tell the receiver */
+    ENGINE_EVENT_COMPUTE_RELAY = 12,   /* a computation of a run booked at once ended (compute_run.c);
+                                        * data: the run's own event's */
     ENGINE_EVENT_METHOD = 16
 };
 
@@ -203,6 +205,18 @@ void engine_end_run(Engine *e);
  * at the finish, which goes to *finish when finish is not NULL (INFINITY when the node
  * is offline for good). */
 int engine_compute(Engine *e, int node, double flops, int kind, int64_t data, double *finish);
+/* 1 when engine_compute_run keeps the rows of an engine_compute per computation for this
+ * node: nothing can change its speed or take it offline between two computations (no
+ * availability or compute trace, no slowdown or jitter, no instant battery), and no radio
+ * or activity sink lists its computations one by one. */
+int engine_compute_run_exact(const Engine *e, int node);
+/* `steps` computations of flops each, back to back on node's processor, booked now, with
+ * one event (kind, node, data) at the last one's end: the same finish, accounting and
+ * event order, bit for bit, as engine_compute from each computation's event handler
+ * (compute_run.c says how). Only where engine_compute_run_exact, for a node with no run
+ * in flight and nothing else booked on its processor until this one's event; the method
+ * does between the computations nothing that another event could see. */
+int engine_compute_run(Engine *e, int node, double flops, int steps, int kind, int64_t data);
 /* 1 when the sink takes every computation and message (SinkOps.activity): their order is
  * then part of the output, and a method that books a node's computations ahead of their
  * events (engine_collective_compute_join's steps > 1) must not. */

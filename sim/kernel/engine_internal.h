@@ -95,6 +95,8 @@ struct Engine {
     EngineDeadlines *deadlines;       /* engine_send_until's messages, NULL before one (deadline.c) */
     struct Radio *radio;              /* the spans of the agents whose power_tx and power_rx
                                        * differ (radio.h); NULL when none does */
+    struct EngineRelay *relays;       /* (n_nodes) runs booked at once (compute_run.c), NULL
+                                       * before the first */
 };
 
 /* The node's dynamics, energy and availability's name: its EngineNode but for the rates. */
@@ -160,6 +162,8 @@ struct Collective;
 int engine_loss_ring(Engine *e, struct Collective *c);
 /* ENGINE_EVENT_LOSS_ARRIVAL, ENGINE_EVENT_LOSS_TIMEOUT and ENGINE_EVENT_LOSS_RING_START. */
 int engine_loss_event(Engine *e, const Event *ev);
+/* ENGINE_EVENT_COMPUTE_RELAY (compute_run.c). */
+int engine_compute_relay(Engine *e, const Event *ev);
 void engine_loss_begin_round(Engine *e);
 /* One attempt of a message from -> to of another module (deadline.c) arrived: 1 when it
  * was lost (one draw from the sender's loss stream, counted in the round's and the

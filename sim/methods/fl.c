@@ -53,6 +53,7 @@
  * model and the batteries, so train and timing mode time alike; the selections that read
  * losses (oort, power-of-choice) are refused in timing mode. Messages of a job that ended (a dropped fedavg
  * client's, one of a finished round) carry the job's tag and are ignored on arrival. */
+#include "base/hugemem.h"
 #include "models/model.h"
 #include "sim/methods/fl_select.h"
 #include "sim/methods/method.h"
@@ -63,13 +64,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FL_MODEL_ARRIVED = ENGINE_EVENT_METHOD, FL_STEPPED, FL_UPLOADED, FL_PROCESSED, FL_DEADLINE };
+enum { FL_MODEL_ARRIVED = ENGINE_EVENT_METHOD, FL_STEPPED, FL_UPLOADED, FL_PROCESSED, FL_DEADLINE, FL_TRAINED };
 
 /* A job's tag rides in the events' data: (job << 24) | client. */
 #define FL_CLIENT_BITS 24
 #define FL_TAG(job, client) (((int64_t)(job) << FL_CLIENT_BITS) | (int64_t)(client))
 #define FL_JOB(data) ((long)((data) >> FL_CLIENT_BITS))
 #define FL_CLIENT(data) ((int)((data) & ((1 << FL_CLIENT_BITS) - 1)))
+
+/* What a client's events read, in one record (32 bytes: two to a cache line): at a
+ * million clients each event of a job is a cache miss on its client, one line instead of
+ * one per array (the job, the steps left, the agent's batch for the step's FLOPs). */
+typedef struct FlClient {
+    long job;             /* its current job (fedavg: the round; fedbuff: a counter), -1: none */
+    long version;         /* fedbuff: server updates at its download */
+    double step_flops;    /* fedavg: one local step's FLOPs this round (local_step_flops at dispatch) */
+    int remaining;        /* local steps left */
+} FlClient;
 
 typedef struct FlState {
     int buffered;         /* fedbuff */
@@ -80,15 +91,14 @@ typedef struct FlState {
     double server_lr;
     double bytes, process_flops;
     gsl_rng *rng;
-    long *job;            /* (n) the client's current job (fedavg: the round; fedbuff: a counter) */
-    int *remaining;       /* (n) local steps left */
-    long *version;        /* (n) fedbuff: server updates at the client's download */
-    char *busy;           /* (n) fedbuff: training or in flight */
+    FlClient *clients;    /* (n) */
+    char *busy;           /* (n) fedbuff: training or in flight (a byte each: scanned for idle clients) */
     int *order;           /* (n) scratch: candidates */
     int *reporters;       /* (n) fedavg: this round's reports, in order */
     int n_reports, wanted, selected;
     long k, uploads, jobs;
     int in_buffer, round, started;
+    int steps_at_once;    /* fedavg: this round's jobs book their local steps at once (fl_steps_at_once) */
     double staleness_sum;
     long staleness_count;
     /* train mode */
@@ -105,9 +115,7 @@ static void fl_destroy(void *state)
     FlState *s = state;
     if (s == NULL) return;
     if (s->rng) gsl_rng_free(s->rng);
-    free(s->job);
-    free(s->remaining);
-    free(s->version);
+    free(s->clients);
     free(s->busy);
     free(s->order);
     free(s->reporters);
@@ -157,15 +165,13 @@ static int fl_create(Sim *sim, void **state, int buffered)
     s->bytes = sim_model_bytes(sim);
     s->process_flops = 2.0 * sim->profile.total_params;
     s->rng = gsl_rng_alloc(gsl_rng_taus2);
-    s->job = malloc((size_t)n * sizeof *s->job);
-    s->remaining = calloc((size_t)n, sizeof *s->remaining);
-    s->version = calloc((size_t)n, sizeof *s->version);
+    s->clients = hs_huge_calloc((size_t)n, sizeof *s->clients);
     s->busy = calloc((size_t)n, 1);
     s->order = calloc((size_t)n, sizeof *s->order);
     s->reporters = calloc((size_t)n, sizeof *s->reporters);
-    if (!s->rng || !s->job || !s->remaining || !s->version || !s->busy || !s->order || !s->reporters)
+    if (!s->rng || !s->clients || !s->busy || !s->order || !s->reporters)
         return HS_E_NOMEM;
-    for (int i = 0; i < n; i++) s->job[i] = -1;
+    for (int i = 0; i < n; i++) s->clients[i].job = -1;
     int status;
     if ((status = trainer_setup_shared(sim->trainer)) != HS_OK) return status;
     /* buffer 0: fedbuff's y_0, the model the client received */
@@ -214,8 +220,12 @@ static int fedbuff_create(Sim *sim, void **state)
  * are current, so the client copies it on arrival. */
 static int fl_dispatch(FlState *s, Sim *sim, int i, long job)
 {
-    s->job[i] = job;
-    s->version[i] = s->k;
+    FlClient *c = &s->clients[i];
+    c->job = job;
+    c->version = s->k;
+    /* fedavg's jobs lie inside a round, whose stage (freeze) is set: the FLOPs now, while
+     * the dispatch walks the clients in order; fedbuff's cross rounds (fl_step_flops) */
+    if (!s->buffered) c->step_flops = local_step_flops(&s->st.step, i);
     if (s->buffered && s->x) memcpy(trainer_buffer(sim->trainer, i, 0), s->x, s->d * sizeof *s->x);
     /* [drift] scaffold: the server's control variate c rides along */
     return engine_send(sim->engine, s->server, i, s->bytes * drift_message_factor(&s->st.drift), FL_MODEL_ARRIVED,
@@ -250,6 +260,20 @@ static int fl_index_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A fedavg round whose jobs cannot be cut: with no deadline and every selected client's
+ * report wanted, the round ends only after every job's last step, and no selected client
+ * gets another job before. In timing mode a step's only work besides its computation is
+ * its own client's counters (local_step_run: DP-SGD's step count), which nothing reads
+ * before the round's end. Then a client's steps are one engine_compute_run, the same rows
+ * as an event per step (sim/kernel/compute_run.c); otherwise (train mode, where each step's
+ * arithmetic runs at its end in event order; a deadline or over-commitment, which stop a
+ * dropped client at its next step boundary; fedbuff, whose jobs cross rounds) an event
+ * per step. */
+static int fl_steps_at_once(const FlState *s)
+{
+    return !s->buffered && s->x == NULL && !isfinite(s->deadline) && s->wanted == s->selected;
+}
+
 static int fedavg_round_begin(FlState *s, Sim *sim, int round)
 {
     int n = s->n, m = 0;
@@ -267,6 +291,7 @@ static int fedavg_round_begin(FlState *s, Sim *sim, int round)
     int status = fl_pick(s, sim, s->order, m, &s->selected);
     if (status != HS_OK) return status;
     if (s->wanted > s->selected) s->wanted = s->selected; /* deadline, energy: fewer qualified */
+    s->steps_at_once = fl_steps_at_once(s);
     /* downloads start in client order, so the draw's order does not matter (distinct
      * indices: one sorted order; qsort, since K clients in insertion sort were O(K^2)) */
     qsort(s->order, (size_t)s->selected, sizeof *s->order, fl_index_cmp);
@@ -312,7 +337,7 @@ static int fedavg_finish(FlState *s, Sim *sim)
                                    s->round, 0);
     if (status != HS_OK) return status;
     if ((status = drift_commit(&s->st.drift, s->reporters, s->n_reports)) != HS_OK) return status;
-    for (int i = 0; i < s->n; i++) s->job[i] = -1; /* every job of the round ends */
+    for (int i = 0; i < s->n; i++) s->clients[i].job = -1; /* every job of the round ends */
     sim->round_extra = (double)(s->selected - s->n_reports);
     engine_end_round(sim->engine);
     return HS_OK;
@@ -321,7 +346,7 @@ static int fedavg_finish(FlState *s, Sim *sim)
 /* fedbuff: an upload processed: into the buffer, maybe a server step, the next client. */
 static int fedbuff_processed(FlState *s, Sim *sim, int i)
 {
-    long tau = s->k - s->version[i];
+    long tau = s->k - s->clients[i].version;
     float *delta = NULL;
     if (s->x) {
         /* Delta_i = y_0 - y_Q, weighted by s(tau) */
@@ -355,35 +380,57 @@ static int fedbuff_processed(FlState *s, Sim *sim, int i)
     return fl_dispatch(s, sim, next, s->jobs++);
 }
 
+/* One local step's FLOPs of client i's job. */
+static double fl_step_flops(const FlState *s, int i)
+{
+    return s->buffered ? local_step_flops(&s->st.step, i) : s->clients[i].step_flops;
+}
+
+/* Client i's last local step ended: its upload. */
+static int fl_trained(FlState *s, Sim *sim, int i, int64_t tag)
+{
+    /* the upload leaves from the model the job started at: fedavg's x (it does not
+     * change while the round's jobs are current), fedbuff's y_0 */
+    const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
+    int status = drift_end(&s->st.drift, i);
+    if (status != HS_OK) return status;
+    select_job_done(&s->sel, sim, i, s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i));
+    double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
+    return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, tag);
+}
+
 static int fl_on_event(void *state, Sim *sim, const Event *ev)
 {
     FlState *s = state;
     if (ev->kind == FL_DEADLINE)
         return ev->data == s->round && !engine_round_over(sim->engine) ? fedavg_finish(s, sim) : HS_OK;
     int i = FL_CLIENT(ev->data);
-    if (FL_JOB(ev->data) != s->job[i]) return HS_OK; /* a job that ended: dropped or stale */
+    FlClient *c = &s->clients[i];
+    if (FL_JOB(ev->data) != c->job) return HS_OK; /* a job that ended: dropped or stale */
     int status;
     switch (ev->kind) {
-    case FL_MODEL_ARRIVED:
+    case FL_MODEL_ARRIVED: {
         if (s->x) {
             const float *from = s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
             memcpy(trainer_params(sim->trainer, i), from, s->d * sizeof *from);
             if ((status = drift_begin(&s->st.drift, i, from)) != HS_OK) return status;
         }
-        s->remaining[i] = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
-        return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
-    case FL_STEPPED: {
-        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
-        if (--s->remaining[i] > 0)
-            return engine_compute(sim->engine, i, local_step_flops(&s->st.step, i), FL_STEPPED, ev->data, NULL);
-        /* the upload leaves from the model the job started at: fedavg's x (it does not
-         * change while the round's jobs are current), fedbuff's y_0 */
-        const float *start = !s->x ? NULL : s->buffered ? trainer_buffer(sim->trainer, i, 0) : s->x;
-        if ((status = drift_end(&s->st.drift, i)) != HS_OK) return status;
-        select_job_done(&s->sel, sim, i, s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i));
-        double bytes = stages_upload(&s->st, i, s->x ? trainer_params(sim->trainer, i) : NULL, start);
-        return engine_send(sim->engine, i, s->server, bytes, FL_UPLOADED, ev->data);
+        int steps = s->local_steps > 0 ? s->local_steps : sim_agent_steps(sim, i);
+        if (s->steps_at_once && engine_compute_run_exact(sim->engine, i)) {
+            /* timing mode: the steps' own work (counters) now, their computations at once */
+            for (int k = 0; k < steps; k++)
+                if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
+            return engine_compute_run(sim->engine, i, c->step_flops, steps, FL_TRAINED, ev->data);
+        }
+        c->remaining = steps;
+        return engine_compute(sim->engine, i, fl_step_flops(s, i), FL_STEPPED, ev->data, NULL);
     }
+    case FL_STEPPED:
+        if ((status = local_step_run(&s->st.step, i)) != HS_OK) return status;
+        if (--c->remaining > 0) return engine_compute(sim->engine, i, fl_step_flops(s, i), FL_STEPPED, ev->data, NULL);
+        return fl_trained(s, sim, i, ev->data);
+    case FL_TRAINED:
+        return fl_trained(s, sim, i, ev->data);
     case FL_UPLOADED:
         /* scaffold: the control variate's change is one more axpy */
         return engine_compute(sim->engine, s->server, s->process_flops * drift_message_factor(&s->st.drift),
@@ -393,7 +440,7 @@ static int fl_on_event(void *state, Sim *sim, const Event *ev)
     select_reported(&s->sel, i, s->round);
     if (s->buffered) return fedbuff_processed(s, sim, i);
     s->reporters[s->n_reports++] = i;
-    s->job[i] = -1;
+    c->job = -1;
     return s->n_reports == s->wanted ? fedavg_finish(s, sim) : HS_OK;
 }
 
