@@ -104,17 +104,10 @@ static int diff_load_params(sqlite3 *db, const char *path, int64_t run_id, DiffK
 static int diff_load_config(sqlite3 *db, const char *path, int64_t run_id, DiffKeys *keys, HsDiag *diag)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT config FROM runs WHERE id = ?1", -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt);
-        return status;
-    }
+    int status = show_run_row(db, path, "SELECT config FROM runs WHERE id = ?1", run_id, &stmt, diag);
+    if (status != HS_OK) return status;
     const char *config = (const char *)sqlite3_column_text(stmt, 0);
     char section[256] = "", value[1024];
-    int status = HS_OK;
     for (const char *line = config ? config : ""; *line && status == HS_OK;) {
         const char *end = strchr(line, '\n');
         size_t length = end ? (size_t)(end - line) : strlen(line);
@@ -192,17 +185,12 @@ static int diff_print_summary(sqlite3 *db, const char *path, int64_t run_a, int6
     }
     sqlite3_stmt *stmt[2] = {NULL, NULL};
     int64_t ids[2] = {run_a, run_b};
-    int rc = SQLITE_OK;
-    for (int k = 0; k < 2 && rc == SQLITE_OK; k++) {
-        rc = sqlite3_prepare_v2(db, "SELECT * FROM run_summary WHERE id = ?1", -1, &stmt[k], NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt[k], 1, ids[k]);
-        if (rc == SQLITE_OK) rc = sqlite3_step(stmt[k]) == SQLITE_ROW ? SQLITE_OK : sqlite3_errcode(db);
-    }
-    if (rc != SQLITE_OK) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt[0]);
-        sqlite3_finalize(stmt[1]);
-        return status;
+    for (int k = 0; k < 2; k++) {
+        int status = show_run_row(db, path, "SELECT * FROM run_summary WHERE id = ?1", ids[k], &stmt[k], diag);
+        if (status != HS_OK) {
+            sqlite3_finalize(stmt[0]); /* k = 1's is finalized already */
+            return status;
+        }
     }
     int differ = 0;
     char title_a[32], title_b[32];
