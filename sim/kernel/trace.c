@@ -3,6 +3,7 @@
 #include "sim/kernel/trace.h"
 
 #include "base/lines.h"
+#include "base/grow.h"
 #include "sim/kernel/trace_markov.h"
 
 #include <ctype.h>
@@ -164,14 +165,9 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
         }
         last_line[slot] = lineno;
         last_time[slot] = row.time;
-        if (n_rows == cap) {
-            cap = cap ? cap * 2 : 64;
-            TraceRow *grown = realloc(rows, (size_t)cap * sizeof *rows);
-            if (grown == NULL) {
-                status = HS_E_NOMEM;
-                break;
-            }
-            rows = grown;
+        if (hs_grow((void **)&rows, &cap, n_rows, sizeof *rows, 64) != HS_OK) {
+            status = HS_E_NOMEM;
+            break;
         }
         rows[n_rows++] = row;
     }
