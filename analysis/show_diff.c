@@ -5,6 +5,7 @@
 #include "analysis/show_internal.h"
 
 #include "analysis/dbread.h"
+#include "base/grow.h"
 #include "base/numtext.h"
 
 #include <errno.h>
@@ -36,13 +37,7 @@ static void diff_keys_free(DiffKeys *k)
 static int diff_keys_add(DiffKeys *k, const char *section, const char *key, int key_length, const char *shown,
                          double number)
 {
-    if (k->count == k->capacity) {
-        int capacity = k->capacity ? 2 * k->capacity : 256;
-        DiffKey *grown = realloc(k->keys, (size_t)capacity * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        k->keys = grown;
-        k->capacity = capacity;
-    }
+    if (hs_grow((void **)&k->keys, &k->capacity, k->count, sizeof *k->keys, 256) != HS_OK) return HS_E_NOMEM;
     size_t length = strlen(section) + 1 + (size_t)key_length + 1;
     DiffKey *d = &k->keys[k->count];
     d->name = malloc(length);
