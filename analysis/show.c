@@ -263,6 +263,20 @@ static int show_scenario_text(sqlite3 *db, const char *path, int64_t run_id, FIL
     return status;
 }
 
+int show_write_out(FILE *memory, char **text, size_t *size, int status, const char *path, FILE *out, HsDiag *diag)
+{
+    if (memory != NULL && fclose(memory) != 0 && status == HS_OK)
+        status = hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
+    if (status == HS_OK) {
+        fwrite(*text, 1, *size, out);
+        if (fflush(out) != 0 || ferror(out))
+            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "cannot write: %s", strerror(errno));
+    }
+    free(*text);
+    *text = NULL;
+    return status;
+}
+
 int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsigned flags, ReportExtraMeaning meaning,
                    FILE *out, HsDiag *diag)
 {
@@ -287,14 +301,7 @@ int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsig
             status = report_print_rounds(db_path, run_id, meaning, memory, diag);
         }
     }
-    if (memory != NULL && fclose(memory) != 0 && status == HS_OK)
-        status = hs_diag_set(diag, HS_E_NOMEM, db_path, 0, "out of memory");
-    if (status == HS_OK) {
-        fwrite(text, 1, size, out);
-        if (fflush(out) != 0 || ferror(out))
-            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "cannot write: %s", strerror(errno));
-    }
-    free(text);
+    status = show_write_out(memory, &text, &size, status, db_path, out, diag);
     sqlite3_close(db);
     return status;
 }

@@ -8,7 +8,6 @@
 #include "base/grow.h"
 #include "base/numtext.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,14 +237,7 @@ int show_print_diff(const char *db_path, int64_t run_a, int64_t run_b, const cha
         diff_print_keys(&keys_a, &keys_b, run_a, run_b, from_params, memory);
         status = diff_print_summary(db, db_path, run_a, run_b, memory, diag);
     }
-    if (memory != NULL && fclose(memory) != 0 && status == HS_OK)
-        status = hs_diag_set(diag, HS_E_NOMEM, db_path, 0, "out of memory");
-    if (status == HS_OK) {
-        fwrite(text, 1, size, out);
-        if (fflush(out) != 0 || ferror(out))
-            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "cannot write: %s", strerror(errno));
-    }
-    free(text);
+    status = show_write_out(memory, &text, &size, status, db_path, out, diag);
     diff_keys_free(&keys_a);
     diff_keys_free(&keys_b);
     sqlite3_close(db);

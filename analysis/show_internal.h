@@ -39,6 +39,12 @@ int show_step_run(sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **s
  * *stmt finalized and NULL. */
 int show_run_row(sqlite3 *db, const char *path, const char *sql, int64_t run_id, sqlite3_stmt **stmt, HsDiag *diag);
 
+/* The end of show and diff, which print nothing when they fail: closes memory (the
+ * open_memstream of *text and *size, NULL when it was never opened), then writes the text
+ * to out when status (so far) is HS_OK and frees it. The status after: a failed close is
+ * HS_E_NOMEM, a failed write HS_E_IO. */
+int show_write_out(FILE *memory, char **text, size_t *size, int status, const char *path, FILE *out, HsDiag *diag);
+
 /* The unit schema_columns gives column of table ("" for none, for a fraction, or when
  * the file has no schema_columns). */
 void show_unit(sqlite3 *db, const char *table, const char *column, char *out, size_t size);
