@@ -78,13 +78,8 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
     double *last_time = calloc((size_t)n_agents + (size_t)n_groups, sizeof *last_time);
     if (last_line == NULL || last_time == NULL) status = HS_E_NOMEM;
     char line[1024];
-    int got;
-    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+    while (lines_each(&text, line, (int)sizeof line, &status, diag)) {
         lineno = text.lineno;
-        if (got < 0) {
-            status = got;
-            break;
-        }
         char *fields[3];
         int nf = trace_split(line, fields, 3);
         if (nf == 1 && trace_trim(fields[0])[0] == '\0') continue;
