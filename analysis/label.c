@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/hs_error.h"
+#include "base/grow.h"
 #include "base/units.h"
 
 static int is_key_char(char c)
@@ -36,13 +37,8 @@ static int add_span(Label *label, const char *key, size_t key_len, const char *v
                     size_t value_len)
 {
     while (value_len > 0 && value[value_len - 1] == ' ') value_len--;
-    if (label->count == label->capacity) {
-        int capacity = label->capacity ? 2 * label->capacity : 8;
-        LabelPair *grown = realloc(label->pairs, (size_t)capacity * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        label->pairs = grown;
-        label->capacity = capacity;
-    }
+    if (hs_grow((void **)&label->pairs, &label->capacity, label->count, sizeof *label->pairs, 8) != HS_OK)
+        return HS_E_NOMEM;
     LabelPair *pair = &label->pairs[label->count];
     pair->key = copy_span(key, key_len);
     pair->value = copy_span(value, value_len);

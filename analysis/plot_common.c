@@ -6,6 +6,7 @@
 #include "analysis/dbread.h"
 #include "analysis/gnuplot.h"
 #include "analysis/runset.h"
+#include "base/grow.h"
 #include "base/hs_error.h"
 
 #include <math.h>
@@ -109,13 +110,7 @@ int plot_text_columns(const char *text)
 
 int plot_grow(void **array, int count, int *capacity, int first, size_t size)
 {
-    if (count < *capacity) return 0;
-    int more = *capacity ? 2 * *capacity : first;
-    void *grown = realloc(*array, (size_t)more * size);
-    if (grown == NULL) return -1;
-    *array = grown;
-    *capacity = more;
-    return 0;
+    return hs_grow(array, capacity, count, size, first) == HS_OK ? 0 : -1;
 }
 
 /* ---- queries ---- */

@@ -14,6 +14,7 @@
 
 #include "analysis/dbread.h"
 #include "base/hash.h"
+#include "base/grow.h"
 #include "analysis/label.h"
 
 static const char facts_sql[] =
@@ -205,16 +206,11 @@ static int read_runs(sqlite3 *db, const char *path, const RunSetFilter *filter, 
         rc = sqlite3_bind_text(stmt, 2, filter->sweep, -1, SQLITE_TRANSIENT);
     if (rc != SQLITE_OK) goto query_failed;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (set->run_count == capacity) {
-            int grown_capacity = capacity ? 2 * capacity : 64;
-            RunFacts *runs = realloc(set->runs, (size_t)grown_capacity * sizeof *runs);
-            if (runs == NULL) goto nomem;
-            set->runs = runs;
-            RunScratch *grown = realloc(scratch, (size_t)grown_capacity * sizeof *grown);
-            if (grown == NULL) goto nomem;
-            scratch = grown;
-            capacity = grown_capacity;
-        }
+        int cap_runs = capacity, cap_scratch = capacity; /* two arrays, one capacity */
+        if (hs_grow((void **)&set->runs, &cap_runs, set->run_count, sizeof *set->runs, 64) != HS_OK ||
+            hs_grow((void **)&scratch, &cap_scratch, set->run_count, sizeof *scratch, 64) != HS_OK)
+            goto nomem;
+        capacity = cap_scratch;
         RunFacts *run = &set->runs[set->run_count];
         RunScratch *extra = &scratch[set->run_count];
         memset(run, 0, sizeof *run);

@@ -23,6 +23,25 @@ int show_has(sqlite3 *db, const char *name)
     return found;
 }
 
+int show_step_run(sqlite3 *db, const char *sql, int64_t run_id, sqlite3_stmt **stmt)
+{
+    *stmt = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, stmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(*stmt, 1, run_id);
+    if (rc == SQLITE_OK) rc = sqlite3_step(*stmt);
+    return rc;
+}
+
+int show_run_row(sqlite3 *db, const char *path, const char *sql, int64_t run_id, sqlite3_stmt **stmt, HsDiag *diag)
+{
+    int rc = show_step_run(db, sql, run_id, stmt);
+    if (rc == SQLITE_ROW) return HS_OK;
+    int status = dbread_query_fail(db, rc, path, diag);
+    sqlite3_finalize(*stmt);
+    *stmt = NULL;
+    return status;
+}
+
 void show_value(sqlite3_stmt *stmt, int column, int is_seed, char *out, size_t size)
 {
     switch (sqlite3_column_type(stmt, column)) {
@@ -45,10 +64,8 @@ int show_find_run(sqlite3 *db, const char *path, int64_t run_id, const char *swe
     sqlite3_stmt *stmt = NULL;
     memset(run, 0, sizeof *run);
     run->id = run_id;
-    int rc = sqlite3_prepare_v2(db, "SELECT name, method, seed, status, sweep, point, message FROM runs WHERE id = ?1",
-                                -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    int rc = show_step_run(db, "SELECT name, method, seed, status, sweep, point, message FROM runs WHERE id = ?1",
+                           run_id, &stmt);
     if (rc == SQLITE_DONE) {
         sqlite3_finalize(stmt);
         return hs_diag_set(diag, HS_E_INPUT, path, 0, "no run with id %lld", (long long)run_id);
@@ -112,14 +129,8 @@ static int show_provenance(sqlite3 *db, const char *path, int64_t run_id, FILE *
     static const char *const shown[] = {"version", "command", "overrides", "scenario", "host", "threads",
                                         "started_at", "finished_at", "wall_s"};
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT * FROM runs WHERE id = ?1", -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt);
-        return status;
-    }
+    int status = show_run_row(db, path, "SELECT * FROM runs WHERE id = ?1", run_id, &stmt, diag);
+    if (status != HS_OK) return status;
     fputs("\nprovenance\n", out);
     int columns = sqlite3_column_count(stmt), versioned = 0;
     for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++)
@@ -170,14 +181,8 @@ static int show_summary(sqlite3 *db, const char *path, int64_t run_id, FILE *out
         return HS_OK;
     }
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT * FROM run_summary WHERE id = ?1", -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt);
-        return status;
-    }
+    int status = show_run_row(db, path, "SELECT * FROM run_summary WHERE id = ?1", run_id, &stmt, diag);
+    if (status != HS_OK) return status;
     for (int c = 0; c < sqlite3_column_count(stmt); c++) {
         const char *name = sqlite3_column_name(stmt, c);
         if (strcmp(name, "id") == 0) continue;
@@ -195,19 +200,13 @@ static int show_summary(sqlite3 *db, const char *path, int64_t run_id, FILE *out
 static int show_config(sqlite3 *db, const char *path, int64_t run_id, FILE *out, HsDiag *diag)
 {
     sqlite3_stmt *stmt = NULL, *swept = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT config FROM runs WHERE id = ?1", -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt);
-        return status;
-    }
+    int status = show_run_row(db, path, "SELECT config FROM runs WHERE id = ?1", run_id, &stmt, diag);
+    if (status != HS_OK) return status;
     int has_params = show_has(db, "run_params");
     if (has_params &&
         sqlite3_prepare_v2(db, "SELECT 1 FROM run_params WHERE run_id = ?1 AND section = ?2 AND key = ?3 AND swept",
                            -1, &swept, NULL) != SQLITE_OK) {
-        int status = dbread_query_fail(db, sqlite3_errcode(db), path, diag);
+        status = dbread_query_fail(db, sqlite3_errcode(db), path, diag);
         sqlite3_finalize(stmt);
         return status;
     }
@@ -245,14 +244,11 @@ static int show_config(sqlite3 *db, const char *path, int64_t run_id, FILE *out,
 static int show_scenario_text(sqlite3 *db, const char *path, int64_t run_id, FILE *out, HsDiag *diag)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT scenario_text FROM runs WHERE id = ?1", -1, &stmt, NULL);
-    if (rc == SQLITE_ERROR) {
-        sqlite3_finalize(stmt);
+    int rc = show_step_run(db, "SELECT scenario_text FROM runs WHERE id = ?1", run_id, &stmt);
+    if (rc == SQLITE_ERROR && stmt == NULL) { /* the prepare failed: no such column */
         return hs_diag_set(diag, HS_E_INPUT, path, 0,
                            "this database (schema version 1) keeps no scenario text; runs.config has the resolved one");
     }
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
     if (rc != SQLITE_ROW) {
         int status = dbread_query_fail(db, rc, path, diag);
         sqlite3_finalize(stmt);
@@ -264,6 +260,20 @@ static int show_scenario_text(sqlite3 *db, const char *path, int64_t run_id, FIL
                              (long long)run_id);
     else fputs((const char *)sqlite3_column_text(stmt, 0), out);
     sqlite3_finalize(stmt);
+    return status;
+}
+
+int show_write_out(FILE *memory, char **text, size_t *size, int status, const char *path, FILE *out, HsDiag *diag)
+{
+    if (memory != NULL && fclose(memory) != 0 && status == HS_OK)
+        status = hs_diag_set(diag, HS_E_NOMEM, path, 0, "out of memory");
+    if (status == HS_OK) {
+        fwrite(*text, 1, *size, out);
+        if (fflush(out) != 0 || ferror(out))
+            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "cannot write: %s", strerror(errno));
+    }
+    free(*text);
+    *text = NULL;
     return status;
 }
 
@@ -291,14 +301,7 @@ int show_print_run(const char *db_path, int64_t run_id, const char *sweep, unsig
             status = report_print_rounds(db_path, run_id, meaning, memory, diag);
         }
     }
-    if (memory != NULL && fclose(memory) != 0 && status == HS_OK)
-        status = hs_diag_set(diag, HS_E_NOMEM, db_path, 0, "out of memory");
-    if (status == HS_OK) {
-        fwrite(text, 1, size, out);
-        if (fflush(out) != 0 || ferror(out))
-            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "cannot write: %s", strerror(errno));
-    }
-    free(text);
+    status = show_write_out(memory, &text, &size, status, db_path, out, diag);
     sqlite3_close(db);
     return status;
 }

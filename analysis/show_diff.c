@@ -5,9 +5,9 @@
 #include "analysis/show_internal.h"
 
 #include "analysis/dbread.h"
+#include "base/grow.h"
 #include "base/numtext.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +36,7 @@ static void diff_keys_free(DiffKeys *k)
 static int diff_keys_add(DiffKeys *k, const char *section, const char *key, int key_length, const char *shown,
                          double number)
 {
-    if (k->count == k->capacity) {
-        int capacity = k->capacity ? 2 * k->capacity : 256;
-        DiffKey *grown = realloc(k->keys, (size_t)capacity * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        k->keys = grown;
-        k->capacity = capacity;
-    }
+    if (hs_grow((void **)&k->keys, &k->capacity, k->count, sizeof *k->keys, 256) != HS_OK) return HS_E_NOMEM;
     size_t length = strlen(section) + 1 + (size_t)key_length + 1;
     DiffKey *d = &k->keys[k->count];
     d->name = malloc(length);
@@ -104,17 +98,10 @@ static int diff_load_params(sqlite3 *db, const char *path, int64_t run_id, DiffK
 static int diff_load_config(sqlite3 *db, const char *path, int64_t run_id, DiffKeys *keys, HsDiag *diag)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT config FROM runs WHERE id = ?1", -1, &stmt, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, run_id);
-    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt);
-        return status;
-    }
+    int status = show_run_row(db, path, "SELECT config FROM runs WHERE id = ?1", run_id, &stmt, diag);
+    if (status != HS_OK) return status;
     const char *config = (const char *)sqlite3_column_text(stmt, 0);
     char section[256] = "", value[1024];
-    int status = HS_OK;
     for (const char *line = config ? config : ""; *line && status == HS_OK;) {
         const char *end = strchr(line, '\n');
         size_t length = end ? (size_t)(end - line) : strlen(line);
@@ -192,17 +179,12 @@ static int diff_print_summary(sqlite3 *db, const char *path, int64_t run_a, int6
     }
     sqlite3_stmt *stmt[2] = {NULL, NULL};
     int64_t ids[2] = {run_a, run_b};
-    int rc = SQLITE_OK;
-    for (int k = 0; k < 2 && rc == SQLITE_OK; k++) {
-        rc = sqlite3_prepare_v2(db, "SELECT * FROM run_summary WHERE id = ?1", -1, &stmt[k], NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt[k], 1, ids[k]);
-        if (rc == SQLITE_OK) rc = sqlite3_step(stmt[k]) == SQLITE_ROW ? SQLITE_OK : sqlite3_errcode(db);
-    }
-    if (rc != SQLITE_OK) {
-        int status = dbread_query_fail(db, rc, path, diag);
-        sqlite3_finalize(stmt[0]);
-        sqlite3_finalize(stmt[1]);
-        return status;
+    for (int k = 0; k < 2; k++) {
+        int status = show_run_row(db, path, "SELECT * FROM run_summary WHERE id = ?1", ids[k], &stmt[k], diag);
+        if (status != HS_OK) {
+            sqlite3_finalize(stmt[0]); /* k = 1's is finalized already */
+            return status;
+        }
     }
     int differ = 0;
     char title_a[32], title_b[32];
@@ -255,14 +237,7 @@ int show_print_diff(const char *db_path, int64_t run_a, int64_t run_b, const cha
         diff_print_keys(&keys_a, &keys_b, run_a, run_b, from_params, memory);
         status = diff_print_summary(db, db_path, run_a, run_b, memory, diag);
     }
-    if (memory != NULL && fclose(memory) != 0 && status == HS_OK)
-        status = hs_diag_set(diag, HS_E_NOMEM, db_path, 0, "out of memory");
-    if (status == HS_OK) {
-        fwrite(text, 1, size, out);
-        if (fflush(out) != 0 || ferror(out))
-            status = hs_diag_set(diag, HS_E_IO, NULL, 0, "cannot write: %s", strerror(errno));
-    }
-    free(text);
+    status = show_write_out(memory, &text, &size, status, db_path, out, diag);
     diff_keys_free(&keys_a);
     diff_keys_free(&keys_b);
     sqlite3_close(db);

@@ -449,41 +449,26 @@ static char *sql_insert(SinkRecord record)
 
 /* UPDATE runs SET INFO columns..., started_at WHERE id = ? AND claimed by this process:
  * the start of a run whose row a sweep claimed (store_claim_run). The id, the sweep and
- * the point are the claim's. */
-static char *sql_begin_claimed(void)
+ * the point are the claim's. with_end (0 or 1) adds the END columns and finished_at: sql_end_run in
+ * the same UPDATE, so a claimed run whose begin and end are written in one transaction
+ * (store_set_batching) has its large row rewritten once. */
+static char *sql_claimed(int with_end)
 {
     const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
     sqlite3_str *out = sqlite3_str_new(NULL);
     int n = 0;
     sqlite3_str_appendall(out, "UPDATE runs SET ");
-    for (int i = 0; i < table->n_columns; i++) {
-        const SinkColumn *c = &table->columns[i];
-        if (!is_written(c, SINK_PART_INFO) || c->type == SINK_ID) continue;
-        sqlite3_str_appendf(out, "%s%w = ?%d", n ? ", " : "", c->name, n + 1);
-        n++;
-    }
-    sqlite3_str_appendf(out, ", started_at = ?%d WHERE id = ?%d AND claimed_by = ?%d AND status = 'running'"
-                        " AND started_at IS NULL", n + 1, n + 2, n + 3);
-    return sqlite3_str_finish(out);
-}
-
-/* sql_begin_claimed and sql_end_run in one UPDATE: a claimed run whose begin and end are
- * written in one transaction (store_set_batching) has its large row rewritten once. */
-static char *sql_whole_claimed(void)
-{
-    const SinkTable *table = &sink_tables[SINK_RECORD_RUN];
-    sqlite3_str *out = sqlite3_str_new(NULL);
-    int n = 0;
-    sqlite3_str_appendall(out, "UPDATE runs SET ");
-    for (int part = 0; part < 2; part++)
+    for (int part = 0; part < (with_end ? 2 : 1); part++)
         for (int i = 0; i < table->n_columns; i++) {
             const SinkColumn *c = &table->columns[i];
             if (!is_written(c, part == 0 ? SINK_PART_INFO : SINK_PART_END) || c->type == SINK_ID) continue;
             sqlite3_str_appendf(out, "%s%w = ?%d", n ? ", " : "", c->name, n + 1);
             n++;
         }
-    sqlite3_str_appendf(out, ", started_at = ?%d, finished_at = ?%d WHERE id = ?%d AND claimed_by = ?%d"
-                        " AND status = 'running' AND started_at IS NULL", n + 1, n + 2, n + 3, n + 4);
+    sqlite3_str_appendf(out, ", started_at = ?%d", ++n);
+    if (with_end) sqlite3_str_appendf(out, ", finished_at = ?%d", ++n);
+    sqlite3_str_appendf(out, " WHERE id = ?%d AND claimed_by = ?%d AND status = 'running' AND started_at IS NULL",
+                        n + 1, n + 2);
     return sqlite3_str_finish(out);
 }
 
@@ -2025,8 +2010,8 @@ static int prepare_statements(Store *store)
     for (int i = 0; i < STMT_TABLE_COUNT; i++) {
         if (i < SINK_RECORD_COUNT && (i == SINK_RECORD_RUN || !sink_tables[i].stored)) continue;
         char *sql = i == STMT_INSERT_RUN      ? sql_insert(SINK_RECORD_RUN)
-                    : i == STMT_BEGIN_CLAIMED ? sql_begin_claimed()
-                    : i == STMT_WHOLE_CLAIMED ? sql_whole_claimed()
+                    : i == STMT_BEGIN_CLAIMED ? sql_claimed(0)
+                    : i == STMT_WHOLE_CLAIMED ? sql_claimed(1)
                     : i == STMT_END_RUN       ? sql_end_run()
                                               : sql_insert((SinkRecord)i);
         if (sql == NULL) return hs_diag_set(&store->diag, HS_E_NOMEM, store->path, 0, "out of memory");

@@ -98,54 +98,26 @@ static int store_vfs_close(sqlite3_file *file)
     return rc != SQLITE_OK ? rc : close_rc;
 }
 
-/* The other methods write the buffer, then are the default VFS's. */
-static int store_vfs_read(sqlite3_file *file, void *data, int amt, sqlite3_int64 offset)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xRead(store_vfs_real(file), data, amt, offset);
-}
+/* The other methods write the buffer, then are the default VFS's: NAME(PARAMS) flushes
+ * and, only when the flush succeeded, returns the default VFS's METHOD on the same
+ * arguments (file replaced by the default VFS's file). One definition so that the order,
+ * flush first, cannot differ between methods. */
+#define STORE_VFS_FLUSH_THEN(name, method, params, ...)                                            \
+    static int name params                                                                        \
+    {                                                                                             \
+        int rc = store_vfs_flush((StoreVfsFile *)file);                                           \
+        return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->method(store_vfs_real(file), __VA_ARGS__); \
+    }
 
-static int store_vfs_truncate(sqlite3_file *file, sqlite3_int64 size)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xTruncate(store_vfs_real(file), size);
-}
-
-static int store_vfs_sync(sqlite3_file *file, int flags)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xSync(store_vfs_real(file), flags);
-}
-
-static int store_vfs_file_size(sqlite3_file *file, sqlite3_int64 *size)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xFileSize(store_vfs_real(file), size);
-}
-
-static int store_vfs_lock(sqlite3_file *file, int level)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xLock(store_vfs_real(file), level);
-}
-
-static int store_vfs_unlock(sqlite3_file *file, int level)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xUnlock(store_vfs_real(file), level);
-}
-
-static int store_vfs_check_reserved(sqlite3_file *file, int *out)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xCheckReservedLock(store_vfs_real(file), out);
-}
-
-static int store_vfs_file_control(sqlite3_file *file, int op, void *arg)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xFileControl(store_vfs_real(file), op, arg);
-}
+STORE_VFS_FLUSH_THEN(store_vfs_read, xRead, (sqlite3_file *file, void *data, int amt, sqlite3_int64 offset),
+                     data, amt, offset)
+STORE_VFS_FLUSH_THEN(store_vfs_truncate, xTruncate, (sqlite3_file *file, sqlite3_int64 size), size)
+STORE_VFS_FLUSH_THEN(store_vfs_sync, xSync, (sqlite3_file *file, int flags), flags)
+STORE_VFS_FLUSH_THEN(store_vfs_file_size, xFileSize, (sqlite3_file *file, sqlite3_int64 *size), size)
+STORE_VFS_FLUSH_THEN(store_vfs_lock, xLock, (sqlite3_file *file, int level), level)
+STORE_VFS_FLUSH_THEN(store_vfs_unlock, xUnlock, (sqlite3_file *file, int level), level)
+STORE_VFS_FLUSH_THEN(store_vfs_check_reserved, xCheckReservedLock, (sqlite3_file *file, int *out), out)
+STORE_VFS_FLUSH_THEN(store_vfs_file_control, xFileControl, (sqlite3_file *file, int op, void *arg), op, arg)
 
 /* Pure questions about the device: asked while frames are written, so no flush. */
 static int store_vfs_sector_size(sqlite3_file *file)
@@ -161,40 +133,21 @@ static int store_vfs_device(sqlite3_file *file)
 /* A WAL file has no wal-index and is not memory-mapped by SQLite; these exist so the
  * methods are version 3 like the default VFS's (store_vfs_open wraps only files whose
  * methods are) and are passed on after a flush. */
-static int store_vfs_shm_map(sqlite3_file *file, int page, int size, int extend, void volatile **out)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xShmMap(store_vfs_real(file), page, size, extend, out);
-}
+STORE_VFS_FLUSH_THEN(store_vfs_shm_map, xShmMap,
+                     (sqlite3_file *file, int page, int size, int extend, void volatile **out),
+                     page, size, extend, out)
+STORE_VFS_FLUSH_THEN(store_vfs_shm_lock, xShmLock, (sqlite3_file *file, int offset, int n, int flags),
+                     offset, n, flags)
+STORE_VFS_FLUSH_THEN(store_vfs_shm_unmap, xShmUnmap, (sqlite3_file *file, int delete_flag), delete_flag)
+STORE_VFS_FLUSH_THEN(store_vfs_fetch, xFetch, (sqlite3_file *file, sqlite3_int64 offset, int amt, void **out),
+                     offset, amt, out)
+STORE_VFS_FLUSH_THEN(store_vfs_unfetch, xUnfetch, (sqlite3_file *file, sqlite3_int64 offset, void *p), offset, p)
 
-static int store_vfs_shm_lock(sqlite3_file *file, int offset, int n, int flags)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xShmLock(store_vfs_real(file), offset, n, flags);
-}
-
+/* xShmBarrier returns nothing, so it is written out: flush, then the default's. */
 static void store_vfs_shm_barrier(sqlite3_file *file)
 {
     store_vfs_flush((StoreVfsFile *)file);  /* errors: the next call on the file has them */
     store_vfs_real(file)->pMethods->xShmBarrier(store_vfs_real(file));
-}
-
-static int store_vfs_shm_unmap(sqlite3_file *file, int delete_flag)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xShmUnmap(store_vfs_real(file), delete_flag);
-}
-
-static int store_vfs_fetch(sqlite3_file *file, sqlite3_int64 offset, int amt, void **out)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xFetch(store_vfs_real(file), offset, amt, out);
-}
-
-static int store_vfs_unfetch(sqlite3_file *file, sqlite3_int64 offset, void *p)
-{
-    int rc = store_vfs_flush((StoreVfsFile *)file);
-    return rc != SQLITE_OK ? rc : store_vfs_real(file)->pMethods->xUnfetch(store_vfs_real(file), offset, p);
 }
 
 /* The default VFS's sqlite3_file is placed after StoreVfsFile, aligned for any type. */

@@ -1,6 +1,8 @@
 /* chunks.c — see chunks.h. */
 #include "base/chunks.h"
 
+#include "base/grow.h"
+
 #include <stdlib.h>
 
 void hs_chunks_init(HsChunks *c, size_t item_size, int per_chunk)
@@ -11,13 +13,7 @@ void hs_chunks_init(HsChunks *c, size_t item_size, int per_chunk)
 void *hs_chunks_take(HsChunks *c)
 {
     if (c->n_chunks == 0 || c->used == c->per_chunk) {
-        if (c->n_chunks == c->cap_chunks) {
-            int cap = c->cap_chunks ? c->cap_chunks * 2 : 16;
-            char **grown = realloc(c->chunks, (size_t)cap * sizeof *grown);
-            if (grown == NULL) return NULL;
-            c->chunks = grown;
-            c->cap_chunks = cap;
-        }
+        if (hs_grow((void **)&c->chunks, &c->cap_chunks, c->n_chunks, sizeof *c->chunks, 16) != HS_OK) return NULL;
         char *chunk = calloc((size_t)c->per_chunk, c->item_size);
         if (chunk == NULL) return NULL;
         c->chunks[c->n_chunks++] = chunk;

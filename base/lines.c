@@ -40,6 +40,14 @@ int lines_next(LineText *t, char *line, int size, HsDiag *diag)
     return 1;
 }
 
+int lines_each(LineText *t, char *line, int size, int *status, HsDiag *diag)
+{
+    if (*status != HS_OK) return 0;
+    int got = lines_next(t, line, size, diag);
+    if (got < 0) *status = got;
+    return got > 0;
+}
+
 int lines_parse_index(const char **p, long *value, const char **text, int *text_len)
 {
     const char *s = *p;

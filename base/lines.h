@@ -31,6 +31,10 @@ void lines_free(LineText *t);
  * text, HS_E_INPUT with "PATH:LINE: line longer than N characters" in diag for an
  * over-long line. */
 int lines_next(LineText *t, char *line, int size, HsDiag *diag);
+/* lines_next for a reader's loop that stops at the first failure, its own or the
+ * reader's: 1 for a line; 0 when *status is already not HS_OK, at the end of the text, or
+ * when lines_next fails (*status is then its failure). */
+int lines_each(LineText *t, char *line, int size, int *status, HsDiag *diag);
 
 /* Reads one index after blanks at *p, which must end at a blank or the end of the line
  * ("1x", "1.5", "1,2" do not): 1 with the value (out of long's range: LONG_MIN/MAX, so

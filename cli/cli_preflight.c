@@ -7,6 +7,7 @@
  * agents here (world_build), which `sweep` does for every point in sweep_resolve. */
 #include "cli/cli.h"
 
+#include "base/grow.h"
 #include "models/dataset.h"
 #include "sim/scenario/scenario.h"
 #include "sim/world/world.h"
@@ -27,13 +28,8 @@ int cli_preflight(CliPreflight *seen, const Scenario *sc, HsDiag *diag)
         if (status != HS_E_MISSING && status != HS_E_NOMEM) status = HS_E_INPUT;
         return hs_diag_set(diag, status, sc->data_where, 0, "%s", inner.message);
     }
-    if (seen->n == seen->capacity) {
-        int capacity = seen->capacity ? 2 * seen->capacity : 4;
-        void *grown = realloc(seen->folders, (size_t)capacity * sizeof *seen->folders);
-        if (grown == NULL) return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
-        seen->folders = grown;
-        seen->capacity = capacity;
-    }
+    if (hs_grow((void **)&seen->folders, &seen->capacity, seen->n, sizeof *seen->folders, 4) != HS_OK)
+        return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     snprintf(seen->folders[seen->n++], sizeof seen->folders[0], "%s", sc->data.path);
     return HS_OK;
 }

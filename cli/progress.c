@@ -4,6 +4,7 @@
 #include "cli/progress.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,12 +94,6 @@ static int progress_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_i
     return status;
 }
 
-static int progress_agents(void *ctx, int64_t run_id, const SinkAgent *agents, int count)
-{
-    ProgressSink *p = ctx;
-    return p->inner.ops->agents(p->inner.ctx, run_id, agents, count);
-}
-
 static int progress_round(void *ctx, int64_t run_id, const SinkRound *round)
 {
     ProgressSink *p = ctx;
@@ -146,18 +141,6 @@ static void progress_tick(void *ctx, int64_t run_id, double t)
     p->last_draw = now;
 }
 
-static int progress_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows, int count)
-{
-    ProgressSink *p = ctx;
-    return p->inner.ops->agent_rounds(p->inner.ctx, run_id, rows, count);
-}
-
-static int progress_pairing(void *ctx, int64_t run_id, const SinkPairing *pairing)
-{
-    ProgressSink *p = ctx;
-    return p->inner.ops->pairing(p->inner.ctx, run_id, pairing);
-}
-
 static int progress_metric(void *ctx, int64_t run_id, const SinkMetric *metric)
 {
     ProgressSink *p = ctx;
@@ -172,34 +155,31 @@ static int progress_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
     return p->inner.ops->run_end(p->inner.ctx, run_id, end);
 }
 
-static int progress_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
-{
-    ProgressSink *p = ctx;
-    return p->inner.ops->params ? p->inner.ops->params(p->inner.ctx, run_id, rows, count) : HS_OK;
-}
+/* agents, agent_rounds, pairing and params pass on unchanged (sink_pass_*: inner first) */
+_Static_assert(offsetof(ProgressSink, inner) == 0, "ProgressSink's inner sink is its first member");
 
 static const SinkOps progress_ops = {
     .run_begin = progress_run_begin,
-    .agents = progress_agents,
+    .agents = sink_pass_agents,
     .round = progress_round,
-    .agent_rounds = progress_agent_rounds,
-    .pairing = progress_pairing,
+    .agent_rounds = sink_pass_agent_rounds,
+    .pairing = sink_pass_pairing,
     .metric = progress_metric,
     .run_end = progress_run_end,
-    .params = progress_params,
+    .params = sink_pass_params,
     .tick = progress_tick,
 };
 
 /* --quiet: no tick, so the engine and the trainer do not call one per event for nothing. */
 static const SinkOps progress_quiet_ops = {
     .run_begin = progress_run_begin,
-    .agents = progress_agents,
+    .agents = sink_pass_agents,
     .round = progress_round,
-    .agent_rounds = progress_agent_rounds,
-    .pairing = progress_pairing,
+    .agent_rounds = sink_pass_agent_rounds,
+    .pairing = sink_pass_pairing,
     .metric = progress_metric,
     .run_end = progress_run_end,
-    .params = progress_params,
+    .params = sink_pass_params,
 };
 
 Sink progress_sink(ProgressSink *p, Sink inner, FILE *out, int quiet, const ProgressRun *run)

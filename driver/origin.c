@@ -4,6 +4,7 @@
 #include "base/hs_error.h"
 #include "base/version.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,52 +88,14 @@ static int origin_run_begin(void *ctx, const SinkRunInfo *info, int64_t *run_id)
     return o->inner.ops->run_begin(o->inner.ctx, &row, run_id);
 }
 
-static int origin_agents(void *ctx, int64_t id, const SinkAgent *a, int n)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->agents(o->inner.ctx, id, a, n);
-}
-static int origin_round(void *ctx, int64_t id, const SinkRound *r)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->round(o->inner.ctx, id, r);
-}
-static int origin_agent_rounds(void *ctx, int64_t id, const SinkAgentRound *r, int n)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->agent_rounds(o->inner.ctx, id, r, n);
-}
-static int origin_pairing(void *ctx, int64_t id, const SinkPairing *p)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->pairing(o->inner.ctx, id, p);
-}
-static int origin_metric(void *ctx, int64_t id, const SinkMetric *m)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->metric(o->inner.ctx, id, m);
-}
-static int origin_run_end(void *ctx, int64_t id, const SinkRunEnd *e)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->run_end(o->inner.ctx, id, e);
-}
-static int origin_activity(void *ctx, int64_t id, const SinkActivity *a)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->activity ? o->inner.ops->activity(o->inner.ctx, id, a) : HS_OK;
-}
-static int origin_params(void *ctx, int64_t id, const SinkParam *rows, int n)
-{
-    OriginSink *o = ctx;
-    return o->inner.ops->params ? o->inner.ops->params(o->inner.ctx, id, rows, n) : HS_OK;
-}
-
-static const SinkOps origin_ops = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
-                                   origin_pairing, origin_metric, origin_run_end, NULL, origin_params, NULL};
-static const SinkOps origin_ops_activity = {origin_run_begin, origin_agents, origin_round, origin_agent_rounds,
-                                            origin_pairing, origin_metric, origin_run_end, origin_activity,
-                                            origin_params, NULL};
+/* Everything but run_begin passes on unchanged (sink_pass_*: inner must come first). */
+_Static_assert(offsetof(OriginSink, inner) == 0, "OriginSink's inner sink is its first member");
+static const SinkOps origin_ops = {origin_run_begin, sink_pass_agents, sink_pass_round, sink_pass_agent_rounds,
+                                   sink_pass_pairing, sink_pass_metric, sink_pass_run_end, NULL, sink_pass_params,
+                                   NULL};
+static const SinkOps origin_ops_activity = {origin_run_begin, sink_pass_agents, sink_pass_round,
+                                            sink_pass_agent_rounds, sink_pass_pairing, sink_pass_metric,
+                                            sink_pass_run_end, sink_pass_activity, sink_pass_params, NULL};
 
 void origin_host(char *out, size_t size)
 {

@@ -4,6 +4,7 @@
  * Cost: linear in the file, plus a linear search for duplicate bandwidth rows, which is
  * no more than reading the rows themselves (n rows of n values). */
 #include "solver/instance.h"
+#include "base/grow.h"
 #include "base/input_file.h"
 #include "base/names.h"
 
@@ -65,13 +66,7 @@ static char *instance_trim(char *s)
 
 static int instance_push(NumberList *list, double x)
 {
-    if (list->n == list->cap) {
-        int cap = list->cap ? 2 * list->cap : 16;
-        double *grown = realloc(list->v, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        list->v = grown;
-        list->cap = cap;
-    }
+    if (hs_grow((void **)&list->v, &list->cap, list->n, sizeof *list->v, 16) != HS_OK) return HS_E_NOMEM;
     list->v[list->n++] = x;
     return HS_OK;
 }
@@ -137,13 +132,7 @@ static int instance_row(InstanceText *t, int line, const char *key, char *value,
         if (t->rows[r].index == index)
             return hs_diag_set(diag, HS_E_INPUT, t->name, line, "'%s' is given twice (first at line %d)", key,
                                t->rows[r].values.line);
-    if (t->n_rows == t->cap_rows) {
-        int cap = t->cap_rows ? 2 * t->cap_rows : 16;
-        BandwidthRow *grown = realloc(t->rows, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        t->rows = grown;
-        t->cap_rows = cap;
-    }
+    if (hs_grow((void **)&t->rows, &t->cap_rows, t->n_rows, sizeof *t->rows, 16) != HS_OK) return HS_E_NOMEM;
     BandwidthRow *row = &t->rows[t->n_rows++];
     memset(row, 0, sizeof *row);
     row->index = index;

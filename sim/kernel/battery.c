@@ -5,6 +5,7 @@
  * left to an event to go on. */
 #include "sim/kernel/battery.h"
 
+#include "base/grow.h"
 #include "sim/kernel/engine_network.h"
 #include "sim/kernel/queue.h"
 
@@ -186,15 +187,11 @@ int battery_book_compute(Engine *e, int node, double start, double duration, dou
     BatteryInstant *b = &e->instant[node];
     int status = battery_settle(e, node, e->now);
     if (status != HS_OK) return status;
-    if (b->n == b->cap) {
-        int cap = b->cap ? 2 * b->cap : 4;
-        double *s = realloc(b->start, (size_t)cap * sizeof *s);
-        if (s != NULL) b->start = s;
-        double *f = s ? realloc(b->finish, (size_t)cap * sizeof *f) : NULL;
-        if (f == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", node);
-        b->finish = f;
-        b->cap = cap;
-    }
+    int cap_start = b->cap, cap_finish = b->cap; /* two arrays, one capacity */
+    if (hs_grow((void **)&b->start, &cap_start, b->n, sizeof *b->start, 4) != HS_OK ||
+        hs_grow((void **)&b->finish, &cap_finish, b->n, sizeof *b->finish, 4) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for agent %d's battery", node);
+    b->cap = cap_finish;
     int k = b->n++;
     b->start[k] = start;
     /* each outage cut moves the finish later, where the charge may cross again */

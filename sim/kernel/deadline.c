@@ -22,56 +22,43 @@
 
 #include "sim/kernel/engine_network.h"
 
+#include "base/slots.h"
+
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 struct EngineDeadlines {
-    DeadlineMessage *slots;
-    int n_slots, cap_slots, free_slot;
+    HsSlots slots; /* of DeadlineMessage, linked by next_free */
     double delivering; /* the bytes of the message whose event the handler has now, else NAN */
 };
 
 void engine_deadlines_free(Engine *e)
 {
     if (e->deadlines == NULL) return;
-    free(e->deadlines->slots);
+    hs_slots_free(&e->deadlines->slots);
     free(e->deadlines);
     e->deadlines = NULL;
 }
 
 DeadlineMessage *engine_deadline_slot(Engine *e, int slot)
 {
-    return &e->deadlines->slots[slot];
+    return hs_slots_at(&e->deadlines->slots, slot);
 }
 
 static int deadline_alloc(Engine *e, int *slot)
 {
     if (e->deadlines == NULL) { /* allocated on the first use: other runs hold nothing */
         if ((e->deadlines = calloc(1, sizeof *e->deadlines)) == NULL) return HS_E_NOMEM;
-        e->deadlines->free_slot = -1;
+        hs_slots_init(&e->deadlines->slots, sizeof(DeadlineMessage), offsetof(DeadlineMessage, next_free), 16);
         e->deadlines->delivering = NAN;
     }
-    EngineDeadlines *d = e->deadlines;
-    if (d->free_slot >= 0) {
-        *slot = d->free_slot;
-        d->free_slot = d->slots[*slot].next_free;
-        return HS_OK;
-    }
-    if (d->n_slots == d->cap_slots) {
-        int cap = d->cap_slots ? 2 * d->cap_slots : 16;
-        DeadlineMessage *grown = realloc(d->slots, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        d->slots = grown;
-        d->cap_slots = cap;
-    }
-    *slot = d->n_slots++;
-    return HS_OK;
+    return hs_slots_take(&e->deadlines->slots, slot);
 }
 
 static void deadline_release(EngineDeadlines *d, int slot)
 {
-    d->slots[slot].next_free = d->free_slot;
-    d->free_slot = slot;
+    hs_slots_release(&d->slots, slot);
 }
 
 int engine_send_until(Engine *e, int from, int to, double bytes, double floor_bytes, double deadline, int kind,
@@ -83,7 +70,7 @@ int engine_send_until(Engine *e, int from, int to, double bytes, double floor_by
     int slot;
     if (deadline_alloc(e, &slot) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages with a deadline");
-    e->deadlines->slots[slot] = (DeadlineMessage){
+    *engine_deadline_slot(e, slot) = (DeadlineMessage){
         .from = from, .to = to, .kind = kind, .data = data, .bytes = bytes,
         .floor = floor_bytes < bytes ? floor_bytes : bytes,
         .deadline = deadline > e->now ? deadline : e->now, .delivered = NAN, .next_free = -1};
@@ -94,12 +81,12 @@ int engine_send_until(Engine *e, int from, int to, double bytes, double floor_by
  * holds the message until the timeout rto later (deadline_timeout). */
 static int deadline_lost(Engine *e, int slot)
 {
-    DeadlineMessage m = e->deadlines->slots[slot];
-    if (--e->deadlines->slots[slot].pending == 0) deadline_release(e->deadlines, slot);
+    DeadlineMessage m = *engine_deadline_slot(e, slot);
+    if (--engine_deadline_slot(e, slot)->pending == 0) deadline_release(e->deadlines, slot);
     int again;
     if (deadline_alloc(e, &again) != HS_OK)
         return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for messages with a deadline");
-    e->deadlines->slots[again] = (DeadlineMessage){
+    *engine_deadline_slot(e, again) = (DeadlineMessage){
         .from = m.from, .to = m.to, .kind = m.kind, .data = m.data, .bytes = m.bytes, .floor = m.floor,
         .deadline = m.deadline, .delivered = NAN, .pending = 1, .next_free = -1};
     if (queue_push(e->queue, e->now + engine_loss_rto(e), ENGINE_EVENT_DEADLINE_TIMEOUT, m.to, again) != HS_OK)
@@ -112,7 +99,7 @@ static int deadline_lost(Engine *e, int slot)
 static int deadline_timeout(Engine *e, int slot)
 {
     EngineDeadlines *d = e->deadlines;
-    DeadlineMessage *m = &d->slots[slot];
+    DeadlineMessage *m = engine_deadline_slot(e, slot);
     if (!engine_loss_drops(e)) {
         if (m->deadline < e->now) m->deadline = e->now;
         return e->model->send_until(e, slot); /* sets pending anew */
@@ -132,7 +119,7 @@ static int deadline_timeout(Engine *e, int slot)
 static int deadline_end(Engine *e, int slot)
 {
     EngineDeadlines *d = e->deadlines;
-    DeadlineMessage *m = &d->slots[slot];
+    DeadlineMessage *m = engine_deadline_slot(e, slot);
     if (isnan(m->delivered)) m->delivered = m->bytes; /* not cut: every byte went */
     m->ended = 1;
     e->round_bytes += m->delivered;
@@ -150,14 +137,14 @@ static int deadline_end(Engine *e, int slot)
 int engine_deadline_event(Engine *e, const Event *ev)
 {
     int slot = (int)ev->data;
-    if (e->deadlines == NULL || slot < 0 || slot >= e->deadlines->n_slots)
+    if (e->deadlines == NULL || slot < 0 || slot >= e->deadlines->slots.n)
         return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "a deadline event without its message");
     if (ev->kind == ENGINE_EVENT_DEADLINE_END) return deadline_end(e, slot);
     if (ev->kind == ENGINE_EVENT_DEADLINE_TIMEOUT) return deadline_timeout(e, slot);
     /* ENGINE_EVENT_DEADLINE_CUT: the model cuts what is still on the way */
-    DeadlineMessage *m = &e->deadlines->slots[slot];
+    DeadlineMessage *m = engine_deadline_slot(e, slot);
     int status = m->ended ? HS_OK : e->model->cut ? e->model->cut(e, slot) : HS_OK;
-    m = &e->deadlines->slots[slot];
+    m = engine_deadline_slot(e, slot);
     if (--m->pending == 0) deadline_release(e->deadlines, slot);
     return status;
 }

@@ -5,6 +5,7 @@
 #include "sim/kernel/engine.h"
 
 #include "base/hugemem.h"
+#include "base/grow.h"
 #include "sim/kernel/engine_internal.h"
 #include "sim/kernel/battery.h"
 #include "sim/kernel/interrupt.h"
@@ -561,12 +562,8 @@ static int engine_nodes_create(Engine *e, const EngineConfig *config)
         for (int k = 0; found < 0 && k < e->n_profiles && k < ENGINE_PROFILES_SEARCHED; k++)
             if (engine_same_profile(&e->profiles[k], node)) found = k;
         if (found < 0) {
-            if (e->n_profiles == cap) {
-                EngineNode *grown = realloc(e->profiles, (size_t)(2 * cap) * sizeof *grown);
-                if (grown == NULL) return HS_E_NOMEM;
-                e->profiles = grown;
-                cap *= 2;
-            }
+            if (hs_grow((void **)&e->profiles, &cap, e->n_profiles, sizeof *e->profiles, 4) != HS_OK)
+                return HS_E_NOMEM;
             found = e->n_profiles++;
             e->profiles[found] = *node;
             e->profiles[found].compute = e->profiles[found].uplink = e->profiles[found].downlink = 0;

@@ -27,7 +27,7 @@ typedef struct DeadlineMessage {
     int64_t ref[2];    /* the model's handle of its message (maxmin: its flow) */
     int pending;       /* its events still queued (the end, and a cut); set by the model */
     int ended;         /* its end was delivered */
-    int next_free;
+    int next_free;     /* while the slot is free: base/slots.h's free-list link */
 } DeadlineMessage;
 
 /* The attributes of an EngineNode that differ from node to node (drawn per agent). */

@@ -41,7 +41,10 @@
 #include "sim/kernel/engine_network.h"
 #include "sim/kernel/rng.h"
 
+#include "base/slots.h"
+
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 /* One message in the air, or between an attempt and its retransmission. */
@@ -50,7 +53,7 @@ typedef struct LossMessage {
     double bytes;
     int kind;          /* the method's event on arrival */
     int64_t data;
-    int next_free;     /* in the free list: the next free slot (-1: none) */
+    int next_free;     /* while the slot is free: base/slots.h's free-list link */
 } LossMessage;
 
 /* A ring all-reduce being played as chunk messages. */
@@ -63,8 +66,7 @@ typedef struct LossRing {
 struct EngineLoss {
     double *q_out;          /* (n_nodes) the node's own loss probability p */
     gsl_rng **rng;          /* (n_nodes) the senders' streams */
-    LossMessage *slots;
-    int n_slots, cap_slots, free_slot;
+    HsSlots slots;          /* of LossMessage, linked by next_free */
     int drop;               /* loss_mode = drop */
     double rto;             /* s */
     int round_lost;         /* attempts lost this round */
@@ -82,7 +84,7 @@ int engine_loss_create(Engine *e, const EngineConfig *config)
     if (!lossy) return HS_OK;
     EngineLoss *l = e->loss = calloc(1, sizeof *l);
     if (l == NULL) return HS_E_NOMEM;
-    l->free_slot = -1;
+    hs_slots_init(&l->slots, sizeof(LossMessage), offsetof(LossMessage, next_free), 64);
     l->drop = config->network.loss_drop;
     l->rto = config->network.rto;
     l->delivering_lost_from = -1;
@@ -107,7 +109,7 @@ void engine_loss_free(Engine *e)
     free(l->rng);
     free(l->q_out);
     free(l->sent_lost);
-    free(l->slots);
+    hs_slots_free(&l->slots);
     free(l->rings);
     free(l);
     e->loss = NULL;
@@ -124,36 +126,28 @@ double engine_loss_probability(const Engine *e, int from, int to)
     return 1 - (1 - e->loss->q_out[from]) * (1 - e->loss->q_out[to]);
 }
 
+static LossMessage *loss_message(const EngineLoss *l, int slot)
+{
+    return hs_slots_at(&l->slots, slot);
+}
+
 static int loss_slot(Engine *e, int *slot)
 {
-    EngineLoss *l = e->loss;
-    if (l->free_slot >= 0) {
-        *slot = l->free_slot;
-        l->free_slot = l->slots[*slot].next_free;
-        return HS_OK;
-    }
-    if (l->n_slots == l->cap_slots) {
-        int cap = l->cap_slots ? 2 * l->cap_slots : 64;
-        LossMessage *grown = realloc(l->slots, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for lossy messages");
-        l->slots = grown;
-        l->cap_slots = cap;
-    }
-    *slot = l->n_slots++;
+    if (hs_slots_take(&e->loss->slots, slot) != HS_OK)
+        return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for lossy messages");
     return HS_OK;
 }
 
 static void loss_release(EngineLoss *l, int slot)
 {
-    l->slots[slot].next_free = l->free_slot;
-    l->free_slot = slot;
+    hs_slots_release(&l->slots, slot);
 }
 
 /* One attempt of the message in slot: the network model plays it and delivers
  * ENGINE_EVENT_LOSS_ARRIVAL to its receiver, whose data is the slot. */
 static int loss_attempt(Engine *e, int slot)
 {
-    const LossMessage *m = &e->loss->slots[slot];
+    const LossMessage *m = loss_message(e->loss, slot);
     return e->model->send(e, m->from, m->to, m->bytes, ENGINE_EVENT_LOSS_ARRIVAL, slot);
 }
 
@@ -161,7 +155,7 @@ int engine_loss_send(Engine *e, int from, int to, double bytes, int kind, int64_
 {
     int slot = -1, status = loss_slot(e, &slot);
     if (status != HS_OK) return status;
-    e->loss->slots[slot] = (LossMessage){.from = from, .to = to, .bytes = bytes, .kind = kind, .data = data,
+    *loss_message(e->loss, slot) = (LossMessage){.from = from, .to = to, .bytes = bytes, .kind = kind, .data = data,
                                          .next_free = -1};
     return loss_attempt(e, slot);
 }
@@ -172,7 +166,7 @@ static int loss_ring_hop(Engine *e, int ring);
 static int loss_deliver(Engine *e, int slot, int lost)
 {
     EngineLoss *l = e->loss;
-    LossMessage m = l->slots[slot];
+    LossMessage m = *loss_message(l, slot);
     loss_release(l, slot);
     if (m.kind == ENGINE_EVENT_LOSS_RING_HOP) {
         if (lost) /* the scenario refuses drop for ring methods (sim/scenario) */
@@ -200,7 +194,7 @@ int engine_loss_judge(Engine *e, int from, int to)
 static int loss_arrived(Engine *e, int slot)
 {
     EngineLoss *l = e->loss;
-    const LossMessage *m = &l->slots[slot];
+    const LossMessage *m = loss_message(l, slot);
     if (!engine_loss_judge(e, m->from, m->to)) return loss_deliver(e, slot, 0);
     int status = queue_push(e->queue, e->now + l->rto, ENGINE_EVENT_LOSS_TIMEOUT, m->to, slot);
     if (status != HS_OK) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for events");

@@ -14,6 +14,7 @@
  * lines). */
 #include "sim/kernel/network.h"
 #include "base/chunks.h"
+#include "base/grow.h"
 #include "base/hugemem.h"
 #include "base/hs_error.h"
 
@@ -387,13 +388,7 @@ static int heap_update(Network *net, int64_t h, double when)
         else heap_down(net, at);
         return HS_OK;
     }
-    if (net->heap_n == net->heap_cap) {
-        int cap = net->heap_cap ? net->heap_cap * 2 : 64;
-        HeapItem *grown = realloc(net->heap, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        net->heap = grown;
-        net->heap_cap = cap;
-    }
+    if (hs_grow((void **)&net->heap, &net->heap_cap, net->heap_n, sizeof *net->heap, 64) != HS_OK) return HS_E_NOMEM;
     net->heap[net->heap_n] = item;
     *pos = net->heap_n++;
     heap_up(net, *pos);
@@ -1131,21 +1126,12 @@ static double room_bound(const Network *net, const NetGroup *g)
 static int room_defer(Network *net, NetGroup *g, int l, int a, int b)
 {
     if (g->bucket == NULL && (g->bucket = calloc(ROOM_BUCKETS, sizeof *g->bucket)) == NULL) return HS_E_NOMEM;
-    if (g->cap_room < g->n_room + g->n_deferred + 1) { /* room_update's and room_flush's pushes then cannot fail */
-        int cap = g->cap_room ? g->cap_room * 2 : 64;
-        RoomItem *grown = realloc(g->room, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        g->room = grown;
-        g->cap_room = cap;
-    }
+    /* room for every deferred one: room_update's and room_flush's pushes then cannot fail */
+    if (hs_grow((void **)&g->room, &g->cap_room, g->n_room + g->n_deferred, sizeof *g->room, 64) != HS_OK)
+        return HS_E_NOMEM;
     RoomBucket *bucket = &g->bucket[b];
-    if (bucket->n == bucket->cap) {
-        int cap = bucket->cap ? bucket->cap * 2 : 16;
-        DeferItem *grown = realloc(bucket->items, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        bucket->items = grown;
-        bucket->cap = cap;
-    }
+    if (hs_grow((void **)&bucket->items, &bucket->cap, bucket->n, sizeof *bucket->items, 16) != HS_OK)
+        return HS_E_NOMEM;
     net->aux[a].hpos = -2 - bucket->n;
     net->aux[a].bucket = b;
     bucket->items[bucket->n++] = (DeferItem){.link = l, .aux = a};
@@ -1782,13 +1768,7 @@ static double fill_weights(const Network *net, int pos)
 static int fill_push(Network *net, int l)
 {
     LinkFill *link = &net->tfill[net->links[l].tpos];
-    if (net->fill_n == net->fill_cap) {
-        int cap = net->fill_cap ? net->fill_cap * 2 : 64;
-        FillItem *grown = realloc(net->fill, (size_t)cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        net->fill = grown;
-        net->fill_cap = cap;
-    }
+    if (hs_grow((void **)&net->fill, &net->fill_cap, net->fill_n, sizeof *net->fill, 64) != HS_OK) return HS_E_NOMEM;
     double level = link->residual > 0 ? link->residual / fill_weights(net, net->links[l].tpos) : 0;
     FillItem item = {.key = level, .link = l, .version = ++link->version};
     int pos = net->fill_n++;
@@ -1825,13 +1805,7 @@ static FillItem fill_pop(Network *net)
 
 static int push_int(int **array, int *cap, int n, int value)
 {
-    if (n == *cap) {
-        int grown_cap = *cap ? *cap * 2 : 64;
-        int *grown = realloc(*array, (size_t)grown_cap * sizeof *grown);
-        if (grown == NULL) return HS_E_NOMEM;
-        *array = grown;
-        *cap = grown_cap;
-    }
+    if (hs_grow((void **)array, cap, n, sizeof **array, 64) != HS_OK) return HS_E_NOMEM;
     (*array)[n] = value;
     return HS_OK;
 }

@@ -10,6 +10,7 @@
  * One file: the accounting and the solver's hooks share the per-node activity. */
 #include "sim/kernel/engine_network.h"
 #include "base/chunks.h"
+#include "base/grow.h"
 #include "base/hugemem.h"
 
 #include "sim/kernel/collective.h"
@@ -369,13 +370,8 @@ static int maxmin_join_time(Engine *e, Collective *c, int node, double *t, int *
     *joins = 0;
     if (network_outgoing(m->network, node) > 0) {
         PendingJoins *p = &m->pending_join[node];
-        if (p->count == p->cap) {
-            int cap = p->cap ? 2 * p->cap : 2;
-            Collective **grown = realloc(p->joins, (size_t)cap * sizeof *grown);
-            if (grown == NULL) return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
-            p->joins = grown;
-            p->cap = cap;
-        }
+        if (hs_grow((void **)&p->joins, &p->cap, p->count, sizeof *p->joins, 2) != HS_OK)
+            return hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory");
         p->joins[p->count++] = c;
         return HS_OK;
     }

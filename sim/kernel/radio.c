@@ -3,6 +3,7 @@
 #include "sim/kernel/radio.h"
 
 #include "base/hs_error.h"
+#include "base/grow.h"
 
 #include <stdlib.h>
 
@@ -67,16 +68,10 @@ int radio_kept(const Radio *r, int node)
     return r != NULL && node < r->n && r->node[node] != NULL;
 }
 
+/* Room for item n: base/grow.h from 4 items. */
 static int radio_grow(void **array, int *cap, int n, size_t size)
 {
-    if (n < *cap) return HS_OK;
-    int grown_cap = *cap ? 2 * *cap : 4;
-    while (grown_cap <= n) grown_cap *= 2;
-    void *grown = realloc(*array, (size_t)grown_cap * size);
-    if (grown == NULL) return HS_E_NOMEM;
-    *array = grown;
-    *cap = grown_cap;
-    return HS_OK;
+    return hs_grow(array, cap, n, size, 4);
 }
 
 int radio_span(Radio *r, int node, int way, double start, double end)

@@ -244,6 +244,56 @@ Sink sink_discard(void)
     return (Sink){&ops, NULL};
 }
 
+/* ---- passing a call on to a wrapped sink (the first member of ctx) ---- */
+
+int sink_pass_agents(void *ctx, int64_t run_id, const SinkAgent *agents, int count)
+{
+    const Sink *inner = ctx;
+    return inner->ops->agents(inner->ctx, run_id, agents, count);
+}
+
+int sink_pass_round(void *ctx, int64_t run_id, const SinkRound *round)
+{
+    const Sink *inner = ctx;
+    return inner->ops->round(inner->ctx, run_id, round);
+}
+
+int sink_pass_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows, int count)
+{
+    const Sink *inner = ctx;
+    return inner->ops->agent_rounds(inner->ctx, run_id, rows, count);
+}
+
+int sink_pass_pairing(void *ctx, int64_t run_id, const SinkPairing *pairing)
+{
+    const Sink *inner = ctx;
+    return inner->ops->pairing(inner->ctx, run_id, pairing);
+}
+
+int sink_pass_metric(void *ctx, int64_t run_id, const SinkMetric *metric)
+{
+    const Sink *inner = ctx;
+    return inner->ops->metric(inner->ctx, run_id, metric);
+}
+
+int sink_pass_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
+{
+    const Sink *inner = ctx;
+    return inner->ops->run_end(inner->ctx, run_id, end);
+}
+
+int sink_pass_activity(void *ctx, int64_t run_id, const SinkActivity *activity)
+{
+    const Sink *inner = ctx;
+    return inner->ops->activity ? inner->ops->activity(inner->ctx, run_id, activity) : 0;
+}
+
+int sink_pass_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
+{
+    const Sink *inner = ctx;
+    return inner->ops->params ? inner->ops->params(inner->ctx, run_id, rows, count) : 0;
+}
+
 const char *sink_role_name(SinkRole role)
 {
     switch (role) {

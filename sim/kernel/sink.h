@@ -288,6 +288,19 @@ typedef struct Sink {
 /* A sink that keeps nothing (run id 1), for runs measured rather than recorded. */
 Sink sink_discard(void);
 
+/* A sink that wraps another (driver/origin.c's, cli/progress.c's) keeps the wrapped one
+ * as the first member of its context; these methods pass a call on to it unchanged, for
+ * the methods the wrapper has nothing to add to. activity and params: HS_OK and nothing
+ * more when the inner sink has none. */
+int sink_pass_agents(void *ctx, int64_t run_id, const SinkAgent *agents, int count);
+int sink_pass_round(void *ctx, int64_t run_id, const SinkRound *round);
+int sink_pass_agent_rounds(void *ctx, int64_t run_id, const SinkAgentRound *rows, int count);
+int sink_pass_pairing(void *ctx, int64_t run_id, const SinkPairing *pairing);
+int sink_pass_metric(void *ctx, int64_t run_id, const SinkMetric *metric);
+int sink_pass_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end);
+int sink_pass_activity(void *ctx, int64_t run_id, const SinkActivity *activity);
+int sink_pass_params(void *ctx, int64_t run_id, const SinkParam *rows, int count);
+
 const char *sink_role_name(SinkRole role);
 const char *sink_status_name(SinkStatus status);
 

@@ -3,6 +3,7 @@
 #include "sim/kernel/trace.h"
 
 #include "base/lines.h"
+#include "base/grow.h"
 #include "sim/kernel/trace_markov.h"
 
 #include <ctype.h>
@@ -77,13 +78,8 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
     double *last_time = calloc((size_t)n_agents + (size_t)n_groups, sizeof *last_time);
     if (last_line == NULL || last_time == NULL) status = HS_E_NOMEM;
     char line[1024];
-    int got;
-    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+    while (lines_each(&text, line, (int)sizeof line, &status, diag)) {
         lineno = text.lineno;
-        if (got < 0) {
-            status = got;
-            break;
-        }
         char *fields[3];
         int nf = trace_split(line, fields, 3);
         if (nf == 1 && trace_trim(fields[0])[0] == '\0') continue;
@@ -164,14 +160,9 @@ int trace_load(const char *path, UnitKind unit, int n_agents, const int *group_o
         }
         last_line[slot] = lineno;
         last_time[slot] = row.time;
-        if (n_rows == cap) {
-            cap = cap ? cap * 2 : 64;
-            TraceRow *grown = realloc(rows, (size_t)cap * sizeof *rows);
-            if (grown == NULL) {
-                status = HS_E_NOMEM;
-                break;
-            }
-            rows = grown;
+        if (hs_grow((void **)&rows, &cap, n_rows, sizeof *rows, 64) != HS_OK) {
+            status = HS_E_NOMEM;
+            break;
         }
         rows[n_rows++] = row;
     }

@@ -3,6 +3,7 @@
  * nothing but the series' own order: the k-th duration is the stream's k-th draw. */
 #include "sim/kernel/trace_markov.h"
 
+#include "base/grow.h"
 #include "sim/kernel/rng.h"
 
 #include <gsl/gsl_randist.h>
@@ -21,16 +22,11 @@ struct TraceMarkov {
 static int markov_draw(TraceSeries *s)
 {
     TraceMarkov *m = s->markov;
-    if (s->n == m->cap) {
-        int cap = m->cap ? 2 * m->cap : 8;
-        double *times = realloc(s->times, (size_t)cap * sizeof *times);
-        if (times == NULL) return HS_E_NOMEM;
-        s->times = times;
-        double *values = realloc(s->values, (size_t)cap * sizeof *values);
-        if (values == NULL) return HS_E_NOMEM;
-        s->values = values;
-        m->cap = cap;
-    }
+    int cap_times = m->cap, cap_values = m->cap; /* two arrays, one capacity */
+    if (hs_grow((void **)&s->times, &cap_times, s->n, sizeof *s->times, 8) != HS_OK ||
+        hs_grow((void **)&s->values, &cap_values, s->n, sizeof *s->values, 8) != HS_OK)
+        return HS_E_NOMEM;
+    m->cap = cap_values;
     int up = s->values[s->n - 1] > 0.5;
     double duration = gsl_ran_exponential(m->rng, up ? m->mean_up : m->mean_down);
     s->times[s->n] = s->times[s->n - 1] + duration;

@@ -39,6 +39,7 @@
  * workers start (conflicts). A round ends at a step, before that step's P-Reduce, which
  * counts in the next round (the first round of a static run shows (S-1)/S). */
 #include "sim/methods/method.h"
+#include "base/grow.h"
 #include "sim/methods/async_round.h"
 #include "sim/kernel/rng.h"
 #include "sim/train/trainer.h"
@@ -138,12 +139,8 @@ static int ripples_buffer_push(RipplesAgent *a, int group)
         if (a->head > 0) {
             memmove(a->buffer, a->buffer + a->head, (size_t)a->count * sizeof *a->buffer);
             a->head = 0;
-        } else {
-            int cap = a->cap ? 2 * a->cap : 4;
-            int *grown = realloc(a->buffer, (size_t)cap * sizeof *grown);
-            if (grown == NULL) return HS_E_NOMEM;
-            a->buffer = grown;
-            a->cap = cap;
+        } else if (hs_grow((void **)&a->buffer, &a->cap, a->count, sizeof *a->buffer, 4) != HS_OK) {
+            return HS_E_NOMEM;
         }
     }
     a->buffer[a->head + a->count++] = group;

@@ -3,6 +3,7 @@
 #include "sim/scenario/inidoc.h"
 
 #include "base/input_file.h"
+#include "base/grow.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -192,31 +193,19 @@ static char *inidoc_reader(char *str, int num, void *stream)
 
 static int inidoc_grow(IniDoc *doc)
 {
-    if (doc->count < doc->capacity) return HS_OK;
-    int capacity = doc->capacity ? doc->capacity * 2 : 64;
-    IniEntry *entries = realloc(doc->entries, (size_t)capacity * sizeof *entries);
-    if (entries == NULL) return HS_E_NOMEM;
-    doc->entries = entries;
-    doc->capacity = capacity;
-    return HS_OK;
+    return hs_grow((void **)&doc->entries, &doc->capacity, doc->count, sizeof *doc->entries, 64);
 }
 
 static int inidoc_note_section(IniDoc *doc, const char *section, int line, IniOrigin origin)
 {
     if (inidoc_has_section(doc, section)) return HS_OK;
-    if (doc->n_sections == doc->sections_capacity) {
-        int capacity = doc->sections_capacity ? doc->sections_capacity * 2 : 16;
-        void *names = realloc(doc->sections, (size_t)capacity * sizeof *doc->sections);
-        if (names == NULL) return HS_E_NOMEM;
-        doc->sections = names;
-        int *lines = realloc(doc->section_lines, (size_t)capacity * sizeof *lines);
-        if (lines == NULL) return HS_E_NOMEM;
-        doc->section_lines = lines;
-        IniOrigin *origins = realloc(doc->section_origins, (size_t)capacity * sizeof *origins);
-        if (origins == NULL) return HS_E_NOMEM;
-        doc->section_origins = origins;
-        doc->sections_capacity = capacity;
-    }
+    /* three arrays, one capacity */
+    int n = doc->n_sections, cap_names = doc->sections_capacity, cap_lines = cap_names, cap_origins = cap_names;
+    if (hs_grow((void **)&doc->sections, &cap_names, n, sizeof *doc->sections, 16) != HS_OK ||
+        hs_grow((void **)&doc->section_lines, &cap_lines, n, sizeof *doc->section_lines, 16) != HS_OK ||
+        hs_grow((void **)&doc->section_origins, &cap_origins, n, sizeof *doc->section_origins, 16) != HS_OK)
+        return HS_E_NOMEM;
+    doc->sections_capacity = cap_origins;
     snprintf(doc->sections[doc->n_sections], INIDOC_NAME_MAX, "%s", section);
     doc->section_origins[doc->n_sections] = origin;
     doc->section_lines[doc->n_sections++] = line;

@@ -19,13 +19,9 @@ int server_assign_load(const char *path, int n_agents, int n_servers, int *serve
         return hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory");
     }
     char line[512];
-    int lineno = 0, got;
-    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+    int lineno = 0;
+    while (lines_each(&text, line, (int)sizeof line, &status, diag)) {
         lineno = text.lineno;
-        if (got < 0) {
-            status = got;
-            break;
-        }
         const char *p = line;
         if (lines_rest_blank(p)) continue;
         long agent, server;

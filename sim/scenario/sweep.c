@@ -7,6 +7,7 @@
 #include "sim/scenario/sweep.h"
 
 #include "base/hash.h"
+#include "base/grow.h"
 #include "base/numtext.h"
 
 #include <ctype.h>
@@ -73,12 +74,7 @@ int sweep_split_values(const char *text, char ***values, int *count, char *why, 
             snprintf(why, why_size, "'(' without ')'");
             goto bad;
         }
-        if (n == capacity) {
-            capacity = capacity ? 2 * capacity : 8;
-            char **grown = realloc(list, (size_t)capacity * sizeof *grown);
-            if (grown == NULL) goto nomem;
-            list = grown;
-        }
+        if (hs_grow((void **)&list, &capacity, n, sizeof *list, 8) != HS_OK) goto nomem;
         if ((list[n] = sweep_item(text, start, i)) == NULL) goto nomem;
         n++;
         if (list[n - 1][0] == '\0') {

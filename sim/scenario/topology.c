@@ -458,13 +458,8 @@ static int topology_read_edges(const char *path, int n, EdgeList *e, HsDiag *dia
     LinkSet seen = {0};
     char line[512];
     int lineno = 0;
-    int got;
-    while (status == HS_OK && (got = lines_next(&text, line, (int)sizeof line, diag)) != 0) {
+    while (lines_each(&text, line, (int)sizeof line, &status, diag)) {
         lineno = text.lineno;
-        if (got < 0) {
-            status = got;
-            break;
-        }
         const char *p = line;
         while (isspace((unsigned char)*p)) p++;
         if (*p == '\0') continue;

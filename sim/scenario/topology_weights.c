@@ -145,12 +145,8 @@ int topology_weights_load(const char *path, int n, Topology *out, HsDiag *diag)
     w.self = calloc((size_t)n, sizeof *w.self);
     w.line = calloc((size_t)n, sizeof *w.line);
     if (!line || !w.offsets || !w.self || !w.line) status = HS_E_NOMEM;
-    int rows = 0, got;
-    while (status == HS_OK && (got = lines_next(&text, line, size, diag)) != 0) {
-        if (got < 0) {
-            status = got;
-            break;
-        }
+    int rows = 0;
+    while (lines_each(&text, line, size, &status, diag)) {
         const char *p = line;
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
         if (*p == '\0') continue;

@@ -4,6 +4,8 @@
  * the same thread; results are read back in queued order. */
 #include "sim/train/trainer_internal.h"
 
+#include "base/grow.h"
+
 #include "sim/kernel/rng.h"
 
 #include <math.h>
@@ -101,13 +103,8 @@ int trainer_next_batch(Trainer *t, TrainerSlot *slot, int agent)
 int trainer_queue(Trainer *t, const TrainerJob *job)
 {
     if (t->failed) return t->failed;
-    if (t->n_jobs == t->jobs_capacity) {
-        int capacity = t->jobs_capacity ? 2 * t->jobs_capacity : 256;
-        TrainerJob *grown = realloc(t->jobs, (size_t)capacity * sizeof *grown);
-        if (grown == NULL) return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory for queued training");
-        t->jobs = grown;
-        t->jobs_capacity = capacity;
-    }
+    if (hs_grow((void **)&t->jobs, &t->jobs_capacity, t->n_jobs, sizeof *t->jobs, 256) != HS_OK)
+        return hs_diag_set(t->diag, HS_E_NOMEM, NULL, 0, "out of memory for queued training");
     int k = t->n_jobs++, agent = job->agent;
     t->jobs[k] = *job;
     t->jobs[k].next = -1;
