@@ -1,0 +1,405 @@
+/* conv_winograd.c — F(4x4, 5x5) Winograd convolution (see conv_winograd.h).
+ *
+ * The transforms. For a 1-d correlation y_k = sum_j g_j d_{k+j} (k < m = 4 outputs, r = 5
+ * taps, n = m + r - 1 = 8 inputs), take n - 1 finite points a_i and infinity, and let V be
+ * the n x n matrix V[s][i] = a_i^s (column of infinity: 1 in row n - 1 only). With
+ * A^T[k][i] = a_i^k and G[i][j] = a_i^j (infinity: the unit vectors of the highest power),
+ * sum_i A^T[k][i] G[i][j] X[i][l] = sum_i V[k+j][i] X[i][l], so X = B^T = V^-1 makes
+ * y = A^T ((G g) . (B^T d)) exact (Lavin & Gray 2016, section 4, the Toom-Cook form).
+ * Row i of B^T may be scaled by any f_i if row i of G is divided by it; f_i = prod_{j != i}
+ * (a_i - a_j) leaves B^T with dyadic entries, exact in float (21/4, 17/4, 5/2...), and puts
+ * the fractions in G (1/90, 2/45, 2/9), which is transformed once per batch. With the
+ * points 0, 1, -1, 2, -2, 1/2, -1/2 (the set the paper's F(6x6, 3x3)-sized transforms use)
+ * B^T is, with row 0 and G's row 0 negated for positive signs:
+ *
+ *   1   0  -21/4   0     21/4   0     -1  0      G:  1     0      0     0      0
+ *   0   1   1     -17/4 -17/4   1      1  0         -2/9  -2/9   -2/9  -2/9   -2/9
+ *   0  -1   1      17/4 -17/4  -1      1  0         -2/9   2/9   -2/9   2/9   -2/9
+ *   0   1/2 1/4   -5/2  -5/4    2      1  0          1/90  1/45   2/45  4/45   8/45
+ *   0  -1/2 1/4    5/2  -5/4   -2      1  0          1/90 -1/45   2/45 -4/45   8/45
+ *   0   2   4     -5/2  -5      1/2    1  0         32/45 16/45   8/45  4/45   2/45
+ *   0  -2   4      5/2  -5     -1/2    1  0         32/45 -16/45  8/45 -4/45   2/45
+ *   0  -1   0      21/4  0    -21/4    0  1          0     0      0     0      1
+ *
+ * and A^T's columns are (1, a, a^2, a^3) per point, (0, 0, 0, 1) for infinity. The 1-d
+ * transforms below are these matrices with their even/odd symmetry (the points come in
+ * pairs +-a) written out: 26 operations for B^T d instead of 120. In 2-d each is applied
+ * to the columns, then to the rows: V = B^T d B, U = G g G^T, Y = A^T M A.
+ *
+ * Layouts. Tiles are numbered over a chunk's samples (sample, tile row, tile column) and
+ * handled 16 at a time, one per vector lane: a group's 8x8 patches are gathered into
+ * patch[y][x][lane], transformed, and the 64 values of each lane scattered to
+ * V[xi][channel][tile]. The sgemm for each of the 64 positions xi is then
+ * M[xi] (Cout x tiles) = U[xi] (Cout x Cin) V[xi] (Cin x tiles), and the output transform
+ * reads M[xi][oc][16 tiles] back into lanes. The input is first copied into a zero-padded
+ * plane per channel, so that gathering needs no bounds checks. */
+#include "models/conv_winograd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hs_error.h"
+#include "models/conv_onednn.h"
+#include "models/kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define WINO_X86 1
+#else
+#define WINO_X86 0
+#endif
+
+enum {
+    WINO_M = 4,           /* output tile side */
+    WINO_R = 5,           /* kernel side */
+    WINO_N = 8,           /* input tile side, WINO_M + WINO_R - 1 */
+    WINO_XI = 64,         /* positions of a transformed tile, WINO_N^2 */
+    WINO_LANES = 16,      /* tiles transformed together */
+    WINO_PAD = 2          /* padding of the 5x5 convolution */
+};
+
+struct ConvWinograd {
+    int C, H, W, OC, max_batch;
+    int tiles_h, tiles_w;  /* output tiles per sample: ceil(H/4), ceil(W/4) */
+    int pad_h, pad_w;      /* the padded input plane: 4 * tiles + 4 */
+    int lanes;             /* tile slots of a chunk: CHUNK * tiles rounded up to 16 */
+    int vector;            /* AVX-512 transforms */
+    float *u_forward;      /* (64, OC, C) transformed filters of the forward */
+    float *u_backward;     /* (64, C, OC) of the backward-data (rotated, channels swapped) */
+    float *v;              /* (64, max(C, OC), lanes) transformed input tiles */
+    float *m;              /* (64, max(C, OC), lanes) products */
+    float *padded;         /* (CHUNK, max(C, OC), pad_h, pad_w) */
+    float *plane;          /* (max_batch, OC, H, W): the block's conv output, then its gradient */
+    int *positions;        /* (OC, H/2, W/2): an inference pass's pooling positions, discarded */
+    ConvOnednn *weights;   /* the backward-weights pass */
+};
+
+/* ---------------------------------------------------------------- 1-d transforms */
+
+/* Each element is a vector of WINO_LANES floats; element k of in is at in + k * is. */
+
+static inline __attribute__((always_inline)) void wino_input_1d(float *restrict out, size_t os,
+                                                                  const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float d0 = in[l], d1 = in[is + l], d2 = in[2 * is + l], d3 = in[3 * is + l];
+        const float d4 = in[4 * is + l], d5 = in[5 * is + l], d6 = in[6 * is + l], d7 = in[7 * is + l];
+        out[l] = (d0 - d6) + 5.25f * (d4 - d2);
+        const float a1 = (d1 + d5) - 4.25f * d3, a2 = (d2 + d6) - 4.25f * d4;
+        out[os + l] = a2 + a1;
+        out[2 * os + l] = a2 - a1;
+        const float b1 = (0.5f * d1 - 2.5f * d3) + 2.0f * d5, b2 = (0.25f * d2 - 1.25f * d4) + d6;
+        out[3 * os + l] = b2 + b1;
+        out[4 * os + l] = b2 - b1;
+        const float c1 = (2.0f * d1 - 2.5f * d3) + 0.5f * d5, c2 = (4.0f * d2 - 5.0f * d4) + d6;
+        out[5 * os + l] = c2 + c1;
+        out[6 * os + l] = c2 - c1;
+        out[7 * os + l] = (d7 - d1) + 5.25f * (d3 - d5);
+    }
+}
+
+static inline __attribute__((always_inline)) void wino_filter_1d(float *restrict out, size_t os,
+                                                                   const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float g0 = in[l], g1 = in[is + l], g2 = in[2 * is + l], g3 = in[3 * is + l], g4 = in[4 * is + l];
+        out[l] = g0;
+        const float e1 = g0 + g2 + g4, o1 = g1 + g3;
+        out[os + l] = (e1 + o1) * (-2.0f / 9.0f);
+        out[2 * os + l] = (e1 - o1) * (-2.0f / 9.0f);
+        const float e3 = g0 + 4.0f * g2 + 16.0f * g4, o3 = 2.0f * g1 + 8.0f * g3;
+        out[3 * os + l] = (e3 + o3) * (1.0f / 90.0f);
+        out[4 * os + l] = (e3 - o3) * (1.0f / 90.0f);
+        const float e5 = 16.0f * g0 + 4.0f * g2 + g4, o5 = 8.0f * g1 + 2.0f * g3;
+        out[5 * os + l] = (e5 + o5) * (2.0f / 45.0f);
+        out[6 * os + l] = (e5 - o5) * (2.0f / 45.0f);
+        out[7 * os + l] = g4;
+    }
+}
+
+static inline __attribute__((always_inline)) void wino_output_1d(float *restrict out, size_t os,
+                                                                   const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float m0 = in[l], m7 = in[7 * is + l];
+        const float s1 = in[is + l] + in[2 * is + l], t1 = in[is + l] - in[2 * is + l];
+        const float s2 = in[3 * is + l] + in[4 * is + l], t2 = in[3 * is + l] - in[4 * is + l];
+        const float s3 = in[5 * is + l] + in[6 * is + l], t3 = in[5 * is + l] - in[6 * is + l];
+        out[l] = ((m0 + s1) + s2) + s3;
+        out[os + l] = (t1 + 2.0f * t2) + 0.5f * t3;
+        out[2 * os + l] = (s1 + 4.0f * s2) + 0.25f * s3;
+        out[3 * os + l] = ((t1 + 8.0f * t2) + 0.125f * t3) + m7;
+    }
+}
+
+/* ---------------------------------------------------------------- 2-d passes */
+
+/* Filters: u[xi][o][i] for o < Cout, i < Cin; the 5x5 kernel of (o, i) is w[o][i] (forward)
+ * or w[i][o] turned by 180 degrees (rotated: the backward-data pass). */
+static inline __attribute__((always_inline)) void wino_filters_body(float *u, const float *w, int Cout, int Cin,
+                                                                      int rotated)
+{
+    float g[WINO_R * WINO_R * WINO_LANES], t[WINO_N * WINO_R * WINO_LANES], x[WINO_XI * WINO_LANES];
+    const size_t kk = WINO_R * WINO_R;
+    for (int o = 0; o < Cout; o++)
+        for (int i0 = 0; i0 < Cin; i0 += WINO_LANES) {
+            const int n = Cin - i0 < WINO_LANES ? Cin - i0 : WINO_LANES;
+            memset(g, 0, sizeof g);
+            for (int l = 0; l < n; l++) {
+                const int i = i0 + l;
+                const float *src = rotated ? w + ((size_t)i * Cout + o) * kk : w + ((size_t)o * Cin + i) * kk;
+                for (size_t k = 0; k < kk; k++) g[(rotated ? kk - 1 - k : k) * WINO_LANES + l] = src[k];
+            }
+            for (int kx = 0; kx < WINO_R; kx++)
+                wino_filter_1d(t + kx * WINO_LANES, WINO_R * WINO_LANES, g + kx * WINO_LANES, WINO_R * WINO_LANES);
+            for (int a = 0; a < WINO_N; a++)
+                wino_filter_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_R * WINO_LANES, WINO_LANES);
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(u + ((size_t)xi * Cout + o) * Cin + i0, x + xi * WINO_LANES, sizeof(float) * n);
+        }
+}
+
+/* Input tiles of one chunk from the padded planes (ns samples, Cin channels) into c->v. */
+static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWinograd *c, int Cin, int ns)
+{
+    float p[WINO_XI * WINO_LANES], t[WINO_XI * WINO_LANES], x[WINO_XI * WINO_LANES];
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per;
+    const size_t plane = (size_t)c->pad_h * c->pad_w;
+    for (int t0 = 0; t0 < tiles; t0 += WINO_LANES) {
+        size_t at[WINO_LANES]; /* each lane's patch corner in the padded planes of channel 0 */
+        const int n = tiles - t0 < WINO_LANES ? tiles - t0 : WINO_LANES;
+        for (int l = 0; l < n; l++) {
+            const int tile = t0 + l, s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+            at[l] = (size_t)s * Cin * plane + (size_t)ty * WINO_M * c->pad_w + (size_t)tx * WINO_M;
+        }
+        if (n < WINO_LANES) memset(p, 0, sizeof p);
+        for (int ch = 0; ch < Cin; ch++) {
+            const float *base = c->padded + (size_t)ch * plane;
+            for (int l = 0; l < n; l++)
+                for (int y = 0; y < WINO_N; y++) {
+                    const float *row = base + at[l] + (size_t)y * c->pad_w;
+                    for (int xx = 0; xx < WINO_N; xx++) p[(y * WINO_N + xx) * WINO_LANES + l] = row[xx];
+                }
+            for (int col = 0; col < WINO_N; col++)
+                wino_input_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, p + col * WINO_LANES, WINO_N * WINO_LANES);
+            for (int a = 0; a < WINO_N; a++)
+                wino_input_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_N * WINO_LANES, WINO_LANES);
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(c->v + ((size_t)xi * Cin + ch) * c->lanes + t0, x + xi * WINO_LANES,
+                       sizeof(float) * WINO_LANES);
+        }
+    }
+}
+
+/* Output tiles of one chunk from c->m into out (ns samples, Cout channels, H x W): written,
+ * or added when accumulate. */
+static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWinograd *c, float *out, int Cout,
+                                                                      int ns, int accumulate)
+{
+    float mm[WINO_XI * WINO_LANES], t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, H = c->H, W = c->W;
+    const size_t hw = (size_t)H * W;
+    for (int o = 0; o < Cout; o++)
+        for (int t0 = 0; t0 < tiles; t0 += WINO_LANES) {
+            const int n = tiles - t0 < WINO_LANES ? tiles - t0 : WINO_LANES;
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(mm + xi * WINO_LANES, c->m + ((size_t)xi * Cout + o) * c->lanes + t0,
+                       sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_N; col++)
+                wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + col * WINO_LANES,
+                               WINO_N * WINO_LANES);
+            for (int k = 0; k < WINO_M; k++)
+                wino_output_1d(y + k * WINO_M * WINO_LANES, WINO_LANES, t + k * WINO_N * WINO_LANES, WINO_LANES);
+            for (int l = 0; l < n; l++) {
+                const int tile = t0 + l, s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+                const int rows = H - ty * WINO_M < WINO_M ? H - ty * WINO_M : WINO_M;
+                const int cols = W - tx * WINO_M < WINO_M ? W - tx * WINO_M : WINO_M;
+                float *dst = out + ((size_t)s * Cout + o) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M;
+                for (int k = 0; k < rows; k++)
+                    for (int j = 0; j < cols; j++) {
+                        const float value = y[(k * WINO_M + j) * WINO_LANES + l];
+                        if (accumulate)
+                            dst[(size_t)k * W + j] += value;
+                        else
+                            dst[(size_t)k * W + j] = value;
+                    }
+            }
+        }
+}
+
+/* The generic passes and, on x86, their AVX-512F twins: the same loops, so the same bits
+ * (no reassociation, no contraction: only the width of the lane loops changes). */
+static void wino_filters_generic(float *u, const float *w, int Cout, int Cin, int rotated)
+{
+    wino_filters_body(u, w, Cout, Cin, rotated);
+}
+static void wino_inputs_generic(const ConvWinograd *c, int Cin, int ns) { wino_inputs_body(c, Cin, ns); }
+static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate)
+{
+    wino_outputs_body(c, out, Cout, ns, accumulate);
+}
+#if WINO_X86
+__attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, const float *w, int Cout, int Cin,
+                                                                    int rotated)
+{
+    wino_filters_body(u, w, Cout, Cin, rotated);
+}
+__attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWinograd *c, int Cin, int ns)
+{
+    wino_inputs_body(c, Cin, ns);
+}
+__attribute__((target("avx512f"))) static void wino_outputs_avx512(const ConvWinograd *c, float *out, int Cout,
+                                                                    int ns, int accumulate)
+{
+    wino_outputs_body(c, out, Cout, ns, accumulate);
+}
+static int wino_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+#else
+#define wino_filters_avx512 wino_filters_generic
+#define wino_inputs_avx512 wino_inputs_generic
+#define wino_outputs_avx512 wino_outputs_generic
+static int wino_has_avx512(void) { return 0; }
+#endif
+
+static void wino_filters(const ConvWinograd *c, float *u, const float *w, int Cout, int Cin, int rotated)
+{
+    if (c->vector)
+        wino_filters_avx512(u, w, Cout, Cin, rotated);
+    else
+        wino_filters_generic(u, w, Cout, Cin, rotated);
+}
+
+/* One convolution in chunks: out (B, Cout, H, W) = (or +=) in (B, Cin, H, W) through the
+ * transformed filters u (64, Cout, Cin). */
+static void wino_run(ConvWinograd *c, float *out, const float *in, const float *u, int Cin, int Cout, int B,
+                     int accumulate)
+{
+    const size_t hw = (size_t)c->H * c->W, plane = (size_t)c->pad_h * c->pad_w;
+    const int per = c->tiles_h * c->tiles_w;
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
+        /* the padded planes: zero borders, the image at (2, 2) */
+        memset(c->padded, 0, sizeof(float) * ns * Cin * plane);
+        for (int p = 0; p < ns * Cin; p++) {
+            const float *src = in + (size_t)s0 * Cin * hw + (size_t)p * hw;
+            float *dst = c->padded + (size_t)p * plane + (size_t)WINO_PAD * c->pad_w + WINO_PAD;
+            for (int y = 0; y < c->H; y++) memcpy(dst + (size_t)y * c->pad_w, src + (size_t)y * c->W,
+                                                  sizeof(float) * c->W);
+        }
+        if (c->vector)
+            wino_inputs_avx512(c, Cin, ns);
+        else
+            wino_inputs_generic(c, Cin, ns);
+        const int used = (ns * per + WINO_LANES - 1) / WINO_LANES * WINO_LANES;
+        for (int xi = 0; xi < WINO_XI; xi++)
+            conv_onednn_sgemm(0, 0, Cout, used, Cin, u + (size_t)xi * Cout * Cin, Cin,
+                              c->v + (size_t)xi * Cin * c->lanes, c->lanes, 0.0f,
+                              c->m + (size_t)xi * Cout * c->lanes, c->lanes);
+        float *dst = out + (size_t)s0 * Cout * hw;
+        if (c->vector)
+            wino_outputs_avx512(c, dst, Cout, ns, accumulate);
+        else
+            wino_outputs_generic(c, dst, Cout, ns, accumulate);
+    }
+}
+
+/* ---------------------------------------------------------------- public */
+
+int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, ConvWinograd **out)
+{
+    *out = NULL;
+    if (K != WINO_R || C < 1 || OC < 1 || H < 1 || W < 1 || max_batch < 1 || !conv_onednn_available())
+        return HS_E_INPUT;
+    ConvWinograd *c = calloc(1, sizeof *c);
+    if (!c) return HS_E_NOMEM;
+    c->C = C, c->H = H, c->W = W, c->OC = OC, c->max_batch = max_batch;
+    c->tiles_h = (H + WINO_M - 1) / WINO_M;
+    c->tiles_w = (W + WINO_M - 1) / WINO_M;
+    c->pad_h = c->tiles_h * WINO_M + WINO_N - WINO_M;
+    c->pad_w = c->tiles_w * WINO_M + WINO_N - WINO_M;
+    const int chunk = max_batch < CONV_WINOGRAD_CHUNK ? max_batch : CONV_WINOGRAD_CHUNK;
+    c->lanes = (chunk * c->tiles_h * c->tiles_w + WINO_LANES - 1) / WINO_LANES * WINO_LANES;
+    c->vector = wino_has_avx512();
+    const size_t widest = (size_t)(C > OC ? C : OC);
+    c->u_forward = malloc(sizeof(float) * WINO_XI * OC * C);
+    c->u_backward = malloc(sizeof(float) * WINO_XI * OC * C);
+    /* calloc: lanes past a chunk's last tile enter the sgemm, so they must hold numbers */
+    c->v = calloc((size_t)WINO_XI * widest * c->lanes, sizeof(float));
+    c->m = malloc(sizeof(float) * WINO_XI * widest * c->lanes);
+    c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
+    c->plane = malloc(sizeof(float) * max_batch * OC * H * W);
+    c->positions = malloc(sizeof(int) * (OC * (H / 2) * (W / 2) + 1));
+    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->positions) {
+        conv_winograd_free(c);
+        return HS_E_NOMEM;
+    }
+    int status = conv_onednn_create_plain(C, H, W, OC, K, 1, max_batch, &c->weights);
+    if (status != HS_OK) {
+        conv_winograd_free(c);
+        return status;
+    }
+    *out = c;
+    return HS_OK;
+}
+
+void conv_winograd_free(ConvWinograd *c)
+{
+    if (!c) return;
+    free(c->u_forward);
+    free(c->u_backward);
+    free(c->v);
+    free(c->m);
+    free(c->padded);
+    free(c->plane);
+    free(c->positions);
+    conv_onednn_free(c->weights);
+    free(c);
+}
+
+void conv_winograd_set_vector(ConvWinograd *c, int on) { c->vector = on && wino_has_avx512(); }
+
+void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const float *w, int B)
+{
+    wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
+    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, 0);
+}
+
+/* The input's gradient is the correlation of dout, padded by K - 1 - 2 = 2, with the
+ * kernels turned by 180 degrees and the channels swapped: the forward's algorithm. */
+void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout, const float *w, int B)
+{
+    wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
+    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1);
+}
+
+void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, const float *in, const float *w,
+                                     const float *b, int B)
+{
+    const size_t plane = (size_t)c->OC * c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
+    conv_winograd_forward(c, c->plane, in, w, B);
+    /* inference: the positions go to a scratch row, overwritten sample after sample */
+    for (int s = 0; s < B; s++)
+        conv2d_relu_pool_sample(out + s * pooled, argmax ? argmax + s * pooled : c->positions, c->plane + s * plane, b,
+                                c->OC, c->H, c->W);
+}
+
+void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
+                                      const float *out, const int *argmax, const float *in, const float *w, int B)
+{
+    const size_t hw = (size_t)c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
+    for (int s = 0; s < B; s++) {
+        float *g = c->plane + (size_t)s * c->OC * hw;
+        conv2d_relu_unpool_sample(g, dout + s * pooled, out + s * pooled, argmax + s * pooled, c->OC, c->H, c->W);
+        if (db)
+            for (int o = 0; o < c->OC; o++) {
+                float sum = 0.0f;
+                for (size_t p = 0; p < hw; p++) sum += g[(size_t)o * hw + p];
+                db[o] += sum;
+            }
+    }
+    conv_onednn_backward(c->weights, NULL, dw, c->plane, in, w, B);
+    if (din) conv_winograd_backward_data(c, din, c->plane, w, B);
+}
