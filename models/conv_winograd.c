@@ -54,24 +54,32 @@ enum {
     WINO_N = 8,           /* input tile side, WINO_M + WINO_R - 1 */
     WINO_XI = 64,         /* positions of a transformed tile, WINO_N^2 */
     WINO_LANES = 16,      /* tiles transformed together */
-    WINO_PAD = 2          /* padding of the 5x5 convolution */
+    WINO_PAD = 2,         /* padding of the 5x5 convolution */
+    /* Floats between consecutive xi planes of u, v and m beyond their size: a transform
+     * touches all 64 planes at once, and planes a power of two apart (32 x 128 floats)
+     * would all fall in one set of the L1 cache and evict each other (that made the output
+     * transform 3x slower); one cache line more spreads them. */
+    WINO_SKEW = 16
 };
 
 struct ConvWinograd {
     int C, H, W, OC, max_batch;
     int tiles_h, tiles_w;  /* output tiles per sample: ceil(H/4), ceil(W/4) */
     int pad_h, pad_w;      /* the padded input plane: 4 * tiles + 4 */
-    int lanes;             /* tile slots of a chunk: CHUNK * tiles rounded up to 16 */
     int vector;            /* AVX-512 transforms */
-    float *u_forward;      /* (64, OC, C) transformed filters of the forward */
-    float *u_backward;     /* (64, C, OC) of the backward-data (rotated, channels swapped) */
-    float *v;              /* (64, max(C, OC), lanes) transformed input tiles */
-    float *m;              /* (64, max(C, OC), lanes) products */
-    float *padded;         /* (CHUNK, max(C, OC), pad_h, pad_w) */
+    /* channel counts below are rounded up to 16 (wino_round), xi planes skewed */
+    float *u_forward;      /* (64, C, OC) transformed filters of the forward */
+    float *u_backward;     /* (64, OC, C) of the backward-data (rotated, channels swapped) */
+    float *v;              /* (chunk tiles, 64, Cin) transformed input tiles, Cin = C or OC */
+    float *m;              /* (chunk tiles, 64, Cout) products */
+    float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
     float *plane;          /* (max_batch, OC, H, W): the block's conv output, then its gradient */
     int *positions;        /* (OC, H/2, W/2): an inference pass's pooling positions, discarded */
     ConvOnednn *weights;   /* the backward-weights pass */
 };
+
+/* Channels rounded up to whole vectors. */
+static inline int wino_round(int channels) { return (channels + WINO_LANES - 1) / WINO_LANES * WINO_LANES; }
 
 /* ---------------------------------------------------------------- 1-d transforms */
 
@@ -133,19 +141,20 @@ static inline __attribute__((always_inline)) void wino_output_1d(float *restrict
 
 /* ---------------------------------------------------------------- 2-d passes */
 
-/* Filters: u[xi][o][i] for o < Cout, i < Cin; the 5x5 kernel of (o, i) is w[o][i] (forward)
- * or w[i][o] turned by 180 degrees (rotated: the backward-data pass). */
-static inline __attribute__((always_inline)) void wino_filters_body(float *u, const float *w, int Cout, int Cin,
-                                                                      int rotated)
+/* Filters: u[xi][i][o] for i < Cin, o < Cout rounded up to 16 (zeros past the channels);
+ * the 5x5 kernel of (o, i) is w[o][i] (forward) or w[i][o] turned by 180 degrees (rotated:
+ * the backward-data pass, whose w is (Cin, Cout, 5, 5)). */
+static inline __attribute__((always_inline)) void wino_filters_body(float *u, size_t ustride, const float *w,
+                                                                      int Cout, int Cin, int rotated)
 {
     float g[WINO_R * WINO_R * WINO_LANES], t[WINO_N * WINO_R * WINO_LANES], x[WINO_XI * WINO_LANES];
     const size_t kk = WINO_R * WINO_R;
-    for (int o = 0; o < Cout; o++)
-        for (int i0 = 0; i0 < Cin; i0 += WINO_LANES) {
-            const int n = Cin - i0 < WINO_LANES ? Cin - i0 : WINO_LANES;
+    const int cout_lanes = wino_round(Cout);
+    for (int i = 0; i < wino_round(Cin); i++)
+        for (int o0 = 0; o0 < cout_lanes; o0 += WINO_LANES) {
             memset(g, 0, sizeof g);
-            for (int l = 0; l < n; l++) {
-                const int i = i0 + l;
+            for (int l = 0; l < WINO_LANES && i < Cin && o0 + l < Cout; l++) {
+                const int o = o0 + l;
                 const float *src = rotated ? w + ((size_t)i * Cout + o) * kk : w + ((size_t)o * Cin + i) * kk;
                 for (size_t k = 0; k < kk; k++) g[(rotated ? kk - 1 - k : k) * WINO_LANES + l] = src[k];
             }
@@ -154,66 +163,62 @@ static inline __attribute__((always_inline)) void wino_filters_body(float *u, co
             for (int a = 0; a < WINO_N; a++)
                 wino_filter_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_R * WINO_LANES, WINO_LANES);
             for (int xi = 0; xi < WINO_XI; xi++)
-                memcpy(u + ((size_t)xi * Cout + o) * Cin + i0, x + xi * WINO_LANES, sizeof(float) * n);
+                memcpy(u + xi * ustride + (size_t)i * cout_lanes + o0, x + xi * WINO_LANES,
+                       sizeof(float) * WINO_LANES);
         }
 }
 
-/* Input tiles of one chunk from the padded planes (ns samples, Cin channels) into c->v. */
-static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWinograd *c, int Cin, int ns)
+/* Input tiles of one chunk (ns samples) from the channel-last padded copy c->padded
+ * (ns, pad_h, pad_w, cin_lanes) into v[xi][tile][channel]: 16 channels a vector. */
+static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWinograd *c, int cin_lanes, int ns)
 {
     float p[WINO_XI * WINO_LANES], t[WINO_XI * WINO_LANES], x[WINO_XI * WINO_LANES];
     const int per = c->tiles_h * c->tiles_w, tiles = ns * per;
-    const size_t plane = (size_t)c->pad_h * c->pad_w;
-    for (int t0 = 0; t0 < tiles; t0 += WINO_LANES) {
-        size_t at[WINO_LANES]; /* each lane's patch corner in the padded planes of channel 0 */
-        const int n = tiles - t0 < WINO_LANES ? tiles - t0 : WINO_LANES;
-        for (int l = 0; l < n; l++) {
-            const int tile = t0 + l, s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
-            at[l] = (size_t)s * Cin * plane + (size_t)ty * WINO_M * c->pad_w + (size_t)tx * WINO_M;
-        }
-        if (n < WINO_LANES) memset(p, 0, sizeof p);
-        for (int ch = 0; ch < Cin; ch++) {
-            const float *base = c->padded + (size_t)ch * plane;
-            for (int l = 0; l < n; l++)
-                for (int y = 0; y < WINO_N; y++) {
-                    const float *row = base + at[l] + (size_t)y * c->pad_w;
-                    for (int xx = 0; xx < WINO_N; xx++) p[(y * WINO_N + xx) * WINO_LANES + l] = row[xx];
-                }
+    const size_t row = (size_t)c->pad_w * cin_lanes, stride = WINO_XI * (size_t)cin_lanes + WINO_SKEW;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+        const float *corner = c->padded + ((size_t)s * c->pad_h + (size_t)ty * WINO_M) * row +
+                              (size_t)tx * WINO_M * cin_lanes;
+        for (int c0 = 0; c0 < cin_lanes; c0 += WINO_LANES) {
+            for (int y = 0; y < WINO_N; y++)
+                for (int xx = 0; xx < WINO_N; xx++)
+                    memcpy(p + (y * WINO_N + xx) * WINO_LANES, corner + y * row + (size_t)xx * cin_lanes + c0,
+                           sizeof(float) * WINO_LANES);
             for (int col = 0; col < WINO_N; col++)
                 wino_input_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, p + col * WINO_LANES, WINO_N * WINO_LANES);
             for (int a = 0; a < WINO_N; a++)
                 wino_input_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_N * WINO_LANES, WINO_LANES);
             for (int xi = 0; xi < WINO_XI; xi++)
-                memcpy(c->v + ((size_t)xi * Cin + ch) * c->lanes + t0, x + xi * WINO_LANES,
+                memcpy(c->v + tile * stride + (size_t)xi * cin_lanes + c0, x + xi * WINO_LANES,
                        sizeof(float) * WINO_LANES);
         }
     }
 }
 
-/* Output tiles of one chunk from c->m into out (ns samples, Cout channels, H x W): written,
- * or added when accumulate. */
+/* Output tiles of one chunk from c->m (m[xi][tile][channel]) into out (ns samples, Cout
+ * channels, H x W, NCHW): written, or added when accumulate. */
 static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWinograd *c, float *out, int Cout,
                                                                       int ns, int accumulate)
 {
     float mm[WINO_XI * WINO_LANES], t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
-    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, H = c->H, W = c->W;
-    const size_t hw = (size_t)H * W;
-    for (int o = 0; o < Cout; o++)
-        for (int t0 = 0; t0 < tiles; t0 += WINO_LANES) {
-            const int n = tiles - t0 < WINO_LANES ? tiles - t0 : WINO_LANES;
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, H = c->H, W = c->W, cout_lanes = wino_round(Cout);
+    const size_t hw = (size_t)H * W, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+        const int rows = H - ty * WINO_M < WINO_M ? H - ty * WINO_M : WINO_M;
+        const int cols = W - tx * WINO_M < WINO_M ? W - tx * WINO_M : WINO_M;
+        for (int o0 = 0; o0 < Cout; o0 += WINO_LANES) {
             for (int xi = 0; xi < WINO_XI; xi++)
-                memcpy(mm + xi * WINO_LANES, c->m + ((size_t)xi * Cout + o) * c->lanes + t0,
+                memcpy(mm + xi * WINO_LANES, c->m + tile * stride + (size_t)xi * cout_lanes + o0,
                        sizeof(float) * WINO_LANES);
             for (int col = 0; col < WINO_N; col++)
                 wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + col * WINO_LANES,
                                WINO_N * WINO_LANES);
             for (int k = 0; k < WINO_M; k++)
                 wino_output_1d(y + k * WINO_M * WINO_LANES, WINO_LANES, t + k * WINO_N * WINO_LANES, WINO_LANES);
+            const int n = Cout - o0 < WINO_LANES ? Cout - o0 : WINO_LANES;
             for (int l = 0; l < n; l++) {
-                const int tile = t0 + l, s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
-                const int rows = H - ty * WINO_M < WINO_M ? H - ty * WINO_M : WINO_M;
-                const int cols = W - tx * WINO_M < WINO_M ? W - tx * WINO_M : WINO_M;
-                float *dst = out + ((size_t)s * Cout + o) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M;
+                float *dst = out + ((size_t)s * Cout + o0 + l) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M;
                 for (int k = 0; k < rows; k++)
                     for (int j = 0; j < cols; j++) {
                         const float value = y[(k * WINO_M + j) * WINO_LANES + l];
@@ -224,28 +229,29 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
                     }
             }
         }
+    }
 }
 
 /* The generic passes and, on x86, their AVX-512F twins: the same loops, so the same bits
  * (no reassociation, no contraction: only the width of the lane loops changes). */
-static void wino_filters_generic(float *u, const float *w, int Cout, int Cin, int rotated)
+static void wino_filters_generic(float *u, size_t ustride, const float *w, int Cout, int Cin, int rotated)
 {
-    wino_filters_body(u, w, Cout, Cin, rotated);
+    wino_filters_body(u, ustride, w, Cout, Cin, rotated);
 }
-static void wino_inputs_generic(const ConvWinograd *c, int Cin, int ns) { wino_inputs_body(c, Cin, ns); }
+static void wino_inputs_generic(const ConvWinograd *c, int cin_lanes, int ns) { wino_inputs_body(c, cin_lanes, ns); }
 static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate)
 {
     wino_outputs_body(c, out, Cout, ns, accumulate);
 }
 #if WINO_X86
-__attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, const float *w, int Cout, int Cin,
-                                                                    int rotated)
+__attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, size_t ustride, const float *w,
+                                                                    int Cout, int Cin, int rotated)
 {
-    wino_filters_body(u, w, Cout, Cin, rotated);
+    wino_filters_body(u, ustride, w, Cout, Cin, rotated);
 }
-__attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWinograd *c, int Cin, int ns)
+__attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWinograd *c, int cin_lanes, int ns)
 {
-    wino_inputs_body(c, Cin, ns);
+    wino_inputs_body(c, cin_lanes, ns);
 }
 __attribute__((target("avx512f"))) static void wino_outputs_avx512(const ConvWinograd *c, float *out, int Cout,
                                                                     int ns, int accumulate)
@@ -264,40 +270,46 @@ static int wino_has_avx512(void)
 static int wino_has_avx512(void) { return 0; }
 #endif
 
+/* Floats between the xi planes of transformed filters (Cin, Cout) */
+static size_t wino_filter_stride(int Cin, int Cout) { return (size_t)wino_round(Cin) * wino_round(Cout) + WINO_SKEW; }
+
 static void wino_filters(const ConvWinograd *c, float *u, const float *w, int Cout, int Cin, int rotated)
 {
     if (c->vector)
-        wino_filters_avx512(u, w, Cout, Cin, rotated);
+        wino_filters_avx512(u, wino_filter_stride(Cin, Cout), w, Cout, Cin, rotated);
     else
-        wino_filters_generic(u, w, Cout, Cin, rotated);
+        wino_filters_generic(u, wino_filter_stride(Cin, Cout), w, Cout, Cin, rotated);
 }
 
 /* One convolution in chunks: out (B, Cout, H, W) = (or +=) in (B, Cin, H, W) through the
- * transformed filters u (64, Cout, Cin). */
+ * transformed filters u (64, Cin, Cout). */
 static void wino_run(ConvWinograd *c, float *out, const float *in, const float *u, int Cin, int Cout, int B,
                      int accumulate)
 {
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)c->pad_h * c->pad_w;
-    const int per = c->tiles_h * c->tiles_w;
+    const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(Cin), cout_lanes = wino_round(Cout);
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
-        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
-        /* the padded planes: zero borders, the image at (2, 2) */
-        memset(c->padded, 0, sizeof(float) * ns * Cin * plane);
-        for (int p = 0; p < ns * Cin; p++) {
-            const float *src = in + (size_t)s0 * Cin * hw + (size_t)p * hw;
-            float *dst = c->padded + (size_t)p * plane + (size_t)WINO_PAD * c->pad_w + WINO_PAD;
-            for (int y = 0; y < c->H; y++) memcpy(dst + (size_t)y * c->pad_w, src + (size_t)y * c->W,
-                                                  sizeof(float) * c->W);
-        }
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
+        /* the channel-last padded copy: zero borders and padding channels, the image at (2, 2) */
+        memset(c->padded, 0, sizeof(float) * ns * plane * cin_lanes);
+        for (int s = 0; s < ns; s++)
+            for (int ch = 0; ch < Cin; ch++) {
+                const float *src = in + ((size_t)(s0 + s) * Cin + ch) * hw;
+                float *dst = c->padded + ((size_t)s * plane + (size_t)WINO_PAD * c->pad_w + WINO_PAD) * cin_lanes + ch;
+                for (int y = 0; y < c->H; y++)
+                    for (int x = 0; x < c->W; x++)
+                        dst[((size_t)y * c->pad_w + x) * cin_lanes] = src[(size_t)y * c->W + x];
+            }
         if (c->vector)
-            wino_inputs_avx512(c, Cin, ns);
+            wino_inputs_avx512(c, cin_lanes, ns);
         else
-            wino_inputs_generic(c, Cin, ns);
-        const int used = (ns * per + WINO_LANES - 1) / WINO_LANES * WINO_LANES;
+            wino_inputs_generic(c, cin_lanes, ns);
+        /* the rows of v and m are tiles, each holding its 64 positions' channels */
+        const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+        const size_t ustride = wino_filter_stride(Cin, Cout);
         for (int xi = 0; xi < WINO_XI; xi++)
-            conv_onednn_sgemm(0, 0, Cout, used, Cin, u + (size_t)xi * Cout * Cin, Cin,
-                              c->v + (size_t)xi * Cin * c->lanes, c->lanes, 0.0f,
-                              c->m + (size_t)xi * Cout * c->lanes, c->lanes);
+            conv_onednn_sgemm(0, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow,
+                              u + xi * ustride, cout_lanes, 0.0f, c->m + (size_t)xi * cout_lanes, mrow);
         float *dst = out + (size_t)s0 * Cout * hw;
         if (c->vector)
             wino_outputs_avx512(c, dst, Cout, ns, accumulate);
@@ -321,14 +333,14 @@ int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, Conv
     c->pad_h = c->tiles_h * WINO_M + WINO_N - WINO_M;
     c->pad_w = c->tiles_w * WINO_M + WINO_N - WINO_M;
     const int chunk = max_batch < CONV_WINOGRAD_CHUNK ? max_batch : CONV_WINOGRAD_CHUNK;
-    c->lanes = (chunk * c->tiles_h * c->tiles_w + WINO_LANES - 1) / WINO_LANES * WINO_LANES;
     c->vector = wino_has_avx512();
-    const size_t widest = (size_t)(C > OC ? C : OC);
-    c->u_forward = malloc(sizeof(float) * WINO_XI * OC * C);
-    c->u_backward = malloc(sizeof(float) * WINO_XI * OC * C);
-    /* calloc: lanes past a chunk's last tile enter the sgemm, so they must hold numbers */
-    c->v = calloc((size_t)WINO_XI * widest * c->lanes, sizeof(float));
-    c->m = malloc(sizeof(float) * WINO_XI * widest * c->lanes);
+    const size_t widest = (size_t)wino_round(C > OC ? C : OC);
+    const size_t filters = (size_t)WINO_XI * wino_filter_stride(C, OC);
+    const size_t tiles = (size_t)chunk * c->tiles_h * c->tiles_w * (WINO_XI * widest + WINO_SKEW);
+    c->u_forward = malloc(sizeof(float) * filters);
+    c->u_backward = malloc(sizeof(float) * filters);
+    c->v = malloc(sizeof(float) * tiles);
+    c->m = malloc(sizeof(float) * tiles);
     c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
     c->plane = malloc(sizeof(float) * max_batch * OC * H * W);
     c->positions = malloc(sizeof(int) * (OC * (H / 2) * (W / 2) + 1));
@@ -379,11 +391,17 @@ void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, c
                                      const float *b, int B)
 {
     const size_t plane = (size_t)c->OC * c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
-    conv_winograd_forward(c, c->plane, in, w, B);
-    /* inference: the positions go to a scratch row, overwritten sample after sample */
-    for (int s = 0; s < B; s++)
-        conv2d_relu_pool_sample(out + s * pooled, argmax ? argmax + s * pooled : c->positions, c->plane + s * plane, b,
-                                c->OC, c->H, c->W);
+    const size_t in_floats = (size_t)c->C * c->H * c->W;
+    wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
+    /* chunk by chunk, so that the pool reads the conv output from the cache */
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
+        wino_run(c, c->plane, in + s0 * in_floats, c->u_forward, c->C, c->OC, ns, 0);
+        /* inference: the positions go to a scratch row, overwritten sample after sample */
+        for (int s = 0; s < ns; s++)
+            conv2d_relu_pool_sample(out + (s0 + s) * pooled, argmax ? argmax + (s0 + s) * pooled : c->positions,
+                                    c->plane + s * plane, b, c->OC, c->H, c->W);
+    }
 }
 
 void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
