@@ -70,12 +70,12 @@ struct ConvWinograd {
     /* channel counts below are rounded up to 16 (wino_round), xi planes skewed */
     float *u_forward;      /* (64, C, OC) transformed filters of the forward */
     float *u_backward;     /* (64, OC, C) of the backward-data (rotated, channels swapped) */
+    float *du;             /* (64, C, OC) the weights' gradient at the 64 positions */
     float *v;              /* (chunk tiles, 64, Cin) transformed input tiles, Cin = C or OC */
     float *m;              /* (chunk tiles, 64, Cout) products */
     float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
     float *plane;          /* (max_batch, OC, H, W): the block's conv output, then its gradient */
     int *positions;        /* (OC, H/2, W/2): an inference pass's pooling positions, discarded */
-    ConvOnednn *weights;   /* the backward-weights pass */
 };
 
 /* Channels rounded up to whole vectors. */
@@ -136,6 +136,44 @@ static inline __attribute__((always_inline)) void wino_output_1d(float *restrict
         out[os + l] = (t1 + 2.0f * t2) + 0.5f * t3;
         out[2 * os + l] = (s1 + 4.0f * s2) + 0.25f * s3;
         out[3 * os + l] = ((t1 + 8.0f * t2) + 0.125f * t3) + m7;
+    }
+}
+
+/* The transposes for the weights' gradient: A (8 x 4) takes an output tile's gradient to
+ * the 64 positions, G^T (5 x 8) takes the positions back to a kernel. */
+static inline __attribute__((always_inline)) void wino_gradient_1d(float *restrict out, size_t os,
+                                                                     const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float d0 = in[l], d1 = in[is + l], d2 = in[2 * is + l], d3 = in[3 * is + l];
+        out[l] = d0;
+        const float e1 = d0 + d2, o1 = d1 + d3;
+        out[os + l] = e1 + o1;
+        out[2 * os + l] = e1 - o1;
+        const float e2 = d0 + 4.0f * d2, o2 = 2.0f * d1 + 8.0f * d3;
+        out[3 * os + l] = e2 + o2;
+        out[4 * os + l] = e2 - o2;
+        const float e3 = d0 + 0.25f * d2, o3 = 0.5f * d1 + 0.125f * d3;
+        out[5 * os + l] = e3 + o3;
+        out[6 * os + l] = e3 - o3;
+        out[7 * os + l] = d3;
+    }
+}
+
+static inline __attribute__((always_inline)) void wino_kernel_1d(float *restrict out, size_t os,
+                                                                   const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float x0 = in[l], x1 = in[is + l], x2 = in[2 * is + l], x3 = in[3 * is + l];
+        const float x4 = in[4 * is + l], x5 = in[5 * is + l], x6 = in[6 * is + l], x7 = in[7 * is + l];
+        const float a1 = (x1 + x2) * (-2.0f / 9.0f), b1 = (x1 - x2) * (-2.0f / 9.0f);
+        const float a3 = (x3 + x4) * (1.0f / 90.0f), b3 = (x3 - x4) * (1.0f / 90.0f);
+        const float a5 = (x5 + x6) * (2.0f / 45.0f), b5 = (x5 - x6) * (2.0f / 45.0f);
+        out[l] = ((x0 + a1) + a3) + 16.0f * a5;
+        out[os + l] = (b1 + 2.0f * b3) + 8.0f * b5;
+        out[2 * os + l] = (a1 + 4.0f * a3) + 4.0f * a5;
+        out[3 * os + l] = (b1 + 8.0f * b3) + 2.0f * b5;
+        out[4 * os + l] = ((a1 + 16.0f * a3) + a5) + x7;
     }
 }
 
@@ -232,6 +270,57 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
     }
 }
 
+/* The output gradient of one chunk, from its channel-last copy c->padded (ns, 4 tiles_h,
+ * 4 tiles_w, cout_lanes; zero past the image), to the 64 positions: c->m[tile][xi][oc]. */
+static inline __attribute__((always_inline)) void wino_gradients_body(const ConvWinograd *c, int cout_lanes, int ns)
+{
+    float d[WINO_M * WINO_M * WINO_LANES], t[WINO_N * WINO_M * WINO_LANES], x[WINO_XI * WINO_LANES];
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, width = c->tiles_w * WINO_M;
+    const size_t row = (size_t)width * cout_lanes, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+        const float *corner = c->padded + ((size_t)s * c->tiles_h * WINO_M + (size_t)ty * WINO_M) * row +
+                              (size_t)tx * WINO_M * cout_lanes;
+        for (int o0 = 0; o0 < cout_lanes; o0 += WINO_LANES) {
+            for (int y = 0; y < WINO_M; y++)
+                for (int xx = 0; xx < WINO_M; xx++)
+                    memcpy(d + (y * WINO_M + xx) * WINO_LANES, corner + y * row + (size_t)xx * cout_lanes + o0,
+                           sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_M; col++)
+                wino_gradient_1d(t + col * WINO_LANES, WINO_M * WINO_LANES, d + col * WINO_LANES,
+                                 WINO_M * WINO_LANES);
+            for (int a = 0; a < WINO_N; a++)
+                wino_gradient_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_M * WINO_LANES, WINO_LANES);
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(c->m + tile * stride + (size_t)xi * cout_lanes + o0, x + xi * WINO_LANES,
+                       sizeof(float) * WINO_LANES);
+        }
+    }
+}
+
+/* dw (Cout, Cin, 5, 5) += G^T du G, du the summed products (64, Cin, Cout lanes). */
+static inline __attribute__((always_inline)) void wino_kernels_body(float *dw, const float *du, size_t ustride,
+                                                                      int Cout, int Cin)
+{
+    float x[WINO_XI * WINO_LANES], t[WINO_R * WINO_N * WINO_LANES], g[WINO_R * WINO_R * WINO_LANES];
+    const int cout_lanes = wino_round(Cout);
+    for (int i = 0; i < Cin; i++)
+        for (int o0 = 0; o0 < Cout; o0 += WINO_LANES) {
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(x + xi * WINO_LANES, du + xi * ustride + (size_t)i * cout_lanes + o0,
+                       sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_N; col++)
+                wino_kernel_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, x + col * WINO_LANES, WINO_N * WINO_LANES);
+            for (int ky = 0; ky < WINO_R; ky++)
+                wino_kernel_1d(g + ky * WINO_R * WINO_LANES, WINO_LANES, t + ky * WINO_N * WINO_LANES, WINO_LANES);
+            const int n = Cout - o0 < WINO_LANES ? Cout - o0 : WINO_LANES;
+            for (int l = 0; l < n; l++) {
+                float *dst = dw + ((size_t)(o0 + l) * Cin + i) * WINO_R * WINO_R;
+                for (int k = 0; k < WINO_R * WINO_R; k++) dst[k] += g[k * WINO_LANES + l];
+            }
+        }
+}
+
 /* The generic passes and, on x86, their AVX-512F twins: the same loops, so the same bits
  * (no reassociation, no contraction: only the width of the lane loops changes). */
 static void wino_filters_generic(float *u, size_t ustride, const float *w, int Cout, int Cin, int rotated)
@@ -243,7 +332,24 @@ static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, in
 {
     wino_outputs_body(c, out, Cout, ns, accumulate);
 }
+static void wino_gradients_generic(const ConvWinograd *c, int cout_lanes, int ns)
+{
+    wino_gradients_body(c, cout_lanes, ns);
+}
+static void wino_kernels_generic(float *dw, const float *du, size_t ustride, int Cout, int Cin)
+{
+    wino_kernels_body(dw, du, ustride, Cout, Cin);
+}
 #if WINO_X86
+__attribute__((target("avx512f"))) static void wino_gradients_avx512(const ConvWinograd *c, int cout_lanes, int ns)
+{
+    wino_gradients_body(c, cout_lanes, ns);
+}
+__attribute__((target("avx512f"))) static void wino_kernels_avx512(float *dw, const float *du, size_t ustride,
+                                                                    int Cout, int Cin)
+{
+    wino_kernels_body(dw, du, ustride, Cout, Cin);
+}
 __attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, size_t ustride, const float *w,
                                                                     int Cout, int Cin, int rotated)
 {
@@ -267,6 +373,8 @@ static int wino_has_avx512(void)
 #define wino_filters_avx512 wino_filters_generic
 #define wino_inputs_avx512 wino_inputs_generic
 #define wino_outputs_avx512 wino_outputs_generic
+#define wino_gradients_avx512 wino_gradients_generic
+#define wino_kernels_avx512 wino_kernels_generic
 static int wino_has_avx512(void) { return 0; }
 #endif
 
@@ -281,25 +389,33 @@ static void wino_filters(const ConvWinograd *c, float *u, const float *w, int Co
         wino_filters_generic(u, wino_filter_stride(Cin, Cout), w, Cout, Cin, rotated);
 }
 
+/* ns samples of in (ns, channels, H, W) into c->padded, channel-last (ns, rows, cols,
+ * channels rounded up to 16), the image at (offset, offset), zeros around and past the
+ * channels. */
+static void wino_channel_last(ConvWinograd *c, const float *in, int channels, int ns, int rows, int cols, int offset)
+{
+    const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
+    const int lanes = wino_round(channels);
+    memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    for (int s = 0; s < ns; s++)
+        for (int ch = 0; ch < channels; ch++) {
+            const float *src = in + ((size_t)s * channels + ch) * hw;
+            float *dst = c->padded + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + ch;
+            for (int y = 0; y < c->H; y++)
+                for (int x = 0; x < c->W; x++) dst[((size_t)y * cols + x) * lanes] = src[(size_t)y * c->W + x];
+        }
+}
+
 /* One convolution in chunks: out (B, Cout, H, W) = (or +=) in (B, Cin, H, W) through the
  * transformed filters u (64, Cin, Cout). */
 static void wino_run(ConvWinograd *c, float *out, const float *in, const float *u, int Cin, int Cout, int B,
                      int accumulate)
 {
-    const size_t hw = (size_t)c->H * c->W, plane = (size_t)c->pad_h * c->pad_w;
+    const size_t hw = (size_t)c->H * c->W;
     const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(Cin), cout_lanes = wino_round(Cout);
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
         const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
-        /* the channel-last padded copy: zero borders and padding channels, the image at (2, 2) */
-        memset(c->padded, 0, sizeof(float) * ns * plane * cin_lanes);
-        for (int s = 0; s < ns; s++)
-            for (int ch = 0; ch < Cin; ch++) {
-                const float *src = in + ((size_t)(s0 + s) * Cin + ch) * hw;
-                float *dst = c->padded + ((size_t)s * plane + (size_t)WINO_PAD * c->pad_w + WINO_PAD) * cin_lanes + ch;
-                for (int y = 0; y < c->H; y++)
-                    for (int x = 0; x < c->W; x++)
-                        dst[((size_t)y * c->pad_w + x) * cin_lanes] = src[(size_t)y * c->W + x];
-            }
+        wino_channel_last(c, in + (size_t)s0 * Cin * hw, Cin, ns, c->pad_h, c->pad_w, WINO_PAD);
         if (c->vector)
             wino_inputs_avx512(c, cin_lanes, ns);
         else
@@ -339,19 +455,15 @@ int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, Conv
     const size_t tiles = (size_t)chunk * c->tiles_h * c->tiles_w * (WINO_XI * widest + WINO_SKEW);
     c->u_forward = malloc(sizeof(float) * filters);
     c->u_backward = malloc(sizeof(float) * filters);
+    c->du = malloc(sizeof(float) * filters);
     c->v = malloc(sizeof(float) * tiles);
     c->m = malloc(sizeof(float) * tiles);
     c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
     c->plane = malloc(sizeof(float) * max_batch * OC * H * W);
     c->positions = malloc(sizeof(int) * (OC * (H / 2) * (W / 2) + 1));
-    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->positions) {
+    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->positions || !c->du) {
         conv_winograd_free(c);
         return HS_E_NOMEM;
-    }
-    int status = conv_onednn_create_plain(C, H, W, OC, K, 1, max_batch, &c->weights);
-    if (status != HS_OK) {
-        conv_winograd_free(c);
-        return status;
     }
     *out = c;
     return HS_OK;
@@ -362,12 +474,12 @@ void conv_winograd_free(ConvWinograd *c)
     if (!c) return;
     free(c->u_forward);
     free(c->u_backward);
+    free(c->du);
     free(c->v);
     free(c->m);
     free(c->padded);
     free(c->plane);
     free(c->positions);
-    conv_onednn_free(c->weights);
     free(c);
 }
 
@@ -385,6 +497,39 @@ void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout,
 {
     wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
     wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1);
+}
+
+/* dw = G^T (sum over tiles of (A dY A^T) . (B^T d B)) G, the transpose of the forward's
+ * map from the kernels to the outputs: per position an sgemm [C x tiles] x [tiles x OC]
+ * adding chunk after chunk, then one kernel transform of the sums. */
+void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dout, const float *in, int B)
+{
+    const size_t hw = (size_t)c->H * c->W, ustride = wino_filter_stride(c->C, c->OC);
+    const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(c->C), cout_lanes = wino_round(c->OC);
+    const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
+        wino_channel_last(c, in + (size_t)s0 * c->C * hw, c->C, ns, c->pad_h, c->pad_w, WINO_PAD);
+        if (c->vector)
+            wino_inputs_avx512(c, cin_lanes, ns);
+        else
+            wino_inputs_generic(c, cin_lanes, ns);
+        /* the gradient on the tile grid, no border */
+        wino_channel_last(c, dout + (size_t)s0 * c->OC * hw, c->OC, ns, c->tiles_h * WINO_M, c->tiles_w * WINO_M, 0);
+        if (c->vector)
+            wino_gradients_avx512(c, cout_lanes, ns);
+        else
+            wino_gradients_generic(c, cout_lanes, ns);
+        for (int xi = 0; xi < WINO_XI; xi++)
+            conv_onednn_sgemm(1, 0, cin_lanes, cout_lanes, tiles, c->v + (size_t)xi * cin_lanes, vrow,
+                              c->m + (size_t)xi * cout_lanes, mrow, s0 ? 1.0f : 0.0f, c->du + xi * ustride,
+                              cout_lanes);
+    }
+    if (B < 1) return;
+    if (c->vector)
+        wino_kernels_avx512(dw, c->du, ustride, c->OC, c->C);
+    else
+        wino_kernels_generic(dw, c->du, ustride, c->OC, c->C);
 }
 
 void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, const float *in, const float *w,
@@ -418,6 +563,6 @@ void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, fl
                 db[o] += sum;
             }
     }
-    conv_onednn_backward(c->weights, NULL, dw, c->plane, in, w, B);
+    conv_winograd_backward_weights(c, dw, c->plane, in, B);
     if (din) conv_winograd_backward_data(c, din, c->plane, w, B);
 }

@@ -43,13 +43,15 @@ void conv_winograd_set_vector(ConvWinograd *c, int on);
 void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const float *w, int B);
 /* din (B, C, H, W) += the gradient of that convolution's input from dout (B, OC, H, W). */
 void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout, const float *w, int B);
+/* dw (OC, C, 5, 5) += the gradient of its weights from dout and the input in. */
+void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dout, const float *in, int B);
 
 /* As conv2d_relu_pool_forward: pooled out (B, OC, H/2, W/2) and argmax in its layout
  * (argmax NULL: an inference pass, after which no backward of this batch may run). */
 void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, const float *in, const float *w,
                                      const float *b, int B);
-/* As conv2d_relu_pool_backward: dw += ... and db += ... (oneDNN's backward-weights),
- * din += ... (Winograd; NULL: skipped). out and argmax are the forward's. */
+/* As conv2d_relu_pool_backward: dw += ..., db += ..., din += ... (NULL: skipped). out
+ * and argmax are the forward's. */
 void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
                                       const float *out, const int *argmax, const float *in, const float *w, int B);
 

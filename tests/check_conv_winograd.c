@@ -101,7 +101,7 @@ START_TEST(test_matches_naive)
 {
     if (!conv_onednn_available()) return;
     gsl_rng *r = test_rng(36);
-    double worst_forward = 0, worst_backward = 0;
+    double worst_forward = 0, worst_backward = 0, worst_weights = 0;
     for (int trial = 0; trial < 24; trial++) {
         const int B = trial < 3 ? 1 + trial * 9 : rand_int(r, 1, 12);
         const int C = trial == 0 ? 1 : rand_int(r, 1, 40), OC = rand_int(r, 1, 40);
@@ -112,7 +112,7 @@ START_TEST(test_matches_naive)
         float *bias = calloc(OC, sizeof(float)), *db = calloc(OC, sizeof(float));
         float *y = malloc(sizeof(float) * nout), *ref = malloc(sizeof(float) * nout), *scale = malloc(sizeof(float) * nout);
         float *dx = calloc(nin, sizeof(float)), *dref = calloc(nin, sizeof(float)), *dscale = calloc(nin, sizeof(float));
-        float *dw = calloc(nw, sizeof(float));
+        float *dw = calloc(nw, sizeof(float)), *dwref = calloc(nw, sizeof(float)), *dwscale = calloc(nw, sizeof(float));
         ConvWinograd *c = NULL;
         ck_assert_int_eq(conv_winograd_create(C, H, W, OC, 5, B, &c), HS_OK);
         conv_winograd_forward(c, y, x, w, B);
@@ -123,20 +123,32 @@ START_TEST(test_matches_naive)
         /* backward-data adds: start from 1 in both */
         for (size_t i = 0; i < nin; i++) dx[i] = dref[i] = 1.0f;
         conv_winograd_backward_data(c, dx, dy, w, B);
-        conv2d_backward_naive(dref, dw, db, dy, x, w, B, C, H, W, OC, 5);
-        memset(dw, 0, sizeof(float) * nw);
-        conv2d_backward_naive(dscale, dw, db, ady, ax, aw, B, C, H, W, OC, 5);
+        conv2d_backward_naive(dref, dwref, db, dy, x, w, B, C, H, W, OC, 5);
+        conv2d_backward_naive(dscale, dwscale, db, ady, ax, aw, B, C, H, W, OC, 5);
         for (size_t i = 0; i < nin; i++) dscale[i] += 1.0f; /* the 1 added in */
         double eb = worst_scaled(dx, dref, dscale, nin);
         if (eb > worst_backward) worst_backward = eb;
-        ck_assert_msg(e <= WINO_TOLERANCE && eb <= WINO_TOLERANCE,
-                      "B %d C %d OC %d %dx%d: forward %.3g, backward-data %.3g of S", B, C, OC, H, W, e, eb);
+        /* backward-weights adds too: from 1 */
+        for (size_t i = 0; i < nw; i++) dw[i] = 1.0f, dwref[i] += 1.0f, dwscale[i] += 1.0f;
+        /* a kernel's 25 values come out of one transform of its 64 position sums, whose
+         * rounding spreads over all of them: the scale is the kernel's largest S */
+        for (size_t k = 0; k < nw; k += 25) {
+            float top = 0;
+            for (int j = 0; j < 25; j++) top = dwscale[k + j] > top ? dwscale[k + j] : top;
+            for (int j = 0; j < 25; j++) dwscale[k + j] = top;
+        }
+        conv_winograd_backward_weights(c, dw, dy, x, B);
+        double ew = worst_scaled(dw, dwref, dwscale, nw);
+        if (ew > worst_weights) worst_weights = ew;
+        ck_assert_msg(e <= WINO_TOLERANCE && eb <= WINO_TOLERANCE && ew <= WINO_TOLERANCE,
+                      "B %d C %d OC %d %dx%d: forward %.3g, backward-data %.3g, backward-weights %.3g of S", B, C, OC,
+                      H, W, e, eb, ew);
         conv_winograd_free(c);
         free(x), free(w), free(dy), free(ax), free(aw), free(ady), free(bias), free(db);
-        free(y), free(ref), free(scale), free(dx), free(dref), free(dscale), free(dw);
+        free(y), free(ref), free(scale), free(dx), free(dref), free(dscale), free(dw), free(dwref), free(dwscale);
     }
-    printf("winograd F(4x4,5x5): worst |error| / sum |w||x|: forward %.3g, backward-data %.3g\n", worst_forward,
-           worst_backward);
+    printf("winograd F(4x4,5x5): worst |error| / sum |w||x|: forward %.3g, backward-data %.3g, "
+           "backward-weights %.3g\n", worst_forward, worst_backward, worst_weights);
     gsl_rng_free(r);
 }
 END_TEST
