@@ -397,12 +397,19 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
     const int lanes = wino_round(channels);
     memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    /* 16 channels at a time, so that each store fills a whole cache line of the copy while
+     * the loads walk 16 planes in order */
     for (int s = 0; s < ns; s++)
-        for (int ch = 0; ch < channels; ch++) {
-            const float *src = in + ((size_t)s * channels + ch) * hw;
-            float *dst = c->padded + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + ch;
+        for (int c0 = 0; c0 < channels; c0 += WINO_LANES) {
+            const int n = channels - c0 < WINO_LANES ? channels - c0 : WINO_LANES;
+            const float *src = in + ((size_t)s * channels + c0) * hw;
+            float *dst = c->padded + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + c0;
             for (int y = 0; y < c->H; y++)
-                for (int x = 0; x < c->W; x++) dst[((size_t)y * cols + x) * lanes] = src[(size_t)y * c->W + x];
+                for (int x = 0; x < c->W; x++) {
+                    float *to = dst + ((size_t)y * cols + x) * lanes;
+                    const float *from = src + (size_t)y * c->W + x;
+                    for (int l = 0; l < n; l++) to[l] = from[(size_t)l * hw];
+                }
         }
 }
 
