@@ -1,11 +1,14 @@
 /* conv_winograd.h — 5x5 convolutions (stride 1, padding 2) by Winograd's minimal filtering
  * F(4x4, 5x5) (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR
- * 2016): `[run] kernels = winograd` runs the CNN's second conv block on it, forward and
- * backward-data, the other passes (backward-weights, the one-channel first block) on oneDNN
+ * 2016): `[run] kernels = winograd` runs the CNN's second conv block on it, forward,
+ * backward-data and backward-weights, the one-channel first block on oneDNN
  * (conv_onednn.h). Each 4x4 output tile comes from an 8x8 input tile with 64 multiplies per
  * channel pair where the direct convolution does 400; over a batch those multiplies are 64
- * sgemms [Cout x Cin] x [Cin x tiles] (oneDNN's dnnl_sgemm), between an input transform
- * B^T d B, a filter transform G g G^T and an output transform A^T m A.
+ * sgemms [tiles x Cin] x [Cin x Cout] (oneDNN's dnnl_sgemm), between an input transform
+ * B^T d B, a filter transform G g G^T and an output transform A^T m A. Backward-data is the
+ * same algorithm with the kernels turned and the channels swapped; backward-weights runs
+ * the forward's map transposed: A dY A^T per tile, sgemms [Cin x tiles] x [tiles x Cout]
+ * summed over the batch, G^T dU G.
  *
  * The transforms are those of the points 0, 1, -1, 2, -2, 1/2, -1/2 and infinity, derived in
  * conv_winograd.c; G's entries (1/90, 2/45, 2/9...) are rounded, B^T's and A^T's are exact.
@@ -20,8 +23,9 @@
  *
  * A ConvWinograd is one shape with its buffers, per thread (it lives in a ModelWorkspace).
  * A batch runs in chunks of CONV_WINOGRAD_CHUNK samples so the transformed tiles stay in the
- * cache. Errors: creation returns HS_E_INPUT for a kernel other than 5x5 or without oneDNN,
- * HS_E_NOMEM. */
+ * cache (4 samples: 64 tiles of 14x14, whose transformed rows, 64 positions x 64 channels
+ * each, fit the 1 MB L2 with their products; bench/conv_forward). Errors: creation returns
+ * HS_E_INPUT for a kernel other than 5x5 or without oneDNN, HS_E_NOMEM. */
 #ifndef MODELS_CONV_WINOGRAD_H
 #define MODELS_CONV_WINOGRAD_H
 

@@ -911,7 +911,7 @@ static const SchemaKey schema_rows[] = {
      HELP("train mode's layer kernels: openblas (the reference: im2col + OpenBLAS sgemm), onednn (a CNN's conv "
           "blocks on oneDNN's direct convolutions, every linear layer on its sgemm; about 2x faster on AVX-512, equal "
           "to rounding, not bit for bit), winograd (onednn with a CNN's 5x5 conv blocks of 8+ input channels on "
-          "Winograd F(4x4, 5x5) forward and backward-data: fewer multiplies, a larger rounding error) or auto "
+          "Winograd F(4x4, 5x5), forward and backward: fewer multiplies, to rounding again) or auto "
           "(onednn for a CNN, else openblas)")},
 
     /* [data] */

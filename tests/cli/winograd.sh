@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # [run] kernels = winograd through the binary: a CNN with 5x5 kernels runs its second conv
-# block (8 input channels) on Winograd F(4x4, 5x5) forward and backward-data and the rest on
+# block (8 input channels) on Winograd F(4x4, 5x5), forward and backward, and the rest on
 # oneDNN. It is recorded in runs.config, which replays to the same rows; the rows do not
 # depend on the worker threads; train mode times like timing mode; its two rounds of
 # local SGD give onednn's losses to a relative 1e-4 (measured: 2.4e-8), in other bits;
