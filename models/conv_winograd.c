@@ -44,6 +44,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define WINO_X86 1
+#include <immintrin.h>
 #else
 #define WINO_X86 0
 #endif
@@ -392,6 +393,56 @@ static void wino_filters(const ConvWinograd *c, float *u, const float *w, int Co
 /* ns samples of in (ns, channels, H, W) into c->padded, channel-last (ns, rows, cols,
  * channels rounded up to 16), the image at (offset, offset), zeros around and past the
  * channels. */
+#if WINO_X86
+/* r[k] = column k of the 16 x 16 block whose rows were r[0..15]: 32-bit interleaves within
+ * the 128-bit lanes, then 4 x 4 blocks within them, then the lanes across registers. */
+__attribute__((target("avx512f"))) static inline void wino_transpose16(__m512 r[16])
+{
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    /* u[4i + m], 128-bit lane j, holds rows 4i..4i+3 of column 4j + m */
+    for (int m = 0; m < 4; m++) {
+        const __m512 x = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), y = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD);
+        const __m512 x2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88);
+        const __m512 y2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
+        r[m] = _mm512_shuffle_f32x4(x, x2, 0x88);
+        r[8 + m] = _mm512_shuffle_f32x4(x, x2, 0xDD);
+        r[4 + m] = _mm512_shuffle_f32x4(y, y2, 0x88);
+        r[12 + m] = _mm512_shuffle_f32x4(y, y2, 0xDD);
+    }
+}
+
+/* wino_channel_last's copy of 16 whole channels: 16 pixels at a time through registers. */
+__attribute__((target("avx512f"))) static void wino_channel_last_avx512(float *dst, const float *src, size_t hw,
+                                                                         int W, int cols, int lanes)
+{
+    size_t p = 0;
+    int y = 0, x = 0; /* pixel p's place, kept without divisions */
+    for (; p + 16 <= hw; p += 16) {
+        __m512 r[16];
+        for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(src + (size_t)l * hw + p);
+        wino_transpose16(r);
+        for (int k = 0; k < 16; k++) {
+            _mm512_storeu_ps(dst + ((size_t)y * cols + x) * lanes, r[k]);
+            if (++x == W) x = 0, y++;
+        }
+    }
+    for (; p < hw; p++) {
+        for (int l = 0; l < 16; l++) dst[((size_t)y * cols + x) * lanes + l] = src[(size_t)l * hw + p];
+        if (++x == W) x = 0, y++;
+    }
+}
+#endif
+
 static void wino_channel_last(ConvWinograd *c, const float *in, int channels, int ns, int rows, int cols, int offset)
 {
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
@@ -404,6 +455,12 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
             const int n = channels - c0 < WINO_LANES ? channels - c0 : WINO_LANES;
             const float *src = in + ((size_t)s * channels + c0) * hw;
             float *dst = c->padded + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + c0;
+#if WINO_X86
+            if (c->vector && n == WINO_LANES) {
+                wino_channel_last_avx512(dst, src, hw, c->W, cols, lanes);
+                continue;
+            }
+#endif
             for (int y = 0; y < c->H; y++)
                 for (int x = 0; x < c->W; x++) {
                     float *to = dst + ((size_t)y * cols + x) * lanes;
