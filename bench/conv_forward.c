@@ -155,9 +155,10 @@ static int conv_run(const Layer *l, const Config *c, const float *x, const float
     return 0;
 }
 
-/* hetsim's Winograd on n samples in batches of mb: forward (or backward-data, dout = x,
- * into y zeroed first), each repetition's seconds into seconds[]; the forward's bias is
- * added outside the clock, for the comparison. */
+/* hetsim's Winograd on n samples in batches of mb: forward (backward 0), backward-data
+ * (1: dout = x, into y zeroed first) or backward-weights (2: dout = x, the input y, into
+ * dw), each repetition's seconds into seconds[]; the forward's bias is added outside the
+ * clock, for the comparison. */
 static int wino_run(const Layer *l, int backward, const float *x, const float *w, const float *b, int n, int mb,
                     float *y, int reps, double *seconds)
 {
@@ -165,10 +166,13 @@ static int wino_run(const Layer *l, int backward, const float *x, const float *w
     if (conv_winograd_create(l->C, l->H, l->H, l->OC, 5, mb, &c) != 0) return -1;
     const size_t hw = (size_t)l->H * l->H, in_floats = (size_t)l->C * hw, out_floats = (size_t)l->OC * hw;
     for (int r = 0; r < reps; r++) {
-        if (backward) memset(y, 0, sizeof(float) * n * in_floats);
+        if (backward == 1) memset(y, 0, sizeof(float) * n * in_floats);
+        float dw[64 * 32 * 25];
         double start = thread_seconds();
         for (int s = 0; s + mb <= n; s += mb) {
-            if (backward)
+            if (backward == 2)
+                conv_winograd_backward_weights(c, dw, x + (size_t)s * out_floats, y + (size_t)s * in_floats, mb);
+            else if (backward)
                 conv_winograd_backward_data(c, y + (size_t)s * in_floats, x + (size_t)s * out_floats, w, mb);
             else
                 conv_winograd_forward(c, y + (size_t)s * out_floats, x + (size_t)s * in_floats, w, mb);
@@ -246,7 +250,7 @@ int main(int argc, char **argv)
             printf("    %-20s batch %3d: %7.1f ms  %-22s %s\n", configs[c].name, configs[c].mb,
                    1000.0 * seconds[reps / 2] * 1000.0 / n, impl, same ? "same bits" : "other bits");
         }
-        for (int mb = CONV_WINOGRAD_CHUNK; mb <= 64; mb *= 8) {
+        for (int mb = 8; mb <= 64; mb *= 8) { /* as oneDNN's training batches above */
             double seconds[CONV_REPS_MAX];
             if (wino_run(l, 0, x, w, b, n, mb, y, reps, seconds) != 0) continue;
             qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
@@ -257,10 +261,18 @@ int main(int argc, char **argv)
         float *dout = malloc(sizeof(float) * ny), *din = malloc(sizeof(float) * nx);
         for (size_t i = 0; i < ny; i++) dout[i] = (float)(seed = seed * 1103515245u + 12345u) / 4294967296.0f - 0.5f;
         double seconds[CONV_REPS_MAX];
-        if (wino_run(l, 1, dout, w, b, n, CONV_WINOGRAD_CHUNK, din, reps, seconds) == 0) {
+        if (wino_run(l, 1, dout, w, b, n, 64, din, reps, seconds) == 0) {
             qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
-            printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", CONV_WINOGRAD_CHUNK,
+            printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", 64,
                    1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (backward-data)");
+        }
+        if ((size_t)l->OC * l->C <= 64 * 32) {
+            memcpy(din, x, sizeof(float) * nx);
+            if (wino_run(l, 2, dout, w, b, n, 64, din, reps, seconds) == 0) {
+                qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+                printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", 64,
+                       1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (backward-weights)");
+            }
         }
         free(dout), free(din);
         free(x), free(w), free(b), free(ref), free(y);
