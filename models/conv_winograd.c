@@ -58,8 +58,8 @@ enum {
     WINO_PAD = 2,         /* padding of the 5x5 convolution */
     /* Floats between consecutive xi planes of u, v and m beyond their size: a transform
      * touches all 64 planes at once, and planes a power of two apart (32 x 128 floats)
-     * would all fall in one set of the L1 cache and evict each other (that made the output
-     * transform 3x slower); one cache line more spreads them. */
+     * would all fall in one set of the L1 cache and evict each other; one cache line more
+     * spreads them. */
     WINO_SKEW = 16
 };
 

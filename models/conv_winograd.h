@@ -23,8 +23,8 @@
  *
  * A ConvWinograd is one shape with its buffers, per thread (it lives in a ModelWorkspace).
  * A batch runs in chunks of CONV_WINOGRAD_CHUNK samples so the transformed tiles stay in the
- * cache (4 samples: 64 tiles of 14x14, whose transformed rows, 64 positions x 64 channels
- * each, fit the 1 MB L2 with their products; bench/conv_forward). Errors: creation returns
+ * cache (4 samples: 64 tiles of 14x14, whose transformed rows and products take 0.5 and
+ * 1 MB; 2, 8 and 16 samples were slower, docs/results/performance.md). Errors: creation returns
  * HS_E_INPUT for a kernel other than 5x5 or without oneDNN, HS_E_NOMEM. */
 #ifndef MODELS_CONV_WINOGRAD_H
 #define MODELS_CONV_WINOGRAD_H
