@@ -7,10 +7,16 @@
  * samples; the figure is the thread CPU time per 1,000 samples (median of REPS), with the
  * implementation oneDNN chose and whether its output (reordered to NCHW) is bitwise the
  * reference's: a configuration with other bits would change the evaluation's rows, so it
- * could only be an opt-in kernel choice. Prints figures, asserts nothing.
+ * could only be an opt-in kernel choice. Then hetsim's own Winograd F(4x4, 5x5)
+ * (models/conv_winograd.c, `[run] kernels = winograd`), forward and backward-data, with its
+ * largest difference from the reference relative to the reference's largest value.
+ * Prints figures, asserts nothing.
  *
  * Usage: bench/conv_forward [REPS] [N]   (defaults 3 and 2048) */
 #include "models/conv_onednn.h"
+#include "models/conv_winograd.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +155,48 @@ static int conv_run(const Layer *l, const Config *c, const float *x, const float
     return 0;
 }
 
+/* hetsim's Winograd on n samples in batches of mb: forward (backward 0), backward-data
+ * (1: dout = x, into y zeroed first) or backward-weights (2: dout = x, the input y, into
+ * dw), each repetition's seconds into seconds[]; the forward's bias is added outside the
+ * clock, for the comparison. */
+static int wino_run(const Layer *l, int backward, const float *x, const float *w, const float *b, int n, int mb,
+                    float *y, int reps, double *seconds)
+{
+    ConvWinograd *c = NULL;
+    if (conv_winograd_create(l->C, l->H, l->H, l->OC, 5, mb, &c) != 0) return -1;
+    const size_t hw = (size_t)l->H * l->H, in_floats = (size_t)l->C * hw, out_floats = (size_t)l->OC * hw;
+    for (int r = 0; r < reps; r++) {
+        if (backward == 1) memset(y, 0, sizeof(float) * n * in_floats);
+        float dw[64 * 32 * 25];
+        double start = thread_seconds();
+        for (int s = 0; s + mb <= n; s += mb) {
+            if (backward == 2)
+                conv_winograd_backward_weights(c, dw, x + (size_t)s * out_floats, y + (size_t)s * in_floats, mb);
+            else if (backward)
+                conv_winograd_backward_data(c, y + (size_t)s * in_floats, x + (size_t)s * out_floats, w, mb);
+            else
+                conv_winograd_forward(c, y + (size_t)s * out_floats, x + (size_t)s * in_floats, w, mb);
+        }
+        seconds[r] = thread_seconds() - start;
+    }
+    if (!backward)
+        for (size_t i = 0; i < (size_t)n * l->OC; i++)
+            for (size_t p = 0; p < hw; p++) y[i * hw + p] += b[i % l->OC];
+    conv_winograd_free(c);
+    return 0;
+}
+
+static double max_difference(const float *a, const float *ref, size_t n)
+{
+    double worst = 0, top = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - ref[i]);
+        if (!(d <= worst)) worst = d;
+        if (fabs(ref[i]) > top) top = fabs(ref[i]);
+    }
+    return top > 0 ? worst / top : worst;
+}
+
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 3, n = argc > 2 ? atoi(argv[2]) : 2048;
@@ -202,6 +250,31 @@ int main(int argc, char **argv)
             printf("    %-20s batch %3d: %7.1f ms  %-22s %s\n", configs[c].name, configs[c].mb,
                    1000.0 * seconds[reps / 2] * 1000.0 / n, impl, same ? "same bits" : "other bits");
         }
+        for (int mb = 8; mb <= 64; mb *= 8) { /* as oneDNN's training batches above */
+            double seconds[CONV_REPS_MAX];
+            if (wino_run(l, 0, x, w, b, n, mb, y, reps, seconds) != 0) continue;
+            qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+            printf("    %-20s batch %3d: %7.1f ms  %-22s max |diff| %.2g of max |ref|\n", "hetsim F(4x4,5x5)", mb,
+                   1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (forward)", max_difference(y, ref, ny));
+        }
+        /* backward-data: dout = the first n outputs' worth of x-like data */
+        float *dout = malloc(sizeof(float) * ny), *din = malloc(sizeof(float) * nx);
+        for (size_t i = 0; i < ny; i++) dout[i] = (float)(seed = seed * 1103515245u + 12345u) / 4294967296.0f - 0.5f;
+        double seconds[CONV_REPS_MAX];
+        if (wino_run(l, 1, dout, w, b, n, 64, din, reps, seconds) == 0) {
+            qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+            printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", 64,
+                   1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (backward-data)");
+        }
+        if ((size_t)l->OC * l->C <= 64 * 32) {
+            memcpy(din, x, sizeof(float) * nx);
+            if (wino_run(l, 2, dout, w, b, n, 64, din, reps, seconds) == 0) {
+                qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+                printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", 64,
+                       1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (backward-weights)");
+            }
+        }
+        free(dout), free(din);
         free(x), free(w), free(b), free(ref), free(y);
     }
     dnnl_stream_destroy(stream);

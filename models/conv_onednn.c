@@ -459,7 +459,7 @@ int conv_onednn_create_plain(int C, int H, int W, int OC, int K, int S, int max_
 /* ---------------------------------------------------------------- the CNN block's pooling
  *
  * The forward's ReLU and 2x2 max-pool read the blocked conv output (bias already added by
- * oneDNN) and write the pooled values in NCHW, with kernels.c's conv_pool_sample's
+ * oneDNN) and write the pooled values in NCHW, with kernels.c's conv2d_relu_pool_sample's
  * expressions and comparisons, so the same conv values give the same pooled values. The
  * argmax stays private to this file (only the backward here reads it, and model.c
  * addresses it by sample only): per sample, channel blocks of the layout's block size
@@ -475,7 +475,7 @@ int conv_onednn_create_plain(int C, int H, int W, int OC, int K, int S, int max_
  * AVX-512 one for nChw16c, taken when the processor has AVX-512F; the two give the same
  * bits (tests/check_models.c compares them). */
 
-/* first maximum of a window after the ReLU, with conv_pool_sample's comparisons; position
+/* first maximum of a window after the ReLU, with conv2d_relu_pool_sample's comparisons; position
  * 4 when the maximum is 0 (no gradient passes) */
 static inline float conv_window(float a, float bb, float c, float d, int *position)
 {
@@ -513,7 +513,7 @@ static void conv_pool_generic(const float *y, ConvLayout l, float *out, int *arg
 
 /* The gradient of the conv output of n samples in the blocked layout, from the pooled
  * gradient: each window's value at its argmax, zero everywhere else (dropped odd rows
- * and columns, and padded channels, included): kernels.c's conv_unpool_sample. */
+ * and columns, and padded channels, included): kernels.c's conv2d_relu_unpool_sample. */
 static void conv_unpool_generic(float *y, size_t bytes, ConvLayout l, const float *dout, const int *argmax, int n,
                                 int OC, int H, int W)
 {

@@ -347,7 +347,7 @@ void conv2d_backward(float *din, float *dw, float *db, const float *dout, const 
  * time with a branch per select (on rows of 7 windows that remainder took most of the
  * pooling's time), so a row ends instead with its last four windows again, the same
  * values written twice. */
-static void conv_pool_sample(float *out, int *argmax, const float *plane, const float *b, int OC, int H, int W)
+void conv2d_relu_pool_sample(float *out, int *argmax, const float *plane, const float *b, int OC, int H, int W)
 {
     const int oh = H / 2, ow = W / 2, body = ow > 4 ? ow & ~3 : ow;
     for (int o = 0; o < OC; o++) {
@@ -378,7 +378,7 @@ static void conv_pool_sample(float *out, int *argmax, const float *plane, const 
  * window is zeroed, then one store goes to an address computed from the argmax, of the
  * value's bits masked by the ReLU's outcome (all-zero bits are +0.0f): no branch on the
  * data, which GCC would otherwise emit for the float select. */
-static void conv_unpool_sample(float *plane, const float *dout, const float *out, const int *argmax, int OC,
+void conv2d_relu_unpool_sample(float *plane, const float *dout, const float *out, const int *argmax, int OC,
                                int H, int W)
 {
     const int oh = H / 2, ow = W / 2;
@@ -409,7 +409,7 @@ void conv2d_relu_pool_forward(float *out, int *argmax, const float *in, const fl
     const size_t hw = (size_t)H * W, pooled = (size_t)OC * (H / 2) * (W / 2);
     for (int n = 0; n < B; n++) {
         conv_forward_sample(plane, in + (size_t)n * C * hw, w, col, C, H, W, OC, K);
-        conv_pool_sample(out + (size_t)n * pooled, argmax + (size_t)n * pooled, plane, b, OC, H, W);
+        conv2d_relu_pool_sample(out + (size_t)n * pooled, argmax + (size_t)n * pooled, plane, b, OC, H, W);
     }
 }
 
@@ -420,7 +420,7 @@ void conv2d_relu_pool_backward(float *din, float *dw, float *db, const float *do
     const size_t hw = (size_t)H * W, pooled = (size_t)OC * (H / 2) * (W / 2);
     for (int n = 0; n < B; n++) {
         const size_t at = (size_t)n * pooled;
-        conv_unpool_sample(plane, dout + at, out + at, argmax + at, OC, H, W);
+        conv2d_relu_unpool_sample(plane, dout + at, out + at, argmax + at, OC, H, W);
         conv_backward_sample(din ? din + (size_t)n * C * hw : NULL, dw, db, plane, in + (size_t)n * C * hw, w, col,
                              C, H, W, OC, K);
     }

@@ -146,6 +146,15 @@ void conv2d_relu_pool_backward(float *din,                 /* (B, C, H, W), may 
                                float *col, float *plane,   /* workspaces as for the forward */
                                int B, int C, int H, int W, int OC, int K);
 
+/* The two halves of the block above for one sample, for other convolutions to share:
+ * the pool writes out (OC, H/2, W/2) and argmax from a conv output plane (OC, H, W) without
+ * its bias b (added here, b may be NULL); the unpool WRITES plane, the gradient at the
+ * ReLU's input, from dout and the pooled out and argmax (every element, dropped odd rows
+ * and columns as 0). conv_winograd.c's block runs on them. */
+void conv2d_relu_pool_sample(float *out, int *argmax, const float *plane, const float *b, int OC, int H, int W);
+void conv2d_relu_unpool_sample(float *plane, const float *dout, const float *out, const int *argmax, int OC,
+                               int H, int W);
+
 /* 2x2 max-pool, stride 2; odd trailing rows/columns are dropped (H/2, W/2 floor). */
 void maxpool2_forward(float *out,      /* (B, C, H/2, W/2) */
                       const float *in, /* (B, C, H, W) */

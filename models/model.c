@@ -6,6 +6,7 @@
 #include "models/model.h"
 
 #include "models/conv_onednn.h"
+#include "models/conv_winograd.h"
 #include "models/kernels.h"
 #include "models/resnet.h"
 #include "base/hs_error.h"
@@ -53,6 +54,7 @@ struct ModelWorkspace {
     ResnetBuffers rbuf;
     float *rmemory;
     ConvOnednn *conv[2];           /* CNN on oneDNN: the two conv blocks; NULL on OpenBLAS */
+    ConvWinograd *wino[2];         /* CNN on winograd: the 5x5 blocks of 8+ channels (conv[b] NULL) */
     KernelsSgemm *gemm;            /* the linear layers' sgemm: oneDNN's with the oneDNN kernels, else
                                     * OpenBLAS's (always for an MLP) */
 };
@@ -329,7 +331,7 @@ ModelKernels model_kernels_resolve(const ModelSpec *spec)
 
 int model_kernels_available(ModelKernels kernels)
 {
-    return kernels != MODEL_KERNELS_ONEDNN || conv_onednn_available();
+    return (kernels != MODEL_KERNELS_ONEDNN && kernels != MODEL_KERNELS_WINOGRAD) || conv_onednn_available();
 }
 
 int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
@@ -382,10 +384,16 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
         model_workspace_free(ws);
         return HS_E_INPUT;
     }
-    if (kernels == MODEL_KERNELS_ONEDNN && spec->arch == MODEL_ARCH_CNN)
+    const int on_onednn = kernels == MODEL_KERNELS_ONEDNN || kernels == MODEL_KERNELS_WINOGRAD;
+    if (on_onednn && spec->arch == MODEL_ARCH_CNN)
         for (int b = 0; b < 2; b++) {
-            int status = conv_onednn_create_block(shape.in[b], shape.height[b], shape.width[b], shape.out[b],
-                                                  spec->kernel, spec->batch, &ws->conv[b]);
+            /* winograd: the 5x5 blocks with channels enough for its sgemms; oneDNN the rest */
+            const int wino = kernels == MODEL_KERNELS_WINOGRAD && spec->kernel == 5 &&
+                             shape.in[b] >= CONV_WINOGRAD_MIN_CHANNELS;
+            int status = wino ? conv_winograd_create(shape.in[b], shape.height[b], shape.width[b], shape.out[b],
+                                                     spec->kernel, spec->batch, &ws->wino[b])
+                              : conv_onednn_create_block(shape.in[b], shape.height[b], shape.width[b],
+                                                         shape.out[b], spec->kernel, spec->batch, &ws->conv[b]);
             if (status != HS_OK) {
                 model_workspace_free(ws);
                 return status;
@@ -393,11 +401,11 @@ int model_workspace_create(const ModelSpec *spec, ModelWorkspace **out)
         }
     /* the first block hands its pooled output to the second in the second's layout (a
      * shortcut: HS_E_INPUT means the layouts do not allow it, and nothing changes) */
-    if (ws->conv[1] && conv_onednn_link(ws->conv[0], ws->conv[1], spec->batch) == HS_E_NOMEM) {
+    if (ws->conv[0] && ws->conv[1] && conv_onednn_link(ws->conv[0], ws->conv[1], spec->batch) == HS_E_NOMEM) {
         model_workspace_free(ws);
         return HS_E_NOMEM;
     }
-    ws->gemm = kernels == MODEL_KERNELS_ONEDNN ? conv_onednn_sgemm : kernels_sgemm_openblas;
+    ws->gemm = on_onednn ? conv_onednn_sgemm : kernels_sgemm_openblas;
     if (resnet) ws->rbuf.gemm = ws->gemm;
     ws->spec = *spec;
     ws->batch = ws->capacity = spec->batch;
@@ -442,6 +450,8 @@ void model_workspace_free(ModelWorkspace *ws)
     free(ws->rmemory);
     conv_onednn_free(ws->conv[0]);
     conv_onednn_free(ws->conv[1]);
+    conv_winograd_free(ws->wino[0]);
+    conv_winograd_free(ws->wino[1]);
     free(ws);
 }
 
@@ -485,6 +495,10 @@ static void block_forward(const Model *m, const float *P, ModelWorkspace *ws, in
             conv_onednn_relu_pool_forward(ws->conv[b], ws->act[b], infer ? NULL : ws->argmax[b], in, w, bias, B);
             return;
         }
+        if (ws->wino[b]) {
+            conv_winograd_relu_pool_forward(ws->wino[b], ws->act[b], infer ? NULL : ws->argmax[b], in, w, bias, B);
+            return;
+        }
         conv2d_relu_pool_forward(ws->act[b], ws->argmax[b], in, w, bias, ws->col, ws->plane, B, C, H, W, OC, K);
         return;
     }
@@ -514,6 +528,11 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
         const size_t nw = (size_t)OC * C * K * K;
         if (ws->conv[b]) {
             conv_onednn_relu_pool_backward(ws->conv[b], din, dw, dw + nw, ws->dact[b], ws->argmax[b], in, w, B);
+            return;
+        }
+        if (ws->wino[b]) {
+            conv_winograd_relu_pool_backward(ws->wino[b], din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b],
+                                             in, w, B);
             return;
         }
         conv2d_relu_pool_backward(din, dw, dw + nw, ws->dact[b], ws->act[b], ws->argmax[b], in, w, ws->col, ws->plane,

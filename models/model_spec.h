@@ -16,8 +16,10 @@ typedef enum { MODEL_ARCH_MLP = 0, MODEL_ARCH_CNN = 1, MODEL_ARCH_RESNET = 2 } M
  * vector width, and every linear layer on oneDNN's sgemm; auto is onednn for a CNN when
  * hetsim is built with oneDNN, else openblas (model_kernels_resolve): an MLP and a ResNet
  * (whose convolutions are not on oneDNN yet) stay on the reference unless onednn is
- * asked for. The two paths agree to rounding, not bit for bit. */
-typedef enum { MODEL_KERNELS_AUTO = 0, MODEL_KERNELS_OPENBLAS, MODEL_KERNELS_ONEDNN } ModelKernels;
+ * asked for. The two paths agree to rounding, not bit for bit. winograd (opt-in) is onednn
+ * with the CNN's 5x5 blocks of 8 or more input channels on Winograd F(4x4, 5x5), forward
+ * and backward (conv_winograd.c): fewer multiplies, a larger rounding error. */
+typedef enum { MODEL_KERNELS_AUTO = 0, MODEL_KERNELS_OPENBLAS, MODEL_KERNELS_ONEDNN, MODEL_KERNELS_WINOGRAD } ModelKernels;
 
 typedef struct ModelSpec {
     ModelArch arch;

@@ -170,7 +170,8 @@ static void byzantine_rank_limits(const Scenario *sc, double *min, double *max) 
 
 /* ---- [run] kernels ---- */
 
-/* onednn on a build without oneDNN (DNNL=0) is refused at the key, before anything runs. */
+/* onednn or winograd on a build without oneDNN (DNNL=0) is refused at the key, before
+ * anything runs. */
 static int run_kernels_check(Resolver *r, const char *section, const SchemaKey *k, IniEntry *e, SchemaValue *v,
                              void *target)
 {
@@ -192,7 +193,8 @@ static int run_record_written(const Scenario *sc, const void *t)
 static int run_kernels_written(const Scenario *sc, const void *t)
 {
     (void)t;
-    return sc->mode == RUN_MODE_TRAIN && sc->model.kernels == MODEL_KERNELS_ONEDNN;
+    return sc->mode == RUN_MODE_TRAIN &&
+           (sc->model.kernels == MODEL_KERNELS_ONEDNN || sc->model.kernels == MODEL_KERNELS_WINOGRAD);
 }
 
 /* ---- [data] domains and test_domains ---- */
@@ -904,11 +906,13 @@ static const SchemaKey schema_rows[] = {
     {KEY(RUN, "threads", INT), RANGE(1, 1024), DEF("0"), AT(threads), .when = never,
      .doc_default = "the online cores (sweep: cores / jobs, at least 1; 1 per MPI rank)",
      HELP("train mode's worker threads; results do not depend on it, so runs.config leaves it out")},
-    {KEY(RUN, "kernels", CHOICE), .choices = "auto|openblas|onednn", DEF("openblas"), AT(model.kernels),
+    {KEY(RUN, "kernels", CHOICE), .choices = "auto|openblas|onednn|winograd", DEF("openblas"), AT(model.kernels),
      .check = run_kernels_check, .written = run_kernels_written,
      HELP("train mode's layer kernels: openblas (the reference: im2col + OpenBLAS sgemm), onednn (a CNN's conv "
           "blocks on oneDNN's direct convolutions, every linear layer on its sgemm; about 2x faster on AVX-512, equal "
-          "to rounding, not bit for bit) or auto (onednn for a CNN, else openblas)")},
+          "to rounding, not bit for bit), winograd (onednn with a CNN's 5x5 conv blocks of 8+ input channels on "
+          "Winograd F(4x4, 5x5), forward and backward: fewer multiplies, to rounding again) or auto "
+          "(onednn for a CNN, else openblas)")},
 
     /* [data] */
     /* the choices in DatasetKind's order (models/model_spec.h) */

@@ -1,0 +1,632 @@
+/* conv_winograd.c — F(4x4, 5x5) Winograd convolution (see conv_winograd.h).
+ *
+ * The transforms. For a 1-d correlation y_k = sum_j g_j d_{k+j} (k < m = 4 outputs, r = 5
+ * taps, n = m + r - 1 = 8 inputs), take n - 1 finite points a_i and infinity, and let V be
+ * the n x n matrix V[s][i] = a_i^s (column of infinity: 1 in row n - 1 only). With
+ * A^T[k][i] = a_i^k and G[i][j] = a_i^j (infinity: the unit vectors of the highest power),
+ * sum_i A^T[k][i] G[i][j] X[i][l] = sum_i V[k+j][i] X[i][l], so X = B^T = V^-1 makes
+ * y = A^T ((G g) . (B^T d)) exact (Lavin & Gray 2016, section 4, the Toom-Cook form).
+ * Row i of B^T may be scaled by any f_i if row i of G is divided by it; f_i = prod_{j != i}
+ * (a_i - a_j) leaves B^T with dyadic entries, exact in float (21/4, 17/4, 5/2...), and puts
+ * the fractions in G (1/90, 2/45, 2/9), which is transformed once per batch. With the
+ * points 0, 1, -1, 2, -2, 1/2, -1/2 (the set the paper's F(6x6, 3x3)-sized transforms use)
+ * B^T is, with row 0 and G's row 0 negated for positive signs:
+ *
+ *   1   0  -21/4   0     21/4   0     -1  0      G:  1     0      0     0      0
+ *   0   1   1     -17/4 -17/4   1      1  0         -2/9  -2/9   -2/9  -2/9   -2/9
+ *   0  -1   1      17/4 -17/4  -1      1  0         -2/9   2/9   -2/9   2/9   -2/9
+ *   0   1/2 1/4   -5/2  -5/4    2      1  0          1/90  1/45   2/45  4/45   8/45
+ *   0  -1/2 1/4    5/2  -5/4   -2      1  0          1/90 -1/45   2/45 -4/45   8/45
+ *   0   2   4     -5/2  -5      1/2    1  0         32/45 16/45   8/45  4/45   2/45
+ *   0  -2   4      5/2  -5     -1/2    1  0         32/45 -16/45  8/45 -4/45   2/45
+ *   0  -1   0      21/4  0    -21/4    0  1          0     0      0     0      1
+ *
+ * and A^T's columns are (1, a, a^2, a^3) per point, (0, 0, 0, 1) for infinity. The 1-d
+ * transforms below are these matrices with their even/odd symmetry (the points come in
+ * pairs +-a) written out: 26 operations for B^T d instead of 120. In 2-d each is applied
+ * to the columns, then to the rows: V = B^T d B, U = G g G^T, Y = A^T M A.
+ *
+ * Layouts. Tiles are numbered over a chunk's samples (sample, tile row, tile column) and
+ * handled 16 at a time, one per vector lane: a group's 8x8 patches are gathered into
+ * patch[y][x][lane], transformed, and the 64 values of each lane scattered to
+ * V[xi][channel][tile]. The sgemm for each of the 64 positions xi is then
+ * M[xi] (Cout x tiles) = U[xi] (Cout x Cin) V[xi] (Cin x tiles), and the output transform
+ * reads M[xi][oc][16 tiles] back into lanes. The input is first copied into a zero-padded
+ * plane per channel, so that gathering needs no bounds checks. */
+#include "models/conv_winograd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hs_error.h"
+#include "models/conv_onednn.h"
+#include "models/kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define WINO_X86 1
+#include <immintrin.h>
+#else
+#define WINO_X86 0
+#endif
+
+enum {
+    WINO_M = 4,           /* output tile side */
+    WINO_R = 5,           /* kernel side */
+    WINO_N = 8,           /* input tile side, WINO_M + WINO_R - 1 */
+    WINO_XI = 64,         /* positions of a transformed tile, WINO_N^2 */
+    WINO_LANES = 16,      /* tiles transformed together */
+    WINO_PAD = 2,         /* padding of the 5x5 convolution */
+    /* Floats between consecutive xi planes of u, v and m beyond their size: a transform
+     * touches all 64 planes at once, and planes a power of two apart (32 x 128 floats)
+     * would all fall in one set of the L1 cache and evict each other; one cache line more
+     * spreads them. */
+    WINO_SKEW = 16
+};
+
+struct ConvWinograd {
+    int C, H, W, OC, max_batch;
+    int tiles_h, tiles_w;  /* output tiles per sample: ceil(H/4), ceil(W/4) */
+    int pad_h, pad_w;      /* the padded input plane: 4 * tiles + 4 */
+    int vector;            /* AVX-512 transforms */
+    /* channel counts below are rounded up to 16 (wino_round), xi planes skewed */
+    float *u_forward;      /* (64, C, OC) transformed filters of the forward */
+    float *u_backward;     /* (64, OC, C) of the backward-data (rotated, channels swapped) */
+    float *du;             /* (64, C, OC) the weights' gradient at the 64 positions */
+    float *v;              /* (chunk tiles, 64, Cin) transformed input tiles, Cin = C or OC */
+    float *m;              /* (chunk tiles, 64, Cout) products */
+    float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
+    float *plane;          /* (max_batch, OC, H, W): the block's conv output, then its gradient */
+    int *positions;        /* (OC, H/2, W/2): an inference pass's pooling positions, discarded */
+};
+
+/* Channels rounded up to whole vectors. */
+static inline int wino_round(int channels) { return (channels + WINO_LANES - 1) / WINO_LANES * WINO_LANES; }
+
+/* ---------------------------------------------------------------- 1-d transforms */
+
+/* Each element is a vector of WINO_LANES floats; element k of in is at in + k * is. */
+
+static inline __attribute__((always_inline)) void wino_input_1d(float *restrict out, size_t os,
+                                                                  const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float d0 = in[l], d1 = in[is + l], d2 = in[2 * is + l], d3 = in[3 * is + l];
+        const float d4 = in[4 * is + l], d5 = in[5 * is + l], d6 = in[6 * is + l], d7 = in[7 * is + l];
+        out[l] = (d0 - d6) + 5.25f * (d4 - d2);
+        const float a1 = (d1 + d5) - 4.25f * d3, a2 = (d2 + d6) - 4.25f * d4;
+        out[os + l] = a2 + a1;
+        out[2 * os + l] = a2 - a1;
+        const float b1 = (0.5f * d1 - 2.5f * d3) + 2.0f * d5, b2 = (0.25f * d2 - 1.25f * d4) + d6;
+        out[3 * os + l] = b2 + b1;
+        out[4 * os + l] = b2 - b1;
+        const float c1 = (2.0f * d1 - 2.5f * d3) + 0.5f * d5, c2 = (4.0f * d2 - 5.0f * d4) + d6;
+        out[5 * os + l] = c2 + c1;
+        out[6 * os + l] = c2 - c1;
+        out[7 * os + l] = (d7 - d1) + 5.25f * (d3 - d5);
+    }
+}
+
+static inline __attribute__((always_inline)) void wino_filter_1d(float *restrict out, size_t os,
+                                                                   const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float g0 = in[l], g1 = in[is + l], g2 = in[2 * is + l], g3 = in[3 * is + l], g4 = in[4 * is + l];
+        out[l] = g0;
+        const float e1 = g0 + g2 + g4, o1 = g1 + g3;
+        out[os + l] = (e1 + o1) * (-2.0f / 9.0f);
+        out[2 * os + l] = (e1 - o1) * (-2.0f / 9.0f);
+        const float e3 = g0 + 4.0f * g2 + 16.0f * g4, o3 = 2.0f * g1 + 8.0f * g3;
+        out[3 * os + l] = (e3 + o3) * (1.0f / 90.0f);
+        out[4 * os + l] = (e3 - o3) * (1.0f / 90.0f);
+        const float e5 = 16.0f * g0 + 4.0f * g2 + g4, o5 = 8.0f * g1 + 2.0f * g3;
+        out[5 * os + l] = (e5 + o5) * (2.0f / 45.0f);
+        out[6 * os + l] = (e5 - o5) * (2.0f / 45.0f);
+        out[7 * os + l] = g4;
+    }
+}
+
+static inline __attribute__((always_inline)) void wino_output_1d(float *restrict out, size_t os,
+                                                                   const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float m0 = in[l], m7 = in[7 * is + l];
+        const float s1 = in[is + l] + in[2 * is + l], t1 = in[is + l] - in[2 * is + l];
+        const float s2 = in[3 * is + l] + in[4 * is + l], t2 = in[3 * is + l] - in[4 * is + l];
+        const float s3 = in[5 * is + l] + in[6 * is + l], t3 = in[5 * is + l] - in[6 * is + l];
+        out[l] = ((m0 + s1) + s2) + s3;
+        out[os + l] = (t1 + 2.0f * t2) + 0.5f * t3;
+        out[2 * os + l] = (s1 + 4.0f * s2) + 0.25f * s3;
+        out[3 * os + l] = ((t1 + 8.0f * t2) + 0.125f * t3) + m7;
+    }
+}
+
+/* The transposes for the weights' gradient: A (8 x 4) takes an output tile's gradient to
+ * the 64 positions, G^T (5 x 8) takes the positions back to a kernel. */
+static inline __attribute__((always_inline)) void wino_gradient_1d(float *restrict out, size_t os,
+                                                                     const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float d0 = in[l], d1 = in[is + l], d2 = in[2 * is + l], d3 = in[3 * is + l];
+        out[l] = d0;
+        const float e1 = d0 + d2, o1 = d1 + d3;
+        out[os + l] = e1 + o1;
+        out[2 * os + l] = e1 - o1;
+        const float e2 = d0 + 4.0f * d2, o2 = 2.0f * d1 + 8.0f * d3;
+        out[3 * os + l] = e2 + o2;
+        out[4 * os + l] = e2 - o2;
+        const float e3 = d0 + 0.25f * d2, o3 = 0.5f * d1 + 0.125f * d3;
+        out[5 * os + l] = e3 + o3;
+        out[6 * os + l] = e3 - o3;
+        out[7 * os + l] = d3;
+    }
+}
+
+static inline __attribute__((always_inline)) void wino_kernel_1d(float *restrict out, size_t os,
+                                                                   const float *restrict in, size_t is)
+{
+    for (int l = 0; l < WINO_LANES; l++) {
+        const float x0 = in[l], x1 = in[is + l], x2 = in[2 * is + l], x3 = in[3 * is + l];
+        const float x4 = in[4 * is + l], x5 = in[5 * is + l], x6 = in[6 * is + l], x7 = in[7 * is + l];
+        const float a1 = (x1 + x2) * (-2.0f / 9.0f), b1 = (x1 - x2) * (-2.0f / 9.0f);
+        const float a3 = (x3 + x4) * (1.0f / 90.0f), b3 = (x3 - x4) * (1.0f / 90.0f);
+        const float a5 = (x5 + x6) * (2.0f / 45.0f), b5 = (x5 - x6) * (2.0f / 45.0f);
+        out[l] = ((x0 + a1) + a3) + 16.0f * a5;
+        out[os + l] = (b1 + 2.0f * b3) + 8.0f * b5;
+        out[2 * os + l] = (a1 + 4.0f * a3) + 4.0f * a5;
+        out[3 * os + l] = (b1 + 8.0f * b3) + 2.0f * b5;
+        out[4 * os + l] = ((a1 + 16.0f * a3) + a5) + x7;
+    }
+}
+
+/* ---------------------------------------------------------------- 2-d passes */
+
+/* Filters: u[xi][i][o] for i < Cin, o < Cout rounded up to 16 (zeros past the channels);
+ * the 5x5 kernel of (o, i) is w[o][i] (forward) or w[i][o] turned by 180 degrees (rotated:
+ * the backward-data pass, whose w is (Cin, Cout, 5, 5)). */
+static inline __attribute__((always_inline)) void wino_filters_body(float *u, size_t ustride, const float *w,
+                                                                      int Cout, int Cin, int rotated)
+{
+    float g[WINO_R * WINO_R * WINO_LANES], t[WINO_N * WINO_R * WINO_LANES], x[WINO_XI * WINO_LANES];
+    const size_t kk = WINO_R * WINO_R;
+    const int cout_lanes = wino_round(Cout);
+    for (int i = 0; i < wino_round(Cin); i++)
+        for (int o0 = 0; o0 < cout_lanes; o0 += WINO_LANES) {
+            memset(g, 0, sizeof g);
+            for (int l = 0; l < WINO_LANES && i < Cin && o0 + l < Cout; l++) {
+                const int o = o0 + l;
+                const float *src = rotated ? w + ((size_t)i * Cout + o) * kk : w + ((size_t)o * Cin + i) * kk;
+                for (size_t k = 0; k < kk; k++) g[(rotated ? kk - 1 - k : k) * WINO_LANES + l] = src[k];
+            }
+            for (int kx = 0; kx < WINO_R; kx++)
+                wino_filter_1d(t + kx * WINO_LANES, WINO_R * WINO_LANES, g + kx * WINO_LANES, WINO_R * WINO_LANES);
+            for (int a = 0; a < WINO_N; a++)
+                wino_filter_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_R * WINO_LANES, WINO_LANES);
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(u + xi * ustride + (size_t)i * cout_lanes + o0, x + xi * WINO_LANES,
+                       sizeof(float) * WINO_LANES);
+        }
+}
+
+/* Input tiles of one chunk (ns samples) from the channel-last padded copy c->padded
+ * (ns, pad_h, pad_w, cin_lanes) into v[xi][tile][channel]: 16 channels a vector. */
+static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWinograd *c, int cin_lanes, int ns)
+{
+    float p[WINO_XI * WINO_LANES], t[WINO_XI * WINO_LANES], x[WINO_XI * WINO_LANES];
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per;
+    const size_t row = (size_t)c->pad_w * cin_lanes, stride = WINO_XI * (size_t)cin_lanes + WINO_SKEW;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+        const float *corner = c->padded + ((size_t)s * c->pad_h + (size_t)ty * WINO_M) * row +
+                              (size_t)tx * WINO_M * cin_lanes;
+        for (int c0 = 0; c0 < cin_lanes; c0 += WINO_LANES) {
+            for (int y = 0; y < WINO_N; y++)
+                for (int xx = 0; xx < WINO_N; xx++)
+                    memcpy(p + (y * WINO_N + xx) * WINO_LANES, corner + y * row + (size_t)xx * cin_lanes + c0,
+                           sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_N; col++)
+                wino_input_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, p + col * WINO_LANES, WINO_N * WINO_LANES);
+            for (int a = 0; a < WINO_N; a++)
+                wino_input_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_N * WINO_LANES, WINO_LANES);
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(c->v + tile * stride + (size_t)xi * cin_lanes + c0, x + xi * WINO_LANES,
+                       sizeof(float) * WINO_LANES);
+        }
+    }
+}
+
+/* Output tiles of one chunk from c->m (m[xi][tile][channel]) into out (ns samples, Cout
+ * channels, H x W, NCHW): written, or added when accumulate. */
+static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWinograd *c, float *out, int Cout,
+                                                                      int ns, int accumulate)
+{
+    float mm[WINO_XI * WINO_LANES], t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, H = c->H, W = c->W, cout_lanes = wino_round(Cout);
+    const size_t hw = (size_t)H * W, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+        const int rows = H - ty * WINO_M < WINO_M ? H - ty * WINO_M : WINO_M;
+        const int cols = W - tx * WINO_M < WINO_M ? W - tx * WINO_M : WINO_M;
+        for (int o0 = 0; o0 < Cout; o0 += WINO_LANES) {
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(mm + xi * WINO_LANES, c->m + tile * stride + (size_t)xi * cout_lanes + o0,
+                       sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_N; col++)
+                wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + col * WINO_LANES,
+                               WINO_N * WINO_LANES);
+            for (int k = 0; k < WINO_M; k++)
+                wino_output_1d(y + k * WINO_M * WINO_LANES, WINO_LANES, t + k * WINO_N * WINO_LANES, WINO_LANES);
+            const int n = Cout - o0 < WINO_LANES ? Cout - o0 : WINO_LANES;
+            for (int l = 0; l < n; l++) {
+                float *dst = out + ((size_t)s * Cout + o0 + l) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M;
+                for (int k = 0; k < rows; k++)
+                    for (int j = 0; j < cols; j++) {
+                        const float value = y[(k * WINO_M + j) * WINO_LANES + l];
+                        if (accumulate)
+                            dst[(size_t)k * W + j] += value;
+                        else
+                            dst[(size_t)k * W + j] = value;
+                    }
+            }
+        }
+    }
+}
+
+/* The output gradient of one chunk, from its channel-last copy c->padded (ns, 4 tiles_h,
+ * 4 tiles_w, cout_lanes; zero past the image), to the 64 positions: c->m[tile][xi][oc]. */
+static inline __attribute__((always_inline)) void wino_gradients_body(const ConvWinograd *c, int cout_lanes, int ns)
+{
+    float d[WINO_M * WINO_M * WINO_LANES], t[WINO_N * WINO_M * WINO_LANES], x[WINO_XI * WINO_LANES];
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, width = c->tiles_w * WINO_M;
+    const size_t row = (size_t)width * cout_lanes, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
+    for (int tile = 0; tile < tiles; tile++) {
+        const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
+        const float *corner = c->padded + ((size_t)s * c->tiles_h * WINO_M + (size_t)ty * WINO_M) * row +
+                              (size_t)tx * WINO_M * cout_lanes;
+        for (int o0 = 0; o0 < cout_lanes; o0 += WINO_LANES) {
+            for (int y = 0; y < WINO_M; y++)
+                for (int xx = 0; xx < WINO_M; xx++)
+                    memcpy(d + (y * WINO_M + xx) * WINO_LANES, corner + y * row + (size_t)xx * cout_lanes + o0,
+                           sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_M; col++)
+                wino_gradient_1d(t + col * WINO_LANES, WINO_M * WINO_LANES, d + col * WINO_LANES,
+                                 WINO_M * WINO_LANES);
+            for (int a = 0; a < WINO_N; a++)
+                wino_gradient_1d(x + a * WINO_N * WINO_LANES, WINO_LANES, t + a * WINO_M * WINO_LANES, WINO_LANES);
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(c->m + tile * stride + (size_t)xi * cout_lanes + o0, x + xi * WINO_LANES,
+                       sizeof(float) * WINO_LANES);
+        }
+    }
+}
+
+/* dw (Cout, Cin, 5, 5) += G^T du G, du the summed products (64, Cin, Cout lanes). */
+static inline __attribute__((always_inline)) void wino_kernels_body(float *dw, const float *du, size_t ustride,
+                                                                      int Cout, int Cin)
+{
+    float x[WINO_XI * WINO_LANES], t[WINO_R * WINO_N * WINO_LANES], g[WINO_R * WINO_R * WINO_LANES];
+    const int cout_lanes = wino_round(Cout);
+    for (int i = 0; i < Cin; i++)
+        for (int o0 = 0; o0 < Cout; o0 += WINO_LANES) {
+            for (int xi = 0; xi < WINO_XI; xi++)
+                memcpy(x + xi * WINO_LANES, du + xi * ustride + (size_t)i * cout_lanes + o0,
+                       sizeof(float) * WINO_LANES);
+            for (int col = 0; col < WINO_N; col++)
+                wino_kernel_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, x + col * WINO_LANES, WINO_N * WINO_LANES);
+            for (int ky = 0; ky < WINO_R; ky++)
+                wino_kernel_1d(g + ky * WINO_R * WINO_LANES, WINO_LANES, t + ky * WINO_N * WINO_LANES, WINO_LANES);
+            const int n = Cout - o0 < WINO_LANES ? Cout - o0 : WINO_LANES;
+            for (int l = 0; l < n; l++) {
+                float *dst = dw + ((size_t)(o0 + l) * Cin + i) * WINO_R * WINO_R;
+                for (int k = 0; k < WINO_R * WINO_R; k++) dst[k] += g[k * WINO_LANES + l];
+            }
+        }
+}
+
+/* The generic passes and, on x86, their AVX-512F twins: the same loops, so the same bits
+ * (no reassociation, no contraction: only the width of the lane loops changes). */
+static void wino_filters_generic(float *u, size_t ustride, const float *w, int Cout, int Cin, int rotated)
+{
+    wino_filters_body(u, ustride, w, Cout, Cin, rotated);
+}
+static void wino_inputs_generic(const ConvWinograd *c, int cin_lanes, int ns) { wino_inputs_body(c, cin_lanes, ns); }
+static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate)
+{
+    wino_outputs_body(c, out, Cout, ns, accumulate);
+}
+static void wino_gradients_generic(const ConvWinograd *c, int cout_lanes, int ns)
+{
+    wino_gradients_body(c, cout_lanes, ns);
+}
+static void wino_kernels_generic(float *dw, const float *du, size_t ustride, int Cout, int Cin)
+{
+    wino_kernels_body(dw, du, ustride, Cout, Cin);
+}
+#if WINO_X86
+__attribute__((target("avx512f"))) static void wino_gradients_avx512(const ConvWinograd *c, int cout_lanes, int ns)
+{
+    wino_gradients_body(c, cout_lanes, ns);
+}
+__attribute__((target("avx512f"))) static void wino_kernels_avx512(float *dw, const float *du, size_t ustride,
+                                                                    int Cout, int Cin)
+{
+    wino_kernels_body(dw, du, ustride, Cout, Cin);
+}
+__attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, size_t ustride, const float *w,
+                                                                    int Cout, int Cin, int rotated)
+{
+    wino_filters_body(u, ustride, w, Cout, Cin, rotated);
+}
+__attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWinograd *c, int cin_lanes, int ns)
+{
+    wino_inputs_body(c, cin_lanes, ns);
+}
+__attribute__((target("avx512f"))) static void wino_outputs_avx512(const ConvWinograd *c, float *out, int Cout,
+                                                                    int ns, int accumulate)
+{
+    wino_outputs_body(c, out, Cout, ns, accumulate);
+}
+static int wino_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+#else
+#define wino_filters_avx512 wino_filters_generic
+#define wino_inputs_avx512 wino_inputs_generic
+#define wino_outputs_avx512 wino_outputs_generic
+#define wino_gradients_avx512 wino_gradients_generic
+#define wino_kernels_avx512 wino_kernels_generic
+static int wino_has_avx512(void) { return 0; }
+#endif
+
+/* Floats between the xi planes of transformed filters (Cin, Cout) */
+static size_t wino_filter_stride(int Cin, int Cout) { return (size_t)wino_round(Cin) * wino_round(Cout) + WINO_SKEW; }
+
+static void wino_filters(const ConvWinograd *c, float *u, const float *w, int Cout, int Cin, int rotated)
+{
+    if (c->vector)
+        wino_filters_avx512(u, wino_filter_stride(Cin, Cout), w, Cout, Cin, rotated);
+    else
+        wino_filters_generic(u, wino_filter_stride(Cin, Cout), w, Cout, Cin, rotated);
+}
+
+/* ns samples of in (ns, channels, H, W) into c->padded, channel-last (ns, rows, cols,
+ * channels rounded up to 16), the image at (offset, offset), zeros around and past the
+ * channels. */
+#if WINO_X86
+/* r[k] = column k of the 16 x 16 block whose rows were r[0..15]: 32-bit interleaves within
+ * the 128-bit lanes, then 4 x 4 blocks within them, then the lanes across registers. */
+__attribute__((target("avx512f"))) static inline void wino_transpose16(__m512 r[16])
+{
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    /* u[4i + m], 128-bit lane j, holds rows 4i..4i+3 of column 4j + m */
+    for (int m = 0; m < 4; m++) {
+        const __m512 x = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), y = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD);
+        const __m512 x2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88);
+        const __m512 y2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
+        r[m] = _mm512_shuffle_f32x4(x, x2, 0x88);
+        r[8 + m] = _mm512_shuffle_f32x4(x, x2, 0xDD);
+        r[4 + m] = _mm512_shuffle_f32x4(y, y2, 0x88);
+        r[12 + m] = _mm512_shuffle_f32x4(y, y2, 0xDD);
+    }
+}
+
+/* wino_channel_last's copy of 16 whole channels: 16 pixels at a time through registers. */
+__attribute__((target("avx512f"))) static void wino_channel_last_avx512(float *dst, const float *src, size_t hw,
+                                                                         int W, int cols, int lanes)
+{
+    size_t p = 0;
+    int y = 0, x = 0; /* pixel p's place, kept without divisions */
+    for (; p + 16 <= hw; p += 16) {
+        __m512 r[16];
+        for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(src + (size_t)l * hw + p);
+        wino_transpose16(r);
+        for (int k = 0; k < 16; k++) {
+            _mm512_storeu_ps(dst + ((size_t)y * cols + x) * lanes, r[k]);
+            if (++x == W) x = 0, y++;
+        }
+    }
+    for (; p < hw; p++) {
+        for (int l = 0; l < 16; l++) dst[((size_t)y * cols + x) * lanes + l] = src[(size_t)l * hw + p];
+        if (++x == W) x = 0, y++;
+    }
+}
+#endif
+
+static void wino_channel_last(ConvWinograd *c, const float *in, int channels, int ns, int rows, int cols, int offset)
+{
+    const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
+    const int lanes = wino_round(channels);
+    memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    /* 16 channels at a time, so that each store fills a whole cache line of the copy while
+     * the loads walk 16 planes in order */
+    for (int s = 0; s < ns; s++)
+        for (int c0 = 0; c0 < channels; c0 += WINO_LANES) {
+            const int n = channels - c0 < WINO_LANES ? channels - c0 : WINO_LANES;
+            const float *src = in + ((size_t)s * channels + c0) * hw;
+            float *dst = c->padded + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + c0;
+#if WINO_X86
+            if (c->vector && n == WINO_LANES) {
+                wino_channel_last_avx512(dst, src, hw, c->W, cols, lanes);
+                continue;
+            }
+#endif
+            for (int y = 0; y < c->H; y++)
+                for (int x = 0; x < c->W; x++) {
+                    float *to = dst + ((size_t)y * cols + x) * lanes;
+                    const float *from = src + (size_t)y * c->W + x;
+                    for (int l = 0; l < n; l++) to[l] = from[(size_t)l * hw];
+                }
+        }
+}
+
+/* One convolution in chunks: out (B, Cout, H, W) = (or +=) in (B, Cin, H, W) through the
+ * transformed filters u (64, Cin, Cout). */
+static void wino_run(ConvWinograd *c, float *out, const float *in, const float *u, int Cin, int Cout, int B,
+                     int accumulate)
+{
+    const size_t hw = (size_t)c->H * c->W;
+    const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(Cin), cout_lanes = wino_round(Cout);
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
+        wino_channel_last(c, in + (size_t)s0 * Cin * hw, Cin, ns, c->pad_h, c->pad_w, WINO_PAD);
+        if (c->vector)
+            wino_inputs_avx512(c, cin_lanes, ns);
+        else
+            wino_inputs_generic(c, cin_lanes, ns);
+        /* the rows of v and m are tiles, each holding its 64 positions' channels */
+        const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+        const size_t ustride = wino_filter_stride(Cin, Cout);
+        for (int xi = 0; xi < WINO_XI; xi++)
+            conv_onednn_sgemm(0, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow,
+                              u + xi * ustride, cout_lanes, 0.0f, c->m + (size_t)xi * cout_lanes, mrow);
+        float *dst = out + (size_t)s0 * Cout * hw;
+        if (c->vector)
+            wino_outputs_avx512(c, dst, Cout, ns, accumulate);
+        else
+            wino_outputs_generic(c, dst, Cout, ns, accumulate);
+    }
+}
+
+/* ---------------------------------------------------------------- public */
+
+int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, ConvWinograd **out)
+{
+    *out = NULL;
+    if (K != WINO_R || C < 1 || OC < 1 || H < 1 || W < 1 || max_batch < 1 || !conv_onednn_available())
+        return HS_E_INPUT;
+    ConvWinograd *c = calloc(1, sizeof *c);
+    if (!c) return HS_E_NOMEM;
+    c->C = C, c->H = H, c->W = W, c->OC = OC, c->max_batch = max_batch;
+    c->tiles_h = (H + WINO_M - 1) / WINO_M;
+    c->tiles_w = (W + WINO_M - 1) / WINO_M;
+    c->pad_h = c->tiles_h * WINO_M + WINO_N - WINO_M;
+    c->pad_w = c->tiles_w * WINO_M + WINO_N - WINO_M;
+    const int chunk = max_batch < CONV_WINOGRAD_CHUNK ? max_batch : CONV_WINOGRAD_CHUNK;
+    c->vector = wino_has_avx512();
+    const size_t widest = (size_t)wino_round(C > OC ? C : OC);
+    const size_t filters = (size_t)WINO_XI * wino_filter_stride(C, OC);
+    const size_t tiles = (size_t)chunk * c->tiles_h * c->tiles_w * (WINO_XI * widest + WINO_SKEW);
+    c->u_forward = malloc(sizeof(float) * filters);
+    c->u_backward = malloc(sizeof(float) * filters);
+    c->du = malloc(sizeof(float) * filters);
+    c->v = malloc(sizeof(float) * tiles);
+    c->m = malloc(sizeof(float) * tiles);
+    c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
+    c->plane = malloc(sizeof(float) * max_batch * OC * H * W);
+    c->positions = malloc(sizeof(int) * (OC * (H / 2) * (W / 2) + 1));
+    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->positions || !c->du) {
+        conv_winograd_free(c);
+        return HS_E_NOMEM;
+    }
+    *out = c;
+    return HS_OK;
+}
+
+void conv_winograd_free(ConvWinograd *c)
+{
+    if (!c) return;
+    free(c->u_forward);
+    free(c->u_backward);
+    free(c->du);
+    free(c->v);
+    free(c->m);
+    free(c->padded);
+    free(c->plane);
+    free(c->positions);
+    free(c);
+}
+
+void conv_winograd_set_vector(ConvWinograd *c, int on) { c->vector = on && wino_has_avx512(); }
+
+void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const float *w, int B)
+{
+    wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
+    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, 0);
+}
+
+/* The input's gradient is the correlation of dout, padded by K - 1 - 2 = 2, with the
+ * kernels turned by 180 degrees and the channels swapped: the forward's algorithm. */
+void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout, const float *w, int B)
+{
+    wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
+    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1);
+}
+
+/* dw = G^T (sum over tiles of (A dY A^T) . (B^T d B)) G, the transpose of the forward's
+ * map from the kernels to the outputs: per position an sgemm [C x tiles] x [tiles x OC]
+ * adding chunk after chunk, then one kernel transform of the sums. */
+void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dout, const float *in, int B)
+{
+    const size_t hw = (size_t)c->H * c->W, ustride = wino_filter_stride(c->C, c->OC);
+    const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(c->C), cout_lanes = wino_round(c->OC);
+    const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
+        wino_channel_last(c, in + (size_t)s0 * c->C * hw, c->C, ns, c->pad_h, c->pad_w, WINO_PAD);
+        if (c->vector)
+            wino_inputs_avx512(c, cin_lanes, ns);
+        else
+            wino_inputs_generic(c, cin_lanes, ns);
+        /* the gradient on the tile grid, no border */
+        wino_channel_last(c, dout + (size_t)s0 * c->OC * hw, c->OC, ns, c->tiles_h * WINO_M, c->tiles_w * WINO_M, 0);
+        if (c->vector)
+            wino_gradients_avx512(c, cout_lanes, ns);
+        else
+            wino_gradients_generic(c, cout_lanes, ns);
+        for (int xi = 0; xi < WINO_XI; xi++)
+            conv_onednn_sgemm(1, 0, cin_lanes, cout_lanes, tiles, c->v + (size_t)xi * cin_lanes, vrow,
+                              c->m + (size_t)xi * cout_lanes, mrow, s0 ? 1.0f : 0.0f, c->du + xi * ustride,
+                              cout_lanes);
+    }
+    if (B < 1) return;
+    if (c->vector)
+        wino_kernels_avx512(dw, c->du, ustride, c->OC, c->C);
+    else
+        wino_kernels_generic(dw, c->du, ustride, c->OC, c->C);
+}
+
+void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, const float *in, const float *w,
+                                     const float *b, int B)
+{
+    const size_t plane = (size_t)c->OC * c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
+    const size_t in_floats = (size_t)c->C * c->H * c->W;
+    wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
+    /* chunk by chunk, so that the pool reads the conv output from the cache */
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
+        wino_run(c, c->plane, in + s0 * in_floats, c->u_forward, c->C, c->OC, ns, 0);
+        /* inference: the positions go to a scratch row, overwritten sample after sample */
+        for (int s = 0; s < ns; s++)
+            conv2d_relu_pool_sample(out + (s0 + s) * pooled, argmax ? argmax + (s0 + s) * pooled : c->positions,
+                                    c->plane + s * plane, b, c->OC, c->H, c->W);
+    }
+}
+
+void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
+                                      const float *out, const int *argmax, const float *in, const float *w, int B)
+{
+    const size_t hw = (size_t)c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
+    for (int s = 0; s < B; s++) {
+        float *g = c->plane + (size_t)s * c->OC * hw;
+        conv2d_relu_unpool_sample(g, dout + s * pooled, out + s * pooled, argmax + s * pooled, c->OC, c->H, c->W);
+        if (db)
+            for (int o = 0; o < c->OC; o++) {
+                float sum = 0.0f;
+                for (size_t p = 0; p < hw; p++) sum += g[(size_t)o * hw + p];
+                db[o] += sum;
+            }
+    }
+    conv_winograd_backward_weights(c, dw, c->plane, in, B);
+    if (din) conv_winograd_backward_data(c, din, c->plane, w, B);
+}
