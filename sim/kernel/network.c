@@ -18,7 +18,6 @@
 #include "base/hugemem.h"
 #include "base/hs_error.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,20 +42,27 @@ typedef struct NetFlow {
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
     int ring;          /* -1, or the ring this flow is a hop of */
-    int next;          /* uplink queue, free list; a group's member: its stamp (member_push) */
+    int next;          /* uplink queue, free list */
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
-                        * for) */
-    double bytes_left; /* at `updated`; a group's member: its tag (group_join) */
+                        * for); a member's tag and stamp are in FlowMember */
+    double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
 } NetFlow;             /* 96 bytes (a D-PSGD step has four alive an agent): what only the
-                        * trace hook reads is in FlowTrace; a group's member keeps its tag and
-                        * stamp in the fields it does not use while it is one (bytes_left, next:
-                        * "groups"); its endpoints are its links and its latency is its
+                        * trace hook reads is in FlowTrace, what only a group's member needs in
+                        * FlowMember; its endpoints are its links and its latency is its
                         * endpoints' (flow_latency); its weight is 1 unless Network.weight
                         * exists (flow_weight); its time is its heap item's (flow_due) */
 _Static_assert(sizeof(NetFlow) <= 96, "millions of flows are alive at once: keep their fields few");
+
+/* What a flow needs while it is a member of a group, beside the flows and only once a
+ * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
+ * flows). Read only while flows[f].group says it is a member (written at its join). */
+typedef struct FlowMember {
+    double tag;        /* the group clock at which its last byte is through */
+    unsigned stamp;    /* which join (its items in the group's queue are this one's) */
+} FlowMember;
 
 /* What the trace hook reports of a flow, beside the flows and only when there is a hook:
  * a step of D-PSGD has four flows an agent alive, and these would be 24 bytes of each. */
@@ -238,6 +244,7 @@ struct Network {
     NetWays *ways;     /* (n) when hooks.active_way: activity per direction, else NULL */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
+    FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
     double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
                         * 1 (LV08's weight_s, or once a group's aggregate exists): else NULL
                         * and every weight is 1 (flow_weight) */
@@ -632,6 +639,11 @@ static int flow_alloc(Network *net)
             if (trace == NULL) return -1;
             net->trace = trace;
         }
+        if (net->member) {
+            FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
+            if (member == NULL) return -1;
+            net->member = member;
+        }
         if (net->weight || net->opt.weight_s > 0) {
             double *weight = realloc(net->weight, (size_t)cap * sizeof *weight);
             if (weight == NULL) return -1;
@@ -925,7 +937,8 @@ static int member_less(const MemberItem *a, const MemberItem *b)
 static int member_live(const Network *net, int gi, const MemberItem *item)
 {
     const NetFlow *f = &net->flows[item->flow];
-    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq && (unsigned)f->next == item->stamp;
+    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
+           net->member[item->flow].stamp == item->stamp;
 }
 
 static void member_heap_down(NetGroup *g, int pos)
@@ -963,12 +976,9 @@ static int member_push(Network *net, NetGroup *g, int f)
 {
     if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, net->flows[g->pseudo].group);
     NetFlow *flow = &net->flows[f];
-    /* the stamp in its `next` (no uplink queue holds an active flow), non-negative: an
-     * item left behind is taken for live only if the same message joins the same group
-     * again 2^31 joins later (it wrapped at 2^32 in an unsigned of its own) */
-    unsigned stamp = ++net->joins & (unsigned)INT_MAX;
-    flow->next = (int)stamp;
-    MemberItem item = {.tag = flow->bytes_left, .seq = flow->seq, .flow = f, .stamp = stamp};
+    FlowMember *m = &net->member[f];
+    m->stamp = ++net->joins;
+    MemberItem item = {.tag = m->tag, .seq = flow->seq, .flow = f, .stamp = m->stamp};
     const MemberItem *tail = g->n_queue ? &g->queue[(g->head + g->n_queue - 1) % g->cap_queue] : NULL;
     if (tail == NULL || !member_less(&item, tail)) {
         if (g->n_queue == g->cap_queue) {
@@ -1328,6 +1338,10 @@ static void group_sync(Network *net, NetGroup *g)
 /* A new group at link l, at level (no member yet). Returns its index, or < 0. Flows may move. */
 static int group_create(Network *net, int l, double level)
 {
+    if (net->member == NULL) { /* the first group: flows may join from now on */
+        net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
+        if (net->member == NULL) return HS_E_NOMEM;
+    }
     if (net->weight == NULL) { /* an aggregate's weight is its members' */
         net->weight = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->weight);
         if (net->weight == NULL) return HS_E_NOMEM;
@@ -1385,9 +1399,7 @@ static int group_join(Network *net, int fi, int gi)
     NetGroup *g = &net->groups[gi];
     flow_settle(net, f);
     group_settle(net, g);
-    /* its tag in bytes_left, which a member does not keep (its bytes left are
-     * weight x (tag - clock): group_materialize) */
-    f->bytes_left = g->clock + f->bytes_left / flow_weight(net, fi);
+    net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
         int l = f->links[k];
@@ -1429,7 +1441,6 @@ static int group_leave(Network *net, int fi, int finished)
     for (int k = 0; k < f->n_links; k++)
         if (f->slots[k] >= 0) attach_remove(net, f->links[k], fi, k);
     f->group = -1;
-    f->next = -1; /* its stamp */
     group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
         group_dissolve(net, gi);
@@ -1449,7 +1460,7 @@ static int group_materialize(Network *net, int fi)
     NetGroup *g = &net->groups[f->group];
     int l = g->link;
     group_settle(net, g);
-    double left = flow_weight(net, fi) * (f->bytes_left - g->clock), level = g->level; /* its tag */
+    double left = flow_weight(net, fi) * (net->member[fi].tag - g->clock), level = g->level;
     int status = group_leave(net, fi, 0);
     f = &net->flows[fi];
     f->bytes_left = left > 0 ? left : 0;
@@ -2574,6 +2585,7 @@ void network_free(Network *net)
     free(net->ways);
     free(net->flows);
     free(net->trace);
+    free(net->member);
     free(net->weight);
     free(net->rings);
     free(net->queue_head);
