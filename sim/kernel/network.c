@@ -1,5 +1,5 @@
 /* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
- * Data: links (2n + backbone, 64 bytes each) each hold the flows transferring on them
+ * Data: links (2n + backbone, 56 bytes each) each hold the flows transferring on them
  * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
  * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
  * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
@@ -85,20 +85,27 @@ typedef struct LinkEntry {
 } LinkEntry;
 _Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
 
+/* A link's entry array while it holds room for 2 or 4 (tier 0 and 1) is a block of a chunk,
+ * past that an allocation of its own (entry_block_alloc). */
+enum { ENTRY_TIERS = 2 };
+
 typedef struct NetLink {
     double capacity;
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
-    LinkEntry *entries; /* transferring flows (cap 2: a pair of a chunk, entry_pair_alloc) */
-    int n, cap;
+    LinkEntry *entries; /* transferring flows (cap 2 or 4: a block of a chunk, entry_block_alloc) */
+    int n;
     int n_held;        /* entries held here */
     int users;         /* flows in any state that will cross it */
     int aux;           /* -1, or its LinkAux: it carries a group or is attached to one */
     int ring;          /* closed-form ring holding it, -1 */
-    int dirty;
     unsigned mark;     /* the recomputation whose T holds it */
     int tpos;          /* then its position in T (comp_links, tfill) */
-} NetLink;             /* 64 bytes: two per agent (its capacity change events, when links
-                        * vary, are in link_heap and link_when) */
+    uint8_t dirty;
+    uint8_t cap_shift; /* entries has room for 1 << cap_shift (2, 4, 8, ...), 0: no array
+                        * (link_cap); a byte, not an int: 56 bytes a link, not 64 */
+} NetLink;             /* 56 bytes: two per agent, under every method (its capacity change
+                        * events, when links vary, are in link_heap and link_when) */
+_Static_assert(sizeof(NetLink) <= 56, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
  * (base_), and while filling. T reaches every link of a D-PSGD graph at times: 32 bytes. */
@@ -266,8 +273,8 @@ struct Network {
     int n_groups, free_group;
     LinkAux *aux;
     int n_aux, cap_aux, free_aux;
-    HsChunks pairs;       /* links' first entry arrays, two entries a block */
-    LinkEntry *free_pair; /* pairs given back (a link that grew past two), chained */
+    HsChunks blocks[ENTRY_TIERS];     /* links' first entry arrays: two, then four entries a block */
+    LinkEntry *free_block[ENTRY_TIERS]; /* blocks given back (a link that grew past them), chained */
     /* recompute scratch */
     int *comp_links, *comp_flows, *violated;
     int cap_comp_links, cap_comp_flows, cap_violated;
@@ -483,41 +490,57 @@ static int link_refresh(Network *net, int l)
     return HS_OK;
 }
 
-/* A link's first entry array, room for two (a client's link holds one flow at a time): from
- * chunks (base/chunks.h), not one malloc a link (a million clients' first transfers were a
- * million mallocs of 48 bytes and their headers). A link with cap 2 holds a pair; past two
- * it moves to an array of its own and its pair goes back for the next link. */
-static LinkEntry *entry_pair_alloc(Network *net)
+/* A link's first entry arrays, room for two (a client's link holds one flow at a time) and
+ * then for four (a D-PSGD agent's uplink and downlink on a degree-4 graph: both links of
+ * every agent): from chunks (base/chunks.h), not one malloc a link (a million clients' first
+ * transfers were a million mallocs of 48 bytes and their headers; the four-entry arrays of
+ * D-PSGD were two mallocs of 64 bytes an agent, each with a 16-byte header). A link that
+ * outgrows its block moves to the next tier, or past four to an array of its own, and its
+ * block goes back for the next link. The tier of an array of cap entries, -1: its own. */
+static int entry_tier(int cap)
 {
-    LinkEntry *pair = net->free_pair;
-    if (pair) {
-        memcpy(&net->free_pair, pair, sizeof net->free_pair); /* the chain is in the pair's bytes */
-        return pair;
-    }
-    return hs_chunks_take(&net->pairs);
+    return cap == 2 ? 0 : cap == 4 ? 1 : -1;
 }
 
-static void entry_pair_free(Network *net, LinkEntry *pair)
+/* Room in the link's entry array: doubled from 2, kept as its exponent. */
+static int link_cap(const NetLink *link)
 {
-    memcpy(pair, &net->free_pair, sizeof net->free_pair);
-    net->free_pair = pair;
+    return link->cap_shift ? 1 << link->cap_shift : 0;
+}
+
+static LinkEntry *entry_block_alloc(Network *net, int tier)
+{
+    LinkEntry *block = net->free_block[tier];
+    if (block) {
+        /* the chain is in the block's bytes */
+        memcpy(&net->free_block[tier], block, sizeof net->free_block[tier]);
+        return block;
+    }
+    return hs_chunks_take(&net->blocks[tier]);
+}
+
+static void entry_block_free(Network *net, int tier, LinkEntry *block)
+{
+    memcpy(block, &net->free_block[tier], sizeof net->free_block[tier]);
+    net->free_block[tier] = block;
 }
 
 /* Adds flow f, with its current share, to the link's entries (nothing marked dirty). */
 static int link_add_entry(Network *net, int l, int f)
 {
     NetLink *link = &net->links[l];
-    if (link->n == link->cap) {
-        int cap = link->cap ? link->cap * 2 : 2;
-        LinkEntry *grown = cap == 2 ? entry_pair_alloc(net) : link->cap == 2 ? malloc((size_t)cap * sizeof *grown)
-                                                                               : realloc(link->entries, (size_t)cap * sizeof *grown);
+    if (link->n == link_cap(link)) {
+        int old_cap = link_cap(link), cap = old_cap ? old_cap * 2 : 2, from = entry_tier(old_cap), to = entry_tier(cap);
+        LinkEntry *grown = to >= 0     ? entry_block_alloc(net, to)
+                           : from >= 0 ? malloc((size_t)cap * sizeof *grown)
+                                       : realloc(link->entries, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
-        if (link->cap == 2) { /* out of its pair */
-            memcpy(grown, link->entries, 2 * sizeof *grown);
-            entry_pair_free(net, link->entries);
+        if (from >= 0) { /* out of its block */
+            memcpy(grown, link->entries, (size_t)old_cap * sizeof *grown);
+            entry_block_free(net, from, link->entries);
         }
         link->entries = grown;
-        link->cap = cap;
+        link->cap_shift++;
     }
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++)
@@ -2531,7 +2554,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
 {
     Network *net = calloc(1, sizeof *net);
     if (net == NULL) return NULL;
-    hs_chunks_init(&net->pairs, 2 * sizeof(LinkEntry), 1024);
+    for (int tier = 0; tier < ENTRY_TIERS; tier++) hs_chunks_init(&net->blocks[tier], (2u << tier) * sizeof(LinkEntry), 1024);
     net->opt = *options;
     net->hooks = *hooks;
     int n = options->n_agents;
@@ -2588,8 +2611,9 @@ void network_free(Network *net)
 {
     if (net == NULL) return;
     for (int l = 0; net->links && l < net->n_links; l++)
-        if (net->links[l].cap > 2) free(net->links[l].entries); /* else a pair of a chunk */
-    hs_chunks_free(&net->pairs);
+        if (link_cap(&net->links[l]) > 0 && entry_tier(link_cap(&net->links[l])) < 0)
+            free(net->links[l].entries); /* else a block of a chunk (or none) */
+    for (int tier = 0; tier < ENTRY_TIERS; tier++) hs_chunks_free(&net->blocks[tier]);
     for (int r = 0; r < net->n_rings; r++) {
         free(net->rings[r].members);
         free(net->rings[r].lat);
