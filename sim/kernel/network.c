@@ -103,18 +103,22 @@ typedef struct NetLink {
     uint8_t dirty;
     uint8_t cap_shift; /* entries has room for 1 << cap_shift (2, 4, 8, ...), 0: no array
                         * (link_cap); a byte, not an int: 56 bytes a link, not 64 */
+    uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
+                        * link's padding rather than in its 24-byte LinkFill) */
 } NetLink;             /* 56 bytes: two per agent, under every method (its capacity change
                         * events, when links vary, are in link_heap and link_when) */
 _Static_assert(sizeof(NetLink) <= 56, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
- * (base_), and while filling. T reaches every link of a D-PSGD graph at times: 32 bytes. */
+ * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
+ * instant of a round, when every agent's first messages start together): 24 bytes. A
+ * link's items in the fill heap carry no version: an item is current when its level is
+ * the link's level now (recompute_fill). */
 typedef struct LinkFill {
     double base_residual, residual;
     int base_unfrozen, unfrozen;
-    unsigned version;
-    int group_tried;   /* recompute_regroup looked at forming a group here */
 } LinkFill;
+_Static_assert(sizeof(LinkFill) == 24, "T reaches two links an agent at times: keep it 24 bytes");
 
 /* The weights of those flows, beside (Network.tweights) only while weights are kept: with
  * every weight 1 they are the counts, base_unfrozen and unfrozen (fill_weights). */
@@ -235,9 +239,8 @@ typedef struct HeapItem {
 } HeapItem;
 
 typedef struct FillItem {
-    double key;
+    double key;        /* the link's level when it was pushed (fill_level) */
     int link;
-    unsigned version;
 } FillItem;
 
 struct Network {
@@ -1813,9 +1816,16 @@ static double fill_weights(const Network *net, int pos)
     return net->weight ? net->tweights[pos].now : (double)net->tfill[pos].unfrozen;
 }
 
+/* The level at which the link at position pos of T saturates now: its residual over the
+ * unfrozen weight (0 when nothing is left). */
+static double fill_level(const Network *net, int pos)
+{
+    const LinkFill *link = &net->tfill[pos];
+    return link->residual > 0 ? link->residual / fill_weights(net, pos) : 0;
+}
+
 static int fill_push(Network *net, int l)
 {
-    LinkFill *link = &net->tfill[net->links[l].tpos];
     if (net->fill_n == net->fill_cap) {
         int cap = net->fill_cap ? net->fill_cap * 2 : 64;
         FillItem *grown = realloc(net->fill, (size_t)cap * sizeof *grown);
@@ -1823,8 +1833,7 @@ static int fill_push(Network *net, int l)
         net->fill = grown;
         net->fill_cap = cap;
     }
-    double level = link->residual > 0 ? link->residual / fill_weights(net, net->links[l].tpos) : 0;
-    FillItem item = {.key = level, .link = l, .version = ++link->version};
+    FillItem item = {.key = fill_level(net, net->links[l].tpos), .link = l};
     int pos = net->fill_n++;
     while (pos > 0) {
         int parent = (pos - 1) / 2;
@@ -1884,8 +1893,6 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     if (net->cap_tfill < net->cap_comp_links) {
         LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
-        /* fill_push counts versions up from what a slot holds: start new slots at 0 (valgrind) */
-        memset(grown + net->cap_tfill, 0, (size_t)(net->cap_comp_links - net->cap_tfill) * sizeof *grown);
         net->tfill = grown;
         net->cap_tfill = net->cap_comp_links;
     }
@@ -1900,7 +1907,7 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     fill->base_residual = link->capacity - link->used;
     if (net->weight) net->tweights[link->tpos].base = 0;
     fill->base_unfrozen = 0;
-    fill->group_tried = 0;
+    link->group_tried = 0;
     LinkAux *aux = link_attached(net, l);
     if (aux == NULL) return HS_OK;
     net->t_attached++;
@@ -1993,13 +2000,17 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
         FillItem item = fill_pop(net);
         const NetLink *link = &net->links[item.link];
         LinkFill *fill = &net->tfill[link->tpos];
-        if (item.version != fill->version || fill->unfrozen == 0) continue;
+        if (fill->unfrozen == 0) continue;
+        /* An item pushed before the link's last change is stale. Its level may equal the
+         * current one: then it is the current item's twin, (level, link) being the heap's
+         * whole order, and the link is filled at the first of them as at the last. */
+        double level = fill_level(net, link->tpos);
+        if (item.key != level) continue;
         const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
         if (aux && aux->attach >= 0 && share[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
             *conflict = item.link;
             return HS_OK;
         }
-        double level = fill->residual > 0 ? fill->residual / fill_weights(net, link->tpos) : 0;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             int index = entry_s_index(net, e, n_flows);
@@ -2164,9 +2175,9 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
             if (group_eligible(net, fi, b, gi, level) && group_join(net, fi, gi)) return HS_E_NOMEM;
             continue;
         }
-        const NetLink *link = &net->links[b];
-        if (link->n_held < net->group_min || link->aux >= 0 || net->tfill[link->tpos].group_tried) continue;
-        net->tfill[link->tpos].group_tried = 1; /* once per recomputation: the scan is O(flows here) */
+        NetLink *link = &net->links[b];
+        if (link->n_held < net->group_min || link->aux >= 0 || link->group_tried) continue;
+        link->group_tried = 1; /* once per recomputation: the scan is O(flows here) */
         /* the flows of S held here froze with fi, at its level: enough of them that may join? */
         int eligible = 0;
         for (int j = 0; j < link->n; j++) {
