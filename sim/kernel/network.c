@@ -2049,12 +2049,14 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
 {
     const double eps = 1e-9;
     int links = *n_links, n_violated = 0, links_n_flows = *n_flows;
+    net->stats.links_checked += (uint64_t)links;
     /* first every link is judged against the current S, then the violated links' flows join */
     for (int i = 0; i < links; i++) {
         int l = net->comp_links[i];
         NetLink *link = &net->links[l];
         double used = link->used, top = 0, frozen_at = -1, outside_top = -1, held_low = INFINITY;
         int outside = 0;
+        net->stats.entries_checked += (uint64_t)link->n;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             double level;
@@ -2227,6 +2229,7 @@ again:
         int conflict;
         if (recompute_scratch(net, n_flows) || recompute_fill(net, epoch, n_flows, n_links, &conflict))
             return HS_E_NOMEM;
+        net->stats.fills++;
         if (conflict >= 0) {
             for (int i = 0; i < n_links; i++) link_mark_dirty(net, net->comp_links[i]);
             if (group_detach_link(net, conflict)) return HS_E_NOMEM;
@@ -2241,6 +2244,9 @@ again:
     }
     net->stats.recomputes++;
     net->stats.flows_recomputed += (uint64_t)n_flows;
+    net->stats.links_recomputed += (uint64_t)n_links;
+    if ((uint64_t)n_flows > net->stats.largest_s) net->stats.largest_s = (uint64_t)n_flows;
+    if ((uint64_t)n_links > net->stats.largest_t) net->stats.largest_t = (uint64_t)n_links;
     int status = HS_OK;
     for (int i = 0; i < n_flows && status == HS_OK; i++) {
         int fi = net->comp_flows[i];
