@@ -30,7 +30,12 @@ enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 typedef struct NetFlow {
     /* what the recomputation reads, in the first cache line (its index in S is in its
      * link entries: LinkEntry.s_index) */
-    int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
+    union {
+        int bottleneck; /* the link that set its share, -1: none (infinite links only) */
+        int next;      /* while it waits in its sender's uplink queue, or is free: the next
+                        * there. One int: a queued flow has no share, and it leaves the
+                        * queue with next = -1, the bottleneck of a flow that has none yet */
+    };
     int8_t n_links;
     int8_t state;
     int links[3];      /* a message: its sender's uplink (= the sender), the receiver's
@@ -40,20 +45,18 @@ typedef struct NetFlow {
     /* the rest */
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
-    int ring;          /* -1, or the ring this flow is a hop of */
-    int next;          /* uplink queue, free list */
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
                         * for); a member's tag and stamp are in FlowMember */
     double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 96 bytes (a D-PSGD step has four alive an agent): what only the
+} NetFlow;             /* 88 bytes (a D-PSGD step has four alive an agent): what only the
                         * trace hook reads is in FlowTrace, what only a group's member needs in
-                        * FlowMember; its endpoints are its links and its latency is its
+                        * FlowMember, the ring it is a hop of in Network.hop_ring; its endpoints are its links and its latency is its
                         * endpoints' (flow_latency); its weight is 1 unless Network.weight
                         * exists (flow_weight); its time is its heap item's (flow_due) */
-_Static_assert(sizeof(NetFlow) <= 96, "millions of flows are alive at once: keep their fields few");
+_Static_assert(sizeof(NetFlow) <= 88, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
@@ -254,6 +257,8 @@ struct Network {
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
+    int *hop_ring;     /* (cap_flows) the ring a flow is a hop of, -1: none; once a ring has
+                        * stepped (hop flows), else NULL and no flow is a hop (flow_ring) */
     double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
                         * 1 (LV08's weight_s, or once a group's aggregate exists): else NULL
                         * and every weight is 1 (flow_weight) */
@@ -619,6 +624,21 @@ static double flow_weight(const Network *net, int f)
     return net->weight ? net->weight[f] : 1;
 }
 
+/* The ring flow f is a hop of, -1: none (no ring has stepped yet: no flow is a hop). */
+static int flow_ring(const Network *net, int f)
+{
+    return net->hop_ring ? net->hop_ring[f] : -1;
+}
+
+/* Network.hop_ring at the first hop flow: every flow so far is no hop. */
+static int flow_hop_ring_create(Network *net)
+{
+    net->hop_ring = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->hop_ring);
+    if (net->hop_ring == NULL) return HS_E_NOMEM;
+    for (int f = 0; f < net->made_flows; f++) net->hop_ring[f] = -1;
+    return HS_OK;
+}
+
 /* ---- activity ---- */
 
 static void activity_open(Network *net, int agent)
@@ -674,6 +694,11 @@ static int flow_alloc(Network *net)
             FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
             if (member == NULL) return -1;
             net->member = member;
+        }
+        if (net->hop_ring) {
+            int *hop = realloc(net->hop_ring, (size_t)cap * sizeof *hop);
+            if (hop == NULL) return -1;
+            net->hop_ring = hop;
         }
         if (net->weight || net->opt.weight_s > 0) {
             double *weight = realloc(net->weight, (size_t)cap * sizeof *weight);
@@ -790,7 +815,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     memset(flow, 0, sizeof *flow);
     flow->n_links = n_links;
     memcpy(flow->links, links, sizeof links);
-    flow->ring = ring;
+    if (ring >= 0 && net->hop_ring == NULL && flow_hop_ring_create(net) != HS_OK) return HS_E_NOMEM;
+    if (net->hop_ring) net->hop_ring[f] = ring;
     flow->group = -1;
     flow->heap = -1;
     flow->bottleneck = -1;
@@ -838,7 +864,7 @@ static int flow_finish(Network *net, int f)
         if (!member && active) link_remove_flow(net, flow->links[k], flow->slots[k]);
         net->links[flow->links[k]].users--;
     }
-    int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow->ring;
+    int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow_ring(net, f);
     if (active) {
         activity_close(net, src);
         if (dst != src) activity_close(net, dst);
@@ -904,7 +930,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
     if (now > net->now) net->now = now;
     int f = ref.flow;
     *found = f >= 0 && f < net->made_flows && net->flows[f].state != FLOW_FREE && net->flows[f].state != FLOW_GROUP &&
-             net->flows[f].ring < 0 && net->flows[f].seq == ref.seq;
+             flow_ring(net, f) < 0 && net->flows[f].seq == ref.seq;
     if (!*found) return HS_OK; /* it ended already: every byte went */
     int status = HS_OK;
     /* a group's member turns back into an ordinary flow with its bytes left now */
@@ -1420,7 +1446,7 @@ static int group_create(Network *net, int l, double level)
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
     p->group = gi;
-    p->ring = p->next = -1;
+    if (net->hop_ring) net->hop_ring[f] = -1;
     p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
@@ -2653,6 +2679,7 @@ void network_free(Network *net)
     free(net->flows);
     free(net->trace);
     free(net->member);
+    free(net->hop_ring);
     free(net->weight);
     free(net->rings);
     free(net->queue_head);
