@@ -1,9 +1,10 @@
 /* chunks.h — small fixed-size blocks handed out of chunks, all freed at once. At a million
  * agents, a record per agent or per link that was one malloc each cost an allocator header,
  * a call and a scattered cache line apiece (docs/results/network.md, "fedavg's grouped
- * fan-in"); the network's links' first entry pairs and the accounting's ActivityMore come
- * from here. Blocks are zeroed and never given back one by one (a caller that recycles
- * keeps its own free list). Not thread-safe: one pool per engine. */
+ * fan-in"); the network's links' first entry arrays (two and four entries) and the
+ * accounting's ActivityMore come from here. Blocks are zeroed and never given back one by
+ * one (a caller that recycles keeps its own free list). Not thread-safe: one pool per
+ * engine. */
 #ifndef BASE_CHUNKS_H
 #define BASE_CHUNKS_H
 

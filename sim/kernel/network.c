@@ -1,5 +1,5 @@
 /* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
- * Data: links (2n + backbone, 64 bytes each) each hold the flows transferring on them
+ * Data: links (2n + backbone, 56 bytes each) each hold the flows transferring on them
  * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
  * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
  * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
@@ -31,7 +31,12 @@ enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 typedef struct NetFlow {
     /* what the recomputation reads, in the first cache line (its index in S is in its
      * link entries: LinkEntry.s_index) */
-    int bottleneck;    /* the link that set its share, -1: none (infinite links only) */
+    union {
+        int bottleneck; /* the link that set its share, -1: none (infinite links only) */
+        int next;      /* while it waits in its sender's uplink queue, or is free: the next
+                        * there. One int: a queued flow has no share, and it leaves the
+                        * queue with next = -1, the bottleneck of a flow that has none yet */
+    };
     int8_t n_links;
     int8_t state;
     int links[3];      /* a message: its sender's uplink (= the sender), the receiver's
@@ -41,20 +46,18 @@ typedef struct NetFlow {
     /* the rest */
     int slots[3];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere */
-    int ring;          /* -1, or the ring this flow is a hop of */
-    int next;          /* uplink queue, free list */
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
                         * for); a member's tag and stamp are in FlowMember */
     double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 96 bytes (a D-PSGD step has four alive an agent): what only the
+} NetFlow;             /* 88 bytes (a D-PSGD step has four alive an agent): what only the
                         * trace hook reads is in FlowTrace, what only a group's member needs in
-                        * FlowMember; its endpoints are its links and its latency is its
+                        * FlowMember, the ring it is a hop of in Network.hop_ring; its endpoints are its links and its latency is its
                         * endpoints' (flow_latency); its weight is 1 unless Network.weight
                         * exists (flow_weight); its time is its heap item's (flow_due) */
-_Static_assert(sizeof(NetFlow) <= 96, "millions of flows are alive at once: keep their fields few");
+_Static_assert(sizeof(NetFlow) <= 88, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
@@ -86,29 +89,40 @@ typedef struct LinkEntry {
 } LinkEntry;
 _Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
 
+/* A link's entry array while it holds room for 2 or 4 (tier 0 and 1) is a block of a chunk,
+ * past that an allocation of its own (entry_block_alloc). */
+enum { ENTRY_TIERS = 2 };
+
 typedef struct NetLink {
     double capacity;
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
-    LinkEntry *entries; /* transferring flows (cap 2: a pair of a chunk, entry_pair_alloc) */
-    int n, cap;
+    LinkEntry *entries; /* transferring flows (cap 2 or 4: a block of a chunk, entry_block_alloc) */
+    int n;
     int n_held;        /* entries held here */
     int users;         /* flows in any state that will cross it */
     int aux;           /* -1, or its LinkAux: it carries a group or is attached to one */
     int ring;          /* closed-form ring holding it, -1 */
-    int dirty;
     unsigned mark;     /* the recomputation whose T holds it */
     int tpos;          /* then its position in T (comp_links, tfill) */
-} NetLink;             /* 64 bytes: two per agent (its capacity change events, when links
-                        * vary, are in link_heap and link_when) */
+    uint8_t dirty;
+    uint8_t cap_shift; /* entries has room for 1 << cap_shift (2, 4, 8, ...), 0: no array
+                        * (link_cap); a byte, not an int: 56 bytes a link, not 64 */
+    uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
+                        * link's padding rather than in its 24-byte LinkFill) */
+} NetLink;             /* 56 bytes: two per agent, under every method (its capacity change
+                        * events, when links vary, are in link_heap and link_when) */
+_Static_assert(sizeof(NetLink) <= 56, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
- * (base_), and while filling. T reaches every link of a D-PSGD graph at times: 32 bytes. */
+ * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
+ * instant of a round, when every agent's first messages start together): 24 bytes. A
+ * link's items in the fill heap carry no version: an item is current when its level is
+ * the link's level now (recompute_fill). */
 typedef struct LinkFill {
     double base_residual, residual;
     int base_unfrozen, unfrozen;
-    unsigned version;
-    int group_tried;   /* recompute_regroup looked at forming a group here */
 } LinkFill;
+_Static_assert(sizeof(LinkFill) == 24, "T reaches two links an agent at times: keep it 24 bytes");
 
 /* The weights of those flows, beside (Network.tweights) only while weights are kept: with
  * every weight 1 they are the counts, base_unfrozen and unfrozen (fill_weights). */
@@ -229,9 +243,8 @@ typedef struct HeapItem {
 } HeapItem;
 
 typedef struct FillItem {
-    double key;
+    double key;        /* the link's level when it was pushed (fill_level) */
     int link;
-    unsigned version;
 } FillItem;
 
 struct Network {
@@ -245,6 +258,8 @@ struct Network {
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
+    int *hop_ring;     /* (cap_flows) the ring a flow is a hop of, -1: none; once a ring has
+                        * stepped (hop flows), else NULL and no flow is a hop (flow_ring) */
     double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
                         * 1 (LV08's weight_s, or once a group's aggregate exists): else NULL
                         * and every weight is 1 (flow_weight) */
@@ -267,8 +282,8 @@ struct Network {
     int n_groups, free_group;
     LinkAux *aux;
     int n_aux, cap_aux, free_aux;
-    HsChunks pairs;       /* links' first entry arrays, two entries a block */
-    LinkEntry *free_pair; /* pairs given back (a link that grew past two), chained */
+    HsChunks blocks[ENTRY_TIERS];     /* links' first entry arrays: two, then four entries a block */
+    LinkEntry *free_block[ENTRY_TIERS]; /* blocks given back (a link that grew past them), chained */
     /* recompute scratch */
     int *comp_links, *comp_flows, *violated;
     int cap_comp_links, cap_comp_flows, cap_violated;
@@ -478,41 +493,57 @@ static int link_refresh(Network *net, int l)
     return HS_OK;
 }
 
-/* A link's first entry array, room for two (a client's link holds one flow at a time): from
- * chunks (base/chunks.h), not one malloc a link (a million clients' first transfers were a
- * million mallocs of 48 bytes and their headers). A link with cap 2 holds a pair; past two
- * it moves to an array of its own and its pair goes back for the next link. */
-static LinkEntry *entry_pair_alloc(Network *net)
+/* A link's first entry arrays, room for two (a client's link holds one flow at a time) and
+ * then for four (a D-PSGD agent's uplink and downlink on a degree-4 graph: both links of
+ * every agent): from chunks (base/chunks.h), not one malloc a link (a million clients' first
+ * transfers were a million mallocs of 48 bytes and their headers; the four-entry arrays of
+ * D-PSGD were two mallocs of 64 bytes an agent, each with a 16-byte header). A link that
+ * outgrows its block moves to the next tier, or past four to an array of its own, and its
+ * block goes back for the next link. The tier of an array of cap entries, -1: its own. */
+static int entry_tier(int cap)
 {
-    LinkEntry *pair = net->free_pair;
-    if (pair) {
-        memcpy(&net->free_pair, pair, sizeof net->free_pair); /* the chain is in the pair's bytes */
-        return pair;
-    }
-    return hs_chunks_take(&net->pairs);
+    return cap == 2 ? 0 : cap == 4 ? 1 : -1;
 }
 
-static void entry_pair_free(Network *net, LinkEntry *pair)
+/* Room in the link's entry array: doubled from 2, kept as its exponent. */
+static int link_cap(const NetLink *link)
 {
-    memcpy(pair, &net->free_pair, sizeof net->free_pair);
-    net->free_pair = pair;
+    return link->cap_shift ? 1 << link->cap_shift : 0;
+}
+
+static LinkEntry *entry_block_alloc(Network *net, int tier)
+{
+    LinkEntry *block = net->free_block[tier];
+    if (block) {
+        /* the chain is in the block's bytes */
+        memcpy(&net->free_block[tier], block, sizeof net->free_block[tier]);
+        return block;
+    }
+    return hs_chunks_take(&net->blocks[tier]);
+}
+
+static void entry_block_free(Network *net, int tier, LinkEntry *block)
+{
+    memcpy(block, &net->free_block[tier], sizeof net->free_block[tier]);
+    net->free_block[tier] = block;
 }
 
 /* Adds flow f, with its current share, to the link's entries (nothing marked dirty). */
 static int link_add_entry(Network *net, int l, int f)
 {
     NetLink *link = &net->links[l];
-    if (link->n == link->cap) {
-        int cap = link->cap ? link->cap * 2 : 2;
-        LinkEntry *grown = cap == 2 ? entry_pair_alloc(net) : link->cap == 2 ? malloc((size_t)cap * sizeof *grown)
-                                                                               : realloc(link->entries, (size_t)cap * sizeof *grown);
+    if (link->n == link_cap(link)) {
+        int old_cap = link_cap(link), cap = old_cap ? old_cap * 2 : 2, from = entry_tier(old_cap), to = entry_tier(cap);
+        LinkEntry *grown = to >= 0     ? entry_block_alloc(net, to)
+                           : from >= 0 ? malloc((size_t)cap * sizeof *grown)
+                                       : realloc(link->entries, (size_t)cap * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
-        if (link->cap == 2) { /* out of its pair */
-            memcpy(grown, link->entries, 2 * sizeof *grown);
-            entry_pair_free(net, link->entries);
+        if (from >= 0) { /* out of its block */
+            memcpy(grown, link->entries, (size_t)old_cap * sizeof *grown);
+            entry_block_free(net, from, link->entries);
         }
         link->entries = grown;
-        link->cap = cap;
+        link->cap_shift++;
     }
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++)
@@ -588,6 +619,21 @@ static double flow_weight(const Network *net, int f)
     return net->weight ? net->weight[f] : 1;
 }
 
+/* The ring flow f is a hop of, -1: none (no ring has stepped yet: no flow is a hop). */
+static int flow_ring(const Network *net, int f)
+{
+    return net->hop_ring ? net->hop_ring[f] : -1;
+}
+
+/* Network.hop_ring at the first hop flow: every flow so far is no hop. */
+static int flow_hop_ring_create(Network *net)
+{
+    net->hop_ring = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->hop_ring);
+    if (net->hop_ring == NULL) return HS_E_NOMEM;
+    for (int f = 0; f < net->made_flows; f++) net->hop_ring[f] = -1;
+    return HS_OK;
+}
+
 /* ---- activity ---- */
 
 static void activity_open(Network *net, int agent)
@@ -643,6 +689,11 @@ static int flow_alloc(Network *net)
             FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
             if (member == NULL) return -1;
             net->member = member;
+        }
+        if (net->hop_ring) {
+            int *hop = realloc(net->hop_ring, (size_t)cap * sizeof *hop);
+            if (hop == NULL) return -1;
+            net->hop_ring = hop;
         }
         if (net->weight || net->opt.weight_s > 0) {
             double *weight = realloc(net->weight, (size_t)cap * sizeof *weight);
@@ -759,7 +810,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     memset(flow, 0, sizeof *flow);
     flow->n_links = n_links;
     memcpy(flow->links, links, sizeof links);
-    flow->ring = ring;
+    if (ring >= 0 && net->hop_ring == NULL && flow_hop_ring_create(net) != HS_OK) return HS_E_NOMEM;
+    if (net->hop_ring) net->hop_ring[f] = ring;
     flow->group = -1;
     flow->heap = -1;
     flow->bottleneck = -1;
@@ -807,7 +859,7 @@ static int flow_finish(Network *net, int f)
         if (!member && active) link_remove_flow(net, flow->links[k], flow->slots[k]);
         net->links[flow->links[k]].users--;
     }
-    int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow->ring;
+    int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow_ring(net, f);
     if (active) {
         activity_close(net, src);
         if (dst != src) activity_close(net, dst);
@@ -873,7 +925,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
     if (now > net->now) net->now = now;
     int f = ref.flow;
     *found = f >= 0 && f < net->made_flows && net->flows[f].state != FLOW_FREE && net->flows[f].state != FLOW_GROUP &&
-             net->flows[f].ring < 0 && net->flows[f].seq == ref.seq;
+             flow_ring(net, f) < 0 && net->flows[f].seq == ref.seq;
     if (!*found) return HS_OK; /* it ended already: every byte went */
     int status = HS_OK;
     /* a group's member turns back into an ordinary flow with its bytes left now */
@@ -1380,7 +1432,7 @@ static int group_create(Network *net, int l, double level)
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
     p->group = gi;
-    p->ring = p->next = -1;
+    if (net->hop_ring) net->hop_ring[f] = -1;
     p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
@@ -1776,12 +1828,18 @@ static double fill_weights(const Network *net, int pos)
     return net->weight ? net->tweights[pos].now : (double)net->tfill[pos].unfrozen;
 }
 
+/* The level at which the link at position pos of T saturates now: its residual over the
+ * unfrozen weight (0 when nothing is left). */
+static double fill_level(const Network *net, int pos)
+{
+    const LinkFill *link = &net->tfill[pos];
+    return link->residual > 0 ? link->residual / fill_weights(net, pos) : 0;
+}
+
 static int fill_push(Network *net, int l)
 {
-    LinkFill *link = &net->tfill[net->links[l].tpos];
     if (hs_grow((void **)&net->fill, &net->fill_cap, net->fill_n, sizeof *net->fill, 64) != HS_OK) return HS_E_NOMEM;
-    double level = link->residual > 0 ? link->residual / fill_weights(net, net->links[l].tpos) : 0;
-    FillItem item = {.key = level, .link = l, .version = ++link->version};
+    FillItem item = {.key = fill_level(net, net->links[l].tpos), .link = l};
     int pos = net->fill_n++;
     while (pos > 0) {
         int parent = (pos - 1) / 2;
@@ -1835,8 +1893,6 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     if (net->cap_tfill < net->cap_comp_links) {
         LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
-        /* fill_push counts versions up from what a slot holds: start new slots at 0 (valgrind) */
-        memset(grown + net->cap_tfill, 0, (size_t)(net->cap_comp_links - net->cap_tfill) * sizeof *grown);
         net->tfill = grown;
         net->cap_tfill = net->cap_comp_links;
     }
@@ -1851,7 +1907,7 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     fill->base_residual = link->capacity - link->used;
     if (net->weight) net->tweights[link->tpos].base = 0;
     fill->base_unfrozen = 0;
-    fill->group_tried = 0;
+    link->group_tried = 0;
     LinkAux *aux = link_attached(net, l);
     if (aux == NULL) return HS_OK;
     net->t_attached++;
@@ -1944,13 +2000,17 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
         FillItem item = fill_pop(net);
         const NetLink *link = &net->links[item.link];
         LinkFill *fill = &net->tfill[link->tpos];
-        if (item.version != fill->version || fill->unfrozen == 0) continue;
+        if (fill->unfrozen == 0) continue;
+        /* An item pushed before the link's last change is stale. Its level may equal the
+         * current one: then it is the current item's twin, (level, link) being the heap's
+         * whole order, and the link is filled at the first of them as at the last. */
+        double level = fill_level(net, link->tpos);
+        if (item.key != level) continue;
         const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
         if (aux && aux->attach >= 0 && share[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
             *conflict = item.link;
             return HS_OK;
         }
-        double level = fill->residual > 0 ? fill->residual / fill_weights(net, link->tpos) : 0;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             int index = entry_s_index(net, e, n_flows);
@@ -1989,12 +2049,14 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
 {
     const double eps = 1e-9;
     int links = *n_links, n_violated = 0, links_n_flows = *n_flows;
+    net->stats.links_checked += (uint64_t)links;
     /* first every link is judged against the current S, then the violated links' flows join */
     for (int i = 0; i < links; i++) {
         int l = net->comp_links[i];
         NetLink *link = &net->links[l];
         double used = link->used, top = 0, frozen_at = -1, outside_top = -1, held_low = INFINITY;
         int outside = 0;
+        net->stats.entries_checked += (uint64_t)link->n;
         for (int j = 0; j < link->n; j++) {
             const LinkEntry *e = &link->entries[j];
             double level;
@@ -2115,9 +2177,9 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
             if (group_eligible(net, fi, b, gi, level) && group_join(net, fi, gi)) return HS_E_NOMEM;
             continue;
         }
-        const NetLink *link = &net->links[b];
-        if (link->n_held < net->group_min || link->aux >= 0 || net->tfill[link->tpos].group_tried) continue;
-        net->tfill[link->tpos].group_tried = 1; /* once per recomputation: the scan is O(flows here) */
+        NetLink *link = &net->links[b];
+        if (link->n_held < net->group_min || link->aux >= 0 || link->group_tried) continue;
+        link->group_tried = 1; /* once per recomputation: the scan is O(flows here) */
         /* the flows of S held here froze with fi, at its level: enough of them that may join? */
         int eligible = 0;
         for (int j = 0; j < link->n; j++) {
@@ -2167,6 +2229,7 @@ again:
         int conflict;
         if (recompute_scratch(net, n_flows) || recompute_fill(net, epoch, n_flows, n_links, &conflict))
             return HS_E_NOMEM;
+        net->stats.fills++;
         if (conflict >= 0) {
             for (int i = 0; i < n_links; i++) link_mark_dirty(net, net->comp_links[i]);
             if (group_detach_link(net, conflict)) return HS_E_NOMEM;
@@ -2181,6 +2244,9 @@ again:
     }
     net->stats.recomputes++;
     net->stats.flows_recomputed += (uint64_t)n_flows;
+    net->stats.links_recomputed += (uint64_t)n_links;
+    if ((uint64_t)n_flows > net->stats.largest_s) net->stats.largest_s = (uint64_t)n_flows;
+    if ((uint64_t)n_links > net->stats.largest_t) net->stats.largest_t = (uint64_t)n_links;
     int status = HS_OK;
     for (int i = 0; i < n_flows && status == HS_OK; i++) {
         int fi = net->comp_flows[i];
@@ -2505,7 +2571,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
 {
     Network *net = calloc(1, sizeof *net);
     if (net == NULL) return NULL;
-    hs_chunks_init(&net->pairs, 2 * sizeof(LinkEntry), 1024);
+    for (int tier = 0; tier < ENTRY_TIERS; tier++) hs_chunks_init(&net->blocks[tier], (2u << tier) * sizeof(LinkEntry), 1024);
     net->opt = *options;
     net->hooks = *hooks;
     int n = options->n_agents;
@@ -2562,8 +2628,9 @@ void network_free(Network *net)
 {
     if (net == NULL) return;
     for (int l = 0; net->links && l < net->n_links; l++)
-        if (net->links[l].cap > 2) free(net->links[l].entries); /* else a pair of a chunk */
-    hs_chunks_free(&net->pairs);
+        if (link_cap(&net->links[l]) > 0 && entry_tier(link_cap(&net->links[l])) < 0)
+            free(net->links[l].entries); /* else a block of a chunk (or none) */
+    for (int tier = 0; tier < ENTRY_TIERS; tier++) hs_chunks_free(&net->blocks[tier]);
     for (int r = 0; r < net->n_rings; r++) {
         free(net->rings[r].members);
         free(net->rings[r].lat);
@@ -2586,6 +2653,7 @@ void network_free(Network *net)
     free(net->flows);
     free(net->trace);
     free(net->member);
+    free(net->hop_ring);
     free(net->weight);
     free(net->rings);
     free(net->queue_head);

@@ -169,6 +169,11 @@ typedef struct NetworkStats {
     uint64_t groups, joined, detached; /* groups formed; flows that joined one; members turned back */
     uint64_t rooms_deferred, rooms_flushed; /* attached links placed out of their group's room heap;
                                              * of them, put in it later (network.c, "rooms out of the heap") */
+    /* what the recomputations reached (docs/results/network.md, "dpsgd's flows, third pass"):
+     * the links of T summed over them, and the largest S (flows) and T (links) of one; the
+     * progressive fillings run (one, and one more each time S grew); the links the
+     * violation checks judged and the link entries they scanned */
+    uint64_t links_recomputed, largest_s, largest_t, fills, links_checked, entries_checked;
 } NetworkStats;
 void network_stats(const Network *net, NetworkStats *out);
 
