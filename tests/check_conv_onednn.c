@@ -13,6 +13,7 @@
 #include "models/conv_onednn.h"
 #include "models/kernels.h"
 #include "models/model.h"
+#include "tests/test_cnn.h"
 #include "base/hs_error.h"
 
 #include <check.h>
@@ -58,16 +59,6 @@ static double worst_ratio(const float *a, const float *b, size_t n, double atol,
         if (!(err <= worst)) worst = err;
     }
     return worst;
-}
-
-static double relative_distance(const float *a, const float *b, size_t n)
-{
-    double d = 0, norm = 0;
-    for (size_t i = 0; i < n; i++) {
-        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        norm += (double)b[i] * b[i];
-    }
-    return norm > 0 ? sqrt(d / norm) : sqrt(d);
 }
 
 /* The argmax of conv_onednn is private: the pooled output and every gradient are what
@@ -258,47 +249,10 @@ END_TEST
 
 /* ---- whole models: kernels = onednn against openblas, and determinism ---- */
 
-static ModelSpec spec_cnn(ModelKernels kernels, int batch)
-{
-    ModelSpec s;
-    memset(&s, 0, sizeof s);
-    s.arch = MODEL_ARCH_CNN;
-    s.in_channels = 1, s.in_height = 28, s.in_width = 28, s.classes = 10;
-    s.conv_channels[0] = 32, s.conv_channels[1] = 64;
-    s.kernel = 5, s.hidden = 128, s.batch = batch;
-    s.kernels = kernels;
-    return s;
-}
-
-typedef struct GradJob {
-    const Model *m;
-    ModelKernels kernels;
-    const float *x;
-    const int *y;
-    int B;
-    float *grad;
-    double loss;
-    int status;
-} GradJob;
-
-/* One gradient on a fresh workspace of the given kernels (a thread's entry too). */
-static void *grad_job(void *arg)
-{
-    GradJob *j = arg;
-    ModelSpec s = spec_cnn(j->kernels, 64);
-    ModelWorkspace *ws = NULL;
-    j->status = model_workspace_create(&s, &ws);
-    if (j->status != HS_OK) return NULL;
-    memset(j->grad, 0, sizeof(float) * model_param_count(j->m));
-    j->status = model_grad_full_at(j->m, model_params((Model *)j->m), j->grad, ws, j->x, j->y, j->B, &j->loss);
-    model_workspace_free(ws);
-    return NULL;
-}
-
 START_TEST(test_model_kernels_agree_and_are_deterministic)
 {
-    ModelSpec onednn = spec_cnn(MODEL_KERNELS_ONEDNN, 64), openblas = spec_cnn(MODEL_KERNELS_OPENBLAS, 64);
-    ModelSpec automatic = spec_cnn(MODEL_KERNELS_AUTO, 64);
+    ModelSpec onednn = test_cnn_spec(MODEL_KERNELS_ONEDNN, 64), openblas = test_cnn_spec(MODEL_KERNELS_OPENBLAS, 64);
+    ModelSpec automatic = test_cnn_spec(MODEL_KERNELS_AUTO, 64);
     if (!conv_onednn_available()) {
         ModelWorkspace *ws = NULL;
         ck_assert_int_eq(model_kernels_resolve(&automatic), MODEL_KERNELS_OPENBLAS);
@@ -319,25 +273,7 @@ START_TEST(test_model_kernels_agree_and_are_deterministic)
     for (int i = 0; i < 64; i++) y[i] = rand_int(r, 0, 9);
     float *g[5];
     for (int k = 0; k < 5; k++) g[k] = malloc(sizeof(float) * n);
-    /* batch 64, and 61 (the chunks of 8 and five single samples) */
-    for (int bi = 0; bi < 2; bi++) {
-        const int B = bi ? 61 : 64;
-        GradJob ref = {m, MODEL_KERNELS_OPENBLAS, x, y, B, g[0], 0, 0}, dnn = {m, MODEL_KERNELS_ONEDNN, x, y, B, g[1], 0, 0};
-        grad_job(&ref);
-        grad_job(&dnn);
-        ck_assert_int_eq(ref.status, HS_OK);
-        ck_assert_int_eq(dnn.status, HS_OK);
-        ck_assert_double_le(fabs(dnn.loss - ref.loss), 1e-5 * fabs(ref.loss));
-        ck_assert_double_le(relative_distance(g[1], g[0], n), 1e-5);
-        /* the same bits from another workspace in another thread */
-        GradJob again = {m, MODEL_KERNELS_ONEDNN, x, y, B, g[2], 0, 0};
-        pthread_t thread;
-        ck_assert_int_eq(pthread_create(&thread, NULL, grad_job, &again), 0);
-        pthread_join(thread, NULL);
-        ck_assert_int_eq(again.status, HS_OK);
-        ck_assert_mem_eq(g[2], g[1], sizeof(float) * n);
-        ck_assert(memcmp(&again.loss, &dnn.loss, sizeof(double)) == 0);
-    }
+    test_cnn_kernels_against_openblas(m, MODEL_KERNELS_ONEDNN, x, y, g, 1e-5);
     /* one workspace, batch 64 after batches of other sizes and a split pass: the same bits
      * as on a fresh one (nothing of an earlier call leaks into a later one) */
     ModelWorkspace *ws = NULL;
@@ -368,8 +304,8 @@ START_TEST(test_model_kernels_agree_and_are_deterministic)
     }
     memset(g[3], 0, sizeof(float) * n);
     ck_assert_int_eq(model_grad_full_at(m, model_params(m), g[3], ws, x, y, 64, &loss), HS_OK);
-    GradJob fresh = {m, MODEL_KERNELS_ONEDNN, x, y, 64, g[4], 0, 0};
-    grad_job(&fresh);
+    TestGradJob fresh = {m, MODEL_KERNELS_ONEDNN, x, y, 64, g[4], 0, 0};
+    test_grad_job(&fresh);
     ck_assert_mem_eq(g[3], g[4], sizeof(float) * n);
     model_workspace_free(ws);
     for (int k = 0; k < 5; k++) free(g[k]);

@@ -22,6 +22,7 @@
 #include "models/conv_winograd.h"
 #include "models/kernels.h"
 #include "models/model.h"
+#include "tests/test_cnn.h"
 #include "base/hs_error.h"
 
 #include <check.h>
@@ -67,16 +68,6 @@ static double worst_scaled(const float *a, const float *b, const float *scale, s
         if (!(err <= worst)) worst = err;
     }
     return worst;
-}
-
-static double relative_distance(const float *a, const float *b, size_t n)
-{
-    double d = 0, norm = 0;
-    for (size_t i = 0; i < n; i++) {
-        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        norm += (double)b[i] * b[i];
-    }
-    return norm > 0 ? sqrt(d / norm) : sqrt(d);
 }
 
 #define WINO_TOLERANCE 3e-5
@@ -184,11 +175,11 @@ START_TEST(test_block_matches_naive_and_generic)
         ck_assert_mem_eq(dw[1], dw[0], sizeof(float) * nw);
         conv2d_relu_pool_forward_naive(out[2], arg[2], x, w, b, B, C, H, W, OC, 5);
         conv2d_relu_pool_backward_naive(din[2], dw[2], db[2], dout, out[2], arg[2], x, w, B, C, H, W, OC, 5);
-        ck_assert_double_le(relative_distance(out[0], out[2], npool), 1e-5);
+        ck_assert_double_le(test_relative_distance(out[0], out[2], npool), 1e-5);
         ck_assert_mem_eq(arg[0], arg[2], sizeof(int) * npool); /* no near-ties in this data */
-        ck_assert_double_le(relative_distance(din[0], din[2], nin), 1e-5);
-        ck_assert_double_le(relative_distance(dw[0], dw[2], nw), 1e-5);
-        ck_assert_double_le(relative_distance(db[0], db[2], OC), 1e-5);
+        ck_assert_double_le(test_relative_distance(din[0], din[2], nin), 1e-5);
+        ck_assert_double_le(test_relative_distance(dw[0], dw[2], nw), 1e-5);
+        ck_assert_double_le(test_relative_distance(db[0], db[2], OC), 1e-5);
         conv_winograd_free(c);
         for (int k = 0; k < 3; k++) free(out[k]), free(arg[k]), free(din[k]), free(dw[k]), free(db[k]);
         free(x), free(w), free(b), free(dout);
@@ -199,45 +190,9 @@ END_TEST
 
 /* ---- whole models ---- */
 
-static ModelSpec spec_cnn(ModelKernels kernels, int batch)
-{
-    ModelSpec s;
-    memset(&s, 0, sizeof s);
-    s.arch = MODEL_ARCH_CNN;
-    s.in_channels = 1, s.in_height = 28, s.in_width = 28, s.classes = 10;
-    s.conv_channels[0] = 32, s.conv_channels[1] = 64;
-    s.kernel = 5, s.hidden = 128, s.batch = batch;
-    s.kernels = kernels;
-    return s;
-}
-
-typedef struct GradJob {
-    const Model *m;
-    ModelKernels kernels;
-    const float *x;
-    const int *y;
-    int B;
-    float *grad;
-    double loss;
-    int status;
-} GradJob;
-
-static void *grad_job(void *arg)
-{
-    GradJob *j = arg;
-    ModelSpec s = spec_cnn(j->kernels, 64);
-    ModelWorkspace *ws = NULL;
-    j->status = model_workspace_create(&s, &ws);
-    if (j->status != HS_OK) return NULL;
-    memset(j->grad, 0, sizeof(float) * model_param_count(j->m));
-    j->status = model_grad_full_at(j->m, model_params((Model *)j->m), j->grad, ws, j->x, j->y, j->B, &j->loss);
-    model_workspace_free(ws);
-    return NULL;
-}
-
 START_TEST(test_model_gradient_and_determinism)
 {
-    ModelSpec wino = spec_cnn(MODEL_KERNELS_WINOGRAD, 64), openblas = spec_cnn(MODEL_KERNELS_OPENBLAS, 64);
+    ModelSpec wino = test_cnn_spec(MODEL_KERNELS_WINOGRAD, 64), openblas = test_cnn_spec(MODEL_KERNELS_OPENBLAS, 64);
     if (!conv_onednn_available()) {
         ModelWorkspace *ws = NULL;
         ck_assert(!model_kernels_available(MODEL_KERNELS_WINOGRAD));
@@ -256,25 +211,7 @@ START_TEST(test_model_gradient_and_determinism)
     for (int i = 0; i < 64; i++) y[i] = rand_int(r, 0, 9);
     float *g[4];
     for (int k = 0; k < 4; k++) g[k] = malloc(sizeof(float) * n);
-    for (int bi = 0; bi < 2; bi++) {
-        const int B = bi ? 61 : 64;
-        GradJob ref = {m, MODEL_KERNELS_OPENBLAS, x, y, B, g[0], 0, 0}, win = {m, MODEL_KERNELS_WINOGRAD, x, y, B, g[1], 0, 0};
-        grad_job(&ref);
-        grad_job(&win);
-        ck_assert_int_eq(ref.status, HS_OK);
-        ck_assert_int_eq(win.status, HS_OK);
-        ck_assert_double_le(fabs(win.loss - ref.loss), 1e-5 * fabs(ref.loss));
-        const double d = relative_distance(g[1], g[0], n);
-        printf("winograd CNN gradient, batch %d: ||g - g_openblas|| / ||g_openblas|| = %.3g\n", B, d);
-        ck_assert_double_le(d, 1e-4);
-        GradJob again = {m, MODEL_KERNELS_WINOGRAD, x, y, B, g[2], 0, 0};
-        pthread_t thread;
-        ck_assert_int_eq(pthread_create(&thread, NULL, grad_job, &again), 0);
-        pthread_join(thread, NULL);
-        ck_assert_int_eq(again.status, HS_OK);
-        ck_assert_mem_eq(g[2], g[1], sizeof(float) * n);
-        ck_assert(memcmp(&again.loss, &win.loss, sizeof(double)) == 0);
-    }
+    test_cnn_kernels_against_openblas(m, MODEL_KERNELS_WINOGRAD, x, y, g, 1e-4);
     /* one workspace after other batch sizes: the fresh one's bits; the inference pass's
      * loss is the training forward's */
     ModelWorkspace *ws = NULL;
@@ -292,7 +229,7 @@ START_TEST(test_model_gradient_and_determinism)
     ck_assert(memcmp(&inferred, &loss, sizeof loss) == 0);
     model_workspace_free(ws);
     /* a 3x3 CNN on winograd runs every block on oneDNN: onednn's bits */
-    ModelSpec small_onednn = spec_cnn(MODEL_KERNELS_ONEDNN, 8), small_wino = spec_cnn(MODEL_KERNELS_WINOGRAD, 8);
+    ModelSpec small_onednn = test_cnn_spec(MODEL_KERNELS_ONEDNN, 8), small_wino = test_cnn_spec(MODEL_KERNELS_WINOGRAD, 8);
     small_onednn.kernel = small_wino.kernel = 3;
     Model *m3 = NULL;
     ck_assert_int_eq(model_create(&small_onednn, r, &m3), HS_OK);

@@ -95,6 +95,25 @@ START_TEST(test_train_runs_are_deterministic_and_time_like_timing_mode)
 }
 END_TEST
 
+/* Case c's run (set[0..n), room for one more) in train mode and in timing mode: every
+ * timing row the same bits, 4 rounds. */
+static void train_times_like_timing(const char *set[], int n, size_t c)
+{
+    TestSink train, timing;
+    HsDiag diag;
+    ck_assert_msg(run(set, n, &train, &diag) == 0, "case %zu: %s", c, diag.message);
+    set[n] = "run.mode=timing";
+    ck_assert_msg(run(set, n + 1, &timing, &diag) == 0, "case %zu: %s", c, diag.message);
+    char *a = test_sink_timing_lines(&train), *b = test_sink_timing_lines(&timing);
+    if (strcmp(a, b) != 0) fprintf(stderr, "case %zu, train:\n%s\ntiming:\n%s\n", c, a, b);
+    ck_assert_msg(strcmp(a, b) == 0, "case %zu: train and timing rows differ (stderr)", c);
+    ck_assert_int_eq(train.rounds, 4);
+    free(a);
+    free(b);
+    test_sink_free(&train);
+    test_sink_free(&timing);
+}
+
 /* localsgd and qsr book a member's whole period in one sweep in timing mode and an event
  * per local step in train mode (localsgd_sweep_period): every timing row of the two must
  * be the same bits, under jitter, a Markov slowdown, Markov availability, partial
@@ -112,19 +131,7 @@ START_TEST(test_localsgd_sweep_times_like_its_events)
         const char *set[6];
         int n = 0;
         for (int k = 0; k < 4 && cases[c][k]; k++) set[n++] = cases[c][k];
-        TestSink train, timing;
-        HsDiag diag;
-        ck_assert_msg(run(set, n, &train, &diag) == 0, "case %zu: %s", c, diag.message);
-        set[n] = "run.mode=timing";
-        ck_assert_msg(run(set, n + 1, &timing, &diag) == 0, "case %zu: %s", c, diag.message);
-        char *a = test_sink_timing_lines(&train), *b = test_sink_timing_lines(&timing);
-        if (strcmp(a, b) != 0) fprintf(stderr, "case %zu, train:\n%s\ntiming:\n%s\n", c, a, b);
-        ck_assert_msg(strcmp(a, b) == 0, "case %zu: train and timing rows differ (stderr)", c);
-        ck_assert_int_eq(train.rounds, 4);
-        free(a);
-        free(b);
-        test_sink_free(&train);
-        test_sink_free(&timing);
+        train_times_like_timing(set, n, c);
     }
 }
 END_TEST
@@ -149,19 +156,7 @@ START_TEST(test_fedavg_steps_at_once_time_like_events)
         const char *set[6] = {"run.method=fedavg"};
         int n = 1;
         for (int k = 0; k < 4 && cases[c][k]; k++) set[n++] = cases[c][k];
-        TestSink train, timing;
-        HsDiag diag;
-        ck_assert_msg(run(set, n, &train, &diag) == 0, "case %zu: %s", c, diag.message);
-        set[n] = "run.mode=timing";
-        ck_assert_msg(run(set, n + 1, &timing, &diag) == 0, "case %zu: %s", c, diag.message);
-        char *a = test_sink_timing_lines(&train), *b = test_sink_timing_lines(&timing);
-        if (strcmp(a, b) != 0) fprintf(stderr, "case %zu, train:\n%s\ntiming:\n%s\n", c, a, b);
-        ck_assert_msg(strcmp(a, b) == 0, "case %zu: train and timing rows differ (stderr)", c);
-        ck_assert_int_eq(train.rounds, 4);
-        free(a);
-        free(b);
-        test_sink_free(&train);
-        test_sink_free(&timing);
+        train_times_like_timing(set, n, c);
     }
 }
 END_TEST

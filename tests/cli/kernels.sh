@@ -6,30 +6,7 @@
 # mode, which runs no arithmetic, records nothing.
 . "$(dirname "$0")/lib.bash"
 
-cat > "$tmp/cnn.ini" <<'EOF'
-[run]
-method = localsgd
-rounds = 2
-mode = train
-[data]
-dataset = synthetic
-channels = 1
-height = 12
-width = 12
-classes = 4
-train_samples = 400
-test_samples = 100
-[model]
-arch = cnn
-channels = 8,20
-kernel = 3
-hidden = 32
-batch = 19
-[agents]
-count = 3
-compute = 1 GFLOPS
-bandwidth = 10 MB/s
-EOF
+cp tests/fixtures/scenarios/cnn-small.ini "$tmp/cnn.ini"
 
 config_of() { q "$1" "select config from runs where id = 1"; }
 loss_rows() { q "$1" "select * from metrics order by rowid"; }
@@ -68,10 +45,6 @@ check "onednn's runs.config gives the same rows" test "$(loss_rows "$tmp/onednn.
 # the two kernels are different arithmetic (not bit for bit) that trains the same model
 check "onednn and openblas differ in the bits (the test can tell them apart)" \
   test "$(loss_rows "$tmp/onednn.db")" != "$(loss_rows "$tmp/default.db")"
-losses() { q "$1" "select printf('%.17g %.17g', train_loss, test_loss) from metrics order by rowid"; }
-paste -d' ' <(losses "$tmp/default.db") <(losses "$tmp/onednn.db") > "$tmp/losses"
-check "onednn's losses are openblas's to a relative 1e-5, every round ($(wc -l < "$tmp/losses") rows)" \
-  awk 'function rel(a, b) { d = a - b; if (d < 0) d = -d; return d / (b < 0 ? -b : b) }
-       { n++; if (rel($3, $1) > 1e-5 || rel($4, $2) > 1e-5) bad++ } END { exit !(n > 0 && bad == 0) }' "$tmp/losses"
+losses_within "onednn against openblas" "$tmp/default.db" "$tmp/onednn.db" 1e-5
 
 finish kernels.sh

@@ -121,6 +121,20 @@ same_rows_with_1_and_2_jobs() { # check name prefix, scenario file, database pre
     test -s "$db"1.rows -a "$(md5sum < "$db"1.rows)" = "$(md5sum < "$db"2.rows)"
 }
 
+# Two trainings on other arithmetic (kernels) must agree to rounding: checks that B's
+# train and test losses are A's to a relative TOL in every metrics row (and that there are
+# rows), and prints the largest relative difference seen.
+losses_within() { # check name, db A (the reference), db B, relative tolerance
+  local name=$1 a=$2 b=$3 tol=$4
+  local sql="select printf('%.17g %.17g', train_loss, test_loss) from metrics order by rowid"
+  paste -d' ' <(q "$a" "$sql") <(q "$b" "$sql") > $tmp/losses
+  local rel='function rel(a, b) { d = a - b; if (d < 0) d = -d; return d / (b < 0 ? -b : b) }'
+  check "$name: losses to a relative $tol, every round ($(wc -l < $tmp/losses) rows)" \
+    awk -v tol="$tol" "$rel"' { n++; if (rel($3, $1) > tol + 0 || rel($4, $2) > tol + 0) bad++ } END { exit !(n > 0 && bad == 0) }' $tmp/losses
+  awk "$rel"' { r = rel($3, $1); if (r > m) m = r; r = rel($4, $2); if (r > m) m = r }
+       END { printf "    largest relative difference: %.2g\n", m }' $tmp/losses
+}
+
 finish() { # script name
   echo "$1: $pass passed, $fail failed"
   test "$fail" -eq 0

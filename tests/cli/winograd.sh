@@ -7,30 +7,7 @@
 # a misspelt choice is refused before any database.
 . "$(dirname "$0")/lib.bash"
 
-cat > "$tmp/cnn.ini" <<'EOF'
-[run]
-method = localsgd
-rounds = 2
-mode = train
-[data]
-dataset = synthetic
-channels = 1
-height = 14
-width = 14
-classes = 4
-train_samples = 400
-test_samples = 100
-[model]
-arch = cnn
-channels = 8,20
-kernel = 5
-hidden = 32
-batch = 19
-[agents]
-count = 3
-compute = 1 GFLOPS
-bandwidth = 10 MB/s
-EOF
+cp tests/fixtures/scenarios/cnn-small.ini "$tmp/cnn.ini"
 
 loss_rows() { q "$1" "select * from metrics order by rowid"; }
 run() { # db, hetsim run options...
@@ -61,13 +38,7 @@ check "train mode times like timing mode" test \
 
 check "winograd and onednn differ in the bits (the test can tell them apart)" \
   test "$(loss_rows "$tmp/winograd.db")" != "$(loss_rows "$tmp/onednn.db")"
-losses() { q "$1" "select printf('%.17g %.17g', train_loss, test_loss) from metrics order by rowid"; }
-paste -d' ' <(losses "$tmp/onednn.db") <(losses "$tmp/winograd.db") > "$tmp/losses"
-check "winograd's losses are onednn's to a relative 1e-4, every round ($(wc -l < "$tmp/losses") rows)" \
-  awk 'function rel(a, b) { d = a - b; if (d < 0) d = -d; return d / (b < 0 ? -b : b) }
-       { n++; if (rel($3, $1) > 1e-4 || rel($4, $2) > 1e-4) bad++ } END { exit !(n > 0 && bad == 0) }' "$tmp/losses"
-awk 'function rel(a, b) { d = a - b; if (d < 0) d = -d; return d / (b < 0 ? -b : b) }
-     { r = rel($3, $1); if (r > m) m = r; r = rel($4, $2); if (r > m) m = r } END { printf "    largest relative difference: %.2g\n", m }' "$tmp/losses"
+losses_within "winograd against onednn" "$tmp/onednn.db" "$tmp/winograd.db" 1e-4
 
 refused "a misspelt kernels choice" "--set run.kernels=winogard" run "$tmp/cnn.ini" --set run.kernels=winogard
 
