@@ -180,6 +180,11 @@ static inline __attribute__((always_inline)) void wino_kernel_1d(float *restrict
 
 /* ---------------------------------------------------------------- 2-d passes */
 
+#if WINO_X86
+__attribute__((target("avx512f"))) static void wino_scatter_avx512(const float *y, float *dst, size_t hw, int W,
+                                                                    int rows, int cols, int n, int accumulate);
+#endif
+
 /* Filters: u[xi][i][o] for i < Cin, o < Cout rounded up to 16 (zeros past the channels);
  * the 5x5 kernel of (o, i) is w[o][i] (forward) or w[i][o] turned by 180 degrees (rotated:
  * the backward-data pass, whose w is (Cin, Cout, 5, 5)). */
@@ -237,9 +242,9 @@ static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWin
 /* Output tiles of one chunk from c->m (m[xi][tile][channel]) into out (ns samples, Cout
  * channels, H x W, NCHW): written, or added when accumulate. */
 static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWinograd *c, float *out, int Cout,
-                                                                      int ns, int accumulate)
+                                                                      int ns, int accumulate, int simd)
 {
-    float mm[WINO_XI * WINO_LANES], t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
+    float t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
     const int per = c->tiles_h * c->tiles_w, tiles = ns * per, H = c->H, W = c->W, cout_lanes = wino_round(Cout);
     const size_t hw = (size_t)H * W, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
     for (int tile = 0; tile < tiles; tile++) {
@@ -247,15 +252,20 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
         const int rows = H - ty * WINO_M < WINO_M ? H - ty * WINO_M : WINO_M;
         const int cols = W - tx * WINO_M < WINO_M ? W - tx * WINO_M : WINO_M;
         for (int o0 = 0; o0 < Cout; o0 += WINO_LANES) {
-            for (int xi = 0; xi < WINO_XI; xi++)
-                memcpy(mm + xi * WINO_LANES, c->m + tile * stride + (size_t)xi * cout_lanes + o0,
-                       sizeof(float) * WINO_LANES);
+            const float *mm = c->m + tile * stride + o0; /* read in place */
             for (int col = 0; col < WINO_N; col++)
-                wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + col * WINO_LANES,
-                               WINO_N * WINO_LANES);
+                wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + (size_t)col * cout_lanes,
+                               WINO_N * (size_t)cout_lanes);
             for (int k = 0; k < WINO_M; k++)
                 wino_output_1d(y + k * WINO_M * WINO_LANES, WINO_LANES, t + k * WINO_N * WINO_LANES, WINO_LANES);
             const int n = Cout - o0 < WINO_LANES ? Cout - o0 : WINO_LANES;
+#if WINO_X86
+            if (simd) {
+                wino_scatter_avx512(y, out + ((size_t)s * Cout + o0) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M,
+                                    hw, W, rows, cols, n, accumulate);
+                continue;
+            }
+#endif
             for (int l = 0; l < n; l++) {
                 float *dst = out + ((size_t)s * Cout + o0 + l) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M;
                 for (int k = 0; k < rows; k++)
@@ -331,7 +341,7 @@ static void wino_filters_generic(float *u, size_t ustride, const float *w, int C
 static void wino_inputs_generic(const ConvWinograd *c, int cin_lanes, int ns) { wino_inputs_body(c, cin_lanes, ns); }
 static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate)
 {
-    wino_outputs_body(c, out, Cout, ns, accumulate);
+    wino_outputs_body(c, out, Cout, ns, accumulate, 0);
 }
 static void wino_gradients_generic(const ConvWinograd *c, int cout_lanes, int ns)
 {
@@ -363,7 +373,7 @@ __attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWino
 __attribute__((target("avx512f"))) static void wino_outputs_avx512(const ConvWinograd *c, float *out, int Cout,
                                                                     int ns, int accumulate)
 {
-    wino_outputs_body(c, out, Cout, ns, accumulate);
+    wino_outputs_body(c, out, Cout, ns, accumulate, 1);
 }
 static int wino_has_avx512(void)
 {
@@ -421,6 +431,31 @@ __attribute__((target("avx512f"))) static inline void wino_transpose16(__m512 r[
     }
 }
 
+/* The output transform's 4x4 results y[position][channel] of n channels to their planes (hw
+ * floats apart, rows W apart; rows x cols of the tile inside the image): one transpose puts
+ * each channel's tile in a register, whose rows are then stored (or added: the same one
+ * addition per output as the scalar loop, so the same bits) 4 floats at a time. */
+__attribute__((target("avx512f"))) static void wino_scatter_avx512(const float *y, float *dst, size_t hw, int W,
+                                                                    int rows, int cols, int n, int accumulate)
+{
+    __m512 r[16];
+    for (int k = 0; k < 16; k++) r[k] = _mm512_loadu_ps(y + k * WINO_LANES);
+    wino_transpose16(r);
+    float tile[16];
+    for (int l = 0; l < n; l++) {
+        float *d = dst + (size_t)l * hw;
+        _mm512_storeu_ps(tile, r[l]);
+        for (int k = 0; k < rows; k++, d += W) {
+            if (cols == WINO_M) {
+                __m128 v = _mm_loadu_ps(tile + k * WINO_M);
+                if (accumulate) v = _mm_add_ps(_mm_loadu_ps(d), v);
+                _mm_storeu_ps(d, v);
+            } else
+                for (int j = 0; j < cols; j++) d[j] = accumulate ? d[j] + tile[k * WINO_M + j] : tile[k * WINO_M + j];
+        }
+    }
+}
+
 /* wino_channel_last's copy of 16 whole channels: 16 pixels at a time through registers. */
 __attribute__((target("avx512f"))) static void wino_channel_last_avx512(float *dst, const float *src, size_t hw,
                                                                          int W, int cols, int lanes)
@@ -447,7 +482,19 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
 {
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
     const int lanes = wino_round(channels);
-    memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    if (lanes != channels)
+        memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    else /* the copy below writes every float of the image: zero only the border around it */
+        for (int s = 0; s < ns; s++) {
+            float *p = c->padded + (size_t)s * plane * lanes;
+            const size_t lane_bytes = sizeof(float) * lanes;
+            memset(p, 0, (size_t)offset * cols * lane_bytes);
+            for (int y = offset; y < offset + c->H; y++) {
+                memset(p + (size_t)y * cols * lanes, 0, (size_t)offset * lane_bytes);
+                memset(p + ((size_t)y * cols + offset + c->W) * lanes, 0, (size_t)(cols - offset - c->W) * lane_bytes);
+            }
+            memset(p + (size_t)(offset + c->H) * cols * lanes, 0, (size_t)(rows - offset - c->H) * cols * lane_bytes);
+        }
     /* 16 channels at a time, so that each store fills a whole cache line of the copy while
      * the loads walk 16 planes in order */
     for (int s = 0; s < ns; s++)
