@@ -75,8 +75,7 @@ struct ConvWinograd {
     float *v;              /* (chunk tiles, 64, Cin) transformed input tiles, Cin = C or OC */
     float *m;              /* (chunk tiles, 64, Cout) products */
     float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
-    float *plane;          /* (max_batch, OC, H, W): the block's conv output, then its gradient */
-    int *positions;        /* (OC, H/2, W/2): an inference pass's pooling positions, discarded */
+    float *plane;          /* (max_batch, OC, H, W): the block's gradient before the ReLU */
 };
 
 /* Channels rounded up to whole vectors. */
@@ -180,6 +179,11 @@ static inline __attribute__((always_inline)) void wino_kernel_1d(float *restrict
 
 /* ---------------------------------------------------------------- 2-d passes */
 
+#if WINO_X86
+__attribute__((target("avx512f"))) static void wino_scatter_avx512(const float *y, float *dst, size_t hw, int W,
+                                                                    int rows, int cols, int n, int accumulate);
+#endif
+
 /* Filters: u[xi][i][o] for i < Cin, o < Cout rounded up to 16 (zeros past the channels);
  * the 5x5 kernel of (o, i) is w[o][i] (forward) or w[i][o] turned by 180 degrees (rotated:
  * the backward-data pass, whose w is (Cin, Cout, 5, 5)). */
@@ -234,12 +238,46 @@ static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWin
     }
 }
 
+/* A forward block's bias, ReLU and 2x2 max-pooling, applied to the output tiles as they
+ * are transformed: a 4x4 tile at (4 ty, 4 tx) holds exactly the pooling windows (2 ty + i,
+ * 2 tx + j), so the conv output is never written to memory and read back. */
+typedef struct WinoPool {
+    float *out;        /* (ns, Cout, H/2, W/2) */
+    int *argmax;       /* the same shape, each window's position 0..3; NULL for inference */
+    const float *bias; /* (Cout), or NULL */
+} WinoPool;
+
 /* Output tiles of one chunk from c->m (m[xi][tile][channel]) into out (ns samples, Cout
  * channels, H x W, NCHW): written, or added when accumulate. */
-static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWinograd *c, float *out, int Cout,
-                                                                      int ns, int accumulate)
+/* The windows of one 4x4 tile y[position][lane] of channels o0..o0+n-1, with
+ * conv2d_relu_pool_sample's arithmetic (kernels_relu_pool_window on value + bias): the
+ * same bits as pooling the written plane. */
+static inline __attribute__((always_inline)) void wino_pool_tile(const WinoPool *pool, const float *y, int s, int o0,
+                                                                   int n, int Cout, int ty, int tx, int oh, int ow)
 {
-    float mm[WINO_XI * WINO_LANES], t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
+    float bias[WINO_LANES], value[WINO_LANES];
+    int position[WINO_LANES];
+    for (int l = 0; l < WINO_LANES; l++) bias[l] = pool->bias && l < n ? pool->bias[o0 + l] : 0.0f;
+    const size_t plane = (size_t)oh * ow;
+    for (int i = 0; i < 2 && ty * 2 + i < oh; i++)
+        for (int j = 0; j < 2 && tx * 2 + j < ow; j++) {
+            const float *q = y + (2 * i * WINO_M + 2 * j) * WINO_LANES;
+            for (int l = 0; l < WINO_LANES; l++)
+                value[l] = kernels_relu_pool_window(q[l] + bias[l], q[WINO_LANES + l] + bias[l],
+                                                    q[WINO_M * WINO_LANES + l] + bias[l],
+                                                    q[(WINO_M + 1) * WINO_LANES + l] + bias[l], &position[l]);
+            const size_t at = ((size_t)s * Cout + o0) * plane + (size_t)(ty * 2 + i) * ow + tx * 2 + j;
+            for (int l = 0; l < n; l++) pool->out[at + l * plane] = value[l];
+            if (pool->argmax)
+                for (int l = 0; l < n; l++) pool->argmax[at + l * plane] = position[l];
+        }
+}
+
+static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWinograd *c, float *out, int Cout,
+                                                                      int ns, int accumulate, int simd,
+                                                                      const WinoPool *pool)
+{
+    float t[WINO_M * WINO_N * WINO_LANES], y[WINO_M * WINO_M * WINO_LANES];
     const int per = c->tiles_h * c->tiles_w, tiles = ns * per, H = c->H, W = c->W, cout_lanes = wino_round(Cout);
     const size_t hw = (size_t)H * W, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
     for (int tile = 0; tile < tiles; tile++) {
@@ -247,15 +285,24 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
         const int rows = H - ty * WINO_M < WINO_M ? H - ty * WINO_M : WINO_M;
         const int cols = W - tx * WINO_M < WINO_M ? W - tx * WINO_M : WINO_M;
         for (int o0 = 0; o0 < Cout; o0 += WINO_LANES) {
-            for (int xi = 0; xi < WINO_XI; xi++)
-                memcpy(mm + xi * WINO_LANES, c->m + tile * stride + (size_t)xi * cout_lanes + o0,
-                       sizeof(float) * WINO_LANES);
+            const float *mm = c->m + tile * stride + o0; /* read in place */
             for (int col = 0; col < WINO_N; col++)
-                wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + col * WINO_LANES,
-                               WINO_N * WINO_LANES);
+                wino_output_1d(t + col * WINO_LANES, WINO_N * WINO_LANES, mm + (size_t)col * cout_lanes,
+                               WINO_N * (size_t)cout_lanes);
             for (int k = 0; k < WINO_M; k++)
                 wino_output_1d(y + k * WINO_M * WINO_LANES, WINO_LANES, t + k * WINO_N * WINO_LANES, WINO_LANES);
             const int n = Cout - o0 < WINO_LANES ? Cout - o0 : WINO_LANES;
+            if (pool) {
+                wino_pool_tile(pool, y, s, o0, n, Cout, ty, tx, H / 2, W / 2);
+                continue;
+            }
+#if WINO_X86
+            if (simd) {
+                wino_scatter_avx512(y, out + ((size_t)s * Cout + o0) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M,
+                                    hw, W, rows, cols, n, accumulate);
+                continue;
+            }
+#endif
             for (int l = 0; l < n; l++) {
                 float *dst = out + ((size_t)s * Cout + o0 + l) * hw + (size_t)ty * WINO_M * W + (size_t)tx * WINO_M;
                 for (int k = 0; k < rows; k++)
@@ -329,9 +376,10 @@ static void wino_filters_generic(float *u, size_t ustride, const float *w, int C
     wino_filters_body(u, ustride, w, Cout, Cin, rotated);
 }
 static void wino_inputs_generic(const ConvWinograd *c, int cin_lanes, int ns) { wino_inputs_body(c, cin_lanes, ns); }
-static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate)
+static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate,
+                                 const WinoPool *pool)
 {
-    wino_outputs_body(c, out, Cout, ns, accumulate);
+    wino_outputs_body(c, out, Cout, ns, accumulate, 0, pool);
 }
 static void wino_gradients_generic(const ConvWinograd *c, int cout_lanes, int ns)
 {
@@ -361,9 +409,9 @@ __attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWino
     wino_inputs_body(c, cin_lanes, ns);
 }
 __attribute__((target("avx512f"))) static void wino_outputs_avx512(const ConvWinograd *c, float *out, int Cout,
-                                                                    int ns, int accumulate)
+                                                                    int ns, int accumulate, const WinoPool *pool)
 {
-    wino_outputs_body(c, out, Cout, ns, accumulate);
+    wino_outputs_body(c, out, Cout, ns, accumulate, 1, pool);
 }
 static int wino_has_avx512(void)
 {
@@ -421,6 +469,31 @@ __attribute__((target("avx512f"))) static inline void wino_transpose16(__m512 r[
     }
 }
 
+/* The output transform's 4x4 results y[position][channel] of n channels to their planes (hw
+ * floats apart, rows W apart; rows x cols of the tile inside the image): one transpose puts
+ * each channel's tile in a register, whose rows are then stored (or added: the same one
+ * addition per output as the scalar loop, so the same bits) 4 floats at a time. */
+__attribute__((target("avx512f"))) static void wino_scatter_avx512(const float *y, float *dst, size_t hw, int W,
+                                                                    int rows, int cols, int n, int accumulate)
+{
+    __m512 r[16];
+    for (int k = 0; k < 16; k++) r[k] = _mm512_loadu_ps(y + k * WINO_LANES);
+    wino_transpose16(r);
+    float tile[16];
+    for (int l = 0; l < n; l++) {
+        float *d = dst + (size_t)l * hw;
+        _mm512_storeu_ps(tile, r[l]);
+        for (int k = 0; k < rows; k++, d += W) {
+            if (cols == WINO_M) {
+                __m128 v = _mm_loadu_ps(tile + k * WINO_M);
+                if (accumulate) v = _mm_add_ps(_mm_loadu_ps(d), v);
+                _mm_storeu_ps(d, v);
+            } else
+                for (int j = 0; j < cols; j++) d[j] = accumulate ? d[j] + tile[k * WINO_M + j] : tile[k * WINO_M + j];
+        }
+    }
+}
+
 /* wino_channel_last's copy of 16 whole channels: 16 pixels at a time through registers. */
 __attribute__((target("avx512f"))) static void wino_channel_last_avx512(float *dst, const float *src, size_t hw,
                                                                          int W, int cols, int lanes)
@@ -447,7 +520,19 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
 {
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
     const int lanes = wino_round(channels);
-    memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    if (lanes != channels)
+        memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    else /* the copy below writes every float of the image: zero only the border around it */
+        for (int s = 0; s < ns; s++) {
+            float *p = c->padded + (size_t)s * plane * lanes;
+            const size_t lane_bytes = sizeof(float) * lanes;
+            memset(p, 0, (size_t)offset * cols * lane_bytes);
+            for (int y = offset; y < offset + c->H; y++) {
+                memset(p + (size_t)y * cols * lanes, 0, (size_t)offset * lane_bytes);
+                memset(p + ((size_t)y * cols + offset + c->W) * lanes, 0, (size_t)(cols - offset - c->W) * lane_bytes);
+            }
+            memset(p + (size_t)(offset + c->H) * cols * lanes, 0, (size_t)(rows - offset - c->H) * cols * lane_bytes);
+        }
     /* 16 channels at a time, so that each store fills a whole cache line of the copy while
      * the loads walk 16 planes in order */
     for (int s = 0; s < ns; s++)
@@ -471,10 +556,12 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
 }
 
 /* One convolution in chunks: out (B, Cout, H, W) = (or +=) in (B, Cin, H, W) through the
- * transformed filters u (64, Cin, Cout). */
+ * transformed filters u (64, Cin, Cout); with pool, out is unused and the pooled block
+ * output goes to pool's rows instead. */
 static void wino_run(ConvWinograd *c, float *out, const float *in, const float *u, int Cin, int Cout, int B,
-                     int accumulate)
+                     int accumulate, const WinoPool *pool)
 {
+    const size_t pooled = (size_t)Cout * (c->H / 2) * (c->W / 2);
     const size_t hw = (size_t)c->H * c->W;
     const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(Cin), cout_lanes = wino_round(Cout);
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
@@ -490,11 +577,14 @@ static void wino_run(ConvWinograd *c, float *out, const float *in, const float *
         for (int xi = 0; xi < WINO_XI; xi++)
             conv_onednn_sgemm(0, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow,
                               u + xi * ustride, cout_lanes, 0.0f, c->m + (size_t)xi * cout_lanes, mrow);
-        float *dst = out + (size_t)s0 * Cout * hw;
+        float *dst = pool ? NULL : out + (size_t)s0 * Cout * hw;
+        WinoPool chunk;
+        if (pool)
+            chunk = (WinoPool){pool->out + s0 * pooled, pool->argmax ? pool->argmax + s0 * pooled : NULL, pool->bias};
         if (c->vector)
-            wino_outputs_avx512(c, dst, Cout, ns, accumulate);
+            wino_outputs_avx512(c, dst, Cout, ns, accumulate, pool ? &chunk : NULL);
         else
-            wino_outputs_generic(c, dst, Cout, ns, accumulate);
+            wino_outputs_generic(c, dst, Cout, ns, accumulate, pool ? &chunk : NULL);
     }
 }
 
@@ -524,8 +614,7 @@ int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, Conv
     c->m = malloc(sizeof(float) * tiles);
     c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
     c->plane = malloc(sizeof(float) * max_batch * OC * H * W);
-    c->positions = malloc(sizeof(int) * (OC * (H / 2) * (W / 2) + 1));
-    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->positions || !c->du) {
+    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->du) {
         conv_winograd_free(c);
         return HS_E_NOMEM;
     }
@@ -543,7 +632,6 @@ void conv_winograd_free(ConvWinograd *c)
     free(c->m);
     free(c->padded);
     free(c->plane);
-    free(c->positions);
     free(c);
 }
 
@@ -552,7 +640,7 @@ void conv_winograd_set_vector(ConvWinograd *c, int on) { c->vector = on && wino_
 void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const float *w, int B)
 {
     wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
-    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, 0);
+    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, 0, NULL);
 }
 
 /* The input's gradient is the correlation of dout, padded by K - 1 - 2 = 2, with the
@@ -560,7 +648,7 @@ void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const f
 void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout, const float *w, int B)
 {
     wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
-    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1);
+    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1, NULL);
 }
 
 /* dw = G^T (sum over tiles of (A dY A^T) . (B^T d B)) G, the transpose of the forward's
@@ -599,18 +687,10 @@ void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dou
 void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, const float *in, const float *w,
                                      const float *b, int B)
 {
-    const size_t plane = (size_t)c->OC * c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
-    const size_t in_floats = (size_t)c->C * c->H * c->W;
     wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
-    /* chunk by chunk, so that the pool reads the conv output from the cache */
-    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
-        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
-        wino_run(c, c->plane, in + s0 * in_floats, c->u_forward, c->C, c->OC, ns, 0);
-        /* inference: the positions go to a scratch row, overwritten sample after sample */
-        for (int s = 0; s < ns; s++)
-            conv2d_relu_pool_sample(out + (s0 + s) * pooled, argmax ? argmax + (s0 + s) * pooled : c->positions,
-                                    c->plane + s * plane, b, c->OC, c->H, c->W);
-    }
+    /* pooled tile by tile as the output transform makes them (inference: no positions) */
+    const WinoPool pool = {out, argmax, b};
+    wino_run(c, NULL, in, c->u_forward, c->C, c->OC, B, 0, &pool);
 }
 
 void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,

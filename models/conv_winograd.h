@@ -29,7 +29,9 @@
 #ifndef MODELS_CONV_WINOGRAD_H
 #define MODELS_CONV_WINOGRAD_H
 
+#ifndef CONV_WINOGRAD_CHUNK
 #define CONV_WINOGRAD_CHUNK 4
+#endif
 /* Blocks with fewer input channels stay on oneDNN: an sgemm of depth 1 saves nothing and the
  * transforms are pure overhead (the CNN's first block, one channel). */
 #define CONV_WINOGRAD_MIN_CHANNELS 8
