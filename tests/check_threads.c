@@ -11,6 +11,7 @@
 #include "sim/train/workers.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
+#include "tests/test_variants.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -83,36 +84,10 @@ START_TEST(test_every_method_same_rows_for_any_thread_count)
 }
 END_TEST
 
-/* Paths the defaults do not take: compressed sync/localsgd/dpsgd, robust sync with
- * attackers, several tokens, ComDML with the greedy scheduler and a rebalance period,
- * width pruning (localsgd, sync, dpsgd), progressive freezing, DP localsgd ([privacy]
- * per-sample and per-update clipping with noise), SD-FEEL with three edge servers that
- * gossip, synchronous and asynchronous, LSGD's group leaders. */
+/* Paths the defaults do not take (tests/test_variants.h). */
 START_TEST(test_variants_same_rows_for_any_thread_count)
 {
-    static const char *const variants[][3] = {
-        {"run.method=sync", "compression.scheme=topk", "compression.feedback=ef21"},
-        {"run.method=localsgd", "compression.scheme=topk", "compression.feedback=ef21"},
-        {"run.method=dpsgd", "compression.scheme=topk", "compression.ratio=0.3"},
-        {"run.method=sync", "byzantine.count=2", "byzantine.aggregator=median"},
-        {"run.method=byzsgdnm", "byzantine.count=2", "byzantine.attack=labelflip"},
-        {"run.method=token", "method.tokens=3", "method.walk=metropolis"},
-        {"run.method=comdml", "method.solver=greedy", "method.rebalance=2"},
-        {"run.method=localsgd", "method.local_steps=3", "method.participation=0.5"},
-        {"run.method=fedavg", "method.participation=0.5", "method.overcommit=0.5"},
-        {"run.method=fedbuff", "method.concurrency=3", "method.buffer=2"},
-        {"run.method=localsgd", "method.prune=width", "method.prune_target=makespan"},
-        {"run.method=sync", "method.prune=width", "method.prune_min=0.25"},
-        {"run.method=dpsgd", "method.prune=width", "method.prune_target=0.5"},
-        {"run.method=localsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
-        {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
-        {"run.method=localsgd", "privacy.clip=update", "privacy.noise_multiplier=1"},
-        {"run.method=fedavg", "privacy.clip=sample", "privacy.noise_multiplier=1"},
-        {"run.method=sdfeel", "servers.count=3", "method.intra_rounds=1"},
-        {"run.method=sdfeel", "servers.count=3", "method.deadline=auto"},
-        {"run.method=lsgd", "method.leaders=groups", "method.global_every=2"},
-    };
-    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) check_same_rows(variants[v], 3);
+    for (size_t v = 0; v < test_variants_n; v++) check_same_rows(test_variants[v], TEST_VARIANT_SETS);
 }
 END_TEST
 

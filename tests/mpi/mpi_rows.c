@@ -1,7 +1,6 @@
 /* mpi_rows.c — one run across MPI ranks writes bitwise the rows of one process, for
- * every method and the variants that take other paths through the trainer (the list of
- * check_threads.c, plus a deadline sync whose members arrive in any order, and the CNN
- * under every method).
+ * every method, the variants that take other paths through the trainer (test_variants.h)
+ * and the CNN under every method.
  * Run under mpirun by tests/cli/mpi_run.sh (`mpirun -np K mpi_rows`): rank 0 plays each
  * run alone first (sim_run, the reference), then every rank plays it together
  * (sim_run_ranks), and rank 0 compares the rows. Prints "ok"/"FAIL" lines like the
@@ -11,6 +10,7 @@
 #include "sim/train/trainer.h"
 #include "tests/test_scenario.h"
 #include "tests/test_sink.h"
+#include "tests/test_variants.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -128,46 +128,8 @@ int main(int argc, char **argv)
         const char *set[] = {method};
         check_rows(ranks, mlp, "mlp", set, 1, 1, method_divides((*m)->name));
     }
-    static const char *const variants[][3] = {
-        {"run.method=sync", "compression.scheme=topk", "compression.feedback=ef21"},
-        {"run.method=localsgd", "compression.scheme=topk", "compression.feedback=ef21"},
-        {"run.method=dpsgd", "compression.scheme=topk", "compression.ratio=0.3"},
-        {"run.method=sync", "byzantine.count=2", "byzantine.aggregator=median"},
-        {"run.method=byzsgdnm", "byzantine.count=2", "byzantine.attack=labelflip"},
-        {"run.method=token", "method.tokens=3", "method.walk=metropolis"},
-        {"run.method=comdml", "method.solver=greedy", "method.rebalance=2"},
-        {"run.method=localsgd", "method.local_steps=3", "method.participation=0.5"},
-        {"run.method=fedavg", "method.participation=0.5", "method.overcommit=0.5"},
-        {"run.method=fedbuff", "method.concurrency=3", "method.buffer=2"},
-        {"run.method=localsgd", "method.prune=width", "method.prune_target=makespan"},
-        {"run.method=sync", "method.prune=width", "method.prune_min=0.25"},
-        {"run.method=dpsgd", "method.prune=width", "method.prune_target=0.5"},
-        {"run.method=localsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
-        {"run.method=localsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
-        {"run.method=localsgd", "privacy.clip=update", "privacy.noise_multiplier=1"},
-        {"run.method=fedavg", "privacy.clip=sample", "privacy.noise_multiplier=1"},
-        {"run.method=sdfeel", "servers.count=3", "method.intra_rounds=1"},
-        {"run.method=sdfeel", "servers.count=3", "method.deadline=auto"},
-        {"run.method=sync", "method.deadline=2 ms", "agents.slow.count=3"},
-        /* features on the methods that took them as stages (issue 27) */
-        {"run.method=dpsgd", "method.freeze=progressive", "method.freeze_rounds=1"},
-        {"run.method=dpsgd", "privacy.clip=sample", "privacy.noise_multiplier=1"},
-        {"run.method=comdml", "privacy.clip=update", "privacy.noise_multiplier=1"},
-        {"run.method=comdml", "method.prune=width", "method.prune_target=0.5"},
-        {"run.method=fedbuff", "method.prune=width", "method.prune_target=0.5"},
-        {"run.method=divshare", "method.prune=width", "method.prune_target=0.5"},
-        {"run.method=co2", "method.freeze=progressive", "method.freeze_rounds=1"},
-        {"run.method=swift", "compression.scheme=topk", "compression.feedback=none"},
-        {"run.method=dpsgd", "byzantine.count=2", "byzantine.aggregator=median"},
-        {"run.method=fedavg", "compression.scheme=topk", "compression.feedback=ef21"},
-        /* [drift]: the corrected steps read the anchors and control variates every rank holds */
-        {"run.method=fedavg", "drift.method=scaffold", "method.participation=0.5"},
-        {"run.method=localsgd", "drift.method=scaffold", "method.local_steps=3"},
-        {"run.method=fedavg", "drift.method=fedprox", "drift.mu=0.5"},
-        {"run.method=lsgd", "method.leaders=groups", "method.global_every=2"},
-    };
-    for (size_t v = 0; !only && v < sizeof variants / sizeof *variants; v++)
-        check_rows(ranks, mlp, "mlp", variants[v], 3, 1, 0);
+    for (size_t v = 0; !only && v < test_variants_n; v++)
+        check_rows(ranks, mlp, "mlp", test_variants[v], TEST_VARIANT_SETS, 1, 0);
     /* the CNN under every method, and the four of tests/cli/mpi_run.sh with two threads
      * in every rank too */
     for (const MethodOps *const *m = method_all(); *m; m++) {
