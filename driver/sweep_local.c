@@ -2,11 +2,11 @@
  *
  * Pipe protocol (parent and workers are the same binary after fork): parent -> worker
  * int64 run indices, -1 to stop; worker -> parent the record stream of sweep.h, FINISHED
- * after each run. The parent keeps up to LOCAL_QUEUE runs handed to a worker while enough
- * are left, so a worker never waits for the parent between runs, and tops the queue up
- * once half of it is done, several indices in one write (a worker reads them in one
- * read); near the end it hands out fewer, one at a time at last, so no worker sits on
- * queued runs while another is idle. Workers simulate into a SweepWire sink; the parent
+ * after each run. The parent keeps runs handed to a worker so that it never waits for the
+ * parent between runs: up to LOCAL_QUEUE to a lone worker (--jobs 1), topped up once half
+ * of them are done, several indices in one write that the worker reads in one read; two
+ * each to several workers, one each near the end, so that no worker sits on queued runs
+ * while another is idle (local_hand_more). Workers simulate into a SweepWire sink; the parent
  * replays what arrives into the SweepMaster, so one process writes the database and a
  * killed worker leaves only its open run, which the parent marks failed.
  * Short runs arrive faster than it pays to wake up for: each wake-up of the parent (a
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Runs handed to one worker at most; a top-up waits until half of them are done. */
+/* Runs handed to a lone worker at most; a top-up waits until half of them are done. */
 enum { LOCAL_QUEUE = 16 };
 /* The least time between two wake-ups of the parent (see the top). */
 #define LOCAL_WAKE_GAP_NS 500000L
@@ -126,9 +126,19 @@ static void local_finished(void *ctx, SweepReplay *replay, int64_t index, int st
     sweep_master_finished(w->master, replay, index, status, message);
 }
 
-/* Tops w's queue up in one write once half of it is done. A worker with q runs queued
- * gets another only while at least n_alive x q are left to hand out: near the end the
- * queues shrink to one run, so no worker sits on runs another could take. */
+/* Whether a worker with queued runs gets one more, left runs being still to hand out. A
+ * lone worker takes no one's runs: it gets up to LOCAL_QUEUE. With several, a second
+ * one while every worker could have one, never a third: a worker that is slow or
+ * descheduled (a shared machine) must not sit on runs the others could take, and with
+ * deeper queues two jobs of 200 small runs took longer (farm-bench, median wall 1.07-1.13
+ * of main's at load ~7; the CPU as main's). */
+static int local_hand_more(int queued, int64_t left, int n_alive)
+{
+    if (queued == 0 || n_alive == 1) return 1;
+    return queued == 1 && left >= n_alive;
+}
+
+/* Tops w's queue up in one write once half of it is done (local_hand_more says how far). */
 static void local_assign(LocalWorker *w, int n_alive)
 {
     SweepMaster *m = w->master;
@@ -136,8 +146,7 @@ static void local_assign(LocalWorker *w, int n_alive)
     int n = 0;
     if (!w->stopped && w->cmd_fd >= 0 && w->n_handed <= LOCAL_QUEUE / 2)
         while (w->n_handed + n < LOCAL_QUEUE) {
-            int queued = w->n_handed + n;
-            if (queued > 0 && sweep_master_left(m) < (int64_t)n_alive * queued) break;
+            if (!local_hand_more(w->n_handed + n, sweep_master_left(m), n_alive)) break;
             int64_t index = sweep_master_take(m);
             if (index < 0) break;
             batch[n++] = index;
