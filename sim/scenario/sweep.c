@@ -3,12 +3,13 @@
  * carries the runs' rows is driver/sweep_stream.c).
  * Expansion is cheap next to a run (one document copy and one resolution per point), so
  * sweep_expand resolves every point up front: a bad key or value in any point stops the
- * sweep before the first run, and the sweep id covers every run's resolved config. */
+ * sweep before the first run, and the sweep id covers every run's resolved config (its
+ * text built once per point, sweep_idtext.h). */
 #include "sim/scenario/sweep.h"
+#include "sim/scenario/sweep_idtext.h"
 
 #include "base/hash.h"
 #include "base/grow.h"
-#include "base/numtext.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -290,35 +291,6 @@ typedef struct SweepLabelRef {
     int64_t index;
 } SweepLabelRef;
 
-/* The text a sweep's id hashes for one run: its runs.config with numbers in the %.17g form
- * hetsim wrote before it wrote the shortest form (base/numtext.h), but for the [method]
- * section, which was written as the keys' text (and so in the shortest form a user
- * types). The ids of sweeps begun before then stay what they were, so `--resume` finds
- * them. */
-static char *sweep_id_text(char *config)
-{
-    char *method = strstr(config, "\n[method]\n");
-    if (method == NULL) return numtext_as_17g(config);
-    method++;                                    /* its header's '[' */
-    char *after = strstr(method, "\n[");          /* the '\n' before the next header */
-    size_t middle = after ? (size_t)(after - method) : strlen(method);
-    char saved = *method;
-    *method = '\0';
-    char *head = numtext_as_17g(config);
-    *method = saved;
-    char *tail = numtext_as_17g(after ? after : "");
-    char *out = head && tail ? malloc(strlen(head) + middle + strlen(tail) + 1) : NULL;
-    if (out) {
-        size_t n = strlen(head);
-        memcpy(out, head, n);
-        memcpy(out + n, method, middle);
-        strcpy(out + n + middle, tail);
-    }
-    free(head);
-    free(tail);
-    return out;
-}
-
 static int sweep_label_compare(const void *a, const void *b)
 {
     const SweepLabelRef *x = a, *y = b;
@@ -329,6 +301,7 @@ int sweep_expand(Sweep *sw, SweepRunCheck check, HsDiag *diag)
 {
     int status = HS_OK;
     SweepLabelRef *refs = NULL;
+    SweepIdText id_text = {0};
     Scenario *sc = malloc(sizeof *sc);
     sw->labels = calloc((size_t)sw->n_runs, sizeof *sw->labels);
     sw->by_label = malloc((size_t)sw->n_runs * sizeof *sw->by_label);
@@ -362,13 +335,12 @@ int sweep_expand(Sweep *sw, SweepRunCheck check, HsDiag *diag)
                 hs_diag_set(diag, status, NULL, 0, "%s (in sweep run %s)", local.message, sw->labels[index]);
                 goto fail;
             }
-            char *config = scenario_config_string(sc);
-            char *id_text = config ? sweep_id_text(config) : NULL;
-            free(config);
-            if (id_text == NULL) goto nomem;
+            /* the point's text is built once; its repeats differ in the seed's digits */
+            if (r == 0 && sweep_idtext_point(&id_text, sc) != HS_OK) goto nomem;
+            const char *run_text = sweep_idtext_run(&id_text, sc);
+            if (run_text == NULL) goto nomem;
             hash = hash_fnv1a(hash, sw->labels[index], strlen(sw->labels[index]) + 1);
-            hash = hash_fnv1a(hash, id_text, strlen(id_text) + 1);
-            free(id_text);
+            hash = hash_fnv1a(hash, run_text, strlen(run_text) + 1);
             refs[index] = (SweepLabelRef){sw->labels[index], index};
         }
     }
@@ -384,12 +356,14 @@ int sweep_expand(Sweep *sw, SweepRunCheck check, HsDiag *diag)
     snprintf(sw->id, sizeof sw->id, "sw-%016llx", (unsigned long long)hash);
     free(refs);
     free(sc);
+    sweep_idtext_free(&id_text);
     return HS_OK;
 nomem:
     status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory expanding %lld runs", (long long)sw->n_runs);
 fail:
     free(refs);
     free(sc);
+    sweep_idtext_free(&id_text);
     return status;
 }
 

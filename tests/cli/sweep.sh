@@ -130,7 +130,11 @@ check "... and runs nothing again" test "$(q "$tmp/j1.db" "select count(*) from 
 check "a larger repeat is another sweep, appended" test "$(q "$tmp/j1.db" "select count(*) || ' ' || count(distinct sweep) from runs where status = 'done'")" = "44 2"
 
 # ---- kill -9 at some moment, then --resume ----
-"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/k.db" --jobs 2 --quiet > /dev/null 2>&1 &
+# with 2 jobs, and with 1 (a lone worker is handed up to 16 runs at a time)
+kill_and_resume() { # jobs
+local jobs=$1 pid n before
+rm -f "$tmp/k.db" "$tmp/k.db-wal" "$tmp/k.db-shm"
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/k.db" --jobs $jobs --quiet > /dev/null 2>&1 &
 pid=$!
 for _ in $(seq 200); do  # until a few runs are done, at most 10 s
   n=$(q "$tmp/k.db" "select count(*) from runs where status = 'done'" 2>/dev/null || echo 0)
@@ -141,16 +145,19 @@ kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 sleep 0.2  # its workers end at their next write to the dead parent
 before=$(q "$tmp/k.db" "select count(*) from runs where status = 'done'")
 echo "     (killed with $before of 20 runs done, $(q "$tmp/k.db" "select count(*) from runs where status = 'running'") running)"
-"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/k.db" --jobs 2 --resume > /dev/null 2> "$tmp/err"
-check "--resume after kill -9 exits 0" test $? -eq 0
-check "... says what it kept" grep -q "resuming sweep sw-[0-9a-f]*: $before of 20 runs kept" "$tmp/err"
-check "every point done exactly once" test "$(q "$tmp/k.db" "select count(*) || ' ' || count(distinct point) from runs where status = 'done'")" = "20 20"
-check "no run left 'running' or incomplete" test "$(q "$tmp/k.db" "select count(*) from runs where status <> 'done'")" = 0
-check "no rows of deleted runs" test "$(q "$tmp/k.db" "select count(*) from agent_rounds where run_id not in (select id from runs)")" = 0
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/k.db" --jobs $jobs --resume > /dev/null 2> "$tmp/err"
+check "--resume after kill -9 exits 0 ($jobs jobs)" test $? -eq 0
+check "... says what it kept ($jobs jobs)" grep -q "resuming sweep sw-[0-9a-f]*: $before of 20 runs kept" "$tmp/err"
+check "every point done exactly once ($jobs jobs)" test "$(q "$tmp/k.db" "select count(*) || ' ' || count(distinct point) from runs where status = 'done'")" = "20 20"
+check "no run left 'running' or incomplete ($jobs jobs)" test "$(q "$tmp/k.db" "select count(*) from runs where status <> 'done'")" = 0
+check "no rows of deleted runs ($jobs jobs)" test "$(q "$tmp/k.db" "select count(*) from agent_rounds where run_id not in (select id from runs)")" = 0
 dump "$tmp/k.db" > "$tmp/dk"
-check "killed and resumed sweep has the same rows" cmp -s "$tmp/d1" "$tmp/dk"
+check "killed and resumed sweep has the same rows ($jobs jobs)" cmp -s "$tmp/d1" "$tmp/dk"
 runs_rows "$tmp/k.db" > "$tmp/rk"
-check "killed and resumed sweep has the same runs rows, ids included" cmp -s "$tmp/r1" "$tmp/rk"
+check "killed and resumed sweep has the same runs rows, ids included ($jobs jobs)" cmp -s "$tmp/r1" "$tmp/rk"
+}
+kill_and_resume 2
+kill_and_resume 1
 
 # ---- SIGINT: runs marked interrupted, the resume command printed ----
 # However fast the machine, SIGINT must arrive mid-sweep: the workers are paused
@@ -181,20 +188,25 @@ sigint_pending() { # pid
     [ $((16#$field & 2)) -ne 0 ]
 }
 runs_with() { q "$tmp/i.db" "select count(*) from runs where $1" 2>/dev/null || echo 0; }
-"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 > /dev/null 2> "$tmp/err" &
+# a run is claimed (a 'running' row) just before a worker gets it, and begun when the
+# worker's run_begin fills it in (started_at)
+begun() { runs_with "started_at is not null"; }
+# with 2 jobs, and with 1: a lone worker has up to 16 runs queued, each of which must come
+# back not done
+interrupt_and_resume() { # jobs
+local jobs=$1 pid caught paused forwarded rc w
+rm -f "$tmp/i.db" "$tmp/i.db-wal" "$tmp/i.db-shm"
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs $jobs > /dev/null 2> "$tmp/err" &
 pid=$!
 for _ in $(seq 5000); do  # both workers forked, each paused as soon as it is seen: at most 10 s
   children $pid
   [ ${#workers[@]} -gt 0 ] && kill -STOP "${workers[@]}" 2>/dev/null
-  [ ${#workers[@]} -eq 2 ] && break
+  [ ${#workers[@]} -eq $jobs ] && break
   sleep 0.002
 done
 caught=$(runs_with "status = 'done'")
-# a run is claimed (a 'running' row) just before a worker gets it, and begun when the
-# worker's run_begin fills it in (started_at)
-begun() { runs_with "started_at is not null"; }
-for _ in $(seq 1000); do  # two runs begun
-  [ "$(begun)" -ge 2 ] && break
+for _ in $(seq 1000); do  # a run begun per worker
+  [ "$(begun)" -ge $jobs ] && break
   kill -CONT "${workers[@]}" 2>/dev/null; sleep 0.01; kill -STOP "${workers[@]}" 2>/dev/null
 done
 paused=$(runs_with "status = 'done'")
@@ -204,22 +216,25 @@ forwarded=0
 for _ in $(seq 500); do  # the parent forwarded SIGINT to both: at most 10 s
   forwarded=0
   for w in "${workers[@]}"; do sigint_pending $w && forwarded=$((forwarded + 1)); done
-  [ $forwarded -eq 2 ] && break
+  [ $forwarded -eq $jobs ] && break
   sleep 0.02
 done
 kill -CONT "${workers[@]}" 2>/dev/null
 wait $pid; rc=$?
-check "SIGINT arrived mid-sweep (both workers paused, runs begun, not all done)" \
-  test ${#workers[@]} -eq 2 -a "$(begun)" -ge 2 -a "$paused" -lt 20
-check "the parent forwarded SIGINT to both workers" test $forwarded -eq 2
-check "SIGINT exits 1" test $rc -eq 1
-check "SIGINT prints the resume command" grep -q "hetsim sweep .*--resume" "$tmp/err"
-check "SIGINT leaves no run 'running'" test "$(runs_with "status = 'running'")" = 0
-check "SIGINT stops the sweep short" test "$(runs_with "status = 'done'")" -lt 20
-"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs 2 --resume --quiet
-check "--resume after SIGINT completes the sweep" test "$(q "$tmp/i.db" "select count(*) || ' ' || count(distinct point) from runs")" = "20 20"
+check "SIGINT arrived mid-sweep (every worker paused, runs begun, not all done) ($jobs jobs)" \
+  test ${#workers[@]} -eq $jobs -a "$(begun)" -ge $jobs -a "$paused" -lt 20
+check "the parent forwarded SIGINT to every worker ($jobs jobs)" test $forwarded -eq $jobs
+check "SIGINT exits 1 ($jobs jobs)" test $rc -eq 1
+check "SIGINT prints the resume command ($jobs jobs)" grep -q "hetsim sweep .*--resume" "$tmp/err"
+check "SIGINT leaves no run 'running' ($jobs jobs)" test "$(runs_with "status = 'running'")" = 0
+check "SIGINT stops the sweep short ($jobs jobs)" test "$(runs_with "status = 'done'")" -lt 20
+"$HETSIM" sweep "$tmp/s.ini" --db "$tmp/i.db" --jobs $jobs --resume --quiet
+check "--resume after SIGINT completes the sweep ($jobs jobs)" test "$(q "$tmp/i.db" "select count(*) || ' ' || count(distinct point) from runs")" = "20 20"
 runs_rows "$tmp/i.db" > "$tmp/ri"
-check "interrupted and resumed sweep has the runs rows of 1 job, ids included" cmp -s "$tmp/r1" "$tmp/ri"
+check "interrupted and resumed sweep has the runs rows of 1 job, ids included ($jobs jobs)" cmp -s "$tmp/r1" "$tmp/ri"
+}
+interrupt_and_resume 2
+interrupt_and_resume 1
 
 # ---- MPI: 2 ranks, rank 0 writes ----
 if command -v mpirun > /dev/null 2>&1; then
