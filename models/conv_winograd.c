@@ -77,6 +77,8 @@ struct ConvWinograd {
     float *m;              /* (chunk tiles, 64, Cout) products */
     float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
     float *grad;           /* (chunk, pad_h, pad_w, OC): the output gradient, channel-last */
+    uint32_t *window_bits; /* (H/2 x W/2, OC): one sample's pooled gradients, ReLU-masked */
+    int *window_at;        /* the same shape: their argmax */
 };
 
 /* Channels rounded up to whole vectors. */
@@ -401,21 +403,30 @@ static inline __attribute__((always_inline)) void wino_unpool_body(const ConvWin
                    (size_t)(c->pad_w - WINO_PAD - 2 * ow) * lane_bytes);
         }
         memset(p + (size_t)(WINO_PAD + 2 * oh) * row, 0, (size_t)(c->pad_h - WINO_PAD - 2 * oh) * row * sizeof(float));
+        /* the sample's windows channel-last, read in order (strided reads of 16 channels
+         * at a time missed the cache on every load): the value's bits masked by the ReLU,
+         * zero in the lanes past OC */
+        uint32_t *bits = c->window_bits;
+        int *at = c->window_at;
+        for (int o = 0; o < lanes; o++) {
+            const size_t first = (size_t)s * pooled + (size_t)(o < OC ? o : 0) * plane;
+            const uint32_t keep = 0u - (uint32_t)(o < OC);
+            for (size_t k = 0; k < plane; k++) {
+                uint32_t value;
+                memcpy(&value, dout + first + k, sizeof value);
+                bits[k * lanes + o] = value & keep & (0u - (uint32_t)(out[first + k] > 0.0f));
+                at[k * lanes + o] = argmax[first + k];
+            }
+        }
         for (int i = 0; i < oh; i++)
             for (int j = 0; j < ow; j++) {
                 float *q = p + (size_t)(WINO_PAD + 2 * i) * row + (size_t)(WINO_PAD + 2 * j) * lanes;
-                const size_t at = (size_t)s * pooled + (size_t)i * ow + j;
+                const uint32_t *wb = bits + ((size_t)i * ow + j) * lanes;
+                const int *wa = at + ((size_t)i * ow + j) * lanes;
                 for (int c0 = 0; c0 < lanes; c0 += WINO_LANES) {
                     uint32_t v[4][WINO_LANES]; /* the window's four positions, row-major */
-                    for (int l = 0; l < WINO_LANES; l++) {
-                        const int o = c0 + l < OC ? c0 + l : OC - 1; /* lanes past OC: zeros */
-                        const size_t k = at + (size_t)o * plane;
-                        uint32_t bits;
-                        memcpy(&bits, dout + k, sizeof bits);
-                        bits &= 0u - (uint32_t)(c0 + l < OC && out[k] > 0.0f);
-                        const int a = argmax[k];
-                        for (int w = 0; w < 4; w++) v[w][l] = bits & (0u - (uint32_t)(a == w));
-                    }
+                    for (int l = 0; l < WINO_LANES; l++)
+                        for (int w = 0; w < 4; w++) v[w][l] = wb[c0 + l] & (0u - (uint32_t)(wa[c0 + l] == w));
                     memcpy(q + c0, v[0], sizeof v[0]);
                     memcpy(q + lanes + c0, v[1], sizeof v[1]);
                     memcpy(q + row + c0, v[2], sizeof v[2]);
@@ -732,7 +743,11 @@ int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, Conv
     c->m = malloc(sizeof(float) * tiles);
     c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
     c->grad = malloc(sizeof(float) * chunk * wino_round(OC) * c->pad_h * c->pad_w);
-    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->grad || !c->du) {
+    const size_t windows = (size_t)(H / 2) * (W / 2) * wino_round(OC) + 1; /* + 1: H or W of 1 */
+    c->window_bits = malloc(sizeof(uint32_t) * windows);
+    c->window_at = malloc(sizeof(int) * windows);
+    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->grad || !c->du || !c->window_bits ||
+        !c->window_at) {
         conv_winograd_free(c);
         return HS_E_NOMEM;
     }
@@ -750,6 +765,8 @@ void conv_winograd_free(ConvWinograd *c)
     free(c->m);
     free(c->padded);
     free(c->grad);
+    free(c->window_bits);
+    free(c->window_at);
     free(c);
 }
 
