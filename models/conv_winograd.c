@@ -64,6 +64,16 @@ enum {
     WINO_SKEW = 16
 };
 
+/* What a channel-last buffer holds outside the part each chunk writes: once zeroed for a
+ * geometry, the zeros stay (every writer of that geometry writes the same part), so a
+ * buffer is zeroed again only when the geometry changes or more samples are needed. */
+typedef struct WinoZeroed {
+    int rows, cols, offset; /* the planes and where the written part starts */
+    int height, width;      /* the written part: positions */
+    int channels, lanes;    /* channels written per position, lanes per position */
+    int samples;            /* samples zeroed so far; 0: none */
+} WinoZeroed;
+
 struct ConvWinograd {
     int C, H, W, OC, max_batch;
     int tiles_h, tiles_w;  /* output tiles per sample: ceil(H/4), ceil(W/4) */
@@ -77,6 +87,7 @@ struct ConvWinograd {
     float *m;              /* (chunk tiles, 64, Cout) products */
     float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
     float *grad;           /* (chunk, pad_h, pad_w, OC): the output gradient, channel-last */
+    WinoZeroed padded_zeroed, grad_zeroed;
     uint32_t *window_bits; /* (H/2 x W/2, OC): one sample's pooled gradients, ReLU-masked */
     int *window_at;        /* the same shape: their argmax */
 };
@@ -377,6 +388,19 @@ static inline __attribute__((always_inline)) void wino_kernels_body(float *dw, c
         }
 }
 
+/* 1 when the buffer's zeros for this geometry and ns samples are in place; otherwise
+ * records the geometry, for the caller to zero now. */
+static int wino_zeroed(WinoZeroed *z, WinoZeroed want, int ns)
+{
+    const int same = z->samples >= ns && z->rows == want.rows && z->cols == want.cols && z->offset == want.offset &&
+                     z->height == want.height && z->width == want.width && z->channels == want.channels &&
+                     z->lanes == want.lanes;
+    if (same) return 1;
+    want.samples = ns;
+    *z = want;
+    return 0;
+}
+
 /* The block's backward from its pooled gradient dout (ns, OC, H/2, W/2), the forward's
  * pooled out and argmax: each window's value goes to its argmax where the pooled output is
  * positive, zero elsewhere (conv2d_relu_unpool_sample's floats, bit for bit: the value's
@@ -386,8 +410,9 @@ static inline __attribute__((always_inline)) void wino_kernels_body(float *dw, c
  * written, read back and copied twice. db[o] += each sample's sum of the gradient's H x W
  * plane in its row-major order (the plain block's order, so its bits: the zeros added
  * are the same). */
-static inline __attribute__((always_inline)) void wino_unpool_body(const ConvWinograd *c, float *db, const float *dout,
-                                                                     const float *out, const int *argmax, int ns)
+static inline __attribute__((always_inline)) void wino_unpool_body(const ConvWinograd *c, int zeroed, float *db,
+                                                                     const float *dout, const float *out,
+                                                                     const int *argmax, int ns)
 {
     const int OC = c->OC, oh = c->H / 2, ow = c->W / 2, lanes = wino_round(OC);
     const size_t plane = (size_t)oh * ow, pooled = (size_t)OC * plane, row = (size_t)c->pad_w * lanes;
@@ -395,14 +420,17 @@ static inline __attribute__((always_inline)) void wino_unpool_body(const ConvWin
     for (int s = 0; s < ns; s++) {
         float *p = c->grad + (size_t)s * c->pad_h * row;
         /* zeros around the windows: the border, a dropped odd row or column (the lanes past
-         * OC are zeroed by the window stores) */
-        memset(p, 0, WINO_PAD * row * sizeof(float));
-        for (int y = WINO_PAD; y < WINO_PAD + 2 * oh; y++) {
-            memset(p + (size_t)y * row, 0, WINO_PAD * lane_bytes);
-            memset(p + (size_t)y * row + (size_t)(WINO_PAD + 2 * ow) * lanes, 0,
-                   (size_t)(c->pad_w - WINO_PAD - 2 * ow) * lane_bytes);
+         * OC are zeroed by the window stores); they stay from an earlier chunk (zeroed) */
+        if (!zeroed) {
+            memset(p, 0, WINO_PAD * row * sizeof(float));
+            for (int y = WINO_PAD; y < WINO_PAD + 2 * oh; y++) {
+                memset(p + (size_t)y * row, 0, WINO_PAD * lane_bytes);
+                memset(p + (size_t)y * row + (size_t)(WINO_PAD + 2 * ow) * lanes, 0,
+                       (size_t)(c->pad_w - WINO_PAD - 2 * ow) * lane_bytes);
+            }
+            memset(p + (size_t)(WINO_PAD + 2 * oh) * row, 0,
+                   (size_t)(c->pad_h - WINO_PAD - 2 * oh) * row * sizeof(float));
         }
-        memset(p + (size_t)(WINO_PAD + 2 * oh) * row, 0, (size_t)(c->pad_h - WINO_PAD - 2 * oh) * row * sizeof(float));
         /* the sample's windows channel-last, read in order (strided reads of 16 channels
          * at a time missed the cache on every load): the value's bits masked by the ReLU,
          * zero in the lanes past OC */
@@ -470,10 +498,10 @@ static void wino_kernels_generic(float *dw, const float *du, size_t ustride, int
 {
     wino_kernels_body(dw, du, ustride, Cout, Cin);
 }
-static void wino_unpool_generic(const ConvWinograd *c, float *db, const float *dout, const float *out,
+static void wino_unpool_generic(const ConvWinograd *c, int zeroed, float *db, const float *dout, const float *out,
                                 const int *argmax, int ns)
 {
-    wino_unpool_body(c, db, dout, out, argmax, ns);
+    wino_unpool_body(c, zeroed, db, dout, out, argmax, ns);
 }
 #if WINO_X86
 __attribute__((target("avx512f"))) static void wino_gradients_avx512(const ConvWinograd *c, const float *src,
@@ -487,10 +515,11 @@ __attribute__((target("avx512f"))) static void wino_kernels_avx512(float *dw, co
 {
     wino_kernels_body(dw, du, ustride, Cout, Cin);
 }
-__attribute__((target("avx512f"))) static void wino_unpool_avx512(const ConvWinograd *c, float *db, const float *dout,
-                                                                   const float *out, const int *argmax, int ns)
+__attribute__((target("avx512f"))) static void wino_unpool_avx512(const ConvWinograd *c, int zeroed, float *db,
+                                                                   const float *dout, const float *out,
+                                                                   const int *argmax, int ns)
 {
-    wino_unpool_body(c, db, dout, out, argmax, ns);
+    wino_unpool_body(c, zeroed, db, dout, out, argmax, ns);
 }
 __attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, size_t ustride, const float *w,
                                                                     int Cout, int Cin, int rotated)
@@ -611,12 +640,14 @@ __attribute__((target("avx512f"))) static void wino_channel_last_avx512(float *d
 }
 #endif
 
-static void wino_channel_last(const ConvWinograd *c, float *to, const float *in, int channels, int ns, int rows,
-                              int cols, int offset)
+static void wino_channel_last(const ConvWinograd *c, float *to, WinoZeroed *zeroed, const float *in, int channels,
+                              int ns, int rows, int cols, int offset)
 {
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
     const int lanes = wino_round(channels);
-    if (lanes != channels)
+    if (wino_zeroed(zeroed, (WinoZeroed){rows, cols, offset, c->H, c->W, channels, lanes, 0}, ns))
+        ; /* the zeros around the image are still there */
+    else if (lanes != channels)
         memset(to, 0, sizeof(float) * ns * plane * lanes);
     else /* the copy below writes every float of the image: zero only the border around it */
         for (int s = 0; s < ns; s++) {
@@ -685,7 +716,8 @@ static void wino_run(ConvWinograd *c, float *out, const float *in, const float *
     const size_t hw = (size_t)c->H * c->W;
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
         const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
-        wino_channel_last(c, c->padded, in + (size_t)s0 * Cin * hw, Cin, ns, c->pad_h, c->pad_w, WINO_PAD);
+        wino_channel_last(c, c->padded, &c->padded_zeroed, in + (size_t)s0 * Cin * hw, Cin, ns, c->pad_h, c->pad_w,
+                          WINO_PAD);
         float *dst = pool ? NULL : out + (size_t)s0 * Cout * hw;
         WinoPool chunk;
         if (pool)
@@ -704,7 +736,7 @@ static void wino_weights_chunk(ConvWinograd *c, const float *in, const float *gr
     const size_t ustride = wino_filter_stride(c->C, c->OC);
     const int tiles = ns * c->tiles_h * c->tiles_w, cin_lanes = wino_round(c->C), cout_lanes = wino_round(c->OC);
     const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
-    wino_channel_last(c, c->padded, in, c->C, ns, c->pad_h, c->pad_w, WINO_PAD);
+    wino_channel_last(c, c->padded, &c->padded_zeroed, in, c->C, ns, c->pad_h, c->pad_w, WINO_PAD);
     if (c->vector) {
         wino_inputs_avx512(c, c->padded, cin_lanes, ns);
         wino_gradients_avx512(c, grad, rows, cols, offset, cout_lanes, ns);
@@ -796,7 +828,7 @@ void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dou
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
         const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
         /* the gradient on the tile grid, no border */
-        wino_channel_last(c, c->grad, dout + (size_t)s0 * c->OC * hw, c->OC, ns, rows, cols, 0);
+        wino_channel_last(c, c->grad, &c->grad_zeroed, dout + (size_t)s0 * c->OC * hw, c->OC, ns, rows, cols, 0);
         wino_weights_chunk(c, in + (size_t)s0 * c->C * hw, c->grad, rows, cols, 0, ns, s0 == 0);
     }
     if (B < 1) return;
@@ -826,10 +858,13 @@ void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, fl
     if (din) wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
         const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
+        const int oh = c->H / 2, ow = c->W / 2, lanes = wino_round(c->OC);
+        const int zeroed = wino_zeroed(&c->grad_zeroed, (WinoZeroed){c->pad_h, c->pad_w, WINO_PAD, 2 * oh, 2 * ow, lanes,
+                                                                     lanes, 0}, ns);
         if (c->vector)
-            wino_unpool_avx512(c, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
+            wino_unpool_avx512(c, zeroed, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
         else
-            wino_unpool_generic(c, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
+            wino_unpool_generic(c, zeroed, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
         wino_weights_chunk(c, in + (size_t)s0 * c->C * hw, c->grad, c->pad_h, c->pad_w, WINO_PAD, ns, s0 == 0);
         /* backward-data: the forward's algorithm on the same copy, padded by 2 */
         if (din) wino_chunk(c, din + (size_t)s0 * c->C * hw, c->grad, c->u_backward, c->OC, c->C, ns, 1, NULL);
