@@ -92,6 +92,11 @@ struct ConvWinograd {
     int *window_at;        /* the same shape: their argmax */
 };
 
+/* How the output transform puts a value v into its plane d (the `accumulate` argument):
+ * d = v; d = d + v; or d = 0 + v, the bits of adding to a zeroed plane (-0 becomes +0)
+ * without zeroing it first and reading it back. */
+enum { WINO_STORE = 0, WINO_ADD = 1, WINO_ONTO_ZERO = 2 };
+
 /* Channels rounded up to whole vectors. */
 static inline int wino_round(int channels) { return (channels + WINO_LANES - 1) / WINO_LANES * WINO_LANES; }
 
@@ -264,7 +269,7 @@ typedef struct WinoPool {
 } WinoPool;
 
 /* Output tiles of one chunk from c->m (m[xi][tile][channel]) into out (ns samples, Cout
- * channels, H x W, NCHW): written, or added when accumulate. */
+ * channels, H x W, NCHW): written, added or written onto zero (accumulate: WINO_*). */
 /* The windows of one 4x4 tile y[position][lane] of channels o0..o0+n-1, with
  * conv2d_relu_pool_sample's arithmetic (kernels_relu_pool_window on value + bias): the
  * same bits as pooling the written plane. */
@@ -324,8 +329,10 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
                 for (int k = 0; k < rows; k++)
                     for (int j = 0; j < cols; j++) {
                         const float value = y[(k * WINO_M + j) * WINO_LANES + l];
-                        if (accumulate)
+                        if (accumulate == WINO_ADD)
                             dst[(size_t)k * W + j] += value;
+                        else if (accumulate == WINO_ONTO_ZERO)
+                            dst[(size_t)k * W + j] = 0.0f + value;
                         else
                             dst[(size_t)k * W + j] = value;
                     }
@@ -610,10 +617,14 @@ __attribute__((target("avx512f"))) static void wino_scatter_avx512(const float *
         for (int k = 0; k < rows; k++, d += W) {
             if (cols == WINO_M) {
                 __m128 v = _mm_loadu_ps(tile + k * WINO_M);
-                if (accumulate) v = _mm_add_ps(_mm_loadu_ps(d), v);
+                if (accumulate == WINO_ADD) v = _mm_add_ps(_mm_loadu_ps(d), v);
+                if (accumulate == WINO_ONTO_ZERO) v = _mm_add_ps(_mm_setzero_ps(), v);
                 _mm_storeu_ps(d, v);
             } else
-                for (int j = 0; j < cols; j++) d[j] = accumulate ? d[j] + tile[k * WINO_M + j] : tile[k * WINO_M + j];
+                for (int j = 0; j < cols; j++) {
+                    const float value = tile[k * WINO_M + j];
+                    d[j] = accumulate == WINO_ADD ? d[j] + value : accumulate == WINO_ONTO_ZERO ? 0.0f + value : value;
+                }
         }
     }
 }
@@ -684,7 +695,7 @@ static void wino_channel_last(const ConvWinograd *c, float *to, WinoZeroed *zero
 
 /* One chunk of a convolution from its padded channel-last input src (ns, pad_h, pad_w, Cin
  * lanes): input transform, the 64 sgemms through the transformed filters u (64, Cin,
- * Cout), output transform into out (ns, Cout, H, W; written, or added when accumulate),
+ * Cout), output transform into out (ns, Cout, H, W; accumulate as wino_outputs_body),
  * or with pool the pooled block output into pool's rows. */
 static void wino_chunk(ConvWinograd *c, float *out, const float *src, const float *u, int Cin, int Cout, int ns,
                        int accumulate, const WinoPool *pool)
@@ -807,7 +818,7 @@ void conv_winograd_set_vector(ConvWinograd *c, int on) { c->vector = on && wino_
 void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const float *w, int B)
 {
     wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
-    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, 0, NULL);
+    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, WINO_STORE, NULL);
 }
 
 /* The input's gradient is the correlation of dout, padded by K - 1 - 2 = 2, with the
@@ -815,7 +826,7 @@ void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const f
 void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout, const float *w, int B)
 {
     wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
-    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1, NULL);
+    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, WINO_ADD, NULL);
 }
 
 /* dw = G^T (sum over tiles of (A dY A^T) . (B^T d B)) G, the transpose of the forward's
@@ -844,13 +855,13 @@ void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, c
     wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
     /* pooled tile by tile as the output transform makes them (inference: no positions) */
     const WinoPool pool = {out, argmax, b};
-    wino_run(c, NULL, in, c->u_forward, c->C, c->OC, B, 0, &pool);
+    wino_run(c, NULL, in, c->u_forward, c->C, c->OC, B, WINO_STORE, &pool);
 }
 
 /* conv_winograd_backward_weights and _backward_data of the unpooled gradient, chunk by
  * chunk from one channel-last copy that the unpool writes (wino_unpool_body): the same
- * floats in the same order as unpooling to a plane and running the two, so the same bits
- * (tests/check_conv_winograd.c compares them). */
+ * floats in the same order as unpooling to a plane and running the two onto a zeroed din,
+ * so the same bits (tests/check_conv_winograd.c compares them). */
 void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
                                       const float *out, const int *argmax, const float *in, const float *w, int B)
 {
@@ -867,7 +878,8 @@ void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, fl
             wino_unpool_generic(c, zeroed, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
         wino_weights_chunk(c, in + (size_t)s0 * c->C * hw, c->grad, c->pad_h, c->pad_w, WINO_PAD, ns, s0 == 0);
         /* backward-data: the forward's algorithm on the same copy, padded by 2 */
-        if (din) wino_chunk(c, din + (size_t)s0 * c->C * hw, c->grad, c->u_backward, c->OC, c->C, ns, 1, NULL);
+        if (din)
+            wino_chunk(c, din + (size_t)s0 * c->C * hw, c->grad, c->u_backward, c->OC, c->C, ns, WINO_ONTO_ZERO, NULL);
     }
     if (B < 1) return;
     if (c->vector)
