@@ -35,6 +35,7 @@
  * plane per channel, so that gathering needs no bounds checks. */
 #include "models/conv_winograd.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,16 @@ enum {
     WINO_SKEW = 16
 };
 
+/* What a channel-last buffer holds outside the part each chunk writes: once zeroed for a
+ * geometry, the zeros stay (every writer of that geometry writes the same part), so a
+ * buffer is zeroed again only when the geometry changes or more samples are needed. */
+typedef struct WinoZeroed {
+    int rows, cols, offset; /* the planes and where the written part starts */
+    int height, width;      /* the written part: positions */
+    int channels, lanes;    /* channels written per position, lanes per position */
+    int samples;            /* samples zeroed so far; 0: none */
+} WinoZeroed;
+
 struct ConvWinograd {
     int C, H, W, OC, max_batch;
     int tiles_h, tiles_w;  /* output tiles per sample: ceil(H/4), ceil(W/4) */
@@ -75,8 +86,16 @@ struct ConvWinograd {
     float *v;              /* (chunk tiles, 64, Cin) transformed input tiles, Cin = C or OC */
     float *m;              /* (chunk tiles, 64, Cout) products */
     float *padded;         /* (chunk, pad_h, pad_w, Cin): the input, zero-padded, channel-last */
-    float *plane;          /* (max_batch, OC, H, W): the block's gradient before the ReLU */
+    float *grad;           /* (chunk, pad_h, pad_w, OC): the output gradient, channel-last */
+    WinoZeroed padded_zeroed, grad_zeroed;
+    uint32_t *window_bits; /* (H/2 x W/2, OC): one sample's pooled gradients, ReLU-masked */
+    int *window_at;        /* the same shape: their argmax */
 };
+
+/* How the output transform puts a value v into its plane d (the `accumulate` argument):
+ * d = v; d = d + v; or d = 0 + v, the bits of adding to a zeroed plane (-0 becomes +0)
+ * without zeroing it first and reading it back. */
+enum { WINO_STORE = 0, WINO_ADD = 1, WINO_ONTO_ZERO = 2 };
 
 /* Channels rounded up to whole vectors. */
 static inline int wino_round(int channels) { return (channels + WINO_LANES - 1) / WINO_LANES * WINO_LANES; }
@@ -211,16 +230,18 @@ static inline __attribute__((always_inline)) void wino_filters_body(float *u, si
         }
 }
 
-/* Input tiles of one chunk (ns samples) from the channel-last padded copy c->padded
- * (ns, pad_h, pad_w, cin_lanes) into v[xi][tile][channel]: 16 channels a vector. */
-static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWinograd *c, int cin_lanes, int ns)
+/* Input tiles of one chunk (ns samples) from a channel-last padded copy src (ns, pad_h,
+ * pad_w, cin_lanes: c->padded, or c->grad for the block's backward-data) into
+ * v[xi][tile][channel]: 16 channels a vector. */
+static inline __attribute__((always_inline)) void wino_inputs_body(const ConvWinograd *c, const float *src,
+                                                                     int cin_lanes, int ns)
 {
     float p[WINO_XI * WINO_LANES], t[WINO_XI * WINO_LANES], x[WINO_XI * WINO_LANES];
     const int per = c->tiles_h * c->tiles_w, tiles = ns * per;
     const size_t row = (size_t)c->pad_w * cin_lanes, stride = WINO_XI * (size_t)cin_lanes + WINO_SKEW;
     for (int tile = 0; tile < tiles; tile++) {
         const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
-        const float *corner = c->padded + ((size_t)s * c->pad_h + (size_t)ty * WINO_M) * row +
+        const float *corner = src + ((size_t)s * c->pad_h + (size_t)ty * WINO_M) * row +
                               (size_t)tx * WINO_M * cin_lanes;
         for (int c0 = 0; c0 < cin_lanes; c0 += WINO_LANES) {
             for (int y = 0; y < WINO_N; y++)
@@ -248,7 +269,7 @@ typedef struct WinoPool {
 } WinoPool;
 
 /* Output tiles of one chunk from c->m (m[xi][tile][channel]) into out (ns samples, Cout
- * channels, H x W, NCHW): written, or added when accumulate. */
+ * channels, H x W, NCHW): written, added or written onto zero (accumulate: WINO_*). */
 /* The windows of one 4x4 tile y[position][lane] of channels o0..o0+n-1, with
  * conv2d_relu_pool_sample's arithmetic (kernels_relu_pool_window on value + bias): the
  * same bits as pooling the written plane. */
@@ -308,8 +329,10 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
                 for (int k = 0; k < rows; k++)
                     for (int j = 0; j < cols; j++) {
                         const float value = y[(k * WINO_M + j) * WINO_LANES + l];
-                        if (accumulate)
+                        if (accumulate == WINO_ADD)
                             dst[(size_t)k * W + j] += value;
+                        else if (accumulate == WINO_ONTO_ZERO)
+                            dst[(size_t)k * W + j] = 0.0f + value;
                         else
                             dst[(size_t)k * W + j] = value;
                     }
@@ -318,17 +341,20 @@ static inline __attribute__((always_inline)) void wino_outputs_body(const ConvWi
     }
 }
 
-/* The output gradient of one chunk, from its channel-last copy c->padded (ns, 4 tiles_h,
- * 4 tiles_w, cout_lanes; zero past the image), to the 64 positions: c->m[tile][xi][oc]. */
-static inline __attribute__((always_inline)) void wino_gradients_body(const ConvWinograd *c, int cout_lanes, int ns)
+/* The output gradient of one chunk, from a channel-last copy src (ns planes of rows x cols
+ * positions of cout_lanes, the image at (offset, offset), zeros past it on the 4 tiles_h x
+ * 4 tiles_w tile grid), to the 64 positions: c->m[tile][xi][oc]. */
+static inline __attribute__((always_inline)) void wino_gradients_body(const ConvWinograd *c, const float *src,
+                                                                        int rows, int cols, int offset,
+                                                                        int cout_lanes, int ns)
 {
     float d[WINO_M * WINO_M * WINO_LANES], t[WINO_N * WINO_M * WINO_LANES], x[WINO_XI * WINO_LANES];
-    const int per = c->tiles_h * c->tiles_w, tiles = ns * per, width = c->tiles_w * WINO_M;
-    const size_t row = (size_t)width * cout_lanes, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
+    const int per = c->tiles_h * c->tiles_w, tiles = ns * per;
+    const size_t row = (size_t)cols * cout_lanes, stride = WINO_XI * (size_t)cout_lanes + WINO_SKEW;
     for (int tile = 0; tile < tiles; tile++) {
         const int s = tile / per, ty = tile % per / c->tiles_w, tx = tile % c->tiles_w;
-        const float *corner = c->padded + ((size_t)s * c->tiles_h * WINO_M + (size_t)ty * WINO_M) * row +
-                              (size_t)tx * WINO_M * cout_lanes;
+        const float *corner = src + ((size_t)s * rows + (size_t)offset + (size_t)ty * WINO_M) * row +
+                              ((size_t)offset + (size_t)tx * WINO_M) * cout_lanes;
         for (int o0 = 0; o0 < cout_lanes; o0 += WINO_LANES) {
             for (int y = 0; y < WINO_M; y++)
                 for (int xx = 0; xx < WINO_M; xx++)
@@ -369,44 +395,148 @@ static inline __attribute__((always_inline)) void wino_kernels_body(float *dw, c
         }
 }
 
+/* 1 when the buffer's zeros for this geometry and ns samples are in place; otherwise
+ * records the geometry, for the caller to zero now. */
+static int wino_zeroed(WinoZeroed *z, WinoZeroed want, int ns)
+{
+    const int same = z->samples >= ns && z->rows == want.rows && z->cols == want.cols && z->offset == want.offset &&
+                     z->height == want.height && z->width == want.width && z->channels == want.channels &&
+                     z->lanes == want.lanes;
+    if (same) return 1;
+    want.samples = ns;
+    *z = want;
+    return 0;
+}
+
+/* The block's backward from its pooled gradient dout (ns, OC, H/2, W/2), the forward's
+ * pooled out and argmax: each window's value goes to its argmax where the pooled output is
+ * positive, zero elsewhere (conv2d_relu_unpool_sample's floats, bit for bit: the value's
+ * bits masked by the ReLU's outcome), written straight into the channel-last zero-padded
+ * c->grad (ns, pad_h, pad_w, OC lanes, the image at (2, 2)) that both the weights'
+ * gradient transform and the backward-data's input transform read: no NCHW plane is
+ * written, read back and copied twice. db[o] += each sample's sum of the gradient's H x W
+ * plane in its row-major order (the plain block's order, so its bits: the zeros added
+ * are the same). */
+static inline __attribute__((always_inline)) void wino_unpool_body(const ConvWinograd *c, int zeroed, float *db,
+                                                                     const float *dout, const float *out,
+                                                                     const int *argmax, int ns)
+{
+    const int OC = c->OC, oh = c->H / 2, ow = c->W / 2, lanes = wino_round(OC);
+    const size_t plane = (size_t)oh * ow, pooled = (size_t)OC * plane, row = (size_t)c->pad_w * lanes;
+    const size_t lane_bytes = sizeof(float) * lanes;
+    for (int s = 0; s < ns; s++) {
+        float *p = c->grad + (size_t)s * c->pad_h * row;
+        /* zeros around the windows: the border, a dropped odd row or column (the lanes past
+         * OC are zeroed by the window stores); they stay from an earlier chunk (zeroed) */
+        if (!zeroed) {
+            memset(p, 0, WINO_PAD * row * sizeof(float));
+            for (int y = WINO_PAD; y < WINO_PAD + 2 * oh; y++) {
+                memset(p + (size_t)y * row, 0, WINO_PAD * lane_bytes);
+                memset(p + (size_t)y * row + (size_t)(WINO_PAD + 2 * ow) * lanes, 0,
+                       (size_t)(c->pad_w - WINO_PAD - 2 * ow) * lane_bytes);
+            }
+            memset(p + (size_t)(WINO_PAD + 2 * oh) * row, 0,
+                   (size_t)(c->pad_h - WINO_PAD - 2 * oh) * row * sizeof(float));
+        }
+        /* the sample's windows channel-last, read in order (strided reads of 16 channels
+         * at a time missed the cache on every load): the value's bits masked by the ReLU,
+         * zero in the lanes past OC */
+        uint32_t *bits = c->window_bits;
+        int *at = c->window_at;
+        for (int o = 0; o < lanes; o++) {
+            const size_t first = (size_t)s * pooled + (size_t)(o < OC ? o : 0) * plane;
+            const uint32_t keep = 0u - (uint32_t)(o < OC);
+            for (size_t k = 0; k < plane; k++) {
+                uint32_t value;
+                memcpy(&value, dout + first + k, sizeof value);
+                bits[k * lanes + o] = value & keep & (0u - (uint32_t)(out[first + k] > 0.0f));
+                at[k * lanes + o] = argmax[first + k];
+            }
+        }
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                float *q = p + (size_t)(WINO_PAD + 2 * i) * row + (size_t)(WINO_PAD + 2 * j) * lanes;
+                const uint32_t *wb = bits + ((size_t)i * ow + j) * lanes;
+                const int *wa = at + ((size_t)i * ow + j) * lanes;
+                for (int c0 = 0; c0 < lanes; c0 += WINO_LANES) {
+                    uint32_t v[4][WINO_LANES]; /* the window's four positions, row-major */
+                    for (int l = 0; l < WINO_LANES; l++)
+                        for (int w = 0; w < 4; w++) v[w][l] = wb[c0 + l] & (0u - (uint32_t)(wa[c0 + l] == w));
+                    memcpy(q + c0, v[0], sizeof v[0]);
+                    memcpy(q + lanes + c0, v[1], sizeof v[1]);
+                    memcpy(q + row + c0, v[2], sizeof v[2]);
+                    memcpy(q + row + lanes + c0, v[3], sizeof v[3]);
+                }
+            }
+        if (!db) continue;
+        for (int c0 = 0; c0 < OC; c0 += WINO_LANES) {
+            float sum[WINO_LANES] = {0};
+            for (int y = 0; y < c->H; y++) {
+                const float *r = p + (size_t)(WINO_PAD + y) * row + (size_t)WINO_PAD * lanes + c0;
+                for (int x = 0; x < c->W; x++)
+                    for (int l = 0; l < WINO_LANES; l++) sum[l] += r[(size_t)x * lanes + l];
+            }
+            for (int l = 0; l < WINO_LANES && c0 + l < OC; l++) db[c0 + l] += sum[l];
+        }
+    }
+}
+
 /* The generic passes and, on x86, their AVX-512F twins: the same loops, so the same bits
  * (no reassociation, no contraction: only the width of the lane loops changes). */
 static void wino_filters_generic(float *u, size_t ustride, const float *w, int Cout, int Cin, int rotated)
 {
     wino_filters_body(u, ustride, w, Cout, Cin, rotated);
 }
-static void wino_inputs_generic(const ConvWinograd *c, int cin_lanes, int ns) { wino_inputs_body(c, cin_lanes, ns); }
+static void wino_inputs_generic(const ConvWinograd *c, const float *src, int cin_lanes, int ns)
+{
+    wino_inputs_body(c, src, cin_lanes, ns);
+}
 static void wino_outputs_generic(const ConvWinograd *c, float *out, int Cout, int ns, int accumulate,
                                  const WinoPool *pool)
 {
     wino_outputs_body(c, out, Cout, ns, accumulate, 0, pool);
 }
-static void wino_gradients_generic(const ConvWinograd *c, int cout_lanes, int ns)
+static void wino_gradients_generic(const ConvWinograd *c, const float *src, int rows, int cols, int offset,
+                                   int cout_lanes, int ns)
 {
-    wino_gradients_body(c, cout_lanes, ns);
+    wino_gradients_body(c, src, rows, cols, offset, cout_lanes, ns);
 }
 static void wino_kernels_generic(float *dw, const float *du, size_t ustride, int Cout, int Cin)
 {
     wino_kernels_body(dw, du, ustride, Cout, Cin);
 }
-#if WINO_X86
-__attribute__((target("avx512f"))) static void wino_gradients_avx512(const ConvWinograd *c, int cout_lanes, int ns)
+static void wino_unpool_generic(const ConvWinograd *c, int zeroed, float *db, const float *dout, const float *out,
+                                const int *argmax, int ns)
 {
-    wino_gradients_body(c, cout_lanes, ns);
+    wino_unpool_body(c, zeroed, db, dout, out, argmax, ns);
+}
+#if WINO_X86
+__attribute__((target("avx512f"))) static void wino_gradients_avx512(const ConvWinograd *c, const float *src,
+                                                                      int rows, int cols, int offset,
+                                                                      int cout_lanes, int ns)
+{
+    wino_gradients_body(c, src, rows, cols, offset, cout_lanes, ns);
 }
 __attribute__((target("avx512f"))) static void wino_kernels_avx512(float *dw, const float *du, size_t ustride,
                                                                     int Cout, int Cin)
 {
     wino_kernels_body(dw, du, ustride, Cout, Cin);
 }
+__attribute__((target("avx512f"))) static void wino_unpool_avx512(const ConvWinograd *c, int zeroed, float *db,
+                                                                   const float *dout, const float *out,
+                                                                   const int *argmax, int ns)
+{
+    wino_unpool_body(c, zeroed, db, dout, out, argmax, ns);
+}
 __attribute__((target("avx512f"))) static void wino_filters_avx512(float *u, size_t ustride, const float *w,
                                                                     int Cout, int Cin, int rotated)
 {
     wino_filters_body(u, ustride, w, Cout, Cin, rotated);
 }
-__attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWinograd *c, int cin_lanes, int ns)
+__attribute__((target("avx512f"))) static void wino_inputs_avx512(const ConvWinograd *c, const float *src,
+                                                                   int cin_lanes, int ns)
 {
-    wino_inputs_body(c, cin_lanes, ns);
+    wino_inputs_body(c, src, cin_lanes, ns);
 }
 __attribute__((target("avx512f"))) static void wino_outputs_avx512(const ConvWinograd *c, float *out, int Cout,
                                                                     int ns, int accumulate, const WinoPool *pool)
@@ -424,6 +554,7 @@ static int wino_has_avx512(void)
 #define wino_outputs_avx512 wino_outputs_generic
 #define wino_gradients_avx512 wino_gradients_generic
 #define wino_kernels_avx512 wino_kernels_generic
+#define wino_unpool_avx512 wino_unpool_generic
 static int wino_has_avx512(void) { return 0; }
 #endif
 
@@ -438,9 +569,9 @@ static void wino_filters(const ConvWinograd *c, float *u, const float *w, int Co
         wino_filters_generic(u, wino_filter_stride(Cin, Cout), w, Cout, Cin, rotated);
 }
 
-/* ns samples of in (ns, channels, H, W) into c->padded, channel-last (ns, rows, cols,
- * channels rounded up to 16), the image at (offset, offset), zeros around and past the
- * channels. */
+/* ns samples of in (ns, channels, H, W) into to (c->padded or c->grad), channel-last
+ * (ns, rows, cols, channels rounded up to 16), the image at (offset, offset), zeros around
+ * and past the channels. */
 #if WINO_X86
 /* r[k] = column k of the 16 x 16 block whose rows were r[0..15]: 32-bit interleaves within
  * the 128-bit lanes, then 4 x 4 blocks within them, then the lanes across registers. */
@@ -486,10 +617,14 @@ __attribute__((target("avx512f"))) static void wino_scatter_avx512(const float *
         for (int k = 0; k < rows; k++, d += W) {
             if (cols == WINO_M) {
                 __m128 v = _mm_loadu_ps(tile + k * WINO_M);
-                if (accumulate) v = _mm_add_ps(_mm_loadu_ps(d), v);
+                if (accumulate == WINO_ADD) v = _mm_add_ps(_mm_loadu_ps(d), v);
+                if (accumulate == WINO_ONTO_ZERO) v = _mm_add_ps(_mm_setzero_ps(), v);
                 _mm_storeu_ps(d, v);
             } else
-                for (int j = 0; j < cols; j++) d[j] = accumulate ? d[j] + tile[k * WINO_M + j] : tile[k * WINO_M + j];
+                for (int j = 0; j < cols; j++) {
+                    const float value = tile[k * WINO_M + j];
+                    d[j] = accumulate == WINO_ADD ? d[j] + value : accumulate == WINO_ONTO_ZERO ? 0.0f + value : value;
+                }
         }
     }
 }
@@ -516,15 +651,18 @@ __attribute__((target("avx512f"))) static void wino_channel_last_avx512(float *d
 }
 #endif
 
-static void wino_channel_last(ConvWinograd *c, const float *in, int channels, int ns, int rows, int cols, int offset)
+static void wino_channel_last(const ConvWinograd *c, float *to, WinoZeroed *zeroed, const float *in, int channels,
+                              int ns, int rows, int cols, int offset)
 {
     const size_t hw = (size_t)c->H * c->W, plane = (size_t)rows * cols;
     const int lanes = wino_round(channels);
-    if (lanes != channels)
-        memset(c->padded, 0, sizeof(float) * ns * plane * lanes);
+    if (wino_zeroed(zeroed, (WinoZeroed){rows, cols, offset, c->H, c->W, channels, lanes, 0}, ns))
+        ; /* the zeros around the image are still there */
+    else if (lanes != channels)
+        memset(to, 0, sizeof(float) * ns * plane * lanes);
     else /* the copy below writes every float of the image: zero only the border around it */
         for (int s = 0; s < ns; s++) {
-            float *p = c->padded + (size_t)s * plane * lanes;
+            float *p = to + (size_t)s * plane * lanes;
             const size_t lane_bytes = sizeof(float) * lanes;
             memset(p, 0, (size_t)offset * cols * lane_bytes);
             for (int y = offset; y < offset + c->H; y++) {
@@ -539,7 +677,7 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
         for (int c0 = 0; c0 < channels; c0 += WINO_LANES) {
             const int n = channels - c0 < WINO_LANES ? channels - c0 : WINO_LANES;
             const float *src = in + ((size_t)s * channels + c0) * hw;
-            float *dst = c->padded + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + c0;
+            float *dst = to + ((size_t)s * plane + (size_t)offset * cols + offset) * lanes + c0;
 #if WINO_X86
             if (c->vector && n == WINO_LANES) {
                 wino_channel_last_avx512(dst, src, hw, c->W, cols, lanes);
@@ -548,11 +686,35 @@ static void wino_channel_last(ConvWinograd *c, const float *in, int channels, in
 #endif
             for (int y = 0; y < c->H; y++)
                 for (int x = 0; x < c->W; x++) {
-                    float *to = dst + ((size_t)y * cols + x) * lanes;
+                    float *pixel = dst + ((size_t)y * cols + x) * lanes;
                     const float *from = src + (size_t)y * c->W + x;
-                    for (int l = 0; l < n; l++) to[l] = from[(size_t)l * hw];
+                    for (int l = 0; l < n; l++) pixel[l] = from[(size_t)l * hw];
                 }
         }
+}
+
+/* One chunk of a convolution from its padded channel-last input src (ns, pad_h, pad_w, Cin
+ * lanes): input transform, the 64 sgemms through the transformed filters u (64, Cin,
+ * Cout), output transform into out (ns, Cout, H, W; accumulate as wino_outputs_body),
+ * or with pool the pooled block output into pool's rows. */
+static void wino_chunk(ConvWinograd *c, float *out, const float *src, const float *u, int Cin, int Cout, int ns,
+                       int accumulate, const WinoPool *pool)
+{
+    const int tiles = ns * c->tiles_h * c->tiles_w, cin_lanes = wino_round(Cin), cout_lanes = wino_round(Cout);
+    if (c->vector)
+        wino_inputs_avx512(c, src, cin_lanes, ns);
+    else
+        wino_inputs_generic(c, src, cin_lanes, ns);
+    /* the rows of v and m are tiles, each holding its 64 positions' channels */
+    const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+    const size_t ustride = wino_filter_stride(Cin, Cout);
+    for (int xi = 0; xi < WINO_XI; xi++)
+        conv_onednn_sgemm(0, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow, u + xi * ustride,
+                          cout_lanes, 0.0f, c->m + (size_t)xi * cout_lanes, mrow);
+    if (c->vector)
+        wino_outputs_avx512(c, out, Cout, ns, accumulate, pool);
+    else
+        wino_outputs_generic(c, out, Cout, ns, accumulate, pool);
 }
 
 /* One convolution in chunks: out (B, Cout, H, W) = (or +=) in (B, Cin, H, W) through the
@@ -563,29 +725,39 @@ static void wino_run(ConvWinograd *c, float *out, const float *in, const float *
 {
     const size_t pooled = (size_t)Cout * (c->H / 2) * (c->W / 2);
     const size_t hw = (size_t)c->H * c->W;
-    const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(Cin), cout_lanes = wino_round(Cout);
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
-        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
-        wino_channel_last(c, in + (size_t)s0 * Cin * hw, Cin, ns, c->pad_h, c->pad_w, WINO_PAD);
-        if (c->vector)
-            wino_inputs_avx512(c, cin_lanes, ns);
-        else
-            wino_inputs_generic(c, cin_lanes, ns);
-        /* the rows of v and m are tiles, each holding its 64 positions' channels */
-        const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
-        const size_t ustride = wino_filter_stride(Cin, Cout);
-        for (int xi = 0; xi < WINO_XI; xi++)
-            conv_onednn_sgemm(0, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow,
-                              u + xi * ustride, cout_lanes, 0.0f, c->m + (size_t)xi * cout_lanes, mrow);
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
+        wino_channel_last(c, c->padded, &c->padded_zeroed, in + (size_t)s0 * Cin * hw, Cin, ns, c->pad_h, c->pad_w,
+                          WINO_PAD);
         float *dst = pool ? NULL : out + (size_t)s0 * Cout * hw;
         WinoPool chunk;
         if (pool)
             chunk = (WinoPool){pool->out + s0 * pooled, pool->argmax ? pool->argmax + s0 * pooled : NULL, pool->bias};
-        if (c->vector)
-            wino_outputs_avx512(c, dst, Cout, ns, accumulate, pool ? &chunk : NULL);
-        else
-            wino_outputs_generic(c, dst, Cout, ns, accumulate, pool ? &chunk : NULL);
+        wino_chunk(c, dst, c->padded, u, Cin, Cout, ns, accumulate, pool ? &chunk : NULL);
     }
+}
+
+/* One chunk of the weights' gradient: the input in (ns, C, H, W) to the 64 positions, the
+ * output gradient from its channel-last copy grad (as wino_gradients_body reads it) to
+ * the 64 positions, and per position c->du = (first ? 0 : c->du) + v^T m, so that the
+ * chunks add up in order. */
+static void wino_weights_chunk(ConvWinograd *c, const float *in, const float *grad, int rows, int cols, int offset,
+                               int ns, int first)
+{
+    const size_t ustride = wino_filter_stride(c->C, c->OC);
+    const int tiles = ns * c->tiles_h * c->tiles_w, cin_lanes = wino_round(c->C), cout_lanes = wino_round(c->OC);
+    const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+    wino_channel_last(c, c->padded, &c->padded_zeroed, in, c->C, ns, c->pad_h, c->pad_w, WINO_PAD);
+    if (c->vector) {
+        wino_inputs_avx512(c, c->padded, cin_lanes, ns);
+        wino_gradients_avx512(c, grad, rows, cols, offset, cout_lanes, ns);
+    } else {
+        wino_inputs_generic(c, c->padded, cin_lanes, ns);
+        wino_gradients_generic(c, grad, rows, cols, offset, cout_lanes, ns);
+    }
+    for (int xi = 0; xi < WINO_XI; xi++)
+        conv_onednn_sgemm(1, 0, cin_lanes, cout_lanes, tiles, c->v + (size_t)xi * cin_lanes, vrow,
+                          c->m + (size_t)xi * cout_lanes, mrow, first ? 0.0f : 1.0f, c->du + xi * ustride, cout_lanes);
 }
 
 /* ---------------------------------------------------------------- public */
@@ -613,8 +785,12 @@ int conv_winograd_create(int C, int H, int W, int OC, int K, int max_batch, Conv
     c->v = malloc(sizeof(float) * tiles);
     c->m = malloc(sizeof(float) * tiles);
     c->padded = malloc(sizeof(float) * chunk * widest * c->pad_h * c->pad_w);
-    c->plane = malloc(sizeof(float) * max_batch * OC * H * W);
-    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->plane || !c->du) {
+    c->grad = malloc(sizeof(float) * chunk * wino_round(OC) * c->pad_h * c->pad_w);
+    const size_t windows = (size_t)(H / 2) * (W / 2) * wino_round(OC) + 1; /* + 1: H or W of 1 */
+    c->window_bits = malloc(sizeof(uint32_t) * windows);
+    c->window_at = malloc(sizeof(int) * windows);
+    if (!c->u_forward || !c->u_backward || !c->v || !c->m || !c->padded || !c->grad || !c->du || !c->window_bits ||
+        !c->window_at) {
         conv_winograd_free(c);
         return HS_E_NOMEM;
     }
@@ -631,7 +807,9 @@ void conv_winograd_free(ConvWinograd *c)
     free(c->v);
     free(c->m);
     free(c->padded);
-    free(c->plane);
+    free(c->grad);
+    free(c->window_bits);
+    free(c->window_at);
     free(c);
 }
 
@@ -640,7 +818,7 @@ void conv_winograd_set_vector(ConvWinograd *c, int on) { c->vector = on && wino_
 void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const float *w, int B)
 {
     wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
-    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, 0, NULL);
+    wino_run(c, out, in, c->u_forward, c->C, c->OC, B, WINO_STORE, NULL);
 }
 
 /* The input's gradient is the correlation of dout, padded by K - 1 - 2 = 2, with the
@@ -648,7 +826,7 @@ void conv_winograd_forward(ConvWinograd *c, float *out, const float *in, const f
 void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout, const float *w, int B)
 {
     wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
-    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, 1, NULL);
+    wino_run(c, din, dout, c->u_backward, c->OC, c->C, B, WINO_ADD, NULL);
 }
 
 /* dw = G^T (sum over tiles of (A dY A^T) . (B^T d B)) G, the transpose of the forward's
@@ -657,25 +835,12 @@ void conv_winograd_backward_data(ConvWinograd *c, float *din, const float *dout,
 void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dout, const float *in, int B)
 {
     const size_t hw = (size_t)c->H * c->W, ustride = wino_filter_stride(c->C, c->OC);
-    const int per = c->tiles_h * c->tiles_w, cin_lanes = wino_round(c->C), cout_lanes = wino_round(c->OC);
-    const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
+    const int rows = c->tiles_h * WINO_M, cols = c->tiles_w * WINO_M;
     for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
-        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK, tiles = ns * per;
-        wino_channel_last(c, in + (size_t)s0 * c->C * hw, c->C, ns, c->pad_h, c->pad_w, WINO_PAD);
-        if (c->vector)
-            wino_inputs_avx512(c, cin_lanes, ns);
-        else
-            wino_inputs_generic(c, cin_lanes, ns);
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
         /* the gradient on the tile grid, no border */
-        wino_channel_last(c, dout + (size_t)s0 * c->OC * hw, c->OC, ns, c->tiles_h * WINO_M, c->tiles_w * WINO_M, 0);
-        if (c->vector)
-            wino_gradients_avx512(c, cout_lanes, ns);
-        else
-            wino_gradients_generic(c, cout_lanes, ns);
-        for (int xi = 0; xi < WINO_XI; xi++)
-            conv_onednn_sgemm(1, 0, cin_lanes, cout_lanes, tiles, c->v + (size_t)xi * cin_lanes, vrow,
-                              c->m + (size_t)xi * cout_lanes, mrow, s0 ? 1.0f : 0.0f, c->du + xi * ustride,
-                              cout_lanes);
+        wino_channel_last(c, c->grad, &c->grad_zeroed, dout + (size_t)s0 * c->OC * hw, c->OC, ns, rows, cols, 0);
+        wino_weights_chunk(c, in + (size_t)s0 * c->C * hw, c->grad, rows, cols, 0, ns, s0 == 0);
     }
     if (B < 1) return;
     if (c->vector)
@@ -690,23 +855,35 @@ void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, c
     wino_filters(c, c->u_forward, w, c->OC, c->C, 0);
     /* pooled tile by tile as the output transform makes them (inference: no positions) */
     const WinoPool pool = {out, argmax, b};
-    wino_run(c, NULL, in, c->u_forward, c->C, c->OC, B, 0, &pool);
+    wino_run(c, NULL, in, c->u_forward, c->C, c->OC, B, WINO_STORE, &pool);
 }
 
+/* conv_winograd_backward_weights and _backward_data of the unpooled gradient, chunk by
+ * chunk from one channel-last copy that the unpool writes (wino_unpool_body): the same
+ * floats in the same order as unpooling to a plane and running the two onto a zeroed din,
+ * so the same bits (tests/check_conv_winograd.c compares them). */
 void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
                                       const float *out, const int *argmax, const float *in, const float *w, int B)
 {
     const size_t hw = (size_t)c->H * c->W, pooled = (size_t)c->OC * (c->H / 2) * (c->W / 2);
-    for (int s = 0; s < B; s++) {
-        float *g = c->plane + (size_t)s * c->OC * hw;
-        conv2d_relu_unpool_sample(g, dout + s * pooled, out + s * pooled, argmax + s * pooled, c->OC, c->H, c->W);
-        if (db)
-            for (int o = 0; o < c->OC; o++) {
-                float sum = 0.0f;
-                for (size_t p = 0; p < hw; p++) sum += g[(size_t)o * hw + p];
-                db[o] += sum;
-            }
+    if (din) wino_filters(c, c->u_backward, w, c->C, c->OC, 1);
+    for (int s0 = 0; s0 < B; s0 += CONV_WINOGRAD_CHUNK) {
+        const int ns = B - s0 < CONV_WINOGRAD_CHUNK ? B - s0 : CONV_WINOGRAD_CHUNK;
+        const int oh = c->H / 2, ow = c->W / 2, lanes = wino_round(c->OC);
+        const int zeroed = wino_zeroed(&c->grad_zeroed, (WinoZeroed){c->pad_h, c->pad_w, WINO_PAD, 2 * oh, 2 * ow, lanes,
+                                                                     lanes, 0}, ns);
+        if (c->vector)
+            wino_unpool_avx512(c, zeroed, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
+        else
+            wino_unpool_generic(c, zeroed, db, dout + s0 * pooled, out + s0 * pooled, argmax + s0 * pooled, ns);
+        wino_weights_chunk(c, in + (size_t)s0 * c->C * hw, c->grad, c->pad_h, c->pad_w, WINO_PAD, ns, s0 == 0);
+        /* backward-data: the forward's algorithm on the same copy, padded by 2 */
+        if (din)
+            wino_chunk(c, din + (size_t)s0 * c->C * hw, c->grad, c->u_backward, c->OC, c->C, ns, WINO_ONTO_ZERO, NULL);
     }
-    conv_winograd_backward_weights(c, dw, c->plane, in, B);
-    if (din) conv_winograd_backward_data(c, din, c->plane, w, B);
+    if (B < 1) return;
+    if (c->vector)
+        wino_kernels_avx512(dw, c->du, wino_filter_stride(c->C, c->OC), c->OC, c->C);
+    else
+        wino_kernels_generic(dw, c->du, wino_filter_stride(c->C, c->OC), c->OC, c->C);
 }

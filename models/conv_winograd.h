@@ -56,8 +56,9 @@ void conv_winograd_backward_weights(ConvWinograd *c, float *dw, const float *dou
  * (argmax NULL: an inference pass, after which no backward of this batch may run). */
 void conv_winograd_relu_pool_forward(ConvWinograd *c, float *out, int *argmax, const float *in, const float *w,
                                      const float *b, int B);
-/* As conv2d_relu_pool_backward: dw += ..., db += ..., din += ... (NULL: skipped). out
- * and argmax are the forward's. */
+/* As conv2d_relu_pool_backward: dw += ..., db += ..., but din = ... (NULL: skipped): the
+ * input's gradient is written, with the bits of adding it to a zeroed din (no need to zero
+ * it first). out and argmax are the forward's. */
 void conv_winograd_relu_pool_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
                                       const float *out, const int *argmax, const float *in, const float *w, int B);
 

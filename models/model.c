@@ -518,7 +518,9 @@ static void block_backward(const Model *m, const float *P, float *G, ModelWorksp
     const size_t off = m->block_offset[b];
     const float *w = P + off;
     float *dw = G + off;
-    if (din) memset(din, 0, sizeof(float) * B * model_block_in_floats(m, b));
+    /* a Winograd block writes its din whole (0 + value: the bits of adding to zeros) */
+    const int writes_din = m->spec.arch == MODEL_ARCH_CNN && b < 2 && ws->wino[b];
+    if (din && !writes_din) memset(din, 0, sizeof(float) * B * model_block_in_floats(m, b));
     if (m->spec.arch == MODEL_ARCH_RESNET) {
         resnet_block_backward(m->resnet, b, w, dw, &ws->rbuf, in, ws->act[b], ws->dact[b], din, B);
         return;

@@ -12,6 +12,9 @@
  *     errors of 1e-2 S and more;
  *   - the conv block (bias, ReLU, pool) forward and backward, every gradient, against the
  *     naive block, and its AVX-512 transforms against the generic ones: the same bits;
+ *     its backward, which unpools straight into the transforms' channel-last copy, gives
+ *     the bits of the unfused path (unpool to a plane, the bias's sums, backward-weights
+ *     and backward-data on the plane) for both;
  *   - a whole CNN gradient with kernels = winograd against kernels = openblas,
  *     ||g_w - g_ref|| <= 1e-4 ||g_ref|| (measured 3.7e-7, the size of
  *     oneDNN's own difference); determinism: the same bits
@@ -144,8 +147,32 @@ START_TEST(test_matches_naive)
 }
 END_TEST
 
+/* The block's backward the long way: the pooled gradient unpooled to a plane (B, OC, H, W),
+ * each channel's plane summed in row-major order, backward-weights and backward-data of
+ * the plane. The fused backward must give these bits. */
+static void unfused_block_backward(ConvWinograd *c, float *din, float *dw, float *db, const float *dout,
+                                   const float *out, const int *arg, const float *x, const float *w, int B, int OC,
+                                   int H, int W)
+{
+    const size_t hw = (size_t)H * W, pooled = (size_t)OC * (H / 2) * (W / 2);
+    float *plane = malloc(sizeof(float) * B * OC * hw);
+    for (int s = 0; s < B; s++) {
+        float *g = plane + (size_t)s * OC * hw;
+        conv2d_relu_unpool_sample(g, dout + s * pooled, out + s * pooled, arg + s * pooled, OC, H, W);
+        for (int o = 0; o < OC; o++) {
+            float sum = 0.0f;
+            for (size_t p = 0; p < hw; p++) sum += g[(size_t)o * hw + p];
+            db[o] += sum;
+        }
+    }
+    conv_winograd_backward_weights(c, dw, plane, x, B);
+    conv_winograd_backward_data(c, din, plane, w, B);
+    free(plane);
+}
+
 /* The block: pooled output, argmax routing and every gradient against the naive block;
- * the generic transforms give the AVX-512 ones' bits. */
+ * the generic transforms give the AVX-512 ones' bits, the fused backward the unfused
+ * one's. */
 START_TEST(test_block_matches_naive_and_generic)
 {
     if (!conv_onednn_available()) return;
@@ -163,6 +190,8 @@ START_TEST(test_block_matches_naive_and_generic)
             out[k] = malloc(sizeof(float) * (npool + 1)), arg[k] = malloc(sizeof(int) * (npool + 1));
             din[k] = calloc(nin, sizeof(float)), dw[k] = calloc(nw, sizeof(float)), db[k] = calloc(OC, sizeof(float));
         }
+        for (int k = 0; k < 2; k++) /* the Winograd block writes din: what was there must not count */
+            for (size_t i = 0; i < nin; i++) din[k][i] = (float)(i % 7) - 3.0f;
         ConvWinograd *c = NULL;
         ck_assert_int_eq(conv_winograd_create(C, H, W, OC, 5, 19, &c), HS_OK);
         for (int k = 0; k < 2; k++) {
@@ -173,6 +202,16 @@ START_TEST(test_block_matches_naive_and_generic)
         ck_assert_mem_eq(out[1], out[0], sizeof(float) * npool);
         ck_assert_mem_eq(din[1], din[0], sizeof(float) * nin);
         ck_assert_mem_eq(dw[1], dw[0], sizeof(float) * nw);
+        ck_assert_mem_eq(db[1], db[0], sizeof(float) * OC);
+        for (int k = 0; k < 2; k++) { /* the fused backward against the unfused, both kinds */
+            float *fdin = calloc(nin, sizeof(float)), *fdw = calloc(nw, sizeof(float)), *fdb = calloc(OC, sizeof(float));
+            conv_winograd_set_vector(c, k == 0);
+            unfused_block_backward(c, fdin, fdw, fdb, dout, out[0], arg[0], x, w, B, OC, H, W);
+            ck_assert_mem_eq(fdin, din[0], sizeof(float) * nin);
+            ck_assert_mem_eq(fdw, dw[0], sizeof(float) * nw);
+            ck_assert_mem_eq(fdb, db[0], sizeof(float) * OC);
+            free(fdin), free(fdw), free(fdb);
+        }
         conv2d_relu_pool_forward_naive(out[2], arg[2], x, w, b, B, C, H, W, OC, 5);
         conv2d_relu_pool_backward_naive(din[2], dw[2], db[2], dout, out[2], arg[2], x, w, B, C, H, W, OC, 5);
         ck_assert_double_le(test_relative_distance(out[0], out[2], npool), 1e-5);
