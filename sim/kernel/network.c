@@ -2158,6 +2158,42 @@ static int recompute_scratch(Network *net, int n_flows)
     return HS_OK;
 }
 
+/* A recomputation's scratch past this many slots is given back when it ends. */
+enum { SCRATCH_KEEP = 1 << 16 };
+
+/* The scratch that only a recomputation reads (S, T, their fill and shares), given back
+ * once it has grown past SCRATCH_KEEP: on a D-PSGD graph the round's first instant reaches
+ * every flow (four an agent) and every link, some 160 bytes an agent of scratch at a
+ * million agents, and no other recomputation of the round reaches 128 flows
+ * (docs/results/network.md, "Where a message's time goes (part 2)"). Kept, those bytes
+ * sat under everything the run allocates later (its accounting's spans, the engine's
+ * queue), which was the peak; given back, the later allocations reuse them. The next
+ * recomputation grows its arrays again from empty (their contents are written before they
+ * are read: an entry's s_index is checked against this recomputation's S, a link's tpos
+ * is set when it joins T). */
+static void recompute_scratch_release(Network *net)
+{
+    if (net->cap_comp_flows <= SCRATCH_KEEP && net->cap_comp_links <= SCRATCH_KEEP && net->fill_cap <= SCRATCH_KEEP &&
+        net->cap_share <= SCRATCH_KEEP)
+        return;
+    free(net->comp_flows);
+    free(net->comp_links);
+    free(net->tfill);
+    free(net->tweights);
+    free(net->fill);
+    free(net->share);
+    free(net->own_level);
+    free(net->bottleneck);
+    free(net->violated);
+    net->comp_flows = net->comp_links = net->bottleneck = net->violated = NULL;
+    net->tfill = NULL;
+    net->tweights = NULL;
+    net->fill = NULL;
+    net->share = net->own_level = net->level = NULL;
+    net->cap_comp_flows = net->cap_comp_links = net->cap_tfill = net->cap_tweights = 0;
+    net->fill_cap = net->fill_n = net->cap_share = net->cap_level = net->cap_violated = 0;
+}
+
 /* After the new shares: attached links where a flow is now held stop being attached (the
  * level of the members crossing them would move those flows' shares); flows held at a
  * link with a group at the group's level join it; a link holding group_min flows gets a
@@ -2289,6 +2325,7 @@ again:
         status = heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
     }
     if (status == HS_OK && (net->regroup || net->t_attached > 0)) status = recompute_regroup(net, n_flows, n_links);
+    recompute_scratch_release(net);
     return status;
 }
 
