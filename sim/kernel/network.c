@@ -2176,6 +2176,7 @@ static void recompute_scratch_release(Network *net)
     if (net->cap_comp_flows <= SCRATCH_KEEP && net->cap_comp_links <= SCRATCH_KEEP && net->fill_cap <= SCRATCH_KEEP &&
         net->cap_share <= SCRATCH_KEEP)
         return;
+    net->stats.scratch_released++;
     free(net->comp_flows);
     free(net->comp_links);
     free(net->tfill);
