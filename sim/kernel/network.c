@@ -39,25 +39,27 @@ typedef struct NetFlow {
     };
     int8_t n_links;
     int8_t state;
-    int links[3];      /* a message: its sender's uplink (= the sender), the receiver's
-                        * downlink (n + the receiver), the backbone (flow_src, flow_dst) */
+    int links[2];      /* a message: its sender's uplink (= the sender), the receiver's
+                        * downlink (n + the receiver) (flow_src, flow_dst); its third, when
+                        * the network has a backbone, is always the backbone: flow_link */
     int heap;          /* position in the heap, -1 when not scheduled */
-    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
-    /* the rest */
-    int slots[3];      /* position in each link's flow array while active; a member: in the
-                        * member list of each link it is attached to, -1 elsewhere */
+    int slots[2];      /* position in each link's flow array while active; a member: in the
+                        * member list of each link it is attached to, -1 elsewhere; the
+                        * backbone's in Network.backbone_slot (flow_slot) */
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
                         * for); a member's tag and stamp are in FlowMember */
+    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
+    /* the rest */
     double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 88 bytes (a D-PSGD step has four alive an agent): what only the
+} NetFlow;             /* 80 bytes (a D-PSGD step has four alive an agent): what only the
                         * trace hook reads is in FlowTrace, what only a group's member needs in
                         * FlowMember, the ring it is a hop of in Network.hop_ring; its endpoints are its links and its latency is its
                         * endpoints' (flow_latency); its weight is 1 unless Network.weight
                         * exists (flow_weight); its time is its heap item's (flow_due) */
-_Static_assert(sizeof(NetFlow) <= 88, "millions of flows are alive at once: keep their fields few");
+_Static_assert(sizeof(NetFlow) <= 80, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
@@ -258,6 +260,8 @@ struct Network {
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
+    int *backbone_slot; /* (cap_flows) a flow's slot on the backbone (its third link), only
+                        * with a finite backbone, else NULL (flow_slot) */
     int *hop_ring;     /* (cap_flows) the ring a flow is a hop of, -1: none; once a ring has
                         * stepped (hop flows), else NULL and no flow is a hop (flow_ring) */
     double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
@@ -528,6 +532,26 @@ static void entry_block_free(Network *net, int tier, LinkEntry *block)
     net->free_block[tier] = block;
 }
 
+/* Link k of flow f (0: its sender's uplink, 1: the receiver's downlink, 2: the backbone, the
+ * last link, not stored: a message crosses it whenever there is one), and its slot there:
+ * the backbone's in Network.backbone_slot, so that the millions of flows of a network
+ * without one (the default) are 8 bytes smaller. */
+static int flow_link(const Network *net, const NetFlow *f, int k)
+{
+    return k < 2 ? f->links[k] : 2 * net->n;
+}
+
+static int flow_slot(const Network *net, const NetFlow *f, int k)
+{
+    return k < 2 ? f->slots[k] : net->backbone_slot[f - net->flows];
+}
+
+static void flow_slot_set(Network *net, NetFlow *f, int k, int slot)
+{
+    if (k < 2) f->slots[k] = slot;
+    else net->backbone_slot[f - net->flows] = slot;
+}
+
 /* Adds flow f, with its current share, to the link's entries (nothing marked dirty). */
 static int link_add_entry(Network *net, int l, int f)
 {
@@ -547,7 +571,7 @@ static int link_add_entry(Network *net, int l, int f)
     }
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++)
-        if (flow->links[k] == l) flow->slots[k] = link->n;
+        if (flow_link(net, flow, k) == l) flow_slot_set(net, flow, k, link->n);
     int held = flow->bottleneck == l;
     link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
     link->n_held += held;
@@ -580,7 +604,7 @@ static void link_drop_entry(Network *net, int l, int slot)
         link->entries[slot] = last;
         NetFlow *m = &net->flows[moved];
         for (int k = 0; k < m->n_links; k++)
-            if (m->links[k] == l) m->slots[k] = slot;
+            if (flow_link(net, m, k) == l) flow_slot_set(net, m, k, slot);
     }
     if (link_attached(net, l)) room_update(net, l);
 }
@@ -690,6 +714,11 @@ static int flow_alloc(Network *net)
             if (member == NULL) return -1;
             net->member = member;
         }
+        if (isfinite(net->opt.backbone)) {
+            int *slot = realloc(net->backbone_slot, (size_t)cap * sizeof *slot);
+            if (slot == NULL) return -1;
+            net->backbone_slot = slot;
+        }
         if (net->hop_ring) {
             int *hop = realloc(net->hop_ring, (size_t)cap * sizeof *hop);
             if (hop == NULL) return -1;
@@ -771,7 +800,7 @@ static int flow_activate(Network *net, int f)
     if (dst != src) activity_open(net, dst);
     if (net->ways) activity_ways(net, src, dst, 1);
     int status = HS_OK;
-    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
+    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow_link(net, flow, k), f);
     if (flow->bytes_left <= 0 && status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f), net->now);
     return status;
 }
@@ -809,7 +838,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     NetFlow *flow = &net->flows[f];
     memset(flow, 0, sizeof *flow);
     flow->n_links = n_links;
-    memcpy(flow->links, links, sizeof links);
+    memcpy(flow->links, links, sizeof flow->links); /* the backbone's, links[2], is flow_link's */
+    if (net->backbone_slot) net->backbone_slot[f] = 0; /* as the memset did to slots[2] */
     if (ring >= 0 && net->hop_ring == NULL && flow_hop_ring_create(net) != HS_OK) return HS_E_NOMEM;
     if (net->hop_ring) net->hop_ring[f] = ring;
     flow->group = -1;
@@ -856,8 +886,8 @@ static int flow_finish(Network *net, int f)
     NetFlow *flow = &net->flows[f];
     int active = flow->state == FLOW_ACTIVE, waiting = flow->state == FLOW_WAITING;
     for (int k = 0; k < flow->n_links; k++) {
-        if (!member && active) link_remove_flow(net, flow->links[k], flow->slots[k]);
-        net->links[flow->links[k]].users--;
+        if (!member && active) link_remove_flow(net, flow_link(net, flow, k), flow_slot(net, flow, k));
+        net->links[flow_link(net, flow, k)].users--;
     }
     int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow_ring(net, f);
     if (active) {
@@ -1320,7 +1350,7 @@ static int attach_add(Network *net, int l, int g, int f, int k)
         aux->members = grown;
         aux->cap_members = cap;
     }
-    net->flows[f].slots[k] = aux->n_members;
+    flow_slot_set(net, &net->flows[f], k, aux->n_members);
     aux_members(aux)[aux->n_members++] = f;
     aux->gweight += flow_weight(net, f);
     if (aux->hpos != -1) { /* in the heap or a bucket already */
@@ -1334,13 +1364,13 @@ static void attach_remove(Network *net, int l, int f, int k)
 {
     LinkAux *aux = link_attached(net, l);
     int *members = aux_members(aux);
-    int slot = net->flows[f].slots[k], last = members[--aux->n_members];
-    net->flows[f].slots[k] = -1;
+    int slot = flow_slot(net, &net->flows[f], k), last = members[--aux->n_members];
+    flow_slot_set(net, &net->flows[f], k, -1);
     if (slot < aux->n_members) {
         members[slot] = last;
         NetFlow *m = &net->flows[last];
         for (int j = 0; j < m->n_links; j++)
-            if (m->links[j] == l) m->slots[j] = slot;
+            if (flow_link(net, m, j) == l) flow_slot_set(net, m, j, slot);
     }
     if (aux->n_members > 0) {
         aux->gweight -= flow_weight(net, f);
@@ -1454,9 +1484,9 @@ static int group_join(Network *net, int fi, int gi)
     net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
-        int l = f->links[k];
-        link_drop_entry(net, l, f->slots[k]);
-        f->slots[k] = -1;
+        int l = flow_link(net, f, k);
+        link_drop_entry(net, l, flow_slot(net, f, k));
+        flow_slot_set(net, f, k, -1);
         if (l != g->link && net->links[l].capacity < INFINITY && attach_add(net, l, gi, fi, k) != HS_OK)
             return HS_E_NOMEM;
     }
@@ -1491,7 +1521,7 @@ static int group_leave(Network *net, int fi, int finished)
     NetGroup *g = &net->groups[gi];
     g->count--; /* its item stays until it comes first */
     for (int k = 0; k < f->n_links; k++)
-        if (f->slots[k] >= 0) attach_remove(net, f->links[k], fi, k);
+        if (flow_slot(net, f, k) >= 0) attach_remove(net, flow_link(net, f, k), fi, k);
     f->group = -1;
     group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
@@ -1519,7 +1549,7 @@ static int group_materialize(Network *net, int fi)
     f->share = flow_weight(net, fi) * level;
     f->updated = net->now;
     f->bottleneck = l;
-    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, f->links[k], fi);
+    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, flow_link(net, f, k), fi);
     if (status != HS_OK) return status;
     net->stats.detached++;
     return heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
@@ -1567,7 +1597,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
         f->bottleneck != b || !(flow_weight(net, fi) > 0))
         return 0;
     for (int k = 0; k < f->n_links; k++) {
-        int l = f->links[k];
+        int l = flow_link(net, f, k);
         const NetLink *link = &net->links[l];
         if (l == b || !(link->capacity < INFINITY)) continue;
         if (link->n_held > 0) return 0;
@@ -1941,11 +1971,11 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
 {
     if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
-    for (int k = 0; k < f->n_links; k++) net->links[f->links[k]].entries[f->slots[k]].s_index = *n_flows;
+    for (int k = 0; k < f->n_links; k++) net->links[flow_link(net, f, k)].entries[flow_slot(net, f, k)].s_index = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
     for (int k = 0; k < f->n_links; k++) {
-        int l = f->links[k];
+        int l = flow_link(net, f, k);
         NetLink *link = &net->links[l];
         if (!(link->capacity < INFINITY)) continue;
         if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
@@ -2022,14 +2052,14 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             bottleneck[index] = item.link;
             const NetFlow *f = &net->flows[e->flow];
             for (int k = 0; k < f->n_links; k++) {
-                const NetLink *other_link = &net->links[f->links[k]];
+                const NetLink *other_link = &net->links[flow_link(net, f, k)];
                 if (other_link->mark != epoch) continue; /* infinite */
                 LinkFill *other = &net->tfill[other_link->tpos];
                 other->unfrozen--;
-                if (f->links[k] == item.link) continue;
+                if (flow_link(net, f, k) == item.link) continue;
                 other->residual -= s;
                 if (net->weight) net->tweights[other_link->tpos].now -= weight;
-                if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
+                if (other->unfrozen > 0 && fill_push(net, flow_link(net, f, k))) return HS_E_NOMEM;
             }
             if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
                 return HS_E_NOMEM;
@@ -2308,9 +2338,9 @@ again:
         }
         if (s == f->share && f->heap >= 0 && !held_changed) continue;
         for (int k = 0; k < f->n_links; k++) {
-            int l = f->links[k];
+            int l = flow_link(net, f, k);
             NetLink *link = &net->links[l];
-            LinkEntry *e = &link->entries[f->slots[k]];
+            LinkEntry *e = &link->entries[flow_slot(net, f, k)];
             int held = f->bottleneck == l;
             link->n_held += held - e->held;
             e->held = held;
@@ -2484,7 +2514,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (f->state != FLOW_ACTIVE) continue;
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         for (int k = 0; k < f->n_links; k++) {
-            int l = f->links[k];
+            int l = flow_link(net, f, k);
             sum[l] += share;
             count[l]++;
             if (level > top[l]) top[l] = level;
@@ -2511,7 +2541,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         int bottleneck = 0, finite = 0;
         for (int k = 0; k < f->n_links; k++) {
-            int l = f->links[k];
+            int l = flow_link(net, f, k);
             const NetLink *link = &net->links[l];
             if (!(link->capacity < INFINITY)) continue;
             finite = 1;
@@ -2520,7 +2550,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (finite && !bottleneck) {
             char links[160] = "";
             for (int k = 0, at = 0; k < f->n_links && at < (int)sizeof links; k++) {
-                int l = f->links[k];
+                int l = flow_link(net, f, k);
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
                                sum[l], net->links[l].capacity, top[l]);
             }
@@ -2591,7 +2621,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             const NetFlow *f = &net->flows[fi];
             gweight += flow_weight(net, fi);
             int found = 0;
-            for (int k = 0; k < f->n_links; k++) found |= f->links[k] == l && f->slots[k] == m;
+            for (int k = 0; k < f->n_links; k++) found |= flow_link(net, f, k) == l && flow_slot(net, f, k) == m;
             if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
         }
         if (fabs(gweight - aux->gweight) > 1e-9 * gweight)
@@ -2692,6 +2722,7 @@ void network_free(Network *net)
     free(net->trace);
     free(net->member);
     free(net->hop_ring);
+    free(net->backbone_slot);
     free(net->weight);
     free(net->rings);
     free(net->queue_head);
