@@ -103,17 +103,17 @@ typedef struct NetLink {
     int n_held;        /* entries held here */
     int users;         /* flows in any state that will cross it */
     int aux;           /* -1, or its LinkAux: it carries a group or is attached to one */
-    int ring;          /* closed-form ring holding it, -1 */
-    unsigned mark;     /* the recomputation whose T holds it */
-    int tpos;          /* then its position in T (comp_links, tfill) */
+    int tpos;          /* its position in T (comp_links, tfill) when T holds it: in T iff
+                        * comp_links[tpos] is it (link_in_t), so no per-link epoch mark */
     uint8_t dirty;
     uint8_t cap_shift; /* entries has room for 1 << cap_shift (2, 4, 8, ...), 0: no array
                         * (link_cap); a byte, not an int: 56 bytes a link, not 64 */
     uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
                         * link's padding rather than in its 24-byte LinkFill) */
-} NetLink;             /* 56 bytes: two per agent, under every method (its capacity change
-                        * events, when links vary, are in link_heap and link_when) */
-_Static_assert(sizeof(NetLink) <= 56, "two per agent at ten million agents: keep them small");
+} NetLink;             /* 48 bytes: two per agent, under every method (its capacity change
+                        * events, when links vary, are in link_heap and link_when; the
+                        * closed-form ring holding it in Network.link_ring) */
+_Static_assert(sizeof(NetLink) <= 48, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
  * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
@@ -271,6 +271,8 @@ struct Network {
     int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
     NetRing *rings;
     int n_rings;
+    int *link_ring;    /* (n_links) the closed-form ring holding a link, -1: none; once a
+                        * ring has run in closed form, else NULL (link_ring) */
     int *queue_head, *queue_tail, *sending; /* (n) uplink fifo */
     HeapItem *heap;
     int heap_n, heap_cap;
@@ -811,11 +813,17 @@ static int group_leave(Network *net, int fi, int finished);
 static int group_fire(Network *net, int gi);
 static int group_materialize(Network *net, int fi);
 
+/* The closed-form ring holding link l, -1: none (Network.link_ring). */
+static int link_ring(const Network *net, int l)
+{
+    return net->link_ring ? net->link_ring[l] : -1;
+}
+
 /* A new flow over the links of a closed-form ring turns that ring into hop flows first. */
 static int flow_claim_links(Network *net, const int *links, int n_links)
 {
     for (int k = 0; k < n_links; k++) {
-        int r = net->links[links[k]].ring;
+        int r = link_ring(net, links[k]);
         if (r >= 0) {
             int status = ring_convert(net, r);
             if (status != HS_OK) return status;
@@ -1711,9 +1719,9 @@ static void ring_trace(Network *net, NetRing *ring, int upto, double cutoff)
 
 static void ring_unreserve(Network *net, NetRing *ring)
 {
-    for (int k = 0; k < ring->n; k++) {
-        net->links[link_up(net, ring->members[k])].ring = -1;
-        net->links[link_down(net, ring->members[k])].ring = -1;
+    for (int k = 0; net->link_ring && k < ring->n; k++) {
+        net->link_ring[link_up(net, ring->members[k])] = -1;
+        net->link_ring[link_down(net, ring->members[k])] = -1;
     }
 }
 
@@ -1823,11 +1831,17 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     int alone = !isfinite(net->opt.backbone) && net->opt.capacity == NULL;
     for (int k = 0; alone && k < n; k++) {
         const NetLink *up = &net->links[link_up(net, members[k])], *down = &net->links[link_down(net, members[k])];
-        alone = up->users == 0 && down->users == 0 && up->ring < 0 && down->ring < 0;
+        alone = up->users == 0 && down->users == 0 && link_ring(net, link_up(net, members[k])) < 0 &&
+                link_ring(net, link_down(net, members[k])) < 0;
     }
     if (!alone) {
         net->stats.rings_stepped++;
         return ring_start_step(net, r);
+    }
+    if (net->link_ring == NULL) { /* the first closed-form ring */
+        net->link_ring = malloc((size_t)net->n_links * sizeof *net->link_ring);
+        if (net->link_ring == NULL) return HS_E_NOMEM;
+        for (int l = 0; l < net->n_links; l++) net->link_ring[l] = -1;
     }
     net->stats.rings_closed_form++;
     ring->closed = 1;
@@ -1841,8 +1855,8 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
         ring->rate[k] = (up < down ? up : down) * net->opt.bandwidth_factor;
         double end = ring_hop_end(ring, k);
         if (end > ring->period) ring->period = end;
-        net->links[link_up(net, a)].ring = r;
-        net->links[link_down(net, a)].ring = r;
+        net->link_ring[link_up(net, a)] = r;
+        net->link_ring[link_down(net, a)] = r;
     }
     ring->when = net->now + ring->steps * ring->period;
     return heap_update(net, handle(HANDLE_RING, r), ring->when);
@@ -1911,14 +1925,22 @@ static int push_int(int **array, int *cap, int n, int value)
 
 static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links);
 
+/* Whether link l is in T, whose first n_links links are comp_links: a tpos left from an
+ * earlier recomputation names another link there, or lies past the end (comp_links holds
+ * each link of T once), as entry_s_index tells the flows of S. */
+static int link_in_t(const Network *net, int l, int n_links)
+{
+    int pos = net->links[l].tpos;
+    return pos >= 0 && pos < n_links && net->comp_links[pos] == l;
+}
+
 /* Link l joins T: its base residual is the capacity minus the shares of the flows outside
  * S. An attached link brings its group's aggregate into S, and counts the members on it
  * as one more unfrozen flow of their weight. */
 static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int *n_links)
 {
     NetLink *link = &net->links[l];
-    if (link->mark == epoch) return HS_OK;
-    link->mark = epoch;
+    if (link_in_t(net, l, *n_links)) return HS_OK;
     if (push_int(&net->comp_links, &net->cap_comp_links, *n_links, l)) return HS_E_NOMEM;
     if (net->cap_tfill < net->cap_comp_links) {
         LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
@@ -1978,7 +2000,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
         int l = flow_link(net, f, k);
         NetLink *link = &net->links[l];
         if (!(link->capacity < INFINITY)) continue;
-        if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
+        if (!link_in_t(net, l, *n_links) && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
         if (net->weight) net->tweights[link->tpos].base += net->weight[fi];
@@ -2053,7 +2075,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             const NetFlow *f = &net->flows[e->flow];
             for (int k = 0; k < f->n_links; k++) {
                 const NetLink *other_link = &net->links[flow_link(net, f, k)];
-                if (other_link->mark != epoch) continue; /* infinite */
+                if (!link_in_t(net, flow_link(net, f, k), n_links)) continue; /* infinite */
                 LinkFill *other = &net->tfill[other_link->tpos];
                 other->unfrozen--;
                 if (flow_link(net, f, k) == item.link) continue;
@@ -2150,7 +2172,7 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
         while (top > 0) {
             int pos = net->violated[--top];
             int l = g->room[pos].link;
-            if (net->links[l].mark != epoch) {
+            if (!link_in_t(net, l, *n_links)) {
                 if (recompute_link(net, l, epoch, n_flows, n_links)) return -1;
                 joined++;
             }
@@ -2684,10 +2706,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
             net->link_when[l] = INFINITY;
         }
     }
-    for (int l = 0; l < net->n_links; l++) {
-        net->links[l].ring = -1;
-        net->links[l].aux = -1;
-    }
+    for (int l = 0; l < net->n_links; l++) net->links[l].aux = -1;
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
     return net;
 }
@@ -2725,6 +2744,7 @@ void network_free(Network *net)
     free(net->backbone_slot);
     free(net->weight);
     free(net->rings);
+    free(net->link_ring);
     free(net->queue_head);
     free(net->queue_tail);
     free(net->sending);
