@@ -1,5 +1,5 @@
 /* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
- * Data: links (2n + backbone, 56 bytes each) each hold the flows transferring on them
+ * Data: links (2n + backbone, 48 bytes each) each hold the flows transferring on them
  * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
  * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
  * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
@@ -107,7 +107,7 @@ typedef struct NetLink {
                         * comp_links[tpos] is it (link_in_t), so no per-link epoch mark */
     uint8_t dirty;
     uint8_t cap_shift; /* entries has room for 1 << cap_shift (2, 4, 8, ...), 0: no array
-                        * (link_cap); a byte, not an int: 56 bytes a link, not 64 */
+                        * (link_cap); a byte, not an int (the padding holds it) */
     uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
                         * link's padding rather than in its 24-byte LinkFill) */
 } NetLink;             /* 48 bytes: two per agent, under every method (its capacity change
