@@ -222,6 +222,41 @@ START_TEST(test_queued_message_waits_its_own_latency)
 }
 END_TEST
 
+START_TEST(test_backbone_slot_follows_a_moved_entry)
+{
+    /* Three messages 0->3, 1->4, 2->5 over a backbone of 30 (every up and down link 100):
+     * 10 each there. A (10 bytes) ends at 1 and leaves the backbone's first slot, which the
+     * last entry (C) takes: its slot there (kept beside the flow, network.c's flow_slot)
+     * must follow. B and C then have 15 each: B (20 bytes, 10 left) ends at 1 + 10/15, C
+     * (30 bytes, 20 left at 1, 10 left then) alone at 30 ends 1/3 later, at 2. A slot that
+     * did not follow removes B's entry for C's at B's end: network_check finds it, and C
+     * ends elsewhere. */
+    double up[] = {100, 100, 100, 100, 100, 100}, down[] = {100, 100, 100, 100, 100, 100}, lat[6] = {0};
+    Recorder rec;
+    memset(&rec, 0, sizeof rec);
+    NetworkOptions o = {.n_agents = 6, .uplink = up, .downlink = down, .latency = lat, .backbone = 30,
+                        .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = &rec, .done = rec_done};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    ck_assert_int_eq(network_send(net, 0, 0, 3, 10, tag(0)), 0);
+    ck_assert_int_eq(network_send(net, 0, 1, 4, 20, tag(1)), 0);
+    ck_assert_int_eq(network_send(net, 0, 2, 5, 30, tag(2)), 0);
+    double t = 0;
+    while (network_next_time(net, &t) == 0 && t < INFINITY) {
+        ck_assert_int_eq(network_advance(net, t), 0);
+        ck_assert_int_eq(network_next_time(net, &(double){0}), 0);
+        char why[256];
+        ck_assert_msg(network_check(net, 1e-12, why, sizeof why) == 0, "at %g: %s", t, why);
+    }
+    ck_assert_int_eq(rec.done, 3);
+    ck_assert(close_to(rec.done_at[0], 1));
+    ck_assert(close_to(rec.done_at[1], 1 + 10.0 / 15));
+    ck_assert(close_to(rec.done_at[2], 2));
+    network_free(net);
+}
+END_TEST
+
 START_TEST(test_weighted_shares)
 {
     /* weight_s: weights 1 / (latency + S/up + S/down); two flows into one downlink */
@@ -967,6 +1002,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_fifo_keeps_the_goldens);
     tcase_add_test(tc, test_maxmin_sync_per_hop_latency);
     tcase_add_test(tc, test_train_mode_times_like_timing_mode);
+    tcase_add_test(tc, test_backbone_slot_follows_a_moved_entry);
     suite_add_tcase(s, tc);
     return s;
 }

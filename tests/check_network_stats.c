@@ -97,6 +97,63 @@ START_TEST(test_s_grows_by_a_violated_link)
 }
 END_TEST
 
+static void scratch_done(void *ctx, const NetworkPayload *p, double t)
+{
+    ((double *)ctx)[p->data] = t;
+}
+
+START_TEST(test_scratch_given_back_after_a_whole_graph_recomputation)
+{
+    /* A ring of N = 70,000 agents, i -> i + 1, all at 0 without latency: one recomputation
+     * over every flow and link (S past 65,536, the scratch's keep), which gives its scratch
+     * back. Each flow is held at its sender's uplink (10 of 100 down): 100 bytes end at 10.
+     * At 5 a second flow B leaves agent 0 (to 2) and must be solved on regrown scratch: up0
+     * splits 5 and 5, so A = 0 -> 1 (50 left) ends at 15 and B, 50 left then alone at 10,
+     * at 20. Fails when the scratch is kept (no release counted) or given back wrongly (a
+     * recomputation on freed arrays: ASan, or wrong times). */
+    enum { N = 70000 };
+    double *up = malloc(N * sizeof *up), *down = malloc(N * sizeof *down), *lat = calloc(N, sizeof *lat);
+    double *done = malloc((N + 1) * sizeof *done);
+    ck_assert(up && down && lat && done);
+    for (int i = 0; i < N; i++) up[i] = 10, down[i] = 100;
+    for (int i = 0; i <= N; i++) done[i] = -1;
+    NetworkOptions o = {.n_agents = N, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                        .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = done, .done = scratch_done};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(network_send(net, 0, i, (i + 1) % N, 100, (NetworkPayload){.data = i}), 0);
+    stats_advance(net, 0); /* their latency (none) ends: they join their links */
+    double t = -1;
+    ck_assert_int_eq(network_next_time(net, &t), 0);
+    ck_assert(t == 10);
+    NetworkStats s = stats_of(net);
+    ck_assert_uint_eq(s.recomputes, 1);
+    ck_assert_uint_eq(s.largest_s, N);
+    ck_assert_uint_eq(s.scratch_released, 1);
+    ck_assert_int_eq(network_advance(net, 5), 0);
+    ck_assert_int_eq(network_send(net, 5, 0, 2, 100, (NetworkPayload){.data = N}), 0);
+    for (;;) {
+        ck_assert_int_eq(network_next_time(net, &t), 0);
+        if (!(t < INFINITY)) break;
+        ck_assert_int_eq(network_advance(net, t), 0);
+        char why[256];
+        ck_assert_msg(network_check(net, 1e-12, why, sizeof why) == 0, "%s", why);
+    }
+    ck_assert(done[0] == 15);
+    ck_assert(done[N] == 20);
+    for (int i = 1; i < N; i++) ck_assert(done[i] == 10);
+    s = stats_of(net);
+    ck_assert_uint_eq(s.scratch_released, 1); /* the later recomputations stay small */
+    network_free(net);
+    free(up);
+    free(down);
+    free(lat);
+    free(done);
+}
+END_TEST
+
 static Suite *network_stats_suite(void)
 {
     Suite *s = suite_create("network_stats");
@@ -104,6 +161,7 @@ static Suite *network_stats_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_one_filling_when_s_is_every_flow);
     tcase_add_test(tc, test_s_grows_by_a_violated_link);
+    tcase_add_test(tc, test_scratch_given_back_after_a_whole_graph_recomputation);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,5 @@
 /* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
- * Data: links (2n + backbone, 56 bytes each) each hold the flows transferring on them
+ * Data: links (2n + backbone, 48 bytes each) each hold the flows transferring on them
  * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
  * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
  * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
@@ -39,25 +39,27 @@ typedef struct NetFlow {
     };
     int8_t n_links;
     int8_t state;
-    int links[3];      /* a message: its sender's uplink (= the sender), the receiver's
-                        * downlink (n + the receiver), the backbone (flow_src, flow_dst) */
+    int links[2];      /* a message: its sender's uplink (= the sender), the receiver's
+                        * downlink (n + the receiver) (flow_src, flow_dst); its third, when
+                        * the network has a backbone, is always the backbone: flow_link */
     int heap;          /* position in the heap, -1 when not scheduled */
-    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
-    /* the rest */
-    int slots[3];      /* position in each link's flow array while active; a member: in the
-                        * member list of each link it is attached to, -1 elsewhere */
+    int slots[2];      /* position in each link's flow array while active; a member: in the
+                        * member list of each link it is attached to, -1 elsewhere; the
+                        * backbone's in Network.backbone_slot (flow_slot) */
     int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
                         * for); a member's tag and stamp are in FlowMember */
+    double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
+    /* the rest */
     double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 88 bytes (a D-PSGD step has four alive an agent): what only the
+} NetFlow;             /* 80 bytes (a D-PSGD step has four alive an agent): what only the
                         * trace hook reads is in FlowTrace, what only a group's member needs in
                         * FlowMember, the ring it is a hop of in Network.hop_ring; its endpoints are its links and its latency is its
                         * endpoints' (flow_latency); its weight is 1 unless Network.weight
                         * exists (flow_weight); its time is its heap item's (flow_due) */
-_Static_assert(sizeof(NetFlow) <= 88, "millions of flows are alive at once: keep their fields few");
+_Static_assert(sizeof(NetFlow) <= 80, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
@@ -101,17 +103,17 @@ typedef struct NetLink {
     int n_held;        /* entries held here */
     int users;         /* flows in any state that will cross it */
     int aux;           /* -1, or its LinkAux: it carries a group or is attached to one */
-    int ring;          /* closed-form ring holding it, -1 */
-    unsigned mark;     /* the recomputation whose T holds it */
-    int tpos;          /* then its position in T (comp_links, tfill) */
+    int tpos;          /* its position in T (comp_links, tfill) when T holds it: in T iff
+                        * comp_links[tpos] is it (link_in_t), so no per-link epoch mark */
     uint8_t dirty;
     uint8_t cap_shift; /* entries has room for 1 << cap_shift (2, 4, 8, ...), 0: no array
-                        * (link_cap); a byte, not an int: 56 bytes a link, not 64 */
+                        * (link_cap); a byte, not an int (the padding holds it) */
     uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
                         * link's padding rather than in its 24-byte LinkFill) */
-} NetLink;             /* 56 bytes: two per agent, under every method (its capacity change
-                        * events, when links vary, are in link_heap and link_when) */
-_Static_assert(sizeof(NetLink) <= 56, "two per agent at ten million agents: keep them small");
+} NetLink;             /* 48 bytes: two per agent, under every method (its capacity change
+                        * events, when links vary, are in link_heap and link_when; the
+                        * closed-form ring holding it in Network.link_ring) */
+_Static_assert(sizeof(NetLink) <= 48, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
  * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
@@ -236,16 +238,24 @@ typedef struct NetGroup {
     int next;          /* free list */
 } NetGroup;
 
-typedef struct HeapItem {
+/* An item of the event heap: 20 bytes, packed (every flow of a D-PSGD step has one, four
+ * an agent, all at once at a round's first instant). Its handle's type is in the tie's top
+ * bits (heap_item), so only the index is kept (heap_item_handle); the unaligned doubles
+ * cost x86 nothing measurable, and the children of a node take 80 bytes, not 96. */
+typedef struct __attribute__((packed)) HeapItem {
     double when;
     uint64_t tie;
-    int64_t handle;
+    uint32_t index;
 } HeapItem;
+_Static_assert(sizeof(HeapItem) == 20, "one a flow: keep it 20 bytes");
 
-typedef struct FillItem {
+/* 12 bytes, packed: a filling over the whole graph (a D-PSGD round's first instant) holds
+ * one to two items a link. */
+typedef struct __attribute__((packed)) FillItem {
     double key;        /* the link's level when it was pushed (fill_level) */
     int link;
 } FillItem;
+_Static_assert(sizeof(FillItem) == 12, "one to two a link at times: keep it 12 bytes");
 
 struct Network {
     NetworkOptions opt;
@@ -258,6 +268,8 @@ struct Network {
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
     FlowMember *member; /* (cap_flows) once a group has formed, else NULL */
+    int *backbone_slot; /* (cap_flows) a flow's slot on the backbone (its third link), only
+                        * with a finite backbone, else NULL (flow_slot) */
     int *hop_ring;     /* (cap_flows) the ring a flow is a hop of, -1: none; once a ring has
                         * stepped (hop flows), else NULL and no flow is a hop (flow_ring) */
     double *weight;    /* (cap_flows) a flow's share weight, only when one may differ from
@@ -267,6 +279,8 @@ struct Network {
     int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
     NetRing *rings;
     int n_rings;
+    int *link_ring;    /* (n_links) the closed-form ring holding a link, -1: none; once a
+                        * ring has run in closed form, else NULL (link_ring) */
     int *queue_head, *queue_tail, *sending; /* (n) uplink fifo */
     HeapItem *heap;
     int heap_n, heap_cap;
@@ -349,7 +363,13 @@ static int *handle_pos(Network *net, int64_t h)
 static HeapItem heap_item(const Network *net, int64_t h, double when)
 {
     uint64_t tie = ((uint64_t)(2 - handle_type(h)) << 62) | (handle_seq(net, h) & ((1ull << 62) - 1));
-    return (HeapItem){.when = when, .tie = tie, .handle = h};
+    return (HeapItem){.when = when, .tie = tie, .index = (uint32_t)handle_index(h)};
+}
+
+/* The handle of an item: its type from the tie's top two bits (2 - type, heap_item). */
+static int64_t heap_item_handle(const HeapItem *item)
+{
+    return handle(2 - (int)(item->tie >> 62), (int)item->index);
 }
 
 static int heap_less(const HeapItem *a, const HeapItem *b)
@@ -360,7 +380,7 @@ static int heap_less(const HeapItem *a, const HeapItem *b)
 static void heap_set(Network *net, int pos, HeapItem item)
 {
     net->heap[pos] = item;
-    *handle_pos(net, item.handle) = pos;
+    *handle_pos(net, heap_item_handle(&item)) = pos;
 }
 
 /* Four children per node: half the levels of a binary heap, so half the moves (each
@@ -528,6 +548,26 @@ static void entry_block_free(Network *net, int tier, LinkEntry *block)
     net->free_block[tier] = block;
 }
 
+/* Link k of flow f (0: its sender's uplink, 1: the receiver's downlink, 2: the backbone, the
+ * last link, not stored: a message crosses it whenever there is one), and its slot there:
+ * the backbone's in Network.backbone_slot, so that the millions of flows of a network
+ * without one (the default) are 8 bytes smaller. */
+static int flow_link(const Network *net, const NetFlow *f, int k)
+{
+    return k < 2 ? f->links[k] : 2 * net->n;
+}
+
+static int flow_slot(const Network *net, const NetFlow *f, int k)
+{
+    return k < 2 ? f->slots[k] : net->backbone_slot[f - net->flows];
+}
+
+static void flow_slot_set(Network *net, NetFlow *f, int k, int slot)
+{
+    if (k < 2) f->slots[k] = slot;
+    else net->backbone_slot[f - net->flows] = slot;
+}
+
 /* Adds flow f, with its current share, to the link's entries (nothing marked dirty). */
 static int link_add_entry(Network *net, int l, int f)
 {
@@ -547,7 +587,7 @@ static int link_add_entry(Network *net, int l, int f)
     }
     NetFlow *flow = &net->flows[f];
     for (int k = 0; k < flow->n_links; k++)
-        if (flow->links[k] == l) flow->slots[k] = link->n;
+        if (flow_link(net, flow, k) == l) flow_slot_set(net, flow, k, link->n);
     int held = flow->bottleneck == l;
     link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
     link->n_held += held;
@@ -580,7 +620,7 @@ static void link_drop_entry(Network *net, int l, int slot)
         link->entries[slot] = last;
         NetFlow *m = &net->flows[moved];
         for (int k = 0; k < m->n_links; k++)
-            if (m->links[k] == l) m->slots[k] = slot;
+            if (flow_link(net, m, k) == l) flow_slot_set(net, m, k, slot);
     }
     if (link_attached(net, l)) room_update(net, l);
 }
@@ -690,6 +730,11 @@ static int flow_alloc(Network *net)
             if (member == NULL) return -1;
             net->member = member;
         }
+        if (isfinite(net->opt.backbone)) {
+            int *slot = realloc(net->backbone_slot, (size_t)cap * sizeof *slot);
+            if (slot == NULL) return -1;
+            net->backbone_slot = slot;
+        }
         if (net->hop_ring) {
             int *hop = realloc(net->hop_ring, (size_t)cap * sizeof *hop);
             if (hop == NULL) return -1;
@@ -771,7 +816,7 @@ static int flow_activate(Network *net, int f)
     if (dst != src) activity_open(net, dst);
     if (net->ways) activity_ways(net, src, dst, 1);
     int status = HS_OK;
-    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow->links[k], f);
+    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow_link(net, flow, k), f);
     if (flow->bytes_left <= 0 && status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f), net->now);
     return status;
 }
@@ -782,11 +827,17 @@ static int group_leave(Network *net, int fi, int finished);
 static int group_fire(Network *net, int gi);
 static int group_materialize(Network *net, int fi);
 
+/* The closed-form ring holding link l, -1: none (Network.link_ring). */
+static int link_ring(const Network *net, int l)
+{
+    return net->link_ring ? net->link_ring[l] : -1;
+}
+
 /* A new flow over the links of a closed-form ring turns that ring into hop flows first. */
 static int flow_claim_links(Network *net, const int *links, int n_links)
 {
     for (int k = 0; k < n_links; k++) {
-        int r = net->links[links[k]].ring;
+        int r = link_ring(net, links[k]);
         if (r >= 0) {
             int status = ring_convert(net, r);
             if (status != HS_OK) return status;
@@ -809,7 +860,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     NetFlow *flow = &net->flows[f];
     memset(flow, 0, sizeof *flow);
     flow->n_links = n_links;
-    memcpy(flow->links, links, sizeof links);
+    memcpy(flow->links, links, sizeof flow->links); /* the backbone's, links[2], is flow_link's */
+    if (net->backbone_slot) net->backbone_slot[f] = 0; /* as the memset did to slots[2] */
     if (ring >= 0 && net->hop_ring == NULL && flow_hop_ring_create(net) != HS_OK) return HS_E_NOMEM;
     if (net->hop_ring) net->hop_ring[f] = ring;
     flow->group = -1;
@@ -856,8 +908,8 @@ static int flow_finish(Network *net, int f)
     NetFlow *flow = &net->flows[f];
     int active = flow->state == FLOW_ACTIVE, waiting = flow->state == FLOW_WAITING;
     for (int k = 0; k < flow->n_links; k++) {
-        if (!member && active) link_remove_flow(net, flow->links[k], flow->slots[k]);
-        net->links[flow->links[k]].users--;
+        if (!member && active) link_remove_flow(net, flow_link(net, flow, k), flow_slot(net, flow, k));
+        net->links[flow_link(net, flow, k)].users--;
     }
     int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow_ring(net, f);
     if (active) {
@@ -1320,7 +1372,7 @@ static int attach_add(Network *net, int l, int g, int f, int k)
         aux->members = grown;
         aux->cap_members = cap;
     }
-    net->flows[f].slots[k] = aux->n_members;
+    flow_slot_set(net, &net->flows[f], k, aux->n_members);
     aux_members(aux)[aux->n_members++] = f;
     aux->gweight += flow_weight(net, f);
     if (aux->hpos != -1) { /* in the heap or a bucket already */
@@ -1334,13 +1386,13 @@ static void attach_remove(Network *net, int l, int f, int k)
 {
     LinkAux *aux = link_attached(net, l);
     int *members = aux_members(aux);
-    int slot = net->flows[f].slots[k], last = members[--aux->n_members];
-    net->flows[f].slots[k] = -1;
+    int slot = flow_slot(net, &net->flows[f], k), last = members[--aux->n_members];
+    flow_slot_set(net, &net->flows[f], k, -1);
     if (slot < aux->n_members) {
         members[slot] = last;
         NetFlow *m = &net->flows[last];
         for (int j = 0; j < m->n_links; j++)
-            if (m->links[j] == l) m->slots[j] = slot;
+            if (flow_link(net, m, j) == l) flow_slot_set(net, m, j, slot);
     }
     if (aux->n_members > 0) {
         aux->gweight -= flow_weight(net, f);
@@ -1454,9 +1506,9 @@ static int group_join(Network *net, int fi, int gi)
     net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
     for (int k = 0; k < f->n_links; k++) {
-        int l = f->links[k];
-        link_drop_entry(net, l, f->slots[k]);
-        f->slots[k] = -1;
+        int l = flow_link(net, f, k);
+        link_drop_entry(net, l, flow_slot(net, f, k));
+        flow_slot_set(net, f, k, -1);
         if (l != g->link && net->links[l].capacity < INFINITY && attach_add(net, l, gi, fi, k) != HS_OK)
             return HS_E_NOMEM;
     }
@@ -1491,7 +1543,7 @@ static int group_leave(Network *net, int fi, int finished)
     NetGroup *g = &net->groups[gi];
     g->count--; /* its item stays until it comes first */
     for (int k = 0; k < f->n_links; k++)
-        if (f->slots[k] >= 0) attach_remove(net, f->links[k], fi, k);
+        if (flow_slot(net, f, k) >= 0) attach_remove(net, flow_link(net, f, k), fi, k);
     f->group = -1;
     group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
@@ -1519,7 +1571,7 @@ static int group_materialize(Network *net, int fi)
     f->share = flow_weight(net, fi) * level;
     f->updated = net->now;
     f->bottleneck = l;
-    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, f->links[k], fi);
+    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, flow_link(net, f, k), fi);
     if (status != HS_OK) return status;
     net->stats.detached++;
     return heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
@@ -1567,7 +1619,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
         f->bottleneck != b || !(flow_weight(net, fi) > 0))
         return 0;
     for (int k = 0; k < f->n_links; k++) {
-        int l = f->links[k];
+        int l = flow_link(net, f, k);
         const NetLink *link = &net->links[l];
         if (l == b || !(link->capacity < INFINITY)) continue;
         if (link->n_held > 0) return 0;
@@ -1681,9 +1733,9 @@ static void ring_trace(Network *net, NetRing *ring, int upto, double cutoff)
 
 static void ring_unreserve(Network *net, NetRing *ring)
 {
-    for (int k = 0; k < ring->n; k++) {
-        net->links[link_up(net, ring->members[k])].ring = -1;
-        net->links[link_down(net, ring->members[k])].ring = -1;
+    for (int k = 0; net->link_ring && k < ring->n; k++) {
+        net->link_ring[link_up(net, ring->members[k])] = -1;
+        net->link_ring[link_down(net, ring->members[k])] = -1;
     }
 }
 
@@ -1793,11 +1845,17 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     int alone = !isfinite(net->opt.backbone) && net->opt.capacity == NULL;
     for (int k = 0; alone && k < n; k++) {
         const NetLink *up = &net->links[link_up(net, members[k])], *down = &net->links[link_down(net, members[k])];
-        alone = up->users == 0 && down->users == 0 && up->ring < 0 && down->ring < 0;
+        alone = up->users == 0 && down->users == 0 && link_ring(net, link_up(net, members[k])) < 0 &&
+                link_ring(net, link_down(net, members[k])) < 0;
     }
     if (!alone) {
         net->stats.rings_stepped++;
         return ring_start_step(net, r);
+    }
+    if (net->link_ring == NULL) { /* the first closed-form ring */
+        net->link_ring = malloc((size_t)net->n_links * sizeof *net->link_ring);
+        if (net->link_ring == NULL) return HS_E_NOMEM;
+        for (int l = 0; l < net->n_links; l++) net->link_ring[l] = -1;
     }
     net->stats.rings_closed_form++;
     ring->closed = 1;
@@ -1811,8 +1869,8 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
         ring->rate[k] = (up < down ? up : down) * net->opt.bandwidth_factor;
         double end = ring_hop_end(ring, k);
         if (end > ring->period) ring->period = end;
-        net->links[link_up(net, a)].ring = r;
-        net->links[link_down(net, a)].ring = r;
+        net->link_ring[link_up(net, a)] = r;
+        net->link_ring[link_down(net, a)] = r;
     }
     ring->when = net->now + ring->steps * ring->period;
     return heap_update(net, handle(HANDLE_RING, r), ring->when);
@@ -1881,14 +1939,22 @@ static int push_int(int **array, int *cap, int n, int value)
 
 static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int *n_links);
 
+/* Whether link l is in T, whose first n_links links are comp_links: a tpos left from an
+ * earlier recomputation names another link there, or lies past the end (comp_links holds
+ * each link of T once), as entry_s_index tells the flows of S. */
+static int link_in_t(const Network *net, int l, int n_links)
+{
+    int pos = net->links[l].tpos;
+    return pos >= 0 && pos < n_links && net->comp_links[pos] == l;
+}
+
 /* Link l joins T: its base residual is the capacity minus the shares of the flows outside
  * S. An attached link brings its group's aggregate into S, and counts the members on it
  * as one more unfrozen flow of their weight. */
 static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int *n_links)
 {
     NetLink *link = &net->links[l];
-    if (link->mark == epoch) return HS_OK;
-    link->mark = epoch;
+    if (link_in_t(net, l, *n_links)) return HS_OK;
     if (push_int(&net->comp_links, &net->cap_comp_links, *n_links, l)) return HS_E_NOMEM;
     if (net->cap_tfill < net->cap_comp_links) {
         LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
@@ -1941,14 +2007,14 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
 {
     if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
-    for (int k = 0; k < f->n_links; k++) net->links[f->links[k]].entries[f->slots[k]].s_index = *n_flows;
+    for (int k = 0; k < f->n_links; k++) net->links[flow_link(net, f, k)].entries[flow_slot(net, f, k)].s_index = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
     for (int k = 0; k < f->n_links; k++) {
-        int l = f->links[k];
+        int l = flow_link(net, f, k);
         NetLink *link = &net->links[l];
         if (!(link->capacity < INFINITY)) continue;
-        if (link->mark != epoch && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
+        if (!link_in_t(net, l, *n_links) && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
         if (net->weight) net->tweights[link->tpos].base += net->weight[fi];
@@ -2022,14 +2088,14 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             bottleneck[index] = item.link;
             const NetFlow *f = &net->flows[e->flow];
             for (int k = 0; k < f->n_links; k++) {
-                const NetLink *other_link = &net->links[f->links[k]];
-                if (other_link->mark != epoch) continue; /* infinite */
+                const NetLink *other_link = &net->links[flow_link(net, f, k)];
+                if (!link_in_t(net, flow_link(net, f, k), n_links)) continue; /* infinite */
                 LinkFill *other = &net->tfill[other_link->tpos];
                 other->unfrozen--;
-                if (f->links[k] == item.link) continue;
+                if (flow_link(net, f, k) == item.link) continue;
                 other->residual -= s;
                 if (net->weight) net->tweights[other_link->tpos].now -= weight;
-                if (other->unfrozen > 0 && fill_push(net, f->links[k])) return HS_E_NOMEM;
+                if (other->unfrozen > 0 && fill_push(net, flow_link(net, f, k))) return HS_E_NOMEM;
             }
             if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
                 return HS_E_NOMEM;
@@ -2120,7 +2186,7 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
         while (top > 0) {
             int pos = net->violated[--top];
             int l = g->room[pos].link;
-            if (net->links[l].mark != epoch) {
+            if (!link_in_t(net, l, *n_links)) {
                 if (recompute_link(net, l, epoch, n_flows, n_links)) return -1;
                 joined++;
             }
@@ -2156,6 +2222,43 @@ static int recompute_scratch(Network *net, int n_flows)
     }
     net->level = net->own_level;
     return HS_OK;
+}
+
+/* A recomputation's scratch past this many slots is given back when it ends. */
+enum { SCRATCH_KEEP = 1 << 16 };
+
+/* The scratch that only a recomputation reads (S, T, their fill and shares), given back
+ * once it has grown past SCRATCH_KEEP: on a D-PSGD graph the round's first instant reaches
+ * every flow (four an agent) and every link, some 160 bytes an agent of scratch at a
+ * million agents, and no other recomputation of the round reaches 128 flows
+ * (docs/results/network.md, "Where a message's time goes (part 2)"). Kept, those bytes
+ * sat under everything the run allocates later (its accounting's spans, the engine's
+ * queue), which was the peak; given back, the later allocations reuse them. The next
+ * recomputation grows its arrays again from empty (their contents are written before they
+ * are read: an entry's s_index is checked against this recomputation's S, a link's tpos
+ * is set when it joins T). */
+static void recompute_scratch_release(Network *net)
+{
+    if (net->cap_comp_flows <= SCRATCH_KEEP && net->cap_comp_links <= SCRATCH_KEEP && net->fill_cap <= SCRATCH_KEEP &&
+        net->cap_share <= SCRATCH_KEEP)
+        return;
+    net->stats.scratch_released++;
+    free(net->comp_flows);
+    free(net->comp_links);
+    free(net->tfill);
+    free(net->tweights);
+    free(net->fill);
+    free(net->share);
+    free(net->own_level);
+    free(net->bottleneck);
+    free(net->violated);
+    net->comp_flows = net->comp_links = net->bottleneck = net->violated = NULL;
+    net->tfill = NULL;
+    net->tweights = NULL;
+    net->fill = NULL;
+    net->share = net->own_level = net->level = NULL;
+    net->cap_comp_flows = net->cap_comp_links = net->cap_tfill = net->cap_tweights = 0;
+    net->fill_cap = net->fill_n = net->cap_share = net->cap_level = net->cap_violated = 0;
 }
 
 /* After the new shares: attached links where a flow is now held stop being attached (the
@@ -2271,9 +2374,9 @@ again:
         }
         if (s == f->share && f->heap >= 0 && !held_changed) continue;
         for (int k = 0; k < f->n_links; k++) {
-            int l = f->links[k];
+            int l = flow_link(net, f, k);
             NetLink *link = &net->links[l];
-            LinkEntry *e = &link->entries[f->slots[k]];
+            LinkEntry *e = &link->entries[flow_slot(net, f, k)];
             int held = f->bottleneck == l;
             link->n_held += held - e->held;
             e->held = held;
@@ -2289,6 +2392,7 @@ again:
         status = heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
     }
     if (status == HS_OK && (net->regroup || net->t_attached > 0)) status = recompute_regroup(net, n_flows, n_links);
+    recompute_scratch_release(net);
     return status;
 }
 
@@ -2306,7 +2410,7 @@ int network_advance(Network *net, double t)
     if (t > net->now) net->now = t;
     for (;;) {
         while (net->heap_n > 0 && net->heap[0].when <= net->now) {
-            int64_t h = net->heap[0].handle;
+            int64_t h = heap_item_handle(&net->heap[0]);
             int i = handle_index(h), status = HS_OK;
             heap_remove(net, h);
             switch (handle_type(h)) {
@@ -2446,7 +2550,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (f->state != FLOW_ACTIVE) continue;
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         for (int k = 0; k < f->n_links; k++) {
-            int l = f->links[k];
+            int l = flow_link(net, f, k);
             sum[l] += share;
             count[l]++;
             if (level > top[l]) top[l] = level;
@@ -2473,7 +2577,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         int bottleneck = 0, finite = 0;
         for (int k = 0; k < f->n_links; k++) {
-            int l = f->links[k];
+            int l = flow_link(net, f, k);
             const NetLink *link = &net->links[l];
             if (!(link->capacity < INFINITY)) continue;
             finite = 1;
@@ -2482,7 +2586,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (finite && !bottleneck) {
             char links[160] = "";
             for (int k = 0, at = 0; k < f->n_links && at < (int)sizeof links; k++) {
-                int l = f->links[k];
+                int l = flow_link(net, f, k);
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
                                sum[l], net->links[l].capacity, top[l]);
             }
@@ -2553,7 +2657,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             const NetFlow *f = &net->flows[fi];
             gweight += flow_weight(net, fi);
             int found = 0;
-            for (int k = 0; k < f->n_links; k++) found |= f->links[k] == l && f->slots[k] == m;
+            for (int k = 0; k < f->n_links; k++) found |= flow_link(net, f, k) == l && flow_slot(net, f, k) == m;
             if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
         }
         if (fabs(gweight - aux->gweight) > 1e-9 * gweight)
@@ -2616,10 +2720,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
             net->link_when[l] = INFINITY;
         }
     }
-    for (int l = 0; l < net->n_links; l++) {
-        net->links[l].ring = -1;
-        net->links[l].aux = -1;
-    }
+    for (int l = 0; l < net->n_links; l++) net->links[l].aux = -1;
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
     return net;
 }
@@ -2654,8 +2755,10 @@ void network_free(Network *net)
     free(net->trace);
     free(net->member);
     free(net->hop_ring);
+    free(net->backbone_slot);
     free(net->weight);
     free(net->rings);
+    free(net->link_ring);
     free(net->queue_head);
     free(net->queue_tail);
     free(net->sending);

@@ -174,6 +174,9 @@ typedef struct NetworkStats {
      * progressive fillings run (one, and one more each time S grew); the links the
      * violation checks judged and the link entries they scanned */
     uint64_t links_recomputed, largest_s, largest_t, fills, links_checked, entries_checked;
+    /* recomputations after which their scratch, grown past 65,536 slots, was given back
+     * (network.c, recompute_scratch_release: dpsgd's round-first instant) */
+    uint64_t scratch_released;
 } NetworkStats;
 void network_stats(const Network *net, NetworkStats *out);
 

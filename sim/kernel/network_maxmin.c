@@ -548,6 +548,8 @@ static void maxmin_on_sender_idle(void *ctx, int agent, double t)
     Maxmin *m = maxmin_of(e);
     PendingJoins *p = &m->pending_join[agent];
     int count = p->count;
+    if (count == 0) return; /* written only when there is one: the array is calloc'd, and a
+                             * run without collectives (D-PSGD) never faults its pages in */
     p->count = 0;
     for (int k = 0; k < count; k++) {
         int status = engine_collective_join(e, p->joins[k], agent);

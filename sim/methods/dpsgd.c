@@ -67,10 +67,12 @@ typedef struct DpsgdKeys {
 
 typedef struct DpsgdAgent {
     int step;          /* steps completed this round */
-    int computed;      /* gradient of the current step is done */
     int received[2];   /* neighbour models received (or known lost), by step parity */
-    long exchanges;    /* compressed: steps since the run began (xhat parity) */
-} DpsgdAgent;
+    unsigned char computed;  /* gradient of the current step is done */
+    unsigned char exchanges; /* compressed: the parity of the steps since the run began
+                              * (xhat's; only the parity is read) */
+} DpsgdAgent;          /* 16 bytes: one an agent, at millions of agents */
+_Static_assert(sizeof(DpsgdAgent) <= 16, "one an agent: keep it 16 bytes");
 
 typedef struct DpsgdState {
     Topology topology;
@@ -129,7 +131,7 @@ static void dpsgd_compress(DpsgdState *s, Sim *sim, int i)
         outgoing_difference(&s->st.out, i, NULL, NULL, NULL);
         return;
     }
-    int parity = (int)(a->exchanges % 2);
+    int parity = a->exchanges;
     outgoing_difference(&s->st.out, i, trainer_params(sim->trainer, i), trainer_buffer(sim->trainer, i, parity),
                         trainer_buffer(sim->trainer, i, 1 - parity));
 }
@@ -138,8 +140,8 @@ static void dpsgd_compress(DpsgdState *s, Sim *sim, int i)
 static void dpsgd_compressed_mix(DpsgdState *s, Sim *sim, int i)
 {
     DpsgdAgent *a = &s->agents[i];
-    int parity = (int)((a->exchanges + 1) % 2);
-    a->exchanges++;
+    int parity = 1 - a->exchanges;
+    a->exchanges = (unsigned char)parity;
     if (sim->trainer == NULL) return;
     float *x = trainer_params(sim->trainer, i);
     const float *own = trainer_buffer(sim->trainer, i, parity);
