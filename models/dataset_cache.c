@@ -32,11 +32,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DATA_CACHE_MAGIC "HSDCACHE"
@@ -199,6 +201,65 @@ static int cache_layout(size_t key_length, const int32_t *fields, uint64_t names
 
 /* ---------------------------------------------------------------- reading */
 
+/* The file whose hash this process last found intact. A train-mode `run` loads the same
+ * entry twice, in its preflight (cli/cli_preflight.c) and in the trainer, and hashing
+ * Fashion-MNIST's 55 MB was 1.2 % of the CNN whole run's CPU each time: the second load
+ * skips the hash when the file is the same one (device, inode, size, modification time).
+ * hetsim replaces entries by rename (a new inode) and never writes one in place; a write
+ * in place by anyone else changes the modification time, unless it falls in the same
+ * timestamp tick as the one the check saw, so a file is remembered only when its time was
+ * at least DATA_CACHE_SETTLED_NS before its hash was checked: any later write then stamps
+ * a later time. (A writer that resets the time by hand, utimensat, defeats it, as it
+ * defeats the sources' keys.) The labels and writers are checked on every load. */
+#define DATA_CACHE_SETTLED_NS 2000000000ll
+
+typedef struct CacheVerified {
+    uint64_t device, inode, size;
+    int64_t mtime_ns;
+    int valid;
+} CacheVerified;
+
+static pthread_mutex_t cache_verified_lock = PTHREAD_MUTEX_INITIALIZER;
+static CacheVerified cache_verified;
+static uint64_t cache_hashes; /* entries hashed by this process, for the tests */
+
+static CacheVerified cache_identity(const InputFile *in)
+{
+    return (CacheVerified){.device = in->device, .inode = in->inode, .size = in->size, .mtime_ns = in->mtime_ns,
+                           .valid = 1};
+}
+
+static int cache_was_verified(const InputFile *in)
+{
+    CacheVerified id = cache_identity(in);
+    pthread_mutex_lock(&cache_verified_lock);
+    const CacheVerified *v = &cache_verified;
+    int same = v->valid && v->device == id.device && v->inode == id.inode && v->size == id.size &&
+               v->mtime_ns == id.mtime_ns;
+    pthread_mutex_unlock(&cache_verified_lock);
+    return same;
+}
+
+/* Remembers in's file as intact (or forgets any: intact 0), checked at time now_ns. */
+static void cache_remember(const InputFile *in, int intact, int64_t now_ns)
+{
+    pthread_mutex_lock(&cache_verified_lock);
+    cache_hashes++;
+    if (intact && now_ns - in->mtime_ns >= DATA_CACHE_SETTLED_NS)
+        cache_verified = cache_identity(in);
+    else
+        cache_verified.valid = 0;
+    pthread_mutex_unlock(&cache_verified_lock);
+}
+
+uint64_t dataset_cache_hashes(void)
+{
+    pthread_mutex_lock(&cache_verified_lock);
+    uint64_t n = cache_hashes;
+    pthread_mutex_unlock(&cache_verified_lock);
+    return n;
+}
+
 int dataset_cache_load(const char *dir, const DataCacheKey *key, Dataset *ds)
 {
     if (!key->valid || !dir[0] || key->length > DATA_CACHE_MAX_KEY) return 0;
@@ -244,15 +305,19 @@ int dataset_cache_load(const char *dir, const DataCacheKey *key, Dataset *ds)
         map = mmap(NULL, layout.total, PROT_READ, flags, in.fd, 0);
         ok = map != MAP_FAILED;
     }
-    input_file_close(&in);
-    if (ok) {
+    if (ok && !cache_was_verified(&in)) {
+        /* the clock before the hash: a write after this reading stamps a later time */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
         CacheHash h;
         uint64_t stored;
         cache_hash_start(&h);
         cache_hash_add(&h, map, layout.hash_at);
         memcpy(&stored, (unsigned char *)map + layout.hash_at, sizeof stored);
         ok = stored == cache_hash_end(&h);
+        cache_remember(&in, ok, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
     }
+    input_file_close(&in);
     if (ok) {
         unsigned char *base = map;
         ds->n_train = fields[CACHE_N_TRAIN], ds->n_test = fields[CACHE_N_TEST];

@@ -7,6 +7,7 @@
 #define _XOPEN_SOURCE 700 /* nftw, mkfifo */
 
 #include "models/dataset.h"
+#include "models/dataset_internal.h"
 #include "models/partition.h"
 #include "base/device_profile.h"
 #include "base/hs_error.h"
@@ -1067,6 +1068,70 @@ START_TEST(test_cache_hit_stale_corrupt)
 }
 END_TEST
 
+/* A settled entry (its time two seconds or more before the check) is hashed once per
+ * process: `run` loads it in its preflight and again in the trainer. A write in place
+ * stamps a new time, so the next load hashes again and finds the damage; a fresh entry
+ * (just written) is hashed on every load. */
+START_TEST(test_cache_hash_once)
+{
+    Dir src, cache;
+    dir_make(&src);
+    dir_make(&cache);
+    write_fashion(&src, 1);
+    Dataset *first, *ds;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    DataOptions options = {.cache_dir = cache.path};
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &first, &diag), HS_OK);
+    char entry[256];
+    ck_assert_int_eq(cache_files(&cache, entry, sizeof entry), 1);
+    /* fresh: hashed on each load */
+    uint64_t hashes = dataset_cache_hashes();
+    for (int k = 1; k <= 2; k++) {
+        ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+        ck_assert_uint_eq(dataset_cache_hashes(), hashes + (uint64_t)k);
+        dataset_free(ds);
+    }
+    /* settled (an hour old): hashed once, then served unhashed, the same bytes */
+    struct timespec old[2];
+    clock_gettime(CLOCK_REALTIME, &old[0]);
+    old[0].tv_sec -= 3600;
+    old[1] = old[0];
+    ck_assert_int_eq(utimensat(AT_FDCWD, entry, old, 0), 0);
+    hashes = dataset_cache_hashes();
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_uint_eq(dataset_cache_hashes(), hashes + 1);
+    dataset_free(ds);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_uint_eq(dataset_cache_hashes(), hashes + 1);
+    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
+    ck_assert_mem_eq(ds->train_y, first->train_y, 2000);
+    dataset_free(ds);
+    /* one payload byte flipped in place (same inode and size, a new time): hashed again,
+     * found corrupt, decoded and rewritten */
+    struct stat st;
+    ck_assert_int_eq(stat(entry, &st), 0);
+    int fd = open(entry, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    unsigned char byte;
+    ck_assert_int_eq((int)pread(fd, &byte, 1, st.st_size / 2), 1);
+    byte ^= 1;
+    ck_assert_int_eq((int)pwrite(fd, &byte, 1, st.st_size / 2), 1);
+    close(fd);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_uint_eq(dataset_cache_hashes(), hashes + 2);
+    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
+    ck_assert_mem_eq(ds->test_pixels, first->test_pixels, 20 * 784);
+    dataset_free(ds);
+    struct stat again;
+    ck_assert_int_eq(stat(entry, &again), 0);
+    ck_assert_uint_ne((unsigned long long)again.st_ino, (unsigned long long)st.st_ino);
+    dataset_free(first);
+    dir_remove(&src);
+    dir_remove(&cache);
+}
+END_TEST
+
 START_TEST(test_cache_leaf_writers)
 {
     /* a LEAF set over the cache's threshold: 1,400 samples of 784 values, 7 writers */
@@ -1238,6 +1303,7 @@ static Suite *readers_suite(void)
     tcase_add_test(tc, test_npy_every_value);
     tcase_add_test(tc, test_npy_malformed);
     tcase_add_test(tc, test_cache_hit_stale_corrupt);
+    tcase_add_test(tc, test_cache_hash_once);
     tcase_add_test(tc, test_cache_leaf_writers);
     tcase_add_test(tc, test_device_profile);
     tcase_add_test(tc, test_device_profile_from_fedscale_script);
