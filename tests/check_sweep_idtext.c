@@ -86,9 +86,9 @@ static int load(const char *path, Sweep *sw)
     IniDoc doc;
     HsDiag diag;
     hs_diag_clear(&diag);
-    if (inidoc_load(path, &doc, &diag) != HS_OK) return 0;
-    int status = sweep_parse(&doc, sw, &diag);
-    inidoc_free(&doc);
+    int status = inidoc_load(path, &doc, &diag);
+    if (status == HS_OK) status = sweep_parse(&doc, sw, &diag);
+    inidoc_free(&doc); /* what a failed load had read too */
     if (status != HS_OK) return 0;
     if (sweep_resolve(sw, &diag) != HS_OK) {
         sweep_free(sw);

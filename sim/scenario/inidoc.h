@@ -49,7 +49,8 @@ typedef struct IniDoc {
 /* Reads path (a regular text file of at most INIDOC_FILE_MAX bytes, base/input_file.h).
  * Indented lines continue the previous value (joined with a space); a key given twice
  * in one section is an error. Returns 0, HS_E_INPUT (unreadable or malformed) or
- * HS_E_NOMEM. */
+ * HS_E_NOMEM. The caller frees doc (inidoc_free) whatever the outcome: a failed load keeps
+ * what it had read. */
 int inidoc_load(const char *path, IniDoc *doc, HsDiag *diag);
 /* Same for text held in memory; name is used in messages. */
 int inidoc_load_string(const char *name, const char *text, IniDoc *doc, HsDiag *diag);
