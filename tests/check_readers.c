@@ -975,23 +975,43 @@ static int cache_files(const Dir *cache, char *name, size_t size)
     return n;
 }
 
+/* The cache tests' common start: a Fashion-MNIST source, an empty cache folder, the
+ * first open (which writes the one entry), and that entry's path. */
+typedef struct {
+    Dir src, cache;
+    DataOptions options;
+    Dataset *first;
+    HsDiag diag;
+    char entry[256];
+} CacheCase;
+
+static void cache_case_open(CacheCase *c)
+{
+    dir_make(&c->src);
+    dir_make(&c->cache);
+    write_fashion(&c->src, 1);
+    hs_diag_clear(&c->diag);
+    c->options = (DataOptions){.cache_dir = c->cache.path};
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c->src.path, &c->options, &c->first, &c->diag), HS_OK);
+    ck_assert_int_eq(cache_files(&c->cache, c->entry, sizeof c->entry), 1);
+    ck_assert_msg(strstr(c->entry, "/fashion-mnist-") != NULL, "%s", c->entry);
+}
+
+static void cache_case_close(CacheCase *c)
+{
+    dataset_free(c->first);
+    dir_remove(&c->src);
+    dir_remove(&c->cache);
+}
+
 START_TEST(test_cache_hit_stale_corrupt)
 {
-    Dir src, cache;
-    dir_make(&src);
-    dir_make(&cache);
-    write_fashion(&src, 1);
-    Dataset *first, *ds;
-    HsDiag diag;
-    hs_diag_clear(&diag);
-    DataOptions options = {.cache_dir = cache.path};
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &first, &diag), HS_OK);
-    char entry[256];
-    ck_assert_int_eq(cache_files(&cache, entry, sizeof entry), 1);
-    ck_assert_msg(strstr(entry, "/fashion-mnist-") != NULL, "%s", entry);
+    CacheCase c;
+    cache_case_open(&c);
+    Dataset *ds;
     /* a hit serves the cache: the source's bytes overwritten in place, its size and time
      * restored, are never read */
-    const char *images = in_dir(&src, "train-images-idx3-ubyte.gz");
+    const char *images = in_dir(&c.src, "train-images-idx3-ubyte.gz");
     struct stat st;
     ck_assert_int_eq(stat(images, &st), 0);
     int fd = open(images, O_WRONLY);
@@ -1001,70 +1021,68 @@ START_TEST(test_cache_hit_stale_corrupt)
     close(fd);
     struct timespec times[2] = {st.st_atim, st.st_mtim};
     ck_assert_int_eq(utimensat(AT_FDCWD, images, times, 0), 0);
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
     ck_assert_int_eq(ds->n_train, 2000);
     ck_assert_int_eq(ds->n_test, 20);
     ck_assert_int_eq(ds->classes, 10);
-    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
-    ck_assert_mem_eq(ds->test_pixels, first->test_pixels, 20 * 784);
-    ck_assert_mem_eq(ds->train_y, first->train_y, 2000);
+    ck_assert_mem_eq(ds->train_pixels, c.first->train_pixels, 2000 * 784);
+    ck_assert_mem_eq(ds->test_pixels, c.first->test_pixels, 20 * 784);
+    ck_assert_mem_eq(ds->train_y, c.first->train_y, 2000);
     dataset_free(ds);
     /* a changed time makes the entry stale: the (now corrupt) source is decoded */
     times[1].tv_sec += 10;
     ck_assert_int_eq(utimensat(AT_FDCWD, images, times, 0), 0);
-    hs_diag_clear(&diag);
-    expect_error(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_E_IO, &diag,
+    hs_diag_clear(&c.diag);
+    expect_error(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_E_IO, &c.diag,
                  "train-images-idx3-ubyte.gz", "corrupt");
     /* a new source rewrites the same entry */
-    write_fashion(&src, 2);
-    hs_diag_clear(&diag);
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
-    ck_assert(memcmp(ds->train_pixels, first->train_pixels, 2000 * 784) != 0);
-    ck_assert_int_eq(cache_files(&cache, NULL, 0), 1);
-    dataset_free(first);
-    first = ds;
+    write_fashion(&c.src, 2);
+    hs_diag_clear(&c.diag);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
+    ck_assert(memcmp(ds->train_pixels, c.first->train_pixels, 2000 * 784) != 0);
+    ck_assert_int_eq(cache_files(&c.cache, NULL, 0), 1);
+    dataset_free(c.first);
+    c.first = ds;
     /* a corrupt entry (one payload byte flipped) is ignored and rewritten */
     char *bytes;
     size_t size;
-    ck_assert_int_eq(input_file_read_all(entry, 1ull << 30, HS_E_INPUT, &bytes, &size, &diag), HS_OK);
+    ck_assert_int_eq(input_file_read_all(c.entry, 1ull << 30, HS_E_INPUT, &bytes, &size, &c.diag), HS_OK);
     bytes[size / 2] ^= 1;
-    write_bytes(entry, bytes, size);
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
-    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
+    write_bytes(c.entry, bytes, size);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
+    ck_assert_mem_eq(ds->train_pixels, c.first->train_pixels, 2000 * 784);
     dataset_free(ds);
     char *again;
     size_t again_size;
-    ck_assert_int_eq(input_file_read_all(entry, 1ull << 30, HS_E_INPUT, &again, &again_size, &diag), HS_OK);
+    ck_assert_int_eq(input_file_read_all(c.entry, 1ull << 30, HS_E_INPUT, &again, &again_size, &c.diag), HS_OK);
     ck_assert_uint_eq(again_size, size);
     bytes[size / 2] ^= 1;
     ck_assert_mem_eq(again, bytes, size);
     free(again);
     /* a truncated entry too */
-    write_bytes(entry, bytes, size - 1000);
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
-    ck_assert_mem_eq(ds->test_pixels, first->test_pixels, 20 * 784);
+    write_bytes(c.entry, bytes, size - 1000);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
+    ck_assert_mem_eq(ds->test_pixels, c.first->test_pixels, 20 * 784);
     dataset_free(ds);
     free(bytes);
     /* a cache folder that cannot be made (a regular file is in the way): just decode */
-    DataOptions blocked = {.cache_dir = in_dir(&src, "train-labels-idx1-ubyte.gz/cache")};
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &blocked, &ds, &diag), HS_OK);
-    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
+    DataOptions blocked = {.cache_dir = in_dir(&c.src, "train-labels-idx1-ubyte.gz/cache")};
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &blocked, &ds, &c.diag), HS_OK);
+    ck_assert_mem_eq(ds->train_pixels, c.first->train_pixels, 2000 * 784);
     dataset_free(ds);
     /* no cache at all */
     DataOptions none = {.cache_dir = ""};
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &none, &ds, &diag), HS_OK);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &none, &ds, &c.diag), HS_OK);
     dataset_free(ds);
     /* small sets are not cached */
     Dir cifar;
     dir_make(&cifar);
     write_cifar10(cifar.path);
-    ck_assert_int_eq(dataset_open(DATA_CIFAR10, cifar.path, &options, &ds, &diag), HS_OK);
+    ck_assert_int_eq(dataset_open(DATA_CIFAR10, cifar.path, &c.options, &ds, &c.diag), HS_OK);
     dataset_free(ds);
-    ck_assert_int_eq(cache_files(&cache, NULL, 0), 1);
-    dataset_free(first);
+    ck_assert_int_eq(cache_files(&c.cache, NULL, 0), 1);
     dir_remove(&cifar);
-    dir_remove(&src);
-    dir_remove(&cache);
+    cache_case_close(&c);
 }
 END_TEST
 
@@ -1074,21 +1092,13 @@ END_TEST
  * (just written) is hashed on every load. */
 START_TEST(test_cache_hash_once)
 {
-    Dir src, cache;
-    dir_make(&src);
-    dir_make(&cache);
-    write_fashion(&src, 1);
-    Dataset *first, *ds;
-    HsDiag diag;
-    hs_diag_clear(&diag);
-    DataOptions options = {.cache_dir = cache.path};
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &first, &diag), HS_OK);
-    char entry[256];
-    ck_assert_int_eq(cache_files(&cache, entry, sizeof entry), 1);
+    CacheCase c;
+    cache_case_open(&c);
+    Dataset *ds;
     /* fresh: hashed on each load */
     uint64_t hashes = dataset_cache_hashes();
     for (int k = 1; k <= 2; k++) {
-        ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+        ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
         ck_assert_uint_eq(dataset_cache_hashes(), hashes + (uint64_t)k);
         dataset_free(ds);
     }
@@ -1097,38 +1107,36 @@ START_TEST(test_cache_hash_once)
     clock_gettime(CLOCK_REALTIME, &old[0]);
     old[0].tv_sec -= 3600;
     old[1] = old[0];
-    ck_assert_int_eq(utimensat(AT_FDCWD, entry, old, 0), 0);
+    ck_assert_int_eq(utimensat(AT_FDCWD, c.entry, old, 0), 0);
     hashes = dataset_cache_hashes();
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
     ck_assert_uint_eq(dataset_cache_hashes(), hashes + 1);
     dataset_free(ds);
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
     ck_assert_uint_eq(dataset_cache_hashes(), hashes + 1);
-    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
-    ck_assert_mem_eq(ds->train_y, first->train_y, 2000);
+    ck_assert_mem_eq(ds->train_pixels, c.first->train_pixels, 2000 * 784);
+    ck_assert_mem_eq(ds->train_y, c.first->train_y, 2000);
     dataset_free(ds);
     /* one payload byte flipped in place (same inode and size, a new time): hashed again,
      * found corrupt, decoded and rewritten */
     struct stat st;
-    ck_assert_int_eq(stat(entry, &st), 0);
-    int fd = open(entry, O_RDWR);
+    ck_assert_int_eq(stat(c.entry, &st), 0);
+    int fd = open(c.entry, O_RDWR);
     ck_assert_int_ge(fd, 0);
     unsigned char byte;
     ck_assert_int_eq((int)pread(fd, &byte, 1, st.st_size / 2), 1);
     byte ^= 1;
     ck_assert_int_eq((int)pwrite(fd, &byte, 1, st.st_size / 2), 1);
     close(fd);
-    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, src.path, &options, &ds, &diag), HS_OK);
+    ck_assert_int_eq(dataset_open(DATA_FASHION_MNIST, c.src.path, &c.options, &ds, &c.diag), HS_OK);
     ck_assert_uint_eq(dataset_cache_hashes(), hashes + 2);
-    ck_assert_mem_eq(ds->train_pixels, first->train_pixels, 2000 * 784);
-    ck_assert_mem_eq(ds->test_pixels, first->test_pixels, 20 * 784);
+    ck_assert_mem_eq(ds->train_pixels, c.first->train_pixels, 2000 * 784);
+    ck_assert_mem_eq(ds->test_pixels, c.first->test_pixels, 20 * 784);
     dataset_free(ds);
     struct stat again;
-    ck_assert_int_eq(stat(entry, &again), 0);
+    ck_assert_int_eq(stat(c.entry, &again), 0);
     ck_assert_uint_ne((unsigned long long)again.st_ino, (unsigned long long)st.st_ino);
-    dataset_free(first);
-    dir_remove(&src);
-    dir_remove(&cache);
+    cache_case_close(&c);
 }
 END_TEST
 
