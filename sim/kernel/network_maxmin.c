@@ -587,7 +587,7 @@ static double maxmin_link_capacity(void *ctx, int link, double t, double *next)
     const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
     const TraceSeries *availability = engine_series(e->availability_trace, agent);
     const TraceSeries *outage = engine_series(e->outage_trace, agent); /* [agents] outage: link down */
-    double value = bw ? trace_value(bw, t) : link < n ? e->rates[agent].uplink : e->rates[agent].downlink;
+    double value = bw ? trace_value(bw, t) : link < n ? engine_uplink_rate(e, agent) : engine_downlink_rate(e, agent);
     if (availability && trace_value(availability, t) <= 0.5) value = 0;
     if (outage && trace_value(outage, t) <= 0.5) value = 0;
     double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t), c = maxmin_series_next(outage, t);
@@ -613,9 +613,9 @@ static int maxmin_create(Engine *e)
     if (up && down && latency && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
             m->activity[i].cursor = -INFINITY;
-            up[i] = e->rates[i].uplink;
-            down[i] = e->rates[i].downlink;
-            latency[i] = e->rates[i].latency;
+            up[i] = engine_uplink_rate(e, i);
+            down[i] = engine_downlink_rate(e, i);
+            latency[i] = engine_latency_rate(e, i);
         }
         int lv08 = spec->lv08;
         int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
