@@ -20,16 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void engine_book_busy(AgentClock *c, double start, double end)
-{
-    if (end <= start) return;
-    if (start < c->busy_end) start = c->busy_end;
-    if (end > start) {
-        c->busy_s += end - start;
-        c->busy_end = end;
-    }
-}
-
 int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data)
 {
     if (t < e->now) t = e->now;
@@ -192,12 +182,12 @@ void engine_begin_round(Engine *e, int round)
     e->round_bytes = 0;
     for (int i = 0; i < e->n_nodes; i++) {
         AgentClock *c = &e->clocks[i];
-        c->busy_end = e->now;
         c->compute_s = c->comm_s = c->busy_s = 0;
         c->role = SINK_ROLE_ALONE;
         if (e->energy) e->energy_clocks[i].bytes_io = 0;
         if (e->availability_trace || e->outage_trace) engine_forget_markov(e, i);
     }
+    if (e->model->begin_round) e->model->begin_round(e);
     engine_loss_begin_round(e);
 }
 

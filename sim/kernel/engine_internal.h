@@ -53,8 +53,6 @@ static inline double engine_rate(const EngineRatesAt *at, int i, size_t offset)
 /* One node's resources, booked by the primitives. */
 typedef struct AgentClock {
     double compute_free;  /* virtual time its processor is free */
-    double uplink_free;   /* virtual time its uplink is free (fifo) */
-    double busy_end;      /* end of the union of busy intervals booked this round (fifo) */
     double compute_s, comm_s, busy_s; /* this round */
     SinkRole role;        /* this round */
     int slow;             /* markov slowdown state */
@@ -152,9 +150,6 @@ static inline const TraceSeries *engine_series(const TraceSeries *const *per_nod
 /* engine_compute without its event: books flops on the node's processor after its queued
  * work, the finish in *finish (collective.c's engine_collective_compute_join). */
 int engine_book_compute(Engine *e, int node, double flops, double *finish);
-/* Adds [start, end) to the node's busy union. Intervals are booked roughly in start
- * order per node (its processor and uplink are FIFO), which this relies on. */
-void engine_book_busy(AgentClock *c, double start, double end);
 /* min(uplink of from, downlink of to) at time t, traces and tcp's factor included (no
  * backbone): the rate a fifo message transfers at. */
 double engine_link_rate(const Engine *e, int from, int to, double t);
