@@ -11,6 +11,7 @@
 #include "sim/world/world_traces.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,10 @@ static int run_engine_create(Run *run, HsDiag *diag)
     const WorldTraces *t = &run->traces;
     EngineConfig config = {
         .n_agents = sim->world.n, .n_servers = sim->world.n_servers, .node = run_engine_node, .node_ctx = run,
+        /* the world outlives the engine (run_teardown): its profiles' rates are read in place */
+        .rates_at = {.base = sim->world.agents, .stride = sizeof *sim->world.agents,
+                     .compute = offsetof(AgentProfile, compute), .uplink = offsetof(AgentProfile, uplink),
+                     .downlink = offsetof(AgentProfile, downlink), .latency = offsetof(AgentProfile, latency)},
         .traces = {.compute = t->compute, .uplink = t->uplink, .downlink = t->downlink,
                    .availability = t->availability, .outage = t->outage, .charging = t->charging},
         .network = {.maxmin = sc->network.model == NETWORK_MAXMIN, .lv08 = sc->network.tcp == TCP_LV08,

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,7 @@ END_TEST
 
 /* EngineHandler of the hand-driven engines below: records each event. */
 typedef struct Seen {
+    Engine *e; /* end_at_first's */
     Event events[16];
     int n;
 } Seen;
@@ -227,6 +229,150 @@ START_TEST(test_send_is_fifo_on_the_uplink)
     ck_assert(ts.n_agent_round_rows == 2 && fabs(ts.agent_round_rows[0].comm_s - 0.4) < 1e-12);
     engine_free(e);
     test_sink_free(&ts);
+}
+END_TEST
+
+/* A handler that ends the round at its first event (and records it). */
+static int end_at_first(void *ctx, const Event *event)
+{
+    Seen *seen = ctx;
+    if (seen->n < 16) seen->events[seen->n++] = *event;
+    engine_end_round(seen->e);
+    return HS_OK;
+}
+
+/* fifo keeps each node's busy union past its AgentClock (network_fifo.c, FifoClock), and
+ * opens it again at every round's begin. Round 0: node 0 computes 2 s, node 1 0.5 s; the
+ * round ends at 0.5 with node 0's computation booked to 2 s (counted whole in round 0).
+ * Round 1 at 0.5: node 0 sends 1e5 B at 1e6 B/s, [0.5, 0.6] on its uplink, ending the
+ * round at 0.6 + 10 ms. That span is round 1's busy time: 0.1 s, idle 0.01 s. A union
+ * not opened again would clip it at round 0's 2 s (idle 0.11 s). */
+START_TEST(test_fifo_busy_union_opens_each_round)
+{
+    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                           {.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.002}};
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    TestSink ts;
+    Seen seen = {.n = 0};
+    EngineConfig config = {.n_agents = 2, .nodes = nodes, .network = {.maxmin = 0}, .sink = test_sink_init(&ts),
+                           .handler = end_at_first, .handler_ctx = &seen, .diag = &diag};
+    ck_assert_int_eq(engine_create(&config, &seen.e), HS_OK);
+    Engine *e = seen.e;
+    engine_begin_round(e, 0);
+    ck_assert_int_eq(engine_compute(e, 0, 2e9, 98, 0, NULL), HS_OK);
+    ck_assert_int_eq(engine_compute(e, 1, 5e8, 97, 0, NULL), HS_OK);
+    ck_assert_int_eq(engine_play(e), HS_OK);
+    ck_assert(seen.n == 1 && seen.events[0].kind == 97 && seen.events[0].time == 0.5);
+    ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+    engine_begin_round(e, 1);
+    ck_assert_int_eq(engine_send(e, 0, 1, 1e5, 99, 0), HS_OK);
+    ck_assert_int_eq(engine_play(e), HS_OK);
+    ck_assert(seen.n == 2 && seen.events[1].kind == 99 && fabs(seen.events[1].time - 0.61) < 1e-12);
+    ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+    ck_assert_int_eq(ts.n_agent_round_rows, 2); /* the last round's */
+    const SinkAgentRound *r = &ts.agent_round_rows[0];
+    ck_assert(r->round == 1 && r->agent == 0);
+    ck_assert(fabs(r->comm_s - 0.1) < 1e-12 && r->compute_s == 0);
+    ck_assert_msg(fabs(r->idle_s - 0.01) < 1e-12, "idle %.17g", r->idle_s);
+    engine_free(e);
+    test_sink_free(&ts);
+}
+END_TEST
+
+/* The nodes' rates read in place (EngineConfig.rates_at) from records of another layout
+ * than EngineRates: the same events at the same times as the engine's own copy, under
+ * both models; records that differ from the nodes are refused (HS_E_INTERNAL). */
+typedef struct OtherRecord {
+    int tag;
+    double latency, downlink, compute, uplink;
+    char padding[3];
+} OtherRecord;
+
+/* Records, and ends the round at the third event. */
+static int end_at_third(void *ctx, const Event *event)
+{
+    Seen *seen = ctx;
+    if (seen->n < 16) seen->events[seen->n++] = *event;
+    if (seen->n == 3) engine_end_round(seen->e);
+    return HS_OK;
+}
+
+static void rates_play(int maxmin, const OtherRecord *records, Seen *seen, double *row_comm)
+{
+    EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                           {.compute = 2e9, .uplink = 3e5, .downlink = 5e5, .latency = 0.002}};
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    TestSink ts;
+    EngineConfig config = {.n_agents = 2, .nodes = nodes, .network = {.maxmin = maxmin, .backbone = INFINITY}, .sink = test_sink_init(&ts),
+                           .handler = end_at_third, .handler_ctx = seen, .diag = &diag};
+    if (records)
+        config.rates_at = (EngineRatesAt){.base = records, .stride = sizeof *records,
+                                          .compute = offsetof(OtherRecord, compute),
+                                          .uplink = offsetof(OtherRecord, uplink),
+                                          .downlink = offsetof(OtherRecord, downlink),
+                                          .latency = offsetof(OtherRecord, latency)};
+    ck_assert_int_eq(engine_create(&config, &seen->e), HS_OK);
+    Engine *e = seen->e;
+    engine_begin_round(e, 0);
+    ck_assert_int_eq(engine_send(e, 0, 1, 1e5, 99, 0), HS_OK);
+    ck_assert_int_eq(engine_send(e, 1, 0, 2e5, 99, 1), HS_OK);
+    ck_assert_int_eq(engine_compute(e, 1, 1e9, 98, 0, NULL), HS_OK);
+    int played = engine_play(e);
+    ck_assert_msg(played == HS_OK, "maxmin %d: %s", maxmin, diag.message);
+    ck_assert_int_eq(engine_report_round(e, NAN), HS_OK);
+    ck_assert_int_eq(ts.n_agent_round_rows, 2);
+    row_comm[0] = ts.agent_round_rows[0].comm_s;
+    row_comm[1] = ts.agent_round_rows[1].comm_s;
+    engine_free(e);
+    test_sink_free(&ts);
+}
+
+START_TEST(test_rates_read_in_place)
+{
+    OtherRecord records[2] = {{.tag = 7, .latency = 0.01, .downlink = 1e6, .compute = 1e9, .uplink = 1e6},
+                              {.tag = 8, .latency = 0.002, .downlink = 5e5, .compute = 2e9, .uplink = 3e5}};
+    for (int maxmin = 0; maxmin <= 1; maxmin++) {
+        Seen own = {.n = 0}, in_place = {.n = 0};
+        double own_comm[2], in_place_comm[2];
+        rates_play(maxmin, NULL, &own, own_comm);
+        rates_play(maxmin, records, &in_place, in_place_comm);
+        ck_assert_int_eq(own.n, 3);
+        ck_assert_int_eq(in_place.n, own.n);
+        for (int k = 0; k < own.n; k++)
+            ck_assert(in_place.events[k].time == own.events[k].time && in_place.events[k].kind == own.events[k].kind &&
+                      in_place.events[k].data == own.events[k].data);
+        ck_assert(memcmp(own_comm, in_place_comm, sizeof own_comm) == 0);
+        /* 0 -> 1 at 0.21 (5e5 B/s), node 1's computation at 0.5, then 1 -> 0, held at node
+         * 1's 3e5 B/s uplink: 2e5 B take 2/3 s (+ 10 ms) */
+        ck_assert(fabs(own.events[0].time - 0.21) < 1e-12 && own.events[1].time == 0.5);
+        ck_assert(fabs(own.events[2].time - (2e5 / 3e5 + 0.01)) < 1e-12);
+    }
+    /* a record that is not its node's: refused, whatever the field */
+    for (int field = 0; field < 4; field++) {
+        OtherRecord wrong[2];
+        memcpy(wrong, records, sizeof wrong);
+        double *value[4] = {&wrong[1].compute, &wrong[1].uplink, &wrong[1].downlink, &wrong[1].latency};
+        *value[field] *= 1 + 1e-15;
+        EngineNode nodes[2] = {{.compute = 1e9, .uplink = 1e6, .downlink = 1e6, .latency = 0.01},
+                               {.compute = 2e9, .uplink = 3e5, .downlink = 5e5, .latency = 0.002}};
+        HsDiag diag;
+        hs_diag_clear(&diag);
+        TestSink ts;
+        Seen seen = {.n = 0};
+        EngineConfig config = {.n_agents = 2, .nodes = nodes, .sink = test_sink_init(&ts), .handler = record_event,
+                               .handler_ctx = &seen, .diag = &diag,
+                               .rates_at = {.base = wrong, .stride = sizeof *wrong,
+                                            .compute = offsetof(OtherRecord, compute),
+                                            .uplink = offsetof(OtherRecord, uplink),
+                                            .downlink = offsetof(OtherRecord, downlink),
+                                            .latency = offsetof(OtherRecord, latency)}};
+        Engine *e = NULL;
+        ck_assert_int_eq(engine_create(&config, &e), HS_E_INTERNAL);
+        ck_assert(e == NULL && strstr(diag.message, "rates_at") != NULL);
+        test_sink_free(&ts);
+    }
 }
 END_TEST
 
@@ -662,6 +808,8 @@ static Suite *engine_suite(void)
     tcase_add_test(tc, test_localsgd_numeric_period);
     tcase_add_test(tc, test_lsgd_round_closed_form);
     tcase_add_test(tc, test_send_is_fifo_on_the_uplink);
+    tcase_add_test(tc, test_fifo_busy_union_opens_each_round);
+    tcase_add_test(tc, test_rates_read_in_place);
     tcase_add_test(tc, test_compute_join_same_bits_as_events);
     tcase_add_test(tc, test_compute_join_refuses_what_it_cannot_keep);
     tcase_add_test(tc, test_compute_run_same_order_as_events);

@@ -91,6 +91,27 @@ START_TEST(test_random_regular_is_seeded)
 }
 END_TEST
 
+/* topology_drop_weights (a timing run of dpsgd): the weights go, the graph stays as built,
+ * and the topology still frees (AddressSanitizer: no double free, no leak). */
+START_TEST(test_drop_weights_keeps_the_graph)
+{
+    Topology a, b;
+    HsDiag diag;
+    hs_diag_clear(&diag);
+    ck_assert_int_eq(topology_build_kind(TOPO_RANDOM_REGULAR, 30, 4, "t", 3, &a, &diag), 0);
+    ck_assert_int_eq(topology_build_kind(TOPO_RANDOM_REGULAR, 30, 4, "t", 3, &b, &diag), 0);
+    topology_drop_weights(&b);
+    ck_assert(b.weights == NULL && b.self_weights == NULL);
+    ck_assert_int_eq(b.n, a.n);
+    ck_assert(memcmp(a.offsets, b.offsets, 31 * sizeof *a.offsets) == 0);
+    ck_assert(memcmp(a.adj, b.adj, (size_t)a.offsets[30] * sizeof *a.adj) == 0);
+    for (int i = 0; i < 30; i++) ck_assert_int_eq(topology_degree(&b, i), 4);
+    topology_drop_weights(&b); /* twice: nothing left to free */
+    topology_free(&a);
+    topology_free(&b);
+}
+END_TEST
+
 /* What is wrong with t as a simple connected degree-regular graph (rows strictly
  * increasing, no self-loop, every link listed both ways), or NULL. One ck_assert per
  * graph, not per link: each is a write to Check's pipe when it forks. */
@@ -509,6 +530,7 @@ static Suite *topology_suite(void)
     tcase_add_test(tc, test_each_kind_is_doubly_stochastic);
     tcase_add_test(tc, test_degrees);
     tcase_add_test(tc, test_random_regular_is_seeded);
+    tcase_add_test(tc, test_drop_weights_keeps_the_graph);
     tcase_add_test(tc, test_random_regular_every_degree);
     tcase_add_test(tc, test_random_regular_large);
     tcase_add_test(tc, test_random_regular_reaches_every_graph);

@@ -66,7 +66,7 @@ int engine_compute_run(Engine *e, int node, double flops, int steps, int kind, i
     EngineRelay *r = &e->relays[node];
     if (r->left > 0) return hs_diag_set(e->diag, HS_E_INTERNAL, NULL, 0, "node %d has a run in flight", node);
     /* the length engine_book_compute gives each (no trace, slowdown or jitter here) */
-    double seconds = flops / e->rates[node].compute, first = 0, finish = 0;
+    double seconds = flops / engine_compute_rate(e, node), first = 0, finish = 0;
     for (int k = 0; k < steps; k++) {
         int status = engine_book_compute(e, node, flops, k == 0 ? &first : &finish);
         if (status != HS_OK) return status;

@@ -15,19 +15,10 @@
 #include "sim/kernel/rng.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void engine_book_busy(AgentClock *c, double start, double end)
-{
-    if (end <= start) return;
-    if (start < c->busy_end) start = c->busy_end;
-    if (end > start) {
-        c->busy_s += end - start;
-        c->busy_end = end;
-    }
-}
 
 int engine_schedule(Engine *e, double t, int kind, int agent, int64_t data)
 {
@@ -46,7 +37,7 @@ int engine_book_compute(Engine *e, int agent, double flops, double *finish_out)
     AgentClock *c = &e->clocks[agent];
     double start = c->compute_free > e->now ? c->compute_free : e->now;
     const TraceSeries *speed = engine_series(e->compute_trace, agent);
-    double duration = flops / (speed ? trace_value(speed, start) : e->rates[agent].compute);
+    double duration = flops / (speed ? trace_value(speed, start) : engine_compute_rate(e, agent));
     const EngineNode *node = engine_profile(e, agent);
     if (node->slowdown.kind != SLOWDOWN_NONE || node->jitter > 0)
         duration *= slowdown_factor(&node->slowdown, node->jitter, start, &c->slow,
@@ -84,7 +75,7 @@ int engine_records_activity(const Engine *e)
 
 double engine_message_latency(const Engine *e, int from, int to)
 {
-    double a = e->rates[from].latency, b = e->rates[to].latency;
+    double a = engine_latency_rate(e, from), b = engine_latency_rate(e, to);
     double latency = a > b ? a : b;
     return e->spec.lv08 ? latency * ENGINE_LV08_LATENCY : latency;
 }
@@ -92,8 +83,8 @@ double engine_message_latency(const Engine *e, int from, int to)
 double engine_link_rate(const Engine *e, int from, int to, double t)
 {
     const TraceSeries *up = engine_series(e->uplink_trace, from), *down = engine_series(e->downlink_trace, to);
-    double u = up ? trace_value(up, t) : e->rates[from].uplink;
-    double d = down ? trace_value(down, t) : e->rates[to].downlink;
+    double u = up ? trace_value(up, t) : engine_uplink_rate(e, from);
+    double d = down ? trace_value(down, t) : engine_downlink_rate(e, to);
     double bandwidth = u < d ? u : d;
     return e->spec.lv08 ? bandwidth * ENGINE_LV08_BANDWIDTH : bandwidth;
 }
@@ -109,7 +100,7 @@ double engine_message_bandwidth(const Engine *e, int from, int to)
 double engine_agent_compute(const Engine *e, int agent)
 {
     const TraceSeries *speed = engine_series(e->compute_trace, agent);
-    return speed ? trace_value(speed, e->now) : e->rates[agent].compute;
+    return speed ? trace_value(speed, e->now) : engine_compute_rate(e, agent);
 }
 
 double engine_agent_charging(const Engine *e, int node)
@@ -191,12 +182,12 @@ void engine_begin_round(Engine *e, int round)
     e->round_bytes = 0;
     for (int i = 0; i < e->n_nodes; i++) {
         AgentClock *c = &e->clocks[i];
-        c->busy_end = e->now;
         c->compute_s = c->comm_s = c->busy_s = 0;
         c->role = SINK_ROLE_ALONE;
         if (e->energy) e->energy_clocks[i].bytes_io = 0;
         if (e->availability_trace || e->outage_trace) engine_forget_markov(e, i);
     }
+    if (e->model->begin_round) e->model->begin_round(e);
     engine_loss_begin_round(e);
 }
 
@@ -544,20 +535,39 @@ static int engine_same_profile(const EngineNode *a, const EngineNode *b)
  * gets one of its own unless it shares its predecessor's (never wrong, only larger). */
 #define ENGINE_PROFILES_SEARCHED 64
 
-/* The nodes split into their own rates (36 bytes a node) and a profile shared by the nodes
- * of a group (a whole EngineNode was 152 bytes a node, at millions of agents). */
+/* Whether node i's rates read in place are node's, bit for bit. */
+static int engine_rates_match(const Engine *e, int i, const EngineNode *node)
+{
+    double mine[4] = {engine_compute_rate(e, i), engine_uplink_rate(e, i), engine_downlink_rate(e, i),
+                      engine_latency_rate(e, i)};
+    double given[4] = {node->compute, node->uplink, node->downlink, node->latency};
+    return memcmp(mine, given, sizeof mine) == 0;
+}
+
+/* The nodes split into their own rates (32 bytes a node, or none when the caller's records
+ * hold them: EngineConfig.rates_at), a profile index (4 bytes) and a profile shared by the
+ * nodes of a group (a whole EngineNode was 152 bytes a node, at millions of agents). */
 static int engine_nodes_create(Engine *e, const EngineConfig *config)
 {
     int n = e->n_nodes, cap = 4, last = -1;
-    e->rates = hs_huge_malloc((size_t)n, sizeof *e->rates);
+    if (config->rates_at.base) {
+        e->rates_at = config->rates_at;
+    } else {
+        e->rates = hs_huge_malloc((size_t)n, sizeof *e->rates);
+        if (e->rates == NULL) return HS_E_NOMEM;
+        e->rates_at = (EngineRatesAt){.base = e->rates, .stride = sizeof *e->rates,
+                                      .compute = offsetof(EngineRates, compute), .uplink = offsetof(EngineRates, uplink),
+                                      .downlink = offsetof(EngineRates, downlink), .latency = offsetof(EngineRates, latency)};
+    }
     e->profile_of = hs_huge_malloc((size_t)n, sizeof *e->profile_of);
     e->profiles = malloc((size_t)cap * sizeof *e->profiles);
-    if (e->rates == NULL || e->profile_of == NULL || e->profiles == NULL) return HS_E_NOMEM;
+    if (e->profile_of == NULL || e->profiles == NULL) return HS_E_NOMEM;
     for (int i = 0; i < n; i++) {
         EngineNode asked;
         if (config->nodes == NULL) config->node(config->node_ctx, i, &asked);
         const EngineNode *node = config->nodes ? &config->nodes[i] : &asked;
-        e->rates[i] = (EngineRates){node->compute, node->uplink, node->downlink, node->latency};
+        if (e->rates) e->rates[i] = (EngineRates){node->compute, node->uplink, node->downlink, node->latency};
+        else if (!engine_rates_match(e, i, node)) return HS_E_INTERNAL;
         int found = last >= 0 && engine_same_profile(&e->profiles[last], node) ? last : -1;
         for (int k = 0; found < 0 && k < e->n_profiles && k < ENGINE_PROFILES_SEARCHED; k++)
             if (engine_same_profile(&e->profiles[k], node)) found = k;
@@ -598,8 +608,14 @@ int engine_create(const EngineConfig *config, Engine **out)
     e->model = e->spec.maxmin ? &network_model_maxmin : &network_model_fifo;
     e->queue = queue_create((size_t)e->n_agents * 2 + 16);
     e->clocks = hs_huge_calloc((size_t)e->n_nodes, sizeof *e->clocks);
-    if (e->queue == NULL || e->clocks == NULL || engine_nodes_create(e, config) != HS_OK) {
+    if (e->queue == NULL || e->clocks == NULL) {
         status = hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents);
+        goto fail;
+    }
+    if ((status = engine_nodes_create(e, config)) != HS_OK) {
+        status = status == HS_E_NOMEM ? hs_diag_set(diag, HS_E_NOMEM, NULL, 0, "out of memory for %d agents", e->n_agents)
+                                      : hs_diag_set(diag, status, NULL, 0, "the nodes' rates read in place "
+                                                                           "(EngineConfig.rates_at) are not the nodes'");
         goto fail;
     }
     for (int i = 0; i < e->n_nodes; i++) {

@@ -133,8 +133,20 @@ typedef struct EngineNetwork {
  * the round with it. */
 typedef int (*EngineHandler)(void *ctx, const Event *event);
 
+/* Where the nodes' rates already are, for the engine to read them in place rather than copy
+ * them (32 bytes a node at millions of agents): node i's compute, uplink, downlink and
+ * latency are the doubles at these byte offsets of the record at base + i x stride (sim/run.c:
+ * the world's AgentProfile array). The records must hold the values node() / nodes give
+ * (engine_create checks, bit for bit), stay unchanged and outlive the engine. */
+typedef struct EngineRatesAt {
+    const void *base; /* NULL: the engine keeps its own copy */
+    size_t stride;
+    size_t compute, uplink, downlink, latency;
+} EngineRatesAt;
+
 typedef struct EngineConfig {
     int n_agents, n_servers;
+    EngineRatesAt rates_at;    /* optional (base NULL: the rates are copied) */
     const EngineNode *nodes;   /* (n_agents + n_servers), copied; or NULL and: */
     void (*node)(void *ctx, int i, EngineNode *out); /* node i's attributes, asked once each
                                 * (no array of whole EngineNodes at millions of agents) */

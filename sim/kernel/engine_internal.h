@@ -9,6 +9,7 @@
 #include "sim/kernel/engine.h"
 
 #include <gsl/gsl_rng.h>
+#include <string.h>
 
 struct NetworkModel;
 /* Unstable links (loss.c): NULL when no node loses messages. */
@@ -30,16 +31,28 @@ typedef struct DeadlineMessage {
     int next_free;     /* while the slot is free: base/slots.h's free-list link */
 } DeadlineMessage;
 
-/* The attributes of an EngineNode that differ from node to node (drawn per agent). */
+/* The attributes of an EngineNode that differ from node to node (drawn per agent), when the
+ * engine keeps its own copy (EngineConfig.rates_at.base NULL). */
 typedef struct EngineRates {
     double compute, uplink, downlink, latency;
 } EngineRates;
 
+/* One rate of node i, read where Engine.rates_at says (its own EngineRates, or the caller's
+ * records): through memcpy, as the bytes of a double in a record of another type. */
+static inline double engine_rate(const EngineRatesAt *at, int i, size_t offset)
+{
+    double v;
+    memcpy(&v, (const char *)at->base + (size_t)i * at->stride + offset, sizeof v);
+    return v;
+}
+#define engine_compute_rate(e, i) engine_rate(&(e)->rates_at, (i), (e)->rates_at.compute)
+#define engine_uplink_rate(e, i) engine_rate(&(e)->rates_at, (i), (e)->rates_at.uplink)
+#define engine_downlink_rate(e, i) engine_rate(&(e)->rates_at, (i), (e)->rates_at.downlink)
+#define engine_latency_rate(e, i) engine_rate(&(e)->rates_at, (i), (e)->rates_at.latency)
+
 /* One node's resources, booked by the primitives. */
 typedef struct AgentClock {
     double compute_free;  /* virtual time its processor is free */
-    double uplink_free;   /* virtual time its uplink is free (fifo) */
-    double busy_end;      /* end of the union of busy intervals booked this round (fifo) */
     double compute_s, comm_s, busy_s; /* this round */
     SinkRole role;        /* this round */
     int slow;             /* markov slowdown state */
@@ -59,7 +72,9 @@ struct Engine {
     int round_over;
     double round_bytes, total_bytes;
     int n_agents, n_nodes;
-    EngineRates *rates;   /* (n_nodes) each node's own rates */
+    EngineRates *rates;   /* (n_nodes) each node's own rates, copied; NULL when read in place */
+    EngineRatesAt rates_at; /* where they are read (engine_compute_rate, ...): rates or the
+                           * caller's records (EngineConfig.rates_at) */
     int *profile_of;      /* (n_nodes) its index in profiles */
     EngineNode *profiles; /* (n_profiles) the rest of the nodes' EngineNode, shared by the
                            * nodes that have the same (a group's); rates left 0 */
@@ -135,9 +150,6 @@ static inline const TraceSeries *engine_series(const TraceSeries *const *per_nod
 /* engine_compute without its event: books flops on the node's processor after its queued
  * work, the finish in *finish (collective.c's engine_collective_compute_join). */
 int engine_book_compute(Engine *e, int node, double flops, double *finish);
-/* Adds [start, end) to the node's busy union. Intervals are booked roughly in start
- * order per node (its processor and uplink are FIFO), which this relies on. */
-void engine_book_busy(AgentClock *c, double start, double end);
 /* min(uplink of from, downlink of to) at time t, traces and tcp's factor included (no
  * backbone): the rate a fifo message transfers at. */
 double engine_link_rate(const Engine *e, int from, int to, double t);

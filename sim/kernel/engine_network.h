@@ -25,6 +25,8 @@ typedef struct NetworkModel {
     /* Allocates the model's state (e->net) for e's nodes. NULL: none. HS_E_NOMEM. */
     int (*create)(Engine *e);
     void (*free)(Engine *e);
+    /* A round begins at e->now (after the engine's clocks are reset). NULL: nothing. */
+    void (*begin_round)(Engine *e);
     /* A message from -> to of bytes; (kind, to, data) is scheduled on arrival. The
      * bytes count in the round's. */
     int (*send)(Engine *e, int from, int to, double bytes, int kind, int64_t data);

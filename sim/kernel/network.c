@@ -121,7 +121,9 @@ _Static_assert(sizeof(NetLink) <= 48, "two per agent at ten million agents: keep
  * link's items in the fill heap carry no version: an item is current when its level is
  * the link's level now (recompute_fill). */
 typedef struct LinkFill {
-    double base_residual, residual;
+    double base_residual;
+    double residual;   /* while flows of S are unfrozen on it; once filled, the level they
+                        * froze at (fill_frozen_level): no flow's share is kept besides */
     int base_unfrozen, unfrozen;
 } LinkFill;
 _Static_assert(sizeof(LinkFill) == 24, "T reaches two links an agent at times: keep it 24 bytes");
@@ -311,12 +313,9 @@ struct Network {
     double *link_when;
     FillItem *fill;
     int fill_n, fill_cap;
-    double *share;     /* (cap_share) by S index */
-    double *level;     /* the level it froze at: share itself while every weight is 1
-                        * (share = 1 x level, the same bits), else own_level */
-    double *own_level; /* (cap_level) */
-    int *bottleneck;   /* (cap_share) */
-    int cap_share, cap_level;
+    int *bottleneck;   /* (cap_share) by S index, -1 while unfrozen: its level is its
+                        * bottleneck's in T (s_level), its share weight x that (s_share) */
+    int cap_share;
     NetworkStats stats;
 };
 
@@ -2042,18 +2041,14 @@ static int recompute_fill_attached(Network *net, const NetGroup *g, unsigned epo
 
 /* Progressive filling of S over T, flows outside S fixed: the link with the lowest level
  * (residual / unfrozen weight) saturates next; its unfrozen flows get weight x level.
- * Writes share[], level[] and bottleneck[] by S index. An attached link that would
- * saturate before its group's link limits the members on it: *conflict = that link and
- * the filling stops. */
+ * Writes bottleneck[] by S index and, on each link it fills, the level its flows froze at
+ * (s_level). An attached link that would saturate before its group's link limits the
+ * members on it: *conflict = that link and the filling stops. */
 static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links, int *conflict)
 {
-    double *share = net->share;
     int *bottleneck = net->bottleneck;
     *conflict = -1;
-    for (int i = 0; i < n_flows; i++) {
-        share[i] = -1; /* unfrozen */
-        bottleneck[i] = -1;
-    }
+    for (int i = 0; i < n_flows; i++) bottleneck[i] = -1; /* unfrozen */
     net->fill_n = 0;
     for (int i = 0; i < n_links; i++) {
         LinkFill *fill = &net->tfill[i];
@@ -2073,7 +2068,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
         double level = fill_level(net, link->tpos);
         if (item.key != level) continue;
         const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
-        if (aux && aux->attach >= 0 && share[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
+        if (aux && aux->attach >= 0 && bottleneck[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
             *conflict = item.link;
             return HS_OK;
         }
@@ -2081,10 +2076,8 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             const LinkEntry *e = &link->entries[j];
             int index = entry_s_index(net, e, n_flows);
             if (index < 0) continue; /* outside S */
-            if (share[index] >= 0) continue; /* frozen */
+            if (bottleneck[index] >= 0) continue; /* frozen */
             double weight = flow_weight(net, e->flow), s = weight * level;
-            share[index] = s;
-            net->level[index] = level;
             bottleneck[index] = item.link;
             const NetFlow *f = &net->flows[e->flow];
             for (int k = 0; k < f->n_links; k++) {
@@ -2101,10 +2094,24 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
                 return HS_E_NOMEM;
         }
         fill->unfrozen = 0;
+        fill->residual = level; /* no longer read as a residual: s_level's */
     }
-    for (int i = 0; i < n_flows; i++)
-        if (share[i] < 0) share[i] = net->level[i] = INFINITY; /* infinite links only */
     return HS_OK;
+}
+
+/* The level flow i of S froze at in the last filling: its bottleneck's, which that link's
+ * LinkFill keeps once filled; INFINITY for a flow on infinite links only (no bottleneck). */
+static double s_level(const Network *net, int i)
+{
+    int b = net->bottleneck[i];
+    return b >= 0 ? net->tfill[net->links[b].tpos].residual : INFINITY;
+}
+
+/* Its share: weight x level, the product the filling took (1 x level is level, bit for
+ * bit, while every weight is 1). */
+static double s_share(const Network *net, int i)
+{
+    return net->bottleneck[i] >= 0 ? flow_weight(net, net->comp_flows[i]) * s_level(net, i) : INFINITY;
 }
 
 /* Every flow outside S that the new shares of S leave without a valid bottleneck joins S:
@@ -2134,7 +2141,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
                 if (e->held && level < held_low) held_low = level;
                 continue;
             }
-            double s = net->share[index];
+            double s = s_share(net, index);
             used += s - e->share;
             level = s / flow_weight(net, e->flow);
             if (level > top) top = level;
@@ -2143,7 +2150,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
         if (!outside) continue;
         const LinkAux *aux = link_attached(net, l);
         if (aux) { /* the members crossing it, in S with their aggregate */
-            double level = net->level[flow_s_index(net, net->groups[aux->attach].pseudo, links_n_flows)];
+            double level = s_level(net, flow_s_index(net, net->groups[aux->attach].pseudo, links_n_flows));
             used += aux->gweight * level;
             if (level > top) top = level;
         }
@@ -2177,7 +2184,7 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
         const NetFlow *p = &net->flows[net->comp_flows[i]];
         if (p->state != FLOW_GROUP) continue;
         const NetGroup *g = &net->groups[p->group];
-        double level = net->level[i];
+        double level = s_level(net, i);
         if (!(level > g->level)) continue;
         /* the heap's nodes with room below the level: a subtree at its root */
         int top = 0;
@@ -2197,30 +2204,20 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
     return joined;
 }
 
+/* The bottleneck of each flow of S, its only scratch: a flow's share and level are its
+ * bottleneck's level (s_level, s_share), not 8 (16 with weights) more bytes a flow of S,
+ * which reaches every flow of a D-PSGD graph (four an agent) at a round's first instant,
+ * the run's peak. */
 static int recompute_scratch(Network *net, int n_flows)
 {
     if (n_flows > net->cap_share) {
-        /* a quarter more, not twice: S reaches every flow of a D-PSGD graph (four an
-         * agent), and these 12 bytes a flow are then part of the run's peak */
+        /* a quarter more, not twice: these bytes are then part of the run's peak */
         int cap = n_flows + n_flows / 4 + 64;
-        double *share = realloc(net->share, (size_t)cap * sizeof *share);
-        if (share) net->share = share;
         int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
-        if (bottleneck) net->bottleneck = bottleneck;
-        if (share == NULL || bottleneck == NULL) return HS_E_NOMEM;
+        if (bottleneck == NULL) return HS_E_NOMEM;
+        net->bottleneck = bottleneck;
         net->cap_share = cap;
     }
-    if (net->weight == NULL) { /* every weight 1: a flow's share is its level */
-        net->level = net->share;
-        return HS_OK;
-    }
-    if (net->cap_level < net->cap_share) {
-        double *level = realloc(net->own_level, (size_t)net->cap_share * sizeof *level);
-        if (level == NULL) return HS_E_NOMEM;
-        net->own_level = level;
-        net->cap_level = net->cap_share;
-    }
-    net->level = net->own_level;
     return HS_OK;
 }
 
@@ -2248,17 +2245,14 @@ static void recompute_scratch_release(Network *net)
     free(net->tfill);
     free(net->tweights);
     free(net->fill);
-    free(net->share);
-    free(net->own_level);
     free(net->bottleneck);
     free(net->violated);
     net->comp_flows = net->comp_links = net->bottleneck = net->violated = NULL;
     net->tfill = NULL;
     net->tweights = NULL;
     net->fill = NULL;
-    net->share = net->own_level = net->level = NULL;
     net->cap_comp_flows = net->cap_comp_links = net->cap_tfill = net->cap_tweights = 0;
-    net->fill_cap = net->fill_n = net->cap_share = net->cap_level = net->cap_violated = 0;
+    net->fill_cap = net->fill_n = net->cap_share = net->cap_violated = 0;
 }
 
 /* After the new shares: attached links where a flow is now held stop being attached (the
@@ -2274,7 +2268,7 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
     for (int i = 0; i < n_flows; i++) {
         int fi = net->comp_flows[i], b = net->flows[fi].bottleneck;
         if (net->flows[fi].state != FLOW_ACTIVE || net->flows[fi].group >= 0 || b < 0) continue;
-        double level = net->level[i];
+        double level = s_level(net, i);
         int gi = link_group(net, b);
         if (gi >= 0) {
             if (group_eligible(net, fi, b, gi, level) && group_join(net, fi, gi)) return HS_E_NOMEM;
@@ -2287,7 +2281,7 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
         int eligible = 0;
         for (int j = 0; j < link->n; j++) {
             int g = link->entries[j].flow, index = entry_s_index(net, &link->entries[j], n_flows);
-            eligible += link->entries[j].held && index >= 0 && net->level[index] == level &&
+            eligible += link->entries[j].held && index >= 0 && s_level(net, index) == level &&
                         group_eligible(net, g, b, -1, level);
         }
         if (eligible < net->group_min) continue;
@@ -2296,7 +2290,7 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
             if (j >= net->links[b].n) continue;
             int g = net->links[b].entries[j].flow, index = entry_s_index(net, &net->links[b].entries[j], n_flows);
             if (index < 0 || net->flows[g].state != FLOW_ACTIVE) continue;
-            if (group_eligible(net, g, b, gi, net->level[index]) && group_join(net, g, gi)) return HS_E_NOMEM;
+            if (group_eligible(net, g, b, gi, s_level(net, index)) && group_join(net, g, gi)) return HS_E_NOMEM;
         }
     }
     return HS_OK;
@@ -2354,15 +2348,15 @@ again:
     for (int i = 0; i < n_flows && status == HS_OK; i++) {
         int fi = net->comp_flows[i];
         NetFlow *f = &net->flows[fi];
-        double s = net->share[i];
+        double s = s_share(net, i);
         if (f->state == FLOW_GROUP) { /* held at its link, always */
             NetGroup *g = &net->groups[f->group];
             NetLink *link = &net->links[g->link];
             link->used += s - f->share;
             f->share = link->entries[f->slots[0]].share = s;
-            if (net->level[i] == g->level) continue;
+            if (s_level(net, i) == g->level) continue;
             group_settle(net, g);
-            g->level = net->level[i];
+            g->level = s_level(net, i);
             status = group_schedule(net, g);
             continue;
         }
@@ -2772,8 +2766,6 @@ void network_free(Network *net)
     free(net->comp_flows);
     free(net->violated);
     free(net->fill);
-    free(net->share);
-    free(net->own_level);
     free(net->bottleneck);
     free(net);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 struct AgentActivity;
+struct ActivityRings;
 
 /* A node's joins that wait for its sends to finish, in the order it joined: one for a
  * method that joins one collective at a time, several for the nested shells of a pruned
@@ -42,6 +43,9 @@ typedef struct Maxmin {
     PendingJoins *pending_join;           /* (n_nodes) joins waiting for the node's sends */
     double wakeup;                        /* earliest ENGINE_EVENT_NETWORK queued */
     HsChunks more;                         /* the agents' ActivityMore (activity_more) */
+    struct ActivityRings *rings;          /* (n_nodes) the rings that overlap a node's
+                                           * computation, once one has (activity_rings),
+                                           * else NULL */
 } Maxmin;
 
 static Maxmin *maxmin_of(const Engine *e)
@@ -78,11 +82,24 @@ typedef struct ActivityMore {
     double comm_sum;        /* the transfer spans taken so far this round */
     Span *comm;             /* transfer spans not taken yet: [m_head, n_comm); comm_two or
                              * its own array past two */
-    NetworkPeriodic *rings; /* those that overlap a computation */
     int m_head, n_comm, cap_comm;
-    int n_rings, cap_rings;
     Span comm_two[2];
-} ActivityMore;
+} ActivityMore;             /* 64 bytes: every agent of a D-PSGD round has one at its end
+                             * (the rings it keeps are in Maxmin.rings, which it rarely needs) */
+_Static_assert(sizeof(ActivityMore) <= 64, "one an agent with transfers: keep it 64 bytes");
+
+/* The closed-form rings that overlap an agent's computation this round (Maxmin.rings:
+ * only a non-blocking collective beside a computation makes one). */
+typedef struct ActivityRings {
+    NetworkPeriodic *items;
+    int n, cap;
+} ActivityRings;
+
+/* The agent's rings to keep, none when no ring has overlapped a computation yet. */
+static int activity_n_rings(const Maxmin *m, int agent)
+{
+    return m->rings ? m->rings[agent].n : 0;
+}
 
 typedef struct AgentActivity {
     double busy_sum;        /* the spans taken so far this round (activity_take) */
@@ -203,7 +220,7 @@ static void activity_fold(Engine *e, int agent)
     double now = e->now, from = e->round_start;
     double since = network_active_since(m->network, agent);
     double next_comm = since < now ? since : now; /* no transfer span starts before it */
-    int rings = x && x->n_rings > 0;
+    int rings = activity_n_rings(m, agent) > 0;
     if (a->cursor < from) a->cursor = from;
     for (;;) {
         int have_c = a->c_head < a->n_compute, have_m = x && x->m_head < x->n_comm;
@@ -245,7 +262,9 @@ static int maxmin_activity_add(Engine *e, int agent, int compute, double start, 
  * in the same order. Keeps compute spans that reach past `to`. */
 static void maxmin_activity_close(Engine *e, int agent, double from, double to, double *busy, double *comm)
 {
-    AgentActivity *a = &maxmin_of(e)->activity[agent];
+    Maxmin *mm = maxmin_of(e);
+    AgentActivity *a = &mm->activity[agent];
+    ActivityRings *rings = mm->rings ? &mm->rings[agent] : NULL;
     ActivityMore *x = a->more;
     Span *compute = activity_compute(a);
     int i = a->c_head, j = x ? x->m_head : 0, n_comm = x ? x->n_comm : 0;
@@ -257,8 +276,8 @@ static void maxmin_activity_close(Engine *e, int agent, double from, double to, 
             activity_take(a, &x->comm_sum, x->comm[j++], from, to);
     }
     double b = a->busy_sum, c = x ? x->comm_sum : 0;
-    for (int r = 0; x && r < x->n_rings; r++) {
-        const NetworkPeriodic *p = &x->rings[r];
+    for (int r = 0; rings && r < rings->n; r++) {
+        const NetworkPeriodic *p = &rings->items[r];
         double m = periodic_measure(p, from, to);
         b += m;
         c += m;
@@ -281,8 +300,8 @@ static void maxmin_activity_close(Engine *e, int agent, double from, double to, 
     if (x) {
         x->comm_sum = 0;
         x->m_head = x->n_comm = 0;
-        x->n_rings = 0;
     }
+    if (rings) rings->n = 0;
 }
 
 static void maxmin_free(Engine *e)
@@ -294,12 +313,11 @@ static void maxmin_free(Engine *e)
         for (int i = 0; i < e->n_nodes; i++) {
             AgentActivity *a = &m->activity[i];
             if (a->cap_compute > ACTIVITY_INLINE) free(a->compute.heap);
-            if (a->more) {
-                if (a->more->comm != a->more->comm_two) free(a->more->comm);
-                free(a->more->rings);
-            }
+            if (a->more && a->more->comm != a->more->comm_two) free(a->more->comm);
+            if (m->rings) free(m->rings[i].items);
         }
     hs_chunks_free(&m->more);
+    free(m->rings);
     free(m->activity);
     free(m->collectives);
     for (int i = 0; m->pending_join && i < e->n_nodes; i++) free(m->pending_join[i].joins);
@@ -520,12 +538,16 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
         a->ring_s += periodic_measure(p, p->from, p->to);
         return;
     }
-    ActivityMore *x = activity_more(maxmin_of(e), a);
-    if (x == NULL || activity_grow((void **)&x->rings, &x->cap_rings, x->n_rings, sizeof *x->rings, NULL) != HS_OK) {
+    Maxmin *m = maxmin_of(e);
+    ActivityMore *x = activity_more(m, a); /* as it was when the rings were in it */
+    if (m->rings == NULL) m->rings = calloc((size_t)e->n_nodes, sizeof *m->rings);
+    ActivityRings *rings = m->rings ? &m->rings[agent] : NULL;
+    if (x == NULL || rings == NULL ||
+        activity_grow((void **)&rings->items, &rings->cap, rings->n, sizeof *rings->items, NULL) != HS_OK) {
         hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
         return;
     }
-    x->rings[x->n_rings++] = *p;
+    rings->items[rings->n++] = *p;
 }
 
 /* The radio's spans per direction (radio.h), asked only when some agent's powers differ;
@@ -587,7 +609,7 @@ static double maxmin_link_capacity(void *ctx, int link, double t, double *next)
     const TraceSeries *bw = engine_series(link < n ? e->uplink_trace : e->downlink_trace, agent);
     const TraceSeries *availability = engine_series(e->availability_trace, agent);
     const TraceSeries *outage = engine_series(e->outage_trace, agent); /* [agents] outage: link down */
-    double value = bw ? trace_value(bw, t) : link < n ? e->rates[agent].uplink : e->rates[agent].downlink;
+    double value = bw ? trace_value(bw, t) : link < n ? engine_uplink_rate(e, agent) : engine_downlink_rate(e, agent);
     if (availability && trace_value(availability, t) <= 0.5) value = 0;
     if (outage && trace_value(outage, t) <= 0.5) value = 0;
     double a = maxmin_series_next(bw, t), b = maxmin_series_next(availability, t), c = maxmin_series_next(outage, t);
@@ -613,9 +635,9 @@ static int maxmin_create(Engine *e)
     if (up && down && latency && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
             m->activity[i].cursor = -INFINITY;
-            up[i] = e->rates[i].uplink;
-            down[i] = e->rates[i].downlink;
-            latency[i] = e->rates[i].latency;
+            up[i] = engine_uplink_rate(e, i);
+            down[i] = engine_downlink_rate(e, i);
+            latency[i] = engine_latency_rate(e, i);
         }
         int lv08 = spec->lv08;
         int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;

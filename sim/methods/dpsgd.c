@@ -97,6 +97,9 @@ static int dpsgd_create(Sim *sim, void **state)
     *state = s;
     int n = sim->world.n, status = world_topology(sim->sc, &sim->world, &s->topology, sim->diag);
     if (status != HS_OK) return status;
+    /* only the models' mixing reads the weights (dpsgd_mix, dpsgd_compressed_mix): a
+     * timing run, at millions of agents, does not keep them */
+    if (sim->trainer == NULL) topology_drop_weights(&s->topology);
     s->agents = calloc((size_t)n, sizeof *s->agents);
     if (s->agents == NULL) return HS_E_NOMEM;
     s->round_steps = sim_round_steps(sim);

@@ -666,6 +666,13 @@ int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, 
     return HS_OK;
 }
 
+void topology_drop_weights(Topology *t)
+{
+    free(t->weights);
+    free(t->self_weights);
+    t->weights = t->self_weights = NULL;
+}
+
 void topology_free(Topology *t)
 {
     if (t == NULL) return;

@@ -44,6 +44,10 @@ typedef struct Topology {
 int topology_build_kind(TopologyKind kind, int n, int degree, const char *file, uint64_t seed,
                         Topology *out, HsDiag *diag);
 void topology_free(Topology *t);
+/* Frees the mixing weights (weights and self_weights become NULL), for a user that only
+ * walks the graph: a timing run of a gossip method never mixes, and they are 40 bytes an
+ * agent at degree 4. The graph (offsets, adj) stays. */
+void topology_drop_weights(Topology *t);
 
 /* The graph of the given links (a[k], b[k]) over n nodes, deduplicated, with its
  * Metropolis-Hastings weights; self-loops are dropped, connectivity is not checked (a
