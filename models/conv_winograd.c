@@ -695,12 +695,12 @@ static void wino_channel_last(const ConvWinograd *c, float *to, WinoZeroed *zero
 }
 
 /* One of a chunk's 64 sgemms, C = (beta ? C : 0) + op(A) B: with the AVX-512 transforms
- * on conv_winograd_gemm (dnnl_sgemm's bits without its cost per call, up to its depth),
+ * on conv_winograd_gemm (dnnl_sgemm's bits without its cost per call, for the shapes it fits),
  * otherwise on oneDNN; so the generic path checks the kernel against oneDNN's bits. */
 static void wino_sgemm(const ConvWinograd *c, int trans_a, int M, int N, int K, const float *A, int lda,
                        const float *B, int ldb, int beta, float *C, int ldc)
 {
-    if (c->vector && K <= CONV_WINOGRAD_GEMM_MAX_K)
+    if (c->vector && conv_winograd_gemm_fits(M, K, beta))
         conv_winograd_gemm(trans_a, M, N, K, A, lda, B, ldb, beta, C, ldc);
     else
         conv_onednn_sgemm(trans_a, 0, M, N, K, A, lda, B, ldb, beta ? 1.0f : 0.0f, C, ldc);

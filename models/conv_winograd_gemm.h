@@ -10,9 +10,11 @@
  *
  * The bits are dnnl_sgemm's. For a depth K up to 384 oneDNN 2.6's AVX-512 sgemm sums each
  * output over k = 0..K-1 in order, one fused multiply-add at a time from zero, then adds
- * beta C; past 384 it splits K into blocks, whose partial sums round differently. This
- * kernel does exactly that sum and therefore takes only K <= CONV_WINOGRAD_GEMM_MAX_K;
- * conv_winograd.c runs larger depths on oneDNN. tests/check_conv_winograd.c compares it
+ * beta C; past 384 it splits K into blocks, whose partial sums round differently, and a
+ * single row with beta = 1 goes to its matrix-vector kernel, which sums in another order
+ * (both found by scanning shapes against it). This kernel does the in-order sum and
+ * therefore takes only the shapes conv_winograd_gemm_fits() accepts; conv_winograd.c runs
+ * the others on oneDNN. tests/check_conv_winograd.c compares it
  * with dnnl_sgemm bit for bit over random shapes, and the block's AVX-512 path (this
  * kernel) with its generic path (dnnl_sgemm): another oneDNN whose order differed would
  * fail there, not silently change results. */
@@ -24,10 +26,15 @@
 
 /* Whether conv_winograd_gemm runs here: an AVX-512F processor. */
 int conv_winograd_gemm_available(void);
+/* Whether a product of M rows, depth K, beta 0 or 1 gets dnnl_sgemm's bits from it. */
+static inline int conv_winograd_gemm_fits(int M, int K, int beta)
+{
+    return K >= 1 && K <= CONV_WINOGRAD_GEMM_MAX_K && (M > 1 || !beta);
+}
 
 /* C (M x N, row-major, rows ldc apart) = (beta ? C : 0) + op(A) B, where op(A) is A (M x K,
  * rows lda apart) or, with trans_a, the transpose of A (K x M, rows lda apart), and B is
- * K x N (rows ldb apart). N a multiple of 16, 1 <= K <= CONV_WINOGRAD_GEMM_MAX_K, M >= 1;
+ * K x N (rows ldb apart). N a multiple of 16, M >= 1, a shape conv_winograd_gemm_fits();
  * only on a processor where conv_winograd_gemm_available(). */
 void conv_winograd_gemm(int trans_a, int M, int N, int K, const float *A, int lda, const float *B, int ldb, int beta,
                         float *C, int ldc);
