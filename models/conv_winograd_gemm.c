@@ -55,8 +55,11 @@ __attribute__((target("avx512f"), always_inline)) static inline void gemm_block(
                        C + (size_t)i * ldc + n, ldc);                                                            \
     } while (0)
 
-__attribute__((target("avx512f"))) static void gemm_avx512(int trans_a, int M, int N, int K, const float *A, int lda,
-                                                            const float *B, int ldb, int beta, float *C, int ldc)
+/* Inlined twice with trans_a constant, so that no test of it stays in the k loop. */
+__attribute__((target("avx512f"), always_inline)) static inline void gemm_body(int trans_a, int M, int N, int K,
+                                                                                const float *A, int lda,
+                                                                                const float *B, int ldb, int beta,
+                                                                                float *C, int ldc)
 {
     for (int n = 0; n < N; n += 64) {
         const int vectors = (N - n) / 16;
@@ -71,6 +74,19 @@ __attribute__((target("avx512f"))) static void gemm_avx512(int trans_a, int M, i
     }
 }
 
+__attribute__((target("avx512f"))) static void gemm_plain_avx512(int M, int N, int K, const float *A, int lda,
+                                                                  const float *B, int ldb, int beta, float *C, int ldc)
+{
+    gemm_body(0, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+__attribute__((target("avx512f"))) static void gemm_transposed_avx512(int M, int N, int K, const float *A, int lda,
+                                                                       const float *B, int ldb, int beta, float *C,
+                                                                       int ldc)
+{
+    gemm_body(1, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
 int conv_winograd_gemm_available(void)
 {
     __builtin_cpu_init();
@@ -80,7 +96,10 @@ int conv_winograd_gemm_available(void)
 void conv_winograd_gemm(int trans_a, int M, int N, int K, const float *A, int lda, const float *B, int ldb, int beta,
                         float *C, int ldc)
 {
-    gemm_avx512(trans_a, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (trans_a)
+        gemm_transposed_avx512(M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else
+        gemm_plain_avx512(M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
 #else
