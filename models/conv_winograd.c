@@ -41,6 +41,7 @@
 
 #include "base/hs_error.h"
 #include "models/conv_onednn.h"
+#include "models/conv_winograd_gemm.h"
 #include "models/kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -693,6 +694,18 @@ static void wino_channel_last(const ConvWinograd *c, float *to, WinoZeroed *zero
         }
 }
 
+/* One of a chunk's 64 sgemms, C = (beta ? C : 0) + op(A) B: with the AVX-512 transforms
+ * on conv_winograd_gemm (dnnl_sgemm's bits without its cost per call, for the shapes it fits),
+ * otherwise on oneDNN; so the generic path checks the kernel against oneDNN's bits. */
+static void wino_sgemm(const ConvWinograd *c, int trans_a, int M, int N, int K, const float *A, int lda,
+                       const float *B, int ldb, int beta, float *C, int ldc)
+{
+    if (c->vector && conv_winograd_gemm_fits(M, K, beta))
+        conv_winograd_gemm(trans_a, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else
+        conv_onednn_sgemm(trans_a, 0, M, N, K, A, lda, B, ldb, beta ? 1.0f : 0.0f, C, ldc);
+}
+
 /* One chunk of a convolution from its padded channel-last input src (ns, pad_h, pad_w, Cin
  * lanes): input transform, the 64 sgemms through the transformed filters u (64, Cin,
  * Cout), output transform into out (ns, Cout, H, W; accumulate as wino_outputs_body),
@@ -709,8 +722,8 @@ static void wino_chunk(ConvWinograd *c, float *out, const float *src, const floa
     const int vrow = WINO_XI * cin_lanes + WINO_SKEW, mrow = WINO_XI * cout_lanes + WINO_SKEW;
     const size_t ustride = wino_filter_stride(Cin, Cout);
     for (int xi = 0; xi < WINO_XI; xi++)
-        conv_onednn_sgemm(0, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow, u + xi * ustride,
-                          cout_lanes, 0.0f, c->m + (size_t)xi * cout_lanes, mrow);
+        wino_sgemm(c, 0, tiles, cout_lanes, cin_lanes, c->v + (size_t)xi * cin_lanes, vrow, u + xi * ustride,
+                   cout_lanes, 0, c->m + (size_t)xi * cout_lanes, mrow);
     if (c->vector)
         wino_outputs_avx512(c, out, Cout, ns, accumulate, pool);
     else
@@ -756,8 +769,8 @@ static void wino_weights_chunk(ConvWinograd *c, const float *in, const float *gr
         wino_gradients_generic(c, grad, rows, cols, offset, cout_lanes, ns);
     }
     for (int xi = 0; xi < WINO_XI; xi++)
-        conv_onednn_sgemm(1, 0, cin_lanes, cout_lanes, tiles, c->v + (size_t)xi * cin_lanes, vrow,
-                          c->m + (size_t)xi * cout_lanes, mrow, first ? 0.0f : 1.0f, c->du + xi * ustride, cout_lanes);
+        wino_sgemm(c, 1, cin_lanes, cout_lanes, tiles, c->v + (size_t)xi * cin_lanes, vrow,
+                   c->m + (size_t)xi * cout_lanes, mrow, !first, c->du + xi * ustride, cout_lanes);
 }
 
 /* ---------------------------------------------------------------- public */

@@ -4,7 +4,8 @@
  * backward-data and backward-weights, the one-channel first block on oneDNN
  * (conv_onednn.h). Each 4x4 output tile comes from an 8x8 input tile with 64 multiplies per
  * channel pair where the direct convolution does 400; over a batch those multiplies are 64
- * sgemms [tiles x Cin] x [Cin x Cout] (oneDNN's dnnl_sgemm), between an input transform
+ * sgemms [tiles x Cin] x [Cin x Cout] (conv_winograd_gemm.h on AVX-512: dnnl_sgemm's bits
+ * without its cost per call; dnnl_sgemm itself otherwise), between an input transform
  * B^T d B, a filter transform G g G^T and an output transform A^T m A. Backward-data is the
  * same algorithm with the kernels turned and the channels swapped; backward-weights runs
  * the forward's map transposed: A dY A^T per tile, sgemms [Cin x tiles] x [tiles x Cout]
@@ -15,7 +16,8 @@
  * The result equals the direct convolution's to rounding: tests/check_conv_winograd.c
  * measures the error against the naive loops and bounds it.
  *
- * Determinism: the sgemms run sequentially in the calling thread, the transforms are plain
+ * Determinism: the sgemms run sequentially in the calling thread (the AVX-512 kernel and
+ * oneDNN's sum each product in the same order: the same bits), the transforms are plain
  * loops in a fixed order without fused multiply-adds (the build has no fp-contract), their
  * AVX-512 twins (picked at run time where the processor has AVX-512F) vectorise across 16
  * tiles and give the same bits. So the bits depend on the batch size and the instruction

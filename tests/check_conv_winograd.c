@@ -15,6 +15,10 @@
  *     its backward, which unpools straight into the transforms' channel-last copy, gives
  *     the bits of the unfused path (unpool to a plane, the bias's sums, backward-weights
  *     and backward-data on the plane) for both;
+ *   - the block's own AVX-512 sgemm (conv_winograd_gemm.c) against dnnl_sgemm over random
+ *     shapes, both transposes, beta 0 and 1, depths up to its 384 (a single row with
+ *     beta 1, oneDNN's gemv, excepted): the same bits (the block's AVX-512 path runs it,
+ *     the generic path dnnl_sgemm);
  *   - a whole CNN gradient with kernels = winograd against kernels = openblas,
  *     ||g_w - g_ref|| <= 1e-4 ||g_ref|| (measured 3.7e-7, the size of
  *     oneDNN's own difference); determinism: the same bits
@@ -23,6 +27,7 @@
  * Without oneDNN in the build the kernel is refused. */
 #include "models/conv_onednn.h"
 #include "models/conv_winograd.h"
+#include "models/conv_winograd_gemm.h"
 #include "models/kernels.h"
 #include "models/model.h"
 #include "tests/test_cnn.h"
@@ -143,6 +148,37 @@ START_TEST(test_matches_naive)
     }
     printf("winograd F(4x4,5x5): worst |error| / sum |w||x|: forward %.3g, backward-data %.3g, "
            "backward-weights %.3g\n", worst_forward, worst_backward, worst_weights);
+    gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(test_gemm_matches_onednn)
+{
+    if (!conv_onednn_available() || !conv_winograd_gemm_available()) return;
+    gsl_rng *r = test_rng(38);
+    for (int trial = 0; trial < 200; trial++) {
+        /* the block's shapes first (forward, backward-data, backward-weights of the CNN's
+         * second block, the deepest product), then random ones */
+        static const int shapes[][4] = {{0, 64, 64, 32}, {0, 64, 32, 64}, {1, 32, 64, 64}, {0, 7, 16, 384}};
+        const int trans_a = trial < 4 ? shapes[trial][0] : rand_int(r, 0, 1);
+        const int M = trial < 4 ? shapes[trial][1] : rand_int(r, 1, 80);
+        const int N = trial < 4 ? shapes[trial][2] : 16 * rand_int(r, 1, 9);
+        const int K = trial < 4 ? shapes[trial][3] : trial % 10 == 0 ? rand_int(r, 300, CONV_WINOGRAD_GEMM_MAX_K)
+                                                                    : rand_int(r, 1, 80);
+        const int beta = trial < 4 ? trial == 2 : rand_int(r, 0, 1);
+        if (!conv_winograd_gemm_fits(M, K, beta)) continue; /* oneDNN's gemv: not taken */
+        const int lda = (trans_a ? M : K) + rand_int(r, 0, 20), ldb = N + rand_int(r, 0, 20);
+        const int ldc = N + rand_int(r, 0, 20);
+        const size_t na = (size_t)(trans_a ? K : M) * lda, nb = (size_t)K * ldb, nc = (size_t)M * ldc;
+        float *a = alloc_uniform(na, r), *b = alloc_uniform(nb, r), *c0 = alloc_uniform(nc, r);
+        float *c1 = malloc(sizeof(float) * nc);
+        memcpy(c1, c0, sizeof(float) * nc);
+        conv_onednn_sgemm(trans_a, 0, M, N, K, a, lda, b, ldb, beta ? 1.0f : 0.0f, c0, ldc);
+        conv_winograd_gemm(trans_a, M, N, K, a, lda, b, ldb, beta, c1, ldc);
+        ck_assert_msg(memcmp(c0, c1, sizeof(float) * nc) == 0, "trans_a %d M %d N %d K %d beta %d: other bits",
+                      trans_a, M, N, K, beta);
+        free(a), free(b), free(c0), free(c1);
+    }
     gsl_rng_free(r);
 }
 END_TEST
@@ -298,6 +334,7 @@ static Suite *conv_winograd_suite(void)
     tcase_set_timeout(tc, 300); /* the naive loops are slow under sanitizers */
     tcase_add_test(tc, test_refused_without_onednn_or_other_kernels);
     tcase_add_test(tc, test_matches_naive);
+    tcase_add_test(tc, test_gemm_matches_onednn);
     tcase_add_test(tc, test_block_matches_naive_and_generic);
     tcase_add_test(tc, test_model_gradient_and_determinism);
     suite_add_tcase(s, tc);
