@@ -26,13 +26,15 @@
  * pairs +-a) written out: 26 operations for B^T d instead of 120. In 2-d each is applied
  * to the columns, then to the rows: V = B^T d B, U = G g G^T, Y = A^T M A.
  *
- * Layouts. Tiles are numbered over a chunk's samples (sample, tile row, tile column) and
- * handled 16 at a time, one per vector lane: a group's 8x8 patches are gathered into
- * patch[y][x][lane], transformed, and the 64 values of each lane scattered to
- * V[xi][channel][tile]. The sgemm for each of the 64 positions xi is then
- * M[xi] (Cout x tiles) = U[xi] (Cout x Cin) V[xi] (Cin x tiles), and the output transform
- * reads M[xi][oc][16 tiles] back into lanes. The input is first copied into a zero-padded
- * plane per channel, so that gathering needs no bounds checks. */
+ * Layouts. A chunk's input is first copied channel-last into a zero-padded buffer
+ * (sample, row, column, channel: c->padded), so that gathering a tile's 8x8 patch needs no
+ * bounds checks and reads 16 channels a vector. Tiles are numbered over the chunk's
+ * samples (sample, tile row, tile column); each tile's 64 transformed values are stored as
+ * v[tile][xi][channel]. The sgemm for each of the 64 positions xi is then
+ * M[xi] (tiles x Cout) = V[xi] (tiles x Cin) U[xi] (Cin x Cout), on conv_winograd_gemm.c's
+ * kernel where it gives oneDNN's bits, and the output transform reads m[tile][xi][oc]
+ * back, 16 output channels a vector. The backward-data runs the same steps on the output
+ * gradient's channel-last copy (c->grad), the backward-weights sums V^T M over the tiles. */
 #include "models/conv_winograd.h"
 
 #include <stdint.h>
