@@ -634,6 +634,62 @@ START_TEST(test_ring_turns_into_hops_when_a_flow_arrives)
 }
 END_TEST
 
+/* A ring may run in closed form only if no flow, in any state, will cross its members'
+ * links. The count of those flows is kept only once a ring has started (Network.link_users):
+ * the first ring counts them from the flows, later sends and finishes keep it. A message in
+ * its latency and one waiting in its sender's uplink queue must make the first ring step
+ * hop by hop; one sent after the first ring, the third; none left, the second and fourth
+ * run in closed form. network_check recounts every link's users from the flows. */
+START_TEST(test_ring_counts_flows_in_any_state)
+{
+    double up[] = {10, 3, 8, 10}, down[] = {10, 10, 4, 10}, lat[] = {0.001, 0.002, 0.005, 0.04};
+    for (int fifo = 0; fifo < 2; fifo++) {
+        Recorder rec;
+        memset(&rec, 0, sizeof rec);
+        NetworkOptions o = {.n_agents = 4, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                            .latency_factor = 1, .bandwidth_factor = 1, .uplink_fifo = fifo};
+        NetworkHooks h = {.ctx = &rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
+                          .sender_idle = rec_idle};
+        Network *net = network_create(&o, &h);
+        ck_assert_ptr_nonnull(net);
+        char why[256];
+        int members[] = {0, 1, 2, 3};
+        /* round 0: two messages from agent 2 (with fifo the second waits in its queue) */
+        ck_assert_int_eq(network_send(net, 0, 2, 0, 40, tag(1)), 0);
+        ck_assert_int_eq(network_send(net, 0, 2, 1, 40, tag(2)), 0);
+        ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(3)), 0);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        double last = drain(net);
+        NetworkStats st;
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_stepped, 1);
+        ck_assert_int_eq(st.rings_closed_form, 0);
+        /* nothing in flight: closed form */
+        ck_assert_int_eq(network_ring_start(net, last, members, 4, 40, tag(4)), 0);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        last = drain(net);
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_closed_form, 1);
+        /* a message sent after the count began, still in its latency: the ring steps */
+        ck_assert_int_eq(network_send(net, last, 3, 1, 40, tag(5)), 0);
+        ck_assert_int_eq(network_ring_start(net, last, members, 4, 40, tag(6)), 0);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        last = drain(net);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_stepped, 2);
+        /* finished, it counts no more */
+        ck_assert_int_eq(network_ring_start(net, last, members, 4, 40, tag(7)), 0);
+        (void)drain(net);
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_closed_form, 2);
+        ck_assert_int_eq(st.rings_stepped, 2);
+        for (int i = 1; i <= 7; i++) ck_assert_msg(isfinite(rec.done_at[i]), "payload %d not done", i);
+        network_free(net);
+    }
+}
+END_TEST
+
 /* ---- scenarios ---- */
 
 static const char *small =
@@ -998,6 +1054,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_fanout_rooms_out_of_the_heap);
     tcase_add_test(tc, test_ring_closed_form_equals_hop_by_hop);
     tcase_add_test(tc, test_ring_turns_into_hops_when_a_flow_arrives);
+    tcase_add_test(tc, test_ring_counts_flows_in_any_state);
     tcase_add_test(tc, test_network_section_errors);
     tcase_add_test(tc, test_fifo_keeps_the_goldens);
     tcase_add_test(tc, test_maxmin_sync_per_hop_latency);
