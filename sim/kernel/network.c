@@ -136,7 +136,6 @@ typedef struct LinkFillWeights {
 
 /* What the network keeps per agent, together: a message touches one line for its sender. */
 typedef struct NetAgent {
-    double latency;
     double active_since;
     int active_count;  /* own flows transferring */
     int outgoing;      /* messages from it not finished */
@@ -266,6 +265,10 @@ struct Network {
     int n_links;
     NetLink *links;
     NetAgent *agents;  /* (n) */
+    double *latency;   /* (n) the agents' latencies, copied from NetworkOptions.latency; NULL
+                        * when they are read in place (latency_at: agent_latency) */
+    const unsigned char *latency_at;
+    size_t latency_stride;
     NetWays *ways;     /* (n) when hooks.active_way: activity per direction, else NULL */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
@@ -463,6 +466,16 @@ static int link_up(const Network *net, int agent)
     return agent;
 }
 
+/* Its latency: the network's copy, or the caller's record (NetworkOptions.latency_at),
+ * through memcpy as the bytes of a double in a record of another type. */
+static double agent_latency(const Network *net, int agent)
+{
+    if (net->latency) return net->latency[agent];
+    double v;
+    memcpy(&v, net->latency_at + (size_t)agent * net->latency_stride, sizeof v);
+    return v;
+}
+
 static int link_down(const Network *net, int agent)
 {
     return net->n + agent;
@@ -658,7 +671,8 @@ static int flow_dst(const Network *net, const NetFlow *f)
 /* The wait of a message from -> to: the larger latency of the two, scaled. */
 static double flow_latency(const Network *net, int from, int to)
 {
-    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
+    double lat_from = agent_latency(net, from), lat_to = agent_latency(net, to);
+    double raw = lat_from > lat_to ? lat_from : lat_to;
     return raw * net->opt.latency_factor;
 }
 
@@ -885,8 +899,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     flow->payload = payload;
     if (net->weight) net->weight[f] = 1;
     if (net->opt.weight_s > 0) {
-        double penalty = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency
-                                                                              : net->agents[to].latency;
+        double lat_from = agent_latency(net, from), lat_to = agent_latency(net, to);
+        double penalty = lat_from > lat_to ? lat_from : lat_to;
         for (int k = 0; k < n_links; k++) {
             NetLink *link = &net->links[links[k]];
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
@@ -1897,7 +1911,8 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     for (int k = 0; k < n; k++) {
         int a = members[k], b = members[(k + 1) % n];
         double up = net->links[link_up(net, a)].capacity, down = net->links[link_down(net, b)].capacity;
-        double lat = net->agents[a].latency > net->agents[b].latency ? net->agents[a].latency : net->agents[b].latency;
+        double lat_a = agent_latency(net, a), lat_b = agent_latency(net, b);
+        double lat = lat_a > lat_b ? lat_a : lat_b;
         ring->lat[k] = lat * net->opt.latency_factor;
         ring->rate[k] = (up < down ? up : down) * net->opt.bandwidth_factor;
         double end = ring_hop_end(ring, k);
@@ -2735,6 +2750,13 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         return NULL;
     }
     net->free_flow = -1;
+    if (options->latency_at) {
+        net->latency_at = options->latency_at;
+        net->latency_stride = options->latency_stride;
+    } else if ((net->latency = malloc((size_t)n * sizeof *net->latency)) == NULL) {
+        network_free(net);
+        return NULL;
+    }
     if (options->uplink_fifo) {
         net->queue_head = malloc((size_t)n * sizeof *net->queue_head);
         net->queue_tail = malloc((size_t)n * sizeof *net->queue_tail);
@@ -2746,7 +2768,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         return NULL;
     }
     for (int a = 0; a < n; a++) {
-        net->agents[a].latency = options->latency[a];
+        if (net->latency) net->latency[a] = options->latency[a];
         net->links[link_up(net, a)].capacity = options->uplink[a];
         net->links[link_down(net, a)].capacity = options->downlink[a];
         if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
@@ -2767,6 +2789,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         }
     }
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
+    net->opt.latency_at = NULL;
     return net;
 }
 
@@ -2795,6 +2818,7 @@ void network_free(Network *net)
     for (int a = 0; a < net->cap_aux; a++) free(net->aux[a].members);
     free(net->aux);
     free(net->agents);
+    free(net->latency);
     free(net->ways);
     free(net->flows);
     free(net->trace);
