@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -634,6 +635,121 @@ START_TEST(test_ring_turns_into_hops_when_a_flow_arrives)
 }
 END_TEST
 
+/* A ring may run in closed form only if no flow, in any state, will cross its members'
+ * links. The count of those flows is kept only once a ring has started (Network.link_users):
+ * the first ring counts them from the flows, later sends and finishes keep it. A message in
+ * its latency and one waiting in its sender's uplink queue must make the first ring step
+ * hop by hop; one sent after the first ring, the third; none left, the second and fourth
+ * run in closed form. network_check recounts every link's users from the flows. */
+START_TEST(test_ring_counts_flows_in_any_state)
+{
+    double up[] = {10, 3, 8, 10}, down[] = {10, 10, 4, 10}, lat[] = {0.001, 0.002, 0.005, 0.04};
+    for (int fifo = 0; fifo < 2; fifo++) {
+        Recorder rec;
+        memset(&rec, 0, sizeof rec);
+        NetworkOptions o = {.n_agents = 4, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                            .latency_factor = 1, .bandwidth_factor = 1, .uplink_fifo = fifo};
+        NetworkHooks h = {.ctx = &rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
+                          .sender_idle = rec_idle};
+        Network *net = network_create(&o, &h);
+        ck_assert_ptr_nonnull(net);
+        char why[256];
+        int members[] = {0, 1, 2, 3};
+        /* round 0: two messages from agent 2 (with fifo the second waits in its queue) */
+        ck_assert_int_eq(network_send(net, 0, 2, 0, 40, tag(1)), 0);
+        ck_assert_int_eq(network_send(net, 0, 2, 1, 40, tag(2)), 0);
+        ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(3)), 0);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        double last = drain(net);
+        NetworkStats st;
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_stepped, 1);
+        ck_assert_int_eq(st.rings_closed_form, 0);
+        /* nothing in flight: closed form */
+        ck_assert_int_eq(network_ring_start(net, last, members, 4, 40, tag(4)), 0);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        last = drain(net);
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_closed_form, 1);
+        /* a message sent after the count began, still in its latency: the ring steps */
+        ck_assert_int_eq(network_send(net, last, 3, 1, 40, tag(5)), 0);
+        ck_assert_int_eq(network_ring_start(net, last, members, 4, 40, tag(6)), 0);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        last = drain(net);
+        ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_stepped, 2);
+        /* finished, it counts no more */
+        ck_assert_int_eq(network_ring_start(net, last, members, 4, 40, tag(7)), 0);
+        (void)drain(net);
+        network_stats(net, &st);
+        ck_assert_int_eq(st.rings_closed_form, 2);
+        ck_assert_int_eq(st.rings_stepped, 2);
+        for (int i = 1; i <= 7; i++) ck_assert_msg(isfinite(rec.done_at[i]), "payload %d not done", i);
+        network_free(net);
+    }
+}
+END_TEST
+
+/* Latencies read in place (NetworkOptions.latency_at: the engine's node records) give what
+ * the network's own copy gives, bit for bit: messages (their latency, LV08's share weights
+ * read it too) and a closed-form ring (its hops' latencies). */
+typedef struct LatencyRecord {
+    int pad;
+    double uplink;
+    double latency;
+    char tail;
+} LatencyRecord;
+
+static void latency_run(const double *lat, const LatencyRecord *records, Recorder *rec)
+{
+    double up[] = {10, 3, 8, 10}, down[] = {10, 10, 4, 10};
+    memset(rec, 0, sizeof *rec);
+    for (int i = 0; i < REC_MAX; i++) rec->done_at[i] = NAN;
+    NetworkOptions o = {.n_agents = 4, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                        .latency_factor = 1.5, .bandwidth_factor = 1, .weight_s = 2};
+    if (records) {
+        o.latency = NULL;
+        o.latency_at = (const char *)records + offsetof(LatencyRecord, latency);
+        o.latency_stride = sizeof *records;
+    }
+    NetworkHooks h = {.ctx = rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
+                      .sender_idle = rec_idle};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    int members[] = {0, 1, 2, 3};
+    ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(0)), 0);
+    double last = drain(net);
+    ck_assert_int_eq(network_send(net, last, 0, 1, 30, tag(1)), 0);
+    ck_assert_int_eq(network_send(net, last, 3, 1, 50, tag(2)), 0);
+    ck_assert_int_eq(network_send(net, last + 0.01, 2, 0, 20, tag(3)), 0);
+    (void)drain(net);
+    network_free(net);
+}
+
+START_TEST(test_latency_read_in_place)
+{
+    double lat[] = {0.001, 0.002, 0.005, 0.04};
+    LatencyRecord records[4];
+    for (int a = 0; a < 4; a++) records[a] = (LatencyRecord){.pad = -1, .uplink = 1e9, .latency = lat[a], .tail = 'x'};
+    Recorder copied, in_place;
+    latency_run(lat, NULL, &copied);
+    latency_run(NULL, records, &in_place);
+    for (int i = 0; i < 4; i++) {
+        ck_assert(isfinite(copied.done_at[i]));
+        ck_assert_msg(copied.done_at[i] == in_place.done_at[i], "payload %d: copied %.17g, in place %.17g", i,
+                      copied.done_at[i], in_place.done_at[i]);
+        ck_assert(copied.active[i] == in_place.active[i]);
+    }
+    /* and the latencies do count: agent 2's message (alone on its links, after the ring)
+     * waits 1.5 x 0.4 s more when its record says 0.405 s */
+    records[2].latency = 0.405;
+    latency_run(NULL, records, &in_place);
+    double before = copied.done_at[3] - copied.done_at[0], after = in_place.done_at[3] - in_place.done_at[0];
+    ck_assert_msg(fabs(after - before - 0.6) < 1e-9, "%.17g then %.17g", before, after);
+}
+END_TEST
+
 /* ---- scenarios ---- */
 
 static const char *small =
@@ -998,6 +1114,8 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_fanout_rooms_out_of_the_heap);
     tcase_add_test(tc, test_ring_closed_form_equals_hop_by_hop);
     tcase_add_test(tc, test_ring_turns_into_hops_when_a_flow_arrives);
+    tcase_add_test(tc, test_ring_counts_flows_in_any_state);
+    tcase_add_test(tc, test_latency_read_in_place);
     tcase_add_test(tc, test_network_section_errors);
     tcase_add_test(tc, test_fifo_keeps_the_goldens);
     tcase_add_test(tc, test_maxmin_sync_per_hop_latency);

@@ -101,8 +101,6 @@ typedef struct NetLink {
     LinkEntry *entries; /* transferring flows (cap 2 or 4: a block of a chunk, entry_block_alloc) */
     int n;
     int n_held;        /* entries held here */
-    int users;         /* flows in any state that will cross it */
-    int aux;           /* -1, or its LinkAux: it carries a group or is attached to one */
     int tpos;          /* its position in T (comp_links, tfill) when T holds it: in T iff
                         * comp_links[tpos] is it (link_in_t), so no per-link epoch mark */
     uint8_t dirty;
@@ -110,10 +108,12 @@ typedef struct NetLink {
                         * (link_cap); a byte, not an int (the padding holds it) */
     uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
                         * link's padding rather than in its 24-byte LinkFill) */
-} NetLink;             /* 48 bytes: two per agent, under every method (its capacity change
+} NetLink;             /* 40 bytes: two per agent, under every method (its capacity change
                         * events, when links vary, are in link_heap and link_when; the
-                        * closed-form ring holding it in Network.link_ring) */
-_Static_assert(sizeof(NetLink) <= 48, "two per agent at ten million agents: keep them small");
+                        * closed-form ring holding it in Network.link_ring; its LinkAux in
+                        * Network.link_aux once a group has formed; the flows that will
+                        * cross it in Network.link_users once a ring has started) */
+_Static_assert(sizeof(NetLink) <= 40, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
  * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
@@ -136,7 +136,6 @@ typedef struct LinkFillWeights {
 
 /* What the network keeps per agent, together: a message touches one line for its sender. */
 typedef struct NetAgent {
-    double latency;
     double active_since;
     int active_count;  /* own flows transferring */
     int outgoing;      /* messages from it not finished */
@@ -266,6 +265,10 @@ struct Network {
     int n_links;
     NetLink *links;
     NetAgent *agents;  /* (n) */
+    double *latency;   /* (n) the agents' latencies, copied from NetworkOptions.latency; NULL
+                        * when they are read in place (latency_at: agent_latency) */
+    const unsigned char *latency_at;
+    size_t latency_stride;
     NetWays *ways;     /* (n) when hooks.active_way: activity per direction, else NULL */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
@@ -283,6 +286,9 @@ struct Network {
     int n_rings;
     int *link_ring;    /* (n_links) the closed-form ring holding a link, -1: none; once a
                         * ring has run in closed form, else NULL (link_ring) */
+    int *link_users;   /* (n_links) flows in any state that will cross a link; only a ring's
+                        * start reads it (may it run in closed form?): NULL until the first
+                        * ring starts, counted from the flows then (link_users_create) */
     int *queue_head, *queue_tail, *sending; /* (n) uplink fifo */
     HeapItem *heap;
     int heap_n, heap_cap;
@@ -298,6 +304,8 @@ struct Network {
     int n_groups, free_group;
     LinkAux *aux;
     int n_aux, cap_aux, free_aux;
+    int *link_aux;     /* (n_links) a link's LinkAux, -1: none (it carries no group and is
+                        * attached to none); NULL until the first aux_alloc (link_aux) */
     HsChunks blocks[ENTRY_TIERS];     /* links' first entry arrays: two, then four entries a block */
     LinkEntry *free_block[ENTRY_TIERS]; /* blocks given back (a link that grew past them), chained */
     /* recompute scratch */
@@ -458,6 +466,16 @@ static int link_up(const Network *net, int agent)
     return agent;
 }
 
+/* Its latency: the network's copy, or the caller's record (NetworkOptions.latency_at),
+ * through memcpy as the bytes of a double in a record of another type. */
+static double agent_latency(const Network *net, int agent)
+{
+    if (net->latency) return net->latency[agent];
+    double v;
+    memcpy(&v, net->latency_at + (size_t)agent * net->latency_stride, sizeof v);
+    return v;
+}
+
 static int link_down(const Network *net, int agent)
 {
     return net->n + agent;
@@ -471,15 +489,21 @@ static void link_mark_dirty(Network *net, int l)
     net->dirty[net->n_dirty++] = l;
 }
 
+/* Its LinkAux, -1: none (every link until a group first forms). */
+static int link_aux(const Network *net, int l)
+{
+    return net->link_aux ? net->link_aux[l] : -1;
+}
+
 static LinkAux *link_attached(const Network *net, int l)
 {
-    int a = net->links[l].aux;
+    int a = link_aux(net, l);
     return a >= 0 && net->aux[a].attach >= 0 ? &net->aux[a] : NULL;
 }
 
 static int link_group(const Network *net, int l)
 {
-    int a = net->links[l].aux;
+    int a = link_aux(net, l);
     return a >= 0 ? net->aux[a].group : -1;
 }
 
@@ -647,7 +671,8 @@ static int flow_dst(const Network *net, const NetFlow *f)
 /* The wait of a message from -> to: the larger latency of the two, scaled. */
 static double flow_latency(const Network *net, int from, int to)
 {
-    double raw = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency : net->agents[to].latency;
+    double lat_from = agent_latency(net, from), lat_to = agent_latency(net, to);
+    double raw = lat_from > lat_to ? lat_from : lat_to;
     return raw * net->opt.latency_factor;
 }
 
@@ -874,8 +899,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     flow->payload = payload;
     if (net->weight) net->weight[f] = 1;
     if (net->opt.weight_s > 0) {
-        double penalty = net->agents[from].latency > net->agents[to].latency ? net->agents[from].latency
-                                                                              : net->agents[to].latency;
+        double lat_from = agent_latency(net, from), lat_to = agent_latency(net, to);
+        double penalty = lat_from > lat_to ? lat_from : lat_to;
         for (int k = 0; k < n_links; k++) {
             NetLink *link = &net->links[links[k]];
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
@@ -883,7 +908,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         }
         if (penalty > 0) net->weight[f] = 1 / penalty;
     }
-    for (int k = 0; k < n_links; k++) net->links[links[k]].users++;
+    if (net->link_users)
+        for (int k = 0; k < n_links; k++) net->link_users[links[k]]++;
     net->agents[from].outgoing++;
     net->live++;
     net->stats.flows_started++;
@@ -908,7 +934,7 @@ static int flow_finish(Network *net, int f)
     int active = flow->state == FLOW_ACTIVE, waiting = flow->state == FLOW_WAITING;
     for (int k = 0; k < flow->n_links; k++) {
         if (!member && active) link_remove_flow(net, flow_link(net, flow, k), flow_slot(net, flow, k));
-        net->links[flow_link(net, flow, k)].users--;
+        if (net->link_users) net->link_users[flow_link(net, flow, k)]--;
     }
     int src = flow_src(flow), dst = flow_dst(net, flow), ring = flow_ring(net, f);
     if (active) {
@@ -1303,7 +1329,7 @@ static void room_update(Network *net, int l)
     NetGroup *g = &net->groups[aux->attach];
     if (aux->hpos < -1) { /* in a bucket: into the heap once below the bucket's floor */
         if (room_of(net, l) < room_bucket_floor(aux->bucket)) {
-            int a = net->links[l].aux;
+            int a = link_aux(net, l);
             room_undefer(net, g, a);
             (void)room_push(net, g, l, a);
             net->stats.rooms_flushed++;
@@ -1326,6 +1352,11 @@ static int *aux_members(LinkAux *aux)
 
 static int aux_alloc(Network *net, int l)
 {
+    if (net->link_aux == NULL) { /* the first: every link had none */
+        net->link_aux = malloc((size_t)net->n_links * sizeof *net->link_aux);
+        if (net->link_aux == NULL) return HS_E_NOMEM;
+        for (int k = 0; k < net->n_links; k++) net->link_aux[k] = -1;
+    }
     if (net->free_aux < 0) {
         int cap = net->cap_aux ? net->cap_aux * 2 : 64;
         LinkAux *grown = realloc(net->aux, (size_t)cap * sizeof *grown);
@@ -1343,26 +1374,26 @@ static int aux_alloc(Network *net, int l)
     aux->group = aux->attach = aux->hpos = -1;
     aux->gweight = 0;
     aux->n_members = 0; /* the member list's memory is kept for the next user */
-    net->links[l].aux = a;
+    net->link_aux[l] = a;
     return HS_OK;
 }
 
 static void aux_release(Network *net, int l)
 {
-    int a = net->links[l].aux;
+    int a = net->link_aux[l];
     net->aux[a].next = net->free_aux;
     net->free_aux = a;
-    net->links[l].aux = -1;
+    net->link_aux[l] = -1;
 }
 
 /* Member f (of group g) crosses attached link l as its k-th link. */
 static int attach_add(Network *net, int l, int g, int f, int k)
 {
-    if (net->links[l].aux < 0) {
+    if (link_aux(net, l) < 0) {
         if (aux_alloc(net, l) != HS_OK) return HS_E_NOMEM;
-        net->aux[net->links[l].aux].attach = g;
+        net->aux[net->link_aux[l]].attach = g;
     }
-    LinkAux *aux = &net->aux[net->links[l].aux];
+    LinkAux *aux = &net->aux[net->link_aux[l]];
     if (aux->n_members == (aux->members ? aux->cap_members : 2)) {
         int cap = aux->members ? aux->cap_members * 2 : 4;
         int *grown = realloc(aux->members, (size_t)cap * sizeof *grown);
@@ -1378,7 +1409,7 @@ static int attach_add(Network *net, int l, int g, int f, int k)
         room_update(net, l);
         return HS_OK;
     }
-    return room_place(net, &net->groups[g], l, net->links[l].aux);
+    return room_place(net, &net->groups[g], l, net->link_aux[l]);
 }
 
 static void attach_remove(Network *net, int l, int f, int k)
@@ -1399,8 +1430,8 @@ static void attach_remove(Network *net, int l, int f, int k)
         return;
     }
     NetGroup *g = &net->groups[aux->attach];
-    if (aux->hpos < -1) room_undefer(net, g, net->links[l].aux);
-    else room_remove(net, g, net->links[l].aux);
+    if (aux->hpos < -1) room_undefer(net, g, net->link_aux[l]);
+    else room_remove(net, g, net->link_aux[l]);
     aux_release(net, l);
 }
 
@@ -1478,7 +1509,7 @@ static int group_create(Network *net, int l, double level)
     g->n_room = g->n_deferred = 0;
     g->bucket_low = ROOM_BUCKETS;
     g->tlist_epoch = 0;
-    net->aux[net->links[l].aux].group = gi;
+    net->aux[net->link_aux[l]].group = gi;
     NetFlow *p = &net->flows[f];
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
@@ -1623,8 +1654,8 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
         if (l == b || !(link->capacity < INFINITY)) continue;
         if (link->n_held > 0) return 0;
         double gweight = 0;
-        if (link->aux >= 0) {
-            const LinkAux *aux = &net->aux[link->aux];
+        if (link_aux(net, l) >= 0) {
+            const LinkAux *aux = &net->aux[link_aux(net, l)];
             if (aux->attach != gi) return 0; /* a group's link, or attached to another */
             gweight = aux->gweight;
         }
@@ -1820,6 +1851,22 @@ static int ring_convert(Network *net, int r)
     return HS_OK;
 }
 
+/* The flows in any state (waiting in an uplink queue, in their latency, transferring, in a
+ * group) that will cross each link, counted from the flows at the first ring's start and
+ * kept from then by flow_start and flow_finish: a network that never starts a ring (D-PSGD)
+ * keeps no count, 8 bytes an agent. A group's aggregate (FLOW_GROUP) crosses nothing. */
+static int link_users_create(Network *net)
+{
+    net->link_users = calloc((size_t)net->n_links, sizeof *net->link_users);
+    if (net->link_users == NULL) return HS_E_NOMEM;
+    for (int f = 0; f < net->made_flows; f++) {
+        const NetFlow *flow = &net->flows[f];
+        if (flow->state == FLOW_FREE || flow->state == FLOW_GROUP) continue;
+        for (int k = 0; k < flow->n_links; k++) net->link_users[flow_link(net, flow, k)]++;
+    }
+    return HS_OK;
+}
+
 int network_ring_start(Network *net, double now, const int *members, int n, double bytes, NetworkPayload payload)
 {
     if (now > net->now) net->now = now;
@@ -1842,10 +1889,11 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
         for (int k = 0; k < n; k++) ring->members[k] = k;
     members = ring->members;
     int alone = !isfinite(net->opt.backbone) && net->opt.capacity == NULL;
+    if (alone && net->link_users == NULL && link_users_create(net) != HS_OK) return HS_E_NOMEM;
     for (int k = 0; alone && k < n; k++) {
-        const NetLink *up = &net->links[link_up(net, members[k])], *down = &net->links[link_down(net, members[k])];
-        alone = up->users == 0 && down->users == 0 && link_ring(net, link_up(net, members[k])) < 0 &&
-                link_ring(net, link_down(net, members[k])) < 0;
+        int up = link_up(net, members[k]), down = link_down(net, members[k]);
+        alone = net->link_users[up] == 0 && net->link_users[down] == 0 && link_ring(net, up) < 0 &&
+                link_ring(net, down) < 0;
     }
     if (!alone) {
         net->stats.rings_stepped++;
@@ -1863,7 +1911,8 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     for (int k = 0; k < n; k++) {
         int a = members[k], b = members[(k + 1) % n];
         double up = net->links[link_up(net, a)].capacity, down = net->links[link_down(net, b)].capacity;
-        double lat = net->agents[a].latency > net->agents[b].latency ? net->agents[a].latency : net->agents[b].latency;
+        double lat_a = agent_latency(net, a), lat_b = agent_latency(net, b);
+        double lat = lat_a > lat_b ? lat_a : lat_b;
         ring->lat[k] = lat * net->opt.latency_factor;
         ring->rate[k] = (up < down ? up : down) * net->opt.bandwidth_factor;
         double end = ring_hop_end(ring, k);
@@ -2067,7 +2116,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
          * whole order, and the link is filled at the first of them as at the last. */
         double level = fill_level(net, link->tpos);
         if (item.key != level) continue;
-        const LinkAux *aux = link->aux >= 0 ? &net->aux[link->aux] : NULL;
+        const LinkAux *aux = link_aux(net, item.link) >= 0 ? &net->aux[link_aux(net, item.link)] : NULL;
         if (aux && aux->attach >= 0 && bottleneck[flow_s_index(net, net->groups[aux->attach].pseudo, n_flows)] < 0) {
             *conflict = item.link;
             return HS_OK;
@@ -2275,7 +2324,7 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
             continue;
         }
         NetLink *link = &net->links[b];
-        if (link->n_held < net->group_min || link->aux >= 0 || link->group_tried) continue;
+        if (link->n_held < net->group_min || link_aux(net, b) >= 0 || link->group_tried) continue;
         link->group_tried = 1; /* once per recomputation: the scan is O(flows here) */
         /* the flows of S held here froze with fi, at its level: enough of them that may join? */
         int eligible = 0;
@@ -2364,7 +2413,7 @@ again:
         f->bottleneck = net->bottleneck[i];
         if (f->bottleneck >= 0 && net->group_min > 0) {
             const NetLink *b = &net->links[f->bottleneck];
-            net->regroup |= b->n_held + 1 >= net->group_min || (b->aux >= 0 && net->aux[b->aux].group >= 0);
+            net->regroup |= b->n_held + 1 >= net->group_min || link_group(net, f->bottleneck) >= 0;
         }
         if (s == f->share && f->heap >= 0 && !held_changed) continue;
         for (int k = 0; k < f->n_links; k++) {
@@ -2377,7 +2426,7 @@ again:
             e->share = s;
             if (link->capacity < INFINITY) {
                 link->used += s - f->share;
-                if (link->aux >= 0 && net->aux[link->aux].attach >= 0) room_update(net, l);
+                if (link_attached(net, l)) room_update(net, l);
             }
         }
         if (s == f->share && f->heap >= 0) continue;
@@ -2550,6 +2599,24 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             if (level > top[l]) top[l] = level;
         }
     }
+    if (net->link_users) { /* kept since the first ring: what a count from the flows gives */
+        int *users = calloc((size_t)n_links, sizeof *users);
+        if (users == NULL) {
+            status = check_fail(why, size, "out of memory");
+            goto done;
+        }
+        for (int fi = 0; fi < net->made_flows; fi++) {
+            const NetFlow *f = &net->flows[fi];
+            if (f->state == FLOW_FREE || f->state == FLOW_GROUP) continue;
+            for (int k = 0; k < f->n_links; k++) users[flow_link(net, f, k)]++;
+        }
+        for (int l = 0; l < n_links && status == 0; l++)
+            if (users[l] != net->link_users[l])
+                status = check_fail(why, size, "link %d: %d flows will cross it, it counts %d", l, users[l],
+                                    net->link_users[l]);
+        free(users);
+        if (status != 0) goto done;
+    }
     double scale = 0; /* rounding leaves traces of the size of the largest capacity */
     for (int l = 0; l < n_links; l++)
         if (net->links[l].capacity < INFINITY && net->links[l].capacity > scale) scale = net->links[l].capacity;
@@ -2683,6 +2750,13 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         return NULL;
     }
     net->free_flow = -1;
+    if (options->latency_at) {
+        net->latency_at = options->latency_at;
+        net->latency_stride = options->latency_stride;
+    } else if ((net->latency = malloc((size_t)n * sizeof *net->latency)) == NULL) {
+        network_free(net);
+        return NULL;
+    }
     if (options->uplink_fifo) {
         net->queue_head = malloc((size_t)n * sizeof *net->queue_head);
         net->queue_tail = malloc((size_t)n * sizeof *net->queue_tail);
@@ -2694,7 +2768,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         return NULL;
     }
     for (int a = 0; a < n; a++) {
-        net->agents[a].latency = options->latency[a];
+        if (net->latency) net->latency[a] = options->latency[a];
         net->links[link_up(net, a)].capacity = options->uplink[a];
         net->links[link_down(net, a)].capacity = options->downlink[a];
         if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
@@ -2714,8 +2788,8 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
             net->link_when[l] = INFINITY;
         }
     }
-    for (int l = 0; l < net->n_links; l++) net->links[l].aux = -1;
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
+    net->opt.latency_at = NULL;
     return net;
 }
 
@@ -2744,6 +2818,7 @@ void network_free(Network *net)
     for (int a = 0; a < net->cap_aux; a++) free(net->aux[a].members);
     free(net->aux);
     free(net->agents);
+    free(net->latency);
     free(net->ways);
     free(net->flows);
     free(net->trace);
@@ -2753,6 +2828,8 @@ void network_free(Network *net)
     free(net->weight);
     free(net->rings);
     free(net->link_ring);
+    free(net->link_users);
+    free(net->link_aux);
     free(net->queue_head);
     free(net->queue_tail);
     free(net->sending);

@@ -85,6 +85,11 @@ typedef struct NetworkOptions {
     const double *uplink;      /* (n) bytes/s, copied */
     const double *downlink;    /* (n) bytes/s, copied */
     const double *latency;     /* (n) s, copied: a message a->b waits max(latency_a, latency_b) */
+    const void *latency_at;    /* optional, instead of latency: agent a's latency is the double
+                                * at latency_at + a x latency_stride, read in place (the engine's
+                                * node records: 8 bytes an agent not copied); they must stay
+                                * unchanged and outlive the network */
+    size_t latency_stride;
     double backbone;           /* bytes/s; INFINITY: none */
     int uplink_fifo;           /* a sender's messages queue: one transfers at a time */
     double latency_factor;     /* 1; LV08 13.01 */

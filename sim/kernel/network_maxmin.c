@@ -628,20 +628,22 @@ static int maxmin_create(Engine *e)
     m->wakeup = INFINITY;
     m->ring_floor = INFINITY;
     double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
-    double *latency = malloc((size_t)n * sizeof *latency);
     m->activity = hs_huge_calloc((size_t)n, sizeof *m->activity);
     m->pending_join = hs_huge_calloc((size_t)n, sizeof *m->pending_join);
     int status = HS_E_NOMEM;
-    if (up && down && latency && m->activity && m->pending_join) {
+    if (up && down && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
             m->activity[i].cursor = -INFINITY;
             up[i] = engine_uplink_rate(e, i);
             down[i] = engine_downlink_rate(e, i);
-            latency[i] = engine_latency_rate(e, i);
         }
         int lv08 = spec->lv08;
         int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
-        NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down, .latency = latency,
+        /* the latencies are read where the engine reads them (its rates, or the world's
+         * records: EngineConfig.rates_at), which outlive the network (engine_free) */
+        NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down,
+                                  .latency_at = (const char *)e->rates_at.base + e->rates_at.latency,
+                                  .latency_stride = e->rates_at.stride,
                                   .backbone = spec->backbone, .uplink_fifo = spec->uplink_fifo,
                                   .latency_factor = lv08 ? ENGINE_LV08_LATENCY : 1,
                                   .bandwidth_factor = lv08 ? ENGINE_LV08_BANDWIDTH : 1,
@@ -657,7 +659,6 @@ static int maxmin_create(Engine *e)
     }
     free(up);
     free(down);
-    free(latency);
     return status;
 }
 
