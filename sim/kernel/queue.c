@@ -174,10 +174,14 @@ static int queue_settle(EventQueue *q)
     else k = 128;
     /* Moving bucket k's keys takes at most k + 1 chunks more than the ones of bucket k
      * released on the way (all but its tail are full; each of the k lower buckets, all
-     * empty, ends with at most one partial chunk), so with those in hand no append below
-     * can fail. */
-    if (queue_chunk_reserve(q, (size_t)k + 1) != HS_OK) return HS_E_NOMEM;
+     * empty, ends with at most one partial chunk), and never more chunks than keys, so
+     * with the smaller of the two in hand no append below can fail. The second bound
+     * matters at a run's start: k is ~60 for most keys of a double, and 60 chunks
+     * (480 KB) reserved for a bucket of a few keys were a new process's first page
+     * faults of every sweep worker. */
     QueueBucket *b = &q->buckets[k];
+    size_t need = (size_t)k + 1 < b->n ? (size_t)k + 1 : b->n;
+    if (queue_chunk_reserve(q, need) != HS_OK) return HS_E_NOMEM;
     const QueueItem *best = &b->head->items[0];
     for (const QueueChunk *c = b->head; c; c = c->next)
         for (int i = 0; i < c->n; i++) {
