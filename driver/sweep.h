@@ -36,7 +36,7 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * A producer (worker process, MPI rank, or rank 0 itself) runs sim_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
  * the buffer to flush() at a round end SWEEP_WIRE_FLUSH_SECONDS after the last flush, at
- * run end and when it grows past
+ * FINISHED (the run's END waits for it: one write a run, not two) and when it grows past
  * SWEEP_WIRE_FLUSH_BYTES. The consumer feeds the bytes to a SweepReplay, which calls the
  * database sink in the same order. Framing: u32 length of the rest, u8 type, fields;
  * numbers are raw host-order bytes (producers are the same binary on the same
