@@ -133,7 +133,7 @@ static int bench_store_only(const char *path, const char *db, double *cpu)
     for (int64_t i = 0; status == HS_OK && i < sw.n_runs; i++) {
         Sink sink = sweep_wire_sink(&wire, i, bench_capture, &capture);
         int run_status = sweep_runner_run(&runner, i, sink, &diag);
-        wire.len = 0;
+        sweep_wire_run_returned(&wire);
         status = sweep_wire_finished(&wire, i, run_status, diag.message);
     }
     sweep_runner_free(&runner);

@@ -36,7 +36,7 @@ int sweep_check(const IniDoc *doc, int64_t *n_runs, HsDiag *diag);
  * A producer (worker process, MPI rank, or rank 0 itself) runs sim_run into a
  * SweepWire sink, which appends every callback as a framed message to a buffer and hands
  * the buffer to flush() at a round end SWEEP_WIRE_FLUSH_SECONDS after the last flush, at
- * run end and when it grows past
+ * FINISHED (the run's END waits for it: one write a run, not two) and when it grows past
  * SWEEP_WIRE_FLUSH_BYTES. The consumer feeds the bytes to a SweepReplay, which calls the
  * database sink in the same order. Framing: u32 length of the rest, u8 type, fields;
  * numbers are raw host-order bytes (producers are the same binary on the same
@@ -65,10 +65,16 @@ typedef struct SweepWire {
     int failed;         /* out of memory: every later call fails */
     struct timespec flushed; /* monotonic time of the last flush */
     int flush_every_round;   /* tests: flush at every round end, however soon */
+    size_t ended;       /* bytes up to the end of the run's END message while unflushed, else 0 */
 } SweepWire;
 
 /* A sink recording run index into *wire; wire must outlive it. */
 Sink sweep_wire_sink(SweepWire *wire, int64_t index, SweepFlushFn flush, void *flush_ctx);
+/* After sim_run returns, whatever its status: drops what the run left in the buffer
+ * after its END (a failed run's partial rows belong to no message) and keeps the END
+ * itself, so that FINISHED carries it in the same write. Without an END (the run failed
+ * before it) the buffer is emptied. */
+void sweep_wire_run_returned(SweepWire *wire);
 /* Appends FINISHED and flushes. */
 int sweep_wire_finished(SweepWire *wire, int64_t index, int status, const char *message);
 int sweep_wire_flush(SweepWire *wire);

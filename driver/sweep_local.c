@@ -108,7 +108,7 @@ static void local_worker_main(const Sweep *sw, int cmd_fd, int rec_fd)
             Sink sink = sweep_wire_sink(&wire, index, local_flush, &rec_fd);
             status = sweep_runner_run(&runner, index, sink, &diag);
         }
-        wire.len = 0;  /* what a failed flush left behind belongs to no message */
+        sweep_wire_run_returned(&wire);  /* keeps its END for FINISHED's write */
         if (sweep_wire_finished(&wire, index, status, diag.message) != HS_OK) break;
     }
     sweep_wire_free(&wire);

@@ -275,7 +275,7 @@ int sweep_drive_mpi(SweepMaster *m, HsDiag *diag)
             double start = mpi_now();
             mm.flush_seconds = 0;
             int status = sweep_runner_run(&runner, index, sink, &local);
-            wire.len = 0;
+            sweep_wire_run_returned(&wire);
             sweep_wire_finished(&wire, index, status, local.message);
             mm.own_seconds += mpi_now() - start - mm.flush_seconds;
             mm.own_runs++;
@@ -388,7 +388,7 @@ int sweep_mpi_work(const Sweep *sw, HsDiag *diag)
             Sink sink = sweep_wire_sink(&wire, index, mpi_send_flush, &sender);
             run_status = sweep_runner_run(&runner, index, sink, &local);
         }
-        wire.len = 0;
+        sweep_wire_run_returned(&wire);
         if ((status = sweep_wire_finished(&wire, index, run_status, local.message)) != HS_OK) {
             hs_diag_set(diag, status, NULL, 0, "out of memory");
             MPI_Abort(MPI_COMM_WORLD, 1);  /* rank 0 would wait for this FINISHED forever */

@@ -47,6 +47,7 @@ int sweep_wire_flush(SweepWire *w)
     if (w->len == 0) return HS_OK;
     int status = w->flush(w->flush_ctx, w->data, w->len);
     w->len = 0;
+    w->ended = 0;
     return status;
 }
 
@@ -123,7 +124,13 @@ static int wire_run_end(void *ctx, int64_t run_id, const SinkRunEnd *end)
     size_t at = wire_begin(w, WIRE_END);
     codec_put_run_end(w, end);
     int status = wire_end(w, at);
-    return status != HS_OK ? status : sweep_wire_flush(w);
+    if (status != HS_OK) return status;
+    /* Not flushed here: FINISHED follows as soon as sim_run returns, and the two go in
+     * one write (one system call and one wake-up of the writer less per run). A
+     * producer killed between the two loses the END as if killed just before it: the
+     * run is not done, as for any run whose END never reached the writer. */
+    w->ended = w->len;
+    return wire_maybe_flush(w, HS_OK);
 }
 
 static int wire_params(void *ctx, int64_t run_id, const SinkParam *rows, int count)
@@ -152,7 +159,14 @@ Sink sweep_wire_sink(SweepWire *w, int64_t index, SweepFlushFn flush, void *flus
     clock_gettime(CLOCK_MONOTONIC, &w->flushed);
     w->flush = flush;
     w->flush_ctx = flush_ctx;
+    w->ended = 0;
     return (Sink){.ops = &wire_ops, .ctx = w};
+}
+
+void sweep_wire_run_returned(SweepWire *w)
+{
+    w->len = w->ended;
+    w->ended = 0;
 }
 
 int sweep_wire_finished(SweepWire *w, int64_t index, int status, const char *message)

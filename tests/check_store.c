@@ -471,6 +471,51 @@ START_TEST(test_schema_and_pragmas)
 }
 END_TEST
 
+/* A new file's schema is written in one pass (no views dropped, no schema_columns rows
+ * deleted, no check read back): it must be what the upgrade path makes of a file whose
+ * views and schema_columns rows are gone, byte for byte in sqlite_master and
+ * schema_columns (row ids included), with the same version. */
+static char *schema_dump(const char *path)
+{
+    sqlite3 *db = raw_open(path);
+    char *dump = raw_text(db, "SELECT group_concat(line, char(10)) FROM (SELECT type || '|' || name || '|'"
+                              " || tbl_name || '|' || coalesce(sql, '') AS line FROM sqlite_master"
+                              " ORDER BY type, name)");
+    char *columns = raw_text(db, "SELECT group_concat(line, char(10)) FROM (SELECT rowid || '|' || table_name"
+                                 " || '|' || column_name || '|' || type || '|' || unit || '|' || doc || '|'"
+                                 " || is_result AS line FROM schema_columns ORDER BY rowid)");
+    int64_t version = raw_int(db, "PRAGMA user_version");
+    sqlite3_close(db);
+    ck_assert_ptr_nonnull(dump);
+    ck_assert_ptr_nonnull(columns);
+    size_t n = strlen(dump) + strlen(columns) + 64;
+    char *all = malloc(n);
+    snprintf(all, n, "%s\n--\n%s\n--\n%lld", dump, columns, (long long)version);
+    free(dump);
+    free(columns);
+    return all;
+}
+
+START_TEST(test_new_schema_equals_upgraded)
+{
+    const char *path = test_folder_path("fresh.db");
+    store_close(open_store(path));
+    char *fresh = schema_dump(path);
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, "DROP VIEW time_to_accuracy; DROP VIEW agent_summary; DROP VIEW run_summary;"
+                 " DROP VIEW run_targets; DELETE FROM schema_columns;");
+    ck_assert_int_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 0);
+    sqlite3_close(db);
+    store_close(open_store(path));  /* the upgrade path: views and rows again */
+    char *upgraded = schema_dump(path);
+    ck_assert_str_eq(fresh, upgraded);
+    ck_assert_ptr_nonnull(strstr(fresh, "view|run_summary|"));
+    ck_assert_ptr_nonnull(strstr(fresh, "|agent_rounds|compute_s|"));
+    free(fresh);
+    free(upgraded);
+}
+END_TEST
+
 START_TEST(test_append_to_existing_database)
 {
     const char *path = test_folder_path("append.db");
@@ -1260,6 +1305,7 @@ static Suite *store_suite(void)
     tcase_set_timeout(normal, 60);
     tcase_add_test(normal, test_round_trip_two_runs);
     tcase_add_test(normal, test_schema_and_pragmas);
+    tcase_add_test(normal, test_new_schema_equals_upgraded);
     tcase_add_test(normal, test_append_to_existing_database);
     tcase_add_test(normal, test_old_file_gets_the_domain_columns);
     tcase_add_test(normal, test_domain_era_file_gets_epsilon);

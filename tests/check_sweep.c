@@ -334,12 +334,14 @@ typedef struct Captured {
     size_t len;
     int flushes;
     size_t first_len; /* bytes after the first flush (a round end: the run is still open) */
+    size_t last_at;   /* where the last flush's bytes start */
 } Captured;
 
 static int capture_flush(void *ctx, const void *data, size_t len)
 {
     Captured *c = ctx;
     c->data = realloc(c->data, c->len + len);
+    c->last_at = c->len;
     memcpy(c->data + c->len, data, len);
     c->len += len;
     if (c->flushes++ == 0) c->first_len = c->len;
@@ -380,8 +382,25 @@ START_TEST(test_wire_replays_bit_for_bit)
     SweepWire wire = {.flush_every_round = 1};  /* a slow run's flushes: one per round */
     Sink wire_sink = sweep_wire_sink(&wire, index, capture_flush, &cap);
     ck_assert_int_eq(sweep_run_one(&sw, index, wire_sink, &diag), HS_OK);
+    sweep_wire_run_returned(&wire);  /* as the producers do: must keep the END */
     ck_assert_int_eq(sweep_wire_finished(&wire, index, HS_OK, NULL), HS_OK);
-    ck_assert_int_ge(cap.flushes, 3);  /* each round end, the run end, FINISHED */
+    ck_assert_int_ge(cap.flushes, 3);  /* each round end, then the run's END with FINISHED */
+    /* END and FINISHED in one write: the last flush ends with END's frame, then
+     * FINISHED's (frames: u32 length of the rest, u8 type; END 7, FINISHED 8). */
+    {
+        unsigned char types[2] = {0, 0};
+        size_t at = cap.last_at;
+        while (at < cap.len) {
+            uint32_t n;
+            memcpy(&n, cap.data + at, sizeof n);
+            types[0] = types[1];
+            types[1] = cap.data[at + 4];
+            at += 4 + n;
+        }
+        ck_assert_uint_eq(at, cap.len);
+        ck_assert_int_eq(types[0], 7);
+        ck_assert_int_eq(types[1], 8);
+    }
     const size_t chunks[] = {1, 7, 4096, 1 << 30};
     for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
         TestSink replayed;
@@ -455,6 +474,69 @@ START_TEST(test_wire_replays_bit_for_bit)
 }
 END_TEST
 
+/* A run that fails before its END (here: its records stop after the agents) leaves
+ * rows in the wire's buffer; sweep_wire_run_returned drops them, so the one write is
+ * FINISHED alone and the replay never sees the run begin, let alone end as done. A run
+ * that failed after its END (the END's status says how) keeps that END, as when END
+ * was flushed by itself. */
+START_TEST(test_wire_failed_run_sends_no_rows)
+{
+    Sweep sw;
+    HsDiag diag;
+    ck_assert_int_eq(load_sweep("run.method = sync\nrepeat = 2\n", &sw, &diag), HS_OK);
+    Captured cap = {0};
+    SweepWire wire = {0};
+    Sink sink = sweep_wire_sink(&wire, 0, capture_flush, &cap);
+    SinkRunInfo info = {.name = "x", .scenario = "x.ini", .method = "sync", .seed = 1, .mode = "timing",
+                        .config = "[run]\n"};
+    SinkAgent agent = {0};
+    int64_t run_id = -1;
+    ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &info, &run_id), HS_OK);
+    ck_assert_int_eq(sink.ops->agents(sink.ctx, run_id, &agent, 1), HS_OK);
+    ck_assert_uint_gt(wire.len, 0);
+    sweep_wire_run_returned(&wire);
+    ck_assert_uint_eq(wire.len, 0);
+    ck_assert_int_eq(sweep_wire_finished(&wire, 0, HS_E_INTERNAL, "failed"), HS_OK);
+    ck_assert_int_eq(cap.flushes, 1);
+    ck_assert_int_eq(cap.data[4], 8);  /* FINISHED only */
+
+    /* a failed run with its END: the END stays, rows after it go */
+    SinkRunEnd end = {.status = SINK_STATUS_FAILED, .message = "failed"};
+    sink = sweep_wire_sink(&wire, 1, capture_flush, &cap);
+    ck_assert_int_eq(sink.ops->run_begin(sink.ctx, &info, &run_id), HS_OK);
+    ck_assert_int_eq(sink.ops->run_end(sink.ctx, run_id, &end), HS_OK);
+    size_t with_end = wire.len;
+    ck_assert_int_eq(sink.ops->agents(sink.ctx, run_id, &agent, 1), HS_OK);
+    sweep_wire_run_returned(&wire);
+    ck_assert_uint_eq(wire.len, with_end);
+    ck_assert_int_eq(sweep_wire_finished(&wire, 1, HS_E_INTERNAL, "failed"), HS_OK);
+    ck_assert_int_eq(cap.flushes, 2);
+
+    Finish finish = {0};
+    TestSink replayed;
+    SweepReplay replay;
+    sweep_replay_init(&replay, &sw, test_sink_init(&replayed), on_finished, &finish);
+    size_t used = 0;
+    ck_assert_int_eq(sweep_replay(&replay, cap.data, cap.last_at, &used, &diag), HS_OK);
+    ck_assert_uint_eq(used, cap.last_at);
+    ck_assert_int_eq(finish.calls, 1);
+    ck_assert_int_eq(finish.begun, 0);
+    ck_assert_int_eq(finish.ended, 0);
+    ck_assert_uint_eq(replayed.len, 0);  /* no row replayed */
+    ck_assert_int_eq(sweep_replay(&replay, cap.data + used, cap.len - used, &used, &diag), HS_OK);
+    ck_assert_int_eq(finish.calls, 2);
+    ck_assert_int_eq(finish.ended, 1);
+    ck_assert_int_eq(finish.end_status, SINK_STATUS_FAILED);
+    ck_assert_int_eq(replayed.ended, 1);
+    ck_assert_int_eq(replayed.status, SINK_STATUS_FAILED);
+    sweep_replay_free(&replay);
+    test_sink_free(&replayed);
+    free(cap.data);
+    sweep_wire_free(&wire);
+    sweep_free(&sw);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
     Suite *s = suite_create("sweep");
@@ -469,6 +551,7 @@ static Suite *sweep_suite(void)
     suite_add_tcase(s, tc);
     TCase *wire = tcase_create("wire");
     tcase_add_test(wire, test_wire_replays_bit_for_bit);
+    tcase_add_test(wire, test_wire_failed_run_sends_no_rows);
     suite_add_tcase(s, wire);
     return s;
 }
