@@ -239,16 +239,19 @@ typedef struct NetGroup {
     int next;          /* free list */
 } NetGroup;
 
-/* An item of the event heap: 20 bytes, packed (every flow of a D-PSGD step has one, four
- * an agent, all at once at a round's first instant). Its handle's type is in the tie's top
- * bits (heap_item), so only the index is kept (heap_item_handle); the unaligned doubles
- * cost x86 nothing measurable, and the children of a node take 80 bytes, not 96. */
+/* An item of the event heap: 12 bytes, packed (every flow of a D-PSGD step has one, four
+ * an agent, all at once at a round's first instant). Its handle's type is in the index's
+ * top two bits (heap_item). The tie at equal times (heap_tie) is not kept: it is read from
+ * the entity only when two times are equal, which in a run of distinct latencies is rare,
+ * and it is the same total order as when it was a field (8 bytes an item: 32 an agent). */
 typedef struct __attribute__((packed)) HeapItem {
     double when;
-    uint64_t tie;
-    uint32_t index;
+    uint32_t index;    /* (2 - type) << 30 | the entity's index (heap_item_handle) */
 } HeapItem;
-_Static_assert(sizeof(HeapItem) == 20, "one a flow: keep it 20 bytes");
+_Static_assert(sizeof(HeapItem) == 12, "one a flow: keep it 12 bytes");
+
+/* Entities the heap can name: an index of 30 bits (a billion flows, rings or links). */
+enum { HEAP_INDEX_BITS = 30 };
 
 /* 12 bytes, packed: a filling over the whole graph (a D-PSGD round's first instant) holds
  * one to two items a link. */
@@ -364,24 +367,32 @@ static int *handle_pos(Network *net, int64_t h)
     }
 }
 
-/* (time, tie) of an entity as the heap orders it: at equal times capacity changes, then
- * rings, then flows, each in creation order. Kept in the heap entries so comparisons do
- * not chase the entities. */
-static HeapItem heap_item(const Network *net, int64_t h, double when)
+/* The item of an entity at time when. The heap orders items by (time, tie): at equal times
+ * capacity changes, then rings, then flows, each in creation order (heap_tie). */
+static HeapItem heap_item(int64_t h, double when)
 {
-    uint64_t tie = ((uint64_t)(2 - handle_type(h)) << 62) | (handle_seq(net, h) & ((1ull << 62) - 1));
-    return (HeapItem){.when = when, .tie = tie, .index = (uint32_t)handle_index(h)};
+    return (HeapItem){.when = when,
+                      .index = ((uint32_t)(2 - handle_type(h)) << HEAP_INDEX_BITS) | (uint32_t)handle_index(h)};
 }
 
-/* The handle of an item: its type from the tie's top two bits (2 - type, heap_item). */
+/* The handle of an item: its type from the index's top two bits (2 - type, heap_item). */
 static int64_t heap_item_handle(const HeapItem *item)
 {
-    return handle(2 - (int)(item->tie >> 62), (int)item->index);
+    return handle(2 - (int)(item->index >> HEAP_INDEX_BITS), (int)(item->index & ((1u << HEAP_INDEX_BITS) - 1)));
 }
 
-static int heap_less(const HeapItem *a, const HeapItem *b)
+/* An item's tie: its type's rank in the top two bits, its entity's sequence below, read
+ * from the entity (a group's aggregate takes its first member's: group_schedule updates
+ * its item right after). */
+static uint64_t heap_tie(const Network *net, const HeapItem *item)
 {
-    return a->when < b->when || (a->when == b->when && a->tie < b->tie);
+    uint64_t rank = item->index >> HEAP_INDEX_BITS;
+    return (rank << 62) | (handle_seq(net, heap_item_handle(item)) & ((1ull << 62) - 1));
+}
+
+static int heap_less(const Network *net, const HeapItem *a, const HeapItem *b)
+{
+    return a->when < b->when || (a->when == b->when && heap_tie(net, a) < heap_tie(net, b));
 }
 
 static void heap_set(Network *net, int pos, HeapItem item)
@@ -400,7 +411,7 @@ static void heap_up(Network *net, int pos)
     HeapItem item = net->heap[pos];
     while (pos > 0) {
         int parent = (pos - 1) / HEAP_ARITY;
-        if (!heap_less(&item, &net->heap[parent])) break;
+        if (!heap_less(net, &item, &net->heap[parent])) break;
         heap_set(net, pos, net->heap[parent]);
         pos = parent;
     }
@@ -415,12 +426,26 @@ static void heap_down(Network *net, int pos)
         if (first >= net->heap_n) break;
         if (last > net->heap_n) last = net->heap_n;
         for (int c = first + 1; c < last; c++)
-            if (heap_less(&net->heap[c], &net->heap[child])) child = c;
-        if (!heap_less(&net->heap[child], &item)) break;
+            if (heap_less(net, &net->heap[c], &net->heap[child])) child = c;
+        if (!heap_less(net, &net->heap[child], &item)) break;
         heap_set(net, pos, net->heap[child]);
         pos = child;
     }
     heap_set(net, pos, item);
+}
+
+/* Puts item at pos in place of what was there, then up or down. The way is chosen against
+ * the parent, not against the item replaced: the tie is read from the entity, and an
+ * aggregate's may have changed with its time (group_schedule), so the old item's key is
+ * gone. The same moves as comparing with the old key: where that said "up", the item is
+ * below the parent or stays put either way; where it said "down", the item is not below
+ * the parent (the parent was not above the old key, the old key not above the item). */
+static void heap_replace(Network *net, int pos, HeapItem item)
+{
+    int up = pos > 0 && heap_less(net, &item, &net->heap[(pos - 1) / HEAP_ARITY]);
+    heap_set(net, pos, item);
+    if (up) heap_up(net, pos);
+    else heap_down(net, pos);
 }
 
 /* Inserts h at time when, or moves it there. A flow's time is kept only here; a ring's
@@ -428,15 +453,13 @@ static void heap_down(Network *net, int pos)
 static int heap_update(Network *net, int64_t h, double when)
 {
     int *pos = handle_pos(net, h);
-    HeapItem item = heap_item(net, h, when);
+    HeapItem item = heap_item(h, when);
     if (*pos >= 0) {
-        int at = *pos;
-        int earlier = heap_less(&item, &net->heap[at]);
-        net->heap[at] = item;
-        if (earlier) heap_up(net, at);
-        else heap_down(net, at);
+        heap_replace(net, *pos, item);
         return HS_OK;
     }
+    /* past 2^30 the index would run into the type's bits (a billion flows: 72 GB of them) */
+    if (handle_index(h) >= (1 << HEAP_INDEX_BITS)) return HS_E_NOMEM;
     if (hs_grow((void **)&net->heap, &net->heap_cap, net->heap_n, sizeof *net->heap, 64) != HS_OK) return HS_E_NOMEM;
     net->heap[net->heap_n] = item;
     *pos = net->heap_n++;
@@ -452,10 +475,7 @@ static void heap_remove(Network *net, int64_t h)
     *pos = -1;
     HeapItem last = net->heap[--net->heap_n];
     if (at == net->heap_n) return;
-    int earlier = heap_less(&last, &net->heap[at]);
-    heap_set(net, at, last);
-    if (earlier) heap_up(net, at);
-    else heap_down(net, at);
+    heap_replace(net, at, last);
 }
 
 /* ---- links ---- */
