@@ -28,45 +28,59 @@
 enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE, FLOW_GROUP };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
+/* A flow's bottleneck or next (a link or a flow index) take 29 bits: at most 2^28 - 1 links
+ * and flows (flow_alloc and network_create refuse more: 134 M agents, 19 GB of flows). */
+enum { FLOW_REF_BITS = 29, FLOW_REF_MAX = (1 << (FLOW_REF_BITS - 1)) - 1 };
+
 typedef struct NetFlow {
     /* what the recomputation reads, in the first cache line (its index in S is in its
-     * link entries: LinkEntry.s_index) */
+     * link entries: LinkEntry.s_index); its state shares the word with bottleneck / next */
     union {
-        int bottleneck; /* the link that set its share, -1: none (infinite links only) */
-        int next;      /* while it waits in its sender's uplink queue, or is free: the next
-                        * there. One int: a queued flow has no share, and it leaves the
-                        * queue with next = -1, the bottleneck of a flow that has none yet */
+        struct {
+            int bottleneck : FLOW_REF_BITS; /* the link that set its share, -1: none (infinite
+                                             * links only) */
+            unsigned state : 3;
+        };
+        struct {
+            int next : FLOW_REF_BITS; /* while it waits in its sender's uplink queue, or is
+                        * free: the next there. One field: a queued flow has no share, and it
+                        * leaves the queue with next = -1, the bottleneck of a flow that has
+                        * none yet */
+            unsigned : 3;
+        };
     };
-    int8_t n_links;
-    int8_t state;
     int links[2];      /* a message: its sender's uplink (= the sender), the receiver's
                         * downlink (n + the receiver) (flow_src, flow_dst); its third, when
-                        * the network has a backbone, is always the backbone: flow_link */
+                        * the network has a backbone, is always the backbone: flow_link; a
+                        * group's aggregate: its link alone (flow_n_links) */
     int heap;          /* position in the heap, -1 when not scheduled */
     int slots[2];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere; the
                         * backbone's in Network.backbone_slot (flow_slot) */
-    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
-                        * for); a member's tag and stamp are in FlowMember */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
     /* the rest */
     double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 80 bytes (a D-PSGD step has four alive an agent): what only the
-                        * trace hook reads is in FlowTrace, what only a group's member needs in
-                        * FlowMember, the ring it is a hop of in Network.hop_ring; its endpoints are its links and its latency is its
-                        * endpoints' (flow_latency); its weight is 1 unless Network.weight
-                        * exists (flow_weight); its time is its heap item's (flow_due) */
-_Static_assert(sizeof(NetFlow) <= 80, "millions of flows are alive at once: keep their fields few");
+} NetFlow;             /* 72 bytes (a D-PSGD step has four alive an agent): what only the
+                        * trace hook reads is in FlowTrace, its group (and what only a group's
+                        * member needs) in FlowMember, the ring it is a hop of in
+                        * Network.hop_ring; its count of links is its state's (flow_n_links);
+                        * its endpoints are its links and its latency is its endpoints'
+                        * (flow_latency); its weight is 1 unless Network.weight exists
+                        * (flow_weight); its time is its heap item's (flow_due) */
+_Static_assert(sizeof(NetFlow) <= 72, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
- * flows). Read only while flows[f].group says it is a member (written at its join). */
+ * flows). tag and stamp are read only while group says it is a member (written at its
+ * join); group is every flow's once the array exists (flow_group: -1 before). */
 typedef struct FlowMember {
     double tag;        /* the group clock at which its last byte is through */
     unsigned stamp;    /* which join (its items in the group's queue are this one's) */
+    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
+                        * for); in the padding, so 16 bytes as without it */
 } FlowMember;
 
 /* What the trace hook reports of a flow, beside the flows and only when there is a hook:
@@ -591,6 +605,21 @@ static void entry_block_free(Network *net, int tier, LinkEntry *block)
     net->free_block[tier] = block;
 }
 
+/* Its count of links, not stored: a group's aggregate crosses its link alone, a message
+ * its sender's uplink, its receiver's downlink and the backbone when there is one (the
+ * links beyond the agents' 2n). */
+static int flow_n_links(const Network *net, const NetFlow *f)
+{
+    return f->state == FLOW_GROUP ? 1 : 2 + (net->n_links - 2 * net->n);
+}
+
+/* The group flow fi is a member of (a group's aggregate: the group it stands for), -1: none;
+ * in FlowMember, which exists once a group has formed (every flow's is -1 before). */
+static int flow_group(const Network *net, int fi)
+{
+    return net->member ? net->member[fi].group : -1;
+}
+
 /* Link k of flow f (0: its sender's uplink, 1: the receiver's downlink, 2: the backbone, the
  * last link, not stored: a message crosses it whenever there is one), and its slot there:
  * the backbone's in Network.backbone_slot, so that the millions of flows of a network
@@ -629,7 +658,7 @@ static int link_add_entry(Network *net, int l, int f)
         link->cap_shift++;
     }
     NetFlow *flow = &net->flows[f];
-    for (int k = 0; k < flow->n_links; k++)
+    for (int k = 0; k < flow_n_links(net, flow); k++)
         if (flow_link(net, flow, k) == l) flow_slot_set(net, flow, k, link->n);
     int held = flow->bottleneck == l;
     link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
@@ -662,7 +691,7 @@ static void link_drop_entry(Network *net, int l, int slot)
     if (slot < link->n) {
         link->entries[slot] = last;
         NetFlow *m = &net->flows[moved];
-        for (int k = 0; k < m->n_links; k++)
+        for (int k = 0; k < flow_n_links(net, m); k++)
             if (flow_link(net, m, k) == l) flow_slot_set(net, m, k, slot);
     }
     if (link_attached(net, l)) room_update(net, l);
@@ -761,6 +790,7 @@ static int flow_alloc(Network *net)
     }
     if (net->made_flows == net->cap_flows) {
         int cap = net->cap_flows ? net->cap_flows * 2 : 64;
+        if (cap - 1 > FLOW_REF_MAX) return -1; /* a flow's next has 29 bits */
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
@@ -773,6 +803,7 @@ static int flow_alloc(Network *net)
             FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
             if (member == NULL) return -1;
             net->member = member;
+            for (int k = net->cap_flows; k < cap; k++) net->member[k].group = -1;
         }
         if (isfinite(net->opt.backbone)) {
             int *slot = realloc(net->backbone_slot, (size_t)cap * sizeof *slot);
@@ -860,7 +891,7 @@ static int flow_activate(Network *net, int f)
     if (dst != src) activity_open(net, dst);
     if (net->ways) activity_ways(net, src, dst, 1);
     int status = HS_OK;
-    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow_link(net, flow, k), f);
+    for (int k = 0; k < flow_n_links(net, flow) && status == HS_OK; k++) status = link_add_flow(net, flow_link(net, flow, k), f);
     if (flow->bytes_left <= 0 && status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f), net->now);
     return status;
 }
@@ -903,12 +934,11 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (f < 0) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     memset(flow, 0, sizeof *flow);
-    flow->n_links = n_links;
     memcpy(flow->links, links, sizeof flow->links); /* the backbone's, links[2], is flow_link's */
     if (net->backbone_slot) net->backbone_slot[f] = 0; /* as the memset did to slots[2] */
     if (ring >= 0 && net->hop_ring == NULL && flow_hop_ring_create(net) != HS_OK) return HS_E_NOMEM;
     if (net->hop_ring) net->hop_ring[f] = ring;
-    flow->group = -1;
+    if (net->member) net->member[f].group = -1;
     flow->heap = -1;
     flow->bottleneck = -1;
     flow->next = -1;
@@ -948,11 +978,11 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
  * still wait in its sender's queue or its latency, on no link yet). */
 static int flow_finish(Network *net, int f)
 {
-    int member = net->flows[f].group >= 0;
+    int member = flow_group(net, f) >= 0;
     if (member && group_leave(net, f, 1) != HS_OK) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     int active = flow->state == FLOW_ACTIVE, waiting = flow->state == FLOW_WAITING;
-    for (int k = 0; k < flow->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, flow); k++) {
         if (!member && active) link_remove_flow(net, flow_link(net, flow, k), flow_slot(net, flow, k));
         if (net->link_users) net->link_users[flow_link(net, flow, k)]--;
     }
@@ -1026,7 +1056,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
     if (!*found) return HS_OK; /* it ended already: every byte went */
     int status = HS_OK;
     /* a group's member turns back into an ordinary flow with its bytes left now */
-    if (net->flows[f].group >= 0 && (status = group_materialize(net, f)) != HS_OK) return status;
+    if (flow_group(net, f) >= 0 && (status = group_materialize(net, f)) != HS_OK) return status;
     NetFlow *flow = &net->flows[f];
     if (flow->state == FLOW_ACTIVE) {
         flow_settle(net, flow);
@@ -1086,7 +1116,7 @@ static int member_less(const MemberItem *a, const MemberItem *b)
 static int member_live(const Network *net, int gi, const MemberItem *item)
 {
     const NetFlow *f = &net->flows[item->flow];
-    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
+    return flow_group(net, item->flow) == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
            net->member[item->flow].stamp == item->stamp;
 }
 
@@ -1123,7 +1153,7 @@ static void member_compact(const Network *net, NetGroup *g, int gi)
 
 static int member_push(Network *net, NetGroup *g, int f)
 {
-    if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, net->flows[g->pseudo].group);
+    if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, flow_group(net, g->pseudo));
     NetFlow *flow = &net->flows[f];
     FlowMember *m = &net->member[f];
     m->stamp = ++net->joins;
@@ -1441,7 +1471,7 @@ static void attach_remove(Network *net, int l, int f, int k)
     if (slot < aux->n_members) {
         members[slot] = last;
         NetFlow *m = &net->flows[last];
-        for (int j = 0; j < m->n_links; j++)
+        for (int j = 0; j < flow_n_links(net, m); j++)
             if (flow_link(net, m, j) == l) flow_slot_set(net, m, j, slot);
     }
     if (aux->n_members > 0) {
@@ -1470,7 +1500,7 @@ static int group_schedule(Network *net, NetGroup *g)
 {
     NetFlow *p = &net->flows[g->pseudo];
     int in_queue;
-    const MemberItem *top = member_first(net, g, p->group, &in_queue);
+    const MemberItem *top = member_first(net, g, flow_group(net, g->pseudo), &in_queue);
     double rate = g->level * net->opt.bandwidth_factor, left = top->tag - g->clock;
     p->seq = top->seq; /* at equal times, members end in creation order among other flows */
     double when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
@@ -1495,6 +1525,7 @@ static int group_create(Network *net, int l, double level)
     if (net->member == NULL) { /* the first group: flows may join from now on */
         net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
         if (net->member == NULL) return HS_E_NOMEM;
+        for (int k = 0; k < net->cap_flows; k++) net->member[k].group = -1;
     }
     if (net->weight == NULL) { /* an aggregate's weight is its members' */
         net->weight = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->weight);
@@ -1533,9 +1564,8 @@ static int group_create(Network *net, int l, double level)
     NetFlow *p = &net->flows[f];
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
-    p->group = gi;
+    net->member[f].group = gi;
     if (net->hop_ring) net->hop_ring[f] = -1;
-    p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
     p->heap = -1;
@@ -1555,7 +1585,7 @@ static int group_join(Network *net, int fi, int gi)
     group_settle(net, g);
     net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
-    for (int k = 0; k < f->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         link_drop_entry(net, l, flow_slot(net, f, k));
         flow_slot_set(net, f, k, -1);
@@ -1565,7 +1595,7 @@ static int group_join(Network *net, int fi, int gi)
     if (member_push(net, g, fi) != HS_OK) return HS_E_NOMEM;
     g->count++;
     group_weight_add(g, flow_weight(net, fi));
-    f->group = gi;
+    net->member[fi].group = gi;
     group_sync(net, g);
     net->stats.joined++;
     return group_schedule(net, g);
@@ -1589,12 +1619,12 @@ static void group_dissolve(Network *net, int gi)
 static int group_leave(Network *net, int fi, int finished)
 {
     NetFlow *f = &net->flows[fi];
-    int gi = f->group;
+    int gi = flow_group(net, fi);
     NetGroup *g = &net->groups[gi];
     g->count--; /* its item stays until it comes first */
-    for (int k = 0; k < f->n_links; k++)
+    for (int k = 0; k < flow_n_links(net, f); k++)
         if (flow_slot(net, f, k) >= 0) attach_remove(net, flow_link(net, f, k), fi, k);
-    f->group = -1;
+    net->member[fi].group = -1;
     group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
         group_dissolve(net, gi);
@@ -1611,7 +1641,7 @@ static int group_leave(Network *net, int fi, int finished)
 static int group_materialize(Network *net, int fi)
 {
     NetFlow *f = &net->flows[fi];
-    NetGroup *g = &net->groups[f->group];
+    NetGroup *g = &net->groups[flow_group(net, fi)];
     int l = g->link;
     group_settle(net, g);
     double left = flow_weight(net, fi) * (net->member[fi].tag - g->clock), level = g->level;
@@ -1621,7 +1651,7 @@ static int group_materialize(Network *net, int fi)
     f->share = flow_weight(net, fi) * level;
     f->updated = net->now;
     f->bottleneck = l;
-    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, flow_link(net, f, k), fi);
+    for (int k = 0; k < flow_n_links(net, f) && status == HS_OK; k++) status = link_add_entry(net, flow_link(net, f, k), fi);
     if (status != HS_OK) return status;
     net->stats.detached++;
     return heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
@@ -1665,10 +1695,10 @@ static int group_fire(Network *net, int gi)
 static int group_eligible(const Network *net, int fi, int b, int gi, double level)
 {
     const NetFlow *f = &net->flows[fi];
-    if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || f->group >= 0 ||
+    if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || flow_group(net, fi) >= 0 ||
         f->bottleneck != b || !(flow_weight(net, fi) > 0))
         return 0;
-    for (int k = 0; k < f->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         const NetLink *link = &net->links[l];
         if (l == b || !(link->capacity < INFINITY)) continue;
@@ -1882,7 +1912,7 @@ static int link_users_create(Network *net)
     for (int f = 0; f < net->made_flows; f++) {
         const NetFlow *flow = &net->flows[f];
         if (flow->state == FLOW_FREE || flow->state == FLOW_GROUP) continue;
-        for (int k = 0; k < flow->n_links; k++) net->link_users[flow_link(net, flow, k)]++;
+        for (int k = 0; k < flow_n_links(net, flow); k++) net->link_users[flow_link(net, flow, k)]++;
     }
     return HS_OK;
 }
@@ -2075,10 +2105,10 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
 {
     if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
-    for (int k = 0; k < f->n_links; k++) net->links[flow_link(net, f, k)].entries[flow_slot(net, f, k)].s_index = *n_flows;
+    for (int k = 0; k < flow_n_links(net, f); k++) net->links[flow_link(net, f, k)].entries[flow_slot(net, f, k)].s_index = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
-    for (int k = 0; k < f->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         NetLink *link = &net->links[l];
         if (!(link->capacity < INFINITY)) continue;
@@ -2149,7 +2179,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             double weight = flow_weight(net, e->flow), s = weight * level;
             bottleneck[index] = item.link;
             const NetFlow *f = &net->flows[e->flow];
-            for (int k = 0; k < f->n_links; k++) {
+            for (int k = 0; k < flow_n_links(net, f); k++) {
                 const NetLink *other_link = &net->links[flow_link(net, f, k)];
                 if (!link_in_t(net, flow_link(net, f, k), n_links)) continue; /* infinite */
                 LinkFill *other = &net->tfill[other_link->tpos];
@@ -2159,7 +2189,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
                 if (net->weight) net->tweights[other_link->tpos].now -= weight;
                 if (other->unfrozen > 0 && fill_push(net, flow_link(net, f, k))) return HS_E_NOMEM;
             }
-            if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
+            if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[flow_group(net, (int)e->flow)], epoch, level))
                 return HS_E_NOMEM;
         }
         fill->unfrozen = 0;
@@ -2252,7 +2282,7 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
     for (int i = 0; i < *n_flows; i++) {
         const NetFlow *p = &net->flows[net->comp_flows[i]];
         if (p->state != FLOW_GROUP) continue;
-        const NetGroup *g = &net->groups[p->group];
+        const NetGroup *g = &net->groups[flow_group(net, net->comp_flows[i])];
         double level = s_level(net, i);
         if (!(level > g->level)) continue;
         /* the heap's nodes with room below the level: a subtree at its root */
@@ -2336,7 +2366,7 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
     }
     for (int i = 0; i < n_flows; i++) {
         int fi = net->comp_flows[i], b = net->flows[fi].bottleneck;
-        if (net->flows[fi].state != FLOW_ACTIVE || net->flows[fi].group >= 0 || b < 0) continue;
+        if (net->flows[fi].state != FLOW_ACTIVE || flow_group(net, fi) >= 0 || b < 0) continue;
         double level = s_level(net, i);
         int gi = link_group(net, b);
         if (gi >= 0) {
@@ -2419,7 +2449,7 @@ again:
         NetFlow *f = &net->flows[fi];
         double s = s_share(net, i);
         if (f->state == FLOW_GROUP) { /* held at its link, always */
-            NetGroup *g = &net->groups[f->group];
+            NetGroup *g = &net->groups[flow_group(net, fi)];
             NetLink *link = &net->links[g->link];
             link->used += s - f->share;
             f->share = link->entries[f->slots[0]].share = s;
@@ -2436,7 +2466,7 @@ again:
             net->regroup |= b->n_held + 1 >= net->group_min || link_group(net, f->bottleneck) >= 0;
         }
         if (s == f->share && f->heap >= 0 && !held_changed) continue;
-        for (int k = 0; k < f->n_links; k++) {
+        for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             NetLink *link = &net->links[l];
             LinkEntry *e = &link->entries[flow_slot(net, f, k)];
@@ -2493,7 +2523,7 @@ int network_advance(Network *net, double t)
                 break;
             default:
                 if (net->flows[i].state == FLOW_LATENCY) status = flow_activate(net, i);
-                else if (net->flows[i].state == FLOW_GROUP) status = group_fire(net, net->flows[i].group);
+                else if (net->flows[i].state == FLOW_GROUP) status = group_fire(net, flow_group(net, i));
                 else status = flow_finish(net, i);
             }
             if (status != HS_OK) return status;
@@ -2596,7 +2626,8 @@ static int check_fail(char *why, size_t size, const char *format, ...)
 static double check_share(const Network *net, int fi)
 {
     const NetFlow *f = &net->flows[fi];
-    return f->group >= 0 ? flow_weight(net, fi) * net->groups[f->group].level : f->share;
+    int gi = flow_group(net, fi);
+    return gi >= 0 ? flow_weight(net, fi) * net->groups[gi].level : f->share;
 }
 
 int network_check(const Network *net, double tolerance, char *why, size_t size)
@@ -2612,7 +2643,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE) continue;
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
-        for (int k = 0; k < f->n_links; k++) {
+        for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             sum[l] += share;
             count[l]++;
@@ -2628,7 +2659,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         for (int fi = 0; fi < net->made_flows; fi++) {
             const NetFlow *f = &net->flows[fi];
             if (f->state == FLOW_FREE || f->state == FLOW_GROUP) continue;
-            for (int k = 0; k < f->n_links; k++) users[flow_link(net, f, k)]++;
+            for (int k = 0; k < flow_n_links(net, f); k++) users[flow_link(net, f, k)]++;
         }
         for (int l = 0; l < n_links && status == 0; l++)
             if (users[l] != net->link_users[l])
@@ -2657,7 +2688,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (f->state != FLOW_ACTIVE || net->now < f->updated) continue;
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         int bottleneck = 0, finite = 0;
-        for (int k = 0; k < f->n_links; k++) {
+        for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             const NetLink *link = &net->links[l];
             if (!(link->capacity < INFINITY)) continue;
@@ -2666,13 +2697,13 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         }
         if (finite && !bottleneck) {
             char links[160] = "";
-            for (int k = 0, at = 0; k < f->n_links && at < (int)sizeof links; k++) {
+            for (int k = 0, at = 0; k < flow_n_links(net, f) && at < (int)sizeof links; k++) {
                 int l = flow_link(net, f, k);
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
                                sum[l], net->links[l].capacity, top[l]);
             }
             status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, flow_src(f),
-                                flow_dst(net, f), share, f->group >= 0 ? ", a member" : "", links);
+                                flow_dst(net, f), share, flow_group(net, fi) >= 0 ? ", a member" : "", links);
         }
         if (!finite && !isinf(share)) status = check_fail(why, size, "flow %d crosses infinite links only", fi);
     }
@@ -2694,7 +2725,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             if (member_less(&g->queue[(g->head + m) % g->cap_queue], &g->queue[(g->head + m - 1) % g->cap_queue]))
                 status = check_fail(why, size, "group %d: queue order", gi);
         if (live != g->count) status = check_fail(why, size, "group %d: %d members, it counts %d", gi, live, g->count);
-        if (g->count == 0 || p->state != FLOW_GROUP || p->group != gi || link_group(net, g->link) != gi ||
+        if (g->count == 0 || p->state != FLOW_GROUP || flow_group(net, g->pseudo) != gi || link_group(net, g->link) != gi ||
             fabs(weight - flow_weight(net, g->pseudo)) > 1e-9 * weight)
             status = check_fail(why, size, "group %d: aggregate (%d members, weight %.17g, sum %.17g)", gi, g->count,
                                 flow_weight(net, g->pseudo), weight);
@@ -2738,8 +2769,8 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             const NetFlow *f = &net->flows[fi];
             gweight += flow_weight(net, fi);
             int found = 0;
-            for (int k = 0; k < f->n_links; k++) found |= flow_link(net, f, k) == l && flow_slot(net, f, k) == m;
-            if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
+            for (int k = 0; k < flow_n_links(net, f); k++) found |= flow_link(net, f, k) == l && flow_slot(net, f, k) == m;
+            if (flow_group(net, fi) != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
         }
         if (fabs(gweight - aux->gweight) > 1e-9 * gweight)
             status = check_fail(why, size, "link %d: members' weight %.17g, it counts %.17g", l, gweight, aux->gweight);
@@ -2754,6 +2785,8 @@ done:
 
 Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks)
 {
+    /* a flow's bottleneck has 29 bits (FLOW_REF_BITS): 134 M agents at most */
+    if (options->n_agents < 0 || options->n_agents > (FLOW_REF_MAX - 1) / 2) return NULL;
     Network *net = calloc(1, sizeof *net);
     if (net == NULL) return NULL;
     for (int tier = 0; tier < ENTRY_TIERS; tier++) hs_chunks_init(&net->blocks[tier], (2u << tier) * sizeof(LinkEntry), 1024);
