@@ -110,7 +110,6 @@ _Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
 enum { ENTRY_TIERS = 2 };
 
 typedef struct NetLink {
-    double capacity;
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
     LinkEntry *entries; /* transferring flows (cap 2 or 4: a block of a chunk, entry_block_alloc) */
     int n;
@@ -122,12 +121,15 @@ typedef struct NetLink {
                         * (link_cap); a byte, not an int (the padding holds it) */
     uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
                         * link's padding rather than in its 24-byte LinkFill) */
-} NetLink;             /* 40 bytes: two per agent, under every method (its capacity change
+    uint8_t finite;    /* its capacity is below INFINITY (link_capacity), for the tests that
+                        * ask only that: they read no agent's record */
+} NetLink;             /* 32 bytes: two per agent, under every method (its capacity is
+                        * link_capacity's: the agent's record or Network.capacity; its capacity change
                         * events, when links vary, are in link_heap and link_when; the
                         * closed-form ring holding it in Network.link_ring; its LinkAux in
                         * Network.link_aux once a group has formed; the flows that will
                         * cross it in Network.link_users once a ring has started) */
-_Static_assert(sizeof(NetLink) <= 40, "two per agent at ten million agents: keep them small");
+_Static_assert(sizeof(NetLink) <= 32, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
  * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
@@ -286,6 +288,11 @@ struct Network {
                         * when they are read in place (latency_at: agent_latency) */
     const unsigned char *latency_at;
     size_t latency_stride;
+    double *capacity;  /* (n_links) the links' capacities, copied from NetworkOptions.uplink,
+                        * downlink and backbone, and changed by opt.capacity; NULL when they are
+                        * read in place (uplink_at: link_capacity) */
+    const unsigned char *uplink_at, *downlink_at;
+    size_t link_stride;
     NetWays *ways;     /* (n) when hooks.active_way: activity per direction, else NULL */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
@@ -510,6 +517,27 @@ static double agent_latency(const Network *net, int agent)
     return v;
 }
 
+/* Its capacity: the network's copy, or the sender's (receiver's) record for an uplink
+ * (downlink, NetworkOptions.uplink_at) and the backbone's option, read as agent_latency
+ * reads a latency. */
+static double link_capacity(const Network *net, int l)
+{
+    if (net->capacity) return net->capacity[l];
+    if (l >= 2 * net->n) return net->opt.backbone;
+    const unsigned char *at = l < net->n ? net->uplink_at + (size_t)l * net->link_stride
+                                         : net->downlink_at + (size_t)(l - net->n) * net->link_stride;
+    double v;
+    memcpy(&v, at, sizeof v);
+    return v;
+}
+
+/* A new capacity, from opt.capacity (the copy exists whenever it is given). */
+static void link_capacity_set(Network *net, int l, double capacity)
+{
+    net->capacity[l] = capacity;
+    net->links[l].finite = capacity < INFINITY;
+}
+
 static int link_down(const Network *net, int agent)
 {
     return net->n + agent;
@@ -558,11 +586,11 @@ static int link_refresh(Network *net, int l)
     NetLink *link = &net->links[l];
     if (net->opt.capacity == NULL) return HS_OK;
     double next = INFINITY;
-    link->capacity = net->opt.capacity(net->opt.capacity_ctx, l, net->now, &next);
+    link_capacity_set(net, l, net->opt.capacity(net->opt.capacity_ctx, l, net->now, &next));
     net->link_when[l] = next;
     if (link_attached(net, l)) room_update(net, l);
     int status = HS_OK;
-    if (!(link->capacity < INFINITY) && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
+    if (!link->finite && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
     else if (link_group(net, l) >= 0) room_flush(net, &net->groups[link_group(net, l)]); /* the bound moved */
     if (status != HS_OK) return status;
     if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l), next);
@@ -663,7 +691,7 @@ static int link_add_entry(Network *net, int l, int f)
     int held = flow->bottleneck == l;
     link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
     link->n_held += held;
-    if (flow->share != 0 && link->capacity < INFINITY) {
+    if (flow->share != 0 && link->finite) {
         link->used += flow->share;
         if (link_attached(net, l)) room_update(net, l);
     }
@@ -952,9 +980,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         double lat_from = agent_latency(net, from), lat_to = agent_latency(net, to);
         double penalty = lat_from > lat_to ? lat_from : lat_to;
         for (int k = 0; k < n_links; k++) {
-            NetLink *link = &net->links[links[k]];
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
-            penalty += net->opt.weight_s / link->capacity;
+            penalty += net->opt.weight_s / link_capacity(net, links[k]);
         }
         if (penalty > 0) net->weight[f] = 1 / penalty;
     }
@@ -1211,7 +1238,7 @@ static const MemberItem *member_first(const Network *net, NetGroup *g, int gi, i
 static double room_of(const Network *net, int l)
 {
     const NetLink *link = &net->links[l];
-    return (link->capacity - link->used) / link_attached(net, l)->gweight;
+    return (link_capacity(net, l) - link->used) / link_attached(net, l)->gweight;
 }
 
 static void room_set(Network *net, NetGroup *g, int pos, RoomItem item)
@@ -1309,7 +1336,7 @@ static int room_bucket_of(double room)
 static double room_bound(const Network *net, const NetGroup *g)
 {
     double weight = g->weight + g->weight_error;
-    return weight > 0 ? net->links[g->link].capacity / weight * (1 + 1e-6) : INFINITY;
+    return weight > 0 ? link_capacity(net, g->link) / weight * (1 + 1e-6) : INFINITY;
 }
 
 static int room_defer(Network *net, NetGroup *g, int l, int a, int b)
@@ -1589,7 +1616,7 @@ static int group_join(Network *net, int fi, int gi)
         int l = flow_link(net, f, k);
         link_drop_entry(net, l, flow_slot(net, f, k));
         flow_slot_set(net, f, k, -1);
-        if (l != g->link && net->links[l].capacity < INFINITY && attach_add(net, l, gi, fi, k) != HS_OK)
+        if (l != g->link && net->links[l].finite && attach_add(net, l, gi, fi, k) != HS_OK)
             return HS_E_NOMEM;
     }
     if (member_push(net, g, fi) != HS_OK) return HS_E_NOMEM;
@@ -1701,7 +1728,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
     for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         const NetLink *link = &net->links[l];
-        if (l == b || !(link->capacity < INFINITY)) continue;
+        if (l == b || !link->finite) continue;
         if (link->n_held > 0) return 0;
         double gweight = 0;
         if (link_aux(net, l) >= 0) {
@@ -1709,7 +1736,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
             if (aux->attach != gi) return 0; /* a group's link, or attached to another */
             gweight = aux->gweight;
         }
-        double room = link->capacity - link->used + f->share;
+        double room = link_capacity(net, l) - link->used + f->share;
         if (!(room >= (gweight + flow_weight(net, fi)) * level * (1 + 1e-9))) return 0;
     }
     return 1;
@@ -1960,7 +1987,7 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     ring->period = 0;
     for (int k = 0; k < n; k++) {
         int a = members[k], b = members[(k + 1) % n];
-        double up = net->links[link_up(net, a)].capacity, down = net->links[link_down(net, b)].capacity;
+        double up = link_capacity(net, link_up(net, a)), down = link_capacity(net, link_down(net, b));
         double lat_a = agent_latency(net, a), lat_b = agent_latency(net, b);
         double lat = lat_a > lat_b ? lat_a : lat_b;
         ring->lat[k] = lat * net->opt.latency_factor;
@@ -2068,7 +2095,7 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     }
     link->tpos = (*n_links)++;
     LinkFill *fill = &net->tfill[link->tpos];
-    fill->base_residual = link->capacity - link->used;
+    fill->base_residual = link_capacity(net, l) - link->used;
     if (net->weight) net->tweights[link->tpos].base = 0;
     fill->base_unfrozen = 0;
     link->group_tried = 0;
@@ -2111,7 +2138,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
     for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         NetLink *link = &net->links[l];
-        if (!(link->capacity < INFINITY)) continue;
+        if (!link->finite) continue;
         if (!link_in_t(net, l, *n_links) && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
@@ -2253,7 +2280,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
             used += aux->gweight * level;
             if (level > top) top = level;
         }
-        int saturated = used >= link->capacity * (1 - eps);
+        int saturated = used >= link_capacity(net, l) * (1 - eps);
         /* an outside flow held here needs the link full and no S flow above it; an S flow
          * held here needs no outside flow above it */
         int violated = (held_low < INFINITY && (!saturated || top > held_low * (1 + eps))) ||
@@ -2474,7 +2501,7 @@ again:
             link->n_held += held - e->held;
             e->held = held;
             e->share = s;
-            if (link->capacity < INFINITY) {
+            if (link->finite) {
                 link->used += s - f->share;
                 if (link_attached(net, l)) room_update(net, l);
             }
@@ -2670,11 +2697,11 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
     }
     double scale = 0; /* rounding leaves traces of the size of the largest capacity */
     for (int l = 0; l < n_links; l++)
-        if (net->links[l].capacity < INFINITY && net->links[l].capacity > scale) scale = net->links[l].capacity;
+        if (net->links[l].finite && link_capacity(net, l) > scale) scale = link_capacity(net, l);
     for (int l = 0; l < n_links && status == 0; l++) {
         const NetLink *link = &net->links[l];
-        if (link->capacity < INFINITY && sum[l] > link->capacity + tolerance * scale)
-            status = check_fail(why, size, "link %d carries %.17g over its capacity %.17g", l, sum[l], link->capacity);
+        if (link->finite && sum[l] > link_capacity(net, l) + tolerance * scale)
+            status = check_fail(why, size, "link %d carries %.17g over its capacity %.17g", l, sum[l], link_capacity(net, l));
         int counted = link_flows(net, l);
         if (link_group(net, l) >= 0) counted += net->groups[link_group(net, l)].count - 1;
         if (count[l] != counted) status = check_fail(why, size, "link %d: %d flows cross it, it counts %d", l, count[l], counted);
@@ -2691,16 +2718,16 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             const NetLink *link = &net->links[l];
-            if (!(link->capacity < INFINITY)) continue;
+            if (!link->finite) continue;
             finite = 1;
-            if (sum[l] >= link->capacity - tolerance * scale && level >= top[l] * (1 - tolerance)) bottleneck = 1;
+            if (sum[l] >= link_capacity(net, l) - tolerance * scale && level >= top[l] * (1 - tolerance)) bottleneck = 1;
         }
         if (finite && !bottleneck) {
             char links[160] = "";
             for (int k = 0, at = 0; k < flow_n_links(net, f) && at < (int)sizeof links; k++) {
                 int l = flow_link(net, f, k);
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
-                               sum[l], net->links[l].capacity, top[l]);
+                               sum[l], link_capacity(net, l), top[l]);
             }
             status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, flow_src(f),
                                 flow_dst(net, f), share, flow_group(net, fi) >= 0 ? ", a member" : "", links);
@@ -2742,7 +2769,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         /* a link out of the heap: its room at least its bucket's floor, which is above every
          * level the group can take (its link's capacity over its members' weight) */
         int deferred = 0;
-        double bound = net->links[g->link].capacity / (g->weight + g->weight_error);
+        double bound = link_capacity(net, g->link) / (g->weight + g->weight_error);
         for (int b = 0; g->bucket && b < ROOM_BUCKETS && status == 0; b++) {
             for (int i = 0; i < g->bucket[b].n && status == 0; i++) {
                 DeferItem item = g->bucket[b].items[i];
@@ -2810,6 +2837,16 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         network_free(net);
         return NULL;
     }
+    /* capacities that change (opt.capacity) are the network's own; constant ones are read in
+     * place when the caller has records (uplink_at) */
+    if (options->uplink_at && options->capacity == NULL) {
+        net->uplink_at = options->uplink_at;
+        net->downlink_at = options->downlink_at;
+        net->link_stride = options->link_stride;
+    } else if ((net->capacity = malloc((size_t)net->n_links * sizeof *net->capacity)) == NULL) {
+        network_free(net);
+        return NULL;
+    }
     if (options->uplink_fifo) {
         net->queue_head = malloc((size_t)n * sizeof *net->queue_head);
         net->queue_tail = malloc((size_t)n * sizeof *net->queue_tail);
@@ -2822,11 +2859,14 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
     }
     for (int a = 0; a < n; a++) {
         if (net->latency) net->latency[a] = options->latency[a];
-        net->links[link_up(net, a)].capacity = options->uplink[a];
-        net->links[link_down(net, a)].capacity = options->downlink[a];
+        if (net->capacity) {
+            net->capacity[link_up(net, a)] = options->uplink[a];
+            net->capacity[link_down(net, a)] = options->downlink[a];
+        }
         if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
     }
-    if (isfinite(options->backbone)) net->links[2 * n].capacity = options->backbone;
+    if (isfinite(options->backbone) && net->capacity) net->capacity[2 * n] = options->backbone;
+    for (int l = 0; l < net->n_links; l++) net->links[l].finite = link_capacity(net, l) < INFINITY;
     net->group_min = options->group_min > 0 ? options->group_min : options->group_min < 0 ? 0 : NETWORK_GROUP_MIN;
     net->free_group = net->free_aux = -1;
     if (options->capacity) {
@@ -2842,7 +2882,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         }
     }
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
-    net->opt.latency_at = NULL;
+    net->opt.latency_at = net->opt.uplink_at = net->opt.downlink_at = NULL;
     return net;
 }
 
@@ -2872,6 +2912,7 @@ void network_free(Network *net)
     free(net->aux);
     free(net->agents);
     free(net->latency);
+    free(net->capacity);
     free(net->ways);
     free(net->flows);
     free(net->trace);

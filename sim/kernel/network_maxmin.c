@@ -627,23 +627,36 @@ static int maxmin_create(Engine *e)
     if (m == NULL) return HS_E_NOMEM;
     m->wakeup = INFINITY;
     m->ring_floor = INFINITY;
-    double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
+    int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
+    /* constant bandwidths are read in place like the latencies; a copy only when they vary
+     * (maxmin_link_capacity: the network keeps its own) */
+    double *up = NULL, *down = NULL;
+    if (varying) {
+        up = malloc((size_t)n * sizeof *up);
+        down = malloc((size_t)n * sizeof *down);
+    }
     m->activity = hs_huge_calloc((size_t)n, sizeof *m->activity);
     m->pending_join = hs_huge_calloc((size_t)n, sizeof *m->pending_join);
     int status = HS_E_NOMEM;
-    if (up && down && m->activity && m->pending_join) {
+    if ((!varying || (up && down)) && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
             m->activity[i].cursor = -INFINITY;
-            up[i] = engine_uplink_rate(e, i);
-            down[i] = engine_downlink_rate(e, i);
+            if (varying) {
+                up[i] = engine_uplink_rate(e, i);
+                down[i] = engine_downlink_rate(e, i);
+            }
         }
         int lv08 = spec->lv08;
-        int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
-        /* the latencies are read where the engine reads them (its rates, or the world's
-         * records: EngineConfig.rates_at), which outlive the network (engine_free) */
+        /* the latencies and bandwidths are read where the engine reads them (its rates, or
+         * the world's records: EngineConfig.rates_at), which outlive the network
+         * (engine_free) */
+        const char *base = e->rates_at.base;
         NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down,
-                                  .latency_at = (const char *)e->rates_at.base + e->rates_at.latency,
+                                  .latency_at = base + e->rates_at.latency,
                                   .latency_stride = e->rates_at.stride,
+                                  .uplink_at = varying ? NULL : base + e->rates_at.uplink,
+                                  .downlink_at = varying ? NULL : base + e->rates_at.downlink,
+                                  .link_stride = e->rates_at.stride,
                                   .backbone = spec->backbone, .uplink_fifo = spec->uplink_fifo,
                                   .latency_factor = lv08 ? ENGINE_LV08_LATENCY : 1,
                                   .bandwidth_factor = lv08 ? ENGINE_LV08_BANDWIDTH : 1,
