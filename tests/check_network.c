@@ -850,6 +850,55 @@ START_TEST(test_bandwidth_read_in_place)
 }
 END_TEST
 
+/* The order of the done hook's calls. */
+typedef struct OrderRecorder {
+    int64_t order[64];
+    int n;
+} OrderRecorder;
+
+static void order_done(void *ctx, const NetworkPayload *p, double t)
+{
+    (void)t;
+    OrderRecorder *r = ctx;
+    if (r->n < 64) r->order[r->n++] = p->data;
+}
+
+static void order_active(void *ctx, int agent, double start, double end)
+{
+    (void)ctx, (void)agent, (void)start, (void)end;
+}
+
+/* Events at equal times come in creation order (the heap's tie, read from the flows since
+ * its items keep none): twelve messages alike on links of their own, sent at the same
+ * instant in a scrambled order of payloads, all end at the same time, and the done hook
+ * sees them in the order they were sent (their latencies' ends, also at one time, in that
+ * order before them); the other twelve, sent alike at t = 1 s, likewise. */
+START_TEST(test_equal_times_end_in_creation_order)
+{
+    enum { N = 24 };
+    double up[N], down[N], lat[N];
+    for (int a = 0; a < N; a++) up[a] = down[a] = 8, lat[a] = 0.25;
+    OrderRecorder rec = {.n = 0};
+    NetworkOptions o = {.n_agents = N, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                        .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = &rec, .done = order_done, .active = order_active};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    int64_t sent[N];
+    for (int i = 0; i < N; i++) {
+        int a = (i * 7) % N; /* a sender of its own, a receiver of its own */
+        sent[i] = (i * 5 + 3) % N;
+        ck_assert_int_eq(network_send(net, i < N / 2 ? 0 : 1, a, (a + 1) % N, 16, tag(sent[i])), 0);
+    }
+    (void)drain(net);
+    ck_assert_int_eq(rec.n, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(rec.order[i] == sent[i], "end %d: payload %lld, sent %d-th was %lld", i, (long long)rec.order[i], i,
+                      (long long)sent[i]);
+    network_free(net);
+}
+END_TEST
+
 /* ---- scenarios ---- */
 
 static const char *small =
@@ -1217,6 +1266,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_ring_counts_flows_in_any_state);
     tcase_add_test(tc, test_latency_read_in_place);
     tcase_add_test(tc, test_bandwidth_read_in_place);
+    tcase_add_test(tc, test_equal_times_end_in_creation_order);
     tcase_add_test(tc, test_network_section_errors);
     tcase_add_test(tc, test_fifo_keeps_the_goldens);
     tcase_add_test(tc, test_maxmin_sync_per_hop_latency);
