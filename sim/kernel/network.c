@@ -91,19 +91,17 @@ typedef struct FlowTrace {
     double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
 } FlowTrace;
 
-/* A flow on a link, with the copies of its share, whether this link holds it and where it
- * is in S that the recomputation reads: scanning a link touches no flow, and tells the
- * flows of S from the others without a per-flow mark (a cache miss each at a million
- * flows). Its weight is 1 unless Network.weight exists (flow_weight): 16 bytes, two a
- * message. */
-typedef struct LinkEntry {
+/* A flow on a link, with the copies of its share and whether this link holds it that the
+ * recomputation reads: scanning a link reads no flow record (a cache miss each at a
+ * million flows); whether the flow is in S is Network.s_index's (entry_s_index), 4 bytes a
+ * flow rather than 4 an entry. Its weight is 1 unless Network.weight exists (flow_weight):
+ * 12 bytes, packed, two a message. */
+typedef struct __attribute__((packed)) LinkEntry {
     unsigned flow : 31;
     unsigned held : 1; /* the flow's bottleneck is this link */
-    int s_index;       /* its index in S if comp_flows[s_index] is it (entry_s_index):
-                        * written on every entry of a flow joining S, never cleared */
     double share;
 } LinkEntry;
-_Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
+_Static_assert(sizeof(LinkEntry) == 12, "two per message: keep it 12 bytes");
 
 /* A link's entry array while it holds room for 2 or 4 (tier 0 and 1) is a block of a chunk,
  * past that an allocation of its own (entry_block_alloc). */
@@ -306,6 +304,9 @@ struct Network {
                         * and every weight is 1 (flow_weight) */
     int cap_flows, used_flows, free_flow;
     int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
+    int *s_index;      /* (cap_flows) a flow's index in S if comp_flows[s_index] is it
+                        * (entry_s_index): written when it joins S, never cleared (-1 when
+                        * its slot is made) */
     NetRing *rings;
     int n_rings;
     int *link_ring;    /* (n_links) the closed-form ring holding a link, -1: none; once a
@@ -689,7 +690,7 @@ static int link_add_entry(Network *net, int l, int f)
     for (int k = 0; k < flow_n_links(net, flow); k++)
         if (flow_link(net, flow, k) == l) flow_slot_set(net, flow, k, link->n);
     int held = flow->bottleneck == l;
-    link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
+    link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .share = flow->share};
     link->n_held += held;
     if (flow->share != 0 && link->finite) {
         link->used += flow->share;
@@ -822,6 +823,9 @@ static int flow_alloc(Network *net)
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
+        int *s_index = realloc(net->s_index, (size_t)cap * sizeof *s_index);
+        if (s_index == NULL) return -1;
+        net->s_index = s_index;
         if (net->hooks.traced) {
             FlowTrace *trace = realloc(net->trace, (size_t)cap * sizeof *trace);
             if (trace == NULL) return -1;
@@ -852,6 +856,7 @@ static int flow_alloc(Network *net)
     }
     f = net->made_flows++;
     net->flows[f].state = FLOW_FREE;
+    net->s_index[f] = -1;
     net->used_flows++;
     return f;
 }
@@ -2114,17 +2119,16 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
 /* The index in S (its first n_flows flows) of the flow of entry e, -1 when not in S. An
  * index left from an earlier recomputation names another flow there, or none (comp_flows
  * holds each flow of S once). */
-static int entry_s_index(const Network *net, const LinkEntry *e, int n_flows)
-{
-    int i = e->s_index;
-    return i >= 0 && i < n_flows && net->comp_flows[i] == (int)e->flow ? i : -1;
-}
-
-/* The same for flow fi, transferring or an aggregate (every flow of S has its entries). */
 static int flow_s_index(const Network *net, int fi, int n_flows)
 {
-    const NetFlow *f = &net->flows[fi];
-    return entry_s_index(net, &net->links[f->links[0]].entries[f->slots[0]], n_flows);
+    int i = net->s_index[fi];
+    return i >= 0 && i < n_flows && net->comp_flows[i] == fi ? i : -1;
+}
+
+/* The same for the flow of entry e. */
+static int entry_s_index(const Network *net, const LinkEntry *e, int n_flows)
+{
+    return flow_s_index(net, (int)e->flow, n_flows);
 }
 
 /* Adds flow fi to S: its links join T, and its current share goes back to them. */
@@ -2132,7 +2136,7 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
 {
     if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
-    for (int k = 0; k < flow_n_links(net, f); k++) net->links[flow_link(net, f, k)].entries[flow_slot(net, f, k)].s_index = *n_flows;
+    net->s_index[fi] = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
     for (int k = 0; k < flow_n_links(net, f); k++) {
@@ -2915,6 +2919,7 @@ void network_free(Network *net)
     free(net->capacity);
     free(net->ways);
     free(net->flows);
+    free(net->s_index);
     free(net->trace);
     free(net->member);
     free(net->hop_ring);
