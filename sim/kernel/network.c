@@ -1,5 +1,5 @@
 /* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
- * Data: links (2n + backbone, 48 bytes each) each hold the flows transferring on them
+ * Data: links (2n + backbone, 32 bytes each) each hold the flows transferring on them
  * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
  * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
  * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
@@ -33,8 +33,8 @@ enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 enum { FLOW_REF_BITS = 29, FLOW_REF_MAX = (1 << (FLOW_REF_BITS - 1)) - 1 };
 
 typedef struct NetFlow {
-    /* what the recomputation reads, in the first cache line (its index in S is in its
-     * link entries: LinkEntry.s_index); its state shares the word with bottleneck / next */
+    /* what the recomputation reads, in the first cache line (its index in S is
+     * Network.s_index's); its state shares the word with bottleneck / next */
     union {
         struct {
             int bottleneck : FLOW_REF_BITS; /* the link that set its share, -1: none (infinite
