@@ -750,6 +750,155 @@ START_TEST(test_latency_read_in_place)
 }
 END_TEST
 
+/* Bandwidths read in place (NetworkOptions.uplink_at, downlink_at: the engine's node
+ * records) give what the network's own copy gives, bit for bit: messages sharing links
+ * (max-min, LV08's share weights read the capacities too), an infinite downlink, a closed-
+ * form ring (its hops' rates) and a finite backbone (its capacity is the option's). */
+typedef struct LinkRecord {
+    char head;
+    double downlink;
+    int pad;
+    double uplink;
+} LinkRecord;
+
+static void bandwidth_run(const double *up, const double *down, const LinkRecord *records, double backbone,
+                          NetworkCapacityFn capacity, void *ctx, Recorder *rec)
+{
+    double lat[] = {0.001, 0.002, 0.005, 0.04, 0.003};
+    memset(rec, 0, sizeof *rec);
+    for (int i = 0; i < REC_MAX; i++) rec->done_at[i] = NAN;
+    NetworkOptions o = {.n_agents = 5, .uplink = up, .downlink = down, .latency = lat, .backbone = backbone,
+                        .latency_factor = 1, .bandwidth_factor = 1, .weight_s = 2, .capacity = capacity,
+                        .capacity_ctx = ctx};
+    if (records) {
+        o.uplink_at = (const char *)records + offsetof(LinkRecord, uplink);
+        o.downlink_at = (const char *)records + offsetof(LinkRecord, downlink);
+        o.link_stride = sizeof *records;
+    }
+    NetworkHooks h = {.ctx = rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
+                      .sender_idle = rec_idle};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    int members[] = {0, 1, 2, 3};
+    ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(0)), 0);
+    double last = drain(net);
+    ck_assert_int_eq(network_send(net, last, 0, 1, 30, tag(1)), 0);
+    ck_assert_int_eq(network_send(net, last, 3, 1, 50, tag(2)), 0);
+    ck_assert_int_eq(network_send(net, last + 0.01, 2, 0, 20, tag(3)), 0);
+    ck_assert_int_eq(network_send(net, last + 0.02, 1, 4, 25, tag(4)), 0);
+    ck_assert_int_eq(network_send(net, last + 0.02, 2, 4, 35, tag(5)), 0);
+    char why[512];
+    ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+    (void)drain(net);
+    ck_assert_msg(network_check(net, 1e-9, why, sizeof why) == 0, "%s", why);
+    network_free(net);
+}
+
+/* A capacity function: the bandwidths halve for every link at t >= 0.5 s. */
+static double halving_capacity(void *ctx, int link, double t, double *next_change)
+{
+    const double *cap = ctx;
+    *next_change = t < 0.5 ? 0.5 : INFINITY;
+    return t < 0.5 ? cap[link] : cap[link] / 2;
+}
+
+START_TEST(test_bandwidth_read_in_place)
+{
+    double up[] = {10, 3, 8, 10, 6}, down[] = {10, 10, 4, 10, INFINITY};
+    LinkRecord records[5];
+    for (int a = 0; a < 5; a++) records[a] = (LinkRecord){.head = 'y', .downlink = down[a], .pad = -1, .uplink = up[a]};
+    for (int b = 0; b < 2; b++) {
+        double backbone = b ? 12 : INFINITY;
+        Recorder copied, in_place;
+        bandwidth_run(up, down, NULL, backbone, NULL, NULL, &copied);
+        bandwidth_run(NULL, NULL, records, backbone, NULL, NULL, &in_place);
+        for (int i = 0; i < 6; i++) {
+            ck_assert(isfinite(copied.done_at[i]));
+            ck_assert_msg(copied.done_at[i] == in_place.done_at[i], "backbone %g, payload %d: copied %.17g, in place %.17g",
+                          backbone, i, copied.done_at[i], in_place.done_at[i]);
+        }
+        for (int a = 0; a < 5; a++) ck_assert(copied.active[a] == in_place.active[a]);
+    }
+    /* changing capacities are the network's copy even with records: the records say 1000x */
+    double cap[11];
+    for (int a = 0; a < 5; a++) {
+        cap[a] = up[a];
+        cap[5 + a] = down[a];
+    }
+    cap[10] = INFINITY;
+    LinkRecord wrong[5];
+    for (int a = 0; a < 5; a++) wrong[a] = (LinkRecord){.downlink = 1000 * down[a], .uplink = 1000 * up[a]};
+    Recorder copied, in_place;
+    double halved_up[5], halved_down[5];
+    memcpy(halved_up, up, sizeof up);
+    memcpy(halved_down, down, sizeof down);
+    bandwidth_run(halved_up, halved_down, NULL, INFINITY, halving_capacity, cap, &copied);
+    bandwidth_run(halved_up, halved_down, wrong, INFINITY, halving_capacity, cap, &in_place);
+    for (int i = 0; i < 6; i++) ck_assert(copied.done_at[i] == in_place.done_at[i]);
+    /* and the records do count: agent 4's downlink is infinite, so the two messages into it
+     * share nothing there; with agent 1's uplink at 2.5 bytes/s, not 3, its message (25
+     * bytes, alone on its uplink) takes 25 / 2.5 - 25 / 3 s longer after the ring's end
+     * (payload 0, itself later), the other one into agent 4 no longer */
+    Recorder base, slower;
+    bandwidth_run(NULL, NULL, records, INFINITY, NULL, NULL, &base);
+    records[1].uplink = 2.5;
+    bandwidth_run(NULL, NULL, records, INFINITY, NULL, NULL, &slower);
+    double before = base.done_at[4] - base.done_at[0], after = slower.done_at[4] - slower.done_at[0];
+    ck_assert_msg(fabs(after - before - (25 / 2.5 - 25.0 / 3)) < 1e-9, "%.17g then %.17g", before, after);
+    before = base.done_at[5] - base.done_at[0], after = slower.done_at[5] - slower.done_at[0];
+    ck_assert_msg(fabs(after - before) < 1e-9, "%.17g then %.17g", before, after);
+}
+END_TEST
+
+/* The order of the done hook's calls. */
+typedef struct OrderRecorder {
+    int64_t order[64];
+    int n;
+} OrderRecorder;
+
+static void order_done(void *ctx, const NetworkPayload *p, double t)
+{
+    (void)t;
+    OrderRecorder *r = ctx;
+    if (r->n < 64) r->order[r->n++] = p->data;
+}
+
+static void order_active(void *ctx, int agent, double start, double end)
+{
+    (void)ctx, (void)agent, (void)start, (void)end;
+}
+
+/* Events at equal times come in creation order (the heap's tie, read from the flows since
+ * its items keep none): twelve messages alike on links of their own, sent at the same
+ * instant in a scrambled order of payloads, all end at the same time, and the done hook
+ * sees them in the order they were sent (their latencies' ends, also at one time, in that
+ * order before them); the other twelve, sent alike at t = 1 s, likewise. */
+START_TEST(test_equal_times_end_in_creation_order)
+{
+    enum { N = 24 };
+    double up[N], down[N], lat[N];
+    for (int a = 0; a < N; a++) up[a] = down[a] = 8, lat[a] = 0.25;
+    OrderRecorder rec = {.n = 0};
+    NetworkOptions o = {.n_agents = N, .uplink = up, .downlink = down, .latency = lat, .backbone = INFINITY,
+                        .latency_factor = 1, .bandwidth_factor = 1};
+    NetworkHooks h = {.ctx = &rec, .done = order_done, .active = order_active};
+    Network *net = network_create(&o, &h);
+    ck_assert_ptr_nonnull(net);
+    int64_t sent[N];
+    for (int i = 0; i < N; i++) {
+        int a = (i * 7) % N; /* a sender of its own, a receiver of its own */
+        sent[i] = (i * 5 + 3) % N;
+        ck_assert_int_eq(network_send(net, i < N / 2 ? 0 : 1, a, (a + 1) % N, 16, tag(sent[i])), 0);
+    }
+    (void)drain(net);
+    ck_assert_int_eq(rec.n, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(rec.order[i] == sent[i], "end %d: payload %lld, sent %d-th was %lld", i, (long long)rec.order[i], i,
+                      (long long)sent[i]);
+    network_free(net);
+}
+END_TEST
+
 /* ---- scenarios ---- */
 
 static const char *small =
@@ -1116,6 +1265,8 @@ static Suite *network_suite(void)
     tcase_add_test(tc, test_ring_turns_into_hops_when_a_flow_arrives);
     tcase_add_test(tc, test_ring_counts_flows_in_any_state);
     tcase_add_test(tc, test_latency_read_in_place);
+    tcase_add_test(tc, test_bandwidth_read_in_place);
+    tcase_add_test(tc, test_equal_times_end_in_creation_order);
     tcase_add_test(tc, test_network_section_errors);
     tcase_add_test(tc, test_fifo_keeps_the_goldens);
     tcase_add_test(tc, test_maxmin_sync_per_hop_latency);

@@ -1,5 +1,5 @@
 /* network.c — max-min fair link sharing, incremental, with closed-form rings and groups.
- * Data: links (2n + backbone, 48 bytes each) each hold the flows transferring on them
+ * Data: links (2n + backbone, 32 bytes each) each hold the flows transferring on them
  * (swap-remove, each flow knows its slot); flows live in a pool of indices; one indexed
  * 4-ary heap orders every timed thing (a flow's latency end or completion, a group's next
  * completion, a closed-form ring's end, a link's next capacity change) by (time, creation
@@ -28,45 +28,59 @@
 enum { FLOW_FREE = 0, FLOW_WAITING, FLOW_LATENCY, FLOW_ACTIVE, FLOW_GROUP };
 enum { HANDLE_FLOW = 0, HANDLE_RING = 1, HANDLE_LINK = 2 };
 
+/* A flow's bottleneck or next (a link or a flow index) take 29 bits: at most 2^28 - 1 links
+ * and flows (flow_alloc and network_create refuse more: 134 M agents, 19 GB of flows). */
+enum { FLOW_REF_BITS = 29, FLOW_REF_MAX = (1 << (FLOW_REF_BITS - 1)) - 1 };
+
 typedef struct NetFlow {
-    /* what the recomputation reads, in the first cache line (its index in S is in its
-     * link entries: LinkEntry.s_index) */
+    /* what the recomputation reads, in the first cache line (its index in S is
+     * Network.s_index's); its state shares the word with bottleneck / next */
     union {
-        int bottleneck; /* the link that set its share, -1: none (infinite links only) */
-        int next;      /* while it waits in its sender's uplink queue, or is free: the next
-                        * there. One int: a queued flow has no share, and it leaves the
-                        * queue with next = -1, the bottleneck of a flow that has none yet */
+        struct {
+            int bottleneck : FLOW_REF_BITS; /* the link that set its share, -1: none (infinite
+                                             * links only) */
+            unsigned state : 3;
+        };
+        struct {
+            int next : FLOW_REF_BITS; /* while it waits in its sender's uplink queue, or is
+                        * free: the next there. One field: a queued flow has no share, and it
+                        * leaves the queue with next = -1, the bottleneck of a flow that has
+                        * none yet */
+            unsigned : 3;
+        };
     };
-    int8_t n_links;
-    int8_t state;
     int links[2];      /* a message: its sender's uplink (= the sender), the receiver's
                         * downlink (n + the receiver) (flow_src, flow_dst); its third, when
-                        * the network has a backbone, is always the backbone: flow_link */
+                        * the network has a backbone, is always the backbone: flow_link; a
+                        * group's aggregate: its link alone (flow_n_links) */
     int heap;          /* position in the heap, -1 when not scheduled */
     int slots[2];      /* position in each link's flow array while active; a member: in the
                         * member list of each link it is attached to, -1 elsewhere; the
                         * backbone's in Network.backbone_slot (flow_slot) */
-    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
-                        * for); a member's tag and stamp are in FlowMember */
     double share;      /* allocated bytes/s; it progresses at share * bandwidth_factor */
     /* the rest */
     double bytes_left; /* at `updated` */
     double updated;    /* its time (latency end, completion) is its heap item's: flow_due */
     uint64_t seq;
     NetworkPayload payload;
-} NetFlow;             /* 80 bytes (a D-PSGD step has four alive an agent): what only the
-                        * trace hook reads is in FlowTrace, what only a group's member needs in
-                        * FlowMember, the ring it is a hop of in Network.hop_ring; its endpoints are its links and its latency is its
-                        * endpoints' (flow_latency); its weight is 1 unless Network.weight
-                        * exists (flow_weight); its time is its heap item's (flow_due) */
-_Static_assert(sizeof(NetFlow) <= 80, "millions of flows are alive at once: keep their fields few");
+} NetFlow;             /* 72 bytes (a D-PSGD step has four alive an agent): what only the
+                        * trace hook reads is in FlowTrace, its group (and what only a group's
+                        * member needs) in FlowMember, the ring it is a hop of in
+                        * Network.hop_ring; its count of links is its state's (flow_n_links);
+                        * its endpoints are its links and its latency is its endpoints'
+                        * (flow_latency); its weight is 1 unless Network.weight exists
+                        * (flow_weight); its time is its heap item's (flow_due) */
+_Static_assert(sizeof(NetFlow) <= 72, "millions of flows are alive at once: keep their fields few");
 
 /* What a flow needs while it is a member of a group, beside the flows and only once a
  * group has formed (D-PSGD on a sparse graph never forms one: no link holds group_min
- * flows). Read only while flows[f].group says it is a member (written at its join). */
+ * flows). tag and stamp are read only while group says it is a member (written at its
+ * join); group is every flow's once the array exists (flow_group: -1 before). */
 typedef struct FlowMember {
     double tag;        /* the group clock at which its last byte is through */
     unsigned stamp;    /* which join (its items in the group's queue are this one's) */
+    int group;         /* -1, or the group it is a member of (FLOW_GROUP: the group it stands
+                        * for); in the padding, so 16 bytes as without it */
 } FlowMember;
 
 /* What the trace hook reports of a flow, beside the flows and only when there is a hook:
@@ -77,26 +91,23 @@ typedef struct FlowTrace {
     double activated;  /* its transfer began (NAN until then, or set by a ring's conversion) */
 } FlowTrace;
 
-/* A flow on a link, with the copies of its share, whether this link holds it and where it
- * is in S that the recomputation reads: scanning a link touches no flow, and tells the
- * flows of S from the others without a per-flow mark (a cache miss each at a million
- * flows). Its weight is 1 unless Network.weight exists (flow_weight): 16 bytes, two a
- * message. */
-typedef struct LinkEntry {
+/* A flow on a link, with the copies of its share and whether this link holds it that the
+ * recomputation reads: scanning a link reads no flow record (a cache miss each at a
+ * million flows); whether the flow is in S is Network.s_index's (entry_s_index), 4 bytes a
+ * flow rather than 4 an entry. Its weight is 1 unless Network.weight exists (flow_weight):
+ * 12 bytes, packed, two a message. */
+typedef struct __attribute__((packed)) LinkEntry {
     unsigned flow : 31;
     unsigned held : 1; /* the flow's bottleneck is this link */
-    int s_index;       /* its index in S if comp_flows[s_index] is it (entry_s_index):
-                        * written on every entry of a flow joining S, never cleared */
     double share;
 } LinkEntry;
-_Static_assert(sizeof(LinkEntry) == 16, "two per message: keep it 16 bytes");
+_Static_assert(sizeof(LinkEntry) == 12, "two per message: keep it 12 bytes");
 
 /* A link's entry array while it holds room for 2 or 4 (tier 0 and 1) is a block of a chunk,
  * past that an allocation of its own (entry_block_alloc). */
 enum { ENTRY_TIERS = 2 };
 
 typedef struct NetLink {
-    double capacity;
     double used;       /* sum of the shares of its flows (exactly 0 when it has none) */
     LinkEntry *entries; /* transferring flows (cap 2 or 4: a block of a chunk, entry_block_alloc) */
     int n;
@@ -108,12 +119,15 @@ typedef struct NetLink {
                         * (link_cap); a byte, not an int (the padding holds it) */
     uint8_t group_tried; /* in T: recompute_regroup looked at forming a group here (in the
                         * link's padding rather than in its 24-byte LinkFill) */
-} NetLink;             /* 40 bytes: two per agent, under every method (its capacity change
+    uint8_t finite;    /* its capacity is below INFINITY (link_capacity), for the tests that
+                        * ask only that: they read no agent's record */
+} NetLink;             /* 32 bytes: two per agent, under every method (its capacity is
+                        * link_capacity's: the agent's record or Network.capacity; its capacity change
                         * events, when links vary, are in link_heap and link_when; the
                         * closed-form ring holding it in Network.link_ring; its LinkAux in
                         * Network.link_aux once a group has formed; the flows that will
                         * cross it in Network.link_users once a ring has started) */
-_Static_assert(sizeof(NetLink) <= 40, "two per agent at ten million agents: keep them small");
+_Static_assert(sizeof(NetLink) <= 32, "two per agent at ten million agents: keep them small");
 
 /* A link of T in a recomputation: its residual and count of S flows without their shares
  * (base_), and while filling. T reaches every link of a D-PSGD graph at times (the first
@@ -239,16 +253,19 @@ typedef struct NetGroup {
     int next;          /* free list */
 } NetGroup;
 
-/* An item of the event heap: 20 bytes, packed (every flow of a D-PSGD step has one, four
- * an agent, all at once at a round's first instant). Its handle's type is in the tie's top
- * bits (heap_item), so only the index is kept (heap_item_handle); the unaligned doubles
- * cost x86 nothing measurable, and the children of a node take 80 bytes, not 96. */
+/* An item of the event heap: 12 bytes, packed (every flow of a D-PSGD step has one, four
+ * an agent, all at once at a round's first instant). Its handle's type is in the index's
+ * top two bits (heap_item). The tie at equal times (heap_tie) is not kept: it is read from
+ * the entity only when two times are equal, which in a run of distinct latencies is rare,
+ * and it is the same total order as when it was a field (8 bytes an item: 32 an agent). */
 typedef struct __attribute__((packed)) HeapItem {
     double when;
-    uint64_t tie;
-    uint32_t index;
+    uint32_t index;    /* (2 - type) << 30 | the entity's index (heap_item_handle) */
 } HeapItem;
-_Static_assert(sizeof(HeapItem) == 20, "one a flow: keep it 20 bytes");
+_Static_assert(sizeof(HeapItem) == 12, "one a flow: keep it 12 bytes");
+
+/* Entities the heap can name: an index of 30 bits (a billion flows, rings or links). */
+enum { HEAP_INDEX_BITS = 30 };
 
 /* 12 bytes, packed: a filling over the whole graph (a D-PSGD round's first instant) holds
  * one to two items a link. */
@@ -269,6 +286,11 @@ struct Network {
                         * when they are read in place (latency_at: agent_latency) */
     const unsigned char *latency_at;
     size_t latency_stride;
+    double *capacity;  /* (n_links) the links' capacities, copied from NetworkOptions.uplink,
+                        * downlink and backbone, and changed by opt.capacity; NULL when they are
+                        * read in place (uplink_at: link_capacity) */
+    const unsigned char *uplink_at, *downlink_at;
+    size_t link_stride;
     NetWays *ways;     /* (n) when hooks.active_way: activity per direction, else NULL */
     NetFlow *flows;
     FlowTrace *trace;  /* (cap_flows) only with hooks.traced, else NULL */
@@ -282,6 +304,9 @@ struct Network {
                         * and every weight is 1 (flow_weight) */
     int cap_flows, used_flows, free_flow;
     int made_flows;    /* slots ever handed out: [made_flows, cap_flows) untouched memory */
+    int *s_index;      /* (cap_flows) a flow's index in S if comp_flows[s_index] is it
+                        * (entry_s_index): written when it joins S, never cleared (-1 when
+                        * its slot is made) */
     NetRing *rings;
     int n_rings;
     int *link_ring;    /* (n_links) the closed-form ring holding a link, -1: none; once a
@@ -364,24 +389,32 @@ static int *handle_pos(Network *net, int64_t h)
     }
 }
 
-/* (time, tie) of an entity as the heap orders it: at equal times capacity changes, then
- * rings, then flows, each in creation order. Kept in the heap entries so comparisons do
- * not chase the entities. */
-static HeapItem heap_item(const Network *net, int64_t h, double when)
+/* The item of an entity at time when. The heap orders items by (time, tie): at equal times
+ * capacity changes, then rings, then flows, each in creation order (heap_tie). */
+static HeapItem heap_item(int64_t h, double when)
 {
-    uint64_t tie = ((uint64_t)(2 - handle_type(h)) << 62) | (handle_seq(net, h) & ((1ull << 62) - 1));
-    return (HeapItem){.when = when, .tie = tie, .index = (uint32_t)handle_index(h)};
+    return (HeapItem){.when = when,
+                      .index = ((uint32_t)(2 - handle_type(h)) << HEAP_INDEX_BITS) | (uint32_t)handle_index(h)};
 }
 
-/* The handle of an item: its type from the tie's top two bits (2 - type, heap_item). */
+/* The handle of an item: its type from the index's top two bits (2 - type, heap_item). */
 static int64_t heap_item_handle(const HeapItem *item)
 {
-    return handle(2 - (int)(item->tie >> 62), (int)item->index);
+    return handle(2 - (int)(item->index >> HEAP_INDEX_BITS), (int)(item->index & ((1u << HEAP_INDEX_BITS) - 1)));
 }
 
-static int heap_less(const HeapItem *a, const HeapItem *b)
+/* An item's tie: its type's rank in the top two bits, its entity's sequence below, read
+ * from the entity (a group's aggregate takes its first member's: group_schedule updates
+ * its item right after). */
+static uint64_t heap_tie(const Network *net, const HeapItem *item)
 {
-    return a->when < b->when || (a->when == b->when && a->tie < b->tie);
+    uint64_t rank = item->index >> HEAP_INDEX_BITS;
+    return (rank << 62) | (handle_seq(net, heap_item_handle(item)) & ((1ull << 62) - 1));
+}
+
+static int heap_less(const Network *net, const HeapItem *a, const HeapItem *b)
+{
+    return a->when < b->when || (a->when == b->when && heap_tie(net, a) < heap_tie(net, b));
 }
 
 static void heap_set(Network *net, int pos, HeapItem item)
@@ -400,7 +433,7 @@ static void heap_up(Network *net, int pos)
     HeapItem item = net->heap[pos];
     while (pos > 0) {
         int parent = (pos - 1) / HEAP_ARITY;
-        if (!heap_less(&item, &net->heap[parent])) break;
+        if (!heap_less(net, &item, &net->heap[parent])) break;
         heap_set(net, pos, net->heap[parent]);
         pos = parent;
     }
@@ -415,12 +448,26 @@ static void heap_down(Network *net, int pos)
         if (first >= net->heap_n) break;
         if (last > net->heap_n) last = net->heap_n;
         for (int c = first + 1; c < last; c++)
-            if (heap_less(&net->heap[c], &net->heap[child])) child = c;
-        if (!heap_less(&net->heap[child], &item)) break;
+            if (heap_less(net, &net->heap[c], &net->heap[child])) child = c;
+        if (!heap_less(net, &net->heap[child], &item)) break;
         heap_set(net, pos, net->heap[child]);
         pos = child;
     }
     heap_set(net, pos, item);
+}
+
+/* Puts item at pos in place of what was there, then up or down. The way is chosen against
+ * the parent, not against the item replaced: the tie is read from the entity, and an
+ * aggregate's may have changed with its time (group_schedule), so the old item's key is
+ * gone. The same moves as comparing with the old key: where that said "up", the item is
+ * below the parent or stays put either way; where it said "down", the item is not below
+ * the parent (the parent was not above the old key, the old key not above the item). */
+static void heap_replace(Network *net, int pos, HeapItem item)
+{
+    int up = pos > 0 && heap_less(net, &item, &net->heap[(pos - 1) / HEAP_ARITY]);
+    heap_set(net, pos, item);
+    if (up) heap_up(net, pos);
+    else heap_down(net, pos);
 }
 
 /* Inserts h at time when, or moves it there. A flow's time is kept only here; a ring's
@@ -428,15 +475,13 @@ static void heap_down(Network *net, int pos)
 static int heap_update(Network *net, int64_t h, double when)
 {
     int *pos = handle_pos(net, h);
-    HeapItem item = heap_item(net, h, when);
+    HeapItem item = heap_item(h, when);
     if (*pos >= 0) {
-        int at = *pos;
-        int earlier = heap_less(&item, &net->heap[at]);
-        net->heap[at] = item;
-        if (earlier) heap_up(net, at);
-        else heap_down(net, at);
+        heap_replace(net, *pos, item);
         return HS_OK;
     }
+    /* past 2^30 the index would run into the type's bits (a billion flows: 72 GB of them) */
+    if (handle_index(h) >= (1 << HEAP_INDEX_BITS)) return HS_E_NOMEM;
     if (hs_grow((void **)&net->heap, &net->heap_cap, net->heap_n, sizeof *net->heap, 64) != HS_OK) return HS_E_NOMEM;
     net->heap[net->heap_n] = item;
     *pos = net->heap_n++;
@@ -452,10 +497,7 @@ static void heap_remove(Network *net, int64_t h)
     *pos = -1;
     HeapItem last = net->heap[--net->heap_n];
     if (at == net->heap_n) return;
-    int earlier = heap_less(&last, &net->heap[at]);
-    heap_set(net, at, last);
-    if (earlier) heap_up(net, at);
-    else heap_down(net, at);
+    heap_replace(net, at, last);
 }
 
 /* ---- links ---- */
@@ -474,6 +516,27 @@ static double agent_latency(const Network *net, int agent)
     double v;
     memcpy(&v, net->latency_at + (size_t)agent * net->latency_stride, sizeof v);
     return v;
+}
+
+/* Its capacity: the network's copy, or the sender's (receiver's) record for an uplink
+ * (downlink, NetworkOptions.uplink_at) and the backbone's option, read as agent_latency
+ * reads a latency. */
+static double link_capacity(const Network *net, int l)
+{
+    if (net->capacity) return net->capacity[l];
+    if (l >= 2 * net->n) return net->opt.backbone;
+    const unsigned char *at = l < net->n ? net->uplink_at + (size_t)l * net->link_stride
+                                         : net->downlink_at + (size_t)(l - net->n) * net->link_stride;
+    double v;
+    memcpy(&v, at, sizeof v);
+    return v;
+}
+
+/* A new capacity, from opt.capacity (the copy exists whenever it is given). */
+static void link_capacity_set(Network *net, int l, double capacity)
+{
+    net->capacity[l] = capacity;
+    net->links[l].finite = capacity < INFINITY;
 }
 
 static int link_down(const Network *net, int agent)
@@ -524,11 +587,11 @@ static int link_refresh(Network *net, int l)
     NetLink *link = &net->links[l];
     if (net->opt.capacity == NULL) return HS_OK;
     double next = INFINITY;
-    link->capacity = net->opt.capacity(net->opt.capacity_ctx, l, net->now, &next);
+    link_capacity_set(net, l, net->opt.capacity(net->opt.capacity_ctx, l, net->now, &next));
     net->link_when[l] = next;
     if (link_attached(net, l)) room_update(net, l);
     int status = HS_OK;
-    if (!(link->capacity < INFINITY) && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
+    if (!link->finite && link_group(net, l) >= 0) status = group_dissolve_all(net, link_group(net, l));
     else if (link_group(net, l) >= 0) room_flush(net, &net->groups[link_group(net, l)]); /* the bound moved */
     if (status != HS_OK) return status;
     if (isfinite(next)) return heap_update(net, handle(HANDLE_LINK, l), next);
@@ -571,6 +634,21 @@ static void entry_block_free(Network *net, int tier, LinkEntry *block)
     net->free_block[tier] = block;
 }
 
+/* Its count of links, not stored: a group's aggregate crosses its link alone, a message
+ * its sender's uplink, its receiver's downlink and the backbone when there is one (the
+ * links beyond the agents' 2n). */
+static int flow_n_links(const Network *net, const NetFlow *f)
+{
+    return f->state == FLOW_GROUP ? 1 : 2 + (net->n_links - 2 * net->n);
+}
+
+/* The group flow fi is a member of (a group's aggregate: the group it stands for), -1: none;
+ * in FlowMember, which exists once a group has formed (every flow's is -1 before). */
+static int flow_group(const Network *net, int fi)
+{
+    return net->member ? net->member[fi].group : -1;
+}
+
 /* Link k of flow f (0: its sender's uplink, 1: the receiver's downlink, 2: the backbone, the
  * last link, not stored: a message crosses it whenever there is one), and its slot there:
  * the backbone's in Network.backbone_slot, so that the millions of flows of a network
@@ -609,12 +687,12 @@ static int link_add_entry(Network *net, int l, int f)
         link->cap_shift++;
     }
     NetFlow *flow = &net->flows[f];
-    for (int k = 0; k < flow->n_links; k++)
+    for (int k = 0; k < flow_n_links(net, flow); k++)
         if (flow_link(net, flow, k) == l) flow_slot_set(net, flow, k, link->n);
     int held = flow->bottleneck == l;
-    link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .s_index = -1, .share = flow->share};
+    link->entries[link->n++] = (LinkEntry){.flow = (unsigned)f, .held = (unsigned)held, .share = flow->share};
     link->n_held += held;
-    if (flow->share != 0 && link->capacity < INFINITY) {
+    if (flow->share != 0 && link->finite) {
         link->used += flow->share;
         if (link_attached(net, l)) room_update(net, l);
     }
@@ -642,7 +720,7 @@ static void link_drop_entry(Network *net, int l, int slot)
     if (slot < link->n) {
         link->entries[slot] = last;
         NetFlow *m = &net->flows[moved];
-        for (int k = 0; k < m->n_links; k++)
+        for (int k = 0; k < flow_n_links(net, m); k++)
             if (flow_link(net, m, k) == l) flow_slot_set(net, m, k, slot);
     }
     if (link_attached(net, l)) room_update(net, l);
@@ -741,9 +819,13 @@ static int flow_alloc(Network *net)
     }
     if (net->made_flows == net->cap_flows) {
         int cap = net->cap_flows ? net->cap_flows * 2 : 64;
+        if (cap - 1 > FLOW_REF_MAX) return -1; /* a flow's next has 29 bits */
         NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
+        int *s_index = realloc(net->s_index, (size_t)cap * sizeof *s_index);
+        if (s_index == NULL) return -1;
+        net->s_index = s_index;
         if (net->hooks.traced) {
             FlowTrace *trace = realloc(net->trace, (size_t)cap * sizeof *trace);
             if (trace == NULL) return -1;
@@ -753,6 +835,7 @@ static int flow_alloc(Network *net)
             FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
             if (member == NULL) return -1;
             net->member = member;
+            for (int k = net->cap_flows; k < cap; k++) net->member[k].group = -1;
         }
         if (isfinite(net->opt.backbone)) {
             int *slot = realloc(net->backbone_slot, (size_t)cap * sizeof *slot);
@@ -773,6 +856,7 @@ static int flow_alloc(Network *net)
     }
     f = net->made_flows++;
     net->flows[f].state = FLOW_FREE;
+    net->s_index[f] = -1;
     net->used_flows++;
     return f;
 }
@@ -840,7 +924,7 @@ static int flow_activate(Network *net, int f)
     if (dst != src) activity_open(net, dst);
     if (net->ways) activity_ways(net, src, dst, 1);
     int status = HS_OK;
-    for (int k = 0; k < flow->n_links && status == HS_OK; k++) status = link_add_flow(net, flow_link(net, flow, k), f);
+    for (int k = 0; k < flow_n_links(net, flow) && status == HS_OK; k++) status = link_add_flow(net, flow_link(net, flow, k), f);
     if (flow->bytes_left <= 0 && status == HS_OK) status = heap_update(net, handle(HANDLE_FLOW, f), net->now);
     return status;
 }
@@ -883,12 +967,11 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
     if (f < 0) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     memset(flow, 0, sizeof *flow);
-    flow->n_links = n_links;
     memcpy(flow->links, links, sizeof flow->links); /* the backbone's, links[2], is flow_link's */
     if (net->backbone_slot) net->backbone_slot[f] = 0; /* as the memset did to slots[2] */
     if (ring >= 0 && net->hop_ring == NULL && flow_hop_ring_create(net) != HS_OK) return HS_E_NOMEM;
     if (net->hop_ring) net->hop_ring[f] = ring;
-    flow->group = -1;
+    if (net->member) net->member[f].group = -1;
     flow->heap = -1;
     flow->bottleneck = -1;
     flow->next = -1;
@@ -902,9 +985,8 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
         double lat_from = agent_latency(net, from), lat_to = agent_latency(net, to);
         double penalty = lat_from > lat_to ? lat_from : lat_to;
         for (int k = 0; k < n_links; k++) {
-            NetLink *link = &net->links[links[k]];
             if (net->opt.capacity && link_flows(net, links[k]) == 0) link_refresh(net, links[k]);
-            penalty += net->opt.weight_s / link->capacity;
+            penalty += net->opt.weight_s / link_capacity(net, links[k]);
         }
         if (penalty > 0) net->weight[f] = 1 / penalty;
     }
@@ -928,11 +1010,11 @@ static int flow_start(Network *net, int from, int to, double bytes, int ring, Ne
  * still wait in its sender's queue or its latency, on no link yet). */
 static int flow_finish(Network *net, int f)
 {
-    int member = net->flows[f].group >= 0;
+    int member = flow_group(net, f) >= 0;
     if (member && group_leave(net, f, 1) != HS_OK) return HS_E_NOMEM;
     NetFlow *flow = &net->flows[f];
     int active = flow->state == FLOW_ACTIVE, waiting = flow->state == FLOW_WAITING;
-    for (int k = 0; k < flow->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, flow); k++) {
         if (!member && active) link_remove_flow(net, flow_link(net, flow, k), flow_slot(net, flow, k));
         if (net->link_users) net->link_users[flow_link(net, flow, k)]--;
     }
@@ -1006,7 +1088,7 @@ int network_cut(Network *net, double now, NetworkFlowRef ref, double bytes, doub
     if (!*found) return HS_OK; /* it ended already: every byte went */
     int status = HS_OK;
     /* a group's member turns back into an ordinary flow with its bytes left now */
-    if (net->flows[f].group >= 0 && (status = group_materialize(net, f)) != HS_OK) return status;
+    if (flow_group(net, f) >= 0 && (status = group_materialize(net, f)) != HS_OK) return status;
     NetFlow *flow = &net->flows[f];
     if (flow->state == FLOW_ACTIVE) {
         flow_settle(net, flow);
@@ -1066,7 +1148,7 @@ static int member_less(const MemberItem *a, const MemberItem *b)
 static int member_live(const Network *net, int gi, const MemberItem *item)
 {
     const NetFlow *f = &net->flows[item->flow];
-    return f->group == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
+    return flow_group(net, item->flow) == gi && f->state == FLOW_ACTIVE && f->seq == item->seq &&
            net->member[item->flow].stamp == item->stamp;
 }
 
@@ -1103,7 +1185,7 @@ static void member_compact(const Network *net, NetGroup *g, int gi)
 
 static int member_push(Network *net, NetGroup *g, int f)
 {
-    if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, net->flows[g->pseudo].group);
+    if (g->n_queue + g->n_heap > 2 * g->count + 1024) member_compact(net, g, flow_group(net, g->pseudo));
     NetFlow *flow = &net->flows[f];
     FlowMember *m = &net->member[f];
     m->stamp = ++net->joins;
@@ -1161,7 +1243,7 @@ static const MemberItem *member_first(const Network *net, NetGroup *g, int gi, i
 static double room_of(const Network *net, int l)
 {
     const NetLink *link = &net->links[l];
-    return (link->capacity - link->used) / link_attached(net, l)->gweight;
+    return (link_capacity(net, l) - link->used) / link_attached(net, l)->gweight;
 }
 
 static void room_set(Network *net, NetGroup *g, int pos, RoomItem item)
@@ -1259,7 +1341,7 @@ static int room_bucket_of(double room)
 static double room_bound(const Network *net, const NetGroup *g)
 {
     double weight = g->weight + g->weight_error;
-    return weight > 0 ? net->links[g->link].capacity / weight * (1 + 1e-6) : INFINITY;
+    return weight > 0 ? link_capacity(net, g->link) / weight * (1 + 1e-6) : INFINITY;
 }
 
 static int room_defer(Network *net, NetGroup *g, int l, int a, int b)
@@ -1421,7 +1503,7 @@ static void attach_remove(Network *net, int l, int f, int k)
     if (slot < aux->n_members) {
         members[slot] = last;
         NetFlow *m = &net->flows[last];
-        for (int j = 0; j < m->n_links; j++)
+        for (int j = 0; j < flow_n_links(net, m); j++)
             if (flow_link(net, m, j) == l) flow_slot_set(net, m, j, slot);
     }
     if (aux->n_members > 0) {
@@ -1450,7 +1532,7 @@ static int group_schedule(Network *net, NetGroup *g)
 {
     NetFlow *p = &net->flows[g->pseudo];
     int in_queue;
-    const MemberItem *top = member_first(net, g, p->group, &in_queue);
+    const MemberItem *top = member_first(net, g, flow_group(net, g->pseudo), &in_queue);
     double rate = g->level * net->opt.bandwidth_factor, left = top->tag - g->clock;
     p->seq = top->seq; /* at equal times, members end in creation order among other flows */
     double when = left <= 0 ? net->now : rate > 0 ? net->now + left / rate : INFINITY;
@@ -1475,6 +1557,7 @@ static int group_create(Network *net, int l, double level)
     if (net->member == NULL) { /* the first group: flows may join from now on */
         net->member = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->member);
         if (net->member == NULL) return HS_E_NOMEM;
+        for (int k = 0; k < net->cap_flows; k++) net->member[k].group = -1;
     }
     if (net->weight == NULL) { /* an aggregate's weight is its members' */
         net->weight = malloc((size_t)(net->cap_flows ? net->cap_flows : 1) * sizeof *net->weight);
@@ -1513,9 +1596,8 @@ static int group_create(Network *net, int l, double level)
     NetFlow *p = &net->flows[f];
     memset(p, 0, sizeof *p);
     p->state = FLOW_GROUP;
-    p->group = gi;
+    net->member[f].group = gi;
     if (net->hop_ring) net->hop_ring[f] = -1;
-    p->n_links = 1;
     p->links[0] = l;
     p->bottleneck = l;
     p->heap = -1;
@@ -1535,17 +1617,17 @@ static int group_join(Network *net, int fi, int gi)
     group_settle(net, g);
     net->member[fi].tag = g->clock + f->bytes_left / flow_weight(net, fi);
     heap_remove(net, handle(HANDLE_FLOW, fi));
-    for (int k = 0; k < f->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         link_drop_entry(net, l, flow_slot(net, f, k));
         flow_slot_set(net, f, k, -1);
-        if (l != g->link && net->links[l].capacity < INFINITY && attach_add(net, l, gi, fi, k) != HS_OK)
+        if (l != g->link && net->links[l].finite && attach_add(net, l, gi, fi, k) != HS_OK)
             return HS_E_NOMEM;
     }
     if (member_push(net, g, fi) != HS_OK) return HS_E_NOMEM;
     g->count++;
     group_weight_add(g, flow_weight(net, fi));
-    f->group = gi;
+    net->member[fi].group = gi;
     group_sync(net, g);
     net->stats.joined++;
     return group_schedule(net, g);
@@ -1569,12 +1651,12 @@ static void group_dissolve(Network *net, int gi)
 static int group_leave(Network *net, int fi, int finished)
 {
     NetFlow *f = &net->flows[fi];
-    int gi = f->group;
+    int gi = flow_group(net, fi);
     NetGroup *g = &net->groups[gi];
     g->count--; /* its item stays until it comes first */
-    for (int k = 0; k < f->n_links; k++)
+    for (int k = 0; k < flow_n_links(net, f); k++)
         if (flow_slot(net, f, k) >= 0) attach_remove(net, flow_link(net, f, k), fi, k);
-    f->group = -1;
+    net->member[fi].group = -1;
     group_weight_add(g, -flow_weight(net, fi));
     if (g->count == 0) {
         group_dissolve(net, gi);
@@ -1591,7 +1673,7 @@ static int group_leave(Network *net, int fi, int finished)
 static int group_materialize(Network *net, int fi)
 {
     NetFlow *f = &net->flows[fi];
-    NetGroup *g = &net->groups[f->group];
+    NetGroup *g = &net->groups[flow_group(net, fi)];
     int l = g->link;
     group_settle(net, g);
     double left = flow_weight(net, fi) * (net->member[fi].tag - g->clock), level = g->level;
@@ -1601,7 +1683,7 @@ static int group_materialize(Network *net, int fi)
     f->share = flow_weight(net, fi) * level;
     f->updated = net->now;
     f->bottleneck = l;
-    for (int k = 0; k < f->n_links && status == HS_OK; k++) status = link_add_entry(net, flow_link(net, f, k), fi);
+    for (int k = 0; k < flow_n_links(net, f) && status == HS_OK; k++) status = link_add_entry(net, flow_link(net, f, k), fi);
     if (status != HS_OK) return status;
     net->stats.detached++;
     return heap_update(net, handle(HANDLE_FLOW, fi), flow_when_by_share(net, f));
@@ -1645,13 +1727,13 @@ static int group_fire(Network *net, int gi)
 static int group_eligible(const Network *net, int fi, int b, int gi, double level)
 {
     const NetFlow *f = &net->flows[fi];
-    if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || f->group >= 0 ||
+    if ((gi >= 0 && level != net->groups[gi].level) || f->state != FLOW_ACTIVE || flow_group(net, fi) >= 0 ||
         f->bottleneck != b || !(flow_weight(net, fi) > 0))
         return 0;
-    for (int k = 0; k < f->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         const NetLink *link = &net->links[l];
-        if (l == b || !(link->capacity < INFINITY)) continue;
+        if (l == b || !link->finite) continue;
         if (link->n_held > 0) return 0;
         double gweight = 0;
         if (link_aux(net, l) >= 0) {
@@ -1659,7 +1741,7 @@ static int group_eligible(const Network *net, int fi, int b, int gi, double leve
             if (aux->attach != gi) return 0; /* a group's link, or attached to another */
             gweight = aux->gweight;
         }
-        double room = link->capacity - link->used + f->share;
+        double room = link_capacity(net, l) - link->used + f->share;
         if (!(room >= (gweight + flow_weight(net, fi)) * level * (1 + 1e-9))) return 0;
     }
     return 1;
@@ -1862,7 +1944,7 @@ static int link_users_create(Network *net)
     for (int f = 0; f < net->made_flows; f++) {
         const NetFlow *flow = &net->flows[f];
         if (flow->state == FLOW_FREE || flow->state == FLOW_GROUP) continue;
-        for (int k = 0; k < flow->n_links; k++) net->link_users[flow_link(net, flow, k)]++;
+        for (int k = 0; k < flow_n_links(net, flow); k++) net->link_users[flow_link(net, flow, k)]++;
     }
     return HS_OK;
 }
@@ -1910,7 +1992,7 @@ int network_ring_start(Network *net, double now, const int *members, int n, doub
     ring->period = 0;
     for (int k = 0; k < n; k++) {
         int a = members[k], b = members[(k + 1) % n];
-        double up = net->links[link_up(net, a)].capacity, down = net->links[link_down(net, b)].capacity;
+        double up = link_capacity(net, link_up(net, a)), down = link_capacity(net, link_down(net, b));
         double lat_a = agent_latency(net, a), lat_b = agent_latency(net, b);
         double lat = lat_a > lat_b ? lat_a : lat_b;
         ring->lat[k] = lat * net->opt.latency_factor;
@@ -2018,7 +2100,7 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     }
     link->tpos = (*n_links)++;
     LinkFill *fill = &net->tfill[link->tpos];
-    fill->base_residual = link->capacity - link->used;
+    fill->base_residual = link_capacity(net, l) - link->used;
     if (net->weight) net->tweights[link->tpos].base = 0;
     fill->base_unfrozen = 0;
     link->group_tried = 0;
@@ -2037,17 +2119,16 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
 /* The index in S (its first n_flows flows) of the flow of entry e, -1 when not in S. An
  * index left from an earlier recomputation names another flow there, or none (comp_flows
  * holds each flow of S once). */
-static int entry_s_index(const Network *net, const LinkEntry *e, int n_flows)
-{
-    int i = e->s_index;
-    return i >= 0 && i < n_flows && net->comp_flows[i] == (int)e->flow ? i : -1;
-}
-
-/* The same for flow fi, transferring or an aggregate (every flow of S has its entries). */
 static int flow_s_index(const Network *net, int fi, int n_flows)
 {
-    const NetFlow *f = &net->flows[fi];
-    return entry_s_index(net, &net->links[f->links[0]].entries[f->slots[0]], n_flows);
+    int i = net->s_index[fi];
+    return i >= 0 && i < n_flows && net->comp_flows[i] == fi ? i : -1;
+}
+
+/* The same for the flow of entry e. */
+static int entry_s_index(const Network *net, const LinkEntry *e, int n_flows)
+{
+    return flow_s_index(net, (int)e->flow, n_flows);
 }
 
 /* Adds flow fi to S: its links join T, and its current share goes back to them. */
@@ -2055,13 +2136,13 @@ static int recompute_add(Network *net, int fi, unsigned epoch, int *n_flows, int
 {
     if (flow_s_index(net, fi, *n_flows) >= 0) return HS_OK;
     const NetFlow *f = &net->flows[fi];
-    for (int k = 0; k < f->n_links; k++) net->links[flow_link(net, f, k)].entries[flow_slot(net, f, k)].s_index = *n_flows;
+    net->s_index[fi] = *n_flows;
     if (push_int(&net->comp_flows, &net->cap_comp_flows, (*n_flows)++, fi)) return HS_E_NOMEM;
     net->s_groups += f->state == FLOW_GROUP;
-    for (int k = 0; k < f->n_links; k++) {
+    for (int k = 0; k < flow_n_links(net, f); k++) {
         int l = flow_link(net, f, k);
         NetLink *link = &net->links[l];
-        if (!(link->capacity < INFINITY)) continue;
+        if (!link->finite) continue;
         if (!link_in_t(net, l, *n_links) && recompute_link(net, l, epoch, n_flows, n_links)) return HS_E_NOMEM;
         LinkFill *fill = &net->tfill[link->tpos];
         fill->base_residual += f->share;
@@ -2129,7 +2210,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
             double weight = flow_weight(net, e->flow), s = weight * level;
             bottleneck[index] = item.link;
             const NetFlow *f = &net->flows[e->flow];
-            for (int k = 0; k < f->n_links; k++) {
+            for (int k = 0; k < flow_n_links(net, f); k++) {
                 const NetLink *other_link = &net->links[flow_link(net, f, k)];
                 if (!link_in_t(net, flow_link(net, f, k), n_links)) continue; /* infinite */
                 LinkFill *other = &net->tfill[other_link->tpos];
@@ -2139,7 +2220,7 @@ static int recompute_fill(Network *net, unsigned epoch, int n_flows, int n_links
                 if (net->weight) net->tweights[other_link->tpos].now -= weight;
                 if (other->unfrozen > 0 && fill_push(net, flow_link(net, f, k))) return HS_E_NOMEM;
             }
-            if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[f->group], epoch, level))
+            if (f->state == FLOW_GROUP && recompute_fill_attached(net, &net->groups[flow_group(net, (int)e->flow)], epoch, level))
                 return HS_E_NOMEM;
         }
         fill->unfrozen = 0;
@@ -2203,7 +2284,7 @@ static int recompute_violations(Network *net, unsigned epoch, int *n_flows, int 
             used += aux->gweight * level;
             if (level > top) top = level;
         }
-        int saturated = used >= link->capacity * (1 - eps);
+        int saturated = used >= link_capacity(net, l) * (1 - eps);
         /* an outside flow held here needs the link full and no S flow above it; an S flow
          * held here needs no outside flow above it */
         int violated = (held_low < INFINITY && (!saturated || top > held_low * (1 + eps))) ||
@@ -2232,7 +2313,7 @@ static int recompute_room(Network *net, unsigned epoch, int *n_flows, int *n_lin
     for (int i = 0; i < *n_flows; i++) {
         const NetFlow *p = &net->flows[net->comp_flows[i]];
         if (p->state != FLOW_GROUP) continue;
-        const NetGroup *g = &net->groups[p->group];
+        const NetGroup *g = &net->groups[flow_group(net, net->comp_flows[i])];
         double level = s_level(net, i);
         if (!(level > g->level)) continue;
         /* the heap's nodes with room below the level: a subtree at its root */
@@ -2316,7 +2397,7 @@ static int recompute_regroup(Network *net, int n_flows, int n_links)
     }
     for (int i = 0; i < n_flows; i++) {
         int fi = net->comp_flows[i], b = net->flows[fi].bottleneck;
-        if (net->flows[fi].state != FLOW_ACTIVE || net->flows[fi].group >= 0 || b < 0) continue;
+        if (net->flows[fi].state != FLOW_ACTIVE || flow_group(net, fi) >= 0 || b < 0) continue;
         double level = s_level(net, i);
         int gi = link_group(net, b);
         if (gi >= 0) {
@@ -2399,7 +2480,7 @@ again:
         NetFlow *f = &net->flows[fi];
         double s = s_share(net, i);
         if (f->state == FLOW_GROUP) { /* held at its link, always */
-            NetGroup *g = &net->groups[f->group];
+            NetGroup *g = &net->groups[flow_group(net, fi)];
             NetLink *link = &net->links[g->link];
             link->used += s - f->share;
             f->share = link->entries[f->slots[0]].share = s;
@@ -2416,7 +2497,7 @@ again:
             net->regroup |= b->n_held + 1 >= net->group_min || link_group(net, f->bottleneck) >= 0;
         }
         if (s == f->share && f->heap >= 0 && !held_changed) continue;
-        for (int k = 0; k < f->n_links; k++) {
+        for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             NetLink *link = &net->links[l];
             LinkEntry *e = &link->entries[flow_slot(net, f, k)];
@@ -2424,7 +2505,7 @@ again:
             link->n_held += held - e->held;
             e->held = held;
             e->share = s;
-            if (link->capacity < INFINITY) {
+            if (link->finite) {
                 link->used += s - f->share;
                 if (link_attached(net, l)) room_update(net, l);
             }
@@ -2473,7 +2554,7 @@ int network_advance(Network *net, double t)
                 break;
             default:
                 if (net->flows[i].state == FLOW_LATENCY) status = flow_activate(net, i);
-                else if (net->flows[i].state == FLOW_GROUP) status = group_fire(net, net->flows[i].group);
+                else if (net->flows[i].state == FLOW_GROUP) status = group_fire(net, flow_group(net, i));
                 else status = flow_finish(net, i);
             }
             if (status != HS_OK) return status;
@@ -2576,7 +2657,8 @@ static int check_fail(char *why, size_t size, const char *format, ...)
 static double check_share(const Network *net, int fi)
 {
     const NetFlow *f = &net->flows[fi];
-    return f->group >= 0 ? flow_weight(net, fi) * net->groups[f->group].level : f->share;
+    int gi = flow_group(net, fi);
+    return gi >= 0 ? flow_weight(net, fi) * net->groups[gi].level : f->share;
 }
 
 int network_check(const Network *net, double tolerance, char *why, size_t size)
@@ -2592,7 +2674,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         const NetFlow *f = &net->flows[fi];
         if (f->state != FLOW_ACTIVE) continue;
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
-        for (int k = 0; k < f->n_links; k++) {
+        for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             sum[l] += share;
             count[l]++;
@@ -2608,7 +2690,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         for (int fi = 0; fi < net->made_flows; fi++) {
             const NetFlow *f = &net->flows[fi];
             if (f->state == FLOW_FREE || f->state == FLOW_GROUP) continue;
-            for (int k = 0; k < f->n_links; k++) users[flow_link(net, f, k)]++;
+            for (int k = 0; k < flow_n_links(net, f); k++) users[flow_link(net, f, k)]++;
         }
         for (int l = 0; l < n_links && status == 0; l++)
             if (users[l] != net->link_users[l])
@@ -2619,11 +2701,11 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
     }
     double scale = 0; /* rounding leaves traces of the size of the largest capacity */
     for (int l = 0; l < n_links; l++)
-        if (net->links[l].capacity < INFINITY && net->links[l].capacity > scale) scale = net->links[l].capacity;
+        if (net->links[l].finite && link_capacity(net, l) > scale) scale = link_capacity(net, l);
     for (int l = 0; l < n_links && status == 0; l++) {
         const NetLink *link = &net->links[l];
-        if (link->capacity < INFINITY && sum[l] > link->capacity + tolerance * scale)
-            status = check_fail(why, size, "link %d carries %.17g over its capacity %.17g", l, sum[l], link->capacity);
+        if (link->finite && sum[l] > link_capacity(net, l) + tolerance * scale)
+            status = check_fail(why, size, "link %d carries %.17g over its capacity %.17g", l, sum[l], link_capacity(net, l));
         int counted = link_flows(net, l);
         if (link_group(net, l) >= 0) counted += net->groups[link_group(net, l)].count - 1;
         if (count[l] != counted) status = check_fail(why, size, "link %d: %d flows cross it, it counts %d", l, count[l], counted);
@@ -2637,22 +2719,22 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         if (f->state != FLOW_ACTIVE || net->now < f->updated) continue;
         double share = check_share(net, fi), weight = flow_weight(net, fi), level = weight > 0 ? share / weight : 0;
         int bottleneck = 0, finite = 0;
-        for (int k = 0; k < f->n_links; k++) {
+        for (int k = 0; k < flow_n_links(net, f); k++) {
             int l = flow_link(net, f, k);
             const NetLink *link = &net->links[l];
-            if (!(link->capacity < INFINITY)) continue;
+            if (!link->finite) continue;
             finite = 1;
-            if (sum[l] >= link->capacity - tolerance * scale && level >= top[l] * (1 - tolerance)) bottleneck = 1;
+            if (sum[l] >= link_capacity(net, l) - tolerance * scale && level >= top[l] * (1 - tolerance)) bottleneck = 1;
         }
         if (finite && !bottleneck) {
             char links[160] = "";
-            for (int k = 0, at = 0; k < f->n_links && at < (int)sizeof links; k++) {
+            for (int k = 0, at = 0; k < flow_n_links(net, f) && at < (int)sizeof links; k++) {
                 int l = flow_link(net, f, k);
                 at += snprintf(links + at, sizeof links - (size_t)at, " [link %d: %.6g of %.6g, top level %.6g]", l,
-                               sum[l], net->links[l].capacity, top[l]);
+                               sum[l], link_capacity(net, l), top[l]);
             }
             status = check_fail(why, size, "flow %d (%d -> %d, share %.17g%s) has no bottleneck:%s", fi, flow_src(f),
-                                flow_dst(net, f), share, f->group >= 0 ? ", a member" : "", links);
+                                flow_dst(net, f), share, flow_group(net, fi) >= 0 ? ", a member" : "", links);
         }
         if (!finite && !isinf(share)) status = check_fail(why, size, "flow %d crosses infinite links only", fi);
     }
@@ -2674,7 +2756,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             if (member_less(&g->queue[(g->head + m) % g->cap_queue], &g->queue[(g->head + m - 1) % g->cap_queue]))
                 status = check_fail(why, size, "group %d: queue order", gi);
         if (live != g->count) status = check_fail(why, size, "group %d: %d members, it counts %d", gi, live, g->count);
-        if (g->count == 0 || p->state != FLOW_GROUP || p->group != gi || link_group(net, g->link) != gi ||
+        if (g->count == 0 || p->state != FLOW_GROUP || flow_group(net, g->pseudo) != gi || link_group(net, g->link) != gi ||
             fabs(weight - flow_weight(net, g->pseudo)) > 1e-9 * weight)
             status = check_fail(why, size, "group %d: aggregate (%d members, weight %.17g, sum %.17g)", gi, g->count,
                                 flow_weight(net, g->pseudo), weight);
@@ -2691,7 +2773,7 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
         /* a link out of the heap: its room at least its bucket's floor, which is above every
          * level the group can take (its link's capacity over its members' weight) */
         int deferred = 0;
-        double bound = net->links[g->link].capacity / (g->weight + g->weight_error);
+        double bound = link_capacity(net, g->link) / (g->weight + g->weight_error);
         for (int b = 0; g->bucket && b < ROOM_BUCKETS && status == 0; b++) {
             for (int i = 0; i < g->bucket[b].n && status == 0; i++) {
                 DeferItem item = g->bucket[b].items[i];
@@ -2718,8 +2800,8 @@ int network_check(const Network *net, double tolerance, char *why, size_t size)
             const NetFlow *f = &net->flows[fi];
             gweight += flow_weight(net, fi);
             int found = 0;
-            for (int k = 0; k < f->n_links; k++) found |= flow_link(net, f, k) == l && flow_slot(net, f, k) == m;
-            if (f->group != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
+            for (int k = 0; k < flow_n_links(net, f); k++) found |= flow_link(net, f, k) == l && flow_slot(net, f, k) == m;
+            if (flow_group(net, fi) != aux->attach || !found) status = check_fail(why, size, "link %d: member %d", l, m);
         }
         if (fabs(gweight - aux->gweight) > 1e-9 * gweight)
             status = check_fail(why, size, "link %d: members' weight %.17g, it counts %.17g", l, gweight, aux->gweight);
@@ -2734,6 +2816,8 @@ done:
 
 Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks)
 {
+    /* a flow's bottleneck has 29 bits (FLOW_REF_BITS): 134 M agents at most */
+    if (options->n_agents < 0 || options->n_agents > (FLOW_REF_MAX - 1) / 2) return NULL;
     Network *net = calloc(1, sizeof *net);
     if (net == NULL) return NULL;
     for (int tier = 0; tier < ENTRY_TIERS; tier++) hs_chunks_init(&net->blocks[tier], (2u << tier) * sizeof(LinkEntry), 1024);
@@ -2757,6 +2841,16 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         network_free(net);
         return NULL;
     }
+    /* capacities that change (opt.capacity) are the network's own; constant ones are read in
+     * place when the caller has records (uplink_at) */
+    if (options->uplink_at && options->capacity == NULL) {
+        net->uplink_at = options->uplink_at;
+        net->downlink_at = options->downlink_at;
+        net->link_stride = options->link_stride;
+    } else if ((net->capacity = malloc((size_t)net->n_links * sizeof *net->capacity)) == NULL) {
+        network_free(net);
+        return NULL;
+    }
     if (options->uplink_fifo) {
         net->queue_head = malloc((size_t)n * sizeof *net->queue_head);
         net->queue_tail = malloc((size_t)n * sizeof *net->queue_tail);
@@ -2769,11 +2863,14 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
     }
     for (int a = 0; a < n; a++) {
         if (net->latency) net->latency[a] = options->latency[a];
-        net->links[link_up(net, a)].capacity = options->uplink[a];
-        net->links[link_down(net, a)].capacity = options->downlink[a];
+        if (net->capacity) {
+            net->capacity[link_up(net, a)] = options->uplink[a];
+            net->capacity[link_down(net, a)] = options->downlink[a];
+        }
         if (options->uplink_fifo) net->queue_head[a] = net->queue_tail[a] = -1;
     }
-    if (isfinite(options->backbone)) net->links[2 * n].capacity = options->backbone;
+    if (isfinite(options->backbone) && net->capacity) net->capacity[2 * n] = options->backbone;
+    for (int l = 0; l < net->n_links; l++) net->links[l].finite = link_capacity(net, l) < INFINITY;
     net->group_min = options->group_min > 0 ? options->group_min : options->group_min < 0 ? 0 : NETWORK_GROUP_MIN;
     net->free_group = net->free_aux = -1;
     if (options->capacity) {
@@ -2789,7 +2886,7 @@ Network *network_create(const NetworkOptions *options, const NetworkHooks *hooks
         }
     }
     net->opt.uplink = net->opt.downlink = net->opt.latency = NULL;
-    net->opt.latency_at = NULL;
+    net->opt.latency_at = net->opt.uplink_at = net->opt.downlink_at = NULL;
     return net;
 }
 
@@ -2819,8 +2916,10 @@ void network_free(Network *net)
     free(net->aux);
     free(net->agents);
     free(net->latency);
+    free(net->capacity);
     free(net->ways);
     free(net->flows);
+    free(net->s_index);
     free(net->trace);
     free(net->member);
     free(net->hop_ring);

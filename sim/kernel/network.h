@@ -90,6 +90,13 @@ typedef struct NetworkOptions {
                                 * node records: 8 bytes an agent not copied); they must stay
                                 * unchanged and outlive the network */
     size_t latency_stride;
+    const void *uplink_at;     /* optional, instead of uplink and downlink: agent a's are the
+                                * doubles at uplink_at (downlink_at) + a x link_stride, read in
+                                * place as latency_at (16 bytes an agent not copied); uplink and
+                                * downlink are still read when capacity is given (the network
+                                * then keeps its own copy, which capacity changes) */
+    const void *downlink_at;
+    size_t link_stride;
     double backbone;           /* bytes/s; INFINITY: none */
     int uplink_fifo;           /* a sender's messages queue: one transfers at a time */
     double latency_factor;     /* 1; LV08 13.01 */

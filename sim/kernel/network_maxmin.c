@@ -46,6 +46,10 @@ typedef struct Maxmin {
     struct ActivityRings *rings;          /* (n_nodes) the rings that overlap a node's
                                            * computation, once one has (activity_rings),
                                            * else NULL */
+    double *ring_s;                       /* (n_nodes) the measure of a node's rings this
+                                           * round that overlap no computation, once a ring
+                                           * has reported (a D-PSGD run has none: 8 bytes
+                                           * an agent), else NULL: 0 for every node */
 } Maxmin;
 
 static Maxmin *maxmin_of(const Engine *e)
@@ -104,14 +108,15 @@ static int activity_n_rings(const Maxmin *m, int agent)
 typedef struct AgentActivity {
     double busy_sum;        /* the spans taken so far this round (activity_take) */
     double cursor;          /* the end of the union so far (-INFINITY: none yet) */
-    double ring_s;          /* the measure of the rings that overlap no computation */
     union {                 /* compute spans not taken yet: [c_head, n_compute) */
         Span inline_[ACTIVITY_INLINE]; /* while cap_compute <= ACTIVITY_INLINE */
         Span *heap;
     } compute;
     ActivityMore *more;     /* NULL until a transfer span or a ring to keep comes */
     int c_head, n_compute, cap_compute;
-} AgentActivity;
+} AgentActivity;            /* 72 bytes: every agent has one (its rings' measure is in
+                             * Maxmin.ring_s, which a run without rings never allocates) */
+_Static_assert(sizeof(AgentActivity) <= 72, "one an agent: keep it 72 bytes");
 
 static Span *activity_compute(AgentActivity *a)
 {
@@ -288,9 +293,11 @@ static void maxmin_activity_close(Engine *e, int agent, double from, double to, 
                                   compute[k].end > to ? to : compute[k].end);
         }
     }
-    *busy = b + a->ring_s;
-    *comm = c + a->ring_s;
-    a->busy_sum = a->ring_s = 0;
+    double ring_s = mm->ring_s ? mm->ring_s[agent] : 0; /* b + 0 is b (b >= 0): no ring, the same sums */
+    *busy = b + ring_s;
+    *comm = c + ring_s;
+    a->busy_sum = 0;
+    if (mm->ring_s) mm->ring_s[agent] = 0;
     a->cursor = -INFINITY;
     int kept = 0; /* compute spans still running or queued for later */
     for (int k = a->c_head; k < a->n_compute; k++)
@@ -318,6 +325,7 @@ static void maxmin_free(Engine *e)
         }
     hs_chunks_free(&m->more);
     free(m->rings);
+    free(m->ring_s);
     free(m->activity);
     free(m->collectives);
     for (int i = 0; m->pending_join && i < e->n_nodes; i++) free(m->pending_join[i].joins);
@@ -534,11 +542,15 @@ static void maxmin_on_periodic(void *ctx, int agent, const NetworkPeriodic *p)
     int overlaps = 0;
     for (int k = a->n_compute - 1; k >= a->c_head && compute[k].end > p->from && !overlaps; k--)
         overlaps = compute[k].start < p->to;
+    Maxmin *m = maxmin_of(e);
     if (!overlaps) {
-        a->ring_s += periodic_measure(p, p->from, p->to);
+        if (m->ring_s == NULL && (m->ring_s = calloc((size_t)e->n_nodes, sizeof *m->ring_s)) == NULL) {
+            hs_diag_set(e->diag, HS_E_NOMEM, NULL, 0, "out of memory for accounting");
+            return;
+        }
+        m->ring_s[agent] += periodic_measure(p, p->from, p->to);
         return;
     }
-    Maxmin *m = maxmin_of(e);
     ActivityMore *x = activity_more(m, a); /* as it was when the rings were in it */
     if (m->rings == NULL) m->rings = calloc((size_t)e->n_nodes, sizeof *m->rings);
     ActivityRings *rings = m->rings ? &m->rings[agent] : NULL;
@@ -627,23 +639,36 @@ static int maxmin_create(Engine *e)
     if (m == NULL) return HS_E_NOMEM;
     m->wakeup = INFINITY;
     m->ring_floor = INFINITY;
-    double *up = malloc((size_t)n * sizeof *up), *down = malloc((size_t)n * sizeof *down);
+    int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
+    /* constant bandwidths are read in place like the latencies; a copy only when they vary
+     * (maxmin_link_capacity: the network keeps its own) */
+    double *up = NULL, *down = NULL;
+    if (varying) {
+        up = malloc((size_t)n * sizeof *up);
+        down = malloc((size_t)n * sizeof *down);
+    }
     m->activity = hs_huge_calloc((size_t)n, sizeof *m->activity);
     m->pending_join = hs_huge_calloc((size_t)n, sizeof *m->pending_join);
     int status = HS_E_NOMEM;
-    if (up && down && m->activity && m->pending_join) {
+    if ((!varying || (up && down)) && m->activity && m->pending_join) {
         for (int i = 0; i < n; i++) {
             m->activity[i].cursor = -INFINITY;
-            up[i] = engine_uplink_rate(e, i);
-            down[i] = engine_downlink_rate(e, i);
+            if (varying) {
+                up[i] = engine_uplink_rate(e, i);
+                down[i] = engine_downlink_rate(e, i);
+            }
         }
         int lv08 = spec->lv08;
-        int varying = e->uplink_trace || e->downlink_trace || e->availability_trace || e->outage_trace;
-        /* the latencies are read where the engine reads them (its rates, or the world's
-         * records: EngineConfig.rates_at), which outlive the network (engine_free) */
+        /* the latencies and bandwidths are read where the engine reads them (its rates, or
+         * the world's records: EngineConfig.rates_at), which outlive the network
+         * (engine_free) */
+        const char *base = e->rates_at.base;
         NetworkOptions options = {.n_agents = n, .uplink = up, .downlink = down,
-                                  .latency_at = (const char *)e->rates_at.base + e->rates_at.latency,
+                                  .latency_at = base + e->rates_at.latency,
                                   .latency_stride = e->rates_at.stride,
+                                  .uplink_at = varying ? NULL : base + e->rates_at.uplink,
+                                  .downlink_at = varying ? NULL : base + e->rates_at.downlink,
+                                  .link_stride = e->rates_at.stride,
                                   .backbone = spec->backbone, .uplink_fifo = spec->uplink_fifo,
                                   .latency_factor = lv08 ? ENGINE_LV08_LATENCY : 1,
                                   .bandwidth_factor = lv08 ? ENGINE_LV08_BANDWIDTH : 1,
