@@ -701,6 +701,24 @@ typedef struct LatencyRecord {
     char tail;
 } LatencyRecord;
 
+/* What the read-in-place tests run: a closed-form ring of agents 0-3, then three
+ * messages sharing links (into agent 1 twice, out of agent 0's downlink); the caller may
+ * send more after *last (the ring's end), then drains and frees. */
+static Network *in_place_messages(const NetworkOptions *o, Recorder *rec, double *last)
+{
+    NetworkHooks h = {.ctx = rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
+                      .sender_idle = rec_idle};
+    Network *net = network_create(o, &h);
+    ck_assert_ptr_nonnull(net);
+    int members[] = {0, 1, 2, 3};
+    ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(0)), 0);
+    *last = drain(net);
+    ck_assert_int_eq(network_send(net, *last, 0, 1, 30, tag(1)), 0);
+    ck_assert_int_eq(network_send(net, *last, 3, 1, 50, tag(2)), 0);
+    ck_assert_int_eq(network_send(net, *last + 0.01, 2, 0, 20, tag(3)), 0);
+    return net;
+}
+
 static void latency_run(const double *lat, const LatencyRecord *records, Recorder *rec)
 {
     double up[] = {10, 3, 8, 10}, down[] = {10, 10, 4, 10};
@@ -713,16 +731,8 @@ static void latency_run(const double *lat, const LatencyRecord *records, Recorde
         o.latency_at = (const char *)records + offsetof(LatencyRecord, latency);
         o.latency_stride = sizeof *records;
     }
-    NetworkHooks h = {.ctx = rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
-                      .sender_idle = rec_idle};
-    Network *net = network_create(&o, &h);
-    ck_assert_ptr_nonnull(net);
-    int members[] = {0, 1, 2, 3};
-    ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(0)), 0);
-    double last = drain(net);
-    ck_assert_int_eq(network_send(net, last, 0, 1, 30, tag(1)), 0);
-    ck_assert_int_eq(network_send(net, last, 3, 1, 50, tag(2)), 0);
-    ck_assert_int_eq(network_send(net, last + 0.01, 2, 0, 20, tag(3)), 0);
+    double last;
+    Network *net = in_place_messages(&o, rec, &last);
     (void)drain(net);
     network_free(net);
 }
@@ -775,16 +785,8 @@ static void bandwidth_run(const double *up, const double *down, const LinkRecord
         o.downlink_at = (const char *)records + offsetof(LinkRecord, downlink);
         o.link_stride = sizeof *records;
     }
-    NetworkHooks h = {.ctx = rec, .done = rec_done, .active = rec_active, .active_periodic = rec_periodic,
-                      .sender_idle = rec_idle};
-    Network *net = network_create(&o, &h);
-    ck_assert_ptr_nonnull(net);
-    int members[] = {0, 1, 2, 3};
-    ck_assert_int_eq(network_ring_start(net, 0, members, 4, 40, tag(0)), 0);
-    double last = drain(net);
-    ck_assert_int_eq(network_send(net, last, 0, 1, 30, tag(1)), 0);
-    ck_assert_int_eq(network_send(net, last, 3, 1, 50, tag(2)), 0);
-    ck_assert_int_eq(network_send(net, last + 0.01, 2, 0, 20, tag(3)), 0);
+    double last;
+    Network *net = in_place_messages(&o, rec, &last);
     ck_assert_int_eq(network_send(net, last + 0.02, 1, 4, 25, tag(4)), 0);
     ck_assert_int_eq(network_send(net, last + 0.02, 2, 4, 35, tag(5)), 0);
     char why[512];
