@@ -13,6 +13,7 @@
  * Prints figures, asserts nothing.
  *
  * Usage: bench/conv_forward [REPS] [N]   (defaults 3 and 2048) */
+#include "bench/bench.h"
 #include "models/conv_onednn.h"
 #include "models/conv_winograd.h"
 
@@ -43,18 +44,6 @@ void omp_set_num_threads(int n);
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
 
-static double thread_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct Layer {
     int C, OC, H; /* square planes, kernel 5, stride 1, padding 2 */
@@ -122,7 +111,7 @@ static int conv_run(const Layer *l, const Config *c, const float *x, const float
     for (int r = 0; r < reps; r++) {
         double time = 0;
         for (int s = 0; s + mb <= n; s += mb) {
-            double start = thread_seconds();
+            double start = bench_thread_seconds();
             if (same_src) {
                 dnnl_memory_set_data_handle(m_src, (void *)(x + (size_t)s * in_floats));
             } else {
@@ -136,7 +125,7 @@ static int conv_run(const Layer *l, const Config *c, const float *x, const float
                                       {DNNL_ARG_DST, m_dst}};
             dnnl_primitive_execute(conv, stream, 4, args);
             dnnl_stream_wait(stream);
-            time += thread_seconds() - start;
+            time += bench_thread_seconds() - start;
             /* the NCHW copy for the comparison, outside the clock */
             dnnl_memory_set_data_handle(m_user_dst, y + (size_t)s * out_floats);
             dnnl_exec_arg_t out_args[] = {{DNNL_ARG_FROM, m_dst}, {DNNL_ARG_TO, m_user_dst}};
@@ -168,7 +157,7 @@ static int wino_run(const Layer *l, int backward, const float *x, const float *w
     for (int r = 0; r < reps; r++) {
         if (backward == 1) memset(y, 0, sizeof(float) * n * in_floats);
         float dw[64 * 32 * 25];
-        double start = thread_seconds();
+        double start = bench_thread_seconds();
         for (int s = 0; s + mb <= n; s += mb) {
             if (backward == 2)
                 conv_winograd_backward_weights(c, dw, x + (size_t)s * out_floats, y + (size_t)s * in_floats, mb);
@@ -177,7 +166,7 @@ static int wino_run(const Layer *l, int backward, const float *x, const float *w
             else
                 conv_winograd_forward(c, y + (size_t)s * out_floats, x + (size_t)s * in_floats, w, mb);
         }
-        seconds[r] = thread_seconds() - start;
+        seconds[r] = bench_thread_seconds() - start;
     }
     if (!backward)
         for (size_t i = 0; i < (size_t)n * l->OC; i++)
@@ -245,7 +234,7 @@ int main(int argc, char **argv)
                 printf("    %-20s batch %3d: no implementation in this oneDNN\n", configs[c].name, configs[c].mb);
                 continue;
             }
-            qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+            qsort(seconds, (size_t)reps, sizeof seconds[0], bench_compare_doubles);
             const int same = c == 0 || memcmp(out, ref, sizeof(float) * ny) == 0;
             printf("    %-20s batch %3d: %7.1f ms  %-22s %s\n", configs[c].name, configs[c].mb,
                    1000.0 * seconds[reps / 2] * 1000.0 / n, impl, same ? "same bits" : "other bits");
@@ -253,7 +242,7 @@ int main(int argc, char **argv)
         for (int mb = 8; mb <= 64; mb *= 8) { /* as oneDNN's training batches above */
             double seconds[CONV_REPS_MAX];
             if (wino_run(l, 0, x, w, b, n, mb, y, reps, seconds) != 0) continue;
-            qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+            qsort(seconds, (size_t)reps, sizeof seconds[0], bench_compare_doubles);
             printf("    %-20s batch %3d: %7.1f ms  %-22s max |diff| %.2g of max |ref|\n", "hetsim F(4x4,5x5)", mb,
                    1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (forward)", max_difference(y, ref, ny));
         }
@@ -262,14 +251,14 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < ny; i++) dout[i] = (float)(seed = seed * 1103515245u + 12345u) / 4294967296.0f - 0.5f;
         double seconds[CONV_REPS_MAX];
         if (wino_run(l, 1, dout, w, b, n, 64, din, reps, seconds) == 0) {
-            qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+            qsort(seconds, (size_t)reps, sizeof seconds[0], bench_compare_doubles);
             printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", 64,
                    1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (backward-data)");
         }
         if ((size_t)l->OC * l->C <= 64 * 32) {
             memcpy(din, x, sizeof(float) * nx);
             if (wino_run(l, 2, dout, w, b, n, 64, din, reps, seconds) == 0) {
-                qsort(seconds, (size_t)reps, sizeof seconds[0], compare);
+                qsort(seconds, (size_t)reps, sizeof seconds[0], bench_compare_doubles);
                 printf("    %-20s batch %3d: %7.1f ms  %-22s\n", "hetsim F(4x4,5x5)", 64,
                        1000.0 * seconds[reps / 2] * 1000.0 / n, "winograd (backward-weights)");
             }

@@ -37,17 +37,11 @@
 
 #define MAX_REPS 51
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
     double sorted[MAX_REPS];
     memcpy(sorted, v, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof(double), compare_doubles);
+    qsort(sorted, (size_t)n, sizeof(double), bench_compare_doubles);
     return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 

@@ -27,6 +27,8 @@
  *
  * Usage: bench/epoch [REPS] [mlp|cnn|mlp16]   (HETSIM names the binary, default ./hetsim;
  * PYTHON the interpreter with torch, default python3; DATA the dataset folder) */
+#include "bench/bench.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +42,6 @@ typedef struct EpochTime {
     double wall, cpu; /* seconds; wall < 0: the run failed */
 } EpochTime;
 
-static double epoch_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* User + system seconds of the children waited for so far. */
 static double epoch_children_cpu(void)
 {
@@ -56,15 +51,9 @@ static double epoch_children_cpu(void)
            1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
-static int epoch_compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double epoch_median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, epoch_compare);
+    qsort(v, (size_t)n, sizeof *v, bench_compare_doubles);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -89,9 +78,9 @@ static EpochTime epoch_hetsim(const char *hetsim, const char *run, const char *d
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=1 '%s' run %s --set 'data.path=%s' --db '%s/epoch-%d.db' --quiet",
              hetsim, run, data, dir, rep);
-    double cpu = epoch_children_cpu(), start = epoch_now();
+    double cpu = epoch_children_cpu(), start = bench_seconds();
     int status = system(cmd);
-    EpochTime t = {epoch_now() - start, epoch_children_cpu() - cpu};
+    EpochTime t = {bench_seconds() - start, epoch_children_cpu() - cpu};
     if (status != 0) t.wall = -1;
     return t;
 }

@@ -11,6 +11,7 @@
  * size with a time limit; past it the solver falls back to exact and the tables say
  * "timeout" (inf for a median past the limit). Last, both costs side by side (`pairing
  * costs` prints only that table). About a minute in all. */
+#include "bench/bench.h"
 #include "solver/pairing.h"
 
 #include <gsl/gsl_rng.h>
@@ -25,13 +26,6 @@ static const double bench_fs[BENCH_SPLITS] = {1, .99, .73, .64, .56, .35, .24, .
 static const double bench_ff[BENCH_SPLITS] = {0, .02, .13, .26, .43, .51, .65, .99};
 static const double bench_act[BENCH_SPLITS] = {0, 1.25e6, 1.25e6, 2.5e6, 2.5e6, 5e6, 5e6, 1.25e6};
 static const double bench_ip_limit = 10; /* seconds */
-
-static double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double bench_choice(gsl_rng *rng, const double *values, const double *probs, int n)
 {
@@ -111,12 +105,6 @@ fail:
     return status;
 }
 
-static int bench_compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct BenchRun {
     double ms;       /* median wall time */
     double makespan; /* of the last solve */
@@ -135,16 +123,16 @@ static BenchRun bench_solve(const PairingProblem *p, const char *solver, int rep
     while (done < reps && done < 16) {
         HsDiag diag;
         hs_diag_clear(&diag);
-        double start = bench_now();
+        double start = bench_seconds();
         run.status = solver_pair(p, solver, ip_limit, &r, &diag);
-        ms[done++] = (bench_now() - start) * 1e3;
+        ms[done++] = (bench_seconds() - start) * 1e3;
         if (run.status != HS_OK) fprintf(stderr, "bench: %s: %s\n", solver, diag.message);
         if (r.fell_back) break; /* one timeout says enough */
     }
     run.makespan = r.makespan;
     run.fell_back = r.fell_back;
     pairing_result_free(&r);
-    qsort(ms, (size_t)done, sizeof *ms, bench_compare_double);
+    qsort(ms, (size_t)done, sizeof *ms, bench_compare_doubles);
     run.ms = ms[done / 2];
     return run;
 }
@@ -207,7 +195,7 @@ static void bench_ip_reach(gsl_rng *rng)
             ms[k] = ip.fell_back ? INFINITY : ip.ms;
             pairing_problem_free(&p);
         }
-        qsort(ms, INSTANCES, sizeof *ms, bench_compare_double);
+        qsort(ms, INSTANCES, sizeof *ms, bench_compare_doubles);
         printf("%7d %6d/%d %12.1f\n", sizes[s], solved, INSTANCES, ms[INSTANCES / 2]);
     }
 }
@@ -279,7 +267,7 @@ int main(int argc, char **argv)
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
     if (rng == NULL) return 1;
     gsl_rng_set(rng, 42);
-    double start = bench_now();
+    double start = bench_seconds();
     if (argc > 1 && strcmp(argv[1], "costs") == 0) { /* just this table */
         bench_costs(rng);
         gsl_rng_free(rng);
@@ -289,7 +277,7 @@ int main(int argc, char **argv)
     bench_ip_reach(rng);
     bench_gap(rng);
     bench_costs(rng);
-    printf("\nbench/pairing: %.1f s in all\n", bench_now() - start);
+    printf("\nbench/pairing: %.1f s in all\n", bench_seconds() - start);
     gsl_rng_free(rng);
     return 0;
 }

@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(void)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_taus2);
@@ -35,7 +29,7 @@ int main(void)
             rates[rep] = 2.0 * holds / elapsed;
             queue_free(q);
         }
-        qsort(rates, 5, sizeof *rates, compare_double);
+        qsort(rates, 5, sizeof *rates, bench_compare_doubles);
         printf("%10zu %14.2f %14.2f\n", pending, rates[2] / 1e6, 1e9 / rates[2]);
     }
     gsl_rng_free(rng);

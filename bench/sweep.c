@@ -253,15 +253,9 @@ static int bench_write(const char *path, const char *text)
     return fclose(f);
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, compare_double);
+    qsort(v, (size_t)n, sizeof *v, bench_compare_doubles);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

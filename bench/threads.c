@@ -19,15 +19,9 @@
 #define THREADS_MAX_REPS 15
 #define THREADS_MAX_COUNT 16
 
-static int threads_compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double threads_median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, threads_compare);
+    qsort(v, (size_t)n, sizeof *v, bench_compare_doubles);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

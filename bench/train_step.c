@@ -13,6 +13,7 @@
  *              [--nesterov] [--wd W] [--warmup N] [--seed S] [--data DIR]
  *                                   central training on Fashion-MNIST (SGD momentum,
  *                                   cosine schedule per epoch), test accuracy per epoch */
+#include "bench/bench.h"
 #include "models/conv_onednn.h"
 #include "models/dataset.h"
 #include "models/kernels.h"
@@ -28,22 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Rates are measured in this thread's CPU time (OpenBLAS runs single-threaded in the
- * calling thread), so other load on a shared machine does not count against us; the
- * central-training mode reports wall-clock seconds. */
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* Rates are measured in this thread's CPU time (bench_thread_seconds: OpenBLAS runs
+ * single-threaded in the calling thread), so other load on a shared machine does not count
+ * against us; the central-training mode reports wall-clock seconds (bench_seconds). */
 
 /* GFLOPS of C = A B^T (M x K times K x N), as the linear forward calls it. */
 static double bench_sgemm(int M, int N, int K, double seconds)
@@ -52,11 +40,11 @@ static double bench_sgemm(int M, int N, int K, double seconds)
     for (int i = 0; i < M * K; i++) a[i] = (float)(i % 7) * 0.1f;
     for (int i = 0; i < N * K; i++) b[i] = (float)(i % 5) * 0.1f;
     long reps = 0;
-    double start = cpu_s(), t = 0;
+    double start = bench_thread_seconds(), t = 0;
     do {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
         reps++;
-    } while ((t = cpu_s() - start) < seconds);
+    } while ((t = bench_thread_seconds() - start) < seconds);
     free(a), free(b), free(c);
     return 2.0 * M * N * K * reps / t / 1e9;
 }
@@ -141,7 +129,7 @@ static StepBench bench_step(const ModelSpec *spec, double seconds)
     float *x = model_workspace_x(ws);
     int *y = model_workspace_y(ws);
     long steps = 0;
-    double start = cpu_s(), t = 0;
+    double start = bench_thread_seconds(), t = 0;
     do {
         /* next batch -> forward/backward (grads zeroed inside) -> update */
         int at = (int)((steps * B) % (pool - B));
@@ -151,7 +139,7 @@ static StepBench bench_step(const ModelSpec *spec, double seconds)
         if (model_grad_full(m, ws, x, y, B, &loss) != HS_OK) break;
         optim_step(o, model_params(m), model_grads(m), 0, model_param_count(m), 0.01);
         steps++;
-    } while ((t = cpu_s() - start) < seconds);
+    } while ((t = bench_thread_seconds() - start) < seconds);
     double profile;
     double flops = step_flops(m, B, &profile);
     r.steps_per_s = steps / t;
@@ -271,17 +259,11 @@ static double bench_peak(double seconds, double rates[4])
     return peak;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(const double *v, int n)
 {
     double sorted[32];
     memcpy(sorted, v, sizeof(double) * n);
-    qsort(sorted, (size_t)n, sizeof(double), compare_doubles);
+    qsort(sorted, (size_t)n, sizeof(double), bench_compare_doubles);
     return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
@@ -347,21 +329,21 @@ static FmaPeak bench_fma_peak(void)
     __builtin_cpu_init();
     for (int rep = 0; rep < 3; rep++) {
         const long n = 50000000;
-        double t = cpu_s();
+        double t = bench_thread_seconds();
         if (fma_clock_chain(n) != 8 * n) return r;
-        t = cpu_s() - t;
+        t = bench_thread_seconds() - t;
         if (8.0 * n / t / 1e9 > r.ghz) r.ghz = 8.0 * n / t / 1e9;
         const long m = 10000000;
         if (__builtin_cpu_supports("avx512f")) {
-            t = cpu_s();
+            t = bench_thread_seconds();
             fma_512(m);
-            t = cpu_s() - t;
+            t = bench_thread_seconds() - t;
             if (12.0 * m * 32 / t / 1e9 > r.avx512_gflops) r.avx512_gflops = 12.0 * m * 32 / t / 1e9;
         }
         if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-            t = cpu_s();
+            t = bench_thread_seconds();
             fma_256(m);
-            t = cpu_s() - t;
+            t = bench_thread_seconds() - t;
             if (12.0 * m * 16 / t / 1e9 > r.avx2_gflops) r.avx2_gflops = 12.0 * m * 16 / t / 1e9;
         }
     }
@@ -382,11 +364,11 @@ static double bench_sgemm_with(KernelsSgemm *gemm, int M, int N, int K, double s
     for (int i = 0; i < M * K; i++) a[i] = (float)(i % 7) * 0.1f;
     for (int i = 0; i < N * K; i++) b[i] = (float)(i % 5) * 0.1f;
     long reps = 0;
-    double start = cpu_s(), t = 0;
+    double start = bench_thread_seconds(), t = 0;
     do {
         gemm(0, 1, M, N, K, a, K, b, K, 0.0f, c, N);
         reps++;
-    } while ((t = cpu_s() - start) < seconds);
+    } while ((t = bench_thread_seconds() - start) < seconds);
     free(a), free(b), free(c);
     return 2.0 * M * N * K * reps / t / 1e9;
 }
@@ -584,7 +566,7 @@ static int run_central(int argc, char **argv)
            arch, momentum, nesterov ? " nesterov" : "", lr, epochs, warmup, batch, wd, seed);
     int *order = malloc(sizeof(int) * ds->n_train);
     for (int i = 0; i < ds->n_train; i++) order[i] = i;
-    double start = now_s();
+    double start = bench_seconds();
     for (int e = 0; e < epochs; e++) {
         double rate = optim_schedule_lr(&os, e, epochs), sum = 0;
         int steps = 0;
@@ -608,7 +590,7 @@ static int run_central(int argc, char **argv)
         double test_loss, test_acc;
         model_evaluate(m, ws, ds, 1, NULL, 0, &test_loss, &test_acc);
         printf("epoch %2d  lr %.4f  train loss %.4f  test loss %.4f  test accuracy %.4f  (%.0f s)\n", e + 1, rate,
-               sum / steps, test_loss, test_acc, now_s() - start);
+               sum / steps, test_loss, test_acc, bench_seconds() - start);
         fflush(stdout);
     }
     free(order);

@@ -8,6 +8,7 @@
  * REPS batches. Prints figures, asserts nothing.
  *
  * Usage: bench/wino_block [REPS]   (default 100, at most 1000) */
+#include "bench/bench.h"
 #include "models/conv_winograd.h"
 
 #include <stdio.h>
@@ -16,19 +17,6 @@
 #include <time.h>
 
 enum { BLOCK_BATCH = 64, BLOCK_C = 32, BLOCK_OC = 64, BLOCK_SIDE = 14, BLOCK_REPS_MAX = 1000 };
-
-static double block_thread_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int block_compare(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* uniform in [-scale, scale) from a fixed linear congruential sequence */
 static void block_fill(float *x, size_t n, float scale, unsigned *state)
@@ -71,16 +59,16 @@ int main(int argc, char **argv)
     block_fill(dout, npool, 1.0f, &state);
     for (int r = 0; r < reps; r++) {
         for (size_t i = 0; i < sweep; i += 16) other[i] += 1.0f;
-        double t0 = block_thread_ms();
+        double t0 = 1e3 * bench_thread_seconds();
         conv_winograd_relu_pool_forward(c, out, argmax, x, w, bias, B);
-        forward[r] = block_thread_ms() - t0;
+        forward[r] = 1e3 * bench_thread_seconds() - t0;
         for (size_t i = 0; i < sweep; i += 16) other[i] += 1.0f;
-        t0 = block_thread_ms();
+        t0 = 1e3 * bench_thread_seconds();
         conv_winograd_relu_pool_backward(c, din, dw, db, dout, out, argmax, x, w, B);
-        backward[r] = block_thread_ms() - t0;
+        backward[r] = 1e3 * bench_thread_seconds() - t0;
     }
-    qsort(forward, reps, sizeof *forward, block_compare);
-    qsort(backward, reps, sizeof *backward, block_compare);
+    qsort(forward, reps, sizeof *forward, bench_compare_doubles);
+    qsort(backward, reps, sizeof *backward, bench_compare_doubles);
     printf("conv block 32 -> 64 at 14x14, k5, batch %d, winograd (%d batches; thread CPU ms per batch)\n", B, reps);
     printf("  forward (conv, bias, ReLU, pool)      min %.3f  median %.3f\n", forward[0], forward[reps / 2]);
     printf("  backward (din, dw, db from the pool)  min %.3f  median %.3f\n", backward[0], backward[reps / 2]);

@@ -7,6 +7,7 @@
  * whether the two gave the same bits. Asserts nothing.
  *
  * Usage: bench/wino_gemm [REPS]   (default 200, at most 2000) */
+#include "bench/bench.h"
 #include "models/conv_onednn.h"
 #include "models/conv_winograd_gemm.h"
 
@@ -16,19 +17,6 @@
 #include <time.h>
 
 enum { GEMM_POSITIONS = 64, GEMM_SKEW = 16, GEMM_REPS_MAX = 2000 };
-
-static double gemm_thread_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-static int gemm_compare(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The 64 products of one pass: position xi's rows of A (a tile's 64 positions a row, as
  * the block's v), its filters' K x N in B, its columns of C (as the block's m). */
@@ -88,11 +76,11 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; r++)
             for (int own = 0; own < 2; own++) {
                 for (size_t i = 0; i < sweep; i += 16) other[i] += 1.0f;
-                const double t0 = gemm_thread_ms();
+                const double t0 = 1e3 * bench_thread_seconds();
                 gemm_pass(own, ta, M, N, K, a, lda, b, c[own], ldc, pass[p].beta);
-                t[own][r] = gemm_thread_ms() - t0;
+                t[own][r] = 1e3 * bench_thread_seconds() - t0;
             }
-        for (int own = 0; own < 2; own++) qsort(t[own], reps, sizeof(double), gemm_compare);
+        for (int own = 0; own < 2; own++) qsort(t[own], reps, sizeof(double), bench_compare_doubles);
         printf("  %-46s dnnl_sgemm min %.3f median %.3f   hetsim min %.3f median %.3f   bits %s\n", pass[p].name,
                t[0][0], t[0][reps / 2], t[1][0], t[1][reps / 2], same ? "same" : "DIFFER");
         free(a), free(b), free(c[0]), free(c[1]);
