@@ -2,7 +2,6 @@
 #include "base/chunks.h"
 
 #include "base/grow.h"
-#include "base/hugemem.h"
 
 #include <stdlib.h>
 
@@ -13,15 +12,11 @@ void hs_chunks_init(HsChunks *c, size_t item_size, int per_chunk)
 
 void *hs_chunks_take(HsChunks *c)
 {
-    if (c->n_chunks == 0 || c->used == c->last_cap) {
+    if (c->n_chunks == 0 || c->used == c->per_chunk) {
         if (hs_grow((void **)&c->chunks, &c->cap_chunks, c->n_chunks, sizeof *c->chunks, 16) != HS_OK) return NULL;
-        size_t cap = (size_t)c->per_chunk;
-        if (c->bytes >= HUGEMEM_MIN && HUGEMEM_MIN / c->item_size > cap) cap = HUGEMEM_MIN / c->item_size;
-        char *chunk = hs_huge_calloc(cap, c->item_size); /* plain calloc below HUGEMEM_MIN */
+        char *chunk = calloc((size_t)c->per_chunk, c->item_size);
         if (chunk == NULL) return NULL;
         c->chunks[c->n_chunks++] = chunk;
-        c->last_cap = (int)cap;
-        c->bytes += cap * c->item_size;
         c->used = 0;
     }
     return c->chunks[c->n_chunks - 1] + (size_t)c->used++ * c->item_size;

@@ -4,9 +4,7 @@
  * fan-in"); the network's links' first entry arrays (two and four entries) and the
  * accounting's ActivityMore come from here. Blocks are zeroed and never given back one by
  * one (a caller that recycles keeps its own free list). Not thread-safe: one pool per
- * engine. Once a pool holds HUGEMEM_MIN bytes, each further chunk is HUGEMEM_MIN bytes of
- * huge pages (base/hugemem.h): at a million agents the links' entries are gigabytes read in
- * random order, and a small pool (a small run) keeps its chunks of per_chunk blocks. */
+ * engine. */
 #ifndef BASE_CHUNKS_H
 #define BASE_CHUNKS_H
 
@@ -14,9 +12,7 @@
 
 typedef struct HsChunks {
     size_t item_size; /* bytes per block */
-    int per_chunk;    /* blocks per chunk while the pool is small */
-    int last_cap;     /* blocks in the last chunk */
-    size_t bytes;     /* bytes in all chunks */
+    int per_chunk;    /* blocks per chunk */
     char **chunks;    /* (n_chunks) */
     int n_chunks, cap_chunks, used; /* used: blocks handed out of the last chunk */
 } HsChunks;

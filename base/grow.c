@@ -1,8 +1,6 @@
 /* grow.c — see grow.h. */
 #include "base/grow.h"
 
-#include "base/hugemem.h"
-
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +22,7 @@ int hs_grow_to(void **array, int *cap, int n, size_t size, int first)
     if (n < *cap) return HS_OK;
     int grown = hs_grow_capacity(*cap, n, size, first);
     if (grown < 0) return HS_E_NOMEM;
-    void *bigger = hs_huge_realloc(*array, (size_t)grown, size); /* plain realloc below HUGEMEM_MIN */
+    void *bigger = realloc(*array, (size_t)grown * size);
     if (bigger == NULL) return HS_E_NOMEM;
     *array = bigger;
     *cap = grown;

@@ -38,16 +38,3 @@ void *hs_huge_malloc(size_t count, size_t size)
     size_t bytes = count * size;
     return hs_huge_advise(malloc(bytes ? bytes : 1), bytes);
 }
-
-/* realloc keeps a large block's pages where they were (glibc moves them by mremap), so
- * they stay 4 KB pages, or huge pages split into 4 KB mappings where the block lands on
- * other 2 MiB boundaries; only what the grown array touches afterwards comes as huge pages.
- * A fresh block advised before the copy (every page huge) was measured and dropped: at 1 M
- * agents it put the dpsgd peak at 1,000 B an agent (25 more) for the same processor time
- * (docs/results/network.md, "eighth pass"). */
-void *hs_huge_realloc(void *p, size_t count, size_t size)
-{
-    if (size != 0 && count > SIZE_MAX / size) return NULL;
-    size_t bytes = count * size;
-    return hs_huge_advise(realloc(p, bytes ? bytes : 1), bytes);
-}

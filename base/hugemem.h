@@ -3,7 +3,7 @@
  * gigabytes of such arrays the time goes to TLB misses and to one page fault per 4 KB.
  * An array of at least HUGEMEM_MIN bytes is advised madvise(MADV_HUGEPAGE) over its 2 MiB
  * pages, which the kernel honours under transparent_hugepage = madvise (Debian's default)
- * or always; smaller ones are plain calloc/malloc/realloc. Advice only: where the kernel has no
+ * or always; smaller ones are plain calloc/malloc. Advice only: where the kernel has no
  * huge page to give, it is ordinary memory. Measured in
  * docs/results/network.md ("10 M agents in one sweep"). Free with free(). */
 #ifndef BASE_HUGEMEM_H
@@ -18,10 +18,5 @@
  * memory or when count x size overflows. The caller frees with free() (or reallocs). */
 void *hs_huge_calloc(size_t count, size_t size);
 void *hs_huge_malloc(size_t count, size_t size);
-/* realloc to count x size bytes, the new block advised as above (a grown array moves, and
- * the advice is the old block's; re-advising a range is harmless): the arrays that grow by
- * doubling (base/grow.h's, the network's flows) reach gigabytes at millions of agents and
- * are read in random order. NULL with p unchanged when out of memory or on overflow. */
-void *hs_huge_realloc(void *p, size_t count, size_t size);
 
 #endif

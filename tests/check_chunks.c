@@ -1,10 +1,8 @@
 /* check_chunks.c — base/chunks.h: blocks handed out of chunks are zeroed, apart (no two
  * overlap, even across a chunk's end), of the item's size, and all freed at once; a freed
- * pool hands blocks out again; a pool past HUGEMEM_MIN bytes takes chunks of HUGEMEM_MIN
- * bytes (huge pages), a small one keeps per_chunk blocks a chunk. The network's first entry pairs and the accounting's
+ * pool hands blocks out again. The network's first entry pairs and the accounting's
  * ActivityMore depend on it (check_network covers them in use). */
 #include "base/chunks.h"
-#include "base/hugemem.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -39,51 +37,12 @@ START_TEST(test_blocks_zeroed_and_apart_across_chunks)
 }
 END_TEST
 
-START_TEST(test_large_pool_takes_huge_chunks)
-{
-    enum { PER = 4 };
-    const size_t size = (size_t)1 << 19; /* 512 KiB blocks: 2 MiB chunks while small */
-    const int small_chunks = (int)(HUGEMEM_MIN / (PER * size)), per_huge = (int)(HUGEMEM_MIN / size);
-    HsChunks c;
-    hs_chunks_init(&c, size, PER);
-    unsigned char *first = NULL, *prev = NULL;
-    for (int i = 0; i < small_chunks * PER; i++) { /* HUGEMEM_MIN bytes in chunks of PER */
-        unsigned char *b = hs_chunks_take(&c);
-        ck_assert_ptr_nonnull(b);
-        b[0] = 1;
-    }
-    ck_assert_int_eq(c.n_chunks, small_chunks);
-    for (int i = 0; i < per_huge; i++) { /* one chunk of HUGEMEM_MIN bytes, blocks in a row */
-        unsigned char *b = hs_chunks_take(&c);
-        ck_assert_ptr_nonnull(b);
-        ck_assert_int_eq(b[0], 0);
-        ck_assert_int_eq(b[size - 1], 0);
-        if (i == 0) first = b;
-        else ck_assert_ptr_eq(b, prev + size);
-        prev = b;
-    }
-    ck_assert_int_eq(c.n_chunks, small_chunks + 1);
-    ck_assert_ptr_eq(prev, first + (size_t)(per_huge - 1) * size);
-    ck_assert_ptr_nonnull(hs_chunks_take(&c)); /* the next starts a second large chunk */
-    ck_assert_int_eq(c.n_chunks, small_chunks + 2);
-    hs_chunks_free(&c);
-    ck_assert_int_eq(c.n_chunks, 0);
-    unsigned char *again = hs_chunks_take(&c); /* small again after a free */
-    ck_assert_ptr_nonnull(again);
-    for (int i = 1; i < PER; i++) ck_assert_ptr_eq(hs_chunks_take(&c), again + (size_t)i * size);
-    ck_assert_ptr_nonnull(hs_chunks_take(&c));
-    ck_assert_int_eq(c.n_chunks, 2);
-    hs_chunks_free(&c);
-}
-END_TEST
-
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 5);
     tcase_add_test(tc, test_blocks_zeroed_and_apart_across_chunks);
-    tcase_add_test(tc, test_large_pool_takes_huge_chunks);
     suite_add_tcase(s, tc);
     return s;
 }

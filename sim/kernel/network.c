@@ -820,10 +820,10 @@ static int flow_alloc(Network *net)
     if (net->made_flows == net->cap_flows) {
         int cap = net->cap_flows ? net->cap_flows * 2 : 64;
         if (cap - 1 > FLOW_REF_MAX) return -1; /* a flow's next has 29 bits */
-        NetFlow *grown = hs_huge_realloc(net->flows, (size_t)cap, sizeof *grown);
+        NetFlow *grown = realloc(net->flows, (size_t)cap * sizeof *grown);
         if (grown == NULL) return -1;
         net->flows = grown;
-        int *s_index = hs_huge_realloc(net->s_index, (size_t)cap, sizeof *s_index);
+        int *s_index = realloc(net->s_index, (size_t)cap * sizeof *s_index);
         if (s_index == NULL) return -1;
         net->s_index = s_index;
         if (net->hooks.traced) {
@@ -832,7 +832,7 @@ static int flow_alloc(Network *net)
             net->trace = trace;
         }
         if (net->member) {
-            FlowMember *member = hs_huge_realloc(net->member, (size_t)cap, sizeof *member);
+            FlowMember *member = realloc(net->member, (size_t)cap * sizeof *member);
             if (member == NULL) return -1;
             net->member = member;
             for (int k = net->cap_flows; k < cap; k++) net->member[k].group = -1;
@@ -2087,7 +2087,7 @@ static int recompute_link(Network *net, int l, unsigned epoch, int *n_flows, int
     if (link_in_t(net, l, *n_links)) return HS_OK;
     if (push_int(&net->comp_links, &net->cap_comp_links, *n_links, l)) return HS_E_NOMEM;
     if (net->cap_tfill < net->cap_comp_links) {
-        LinkFill *grown = hs_huge_realloc(net->tfill, (size_t)net->cap_comp_links, sizeof *grown);
+        LinkFill *grown = realloc(net->tfill, (size_t)net->cap_comp_links * sizeof *grown);
         if (grown == NULL) return HS_E_NOMEM;
         net->tfill = grown;
         net->cap_tfill = net->cap_comp_links;
@@ -2343,7 +2343,7 @@ static int recompute_scratch(Network *net, int n_flows)
     if (n_flows > net->cap_share) {
         /* a quarter more, not twice: these bytes are then part of the run's peak */
         int cap = n_flows + n_flows / 4 + 64;
-        int *bottleneck = hs_huge_realloc(net->bottleneck, (size_t)cap, sizeof *bottleneck);
+        int *bottleneck = realloc(net->bottleneck, (size_t)cap * sizeof *bottleneck);
         if (bottleneck == NULL) return HS_E_NOMEM;
         net->bottleneck = bottleneck;
         net->cap_share = cap;
